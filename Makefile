@@ -1,0 +1,31 @@
+# Quick start on a fresh Debian machine:  make demo   |   make test
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test adapter install bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Make sure a WebGPU adapter exists (installs lavapipe on Debian when none is found).
+adapter: $(STAMP)
+	@$(PY) tools/ensure_adapter.py
+
+demo: adapter
+	$(PY) -m gputensor
+
+test: adapter
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+bench: adapter
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,509 @@
+"""WgpuContext: the WebGPU device, its queue, a pipeline cache and batched command recording.
+
+One of the two modules that import ``wgpu`` (the other is ``webgpu.py``).
+
+Work is recorded into one open command encoder (one compute pass while only dispatches are
+recorded) and submitted when a result is read back, on ``synchronize()``/``flush()``, before a
+``queue.write_buffer`` (so host writes stay ordered after recorded work), or when the batch
+reaches ``MAX_BATCH`` commands.
+
+Asynchronous operations are written once, as generators that yield wgpu promises; ``_run_sync``
+drives them by waiting on each promise, ``_run_async`` by awaiting it. So ``new()`` is a facade
+over the same steps as ``new_async()``, and ``readback_many`` over ``readback_many_async``.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from typing import Any
+
+import wgpu
+
+from . import kernels
+from .errors import BackendError, device_error, invalid_argument, out_of_memory, unsupported
+
+#: Features requested when the adapter offers them.
+WANTED_FEATURES = ("shader-f16", "shader-f64", "shader-int64", "subgroup", "timestamp-query")
+
+#: Limits requested at the adapter's maximum (the defaults are far lower).
+WANTED_LIMITS = (
+    "max-storage-buffer-binding-size",
+    "max-buffer-size",
+    "max-compute-workgroup-storage-size",
+    "max-compute-invocations-per-workgroup",
+    "max-compute-workgroup-size-x",
+    "max-compute-workgroup-size-y",
+    "max-compute-workgroups-per-dimension",
+    "max-storage-buffers-per-shader-stage",
+    "max-bindings-per-bind-group",
+)
+
+#: Commands recorded before the open batch is submitted on its own.
+MAX_BATCH = 256
+
+_ADAPTER_TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "Unknown": 3, "CPU": 4}
+_BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 1, "OpenGLES": 1, "D3D11": 2}
+
+_STORAGE_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+_STAGING_USAGE = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
+
+Region = tuple[Any, int, int]  # (GPUBuffer, offset_bytes, size_bytes)
+
+
+def _round_up(x: int, m: int) -> int:
+    return (x + m - 1) // m * m
+
+
+def adapter_sort_key(info: Mapping[str, Any]) -> tuple[int, int]:
+    """Rank for adapter choice: hardware before software, Vulkan/Metal/D3D12 before GL."""
+    return (
+        _ADAPTER_TYPE_RANK.get(str(info.get("adapter_type", "Unknown")), 3),
+        _BACKEND_RANK.get(str(info.get("backend_type", "")), 3),
+    )
+
+
+def adapter_description(info: Mapping[str, Any]) -> str:
+    """One line naming an adapter: device, backend, type."""
+    return f"{info.get('device', '?')} ({info.get('backend_type', '?')}, {info.get('adapter_type', '?')})"
+
+
+def choose_adapter(adapters: Sequence[Any], hint: str | None) -> Any:
+    """Pick the adapter to use from ``adapters``.
+
+    ``hint`` (normally ``$GPUTENSOR_ADAPTER``) keeps only adapters whose device name, vendor,
+    description or backend contains it, case-insensitively. Raises BackendError (unsupported) when
+    nothing is left.
+    """
+    candidates = list(adapters)
+    if hint:
+        needle = hint.lower()
+        candidates = [
+            a
+            for a in candidates
+            if any(
+                needle in str(a.info.get(field, "")).lower()
+                for field in ("device", "vendor", "description", "backend_type", "adapter_type")
+            )
+        ]
+    if not candidates:
+        found = "; ".join(adapter_description(a.info) for a in adapters) or "none"
+        where = f" matching GPUTENSOR_ADAPTER={hint!r}" if hint else ""
+        raise unsupported(
+            f"no WebGPU adapter{where}. Adapters found: {found}. On Debian/Ubuntu without a GPU, "
+            "`apt-get install mesa-vulkan-drivers` provides lavapipe, a Vulkan adapter on the CPU."
+        )
+    return min(candidates, key=lambda a: adapter_sort_key(a.info))
+
+
+class _Staging:
+    """A pool of MAP_READ staging buffers, binned by power-of-two size."""
+
+    def __init__(self, device: Any) -> None:
+        self._device = device
+        self._free: dict[int, list[Any]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, size: int) -> Any:
+        cap = max(256, 1 << (size - 1).bit_length())
+        with self._lock:
+            bucket = self._free.get(cap)
+            if bucket:
+                return bucket.pop()
+        return self._device.create_buffer(size=cap, usage=_STAGING_USAGE)
+
+    def give(self, buf: Any) -> None:
+        if buf.size > (64 << 20):  # large staging buffers are not kept
+            return
+        with self._lock:
+            bucket = self._free.setdefault(buf.size, [])
+            if len(bucket) < 8:
+                bucket.append(buf)
+
+
+class WgpuContext:
+    """The WebGPU device, queue and adapter, a compiled-pipeline cache and the open command batch.
+
+    Public attributes: ``device``, ``queue``, ``adapter``, ``adapter_info`` (a dict),
+    ``features`` (frozenset of granted feature names) and ``limits`` (dict of granted limits).
+    Create with ``WgpuContext.new()`` or ``await WgpuContext.new_async()``.
+    """
+
+    def __init__(self, adapter: Any, device: Any) -> None:
+        self.adapter = adapter
+        self.device = device
+        self.queue = device.queue
+        self.adapter_info = dict(adapter.info)
+        self.features = frozenset(str(f) for f in device.features)
+        self.limits = dict(device.limits)
+        self.storage_offset_alignment = int(self.limits.get("min-storage-buffer-offset-alignment", 256))
+        self.max_binding_size = int(self.limits["max-storage-buffer-binding-size"]) // 4 * 4
+        self.max_buffer_size = int(self.limits["max-buffer-size"])
+        self.max_workgroups_per_dim = int(self.limits["max-compute-workgroups-per-dimension"])
+        self._pipelines: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
+        self._layouts: dict[int, tuple[Any, Any]] = {}
+        self._lock = threading.RLock()
+        self._encoder: Any = None
+        self._pass: Any = None
+        self._recorded = 0
+        self._keepalive: list[Any] = []
+        self._staging = _Staging(device)
+        self._fence_src = device.create_buffer(size=16, usage=_STORAGE_USAGE)
+        self.stats = {"submits": 0, "dispatches": 0, "pipelines_compiled": 0}
+
+    # ---- creation -----------------------------------------------------------------------
+    @staticmethod
+    def _new_steps(hint: str | None) -> Generator[Any, Any, "WgpuContext"]:
+        adapters = yield wgpu.gpu.enumerate_adapters_async()
+        adapter = choose_adapter(adapters, hint)
+        features = [f for f in WANTED_FEATURES if f in adapter.features]
+        limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
+        device = yield adapter.request_device_async(
+            label="gputensor", required_features=features, required_limits=limits
+        )
+        return WgpuContext(adapter, device)
+
+    @classmethod
+    async def new_async(cls, adapter: str | None = None) -> "WgpuContext":
+        """Select an adapter (``adapter`` or ``$GPUTENSOR_ADAPTER`` narrows the choice) and create
+        the device with the adapter's maximum buffer/binding limits and the useful features.
+
+        Raises BackendError (unsupported) when no adapter matches.
+        """
+        return await _run_async(cls._new_steps(adapter or os.environ.get("GPUTENSOR_ADAPTER")))
+
+    @classmethod
+    def new(cls, adapter: str | None = None) -> "WgpuContext":
+        """Synchronous form of ``new_async`` (same steps, waiting on each promise)."""
+        return _run_sync(cls._new_steps(adapter or os.environ.get("GPUTENSOR_ADAPTER")))
+
+    def __repr__(self) -> str:
+        return (
+            f"WgpuContext(adapter={adapter_description(self.adapter_info)!r}, "
+            f"features={sorted(self.features)}, "
+            f"max_binding={self.max_binding_size >> 20} MiB, max_buffer={self.max_buffer_size >> 20} MiB, "
+            f"workgroup_storage={self.limits.get('max-compute-workgroup-storage-size')} B)"
+        )
+
+    @property
+    def is_software(self) -> bool:
+        """True for CPU (software) adapters such as lavapipe."""
+        return self.adapter_info.get("adapter_type") == "CPU"
+
+    # ---- buffers --------------------------------------------------------------------------
+    def create_storage(self, size_bytes: int) -> Any:
+        """A new storage buffer of at least ``size_bytes`` (rounded up to 4), zero-filled.
+
+        Raises BackendError (out of memory / invalid argument) when it cannot be made.
+        """
+        size = max(4, _round_up(int(size_bytes), 4))
+        if size > self.max_buffer_size:
+            raise out_of_memory(
+                f"{size_bytes} bytes exceeds the adapter's max buffer size {self.max_buffer_size}"
+            )
+        try:
+            return self.device.create_buffer(size=size, usage=_STORAGE_USAGE)
+        except Exception as exc:  # wgpu raises its own error types
+            raise out_of_memory(f"could not allocate {size} bytes: {exc}") from exc
+
+    def upload(self, data: Any) -> Any:
+        """A new storage buffer holding the bytes of ``data`` (any buffer-protocol object)."""
+        mv = memoryview(data).cast("B")
+        buf = self.create_storage(mv.nbytes)
+        if mv.nbytes:
+            self.write(buf, 0, mv)
+        return buf
+
+    def write(self, buf: Any, offset: int, data: Any) -> None:
+        """Copy host bytes into ``buf`` at ``offset`` (ordered after all recorded work).
+
+        Unaligned edges (offset or size not a multiple of 4) are merged on the device by a small
+        kernel, so bytes outside the range are never changed.
+        """
+        mv = memoryview(data).cast("B")
+        n = mv.nbytes
+        if n == 0:
+            return
+        with self._lock:
+            self.flush()
+            head = (-offset) % 4
+            head = min(head, n)
+            body_start = offset + head
+            body_len = (n - head) // 4 * 4
+            if body_len:
+                self.queue.write_buffer(buf, body_start, mv[head : head + body_len])
+            for start, chunk in ((offset, mv[:head]), (body_start + body_len, mv[head + body_len :])):
+                if len(chunk):
+                    self._patch_bytes(buf, start, bytes(chunk))
+
+    def _patch_bytes(self, buf: Any, start: int, chunk: bytes) -> None:
+        """Write fewer than 4 bytes (within one or two words) without touching their neighbours."""
+        pos = 0
+        while pos < len(chunk):
+            addr = start + pos
+            word = addr // 4
+            lane = addr % 4
+            take = min(4 - lane, len(chunk) - pos)
+            value = int.from_bytes(chunk[pos : pos + take], "little") << (8 * lane)
+            mask = ((1 << (8 * take)) - 1) << (8 * lane)
+            align = self.storage_offset_alignment
+            base_word = (word * 4) // align * align // 4
+            self.dispatch(
+                "patch_bytes",
+                [word - base_word, mask, value],
+                [(buf, base_word * 4, (word - base_word + 1) * 4)],
+                (1, 1, 1),
+            )
+            pos += take
+
+    def copy_buffer(self, src: Any, src_offset: int, dst: Any, dst_offset: int, size: int) -> None:
+        """Record a device copy (offsets and size must be multiples of 4)."""
+        if size == 0:
+            return
+        with self._lock:
+            encoder = self._open_encoder()
+            if self._pass is not None:
+                self._pass.end()
+                self._pass = None
+            encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, size)
+            self._count_command()
+
+    # ---- pipelines and dispatch -------------------------------------------------------------
+    def _layout(self, n_storage: int) -> tuple[Any, Any]:
+        entry = self._layouts.get(n_storage)
+        if entry is None:
+            vis = wgpu.ShaderStage.COMPUTE
+            entries = [{"binding": 0, "visibility": vis, "buffer": {"type": wgpu.BufferBindingType.uniform}}]
+            entries += [
+                {"binding": i, "visibility": vis, "buffer": {"type": wgpu.BufferBindingType.storage}}
+                for i in range(1, n_storage + 1)
+            ]
+            bgl = self.device.create_bind_group_layout(entries=entries)
+            entry = (bgl, self.device.create_pipeline_layout(bind_group_layouts=[bgl]))
+            self._layouts[n_storage] = entry
+        return entry
+
+    def pipeline(self, name: str, n_storage: int, defines: Mapping[str, object] | None = None) -> Any:
+        """The compiled compute pipeline for kernel ``name`` specialised by ``defines`` (cached).
+
+        Every kernel has entry point ``main``, binding 0 a uniform and bindings 1..n_storage
+        read-write storage buffers. Raises BackendError (device error) with the compiler's message
+        when the source does not compile.
+        """
+        key = (name, tuple(sorted((k, str(v)) for k, v in (defines or {}).items())), n_storage)
+        pipe = self._pipelines.get(key)
+        if pipe is None:
+            source = kernels.render(name, defines)
+            _, layout = self._layout(n_storage)
+            try:
+                module = self.device.create_shader_module(label=name, code=source)
+                pipe = self.device.create_compute_pipeline(
+                    label=name, layout=layout, compute={"module": module, "entry_point": "main"}
+                )
+            except Exception as exc:
+                raise device_error(f"kernel {name!r} failed to compile: {exc}") from exc
+            self._pipelines[key] = pipe
+            self.stats["pipelines_compiled"] += 1
+        return pipe
+
+    def fold_grid(self, groups: int) -> tuple[int, int, int]:
+        """Spread ``groups`` workgroups over x and y so that no dimension exceeds the limit.
+
+        Kernels recover the linear id as ``wid.x + wid.y * num_workgroups.x`` and must ignore
+        ids past their work (the fold may launch up to one extra row of groups).
+        """
+        limit = self.max_workgroups_per_dim
+        groups = max(1, int(groups))
+        if groups <= limit:
+            return (groups, 1, 1)
+        y = -(-groups // limit)
+        x = -(-groups // y)
+        if y > limit:
+            raise invalid_argument(f"grid of {groups} workgroups is too large for this adapter")
+        return (x, y, 1)
+
+    def dispatch(
+        self,
+        name: str,
+        params: Sequence[int] | bytes,
+        buffers: Sequence[Region],
+        workgroups: Sequence[int],
+        defines: Mapping[str, object] | None = None,
+    ) -> None:
+        """Record kernel ``name``: binding 0 = a uniform holding ``params`` (u32 words or raw
+        bytes), bindings 1.. = ``buffers`` as ``(buffer, offset_bytes, size_bytes)``.
+
+        Offsets must be multiples of the adapter's storage offset alignment and sizes multiples
+        of 4 and at most the max binding size; BackendError (invalid argument) otherwise.
+        """
+        if isinstance(params, (bytes, bytearray, memoryview)):
+            raw = bytes(params)
+        else:
+            raw = struct.pack(f"<{len(params)}I", *[int(p) & 0xFFFFFFFF for p in params])
+        raw = raw + b"\0" * (_round_up(max(len(raw), 16), 16) - len(raw))
+        align = self.storage_offset_alignment
+        for buf, offset, size in buffers:
+            if offset % align or size % 4 or size <= 0 or offset + size > buf.size:
+                raise invalid_argument(
+                    f"kernel {name}: binding (offset {offset}, size {size}) of a {buf.size}-byte "
+                    f"buffer must be in range, offset a multiple of {align}, size a positive multiple of 4"
+                )
+            if size > self.max_binding_size:
+                raise invalid_argument(f"kernel {name}: binding of {size} bytes exceeds the adapter limit")
+        x, y, z = (int(w) for w in workgroups)
+        if x == 0 or y == 0 or z == 0:
+            return
+        with self._lock:
+            pipe = self.pipeline(name, len(buffers), defines)
+            bgl, _ = self._layout(len(buffers))
+            ubuf = self.device.create_buffer_with_data(data=raw, usage=wgpu.BufferUsage.UNIFORM)
+            entries = [{"binding": 0, "resource": {"buffer": ubuf, "offset": 0, "size": len(raw)}}]
+            entries += [
+                {"binding": i + 1, "resource": {"buffer": b, "offset": o, "size": s}}
+                for i, (b, o, s) in enumerate(buffers)
+            ]
+            group = self.device.create_bind_group(layout=bgl, entries=entries)
+            self._open_encoder()
+            if self._pass is None:
+                self._pass = self._encoder.begin_compute_pass()
+            self._pass.set_pipeline(pipe)
+            self._pass.set_bind_group(0, group)
+            self._pass.dispatch_workgroups(x, y, z)
+            self._keepalive.append((ubuf, group))
+            self.stats["dispatches"] += 1
+            self._count_command()
+
+    def _open_encoder(self) -> Any:
+        if self._encoder is None:
+            self._encoder = self.device.create_command_encoder()
+        return self._encoder
+
+    def _count_command(self) -> None:
+        self._recorded += 1
+        if self._recorded >= MAX_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Submit all recorded work (does not wait for it)."""
+        with self._lock:
+            if self._encoder is None:
+                return
+            if self._pass is not None:
+                self._pass.end()
+                self._pass = None
+            command_buffer = self._encoder.finish()
+            self._encoder = None
+            self._recorded = 0
+            try:
+                self.queue.submit([command_buffer])
+            except Exception as exc:
+                raise device_error(f"submit failed: {exc}") from exc
+            self._keepalive.clear()
+            self.stats["submits"] += 1
+
+    # ---- readback ------------------------------------------------------------------------------
+    def _readback_steps(self, regions: Sequence[Region]) -> Generator[Any, Any, list[bytes]]:
+        plans = []
+        with self._lock:
+            encoder = None
+            self.flush()
+            for buf, offset, size in regions:
+                offset, size = int(offset), int(size)
+                if offset < 0 or size < 0 or offset + size > buf.size:
+                    raise invalid_argument(
+                        f"readback of {size} bytes at {offset} is outside a {buf.size}-byte buffer"
+                    )
+                start = offset // 4 * 4
+                stop = _round_up(offset + size, 4)
+                if size == 0:
+                    plans.append((None, 0, 0))
+                    continue
+                staging = self._staging.take(stop - start)
+                if encoder is None:
+                    encoder = self.device.create_command_encoder()
+                encoder.copy_buffer_to_buffer(buf, start, staging, 0, stop - start)
+                plans.append((staging, offset - start, size))
+            if encoder is not None:
+                self.queue.submit([encoder.finish()])
+                self.stats["submits"] += 1
+        out: list[bytes] = []
+        for staging, skip, size in plans:
+            if staging is None:
+                out.append(b"")
+                continue
+            yield staging.map_async(wgpu.MapMode.READ, 0, _round_up(skip + size, 4))
+            data = staging.read_mapped(skip, size) if size % 4 == 0 and skip == 0 else bytes(
+                staging.read_mapped(0, _round_up(skip + size, 4))
+            )[skip : skip + size]
+            out.append(bytes(data))
+            staging.unmap()
+            self._staging.give(staging)
+        return out
+
+    def readback(self, buf: Any, offset_bytes: int = 0, size_bytes: int | None = None) -> bytes:
+        """Bytes ``[offset, offset+size)`` of ``buf`` after all recorded work has run."""
+        size = buf.size - offset_bytes if size_bytes is None else size_bytes
+        return _run_sync(self._readback_steps([(buf, offset_bytes, size)]))[0]
+
+    async def readback_async(self, buf: Any, offset_bytes: int = 0, size_bytes: int | None = None) -> bytes:
+        """Async form of ``readback``."""
+        size = buf.size - offset_bytes if size_bytes is None else size_bytes
+        return (await _run_async(self._readback_steps([(buf, offset_bytes, size)])))[0]
+
+    def readback_many(self, regions: Iterable[Region]) -> list[bytes]:
+        """Synchronous form of ``readback_many_async``."""
+        return _run_sync(self._readback_steps(list(regions)))
+
+    async def readback_many_async(self, regions: Iterable[Region]) -> list[bytes]:
+        """Read several ``(buffer, offset, size)`` regions with one submit and one wait.
+
+        Every copy is staged in one command encoder; results come back in the order given.
+        """
+        return await _run_async(self._readback_steps(list(regions)))
+
+    def synchronize(self) -> None:
+        """Submit recorded work and block until the device has finished all of it."""
+        _run_sync(self._readback_steps([(self._fence_src, 0, 4)]))
+
+
+def _run_sync(steps: Generator[Any, Any, Any]) -> Any:
+    """Drive a promise-yielding generator to completion by waiting on each promise."""
+    try:
+        promise = next(steps)
+        while True:
+            try:
+                value = promise.sync_wait()
+            except BackendError:
+                raise
+            except Exception as exc:
+                promise = steps.throw(_wrap_wgpu_error(exc))
+            else:
+                promise = steps.send(value)
+    except StopIteration as stop:
+        return stop.value
+
+
+async def _run_async(steps: Generator[Any, Any, Any]) -> Any:
+    """Drive a promise-yielding generator to completion by awaiting each promise."""
+    try:
+        promise = next(steps)
+        while True:
+            try:
+                value = await promise
+            except BackendError:
+                raise
+            except Exception as exc:
+                promise = steps.throw(_wrap_wgpu_error(exc))
+            else:
+                promise = steps.send(value)
+    except StopIteration as stop:
+        return stop.value
+
+
+def _wrap_wgpu_error(exc: Exception) -> BackendError:
+    text = str(exc)
+    if "memory" in text.lower():
+        return out_of_memory(text)
+    return device_error(text)

@@ -1,0 +1,52 @@
+"""The backend's error type: one class, five kinds, all catchable as ``BackendError``."""
+
+from __future__ import annotations
+
+import enum
+
+
+class BackendErrorKind(enum.Enum):
+    """Why a backend call failed."""
+
+    UNSUPPORTED = "unsupported"
+    DEVICE_ERROR = "device error"
+    INVALID_ARGUMENT = "invalid argument"
+    OUT_OF_MEMORY = "out of memory"
+    NOT_INITIALIZED = "not initialised"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class BackendError(RuntimeError):
+    """An error raised by a compute backend; ``kind`` says which of the five kinds it is."""
+
+    def __init__(self, kind: BackendErrorKind, message: str) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+
+
+def invalid_argument(message: str) -> BackendError:
+    """A ``BackendError`` of kind invalid argument."""
+    return BackendError(BackendErrorKind.INVALID_ARGUMENT, message)
+
+
+def unsupported(message: str) -> BackendError:
+    """A ``BackendError`` of kind unsupported."""
+    return BackendError(BackendErrorKind.UNSUPPORTED, message)
+
+
+def device_error(message: str) -> BackendError:
+    """A ``BackendError`` of kind device error."""
+    return BackendError(BackendErrorKind.DEVICE_ERROR, message)
+
+
+def out_of_memory(message: str) -> BackendError:
+    """A ``BackendError`` of kind out of memory."""
+    return BackendError(BackendErrorKind.OUT_OF_MEMORY, message)
+
+
+def not_initialized(message: str) -> BackendError:
+    """A ``BackendError`` of kind not initialised."""
+    return BackendError(BackendErrorKind.NOT_INITIALIZED, message)

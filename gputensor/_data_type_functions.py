@@ -1,0 +1,225 @@
+"""Array API "data type functions" that need no device.
+
+``result_type``, ``can_cast``, ``finfo``, ``iinfo`` and ``isdtype``.  Arrays
+are accepted duck-typed: any object whose ``.dtype`` is a gputensor
+:class:`~gputensor._dtypes.DType`.  Errors follow array-api-strict 2.6.1
+(exception types checked by tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from ._dtypes import (
+    DTYPE_CATEGORIES,
+    SAME_KIND_PROMOTIONS,
+    DType,
+    promote_scalar,
+    result_type_pair,
+)
+
+__all__ = [
+    "finfo_object",
+    "iinfo_object",
+    "result_type",
+    "can_cast",
+    "finfo",
+    "iinfo",
+    "isdtype",
+]
+
+PythonScalar = Union[bool, int, float, complex]
+Kind = Union[DType, str, tuple[Union[DType, str], ...]]
+
+
+def _dtype_of(x: Any) -> DType | None:
+    """Return ``x`` if it is a DType, ``x.dtype`` if that is one, else None."""
+    if isinstance(x, DType):
+        return x
+    dtype = getattr(x, "dtype", None)
+    return dtype if isinstance(dtype, DType) else None
+
+
+def result_type(*arrays_and_dtypes: Any) -> DType:
+    """Return the dtype that results from promoting all arguments together.
+
+    Arguments are dtypes, arrays (objects with a DType ``.dtype``) and Python
+    scalars (``bool``, ``int``, ``float``, ``complex``).  Arrays and dtypes
+    are promoted with the promotion table first; each scalar is then mixed in
+    with the weak-scalar rules of :func:`~gputensor._dtypes.promote_scalar`
+    (a Python ``float`` with an integer result gives ``float64``).
+
+    Raises ``TypeError`` for any other argument, for pairs that do not
+    promote, for complex scalars and for scalars of the wrong kind;
+    ``OverflowError`` for an int out of the integer result's range;
+    ``ValueError`` when no array or dtype is given.
+    """
+    dtypes: list[DType] = []
+    scalars: list[PythonScalar] = []
+    for arg in arrays_and_dtypes:
+        dtype = _dtype_of(arg)
+        if dtype is not None:
+            dtypes.append(dtype)
+        elif isinstance(arg, (bool, int, float, complex)):
+            scalars.append(arg)
+        else:
+            raise TypeError(
+                "result_type() inputs must be arrays, dtypes, or Python scalars, "
+                f"not {type(arg).__name__}"
+            )
+    if not dtypes:
+        raise ValueError("at least one array or dtype is required")
+
+    result = dtypes[0]
+    for dtype in dtypes[1:]:
+        result = result_type_pair(result, dtype)
+    for scalar in scalars:
+        result = result_type_pair(promote_scalar(result, scalar), result)
+    return result
+
+
+def can_cast(from_: Any, to: DType, /) -> bool:
+    """Return whether ``from_`` can be cast to ``to`` by type promotion.
+
+    ``from_`` is a dtype or an array; True when ``from_`` and ``to`` are of
+    the same kind (bool, integer or floating) and promote to ``to``.  The
+    integer/floating promotion extension does not make cross-kind casts safe,
+    matching the spec and array-api-strict.
+
+    Raises ``TypeError`` if ``from_`` is neither a dtype nor an array, or
+    ``to`` is not a dtype.
+    """
+    from_dtype = _dtype_of(from_)
+    if from_dtype is None:
+        raise TypeError(f"{from_=}, but should be an array or dtype")
+    if not isinstance(to, DType):
+        raise TypeError(f"{to=}, but should be a dtype")
+    return SAME_KIND_PROMOTIONS.get((from_dtype, to)) == to
+
+
+@dataclass(frozen=True, eq=False)
+class finfo_object:
+    """Machine limits of a floating dtype (the spec's ``finfo`` result)."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: DType
+
+
+@dataclass(frozen=True, eq=False)
+class iinfo_object:
+    """Machine limits of an integer dtype (the spec's ``iinfo`` result)."""
+
+    bits: int
+    max: int
+    min: int
+    dtype: DType
+
+
+def _make_finfo(dtype: DType) -> finfo_object:
+    info = np.finfo(dtype.numpy)
+    return finfo_object(
+        bits=int(info.bits),
+        eps=float(info.eps),
+        max=float(info.max),
+        min=float(info.min),
+        smallest_normal=float(info.smallest_normal),
+        dtype=dtype,
+    )
+
+
+def _make_iinfo(dtype: DType) -> iinfo_object:
+    info = np.iinfo(dtype.numpy)
+    return iinfo_object(
+        bits=int(info.bits), max=int(info.max), min=int(info.min), dtype=dtype
+    )
+
+
+_FINFO: dict[DType, finfo_object] = {
+    dt: _make_finfo(dt) for dt in DTYPE_CATEGORIES["real floating"]
+}
+_IINFO: dict[DType, iinfo_object] = {
+    dt: _make_iinfo(dt) for dt in DTYPE_CATEGORIES["integer"]
+}
+
+
+def finfo(type: Any, /) -> finfo_object:
+    """Return machine limits for a floating dtype (or an array of one).
+
+    Values are Python floats taken from NumPy; ``dtype`` is the gputensor
+    dtype.  Raises ``TypeError`` if ``type`` is not a dtype or array and
+    ``ValueError`` if its dtype is not floating.
+    """
+    dtype = _dtype_of(type)
+    if dtype is None:
+        raise TypeError(f"'type' must be a dtype or array, not {type!r}")
+    try:
+        return _FINFO[dtype]
+    except KeyError:
+        raise ValueError(f"finfo() requires a floating dtype, got {dtype}") from None
+
+
+def iinfo(type: Any, /) -> iinfo_object:
+    """Return machine limits for an integer dtype (or an array of one).
+
+    Raises ``TypeError`` if ``type`` is not a dtype or array and
+    ``ValueError`` if its dtype is not an integer dtype.
+    """
+    dtype = _dtype_of(type)
+    if dtype is None:
+        raise TypeError(f"'type' must be a dtype or array, not {type!r}")
+    try:
+        return _IINFO[dtype]
+    except KeyError:
+        raise ValueError(f"iinfo() requires an integer dtype, got {dtype}") from None
+
+
+# The spec's isdtype kinds, mapped to dtype categories.
+_ISDTYPE_KINDS: dict[str, tuple[DType, ...]] = {
+    "bool": DTYPE_CATEGORIES["boolean"],
+    "signed integer": DTYPE_CATEGORIES["signed integer"],
+    "unsigned integer": DTYPE_CATEGORIES["unsigned integer"],
+    "integral": DTYPE_CATEGORIES["integer"],
+    "real floating": DTYPE_CATEGORIES["real floating"],
+    "complex floating": DTYPE_CATEGORIES["complex floating"],
+    "numeric": DTYPE_CATEGORIES["numeric"],
+}
+
+
+def isdtype(dtype: DType, kind: Kind) -> bool:
+    """Return whether ``dtype`` is of the given ``kind``.
+
+    ``kind`` is a dtype (equality), one of the spec's kind names (``'bool'``,
+    ``'signed integer'``, ``'unsigned integer'``, ``'integral'``,
+    ``'real floating'``, ``'complex floating'``, ``'numeric'``) or a flat
+    tuple of those (any match; evaluated left to right, stopping at the first
+    match).  ``float16`` is a real floating dtype.
+
+    Raises ``TypeError`` if ``dtype`` is not a dtype, ``kind`` has an
+    unsupported type or a tuple contains a tuple; ``ValueError`` for an
+    unknown kind name.
+    """
+    if not isinstance(dtype, DType):
+        raise TypeError(f"'dtype' must be a dtype, not a {type(dtype)!r}")
+    if isinstance(kind, tuple):
+        if any(isinstance(k, tuple) for k in kind):
+            raise TypeError("'kind' must be a dtype, str, or tuple of dtypes and strs")
+        return any(isdtype(dtype, k) for k in kind)
+    if isinstance(kind, str):
+        try:
+            return dtype in _ISDTYPE_KINDS[kind]
+        except KeyError:
+            raise ValueError(f"Unrecognized data type kind: {kind!r}") from None
+    if isinstance(kind, DType):
+        return dtype == kind
+    raise TypeError(
+        "'kind' must be a dtype, str, or tuple of dtypes and strs, "
+        f"not {type(kind).__name__}"
+    )
+

@@ -1,0 +1,1 @@
+"""WGSL kernel sources (package data)."""

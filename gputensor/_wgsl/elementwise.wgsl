@@ -1,0 +1,38 @@
+// Generic elementwise kernel: out = EXPR(x0, x1, ...) over a strided, broadcast iteration space.
+// Generated pieces (see _backend/elementwise.py): storage bindings, the offsets of every operand for
+// a linear element index, the loads and the expression, and one of three store modes:
+//   direct  one invocation per element, output element type is a WGSL scalar;
+//   word    packed 8/16-bit output laid out contiguously: one invocation owns one u32 word;
+//   atomic  packed output with arbitrary strides: lanes updated with atomicAnd/atomicOr.
+// Parameter words: [0] n, [1..] shape, then per array operand: offset, strides (i32 bits), then
+// scalar operands' bits.
+{{ENABLE}}
+//#include common
+
+@group(0) @binding(0) var<uniform> params: array<vec4<u32>, {{NPARAM_VEC4}}>;
+{{BINDINGS}}
+
+{{HELPERS}}
+
+fn P(i: u32) -> u32 {
+    return params[i >> 2u][i & 3u];
+}
+
+fn offsets(i: u32) -> array<u32, {{NOPERANDS}}> {
+    var o: array<u32, {{NOPERANDS}}>;
+{{OFFSETS}}
+    return o;
+}
+
+fn element(o: array<u32, {{NOPERANDS}}>) -> {{OUT_COMPUTE}} {
+{{LOADS}}
+    return {{EXPR}};
+}
+
+@compute @workgroup_size({{WORKGROUP}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let t = linear_group(wid, nwg) * {{WORKGROUP}}u + lid;
+    let n = P(0u);
+{{STORE}}
+}

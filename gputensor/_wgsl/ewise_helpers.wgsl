@@ -1,0 +1,266 @@
+// Helper functions of the elementwise op table (_backend/elementwise_ops.py).
+// Each function follows a marker `// @fn NAME TYPES`: TYPES lists the compute types it is made
+// for; `TT` in its text stands for that type and the function is named NAME_<type>.
+// The generator pulls in only the functions an expression uses (plus their dependencies), so
+// kernels that never touch f64 or i64 do not need those adapter features.
+
+// @fn ew_exp f32
+fn ew_exp_f32(x: f32) -> f32 { return exp(x); }
+// @fn ew_exp f64
+fn ew_exp_f64(x: f64) -> f64 { return exp_f64(x); }
+// @fn ew_log f32
+fn ew_log_f32(x: f32) -> f32 { return log(x); }
+// @fn ew_log f64
+fn ew_log_f64(x: f64) -> f64 { return log_f64(x); }
+
+// @fn ew_isinf f32 f64
+fn ew_isinf_TT(x: TT) -> bool { return x != TT(0) && x * TT(2) == x; }
+// @fn ew_nan f32
+fn ew_nan_f32() -> f32 { return bitcast<f32>(0x7fc00000u); }
+// @fn ew_nan f64
+fn ew_nan_f64() -> f64 { return bitcast<f64>(u64(0x7ff80000u) << 32u); }
+// @fn ew_inf f32
+fn ew_inf_f32() -> f32 { return bitcast<f32>(0x7f800000u); }
+// @fn ew_inf f64
+fn ew_inf_f64() -> f64 { return bitcast<f64>(u64(0x7ff00000u) << 32u); }
+// @fn ew_atan2 f32
+fn ew_atan2_f32(y: f32, x: f32) -> f32 { return atan2(y, x); }
+// @fn ew_atan2 f64
+fn ew_atan2_f64(y: f64, x: f64) -> f64 { return atan2_f64(y, x); }
+
+// @fn ew_expm1 f32 f64
+fn ew_expm1_TT(x: TT) -> TT {
+    // Kahan: (u - 1) * x / log(u) with u = exp(x) is accurate near 0.
+    if (abs(x) > TT(0.5) || x != x) { return ew_exp_TT(x) - TT(1); }
+    let u = ew_exp_TT(x);
+    if (u == TT(1)) { return x; }
+    let um1 = u - TT(1);
+    return um1 * x / ew_log_TT(u);
+}
+
+// @fn ew_log1p f32 f64
+fn ew_log1p_TT(x: TT) -> TT {
+    if (abs(x) > TT(0.5) || x != x) { return ew_log_TT(TT(1) + x); }
+    let u = TT(1) + x;
+    if (u == TT(1)) { return x; }
+    return ew_log_TT(u) * x / (u - TT(1));
+}
+
+// @fn ew_sinh f32 f64
+fn ew_sinh_TT(x: TT) -> TT {
+    let a = abs(x);
+    var r: TT;
+    if (a > TT(20)) {
+        r = ew_exp_TT(a - TT(0.69314718055994530942));
+    } else {
+        let e = ew_expm1_TT(a);
+        r = TT(0.5) * (e + e / (e + TT(1)));
+    }
+    return select(r, -r, x < TT(0));
+}
+
+// @fn ew_cosh f32 f64
+fn ew_cosh_TT(x: TT) -> TT {
+    let a = abs(x);
+    if (a > TT(20)) { return ew_exp_TT(a - TT(0.69314718055994530942)); }
+    let e = ew_exp_TT(a);
+    return TT(0.5) * (e + TT(1) / e);
+}
+
+// @fn ew_tanh f32 f64
+fn ew_tanh_TT(x: TT) -> TT {
+    let e = ew_expm1_TT(TT(-2) * abs(x));
+    let r = -e / (e + TT(2));
+    return select(r, -r, x < TT(0));
+}
+
+// @fn ew_asinh f32 f64
+fn ew_asinh_TT(x: TT) -> TT {
+    let a = abs(x);
+    var r: TT;
+    if (a > TT(1e8)) {
+        r = ew_log_TT(a) + TT(0.69314718055994530942);
+    } else {
+        r = ew_log1p_TT(a + a * a / (TT(1) + sqrt(TT(1) + a * a)));
+    }
+    return select(r, -r, x < TT(0));
+}
+
+// @fn ew_acosh f32 f64
+fn ew_acosh_TT(x: TT) -> TT {
+    if (x > TT(1e8)) { return ew_log_TT(x) + TT(0.69314718055994530942); }
+    let t = x - TT(1);
+    return ew_log1p_TT(t + sqrt(TT(2) * t + t * t));
+}
+
+// @fn ew_atanh f32 f64
+fn ew_atanh_TT(x: TT) -> TT {
+    let a = abs(x);
+    let r = TT(0.5) * ew_log1p_TT(TT(2) * a / (TT(1) - a));
+    return select(r, -r, x < TT(0));
+}
+
+// @fn ew_signbit f32
+fn ew_signbit_f32(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) != 0u; }
+// @fn ew_signbit f64
+fn ew_signbit_f64(x: f64) -> bool { return (bitcast<u64>(x) >> 63u) != u64(0); }
+
+// @fn ew_sigmoid f32 f64
+fn ew_sigmoid_TT(x: TT) -> TT {
+    if (x >= TT(0)) { return TT(1) / (TT(1) + ew_exp_TT(-x)); }
+    let e = ew_exp_TT(x);
+    return e / (TT(1) + e);
+}
+
+// @fn ew_erf f32 f64
+fn ew_erf_TT(x: TT) -> TT {
+    // Abramowitz & Stegun 7.1.26 (absolute error < 1.5e-7).
+    let a = abs(x);
+    let t = TT(1) / (TT(1) + TT(0.3275911) * a);
+    let p = t * (TT(0.254829592) + t * (TT(-0.284496736) + t * (TT(1.421413741) + t * (TT(-1.453152027) + t * TT(1.061405429)))));
+    let r = TT(1) - p * ew_exp_TT(-a * a);
+    return select(r, -r, x < TT(0));
+}
+
+// @fn ew_fmod f32 f64
+fn ew_fmod_TT(a: TT, b: TT) -> TT {
+    return a - b * trunc(a / b);
+}
+
+// @fn ew_floordiv f32 f64
+fn ew_floordiv_TT(a: TT, b: TT) -> TT {
+    // NumPy's npy_divmod: floor of (a - fmod(a, b)) / b, corrected.
+    if (b == TT(0)) { return a / b; }
+    var m = ew_fmod_TT(a, b);
+    var d = (a - m) / b;
+    if (m != TT(0) && ((b < TT(0)) != (m < TT(0)))) { d = d - TT(1); }
+    if (d == TT(0)) { return select(TT(0), -TT(0), (a < TT(0)) != (b < TT(0))); }
+    var f = floor(d);
+    if (d - f > TT(0.5)) { f = f + TT(1); }
+    return f;
+}
+
+// @fn ew_mod f32 f64
+fn ew_mod_TT(a: TT, b: TT) -> TT {
+    if (b == TT(0) || a != a || b != b || ew_isinf_TT(a)) { return ew_nan_TT(); }
+    if (ew_isinf_TT(b)) {
+        // b is infinite: NumPy gives a if signs agree (or a == 0), else b
+        if (a == TT(0) || (a < TT(0)) == (b < TT(0))) { return a; }
+        return b;
+    }
+    var m = ew_fmod_TT(a, b);
+    if (m != TT(0)) {
+        if ((b < TT(0)) != (m < TT(0))) { m = m + b; }
+    } else {
+        m = select(TT(0), -TT(0), b < TT(0));
+    }
+    return m;
+}
+
+// @fn ew_floordiv i32 i64
+fn ew_floordiv_TT(a: TT, b: TT) -> TT {
+    if (b == TT(0)) { return TT(0); }
+    var q = a / b;
+    if ((a % b != TT(0)) && ((a < TT(0)) != (b < TT(0)))) { q = q - TT(1); }
+    return q;
+}
+
+// @fn ew_mod i32 i64
+fn ew_mod_TT(a: TT, b: TT) -> TT {
+    if (b == TT(0)) { return TT(0); }
+    var r = a % b;
+    if (r != TT(0) && ((r < TT(0)) != (b < TT(0)))) { r = r + b; }
+    return r;
+}
+
+// @fn ew_ipow i32 i64 u32 u64
+fn ew_ipow_TT(a: TT, b: TT) -> TT {
+    // Repeated squaring with wrap-around. Negative exponents (signed types): 1/a truncated.
+    if (b < TT(0)) {
+        if (a == TT(1)) { return TT(1); }
+        if (a == TT(0) - TT(1)) { return select(TT(1), a, (b & TT(1)) != TT(0)); }
+        return TT(0);
+    }
+    var base = a;
+    var e = b;
+    var r = TT(1);
+    loop {
+        if (e == TT(0)) { break; }
+        if ((e & TT(1)) != TT(0)) { r = r * base; }
+        base = base * base;
+        e = e >> TT(1);
+    }
+    return r;
+}
+
+// @fn ew_pow f32 f64
+fn ew_pow_TT(x: TT, y: TT) -> TT {
+    if (y == TT(0) || x == TT(1)) { return TT(1); }
+    if (x != x || y != y) { return x + y; }
+    let ay = abs(y);
+    let y_int = floor(y) == y;
+    let y_odd = y_int && ay < TT(9007199254740992) && floor(ay * TT(0.5)) * TT(2) != ay;
+    let ax = abs(x);
+    if (x < TT(0) && !y_int && !ew_isinf_TT(x)) { return ew_nan_TT(); }
+    var r: TT;
+    if (ax == TT(0)) {
+        r = select(TT(0), ew_inf_TT(), y < TT(0));
+    } else if (ew_isinf_TT(y)) {
+        // y infinite
+        if (ax == TT(1)) { return TT(1); }
+        r = select(TT(0), ay, (ax > TT(1)) == (y > TT(0)));
+    } else if (ew_isinf_TT(x)) {
+        // x infinite
+        r = select(TT(0), ax, y > TT(0));
+    } else {
+        r = ew_exp_TT(y * ew_log_TT(ax));
+    }
+    if ((x < TT(0) || (x == TT(0) && ew_signbit_TT(x))) && y_odd) { r = -r; }
+    return r;
+}
+
+// @fn ew_hypot f32 f64
+fn ew_hypot_TT(x: TT, y: TT) -> TT {
+    let a = abs(x);
+    let b = abs(y);
+    if (ew_isinf_TT(a)) { return a; }
+    if (ew_isinf_TT(b)) { return b; }
+    if (a != a || b != b) { return a + b; }
+    let m = max(a, b);
+    let n = min(a, b);
+    if (m == TT(0)) { return TT(0); }
+    let q = n / m;
+    return m * sqrt(TT(1) + q * q);
+}
+
+// @fn ew_logaddexp f32 f64
+fn ew_logaddexp_TT(x: TT, y: TT) -> TT {
+    if (x != x || y != y) { return x + y; }
+    if (x == y) { return x + TT(0.69314718055994530942); }
+    let m = max(x, y);
+    return m + ew_log1p_TT(ew_exp_TT(-abs(x - y)));
+}
+
+// @fn ew_nextafter f32
+fn ew_nextafter_f32(x: f32, y: f32) -> f32 {
+    if (x != x || y != y) { return x + y; }
+    if (x == y) { return y; }
+    if (x == 0.0) { return select(bitcast<f32>(1u), bitcast<f32>(0x80000001u), y < 0.0); }
+    let b = bitcast<u32>(x);
+    return bitcast<f32>(select(b - 1u, b + 1u, (x < y) == (x > 0.0)));
+}
+// @fn ew_nextafter f64
+fn ew_nextafter_f64(x: f64, y: f64) -> f64 {
+    if (x != x || y != y) { return x + y; }
+    if (x == y) { return y; }
+    if (x == f64(0.0lf)) { return select(bitcast<f64>(u64(1)), bitcast<f64>(u64(1) | (u64(1) << 63u)), y < f64(0.0lf)); }
+    let b = bitcast<u64>(x);
+    return bitcast<f64>(select(b - u64(1), b + u64(1), (x < y) == (x > f64(0.0lf))));
+}
+
+// @fn ew_clip f32 f64
+fn ew_clip_TT(x: TT, lo: TT, hi: TT) -> TT {
+    if (x != x || lo != lo || hi != hi) { return x + lo + hi; }
+    return min(max(x, lo), hi);
+}
+
