@@ -1,0 +1,193 @@
+"""2-D convolution (NCHW cross-correlation with zero padding, as torch.nn.functional.conv2d
+without bias, dilation 1, groups 1), in float16 (f32 accumulation), float32 and float64.
+
+The kernel (``_wgsl/conv2d.wgsl`` on the shared ``gemm_core.wgsl``) is an implicit GEMM:
+M = N*Oh*Ow output positions, N = K output channels, K = C*Fh*Fw filter taps; its A loader
+gathers the input patches on the fly (no im2col buffer), B is the filter read in place as a
+column-major (C*Fh*Fw) x K matrix, and the epilogue scatters into NCHW.
+
+When an operand does not fit one storage binding (``backend.max_window_bytes()``) the problem
+is split (``plan_conv_blocks``) into blocks of images, output channels, input channels and
+output rows; input-channel blocks after the first accumulate into the output.
+"""
+
+from __future__ import annotations
+
+import numbers
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import invalid_argument, unsupported
+from .ops_gemm import (
+    Extent,
+    GemmTiles,
+    block_starts,
+    check_int,
+    gemm_tiles,
+    kernel_types,
+    plan_blocks,
+)
+
+#: Kernel name of the implicit-GEMM convolution template.
+KERNEL = "conv2d"
+
+Shape4 = tuple[int, int, int, int]
+
+
+def _shape4(name: str, shape: Any) -> Shape4:
+    if not isinstance(shape, Sequence) or isinstance(shape, str) or len(shape) != 4:
+        raise invalid_argument(f"{name} must be a sequence of 4 integers, not {shape!r}")
+    dims = tuple(check_int(f"{name}[{i}]", d) for i, d in enumerate(shape))
+    if 0 in dims:
+        raise invalid_argument(f"{name} {dims} is empty")
+    return dims  # type: ignore[return-value]
+
+
+def _pair(name: str, value: Any, minimum: int) -> tuple[int, int]:
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        if len(value) != 2:
+            raise invalid_argument(f"{name} must be an integer or a pair, not {value!r}")
+        return check_int(f"{name}[0]", value[0], minimum), check_int(f"{name}[1]", value[1], minimum)
+    v = check_int(name, value, minimum)
+    return v, v
+
+
+def conv2d_output_shape(input_shape: Shape4, filter_shape: Shape4, stride: Any,
+                        padding: Any) -> Shape4:
+    """The [N, K, Oh, Ow] output of a convolution, Oh = (H + 2ph - Fh)//sh + 1.
+
+    Raises BackendError (invalid argument) for malformed or empty shapes, a channel mismatch,
+    non-positive strides, negative padding, or a filter larger than the padded input.
+    """
+    n, c, h, w = _shape4("input_shape", input_shape)
+    k, fc, fh, fw = _shape4("filter_shape", filter_shape)
+    sh, sw = _pair("stride", stride, 1)
+    ph, pw = _pair("padding", padding, 0)
+    if fc != c:
+        raise invalid_argument(f"filter has {fc} input channels but the input has {c}")
+    if fh > h + 2 * ph or fw > w + 2 * pw:
+        raise invalid_argument(
+            f"filter {fh}x{fw} is larger than the padded input {h + 2 * ph}x{w + 2 * pw}")
+    return n, k, (h + 2 * ph - fh) // sh + 1, (w + 2 * pw - fw) // sw + 1
+
+
+def conv_extents(input_shape: Shape4, filter_shape: Shape4, output_shape: Shape4,
+                 stride: tuple[int, int]) -> tuple[Extent, Extent, Extent]:
+    """Extents of input, filter and output over dimensions 'n' (images), 'k' (output
+    channels), 'c' (input channels) and 'oh' (output rows). The input's row term is an upper
+    bound: ohb output rows read at most (ohb-1)*sh + min(Fh, H) input rows."""
+    _, c, h, w = input_shape
+    k, _, fh, fw = filter_shape
+    _, _, oh, ow = output_shape
+    sh = stride[0]
+    return (
+        Extent(min(fh, h) * w, (("n", c * h * w), ("c", h * w), ("oh", sh * w))),
+        Extent(fh * fw, (("k", c * fh * fw), ("c", fh * fw))),
+        Extent(ow, (("n", k * oh * ow), ("k", oh * ow), ("oh", ow))),
+    )
+
+
+def plan_conv_blocks(input_shape: Shape4, filter_shape: Shape4, output_shape: Shape4,
+                     stride: tuple[int, int], limit: int) -> dict[str, int]:
+    """Block sizes {'n', 'k', 'c', 'oh'} so that every operand block spans at most ``limit``
+    elements. Raises BackendError (unsupported) when even one output row cannot be bound."""
+    sizes = {"n": input_shape[0], "k": filter_shape[0], "c": input_shape[1],
+             "oh": output_shape[2]}
+    try:
+        return plan_blocks(sizes, conv_extents(input_shape, filter_shape, output_shape, stride),
+                           limit)
+    except ValueError as exc:
+        raise unsupported(f"convolution operand too large for one storage binding: {exc}") from None
+
+
+def conv_tiles(ctx: Any, acc_type: str, m: int, k: int) -> GemmTiles:
+    """The GEMM tile configuration for an M x K implicit GEMM (NT must be a multiple of BM)."""
+    tiles = gemm_tiles(ctx, acc_type, m, k)
+    if tiles.threads % tiles.bm:
+        raise AssertionError(f"conv2d needs threads % BM == 0, got {tiles}")
+    return tiles
+
+
+def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
+                   filter_shape: Shape4, output: int, output_shape: Shape4,
+                   stride: tuple[int, int] | int, padding: tuple[int, int] | int,
+                   *, dtype: str = "float32") -> None:
+    """``output = conv2d(input, filter)``: NCHW input [N,C,H,W], filter [K,C,Fh,Fw], output
+    [N,K,Oh,Ow], cross-correlation with zero padding (torch.nn.functional.conv2d semantics).
+
+    Raises BackendError: invalid argument for malformed, empty or inconsistent shapes (channel
+    mismatch, output shape not the one stride and padding give), non-positive stride, negative
+    padding, an unknown dtype, or a pointer that is unknown, freed, misaligned or too short for
+    its tensor; unsupported when the adapter lacks the dtype. Nothing is recorded unless every
+    check passes.
+    """
+    in_shape = _shape4("input_shape", input_shape)
+    f_shape = _shape4("filter_shape", filter_shape)
+    out_shape = _shape4("output_shape", output_shape)
+    expected = conv2d_output_shape(in_shape, f_shape, stride, padding)
+    if out_shape != expected:
+        raise invalid_argument(f"output_shape {out_shape} does not match the expected {expected}")
+    sh, sw = _pair("stride", stride, 1)
+    ph, pw = _pair("padding", padding, 0)
+    itemsize, wgsl_type = backend.float_dtype(dtype)
+    n, c, h, w = in_shape
+    k, _, fh, fw = f_shape
+    _, _, oh, ow = out_shape
+    for name, ptr, count in (("input", input, n * c * h * w), ("filter", filter, k * c * fh * fw),
+                             ("output", output, n * k * oh * ow)):
+        if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
+            raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
+        _, offset = backend.resolve(int(ptr), count * itemsize)
+        if offset % itemsize:
+            raise invalid_argument(f"{name} (offset {offset}) is not aligned to the item size {itemsize}")
+
+    limit = backend.max_window_bytes() // itemsize
+    blocks = plan_conv_blocks(in_shape, f_shape, out_shape, (sh, sw), limit)
+    ctx = backend.context
+    types = kernel_types(wgsl_type)
+    acc_type = types["ACC"]
+    tiles = conv_tiles(ctx, acc_type, blocks["n"] * blocks["oh"] * ow, blocks["k"])
+    defines = {**types, **tiles.defines()}
+    chw, hw, ff = c * h * w, h * w, fh * fw
+    koo, oo = k * oh * ow, oh * ow
+
+    records = []
+    for n0, nb in block_starts(n, blocks["n"]):
+        for r0, ohb in block_starts(oh, blocks["oh"]):
+            ih_lo = max(0, r0 * sh - ph)
+            ih_hi = min(h, (r0 + ohb - 1) * sh - ph + fh)
+            rows_in = max(ih_hi - ih_lo, 1)
+            for k0, kb in block_starts(k, blocks["k"]):
+                out_win = backend.window(
+                    output + (n0 * koo + k0 * oo + r0 * ow) * itemsize,
+                    ((nb - 1) * koo + (kb - 1) * oo + ohb * ow) * itemsize, itemsize)
+                for ci, (c0, cb) in enumerate(block_starts(c, blocks["c"])):
+                    in_off = n0 * chw + c0 * hw + min(ih_lo, h - 1) * w
+                    in_win = backend.window(
+                        input + in_off * itemsize,
+                        ((nb - 1) * chw + (cb - 1) * hw + rows_in * w) * itemsize, itemsize)
+                    f_win = backend.window(
+                        filter + (k0 * c * ff + c0 * ff) * itemsize,
+                        ((kb - 1) * c * ff + cb * ff) * itemsize, itemsize)
+                    m = nb * ohb * ow
+                    tiles_m = -(-m // tiles.bm)
+                    tiles_n = -(-kb // tiles.bn)
+                    words = [
+                        1 if ci else 0, m, kb, cb * ff,
+                        in_win.first, f_win.first, out_win.first,
+                        chw if nb > 1 else 0, hw if cb > 1 else 0, h, w,
+                        min(ih_lo, h - 1) & 0xFFFFFFFF,
+                        fh, fw, ff, sh, sw, ph, pw, ohb, ow, r0,
+                        c * ff if kb > 1 else 0, koo if nb > 1 else 0, oo if kb > 1 else 0,
+                        tiles_m, tiles_n,
+                    ]
+                    gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n)
+                    records.append((struct.pack(f"<{len(words)}I", *words),
+                                    [in_win.binding, f_win.binding, out_win.binding], (gx, gy, 1)))
+    for params, bindings, grid in records:
+        ctx.dispatch(KERNEL, params, bindings, grid, defines)
+
+
+__all__ = ["conv2d_forward", "conv2d_output_shape", "conv_extents", "conv_tiles",
+           "plan_conv_blocks"]

@@ -1,0 +1,405 @@
+"""GEMM with cuBLAS semantics: ``gemm`` (cublasSgemm) and ``gemm_strided_batched``
+(cublasSgemmStridedBatched), in float16 (f32 accumulation), float32 and float64.
+
+Matrices are column-major with leading dimensions, exactly as in cuBLAS:
+``C = alpha * op(A) * op(B) + beta * C`` with op(A) m x k, op(B) k x n, C m x n, element (i, j)
+of a stored matrix X at ``X[i + j*ldx]``. ``beta == 0`` never reads C (it may hold NaN);
+``k == 0`` or ``alpha == 0`` never reads A or B; ``m == 0``, ``n == 0`` or ``batch == 0`` do
+nothing (after validation).
+
+The kernel (``_wgsl/gemm.wgsl`` + ``gemm_core.wgsl``) is a register-tiled shared-memory GEMM:
+one workgroup per BM x BN tile of C, each invocation a TM x TN micro-tile, double-buffered
+BK-deep K slices in workgroup memory, the transposes specialised into the load pattern. The
+tile configuration is chosen per adapter and problem size (``gemm_tiles``).
+
+A storage binding holds at most ``backend.max_window_bytes()``. When an operand's touched span
+is larger, ``plan_blocks`` splits the problem into blocks of batch, m, n and k such that every
+operand block fits one binding; k blocks after the first accumulate with beta = 1.
+"""
+
+from __future__ import annotations
+
+import numbers
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .base import BackendTranspose
+from .errors import invalid_argument
+
+#: Kernel name of the GEMM template.
+KERNEL = "gemm"
+
+#: Largest batch handled by one dispatch (the grid's z dimension).
+MAX_GRID_Z = 65535
+
+
+# ---- tile configurations -------------------------------------------------------------------
+@dataclass(frozen=True)
+class GemmTiles:
+    """A tile configuration: BM x BN tile of C per workgroup, BK-deep K slices, TM x TN
+    micro-tile per invocation (TM and TN each 4 or 8; each invocation fetches 1 to 8 elements
+    of each operand per K slice)."""
+
+    bm: int
+    bn: int
+    bk: int
+    tm: int
+    tn: int
+
+    @property
+    def threads(self) -> int:
+        """Invocations per workgroup."""
+        return (self.bm // self.tm) * (self.bn // self.tn)
+
+    def workgroup_bytes(self, acc_itemsize: int) -> int:
+        """Workgroup memory of the two double-buffered staging arrays."""
+        return 2 * self.bk * ((self.bm // 4 + 1) + (self.bn // 4 + 1)) * 4 * acc_itemsize
+
+    def check(self) -> None:
+        """Raise ValueError unless the configuration is one the kernel can run."""
+        ok = (
+            self.tm in (4, 8)
+            and self.tn in (4, 8)
+            and self.bm % self.tm == 0
+            and self.bn % self.tn == 0
+            and self.threads <= 1024
+            and (self.bm * self.bk) % self.threads == 0
+            and (self.bn * self.bk) % self.threads == 0
+            and 1 <= self.bm * self.bk // self.threads <= 8
+            and 1 <= self.bn * self.bk // self.threads <= 8
+        )
+        if not ok:
+            raise ValueError(f"unusable gemm tile configuration {self}")
+
+    def defines(self) -> dict[str, int]:
+        """The tile placeholders of gemm_core.wgsl."""
+        self.check()
+        return {"BM": self.bm, "BN": self.bn, "BK": self.bk, "TM": self.tm, "TN": self.tn}
+
+
+#: 128x128 tiles, 8x8 per invocation (256 invocations): large problems on GPUs.
+TILES_LARGE = GemmTiles(128, 128, 8, 8, 8)
+#: 128x64 tiles, 8x4 per invocation (256 invocations): tall-skinny problems (n <= 64) on GPUs.
+TILES_TALL = GemmTiles(128, 64, 8, 8, 4)
+#: 64x128 tiles, 4x8 per invocation (256 invocations): short-wide problems (m <= 64) on GPUs.
+TILES_WIDE = GemmTiles(64, 128, 8, 4, 8)
+#: 64x64 tiles, 4x4 per invocation (256 invocations): smaller problems on GPUs.
+TILES_MEDIUM = GemmTiles(64, 64, 16, 4, 4)
+#: 64x64 tiles, 4x4 per invocation, 8-deep K slices: f64 (half the workgroup memory).
+TILES_MEDIUM_F64 = GemmTiles(64, 64, 8, 4, 4)
+#: Software adapters (lavapipe), f32 accumulation: the fastest of the configurations measured
+#: there at 512^3 (64x64 and 128x64 tiles, 4x4 and 8x8 micro-tiles, BK 8 and 16 were tried).
+TILES_SOFTWARE = GemmTiles(128, 128, 8, 8, 8)
+#: Last resort when an adapter's workgroup memory is smaller than every choice above.
+TILES_SMALL = GemmTiles(32, 32, 8, 4, 4)
+
+#: Workgroups (128x128 tiles) from which a GPU problem counts as large enough to fill the device.
+FILL_TILES = 128
+
+
+def _tiles(m: int, n: int, batch: int, tiles: GemmTiles) -> int:
+    return -(-m // tiles.bm) * -(-n // tiles.bn) * batch
+
+
+def gemm_tiles(ctx: Any, acc_type: str, m: int, n: int, batch: int = 1) -> GemmTiles:
+    """The tile configuration for an m x n (x batch) problem on ``ctx``'s adapter.
+
+    GPUs get 128-wide tiles (128x128, or 128x64 / 64x128 when n or m is at most 64) once there
+    are enough of them to fill the device, 64x64 otherwise and for f64; software adapters get
+    the configuration measured fastest on lavapipe. The choice always fits the adapter's
+    workgroup memory, and every choice has a multiple of BM invocations (conv2d relies on it).
+    """
+    acc_size = 8 if acc_type == "f64" else 4
+    if ctx.is_software:
+        candidates = [TILES_SOFTWARE if acc_size == 4 else TILES_MEDIUM_F64, TILES_MEDIUM_F64]
+    elif acc_type == "f64":
+        candidates = [TILES_MEDIUM_F64]
+    else:
+        if n <= 64 and m > 64:
+            big = TILES_TALL
+        elif m <= 64 and n > 64:
+            big = TILES_WIDE
+        else:
+            big = TILES_LARGE
+        candidates = [big] if _tiles(m, n, batch, big) >= FILL_TILES else []
+        candidates += [TILES_MEDIUM, TILES_MEDIUM_F64]
+    limit = int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
+    for tiles in candidates:
+        if tiles.workgroup_bytes(acc_size) <= limit:
+            return tiles
+    return TILES_SMALL
+
+
+def kernel_types(wgsl_type: str) -> dict[str, str]:
+    """Placeholders ENABLE, T and ACC for a storage type ('f16', 'f32' or 'f64')."""
+    return {
+        "ENABLE": "enable f16;" if wgsl_type == "f16" else "",
+        "T": wgsl_type,
+        "ACC": "f64" if wgsl_type == "f64" else "f32",
+    }
+
+
+def pack_scalars(acc_type: str, *values: float) -> bytes:
+    """Leading scalar fields of a Params struct (f32 or f64, matching acc_t)."""
+    return struct.pack("<" + ("d" if acc_type == "f64" else "f") * len(values), *values)
+
+
+# ---- block planning (pure) -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Extent:
+    """The touched span of one operand, in elements, as a function of the block sizes:
+    ``base + sum((block[dim] - 1) * stride for dim, stride in terms)``.
+
+    ``terms`` are ordered outermost (largest stride) first. A column-major r x c block with
+    leading dimension ld is ``Extent(1, (("c", ld), ("r", 1)))``: (c-1)*ld + r elements.
+    """
+
+    base: int
+    terms: tuple[tuple[str, int], ...]
+
+    def span(self, blocks: Mapping[str, int]) -> int:
+        """Elements from the block's first touched element to its last, inclusive."""
+        return self.base + sum((blocks[dim] - 1) * stride for dim, stride in self.terms)
+
+
+def plan_blocks(
+    sizes: Mapping[str, int],
+    extents: Sequence[Extent],
+    limit: int,
+    caps: Mapping[str, int] | None = None,
+) -> dict[str, int]:
+    """Block sizes (per dimension of ``sizes``) such that every extent's span is <= ``limit``.
+
+    Each over-limit operand shrinks its outermost dimension first (the one whose stride makes
+    the span large), down to the largest block that fits, moving inwards only when even one
+    step of that dimension is too much. ``caps`` bounds blocks further (e.g. the grid's z).
+    Blocks are then evened out (ceil(size / count)), which never grows a span. Raises
+    ValueError when even blocks of 1 do not fit. All sizes must be >= 1.
+    """
+    blocks = {dim: int(size) for dim, size in sizes.items()}
+    if any(size < 1 for size in blocks.values()):
+        raise ValueError(f"block planning needs positive sizes, got {dict(sizes)}")
+    for dim, cap in (caps or {}).items():
+        blocks[dim] = max(1, min(blocks[dim], int(cap)))
+    while True:
+        over = next((e for e in extents if e.span(blocks) > limit), None)
+        if over is None:
+            break
+        before = dict(blocks)
+        for dim, stride in over.terms:
+            if blocks[dim] == 1 or stride == 0:
+                continue
+            rest = over.span(blocks) - (blocks[dim] - 1) * stride
+            if rest <= limit:
+                blocks[dim] = min(blocks[dim], (limit - rest) // stride + 1)
+                break
+            blocks[dim] = 1
+        if blocks == before:
+            raise ValueError(f"an operand block of {over.base} elements exceeds the limit {limit}")
+    for dim, size in sizes.items():
+        count = -(-int(size) // blocks[dim])
+        blocks[dim] = -(-int(size) // count)
+    return blocks
+
+
+def block_starts(size: int, block: int) -> list[tuple[int, int]]:
+    """``(start, length)`` of each block of ``size`` in steps of ``block``."""
+    return [(start, min(block, size - start)) for start in range(0, size, block)]
+
+
+def operand_extents(trans_a: bool, trans_b: bool, lda: int, ldb: int, ldc: int,
+                    stride_a: int, stride_b: int, stride_c: int) -> tuple[Extent, Extent, Extent]:
+    """The extents of A, B and C over dimensions 'batch', 'm', 'n', 'k'."""
+    a_rows, a_cols = ("k", "m") if trans_a else ("m", "k")
+    b_rows, b_cols = ("n", "k") if trans_b else ("k", "n")
+    return (
+        Extent(1, (("batch", stride_a), (a_cols, lda), (a_rows, 1))),
+        Extent(1, (("batch", stride_b), (b_cols, ldb), (b_rows, 1))),
+        Extent(1, (("batch", stride_c), ("n", ldc), ("m", 1))),
+    )
+
+
+def plan_gemm_blocks(trans_a: bool, trans_b: bool, m: int, n: int, k: int, batch: int,
+                     lda: int, ldb: int, ldc: int, stride_a: int, stride_b: int, stride_c: int,
+                     limit: int) -> dict[str, int]:
+    """Block sizes {'batch', 'm', 'n', 'k'} so that every operand block spans at most ``limit``
+    elements (sizes >= 1; see ``plan_blocks``); batch blocks are at most 65535 (grid z)."""
+    extents = operand_extents(trans_a, trans_b, lda, ldb, ldc, stride_a, stride_b, stride_c)
+    return plan_blocks({"batch": batch, "m": m, "n": n, "k": k}, extents, limit,
+                       caps={"batch": MAX_GRID_Z})
+
+
+# ---- validation --------------------------------------------------------------------------
+def check_int(name: str, value: Any, minimum: int = 0) -> int:
+    """``value`` as an int >= minimum; BackendError (invalid argument) otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise invalid_argument(f"{name} must be an integer, not {value!r}")
+    value = int(value)
+    if value < minimum:
+        raise invalid_argument(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def check_scalar(name: str, value: Any) -> float:
+    """``value`` as a float; BackendError (invalid argument) for non-real values."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise invalid_argument(f"{name} must be a real number, not {value!r}")
+    return float(value)
+
+
+def check_transpose(name: str, value: Any) -> bool:
+    """Whether ``value`` (a BackendTranspose, or 'N'/'T'/'C') transposes; CONJ_TRANS is TRANS
+    for real data. BackendError (invalid argument) for anything else."""
+    if isinstance(value, BackendTranspose):
+        return value is not BackendTranspose.NO_TRANS
+    if isinstance(value, str) and value.upper() in ("N", "T", "C"):
+        return value.upper() != "N"
+    raise invalid_argument(f"{name} must be a BackendTranspose (N, T or C), not {value!r}")
+
+
+def _span_bytes(extent: Extent, blocks: Mapping[str, int], itemsize: int) -> int:
+    return extent.span(blocks) * itemsize
+
+
+def _check_pointer(backend: Any, name: str, ptr: int, nbytes: int, itemsize: int) -> None:
+    if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
+        raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
+    _, offset = backend.resolve(int(ptr), nbytes)
+    if offset % itemsize:
+        raise invalid_argument(f"{name} (offset {offset}) is not aligned to the item size {itemsize}")
+
+
+# ---- operations ------------------------------------------------------------------------------
+def gemm(backend: Any, trans_a: BackendTranspose, trans_b: BackendTranspose, m: int, n: int,
+         k: int, alpha: float, a: int, lda: int, b: int, ldb: int, beta: float, c: int, ldc: int,
+         *, dtype: str = "float32") -> None:
+    """``C = alpha*op(A)*op(B) + beta*C`` on column-major matrices, as cublasSgemm.
+
+    Raises BackendError: invalid argument for a bad transpose, a negative size, a leading
+    dimension below max(1, rows of the stored matrix), an unknown dtype, or a pointer whose
+    touched span ((cols-1)*ld + rows elements) is unknown, freed, misaligned or past the end
+    of its allocation; unsupported when the adapter lacks the dtype. Nothing is recorded
+    unless every check passes. C's pointer is checked whenever m, n > 0; A's and B's whenever
+    k > 0 as well (even with alpha == 0, when they are not read).
+    """
+    gemm_strided_batched(backend, trans_a, trans_b, m, n, k, alpha, a, lda, 0, b, ldb, 0,
+                         beta, c, ldc, 0, 1, dtype=dtype)
+
+
+def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: BackendTranspose,
+                         m: int, n: int, k: int, alpha: float, a: int, lda: int, stride_a: int,
+                         b: int, ldb: int, stride_b: int, beta: float, c: int, ldc: int,
+                         stride_c: int, batch: int, *, dtype: str = "float32") -> None:
+    """``C_i = alpha*op(A_i)*op(B_i) + beta*C_i`` for i < batch, X_i = X + i*stride_x
+    (strides in elements, >= 0), as cublasSgemmStridedBatched.
+
+    Raises BackendError as ``gemm`` does, and invalid argument for a negative stride or batch.
+    """
+    ta = check_transpose("trans_a", trans_a)
+    tb = check_transpose("trans_b", trans_b)
+    m = check_int("m", m)
+    n = check_int("n", n)
+    k = check_int("k", k)
+    lda = check_int("lda", lda)
+    ldb = check_int("ldb", ldb)
+    ldc = check_int("ldc", ldc)
+    a_rows = k if ta else m
+    b_rows = n if tb else k
+    if lda < max(1, a_rows):
+        raise invalid_argument(f"lda = {lda} must be >= max(1, {a_rows}) (rows of the stored A)")
+    if ldb < max(1, b_rows):
+        raise invalid_argument(f"ldb = {ldb} must be >= max(1, {b_rows}) (rows of the stored B)")
+    if ldc < max(1, m):
+        raise invalid_argument(f"ldc = {ldc} must be >= max(1, m = {m})")
+    stride_a = check_int("stride_a", stride_a)
+    stride_b = check_int("stride_b", stride_b)
+    stride_c = check_int("stride_c", stride_c)
+    batch = check_int("batch", batch)
+    alpha = check_scalar("alpha", alpha)
+    beta = check_scalar("beta", beta)
+    itemsize, wgsl_type = backend.float_dtype(dtype)
+    if m == 0 or n == 0 or batch == 0:
+        return
+
+    reads_ab = k > 0 and alpha != 0.0
+    extents = operand_extents(ta, tb, lda, ldb, ldc, stride_a, stride_b, stride_c)
+    full = {"batch": batch, "m": m, "n": n, "k": max(k, 1)}
+    _check_pointer(backend, "C", c, _span_bytes(extents[2], full, itemsize), itemsize)
+    if k > 0:
+        _check_pointer(backend, "A", a, _span_bytes(extents[0], full, itemsize), itemsize)
+        _check_pointer(backend, "B", b, _span_bytes(extents[1], full, itemsize), itemsize)
+
+    limit = backend.max_window_bytes() // itemsize
+    blocks = plan_gemm_blocks(ta, tb, m, n, max(k, 1), batch, lda, ldb, ldc,
+                              stride_a, stride_b, stride_c, limit)
+    ctx = backend.context
+    types = kernel_types(wgsl_type)
+    acc_type = types["ACC"]
+    tiles = gemm_tiles(ctx, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
+                       min(batch, blocks["batch"]))
+    defines = {**types, **tiles.defines(),
+               "TRANS_A": "true" if ta else "false", "TRANS_B": "true" if tb else "false"}
+
+    # Build every dispatch (windows validated) before recording any.
+    records = []
+    k_blocks = block_starts(k, blocks["k"]) if reads_ab else [(0, 0)]
+    for b0, bb in block_starts(batch, blocks["batch"]):
+        for j0, nb in block_starts(n, blocks["n"]):
+            for i0, mb in block_starts(m, blocks["m"]):
+                bl = {"batch": bb, "m": mb, "n": nb}
+                c_win = backend.window(
+                    c + (b0 * stride_c + i0 + j0 * ldc) * itemsize,
+                    _span_bytes(extents[2], {**bl, "k": 1}, itemsize), itemsize)
+                for kb_index, (p0, kb) in enumerate(k_blocks):
+                    bl_k = {**bl, "k": max(kb, 1)}
+                    if reads_ab:
+                        a_off = b0 * stride_a + ((p0 + i0 * lda) if ta else (i0 + p0 * lda))
+                        b_off = b0 * stride_b + ((j0 + p0 * ldb) if tb else (p0 + j0 * ldb))
+                        a_win = backend.window(a + a_off * itemsize,
+                                               _span_bytes(extents[0], bl_k, itemsize), itemsize)
+                        b_win = backend.window(b + b_off * itemsize,
+                                               _span_bytes(extents[1], bl_k, itemsize), itemsize)
+                        a_bind, a_first = a_win.binding, a_win.first
+                        b_bind, b_first = b_win.binding, b_win.first
+                    else:  # A and B are not read: bind C in their place
+                        a_bind = b_bind = c_win.binding
+                        a_first = b_first = 0
+                    a_cols = mb if ta else kb
+                    b_cols = kb if tb else nb
+                    tiles_m = -(-mb // tiles.bm)
+                    tiles_n = -(-nb // tiles.bn)
+                    params = pack_scalars(acc_type, alpha if reads_ab else 0.0,
+                                          beta if kb_index == 0 else 1.0)
+                    params += struct.pack(
+                        "<14I", mb, nb, kb,
+                        lda if a_cols > 1 else 0, ldb if b_cols > 1 else 0, ldc if nb > 1 else 0,
+                        a_first, b_first, c_win.first,
+                        stride_a if bb > 1 else 0, stride_b if bb > 1 else 0,
+                        stride_c if bb > 1 else 0,
+                        tiles_m, tiles_n)
+                    gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n)
+                    records.append((params, [a_bind, b_bind, c_win.binding], (gx, gy, bb)))
+    for params, bindings, grid in records:
+        ctx.dispatch(KERNEL, params, bindings, grid, defines)
+
+
+def gemm_flops(m: int, n: int, k: int, batch: int = 1) -> int:
+    """Floating-point operations of a GEMM (2*m*n*k per matrix)."""
+    return 2 * m * n * k * batch
+
+
+__all__ = [
+    "Extent",
+    "GemmTiles",
+    "block_starts",
+    "gemm",
+    "gemm_flops",
+    "gemm_strided_batched",
+    "gemm_tiles",
+    "operand_extents",
+    "plan_blocks",
+    "plan_gemm_blocks",
+]
+

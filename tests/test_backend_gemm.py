@@ -1,0 +1,555 @@
+"""Backend GEMM (cublasSgemm / cublasSgemmStridedBatched semantics) against NumPy float64.
+
+Matrices are column-major with leading dimensions. Every operand is uploaded inside a larger
+allocation whose unused parts (the rows between m and ld, and the slack before and after) are
+NaN, so a kernel that reads outside the touched elements, or writes outside C, is caught.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gputensor._backend import BackendError, BackendErrorKind, BackendTranspose, get_backend
+from gputensor._backend import ops_gemm
+from gputensor._backend.ops_gemm import Extent, plan_blocks, plan_gemm_blocks
+
+N, T, C = BackendTranspose.NO_TRANS, BackendTranspose.TRANS, BackendTranspose.CONJ_TRANS
+NP_DTYPES = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
+# Rounding unit of the stored result and of the accumulation, per dtype.
+EPS = {"float16": (2.0**-11, 2.0**-24), "float32": (2.0**-24, 2.0**-24), "float64": (2.0**-53, 2.0**-53)}
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return get_backend()
+
+
+def _is_trans(t: BackendTranspose) -> bool:
+    return t is not N
+
+
+class Operand:
+    """A column-major rows x cols matrix with leading dimension ld (and optional batch of
+    matrices `stride` elements apart) at element offset `lead` of a NaN-filled allocation."""
+
+    def __init__(self, backend, mats: np.ndarray, ld: int, lead: int = 0, stride: int | None = None,
+                 tail: int = 3, fill: float = np.nan):
+        self.backend = backend
+        self.mats = mats  # (batch, rows, cols)
+        batch, rows, cols = mats.shape
+        self.ld = ld
+        self.stride = stride if stride is not None else ld * cols
+        self.lead = lead
+        total = lead + (batch - 1) * self.stride + ld * cols + tail
+        self.storage = np.full(total, fill, dtype=mats.dtype)
+        for i in range(batch):
+            for j in range(cols):
+                start = lead + i * self.stride + j * ld
+                self.storage[start:start + rows] = mats[i, :, j]
+        self.itemsize = mats.dtype.itemsize
+        self.base = backend.alloc(self.storage.nbytes)
+        backend.copy_htod(self.base, self.storage)
+        self.ptr = self.base + lead * self.itemsize
+
+    def download(self) -> np.ndarray:
+        out = np.empty_like(self.storage)
+        self.backend.copy_dtoh(out, self.base)
+        return out
+
+    def unpack(self, flat: np.ndarray) -> np.ndarray:
+        batch, rows, cols = self.mats.shape
+        out = np.empty(self.mats.shape, dtype=flat.dtype)
+        for i in range(batch):
+            for j in range(cols):
+                start = self.lead + i * self.stride + j * self.ld
+                out[i, :, j] = flat[start:start + rows]
+        return out
+
+    def touched_mask(self) -> np.ndarray:
+        mask = np.zeros(self.storage.shape, dtype=bool)
+        batch, rows, cols = self.mats.shape
+        for i in range(batch):
+            for j in range(cols):
+                start = self.lead + i * self.stride + j * self.ld
+                mask[start:start + rows] = True
+        return mask
+
+    def free(self) -> None:
+        self.backend.free(self.base)
+
+
+def _rand(rng, shape, dtype):
+    return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
+
+
+def run_gemm(backend, ta, tb, m, n, k, alpha, beta, *, dtype="float32", extra_ld=(0, 0, 0),
+             leads=(0, 0, 0), batch=None, strides=(None, None, None), c_nan=False, seed=0,
+             same_allocation=False):
+    """Run (batched) gemm and check it against a float64 NumPy reference."""
+    rng = np.random.default_rng(seed)
+    npd = NP_DTYPES[dtype]
+    nb = 1 if batch is None else batch
+    a_shape = (k, m) if _is_trans(ta) else (m, k)
+    b_shape = (n, k) if _is_trans(tb) else (k, n)
+    A = _rand(rng, (nb, *a_shape), npd)
+    B = _rand(rng, (nb, *b_shape), npd)
+    C0 = np.full((nb, m, n), np.nan, npd) if c_nan else _rand(rng, (nb, m, n), npd)
+    lda = max(1, a_shape[0]) + extra_ld[0]
+    ldb = max(1, b_shape[0]) + extra_ld[1]
+    ldc = max(1, m) + extra_ld[2]
+    ops = [Operand(backend, X, ld, lead, stride)
+           for X, ld, lead, stride in zip((A, B, C0), (lda, ldb, ldc), leads, strides)]
+    oa, ob, oc = ops
+    if batch is None:
+        ops_gemm.gemm(backend, ta, tb, m, n, k, alpha, oa.ptr, lda, ob.ptr, ldb, beta, oc.ptr, ldc,
+                      dtype=dtype)
+    else:
+        ops_gemm.gemm_strided_batched(backend, ta, tb, m, n, k, alpha, oa.ptr, lda, oa.stride,
+                                      ob.ptr, ldb, ob.stride, beta, oc.ptr, ldc, oc.stride, batch,
+                                      dtype=dtype)
+    flat = oc.download()
+    got = oc.unpack(flat).astype(np.float64)
+    opa = A.astype(np.float64)
+    opb = B.astype(np.float64)
+    if _is_trans(ta):
+        opa = opa.transpose(0, 2, 1)
+    if _is_trans(tb):
+        opb = opb.transpose(0, 2, 1)
+    prod = opa @ opb if k else np.zeros((nb, m, n))
+    absprod = np.abs(opa) @ np.abs(opb) if k else np.zeros((nb, m, n))
+    c64 = C0.astype(np.float64)
+    if beta == 0:
+        ref = alpha * prod
+        scale = abs(alpha) * absprod
+    else:
+        ref = alpha * prod + beta * c64
+        scale = abs(alpha) * absprod + abs(beta) * np.abs(c64)
+    eps_out, eps_acc = EPS[dtype]
+    tol = 2 * eps_out * np.abs(ref) + (k + 4) * eps_acc * scale + 1e-30
+    assert np.all(np.isfinite(got)) or not np.all(np.isfinite(ref)), "NaN leaked into C"
+    err = np.abs(got - ref)
+    assert np.all(err <= tol), f"max error {err.max()} (tolerance {tol.flat[np.argmax(err)]})"
+    # Nothing outside C's touched elements changed (still NaN).
+    assert np.all(np.isnan(flat[~oc.touched_mask()]))
+    for op in ops:
+        op.free()
+    return got
+
+
+# ---- every transpose combination ----------------------------------------------------------
+@pytest.mark.parametrize("ta,tb", list(itertools.product([N, T, C], repeat=2)))
+def test_transpose_combinations(backend, ta, tb):
+    run_gemm(backend, ta, tb, 37, 29, 41, 1.25, -0.5, extra_ld=(3, 1, 2), seed=hash((ta, tb)) % 97)
+
+
+@pytest.mark.parametrize("ta,tb", list(itertools.product([N, T], repeat=2)))
+def test_sizes_not_multiples_of_tiles(backend, ta, tb):
+    # Primes across several tiles in every dimension (edge tiles on m, n and k).
+    run_gemm(backend, ta, tb, 131, 67, 137, 0.75, 0.25, extra_ld=(1, 2, 0))
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (1, 7, 3), (5, 1, 1), (2, 3, 1), (64, 64, 16),
+                                   (128, 128, 8), (129, 1, 130)])
+def test_small_and_degenerate_shapes(backend, m, n, k):
+    run_gemm(backend, T, N, m, n, k, 1.0, 1.0)
+
+
+def test_beta_zero_does_not_read_c(backend):
+    got = run_gemm(backend, N, T, 45, 38, 23, 2.0, 0.0, c_nan=True)
+    assert np.all(np.isfinite(got))
+
+
+def test_alpha_zero_does_not_read_a_or_b(backend):
+    rng = np.random.default_rng(3)
+    m, n, k = 9, 7, 5
+    a = Operand(backend, np.full((1, m, k), np.nan, np.float32), m)
+    b = Operand(backend, np.full((1, k, n), np.nan, np.float32), k)
+    c0 = _rand(rng, (1, m, n), np.float32)
+    c = Operand(backend, c0, m)
+    ops_gemm.gemm(backend, N, N, m, n, k, 0.0, a.ptr, m, b.ptr, k, 3.0, c.ptr, m)
+    got = c.unpack(c.download())
+    np.testing.assert_allclose(got, 3.0 * c0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+def test_k_zero_scales_c(backend, beta):
+    got = run_gemm(backend, N, N, 13, 11, 0, 1.5, beta, c_nan=(beta == 0.0))
+    if beta == 0.0:
+        assert np.all(got == 0.0)
+
+
+def test_k_zero_does_not_touch_a_or_b(backend):
+    m, n = 6, 5
+    c = Operand(backend, np.ones((1, m, n), np.float32), m)
+    dead = backend.alloc(4)
+    backend.free(dead)
+    ops_gemm.gemm(backend, N, N, m, n, 0, 1.0, dead, m, dead, 1, 2.0, c.ptr, m)
+    assert np.all(c.unpack(c.download()) == 2.0)
+
+
+@pytest.mark.parametrize("m,n", [(0, 5), (5, 0), (0, 0)])
+def test_empty_is_a_no_op(backend, m, n):
+    c = Operand(backend, np.ones((1, 3, 3), np.float32), 3)
+    before = backend.context.stats["dispatches"]
+    ops_gemm.gemm(backend, N, N, m, n, 4, 1.0, c.ptr, max(1, m), c.ptr, 4, 0.0, c.ptr, max(1, m))
+    assert backend.context.stats["dispatches"] == before
+    assert np.all(c.unpack(c.download()) == 1.0)
+
+
+def test_interior_pointers_in_one_allocation(backend):
+    rng = np.random.default_rng(5)
+    m, n, k, ld = 19, 23, 17, 24
+    storage = np.full(5 + 3 * ld * 23 + 40, np.nan, np.float32)
+    offs = (5, 5 + ld * 23 + 3, 5 + 2 * ld * 23 + 11)  # a, b, c (odd element offsets)
+    A, B, C0 = _rand(rng, (m, k), np.float32), _rand(rng, (k, n), np.float32), _rand(rng, (m, n), np.float32)
+    for off, X in zip(offs, (A, B, C0)):
+        for j in range(X.shape[1]):
+            storage[off + j * ld: off + j * ld + X.shape[0]] = X[:, j]
+    base = backend.alloc(storage.nbytes)
+    backend.copy_htod(base, storage)
+    a, b, c = (base + 4 * off for off in offs)
+    ops_gemm.gemm(backend, N, N, m, n, k, 1.0, a, ld, b, ld, 1.0, c, ld)
+    out = np.empty_like(storage)
+    backend.copy_dtoh(out, base)
+    got = np.stack([out[offs[2] + j * ld: offs[2] + j * ld + m] for j in range(n)], axis=1)
+    ref = A.astype(np.float64) @ B + C0
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    # A and B unchanged.
+    keep = np.ones(storage.shape, bool)
+    for j in range(n):
+        keep[offs[2] + j * ld: offs[2] + j * ld + m] = False
+    np.testing.assert_array_equal(out[keep], storage[keep])
+    backend.free(base)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+@pytest.mark.parametrize("ta,tb", [(N, N), (T, N), (N, T), (T, T)])
+def test_other_dtypes(backend, dtype, ta, tb):
+    run_gemm(backend, ta, tb, 45, 70, 67, 0.5, 1.5, dtype=dtype, extra_ld=(1, 0, 3), leads=(1, 3, 5))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    ta=st.sampled_from([N, T, C]),
+    tb=st.sampled_from([N, T, C]),
+    m=st.integers(1, 80),
+    n=st.integers(1, 80),
+    k=st.integers(0, 80),
+    alpha=st.sampled_from([1.0, -0.5, 2.0, 0.0]),
+    beta=st.sampled_from([0.0, 1.0, -1.5]),
+    extra_ld=st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 5)),
+    leads=st.tuples(st.integers(0, 9), st.integers(0, 9), st.integers(0, 9)),
+    dtype=st.sampled_from(["float32", "float32", "float16", "float64"]),
+)
+def test_gemm_property(backend, ta, tb, m, n, k, alpha, beta, extra_ld, leads, dtype):
+    run_gemm(backend, ta, tb, m, n, k, alpha, beta, dtype=dtype, extra_ld=extra_ld, leads=leads,
+             c_nan=(beta == 0.0))
+
+
+# ---- batched --------------------------------------------------------------------------------
+@pytest.mark.parametrize("ta,tb", [(N, N), (T, T), (N, C)])
+def test_strided_batched(backend, ta, tb):
+    run_gemm(backend, ta, tb, 21, 18, 33, 1.0, 0.5, batch=4, extra_ld=(2, 1, 0))
+
+
+def test_strided_batched_padded_strides_and_dtypes(backend):
+    for dtype in ("float16", "float64"):
+        run_gemm(backend, T, N, 9, 10, 11, -1.0, 0.0, batch=3, strides=(200, 150, 131), dtype=dtype,
+                 c_nan=True, leads=(3, 1, 2))
+
+
+def test_strided_batched_broadcast_operand(backend):
+    """stride_b = 0: every product uses the same B (as a batched matmul with a broadcast)."""
+    rng = np.random.default_rng(9)
+    batch, m, n, k = 5, 12, 9, 14
+    A = _rand(rng, (batch, m, k), np.float32)
+    B = _rand(rng, (1, k, n), np.float32)
+    oa, ob = Operand(backend, A, m), Operand(backend, B, k)
+    oc = Operand(backend, np.zeros((batch, m, n), np.float32), m)
+    ops_gemm.gemm_strided_batched(backend, N, N, m, n, k, 1.0, oa.ptr, m, oa.stride, ob.ptr, k, 0,
+                                  0.0, oc.ptr, m, oc.stride, batch)
+    got = oc.unpack(oc.download())
+    np.testing.assert_allclose(got, A.astype(np.float64) @ B[0], rtol=1e-5, atol=1e-5)
+
+
+def test_batch_zero_is_a_no_op(backend):
+    c = Operand(backend, np.ones((1, 2, 2), np.float32), 2)
+    ops_gemm.gemm_strided_batched(backend, N, N, 2, 2, 2, 1.0, c.ptr, 2, 4, c.ptr, 2, 4, 0.0,
+                                  c.ptr, 2, 4, 0)
+    assert np.all(c.unpack(c.download()) == 1.0)
+
+
+# ---- splitting operands larger than one binding -------------------------------------------
+@pytest.mark.parametrize("ta,tb", [(N, N), (T, T), (N, T), (T, N)])
+@pytest.mark.parametrize("limit_bytes", [2048, 700])
+def test_split_with_small_window_limit(backend, monkeypatch, ta, tb, limit_bytes):
+    """With a tiny window limit the problem is split on batch, m, n and k; results unchanged."""
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: limit_bytes)
+    before = backend.context.stats["dispatches"]
+    run_gemm(backend, ta, tb, 33, 21, 29, 1.5, 0.5, extra_ld=(3, 2, 1), batch=3, leads=(1, 2, 3))
+    assert backend.context.stats["dispatches"] - before > 3
+
+
+def test_split_beta_applied_once_over_k_blocks(backend, monkeypatch):
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: 1024)
+    run_gemm(backend, N, N, 16, 8, 200, 1.0, 3.0)
+
+
+def test_operand_larger_than_one_binding(backend):
+    """A real operand over the adapter's binding limit (128 MiB on lavapipe): A is 8192 x 4100
+    float32 (about 134 MB) with n = 2, so the k dimension is split across dispatches."""
+    limit = backend.max_window_bytes()
+    m = 8192
+    k = limit // (4 * m) + 4  # just over one binding
+    n = 2
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((k, m), dtype=np.float32)  # row-major (k, m) == column-major m x k
+    B = rng.standard_normal((n, k), dtype=np.float32)  # column-major k x n
+    C0 = rng.standard_normal((n, m), dtype=np.float32)
+    assert A.nbytes > limit
+    pa, pb, pc = backend.alloc(A.nbytes), backend.alloc(B.nbytes), backend.alloc(C0.nbytes)
+    backend.copy_htod(pa, A)
+    backend.copy_htod(pb, B)
+    backend.copy_htod(pc, C0)
+    before = backend.context.stats["dispatches"]
+    ops_gemm.gemm(backend, N, N, m, n, k, 1.0, pa, m, pb, k, 0.5, pc, m)
+    assert backend.context.stats["dispatches"] - before >= 2
+    out = np.empty_like(C0)
+    backend.copy_dtoh(out, pc)
+    ref = (B.astype(np.float64) @ A.astype(np.float64)) + 0.5 * C0  # (n, m) == C^T
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-3)
+    for p in (pa, pb, pc):
+        backend.free(p)
+
+
+# ---- the planner ----------------------------------------------------------------------------
+def _spans_ok(blocks, extents, limit):
+    return all(e.span(blocks) <= limit for e in extents)
+
+
+def test_plan_fits_without_split():
+    blocks = plan_gemm_blocks(False, False, 10, 20, 30, 1, 10, 30, 10, 0, 0, 0, limit=10_000)
+    assert blocks == {"batch": 1, "m": 10, "n": 20, "k": 30}
+
+
+def test_plan_splits_columns_first():
+    # A (m=100 x k=50, lda=100) spans 5000 > 1200: k is split (columns), rows stay whole.
+    blocks = plan_gemm_blocks(False, False, 100, 4, 50, 1, 100, 50, 100, 0, 0, 0, limit=1200)
+    assert blocks["m"] == 100 and blocks["k"] <= 12 and blocks["n"] == 4
+    # Transposed A: stored k x m, so m (its columns) is split.
+    blocks = plan_gemm_blocks(True, False, 100, 4, 50, 1, 50, 50, 100, 0, 0, 0, limit=1200)
+    assert blocks["k"] == 50 and blocks["m"] <= 24
+
+
+def test_plan_rows_longer_than_limit():
+    # One column of A (m = 1000 rows) exceeds the limit: rows split, one column per block.
+    blocks = plan_gemm_blocks(False, False, 1000, 3, 5, 1, 1000, 5, 1000, 0, 0, 0, limit=300)
+    extents = ops_gemm.operand_extents(False, False, 1000, 5, 1000, 0, 0, 0)
+    assert _spans_ok(blocks, extents, 300)
+    assert blocks["k"] == 1 and blocks["n"] == 1 and blocks["m"] <= 300
+
+
+def test_plan_batch_blocks():
+    blocks = plan_gemm_blocks(False, False, 4, 4, 4, 100, 4, 4, 4, 16, 16, 16, limit=100)
+    assert blocks["batch"] == 6 and blocks["m"] == 4  # 6 = ceil(100 / ceil(100 / 6))
+    blocks = plan_gemm_blocks(False, False, 4, 4, 4, 200_000, 4, 4, 4, 0, 0, 16, limit=1 << 30)
+    assert blocks["batch"] <= ops_gemm.MAX_GRID_Z
+
+
+def test_plan_impossible():
+    with pytest.raises(ValueError):
+        plan_blocks({"x": 3}, [Extent(10, (("x", 1),))], limit=5)
+    with pytest.raises(ValueError):
+        plan_blocks({"x": 0}, [Extent(1, (("x", 1),))], limit=5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ta=st.booleans(), tb=st.booleans(),
+    m=st.integers(1, 3000), n=st.integers(1, 3000), k=st.integers(1, 3000),
+    batch=st.integers(1, 50),
+    pads=st.tuples(st.integers(0, 2000), st.integers(0, 2000), st.integers(0, 2000)),
+    bstrides=st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)),
+    limit=st.integers(1, 1 << 22),
+)
+def test_plan_property(ta, tb, m, n, k, batch, pads, bstrides, limit):
+    lda = (k if ta else m) + pads[0]
+    ldb = (n if tb else k) + pads[1]
+    ldc = m + pads[2]
+    spans = [(m if ta else k) * lda, (k if tb else n) * ldb, n * ldc]
+    strides = [s * f for s, f in zip(spans, bstrides)]
+    blocks = plan_gemm_blocks(ta, tb, m, n, k, batch, lda, ldb, ldc, *strides, limit=limit)
+    extents = ops_gemm.operand_extents(ta, tb, lda, ldb, ldc, *strides)
+    assert _spans_ok(blocks, extents, limit)
+    sizes = {"batch": batch, "m": m, "n": n, "k": k}
+    assert all(1 <= blocks[d] <= sizes[d] for d in sizes)
+    if _spans_ok({**sizes, "batch": min(batch, ops_gemm.MAX_GRID_Z)}, extents, limit):
+        assert blocks == sizes
+
+
+# ---- tile configuration ---------------------------------------------------------------------
+def test_tile_configurations_are_valid(backend):
+    for tiles in (ops_gemm.TILES_LARGE, ops_gemm.TILES_MEDIUM, ops_gemm.TILES_MEDIUM_F64,
+                  ops_gemm.TILES_SOFTWARE, ops_gemm.TILES_TALL, ops_gemm.TILES_WIDE):
+        tiles.check()
+        assert tiles.threads <= 1024
+    chosen = ops_gemm.gemm_tiles(backend.context, "f32", 4096, 4096)
+    limit = backend.context.limits["max-compute-workgroup-storage-size"]
+    assert chosen.workgroup_bytes(4) <= limit
+    with pytest.raises(ValueError):
+        ops_gemm.GemmTiles(64, 64, 8, 3, 4).check()
+
+
+# ---- errors -----------------------------------------------------------------------------------
+def _kind(exc_info) -> BackendErrorKind:
+    return exc_info.value.kind
+
+
+@pytest.fixture()
+def small(backend):
+    a = backend.alloc(16 * 16 * 4)
+    yield a
+    backend.free(a)
+
+
+def _expect_invalid(backend, fn, *args, **kwargs):
+    before = backend.context.stats["dispatches"]
+    with pytest.raises(BackendError) as exc:
+        fn(backend, *args, **kwargs)
+    assert _kind(exc) is BackendErrorKind.INVALID_ARGUMENT, exc.value
+    assert backend.context.stats["dispatches"] == before
+    return exc.value
+
+
+@pytest.mark.parametrize("bad", ["X", 1, None, "NT"])
+def test_error_bad_transpose(backend, small, bad):
+    _expect_invalid(backend, ops_gemm.gemm, bad, N, 4, 4, 4, 1.0, small, 4, small, 4, 0.0, small, 4)
+    _expect_invalid(backend, ops_gemm.gemm, N, bad, 4, 4, 4, 1.0, small, 4, small, 4, 0.0, small, 4)
+
+
+def test_transpose_letters_accepted(backend, small):
+    ops_gemm.gemm(backend, "n", "C", 4, 4, 4, 1.0, small, 4, small, 4, 0.0, small + 256, 4)
+
+
+@pytest.mark.parametrize("which", range(3))
+def test_error_negative_size(backend, small, which):
+    sizes = [4, 4, 4]
+    sizes[which] = -1
+    _expect_invalid(backend, ops_gemm.gemm, N, N, *sizes, 1.0, small, 4, small, 4, 0.0, small, 4)
+
+
+@pytest.mark.parametrize("bad", [2.0, "4", True, None])
+def test_error_non_integer_size(backend, small, bad):
+    _expect_invalid(backend, ops_gemm.gemm, N, N, bad, 4, 4, 1.0, small, 4, small, 4, 0.0, small, 4)
+
+
+@pytest.mark.parametrize(
+    "ta,tb,lda,ldb,ldc",
+    [
+        (N, N, 4, 6, 5),   # lda < m = 5
+        (T, N, 5, 6, 5),   # lda < k = 6
+        (N, N, 5, 5, 5),   # ldb < k = 6
+        (N, T, 5, 6, 6),   # ldb < n = 7
+        (N, N, 5, 6, 4),   # ldc < m = 5
+        (N, N, 0, 6, 5),   # lda = 0
+    ],
+)
+def test_error_leading_dimension_too_small(backend, small, ta, tb, lda, ldb, ldc):
+    _expect_invalid(backend, ops_gemm.gemm, ta, tb, 5, 7, 6, 1.0, small, lda, small, ldb, 0.0,
+                    small, ldc)
+
+
+def test_error_leading_dimension_zero_sizes(backend, small):
+    # m = 0 still needs lda >= 1 and ldc >= 1 (cuBLAS: max(1, rows)).
+    _expect_invalid(backend, ops_gemm.gemm, N, N, 0, 2, 2, 1.0, small, 0, small, 2, 0.0, small, 1)
+    _expect_invalid(backend, ops_gemm.gemm, N, N, 0, 2, 2, 1.0, small, 1, small, 2, 0.0, small, 0)
+
+
+@pytest.mark.parametrize("operand", ["a", "b", "c"])
+def test_error_pointer_past_end(backend, operand):
+    m, n, k = 8, 8, 8
+    ptrs = {"a": backend.alloc(m * k * 4), "b": backend.alloc(k * n * 4), "c": backend.alloc(m * n * 4)}
+    short = backend.alloc(m * n * 4 - 4)
+    args = dict(ptrs)
+    args[operand] = short
+    err = _expect_invalid(backend, ops_gemm.gemm, N, N, m, n, k, 1.0, args["a"], m, args["b"], k,
+                          0.0, args["c"], m)
+    assert "past the end" in str(err)
+    # An interior pointer whose span runs past the end.
+    args = dict(ptrs)
+    args[operand] = ptrs[operand] + 4
+    _expect_invalid(backend, ops_gemm.gemm, N, N, m, n, k, 1.0, args["a"], m, args["b"], k, 0.0,
+                    args["c"], m)
+    # A leading dimension that pushes the span past the end.
+    lds = {"a": m, "b": k, "c": m}
+    lds[operand] += 1
+    _expect_invalid(backend, ops_gemm.gemm, N, N, m, n, k, 1.0, ptrs["a"], lds["a"], ptrs["b"],
+                    lds["b"], 0.0, ptrs["c"], lds["c"])
+    for p in (*ptrs.values(), short):
+        backend.free(p)
+
+
+def test_error_freed_and_unknown_pointer(backend, small):
+    dead = backend.alloc(256)
+    backend.free(dead)
+    err = _expect_invalid(backend, ops_gemm.gemm, N, N, 4, 4, 4, 1.0, dead, 4, small, 4, 0.0, small, 4)
+    assert "freed" in str(err)
+    _expect_invalid(backend, ops_gemm.gemm, N, N, 4, 4, 4, 1.0, small, 4, small, 4, 0.0, dead, 4)
+    _expect_invalid(backend, ops_gemm.gemm, N, N, 4, 4, 4, 1.0, small, 4, 12345 << 40, 4, 0.0, small, 4)
+    _expect_invalid(backend, ops_gemm.gemm, N, N, 4, 4, 4, 1.0, small, 4, "ptr", 4, 0.0, small, 4)
+
+
+def test_error_misaligned_pointer(backend, small):
+    _expect_invalid(backend, ops_gemm.gemm, N, N, 4, 4, 4, 1.0, small + 2, 4, small, 4, 0.0, small, 4)
+
+
+def test_error_unknown_dtype(backend, small):
+    for dtype in ("int32", "bfloat16", "float128"):
+        err = _expect_invalid(backend, ops_gemm.gemm, N, N, 4, 4, 4, 1.0, small, 4, small, 4, 0.0,
+                              small, 4, dtype=dtype)
+        assert "dtype" in str(err)
+
+
+def test_error_unsupported_dtype(backend, small, monkeypatch):
+    """An adapter without shader-f64 / shader-f16 rejects those dtypes as unsupported."""
+    monkeypatch.setattr(backend, "supports", lambda feature: feature is None)
+    for dtype in ("float64", "float16"):
+        with pytest.raises(BackendError) as exc:
+            ops_gemm.gemm(backend, N, N, 4, 4, 4, 1.0, small, 4, small, 4, 0.0, small, 4, dtype=dtype)
+        assert _kind(exc) is BackendErrorKind.UNSUPPORTED
+        with pytest.raises(BackendError) as exc:
+            ops_gemm.gemm_strided_batched(backend, N, N, 2, 2, 2, 1.0, small, 2, 4, small, 2, 4, 0.0,
+                                          small, 2, 4, 2, dtype=dtype)
+        assert _kind(exc) is BackendErrorKind.UNSUPPORTED
+
+
+def test_error_bad_scalars(backend, small):
+    _expect_invalid(backend, ops_gemm.gemm, N, N, 4, 4, 4, "1", small, 4, small, 4, 0.0, small, 4)
+    _expect_invalid(backend, ops_gemm.gemm, N, N, 4, 4, 4, 1.0, small, 4, small, 4, 1j, small, 4)
+
+
+def test_error_batched_arguments(backend, small):
+    args = [N, N, 2, 2, 2, 1.0, small, 2, 4, small, 2, 4, 0.0, small, 2, 4]
+    _expect_invalid(backend, ops_gemm.gemm_strided_batched, *args, -1)
+    bad_stride = list(args)
+    bad_stride[8] = -4
+    _expect_invalid(backend, ops_gemm.gemm_strided_batched, *bad_stride, 2)
+    # The batch's span runs past the end of the allocation (16*16 floats).
+    _expect_invalid(backend, ops_gemm.gemm_strided_batched, *args[:15], 200, 3)
+
+
+def test_backend_method_delegates(backend):
+    rng = np.random.default_rng(1)
+    A, B = _rand(rng, (6, 5), np.float32), _rand(rng, (5, 4), np.float32)
+    pa, pb, pc = backend.alloc(120), backend.alloc(80), backend.alloc(96)
+    backend.copy_htod(pa, np.asfortranarray(A).T.copy())
+    backend.copy_htod(pb, np.asfortranarray(B).T.copy())
+    backend.gemm(N, N, 6, 4, 5, 1.0, pa, 6, pb, 5, 0.0, pc, 6)
+    out = np.empty((4, 6), np.float32)
+    backend.copy_dtoh(out, pc)
+    np.testing.assert_allclose(out.T, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-6)
