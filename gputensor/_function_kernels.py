@@ -1,0 +1,168 @@
+"""Kernel helpers of the function modules: reductions, gemm, scans (GpuArray level).
+
+The namespace modules (_statistical_functions, _linear_algebra_functions, _searching_functions,
+_indexing_functions, _utility_functions) call these helpers, which call the backend only through
+``_dispatch``'s forwards (``reduce_strided``, ``gemm_strided_batched``) -- except the scan, whose
+backend module (``_backend/ops_scan.py``) has no ``_dispatch`` forward yet (imported lazily
+here; the lead may move ``scan_rows`` into ``_dispatch``). Backend errors of kind unsupported
+become ``TypeError`` naming the missing feature.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import numpy as np
+
+from . import _dispatch
+from ._array_object import GpuArray
+from ._dtypes import DType, float32, float64, int32, int64, uint32, uint64
+from ._shapes import contiguous_strides, merge_dims
+
+__all__ = [
+    "default_int",
+    "default_uint",
+    "supports_dtype",
+    "reduce",
+    "gemm_batched",
+    "scan_rows",
+    "upload",
+]
+
+
+@contextmanager
+def _backend_errors() -> Iterator[None]:
+    """Turn backend errors of kind unsupported into TypeError (as ``_dispatch`` does)."""
+    try:
+        yield
+    except Exception as exc:
+        raise _dispatch._translate(exc) from None
+
+
+def supports_dtype(dtype: DType) -> bool:
+    """Whether the device has the feature ``dtype`` needs."""
+    return dtype.feature is None or dtype.feature in _dispatch.adapter_features()
+
+
+@functools.lru_cache(maxsize=None)
+def default_int() -> DType:
+    """The default integer dtype: int64 (int32 without 'shader-int64')."""
+    return int64 if supports_dtype(int64) else int32
+
+
+@functools.lru_cache(maxsize=None)
+def default_uint() -> DType:
+    """The unsigned integer dtype with the default integer's width."""
+    return uint64 if supports_dtype(uint64) else uint32
+
+
+def reduce(op: str, x: GpuArray, axes: Sequence[int], out_dtype: DType, acc_dtype: DType | None = None,
+           *, ddof: float = 0) -> GpuArray:
+    """Reduce ``x`` over ``axes`` (non-empty; ``x`` non-empty along them) with ``op`` ('sum',
+    'prod', 'max', 'min', 'mean', 'all', 'any', 'argmax', 'argmin', 'var', 'std' with ``ddof``)
+    into a new contiguous array of ``out_dtype`` whose shape is ``x.shape`` without ``axes``."""
+    axes = tuple(sorted(axes))
+    out_shape = tuple(n for d, n in enumerate(x.shape) if d not in axes)
+    out = GpuArray._empty(out_shape, out_dtype)
+    if out.size == 0:
+        return out
+    with _backend_errors():
+        _dispatch.reduce_strided(
+            op, x._ptr, x.dtype.name, tuple(x.shape), tuple(x._strides), axes,
+            out._ptr, out_dtype.name,
+            acc_dtype=None if acc_dtype is None else acc_dtype.name,
+            dst_strides=contiguous_strides(out_shape),
+            ddof=ddof,
+        )
+    return out
+
+
+def _gemm_layout(rows: int, cols: int, s_row: int, s_col: int) -> tuple[bool, int] | None:
+    """How a row-major ``rows x cols`` operand with strides (s_row, s_col) reads as a column-major
+    gemm operand of the *swapped* product (C^T = B^T A^T): (transposed, ld) or None when the
+    strides fit neither layout."""
+    if cols == 1 or s_col == 1:
+        ld = s_row if rows > 1 else max(cols, 1)
+        if ld >= max(1, cols):
+            return False, ld
+    if rows == 1 or s_row == 1:
+        ld = s_col if cols > 1 else max(rows, 1)
+        if ld >= max(1, rows):
+            return True, ld
+    return None
+
+
+def gemm_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
+    """``out[..., :, :] = a[..., :, :] @ b[..., :, :]`` for float operands of out's dtype whose
+    batch dims are already broadcast to out's (strides may be 0). ``out`` must be contiguous.
+
+    Operands whose matrix strides fit no gemm layout, or have negative strides, must be copied by
+    the caller (``gemm_layout_ok``)."""
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    batch_shape = out.shape[:-2]
+    la = _gemm_layout(m, k, a._strides[-2], a._strides[-1])
+    lb = _gemm_layout(k, n, b._strides[-2], b._strides[-1])
+    assert la is not None and lb is not None
+    ta, lda = la
+    tb, ldb = lb
+    dtype = out.dtype.name
+    op_a = "T" if ta else "N"
+    op_b = "T" if tb else "N"
+    if not batch_shape:
+        bshape, bstrides = (1,), [(0,), (0,), (0,)]
+    else:
+        bshape, bstrides = merge_dims(batch_shape, a._strides[:-2], b._strides[:-2], out._strides[:-2])
+    *outer, inner = bshape
+    sa, sb, sc = (st[-1] for st in bstrides)
+    itemsize = out.dtype.itemsize
+    with _backend_errors():
+        for idx in np.ndindex(*outer) if outer else [()]:
+            off_a = sum(i * st for i, st in zip(idx, bstrides[0]))
+            off_b = sum(i * st for i, st in zip(idx, bstrides[1]))
+            off_c = sum(i * st for i, st in zip(idx, bstrides[2]))
+            # swapped product: C^T (n x m) = op(B^T) (n x k) * op(A^T) (k x m)
+            _dispatch.gemm_strided_batched(
+                op_b, op_a, n, m, k, 1.0,
+                b._ptr + off_b * itemsize, ldb, sb,
+                a._ptr + off_a * itemsize, lda, sa,
+                0.0, out._ptr + off_c * itemsize, max(1, n), sc, inner, dtype=dtype,
+            )
+
+
+def gemm_layout_ok(x: GpuArray) -> bool:
+    """Whether ``x``'s last two dims can be passed to gemm without a copy (and no batch stride is
+    negative)."""
+    if any(s < 0 for s in x._strides):
+        return False
+    r, c = x.shape[-2:]
+    return _gemm_layout(r, c, x._strides[-2], x._strides[-1]) is not None
+
+
+def scan_rows(op: str, buf: GpuArray) -> None:
+    """In-place inclusive scan ('sum' / 'prod') along the last axis of the contiguous ``buf``."""
+    n = buf.shape[-1] if buf.ndim else 1
+    rows = buf.size // n if n else 0
+    from ._backend import ops_scan
+
+    with _backend_errors():
+        ops_scan.scan(_dispatch.backend(), op, buf._ptr, buf.dtype.name, rows, n, n)
+
+
+def scan_dtype(dtype: DType) -> DType:
+    """The dtype a scan of ``dtype`` runs in (32/64-bit, unpacked)."""
+    if dtype.kind == "f":
+        return float64 if dtype == float64 else float32
+    if dtype.kind == "u" or dtype.name == "bool":
+        return uint64 if dtype == uint64 else uint32
+    return int64 if dtype == int64 else int32
+
+
+def upload(data: np.ndarray, dtype: DType) -> GpuArray:
+    """A new contiguous GpuArray holding the host array ``data`` (converted to ``dtype``)."""
+    host = np.ascontiguousarray(data, dtype=dtype.numpy)
+    out = GpuArray._empty(host.shape, dtype)
+    _dispatch.upload(out._ptr, host)
+    return out

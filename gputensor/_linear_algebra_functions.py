@@ -1,0 +1,221 @@
+"""Array API linear algebra functions: matmul, tensordot, vecdot, matrix_transpose.
+
+``matmul`` of floating operands runs on the backend's gemm (``ops_gemm.gemm_strided_batched``):
+row-major arrays are passed as the column-major transposes, i.e. ``C^T = B^T A^T``, so no operand
+is copied when its last two dims are row- or column-contiguous (transposed views such as
+``x.mT`` included); other layouts, negative strides and mixed dtypes are copied once into a
+contiguous array of the result dtype. Batch dims broadcast (stride 0 operands are reused, never
+materialised); batch dims that merge to one stride are one batched gemm call.
+Integer matmul (no integer gemm) is an elementwise product and a sum over k, which wraps as
+NumPy's integer matmul does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import _dispatch
+from . import _function_kernels as kernels
+from ._array_object import GpuArray
+from ._data_type_functions import result_type
+from ._dtypes import DTYPE_CATEGORIES, DType
+from ._manipulation_functions import (
+    _check_array,
+    _copy_contiguous,
+    _index,
+    _view,
+    broadcast_to,
+    expand_dims,
+    permute_dims,
+    reshape,
+    squeeze,
+)
+from ._shapes import broadcast_shapes, normalize_axis
+
+__all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
+
+_NUMERIC = DTYPE_CATEGORIES["numeric"]
+_FLOATING = DTYPE_CATEGORIES["real floating"]
+
+
+def matrix_transpose(x: GpuArray, /) -> GpuArray:
+    """A view with the last two dimensions swapped; ``ValueError`` below two dimensions."""
+    _check_array(x)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose needs at least 2 dimensions, got {x.ndim}")
+    axes = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return permute_dims(x, axes)
+
+
+def _check_numeric(x: GpuArray, name: str) -> None:
+    if x.dtype not in _NUMERIC:
+        raise TypeError(f"{name} needs numeric dtypes, got {x.dtype}")
+
+
+def _matmul_nd(a: GpuArray, b: GpuArray, dtype: DType) -> GpuArray:
+    """``a @ b`` for ``a.ndim >= 2`` and ``b.ndim >= 2`` (shapes checked)."""
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    out_shape = batch + (m, n)
+    if dtype not in _FLOATING:
+        return _matmul_generic(a, b, dtype, out_shape)
+    out = GpuArray._empty(out_shape, dtype)
+    if out.size == 0:
+        return out
+    if k == 0:
+        _dispatch.fill(out, 0)
+        return out
+    if a.dtype != dtype or not kernels.gemm_layout_ok(a):
+        a = _copy_contiguous(a, dtype)
+    if b.dtype != dtype or not kernels.gemm_layout_ok(b):
+        b = _copy_contiguous(b, dtype)
+    a = broadcast_to(a, batch + (m, k))
+    b = broadcast_to(b, batch + (k, n))
+    # broadcast_to sets the stride of size-1 matrix dims to 0: restore a valid layout
+    a = _view(a, a.shape, a._strides[:-2] + _fix_matrix_strides(m, k, a._strides[-2:]))
+    b = _view(b, b.shape, b._strides[:-2] + _fix_matrix_strides(k, n, b._strides[-2:]))
+    kernels.gemm_batched(a, b, out)
+    return out
+
+
+def _fix_matrix_strides(rows: int, cols: int, strides: Sequence[int]) -> tuple[int, int]:
+    """Strides of a rows x cols matrix where size-1 dims get a stride that keeps a gemm layout."""
+    s_row, s_col = strides
+    if rows == 1 and cols == 1:
+        return (1, 1)
+    if rows == 1:
+        return (cols * max(s_col, 1), s_col)
+    if cols == 1:
+        return (s_row, rows * max(s_row, 1))
+    return (s_row, s_col)
+
+
+def _matmul_generic(a: GpuArray, b: GpuArray, dtype: DType, out_shape: tuple[int, ...]) -> GpuArray:
+    """Integer matmul: sum over k of a[..., :, :, None] * b[..., None, :, :] (wraps as NumPy)."""
+    from ._elementwise_functions import multiply
+    from ._statistical_functions import sum as sum_
+
+    if size_of_shape(out_shape) == 0 or a.shape[-1] == 0:
+        out = GpuArray._empty(out_shape, dtype)
+        _dispatch.fill(out, 0)
+        return out
+    prod = multiply(expand_dims(a, -1), expand_dims(b, -3))  # (..., m, k, n)
+    return sum_(prod, axis=-2, dtype=dtype)
+
+
+def size_of_shape(shape: Sequence[int]) -> int:
+    total = 1
+    for s in shape:
+        total *= s
+    return total
+
+
+def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
+    """Matrix product with NumPy's rules: 1-D operands are promoted to a row / column matrix and
+    the added dim removed; batch dims broadcast.
+
+    Raises ``TypeError`` for non-numeric or non-promoting dtypes, ``ValueError`` for 0-d operands,
+    mismatched contraction sizes or batch dims that do not broadcast.
+    """
+    _check_array(x1, "x1")
+    _check_array(x2, "x2")
+    _check_numeric(x1, "matmul")
+    _check_numeric(x2, "matmul")
+    dtype = result_type(x1, x2)
+    if x1.ndim == 0 or x2.ndim == 0:
+        raise ValueError("matmul does not accept 0-d operands (use multiply)")
+    a = expand_dims(x1, 0) if x1.ndim == 1 else x1
+    b = expand_dims(x2, -1) if x2.ndim == 1 else x2
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(
+            f"matmul: contraction sizes differ: {x1.shape} @ {x2.shape} "
+            f"({a.shape[-1]} != {b.shape[-2]})"
+        )
+    out = _matmul_nd(a, b, dtype)
+    if x1.ndim == 1 and x2.ndim == 1:
+        return reshape(out, out.shape[:-2])
+    if x1.ndim == 1:
+        return squeeze(out, -2)
+    if x2.ndim == 1:
+        return squeeze(out, -1)
+    return out
+
+
+def tensordot(x1: GpuArray, x2: GpuArray, /, *,
+              axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> GpuArray:
+    """Sum of products over ``axes`` (the last ``axes`` dims of ``x1`` with the first of ``x2``,
+    or explicit axis lists), as one matmul of the permuted, reshaped operands.
+
+    Raises ``TypeError`` for bad dtypes, ``ValueError`` for a negative count, lists of different
+    lengths or contracted sizes that differ, :class:`AxisError` for out-of-range axes.
+    """
+    _check_array(x1, "x1")
+    _check_array(x2, "x2")
+    _check_numeric(x1, "tensordot")
+    _check_numeric(x2, "tensordot")
+    dtype = result_type(x1, x2)
+    if isinstance(axes, tuple) or isinstance(axes, list):
+        if len(axes) != 2:
+            raise ValueError("axes must be an int or a pair of axis sequences")
+        ax1 = [axes[0]] if not isinstance(axes[0], (tuple, list)) else list(axes[0])
+        ax2 = [axes[1]] if not isinstance(axes[1], (tuple, list)) else list(axes[1])
+        if len(ax1) != len(ax2):
+            raise ValueError("the two axis sequences must have the same length")
+        ax1 = [normalize_axis(_index(a, "axes"), x1.ndim) for a in ax1]
+        ax2 = [normalize_axis(_index(a, "axes"), x2.ndim) for a in ax2]
+        if len(set(ax1)) != len(ax1) or len(set(ax2)) != len(ax2):
+            raise ValueError("repeated axis in tensordot axes")
+    else:
+        count = _index(axes, "axes")
+        if count < 0:
+            raise ValueError(f"axes must be non-negative, got {count}")
+        if count > x1.ndim or count > x2.ndim:
+            raise ValueError(f"axes = {count} exceeds the dimensions of the operands")
+        ax1 = list(range(x1.ndim - count, x1.ndim))
+        ax2 = list(range(count))
+    for a, b in zip(ax1, ax2):
+        if x1.shape[a] != x2.shape[b]:
+            raise ValueError(f"shape mismatch for sum: {x1.shape}[{a}] != {x2.shape}[{b}]")
+    free1 = [d for d in range(x1.ndim) if d not in ax1]
+    free2 = [d for d in range(x2.ndim) if d not in ax2]
+    k = size_of_shape([x1.shape[d] for d in ax1])
+    m = size_of_shape([x1.shape[d] for d in free1])
+    n = size_of_shape([x2.shape[d] for d in free2])
+    a = reshape(permute_dims(x1, tuple(free1 + ax1)), (m, k))
+    b = reshape(permute_dims(x2, tuple(ax2 + free2)), (k, n))
+    if a.dtype != dtype:
+        a = _copy_contiguous(a, dtype)
+    if b.dtype != dtype:
+        b = _copy_contiguous(b, dtype)
+    out = _matmul_nd(a, b, dtype)
+    return reshape(out, tuple(x1.shape[d] for d in free1) + tuple(x2.shape[d] for d in free2))
+
+
+def vecdot(x1: GpuArray, x2: GpuArray, /, *, axis: int = -1) -> GpuArray:
+    """Dot product of vectors along ``axis`` (negative, counted after broadcasting), for
+    broadcast-compatible operands: ``sum(x1 * x2, axis)`` in the promoted dtype.
+
+    Raises ``TypeError`` for bad dtypes, ``ValueError`` when the axis sizes differ or the shapes do
+    not broadcast, :class:`AxisError` for an out-of-range axis.
+    """
+    from ._elementwise_functions import multiply
+    from ._statistical_functions import sum as sum_
+
+    _check_array(x1, "x1")
+    _check_array(x2, "x2")
+    _check_numeric(x1, "vecdot")
+    _check_numeric(x2, "vecdot")
+    dtype = result_type(x1, x2)
+    shape = broadcast_shapes(x1.shape, x2.shape)
+    ndim = len(shape)
+    if ndim == 0:
+        raise ValueError("vecdot needs at least one dimension")
+    ax = normalize_axis(axis, ndim)
+    a1 = ax - (ndim - x1.ndim)
+    a2 = ax - (ndim - x2.ndim)
+    n1 = x1.shape[a1] if a1 >= 0 else 1
+    n2 = x2.shape[a2] if a2 >= 0 else 1
+    if n1 != n2:
+        raise ValueError(f"x1 and x2 must have the same size along axis {axis} ({n1} != {n2})")
+    return sum_(multiply(x1, x2), axis=ax, dtype=dtype)

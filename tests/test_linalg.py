@@ -1,0 +1,162 @@
+"""matmul, tensordot, vecdot, matrix_transpose against NumPy (float64 references)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import gputensor as gt
+from gputensor._shapes import AxisError
+
+from _helpers_b import RTOL, gpu
+
+MATMUL_DTYPES = ["float32", "float64", "float16", "int32", "int64", "uint8", "int8"]
+
+
+def operand(data, shape, dtype, allow_views=True):
+    """A random numpy operand and its device copy, sometimes a transposed or negative-step view."""
+    if dtype.kind == "f":
+        el = hnp.from_dtype(dtype, min_value=-4, max_value=4, allow_nan=False, allow_subnormal=False)
+    else:
+        el = st.integers(-5, 5) if dtype.kind == "i" else st.integers(0, 5)
+    ref = data.draw(hnp.arrays(dtype, shape, elements=el))
+    kind = data.draw(st.sampled_from(["plain", "transposed", "negative"] if allow_views and len(shape) >= 2 else ["plain"]))
+    if kind == "transposed":  # a .mT view of a stored transpose: column-major matrices
+        stored = np.ascontiguousarray(np.swapaxes(ref, -1, -2))
+        return ref, gt.matrix_transpose(gpu(stored))
+    if kind == "negative":
+        return ref, gt.flip(gpu(np.flip(ref, axis=-1).copy()), axis=-1)
+    return ref, gpu(ref)
+
+
+def check(got, expect, k):
+    g = got.get()
+    assert g.shape == expect.shape, (g.shape, expect.shape)
+    assert g.dtype == expect.dtype, (g.dtype, expect.dtype)
+    if g.dtype.kind == "f":
+        tol = RTOL[g.dtype.name] * 4
+        np.testing.assert_allclose(g.astype(np.float64), expect.astype(np.float64),
+                                   rtol=tol, atol=tol * 16 * max(k, 1))
+    else:
+        np.testing.assert_array_equal(g, expect)
+
+
+@given(st.data())
+def test_matmul(data):
+    dtype = np.dtype(data.draw(st.sampled_from(MATMUL_DTYPES)))
+    m, k, n = (data.draw(st.integers(0, 9)) for _ in range(3))
+    batch = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3))
+    kind1 = data.draw(st.sampled_from(["1d", "2d", "batched"]))
+    kind2 = data.draw(st.sampled_from(["1d", "2d", "batched"]))
+    s1 = (k,) if kind1 == "1d" else (m, k) if kind1 == "2d" else batch.input_shapes[0] + (m, k)
+    s2 = (k,) if kind2 == "1d" else (k, n) if kind2 == "2d" else batch.input_shapes[1] + (k, n)
+    a, x1 = operand(data, s1, dtype)
+    b, x2 = operand(data, s2, dtype)
+    expect = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(dtype) if dtype.kind == "f" \
+        else np.matmul(a, b)
+    check(gt.matmul(x1, x2), np.asarray(expect), k)
+    if kind1 != "1d" or kind2 != "1d":
+        check(x1 @ x2, np.asarray(expect), k)
+
+
+def test_matmul_mixed_dtypes_and_batch_broadcast():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 1, 5, 7)).astype(np.float32)
+    b = rng.standard_normal((3, 7, 4)).astype(np.float64)
+    check(gt.matmul(gpu(a), gpu(b)), a.astype(np.float64) @ b, 7)
+    c = rng.integers(-3, 3, (4, 7)).astype(np.int16)
+    d = rng.integers(-3, 3, (7,)).astype(np.int8)
+    check(gt.matmul(gpu(c), gpu(d)), c @ d, 7)
+
+
+def test_matmul_larger_gemm_path():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 130, 70)).astype(np.float32)
+    b = rng.standard_normal((70, 150)).astype(np.float32)
+    check(gt.matmul(gpu(a), gpu(b)), (a.astype(np.float64) @ b).astype(np.float32), 70)
+    # a strided (every other column) operand: copied once, then gemm
+    big = rng.standard_normal((130, 140)).astype(np.float32)
+    check(gt.matmul(gpu(big)[:, ::2], gpu(b)), (big[:, ::2].astype(np.float64) @ b).astype(np.float32), 70)
+
+
+def test_matrix_transpose():
+    a = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    x = gpu(a)
+    t = gt.matrix_transpose(x)
+    assert t._storage is x._storage
+    np.testing.assert_array_equal(t.get(), np.swapaxes(a, -1, -2))
+    with pytest.raises(ValueError):
+        gt.matrix_transpose(gpu(np.zeros(3)))
+
+
+@given(st.data())
+def test_tensordot(data):
+    dtype = np.dtype(data.draw(st.sampled_from(["float32", "int64", "float64"])))
+    shape1 = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
+    count = data.draw(st.integers(0, len(shape1)))
+    shape2 = shape1[len(shape1) - count:] + data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=4))
+    a, x1 = operand(data, shape1, dtype, allow_views=False)
+    b, x2 = operand(data, shape2, dtype, allow_views=False)
+    expect = np.tensordot(a, b, axes=count)
+    k = int(np.prod(shape1[len(shape1) - count:]))
+    check(gt.tensordot(x1, x2, axes=count), np.asarray(expect), k)
+    if count == len(shape1) and count:
+        # explicit axis lists, reversed order
+        ax1 = list(range(count))[::-1]
+        ax2 = ax1
+        check(gt.tensordot(x1, x2, axes=(ax1, ax2)), np.tensordot(a, b, axes=(ax1, ax2)), k)
+
+
+@given(st.data())
+def test_vecdot(data):
+    dtype = np.dtype(data.draw(st.sampled_from(["float32", "int32", "float64", "float16"])))
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3, max_side=4))
+    bshape = np.broadcast_shapes(*shapes.input_shapes)
+    axis = data.draw(st.integers(-len(bshape), -1))
+    s1, s2 = list(shapes.input_shapes[0]), list(shapes.input_shapes[1])
+    # the contracted axis must have equal sizes in both operands
+    for s in (s1, s2):
+        if len(s) >= -axis:
+            s[axis] = bshape[axis]
+    a, x1 = operand(data, tuple(s1), dtype, allow_views=False)
+    b, x2 = operand(data, tuple(s2), dtype, allow_views=False)
+    if len(s1) < -axis or len(s2) < -axis:
+        return
+    expect = np.vecdot(a.astype(np.float64), b.astype(np.float64), axis=axis).astype(dtype) \
+        if dtype.kind == "f" else np.vecdot(a, b, axis=axis)
+    check(gt.vecdot(x1, x2, axis=axis), np.asarray(expect), bshape[axis])
+
+
+def test_errors():
+    x = gpu(np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError):
+        gt.matmul(x, x)
+    with pytest.raises(ValueError):
+        gt.matmul(gpu(np.float32(1)), x)
+    with pytest.raises(ValueError):
+        gt.matmul(gpu(np.zeros((2, 2, 3))), gpu(np.zeros((3, 3, 2))))
+    with pytest.raises(TypeError):
+        gt.matmul(gpu(np.zeros((2, 2), bool)), gpu(np.zeros((2, 2), bool)))
+    with pytest.raises(TypeError):
+        gt.matmul(gpu(np.zeros((2, 2), np.uint64)), gpu(np.zeros((2, 2), np.int64)))
+    with pytest.raises(TypeError):
+        gt.matmul(x, np.zeros((3, 2)))
+    with pytest.raises(ValueError):
+        gt.tensordot(x, x, axes=1)
+    with pytest.raises(ValueError):
+        gt.tensordot(x, x, axes=-1)
+    with pytest.raises(ValueError):
+        gt.tensordot(x, x, axes=3)
+    with pytest.raises(ValueError):
+        gt.tensordot(x, x, axes=([0], [0, 1]))
+    with pytest.raises(AxisError):
+        gt.tensordot(x, x, axes=([2], [0]))
+    with pytest.raises(ValueError):
+        gt.vecdot(x, gpu(np.zeros((2, 4), np.float32)))
+    with pytest.raises(ValueError):
+        gt.vecdot(x, gpu(np.zeros((4, 3), np.float32)))
+    with pytest.raises(TypeError):
+        gt.vecdot(gpu(np.zeros(3, bool)), gpu(np.zeros(3, bool)))

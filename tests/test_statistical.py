@@ -1,0 +1,323 @@
+"""Statistical and utility functions against NumPy (float64 references), dtype rules, errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import gputensor as gt
+from gputensor._shapes import AxisError
+
+from _helpers_b import FLOATING, INTEGER, NUMERIC, RTOL, arrays, axes_for, bounded, gpu, gt_dtype
+
+
+def expected_sum_dtype(d: np.dtype) -> np.dtype:
+    if d.kind == "i":
+        return np.dtype("int64")
+    if d.kind == "u":
+        return np.dtype("uint64")
+    return d
+
+
+def check_close(got: gt.GpuArray, ref: np.ndarray, dtype: np.dtype, scale: np.ndarray | float | None = None) -> None:
+    g = got.get()
+    ref = np.asarray(ref)
+    assert g.shape == ref.shape, (g.shape, ref.shape)
+    assert g.dtype == dtype, (g.dtype, dtype)
+    if dtype.kind in "iub":
+        np.testing.assert_array_equal(g, ref.astype(dtype))
+        return
+    rtol = RTOL[dtype.name]
+    g64, r64 = g.astype(np.float64), ref.astype(np.float64)
+    with np.errstate(all="ignore"):
+        r64 = r64.astype(dtype).astype(np.float64)  # the reference rounded to the result dtype
+        atol = 0.0 if scale is None else rtol * np.asarray(scale, dtype=np.float64)
+        ok = (g64 == r64) | (np.isnan(g64) & np.isnan(r64)) | (np.abs(g64 - r64) <= rtol * np.abs(r64) + atol)
+    assert np.all(ok), f"mismatch:\n got {g64[~ok]}\n ref {r64[~ok]}"
+
+
+# ---- sum / prod ------------------------------------------------------------------------------
+@given(arrays(elements=bounded(-100, 100)), st.data())
+def test_sum(pair, data):
+    ref, x = pair
+    axis = data.draw(axes_for(ref.ndim))
+    keepdims = data.draw(st.booleans())
+    out_dtype = expected_sum_dtype(ref.dtype)
+    got = gt.sum(x, axis=axis, keepdims=keepdims)
+    if out_dtype.kind == "f":
+        expect = np.sum(ref.astype(np.float64), axis=axis, keepdims=keepdims)
+        scale = np.sum(np.abs(ref.astype(np.float64)), axis=axis, keepdims=keepdims)
+        check_close(got, expect, out_dtype, scale)
+    else:
+        check_close(got, np.sum(ref, axis=axis, keepdims=keepdims, dtype=out_dtype), out_dtype)
+
+
+@given(arrays(elements=bounded(-2, 2), max_side=4), st.data())
+def test_prod(pair, data):
+    ref, x = pair
+    axis = data.draw(axes_for(ref.ndim))
+    keepdims = data.draw(st.booleans())
+    out_dtype = expected_sum_dtype(ref.dtype)
+    got = gt.prod(x, axis=axis, keepdims=keepdims)
+    if out_dtype.kind == "f":
+        expect = np.prod(ref.astype(np.float64), axis=axis, keepdims=keepdims)
+        scale = np.prod(np.abs(ref.astype(np.float64)), axis=axis, keepdims=keepdims)
+        check_close(got, expect, out_dtype, scale * 4)
+    else:
+        check_close(got, np.prod(ref, axis=axis, keepdims=keepdims, dtype=out_dtype), out_dtype)
+
+
+@pytest.mark.parametrize("src,dst", [("int8", "float64"), ("float32", "float64"), ("int32", "int16"),
+                                     ("uint8", "int32"), ("float64", "float32")])
+def test_sum_prod_dtype_argument(src, dst):
+    a = (np.arange(1, 13) % 7).reshape(3, 4).astype(src)
+    x = gpu(a)
+    d = np.dtype(dst)
+    check_close(gt.sum(x, axis=1, dtype=gt_dtype(d)), np.sum(a.astype(d), axis=1), d, np.sum(np.abs(a), 1))
+    check_close(gt.prod(x, axis=0, dtype=gt_dtype(d)), np.prod(a.astype(d), axis=0), d, 1e3)
+
+
+def test_sum_float16_accumulates_in_float32():
+    a = np.full(4096, 1.0, dtype=np.float16)  # a float16 running sum would stall at 2048
+    got = gt.sum(gpu(a))
+    assert got.dtype == gt.float16
+    assert float(got.get()) == 4096.0
+    m = gt.mean(gpu(np.full(5000, 0.1, np.float16)))
+    assert abs(float(m.get()) - 0.1) < 1e-3
+
+
+def test_integer_sum_wraps_like_numpy():
+    a = np.array([2**62, 2**62, 2**62], dtype=np.int64)
+    np.testing.assert_array_equal(gt.sum(gpu(a)).get(), np.sum(a))
+    b = np.array([255, 255, 3], dtype=np.uint8)
+    assert gt.sum(gpu(b)).dtype == gt.uint64
+    np.testing.assert_array_equal(gt.sum(gpu(b)).get(), 513)
+    assert gt.sum(gpu(b.astype(np.int16))).dtype == gt.int64
+
+
+# ---- max / min -------------------------------------------------------------------------------
+@given(arrays(), st.data())
+def test_max_min(pair, data):
+    ref, x = pair
+    axis = data.draw(axes_for(ref.ndim))
+    keepdims = data.draw(st.booleans())
+    for f, nf in ((gt.max, np.max), (gt.min, np.min)):
+        try:
+            expect = nf(ref, axis=axis, keepdims=keepdims)
+        except ValueError:
+            with pytest.raises(ValueError):
+                f(x, axis=axis, keepdims=keepdims)
+            continue
+        got = f(x, axis=axis, keepdims=keepdims)
+        g = got.get()
+        assert g.dtype == ref.dtype and g.shape == np.shape(expect)
+        np.testing.assert_array_equal(g, expect)  # NaN positions must match too
+
+
+def test_max_min_special_values():
+    a = np.array([[1.0, np.nan, -np.inf], [-0.0, 0.0, np.inf], [3.0, -1.0, 2.0]], dtype=np.float32)
+    for f, nf in ((gt.max, np.max), (gt.min, np.min)):
+        for axis in (None, 0, 1):
+            np.testing.assert_array_equal(f(gpu(a), axis=axis).get(), nf(a, axis=axis))
+    i = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, 0], dtype=np.int64)
+    assert int(gt.max(gpu(i)).get()) == np.iinfo(np.int64).max
+    assert int(gt.min(gpu(i)).get()) == np.iinfo(np.int64).min
+
+
+# ---- mean / var / std ------------------------------------------------------------------------
+@given(arrays(dtypes=FLOATING, elements=bounded(-100, 100)), st.data())
+def test_mean_var_std(pair, data):
+    ref, x = pair
+    axis = data.draw(axes_for(ref.ndim))
+    keepdims = data.draw(st.booleans())
+    correction = data.draw(st.sampled_from([0, 1, 0.5]))
+    r64 = ref.astype(np.float64)
+    n = r64.size if axis is None else math.prod(
+        ref.shape[a] for a in ((axis,) if isinstance(axis, int) else axis))
+    with np.errstate(all="ignore"):
+        mean = np.mean(r64, axis=axis, keepdims=keepdims)
+        var = np.var(r64, axis=axis, keepdims=keepdims, ddof=correction)
+    scale = np.max(np.abs(r64)) if r64.size else 1.0
+    check_close(gt.mean(x, axis=axis, keepdims=keepdims), mean, ref.dtype, scale)
+    check_close(gt.var(x, axis=axis, keepdims=keepdims, correction=correction), var, ref.dtype,
+                scale * scale * max(n, 1))
+    with np.errstate(all="ignore"):
+        std = np.sqrt(var)
+    check_close(gt.std(x, axis=axis, keepdims=keepdims, correction=correction), std, ref.dtype,
+                scale * max(n, 1))
+
+
+# ---- all / any -------------------------------------------------------------------------------
+@given(arrays(dtypes=[np.dtype("bool"), np.dtype("int8"), np.dtype("float32"), np.dtype("uint64")]), st.data())
+def test_all_any(pair, data):
+    ref, x = pair
+    axis = data.draw(axes_for(ref.ndim))
+    keepdims = data.draw(st.booleans())
+    for f, nf in ((gt.all, np.all), (gt.any, np.any)):
+        got = f(x, axis=axis, keepdims=keepdims).get()
+        expect = nf(ref, axis=axis, keepdims=keepdims)
+        assert got.dtype == np.bool_ and got.shape == np.shape(expect)
+        np.testing.assert_array_equal(got, expect)
+
+
+# ---- cumulative_sum / cumulative_prod ----------------------------------------------------------
+@given(arrays(min_dims=0, max_dims=3, elements=bounded(-3, 3)), st.data())
+def test_cumulative(pair, data):
+    ref, x = pair
+    if ref.ndim > 1:
+        axis = data.draw(st.integers(-ref.ndim, ref.ndim - 1))
+    else:
+        axis = data.draw(st.sampled_from([None, 0, -1])) if ref.ndim == 1 else None
+    include = data.draw(st.booleans())
+    out_dtype = expected_sum_dtype(ref.dtype)
+    r = ref.reshape(1) if ref.ndim == 0 else ref
+    ax = 0 if axis is None else axis
+    for f, nf in ((gt.cumulative_sum, np.cumulative_sum), (gt.cumulative_prod, np.cumulative_prod)):
+        got = f(x, axis=axis, include_initial=include)
+        if out_dtype.kind == "f":
+            expect = nf(r.astype(np.float64), axis=ax, include_initial=include)
+            scale = np.abs(nf(np.abs(r.astype(np.float64)), axis=ax, include_initial=include))
+            check_close(got, expect, out_dtype, scale * 4)
+        else:
+            check_close(got, nf(r, axis=ax, include_initial=include, dtype=out_dtype), out_dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8"])
+def test_cumulative_long_rows_multi_level(dtype):
+    """Rows longer than one scan block (1024) and than 1024 blocks: the hierarchical scan."""
+    rng = np.random.default_rng(3)
+    for shape, axis in (((3, 3000), 1), ((2100, 2), 0), ((1_100_000,), 0)):
+        a = rng.integers(0, 5, size=shape).astype(dtype)
+        out_dtype = expected_sum_dtype(np.dtype(dtype))
+        got = gt.cumulative_sum(gpu(a), axis=axis)
+        check_close(got, np.cumulative_sum(a.astype(np.float64) if out_dtype.kind == "f" else a,
+                                           axis=axis, dtype=None if out_dtype.kind == "f" else out_dtype),
+                    out_dtype, np.cumulative_sum(a.astype(np.float64), axis=axis))
+
+
+def test_cumulative_dtype_argument_and_float16():
+    a = np.arange(1, 9, dtype=np.int8)
+    got = gt.cumulative_sum(gpu(a), dtype=gt.float32)
+    check_close(got, np.cumsum(a.astype(np.float32)), np.dtype("float32"), 40)
+    got = gt.cumulative_prod(gpu(a), dtype=gt.int8)  # wraps in int8 as NumPy
+    np.testing.assert_array_equal(got.get(), np.cumprod(a, dtype=np.int8))
+    h = np.full(3000, 1.0, np.float16)
+    got = gt.cumulative_sum(gpu(h))
+    assert got.dtype == gt.float16
+    np.testing.assert_array_equal(got.get(), np.arange(1, 3001).astype(np.float16))
+
+
+def test_scan_operand_larger_than_binding_window(backend):
+    """One row larger than a binding window: the scan splits it into window-sized block ranges."""
+    n = backend.max_window_bytes() // 4 + 3000
+    x = gt.ones((n,), dtype=gt.float32)
+    got = gt.cumulative_sum(x, dtype=gt.float32)
+    tail = got[n - 3 :].get()
+    # every partial sum is an integer < 2**26 here: exact in float32 up to 2**24, then spacing 2-4
+    np.testing.assert_allclose(tail, [n - 2, n - 1, n], rtol=1e-6)
+    head = got[:5].get()
+    np.testing.assert_array_equal(head, [1, 2, 3, 4, 5])
+
+
+# ---- diff ----------------------------------------------------------------------------------------
+@given(arrays(min_dims=1, max_dims=3, elements=bounded(-100, 100)), st.data())
+def test_diff(pair, data):
+    ref, x = pair
+    axis = data.draw(st.integers(-ref.ndim, ref.ndim - 1))
+    n = data.draw(st.integers(0, 3))
+    use_pre = data.draw(st.booleans())
+    kwargs, nkw = {}, {}
+    if use_pre:
+        shape = list(ref.shape)
+        shape[axis] = 2
+        pre = np.ones(shape, ref.dtype)
+        kwargs["prepend"], nkw["prepend"] = gpu(pre), pre
+        kwargs["append"], nkw["append"] = gpu(pre), pre
+    got = gt.diff(x, axis=axis, n=n, **kwargs)
+    expect = np.diff(ref, axis=axis, n=n, **nkw)
+    g = got.get()
+    assert g.shape == expect.shape and g.dtype == expect.dtype
+    if ref.dtype.kind == "f":
+        np.testing.assert_allclose(g, expect, rtol=RTOL[ref.dtype.name], atol=RTOL[ref.dtype.name] * 800)
+    else:
+        np.testing.assert_array_equal(g, expect)
+
+
+# ---- errors --------------------------------------------------------------------------------------
+def test_errors():
+    x = gpu(np.zeros((2, 3), np.float32))
+    b = gpu(np.zeros(3, np.bool_))
+    i = gpu(np.zeros(3, np.int32))
+    for f in (gt.sum, gt.prod, gt.max, gt.min, gt.mean, gt.var, gt.std, gt.cumulative_sum):
+        with pytest.raises(TypeError):
+            f(b)
+        with pytest.raises(TypeError):
+            f(np.zeros(3))
+    for f in (gt.mean, gt.var, gt.std):
+        with pytest.raises(TypeError):
+            f(i)
+    for f in (gt.sum, gt.max, gt.all, gt.mean):
+        with pytest.raises(AxisError):
+            f(x, axis=2)
+        with pytest.raises(ValueError):
+            f(x, axis=(0, 0))
+        with pytest.raises(TypeError):
+            f(x, axis=0.5)
+    with pytest.raises(ValueError):
+        gt.max(gpu(np.zeros((0, 3), np.float32)))
+    with pytest.raises(ValueError):
+        gt.min(gpu(np.zeros((0, 3), np.float32)), axis=0)
+    np.testing.assert_array_equal(gt.max(gpu(np.zeros((0, 3), np.float32)), axis=1).get(), np.zeros(0))
+    assert float(gt.sum(gpu(np.zeros((0,), np.float32))).get()) == 0
+    assert float(gt.prod(gpu(np.zeros((0,), np.float32))).get()) == 1
+    assert math.isnan(float(gt.mean(gpu(np.zeros((0,), np.float32))).get()))
+    assert bool(gt.all(gpu(np.zeros((0,), np.float32))).get())
+    assert not bool(gt.any(gpu(np.zeros((0,), np.float32))).get())
+    with pytest.raises(ValueError):
+        gt.cumulative_sum(x)
+    with pytest.raises(AxisError):
+        gt.cumulative_sum(x, axis=2)
+    with pytest.raises(TypeError):
+        gt.sum(x, dtype="float32")
+    with pytest.raises(ValueError):
+        gt.var(x, correction=-1)
+    with pytest.raises(ValueError):
+        gt.diff(gpu(np.float32(1)))
+    with pytest.raises(ValueError):
+        gt.diff(x, n=-1)
+    with pytest.raises(TypeError):
+        gt.diff(b)
+    with pytest.raises(ValueError):
+        gt.diff(x, axis=0, prepend=gpu(np.zeros((1, 2), np.float32)))
+
+
+def test_ops_scan_validation(backend):
+    from gputensor._backend import BackendError, ops_scan
+
+    ptr = backend.alloc(64)
+    try:
+        with pytest.raises(BackendError):
+            ops_scan.scan(backend, "max", ptr, "float32", 1, 4)
+        with pytest.raises(BackendError):
+            ops_scan.scan(backend, "sum", ptr, "int8", 1, 4)
+        with pytest.raises(BackendError):
+            ops_scan.scan(backend, "sum", ptr, "float32", 2, 4, ld=3)
+        with pytest.raises(BackendError):
+            ops_scan.scan(backend, "sum", ptr, "float32", 5, 4)  # 80 bytes > 64
+        with pytest.raises(BackendError):
+            ops_scan.scan(backend, "sum", ptr + 2, "float32", 1, 4)  # misaligned
+        with pytest.raises(BackendError):
+            ops_scan.scan(backend, "sum", ptr, "float32", -1, 4)
+        ops_scan.scan(backend, "sum", ptr, "float32", 0, 4)  # nothing to do
+        data = np.arange(1, 9, dtype=np.float32).reshape(2, 4)
+        backend.copy_htod(ptr, data)
+        ops_scan.scan(backend, "prod", ptr, "float32", 2, 3, ld=4)  # strided rows: column 3 untouched
+        out = np.empty_like(data)
+        backend.copy_dtoh(out, ptr)
+        np.testing.assert_array_equal(out, [[1, 2, 6, 4], [5, 30, 210, 8]])
+    finally:
+        backend.free(ptr)
