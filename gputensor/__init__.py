@@ -1,0 +1,164 @@
+"""gputensor: a Python Array API (2024.12) library running on any GPU through WebGPU.
+
+``import gputensor as gt``; ``a = gt.asarray(np_array)``; ``gt.exp(a) + 1``; ``a @ b``.
+Arrays live on the one WebGPU device (``gt.Device``); ``gt.asnumpy(x)`` / ``x.get()`` /
+``np.asarray(x)`` read them back.  The public names are re-exported below section by section
+(the spec's sections), each extending ``__all__``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as _np
+
+__array_api_version__ = "2024.12"
+
+__all__: list[str] = ["__array_api_version__"]
+
+# ---- constants -----------------------------------------------------------------------------
+e: float = float(_np.e)
+inf: float = float(_np.inf)
+nan: float = float(_np.nan)
+pi: float = float(_np.pi)
+newaxis = None
+
+__all__ += ["e", "inf", "nan", "newaxis", "pi"]
+
+# ---- data types ----------------------------------------------------------------------------
+from ._dtypes import (  # noqa: E402
+    bool,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+
+__all__ += [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+]
+
+# ---- array object and device ---------------------------------------------------------------
+from ._array_object import GpuArray  # noqa: E402
+from ._devices import Device  # noqa: E402
+
+__all__ += ["GpuArray", "Device"]
+
+# ---- creation functions --------------------------------------------------------------------
+from ._creation_functions import (  # noqa: E402
+    arange,
+    asarray,
+    empty,
+    empty_like,
+    eye,
+    from_dlpack,
+    full,
+    full_like,
+    linspace,
+    meshgrid,
+    ones,
+    ones_like,
+    tril,
+    triu,
+    zeros,
+    zeros_like,
+)
+
+__all__ += [
+    "arange",
+    "asarray",
+    "empty",
+    "empty_like",
+    "eye",
+    "from_dlpack",
+    "full",
+    "full_like",
+    "linspace",
+    "meshgrid",
+    "ones",
+    "ones_like",
+    "tril",
+    "triu",
+    "zeros",
+    "zeros_like",
+]
+
+# ---- data type functions -------------------------------------------------------------------
+from ._data_type_functions import astype, can_cast, finfo, iinfo, isdtype, result_type  # noqa: E402
+
+__all__ += ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
+
+# ---- elementwise functions (generated from _ops.ELEMENTWISE_OPS) ---------------------------
+from . import _elementwise_functions  # noqa: E402
+
+for _name in _elementwise_functions.__all__:
+    globals()[_name] = getattr(_elementwise_functions, _name)
+__all__ += list(_elementwise_functions.__all__)
+del _name
+
+# ---- inspection ----------------------------------------------------------------------------
+from ._info import __array_namespace_info__  # noqa: E402
+
+__all__ += ["__array_namespace_info__"]
+
+# --- functions (engineer B) ---
+# (statistical, utility, linear algebra, manipulation, searching, indexing: imports go here)
+from . import (  # noqa: E402
+    _indexing_functions,
+    _linear_algebra_functions,
+    _manipulation_functions,
+    _searching_functions,
+    _statistical_functions,
+    _utility_functions,
+)
+
+for _module in (
+    _manipulation_functions,
+    _statistical_functions,
+    _utility_functions,
+    _linear_algebra_functions,
+    _searching_functions,
+    _indexing_functions,
+):
+    for _name in _module.__all__:
+        globals()[_name] = getattr(_module, _name)
+    __all__ += list(_module.__all__)
+del _module, _name
+# --- end functions (engineer B) ---
+
+
+# ---- gputensor extensions ------------------------------------------------------------------
+def asnumpy(x: Any) -> _np.ndarray:
+    """A NumPy copy of the gputensor array ``x`` (waits for pending work); ``TypeError`` for
+    anything else."""
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"asnumpy expects a gputensor array, got {type(x).__name__}")
+    return x.get()
+
+
+def synchronize() -> None:
+    """Wait until all work recorded on the device has finished."""
+    from ._dispatch import synchronize as _synchronize
+
+    _synchronize()
+
+
+__all__ += ["asnumpy", "synchronize"]

@@ -29,6 +29,7 @@ __all__ = [
     "finfo",
     "iinfo",
     "isdtype",
+    "astype",
 ]
 
 PythonScalar = Union[bool, int, float, complex]
@@ -223,3 +224,27 @@ def isdtype(dtype: DType, kind: Kind) -> bool:
         f"not {type(kind).__name__}"
     )
 
+
+
+def astype(x: Any, dtype: DType, /, *, copy: bool = True, device: Any = None) -> Any:
+    """Return ``x`` converted to ``dtype`` (NumPy's ``astype`` casting: floats truncate toward
+    zero into integers, numbers become bool by ``!= 0``; NaN/out-of-range float to integer
+    values are unspecified).
+
+    ``copy=False`` returns ``x`` itself when the dtype already matches (and the device is the
+    same), else a new array. Raises ``TypeError`` if ``x`` is not a gputensor array, ``dtype``
+    is not a dtype or the device lacks it; ``ValueError`` for another device.
+    """
+    from ._array_object import GpuArray
+    from ._devices import DEFAULT_DEVICE, check_device
+    from ._dispatch import contiguous_copy
+
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"astype expects a gputensor array, got {type(x).__name__}")
+    if not isinstance(dtype, DType):
+        raise TypeError(f"dtype must be a gputensor dtype, not {dtype!r}")
+    check_device(device)
+    DEFAULT_DEVICE.check_dtype(dtype)
+    if not copy and dtype == x.dtype:
+        return x
+    return contiguous_copy(x, dtype)

@@ -7,7 +7,8 @@ the WGSL compute type (``f32``, ``f64``, ``i32``, ``u32``, ``i64``, ``u64``, ``b
 (i32/i64), ``u`` (u32/u64), ``b`` (bool). An expression may call helpers from
 ``_wgsl/elementwise.wgsl``'s include ``ewise_helpers`` / ``f64math`` (see ``HELPERS``).
 
-Semantics follow NumPy where WGSL differs: NaN propagates through max/min; integer division and
+Semantics follow NumPy where WGSL differs: NaN propagates through max/min (NaN tests use
+``ew_isnan_*``: naga compiles float ``!=`` as an ordered comparison, so ``x != x`` is false for NaN); integer division and
 remainder by zero give 0; ``//`` and ``%`` round toward negative infinity; shifts by >= the bit
 width give NumPy's results; integer ``**`` by repeated squaring.
 """
@@ -43,7 +44,7 @@ OPS: dict[str, dict[str, str]] = {
     "expm1": {"f": "ew_expm1_{T}(x0)"},
     "log": {"f": "log(x0)"},
     "log2": {"f": "log2(x0)"},
-    "log10": {"f": "(log(x0) * {T}(0.43429448190325182765))"},
+    "log10": {"f": "(ew_log_{T}(x0) * {T}(0.43429448190325182765))"},
     "log1p": {"f": "ew_log1p_{T}(x0)"},
     "sin": {"f": "sin(x0)"},
     "cos": {"f": "cos(x0)"},
@@ -62,12 +63,12 @@ OPS: dict[str, dict[str, str]] = {
     "trunc": {"f": "trunc(x0)", "i": "x0", "u": "x0"},
     "round": {"f": "round(x0)", "i": "x0", "u": "x0"},
     "sign": {
-        "f": "select(select(select({T}(0), {T}(-1), x0 < {T}(0)), {T}(1), x0 > {T}(0)), x0, x0 != x0)",
+        "f": "select(select(select({T}(0), {T}(-1), x0 < {T}(0)), {T}(1), x0 > {T}(0)), x0, ew_isnan_{T}(x0))",
         "i": "select(select({T}(0), {T}(-1), x0 < {T}(0)), {T}(1), x0 > {T}(0))",
         "u": "select({T}(0), {T}(1), x0 > {T}(0))",
     },
     "signbit": {"f": "ew_signbit_{T}(x0)"},
-    "isnan": {"f": "(x0 != x0)", "i": "false", "u": "false", "b": "false"},
+    "isnan": {"f": "ew_isnan_{T}(x0)", "i": "false", "u": "false", "b": "false"},
     "isinf": {"f": "(abs(x0) == {INF})", "i": "false", "u": "false", "b": "false"},
     "isfinite": {"f": "(abs(x0) < {INF})", "i": "true", "u": "true", "b": "true"},
     "logical_not": {"b": "!x0"},
@@ -75,7 +76,7 @@ OPS: dict[str, dict[str, str]] = {
     "relu": {"f": "select(x0, {T}(0), x0 < {T}(0))"},
     "sigmoid": {"f": "ew_sigmoid_{T}(x0)"},
     "silu": {"f": "(x0 * ew_sigmoid_{T}(x0))"},
-    "gelu": {"f": "({T}(0.5) * x0 * ({T}(1) + ew_erf_{T}(x0 * {T}(0.70710678118654752440))))"},
+    "gelu": {"f": "ew_gelu_{T}(x0)"},
     # ---- binary arithmetic
     "add": {"f": "(x0 + x1)", "i": "(x0 + x1)", "u": "(x0 + x1)"},
     "subtract": {"f": "(x0 - x1)", "i": "(x0 - x1)", "u": "(x0 - x1)"},
@@ -89,10 +90,10 @@ OPS: dict[str, dict[str, str]] = {
     "remainder": {"f": "ew_mod_{T}(x0, x1)", "i": "ew_mod_{T}(x0, x1)",
                   "u": "select(x0 % x1, {T}(0), x1 == {T}(0))"},
     "pow": {"f": "ew_pow_{T}(x0, x1)", "i": "ew_ipow_{T}(x0, x1)", "u": "ew_ipow_{T}(x0, x1)"},
-    "maximum": {"f": "select(max(x0, x1), x0 + x1, x0 != x0 || x1 != x1)", "i": "max(x0, x1)", "u": "max(x0, x1)"},
-    "minimum": {"f": "select(min(x0, x1), x0 + x1, x0 != x0 || x1 != x1)", "i": "min(x0, x1)", "u": "min(x0, x1)"},
-    "max": {"f": "select(max(x0, x1), x0 + x1, x0 != x0 || x1 != x1)"},
-    "min": {"f": "select(min(x0, x1), x0 + x1, x0 != x0 || x1 != x1)"},
+    "maximum": {"f": "select(max(x0, x1), x0 + x1, ew_isnan_{T}(x0) || ew_isnan_{T}(x1))", "i": "max(x0, x1)", "u": "max(x0, x1)"},
+    "minimum": {"f": "select(min(x0, x1), x0 + x1, ew_isnan_{T}(x0) || ew_isnan_{T}(x1))", "i": "min(x0, x1)", "u": "min(x0, x1)"},
+    "max": {"f": "select(max(x0, x1), x0 + x1, ew_isnan_{T}(x0) || ew_isnan_{T}(x1))"},
+    "min": {"f": "select(min(x0, x1), x0 + x1, ew_isnan_{T}(x0) || ew_isnan_{T}(x1))"},
     "atan2": {"f": "ew_atan2_{T}(x0, x1)"},
     "hypot": {"f": "ew_hypot_{T}(x0, x1)"},
     "logaddexp": {"f": "ew_logaddexp_{T}(x0, x1)"},
@@ -100,7 +101,7 @@ OPS: dict[str, dict[str, str]] = {
     "nextafter": {"f": "ew_nextafter_{T}(x0, x1)"},
     # ---- comparisons (result bool)
     "equal": {"f": "(x0 == x1)", "i": "(x0 == x1)", "u": "(x0 == x1)", "b": "(x0 == x1)"},
-    "not_equal": {"f": "(x0 != x1)", "i": "(x0 != x1)", "u": "(x0 != x1)", "b": "(x0 != x1)"},
+    "not_equal": {"f": "!(x0 == x1)", "i": "(x0 != x1)", "u": "(x0 != x1)", "b": "(x0 != x1)"},
     "less": {"f": "(x0 < x1)", "i": "(x0 < x1)", "u": "(x0 < x1)"},
     "less_equal": {"f": "(x0 <= x1)", "i": "(x0 <= x1)", "u": "(x0 <= x1)"},
     "greater": {"f": "(x0 > x1)", "i": "(x0 > x1)", "u": "(x0 > x1)"},
@@ -119,6 +120,8 @@ OPS: dict[str, dict[str, str]] = {
     # ---- ternary
     "where": {"f": "select(x2, x1, x0)", "i": "select(x2, x1, x0)", "u": "select(x2, x1, x0)", "b": "select(x2, x1, x0)"},
     "clip": {"f": "ew_clip_{T}(x0, x1, x2)", "i": "min(max(x0, x1), x2)", "u": "min(max(x0, x1), x2)"},
+    # ---- float16 forms (float16 is computed in f32; these step in float16's own bit pattern)
+    "nextafter_f16": {"f": "ew_nextafter16_{T}(x0, x1)"},
 }
 
 

@@ -67,6 +67,12 @@ def convert(value: str, src: str, dst: str) -> str:
         return f"(({value}) != {zero})"
     if src == "bool":
         return f"select({dst}(0), {dst}(1), {value})"
+    # naga picks the 32->64-bit integer conversion by the destination's signedness (u32 -> i64
+    # sign-extends, i32 -> u64 zero-extends): widen within the source's signedness, then bitcast.
+    if src == "u32" and dst == "i64":
+        return f"bitcast<i64>(u64({value}))"
+    if src == "i32" and dst == "u64":
+        return f"bitcast<u64>(i64({value}))"
     return f"{dst}({value})"
 
 

@@ -13,6 +13,13 @@ fn ew_log_f32(x: f32) -> f32 { return log(x); }
 // @fn ew_log f64
 fn ew_log_f64(x: f64) -> f64 { return log_f64(x); }
 
+// @fn ew_isnan f32
+// NaN test from the bits: naga compiles float `!=` as an ordered comparison, so `x != x` is
+// false for NaN (measured on lavapipe).
+fn ew_isnan_f32(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+// @fn ew_isnan f64
+fn ew_isnan_f64(x: f64) -> bool { return (bitcast<u64>(x) << 1u) > (u64(0xffe00000u) << 32u); }
+
 // @fn ew_isinf f32 f64
 fn ew_isinf_TT(x: TT) -> bool { return x != TT(0) && x * TT(2) == x; }
 // @fn ew_nan f32
@@ -31,7 +38,7 @@ fn ew_atan2_f64(y: f64, x: f64) -> f64 { return atan2_f64(y, x); }
 // @fn ew_expm1 f32 f64
 fn ew_expm1_TT(x: TT) -> TT {
     // Kahan: (u - 1) * x / log(u) with u = exp(x) is accurate near 0.
-    if (abs(x) > TT(0.5) || x != x) { return ew_exp_TT(x) - TT(1); }
+    if (abs(x) > TT(0.5) || ew_isnan_TT(x)) { return ew_exp_TT(x) - TT(1); }
     let u = ew_exp_TT(x);
     if (u == TT(1)) { return x; }
     let um1 = u - TT(1);
@@ -40,7 +47,7 @@ fn ew_expm1_TT(x: TT) -> TT {
 
 // @fn ew_log1p f32 f64
 fn ew_log1p_TT(x: TT) -> TT {
-    if (abs(x) > TT(0.5) || x != x) { return ew_log_TT(TT(1) + x); }
+    if (abs(x) > TT(0.5) || ew_isnan_TT(x)) { return ew_log_TT(TT(1) + x); }
     let u = TT(1) + x;
     if (u == TT(1)) { return x; }
     return ew_log_TT(u) * x / (u - TT(1));
@@ -56,7 +63,7 @@ fn ew_sinh_TT(x: TT) -> TT {
         let e = ew_expm1_TT(a);
         r = TT(0.5) * (e + e / (e + TT(1)));
     }
-    return select(r, -r, x < TT(0));
+    return select(r, -r, ew_signbit_TT(x));
 }
 
 // @fn ew_cosh f32 f64
@@ -71,7 +78,7 @@ fn ew_cosh_TT(x: TT) -> TT {
 fn ew_tanh_TT(x: TT) -> TT {
     let e = ew_expm1_TT(TT(-2) * abs(x));
     let r = -e / (e + TT(2));
-    return select(r, -r, x < TT(0));
+    return select(r, -r, ew_signbit_TT(x));
 }
 
 // @fn ew_asinh f32 f64
@@ -83,7 +90,7 @@ fn ew_asinh_TT(x: TT) -> TT {
     } else {
         r = ew_log1p_TT(a + a * a / (TT(1) + sqrt(TT(1) + a * a)));
     }
-    return select(r, -r, x < TT(0));
+    return select(r, -r, ew_signbit_TT(x));
 }
 
 // @fn ew_acosh f32 f64
@@ -97,7 +104,7 @@ fn ew_acosh_TT(x: TT) -> TT {
 fn ew_atanh_TT(x: TT) -> TT {
     let a = abs(x);
     let r = TT(0.5) * ew_log1p_TT(TT(2) * a / (TT(1) - a));
-    return select(r, -r, x < TT(0));
+    return select(r, -r, ew_signbit_TT(x));
 }
 
 // @fn ew_signbit f32
@@ -119,7 +126,7 @@ fn ew_erf_TT(x: TT) -> TT {
     let t = TT(1) / (TT(1) + TT(0.3275911) * a);
     let p = t * (TT(0.254829592) + t * (TT(-0.284496736) + t * (TT(1.421413741) + t * (TT(-1.453152027) + t * TT(1.061405429)))));
     let r = TT(1) - p * ew_exp_TT(-a * a);
-    return select(r, -r, x < TT(0));
+    return select(r, -r, ew_signbit_TT(x));
 }
 
 // @fn ew_fmod f32 f64
@@ -142,7 +149,7 @@ fn ew_floordiv_TT(a: TT, b: TT) -> TT {
 
 // @fn ew_mod f32 f64
 fn ew_mod_TT(a: TT, b: TT) -> TT {
-    if (b == TT(0) || a != a || b != b || ew_isinf_TT(a)) { return ew_nan_TT(); }
+    if (b == TT(0) || ew_isnan_TT(a) || ew_isnan_TT(b) || ew_isinf_TT(a)) { return ew_nan_TT(); }
     if (ew_isinf_TT(b)) {
         // b is infinite: NumPy gives a if signs agree (or a == 0), else b
         if (a == TT(0) || (a < TT(0)) == (b < TT(0))) { return a; }
@@ -188,7 +195,7 @@ fn ew_ipow_TT(a: TT, b: TT) -> TT {
         if (e == TT(0)) { break; }
         if ((e & TT(1)) != TT(0)) { r = r * base; }
         base = base * base;
-        e = e >> TT(1);
+        e = e >> 1u;
     }
     return r;
 }
@@ -196,7 +203,7 @@ fn ew_ipow_TT(a: TT, b: TT) -> TT {
 // @fn ew_pow f32 f64
 fn ew_pow_TT(x: TT, y: TT) -> TT {
     if (y == TT(0) || x == TT(1)) { return TT(1); }
-    if (x != x || y != y) { return x + y; }
+    if (ew_isnan_TT(x) || ew_isnan_TT(y)) { return x + y; }
     let ay = abs(y);
     let y_int = floor(y) == y;
     let y_odd = y_int && ay < TT(9007199254740992) && floor(ay * TT(0.5)) * TT(2) != ay;
@@ -225,7 +232,7 @@ fn ew_hypot_TT(x: TT, y: TT) -> TT {
     let b = abs(y);
     if (ew_isinf_TT(a)) { return a; }
     if (ew_isinf_TT(b)) { return b; }
-    if (a != a || b != b) { return a + b; }
+    if (ew_isnan_TT(a) || ew_isnan_TT(b)) { return a + b; }
     let m = max(a, b);
     let n = min(a, b);
     if (m == TT(0)) { return TT(0); }
@@ -235,7 +242,7 @@ fn ew_hypot_TT(x: TT, y: TT) -> TT {
 
 // @fn ew_logaddexp f32 f64
 fn ew_logaddexp_TT(x: TT, y: TT) -> TT {
-    if (x != x || y != y) { return x + y; }
+    if (ew_isnan_TT(x) || ew_isnan_TT(y)) { return x + y; }
     if (x == y) { return x + TT(0.69314718055994530942); }
     let m = max(x, y);
     return m + ew_log1p_TT(ew_exp_TT(-abs(x - y)));
@@ -243,7 +250,7 @@ fn ew_logaddexp_TT(x: TT, y: TT) -> TT {
 
 // @fn ew_nextafter f32
 fn ew_nextafter_f32(x: f32, y: f32) -> f32 {
-    if (x != x || y != y) { return x + y; }
+    if (ew_isnan_f32(x) || ew_isnan_f32(y)) { return x + y; }
     if (x == y) { return y; }
     if (x == 0.0) { return select(bitcast<f32>(1u), bitcast<f32>(0x80000001u), y < 0.0); }
     let b = bitcast<u32>(x);
@@ -251,16 +258,94 @@ fn ew_nextafter_f32(x: f32, y: f32) -> f32 {
 }
 // @fn ew_nextafter f64
 fn ew_nextafter_f64(x: f64, y: f64) -> f64 {
-    if (x != x || y != y) { return x + y; }
+    if (ew_isnan_f64(x) || ew_isnan_f64(y)) { return x + y; }
     if (x == y) { return y; }
     if (x == f64(0.0lf)) { return select(bitcast<f64>(u64(1)), bitcast<f64>(u64(1) | (u64(1) << 63u)), y < f64(0.0lf)); }
     let b = bitcast<u64>(x);
     return bitcast<f64>(select(b - u64(1), b + u64(1), (x < y) == (x > f64(0.0lf))));
 }
 
+// @fn ew_nextafter16 f32
+fn ew_nextafter16_f32(x: f32, y: f32) -> f32 {
+    // nextafter in float16 for values computed in f32 (exact float16 values in, float16 out).
+    if (ew_isnan_f32(x) || ew_isnan_f32(y)) { return x + y; }
+    if (x == y) { return y; }
+    if (x == 0.0) { return select(unpack2x16float(1u).x, unpack2x16float(0x8001u).x, y < 0.0); }
+    let b = pack2x16float(vec2<f32>(x, 0.0)) & 0xFFFFu;
+    return unpack2x16float(select(b - 1u, b + 1u, (x < y) == (x > 0.0))).x;
+}
+
 // @fn ew_clip f32 f64
 fn ew_clip_TT(x: TT, lo: TT, hi: TT) -> TT {
-    if (x != x || lo != lo || hi != hi) { return x + lo + hi; }
+    if (ew_isnan_TT(x) || ew_isnan_TT(lo) || ew_isnan_TT(hi)) { return x + lo + hi; }
     return min(max(x, lo), hi);
 }
 
+
+// @fn ew_exp_mhalfsq f32
+// exp(-a*a/2) for a >= 0 with a*a split exactly (a = hi + lo, hi with 12 significant bits), so
+// the rounding of a*a (up to ~1e-5 relative in the result near underflow) does not show.
+fn ew_exp_mhalfsq_f32(a: f32) -> f32 {
+    let hi = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);
+    let lo = a - hi;
+    return exp(-0.5 * hi * hi) * exp(-0.5 * lo * (a + hi));
+}
+// @fn ew_exp_mhalfsq f64
+fn ew_exp_mhalfsq_f64(a: f64) -> f64 {
+    let hi = bitcast<f64>(bitcast<u64>(a) & ((u64(0xffffffffu) << 32u) | u64(0xf8000000u)));
+    let lo = a - hi;
+    return exp_f64(f64(-0.5) * hi * hi) * exp_f64(f64(-0.5) * lo * (a + hi));
+}
+
+// @fn ew_erfc_half f32
+// erfc(a / sqrt 2) for a >= 0, relative error ~1e-7: Numerical Recipes' Chebyshev fit (erfcc,
+// < 1.2e-7) with its exp(-z^2) factor taken exactly from a.
+fn ew_erfc_half_f32(a: f32) -> f32 {
+    let z = a * 0.70710678118654752440;
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let p = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 +
+            t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+    return t * exp(p) * ew_exp_mhalfsq_f32(a);
+}
+// @fn ew_erfc_half f64
+// erfc(a / sqrt 2) for a >= 0, relative error ~1e-15. z = a / sqrt 2 below 1.5: 1 - erf(z) by the
+// positive series erf(z) = 2/sqrt(pi) exp(-z^2) sum_n (2z^2)^n z / (2n+1)!! (at most 26 terms);
+// above: the continued fraction sqrt(pi) exp(z^2) erfc(z) = 1/(z+ (1/2)/(z+ 1/(z+ (3/2)/(z+ ...))))
+// (modified Lentz, at most ~90 terms); 0 past z = 27.3 (underflow).
+fn ew_erfc_half_f64(a: f64) -> f64 {
+    let z = a * f64(0.70710678118654752440);
+    if (z > f64(27.3)) { return f64(0.0); }
+    if (z < f64(1.5)) {
+        let z2 = z * z;
+        var term = z;
+        var sum = z;
+        for (var n = 1; n < 64; n++) {
+            term = term * (f64(2.0) * z2) / f64(2 * n + 1);
+            sum = sum + term;
+            if (term < sum * f64(1e-17)) { break; }
+        }
+        return f64(1.0) - f64(1.12837916709551257390) * ew_exp_mhalfsq_f64(a) * sum;
+    }
+    var f = z;
+    var c = z;
+    var d = f64(0.0);
+    for (var k = 1; k < 200; k++) {
+        let h = f64(k) * f64(0.5);
+        d = f64(1.0) / (z + h * d);
+        c = z + h / c;
+        let delta = c * d;
+        f = f * delta;
+        if (abs(delta - f64(1.0)) < f64(1e-16)) { break; }
+    }
+    return ew_exp_mhalfsq_f64(a) / (f64(1.77245385090551602730) * f);
+}
+
+// @fn ew_gelu f32 f64
+// gelu(x) = x/2 (1 + erf(x/sqrt 2)), through erfc(|x|/sqrt 2) so that the negative tail keeps
+// its relative accuracy (1 + erf cancels there).
+fn ew_gelu_TT(x: TT) -> TT {
+    if (ew_isnan_TT(x)) { return x; }
+    if (ew_isinf_TT(x)) { return select(x, -TT(0), x < TT(0)); }  // the limits: x and -0
+    let c = ew_erfc_half_TT(abs(x));
+    return select(TT(0.5) * x * (TT(2) - c), TT(0.5) * x * c, x < TT(0));
+}

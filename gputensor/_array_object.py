@@ -1,0 +1,477 @@
+"""GpuArray: a strided view of one device allocation, with the Array API's array object methods.
+
+Layout: ``_storage`` owns one backend allocation (freed through ``weakref.finalize`` when the
+last array using it is garbage-collected); ``_shape``; ``_strides`` in *elements* (any sign, 0 for
+broadcast dimensions); ``_offset``: elements from the allocation start to element ``[0, ..., 0]``;
+``_dtype``.  Basic indexing (integers, slices with any step, ``...``, ``None``) returns views that
+share the storage; ``__setitem__`` writes through them.
+
+The operator dunders (``__add__``, ``__radd__``, ``__iadd__``, comparisons, unary operators) are
+generated from the op table ``_ops.ELEMENTWISE_OPS``; Python scalars are weak.  In-place operators
+write into the same buffer (views see the change) and raise ``TypeError`` when the result dtype
+would differ from the left operand's (the spec's rule) and ``ValueError`` when broadcasting would
+change its shape.
+
+Host transfers: ``get()``, ``__array__`` (``np.asarray(x)``), ``gputensor.asnumpy`` and the scalar
+conversions read the array back (waiting for pending work); ``__dlpack__`` exports a *host copy*
+(the DLPack device is the CPU, see :meth:`GpuArray.__dlpack_device__`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import enum
+import operator
+import types
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import _dispatch, _dtypes
+from ._devices import DEFAULT_DEVICE, Device, check_device
+from ._dtypes import DType
+from ._ops import ELEMENTWISE_OPS, ElementwiseOp
+from ._shapes import contiguous_strides, is_contiguous, size_of
+
+__all__ = ["GpuArray"]
+
+_SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+
+class _Storage:
+    """Owns one backend allocation; frees it when garbage-collected."""
+
+    __slots__ = ("ptr", "nbytes", "__weakref__")
+
+    def __init__(self, nbytes: int) -> None:
+        self.ptr = _dispatch.alloc(nbytes)
+        self.nbytes = nbytes
+        finalizer = weakref.finalize(self, _dispatch.free, self.ptr)
+        finalizer.atexit = False
+
+
+class _DLDeviceType(enum.IntEnum):
+    CPU = 1
+
+
+def _extent(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]:
+    lo = hi = 0
+    for n, s in zip(shape, strides):
+        if s < 0:
+            lo += s * (n - 1)
+        else:
+            hi += s * (n - 1)
+    return lo, hi
+
+
+class GpuArray:
+    """An n-dimensional array on the WebGPU device (see the module docstring).
+
+    Create arrays with the namespace functions (``gputensor.asarray``, ``zeros``, ...), not with
+    this constructor.
+    """
+
+    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "__weakref__")
+    # Make NumPy defer to our reflected operators (np_array + gpu_array -> __radd__ ->
+    # TypeError) instead of converting us through __array__.
+    __array_ufunc__ = None
+    __hash__ = None  # type: ignore[assignment]  # mutable, like NumPy arrays
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            "GpuArray cannot be constructed directly; use gputensor.asarray, zeros, empty, ..."
+        )
+
+    # ---- construction ------------------------------------------------------------------------
+    @classmethod
+    def _new(cls, storage: _Storage, shape: tuple[int, ...], strides: tuple[int, ...],
+             offset: int, dtype: DType) -> GpuArray:
+        self = object.__new__(cls)
+        self._storage = storage
+        self._shape = tuple(int(n) for n in shape)
+        self._strides = tuple(int(s) for s in strides)
+        self._offset = int(offset)
+        self._dtype = dtype
+        return self
+
+    @classmethod
+    def _empty(cls, shape: tuple[int, ...], dtype: DType) -> GpuArray:
+        """A new C-contiguous array (contents zero). Raises ``TypeError`` for a dtype the device
+        lacks, ``ValueError`` for negative sizes."""
+        DEFAULT_DEVICE.check_dtype(dtype)
+        shape = tuple(operator.index(n) for n in shape)
+        if any(n < 0 for n in shape):
+            raise ValueError(f"negative dimensions are not allowed: {shape}")
+        storage = _Storage(size_of(shape) * dtype.itemsize)
+        return cls._new(storage, shape, contiguous_strides(shape), 0, dtype)
+
+    @classmethod
+    def _view(cls, base: GpuArray, shape: tuple[int, ...], strides: tuple[int, ...],
+              offset: int) -> GpuArray:
+        """A view of ``base``'s storage (``offset`` in elements from the allocation start)."""
+        return cls._new(base._storage, shape, strides, offset, base._dtype)
+
+    @classmethod
+    def _from_numpy(cls, host: np.ndarray, dtype: DType | None = None) -> GpuArray:
+        """Upload ``host`` (converted to ``dtype``, default its own dtype) to a new array."""
+        dtype = dtype or _dtypes.dtype_from_any(host.dtype)
+        DEFAULT_DEVICE.check_dtype(dtype)
+        host = np.asarray(host, dtype=dtype.numpy, order="C")
+        out = cls._empty(host.shape, dtype)
+        _dispatch.upload(out._ptr, host)
+        return out
+
+    # ---- attributes --------------------------------------------------------------------------
+    @property
+    def dtype(self) -> DType:
+        """The array's data type."""
+        return self._dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The array's dimensions."""
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return size_of(self._shape)
+
+    @property
+    def device(self) -> Device:
+        """The device the array lives on."""
+        return DEFAULT_DEVICE
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Strides in *elements* (extension; NumPy's are in bytes)."""
+        return self._strides
+
+    @property
+    def _ptr(self) -> int:
+        """Device pointer of element [0, ..., 0] (what backend operands take)."""
+        return self._storage.ptr + self._offset * self._dtype.itemsize
+
+    @property
+    def T(self) -> GpuArray:
+        """Transpose of a 2-D array; ``ValueError`` for other ranks (the spec's rule)."""
+        if self.ndim != 2:
+            raise ValueError(f"x.T requires a 2-D array, got {self.ndim}-D; use x.mT or permute_dims")
+        return self._view(self, self._shape[::-1], self._strides[::-1], self._offset)
+
+    @property
+    def mT(self) -> GpuArray:
+        """Transpose of the last two axes; ``ValueError`` for fewer than 2 dimensions."""
+        if self.ndim < 2:
+            raise ValueError(f"x.mT requires at least 2 dimensions, got {self.ndim}")
+        shape = self._shape[:-2] + (self._shape[-1], self._shape[-2])
+        strides = self._strides[:-2] + (self._strides[-1], self._strides[-2])
+        return self._view(self, shape, strides, self._offset)
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d array")
+        return self._shape[0]
+
+    # ---- host transfer ---------------------------------------------------------------------
+    def get(self) -> np.ndarray:
+        """A NumPy copy of the array (waits for pending work)."""
+        shape, dtype = self._shape, self._dtype
+        host = np.empty(shape, dtype=dtype.numpy)
+        if host.size == 0:
+            return host
+        if is_contiguous(shape, self._strides):
+            _dispatch.download(host, self._ptr)
+            return host
+        lo, hi = _extent(shape, self._strides)
+        span = hi - lo + 1
+        if span <= 2 * host.size:
+            # Read the covered range once and gather on the host (no kernel).
+            raw = np.empty(span, dtype=dtype.numpy)
+            _dispatch.download(raw, self._ptr + lo * dtype.itemsize)
+            itemsize = dtype.itemsize
+            view = np.lib.stride_tricks.as_strided(
+                raw[-lo:], shape=shape, strides=[s * itemsize for s in self._strides]
+            )
+            host[...] = view
+            return host
+        compact = _dispatch.contiguous_copy(self)
+        _dispatch.download(host, compact._ptr)
+        return host
+
+    def __array__(self, dtype: Any = None, copy: builtins.bool | None = None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("converting a GpuArray to NumPy always copies (copy=False given)")
+        host = self.get()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+    def _scalar(self, kind: str) -> Any:
+        if self.size != 1:
+            raise TypeError(f"only size-1 arrays can be converted to Python {kind} scalars")
+        return self.get().reshape(()).item()
+
+    def __bool__(self) -> builtins.bool:
+        return builtins.bool(self._scalar("bool"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self._dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index, not {self._dtype}")
+        return int(self._scalar("int"))
+
+    def __repr__(self) -> str:
+        host = self.get()
+        prefix = "GpuArray("
+        if host.size == 0 and host.ndim != 1:
+            body = f"[], shape={self._shape}"
+        else:
+            body = np.array2string(host, separator=", ", prefix=prefix)
+        return f"{prefix}{body}, dtype={self._dtype.name}, device={str(self.device)!r})"
+
+    def __str__(self) -> str:
+        return str(self.get())
+
+    # ---- namespace, device, dlpack ---------------------------------------------------------
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> types.ModuleType:
+        """The ``gputensor`` module; ``ValueError`` for an unsupported ``api_version``."""
+        if api_version is not None and api_version not in _SUPPORTED_API_VERSIONS:
+            raise ValueError(f"unsupported Array API version {api_version!r}")
+        import gputensor
+
+        return gputensor
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> GpuArray:
+        """Return ``self`` for gputensor's device; ``ValueError`` for any other device."""
+        if stream is not None:
+            raise ValueError("gputensor has no streams; stream must be None")
+        check_device(device)
+        return self
+
+    def __dlpack_device__(self) -> tuple[enum.IntEnum, int]:
+        """``(kDLCPU, 0)``: DLPack consumers receive a host copy (see ``__dlpack__``)."""
+        return (_DLDeviceType.CPU, 0)
+
+    def __dlpack__(self, /, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: Any = None, copy: builtins.bool | None = None) -> Any:
+        """Export a DLPack capsule of a *host copy* of the array (data is read back from the
+        GPU). ``copy=False`` raises ``BufferError`` (a copy is unavoidable); a ``dl_device``
+        other than the CPU raises ``BufferError``."""
+        if copy is False:
+            raise BufferError("gputensor arrays export DLPack through a host copy; copy=False given")
+        if dl_device is not None and tuple(dl_device) != (int(_DLDeviceType.CPU), 0):
+            raise BufferError(f"gputensor can only export to the CPU, not {dl_device}")
+        host = self.get()
+        kwargs: dict[str, Any] = {}
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        return host.__dlpack__(**kwargs)
+
+    # ---- indexing ----------------------------------------------------------------------------
+    def _basic_index(self, key: Any) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+        """(shape, strides, offset) of the view ``self[key]`` for a basic index.
+
+        Raises ``IndexError`` for out-of-range integers, too many indices, more than one
+        ellipsis and unsupported (advanced) index types.
+        """
+        items = key if isinstance(key, tuple) else (key,)
+        parsed: list[Any] = []
+        n_ellipsis = 0
+        n_dims = 0
+        for item in items:
+            if item is Ellipsis:
+                n_ellipsis += 1
+                parsed.append(item)
+            elif item is None:
+                parsed.append(None)
+            elif isinstance(item, slice):
+                n_dims += 1
+                parsed.append(item)
+            elif isinstance(item, (builtins.bool, np.bool_)):
+                raise IndexError("boolean scalar indices are not supported (advanced indexing)")
+            elif isinstance(item, GpuArray) and item.ndim != 0:
+                raise IndexError("array indices are not supported yet (advanced indexing)")
+            else:
+                try:
+                    parsed.append(operator.index(item))
+                except TypeError:
+                    raise IndexError(
+                        "only integers, slices (`:`), ellipsis (`...`) and None (`newaxis`) are "
+                        f"valid indices, not {type(item).__name__}"
+                    ) from None
+                n_dims += 1
+        if n_ellipsis > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if n_dims > self.ndim:
+            raise IndexError(
+                f"too many indices for array: array is {self.ndim}-dimensional, "
+                f"but {n_dims} were indexed"
+            )
+        if n_ellipsis:
+            at = parsed.index(Ellipsis)
+            parsed[at : at + 1] = [slice(None)] * (self.ndim - n_dims)
+        else:
+            parsed.extend([slice(None)] * (self.ndim - n_dims))
+
+        shape: list[int] = []
+        strides: list[int] = []
+        offset = self._offset
+        axis = 0
+        empty = False
+        for item in parsed:
+            if item is None:
+                shape.append(1)
+                strides.append(0)
+                continue
+            size, stride = self._shape[axis], self._strides[axis]
+            if isinstance(item, slice):
+                start, stop, step = item.indices(size)
+                length = len(range(start, stop, step))
+                if length:
+                    offset += start * stride
+                else:
+                    empty = True
+                shape.append(length)
+                strides.append(stride * step)
+            else:
+                if not -size <= item < size:
+                    raise IndexError(
+                        f"index {item} is out of bounds for axis {axis} with size {size}"
+                    )
+                offset += (item % size) * stride
+            axis += 1
+        if empty:
+            offset = self._offset
+        return tuple(shape), tuple(strides), offset
+
+    def __getitem__(self, key: Any) -> GpuArray:
+        """A view for basic indices (see ``_basic_index`` for the errors)."""
+        shape, strides, offset = self._basic_index(key)
+        return self._view(self, shape, strides, offset)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Write ``value`` (a Python scalar, a GpuArray broadcastable to ``self[key]``, or
+        anything ``asarray`` accepts) into the view ``self[key]``, cast to ``self.dtype`` as
+        NumPy assignment does. Raises ``IndexError`` for bad indices, ``ValueError`` when the
+        value does not broadcast, ``TypeError`` for complex or non-numeric values and
+        ``OverflowError`` for Python ints out of the dtype's range."""
+        view = self[key]
+        if isinstance(value, (builtins.bool, int, float, complex, np.generic)):
+            _dispatch.fill(view, value)
+            return
+        if not isinstance(value, GpuArray):
+            from ._creation_functions import asarray
+
+            value = asarray(value)
+        _dispatch.copy_into(view, value)
+
+    # ---- matmul (engineer B's linear algebra) --------------------------------------------------
+    def __matmul__(self, other: Any) -> GpuArray:
+        if not isinstance(other, GpuArray):
+            return NotImplemented
+        from ._linear_algebra_functions import matmul
+
+        return matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> GpuArray:
+        if not isinstance(other, GpuArray):
+            return NotImplemented
+        from ._linear_algebra_functions import matmul
+
+        return matmul(other, self)
+
+    def __imatmul__(self, other: Any) -> GpuArray:
+        if not isinstance(other, GpuArray):
+            return NotImplemented
+        from ._linear_algebra_functions import matmul
+
+        result = matmul(self, other)
+        if result.shape != self.shape:
+            raise ValueError(f"in-place matmul would change the shape {self.shape} to {result.shape}")
+        if result.dtype != self.dtype:
+            raise TypeError(f"in-place matmul would change the dtype {self.dtype} to {result.dtype}")
+        _dispatch.copy_into(self, result)
+        return self
+
+
+# ---------------------------------------------------------------------------------------------
+# operator dunders, generated from the op table
+# ---------------------------------------------------------------------------------------------
+_OPERAND_TYPES = (GpuArray, builtins.bool, int, float, complex)
+
+
+def _make_binary(row: ElementwiseOp) -> Callable[..., Any]:
+    def method(self: GpuArray, other: Any) -> Any:
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        return _dispatch.elementwise_op(row.name, self, other)
+
+    method.__name__ = row.dunder or row.name
+    method.__doc__ = f"``{row.name}(self, other)``: {row.doc}"
+    return method
+
+
+def _make_reflected(row: ElementwiseOp) -> Callable[..., Any]:
+    def method(self: GpuArray, other: Any) -> Any:
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        return _dispatch.elementwise_op(row.name, other, self)
+
+    method.__name__ = row.reflected_dunder or row.name
+    method.__doc__ = f"``{row.name}(other, self)``: {row.doc}"
+    return method
+
+
+def _make_inplace(row: ElementwiseOp) -> Callable[..., Any]:
+    def method(self: GpuArray, other: Any) -> Any:
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        _dispatch.elementwise_op(row.name, self, other, out=self)
+        return self
+
+    method.__name__ = row.inplace_dunder or row.name
+    method.__doc__ = (
+        f"In-place ``{row.name}``, written into this array's buffer: {row.doc} Raises TypeError "
+        "if the result dtype differs from this array's, ValueError if the shape would change."
+    )
+    return method
+
+
+def _make_unary(row: ElementwiseOp) -> Callable[..., Any]:
+    def method(self: GpuArray) -> GpuArray:
+        return _dispatch.elementwise_op(row.name, self)
+
+    method.__name__ = row.dunder or row.name
+    method.__doc__ = f"``{row.name}(self)``: {row.doc}"
+    return method
+
+
+def _install_dunders() -> None:
+    for row in ELEMENTWISE_OPS.values():
+        if row.dunder is None:
+            continue
+        if row.arity == 1:
+            setattr(GpuArray, row.dunder, _make_unary(row))
+            continue
+        setattr(GpuArray, row.dunder, _make_binary(row))
+        if row.reflected_dunder:
+            setattr(GpuArray, row.reflected_dunder, _make_reflected(row))
+        if row.inplace_dunder:
+            setattr(GpuArray, row.inplace_dunder, _make_inplace(row))
+
+
+_install_dunders()

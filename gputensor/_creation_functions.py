@@ -1,0 +1,441 @@
+"""Array API creation functions.
+
+``asarray`` accepts GpuArrays, NumPy arrays and scalars (their dtype is kept where the device
+supports it; float64/int64/uint64 fall back to float32/int32/uint32 on adapters without the
+feature), nested sequences and Python scalars (bool -> bool, int -> the default integer dtype,
+float -> the default floating dtype, float32), objects supporting the buffer protocol (read as
+NumPy reads a ``memoryview``) and DLPack producers.  ``copy=True`` always copies;
+``copy=False`` raises ``ValueError`` when a copy is needed (any host data: moving it to the GPU is
+a copy); ``copy=None`` copies only when needed.
+
+``zeros``/``empty`` allocate zero-filled memory; ``ones``/``full``/``eye``/``tril``/``triu`` fill
+on the device; ``arange``/``linspace`` compute their values on the host (exactly NumPy's) and
+upload them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _dispatch, _dtypes
+from ._array_object import GpuArray
+from ._devices import DEFAULT_DEVICE, check_device, default_dtype
+from ._dtypes import DType
+from ._shapes import broadcast_strides
+
+__all__ = [
+    "arange",
+    "asarray",
+    "empty",
+    "empty_like",
+    "eye",
+    "from_dlpack",
+    "full",
+    "full_like",
+    "linspace",
+    "meshgrid",
+    "ones",
+    "ones_like",
+    "tril",
+    "triu",
+    "zeros",
+    "zeros_like",
+]
+
+_FALLBACKS = {"float64": "float32", "int64": "int32", "uint64": "uint32"}
+
+
+def _check_dtype_arg(dtype: Any) -> DType | None:
+    if dtype is None:
+        return None
+    if not isinstance(dtype, DType):
+        raise TypeError(f"dtype must be a gputensor dtype or None, not {dtype!r}")
+    return DEFAULT_DEVICE.check_dtype(dtype)
+
+
+def _shape_arg(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (builtins.bool, np.bool_)):
+        raise TypeError("shape must be an int or a tuple of ints, not bool")
+    if isinstance(shape, Sequence) and not isinstance(shape, (str, bytes)):
+        dims = tuple(shape)
+    else:
+        dims = (shape,)
+    out = []
+    for n in dims:
+        if isinstance(n, (builtins.bool, np.bool_)):
+            raise TypeError("shape entries must be ints, not bool")
+        try:
+            out.append(operator.index(n))
+        except TypeError:
+            raise TypeError(f"shape entries must be ints, not {type(n).__name__}") from None
+    if any(n < 0 for n in out):
+        raise ValueError(f"negative dimensions are not allowed: {tuple(out)}")
+    return tuple(out)
+
+
+def _device_dtype(np_dtype: np.dtype) -> DType:
+    """The gputensor dtype for a NumPy dtype (with the device fallbacks)."""
+    dtype = _dtypes.dtype_from_any(np_dtype)
+    if not DEFAULT_DEVICE.supports_dtype(dtype) and dtype.name in _FALLBACKS:
+        dtype = _dtypes.DTYPES_BY_NAME[_FALLBACKS[dtype.name]]
+    return DEFAULT_DEVICE.check_dtype(dtype)
+
+
+def _python_kind(values: np.ndarray) -> str:
+    kind = values.dtype.kind
+    if kind == "b":
+        return "bool"
+    if kind in "iu":
+        return "int"
+    if kind == "f":
+        return "float"
+    if kind == "c":
+        raise TypeError("complex values are not supported: gputensor has no complex dtypes yet")
+    raise TypeError(f"cannot make an array from values of NumPy dtype {values.dtype}")
+
+
+def _from_python(obj: Any, dtype: DType | None) -> GpuArray:
+    """Nested sequences / Python scalars (possibly holding 0-d GpuArrays and NumPy scalars)."""
+    if isinstance(obj, (list, tuple)):
+        obj = _unwrap_nested(obj)
+    try:
+        values = np.asarray(obj)
+    except (ValueError, OverflowError) as exc:
+        if isinstance(exc, OverflowError) or "too large" in str(exc):
+            raise OverflowError(str(exc)) from None
+        raise ValueError(f"cannot make an array from {type(obj).__name__}: {exc}") from None
+    if values.dtype == object:
+        # Python ints beyond int64 land here; anything else is not array data.
+        if all(isinstance(v, int) and not isinstance(v, builtins.bool) for v in values.flat):
+            target = dtype or default_dtype("int")
+            for v in values.flat:
+                _dtypes.check_scalar_in_range(target, v)
+        raise TypeError(f"cannot make an array from {type(obj).__name__} data")
+    kind = _python_kind(values)
+    if dtype is None:
+        dtype = default_dtype(kind)
+        if kind == "int":
+            info = np.iinfo(dtype.numpy)
+            if values.size and (values.min() < info.min or values.max() > info.max):
+                raise OverflowError(f"Python int out of bounds for the default dtype {dtype}")
+    elif dtype.kind in "iu" and kind == "int" and values.size:
+        info = np.iinfo(dtype.numpy)
+        if int(values.min()) < info.min or int(values.max()) > info.max:
+            raise OverflowError(f"Python int out of bounds for {dtype}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)
+
+
+def _unwrap_nested(obj: Any) -> Any:
+    if isinstance(obj, GpuArray):
+        return obj.get()
+    if isinstance(obj, (list, tuple)):
+        return [_unwrap_nested(item) for item in obj]
+    return obj
+
+
+def asarray(
+    obj: Any,
+    /,
+    *,
+    dtype: DType | None = None,
+    device: Any = None,
+    copy: builtins.bool | None = None,
+) -> GpuArray:
+    """Convert ``obj`` to a GpuArray (see the module docstring for what is accepted).
+
+    Raises ``TypeError`` for unsupported dtypes/values, ``ValueError`` for ``copy=False`` when a
+    copy is needed and for ragged sequences, ``OverflowError`` for Python ints out of range.
+    """
+    check_device(device)
+    dtype = _check_dtype_arg(dtype)
+    if isinstance(obj, GpuArray):
+        if dtype is not None and dtype != obj.dtype:
+            if copy is False:
+                raise ValueError(f"casting {obj.dtype} to {dtype} needs a copy (copy=False given)")
+            return _dispatch.contiguous_copy(obj, dtype)
+        if copy:
+            return _dispatch.contiguous_copy(obj)
+        return obj
+    if copy is False:
+        raise ValueError("copying host data to the GPU is always a copy (copy=False given)")
+    if isinstance(obj, (builtins.bool, int, float, complex)) and not isinstance(obj, np.generic):
+        if isinstance(obj, complex):
+            raise TypeError("complex values are not supported: gputensor has no complex dtypes yet")
+        return _from_python(obj, dtype)
+    if isinstance(obj, (np.ndarray, np.generic)):
+        host = np.asarray(obj)
+        if host.dtype.kind not in "biuf":
+            raise TypeError(f"NumPy dtype {host.dtype} is not supported by gputensor")
+        target = dtype or _device_dtype(host.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return GpuArray._from_numpy(host.astype(target.numpy, copy=False), target)
+    if isinstance(obj, (list, tuple)):
+        return _from_python(obj, dtype)
+    if isinstance(obj, (bytes, bytearray, memoryview)) or _supports_buffer(obj):
+        host = np.asarray(memoryview(obj))
+        return asarray(host, dtype=dtype)
+    if hasattr(obj, "__dlpack__"):
+        return from_dlpack(obj)
+    if hasattr(obj, "__array__"):
+        return asarray(np.asarray(obj), dtype=dtype)
+    raise TypeError(f"cannot convert {type(obj).__name__} to a gputensor array")
+
+
+def _supports_buffer(obj: Any) -> builtins.bool:
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
+
+
+# ---- shapes filled with one value ---------------------------------------------------------
+def empty(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: Any = None) -> GpuArray:
+    """A new array of ``shape`` (contents unspecified; gputensor zero-fills)."""
+    check_device(device)
+    return GpuArray._empty(_shape_arg(shape), _check_dtype_arg(dtype) or default_dtype("float"))
+
+
+def zeros(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: Any = None) -> GpuArray:
+    """A new array of zeros (device memory is zero-filled at allocation)."""
+    return empty(shape, dtype=dtype, device=device)
+
+
+def _fill_value_dtype(fill_value: Any) -> DType:
+    if isinstance(fill_value, complex):
+        raise TypeError("complex fill values are not supported: gputensor has no complex dtypes yet")
+    if isinstance(fill_value, builtins.bool):
+        return default_dtype("bool")
+    if isinstance(fill_value, int):
+        return default_dtype("int")
+    if isinstance(fill_value, float):
+        return default_dtype("float")
+    if isinstance(fill_value, GpuArray) and fill_value.ndim == 0:
+        return fill_value.dtype
+    raise TypeError(f"fill_value must be a Python scalar, not {type(fill_value).__name__}")
+
+
+def full(shape: int | tuple[int, ...], fill_value: Any, *, dtype: DType | None = None,
+         device: Any = None) -> GpuArray:
+    """A new array filled with ``fill_value`` (Python bool/int/float; dtype defaults from its
+    kind). Raises ``OverflowError`` for ints out of the dtype's range, ``TypeError`` for complex."""
+    check_device(device)
+    dtype = _check_dtype_arg(dtype) or _fill_value_dtype(fill_value)
+    out = GpuArray._empty(_shape_arg(shape), dtype)
+    if isinstance(fill_value, GpuArray):
+        _dispatch.copy_into(out, fill_value)
+    elif isinstance(fill_value, int) and fill_value == 0:
+        _dispatch.scalar_value(fill_value, dtype)  # validation only: memory is zero-filled
+    else:
+        _dispatch.fill(out, fill_value)
+    return out
+
+
+def ones(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: Any = None) -> GpuArray:
+    """A new array of ones."""
+    check_device(device)
+    dtype = _check_dtype_arg(dtype) or default_dtype("float")
+    return full(shape, True if dtype == _dtypes.bool else 1, dtype=dtype)
+
+
+def empty_like(x: GpuArray, /, *, dtype: DType | None = None, device: Any = None) -> GpuArray:
+    """A new array with the shape (and default dtype) of ``x``."""
+    return empty(_like(x).shape, dtype=dtype or x.dtype, device=device)
+
+
+def zeros_like(x: GpuArray, /, *, dtype: DType | None = None, device: Any = None) -> GpuArray:
+    """Zeros with the shape (and default dtype) of ``x``."""
+    return zeros(_like(x).shape, dtype=dtype or x.dtype, device=device)
+
+
+def ones_like(x: GpuArray, /, *, dtype: DType | None = None, device: Any = None) -> GpuArray:
+    """Ones with the shape (and default dtype) of ``x``."""
+    return ones(_like(x).shape, dtype=dtype or x.dtype, device=device)
+
+
+def full_like(x: GpuArray, /, fill_value: Any, *, dtype: DType | None = None,
+              device: Any = None) -> GpuArray:
+    """``fill_value`` with the shape (and default dtype) of ``x``."""
+    return full(_like(x).shape, fill_value, dtype=dtype or x.dtype, device=device)
+
+
+def _like(x: Any) -> GpuArray:
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"expected a gputensor array, got {type(x).__name__}")
+    return x
+
+
+# ---- ranges ----------------------------------------------------------------------------------
+def _real_scalar(value: Any, name: str) -> int | float:
+    if isinstance(value, complex) or isinstance(value, (builtins.bool, np.bool_)):
+        raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return value.item() if isinstance(value, np.generic) else value
+    raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
+
+
+def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
+           dtype: DType | None = None, device: Any = None) -> GpuArray:
+    """Evenly spaced values in ``[start, stop)`` (values computed as NumPy computes them).
+
+    The default dtype is the default integer dtype when all arguments are ints, else the
+    default floating dtype. Raises ``ValueError`` for ``step == 0``, ``TypeError`` for
+    non-real arguments.
+    """
+    check_device(device)
+    dtype = _check_dtype_arg(dtype)
+    if stop is None:
+        start, stop = 0, start
+    start = _real_scalar(start, "start")
+    stop = _real_scalar(stop, "stop")
+    step = _real_scalar(step, "step")
+    if step == 0:
+        raise ValueError("arange step must not be zero")
+    all_int = all(isinstance(v, int) for v in (start, stop, step))
+    if dtype is None:
+        dtype = default_dtype("int" if all_int else "float")
+    if dtype == _dtypes.bool:
+        raise TypeError("arange does not support the bool dtype")
+    length = max(0, math.ceil((stop - start) / step))
+    if all_int and dtype.kind in "iu":
+        values = np.arange(start, stop, step, dtype=np.int64 if dtype.kind == "i" else np.uint64)
+    else:
+        values = start + np.arange(length, dtype=np.float64) * step
+    with np.errstate(over="ignore", invalid="ignore"):
+        return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)
+
+
+def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: DType | None = None,
+             device: Any = None, endpoint: builtins.bool = True) -> GpuArray:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace`` values).
+
+    Raises ``ValueError`` for negative ``num``, ``TypeError`` for complex or non-real bounds
+    and non-floating dtypes.
+    """
+    check_device(device)
+    dtype = _check_dtype_arg(dtype) or default_dtype("float")
+    if dtype.kind != "f":
+        raise TypeError(f"linspace needs a real floating dtype, not {dtype}")
+    start = _real_scalar(start, "start")
+    stop = _real_scalar(stop, "stop")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"num must be non-negative, got {num}")
+    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
+    return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)
+
+
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DType | None = None,
+        device: Any = None) -> GpuArray:
+    """A 2-D array with ones on the ``k``-th diagonal (filled on the device through a strided
+    view of the diagonal)."""
+    check_device(device)
+    n_rows = operator.index(n_rows)
+    n_cols = n_rows if n_cols is None else operator.index(n_cols)
+    k = operator.index(k)
+    if n_rows < 0 or n_cols < 0:
+        raise ValueError(f"negative dimensions are not allowed: ({n_rows}, {n_cols})")
+    dtype = _check_dtype_arg(dtype) or default_dtype("float")
+    out = GpuArray._empty((n_rows, n_cols), dtype)
+    if k >= 0:
+        length = max(0, min(n_rows, n_cols - k))
+        start = k
+    else:
+        length = max(0, min(n_rows + k, n_cols))
+        start = -k * n_cols
+    if length:
+        diagonal = GpuArray._view(out, (length,), (n_cols + 1,), start)
+        _dispatch.fill(diagonal, True if dtype == _dtypes.bool else 1)
+    return out
+
+
+def meshgrid(*arrays: GpuArray, indexing: str = "xy") -> list[GpuArray]:
+    """Coordinate matrices from 1-D arrays (``indexing`` 'xy' or 'ij'); the results are new
+    contiguous arrays. Raises ``ValueError`` for a bad ``indexing`` or non-1-D inputs,
+    ``TypeError`` for mixed dtypes."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"indexing must be 'xy' or 'ij', not {indexing!r}")
+    for a in arrays:
+        if not isinstance(a, GpuArray):
+            raise TypeError(f"meshgrid expects gputensor arrays, got {type(a).__name__}")
+        if a.ndim != 1:
+            raise ValueError(f"meshgrid expects 1-D arrays, got a {a.ndim}-D array")
+    if len({a.dtype for a in arrays}) > 1:
+        raise TypeError("meshgrid expects arrays of one dtype")
+    sizes = [a.shape[0] for a in arrays]
+    n = len(arrays)
+    if indexing == "xy" and n >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out_shape = tuple(sizes)
+    results = []
+    for i, a in enumerate(arrays):
+        axis = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            axis = 1 - i
+        shape = [1] * n
+        shape[axis] = a.shape[0]
+        strides = [0] * n
+        strides[axis] = a._strides[0]
+        view = GpuArray._view(a, tuple(shape), tuple(strides), a._offset)
+        out = GpuArray._empty(out_shape, a.dtype)
+        _dispatch.copy_into(out, view)
+        results.append(out)
+    return results
+
+
+def _triangle(x: GpuArray, k: int, lower: builtins.bool) -> GpuArray:
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"expected a gputensor array, got {type(x).__name__}")
+    if x.ndim < 2:
+        raise ValueError(f"x must have at least 2 dimensions, got {x.ndim}")
+    k = operator.index(k)
+    rows, cols = x.shape[-2:]
+    mask_host = np.tri(rows, cols, k=k if lower else k - 1, dtype=bool)
+    if not lower:
+        mask_host = ~mask_host
+    mask = GpuArray._from_numpy(mask_host, _dtypes.bool)
+    zero = (_dispatch.scalar_value(0, x.dtype), x.dtype)
+    return _dispatch.run_elementwise("where", [mask, x, zero], [_dtypes.bool, x.dtype, x.dtype],
+                                     x.dtype, x.dtype)
+
+
+def tril(x: GpuArray, /, *, k: int = 0) -> GpuArray:
+    """Lower triangle of the last two axes (elements above the ``k``-th diagonal zeroed)."""
+    return _triangle(x, k, True)
+
+
+def triu(x: GpuArray, /, *, k: int = 0) -> GpuArray:
+    """Upper triangle of the last two axes (elements below the ``k``-th diagonal zeroed)."""
+    return _triangle(x, k, False)
+
+
+# ---- DLPack ----------------------------------------------------------------------------------
+def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> GpuArray:
+    """An array from a DLPack producer.
+
+    GpuArrays are returned as they are (a copy with ``copy=True``). Other producers are imported
+    into NumPy (``numpy.from_dlpack``, so only host/CPU producers work) and *copied* to the GPU;
+    ``copy=False`` therefore raises ``BufferError`` for them. ``device`` must be None or
+    gputensor's device (``ValueError``).
+    """
+    check_device(device)
+    if isinstance(x, GpuArray):
+        return _dispatch.contiguous_copy(x) if copy else x
+    if copy is False:
+        raise BufferError("importing a DLPack tensor into gputensor copies it to the GPU (copy=False given)")
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"{type(x).__name__} does not support DLPack")
+    host = np.from_dlpack(x)
+    return asarray(host)
+
+
+def _broadcast_view(x: GpuArray, shape: tuple[int, ...]) -> GpuArray:
+    """A broadcast view of ``x`` as ``shape`` (ValueError if it does not broadcast)."""
+    return GpuArray._view(x, shape, broadcast_strides(x.shape, x._strides, shape), x._offset)

@@ -1,0 +1,115 @@
+"""The gputensor device: one WebGPU adapter, its supported dtypes and default dtypes.
+
+Device capabilities are data (array-api-strict's ``_devices.py`` pattern): a dtype is supported
+when the adapter granted the WebGPU feature the dtype's row in :mod:`gputensor._dtypes` names
+(``shader-int64`` for int64/uint64, ``shader-f64`` for float64; float16 is emulated and always
+available).  Default dtypes: ``float32`` for real floating, ``int64`` for integral (``int32``
+when the adapter lacks ``shader-int64``), ``int64``/``int32`` likewise for indexing, ``bool``.
+
+Nothing here imports the backend: the adapter's features come through :mod:`gputensor._dispatch`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dtypes
+from ._dtypes import DType
+
+__all__ = ["Device", "DEFAULT_DEVICE", "check_device", "default_dtype", "default_dtypes"]
+
+
+class Device:
+    """The (single) WebGPU device arrays live on.
+
+    Devices compare equal by name; ``str(device)`` is ``'webgpu:0'``.
+    """
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str = "webgpu:0") -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"gputensor.Device({self._name!r})"
+
+    def __str__(self) -> str:
+        return self._name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Device) and other._name == self._name
+
+    def __hash__(self) -> int:
+        return hash(("gputensor.Device", self._name))
+
+    @property
+    def features(self) -> frozenset[str]:
+        """WebGPU features the adapter granted (initialises the backend on first use)."""
+        from . import _dispatch
+
+        return _dispatch.adapter_features()
+
+    @property
+    def adapter(self) -> str:
+        """A one-line description of the adapter behind this device."""
+        from . import _dispatch
+
+        return _dispatch.adapter_description()
+
+    def supports_dtype(self, dtype: DType) -> bool:
+        """Whether arrays of ``dtype`` can live on this device."""
+        return dtype.feature is None or dtype.feature in self.features
+
+    def check_dtype(self, dtype: DType) -> DType:
+        """Return ``dtype`` if supported; raise ``TypeError`` naming the missing feature."""
+        if not isinstance(dtype, DType):
+            raise TypeError(f"expected a gputensor dtype, got {dtype!r}")
+        if not self.supports_dtype(dtype):
+            raise TypeError(
+                f"{dtype.name} is not supported on {self}: the adapter lacks the WebGPU "
+                f"feature {dtype.feature!r}"
+            )
+        return dtype
+
+    def supported_dtypes(self) -> tuple[DType, ...]:
+        """Every dtype the device supports, in the order of ``_dtypes.ALL_DTYPES``."""
+        return tuple(dt for dt in _dtypes.ALL_DTYPES if self.supports_dtype(dt))
+
+    def default_dtypes(self) -> dict[str, DType]:
+        """The spec's ``default_dtypes`` dict: real floating, complex floating, integral, indexing."""
+        integral = _dtypes.int64 if self.supports_dtype(_dtypes.int64) else _dtypes.int32
+        return {
+            "real floating": _dtypes.float32,
+            "complex floating": None,  # type: ignore[dict-item] # no complex dtypes yet
+            "integral": integral,
+            "indexing": integral,
+        }
+
+
+DEFAULT_DEVICE = Device()
+
+
+def check_device(device: Any) -> Device:
+    """Return the device ``device`` names (None means the default); ``ValueError`` otherwise."""
+    if device is None or device == DEFAULT_DEVICE:
+        return DEFAULT_DEVICE
+    if isinstance(device, str) and device in ("webgpu", "webgpu:0"):
+        return DEFAULT_DEVICE
+    raise ValueError(f"unsupported device {device!r}; gputensor has one device, {DEFAULT_DEVICE!r}")
+
+
+def default_dtypes(device: Device | None = None) -> dict[str, DType]:
+    """The default dtypes of ``device`` (see :meth:`Device.default_dtypes`)."""
+    return (device or DEFAULT_DEVICE).default_dtypes()
+
+
+def default_dtype(kind: str, device: Device | None = None) -> DType:
+    """Default dtype for a Python value kind: ``'bool'``, ``'int'`` or ``'float'``."""
+    if kind == "bool":
+        return _dtypes.bool
+    defaults = default_dtypes(device)
+    if kind == "int":
+        return defaults["integral"]
+    if kind == "float":
+        return defaults["real floating"]
+    raise ValueError(f"unknown kind {kind!r}")

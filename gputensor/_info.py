@@ -1,0 +1,55 @@
+"""``__array_namespace_info__``: the inspection API of the Array API, built from ``_devices``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._data_type_functions import isdtype
+from ._devices import DEFAULT_DEVICE, Device, check_device
+from ._dtypes import DType
+
+__all__ = ["__array_namespace_info__"]
+
+#: Dimensions the kernels accept (parameters are per-dimension words in a uniform buffer).
+MAX_DIMENSIONS = 64
+
+
+class __array_namespace_info__:  # noqa: N801 - the spec's name
+    """Capabilities, devices and dtypes of gputensor (one device: the WebGPU adapter)."""
+
+    def capabilities(self) -> dict[str, Any]:
+        """``boolean indexing`` and ``data-dependent shapes`` are not supported yet."""
+        return {
+            "boolean indexing": False,
+            "data-dependent shapes": False,
+            "max dimensions": MAX_DIMENSIONS,
+        }
+
+    def default_device(self) -> Device:
+        """The WebGPU device."""
+        return DEFAULT_DEVICE
+
+    def default_dtypes(self, *, device: Device | None = None) -> dict[str, DType | None]:
+        """``real floating``: float32; ``complex floating``: None (no complex dtypes);
+        ``integral``/``indexing``: int64 (int32 without ``shader-int64``).
+        ``ValueError`` for an unknown device."""
+        return check_device(device).default_dtypes()
+
+    def dtypes(self, *, device: Device | None = None,
+               kind: str | tuple[str, ...] | None = None) -> dict[str, DType]:
+        """Supported dtypes by name, optionally of one ``kind`` (``isdtype`` kinds, or a tuple
+        of them). ``ValueError`` for an unknown kind or device."""
+        device = check_device(device)
+        supported = device.supported_dtypes()
+        if kind is None:
+            return {dt.name: dt for dt in supported}
+        if isinstance(kind, (str, tuple)):
+            try:
+                return {dt.name: dt for dt in supported if isdtype(dt, kind)}
+            except (TypeError, ValueError):
+                pass
+        raise ValueError(f"unsupported kind: {kind!r}")
+
+    def devices(self) -> list[Device]:
+        """All devices: the one WebGPU device."""
+        return [DEFAULT_DEVICE]

@@ -1,0 +1,52 @@
+"""Per-dtype test tolerances: ONE table for every test file (engineer B may append rows).
+
+``TOLERANCES[family][dtype name] = (rtol, atol)``. Families:
+
+* ``exact``: integer and bool results, copies, casts, comparisons (always (0, 0));
+* ``arith``: correctly rounded IEEE operations (+ - * / sqrt, rounding, abs, ...);
+* ``transcendental``: exp, log, trig, hyperbolic... (GPU built-ins are a few ulp; lavapipe uses
+  its own approximations);
+* ``inverse_trig``: acos/asin (WGSL's accuracy bound is 4096 ulp for f32);
+* ``reduction``: sums/means over many elements (error grows with the length).
+
+References are computed by NumPy in float64 (cast to the result dtype) unless a test says
+otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_EXACT = {name: (0.0, 0.0) for name in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
+
+TOLERANCES: dict[str, dict[str, tuple[float, float]]] = {
+    "exact": {**_EXACT, "float16": (0.0, 0.0), "float32": (0.0, 0.0), "float64": (0.0, 0.0)},
+    "arith": {**_EXACT, "float16": (1e-3, 1e-4), "float32": (4e-7, 1e-30), "float64": (1e-15, 1e-300)},
+    "transcendental": {**_EXACT, "float16": (2e-3, 2e-3), "float32": (5e-6, 1e-6), "float64": (1e-13, 1e-15)},
+    # WGSL allows acos/asin 4096 ulp (inherited from atan2); lavapipe's f32 ones are ~1e-4 off.
+    "inverse_trig": {**_EXACT, "float16": (2e-3, 2e-3), "float32": (5e-4, 1e-5), "float64": (1e-13, 1e-15)},
+    "reduction": {**_EXACT, "float16": (1e-2, 1e-2), "float32": (1e-5, 1e-5), "float64": (1e-12, 1e-12)},
+}
+
+
+def tolerance(dtype: object, family: str = "arith") -> tuple[float, float]:
+    """(rtol, atol) for a result of ``dtype`` (a gputensor/NumPy dtype or its name)."""
+    name = getattr(dtype, "name", str(dtype))
+    return TOLERANCES[family][name]
+
+
+def assert_close(actual: np.ndarray, expected: np.ndarray, dtype: object, family: str = "arith") -> None:
+    """Compare ``actual`` with ``expected`` (cast to ``dtype``) using the table; NaNs must match,
+    infinities must match exactly, shapes must be equal."""
+    name = getattr(dtype, "name", str(dtype))
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    assert actual.dtype == np.dtype(name), (actual.dtype, name)
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = expected.astype(name)
+    rtol, atol = tolerance(name, family)
+    if rtol == 0 and atol == 0:
+        np.testing.assert_array_equal(actual, expected)
+    else:
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)

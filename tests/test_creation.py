@@ -1,0 +1,244 @@
+"""Creation functions against NumPy: asarray (every input kind, copy=/dtype=), empty/zeros/ones/
+full (+ _like), arange, linspace, eye, meshgrid, tril/triu, from_dlpack."""
+
+from __future__ import annotations
+
+import array
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import gputensor as gt
+from gputensor._backend import get_backend
+
+ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+       "float16", "float32", "float64"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _backend():
+    return get_backend()
+
+
+# ---- asarray --------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ALL)
+def test_asarray_numpy_keeps_dtype(dtype):
+    h = (np.arange(-6, 6) % 5).astype(dtype).reshape(3, 4)
+    x = gt.asarray(h)
+    assert x.dtype.name == dtype and x.shape == (3, 4)
+    np.testing.assert_array_equal(x.get(), h)
+    np.testing.assert_array_equal(gt.asarray(h[::-1, ::2]).get(), h[::-1, ::2])
+    np.testing.assert_array_equal(gt.asarray(h.T).get(), h.T)
+    s = gt.asarray(h[0, 1])  # NumPy scalar keeps its dtype
+    assert s.dtype.name == dtype and s.shape == ()
+
+
+@given(hnp.arrays(hnp.scalar_dtypes().filter(lambda d: d.kind in "biuf" and d.itemsize <= 8
+                                             and d.byteorder in "=|<"),
+                  hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)))
+def test_asarray_roundtrip_property(h):
+    x = gt.asarray(h)
+    out = x.get()
+    assert out.dtype == h.dtype.newbyteorder("=")
+    np.testing.assert_array_equal(out, h)
+
+
+def test_asarray_python_values():
+    assert gt.asarray(True).dtype == gt.bool
+    assert gt.asarray(3).dtype == gt.int64
+    assert gt.asarray(3.5).dtype == gt.float32
+    assert gt.asarray([1, 2.5]).dtype == gt.float32
+    assert gt.asarray([[True, False]]).dtype == gt.bool
+    nested = gt.asarray([[1, 2, 3], [4, 5, 6]])
+    assert nested.shape == (2, 3) and nested.dtype == gt.int64
+    np.testing.assert_array_equal(nested.get(), [[1, 2, 3], [4, 5, 6]])
+    assert gt.asarray([]).shape == (0,)
+    np.testing.assert_array_equal(gt.asarray([gt.asarray(1.0), 2.0]).get(), [1.0, 2.0])
+    np.testing.assert_array_equal(gt.asarray([1, 2], dtype=gt.uint8).get(), [1, 2])
+    assert gt.asarray(-0.0).get().tobytes() == np.float32(-0.0).tobytes()
+    with pytest.raises(OverflowError):
+        gt.asarray(2**70)
+    with pytest.raises(OverflowError):
+        gt.asarray([1, 300], dtype=gt.uint8)
+    with pytest.raises(TypeError):
+        gt.asarray(1j)
+    with pytest.raises(TypeError):
+        gt.asarray("abc")
+    with pytest.raises(TypeError):
+        gt.asarray(object())
+    with pytest.raises(ValueError):
+        gt.asarray([[1, 2], [3]])
+    with pytest.raises(TypeError):
+        gt.asarray([1], dtype=np.float32)
+    with pytest.raises(ValueError):
+        gt.asarray([1], device="cpu")
+
+
+def test_asarray_buffers():
+    np.testing.assert_array_equal(gt.asarray(b"\x01\x02\xff").get(), [1, 2, 255])
+    np.testing.assert_array_equal(gt.asarray(bytearray(b"ab")).get(), [97, 98])
+    f = gt.asarray(array.array("f", [1.5, 2.5]))
+    assert f.dtype == gt.float32
+    np.testing.assert_array_equal(f.get(), [1.5, 2.5])
+    i = gt.asarray(memoryview(np.arange(4, dtype=np.int16)))
+    assert i.dtype == gt.int16
+
+
+def test_asarray_copy_semantics():
+    x = gt.asarray([1.0, 2.0])
+    assert gt.asarray(x) is x
+    assert gt.asarray(x, copy=False) is x
+    assert gt.asarray(x, dtype=gt.float32) is x
+    y = gt.asarray(x, copy=True)
+    y[0] = 10
+    assert float(x[0]) == 1.0
+    z = gt.asarray(x, dtype=gt.int32)
+    assert z.dtype == gt.int32
+    np.testing.assert_array_equal(z.get(), [1, 2])
+    with pytest.raises(ValueError):
+        gt.asarray(x, dtype=gt.int32, copy=False)
+    with pytest.raises(ValueError):
+        gt.asarray(np.ones(2), copy=False)
+    with pytest.raises(ValueError):
+        gt.asarray([1], copy=False)
+    v = gt.asarray(x[::-1], copy=True)  # copying a view gives a contiguous array
+    np.testing.assert_array_equal(v.get(), [2.0, 1.0])
+    assert v.strides == (1,)
+
+
+# ---- filled arrays ----------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ALL)
+def test_filled(dtype):
+    dt = getattr(gt, dtype)
+    for func, expected in ((gt.zeros, 0), (gt.ones, 1), (gt.empty, None)):
+        x = func((2, 3), dtype=dt)
+        assert x.shape == (2, 3) and x.dtype == dt
+        if expected is not None:
+            np.testing.assert_array_equal(x.get(), np.full((2, 3), expected, dtype=dtype))
+    value = True if dtype == "bool" else (np.iinfo(dtype).max if dtype[0] in "iu" else -2.5)
+    f = gt.full((5,), value, dtype=dt)
+    np.testing.assert_array_equal(f.get(), np.full((5,), value, dtype=dtype))
+    like = gt.asarray(np.zeros((3, 1), dtype=dtype))
+    for func, expected in ((gt.zeros_like, 0), (gt.ones_like, 1)):
+        out = func(like)
+        assert out.dtype == dt and out.shape == (3, 1)
+        np.testing.assert_array_equal(out.get(), np.full((3, 1), expected, dtype=dtype))
+    assert gt.empty_like(like).shape == (3, 1)
+    np.testing.assert_array_equal(gt.full_like(like, 1).get(), np.ones((3, 1), dtype=dtype))
+
+
+def test_filled_defaults_and_errors():
+    assert gt.zeros(3).dtype == gt.float32 and gt.zeros(3).shape == (3,)
+    assert gt.zeros(()).shape == ()
+    assert gt.full((2,), 7).dtype == gt.int64
+    assert gt.full((2,), 7.5).dtype == gt.float32
+    assert gt.full((2,), False).dtype == gt.bool
+    assert gt.ones_like(gt.zeros(2, dtype=gt.int8), dtype=gt.float64).dtype == gt.float64
+    np.testing.assert_array_equal(np.signbit(gt.full((2,), -0.0).get()), [True, True])
+    assert np.isnan(gt.full((1,), math.nan).get()).all()
+    with pytest.raises(OverflowError):
+        gt.full((2,), 300, dtype=gt.int8)
+    with pytest.raises(TypeError):
+        gt.full((2,), 1j)
+    with pytest.raises(ValueError):
+        gt.zeros((-1, 2))
+    with pytest.raises(TypeError):
+        gt.zeros((2.0,))
+    with pytest.raises(TypeError):
+        gt.zeros(2, dtype="float32")
+    with pytest.raises(TypeError):
+        gt.zeros_like(np.zeros(2))
+
+
+# ---- ranges -----------------------------------------------------------------------------------
+@given(start=st.integers(-20, 20), stop=st.none() | st.integers(-20, 20),
+       step=st.integers(-5, 5).filter(lambda s: s != 0))
+def test_arange_int(start, stop, step):
+    x = gt.arange(start, stop, step)
+    expected = np.arange(start, stop, step) if stop is not None else np.arange(start)
+    if stop is None:
+        x = gt.arange(start)
+    assert x.dtype == gt.int64
+    np.testing.assert_array_equal(x.get(), expected)
+
+
+def test_arange_float_and_dtype():
+    np.testing.assert_allclose(gt.arange(0.0, 1.0, 0.1).get(), np.arange(0.0, 1.0, 0.1).astype(np.float32))
+    assert gt.arange(0.0, 1.0, 0.1).shape == (10,)
+    assert gt.arange(5, dtype=gt.uint8).dtype == gt.uint8
+    assert gt.arange(5, dtype=gt.float64).dtype == gt.float64
+    np.testing.assert_array_equal(gt.arange(10, 0, -3, dtype=gt.int16).get(), [10, 7, 4, 1])
+    with pytest.raises(ValueError):
+        gt.arange(0, 5, 0)
+    with pytest.raises(TypeError):
+        gt.arange(1j)
+
+
+@pytest.mark.parametrize("endpoint", [True, False])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_linspace(endpoint, dtype):
+    x = gt.linspace(-1.5, 7, 9, endpoint=endpoint, dtype=getattr(gt, dtype))
+    np.testing.assert_allclose(x.get(), np.linspace(-1.5, 7, 9, endpoint=endpoint).astype(dtype))
+    assert gt.linspace(0, 1, 0).shape == (0,)
+    with pytest.raises(ValueError):
+        gt.linspace(0, 1, -1)
+    with pytest.raises(TypeError):
+        gt.linspace(0, 1, 3, dtype=gt.int32)
+
+
+@pytest.mark.parametrize("n, m, k", [(3, None, 0), (3, 5, 1), (4, 2, -1), (3, 3, 5), (0, 2, 0), (5, 4, -4)])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float32"])
+def test_eye(n, m, k, dtype):
+    x = gt.eye(n, m, k=k, dtype=getattr(gt, dtype))
+    np.testing.assert_array_equal(x.get(), np.eye(n, m, k=k, dtype=dtype))
+
+
+@pytest.mark.parametrize("indexing", ["xy", "ij"])
+def test_meshgrid(indexing):
+    a, b, c = np.arange(3.0, dtype=np.float32), np.arange(4.0, dtype=np.float32)[::-1], np.ones(2, np.float32)
+    got = gt.meshgrid(gt.asarray(a), gt.asarray(b)[::-1][::-1], gt.asarray(c), indexing=indexing)
+    expected = np.meshgrid(a, b, c, indexing=indexing)
+    assert len(got) == 3
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g.get(), e)
+    assert gt.meshgrid() == []
+    with pytest.raises(ValueError):
+        gt.meshgrid(gt.asarray(a), indexing="xx")
+    with pytest.raises(ValueError):
+        gt.meshgrid(gt.zeros((2, 2)))
+    with pytest.raises(TypeError):
+        gt.meshgrid(gt.asarray(a), gt.asarray([1, 2]))
+
+
+@given(shape=hnp.array_shapes(min_dims=2, max_dims=4, min_side=0, max_side=5), k=st.integers(-6, 6),
+       dtype=st.sampled_from(["int8", "int64", "float32", "bool", "uint16"]))
+def test_tril_triu(shape, k, dtype):
+    h = (np.arange(np.prod(shape)).reshape(shape) % 7 + 1).astype(dtype)
+    x = gt.asarray(h)
+    np.testing.assert_array_equal(gt.tril(x, k=k).get(), np.tril(h, k=k))
+    np.testing.assert_array_equal(gt.triu(x, k=k).get(), np.triu(h, k=k))
+    if shape[-1]:
+        np.testing.assert_array_equal(gt.triu(x[..., ::-1], k=k).get(), np.triu(h[..., ::-1], k=k))
+
+
+def test_tril_errors():
+    with pytest.raises(ValueError):
+        gt.tril(gt.zeros((3,)))
+    with pytest.raises(TypeError):
+        gt.triu(np.zeros((2, 2)))
+
+
+def test_from_dlpack_and_default_device():
+    h = np.arange(6, dtype=np.int16)
+    x = gt.from_dlpack(h)
+    assert x.dtype == gt.int16
+    np.testing.assert_array_equal(x.get(), h)
+    with pytest.raises(ValueError):
+        gt.from_dlpack(h, device="cpu")
+    with pytest.raises(TypeError):
+        gt.from_dlpack([1, 2])
+    assert gt.zeros(2, device=gt.Device()).device == gt.Device()
