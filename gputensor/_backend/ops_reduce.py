@@ -1,0 +1,918 @@
+"""Reductions on the device: the generic typed/strided path and the contract's ``reduce``.
+
+``reduce_strided`` reduces any strided view (element strides, negative or zero allowed) of any
+storage dtype over any set of axes, writing the kept dims contiguously or strided.
+``reduce_contiguous`` is the BLAS-like contract method (``ComputeBackend.reduce``) built on it.
+
+Ops are data (``REDUCTION_OPS``), in the manner of cupy's ReductionKernel: an identity per
+accumulator kind, a combine expression, a post-map, and the WGSL kernel that runs them
+(``reduce_plain``: one accumulator; ``reduce_arg``: value + index; ``reduce_var``: mean, M2,
+count). Values are cast to the accumulation dtype (wrapping narrow integers as NumPy does,
+rounding to float16), accumulated in its WGSL compute type (float16 accumulates in f32, integer
+sums wrap), and the post-mapped result is cast to the destination dtype.
+
+Plan of one call (all host-side, before anything is recorded; cached per backend by the
+arguments, so a repeated call only checks its two pointers and records its dispatches):
+
+1. Validate op, dtypes (adapter features), shape/strides/axes; per call, the byte spans the
+   source and destination views touch (negative strides included) and their alignment.
+2. Canonicalise: drop size-1 dims, flip negative source strides (moving the base, negating the
+   destination/index stride), sort each group outermost-first and merge dims that are
+   contiguous with respect to every stride of the group; so a contiguous array reduces as
+   (kept, reduced) of rank <= 2, with rank-1 index math (no divisions) in the kernel.
+3. Split the work so that every binding fits ``backend.max_window_bytes()`` and has at most
+   ``MAX_RANK`` dims: over kept dims (independent sub-problems) or over the outermost reduced
+   dim (pieces that write partial states).
+4. Per piece pick the tile (256 invocations, TX outputs x TY per output): "row" (reduced
+   elements innermost in memory: consecutive invocations read consecutive elements of one
+   output) or "column" (kept innermost: TX consecutive invocations own consecutive outputs, TY
+   slices of the reduced range each); split the reduced range into chunks over several
+   workgroups when outputs are few (aiming at ``TARGET_WORKGROUPS``). Chunks write partial
+   states ``[output][slot]``; a second pass of the same kernel combines the slots of each output
+   in slot order and applies the post-map. Within a workgroup the TY partial results combine in
+   a fixed tree in workgroup memory (no subgroup operations: their reduction order is not
+   specified, and every adapter has workgroup memory). Partitioning depends only on the shapes
+   and the adapter's limits: results are bitwise reproducible, and no float atomics are used.
+   Packed (1- and 2-byte) outputs are written with an atomicAnd/atomicOr pair on the element's
+   lane, so outputs sharing a word may come from different workgroups.
+
+var/std use the corrected two-pass algorithm inside each chunk (mean, then sums of deviations)
+and Chan et al.'s pairwise update across chunks.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import threading
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .base import ReduceOp
+from .errors import invalid_argument, unsupported
+from .wgsl_types import STORAGE_TYPES, StorageType, literal
+
+if TYPE_CHECKING:
+    from .webgpu import WebGpuBackend
+
+__all__ = [
+    "REDUCTION_OPS",
+    "ReductionOp",
+    "reduce_contiguous",
+    "reduce_strided",
+]
+
+#: Kept and reduced dims a dispatch handles (after merging); more are split on the host.
+MAX_RANK = 8
+#: Invocations per workgroup.
+WORKGROUP_SIZE = 256
+#: Workgroups a reduction aims for when it has few outputs (its reduced range is then split).
+TARGET_WORKGROUPS = 2048
+#: Reduced elements per invocation below which the reduced range is not split further.
+MIN_PER_INVOCATION = 32
+#: Largest element count of the iteration space per dispatch (u32 index math in WGSL).
+MAX_COUNT = 2**31 - 1
+
+_KIND = {
+    "bool": "bool",
+    "int8": "int", "int16": "int", "int32": "int", "int64": "int",
+    "uint8": "uint", "uint16": "uint", "uint32": "uint", "uint64": "uint",
+    "float16": "float", "float32": "float", "float64": "float",
+}  # fmt: skip
+
+_NAN_MAX = "select(select(max(a, b), b, acc_is_nan(b)), a, acc_is_nan(a))"
+_NAN_MIN = "select(select(min(a, b), b, acc_is_nan(b)), a, acc_is_nan(a))"
+
+
+@dataclass(frozen=True)
+class ReductionOp:
+    """One reduction, as data.
+
+    ``kernel``: WGSL template; ``combine``/``identity``/``post``: per accumulator kind ('bool',
+    'int', 'uint', 'float'; key '*' = any other kind) the combine expression over ``a, b``, the
+    identity (a number, or 'min'/'max' of the accumulation dtype) and the post-map over ``r``
+    (``{ACC}`` is replaced by the accumulator's WGSL type); ``acc``: default accumulation dtype
+    ('dst', 'src' or 'bool'); ``acc_kinds``/``dst_kinds``: allowed kinds; ``nonempty``: a
+    reduction over zero elements is an error (no identity).
+    """
+
+    name: str
+    kernel: str
+    acc: str
+    combine: Mapping[str, str] = field(default_factory=dict)
+    identity: Mapping[str, object] = field(default_factory=dict)
+    post: Mapping[str, str] = field(default_factory=lambda: {"*": "r"})
+    acc_kinds: frozenset[str] = frozenset({"bool", "int", "uint", "float"})
+    dst_kinds: frozenset[str] = frozenset({"bool", "int", "uint", "float"})
+    nonempty: bool = False
+    is_max: bool = False
+
+    def pick(self, table: Mapping[str, Any], kind: str) -> Any:
+        return table[kind] if kind in table else table["*"]
+
+
+_NUMERIC = frozenset({"int", "uint", "float"})
+
+REDUCTION_OPS: dict[str, ReductionOp] = {
+    op.name: op
+    for op in (
+        ReductionOp("sum", "reduce_plain", "dst", {"bool": "a || b", "*": "a + b"}, {"bool": False, "*": 0}),
+        ReductionOp("prod", "reduce_plain", "dst", {"bool": "a && b", "*": "a * b"}, {"bool": True, "*": 1}),
+        ReductionOp("max", "reduce_plain", "src",
+                    {"bool": "a || b", "float": _NAN_MAX, "*": "max(a, b)"},
+                    {"bool": False, "float": -math.inf, "*": "min"}, nonempty=True),
+        ReductionOp("min", "reduce_plain", "src",
+                    {"bool": "a && b", "float": _NAN_MIN, "*": "min(a, b)"},
+                    {"bool": True, "float": math.inf, "*": "max"}, nonempty=True),
+        ReductionOp("mean", "reduce_plain", "dst", {"*": "a + b"}, {"*": 0},
+                    {"float": "r / {ACC}(params.count)", "*": "acc_wrap(r) / {ACC}(params.count)"},
+                    acc_kinds=_NUMERIC),
+        ReductionOp("all", "reduce_plain", "bool", {"*": "a && b"}, {"*": True}, acc_kinds=frozenset({"bool"})),
+        ReductionOp("any", "reduce_plain", "bool", {"*": "a || b"}, {"*": False}, acc_kinds=frozenset({"bool"})),
+        ReductionOp("argmax", "reduce_arg", "src", identity={"*": 0}, dst_kinds=frozenset({"int", "uint"}),
+                    nonempty=True, is_max=True),
+        ReductionOp("argmin", "reduce_arg", "src", identity={"*": 0}, dst_kinds=frozenset({"int", "uint"}),
+                    nonempty=True),
+        ReductionOp("var", "reduce_var", "dst", post={"*": "v"}, acc_kinds=frozenset({"float"}),
+                    dst_kinds=_NUMERIC),
+        ReductionOp("std", "reduce_var", "dst", post={"*": "sqrt(v)"}, acc_kinds=frozenset({"float"}),
+                    dst_kinds=_NUMERIC),
+    )
+}  # fmt: skip
+
+
+# ---- WGSL snippets from the dtype tables ------------------------------------------------------
+
+
+def _convert(value: str, src: str, dst: str) -> str:
+    """WGSL conversion between compute types with NumPy's results (float -> bool is ``!= 0``
+    with NaN true: naga compiles float ``!=`` as an ordered comparison, so NaN != 0 is false,
+    hence bit tests)."""
+    if src == dst:
+        return value
+    if dst == "bool":
+        if src == "f32":  # any magnitude bit set: nonzero or NaN
+            return f"((bitcast<u32>({value}) & 0x7FFFFFFFu) != 0u)"
+        if src == "f64":
+            return f"((({value}) != f64(0)) || ((bitcast<u32>(f32({value})) & 0x7FFFFFFFu) > 0x7F800000u))"
+        return f"(({value}) != {src}(0))"
+    if src == "bool":
+        return f"select({dst}(0), {dst}(1), {value})"
+    return f"{dst}({value})"
+
+
+_WRAP = {
+    "int8": "((x << 24u) >> 24u)",
+    "int16": "((x << 16u) >> 16u)",
+    "uint8": "(x & 0xFFu)",
+    "uint16": "(x & 0xFFFFu)",
+    "float16": "round_f16(x)",
+}
+
+# Bit tests: compilers may fold x != x or !(x == x) (naga emits ordered comparisons, and the
+# NVIDIA driver folds f64 self-comparisons). f64 NaN converts to an f32 NaN.
+_IS_NAN = {
+    "f32": "((bitcast<u32>(x) & 0x7FFFFFFFu) > 0x7F800000u)",
+    "f64": "((bitcast<u32>(f32(x)) & 0x7FFFFFFFu) > 0x7F800000u)",
+}
+
+
+def _store_snippet(t: StorageType) -> tuple[str, str]:
+    """(array element type, body of ``store_dst(i, x)``) for destination dtype ``t``."""
+    if not t.packed:
+        return t.array, "dst[i] = x;"
+    bits = "f16_bits(x)" if t.name == "float16" else t.bits_expr("x")
+    width = 32 // t.lanes
+    shift = t.lanes.bit_length() - 1
+    body = (
+        f"let sh = (i & {t.lanes - 1}u) * {width}u;\n"
+        f"    let w = i >> {shift}u;\n"
+        f"    atomicAnd(&dst[w], ~({(1 << width) - 1}u << sh));\n"
+        f"    atomicOr(&dst[w], ({bits}) << sh);"
+    )
+    return "atomic<u32>", body
+
+
+def _literal(value: object, compute: str) -> str:
+    """``wgsl_types.literal``, except u64 values of 2**63 and more (naga reads the literal inside
+    ``u64(...)`` as a signed abstract int and rejects them)."""
+    if compute == "u64" and int(value) >= 2**63:  # type: ignore[call-overload]
+        v = int(value)  # type: ignore[call-overload]
+        return f"((u64({v >> 32}u) << 32u) | u64({v & 0xFFFFFFFF}u))"
+    return literal(value, compute)  # type: ignore[arg-type]
+
+
+def _identity_value(spec: ReductionOp, acc: StorageType) -> object:
+    value = spec.pick(spec.identity, _KIND[acc.name])
+    if value in ("min", "max"):
+        info = np.iinfo(np.dtype(acc.name))
+        return int(info.min if value == "min" else info.max)
+    return value
+
+
+@dataclass(frozen=True)
+class _Types:
+    """The dtypes of one reduction and the WGSL snippets they give."""
+
+    spec: ReductionOp
+    src: StorageType
+    dst: StorageType
+    acc: StorageType
+
+    @property
+    def acc_compute(self) -> str:
+        # argmax/argmin of bool compare 0/1 as u32 (WGSL orders no bools)
+        if self.spec.kernel == "reduce_arg" and self.acc.compute == "bool":
+            return "u32"
+        return self.acc.compute
+
+    @property
+    def shared(self) -> str:
+        return "u32" if self.acc_compute == "bool" else self.acc_compute
+
+    @property
+    def shared_bytes(self) -> int:
+        return 8 if self.shared in ("f64", "i64", "u64") else 4
+
+    def defines(self, *, in_partial: bool, out_partial: bool) -> dict[str, object]:
+        """Placeholders of the kernel, except the tile and rank ones."""
+        spec = self.spec
+        acc_c = self.acc_compute
+        sh = self.shared
+        from_sh = "(x != 0u)" if acc_c == "bool" else "x"
+        kind = _KIND[self.acc.name]
+        wrap = _WRAP.get(self.acc.name, "x")
+        if in_partial:  # the partial values are bound as the source
+            src_array, src_compute, load, to_acc = sh, sh, "src[i]", from_sh
+        else:
+            src = self.src
+            src_array, src_compute, load = src.array, src.compute, src.load_expr("src", "i")
+            to_acc = _convert("x", src.compute, acc_c)
+            if src.name != self.acc.name and wrap != "x":
+                to_acc = f"acc_wrap({to_acc})"
+        if out_partial:  # the partial values are bound as the destination
+            dst_array, dst_compute, store = sh, sh, "dst[i] = x;"
+        else:
+            dst_compute = self.dst.compute
+            dst_array, store = _store_snippet(self.dst)
+        d: dict[str, object] = {
+            "IN_PARTIAL": "true" if in_partial else "false",
+            "OUT_PARTIAL": "true" if out_partial else "false",
+            "SRC_ARRAY": src_array,
+            "SRC_COMPUTE": src_compute,
+            "LOAD_SRC": load,
+            "DST_ARRAY": dst_array,
+            "DST": dst_compute,
+            "STORE_DST": store,
+            "ACC": acc_c,
+            "SH": sh,
+            "TO_ACC": to_acc,
+            "ACC_WRAP": wrap,
+            "IS_NAN": _IS_NAN.get(acc_c, "false"),
+            "TO_SH": "select(0u, 1u, x)" if acc_c == "bool" else "x",
+            "FROM_SH": from_sh,
+            "LOAD_PARTIAL": "return from_sh(src[i]);" if in_partial else "return to_acc(load_src(i));",
+            "STORE_PARTIAL": "dst[i] = to_sh(x);" if out_partial else "",
+        }
+        if spec.kernel == "reduce_plain":
+            post = spec.pick(spec.post, kind).replace("{ACC}", acc_c)
+            d["COMBINE"] = spec.pick(spec.combine, kind)
+            d["IDENTITY"] = _literal(_identity_value(spec, self.acc), acc_c)
+            d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
+        elif spec.kernel == "reduce_arg":
+            d["IS_MAX"] = "true" if spec.is_max else "false"
+            d["IDENTITY"] = literal(0, acc_c)
+            d["FINISH"] = _convert("bi", "u32", dst_compute)
+        else:
+            post = spec.pick(spec.post, kind)
+            d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
+        return d
+
+
+# ---- per-context scratch ---------------------------------------------------------------------
+
+
+class _Scratch:
+    """Partial-state buffers of one context (grown on demand, reused by every reduction; the
+    queue orders a reduction's passes after the previous reduction's), and a dummy binding."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx_ref = weakref.ref(ctx)  # weak: the WeakKeyDictionary entry must not keep ctx alive
+        self.lock = threading.RLock()
+        self.buffers: dict[str, Any] = {}
+        self.dummy = ctx.create_storage(256)
+
+    def get(self, name: str, nbytes: int) -> tuple[Any, int, int]:
+        """A binding of ``nbytes`` (rounded up to 4) at the start of scratch buffer ``name``."""
+        nbytes = max(4, (nbytes + 3) // 4 * 4)
+        buf = self.buffers.get(name)
+        if buf is None or buf.size < nbytes:
+            ctx = self.ctx_ref()
+            grown = min(2 * buf.size, ctx.max_binding_size) if buf is not None else 0
+            buf = ctx.create_storage(max(nbytes, grown, 4096))
+            self.buffers[name] = buf
+        return (buf, 0, nbytes)
+
+    def dummy_region(self) -> tuple[Any, int, int]:
+        return (self.dummy, 0, 256)
+
+
+_SCRATCH: "weakref.WeakKeyDictionary[Any, _Scratch]" = weakref.WeakKeyDictionary()
+_SCRATCH_LOCK = threading.Lock()
+_LAST_SCRATCH: _Scratch | None = None
+
+
+def _scratch(ctx: Any) -> _Scratch:
+    last = _LAST_SCRATCH
+    if last is not None and last.ctx_ref() is ctx:
+        return last
+    return _scratch_slow(ctx)
+
+
+def _scratch_slow(ctx: Any) -> _Scratch:
+    global _LAST_SCRATCH
+    with _SCRATCH_LOCK:
+        s = _SCRATCH.get(ctx)
+        if s is None:
+            s = _Scratch(ctx)
+            _SCRATCH[ctx] = s
+        _LAST_SCRATCH = s
+        return s
+
+
+# ---- geometry --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Dim:
+    """One dim of the iteration: size, source stride, and the destination stride (kept dims) or
+    the stride of the reduced linear index (reduced dims); strides in elements."""
+
+    n: int
+    s: int
+    t: int
+
+
+@dataclass(frozen=True)
+class _View:
+    """A sub-problem: element offsets (from the source/destination pointers and of the reduced
+    linear index) of its element [0, ..., 0], and its kept and reduced dims, outermost first."""
+
+    src: int
+    dst: int
+    idx: int
+    kept: tuple[_Dim, ...]
+    red: tuple[_Dim, ...]
+
+    @property
+    def nkeep(self) -> int:
+        return math.prod(d.n for d in self.kept)
+
+    @property
+    def nred(self) -> int:
+        return math.prod(d.n for d in self.red)
+
+
+def _canonical(dims: Sequence[_Dim], base_s: int, base_t: int) -> tuple[tuple[_Dim, ...], int, int]:
+    """Drop size-1 dims, make source strides non-negative, sort outermost first, merge."""
+    out = []
+    for d in dims:
+        if d.n == 1:
+            continue
+        if d.s < 0:
+            base_s += (d.n - 1) * d.s
+            base_t += (d.n - 1) * d.t
+            d = _Dim(d.n, -d.s, -d.t)
+        out.append(d)
+    out.sort(key=lambda d: (d.s, abs(d.t)), reverse=True)
+    merged: list[_Dim] = []
+    for d in out:
+        if merged and merged[-1].s == d.s * d.n and merged[-1].t == d.t * d.n:
+            merged[-1] = _Dim(merged[-1].n * d.n, d.s, d.t)
+        else:
+            merged.append(d)
+    return tuple(merged), base_s, base_t
+
+
+def _extent(dims: Iterable[_Dim], attr: str = "s") -> tuple[int, int]:
+    """(lowest, highest) element offset the dims reach from offset 0 along stride ``attr``."""
+    lo = hi = 0
+    for d in dims:
+        step = (d.n - 1) * getattr(d, attr)
+        lo += min(0, step)
+        hi += max(0, step)
+    return lo, hi
+
+
+def _pow2_ceil(x: int) -> int:
+    return 1 if x <= 1 else 1 << (x - 1).bit_length()
+
+
+def _pow2_floor(x: int) -> int:
+    return 1 if x <= 1 else 1 << (x.bit_length() - 1)
+
+
+def _row_major(shape: Sequence[int]) -> list[int]:
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    return strides
+
+
+#: Workgroup shapes (TX outputs x TY invocations per output), all of WORKGROUP_SIZE invocations.
+_TILES = ((1, 256), (4, 64), (16, 16), (64, 4), (256, 1))
+
+
+def _tile(nkeep: int, nred: int, kept: Sequence[_Dim], red: Sequence[_Dim]) -> tuple[int, int]:
+    """Workgroup shape (TX, TY) for ``nkeep`` outputs of ``nred`` elements.
+
+    Row case (the reduced elements are innermost in memory, or one output): as many invocations
+    per output as the reduced range keeps busy (>= 8 elements each), consecutive invocations on
+    consecutive elements. Column case (kept dims innermost): TX consecutive outputs per
+    workgroup, so consecutive invocations read consecutive elements, and TY slices of the
+    reduced range per output; one invocation per output when the range is short.
+    """
+    ks = kept[-1].s if kept else 0
+    rs = red[-1].s if red else 0
+    if nkeep == 1:
+        return _TILES[0]
+    if nred >= 2 and bool(red) and rs <= ks:
+        for tx, ty in _TILES:
+            if nred >= 8 * ty:
+                return tx, ty
+        return _TILES[-1]
+    if nred <= 8:
+        return _TILES[-1]
+    for tx, ty in reversed(_TILES[:-1]):
+        if nkeep >= tx:
+            return tx, ty
+    return _TILES[0]
+
+
+def _chunks(nkeep: int, nred: int, tx: int, ty: int) -> tuple[int, int]:
+    """(nchunks, chunk_len): split the reduced range when outputs alone give few workgroups."""
+    ktiles = -(-nkeep // tx)
+    n = 1
+    if ktiles < TARGET_WORKGROUPS:
+        n = max(1, min(-(-TARGET_WORKGROUPS // ktiles), nred // (ty * MIN_PER_INVOCATION)))
+    if nred == 0:
+        return 1, 0
+    length = -(-nred // n)
+    return -(-nred // length), length
+
+
+# ---- validation ------------------------------------------------------------------------------
+
+
+def _as_int(value: Any, what: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise invalid_argument(f"{what} must be an integer, not {value!r}")
+    return int(value)
+
+
+def _ints(values: Any, what: str) -> tuple[int, ...]:
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise invalid_argument(f"{what} must be a sequence of integers, not {values!r}") from None
+    return tuple(_as_int(v, f"{what} entry") for v in items)
+
+
+def _dtype(backend: "WebGpuBackend", name: Any, what: str) -> StorageType:
+    try:
+        t = STORAGE_TYPES[str(name)]
+    except KeyError:
+        raise invalid_argument(f"{what} {name!r} is not one of {sorted(STORAGE_TYPES)}") from None
+    if not backend.supports(t.feature):
+        raise unsupported(f"{what} {t.name} needs the adapter feature {t.feature!r}, which this adapter lacks")
+    return t
+
+
+# ---- the reduction ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One recorded dispatch of a plan. ``regions``: its storage bindings in order, each
+    ('src', element offset from the source pointer, elements) (its window's first element goes
+    to params word 5), ('dst', element offset of the lowest element, elements, offset of element
+    [0..0] above it) (word 6), ('scratch', buffer name, bytes) or ('dummy',)."""
+
+    kernel: str
+    defines: Mapping[str, object]
+    params: tuple[int, ...]
+    regions: tuple[tuple[Any, ...], ...]
+    groups: int
+
+
+@dataclass
+class _Plan:
+    """The validated, split and tiled form of one reduction: pure data, reusable for any
+    pointers (every window fits wherever a binding starts). ``src_span``/``dst_span``: (lowest,
+    highest + 1) byte offsets the views touch from their pointers, None if empty."""
+
+    src_itemsize: int
+    dst_itemsize: int
+    src_span: tuple[int, int] | None
+    dst_span: tuple[int, int] | None
+    steps: list[_Step]
+
+    def check(self, backend: "WebGpuBackend", ptr: int, itemsize: int, span: tuple[int, int] | None,
+              what: str) -> None:
+        alloc, offset = backend.resolve(ptr, 0)
+        if offset % itemsize:
+            raise invalid_argument(f"{what} pointer offset {offset} is not a multiple of the item size {itemsize}")
+        if span is not None and (offset + span[0] < 0 or offset + span[1] > alloc.nbytes):
+            raise invalid_argument(
+                f"{what} view spans bytes [{offset + span[0]}, {offset + span[1]}) of a "
+                f"{alloc.nbytes}-byte allocation"
+            )
+
+    def run(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int) -> None:
+        """Check the pointers, then record the steps."""
+        self.check(backend, src_ptr, self.src_itemsize, self.src_span, "source")
+        self.check(backend, dst_ptr, self.dst_itemsize, self.dst_span, "destination")
+        if not self.steps:
+            return
+        ctx = backend.context
+        scratch = _scratch(ctx)
+        dummy = scratch.dummy_region()
+        ssz, dsz = self.src_itemsize, self.dst_itemsize
+        with scratch.lock:
+            for step in self.steps:
+                params = list(step.params)
+                regions = []
+                for r in step.regions:
+                    if r[0] == "src":
+                        w = backend.window(src_ptr + r[1] * ssz, r[2] * ssz, ssz)
+                        regions.append(w.binding)
+                        params[5] = w.first
+                    elif r[0] == "dst":
+                        w = backend.window(dst_ptr + r[1] * dsz, r[2] * dsz, dsz)
+                        regions.append(w.binding)
+                        params[6] = w.first + r[3]
+                    elif r[0] == "scratch":
+                        regions.append(scratch.get(r[1], r[2]))
+                    else:
+                        regions.append(dummy)
+                ctx.dispatch(step.kernel, params, regions, ctx.fold_grid(step.groups), step.defines)
+
+
+@dataclass
+class _Planner:
+    """Splits a canonical view into steps (see the module docstring)."""
+
+    types: _Types
+    count: int
+    ddof: float
+    window: int  # usable bytes of one binding
+    steps: list[_Step] = field(default_factory=list)
+
+    @property
+    def src_size(self) -> int:
+        return self.types.src.itemsize
+
+    @property
+    def dst_size(self) -> int:
+        return self.types.dst.itemsize
+
+    def solve(self, view: _View) -> None:
+        """Plan the dispatches of ``view``, splitting it until every binding fits."""
+        if view.nkeep == 0:
+            return
+        if len(view.kept) > MAX_RANK:
+            self._split_kept(view, 0, 1)
+            return
+        dlo, dhi = _extent(view.kept, "t")
+        if (dhi - dlo + 1) * self.dst_size > self.window:
+            i = max(range(len(view.kept)), key=lambda i: abs(view.kept[i].t) * (view.kept[i].n - 1))
+            rest = (dhi - dlo) - (view.kept[i].n - 1) * abs(view.kept[i].t)
+            self._split_kept(view, i, self._fit(view.kept[i].n, abs(view.kept[i].t), rest, self.window // self.dst_size))
+            return
+        src_limit = self.window // self.src_size
+        kept_span = _extent(view.kept)[1]
+        red_span = _extent(view.red)[1]
+        if view.nred == 0:
+            pieces = [view]
+        elif kept_span + red_span + 1 <= src_limit and len(view.red) <= MAX_RANK:
+            pieces = [view]
+        else:
+            if kept_span + 1 > src_limit // 2:
+                i = max(range(len(view.kept)), key=lambda i: view.kept[i].s * (view.kept[i].n - 1))
+                rest = kept_span - view.kept[i].s * (view.kept[i].n - 1)
+                self._split_kept(view, i, self._fit(view.kept[i].n, view.kept[i].s, rest, src_limit // 2))
+                return
+            pieces = self._split_red(view, src_limit - kept_span)
+        nkeep = view.nkeep
+        tiles = []
+        for p in pieces:
+            tx, ty = _tile(nkeep, p.nred, p.kept, p.red)
+            nchunks, chunk_len = _chunks(nkeep, p.nred, tx, ty)
+            tiles.append((p, tx, ty, nchunks, chunk_len))
+        slots = sum(t[3] for t in tiles)
+        if slots == 1:
+            p, tx, ty, nchunks, chunk_len = tiles[0]
+            self._step(p, tx, ty, nchunks, chunk_len, in_partial=False, out_partial=False)
+            return
+        if nkeep * slots * self.types.shared_bytes > self.window:
+            if nkeep == 1:  # cannot happen with sane limits: slots are bounded by the window
+                raise unsupported("reduction needs more partial states than one binding holds")
+            i = max(range(len(view.kept)), key=lambda i: view.kept[i].n)
+            self._split_kept(view, i, max(1, view.kept[i].n // 2))
+            return
+        base = 0
+        for p, tx, ty, nchunks, chunk_len in tiles:
+            self._step(p, tx, ty, nchunks, chunk_len, in_partial=False, out_partial=True,
+                       slots=slots, slot_base=base)
+            base += nchunks
+        # Combine the slots of each output (in slot order) and apply the post-map.
+        shape = [d.n for d in view.kept]
+        kept = tuple(_Dim(d.n, s * slots, d.t) for d, s in zip(view.kept, _row_major(shape)))
+        final = _View(0, view.dst, 0, kept, (_Dim(slots, 1, 0),))
+        tx, ty = _tile(nkeep, slots, kept, final.red)
+        self._step(final, tx, ty, 1, slots, in_partial=True, out_partial=False, slots=slots)
+
+    @staticmethod
+    def _fit(n: int, stride: int, rest: int, limit: int) -> int:
+        """Largest range length along a dim of ``n`` x ``stride`` keeping the span within
+        ``limit`` elements when the other dims span ``rest``; balanced over the pieces."""
+        if stride == 0:
+            return n
+        length = max(1, min(n, (limit - 1 - rest) // stride + 1))
+        pieces = -(-n // length)
+        return -(-n // pieces)
+
+    def _split_kept(self, view: _View, i: int, length: int) -> None:
+        d = view.kept[i]
+        for a in range(0, d.n, length):
+            m = min(length, d.n - a)
+            kept = view.kept[:i] + ((_Dim(m, d.s, d.t),) if m > 1 else ()) + view.kept[i + 1:]
+            self.solve(replace(view, src=view.src + a * d.s, dst=view.dst + a * d.t, kept=kept))
+
+    def _split_red(self, view: _View, limit: int) -> list[_View]:
+        """Pieces of the reduced dims (the kept dims unchanged), each spanning at most ``limit``
+        source elements and of rank at most MAX_RANK."""
+        red = view.red
+        if _extent(red)[1] + 1 <= limit and len(red) <= MAX_RANK:
+            return [view]
+        d, rest = red[0], red[1:]
+        rest_span = _extent(rest)[1]
+        length = self._fit(d.n, d.s, rest_span, limit) if len(red) <= MAX_RANK else 1
+        if rest_span + 1 > limit:
+            length = 1
+        out = []
+        for a in range(0, d.n, length):
+            m = min(length, d.n - a)
+            sub = ((_Dim(m, d.s, d.t),) if m > 1 else ()) + rest
+            out += self._split_red(replace(view, src=view.src + a * d.s, idx=view.idx + a * d.t, red=sub), limit)
+        return out
+
+    def _step(self, view: _View, tx: int, ty: int, nchunks: int, chunk_len: int, *,
+              in_partial: bool, out_partial: bool, slots: int = 1, slot_base: int = 0) -> None:
+        types = self.types
+        nkeep, nred = view.nkeep, view.nred
+        kept = view.kept or (_Dim(1, 0, 0),)
+        red = view.red or (_Dim(1, 0, 0),)
+        kernel = types.spec.kernel
+        npart = nkeep * slots
+        if in_partial:
+            regions: list[tuple[Any, ...]] = [("scratch", "val", npart * types.shared_bytes)]
+        elif nred > 0:
+            regions = [("src", view.src, _extent(view.kept)[1] + _extent(view.red)[1] + 1)]
+        else:
+            regions = [("dummy",)]
+        if out_partial:
+            regions.append(("scratch", "val", npart * types.shared_bytes))
+        else:
+            lo, hi = _extent(view.kept, "t")
+            regions.append(("dst", view.dst + lo, hi - lo + 1, -lo))
+        partial = in_partial or out_partial
+        if kernel == "reduce_var":
+            regions.append(("scratch", "aux", npart * types.shared_bytes) if partial else ("dummy",))
+        if kernel != "reduce_plain":
+            regions.append(("scratch", "idx", npart * 4) if partial else ("dummy",))
+        ktiles = -(-nkeep // tx)
+
+        def dims(values: Sequence[int]) -> list[int]:
+            return [int(v) & 0xFFFFFFFF for v in values] + [0] * (MAX_RANK - len(values))
+
+        params = [
+            nkeep, nred, ktiles, nchunks, chunk_len, 0, 0, slots, slot_base,
+            view.idx & 0xFFFFFFFF, self.count, struct.unpack("<I", struct.pack("<f", self.ddof))[0],
+            len(kept), len(red), 0, 0,
+        ]
+        params += dims([d.n for d in kept]) + dims([d.s for d in kept]) + dims([d.t for d in kept])
+        params += dims([d.n for d in red]) + dims([d.s for d in red]) + dims([d.t for d in red])
+        defines = dict(types.defines(in_partial=in_partial, out_partial=out_partial))
+        defines.update(TX=tx, TY=ty, KEEP_RANK1="true" if len(kept) == 1 else "false",
+                       RED_RANK1="true" if len(red) == 1 else "false")
+        self.steps.append(_Step(kernel, defines, tuple(params), tuple(regions), ktiles * nchunks))
+
+
+def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int], strides: Sequence[int],
+          reduce_axes: Any, dst_dtype: Any, acc_dtype: Any, dst_strides: Sequence[int] | None,
+          ddof: Any) -> _Plan:
+    """Validate the arguments (not the pointers) and plan the reduction."""
+    name = op.value if isinstance(op, ReduceOp) else op
+    spec = REDUCTION_OPS.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise invalid_argument(f"unknown reduction {op!r}; known: {sorted(REDUCTION_OPS)}")
+    src_t = _dtype(backend, src_dtype, "source dtype")
+    dst_t = _dtype(backend, dst_dtype, "destination dtype")
+    if acc_dtype is None:
+        acc_name = {"dst": dst_t.name, "src": src_t.name, "bool": "bool"}[spec.acc]
+    else:
+        acc_name = acc_dtype
+    acc_t = _dtype(backend, acc_name, "accumulation dtype")
+    if _KIND[acc_t.name] not in spec.acc_kinds:
+        raise invalid_argument(f"{spec.name} cannot accumulate in {acc_t.name}")
+    if spec.kernel == "reduce_arg" and acc_t.name != src_t.name:
+        raise invalid_argument(f"{spec.name} compares in the source dtype; acc_dtype must be {src_t.name}")
+    if _KIND[dst_t.name] not in spec.dst_kinds:
+        raise invalid_argument(f"{spec.name} cannot write {dst_t.name}")
+    if isinstance(ddof, (bool, np.bool_)) or not isinstance(ddof, (int, float, np.integer, np.floating)):
+        raise invalid_argument(f"ddof must be a real number, not {ddof!r}")
+    ddof = float(ddof)
+    if not math.isfinite(ddof):
+        raise invalid_argument(f"ddof must be finite, not {ddof}")
+
+    shape = _ints(shape, "shape")
+    strides = _ints(strides, "strides")
+    if any(n < 0 for n in shape):
+        raise invalid_argument(f"shape {shape} has a negative size")
+    if len(strides) != len(shape):
+        raise invalid_argument(f"{len(strides)} strides for a {len(shape)}-d shape")
+    ndim = len(shape)
+    axes_in = [reduce_axes] if isinstance(reduce_axes, (int, np.integer)) else list(_ints(reduce_axes, "reduce_axes"))
+    axes = []
+    for a in axes_in:
+        a = _as_int(a, "axis")
+        if not -ndim <= a < ndim:
+            raise invalid_argument(f"axis {a} is out of range for a {ndim}-d array")
+        axes.append(a % ndim)
+    if len(set(axes)) != len(axes):
+        raise invalid_argument(f"repeated axis in {tuple(axes_in)}")
+    axes_set = set(axes)
+    kept_axes = [a for a in range(ndim) if a not in axes_set]
+    red_axes = sorted(axes_set)
+    kept_shape = [shape[a] for a in kept_axes]
+    if dst_strides is None:
+        dst_strides = _row_major(kept_shape)
+    else:
+        dst_strides = list(_ints(dst_strides, "dst_strides"))
+        if len(dst_strides) != len(kept_axes):
+            raise invalid_argument(f"{len(dst_strides)} destination strides for {len(kept_axes)} kept dims")
+    nkeep = math.prod(kept_shape)
+    nred = math.prod(shape[a] for a in red_axes)
+    if nred == 0 and spec.nonempty:
+        raise invalid_argument(f"zero-size reduction: {spec.name} of an empty range has no identity")
+    if nkeep > MAX_COUNT or nred > MAX_COUNT:
+        raise unsupported(f"reductions over more than {MAX_COUNT} outputs or elements are not supported")
+
+    def span(shp: Sequence[int], std: Sequence[int], itemsize: int) -> tuple[int, int] | None:
+        if 0 in shp:
+            return None
+        lo, hi = _extent([_Dim(n, s, 0) for n, s in zip(shp, std)])
+        return lo * itemsize, (hi + 1) * itemsize
+
+    planner = _Planner(_Types(spec, src_t, dst_t, acc_t), nred, ddof, backend.max_window_bytes() - 8)
+    if nkeep:
+        track_index = spec.kernel == "reduce_arg"
+        red_index = _row_major([shape[a] for a in red_axes])
+        kept, src_base, dst_base = _canonical(
+            [_Dim(shape[a], strides[a], dst_strides[i]) for i, a in enumerate(kept_axes)], 0, 0
+        )
+        if nred == 0:  # one empty dim, so that the view's nred is 0 (no dims means 1)
+            red, red_base, idx_base = (_Dim(0, 0, 0),), 0, 0
+        else:
+            red, red_base, idx_base = _canonical(
+                [_Dim(shape[a], strides[a], red_index[i] if track_index else 0) for i, a in enumerate(red_axes)],
+                0, 0,
+            )
+        planner.solve(_View(src_base + red_base, dst_base, idx_base, kept, red))
+    return _Plan(src_t.itemsize, dst_t.itemsize, span(shape, strides, src_t.itemsize),
+                 span(kept_shape, dst_strides, dst_t.itemsize), planner.steps)
+
+
+def reduce_strided(
+    backend: "WebGpuBackend",
+    op: str | ReduceOp,
+    src_ptr: int,
+    src_dtype: Any,
+    shape: Sequence[int],
+    strides: Sequence[int],
+    reduce_axes: int | Iterable[int],
+    dst_ptr: int,
+    dst_dtype: Any,
+    *,
+    acc_dtype: Any = None,
+    dst_strides: Sequence[int] | None = None,
+    ddof: float = 0,
+) -> None:
+    """Reduce a strided view over ``reduce_axes`` and write the kept dims at ``dst_ptr``.
+
+    ``src_ptr`` points at element [0, ..., 0] of a view of ``shape`` with ``strides`` in
+    elements (negative and zero allowed); dtypes are names from ``wgsl_types.STORAGE_TYPES``.
+    The output has the kept dims in order, row-major contiguous unless ``dst_strides`` (element
+    strides, one per kept dim) is given. ``op`` is a name in ``REDUCTION_OPS``: 'sum', 'prod',
+    'max', 'min', 'mean', 'all', 'any', 'argmax', 'argmin' (index of the first occurrence in the
+    row-major order of the reduced dims; NaN wins), 'var', 'std' (divisor ``count - ddof``,
+    clamped at 0). ``acc_dtype`` is the accumulation dtype (default: dst for sum/prod/mean/var/
+    std, src for max/min/argmax/argmin, bool for all/any); float16 accumulates in f32, integers
+    wrap at the accumulation dtype's width. Over zero elements: sum 0, prod 1, all True,
+    any False, mean/var/std NaN; max, min, argmax and argmin raise.
+
+    Plans are cached per context by the (hashable, plain-int) arguments, so a repeated call
+    only checks its pointers and records its dispatches.
+
+    Raises BackendError: invalid argument (unknown op or dtype, op/dtype mismatch, bad shape,
+    strides or axes, a view outside its allocation or misaligned, a zero-size reduction for an
+    op without identity), unsupported (a 64-bit dtype without the adapter feature, more than
+    2**31 - 1 outputs or reduced elements); nothing is recorded then.
+    """
+    plans = _plans(backend)
+    try:
+        key = (op, src_dtype, dst_dtype, acc_dtype, tuple(shape), tuple(strides),
+               reduce_axes if isinstance(reduce_axes, int) else tuple(reduce_axes),
+               None if dst_strides is None else tuple(dst_strides), ddof)
+    except TypeError:  # not iterable: the slow path reports it
+        key = None
+    if key is not None:
+        shape, strides, reduce_axes, dst_strides = key[4], key[5], key[6], key[7]
+        if not _plain_key(key):  # e.g. True for 1 or 2.0 for 2: equal keys, different meaning
+            key = None
+    plan = plans.get(key) if key is not None else None
+    if plan is None:
+        plan = _plan(backend, op, src_dtype, shape, strides, reduce_axes, dst_dtype, acc_dtype, dst_strides, ddof)
+        if key is not None:
+            if len(plans) >= _PLAN_CACHE_SIZE:
+                plans.pop(next(iter(plans)))
+            plans[key] = plan
+    plan.run(backend, src_ptr, dst_ptr)
+
+
+#: Plans kept per backend.
+_PLAN_CACHE_SIZE = 1024
+_PLANS: "weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], _Plan]]" = weakref.WeakKeyDictionary()
+_LAST_PLANS: tuple[Any, dict[tuple[Any, ...], _Plan]] | None = None
+
+
+def _plans(backend: "WebGpuBackend") -> dict[tuple[Any, ...], _Plan]:
+    """The plan cache of ``backend`` (plans depend on its features and window size)."""
+    global _LAST_PLANS
+    last = _LAST_PLANS
+    if last is not None and last[0]() is backend:
+        return last[1]
+    with _SCRATCH_LOCK:
+        plans = _PLANS.get(backend)
+        if plans is None:
+            plans = {}
+            _PLANS[backend] = plans
+        _LAST_PLANS = (weakref.ref(backend), plans)
+        return plans
+
+
+def _plain_key(key: tuple[Any, ...]) -> bool:
+    """Whether a cache key holds only exact types (so equal keys mean identical arguments:
+    no bools standing in for ints, no numpy scalars)."""
+    op, src, dst, acc, shape, strides, axes, dst_strides, ddof = key
+    if not all(type(v) is tuple for v in (shape, strides)) or (type(axes) is not int and type(axes) is not tuple):
+        return False
+    ints = (*shape, *strides, *((axes,) if type(axes) is int else axes), *(dst_strides or ()))
+    return (
+        all(type(v) is int for v in ints)
+        and type(op) in (str, ReduceOp)
+        and type(src) is str and type(dst) is str and (acc is None or type(acc) is str)
+        and type(ddof) in (int, float)
+    )
+
+
+def reduce_contiguous(backend: "WebGpuBackend", op: ReduceOp, input: int, output: int,
+                      shape: Sequence[int], axis: int, *, dtype: str = "float32") -> None:
+    """``ComputeBackend.reduce``: reduce a contiguous row-major array of ``shape`` over ``axis``
+    (negative counts from the end) into the contiguous ``output`` of ``shape`` without ``axis``.
+
+    ``dtype`` is 'float16', 'float32' or 'float64' (float16 accumulates in f32). Over an empty
+    axis SUM gives 0, PROD 1, MEAN NaN; MAX and MIN raise.
+
+    Raises BackendError: invalid argument (unknown op or dtype, bad shape, axis out of range,
+    pointers outside their allocations, empty MAX/MIN), unsupported (dtype without the adapter
+    feature).
+    """
+    if not isinstance(op, ReduceOp):
+        try:
+            op = ReduceOp(op)
+        except ValueError:
+            raise invalid_argument(f"op must be a ReduceOp, not {op!r}") from None
+    backend.float_dtype(dtype)
+    shape = _ints(shape, "shape")
+    if any(n < 0 for n in shape):
+        raise invalid_argument(f"shape {shape} has a negative size")
+    axis = _as_int(axis, "axis")
+    if not -len(shape) <= axis < len(shape):
+        raise invalid_argument(f"axis {axis} is out of range for shape {shape}")
+    reduce_strided(backend, op.value, input, dtype, shape, _row_major(shape), (axis,), output, dtype)

@@ -1,0 +1,792 @@
+"""Backend reductions (ops_reduce.reduce_strided / ComputeBackend.reduce) against NumPy.
+
+Every source view lives inside a larger allocation whose other elements are sentinels (NaN or
+extreme integers), at an element offset that is not a multiple of the binding alignment, so a
+kernel that reads outside the view or mis-handles the window offset is caught. Every output is
+written into a pre-filled allocation and the bytes it must not touch are checked unchanged (this
+matters for the packed 1- and 2-byte dtypes, whose elements share 32-bit words).
+
+References are computed on the host from the same view: float accumulations in float64 (with a
+tolerance from the accumulation and output precisions), integer accumulations with NumPy's own
+wrap-around, argmax/argmin as NumPy's first occurrence.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gputensor._backend import BackendError, BackendErrorKind, ReduceOp, WebGpuBackend, get_backend
+from gputensor._backend import ops_reduce
+from gputensor._backend.ops_reduce import REDUCTION_OPS, reduce_contiguous, reduce_strided
+
+# Test-side tables (independent of the implementation's).
+DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "float16", "int32", "uint32", "float32",
+          "int64", "uint64", "float64"]
+OPS = ["sum", "prod", "max", "min", "mean", "all", "any", "argmax", "argmin", "var", "std"]
+NO_IDENTITY = {"max", "min", "argmax", "argmin"}
+# Rounding unit of an accumulation / of a stored result, per dtype.
+ACC_EPS = {"float16": 2.0**-24, "float32": 2.0**-24, "float64": 2.0**-53}
+OUT_EPS = {"float16": 2.0**-11, "float32": 2.0**-24, "float64": 2.0**-53}
+OUT_SENTINEL = 0x5A  # byte pattern of output allocations
+
+
+@pytest.fixture(scope="module")
+def backend() -> WebGpuBackend:
+    return get_backend()
+
+
+def kind(dtype: str) -> str:
+    return np.dtype(dtype).kind  # 'b', 'i', 'u', 'f'
+
+
+def numpy_dst(op: str, src: str) -> str:
+    """NumPy's default result dtype of ``op`` over ``src`` (the dst the frontend would pass)."""
+    k = kind(src)
+    if op in ("all", "any"):
+        return "bool"
+    if op in ("argmax", "argmin"):
+        return "int64"
+    if op in ("sum", "prod"):
+        return {"b": "int64", "i": "int64", "u": "uint64"}.get(k, src)
+    if op in ("mean", "var", "std"):
+        return src if k == "f" else "float64"
+    return src
+
+
+def default_acc(op: str, src: str, dst: str) -> str:
+    if op in ("all", "any"):
+        return "bool"
+    if op in ("max", "min", "argmax", "argmin"):
+        return src
+    return dst
+
+
+def extent(shape, strides) -> tuple[int, int]:
+    if 0 in shape:
+        return 0, 0
+    lo = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+    hi = sum(max(0, (n - 1) * s) for n, s in zip(shape, strides))
+    return lo, hi
+
+
+def row_major(shape) -> list[int]:
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n
+    return out[::-1]
+
+
+def random_values(rng: np.random.Generator, dtype: str, n: int, small: bool = False) -> np.ndarray:
+    k = kind(dtype)
+    if k == "b":
+        return rng.random(n) < 0.5
+    if k in "iu":
+        info = np.iinfo(dtype)
+        lo, hi = (max(info.min, -3), min(info.max, 4)) if small else (info.min, info.max)
+        return rng.integers(lo, hi, n, dtype=dtype, endpoint=True)
+    return rng.standard_normal(n).astype(dtype)
+
+
+def sentinel(dtype: str):
+    k = kind(dtype)
+    if k == "f":
+        return np.nan
+    if k == "b":
+        return True
+    return np.iinfo(dtype).max
+
+
+class Source:
+    """A strided view of ``shape``/``strides`` (elements) at an odd element offset inside a
+    sentinel-filled allocation; ``.view`` is the same view on the host copy, ``.ptr`` the device
+    pointer of its element [0, ..., 0]."""
+
+    def __init__(self, backend, dtype, shape, strides=None, *, rng=None, values=None, lead=5, tail=3,
+                 small=False):
+        shape = tuple(shape)
+        strides = tuple(row_major(shape) if strides is None else strides)
+        itemsize = np.dtype(dtype).itemsize
+        lo, hi = extent(shape, strides)
+        span = 0 if 0 in shape else hi - lo + 1
+        storage = np.full(lead + span + tail, sentinel(dtype), dtype=dtype)
+        if values is not None:
+            storage[lead:lead + span] = np.asarray(values, dtype=dtype).reshape(-1)[:span]
+        else:
+            storage[lead:lead + span] = random_values(rng or np.random.default_rng(0), dtype, span, small)
+        base = lead - lo
+        self.storage = storage
+        self.view = np.lib.stride_tricks.as_strided(
+            storage[base:], shape, [s * itemsize for s in strides], writeable=False
+        ) if span else np.zeros(shape, dtype)
+        self.alloc = backend.alloc(storage.nbytes)
+        backend.copy_htod(self.alloc, storage)
+        self.ptr = self.alloc + base * itemsize
+        self.dtype, self.shape, self.strides = dtype, shape, strides
+
+
+class Dest:
+    """An output of ``shape`` (optionally ``strides``) inside a pre-filled allocation."""
+
+    def __init__(self, backend, dtype, shape, strides=None, *, lead=7, tail=5):
+        self.backend = backend
+        self.dtype, self.shape = dtype, tuple(shape)
+        self.strides = None if strides is None else tuple(strides)
+        st_ = row_major(self.shape) if strides is None else strides
+        itemsize = np.dtype(dtype).itemsize
+        lo, hi = extent(self.shape, st_)
+        span = 0 if 0 in self.shape else hi - lo + 1
+        self.nbytes = (lead + span + tail) * itemsize
+        self.alloc = backend.alloc(self.nbytes)
+        backend.copy_htod(self.alloc, np.full(self.nbytes, OUT_SENTINEL, np.uint8))
+        self.base = lead - lo
+        self.ptr = self.alloc + self.base * itemsize
+        self._st = st_
+
+    def read(self) -> np.ndarray:
+        """The output values; asserts that every byte outside the written elements is intact."""
+        raw = np.zeros(self.nbytes, np.uint8)
+        self.backend.copy_dtoh(raw, self.alloc)
+        items = raw.view(self.dtype)
+        itemsize = np.dtype(self.dtype).itemsize
+        index = np.full(self.shape, self.base, dtype=np.int64)
+        for d, (n, s) in enumerate(zip(self.shape, self._st)):
+            shape = [1] * len(self.shape)
+            shape[d] = n
+            index = index + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+        touched = np.zeros(items.size, bool)
+        touched[index.reshape(-1)] = True
+        untouched = raw.reshape(-1, itemsize)[~touched]
+        assert (untouched == OUT_SENTINEL).all(), "bytes outside the output were modified"
+        return items[index]
+
+
+def reference(op: str, x: np.ndarray, axes, dst: str, acc: str | None = None, ddof: float = 0) -> np.ndarray:
+    """NumPy's result of the reduction, computed independently of the backend."""
+    axes = tuple(sorted(a % x.ndim for a in axes)) if x.ndim else ()
+    src = x.dtype.name
+    acc = acc or default_acc(op, src, dst)
+    kept = [a for a in range(x.ndim) if a not in axes]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        if op in ("argmax", "argmin"):
+            nred = math.prod(x.shape[a] for a in axes)
+            y = np.transpose(x, kept + list(axes)).reshape([x.shape[a] for a in kept] + [nred])
+            return getattr(np, op)(y, axis=-1).astype(dst)
+        if op in ("all", "any"):
+            return np.asarray(getattr(np, op)(x, axis=axes)).astype(dst)
+        xa = x.astype(acc)
+        count = math.prod(x.shape[a] for a in axes)
+        if kind(acc) == "f":
+            xf = xa.astype(np.float64)
+            if op in ("var", "std"):
+                r = getattr(np, op)(xf, axis=axes, ddof=ddof) if count else np.full([x.shape[a] for a in kept], np.nan)
+            elif op == "mean":
+                r = xf.sum(axis=axes) / count if count else np.full([x.shape[a] for a in kept], np.nan)
+            else:
+                r = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[op](xf, axis=axes)
+            r = np.asarray(r).astype(acc).astype(dst)  # rounded to the accumulation dtype
+            return r
+        if kind(acc) == "b":
+            r = {"sum": np.any, "prod": np.all, "max": np.any, "min": np.all}[op](xa, axis=axes)
+            return np.asarray(r).astype(dst)
+        if op in ("sum", "prod", "mean"):
+            r = (np.sum if op != "prod" else np.prod)(xa, axis=axes, dtype=acc)
+            if op == "mean":
+                big = np.asarray(r).astype(object)
+                r = np.vectorize(lambda v: (abs(int(v)) // count) * (1 if v >= 0 else -1) if count else 0,
+                                 otypes=[object])(big).astype(acc)
+            return np.asarray(r).astype(dst)
+        return np.asarray({"max": np.max, "min": np.min}[op](xa, axis=axes)).astype(dst)
+
+
+def tolerance(op: str, x: np.ndarray, axes, dst: str, acc: str, want: np.ndarray) -> np.ndarray | float:
+    """Absolute tolerance per output for float results; 0 (exact) otherwise."""
+    if kind(dst) != "f" or op in ("max", "min", "argmax", "argmin", "all", "any"):
+        return 0.0
+    axes = tuple(sorted(a % x.ndim for a in axes)) if x.ndim else ()
+    n = max(1, math.prod(x.shape[a] for a in axes))
+    ea = ACC_EPS.get(acc, 0.0)
+    eo = max(OUT_EPS[dst], OUT_EPS.get(acc, 0.0))  # a float16 accumulator rounds the result
+    # GPUs may flush subnormal results to zero (NVIDIA does for f32)
+    tiny = float(np.finfo(dst).tiny) + (float(np.finfo(acc).tiny) if kind(acc) == "f" else 0.0)
+    with np.errstate(all="ignore"):
+        mag = np.abs(np.asarray(want, np.float64))
+        xa = np.abs(x.astype(acc).astype(np.float64)) if kind(acc) == "f" else np.abs(x.astype(np.float64))
+        if op in ("sum", "mean"):
+            scale = xa.sum(axis=axes) / (n if op == "mean" else 1)
+            return (4 * math.sqrt(n) + 8) * ea * scale + 2 * eo * mag + tiny
+        if op == "prod":
+            return (4 * n + 8) * ea * mag + 2 * eo * mag + tiny
+        # var / std: relative to the result, plus the mean's rounding
+        mean2 = (x.astype(np.float64).mean(axis=axes) ** 2) if x.size else 0.0
+        return (16 * math.sqrt(n) + 16) * ea * (mag + mean2) + 2 * eo * mag + tiny
+
+
+def assert_matches(got: np.ndarray, want: np.ndarray, tol) -> None:
+    got = np.asarray(got)
+    want = np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if want.dtype.kind != "f":
+        np.testing.assert_array_equal(got, want)
+        return
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    nan_w = np.isnan(w)
+    np.testing.assert_array_equal(np.isnan(g), nan_w)
+    inf_w = np.isinf(w)
+    np.testing.assert_array_equal(g[inf_w], w[inf_w])
+    fin = ~nan_w & ~inf_w
+    tol = np.broadcast_to(np.asarray(tol, np.float64), w.shape)
+    err = np.where(fin, np.abs(np.where(fin, g, 0) - np.where(fin, w, 0)), 0)
+    bad = fin & ~(err <= tol + 1e-300)
+    assert not bad.any(), f"max error {err[bad].max()} > tol at {np.argwhere(bad)[:5].tolist()}: got {g[bad][:5]}, want {w[bad][:5]}"
+
+
+def reduce_view(backend, op, src: Source, axes, dst: str, *, acc=None, ddof=0, dst_strides=None,
+                check: bool = True) -> np.ndarray:
+    """Run reduce_strided on ``src`` and (if ``check``) compare with the reference."""
+    ndim = len(src.shape)
+    norm = sorted(a % ndim for a in axes) if ndim else []
+    kept_shape = [n for i, n in enumerate(src.shape) if i not in norm]
+    out = Dest(backend, dst, kept_shape, dst_strides)
+    reduce_strided(backend, op, src.ptr, src.dtype, src.shape, src.strides, axes, out.ptr, dst,
+                   acc_dtype=acc, dst_strides=dst_strides, ddof=ddof)
+    got = out.read()
+    if check:
+        want = reference(op, src.view, axes, dst, acc, ddof)
+        tol = tolerance(op, src.view, axes, dst, acc or default_acc(op, src.dtype, dst), want)
+        assert_matches(got, want, tol)
+    return got
+
+
+def expect_error(kind_: BackendErrorKind, fn, *args, **kwargs) -> BackendError:
+    with pytest.raises(BackendError) as info:
+        fn(*args, **kwargs)
+    assert info.value.kind is kind_, info.value
+    return info.value
+
+
+# ---- every op x every dtype --------------------------------------------------------------------
+
+OP_DTYPE = [(op, dt) for op in OPS for dt in DTYPES]
+
+
+@pytest.mark.parametrize("op,dtype", OP_DTYPE, ids=[f"{o}-{d}" for o, d in OP_DTYPE])
+def test_every_op_every_dtype(backend, op, dtype):
+    """Row case (last axis, contiguous) and a two-axis reduction (generic index math)."""
+    rng = np.random.default_rng(hash((op, dtype)) % 2**32)
+    src = Source(backend, dtype, (3, 4, 45), rng=rng, small=op == "prod")
+    dst = numpy_dst(op, dtype)
+    reduce_view(backend, op, src, (2,), dst)
+    reduce_view(backend, op, src, (0, 2), dst)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64"])
+@pytest.mark.parametrize("op", ["sum", "prod", "mean"])
+def test_integer_accumulation_wraps_like_numpy(backend, op, dtype):
+    """Accumulating in the narrow dtype itself wraps as NumPy does (mean: wrapped sum, then
+    truncating division)."""
+    rng = np.random.default_rng(7)
+    src = Source(backend, dtype, (6, 50), rng=rng)
+    got = reduce_view(backend, op, src, (1,), dtype)
+    if op == "sum" and dtype in ("int8", "uint8"):
+        wide = src.view.astype(np.int64).sum(axis=1)
+        assert (wide != got.astype(np.int64)).any(), "test data should overflow"
+
+
+def test_wider_accumulator_and_cast_output(backend):
+    """acc_dtype wider than the output (sum of int8 in int32, stored as int16) and narrower
+    than the source (max of int32 values cast to int8 first, as NumPy's astype)."""
+    rng = np.random.default_rng(3)
+    src = Source(backend, "int8", (4, 300), rng=rng)
+    reduce_view(backend, "sum", src, (1,), "int16", acc="int32")
+    src32 = Source(backend, "int32", (4, 30), rng=rng)
+    reduce_view(backend, "max", src32, (1,), "int8", acc="int8")
+    srcf = Source(backend, "float32", (4, 30), rng=rng)
+    reduce_view(backend, "sum", srcf, (1,), "float32", acc="float16")
+    reduce_view(backend, "mean", srcf, (1,), "float16", acc="float64")
+
+
+# ---- shapes and axes -------------------------------------------------------------------------
+
+SHAPES = [(7,), (3, 5), (2, 3, 4), (2, 3, 1, 5)]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_every_axis_and_axis_tuple(backend, shape):
+    rng = np.random.default_rng(len(shape))
+    src_f = Source(backend, "float32", shape, rng=rng)
+    src_i = Source(backend, "int32", shape, rng=rng)
+    ndim = len(shape)
+    for r in range(ndim + 1):
+        for axes in itertools.combinations(range(ndim), r):
+            neg = tuple(a - ndim for a in axes)  # negative axes mean the same
+            reduce_view(backend, "sum", src_f, axes, "float32")
+            reduce_view(backend, "argmax", src_f, neg, "int64")
+            reduce_view(backend, "max", src_i, axes, "int32")
+
+
+def test_zero_d_and_no_axes(backend):
+    """A 0-d input (no axes): the output is the element itself, cast."""
+    src = Source(backend, "float32", (), values=[2.5])
+    assert reduce_view(backend, "sum", src, (), "float32").item() == 2.5
+    assert reduce_view(backend, "argmin", src, (), "int32").item() == 0
+    src2 = Source(backend, "int16", (3, 4), rng=np.random.default_rng(1))
+    reduce_view(backend, "sum", src2, (), "int64")
+
+
+@st.composite
+def strided_views(draw, max_ndim=4, max_dim=6):
+    ndim = draw(st.integers(1, max_ndim))
+    shape = draw(st.lists(st.integers(0 if draw(st.booleans()) else 1, max_dim), min_size=ndim, max_size=ndim))
+    strides = []
+    mult = 1
+    for n in reversed(shape):  # start from a compact layout, then perturb: negative, 0, gaps
+        choice = draw(st.sampled_from(["plain", "neg", "zero", "gap"]))
+        s = {"plain": mult, "neg": -mult, "zero": 0, "gap": 2 * mult}[choice]
+        strides.append(s)
+        mult *= max(n, 1) * (2 if choice == "gap" else 1)
+    strides.reverse()
+    if draw(st.booleans()):  # transpose
+        perm = draw(st.permutations(range(ndim)))
+        shape = [shape[p] for p in perm]
+        strides = [strides[p] for p in perm]
+    axes = draw(st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim))
+    return tuple(shape), tuple(strides), tuple(axes)
+
+
+@settings(max_examples=25, deadline=None)
+@given(view=strided_views(), seed=st.integers(0, 2**31))
+def test_strided_views_negative_and_broadcast_strides(backend, view, seed):
+    shape, strides, axes = view
+    rng = np.random.default_rng(seed)
+    src = Source(backend, "float32", shape, strides, rng=rng)
+    norm = sorted(axes)
+    nred = math.prod(shape[a] for a in norm)
+    reduce_view(backend, "sum", src, axes, "float32")
+    reduce_view(backend, "mean", src, axes, "float32")
+    if nred:
+        reduce_view(backend, "argmin", src, axes, "int64")
+    srci = Source(backend, "int16", shape, strides, rng=rng, small=True)
+    if nred:
+        reduce_view(backend, "min", srci, axes, "int16")
+        reduce_view(backend, "argmax", srci, axes, "int32")
+    reduce_view(backend, "sum", srci, axes, "int64")
+
+
+@settings(max_examples=12, deadline=None)
+@given(view=strided_views(max_ndim=3), seed=st.integers(0, 2**31), neg=st.booleans())
+def test_strided_packed_outputs(backend, view, seed, neg):
+    """Packed outputs (bool, int8, float16) written through destination strides (gaps,
+    negative) leave the neighbouring lanes of their words intact."""
+    shape, strides, axes = view
+    kept = [n for i, n in enumerate(shape) if i not in axes]
+    dst_strides = [(-2 if neg else 3) * s for s in row_major(kept)]
+    rng = np.random.default_rng(seed)
+    src = Source(backend, "float32", shape, strides, rng=rng)
+    reduce_view(backend, "any", src, axes, "bool", dst_strides=dst_strides)
+    reduce_view(backend, "sum", src, axes, "float16", dst_strides=dst_strides)
+    srci = Source(backend, "int8", shape, strides, rng=rng)
+    reduce_view(backend, "sum", srci, axes, "int8", dst_strides=dst_strides)
+
+
+# ---- empty and size-1 dims ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("op,want", [("sum", 0.0), ("prod", 1.0), ("all", True), ("any", False),
+                                     ("mean", np.nan), ("var", np.nan), ("std", np.nan)])
+def test_empty_reduction_gives_identity(backend, op, want):
+    src = Source(backend, "float32", (3, 0, 2))
+    dst = "bool" if op in ("all", "any") else "float32"
+    got = reduce_view(backend, op, src, (1,), dst)
+    assert got.shape == (3, 2)
+    np.testing.assert_array_equal(got, np.full((3, 2), want, dtype=dst))
+    srci = Source(backend, "int8", (0,))
+    if op in ("sum", "prod"):
+        assert reduce_view(backend, op, srci, (0,), "int8").item() == int(want)
+
+
+@pytest.mark.parametrize("op", sorted(NO_IDENTITY))
+def test_empty_reduction_without_identity_raises(backend, op):
+    src = Source(backend, "float32", (3, 0))
+    out = Dest(backend, "int64", (3,))
+    before = dict(backend.context.stats)
+    err = expect_error(BackendErrorKind.INVALID_ARGUMENT, reduce_strided, backend, op, src.ptr, "float32",
+                       (3, 0), (0, 1), (1,), out.ptr, "int64" if op.startswith("arg") else "float32")
+    assert "zero-size reduction" in str(err)
+    assert backend.context.stats["dispatches"] == before["dispatches"]
+    # NumPy raises for an empty reduced range even when there are no outputs
+    expect_error(BackendErrorKind.INVALID_ARGUMENT, reduce_strided, backend, op, src.ptr, "float32",
+                 (0, 0), (0, 1), (1,), out.ptr, "int64" if op.startswith("arg") else "float32")
+
+
+def test_empty_output_writes_nothing(backend):
+    src = Source(backend, "float32", (0, 4))
+    for op in ("sum", "max", "argmax"):
+        got = reduce_view(backend, op, src, (1,), "int64" if op == "argmax" else "float32")
+        assert got.shape == (0,)
+
+
+def test_size_one_dims(backend):
+    rng = np.random.default_rng(5)
+    src = Source(backend, "float64", (1, 6, 1, 3, 1), rng=rng)
+    for axes in [(0,), (2,), (1, 2), (0, 2, 4), (3,), (0, 1, 2, 3, 4)]:
+        reduce_view(backend, "sum", src, axes, "float64")
+        reduce_view(backend, "argmax", src, axes, "int64")
+
+
+# ---- NaN, inf, ties ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_nan_and_inf(backend, dtype):
+    x = np.array([[1.0, np.nan, 3.0, np.nan, -np.inf],
+                  [np.inf, 2.0, -1.0, np.inf, 0.0],
+                  [-np.inf, -np.inf, 5.0, 5.0, np.nan],
+                  [0.0, 0.0, 0.0, 0.0, 0.0]], dtype=dtype)
+    src = Source(backend, dtype, x.shape, values=x)
+    for axes in [(0,), (1,), (0, 1)]:
+        for op in ("sum", "max", "min", "mean", "prod", "all", "any", "var"):
+            reduce_view(backend, op, src, axes, "bool" if op in ("all", "any") else dtype)
+        for op in ("argmax", "argmin"):
+            reduce_view(backend, op, src, axes, "int64")
+    # the expectations spelled out, row-wise
+    out = reduce_view(backend, "argmax", src, (1,), "int64")
+    assert out.tolist() == [1, 0, 4, 0]  # first NaN; first inf; first NaN; first of ties
+    out = reduce_view(backend, "argmin", src, (1,), "int64")
+    assert out.tolist() == [1, 2, 4, 0]  # NaN wins for argmin too
+    out = reduce_view(backend, "any", src, (1,), "bool")
+    assert out.tolist() == [True, True, True, False]  # NaN is truthy
+
+
+def test_argmax_ties_first_occurrence_in_every_layout(backend):
+    """Ties across threads, chunks, columns, negative strides: always the first index."""
+    rng = np.random.default_rng(11)
+    for shape, strides, axes in [((5000,), (1,), (0,)), ((5000,), (-1,), (0,)), ((3, 4000), (1, 3), (1,)),
+                                 ((4000, 3), (3, 1), (0,)), ((40, 70, 3), (-210, 3, 1), (0, 1))]:
+        src = Source(backend, "int8", shape, strides, rng=rng, small=True)
+        reduce_view(backend, "argmax", src, axes, "int64")
+        reduce_view(backend, "argmin", src, axes, "uint32")
+        srcb = Source(backend, "bool", shape, strides, rng=rng)
+        reduce_view(backend, "argmax", srcb, axes, "int64")
+
+
+# ---- partial (multi-workgroup) paths, numerics, determinism -------------------------------------
+
+@pytest.mark.parametrize("op", OPS)
+def test_chunked_reductions(backend, op):
+    """Few outputs, long reductions: the reduced range is split over workgroups (row and column
+    layouts), partial states are combined in a second pass."""
+    rng = np.random.default_rng(13)
+    dtype = "float32"
+    dst = numpy_dst(op, dtype)
+    for shape, axes in [((2, 20000), (1,)), ((20000, 5), (0,)), ((50000,), (0,))]:
+        src = Source(backend, dtype, shape, rng=rng)
+        if op == "prod":  # keep the product finite and non-trivial
+            src = Source(backend, dtype, shape, values=rng.uniform(0.9995, 1.0005, math.prod(shape)))
+        reduce_view(backend, op, src, axes, dst)
+
+
+def test_var_is_numerically_sound(backend):
+    """Large mean, small spread, float32: naive E[x^2] - E[x]^2 loses every digit."""
+    rng = np.random.default_rng(17)
+    for shape, axes in [((60000,), (0,)), ((3, 5000), (1,)), ((5000, 3), (0,))]:
+        x = (1e4 + rng.standard_normal(math.prod(shape))).astype(np.float32)
+        src = Source(backend, "float32", shape, values=x)
+        want = src.view.astype(np.float64).var(axis=axes, ddof=1)
+        got = reduce_view(backend, "var", src, axes, "float32", ddof=1, check=False)
+        np.testing.assert_allclose(got, want, rtol=2e-3)
+        got = reduce_view(backend, "std", src, axes, "float64", acc="float64", ddof=0.5, check=False)
+        np.testing.assert_allclose(got, np.sqrt(src.view.astype(np.float64).var(axis=axes, ddof=0.5)), rtol=1e-9)
+
+
+def test_var_ddof_at_least_count(backend):
+    src = Source(backend, "float32", (2, 3), values=[1, 1, 1, 1, 2, 3])
+    got = reduce_view(backend, "var", src, (1,), "float32", ddof=3, check=False)
+    assert np.isnan(got[0]) and np.isinf(got[1])  # 0/0 and positive/0, as NumPy
+
+
+def test_big_float_sum_is_deterministic(backend):
+    rng = np.random.default_rng(19)
+    x = rng.standard_normal(1_500_000).astype(np.float32)
+    src = Source(backend, "float32", x.shape, values=x)
+    results = []
+    for _ in range(3):
+        out = Dest(backend, "float32", ())
+        reduce_strided(backend, "sum", src.ptr, "float32", x.shape, (1,), (0,), out.ptr, "float32")
+        results.append(out.read().view(np.uint32).item())
+    assert len(set(results)) == 1
+    ref = x.astype(np.float64).sum()
+    assert abs(np.uint32(results[0]).view(np.float32) - ref) < 1e-6 * np.abs(x).astype(np.float64).sum()
+
+
+def test_larger_than_one_binding(backend):
+    """A float32 operand over 128 MiB (one lavapipe binding): split into windows, partials
+    combined; integer-valued data so every sum is exact. Adapters with larger bindings run it
+    through a 128 MiB window."""
+    if backend.max_window_bytes() > 256 << 20:
+        backend = SmallWindowBackend(backend, (128 << 20) - 256)
+    limit = backend.max_window_bytes()
+    n = max(33_600_000, limit // 4 + 1_000_000)
+    n += n % 2
+    rng = np.random.default_rng(23)
+    x = rng.integers(-1, 2, n, dtype=np.int8).astype(np.float32)
+    x[n // 2 + 12345] = 7.0  # the maximum, in the second half
+    ptr = backend.alloc(x.nbytes)
+    backend.copy_htod(ptr, x)
+    half = n // 2
+    out = Dest(backend, "float32", (half,))
+    reduce_strided(backend, "sum", ptr, "float32", (2, half), (half, 1), (0,), out.ptr, "float32")
+    got = out.read()
+    np.testing.assert_array_equal(got, x[:half] + x[half:])
+    scalar = Dest(backend, "float32", ())
+    reduce_strided(backend, "sum", ptr, "float32", (n,), (1,), (0,), scalar.ptr, "float32")
+    assert scalar.read().item() == x.astype(np.float64).sum()
+    idx = Dest(backend, "int64", ())
+    reduce_strided(backend, "argmax", ptr, "float32", (n,), (1,), (0,), idx.ptr, "int64")
+    assert idx.read().item() == n // 2 + 12345
+    backend.free(ptr)
+
+
+class SmallWindowBackend(WebGpuBackend):
+    """The shared device with a tiny binding window, so every split path runs on small data."""
+
+    def __init__(self, base: WebGpuBackend, window: int) -> None:
+        super().__init__(base.context)
+        self._window = window
+
+    def max_window_bytes(self) -> int:
+        return self._window
+
+
+@pytest.fixture(scope="module")
+def small_window(backend) -> SmallWindowBackend:
+    return SmallWindowBackend(backend, 1024)
+
+
+@settings(max_examples=20, deadline=None)
+@given(view=strided_views(max_ndim=4, max_dim=12), seed=st.integers(0, 2**31))
+def test_split_into_small_windows(small_window, view, seed):
+    shape, strides, axes = view
+    rng = np.random.default_rng(seed)
+    src = Source(small_window, "float32", shape, strides, rng=rng)
+    nred = math.prod(shape[a] for a in axes)
+    reduce_view(small_window, "sum", src, axes, "float32")
+    reduce_view(small_window, "var", src, axes, "float32")
+    if nred:
+        reduce_view(small_window, "argmax", src, axes, "int64")
+    reduce_view(small_window, "all", src, axes, "bool")
+
+
+def test_small_window_large_arrays(small_window):
+    """Kept splits, reduced splits and both, with outputs larger than a window."""
+    rng = np.random.default_rng(29)
+    for shape, axes in [((3000,), (0,)), ((40, 300), (0,)), ((40, 300), (1,)), ((300, 40), (0, 1)),
+                        ((6, 7, 50), (0, 2))]:
+        src = Source(small_window, "float64", shape, rng=rng)
+        reduce_view(small_window, "sum", src, axes, "float64")
+        reduce_view(small_window, "argmin", src, axes, "int32")
+        reduce_view(small_window, "std", src, axes, "float64")
+        src8 = Source(small_window, "uint8", shape, rng=rng)
+        reduce_view(small_window, "max", src8, axes, "uint8")
+
+
+def test_more_dims_than_a_dispatch_handles(backend):
+    """Ten non-mergeable dims: kept or reduced rank above the kernel's 8 is split on the host."""
+    rng = np.random.default_rng(31)
+    shape = (2,) * 10
+    strides = tuple(2 * s for s in row_major(shape))  # every other element: nothing merges
+    src = Source(backend, "float32", shape, strides, rng=rng)
+    for axes in [(0,), tuple(range(9)), tuple(range(1, 10, 2)), tuple(range(10))]:
+        reduce_view(backend, "sum", src, axes, "float32")
+        reduce_view(backend, "argmax", src, axes, "int64")
+
+
+# ---- the contract method -----------------------------------------------------------------------
+
+CONTRACT_SHAPES = [(9,), (4, 6), (3, 1, 5), (2, 3, 4, 5)]
+
+
+@pytest.mark.parametrize("shape", CONTRACT_SHAPES, ids=str)
+def test_contract_reduce_every_op_every_axis(backend, shape):
+    rng = np.random.default_rng(37)
+    x = rng.standard_normal(shape).astype(np.float32)
+    ptr = backend.alloc(x.nbytes + 12)
+    backend.copy_htod(ptr + 12, x)  # interior pointer
+    ndim = len(shape)
+    for axis in list(range(ndim)) + [-1]:
+        out_shape = shape[:axis % ndim] + shape[axis % ndim + 1:]
+        for op in ReduceOp:
+            out = Dest(backend, "float32", out_shape)
+            backend.reduce(op, ptr + 12, out.ptr, shape, axis)
+            got = out.read()
+            want = {ReduceOp.SUM: np.sum, ReduceOp.MAX: np.max, ReduceOp.MIN: np.min,
+                    ReduceOp.MEAN: np.mean, ReduceOp.PROD: np.prod}[op](x.astype(np.float64), axis=axis)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+def test_contract_reduce_other_floats(backend, dtype):
+    rng = np.random.default_rng(41)
+    shape = (3, 70, 5)
+    x = rng.standard_normal(shape).astype(dtype)
+    ptr = backend.alloc(x.nbytes)
+    backend.copy_htod(ptr, x)
+    for axis in range(3):
+        for op in ReduceOp:
+            out = Dest(backend, dtype, shape[:axis] + shape[axis + 1:])
+            reduce_contiguous(backend, op, ptr, out.ptr, shape, axis, dtype=dtype)
+            got = out.read().astype(np.float64)
+            want = {ReduceOp.SUM: np.sum, ReduceOp.MAX: np.max, ReduceOp.MIN: np.min,
+                    ReduceOp.MEAN: np.mean, ReduceOp.PROD: np.prod}[op](x.astype(np.float64), axis=axis)
+            want = want.astype(dtype).astype(np.float64)
+            rtol = 2e-3 if dtype == "float16" else 1e-12
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(x).sum(axis=axis).max())
+
+
+def test_contract_empty_axis(backend):
+    ptr = backend.alloc(16)
+    for op, want in [(ReduceOp.SUM, 0.0), (ReduceOp.PROD, 1.0), (ReduceOp.MEAN, np.nan)]:
+        out = Dest(backend, "float32", (4,))
+        backend.reduce(op, ptr, out.ptr, (4, 0), 1)
+        np.testing.assert_array_equal(out.read(), np.full(4, want, np.float32))
+    for op in (ReduceOp.MAX, ReduceOp.MIN):
+        expect_error(BackendErrorKind.INVALID_ARGUMENT, backend.reduce, op, ptr, ptr, (4, 0), 1)
+
+
+def test_contract_errors(backend):
+    ptr = backend.alloc(4 * 24)
+    out = backend.alloc(4 * 24)
+    inv, uns = BackendErrorKind.INVALID_ARGUMENT, BackendErrorKind.UNSUPPORTED
+    expect_error(inv, backend.reduce, "median", ptr, out, (4, 6), 0)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, ptr, out, (4, 6), 0, dtype="int32")
+    expect_error(inv, backend.reduce, ReduceOp.SUM, ptr, out, (4, 6), 2)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, ptr, out, (4, 6), -3)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, ptr, out, (4, 6), 1.0)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, ptr, out, (), 0)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, ptr, out, (4, -6), 0)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, ptr, out, (5, 6), 0)  # input too long
+    expect_error(inv, backend.reduce, ReduceOp.SUM, ptr + 8, out, (4, 6), 0)  # runs past the end
+    expect_error(inv, backend.reduce, ReduceOp.SUM, ptr, out + 4 * 20, (4, 6), 0)  # output past the end
+    expect_error(inv, backend.reduce, ReduceOp.SUM, ptr + 2, out, (2, 6), 0)  # misaligned
+    freed = backend.alloc(64)
+    backend.free(freed)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, freed, out, (4,), 0)
+    no_f64 = NoFeatureBackend(backend, "shader-f64")
+    expect_error(uns, no_f64.reduce, ReduceOp.SUM, ptr, out, (2, 6), 0, dtype="float64")
+
+
+# ---- error paths of reduce_strided ---------------------------------------------------------------
+
+class NoFeatureBackend(WebGpuBackend):
+    """The shared device, pretending to lack one adapter feature."""
+
+    def __init__(self, base: WebGpuBackend, feature: str) -> None:
+        super().__init__(base.context)
+        self._missing = feature
+
+    def supports(self, feature: str | None) -> bool:
+        return feature != self._missing and super().supports(feature)
+
+
+def test_strided_errors_record_nothing(backend):
+    src = backend.alloc(4 * 64)
+    dst = backend.alloc(8 * 16)
+    inv, uns = BackendErrorKind.INVALID_ARGUMENT, BackendErrorKind.UNSUPPORTED
+    ok = dict(src_ptr=src, src_dtype="float32", shape=(4, 16), strides=(16, 1), reduce_axes=(1,),
+              dst_ptr=dst, dst_dtype="float32")
+
+    def call(**changes):
+        args = {**ok, **changes}
+        kwargs = {k: args.pop(k) for k in ("acc_dtype", "dst_strides", "ddof") if k in args}
+        return reduce_strided(backend, args.pop("op", "sum"), args["src_ptr"], args["src_dtype"], args["shape"],
+                              args["strides"], args["reduce_axes"], args["dst_ptr"], args["dst_dtype"], **kwargs)
+
+    freed = backend.alloc(4 * 64)
+    backend.free(freed)
+    call()  # the baseline is valid
+    before = backend.context.stats["dispatches"]
+    cases = [
+        (inv, dict(op="median")),
+        (inv, dict(op=None)),
+        (inv, dict(src_dtype="complex64")),
+        (inv, dict(dst_dtype="float128")),
+        (inv, dict(acc_dtype="int4")),
+        (inv, dict(op="all", acc_dtype="float32")),
+        (inv, dict(op="var", acc_dtype="int32")),
+        (inv, dict(op="mean", dst_dtype="bool")),
+        (inv, dict(op="argmax", dst_dtype="float32")),
+        (inv, dict(op="argmax", dst_dtype="int64", acc_dtype="float64")),
+        (inv, dict(shape=(4, -16))),
+        (inv, dict(shape=(4, 16.0))),
+        (inv, dict(strides=(16,))),
+        (inv, dict(strides=(16, True))),
+        (inv, dict(reduce_axes=(2,))),
+        (inv, dict(reduce_axes=(-3,))),
+        (inv, dict(reduce_axes=(1, -1))),
+        (inv, dict(reduce_axes=(0.0,))),
+        (inv, dict(dst_strides=(1, 1))),
+        (inv, dict(ddof=float("nan"))),
+        (inv, dict(ddof="1")),
+        (inv, dict(shape=(5, 16))),  # source past the end
+        (inv, dict(strides=(-16, 1))),  # source before the start
+        (inv, dict(src_ptr=src + 4 * 1)),  # runs past the end by one element
+        (inv, dict(src_ptr=src + 2)),  # misaligned for float32
+        (inv, dict(dst_ptr=dst + 8 * 15)),  # output past the end
+        (inv, dict(dst_strides=(-1,))),  # output before the start
+        (inv, dict(dst_ptr=dst + 2)),  # misaligned output
+        (inv, dict(src_ptr=freed)),  # freed pointer
+        (inv, dict(dst_ptr=freed)),
+        (inv, dict(op="max", shape=(4, 0))),
+        (uns, dict(shape=(4, 2**31), strides=(0, 0))),  # too many reduced elements
+    ]
+    for kind_, change in cases:
+        err = expect_error(kind_, call, **change)
+        assert err.message
+    for feature, dtype in [("shader-f64", "float64"), ("shader-int64", "int64"), ("shader-int64", "uint64")]:
+        lacking = NoFeatureBackend(backend, feature)
+        expect_error(uns, reduce_strided, lacking, "sum", src, dtype, (4,), (1,), (0,), dst, "float32")
+        expect_error(uns, reduce_strided, lacking, "sum", src, "float32", (4,), (1,), (0,), dst, dtype)
+        expect_error(uns, reduce_strided, lacking, "sum", src, "float32", (4,), (1,), (0,), dst, "float32",
+                     acc_dtype=dtype)
+    assert backend.context.stats["dispatches"] == before
+
+
+def test_op_table_is_complete():
+    assert set(REDUCTION_OPS) == set(OPS)
+    assert {op.value for op in ReduceOp} <= set(REDUCTION_OPS)
+    for op in REDUCTION_OPS.values():
+        assert op.nonempty == (op.name in NO_IDENTITY)
+
+
+def test_plan_cache_reuses_plans(backend):
+    rng = np.random.default_rng(43)
+    src = Source(backend, "float32", (6, 40), rng=rng)
+    out1, out2 = Dest(backend, "float32", (6,)), Dest(backend, "float32", (6,))
+    plans = ops_reduce._plans(backend)
+    reduce_strided(backend, "sum", src.ptr, "float32", (6, 40), (40, 1), (1,), out1.ptr, "float32")
+    n = len(plans)
+    reduce_strided(backend, "sum", src.ptr, "float32", (6, 40), (40, 1), (1,), out2.ptr, "float32")
+    assert len(plans) == n
+    np.testing.assert_array_equal(out1.read(), out2.read())
+    # a cached plan still checks its pointers
+    expect_error(BackendErrorKind.INVALID_ARGUMENT, reduce_strided, backend, "sum", src.alloc + 4 * 10_000,
+                 "float32", (6, 40), (40, 1), (1,), out1.ptr, "float32")
+
+
+def test_grid_folded_over_two_dimensions(backend, monkeypatch):
+    """More workgroups than one grid dimension allows: the grid is folded over x and y and
+    the kernels skip the padding groups (the limit is lowered to exercise it on small data)."""
+    monkeypatch.setattr(backend.context, "max_workgroups_per_dim", 8)
+    rng = np.random.default_rng(47)
+    for shape, axes in [((37, 3000), (1,)), ((3000, 37), (0,)), ((60, 2500), (1,)), ((40000,), (0,))]:
+        src = Source(backend, "float32", shape, rng=rng)
+        ops_reduce._plans(backend).clear()
+        reduce_view(backend, "sum", src, axes, "float32")
+        reduce_view(backend, "argmax", src, axes, "int64")
+    ops_reduce._plans(backend).clear()
