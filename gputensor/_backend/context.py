@@ -4,8 +4,10 @@ One of the two modules that import ``wgpu`` (the other is ``webgpu.py``).
 
 Work is recorded into one open command encoder (one compute pass while only dispatches are
 recorded) and submitted when a result is read back, on ``synchronize()``/``flush()``, before a
-``queue.write_buffer`` (so host writes stay ordered after recorded work), or when the batch
-reaches ``MAX_BATCH`` commands.
+``queue.write_buffer`` (so host writes stay ordered after recorded work), when the batch
+reaches ``MAX_BATCH`` commands, or when its commands bind ``FLUSH_BYTES`` (large work starts on
+the device while the host records more). Dispatch parameters travel in one uniform ring per
+batch, uploaded with a single ``write_buffer`` just before the submit.
 
 Asynchronous operations are written once, as generators that yield wgpu promises; ``_run_sync``
 drives them by waiting on each promise, ``_run_async`` by awaiting it. So ``new()`` is a facade
@@ -20,6 +22,7 @@ import threading
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import wgpu
 
 from . import kernels
@@ -43,6 +46,13 @@ WANTED_LIMITS = (
 
 #: Commands recorded before the open batch is submitted on its own.
 MAX_BATCH = 256
+
+#: Bytes bound by the commands of the open batch after which it is submitted at once, so that
+#: the device starts on large work while the host records more (small work stays batched).
+FLUSH_BYTES = 32 << 20
+
+#: Bytes of the uniform ring that carries the parameters of one batch's dispatches.
+UNIFORM_RING_BYTES = 256 * 1024
 
 _ADAPTER_TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "Unknown": 3, "CPU": 4}
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 1, "OpenGLES": 1, "D3D11": 2}
@@ -70,24 +80,32 @@ def adapter_description(info: Mapping[str, Any]) -> str:
     return f"{info.get('device', '?')} ({info.get('backend_type', '?')}, {info.get('adapter_type', '?')})"
 
 
-def choose_adapter(adapters: Sequence[Any], hint: str | None) -> Any:
-    """Pick the adapter to use from ``adapters``.
+def adapter_names(info: Mapping[str, Any]) -> list[str]:
+    """The lower-case strings ``GPUTENSOR_ADAPTER`` is matched against: device name, vendor,
+    description, backend and adapter type, plus ``lavapipe`` for Mesa's llvmpipe on Vulkan
+    (which reports itself as llvmpipe)."""
+    names = [
+        str(info.get(field, "")).lower()
+        for field in ("device", "vendor", "description", "backend_type", "adapter_type")
+    ]
+    if "llvmpipe" in names[0] and names[3] == "vulkan":
+        names.append("lavapipe")
+    return names
 
-    ``hint`` (normally ``$GPUTENSOR_ADAPTER``) keeps only adapters whose device name, vendor,
-    description or backend contains it, case-insensitively. Raises BackendError (unsupported) when
-    nothing is left.
+
+def choose_adapter(adapters: Sequence[Any], hint: str | None) -> Any:
+    """Pick the adapter to use from ``adapters`` (objects with an ``info`` mapping).
+
+    ``hint`` (normally ``$GPUTENSOR_ADAPTER``) keeps only adapters one of whose names
+    (``adapter_names``) contains it, case-insensitively. Among the rest: discrete GPUs, then
+    integrated, virtual, unknown, CPU (software) adapters; within a type Vulkan, Metal and D3D12
+    before OpenGL/GLES before D3D11; ties keep the enumeration order. Raises BackendError
+    (unsupported), listing the adapters found, when nothing is left.
     """
     candidates = list(adapters)
     if hint:
-        needle = hint.lower()
-        candidates = [
-            a
-            for a in candidates
-            if any(
-                needle in str(a.info.get(field, "")).lower()
-                for field in ("device", "vendor", "description", "backend_type", "adapter_type")
-            )
-        ]
+        needle = hint.strip().lower()
+        candidates = [a for a in candidates if any(needle in name for name in adapter_names(a.info))]
     if not candidates:
         found = "; ".join(adapter_description(a.info) for a in adapters) or "none"
         where = f" matching GPUTENSOR_ADAPTER={hint!r}" if hint else ""
@@ -101,13 +119,16 @@ def choose_adapter(adapters: Sequence[Any], hint: str | None) -> Any:
 class _Staging:
     """A pool of MAP_READ staging buffers, binned by power-of-two size."""
 
+    KEEP_LIMIT = 64 << 20
+
     def __init__(self, device: Any) -> None:
         self._device = device
         self._free: dict[int, list[Any]] = {}
         self._lock = threading.Lock()
 
     def take(self, size: int) -> Any:
-        cap = max(256, 1 << (size - 1).bit_length())
+        # small buffers are binned by power of two (and reused); large ones are made to measure
+        cap = max(256, 1 << (size - 1).bit_length()) if size <= self.KEEP_LIMIT else _round_up(size, 4)
         with self._lock:
             bucket = self._free.get(cap)
             if bucket:
@@ -115,7 +136,7 @@ class _Staging:
         return self._device.create_buffer(size=cap, usage=_STAGING_USAGE)
 
     def give(self, buf: Any) -> None:
-        if buf.size > (64 << 20):  # large staging buffers are not kept
+        if buf.size > self.KEEP_LIMIT:  # large staging buffers are not kept
             return
         with self._lock:
             bucket = self._free.setdefault(buf.size, [])
@@ -148,9 +169,20 @@ class WgpuContext:
         self._encoder: Any = None
         self._pass: Any = None
         self._recorded = 0
+        self._pending_bytes = 0
         self._keepalive: list[Any] = []
         self._staging = _Staging(device)
         self._fence_src = device.create_buffer(size=16, usage=_STORAGE_USAGE)
+        # Dispatch parameters of the open batch: staged in host memory, uploaded with one
+        # write_buffer just before the batch is submitted (queue order keeps earlier batches'
+        # reads of the ring ahead of the overwrite).
+        self._uniform_align = max(16, int(self.limits.get("min-uniform-buffer-offset-alignment", 256)))
+        self._max_uniform = int(self.limits.get("max-uniform-buffer-binding-size", 65536))
+        self._ring = device.create_buffer(
+            size=UNIFORM_RING_BYTES, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
+        )
+        self._ring_data = bytearray(UNIFORM_RING_BYTES)
+        self._ring_used = 0
         self.stats = {"submits": 0, "dispatches": 0, "pipelines_compiled": 0}
 
     # ---- creation -----------------------------------------------------------------------
@@ -210,7 +242,7 @@ class WgpuContext:
 
     def upload(self, data: Any) -> Any:
         """A new storage buffer holding the bytes of ``data`` (any buffer-protocol object)."""
-        mv = memoryview(data).cast("B")
+        mv = readable_bytes(data)
         buf = self.create_storage(mv.nbytes)
         if mv.nbytes:
             self.write(buf, 0, mv)
@@ -222,10 +254,12 @@ class WgpuContext:
         Unaligned edges (offset or size not a multiple of 4) are merged on the device by a small
         kernel, so bytes outside the range are never changed.
         """
-        mv = memoryview(data).cast("B")
+        mv = readable_bytes(data)
         n = mv.nbytes
         if n == 0:
             return
+        if offset < 0 or offset + n > buf.size:
+            raise invalid_argument(f"write of {n} bytes at {offset} is outside a {buf.size}-byte buffer")
         with self._lock:
             self.flush()
             head = (-offset) % 4
@@ -259,16 +293,39 @@ class WgpuContext:
             pos += take
 
     def copy_buffer(self, src: Any, src_offset: int, dst: Any, dst_offset: int, size: int) -> None:
-        """Record a device copy (offsets and size must be multiples of 4)."""
+        """Record a device copy of ``size`` bytes (offsets and size multiples of 4).
+
+        A copy within one buffer (which WebGPU forbids) goes through a temporary buffer, so
+        overlapping ranges copy as ``memmove`` does. Raises BackendError (invalid argument) for
+        misaligned or out-of-range arguments.
+        """
         if size == 0:
             return
+        if (src_offset | dst_offset | size) % 4 or min(src_offset, dst_offset, size) < 0:
+            raise invalid_argument(
+                f"copy of {size} bytes from {src_offset} to {dst_offset}: offsets and size must be "
+                "non-negative multiples of 4"
+            )
+        if src_offset + size > src.size or dst_offset + size > dst.size:
+            raise invalid_argument(f"copy of {size} bytes is outside its buffers")
         with self._lock:
-            encoder = self._open_encoder()
-            if self._pass is not None:
-                self._pass.end()
-                self._pass = None
-            encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, size)
-            self._count_command()
+            if src is dst:
+                tmp = self.create_storage(size)
+                self._record_copy(src, src_offset, tmp, 0, size)
+                self._record_copy(tmp, 0, dst, dst_offset, size)
+            else:
+                self._record_copy(src, src_offset, dst, dst_offset, size)
+
+    def _record_copy(self, src: Any, src_offset: int, dst: Any, dst_offset: int, size: int) -> None:
+        encoder = self._open_encoder()
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+        encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, size)
+        self._keepalive.append(src)
+        self._keepalive.append(dst)
+        self._pending_bytes += 2 * size
+        self._count_command()
 
     # ---- pipelines and dispatch -------------------------------------------------------------
     def _layout(self, n_storage: int) -> tuple[Any, Any]:
@@ -295,7 +352,10 @@ class WgpuContext:
         key = (name, tuple(sorted((k, str(v)) for k, v in (defines or {}).items())), n_storage)
         pipe = self._pipelines.get(key)
         if pipe is None:
-            source = kernels.render(name, defines)
+            try:
+                source = kernels.render(name, defines)
+            except KeyError as exc:
+                raise invalid_argument(str(exc.args[0]) if exc.args else str(exc)) from None
             _, layout = self._layout(n_storage)
             try:
                 module = self.device.create_shader_module(label=name, code=source)
@@ -341,38 +401,60 @@ class WgpuContext:
         if isinstance(params, (bytes, bytearray, memoryview)):
             raw = bytes(params)
         else:
-            raw = struct.pack(f"<{len(params)}I", *[int(p) & 0xFFFFFFFF for p in params])
-        raw = raw + b"\0" * (_round_up(max(len(raw), 16), 16) - len(raw))
+            try:
+                raw = struct.pack(f"<{len(params)}I", *[int(p) & 0xFFFFFFFF for p in params])
+            except (TypeError, ValueError) as exc:
+                raise invalid_argument(f"kernel {name}: params must be integers (u32 words): {exc}") from None
+        size = _round_up(max(len(raw), 16), 16)
+        if size > min(self._max_uniform, UNIFORM_RING_BYTES):
+            raise invalid_argument(f"kernel {name}: {len(raw)} bytes of parameters is too many")
         align = self.storage_offset_alignment
-        for buf, offset, size in buffers:
-            if offset % align or size % 4 or size <= 0 or offset + size > buf.size:
+        for buf, offset, nbytes in buffers:
+            if offset % align or nbytes % 4 or nbytes <= 0 or offset < 0 or offset + nbytes > buf.size:
                 raise invalid_argument(
-                    f"kernel {name}: binding (offset {offset}, size {size}) of a {buf.size}-byte "
+                    f"kernel {name}: binding (offset {offset}, size {nbytes}) of a {buf.size}-byte "
                     f"buffer must be in range, offset a multiple of {align}, size a positive multiple of 4"
                 )
-            if size > self.max_binding_size:
-                raise invalid_argument(f"kernel {name}: binding of {size} bytes exceeds the adapter limit")
+            if nbytes > self.max_binding_size:
+                raise invalid_argument(f"kernel {name}: binding of {nbytes} bytes exceeds the adapter limit")
+        if len(workgroups) != 3:
+            raise invalid_argument(f"kernel {name}: workgroups must be (x, y, z), not {workgroups!r}")
         x, y, z = (int(w) for w in workgroups)
+        limit = self.max_workgroups_per_dim
+        if min(x, y, z) < 0 or max(x, y, z) > limit:
+            raise invalid_argument(
+                f"kernel {name}: workgroups {(x, y, z)} must be in [0, {limit}] per dimension (see fold_grid)"
+            )
         if x == 0 or y == 0 or z == 0:
             return
         with self._lock:
             pipe = self.pipeline(name, len(buffers), defines)
             bgl, _ = self._layout(len(buffers))
-            ubuf = self.device.create_buffer_with_data(data=raw, usage=wgpu.BufferUsage.UNIFORM)
-            entries = [{"binding": 0, "resource": {"buffer": ubuf, "offset": 0, "size": len(raw)}}]
+            slot = _round_up(size, self._uniform_align)
+            if self._ring_used + slot > UNIFORM_RING_BYTES:
+                self.flush()
+            offset = self._ring_used
+            self._ring_data[offset : offset + len(raw)] = raw
+            self._ring_data[offset + len(raw) : offset + size] = bytes(size - len(raw))
+            entries = [{"binding": 0, "resource": {"buffer": self._ring, "offset": offset, "size": size}}]
             entries += [
                 {"binding": i + 1, "resource": {"buffer": b, "offset": o, "size": s}}
                 for i, (b, o, s) in enumerate(buffers)
             ]
-            group = self.device.create_bind_group(layout=bgl, entries=entries)
+            try:
+                group = self.device.create_bind_group(layout=bgl, entries=entries)
+            except Exception as exc:
+                raise device_error(f"kernel {name}: cannot bind its buffers: {exc}") from exc
+            self._ring_used = offset + slot
             self._open_encoder()
             if self._pass is None:
                 self._pass = self._encoder.begin_compute_pass()
             self._pass.set_pipeline(pipe)
             self._pass.set_bind_group(0, group)
             self._pass.dispatch_workgroups(x, y, z)
-            self._keepalive.append((ubuf, group))
+            self._keepalive.append(group)
             self.stats["dispatches"] += 1
+            self._pending_bytes += sum(nbytes for _, _, nbytes in buffers)
             self._count_command()
 
     def _open_encoder(self) -> Any:
@@ -382,65 +464,110 @@ class WgpuContext:
 
     def _count_command(self) -> None:
         self._recorded += 1
-        if self._recorded >= MAX_BATCH:
+        if self._recorded >= MAX_BATCH or self._pending_bytes >= FLUSH_BYTES:
             self.flush()
 
     def flush(self) -> None:
-        """Submit all recorded work (does not wait for it)."""
+        """Submit all recorded work (does not wait for it).
+
+        Raises BackendError (device error) when the device rejects the batch; the batch is
+        dropped and the context stays usable.
+        """
         with self._lock:
             if self._encoder is None:
                 return
-            if self._pass is not None:
-                self._pass.end()
-                self._pass = None
-            command_buffer = self._encoder.finish()
+            encoder, compute_pass = self._encoder, self._pass
+            ring_used = self._ring_used
+            # Reset first, so that a failure below never leaves a half-finished encoder behind.
             self._encoder = None
+            self._pass = None
             self._recorded = 0
+            self._pending_bytes = 0
+            self._ring_used = 0
+            keepalive, self._keepalive = self._keepalive, []
             try:
+                if compute_pass is not None:
+                    compute_pass.end()
+                command_buffer = encoder.finish()
+                if ring_used:
+                    self.queue.write_buffer(self._ring, 0, self._ring_data, 0, ring_used)
                 self.queue.submit([command_buffer])
             except Exception as exc:
                 raise device_error(f"submit failed: {exc}") from exc
-            self._keepalive.clear()
+            finally:
+                del keepalive
             self.stats["submits"] += 1
 
     # ---- readback ------------------------------------------------------------------------------
-    def _readback_steps(self, regions: Sequence[Region]) -> Generator[Any, Any, list[bytes]]:
+    def _readback_steps(
+        self, regions: Sequence[Region], into: Sequence[memoryview] | None = None
+    ) -> Generator[Any, Any, list[Any]]:
+        """Stage ``regions`` in one encoder and submit once; yield the map promises; return the
+        bytes of each region in order (or copy each into ``into[k]`` when given)."""
+        checked = []
+        for region in regions:
+            try:
+                buf, offset, size = region
+                offset, size = int(offset), int(size)
+            except (TypeError, ValueError):
+                raise invalid_argument(f"a readback region is (buffer, offset, size), not {region!r}") from None
+            if offset < 0 or size < 0 or offset + size > buf.size:
+                raise invalid_argument(
+                    f"readback of {size} bytes at {offset} is outside a {buf.size}-byte buffer"
+                )
+            checked.append((buf, offset, size))
         plans = []
         with self._lock:
             encoder = None
             self.flush()
-            for buf, offset, size in regions:
-                offset, size = int(offset), int(size)
-                if offset < 0 or size < 0 or offset + size > buf.size:
-                    raise invalid_argument(
-                        f"readback of {size} bytes at {offset} is outside a {buf.size}-byte buffer"
-                    )
-                start = offset // 4 * 4
-                stop = _round_up(offset + size, 4)
+            for buf, offset, size in checked:
                 if size == 0:
                     plans.append((None, 0, 0))
                     continue
+                start = offset // 4 * 4
+                stop = _round_up(offset + size, 4)
                 staging = self._staging.take(stop - start)
                 if encoder is None:
                     encoder = self.device.create_command_encoder()
                 encoder.copy_buffer_to_buffer(buf, start, staging, 0, stop - start)
                 plans.append((staging, offset - start, size))
             if encoder is not None:
-                self.queue.submit([encoder.finish()])
+                try:
+                    self.queue.submit([encoder.finish()])
+                except Exception as exc:
+                    raise device_error(f"readback submit failed: {exc}") from exc
                 self.stats["submits"] += 1
-        out: list[bytes] = []
-        for staging, skip, size in plans:
+        # Ask for every mapping at once, then wait for them in order (they all complete with
+        # the one submit above).
+        promises = [
+            None if staging is None else staging.map_async(wgpu.MapMode.READ, 0, _round_up(skip + size, 4))
+            for staging, skip, size in plans
+        ]
+        out: list[Any] = []
+        for k, ((staging, skip, size), promise) in enumerate(zip(plans, promises)):
             if staging is None:
-                out.append(b"")
+                out.append(None if into is not None else b"")
                 continue
-            yield staging.map_async(wgpu.MapMode.READ, 0, _round_up(skip + size, 4))
-            data = staging.read_mapped(skip, size) if size % 4 == 0 and skip == 0 else bytes(
-                staging.read_mapped(0, _round_up(skip + size, 4))
-            )[skip : skip + size]
-            out.append(bytes(data))
+            yield promise
+            mapped = staging.read_mapped(0, _round_up(skip + size, 4), copy=False)
+            if into is not None:
+                into[k][:] = mapped[skip : skip + size]
+                out.append(None)
+            else:
+                out.append(bytes(mapped[skip : skip + size]))
+            del mapped
             staging.unmap()
             self._staging.give(staging)
         return out
+
+    def readback_into(self, buf: Any, offset_bytes: int, dst: Any) -> None:
+        """Fill the writable bytes-like ``dst`` (all of its bytes) from ``buf`` at ``offset_bytes``,
+        after all recorded work has run; one copy from the mapped staging memory.
+
+        Raises BackendError (invalid argument) for a region outside ``buf`` or an unsuitable ``dst``.
+        """
+        view = writable_bytes(dst)
+        _run_sync(self._readback_steps([(buf, offset_bytes, view.nbytes)], into=[view]))
 
     def readback(self, buf: Any, offset_bytes: int = 0, size_bytes: int | None = None) -> bytes:
         """Bytes ``[offset, offset+size)`` of ``buf`` after all recorded work has run."""
@@ -466,6 +593,52 @@ class WgpuContext:
     def synchronize(self) -> None:
         """Submit recorded work and block until the device has finished all of it."""
         _run_sync(self._readback_steps([(self._fence_src, 0, 4)]))
+
+
+def _flat_bytes(view: memoryview) -> memoryview:
+    """A C-contiguous, non-empty ``view`` as a 1-D byte view of the same memory."""
+    if view.ndim == 1 and view.format == "B":
+        return view
+    try:
+        return view.cast("B")
+    except TypeError:  # formats memoryview cannot cast (complex, non-native byte order, ...)
+        return memoryview(np.asarray(view).reshape(-1).view(np.uint8))
+
+
+def readable_bytes(src: Any) -> memoryview:
+    """All bytes of ``src`` (any buffer-protocol object: bytes, bytearray, memoryview, NumPy
+    array) as a flat byte view, in C order; a non-contiguous ``src`` is copied.
+
+    Raises BackendError (invalid argument) when ``src`` does not expose its bytes.
+    """
+    try:
+        view = memoryview(src)
+    except TypeError:
+        raise invalid_argument(f"source must be a bytes-like object, not {type(src).__name__}") from None
+    if view.nbytes == 0:
+        return memoryview(b"")
+    if not view.c_contiguous:
+        view = memoryview(view.tobytes())
+    return _flat_bytes(view)
+
+
+def writable_bytes(dst: Any) -> memoryview:
+    """``dst`` as a flat writable byte view of the same memory (all of its bytes).
+
+    Raises BackendError (invalid argument) unless ``dst`` is a writable, C-contiguous
+    bytes-like object.
+    """
+    try:
+        view = memoryview(dst)
+    except TypeError:
+        raise invalid_argument(f"destination must be a writable bytes-like object, not {type(dst).__name__}") from None
+    if view.readonly:
+        raise invalid_argument("the destination is read-only")
+    if not view.c_contiguous:
+        raise invalid_argument("the destination must be C-contiguous")
+    if view.nbytes == 0:
+        return memoryview(bytearray(0))
+    return _flat_bytes(view)
 
 
 def _run_sync(steps: Generator[Any, Any, Any]) -> Any:

@@ -2,12 +2,21 @@
 
 An ``ElementwiseSpec`` is the pipeline-cache key: operand dtypes and kinds (array or scalar), the
 compute type each input is converted to, the output dtype, the WGSL expression over ``x0, x1,
-...``, the iteration rank (0 = contiguous fast path) and the store mode. ``render_defines`` turns
-it into the template's placeholders; ``param_words`` lays out the per-launch parameters.
+...``, the iteration rank (0 = contiguous fast path), the store mode and the vector width.
+``render_defines`` turns it into the template's placeholders; ``param_words`` lays out the
+per-launch parameters.
+
+Kernel design (one invocation per 'unit', 256 per workgroup, grid folded over x/y past 65,535
+workgroups): contiguous operands of one 4-byte (8-byte) type are loaded as vec4 (vec2), 16 bytes
+per operand per invocation; contiguous packed operands of one lane count as vec4<u32> words;
+the launcher runs the aligned body in that mode and the rest (tail, misaligned pointers) in the
+scalar modes: 'direct' (ELEMENTS_PER_THREAD elements per invocation, grid-strided), 'word'
+(packed output, an invocation owns a u32 word) and 'atomic' (strided packed output).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,6 +26,8 @@ from .kernels import library_code
 from .wgsl_types import StorageType, convert, storage_type
 
 WORKGROUP = 256
+#: Elements each invocation of the 'direct' store mode handles.
+ELEMENTS_PER_THREAD = 4
 
 
 @dataclass(frozen=True)
@@ -26,7 +37,8 @@ class ElementwiseSpec:
     ``inputs``: per input ``(dtype name, is_scalar)``; ``casts``: compute type each input is
     converted to before ``expr``; ``expr_type``: compute type of ``expr``; ``out``: output dtype
     name; ``ndim``: rank of the iteration space, 0 meaning every array operand is contiguous
-    (index = offset + i); ``store``: 'direct', 'word' or 'atomic'.
+    (index = offset + i); ``store``: 'direct', 'word' or 'atomic'; ``vector``: elements per
+    vector load (1, or ``vector_width(spec)`` for the contiguous vector variant).
     """
 
     inputs: tuple[tuple[str, bool], ...]
@@ -36,6 +48,7 @@ class ElementwiseSpec:
     out: str
     ndim: int
     store: str
+    vector: int = 1
 
     @property
     def array_inputs(self) -> list[int]:
@@ -46,14 +59,21 @@ class ElementwiseSpec:
         """Array operands including the output (the output is last)."""
         return len(self.array_inputs) + 1
 
-    def features(self) -> set[str]:
+    @functools.cached_property
+    def _features(self) -> frozenset[str]:
         names = [d for d, _ in self.inputs] + [self.out]
         feats = {storage_type(d).feature for d in names} - {None}
         if any(c in ("i64", "u64") for c in self.casts + (self.expr_type,)):
             feats.add("shader-int64")
         if any(c == "f64" for c in self.casts + (self.expr_type,)):
             feats.add("shader-f64")
-        return feats  # type: ignore[return-value]
+        if "shader-f64" in feats:  # f64 helpers (NaN tests, f64math) work on the u64 bits
+            feats.add("shader-int64")
+        return frozenset(feats)  # type: ignore[arg-type]
+
+    def features(self) -> set[str]:
+        """Adapter features the generated kernel needs."""
+        return set(self._features)
 
     # ---- parameter layout ----------------------------------------------------------------
     def word_of_shape(self, d: int) -> int:
@@ -88,109 +108,222 @@ def _scalar_load(st: StorageType, word: int) -> str:
     return f"bitcast<{st.compute}>(P({word}u))"
 
 
+#: Lane ``{l}`` (bit shift ``{s}``) of the u32 word ``{w}`` of a packed dtype, as its compute type.
+_LANE = {
+    "bool": "((({w} >> {s}u) & 0xFFu) != 0u)",
+    "int8": "(bitcast<i32>({w} << {r8}u) >> 24u)",
+    "uint8": "(({w} >> {s}u) & 0xFFu)",
+    "int16": "(bitcast<i32>({w} << {r16}u) >> 16u)",
+    "uint16": "(({w} >> {s}u) & 0xFFFFu)",
+    "float16": "unpack2x16float({w})[{l}]",
+}
+
+#: u32 words per invocation of the packed vector mode (one vec4<u32> per operand).
+PACKED_VECTOR_WORDS = 4
+
+
+def vector_width(spec: ElementwiseSpec) -> int:
+    """Elements per invocation of the contiguous vector variant of ``spec``, or 1 if it has none.
+
+    'direct': 4 (vec4 loads) when every array operand is a 4-byte type, 2 (vec2) when every one
+    is an 8-byte type. 'word': every array operand packed with the output's lanes per word: one
+    vec4<u32> per operand, 4 * lanes elements.
+    """
+    if spec.ndim != 0 or spec.store == "atomic":
+        return 1
+    names = [spec.inputs[k][0] for k in spec.array_inputs] + [spec.out]
+    types = [storage_type(d) for d in names]
+    if spec.store == "word":
+        lanes = types[-1].lanes
+        if all(st.packed and st.lanes == lanes for st in types):
+            return PACKED_VECTOR_WORDS * lanes
+        return 1
+    sizes = {st.itemsize for st in types}
+    if any(st.packed for st in types) or len(sizes) != 1:
+        return 1
+    return {4: 4, 8: 2}.get(sizes.pop(), 1)
+
+
+def _lane_expr(dtype: str, word: str, lane: int) -> str:
+    st = storage_type(dtype)
+    bits = 32 // st.lanes
+    return _LANE[dtype].format(w=word, l=lane, s=lane * bits, r8=24 - 8 * lane, r16=16 - 16 * lane)
+
+
+@functools.lru_cache(maxsize=1024)
 def render_defines(spec: ElementwiseSpec) -> dict[str, str]:
-    """The placeholder values of ``elementwise.wgsl`` for ``spec``."""
+    """The placeholder values of ``elementwise.wgsl`` for ``spec`` (cached per spec: treat the
+    result as read-only).
+
+    Scalar modes: ``offsets(i)`` gives every array operand's element index for linear index
+    ``i`` (a struct, so it stays in registers); ``element(o)`` loads, converts and evaluates.
+    Vector mode (``spec.vector`` > 1, contiguous 'direct' only): every array is bound as
+    ``array<vecW<T>>``, invocation ``t`` handles vector ``first / W + t`` of each operand, and
+    ``element`` takes the raw lane values; the launcher guarantees ``first % W == 0``.
+    """
     out_st = storage_type(spec.out)
     arrays = spec.array_inputs
+    n_ops = spec.n_arrays
+    width = spec.vector
+    if width > 1 and width != vector_width(spec):
+        raise ValueError(f"vector width {width} does not fit {spec}")
     enable = ""  # float16 is packed and computed in f32: no f16 feature needed
+
+    def elem(array_type: str) -> str:
+        if width > 1 and spec.store == "word":
+            return "vec4<u32>"
+        return f"vec{width}<{array_type}>" if width > 1 else array_type
+
     bindings = []
     for slot, k in enumerate(arrays):
         st = storage_type(spec.inputs[k][0])
-        bindings.append(f"@group(0) @binding({slot + 1}) var<storage, read_write> in{k}: array<{st.array}>;")
-    out_elem = "atomic<u32>" if spec.store == "atomic" else out_st.array
+        bindings.append(f"@group(0) @binding({slot + 1}) var<storage, read_write> in{k}: array<{elem(st.array)}>;")
+    out_elem = "atomic<u32>" if spec.store == "atomic" else elem(out_st.array)
     bindings.append(f"@group(0) @binding({len(arrays) + 1}) var<storage, read_write> out: array<{out_elem}>;")
 
-    n_ops = spec.n_arrays
-    lines = []
-    if spec.ndim == 0:
-        for slot in range(n_ops):
-            lines.append(f"    o[{slot}] = P({spec.word_of_offset(slot)}u) + i;")
-    else:
-        for slot in range(n_ops):
-            lines.append(f"    var s{slot}: i32 = bitcast<i32>(P({spec.word_of_offset(slot)}u));")
-        lines.append("    var rem = i;")
-        for d in range(spec.ndim - 1, -1, -1):
-            if d > 0:
-                lines.append(f"    let c{d} = i32(rem % P({spec.word_of_shape(d)}u));")
-                lines.append(f"    rem = rem / P({spec.word_of_shape(d)}u);")
-            else:
-                lines.append("    let c0 = i32(rem);")
-            for slot in range(n_ops):
-                lines.append(f"    s{slot} += c{d} * bitcast<i32>(P({spec.word_of_stride(slot, d)}u));")
-        for slot in range(n_ops):
-            lines.append(f"    o[{slot}] = u32(s{slot});")
-
+    value_of = lambda call: convert(call, spec.expr_type, out_st.compute)  # noqa: E731
     loads = []
     for k, (dt, scalar) in enumerate(spec.inputs):
         st = storage_type(dt)
-        raw = _scalar_load(st, spec.word_of_scalar(k)) if scalar else st.load_expr(f"in{k}", f"o[{arrays.index(k)}]")
+        if scalar:
+            raw = _scalar_load(st, spec.word_of_scalar(k))
+        elif width > 1:
+            raw = f"r{k}"
+        else:
+            raw = st.load_expr(f"in{k}", f"o.o{arrays.index(k)}")
         loads.append(f"    let x{k} = {convert(raw, st.compute, spec.casts[k])};")
+    body = "\n".join(loads) + f"\n    return {spec.expr};"
 
-    out_slot = n_ops - 1
-    value = convert("element(o)", spec.expr_type, out_st.compute)
-    if spec.store == "direct":
-        store = (
-            "    if (t >= n) { return; }\n"
-            "    let o = offsets(t);\n"
-            f"    out[o[{out_slot}]] = {out_st.array}({value});"
+    if width > 1 and spec.store == "word":
+        # packed vector: each operand's vec4<u32> holds PACKED_VECTOR_WORDS words of `lanes`
+        params = ", ".join(f"r{k}: {storage_type(spec.inputs[k][0]).compute}" for k in arrays)
+        functions = f"fn element({params}) -> {spec.expr_type} {{\n{body}\n}}"
+        lanes_n = out_st.lanes
+        lane_bits = 32 // lanes_n
+        lines = ["    if (t >= n) { return; }"]
+        for slot, k in enumerate(arrays):
+            lines.append(f"    let v{k} = in{k}[P({spec.word_of_offset(slot)}u) / {width}u + t];")
+        words = []
+        for c in range(PACKED_VECTOR_WORDS):
+            values = [value_of("element(" + ", ".join(_lane_expr(spec.inputs[k][0], f"v{k}[{c}]", lane)
+                                                      for k in arrays) + ")") for lane in range(lanes_n)]
+            if spec.out == "float16":  # both halves in one conversion
+                words.append(f"pack2x16float(vec2<f32>({values[0]}, {values[1]}))")
+                continue
+            parts = [out_st.bits_expr(v) for v in values]
+            words.append(" | ".join(f"({b} << {lane * lane_bits}u)" if lane else b for lane, b in enumerate(parts)))
+        lines.append(f"    out[P({spec.word_of_offset(n_ops - 1)}u) / {width}u + t] = vec4<u32>(\n        "
+                     + ",\n        ".join(words) + ");")
+        store = "\n".join(lines)
+    elif width > 1:
+        params = ", ".join(f"r{k}: {storage_type(spec.inputs[k][0]).array}" for k in arrays)
+        functions = f"fn element({params}) -> {spec.expr_type} {{\n{body}\n}}"
+        lines = ["    if (t >= n) { return; }"]
+        for slot, k in enumerate(arrays):
+            lines.append(f"    let v{k} = in{k}[P({spec.word_of_offset(slot)}u) / {width}u + t];")
+        lanes = []
+        for c in "xyzw"[:width]:
+            call = "element(" + ", ".join(f"v{k}.{c}" for k in arrays) + ")"
+            lanes.append(f"{out_st.array}({value_of(call)})")
+        lines.append(f"    out[P({spec.word_of_offset(n_ops - 1)}u) / {width}u + t] = "
+                     f"{elem(out_st.array)}({', '.join(lanes)});")
+        store = "\n".join(lines)
+    else:
+        members = ", ".join(f"o{slot}: u32" for slot in range(n_ops))
+        lines = []
+        if spec.ndim == 0:
+            values = [f"P({spec.word_of_offset(slot)}u) + i" for slot in range(n_ops)]
+        else:
+            for slot in range(n_ops):
+                lines.append(f"    var s{slot}: i32 = bitcast<i32>(P({spec.word_of_offset(slot)}u));")
+            lines.append("    var rem = i;")
+            for d in range(spec.ndim - 1, -1, -1):
+                if d > 0:
+                    lines.append(f"    let c{d} = i32(rem % P({spec.word_of_shape(d)}u));")
+                    lines.append(f"    rem = rem / P({spec.word_of_shape(d)}u);")
+                else:
+                    lines.append("    let c0 = i32(rem);")
+                for slot in range(n_ops):
+                    lines.append(f"    s{slot} += c{d} * bitcast<i32>(P({spec.word_of_stride(slot, d)}u));")
+            values = [f"u32(s{slot})" for slot in range(n_ops)]
+        lines.append(f"    return Offsets({', '.join(values)});")
+        functions = (
+            f"struct Offsets {{ {members} }}\n\n"
+            "fn offsets(i: u32) -> Offsets {\n" + "\n".join(lines) + "\n}\n\n"
+            f"fn element(o: Offsets) -> {spec.expr_type} {{\n{body}\n}}"
         )
-    elif spec.store == "word":
-        lanes = out_st.lanes
-        lane_bits = 32 // lanes
-        mask = (1 << lane_bits) - 1
-        store = (
-            f"    let first = P({spec.word_of_offset(out_slot)}u);\n"
-            f"    let w = first / {lanes}u + t;\n"
-            f"    let words = (first % {lanes}u + n + {lanes - 1}u) / {lanes}u;\n"
-            "    if (t >= words) { return; }\n"
-            "    var word = out[w];\n"
-            f"    for (var lane = 0u; lane < {lanes}u; lane++) {{\n"
-            f"        let p = w * {lanes}u + lane;\n"
-            "        if (p < first || p - first >= n) { continue; }\n"
-            "        let o = offsets(p - first);\n"
-            f"        let v = {value};\n"
-            f"        let sh = lane * {lane_bits}u;\n"
-            f"        word = (word & ~({mask}u << sh)) | ({out_st.bits_expr('v')} << sh);\n"
-            "    }\n"
-            "    out[w] = word;"
-        )
-    else:  # atomic
-        lanes = out_st.lanes
-        lane_bits = 32 // lanes
-        mask = (1 << lane_bits) - 1
-        store = (
-            "    if (t >= n) { return; }\n"
-            "    let o = offsets(t);\n"
-            f"    let v = {value};\n"
-            f"    let p = o[{out_slot}];\n"
-            f"    let sh = (p % {lanes}u) * {lane_bits}u;\n"
-            f"    atomicAnd(&out[p / {lanes}u], ~({mask}u << sh));\n"
-            f"    atomicOr(&out[p / {lanes}u], {out_st.bits_expr('v')} << sh);"
-        )
+        out_index = f"o.o{n_ops - 1}"
+        value = value_of("element(o)")
+        if spec.store == "direct":
+            # ELEMENTS_PER_THREAD elements per invocation, strided by the launched thread count
+            # so every load stays coalesced and several are in flight per thread.
+            store = (
+                f"    let threads = nwg.x * nwg.y * {WORKGROUP}u;\n"
+                f"    for (var j = 0u; j < {ELEMENTS_PER_THREAD}u; j++) {{\n"
+                "        let i = t + j * threads;\n"
+                "        if (i >= n) { return; }\n"
+                "        let o = offsets(i);\n"
+                f"        out[{out_index}] = {out_st.array}({value});\n"
+                "    }"
+            )
+        elif spec.store == "word":
+            lanes_n = out_st.lanes
+            lane_bits = 32 // lanes_n
+            mask = (1 << lane_bits) - 1
+            store = (
+                f"    let first = P({spec.word_of_offset(n_ops - 1)}u);\n"
+                f"    let w = first / {lanes_n}u + t;\n"
+                f"    let words = (first % {lanes_n}u + n + {lanes_n - 1}u) / {lanes_n}u;\n"
+                "    if (t >= words) { return; }\n"
+                "    // a word wholly inside the range is built from scratch (no read of the output)\n"
+                f"    let full = w * {lanes_n}u >= first && w * {lanes_n}u + {lanes_n}u - first <= n;\n"
+                "    var word = 0u;\n"
+                "    if (!full) { word = out[w]; }\n"
+                f"    for (var lane = 0u; lane < {lanes_n}u; lane++) {{\n"
+                f"        let p = w * {lanes_n}u + lane;\n"
+                "        if (p < first || p - first >= n) { continue; }\n"
+                "        let o = offsets(p - first);\n"
+                f"        let v = {value};\n"
+                f"        let sh = lane * {lane_bits}u;\n"
+                f"        word = (word & ~({mask}u << sh)) | ({out_st.bits_expr('v')} << sh);\n"
+                "    }\n"
+                "    out[w] = word;"
+            )
+        else:  # atomic
+            lanes_n = out_st.lanes
+            lane_bits = 32 // lanes_n
+            mask = (1 << lane_bits) - 1
+            store = (
+                "    if (t >= n) { return; }\n"
+                "    let o = offsets(t);\n"
+                f"    let v = {value};\n"
+                f"    let p = {out_index};\n"
+                f"    let sh = (p % {lanes_n}u) * {lane_bits}u;\n"
+                f"    atomicAnd(&out[p / {lanes_n}u], ~({mask}u << sh));\n"
+                f"    atomicOr(&out[p / {lanes_n}u], {out_st.bits_expr('v')} << sh);"
+            )
     return {
         "ENABLE": enable,
-        "HELPERS": library_code(spec.expr),
+        "HELPERS": library_code(spec.expr + "\n" + functions + "\n" + store),
         "NPARAM_VEC4": str(max(1, -(-spec.n_param_words() // 4))),
         "BINDINGS": "\n".join(bindings),
-        "NOPERANDS": str(n_ops),
-        "OFFSETS": "\n".join(lines),
-        "OUT_COMPUTE": spec.expr_type,
-        "LOADS": "\n".join(loads),
-        "EXPR": spec.expr,
+        "FUNCTIONS": functions,
         "STORE": store,
         "WORKGROUP": str(WORKGROUP),
     }
 
 
 def scalar_words(value: object, dtype: str) -> list[int]:
-    """The parameter words carrying a scalar operand of ``dtype`` (its storage bits)."""
+    """The parameter words carrying a scalar operand of ``dtype``: the value converted to
+    ``dtype`` as NumPy's ``astype`` does (float16 rounds, int8 wraps, ...) and then to its
+    compute type (float16 travels as f32)."""
     st = storage_type(dtype)
     if st.compute == "bool":
         return [1 if value else 0]
     np_dtype = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "u32": np.uint32,
                 "i64": np.int64, "u64": np.uint64}[st.compute]
-    with np.errstate(over="ignore"):
-        arr = np.array(value).astype(np_dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        arr = np.array(value).astype(np.dtype(dtype)).astype(np_dtype)
     raw = arr.tobytes()
     return [int.from_bytes(raw[j : j + 4], "little") for j in range(0, len(raw), 4)]
 

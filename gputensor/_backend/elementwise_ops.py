@@ -73,7 +73,7 @@ OPS: dict[str, dict[str, str]] = {
     "isfinite": {"f": "(abs(x0) < {INF})", "i": "true", "u": "true", "b": "true"},
     "logical_not": {"b": "!x0"},
     "bitwise_invert": {"i": "~x0", "u": "~x0", "b": "!x0"},
-    "relu": {"f": "select(x0, {T}(0), x0 < {T}(0))"},
+    "relu": {"f": "select(x0, {T}(0), x0 < {T}(0) && !ew_isnan_{T}(x0))"},  # NaN kept (NVIDIA folds the plain form to fmax)
     "sigmoid": {"f": "ew_sigmoid_{T}(x0)"},
     "silu": {"f": "(x0 * ew_sigmoid_{T}(x0))"},
     "gelu": {"f": "ew_gelu_{T}(x0)"},

@@ -2,14 +2,18 @@
 
 ``elementwise`` runs one WGSL expression over typed, strided, broadcast (stride 0) operands and
 Python scalars. It merges dimensions that are contiguous for every operand, picks the contiguous
-fast path when it can, and splits the iteration space so that every operand's binding fits one
-window of the adapter (operands larger than the max binding size work).
+fast path when it can (vector loads where every operand is 16-byte aligned, a scalar dispatch for
+the tail), and splits the iteration space so that every operand's binding fits one window of the
+adapter (operands larger than the max binding size work). Every dispatch is planned, and every
+pointer validated, before the first is recorded.
 
 Op expressions live in ``elementwise_ops.py`` (one table shared with the namespace).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,10 +47,9 @@ Operand = ArrayOperand | ScalarOperand
 def merge_dims(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[list[int], list[list[int]]]:
     """Drop size-1 dims and merge neighbours that are contiguous for every stride list."""
     dims = [(n, [s[d] for s in strides]) for d, n in enumerate(shape) if n != 1]
-    if not dims:
-        return [1], [[0] for _ in strides]
+    if not dims:  # one element: its strides do not matter, so it takes the contiguous path
+        return [1], [[1] for _ in strides]
     out_shape = [dims[0][0]]
-    out_strides = [list(x) for x in zip(*[[st] for st in dims[0][1]])]
     out_strides = [[st] for st in dims[0][1]]
     for n, sts in dims[1:]:
         if all(prev[-1] == st * n for prev, st in zip(out_strides, sts)):
@@ -128,7 +131,17 @@ def elementwise(backend, expr: str, expr_type: str, inputs: Sequence[Operand], c
     input with a different layout (the caller copies first). Raises BackendError (invalid argument)
     for bad pointers/ranges, (unsupported) for dtypes the adapter lacks.
     """
-    shape = [int(n) for n in shape]
+    if not isinstance(out, ArrayOperand):
+        raise invalid_argument(f"the output must be an ArrayOperand, not {out!r}")
+    for op in inputs:
+        if not isinstance(op, (ArrayOperand, ScalarOperand)):
+            raise invalid_argument(f"an input must be an ArrayOperand or ScalarOperand, not {op!r}")
+    if len(casts) != len(inputs):
+        raise invalid_argument(f"{len(casts)} casts given for {len(inputs)} inputs")
+    try:
+        shape = [operator.index(n) for n in shape]
+    except TypeError:
+        raise invalid_argument(f"shape must be a sequence of integers, not {shape!r}") from None
     if any(n < 0 for n in shape):
         raise invalid_argument(f"negative dimension in shape {tuple(shape)}")
     arrays: list[ArrayOperand] = [op for op in inputs if isinstance(op, ArrayOperand)] + [out]
@@ -142,11 +155,13 @@ def elementwise(backend, expr: str, expr_type: str, inputs: Sequence[Operand], c
         total *= n
     if total == 0:
         return
-    # validate every operand's range before anything is recorded
+    # validate every operand's range and alignment before anything is recorded
     itemsizes = [storage_type(op.dtype).itemsize for op in arrays]
     for op, size in zip(arrays, itemsizes):
         lo, hi = _extent(shape, op.strides)
-        backend.resolve(op.ptr + lo * size, (hi - lo + 1) * size)
+        _, offset = backend.resolve(op.ptr + lo * size, (hi - lo + 1) * size)
+        if offset % size:
+            raise invalid_argument(f"pointer offset {offset} is not a multiple of the {op.dtype} item size {size}")
 
     mshape, mstrides = merge_dims(shape, [list(op.strides) for op in arrays])
     contiguous = len(mshape) == 1 and all(st[0] == 1 for st in mstrides)
@@ -174,7 +189,13 @@ def elementwise(backend, expr: str, expr_type: str, inputs: Sequence[Operand], c
     defines = codegen.render_defines(spec)
     scalars = [op.value for op in inputs if isinstance(op, ScalarOperand)]
     ctx = backend.context
+    # contiguous operands of one 4- or 8-byte type take vector loads where aligned
+    width = codegen.vector_width(spec)
+    if width > 1 and ctx.storage_offset_alignment % (width * itemsizes[0]):
+        width = 1
+    vspec = dataclasses.replace(spec, vector=width) if width > 1 else None
     limit = backend.max_window_bytes()
+    records = []
     for sub_shape, offs in plan_chunks(mshape, mstrides, itemsizes, limit):
         n = 1
         for d in sub_shape:
@@ -186,14 +207,26 @@ def elementwise(backend, expr: str, expr_type: str, inputs: Sequence[Operand], c
             win = backend.window(base + lo * size, (hi - lo + 1) * size, size)
             bindings.append(win.binding)
             firsts.append(win.first - lo)
-        words = codegen.param_words(spec, n, sub_shape, firsts, mstrides, scalars)
+        done = 0
+        if vspec is not None and n >= width and all(f % width == 0 for f in firsts):
+            vectors = n // width
+            words = codegen.param_words(vspec, vectors, sub_shape, firsts, mstrides, scalars)
+            records.append((words, bindings, -(-vectors // codegen.WORKGROUP), vspec))
+            done = vectors * width
+        if done == n:
+            continue
+        rest = n - done
+        firsts = [f + done for f in firsts]  # contiguous here whenever done > 0
+        words = codegen.param_words(spec, rest, sub_shape, firsts, mstrides, scalars)
         if store == "word":
-            first_out = firsts[-1]
-            units = (first_out % out_st.lanes + n + out_st.lanes - 1) // out_st.lanes
+            units = (firsts[-1] % out_st.lanes + rest + out_st.lanes - 1) // out_st.lanes
+        elif store == "direct":
+            units = -(-rest // codegen.ELEMENTS_PER_THREAD)
         else:
-            units = n
-        groups = -(-units // codegen.WORKGROUP)
-        ctx.dispatch("elementwise", words, bindings, ctx.fold_grid(groups), defines)
+            units = rest
+        records.append((words, bindings, -(-units // codegen.WORKGROUP), spec))
+    for words, bindings, groups, which in records:
+        ctx.dispatch("elementwise", words, bindings, ctx.fold_grid(groups), codegen.render_defines(which))
 
 
 def copy_strided(backend, src: ArrayOperand, dst: ArrayOperand, shape: Sequence[int]) -> None:
@@ -210,7 +243,10 @@ def copy_bytes(backend, dst_ptr: int, src_ptr: int, nbytes: int) -> None:
 # ---- the contract's unary / binary over n contiguous float elements ---------------------------
 def _contract(backend, name: str, ptrs: Sequence[int], output: int, n: int, dtype: str) -> None:
     itemsize, _ = backend.float_dtype(dtype)
-    n = int(n)
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise invalid_argument(f"n must be an integer, not {n!r}") from None
     if n < 0:
         raise invalid_argument(f"n must be >= 0, got {n}")
     compute = storage_type(dtype).compute

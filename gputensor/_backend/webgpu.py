@@ -9,13 +9,14 @@ element offsets in their parameters.
 
 from __future__ import annotations
 
+import numbers
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from . import ops_attention, ops_conv, ops_elementwise, ops_gemm, ops_reduce
 from .base import BackendTranspose, BinaryOp, ComputeBackend, ReduceOp, UnaryOp
-from .context import WgpuContext, adapter_description
+from .context import WgpuContext, adapter_description, readable_bytes, writable_bytes
 from .errors import invalid_argument, not_initialized, unsupported
 
 _PTR_SHIFT = 40
@@ -27,6 +28,15 @@ FLOAT_DTYPES = {
     "float32": (4, "f32", None),
     "float64": (8, "f64", "shader-f64"),
 }
+
+
+def _as_int(what: str, value: Any) -> int:
+    """``value`` as an int; BackendError (invalid argument) for anything that is not an integer."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise invalid_argument(f"{what} must be an integer, not {value!r}")
+    return int(value)
 
 
 @dataclass
@@ -91,8 +101,11 @@ class WebGpuBackend(ComputeBackend):
         return f"WebGpuBackend(adapter={adapter_description(self._ctx.adapter_info)!r})"
 
     def supports(self, feature: str | None) -> bool:
-        """Whether the device was granted ``feature`` (None is always supported)."""
-        return feature is None or feature in self.context.features
+        """Whether the device was granted ``feature`` (None is always supported).
+
+        Raises BackendError (not initialised) before ``init()``."""
+        features = self.context.features
+        return feature is None or feature in features
 
     def float_dtype(self, dtype: str) -> tuple[int, str]:
         """(itemsize, WGSL type) of a float dtype name; BackendError (unsupported) if the device
@@ -107,11 +120,16 @@ class WebGpuBackend(ComputeBackend):
 
     # ---- memory ------------------------------------------------------------------------------
     def alloc(self, nbytes: int) -> int:
-        """Allocate ``nbytes`` (zero-filled) and return a pointer; BackendError on failure."""
-        nbytes = int(nbytes)
+        """Allocate ``nbytes`` (zero-filled) and return a pointer.
+
+        Raises BackendError: not initialised before ``init()``; invalid argument for a negative
+        or non-integer size; out of memory past the adapter's max buffer size.
+        """
+        ctx = self.context
+        nbytes = _as_int("nbytes", nbytes)
         if nbytes < 0:
             raise invalid_argument(f"cannot allocate {nbytes} bytes")
-        buffer = self.context.create_storage(max(nbytes, 4))
+        buffer = ctx.create_storage(max(nbytes, 4))
         with self._lock:
             ident = self._next_id
             self._next_id += 1
@@ -119,17 +137,28 @@ class WebGpuBackend(ComputeBackend):
         return ident << _PTR_SHIFT
 
     def free(self, ptr: int) -> None:
-        """Release an allocation (its memory returns once pending work no longer uses it)."""
-        ident, offset = divmod(int(ptr), 1 << _PTR_SHIFT)
+        """Release an allocation (its memory returns once pending work no longer uses it).
+
+        Raises BackendError: not initialised; invalid argument for a pointer that is not the
+        start of a live allocation (double free, unknown or interior pointer).
+        """
+        self.context
+        ptr = _as_int("pointer", ptr)
+        ident, offset = ptr >> _PTR_SHIFT, ptr & _OFFSET_MASK
         with self._lock:
-            if offset or ident not in self._allocations:
+            if ptr < 0 or offset or ident not in self._allocations:
                 raise invalid_argument(f"free of a pointer that is not a live allocation: {ptr:#x}")
             del self._allocations[ident]
 
     def resolve(self, ptr: int, nbytes: int) -> tuple[Allocation, int]:
-        """The allocation and byte offset behind ``ptr``, checking ``nbytes`` fit inside it."""
+        """The allocation and byte offset behind ``ptr``, checking ``nbytes`` fit inside it.
+
+        Raises BackendError: not initialised; invalid argument for an unknown or freed pointer,
+        a negative size or a range past the end of the allocation.
+        """
         self.context
-        ptr = int(ptr)
+        ptr = _as_int("pointer", ptr)
+        nbytes = _as_int("size", nbytes)
         ident, offset = ptr >> _PTR_SHIFT, ptr & _OFFSET_MASK
         alloc = self._allocations.get(ident)
         if alloc is None or ptr < 0:
@@ -142,7 +171,7 @@ class WebGpuBackend(ComputeBackend):
         return alloc, offset
 
     def allocation_size(self, ptr: int) -> int:
-        """Bytes from ``ptr`` to the end of its allocation."""
+        """Bytes from ``ptr`` to the end of its allocation (BackendError as ``resolve``)."""
         alloc, offset = self.resolve(ptr, 0)
         return alloc.nbytes - offset
 
@@ -167,61 +196,91 @@ class WebGpuBackend(ComputeBackend):
         return ctx.max_binding_size - ctx.storage_offset_alignment
 
     def copy_htod(self, dst_ptr: int, src: Any) -> None:
-        """Copy all bytes of ``src`` (bytes, bytearray, memoryview, NumPy array...) to ``dst_ptr``."""
-        data = memoryview(src).cast("B") if not isinstance(src, memoryview) or src.ndim != 1 or src.format != "B" else src
+        """Copy all bytes of ``src`` (bytes, bytearray, memoryview, NumPy array...; a
+        non-contiguous one in C order) to ``dst_ptr``. Bytes around the range are unchanged.
+
+        Raises BackendError: not initialised; invalid argument for a non-bytes-like ``src`` or a
+        range past the end of the allocation.
+        """
+        ctx = self.context
+        data = readable_bytes(src)
         alloc, offset = self.resolve(dst_ptr, data.nbytes)
-        self.context.write(alloc.buffer, offset, data)
+        ctx.write(alloc.buffer, offset, data)
 
     def copy_dtoh(self, dst: Any, src_ptr: int) -> None:
-        """Fill every byte of the writable ``dst`` from the device bytes at ``src_ptr``."""
-        view = memoryview(dst)
-        if view.readonly:
-            raise invalid_argument("copy_dtoh needs a writable destination")
-        if not view.c_contiguous:
-            raise invalid_argument("copy_dtoh needs a contiguous destination")
-        view = view.cast("B")
+        """Fill every byte of the writable, C-contiguous ``dst`` (bytearray, memoryview, NumPy
+        array of any dtype) from the device bytes at ``src_ptr``, after all recorded work.
+
+        Raises BackendError: not initialised; invalid argument for a read-only or
+        non-contiguous ``dst`` or a range past the end of the allocation.
+        """
+        ctx = self.context
+        view = writable_bytes(dst)
         alloc, offset = self.resolve(src_ptr, view.nbytes)
-        view[:] = self.context.readback(alloc.buffer, offset, view.nbytes)
+        if view.nbytes:
+            ctx.readback_into(alloc.buffer, offset, view)
 
     def copy_dtod(self, dst_ptr: int, src_ptr: int, nbytes: int) -> None:
-        """Device-to-device copy of ``nbytes`` (recorded; ordered with other work)."""
+        """Device-to-device copy of ``nbytes`` (recorded; ordered with other work). Overlapping
+        ranges of one allocation copy as ``memmove`` does.
+
+        Raises BackendError: not initialised; invalid argument for bad pointers or sizes.
+        """
+        ctx = self.context
+        nbytes = _as_int("nbytes", nbytes)
         src, so = self.resolve(src_ptr, nbytes)
         dst, do = self.resolve(dst_ptr, nbytes)
-        if nbytes == 0:
+        if nbytes == 0 or (src is dst and so == do):
             return
         if so % 4 == 0 and do % 4 == 0 and nbytes % 4 == 0:
-            self.context.copy_buffer(src.buffer, so, dst.buffer, do, nbytes)
+            ctx.copy_buffer(src.buffer, so, dst.buffer, do, nbytes)
+        elif src is dst and so < do + nbytes and do < so + nbytes:
+            tmp = self.alloc(nbytes)
+            try:
+                ops_elementwise.copy_bytes(self, tmp, src_ptr, nbytes)
+                ops_elementwise.copy_bytes(self, dst_ptr, tmp, nbytes)
+            finally:
+                self.free(tmp)
         else:
             ops_elementwise.copy_bytes(self, dst_ptr, src_ptr, nbytes)
 
     def synchronize(self) -> None:
+        """Block until all submitted work is done (BackendError not initialised before init)."""
         self.context.synchronize()
 
     # ---- operations ---------------------------------------------------------------------------
+    # Each checks initialisation first (``self.context`` raises BackendError not initialised),
+    # then delegates to its kernel module, which validates everything before recording.
     def gemm(self, trans_a: BackendTranspose, trans_b: BackendTranspose, m: int, n: int, k: int,
              alpha: float, a: int, lda: int, b: int, ldb: int, beta: float, c: int, ldc: int,
              *, dtype: str = "float32") -> None:
+        self.context
         ops_gemm.gemm(self, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, dtype=dtype)
 
     def conv2d_forward(self, input: int, input_shape: tuple[int, int, int, int], filter: int,
                        filter_shape: tuple[int, int, int, int], output: int,
                        output_shape: tuple[int, int, int, int], stride: tuple[int, int] | int,
                        padding: tuple[int, int] | int, *, dtype: str = "float32") -> None:
+        self.context
         ops_conv.conv2d_forward(self, input, input_shape, filter, filter_shape, output, output_shape,
                                 stride, padding, dtype=dtype)
 
     def attention(self, q: int, k: int, v: int, o: int, batch: int, heads: int, seq_q: int,
                   seq_kv: int, head_dim: int, scale: float, causal: bool,
                   *, dtype: str = "float32") -> None:
+        self.context
         ops_attention.attention(self, q, k, v, o, batch, heads, seq_q, seq_kv, head_dim, scale,
                                 causal, dtype=dtype)
 
     def reduce(self, op: ReduceOp, input: int, output: int, shape: tuple[int, ...], axis: int,
                *, dtype: str = "float32") -> None:
+        self.context
         ops_reduce.reduce_contiguous(self, op, input, output, shape, axis, dtype=dtype)
 
     def unary(self, op: UnaryOp, input: int, output: int, n: int, *, dtype: str = "float32") -> None:
+        self.context
         ops_elementwise.unary(self, op, input, output, n, dtype=dtype)
 
     def binary(self, op: BinaryOp, a: int, b: int, output: int, n: int, *, dtype: str = "float32") -> None:
+        self.context
         ops_elementwise.binary(self, op, a, b, output, n, dtype=dtype)

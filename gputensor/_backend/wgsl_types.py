@@ -7,7 +7,9 @@ through ``unpack2x16float``. A kernel writing a packed output either owns whole 
 invocation per u32 word, read-modify-write of the lanes in range) or, for strided outputs, uses
 ``atomicAnd``/``atomicOr`` on the element's lane; both keep other elements of a word intact.
 
-float16 is computed in f32 and stored rounded to f16 (as NumPy computes its float16 ufuncs),
+float16 is computed in f32 and stored rounded to f16 with an exact round-to-nearest-even
+(``ew_f16_bits`` in ewise_helpers.wgsl; ``pack2x16float`` leaves rounding and overflow unspecified),
+as NumPy computes its float16 ufuncs,
 so it needs no adapter feature. 64-bit types need ``shader-int64`` / ``shader-f64``.
 """
 
@@ -63,7 +65,13 @@ def convert(value: str, src: str, dst: str) -> str:
     if src == dst:
         return value
     if dst == "bool":
-        zero = {"f32": "0.0", "f64": "f64(0.0)", "i32": "0i", "u32": "0u", "i64": "i64(0)", "u64": "u64(0)"}[src]
+        # floats by their bits: naga's float `!=` is an ordered comparison (NaN != 0 is false),
+        # NumPy's bool(NaN) is True; -0.0 is False.
+        if src == "f32":
+            return f"((bitcast<u32>({value}) << 1u) != 0u)"
+        if src == "f64":
+            return f"((bitcast<u64>({value}) << 1u) != u64(0))"
+        zero = {"i32": "0i", "u32": "0u", "i64": "i64(0)", "u64": "u64(0)"}[src]
         return f"(({value}) != {zero})"
     if src == "bool":
         return f"select({dst}(0), {dst}(1), {value})"
@@ -92,7 +100,7 @@ STORAGE_TYPES: dict[str, StorageType] = {
                     "(bitcast<u32>({v}) & 0xFFFFu)", None),
         StorageType("uint16", 2, "u32", "u32", 2, _PACKED_U16, "({v} & 0xFFFFu)", None),
         StorageType("float16", 2, "u32", "f32", 2, "unpack2x16float({buf}[{i} >> 1u])[{i} & 1u]",
-                    "(pack2x16float(vec2<f32>({v}, 0.0)) & 0xFFFFu)", None),
+                    "ew_f16_bits_f32({v})", None),
         StorageType("int32", 4, "i32", "i32", 1, "{buf}[{i}]", "", None),
         StorageType("uint32", 4, "u32", "u32", 1, "{buf}[{i}]", "", None),
         StorageType("float32", 4, "f32", "f32", 1, "{buf}[{i}]", "", None),
@@ -123,7 +131,8 @@ def literal(value: float | int | bool, compute: str) -> str:
             return f"{v & 0xFFFFFFFF}u"
         if compute == "i64":
             return f"i64({v})" if v > -(2**63) else "(i64(-9223372036854775807) - i64(1))"
-        return f"u64({v & 0xFFFFFFFFFFFFFFFF})"
+        v &= 0xFFFFFFFFFFFFFFFF
+        return f"((u64({v >> 32}u) << 32u) | u64({v & 0xFFFFFFFF}u))"
     f = float(value)
     with np.errstate(over="ignore"):
         f32_bits = int(np.array(f, dtype=np.float32).view(np.uint32))

@@ -1,11 +1,13 @@
 // Generic elementwise kernel: out = EXPR(x0, x1, ...) over a strided, broadcast iteration space.
-// Generated pieces (see _backend/elementwise.py): storage bindings, the offsets of every operand for
-// a linear element index, the loads and the expression, and one of three store modes:
-//   direct  one invocation per element, output element type is a WGSL scalar;
+// Generated pieces (see _backend/elementwise.py): the storage bindings, FUNCTIONS (the offsets of
+// every operand for a linear element index, and `element`, which loads, converts and evaluates
+// the expression), and the store, one of:
+//   direct  ELEMENTS_PER_THREAD elements per invocation, output element type a WGSL scalar;
+//   vector  contiguous operands of one item size bound as vec4/vec2 arrays, a vector per invocation;
 //   word    packed 8/16-bit output laid out contiguously: one invocation owns one u32 word;
 //   atomic  packed output with arbitrary strides: lanes updated with atomicAnd/atomicOr.
-// Parameter words: [0] n, [1..] shape, then per array operand: offset, strides (i32 bits), then
-// scalar operands' bits.
+// Parameter words: [0] n (elements, or vectors in the vector mode), [1..] shape, then per array
+// operand: offset, strides (i32 bits), then scalar operands' bits.
 {{ENABLE}}
 //#include common
 
@@ -18,16 +20,7 @@ fn P(i: u32) -> u32 {
     return params[i >> 2u][i & 3u];
 }
 
-fn offsets(i: u32) -> array<u32, {{NOPERANDS}}> {
-    var o: array<u32, {{NOPERANDS}}>;
-{{OFFSETS}}
-    return o;
-}
-
-fn element(o: array<u32, {{NOPERANDS}}>) -> {{OUT_COMPUTE}} {
-{{LOADS}}
-    return {{EXPR}};
-}
+{{FUNCTIONS}}
 
 @compute @workgroup_size({{WORKGROUP}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

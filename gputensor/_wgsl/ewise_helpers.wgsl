@@ -74,7 +74,23 @@ fn ew_cosh_TT(x: TT) -> TT {
     return TT(0.5) * (e + TT(1) / e);
 }
 
-// @fn ew_tanh f32 f64
+// @fn ew_tanh f32
+// Cephes tanhf: an odd minimax polynomial below 0.625 (relative error < 1e-7), 1 - 2/(e^2x + 1)
+// above. (The expm1 form below loses accuracy in f32 where log is approximate, e.g. NVIDIA:
+// 2e-5 relative near 0.)
+fn ew_tanh_f32(x: f32) -> f32 {
+    let a = abs(x);
+    if (a < 1e-4 || ew_isnan_f32(x)) { return x; }
+    if (a < 0.625) {
+        let s = x * x;
+        return ((((-5.70498872745e-3 * s + 2.06390887954e-2) * s - 5.37397155531e-2) * s
+                 + 1.33314422036e-1) * s - 3.33332819422e-1) * s * x + x;
+    }
+    let r = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
+    return select(r, -r, x < 0.0);
+}
+
+// @fn ew_tanh f64
 fn ew_tanh_TT(x: TT) -> TT {
     let e = ew_expm1_TT(TT(-2) * abs(x));
     let r = -e / (e + TT(2));
@@ -348,4 +364,29 @@ fn ew_gelu_TT(x: TT) -> TT {
     if (ew_isinf_TT(x)) { return select(x, -TT(0), x < TT(0)); }  // the limits: x and -0
     let c = ew_erfc_half_TT(abs(x));
     return select(TT(0.5) * x * (TT(2) - c), TT(0.5) * x * c, x < TT(0));
+}
+
+// @fn ew_f16_bits f32
+fn ew_f16_bits_f32(x: f32) -> u32 {
+    // f32 -> IEEE binary16 bits, round to nearest even; overflow to inf, NaN stays NaN.
+    let f = bitcast<u32>(x);
+    let sign = (f >> 16u) & 0x8000u;
+    let fexp = f & 0x7F800000u;
+    var fsig = f & 0x007FFFFFu;
+    if (fexp >= 0x47800000u) {
+        if (fexp == 0x7F800000u && fsig != 0u) {
+            return sign | 0x7E00u | (fsig >> 13u);
+        }
+        return sign | 0x7C00u;
+    }
+    if (fexp <= 0x38000000u) {
+        if (fexp < 0x33000000u) { return sign; }
+        let e = fexp >> 23u;
+        fsig = (0x00800000u + fsig) >> (113u - e);
+        if ((fsig & 0x3FFFu) != 0x1000u || (f & 0x7FFu) != 0u) { fsig = fsig + 0x1000u; }
+        return sign + (fsig >> 13u);
+    }
+    let hexp = (fexp - 0x38000000u) >> 13u;
+    if ((fsig & 0x3FFFu) != 0x1000u) { fsig = fsig + 0x1000u; }
+    return sign + hexp + (fsig >> 13u);
 }

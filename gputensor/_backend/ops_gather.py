@@ -1,0 +1,692 @@
+"""Data-dependent movement on the device: gathers and scatters with integer index arrays, stream
+compaction (``nonzero``, boolean masks, ``unique``), and the small kernels around them.
+
+Gather / scatter (``_wgsl/gather.wgsl``, :func:`gather`, :func:`scatter`): one invocation per
+point of an iteration space of up to ``MAXD`` merged dims; the point's offset into the data
+operands is a strided sum plus, on the indexed side, ``sum_k norm(I_k[...]) * mul_k`` over up to
+``MAXIDX`` index arrays (any integer dtype, read with their own -- broadcast -- strides; negative
+indices count from the end). This covers ``take``, ``take_along_axis`` and NumPy integer-array
+indexing with slices around the indexed axes. Values move as raw bits (same dtype on both
+sides); packed 8/16-bit destinations are updated lane by lane with an atomic compare-exchange, so
+neighbouring elements are never clobbered (scatters with duplicate indices store one of the
+values per element). The host checks index ranges before calling (the kernel trusts them).
+
+Large operands: the indexed side is bound window by window (each dispatch moves only the points
+whose element lies in its window); the other operands are split into boxes of the iteration
+space that fit one window each. ``ops_sort.WINDOW_LIMIT`` lowers the window size for tests.
+
+Stream compaction (``compact_count.wgsl`` / ``compact_write.wgsl``): tiles of ``256 * ITEMS``
+elements count their flagged elements, ``ops_scan`` scans the counts, the host reads back the
+total (the only readback; the output size depends on it), and each tile then writes its flagged
+elements at ``base(tile) + rank`` in input order. Flags: nonzero elements of any dtype (raw
+bits: -0.0 counts as zero, NaN as nonzero), or group heads of sorted keys (``unique``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import ops_scan
+from .errors import invalid_argument, unsupported
+from .ops_sort import (
+    _check_dtype,
+    _check_int,
+    _key_defines,
+    bits_loader,
+    dummy,
+    key_words,
+    store_bits_code,
+    window_limit,
+)
+from .wgsl_types import STORAGE_TYPES, storage_type
+
+__all__ = [
+    "IndexOperand",
+    "MAXD",
+    "MAXIDX",
+    "CompactPlan",
+    "compact_begin",
+    "gather",
+    "scatter",
+    "unique_finish",
+    "unravel",
+]
+
+WG = 256
+MAXD = 6
+MAXIDX = 4
+#: Elements per invocation of the compaction kernels.
+ITEMS = 8
+_U32 = 0xFFFFFFFF
+_INDEX_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+# ------------------------------------------------------------------------------------------
+# helpers
+# ------------------------------------------------------------------------------------------
+def _i32(v: int) -> int:
+    return int(v) & _U32
+
+
+def _extent(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
+    """[lo, hi) element offsets a strided view touches (relative to element [0, ..., 0])."""
+    lo = hi = 0
+    for n, s in zip(shape, strides):
+        if n == 0:
+            return 0, 0
+        if s < 0:
+            lo += s * (n - 1)
+        else:
+            hi += s * (n - 1)
+    return lo, hi + 1
+
+
+def _bind_range(backend: Any, ptr: int, lo: int, hi: int, itemsize: int) -> tuple[tuple[Any, int, int], int]:
+    """(binding, index in the binding of relative element 0) covering relative elements [lo, hi)."""
+    win = backend.window(ptr + lo * itemsize, max(hi - lo, 1) * itemsize, itemsize)
+    return win.binding, win.first - lo
+
+
+def _index_loader(k: int, dtype: str) -> str:
+    """WGSL ``fn idx{k}_load(i: u32) -> i32``: element i of binding ``ix{k}``, sign-extended."""
+    size = storage_type(dtype).itemsize
+    bits = bits_loader(f"idx{k}_bits", f"ix{k}", dtype)
+    if dtype.startswith("int") and size < 4:
+        sh = 32 - 8 * size
+        conv = f"bitcast<i32>(b.x << {sh}u) >> {sh}u"
+    else:  # 32/64-bit (range-checked: the low word holds the value) and small unsigned
+        conv = "bitcast<i32>(b.x)"
+    return f"{bits}\n\nfn idx{k}_load(i: u32) -> i32 {{\n    let b = idx{k}_bits(i);\n    return {conv};\n}}"
+
+
+@dataclass(frozen=True)
+class IndexOperand:
+    """An index array read at each point of the iteration space: ``ptr`` of its element at
+    point 0, integer ``dtype``, ``strides`` (elements, one per iteration dim, 0 = broadcast),
+    ``n`` (negative values get ``n`` added; 0 = none) and ``mul`` (element stride the index is
+    multiplied by on the indexed side)."""
+
+    ptr: int
+    dtype: str
+    strides: tuple[int, ...]
+    n: int
+    mul: int
+
+
+def _merge(shape: Sequence[int], stride_sets: Sequence[Sequence[int]]) -> tuple[list[int], list[list[int]]]:
+    """Drop size-1 dims and merge dims contiguous for every stride set (row-major order kept)."""
+    out_shape: list[int] = []
+    out_strides: list[list[int]] = [[] for _ in stride_sets]
+    for d, size in enumerate(shape):
+        if size == 1:
+            continue
+        if out_shape and all(o[-1] == size * s[d] for o, s in zip(out_strides, stride_sets)):
+            out_shape[-1] *= size
+            for o, s in zip(out_strides, stride_sets):
+                o[-1] = s[d]
+        else:
+            out_shape.append(size)
+            for o, s in zip(out_strides, stride_sets):
+                o.append(s[d])
+    if not out_shape:
+        out_shape = [1]
+        out_strides = [[0] for _ in stride_sets]
+    return out_shape, out_strides
+
+
+def _boxes(shape: list[int], stride_sets: list[list[int]], sizes: list[int],
+           limit: int) -> Iterator[tuple[list[int], list[int]]]:
+    """Split the iteration space into boxes whose span fits ``limit`` bytes for every stride set
+    (item size ``sizes[k]``): yields (box shape, coordinates of the box's point 0). Only leading
+    dims are split (ranges of dim 0; single indices of dim 0 and a recursion when one index of
+    it is still too large), so a box is the sub-space [c0, c0 + shape0) x ... in row-major order.
+    """
+
+    def fits(shp: list[int], depth: int) -> bool:
+        for st, size in zip(stride_sets, sizes):
+            lo, hi = _extent(shp, st[depth:])
+            if (hi - lo) * size > limit:
+                return False
+        return True
+
+    def rec(depth: int, prefix: list[int]) -> Iterator[tuple[list[int], list[int]]]:
+        sub = shape[depth:]
+        if fits(sub, depth):
+            yield [1] * depth + sub, prefix + [0] * len(sub)
+            return
+        n0, rest = sub[0], sub[1:]
+        if fits([1] + rest, depth):
+            lo_k, hi_k = 1, n0
+            while lo_k < hi_k:
+                mid = (lo_k + hi_k + 1) // 2
+                if fits([mid] + rest, depth):
+                    lo_k = mid
+                else:
+                    hi_k = mid - 1
+            for i0 in range(0, n0, lo_k):
+                yield [1] * depth + [min(lo_k, n0 - i0)] + rest, prefix + [i0] + [0] * len(rest)
+            return
+        if not rest:
+            raise unsupported("one element does not fit a binding window")
+        for i0 in range(n0):
+            yield from rec(depth + 1, prefix + [i0])
+
+    yield from rec(0, [])
+
+
+# ------------------------------------------------------------------------------------------
+# gather / scatter
+# ------------------------------------------------------------------------------------------
+def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: int,
+          a_strides: Sequence[int], b_ptr: int, b_strides: Sequence[int],
+          indices: Sequence[IndexOperand], indexed_extent: tuple[int, int]) -> None:
+    dtype = _check_dtype(backend, dtype)
+    shape = [_check_int("shape entries", int(s)) for s in shape]
+    rank = len(shape)
+    if len(a_strides) != rank or len(b_strides) != rank:
+        raise invalid_argument("strides must have one entry per dim of the iteration space")
+    if len(indices) > MAXIDX:
+        raise invalid_argument(f"at most {MAXIDX} index arrays per gather/scatter, got {len(indices)}")
+    for ix in indices:
+        if ix.dtype not in _INDEX_DTYPES:
+            raise invalid_argument(f"index arrays must have an integer dtype, not {ix.dtype!r}")
+        _check_dtype(backend, ix.dtype, "index dtype")
+        if len(ix.strides) != rank:
+            raise invalid_argument("index strides must have one entry per dim of the iteration space")
+    count = math.prod(shape)
+    if count == 0:
+        return
+    size = storage_type(dtype).itemsize
+    ctx = backend.context
+    limit = window_limit(backend)
+    # validate every pointer range before recording anything
+    plain = (b_ptr, b_strides) if scatter else (a_ptr, a_strides)
+    plain_lo, plain_hi = _extent(shape, plain[1])
+    backend.resolve(plain[0] + plain_lo * size, (plain_hi - plain_lo) * size)
+    xlo, xhi = indexed_extent
+    xptr = a_ptr if scatter is False else b_ptr
+    backend.resolve(xptr + xlo * size, (xhi - xlo) * size)
+    for ix in indices:
+        isz = storage_type(ix.dtype).itemsize
+        lo, hi = _extent(shape, ix.strides)
+        backend.resolve(ix.ptr + lo * isz, (hi - lo) * isz)
+
+    sets = [list(a_strides), list(b_strides)] + [list(ix.strides) for ix in indices]
+    mshape, msets = _merge(shape, sets)
+    # dims beyond MAXD: loop over the leading ones on the host
+    lead = max(0, len(mshape) - MAXD)
+    outer_shape, inner_shape = mshape[:lead], mshape[lead:]
+    b_arr, b_store = store_bits_code("store_b", "b", dtype)
+    b_store = b_store if not b_arr.startswith("atomic") else _cas_store(dtype)
+    defines = {
+        "SCATTER": "true" if scatter else "false",
+        "NIDX": len(indices),
+        "B_ARRAY": b_arr,
+        "IDX_BINDINGS": "\n".join(
+            f"@group(0) @binding({3 + k}) var<storage, read_write> ix{k}: array<u32>;" for k in range(len(indices))),
+        "A_LOADER": bits_loader("load_a", "a", dtype),
+        "B_STORE": b_store,
+        "IDX_LOADERS": "\n\n".join([_index_loader(k, ix.dtype) for k, ix in enumerate(indices)]
+                                   + [_index_offset_fn(len(indices))]),
+    }
+    isizes = [storage_type(ix.dtype).itemsize for ix in indices]
+    plain_k = 1 if scatter else 0
+    for outer in (_ndindex(outer_shape) if outer_shape else [()]):
+        sub_sets = [st[lead:] for st in msets]
+        off0 = [sum(c * st[d] for d, c in enumerate(outer)) for st in msets]
+        # boxes fitting the plain data side and the index arrays; the indexed side is covered
+        # by window masks
+        split_sets = [sub_sets[plain_k]] + sub_sets[2:]
+        for box_shape, coords in _boxes(list(inner_shape), split_sets, [size] + isizes, limit):
+            offs = [o + sum(c * s_ for c, s_ in zip(coords, st)) for o, st in zip(off0, sub_sets)]
+            _dispatch_box(backend, defines, scatter, size, box_shape, sub_sets, offs,
+                          a_ptr, b_ptr, indices, isizes, indexed_extent, limit)
+
+
+def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size: int,
+                  shape: list[int], sets: list[list[int]], offs: list[int], a_ptr: int, b_ptr: int,
+                  indices: Sequence[IndexOperand], isizes: list[int], indexed_extent: tuple[int, int],
+                  limit: int) -> None:
+    """Record the dispatches of one box: one per window of the indexed side."""
+    ctx = backend.context
+    count = math.prod(shape)
+    rank = len(shape)
+    plain_k = 1 if scatter else 0
+    plain_ptr = b_ptr if scatter else a_ptr
+    lo, hi = _extent(shape, sets[plain_k])
+    pbind, pbase = _bind_range(backend, plain_ptr, offs[plain_k] + lo, offs[plain_k] + hi, size)
+    pfirst = pbase + offs[plain_k]
+    ibinds, ifirsts = [], []
+    for k, ix in enumerate(indices):
+        st = sets[2 + k]
+        lo, hi = _extent(shape, st)
+        bind, base = _bind_range(backend, ix.ptr, offs[2 + k] + lo, offs[2 + k] + hi, isizes[k])
+        ibinds.append(bind)
+        ifirsts.append(base + offs[2 + k])
+    xptr = a_ptr if not scatter else b_ptr
+    x_k = 1 - plain_k
+    xlo, xhi = indexed_extent
+    chunk = max(1, limit // size)
+    dims = []
+    for d in range(MAXD):
+        if d < rank:
+            dims += [shape[d], _i32(sets[0][d]), _i32(sets[1][d]), 0]
+        else:
+            dims += [1, 0, 0, 0]
+    istr = []
+    for d in range(MAXD):
+        row = [(_i32(sets[2 + k][d]) if d < rank else 0) if k < len(indices) else 0 for k in range(4)]
+        istr += row
+    pad4 = lambda v: (list(v) + [0, 0, 0, 0])[:4]  # noqa: E731
+    idx_first = pad4([_i32(f) for f in ifirsts])
+    idx_n = pad4([_i32(ix.n) for ix in indices])
+    idx_mul = pad4([_i32(ix.mul) for ix in indices])
+    grid = ctx.fold_grid(-(-count // WG))
+    for c0 in range(xlo, xhi, chunk):
+        c1 = min(xhi, c0 + chunk)
+        xbind, xbase = _bind_range(backend, xptr, c0, c1, size)
+        xfirst = xbase + offs[x_k]
+        a_first, b_first = (pfirst, xfirst) if scatter else (xfirst, pfirst)
+        a_bind, b_bind = (pbind, xbind) if scatter else (xbind, pbind)
+        params = [count, rank, _i32(a_first), _i32(b_first), _i32(xbase + c0), _i32(xbase + c1), 0, 0]
+        params += idx_first + idx_n + idx_mul + dims + istr
+        ctx.dispatch("gather", params, [a_bind, b_bind] + ibinds, grid, defines)
+
+
+def _ndindex(shape: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    if not shape:
+        yield ()
+        return
+    for i in range(shape[0]):
+        for rest in _ndindex(shape[1:]):
+            yield (i,) + rest
+
+
+def _cas_store(dtype: str) -> str:
+    size = storage_type(dtype).itemsize
+    lanes, width, mask = (4, 8, 0xFF) if size == 1 else (2, 16, 0xFFFF)
+    return (
+        "fn store_b(o: u32, v: vec2<u32>) {\n"
+        f"    let w = o / {lanes}u;\n"
+        f"    let sh = (o % {lanes}u) * {width}u;\n"
+        f"    let m = {mask}u << sh;\n"
+        f"    let bits = (v.x & {mask}u) << sh;\n"
+        "    var old = atomicLoad(&b[w]);\n"
+        "    loop {\n"
+        "        let res = atomicCompareExchangeWeak(&b[w], old, (old & ~m) | bits);\n"
+        "        if (res.exchanged) {\n"
+        "            break;\n"
+        "        }\n"
+        "        old = res.old_value;\n"
+        "    }\n"
+        "}"
+    )
+
+
+def _index_offset_fn(nidx: int) -> str:
+    comps = "xyzw"
+    lines = ["fn index_offset(at: vec4<u32>) -> u32 {", "    var off = 0u;"]
+    for k in range(nidx):
+        c = comps[k]
+        lines += [
+            f"    var v{k} = idx{k}_load(at.{c});",
+            f"    if (v{k} < 0i) {{ v{k} += bitcast<i32>(params.idx_n.{c}); }}",
+            f"    off += bitcast<u32>(v{k}) * params.idx_mul.{c};",
+        ]
+    lines += ["    return off;", "}"]
+    return "\n".join(lines)
+
+
+def gather(backend: Any, dtype: str, shape: Sequence[int], src: int, src_strides: Sequence[int],
+           src_extent: tuple[int, int], dst: int, dst_strides: Sequence[int],
+           indices: Sequence[IndexOperand]) -> None:
+    """``dst[m] = src[m . src_strides + sum_k norm(I_k[m]) * mul_k]`` for every point ``m`` of
+    ``shape`` (element strides; ``src``/``dst``/index pointers address point 0). ``src_extent``
+    is the [lo, hi) range of element offsets from ``src`` the gathered elements lie in (the
+    whole source view), so it may exceed one binding. Index values must have been checked to lie
+    in range (negative ones count from the end of their axis: ``IndexOperand.n``).
+
+    Raises BackendError: invalid argument for bad dtypes, strides or pointer ranges, more than
+    ``MAXIDX`` index arrays; unsupported for a missing adapter feature.
+    """
+    _move(backend, False, dtype, shape, src, src_strides, dst, dst_strides, indices, src_extent)
+
+
+def scatter(backend: Any, dtype: str, shape: Sequence[int], src: int, src_strides: Sequence[int],
+            dst: int, dst_strides: Sequence[int], dst_extent: tuple[int, int],
+            indices: Sequence[IndexOperand]) -> None:
+    """``dst[m . dst_strides + sum_k norm(I_k[m]) * mul_k] = src[m . src_strides]`` for every
+    point ``m`` of ``shape`` (the mirror of :func:`gather`; ``dst_extent`` bounds the written
+    offsets). With duplicate destinations one of the values is stored (unspecified which).
+
+    Raises BackendError as :func:`gather`.
+    """
+    _move(backend, True, dtype, shape, src, src_strides, dst, dst_strides, indices, dst_extent)
+
+
+# ------------------------------------------------------------------------------------------
+# stream compaction
+# ------------------------------------------------------------------------------------------
+def _flag_fn(flag: str, dtype: str, nan_distinct: bool) -> str:
+    if flag == "nonzero":
+        st = storage_type(dtype)
+        width = st.itemsize * 8
+        loader = bits_loader("src_bits", "src", dtype)
+        if dtype.startswith("float"):
+            test = ("(b.x | (b.y & 0x7FFFFFFFu)) != 0u" if width == 64
+                    else f"(b.x & {((1 << width) - 1) >> 1}u) != 0u")
+        else:
+            test = "(b.x | b.y) != 0u"
+        return (f"{loader}\n\nfn flag(i: u32) -> bool {{\n    let b = src_bits(params.src_first + i);\n"
+                f"    return {test};\n}}")
+    # head of a group of equal sorted keys (KW words per key)
+    nan = "true" if nan_distinct else "false"
+    return (
+        "fn key_at(i: u32) -> vec2<u32> {\n"
+        "    if (KW == 2u) {\n        return vec2<u32>(src[2u * i], src[2u * i + 1u]);\n    }\n"
+        "    return vec2<u32>(src[i], 0u);\n}\n\n"
+        "fn flag(i: u32) -> bool {\n"
+        "    let k = key_at(params.src_first + i);\n"
+        f"    if (params.g0 + i == 0u || ({nan} && all(k == MAXKEY))) {{\n        return true;\n    }}\n"
+        "    return any(k != key_at(params.src_first + i - 1u));\n}"
+    )
+
+
+@dataclass
+class CompactPlan:
+    """A compaction after its counting step: ``total`` is known once :meth:`read_total` ran.
+
+    Create with :func:`compact_begin`; write outputs with :meth:`write_indices`,
+    :meth:`write_values`, :meth:`write_inverse`; :meth:`free` releases the counts.
+    """
+
+    backend: Any
+    src: int
+    n: int
+    flag: str
+    dtype: str
+    nan_distinct: bool
+    counts: int
+    ntiles: int
+    units: list[tuple[int, int]]          # (first tile, tiles) per dispatch unit
+    unit_base: list[int] = field(default_factory=list)   # output rank of each unit's first element
+    total: int | None = None
+
+    @property
+    def tile(self) -> int:
+        return WG * ITEMS
+
+    def _src_size(self) -> int:
+        return 4 * key_words(self.dtype) if self.flag == "head" else storage_type(self.dtype).itemsize
+
+    def read_total(self) -> int:
+        """Read back the number of flagged elements (one readback, with the unit boundaries)."""
+        if self.total is None:
+            be = self.backend
+            ends = [t0 + nt - 1 for t0, nt in self.units]
+            regions = []
+            for t in ends:
+                alloc, off = be.resolve(self.counts + 4 * t, 4)
+                regions.append((alloc.buffer, off, 4))
+            values = [int.from_bytes(b, "little") for b in be.context.readback_many(regions)]
+            self.unit_base = [0] + values[:-1]
+            self.total = values[-1] if values else 0
+        return self.total
+
+    def _defines(self, write_fns: str, out_array: str) -> dict[str, object]:
+        kd = _key_defines(self.dtype if self.flag == "head" else "uint32", "canon", False)
+        return {**kd, "ITEMS": ITEMS, "FLAG_FN": _flag_fn(self.flag, self.dtype, self.nan_distinct),
+                "WRITE_FNS": write_fns, "OUT_ARRAY": out_array}
+
+    def _run(self, defines: dict[str, object], out: tuple[int, int] | None,
+             perm: int | None = None, inv: tuple[int, int] | None = None) -> None:
+        """Record compact_write over every unit. ``out`` = (pointer, item size) of the ranked
+        output; ``inv`` = (pointer, item size) of the inverse (scattered through ``perm``)."""
+        be = self.backend
+        ctx = be.context
+        limit = window_limit(be)
+        tile = self.tile
+        ssize = self._src_size()
+        head = self.flag == "head"
+        self.read_total()
+        inv_chunks = [(0, self.n)]
+        if inv is not None:
+            per = max(1, limit // inv[1])
+            inv_chunks = [(lo, min(self.n, lo + per)) for lo in range(0, self.n, per)]
+        for u, ((t0, nt), base) in enumerate(zip(self.units, self.unit_base)):
+            end = self.unit_base[u + 1] if u + 1 < len(self.units) else self.total
+            e0 = t0 * tile
+            ne = min(self.n, (t0 + nt) * tile) - e0
+            back = 1 if head and e0 > 0 else 0
+            sbind, sbase = _bind_range(be, self.src, e0 - back, e0 + ne, ssize)
+            cback = 1 if t0 > 0 else 0
+            cbind, cbase = _bind_range(be, self.counts, t0 - cback, t0 + nt, 4)
+            if out is not None and end > base:
+                obind, obase = _bind_range(be, out[0], base, end, out[1])
+            else:
+                obind, obase = dummy(be, 0), 0
+            if perm is not None:
+                pbind, pbase = _bind_range(be, perm, e0, e0 + ne, 4)
+            else:
+                pbind, pbase = dummy(be, 1), e0
+            for lo, hi in inv_chunks:
+                if inv is not None:
+                    ibind, ibase = _bind_range(be, inv[0], lo, hi, inv[1])
+                else:
+                    ibind, ibase = dummy(be, 2), 0
+                params = [ne, _i32(sbase + e0), e0, _i32(cbase + t0), _i32(obase), _i32(pbase + e0),
+                          _i32(ibase), _i32(ibase + lo), _i32(ibase + hi), 1 if t0 == 0 else 0]
+                ctx.dispatch("compact_write", params, [sbind, cbind, obind, pbind, ibind],
+                             ctx.fold_grid(nt), defines)
+
+    def write_indices(self, out: int, index_dtype: str = "int64") -> None:
+        """Write the global index of every flagged element, in order, to ``out`` (``total``
+        entries of ``index_dtype``: 'int64', 'int32' or 'uint32')."""
+        if index_dtype not in ("int64", "int32", "uint32"):
+            raise invalid_argument(f"index dtype must be int64, int32 or uint32, not {index_dtype!r}")
+        words = storage_type(index_dtype).itemsize // 4
+        total = self.read_total()
+        if total == 0:
+            return
+        _check_span(self.backend, out, total * 4 * words, 4 * words, "output")
+        store = ["    let o = params.out_base + r;"]
+        store += (["    out[2u * o] = i + params.g0;", "    out[2u * o + 1u] = 0u;"] if words == 2
+                  else ["    out[o] = i + params.g0;"])
+        fns = ("fn write_flagged(r: u32, i: u32) {\n" + "\n".join(store) + "\n}\n\n"
+               "fn write_all(g: u32, i: u32) {\n}")
+        self._run(self._defines(fns, "u32"), (out, 4 * words))
+
+    def write_values(self, out: int, dtype: str) -> None:
+        """Write the value (``from_key`` of the sorted key) of every group head to ``out``
+        (``total`` elements of ``dtype``, zero-filled when ``dtype`` is packed). Only for
+        'head' plans of integer or bool dtypes (whose canonical keys are a bijection)."""
+        if self.flag != "head" or dtype != self.dtype or dtype.startswith("float"):
+            raise invalid_argument("write_values needs a 'head' plan over integer or bool keys of the same dtype")
+        total = self.read_total()
+        if total == 0:
+            return
+        size = storage_type(dtype).itemsize
+        _check_span(self.backend, out, total * size, size, "output")
+        arr, store = store_bits_code("store_out", "out", dtype)
+        fns = (store + "\n\nfn write_flagged(r: u32, i: u32) {\n"
+               "    store_out(params.out_base + r, from_key(key_at(params.src_first + i)));\n}\n\n"
+               "fn write_all(g: u32, i: u32) {\n}")
+        self._run(self._defines(fns, arr), (out, size))
+
+    def write_inverse(self, perm: int, inv: int, index_dtype: str = "int64") -> None:
+        """For every sorted position i, write its group id to ``inv[perm[i]]`` (``n`` entries of
+        ``index_dtype`` 'int64' or 'int32'): unique's inverse indices in source order."""
+        if index_dtype not in ("int64", "int32"):
+            raise invalid_argument(f"index dtype must be int64 or int32, not {index_dtype!r}")
+        words = storage_type(index_dtype).itemsize // 4
+        _check_span(self.backend, inv, self.n * 4 * words, 4 * words, "inverse")
+        _check_span(self.backend, perm, self.n * 4, 4, "perm")
+        store = ["    let o = params.inv_base + perm[params.perm_first + i];",
+                 "    if (o < params.inv_lo || o >= params.inv_hi) {", "        return;", "    }"]
+        store += (["    inv[2u * o] = g;", "    inv[2u * o + 1u] = 0u;"] if words == 2 else ["    inv[o] = g;"])
+        fns = ("fn write_flagged(r: u32, i: u32) {\n}\n\n"
+               "fn write_all(g: u32, i: u32) {\n" + "\n".join(store) + "\n}")
+        self._run(self._defines(fns, "u32"), None, perm, (inv, 4 * words))
+
+    def free(self) -> None:
+        """Release the counts buffer."""
+        if self.counts:
+            self.backend.free(self.counts)
+            self.counts = 0
+
+
+def _check_span(backend: Any, ptr: int, nbytes: int, itemsize: int, what: str) -> None:
+    _, offset = backend.resolve(ptr, nbytes)
+    if offset % itemsize:
+        raise invalid_argument(f"{what}: pointer offset {offset} is not a multiple of the item size {itemsize}")
+
+
+def compact_begin(backend: Any, src: int, n: int, *, flag: str = "nonzero", dtype: str = "bool",
+                  nan_distinct: bool = True) -> CompactPlan:
+    """Count the flagged elements of the ``n`` contiguous elements at ``src`` and scan the tile
+    counts (recorded, no readback yet). ``flag`` is 'nonzero' (``src`` holds ``dtype``
+    elements) or 'head' (``src`` holds sorted canonical keys of ``dtype``,
+    ``ops_sort.key_words(dtype)`` words each; with ``nan_distinct`` every NaN key is its own
+    group). Returns a :class:`CompactPlan` (call ``free()`` when done).
+
+    Raises BackendError: invalid argument for a bad flag, dtype, size or pointer range;
+    unsupported for a missing adapter feature or ``n >= 2**32 - 1``.
+    """
+    if flag not in ("nonzero", "head"):
+        raise invalid_argument(f"flag must be 'nonzero' or 'head', not {flag!r}")
+    dtype = _check_dtype(backend, dtype)
+    n = _check_int("n", n)
+    if n >= 2**32 - 1:
+        raise unsupported(f"compaction of {n} elements exceeds the 32-bit index range")
+    tile = WG * ITEMS
+    ntiles = -(-n // tile)
+    ssize = 4 * key_words(dtype) if flag == "head" else storage_type(dtype).itemsize
+    if n:
+        _check_span(backend, src, n * ssize, min(ssize, 4) if flag == "head" else ssize, "source")
+    limit = window_limit(backend)
+    # a unit's source, counts and outputs (up to 8-byte entries per element) fit one window
+    per_unit = max(1, (limit - 8) // (tile * max(ssize, 8)))
+    per_unit = min(per_unit, 65535 * 65535)
+    units = [(t0, min(per_unit, ntiles - t0)) for t0 in range(0, ntiles, per_unit)]
+    counts = backend.alloc(max(ntiles, 1) * 4)
+    plan = CompactPlan(backend, src, n, flag, dtype, bool(nan_distinct), counts, ntiles, units)
+    if n == 0:
+        plan.total = 0
+        return plan
+    ctx = backend.context
+    kd = _key_defines(dtype if flag == "head" else "uint32", "canon", False)
+    defines = {**kd, "ITEMS": ITEMS, "FLAG_FN": _flag_fn(flag, dtype, bool(nan_distinct))}
+    try:
+        for t0, nt in units:
+            e0 = t0 * tile
+            ne = min(n, (t0 + nt) * tile) - e0
+            back = 1 if flag == "head" and e0 > 0 else 0
+            sbind, sbase = _bind_range(backend, src, e0 - back, e0 + ne, ssize)
+            cbind, cbase = _bind_range(backend, counts, t0, t0 + nt, 4)
+            params = [ne, _i32(sbase + e0), e0, _i32(cbase + t0)]
+            ctx.dispatch("compact_count", params, [sbind, cbind], ctx.fold_grid(nt), defines)
+        ops_scan.scan(backend, "sum", counts, "uint32", 1, ntiles)
+    except BaseException:
+        plan.free()
+        raise
+    return plan
+
+
+# ------------------------------------------------------------------------------------------
+# unique and nonzero helpers
+# ------------------------------------------------------------------------------------------
+def unique_finish(backend: Any, starts: int, total: int, n: int, perm: int | None, counts: int | None,
+                  index: int | None, index_dtype: str = "int64") -> None:
+    """From the ``total`` group starts (u32 sorted positions) of ``n`` sorted elements, write
+    each group's size to ``counts`` and the source index of its first element (``perm`` of its
+    start: u32 permutation of the stable sort) to ``index``, both of ``index_dtype`` ('int64' or
+    'int32'); either may be None (``perm`` too when ``index`` is).
+
+    Raises BackendError: invalid argument for bad sizes, dtypes or pointer ranges.
+    """
+    if index_dtype not in ("int64", "int32"):
+        raise invalid_argument(f"index dtype must be int64 or int32, not {index_dtype!r}")
+    _check_dtype(backend, index_dtype, "index dtype")
+    total = _check_int("total", total)
+    n = _check_int("n", n)
+    if (counts is None and index is None) or total == 0:
+        return
+    if index is not None and perm is None:
+        raise invalid_argument("index needs perm")
+    isize = storage_type(index_dtype).itemsize
+    _check_span(backend, starts, total * 4, 4, "starts")
+    for ptr, what in ((counts, "counts"), (index, "index")):
+        if ptr is not None:
+            _check_span(backend, ptr, total * isize, isize, what)
+    limit = window_limit(backend)
+    perm_chunks: list[tuple[int, int]] = [(0, n)]
+    if perm is not None:
+        _check_span(backend, perm, n * 4, 4, "perm")
+        per_p = max(1, limit // 4)
+        perm_chunks = [(lo, min(n, lo + per_p)) for lo in range(0, n, per_p)]
+    ctx = backend.context
+    defines = {"HAS_COUNTS": "true" if counts is not None else "false",
+               "HAS_INDEX": "true" if index is not None else "false", "IDX_WORDS": isize // 4}
+    per = max(1, (limit - 4) // max(isize, 4))
+    for j0 in range(0, total, per):
+        m = min(per, total - j0)
+        sbind, sbase = _bind_range(backend, starts, j0, min(total, j0 + m + 1), 4)
+        if counts is not None:
+            cbind, cbase = _bind_range(backend, counts, j0, j0 + m, isize)
+        else:
+            cbind, cbase = dummy(backend, 1), j0
+        if index is not None:
+            ibind, ibase = _bind_range(backend, index, j0, j0 + m, isize)
+        else:
+            ibind, ibase = dummy(backend, 2), j0
+        for k, (lo, hi) in enumerate(perm_chunks):
+            if perm is not None:
+                pbind, pbase = _bind_range(backend, perm, lo, hi, 4)
+            else:
+                pbind, pbase = dummy(backend, 0), 0
+            params = [m, j0, total, n, _i32(sbase + j0), _i32(cbase + j0), _i32(ibase + j0), _i32(pbase),
+                      lo, hi, 1 if k == 0 else 0]
+            ctx.dispatch("gather_unique", params, [sbind, pbind, cbind, ibind],
+                         ctx.fold_grid(-(-m // WG)), defines)
+
+
+def unravel(backend: Any, flat: int, m: int, shape: Sequence[int], outs: Sequence[int],
+            index_dtype: str = "int64") -> None:
+    """Write coordinate d of each of the ``m`` flat row-major indices (u32) at ``flat`` into
+    ``outs[d]`` (``m`` entries of ``index_dtype`` each), for an array of ``shape``.
+
+    Raises BackendError: invalid argument for bad sizes, dtypes or pointer ranges.
+    """
+    if index_dtype not in ("int64", "int32"):
+        raise invalid_argument(f"index dtype must be int64 or int32, not {index_dtype!r}")
+    _check_dtype(backend, index_dtype, "index dtype")
+    m = _check_int("m", m)
+    shape = [_check_int("shape entries", int(s)) for s in shape]
+    if len(outs) != len(shape):
+        raise invalid_argument("one output per dimension is needed")
+    if m == 0:
+        return
+    isize = storage_type(index_dtype).itemsize
+    _check_span(backend, flat, m * 4, 4, "flat indices")
+    for ptr in outs:
+        _check_span(backend, ptr, m * isize, isize, "output")
+    ctx = backend.context
+    limit = window_limit(backend)
+    per = max(1, limit // max(isize, 4))
+    defines = {"IDX_WORDS": isize // 4}
+    stride = 1
+    strides = []
+    for size in reversed(shape):
+        strides.append(stride)
+        stride *= max(size, 1)
+    strides.reverse()
+    for d, ptr in enumerate(outs):
+        for j0 in range(0, m, per):
+            cnt = min(per, m - j0)
+            fbind, fbase = _bind_range(backend, flat, j0, j0 + cnt, 4)
+            obind, obase = _bind_range(backend, ptr, j0, j0 + cnt, isize)
+            params = [cnt, _i32(fbase + j0), _i32(obase + j0), strides[d], max(shape[d], 1)]
+            ctx.dispatch("gather_unravel", params, [fbind, obind], ctx.fold_grid(-(-cnt // WG)), defines)

@@ -1,0 +1,646 @@
+"""Sorting on the device: stable LSD radix sort of rows, a bitonic sort of short rows, and
+``searchsorted``.
+
+Keys (``_wgsl/sort_keys.wgsl``, written by :func:`key_functions`): every dtype's bits map to an
+unsigned integer whose order is the sort order -- unsigned and bool as they are, signed with the
+sign bit flipped, floats with the sign bit set (positive) or all bits flipped (negative). Two
+float mappings exist:
+
+* ``"canon"`` (argsort, unique, searchsorted): -0.0 maps to +0.0 and every NaN to the all-ones
+  key, so equal values (NumPy's ``==``) get equal keys and NaNs sort last, after +inf, in input
+  order -- exactly NumPy's stable ``argsort``;
+* ``"bij"`` (sort values): a bijection (the NaNs with the sign bit set move above +inf, the
+  rest shift down), so the sorted bits map back without a values array. Sorted values equal
+  NumPy's element for element (``==``, NaNs at the end); only the order of -0.0 among +0.0 and of
+  NaN payloads is by bits instead of by input position.
+
+``descending`` complements the key, which reverses the order while equal keys keep input order
+(stable): exactly array-api-strict's ``argsort(descending=True)`` (NaNs first) and, for
+``sort``, the values of its ``flip(sort(x))``.
+
+Radix sort (rows of ``n > BITONIC_C`` elements): 8-bit digits, ``ceil(bits / 8)`` passes
+(1 for bool/int8, 8 for 64-bit types), each pass three steps over tiles of ``TILE = 256 * ITEMS``
+elements of a row, with the grid (row, tile):
+
+1. ``sort_hist``: per-tile digit counts into ``hist[row][digit][tile]`` (workgroup atomics);
+2. ``ops_scan.scan``: one inclusive scan per row over its ``256 * ntiles`` counts (digit-major,
+   so the entry before (d, t) is where tile t's elements of digit d start);
+3. ``sort_scatter``: each tile sorts itself by the digit in workgroup memory with two stable
+   4-bit counting sorts (deterministic: counts scanned in invocation order, no atomics), then
+   writes element p to ``start[d] + p - local_start[d]``, striped so runs of a digit are
+   written consecutively.
+
+The first pass reads the source dtype directly (mapping bits to keys); the last writes the
+requested output directly (sorted values in the source dtype -- packed 8/16-bit dtypes through
+``atomicOr`` into the zero-filled output --, or indices as int32/int64, or keys and values for
+``unique``). Middle passes ping-pong between two key (and value) buffers. Values are u32
+column indices (argsort / unique carry them; sort carries none).
+
+Bitonic sort (``n <= BITONIC_C``): one kernel, ``BITONIC_C`` slots per workgroup, several short
+rows per workgroup, compare-exchange on (key, column): stable as well.
+
+Large operands: rows are processed in units whose every buffer fits one binding window; a
+single row larger than a window is processed in chunks of tiles, and the scatter of each chunk
+is dispatched once per destination window (writing only the elements that land in it).
+``WINDOW_LIMIT`` lowers the window size (tests use it to exercise that path on small data).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from . import ops_scan
+from .errors import invalid_argument, unsupported
+from .wgsl_types import STORAGE_TYPES, storage_type
+
+__all__ = [
+    "BITONIC_C",
+    "WINDOW_LIMIT",
+    "argsort",
+    "key_functions",
+    "key_words",
+    "searchsorted",
+    "sort_keys",
+    "sort_values",
+]
+
+WG = 256
+#: Slots of the bitonic kernel's workgroup: rows up to this length are sorted in one kernel.
+BITONIC_C = 2048
+#: Elements per invocation of the radix kernels (tile = 256 * ITEMS).
+ITEMS = 8
+#: Override of the binding window size in bytes (None: the adapter's); for tests.
+WINDOW_LIMIT: int | None = None
+_U32 = 0xFFFFFFFF
+#: dtypes a sort or search accepts (all real dtypes and bool).
+SORT_DTYPES = tuple(STORAGE_TYPES)
+
+# ------------------------------------------------------------------------------------------
+# WGSL generation: loaders, key mappings, output writers
+# ------------------------------------------------------------------------------------------
+_FLOAT_BITS = {  # width -> (sign bit, exponent mask (inf bits), NaNs with the sign bit, as count)
+    16: (0x8000, 0x7C00, 0x3FF),
+    32: (0x80000000, 0x7F800000, 0x7FFFFF),
+}
+
+
+def _kind(dtype: str) -> str:
+    return {"bool": "u", "float16": "f", "float32": "f", "float64": "f"}.get(
+        dtype, "i" if dtype.startswith("int") else "u")
+
+
+def key_words(dtype: str) -> int:
+    """u32 words per key of ``dtype`` (2 for 64-bit dtypes, else 1)."""
+    return 2 if storage_type(dtype).itemsize == 8 else 1
+
+
+def key_bits(dtype: str) -> int:
+    """Bits of the key that can differ (1 byte for bool)."""
+    return storage_type(dtype).itemsize * 8
+
+
+def bits_loader(fn: str, buf: str, dtype: str) -> str:
+    """WGSL ``fn <fn>(i: u32) -> vec2<u32>``: raw bits of element ``i`` of ``buf`` (array<u32>)."""
+    size = storage_type(dtype).itemsize
+    if size == 8:
+        body = f"return vec2<u32>({buf}[2u * i], {buf}[2u * i + 1u]);"
+    elif size == 4:
+        body = f"return vec2<u32>({buf}[i], 0u);"
+    elif size == 2:
+        body = f"return vec2<u32>(({buf}[i >> 1u] >> ((i & 1u) * 16u)) & 0xFFFFu, 0u);"
+    else:
+        body = f"return vec2<u32>(({buf}[i >> 2u] >> ((i & 3u) * 8u)) & 0xFFu, 0u);"
+    return f"fn {fn}(i: u32) -> vec2<u32> {{\n    {body}\n}}"
+
+
+def key_functions(dtype: str, mode: str = "canon", descending: bool = False) -> str:
+    """WGSL ``to_key`` / ``from_key`` for ``dtype`` (see the module docstring).
+
+    ``mode`` is 'canon' (equal values -> equal keys; ``from_key`` is then only exact for
+    integer and bool dtypes) or 'bij' (a bijection). Raises BackendError (invalid argument) for
+    an unknown dtype or mode.
+    """
+    if dtype not in STORAGE_TYPES:
+        raise invalid_argument(f"no sort keys for dtype {dtype!r}")
+    if mode not in ("canon", "bij"):
+        raise invalid_argument(f"key mode must be 'canon' or 'bij', not {mode!r}")
+    width = key_bits(dtype)
+    kind = _kind(dtype)
+    flip = "true" if descending else "false"
+    if width == 64:
+        return _key_functions64(kind, mode, flip)
+    mask = (1 << width) - 1
+    sign = 1 << (width - 1)
+    if kind == "u":
+        to_body = "var k = b.x;"
+        from_body = "return vec2<u32>(k, 0u);"
+    elif kind == "i":
+        to_body = f"var k = b.x ^ {sign}u;"
+        from_body = f"return vec2<u32>(k ^ {sign}u, 0u);"
+    else:
+        sgn, inf, negnan = _FLOAT_BITS[width]
+        if mode == "canon":
+            to_body = (
+                f"var v = b.x;\n"
+                f"    if ((v & {mask ^ sgn}u) > {inf}u) {{ v = {mask ^ sgn}u; }}  // NaN -> all-ones key\n"
+                f"    if (v == {sgn}u) {{ v = 0u; }}  // -0.0 -> +0.0\n"
+                f"    var k = select(v | {sgn}u, ~v & {mask}u, (v & {sgn}u) != 0u);"
+            )
+            from_body = (
+                f"return vec2<u32>(select(~k & {mask}u, k ^ {sgn}u, (k & {sgn}u) != 0u), 0u);"
+            )
+        else:
+            to_body = (
+                f"let v = b.x;\n"
+                f"    let t = select(v | {sgn}u, ~v & {mask}u, (v & {sgn}u) != 0u);\n"
+                f"    var k = (t - {negnan}u) & {mask}u;"
+            )
+            from_body = (
+                f"let t = (k + {negnan}u) & {mask}u;\n"
+                f"    return vec2<u32>(select(~t & {mask}u, t ^ {sgn}u, (t & {sgn}u) != 0u), 0u);"
+            )
+    return (
+        f"const KEY_DESC: bool = {flip};\n\n"
+        f"fn to_key(b: vec2<u32>) -> vec2<u32> {{\n    {to_body}\n"
+        f"    if (KEY_DESC) {{ k = ~k & {mask}u; }}\n    return vec2<u32>(k, 0u);\n}}\n\n"
+        f"fn from_key(key: vec2<u32>) -> vec2<u32> {{\n    var k = key.x;\n"
+        f"    if (KEY_DESC) {{ k = ~k & {mask}u; }}\n    {from_body}\n}}"
+    )
+
+
+def _key_functions64(kind: str, mode: str, flip: str) -> str:
+    if kind == "u":
+        to_body = "var k = b;"
+        from_body = "return k;"
+    elif kind == "i":
+        to_body = "var k = vec2<u32>(b.x, b.y ^ 0x80000000u);"
+        from_body = "return vec2<u32>(k.x, k.y ^ 0x80000000u);"
+    else:
+        sel = ("select(vec2<u32>(v.x, v.y | 0x80000000u), ~v, (v.y & 0x80000000u) != 0u)")
+        if mode == "canon":
+            to_body = (
+                "var v = b;\n"
+                "    let hi = v.y & 0x7FFFFFFFu;\n"
+                "    if (hi > 0x7FF00000u || (hi == 0x7FF00000u && v.x != 0u)) { v = vec2<u32>(0xFFFFFFFFu, 0x7FFFFFFFu); }\n"
+                "    if (v.y == 0x80000000u && v.x == 0u) { v = vec2<u32>(0u, 0u); }\n"
+                f"    var k = {sel};"
+            )
+            from_body = "return select(~k, vec2<u32>(k.x, k.y ^ 0x80000000u), (k.y & 0x80000000u) != 0u);"
+        else:
+            # t - (2^52 - 1) with a borrow; the inverse adds it back with a carry
+            to_body = (
+                "let v = b;\n"
+                f"    let t = {sel};\n"
+                "    let lo = t.x - 0xFFFFFFFFu;\n"
+                "    let borrow = select(0u, 1u, t.x < 0xFFFFFFFFu);\n"
+                "    var k = vec2<u32>(lo, t.y - 0x000FFFFFu - borrow);"
+            )
+            from_body = (
+                "let lo = k.x + 0xFFFFFFFFu;\n"
+                "    let carry = select(0u, 1u, lo < k.x);\n"
+                "    let t = vec2<u32>(lo, k.y + 0x000FFFFFu + carry);\n"
+                "    return select(~t, vec2<u32>(t.x, t.y ^ 0x80000000u), (t.y & 0x80000000u) != 0u);"
+            )
+    return (
+        f"const KEY_DESC: bool = {flip};\n\n"
+        f"fn to_key(b: vec2<u32>) -> vec2<u32> {{\n    {to_body}\n"
+        f"    if (KEY_DESC) {{ k = ~k; }}\n    return k;\n}}\n\n"
+        f"fn from_key(key: vec2<u32>) -> vec2<u32> {{\n    var k = key;\n"
+        f"    if (KEY_DESC) {{ k = ~k; }}\n    {from_body}\n}}"
+    )
+
+
+def store_bits_code(fn: str, buf: str, dtype: str) -> tuple[str, str]:
+    """(array element type, WGSL ``fn <fn>(o: u32, b: vec2<u32>)`` storing bits ``b`` as element
+    ``o`` of ``buf``). Packed dtypes OR their lane into a zero-filled ``array<atomic<u32>>``."""
+    size = storage_type(dtype).itemsize
+    if size == 8:
+        return "u32", f"fn {fn}(o: u32, b: vec2<u32>) {{\n    {buf}[2u * o] = b.x;\n    {buf}[2u * o + 1u] = b.y;\n}}"
+    if size == 4:
+        return "u32", f"fn {fn}(o: u32, b: vec2<u32>) {{\n    {buf}[o] = b.x;\n}}"
+    if size == 2:
+        return "atomic<u32>", (f"fn {fn}(o: u32, b: vec2<u32>) {{\n"
+                               f"    atomicOr(&{buf}[o >> 1u], (b.x & 0xFFFFu) << ((o & 1u) * 16u));\n}}")
+    return "atomic<u32>", (f"fn {fn}(o: u32, b: vec2<u32>) {{\n"
+                           f"    atomicOr(&{buf}[o >> 2u], (b.x & 0xFFu) << ((o & 3u) * 8u));\n}}")
+
+
+def _write_out(out_mode: int, kw: int, has_vals: bool, out_dtype: str) -> tuple[str, str]:
+    """(DST_ARRAY, WGSL ``write_out(e, k, v)``) of an output mode (see sort_scatter.wgsl)."""
+    if out_mode == 0:
+        lines = ["    let o = params.dst_base + e;"]
+        if kw == 2:
+            lines += ["    dst[2u * o] = k.x;", "    dst[2u * o + 1u] = k.y;"]
+        else:
+            lines += ["    dst[o] = k.x;"]
+        if has_vals:
+            lines += ["    dval[params.dval_base + e] = v;"]
+        return "u32", "fn write_out(e: u32, k: vec2<u32>, v: u32) {\n" + "\n".join(lines) + "\n}"
+    if out_mode == 1:
+        arr, store = store_bits_code("store_out", "dst", out_dtype)
+        return arr, store + ("\n\nfn write_out(e: u32, k: vec2<u32>, v: u32) {\n"
+                             "    store_out(params.dst_base + e, from_key(k));\n}")
+    words = storage_type(out_dtype).itemsize // 4
+    lines = ["    let o = params.dst_base + e;"]
+    if words == 2:
+        lines += ["    dst[2u * o] = v;", "    dst[2u * o + 1u] = 0u;"]
+    else:
+        lines += ["    dst[o] = v;"]
+    return "u32", "fn write_out(e: u32, k: vec2<u32>, v: u32) {\n" + "\n".join(lines) + "\n}"
+
+
+def _key_defines(dtype: str, mode: str, descending: bool) -> dict[str, object]:
+    kw = key_words(dtype)
+    maxkey = (1 << key_bits(dtype)) - 1
+    return {
+        "KW": kw,
+        "MAXKEY_LO": maxkey & _U32,
+        "MAXKEY_HI": (maxkey >> 32) & _U32,
+        "KEY_FNS": key_functions(dtype, mode, descending),
+    }
+
+
+# ------------------------------------------------------------------------------------------
+# validation and windows
+# ------------------------------------------------------------------------------------------
+def _check_int(name: str, value: Any, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise invalid_argument(f"{name} must be an int >= {minimum}, got {value!r}")
+    return value
+
+
+def _check_dtype(backend: Any, dtype: Any, what: str = "dtype") -> str:
+    if dtype not in STORAGE_TYPES:
+        raise invalid_argument(f"{what} must be one of {sorted(STORAGE_TYPES)}, not {dtype!r}")
+    st = storage_type(dtype)
+    if not backend.supports(st.feature):
+        raise unsupported(f"{dtype} needs the adapter feature {st.feature!r}, which this adapter lacks")
+    return dtype
+
+
+def _check_span(backend: Any, ptr: int, nbytes: int, itemsize: int, what: str) -> None:
+    _, offset = backend.resolve(ptr, nbytes)
+    if offset % itemsize:
+        raise invalid_argument(f"{what}: pointer offset {offset} is not a multiple of the item size {itemsize}")
+
+
+def window_limit(backend: Any) -> int:
+    """Bytes one binding window may cover (``WINDOW_LIMIT`` lowers the adapter's value)."""
+    limit = backend.max_window_bytes()
+    if WINDOW_LIMIT is not None:
+        limit = min(limit, int(WINDOW_LIMIT))
+    return max(limit, 256)
+
+
+_DUMMIES: "weakref.WeakKeyDictionary[Any, list[int]]" = weakref.WeakKeyDictionary()
+
+
+def dummy(backend: Any, k: int = 0) -> tuple[Any, int, int]:
+    """Binding of a small scratch buffer (``k`` picks one of several distinct ones) for a
+    binding a kernel variant does not use."""
+    ctx = backend.context
+    bufs = _DUMMIES.get(ctx)
+    if bufs is None:
+        bufs = []
+        _DUMMIES[ctx] = bufs
+    while len(bufs) <= k:
+        bufs.append(ctx.create_storage(256))
+    return (bufs[k], 0, 256)
+
+
+def _bind(backend: Any, ptr: int, first: int, count: int, itemsize: int) -> tuple[tuple[Any, int, int], int]:
+    """(binding, index of element ``first`` inside it) of elements [first, first + count)."""
+    win = backend.window(ptr + first * itemsize, max(count, 1) * itemsize, itemsize)
+    return win.binding, win.first
+
+
+# ------------------------------------------------------------------------------------------
+# the sort driver
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Job:
+    """One sort: source rows, key mapping and output (see ``_sort``)."""
+
+    src: int
+    dtype: str
+    rows: int
+    n: int
+    ld: int
+    mode: str
+    descending: bool
+    out_mode: int          # 0 keys + values, 1 sorted values, 2 indices
+    out: int               # sorted values / indices / keys pointer
+    out_dtype: str         # dtype of ``out`` (mode 1: dtype; mode 2: index dtype; mode 0: uint32)
+    vals: int | None       # mode 0: values pointer (None: no values)
+
+    @property
+    def kw(self) -> int:
+        return key_words(self.dtype)
+
+    @property
+    def has_vals(self) -> bool:
+        return self.out_mode == 2 or (self.out_mode == 0 and self.vals is not None)
+
+    def out_itemsize(self) -> int:
+        if self.out_mode == 0:
+            return 4 * self.kw
+        return storage_type(self.out_dtype).itemsize
+
+
+def _sort(backend: Any, job: _Job) -> None:
+    if job.rows == 0 or job.n == 0:
+        return
+    if job.n <= BITONIC_C:
+        _bitonic(backend, job)
+    else:
+        _radix(backend, job)
+
+
+def _bitonic(backend: Any, job: _Job) -> None:
+    ctx = backend.context
+    st = storage_type(job.dtype)
+    limit = window_limit(backend)
+    np2 = 1 << max(0, (job.n - 1).bit_length())
+    lnp = np2.bit_length() - 1
+    rpt = BITONIC_C // np2
+    out_size = job.out_itemsize()
+    per_row = max(job.ld * st.itemsize, job.n * out_size, job.n * 4 if job.has_vals else 0)
+    nr = max(1, limit // per_row)
+    nr = max(rpt, nr // rpt * rpt)  # whole workgroups per unit
+    arr, write = _write_out(job.out_mode, job.kw, job.has_vals, job.out_dtype)
+    defines = {
+        **_key_defines(job.dtype, job.mode, job.descending),
+        "C": BITONIC_C,
+        "HAS_VALS": "true" if job.has_vals else "false",
+        "OUT_MODE": job.out_mode,
+        "DST_ARRAY": arr,
+        "SRC_LOADER": bits_loader("src_bits", "src", job.dtype),
+        "WRITE_OUT": write,
+    }
+    for r0 in range(0, job.rows, nr):
+        rows = min(nr, job.rows - r0)
+        sbind, sfirst = _bind(backend, job.src, r0 * job.ld, (rows - 1) * job.ld + job.n, st.itemsize)
+        dbind, dfirst = _bind(backend, job.out, r0 * job.n, rows * job.n, out_size)
+        if job.out_mode == 0 and job.vals is not None:
+            vbind, vfirst = _bind(backend, job.vals, r0 * job.n, rows * job.n, 4)
+        else:
+            vbind, vfirst = dummy(backend, 0), 0
+        params = [rows, job.n, np2, lnp, sfirst, job.ld, dfirst, vfirst, 0, _U32]
+        groups = -(-rows // rpt)
+        ctx.dispatch("sort_bitonic", params, [sbind, dbind, vbind], ctx.fold_grid(groups), defines)
+
+
+def _radix(backend: Any, job: _Job) -> None:
+    ctx = backend.context
+    st = storage_type(job.dtype)
+    kw = job.kw
+    limit = window_limit(backend)
+    tile = WG * ITEMS
+    n, rows = job.n, job.rows
+    ntiles = -(-n // tile)
+    passes = -(-key_bits(job.dtype) // 8)
+    carry_vals = job.has_vals
+    out_size = job.out_itemsize()
+    hist_row = 256 * ntiles * 4
+    if hist_row > limit:
+        raise unsupported(f"a row of {n} elements is too long to sort on this adapter "
+                          f"(its histograms exceed one binding of {limit} bytes)")
+    # temporaries: key (+ value) buffers, ping-pong; histograms per row
+    ntemp = 0 if passes == 1 else (1 if passes == 2 else 2)
+    temps_k = [backend.alloc(rows * n * kw * 4) for _ in range(ntemp)]
+    temps_v = [backend.alloc(rows * n * 4) for _ in range(ntemp)] if carry_vals else []
+    hist = backend.alloc(rows * hist_row)
+    try:
+        per_row = max(job.ld * st.itemsize, n * kw * 4, n * out_size, n * 4 if carry_vals else 0)
+        nr = min(rows, limit // per_row, limit // hist_row)
+        if nr >= 1:
+            units = [(r0, min(nr, rows - r0), None) for r0 in range(0, rows, nr)]
+        else:  # a row larger than one window: chunks of tiles
+            ct = max(1, limit // (tile * max(st.itemsize, kw * 4, out_size, 4 if carry_vals else 0)))
+            units = [(r0, 1, ct) for r0 in range(rows)]
+        for r0, nr_u, ct in units:
+            for p in range(passes):
+                first, last = p == 0, p == passes - 1
+                if first:
+                    src, src_size, src_ld = job.src, st.itemsize, job.ld
+                    sval = None
+                else:
+                    src, src_size, src_ld = temps_k[(p - 1) % 2], kw * 4, n
+                    sval = temps_v[(p - 1) % 2] if carry_vals else None
+                if last:
+                    dst_mode, dst, dst_size = job.out_mode, job.out, out_size
+                    dval = job.vals if job.out_mode == 0 else None
+                else:
+                    dst_mode, dst, dst_size = 0, temps_k[p % 2], kw * 4
+                    dval = temps_v[p % 2] if carry_vals else None
+                _radix_pass(backend, job, p, first, r0, nr_u, ct, ntiles, src, src_size, src_ld,
+                            sval, dst_mode, dst, dst_size, dval, hist, limit)
+    finally:
+        for ptr in temps_k + temps_v + [hist]:
+            backend.free(ptr)
+
+
+def _radix_pass(backend: Any, job: _Job, p: int, first: bool, r0: int, nr: int, ct: int | None,
+                ntiles: int, src: int, src_size: int, src_ld: int, sval: int | None,
+                dst_mode: int, dst: int, dst_size: int, dval: int | None, hist: int,
+                limit: int) -> None:
+    ctx = backend.context
+    n = job.n
+    tile = WG * ITEMS
+    shift = 8 * p
+    kw = job.kw
+    carry_vals = job.has_vals
+    # Later passes read keys, not the dtype: their kernels only depend on the key width (and on
+    # the dtype's from_key when they write sorted values), so fewer variants are compiled.
+    generic = "uint64" if kw == 2 else "uint32"
+    key_defs = _key_defines(job.dtype if first else generic, job.mode, job.descending if first else False)
+    loader = bits_loader("src_bits", "src", job.dtype if first else generic)
+    out_defs = key_defs
+    if dst_mode == 1 and not first:
+        out_defs = _key_defines(job.dtype, job.mode, job.descending)
+    hist_first_row = r0 * 256 * ntiles
+    hbind, hfirst = _bind(backend, hist, hist_first_row, nr * 256 * ntiles, 4)
+    hist_defs = {**key_defs, "ITEMS": ITEMS, "SRC_KEYS": "false" if first else "true", "SRC_LOADER": loader}
+    # source chunks: (tile0, ntd); destination chunks: (lo, hi) element ranges of the unit
+    if ct is None:
+        src_chunks = [(0, ntiles)]
+        dst_chunks = [(0, nr * n)]
+    else:
+        src_chunks = [(t0, min(ct, ntiles - t0)) for t0 in range(0, ntiles, ct)]
+        dst_chunks = [(lo, min(lo + ct * tile, n)) for lo in range(0, n, ct * tile)]
+
+    def src_binding(t0: int, ntd: int) -> tuple[Any, int, Any, int]:
+        start = t0 * tile
+        count = (nr - 1) * src_ld + min(n, (t0 + ntd) * tile) - start
+        sbind, sfirst = _bind(backend, src, r0 * src_ld + start, count, src_size)
+        if sval is not None:
+            vbind, vfirst = _bind(backend, sval, r0 * n + start, count, 4)
+        else:
+            vbind, vfirst = dummy(backend, 0), start
+        return sbind, (sfirst - start) & _U32, vbind, (vfirst - start) & _U32
+
+    # 1. histograms
+    for t0, ntd in src_chunks:
+        sbind, sbase, _, _ = src_binding(t0, ntd)
+        params = [nr, n, ntiles, t0, ntd, sbase, src_ld, hfirst, shift]
+        ctx.dispatch("sort_hist", params, [sbind, hbind], ctx.fold_grid(nr * ntd), hist_defs)
+    # 2. scan of each row's 256 * ntiles counts
+    ops_scan.scan(backend, "sum", hist + hist_first_row * 4, "uint32", nr, 256 * ntiles)
+    # 3. scatter
+    arr, write = _write_out(dst_mode, kw, dst_mode == 0 and dval is not None,
+                            job.out_dtype if dst_mode != 0 else "uint32")
+    smem = max((tile + tile // 32) * (kw + (1 if carry_vals else 0)), 16 * WG + WG)
+    defines = {
+        **out_defs,
+        "ITEMS": ITEMS,
+        "SRC_KEYS": "false" if first else "true",
+        "HAS_VALS": "true" if carry_vals else "false",
+        "DST_ARRAY": arr,
+        "SMEM": smem,
+        "SRC_LOADER": loader,
+        "WRITE_OUT": write,
+    }
+    for t0, ntd in src_chunks:
+        sbind, sbase, vbind, vbase = src_binding(t0, ntd)
+        for lo, hi in dst_chunks:
+            dbind, dfirst = _bind(backend, dst, r0 * n + lo, hi - lo, dst_size)
+            if dst_mode == 0 and dval is not None:
+                dvbind, dvfirst = _bind(backend, dval, r0 * n + lo, hi - lo, 4)
+            else:
+                dvbind, dvfirst = dummy(backend, 1), lo
+            if ct is None:
+                dlo, dhi = 0, _U32
+            else:
+                dlo, dhi = lo, hi
+            params = [nr, n, ntiles, t0, ntd, sbase, src_ld, vbase, hfirst, shift,
+                      (dfirst - lo) & _U32, (dvfirst - lo) & _U32, dlo, dhi]
+            ctx.dispatch("sort_scatter", params, [sbind, vbind, hbind, dbind, dvbind],
+                         ctx.fold_grid(nr * ntd), defines)
+
+
+# ------------------------------------------------------------------------------------------
+# public entry points
+# ------------------------------------------------------------------------------------------
+def _prepare(backend: Any, src: int, dtype: Any, rows: Any, n: Any, ld: Any) -> tuple[str, int, int, int]:
+    dtype = _check_dtype(backend, dtype)
+    rows = _check_int("rows", rows)
+    n = _check_int("n", n)
+    ld = n if ld is None else _check_int("ld", ld)
+    if ld < n:
+        raise invalid_argument(f"ld = {ld} must be >= n = {n}")
+    if rows * max(n, 1) >= 2**32 - 1 or n >= 2**31:
+        raise unsupported(f"sorting {rows} x {n} elements exceeds the 32-bit index range")
+    if rows and n:
+        _check_span(backend, src, ((rows - 1) * ld + n) * storage_type(dtype).itemsize,
+                    storage_type(dtype).itemsize, "source")
+    return dtype, rows, n, ld
+
+
+def sort_values(backend: Any, src: int, dtype: str, rows: int, n: int, out: int, *,
+                descending: bool = False, ld: int | None = None) -> None:
+    """Sort every row ``src[r, 0:n]`` (row r at element ``r * ld``) into the contiguous
+    ``out[r, 0:n]`` of the same dtype, ascending (NaNs last) or descending (NaNs first).
+
+    Raises BackendError: invalid argument for a bad dtype, size, ``ld`` or pointer range;
+    unsupported for a missing adapter feature or sizes beyond the 32-bit index range.
+    """
+    dtype, rows, n, ld = _prepare(backend, src, dtype, rows, n, ld)
+    if rows and n:
+        _check_span(backend, out, rows * n * storage_type(dtype).itemsize, storage_type(dtype).itemsize, "output")
+    _sort(backend, _Job(src, dtype, rows, n, ld, "bij", bool(descending), 1, out, dtype, None))
+
+
+def argsort(backend: Any, src: int, dtype: str, rows: int, n: int, out: int, *,
+            descending: bool = False, index_dtype: str = "int64", ld: int | None = None) -> None:
+    """Write, for every row of ``src`` (as :func:`sort_values`), the column indices that sort it
+    stably (NumPy's ``argsort(kind='stable')``; descending as array-api-strict) into the
+    contiguous ``out[r, 0:n]`` of ``index_dtype`` ('int64' or 'int32').
+
+    Raises BackendError as :func:`sort_values`; invalid argument for another index dtype.
+    """
+    dtype, rows, n, ld = _prepare(backend, src, dtype, rows, n, ld)
+    if index_dtype not in ("int64", "int32"):
+        raise invalid_argument(f"index_dtype must be 'int64' or 'int32', not {index_dtype!r}")
+    _check_dtype(backend, index_dtype, "index_dtype")
+    size = storage_type(index_dtype).itemsize
+    if rows and n:
+        _check_span(backend, out, rows * n * size, size, "output")
+    _sort(backend, _Job(src, dtype, rows, n, ld, "canon", bool(descending), 2, out, index_dtype, None))
+
+
+def sort_keys(backend: Any, src: int, dtype: str, n: int, keys: int, perm: int | None) -> int:
+    """Sort the ``n`` contiguous elements at ``src`` ascending by their canonical keys (equal
+    values equal, NaNs last) and write the sorted keys (``key_words(dtype)`` u32 words each) to
+    ``keys`` and, when ``perm`` is given, the stable permutation (u32 source indices) to
+    ``perm``. Returns the key words per element. Raises BackendError as :func:`sort_values`.
+    """
+    dtype, _, n, _ = _prepare(backend, src, dtype, 1, n, None)
+    kw = key_words(dtype)
+    if n:
+        _check_span(backend, keys, n * kw * 4, 4, "keys")
+        if perm is not None:
+            _check_span(backend, perm, n * 4, 4, "perm")
+    _sort(backend, _Job(src, dtype, 1, n, n, "canon", False, 0, keys, "uint32", perm))
+    return kw
+
+
+# ------------------------------------------------------------------------------------------
+# searchsorted
+# ------------------------------------------------------------------------------------------
+def searchsorted(backend: Any, sorted_ptr: int, n: int, queries: int, m: int, dtype: str, out: int,
+                 *, side: str = "left", index_dtype: str = "int64") -> None:
+    """For each of the ``m`` contiguous queries, write to ``out`` (``index_dtype``) the number of
+    the ``n`` contiguous ascending ``sorted_ptr`` elements that are < it (``side='left'``) or
+    <= it (``'right'``) in NumPy's order (NaN greater than everything, -0.0 == 0.0): NumPy's
+    ``searchsorted``. Both operands have ``dtype``.
+
+    Each invocation binary-searches its query on the canonical keys. A sorted array larger than
+    one window is searched chunk by chunk, the counts of the chunks added up.
+
+    Raises BackendError: invalid argument for a bad side, dtype, size or pointer range;
+    unsupported for a missing adapter feature.
+    """
+    dtype = _check_dtype(backend, dtype)
+    if side not in ("left", "right"):
+        raise invalid_argument(f"side must be 'left' or 'right', not {side!r}")
+    if index_dtype not in ("int64", "int32"):
+        raise invalid_argument(f"index_dtype must be 'int64' or 'int32', not {index_dtype!r}")
+    _check_dtype(backend, index_dtype, "index_dtype")
+    n = _check_int("n", n)
+    m = _check_int("m", m)
+    if n >= 2**31 or m >= 2**32 - 1:
+        raise unsupported("searchsorted sizes exceed the 32-bit index range")
+    size = storage_type(dtype).itemsize
+    osize = storage_type(index_dtype).itemsize
+    if m == 0:
+        return
+    _check_span(backend, queries, m * size, size, "queries")
+    _check_span(backend, out, m * osize, osize, "output")
+    if n:
+        _check_span(backend, sorted_ptr, n * size, size, "sorted array")
+    ctx = backend.context
+    limit = window_limit(backend)
+    defines = {
+        **_key_defines(dtype, "canon", False),
+        "RIGHT": "true" if side == "right" else "false",
+        "IDX_WORDS": osize // 4,
+        "A_LOADER": bits_loader("a_bits", "a", dtype),
+        "Q_LOADER": bits_loader("q_bits", "q", dtype),
+    }
+    per = max(1, limit // max(size, osize))
+    qchunk = min(per, WG * 65535 * 64)
+    achunk = max(1, limit // size)
+    a_ranges = [(lo, min(n, lo + achunk)) for lo in range(0, n, achunk)] or [(0, 0)]
+    for q0 in range(0, m, qchunk):
+        cnt = min(qchunk, m - q0)
+        qbind, qfirst = _bind(backend, queries, q0, cnt, size)
+        obind, ofirst = _bind(backend, out, q0, cnt, osize)
+        for k, (lo, hi) in enumerate(a_ranges):
+            if hi > lo:
+                abind, afirst = _bind(backend, sorted_ptr, lo, hi - lo, size)
+            else:
+                abind, afirst = dummy(backend, 0), 0
+            params = [cnt, hi - lo, afirst, qfirst, ofirst, 1 if k else 0]
+            ctx.dispatch("sort_search", params, [abind, qbind, obind], ctx.fold_grid(-(-cnt // WG)), defines)
