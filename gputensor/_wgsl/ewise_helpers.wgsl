@@ -35,22 +35,39 @@ fn ew_atan2_f32(y: f32, x: f32) -> f32 { return atan2(y, x); }
 // @fn ew_atan2 f64
 fn ew_atan2_f64(y: f64, x: f64) -> f64 { return atan2_f64(y, x); }
 
-// @fn ew_expm1 f32 f64
-fn ew_expm1_TT(x: TT) -> TT {
-    // Kahan: (u - 1) * x / log(u) with u = exp(x) is accurate near 0.
-    if (abs(x) > TT(0.5) || ew_isnan_TT(x)) { return ew_exp_TT(x) - TT(1); }
-    let u = ew_exp_TT(x);
-    if (u == TT(1)) { return x; }
-    let um1 = u - TT(1);
-    return um1 * x / ew_log_TT(u);
+// @fn ew_expm1 f32
+fn ew_expm1_f32(x: f32) -> f32 {
+    // Near 0 a Taylor polynomial (relative error < 1e-9 for |x| <= 0.5): the driver's exp and
+    // log are accurate only in absolute terms near 1, so Kahan's (u-1)*x/log(u) is not enough.
+    if (!(abs(x) <= 0.5)) { return exp(x) - 1.0; }
+    return x * (1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + x * 0.25 * (1.0 + x * 0.2 * (1.0 + x * (1.0 / 6.0)
+        * (1.0 + x * (1.0 / 7.0) * (1.0 + x * 0.125 * (1.0 + x * (1.0 / 9.0)))))))));
+}
+// @fn ew_expm1 f64
+fn ew_expm1_f64(x: f64) -> f64 {
+    // Kahan: (u - 1) * x / log(u) with u = exp(x), exact to a few ulp with the f64 library.
+    if (abs(x) > f64(0.5lf) || ew_isnan_f64(x)) { return exp_f64(x) - f64(1); }
+    let u = _f64_opq(exp_f64(x));
+    if (u == f64(1)) { return x; }
+    return (u - f64(1)) * x / log_f64(u);
 }
 
-// @fn ew_log1p f32 f64
-fn ew_log1p_TT(x: TT) -> TT {
-    if (abs(x) > TT(0.5) || ew_isnan_TT(x)) { return ew_log_TT(TT(1) + x); }
-    let u = TT(1) + x;
-    if (u == TT(1)) { return x; }
-    return ew_log_TT(u) * x / (u - TT(1));
+// @fn ew_log1p f32
+fn ew_log1p_f32(x: f32) -> f32 {
+    // log1p(x) = 2 atanh(s), s = x / (2 + x): an odd series in s, |s| <= 1/3 for |x| <= 0.5.
+    if (!(abs(x) <= 0.5)) { return log(1.0 + x); }
+    let s = x / (2.0 + x);
+    let z = s * s;
+    return 2.0 * s * (1.0 + z * (1.0 / 3.0 + z * (0.2 + z * (1.0 / 7.0 + z * (1.0 / 9.0 + z * (1.0 / 11.0 + z * (1.0 / 13.0)))))));
+}
+// @fn ew_log1p f64
+fn ew_log1p_f64(x: f64) -> f64 {
+    if (abs(x) > f64(0.5lf) || ew_isnan_f64(x)) { return log_f64(f64(1) + x); }
+    // Kahan: log(u) * x / (u - 1), u = 1 + x; _f64_opq keeps the compiler from folding
+    // (1 + x) - 1 back into x, which would defeat the correction.
+    let u = _f64_opq(f64(1) + x);
+    if (u == f64(1)) { return x; }
+    return log_f64(u) * x / (u - f64(1));
 }
 
 // @fn ew_sinh f32 f64
@@ -145,9 +162,73 @@ fn ew_erf_TT(x: TT) -> TT {
     return select(r, -r, ew_signbit_TT(x));
 }
 
-// @fn ew_fmod f32 f64
-fn ew_fmod_TT(a: TT, b: TT) -> TT {
-    return a - b * trunc(a / b);
+// @fn ew_fmod f32
+fn ew_fmod_f32(x: f32, y: f32) -> f32 {
+    // Exact C fmod by long division on the integer significands (x - y*trunc(x/y) is not exact
+    // once the quotient has more than 24 bits). Fields are cut with shifts only.
+    let ux = bitcast<u32>(x);
+    let uy = bitcast<u32>(y);
+    let sx = (ux >> 31u) << 31u;
+    let ax = (ux << 1u) >> 1u;
+    let ay = (uy << 1u) >> 1u;
+    if (ay == 0u || ax >= 0x7f800000u || ay > 0x7f800000u) { return ew_nan_f32(); }
+    if (ay == 0x7f800000u || ax < ay) { return x; }
+    if (ax == ay) { return bitcast<f32>(sx); }
+    var ex = i32(ax >> 23u);
+    var ey = i32(ay >> 23u);
+    var mx = (ax << 9u) >> 9u;
+    var my = (ay << 9u) >> 9u;
+    if (ex == 0) { loop { if (mx >= 0x800000u) { break; } mx = mx << 1u; ex = ex - 1; } ex = ex + 1; } else { mx = mx | 0x800000u; }
+    if (ey == 0) { loop { if (my >= 0x800000u) { break; } my = my << 1u; ey = ey - 1; } ey = ey + 1; } else { my = my | 0x800000u; }
+    loop {
+        if (ex <= ey) { break; }
+        if (mx >= my) { mx = mx - my; if (mx == 0u) { return bitcast<f32>(sx); } }
+        mx = mx << 1u;
+        ex = ex - 1;
+    }
+    if (mx >= my) { mx = mx - my; if (mx == 0u) { return bitcast<f32>(sx); } }
+    loop { if (mx >= 0x800000u) { break; } mx = mx << 1u; ex = ex - 1; }
+    var bits: u32;
+    if (ex > 0) {
+        bits = ((mx << 9u) >> 9u) | (u32(ex) << 23u);
+    } else {
+        bits = mx >> u32(1 - ex);
+    }
+    return bitcast<f32>(bits | sx);
+}
+// @fn ew_fmod f64
+fn ew_fmod_f64(x: f64, y: f64) -> f64 {
+    let ux = bitcast<u64>(x);
+    let uy = bitcast<u64>(y);
+    let sx = (ux >> 63u) << 63u;
+    let ax = (ux << 1u) >> 1u;
+    let ay = (uy << 1u) >> 1u;
+    let inf = u64(0x7ff00000u) << 32u;
+    let one = u64(1) << 52u;
+    if (ay == u64(0) || ax >= inf || ay > inf) { return ew_nan_f64(); }
+    if (ay == inf || ax < ay) { return x; }
+    if (ax == ay) { return bitcast<f64>(sx); }
+    var ex = i32(ax >> 52u);
+    var ey = i32(ay >> 52u);
+    var mx = (ax << 12u) >> 12u;
+    var my = (ay << 12u) >> 12u;
+    if (ex == 0) { loop { if (mx >= one) { break; } mx = mx << 1u; ex = ex - 1; } ex = ex + 1; } else { mx = mx + one; }
+    if (ey == 0) { loop { if (my >= one) { break; } my = my << 1u; ey = ey - 1; } ey = ey + 1; } else { my = my + one; }
+    loop {
+        if (ex <= ey) { break; }
+        if (mx >= my) { mx = mx - my; if (mx == u64(0)) { return bitcast<f64>(sx); } }
+        mx = mx << 1u;
+        ex = ex - 1;
+    }
+    if (mx >= my) { mx = mx - my; if (mx == u64(0)) { return bitcast<f64>(sx); } }
+    loop { if (mx >= one) { break; } mx = mx << 1u; ex = ex - 1; }
+    var bits: u64;
+    if (ex > 0) {
+        bits = ((mx << 12u) >> 12u) + (u64(u32(ex)) << 52u);
+    } else {
+        bits = mx >> u32(1 - ex);
+    }
+    return bitcast<f64>(bits + sx);
 }
 
 // @fn ew_floordiv f32 f64
