@@ -144,6 +144,18 @@ for _module in (
 del _module, _name
 # --- end functions (engineer B) ---
 
+# --- sorting, sets, indexing (issue 4) ---
+# (take/take_along_axis, count_nonzero/nonzero/searchsorted come with the indexing and searching
+# modules above; advanced __getitem__/__setitem__ route to _indexing_functions)
+from . import _set_functions, _sorting_functions  # noqa: E402
+
+for _module in (_sorting_functions, _set_functions):
+    for _name in _module.__all__:
+        globals()[_name] = getattr(_module, _name)
+    __all__ += list(_module.__all__)
+del _module, _name
+# --- end sorting, sets, indexing (issue 4) ---
+
 
 # ---- gputensor extensions ------------------------------------------------------------------
 def asnumpy(x: Any) -> _np.ndarray:

@@ -12,9 +12,13 @@ write into the same buffer (views see the change) and raise ``TypeError`` when t
 would differ from the left operand's (the spec's rule) and ``ValueError`` when broadcasting would
 change its shape.
 
-Host transfers: ``get()``, ``__array__`` (``np.asarray(x)``), ``gputensor.asnumpy`` and the scalar
-conversions read the array back (waiting for pending work); ``__dlpack__`` exports a *host copy*
-(the DLPack device is the CPU, see :meth:`GpuArray.__dlpack_device__`).
+Host transfers (what is copied): ``get()``, ``__array__`` (``np.asarray(x)``),
+``gputensor.asnumpy`` and the scalar conversions read the array back into new host memory
+(waiting for pending work); a WebGPU buffer cannot be mapped by other libraries, so
+``__dlpack__`` exports a DLPack capsule of such a *host copy* (``__dlpack_device__`` is the CPU):
+``np.from_dlpack(x)`` works and never aliases device memory, and ``copy=False`` raises
+``BufferError``. Importing (``gputensor.from_dlpack``, ``asarray``) copies host producers to the
+GPU.
 """
 
 from __future__ import annotations
@@ -268,9 +272,11 @@ class GpuArray:
 
     def __dlpack__(self, /, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: Any = None, copy: builtins.bool | None = None) -> Any:
-        """Export a DLPack capsule of a *host copy* of the array (data is read back from the
-        GPU). ``copy=False`` raises ``BufferError`` (a copy is unavoidable); a ``dl_device``
-        other than the CPU raises ``BufferError``."""
+        """Export a DLPack capsule of a *host copy* of the array: the data is read back from the
+        GPU into new NumPy memory (waiting for pending work) and that memory is exported, so the
+        consumer never aliases device memory and later writes to either side are not shared.
+        ``copy=False`` raises ``BufferError`` (a copy is unavoidable); a ``dl_device`` other than
+        the CPU raises ``BufferError``; ``stream`` is ignored (host memory)."""
         if copy is False:
             raise BufferError("gputensor arrays export DLPack through a host copy; copy=False given")
         if dl_device is not None and tuple(dl_device) != (int(_DLDeviceType.CPU), 0):
@@ -359,7 +365,12 @@ class GpuArray:
         return tuple(shape), tuple(strides), offset
 
     def __getitem__(self, key: Any) -> GpuArray:
-        """A view for basic indices (see ``_basic_index`` for the errors)."""
+        """A view for basic indices (see ``_basic_index`` for the errors); integer-array and
+        boolean-mask keys give a new array (``_indexing_functions.advanced_getitem``)."""
+        from ._indexing_functions import advanced_getitem, is_advanced_key  # issue 4 hook
+
+        if is_advanced_key(key):
+            return advanced_getitem(self, key)
         shape, strides, offset = self._basic_index(key)
         return self._view(self, shape, strides, offset)
 
@@ -368,7 +379,13 @@ class GpuArray:
         anything ``asarray`` accepts) into the view ``self[key]``, cast to ``self.dtype`` as
         NumPy assignment does. Raises ``IndexError`` for bad indices, ``ValueError`` when the
         value does not broadcast, ``TypeError`` for complex or non-numeric values and
-        ``OverflowError`` for Python ints out of the dtype's range."""
+        ``OverflowError`` for Python ints out of the dtype's range. Integer-array and
+        boolean-mask keys scatter (``_indexing_functions.advanced_setitem``)."""
+        from ._indexing_functions import advanced_setitem, is_advanced_key  # issue 4 hook
+
+        if is_advanced_key(key):
+            advanced_setitem(self, key, value)
+            return
         view = self[key]
         if isinstance(value, (builtins.bool, int, float, complex, np.generic)):
             _dispatch.fill(view, value)

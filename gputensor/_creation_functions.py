@@ -4,9 +4,14 @@
 supports it; float64/int64/uint64 fall back to float32/int32/uint32 on adapters without the
 feature), nested sequences and Python scalars (bool -> bool, int -> the default integer dtype,
 float -> the default floating dtype, float32), objects supporting the buffer protocol (read as
-NumPy reads a ``memoryview``) and DLPack producers.  ``copy=True`` always copies;
-``copy=False`` raises ``ValueError`` when a copy is needed (any host data: moving it to the GPU is
-a copy); ``copy=None`` copies only when needed.
+NumPy reads a ``memoryview``) and DLPack producers.
+
+``copy=`` semantics (the spec's): ``copy=True`` always returns a new array (a device-side copy of
+a GpuArray, contiguous); ``copy=None`` returns a GpuArray itself (the very same object, views
+included) unless ``dtype`` asks for a cast, and copies everything else; ``copy=False`` never
+copies: it returns a GpuArray itself and raises ``ValueError`` when a copy would be needed (a
+cast, or any host data: moving it to the GPU is always a copy). Host data is copied when
+``asarray`` is called: changing the NumPy array afterwards does not change the GpuArray.
 
 ``zeros``/``empty`` allocate zero-filled memory; ``ones``/``full``/``eye``/``tril``/``triu`` fill
 on the device; ``arange``/``linspace`` compute their values on the host (exactly NumPy's) and
@@ -182,7 +187,7 @@ def asarray(
         host = np.asarray(memoryview(obj))
         return asarray(host, dtype=dtype)
     if hasattr(obj, "__dlpack__"):
-        return from_dlpack(obj)
+        return asarray(from_dlpack(obj), dtype=dtype)
     if hasattr(obj, "__array__"):
         return asarray(np.asarray(obj), dtype=dtype)
     raise TypeError(f"cannot convert {type(obj).__name__} to a gputensor array")
@@ -417,21 +422,39 @@ def triu(x: GpuArray, /, *, k: int = 0) -> GpuArray:
 
 
 # ---- DLPack ----------------------------------------------------------------------------------
-def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> GpuArray:
-    """An array from a DLPack producer.
+#: DLPack device types whose memory the host can read (what ``numpy.from_dlpack`` accepts):
+#: kDLCPU, kDLCUDAHost, kDLROCMHost, kDLCUDAManaged.
+_HOST_DLPACK_DEVICES = (1, 3, 11, 13)
 
-    GpuArrays are returned as they are (a copy with ``copy=True``). Other producers are imported
-    into NumPy (``numpy.from_dlpack``, so only host/CPU producers work) and *copied* to the GPU;
-    ``copy=False`` therefore raises ``BufferError`` for them. ``device`` must be None or
-    gputensor's device (``ValueError``).
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> GpuArray:
+    """An array from a DLPack producer. What is copied:
+
+    * a gputensor array is returned as it is (no copy; ``copy=True`` makes a device-side copy);
+    * any other producer must live in host-readable memory (its ``__dlpack_device__`` is the CPU,
+      or pinned/managed host memory): it is imported into NumPy without a copy
+      (``numpy.from_dlpack``) and then **copied** to the GPU, so later changes to the producer
+      are not seen by the result. ``copy=False`` therefore raises ``BufferError`` for it.
+      Producers on another device (a CUDA tensor, say) raise ``BufferError``: move them to the
+      host first (zero-copy GPU-to-GPU import is not possible through WebGPU).
+
+    ``device`` must be None or gputensor's device (``ValueError``). ``TypeError`` for objects
+    without ``__dlpack__``. The exporting side is documented at ``GpuArray.__dlpack__``.
     """
     check_device(device)
     if isinstance(x, GpuArray):
         return _dispatch.contiguous_copy(x) if copy else x
-    if copy is False:
-        raise BufferError("importing a DLPack tensor into gputensor copies it to the GPU (copy=False given)")
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"{type(x).__name__} does not support DLPack")
+    if copy is False:
+        raise BufferError("importing a DLPack tensor into gputensor copies it to the GPU (copy=False given)")
+    if hasattr(x, "__dlpack_device__"):
+        kind = int(x.__dlpack_device__()[0])
+        if kind not in _HOST_DLPACK_DEVICES:
+            raise BufferError(
+                f"gputensor imports DLPack tensors from host memory only; this producer is on DLPack "
+                f"device type {kind}: copy it to the host first"
+            )
     host = np.from_dlpack(x)
     return asarray(host)
 

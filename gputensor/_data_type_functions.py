@@ -1,6 +1,8 @@
-"""Array API "data type functions" that need no device.
+"""Array API "data type functions" (and ``astype``).
 
-``result_type``, ``can_cast``, ``finfo``, ``iinfo`` and ``isdtype``.  Arrays
+``result_type``, ``can_cast``, ``finfo``, ``iinfo`` and ``isdtype`` need no device, except that
+``result_type`` of an integer with a Python ``float`` asks the device for its default floating
+dtype (float32).  Arrays
 are accepted duck-typed: any object whose ``.dtype`` is a gputensor
 :class:`~gputensor._dtypes.DType`.  Errors follow array-api-strict 2.6.1
 (exception types checked by tests).
@@ -15,6 +17,7 @@ import numpy as np
 
 from ._dtypes import (
     DTYPE_CATEGORIES,
+    float64 as _dtypes_float64,
     SAME_KIND_PROMOTIONS,
     DType,
     promote_scalar,
@@ -50,8 +53,11 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
     Arguments are dtypes, arrays (objects with a DType ``.dtype``) and Python
     scalars (``bool``, ``int``, ``float``, ``complex``).  Arrays and dtypes
     are promoted with the promotion table first; each scalar is then mixed in
-    with the weak-scalar rules of :func:`~gputensor._dtypes.promote_scalar`
-    (a Python ``float`` with an integer result gives ``float64``).
+    with the weak-scalar rules of :func:`~gputensor._dtypes.promote_scalar`.
+    A Python ``float`` with an integer result gives the device's default real
+    floating dtype (``float32``), exactly as the operators do
+    (``int_array + 1.5`` is ``float32``), so ``result_type`` always predicts
+    the dtype an operation returns.
 
     Raises ``TypeError`` for any other argument, for pairs that do not
     promote, for complex scalars and for scalars of the wrong kind;
@@ -78,7 +84,14 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
     for dtype in dtypes[1:]:
         result = result_type_pair(result, dtype)
     for scalar in scalars:
-        result = result_type_pair(promote_scalar(result, scalar), result)
+        default_float = _dtypes_float64
+        if isinstance(scalar, float) and result.kind in "iu":
+            # the one case that needs the default float (looked up only then: no device
+            # access for pure dtype arithmetic)
+            from ._devices import default_dtype
+
+            default_float = default_dtype("float")
+        result = promote_scalar(result, scalar, default_float=default_float)
     return result
 
 

@@ -13,8 +13,8 @@ Functions for other frontend modules:
   dtype rules, broadcasting and weak Python scalars, optional in-place ``out=``) and the
   lower-level :func:`run_elementwise` (any backend op, explicit dtypes; for ``where``, ``clip``
   and the like);
-* :func:`operand`, :func:`reduce_strided`, :func:`gemm`, :func:`gemm_strided_batched`: thin
-  forwards to the backend's reduction and gemm modules.
+* :func:`operand`, :func:`reduce_strided`, :func:`gemm`, :func:`gemm_strided_batched`,
+  :func:`matmul_int`: thin forwards to the backend's reduction, gemm and integer matmul modules.
 
 Backend errors of kind *unsupported* become ``TypeError`` (an adapter feature is missing).
 """
@@ -63,6 +63,7 @@ __all__ = [
     "reduce_strided",
     "gemm",
     "gemm_strided_batched",
+    "matmul_int",
 ]
 
 PythonScalar = Union[builtins.bool, int, float]
@@ -404,6 +405,16 @@ def gemm_strided_batched(*args: Any, **kwargs: Any) -> Any:
 
     try:
         return ops_gemm.gemm_strided_batched(backend(), *args, **kwargs)
+    except Exception as exc:
+        raise _translate(exc) from None
+
+
+def matmul_int(*args: Any, **kwargs: Any) -> Any:
+    """``ops_matmul_int.matmul_int(backend, *args, **kwargs)``."""
+    from ._backend import ops_matmul_int
+
+    try:
+        return ops_matmul_int.matmul_int(backend(), *args, **kwargs)
     except Exception as exc:
         raise _translate(exc) from None
 

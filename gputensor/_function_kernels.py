@@ -2,7 +2,7 @@
 
 The namespace modules (_statistical_functions, _linear_algebra_functions, _searching_functions,
 _indexing_functions, _utility_functions) call these helpers, which call the backend only through
-``_dispatch``'s forwards (``reduce_strided``, ``gemm_strided_batched``) -- except the scan, whose
+``_dispatch``'s forwards (``reduce_strided``, ``gemm_strided_batched``, ``matmul_int``) -- except the scan, whose
 backend module (``_backend/ops_scan.py``) has no ``_dispatch`` forward yet (imported lazily
 here; the lead may move ``scan_rows`` into ``_dispatch``). Backend errors of kind unsupported
 become ``TypeError`` naming the missing feature.
@@ -27,6 +27,8 @@ __all__ = [
     "supports_dtype",
     "reduce",
     "gemm_batched",
+    "int_accumulator",
+    "matmul_int_batched",
     "scan_rows",
     "upload",
 ]
@@ -129,6 +131,47 @@ def gemm_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
                 b._ptr + off_b * itemsize, ldb, sb,
                 a._ptr + off_a * itemsize, lda, sa,
                 0.0, out._ptr + off_c * itemsize, max(1, n), sc, inner, dtype=dtype,
+            )
+
+
+def int_accumulator(dtype: DType) -> DType:
+    """The dtype an integer matmul with result ``dtype`` accumulates in: ``dtype`` itself for
+    64-bit integers, int32/uint32 for 8/16/32-bit ones (wrap-around arithmetic makes truncating
+    the wider sum to ``dtype`` exactly NumPy's wrapped result). Matches the backend's
+    ``ops_matmul_int.accumulator_dtype``."""
+    if dtype.itemsize == 8:
+        return dtype
+    return int32 if dtype.kind == "i" else uint32
+
+
+def matmul_int_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
+    """``out[..., :, :] = a[..., :, :] @ b[..., :, :]`` on the integer matmul kernel, for integer
+    operands of any dtypes and strides (negative and 0 included: no copy) whose batch dims are
+    already broadcast to ``out``'s. ``out`` has an accumulator dtype (int32, uint32, int64,
+    uint64, see :func:`int_accumulator`) and distinct elements.
+
+    Batch dims are merged where every operand allows it; the innermost merged batch dim is the
+    kernel's batch (one dispatch per window block), outer ones are looped over here."""
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    batch_shape = out.shape[:-2]
+    if not batch_shape:
+        bshape, bstrides = (1,), [(0,), (0,), (0,)]
+    else:
+        bshape, bstrides = merge_dims(batch_shape, a._strides[:-2], b._strides[:-2], out._strides[:-2])
+    *outer, inner = bshape
+    sa, sb, sc = (st[-1] for st in bstrides)
+    with _backend_errors():
+        for idx in np.ndindex(*outer) if outer else [()]:
+            off_a = sum(i * st for i, st in zip(idx, bstrides[0]))
+            off_b = sum(i * st for i, st in zip(idx, bstrides[1]))
+            off_c = sum(i * st for i, st in zip(idx, bstrides[2]))
+            _dispatch.matmul_int(
+                m, n, k, inner,
+                a._ptr + off_a * a.dtype.itemsize, a.dtype.name, (sa, a._strides[-2], a._strides[-1]),
+                b._ptr + off_b * b.dtype.itemsize, b.dtype.name, (sb, b._strides[-2], b._strides[-1]),
+                out._ptr + off_c * out.dtype.itemsize, out.dtype.name,
+                (sc, out._strides[-2], out._strides[-1]),
             )
 
 

@@ -1,36 +1,234 @@
-"""Array API indexing function ``take``.
+"""Array API indexing: ``take``, ``take_along_axis`` and advanced ``__getitem__`` /
+``__setitem__`` (integer arrays, boolean masks), all on the device's gather / scatter kernel
+(``_backend/ops_gather.py``).
 
-Indices are read back to the host (they decide which elements move, and out-of-range indices
-must raise ``IndexError`` before any kernel runs), normalised (negative indices count from the
-end), and the selection is written as strided copies, one per run of consecutive indices
-(``x[..., i:i+r, ...]`` -> ``out[..., j:j+r, ...]``), so slices and repeated blocks cost one
-dispatch each. (A gather kernel for long random index lists is future work.)
+Integer-array indexing follows NumPy: integer arrays (and, next to them, integers) are the
+*advanced* indices; they broadcast together to a shape ``B`` that replaces the indexed axes --
+in place of the first one when they are adjacent in the key, in front otherwise --, while
+slices, ``None`` and ``...`` keep their basic meaning around them. Boolean masks select the
+positions where they are true: a mask over ``k`` axes becomes their ``nonzero`` indices (one flat
+index into the merged axes when the array's strides allow it, else one array per axis); a 0-d
+mask (or a Python bool) adds an axis of length 1 (True) or 0 (False).
+
+No index is read back to the host: out-of-range integer indices are found by a device-side
+min/max reduction of each index array, read back once for all arrays of one call (index arrays
+given as host data -- lists, NumPy arrays -- are checked on the host before they are uploaded),
+and raise ``IndexError`` before any kernel writes. Index arrays made from boolean masks are in
+range by construction. Only the number of true mask elements is read back (the output shape
+depends on it).
+
+Assignment (``x[key] = value``) scatters ``value`` (broadcast to the shape ``x[key]`` would have,
+cast to ``x.dtype`` as NumPy assignment casts) into ``x``; with repeated indices one of the
+values is stored (which one is unspecified, as in the spec).
 """
 
 from __future__ import annotations
 
+import builtins
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
 from . import _dispatch
+from . import _function_kernels as kernels
 from ._array_object import GpuArray
-from ._dtypes import DTYPE_CATEGORIES
-from ._manipulation_functions import _check_array, _view
-from ._shapes import normalize_axis
+from ._dtypes import DTYPE_CATEGORIES, dtype_from_any
+from ._dtypes import bool as bool_dtype
+from ._manipulation_functions import _as_contiguous, _check_array, reshape
+from ._shapes import broadcast_shapes, broadcast_strides, contiguous_strides, normalize_axis, size_of
 
-__all__ = ["take"]
+__all__ = ["take", "take_along_axis"]
+
+_INTEGER = DTYPE_CATEGORIES["integer"]
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------------
+def _backend_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return fn(_dispatch.backend(), *args, **kwargs)
+    except Exception as exc:
+        raise _dispatch._translate(exc) from None
+
+
+def _extent(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
+    lo = hi = 0
+    for n, s in zip(shape, strides):
+        if n == 0:
+            return 0, 0
+        if s < 0:
+            lo += s * (n - 1)
+        else:
+            hi += s * (n - 1)
+    return lo, hi + 1
+
+
+def read_scalars(arrays: Sequence[GpuArray]) -> list[Any]:
+    """The values of 1-element arrays as Python numbers, read back with one submit."""
+    if not arrays:
+        return []
+    be = _dispatch.backend()
+    regions = []
+    for a in arrays:
+        alloc, off = be.resolve(a._ptr, a.dtype.itemsize)
+        regions.append((alloc.buffer, off, a.dtype.itemsize))
+    raw = be.context.readback_many(regions)
+    return [np.frombuffer(b, dtype=a.dtype.numpy)[0].item() for b, a in zip(raw, arrays)]
+
+
+@dataclass
+class _Index:
+    """One integer index array of a gather/scatter: ``arr`` indexes an axis of length ``n``
+    with element stride ``stride`` (axis ``axis`` of the array, for messages); ``checked``: its
+    range is known to be valid."""
+
+    arr: GpuArray
+    n: int
+    stride: int
+    axis: int
+    checked: bool = False
+
+
+def _check_ranges(indices: Sequence[_Index]) -> None:
+    """Raise ``IndexError`` (before any kernel writes) when an unchecked index array holds a
+    value outside ``[-n, n)``: one min and one max reduction per array, read back together."""
+    todo = [ix for ix in indices if not ix.checked and ix.arr.size]
+    if not todo:
+        return
+    results: list[GpuArray] = []
+    for ix in todo:
+        flat = reshape(ix.arr, (-1,))
+        results.append(kernels.reduce("min", flat, (0,), ix.arr.dtype))
+        results.append(kernels.reduce("max", flat, (0,), ix.arr.dtype))
+    values = read_scalars(results)
+    for k, ix in enumerate(todo):
+        lo, hi = values[2 * k], values[2 * k + 1]
+        if lo < -ix.n or hi >= ix.n:
+            bad = lo if lo < -ix.n else hi
+            raise IndexError(f"index {bad} is out of bounds for axis {ix.axis} with size {ix.n}")
+        ix.checked = True
+
+
+def _host_index(value: Any, n: int, axis: int) -> _Index:
+    """An index array given as host data (list, NumPy array): checked on the host, uploaded."""
+    host = np.asarray(value)
+    if host.dtype.kind == "b":
+        raise TypeError("a boolean host index must be converted with asarray first")
+    if host.size == 0:
+        host = host.astype(np.int64)
+    if host.dtype.kind not in "iu":
+        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, not {host.dtype}")
+    if host.size:
+        lo, hi = int(host.min()), int(host.max())
+        if lo < -n or hi >= n:
+            bad = lo if lo < -n else hi
+            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+    dtype = kernels.default_int()
+    return _Index(kernels.upload(host.astype(dtype.numpy), dtype), n, 0, axis, checked=True)
+
+
+def _index_operands(indices: Sequence[_Index], it_strides: Sequence[Sequence[int]]) -> list[Any]:
+    from ._backend.ops_gather import IndexOperand
+
+    return [IndexOperand(ix.arr._ptr, ix.arr.dtype.name, tuple(st), ix.n, ix.stride)
+            for ix, st in zip(indices, it_strides)]
+
+
+def _combine(indices: list[_Index], bshape: tuple[int, ...], b_at: int, rank: int) -> tuple[_Index, list[int]]:
+    """One offset array (default int, shape ``bshape``) equal to ``sum_k norm(arr_k) * stride_k``
+    and its iteration strides (``bshape`` sits at dim ``b_at`` of a ``rank``-dim space): used
+    when there are more index arrays than the kernel takes (ranges already checked)."""
+    from ._elementwise_functions import add, less, multiply
+    from ._searching_functions import where
+
+    dtype = kernels.default_int()
+    total: GpuArray | None = None
+    for ix in indices:
+        a = ix.arr if ix.arr.dtype == dtype else _dispatch.contiguous_copy(ix.arr, dtype)
+        a = where(less(a, 0), add(a, ix.n), a)
+        term = multiply(a, ix.stride)
+        total = term if total is None else add(total, term)
+    assert total is not None
+    full = GpuArray._empty(bshape, dtype)
+    _dispatch.copy_into(full, total)
+    strides = [0] * rank
+    for d, st in enumerate(full._strides):
+        strides[b_at + d] = st
+    return _Index(full, 0, 1, -1, checked=True), strides
+
+
+def _fit_indices(indices: list[_Index], idx_strides: list[Sequence[int]], bspec: tuple[tuple[int, ...], int] | None,
+                 rank: int) -> tuple[list[_Index], list[Sequence[int]]]:
+    from ._backend import ops_gather
+
+    if len(indices) <= ops_gather.MAXIDX:
+        return indices, idx_strides
+    assert bspec is not None
+    combined, strides = _combine(indices, bspec[0], bspec[1], rank)
+    return [combined], [strides]
+
+
+def _gather(x: GpuArray, base: int, out_shape: tuple[int, ...], src_strides: Sequence[int],
+            indices: list[_Index], idx_strides: list[Sequence[int]],
+            bspec: tuple[tuple[int, ...], int] | None = None) -> GpuArray:
+    """``out[m] = x_flat[base + m . src_strides + sum_k norm(idx_k[m]) * stride_k]`` (a new
+    contiguous array); ``bspec`` = (broadcast index shape, its first dim in ``out_shape``)."""
+    from ._backend import ops_gather
+
+    out = GpuArray._empty(out_shape, x.dtype)
+    if out.size == 0:
+        return out
+    indices, idx_strides = _fit_indices(indices, idx_strides, bspec, len(out_shape))
+    lo, hi = _extent(x.shape, x._strides)
+    ops = _index_operands(indices, idx_strides)
+    _backend_call(ops_gather.gather, x.dtype.name, out_shape, x._ptr + base * x.dtype.itemsize,
+                  tuple(src_strides), (lo - base, hi - base), out._ptr, contiguous_strides(out_shape), ops)
+    return out
+
+
+def _scatter(x: GpuArray, base: int, shape: tuple[int, ...], dst_strides: Sequence[int],
+             indices: list[_Index], idx_strides: list[Sequence[int]], value: GpuArray,
+             bspec: tuple[tuple[int, ...], int] | None = None) -> None:
+    """``x_flat[base + m . dst_strides + sum_k norm(idx_k[m]) * stride_k] = value[m]``
+    (``value`` already of ``x.dtype`` and broadcastable to ``shape``)."""
+    from ._backend import ops_gather
+
+    if size_of(shape) == 0:
+        return
+    indices, idx_strides = _fit_indices(indices, idx_strides, bspec, len(shape))
+    vstrides = broadcast_strides(value.shape, value._strides, shape)
+    lo, hi = _extent(x.shape, x._strides)
+    ops = _index_operands(indices, idx_strides)
+    _backend_call(ops_gather.scatter, x.dtype.name, shape, value._ptr, tuple(vstrides),
+                  x._ptr + base * x.dtype.itemsize, tuple(dst_strides), (lo - base, hi - base), ops)
+
+
+# ---------------------------------------------------------------------------------------------
+# take, take_along_axis
+# ---------------------------------------------------------------------------------------------
+def _integer_indices(indices: object, name: str = "indices") -> GpuArray:
+    _check_array(indices, name)
+    assert isinstance(indices, GpuArray)
+    if indices.dtype not in _INTEGER:
+        raise TypeError(f"{name} must have an integer dtype, got {indices.dtype}")
+    return indices
 
 
 def take(x: GpuArray, indices: GpuArray, /, *, axis: int | None = None) -> GpuArray:
-    """Elements of ``x`` at ``indices`` (1-D integer array) along ``axis`` (required unless ``x``
-    is 1-D). The result has ``x``'s shape with the axis replaced by ``len(indices)``.
+    """Elements of ``x`` at ``indices`` (1-D integer array; negative values count from the end)
+    along ``axis`` (required unless ``x`` is 1-D): ``x``'s shape with the axis replaced by
+    ``len(indices)``. One gather kernel; the index range is checked on the device first.
 
-    Raises ``TypeError`` for non-integer indices, ``ValueError`` for N-d indices, a missing axis or
-    a 0-d ``x``, ``IndexError`` for an index out of range, :class:`AxisError` for a bad axis.
+    Raises ``TypeError`` for non-arrays or non-integer indices; ``ValueError`` for N-d indices,
+    a missing axis or a 0-d ``x``; ``IndexError`` for an index out of range (before anything is
+    written); :class:`AxisError` for a bad axis.
     """
     _check_array(x)
-    _check_array(indices, "indices")
-    if indices.dtype not in DTYPE_CATEGORIES["integer"]:
-        raise TypeError(f"indices must have an integer dtype, got {indices.dtype}")
+    indices = _integer_indices(indices)
     if indices.ndim != 1:
         raise ValueError(f"indices must be one-dimensional, got {indices.ndim} dimensions")
     if axis is None:
@@ -41,33 +239,301 @@ def take(x: GpuArray, indices: GpuArray, /, *, axis: int | None = None) -> GpuAr
         raise ValueError("take needs an array with at least one dimension")
     ax = normalize_axis(axis, x.ndim)
     n = x.shape[ax]
-    idx = np.asarray(indices).astype(np.int64, copy=False)
-    bad = (idx < -n) | (idx >= n)
-    if bad.any():
-        i = int(idx[bad][0])
-        raise IndexError(f"index {i} is out of bounds for axis {ax} with size {n}")
-    idx = np.where(idx < 0, idx + n, idx)
-    out_shape = x.shape[:ax] + (len(idx),) + x.shape[ax + 1 :]
-    out = GpuArray._empty(out_shape, x.dtype)
-    if out.size == 0:
-        return out
-    j = 0
-    count = len(idx)
-    while j < count:
-        # extend a run of consecutive (step +1) or repeated (step 0) indices
-        start = int(idx[j])
-        r = 1
-        step = int(idx[j + 1] - idx[j]) if j + 1 < count and idx[j + 1] - idx[j] in (0, 1) else 1
-        while j + r < count and idx[j + r] == start + r * step:
-            r += 1
-        src_strides = list(x._strides)
-        src_strides[ax] = x._strides[ax] * step
-        shape = list(out_shape)
-        shape[ax] = r
-        src = _view(x, shape, src_strides, start * x._strides[ax])
-        dst = _view(out, shape, out._strides, j * out._strides[ax])
-        _dispatch.copy_into(dst, src)
-        j += r
-    return out
+    ix = _Index(indices, n, x._strides[ax], ax)
+    _check_ranges([ix])
+    out_shape = x.shape[:ax] + (indices.shape[0],) + x.shape[ax + 1 :]
+    src_strides = list(x._strides)
+    src_strides[ax] = 0
+    idx_strides = [0] * x.ndim
+    idx_strides[ax] = indices._strides[0]
+    return _gather(x, 0, out_shape, src_strides, [ix], [idx_strides])
 
 
+def take_along_axis(x: GpuArray, indices: GpuArray, /, *, axis: int = -1) -> GpuArray:
+    """``out[..., j, ...] = x[..., indices[..., j, ...], ...]`` along ``axis``: ``indices`` has
+    ``x``'s number of dimensions, and the other dims broadcast against ``x``'s (NumPy's
+    ``take_along_axis``). Negative indices count from the end.
+
+    Raises ``TypeError`` for non-arrays or non-integer indices; ``ValueError`` for different
+    numbers of dimensions or shapes that do not broadcast; ``IndexError`` for an index out of
+    range (before anything is written); :class:`AxisError` for a bad axis.
+    """
+    _check_array(x)
+    indices = _integer_indices(indices)
+    if x.ndim == 0:
+        raise ValueError("take_along_axis needs an array with at least one dimension")
+    if indices.ndim != x.ndim:
+        raise ValueError(f"indices ({indices.ndim}-d) must have as many dimensions as x ({x.ndim}-d)")
+    ax = normalize_axis(axis, x.ndim)
+    other_x = tuple(1 if d == ax else s for d, s in enumerate(x.shape))
+    other_i = tuple(1 if d == ax else s for d, s in enumerate(indices.shape))
+    shape = list(broadcast_shapes(other_x, other_i))
+    shape[ax] = indices.shape[ax]
+    out_shape = tuple(shape)
+    n = x.shape[ax]
+    ix = _Index(indices, n, x._strides[ax], ax)
+    _check_ranges([ix])
+    x_shape = tuple(out_shape[d] if d == ax else s for d, s in enumerate(x.shape))
+    x_strides = list(x._strides)
+    x_strides[ax] = 0
+    src_strides = broadcast_strides(x_shape, tuple(x_strides), out_shape)
+    idx_strides = broadcast_strides(indices.shape, indices._strides, out_shape)
+    return _gather(x, 0, out_shape, src_strides, [ix], [idx_strides])
+
+
+# ---------------------------------------------------------------------------------------------
+# advanced __getitem__ / __setitem__
+# ---------------------------------------------------------------------------------------------
+def is_advanced_key(key: Any) -> bool:
+    """Whether ``key`` needs advanced indexing: it holds an array index (a GpuArray other than
+    a 0-d integer one, a NumPy array or a list) or a boolean scalar."""
+    items = key if isinstance(key, tuple) else (key,)
+    for item in items:
+        if isinstance(item, GpuArray):
+            if item.ndim != 0 or item.dtype == bool_dtype:
+                return True
+        elif isinstance(item, (builtins.bool, np.bool_, list, np.ndarray)):
+            return True
+    return False
+
+
+def nonzero_flat(mask: GpuArray, index_dtype: Any = None) -> tuple[int, GpuArray]:
+    """(count, 1-D array of the flat row-major positions where ``mask`` is non-zero, in
+    ``index_dtype`` -- default: the default integer dtype; uint32 is allowed too). One device
+    compaction; the count is the one value read back."""
+    from ._backend import ops_gather
+
+    flat = _as_contiguous(reshape(mask, (-1,)))
+    dtype = index_dtype or kernels.default_int()
+    plan = _backend_call(ops_gather.compact_begin, flat._ptr, flat.size, flag="nonzero", dtype=mask.dtype.name)
+    try:
+        count = plan.read_total()
+        out = GpuArray._empty((count,), dtype)
+        if count:
+            try:
+                plan.write_indices(out._ptr, dtype.name)
+            except Exception as exc:
+                raise _dispatch._translate(exc) from None
+    finally:
+        plan.free()
+    return count, out
+
+
+def unravel_flat(flat32: GpuArray, shape: Sequence[int]) -> GpuArray:
+    """A (len(shape), count) default-int array: row d holds coordinate d of each flat row-major
+    index of ``flat32`` (uint32)."""
+    from ._backend import ops_gather
+
+    count = flat32.shape[0]
+    rows = GpuArray._empty((len(shape), count), kernels.default_int())
+    if count:
+        size = rows.dtype.itemsize
+        _backend_call(ops_gather.unravel, flat32._ptr, count, tuple(shape),
+                      [rows._ptr + d * count * size for d in range(len(shape))], rows.dtype.name)
+    return rows
+
+
+@dataclass
+class _Plan:
+    """A parsed advanced key: ``x_flat[base + m . strides + sum_k idx_k[m] * stride_k]`` over
+    the result shape ``shape`` (see :func:`_plan`)."""
+
+    base: int
+    shape: tuple[int, ...]
+    strides: list[int]
+    indices: list[_Index]
+    idx_strides: list[list[int]]
+    bshape: tuple[int, ...]
+    b_at: int
+
+
+def _plan(x: GpuArray, key: Any) -> _Plan:
+    """Parse ``key`` against ``x`` (NumPy's rules, see the module docstring).
+
+    Raises ``IndexError`` for too many indices, out-of-range integers or indices, mask shapes that
+    do not match, non-integer arrays; ``TypeError`` for unsupported index objects.
+    """
+    items = list(key) if isinstance(key, tuple) else [key]
+    # host data and scalars -> normalised items
+    norm: list[Any] = []
+    for item in items:
+        if isinstance(item, (builtins.bool, np.bool_)):
+            norm.append(("bool0", builtins.bool(item)))
+        elif isinstance(item, GpuArray):
+            if item.dtype == bool_dtype:
+                norm.append(("mask", item))
+            elif item.dtype in _INTEGER:
+                norm.append(("arr", item))
+            else:
+                raise IndexError(f"arrays used as indices must be of integer or boolean type, not {item.dtype}")
+        elif isinstance(item, (list, np.ndarray)):
+            host = np.asarray(item)
+            if host.dtype.kind == "b":
+                norm.append(("mask", kernels.upload(host, bool_dtype)))
+            else:
+                if host.size == 0:
+                    host = host.astype(np.int64)
+                if host.dtype.kind not in "iu":
+                    raise IndexError(f"arrays used as indices must be of integer or boolean type, not {host.dtype}")
+                norm.append(("host", host))
+        elif item is None or item is Ellipsis or isinstance(item, slice):
+            norm.append(item)
+        else:
+            try:
+                norm.append(("int", operator.index(item)))
+            except TypeError:
+                raise IndexError(
+                    "only integers, slices (`:`), ellipsis (`...`), None (`newaxis`) and integer or "
+                    f"boolean arrays are valid indices, not {type(item).__name__}"
+                ) from None
+    consumed = 0
+    for item in norm:
+        if isinstance(item, slice) or (isinstance(item, tuple) and item[0] in ("int", "arr", "host")):
+            consumed += 1
+        elif isinstance(item, tuple) and item[0] == "mask":
+            consumed += item[1].ndim
+    if sum(1 for item in norm if item is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {consumed} were indexed")
+    if Ellipsis in norm:
+        at = norm.index(Ellipsis)
+        norm[at : at + 1] = [slice(None)] * (x.ndim - consumed)
+    else:
+        norm.extend([slice(None)] * (x.ndim - consumed))
+
+    base = 0
+    axis = 0
+    basic_before: list[tuple[int, int]] = []   # (size, stride) of basic dims before the advanced group
+    basic_after: list[tuple[int, int]] = []
+    indices: list[_Index] = []
+    adv_positions: list[int] = []               # positions in ``norm`` of advanced items
+    seen_adv = False
+    empty = False
+    for pos, item in enumerate(norm):
+        if item is None:
+            (basic_after if seen_adv else basic_before).append((1, 0))
+            continue
+        if isinstance(item, slice):
+            size, stride = x.shape[axis], x._strides[axis]
+            start, stop, step = item.indices(size)
+            length = len(range(start, stop, step))
+            if length:
+                base += start * stride
+            else:
+                empty = True
+            (basic_after if seen_adv else basic_before).append((length, stride * step))
+            axis += 1
+            continue
+        kind, value = item
+        if kind == "int":
+            size = x.shape[axis]
+            if not -size <= value < size:
+                raise IndexError(f"index {value} is out of bounds for axis {axis} with size {size}")
+            base += (value % size) * x._strides[axis]
+            adv_positions.append(pos)
+            axis += 1
+        elif kind in ("arr", "host"):
+            size, stride = x.shape[axis], x._strides[axis]
+            if kind == "arr":
+                indices.append(_Index(value, size, stride, axis))
+            else:
+                ix = _host_index(value, size, axis)
+                ix.stride = stride
+                indices.append(ix)
+            adv_positions.append(pos)
+            seen_adv = True
+            axis += 1
+        elif kind == "bool0":
+            # a 0-d mask: a new axis of length 1 (True) or 0 (False), indexed by [0] or []
+            arr = GpuArray._empty((1 if value else 0,), kernels.default_int())
+            indices.append(_Index(arr, 1, 0, axis, checked=True))
+            adv_positions.append(pos)
+            seen_adv = True
+        else:  # mask
+            mask = value
+            k = mask.ndim
+            if k == 0:
+                count = 1 if read_scalars([mask])[0] else 0
+                arr = GpuArray._empty((count,), kernels.default_int())
+                indices.append(_Index(arr, 1, 0, axis, checked=True))
+            else:
+                want = x.shape[axis : axis + k]
+                if tuple(mask.shape) != tuple(want):
+                    bad = next(d for d in range(k) if mask.shape[d] != want[d])
+                    raise IndexError(
+                        f"boolean index did not match indexed array along axis {axis + bad}; size of "
+                        f"axis is {want[bad]} but size of corresponding boolean axis is {mask.shape[bad]}"
+                    )
+                sizes, strides = x.shape[axis : axis + k], x._strides[axis : axis + k]
+                mergeable = all(strides[d] == strides[d + 1] * sizes[d + 1] for d in range(k - 1))
+                if mergeable or k == 1:
+                    count, flat = nonzero_flat(mask)
+                    indices.append(_Index(flat, size_of(sizes), strides[-1], axis, checked=True))
+                else:
+                    count, flat = nonzero_flat(mask, dtype_from_any(np.uint32))
+                    rows = unravel_flat(flat, sizes)
+                    for d in range(k):
+                        row = GpuArray._view(rows, (count,), (1,), rows._offset + d * count)
+                        indices.append(_Index(row, sizes[d], strides[d], axis + d, checked=True))
+            adv_positions.append(pos)
+            seen_adv = True
+            axis += k
+    if not seen_adv:
+        raise IndexError("no array index in an advanced index")  # pragma: no cover - callers check
+    if empty:
+        base = 0
+    bshape = broadcast_shapes(*(ix.arr.shape for ix in indices))
+    adjacent = adv_positions == list(range(adv_positions[0], adv_positions[-1] + 1))
+    if not adjacent:
+        basic_before, basic_after = [], basic_before + basic_after
+    b_at = len(basic_before)
+    shape = tuple(s for s, _ in basic_before) + tuple(bshape) + tuple(s for s, _ in basic_after)
+    strides = [st for _, st in basic_before] + [0] * len(bshape) + [st for _, st in basic_after]
+    idx_strides = []
+    for ix in indices:
+        bst = broadcast_strides(ix.arr.shape, ix.arr._strides, bshape)
+        idx_strides.append([0] * b_at + list(bst) + [0] * len(basic_after))
+    return _Plan(base, shape, strides, indices, idx_strides, tuple(bshape), b_at)
+
+
+def advanced_getitem(x: GpuArray, key: Any) -> GpuArray:
+    """``x[key]`` for a key with integer-array or boolean-mask indices (NumPy semantics, see the
+    module docstring): a new contiguous array.
+
+    Raises ``IndexError`` for out-of-range or malformed indices and mismatched masks (before any
+    kernel writes), ``TypeError`` for unsupported index objects.
+    """
+    plan = _plan(x, key)
+    _check_ranges(plan.indices)
+    return _gather(x, plan.base, plan.shape, plan.strides, plan.indices, plan.idx_strides,
+                   (plan.bshape, plan.b_at))
+
+
+def advanced_setitem(x: GpuArray, key: Any, value: Any) -> None:
+    """``x[key] = value`` for a key with integer-array or boolean-mask indices: ``value`` (a
+    GpuArray, Python scalar or anything ``asarray`` accepts) is broadcast to the shape of
+    ``x[key]`` and cast to ``x.dtype`` (NumPy's assignment casting), then scattered into ``x``.
+
+    Raises ``IndexError`` as :func:`advanced_getitem`; ``ValueError`` when ``value`` does not
+    broadcast; ``TypeError`` for complex or non-numeric values; ``OverflowError`` for Python
+    ints out of the dtype's range.
+    """
+    plan = _plan(x, key)
+    if isinstance(value, (builtins.bool, int, float, complex, np.generic)):
+        if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+            value = value.item()
+        v = GpuArray._empty((), x.dtype)
+        _dispatch.fill(v, value)
+    else:
+        if not isinstance(value, GpuArray):
+            from ._creation_functions import asarray
+
+            value = asarray(value)
+        broadcast_strides(value.shape, value._strides, plan.shape)  # ValueError if it does not fit
+        v = value
+        if v.dtype != x.dtype or v._storage is x._storage:
+            v = _dispatch.contiguous_copy(v, x.dtype)
+    _check_ranges(plan.indices)
+    _scatter(x, plan.base, plan.shape, plan.strides, plan.indices, plan.idx_strides, v,
+             (plan.bshape, plan.b_at))

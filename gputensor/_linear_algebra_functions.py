@@ -6,8 +6,12 @@ is copied when its last two dims are row- or column-contiguous (transposed views
 ``x.mT`` included); other layouts, negative strides and mixed dtypes are copied once into a
 contiguous array of the result dtype. Batch dims broadcast (stride 0 operands are reused, never
 materialised); batch dims that merge to one stride are one batched gemm call.
-Integer matmul (no integer gemm) is an elementwise product and a sum over k, which wraps as
-NumPy's integer matmul does.
+Integer matmul runs on the backend's tiled integer matmul kernel (``ops_matmul_int``): operands of
+any integer dtypes and any strides (transposed, negative-step and broadcast views included) are
+read in place, converted on load, and accumulated with wrap-around in the result dtype (8/16-bit
+results accumulate in the 32-bit integer of the same signedness and are truncated afterwards,
+which is bit-identical), as NumPy's integer matmul. ``bool`` operands raise ``TypeError`` (the
+spec's matmul is numeric only).
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ def _matmul_nd(a: GpuArray, b: GpuArray, dtype: DType) -> GpuArray:
     n = b.shape[-1]
     out_shape = batch + (m, n)
     if dtype not in _FLOATING:
-        return _matmul_generic(a, b, dtype, out_shape)
+        return _matmul_integer(a, b, dtype, batch)
     out = GpuArray._empty(out_shape, dtype)
     if out.size == 0:
         return out
@@ -91,17 +95,20 @@ def _fix_matrix_strides(rows: int, cols: int, strides: Sequence[int]) -> tuple[i
     return (s_row, s_col)
 
 
-def _matmul_generic(a: GpuArray, b: GpuArray, dtype: DType, out_shape: tuple[int, ...]) -> GpuArray:
-    """Integer matmul: sum over k of a[..., :, :, None] * b[..., None, :, :] (wraps as NumPy)."""
-    from ._elementwise_functions import multiply
-    from ._statistical_functions import sum as sum_
-
-    if size_of_shape(out_shape) == 0 or a.shape[-1] == 0:
-        out = GpuArray._empty(out_shape, dtype)
-        _dispatch.fill(out, 0)
+def _matmul_integer(a: GpuArray, b: GpuArray, dtype: DType, batch: tuple[int, ...]) -> GpuArray:
+    """Integer ``a @ b`` (shapes checked, batch dims broadcast to ``batch``) on the integer matmul
+    kernel; no operand is copied."""
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    out = GpuArray._empty(batch + (m, n), dtype)  # zero-filled: the result when k == 0
+    if out.size == 0 or k == 0:
         return out
-    prod = multiply(expand_dims(a, -1), expand_dims(b, -3))  # (..., m, k, n)
-    return sum_(prod, axis=-2, dtype=dtype)
+    acc = kernels.int_accumulator(dtype)
+    target = out if acc == dtype else GpuArray._empty(out.shape, acc)
+    kernels.matmul_int_batched(broadcast_to(a, batch + (m, k)), broadcast_to(b, batch + (k, n)), target)
+    if target is not out:
+        _dispatch.copy_into(out, target)  # wrap-around cast to the 8/16-bit result
+    return out
 
 
 def size_of_shape(shape: Sequence[int]) -> int:
@@ -184,11 +191,7 @@ def tensordot(x1: GpuArray, x2: GpuArray, /, *,
     n = size_of_shape([x2.shape[d] for d in free2])
     a = reshape(permute_dims(x1, tuple(free1 + ax1)), (m, k))
     b = reshape(permute_dims(x2, tuple(ax2 + free2)), (k, n))
-    if a.dtype != dtype:
-        a = _copy_contiguous(a, dtype)
-    if b.dtype != dtype:
-        b = _copy_contiguous(b, dtype)
-    out = _matmul_nd(a, b, dtype)
+    out = _matmul_nd(a, b, dtype)  # casts float operands as needed; integer ones convert on load
     return reshape(out, tuple(x1.shape[d] for d in free1) + tuple(x2.shape[d] for d in free2))
 
 

@@ -1,8 +1,14 @@
-"""Array API searching functions of this issue: ``where``, ``argmax``, ``argmin``.
+"""Array API searching functions: ``where``, ``argmax``, ``argmin``, ``count_nonzero``,
+``nonzero``, ``searchsorted``.
 
 ``where`` is one elementwise kernel (the backend op table's ``where`` row) over the broadcast
 operands; ``argmax``/``argmin`` run on the backend's strided reduction and return the first index
 of the extreme value (NaN counts as the extreme, as in NumPy) in the default indexing dtype.
+``count_nonzero`` is an elementwise ``!= 0`` (NaN counts) and a sum reduction. ``nonzero`` is a
+device stream compaction (``_backend/ops_gather.py``: per-tile counts, a scan, an ordered
+scatter of the flat indices, unravelled per dimension for N-d input); only the count is read
+back. ``searchsorted`` is a parallel binary search per query on sort keys
+(``_backend/ops_sort.py``), NaN sorting after everything and -0.0 equal to +0.0, as in NumPy.
 """
 
 from __future__ import annotations
@@ -15,9 +21,9 @@ from ._array_object import GpuArray
 from ._data_type_functions import result_type
 from ._dtypes import DTYPE_CATEGORIES, bool as bool_dtype
 from ._manipulation_functions import _check_array, reshape
-from ._shapes import contiguous_strides, normalize_axis
+from ._shapes import contiguous_strides, is_contiguous, normalize_axis
 
-__all__ = ["argmax", "argmin", "where"]
+__all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
 
 def where(condition: GpuArray, x1: GpuArray | bool | int | float, x2: GpuArray | bool | int | float, /) -> GpuArray:
@@ -85,3 +91,106 @@ def argmax(x: GpuArray, /, *, axis: int | None = None, keepdims: bool = False) -
 def argmin(x: GpuArray, /, *, axis: int | None = None, keepdims: bool = False) -> GpuArray:
     """Index of the first minimum along ``axis``; as :func:`argmax` otherwise."""
     return _arg("argmin", x, axis, keepdims)
+
+
+# ---- count_nonzero, nonzero, searchsorted (issue 4) ------------------------------------------
+def _nonzero_mask(x: GpuArray) -> GpuArray:
+    """``x != 0`` as a bool array (``x`` itself for bool)."""
+    if x.dtype == bool_dtype:
+        return x
+    return _dispatch.elementwise_op("not_equal", x, 0)
+
+
+def count_nonzero(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None,
+                  keepdims: bool = False) -> GpuArray:
+    """Number of non-zero elements (NaN counts, -0.0 does not) over ``axis`` (None: all), in the
+    default integer dtype.
+
+    Raises ``TypeError`` for a non-array or non-bool ``keepdims``; :class:`AxisError` /
+    ``ValueError`` for bad or repeated axes.
+    """
+    from ._statistical_functions import _reduce
+
+    _check_array(x)
+    if not isinstance(keepdims, builtins.bool):
+        raise TypeError("keepdims must be a bool")
+    index_dtype = kernels.default_int()
+    return _reduce("sum", _nonzero_mask(x), axis, keepdims, index_dtype, index_dtype, 0)
+
+
+def nonzero(x: GpuArray, /) -> tuple[GpuArray, ...]:
+    """The indices of the non-zero elements of ``x``, one 1-D default-int array per dimension
+    (row-major order, as NumPy's ``nonzero``).
+
+    Raises ``TypeError`` for a non-array, ``ValueError`` for a 0-d array (the spec's rule).
+    """
+    from ._dtypes import uint32
+    from ._indexing_functions import nonzero_flat, unravel_flat
+
+    _check_array(x)
+    if x.ndim == 0:
+        raise ValueError("nonzero is not allowed on 0-dimensional arrays")
+    if x.ndim == 1:
+        return (nonzero_flat(x)[1],)
+    count, flat = nonzero_flat(x, uint32)
+    rows = unravel_flat(flat, x.shape)
+    return tuple(GpuArray._view(rows, (count,), (1,), rows._offset + d * count) for d in range(x.ndim))
+
+
+def searchsorted(x1: GpuArray, x2: GpuArray | int | float, /, *, side: str = "left",
+                 sorter: GpuArray | None = None) -> GpuArray:
+    """Indices where the elements of ``x2`` would be inserted into the ascending 1-D ``x1`` (or
+    ``x1[sorter]``) to keep it sorted: before equal elements (``side='left'``) or after them
+    (``'right'``); NaNs sort last, -0.0 equals +0.0 (NumPy's order). ``x2`` may be a Python
+    scalar (a 0-d result). Both are compared in their promoted dtype. Result: default int dtype,
+    ``x2``'s shape.
+
+    Raises ``TypeError`` for non-arrays, non-real dtypes, dtypes that do not promote and a
+    non-integer ``sorter``; ``ValueError`` for a non-1-D ``x1``, a bad ``side``, a ``sorter`` of
+    another shape or with an index out of range.
+    """
+    from ._indexing_functions import take
+    from ._manipulation_functions import _copy_contiguous
+
+    _check_array(x1, "x1")
+    real = DTYPE_CATEGORIES["real numeric"]
+    if x1.dtype not in real:
+        raise TypeError(f"searchsorted needs real numeric dtypes, got {x1.dtype}")
+    if x1.ndim != 1:
+        raise ValueError(f"x1 must be one-dimensional, got {x1.ndim} dimensions")
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', not {side!r}")
+    if isinstance(x2, GpuArray):
+        if x2.dtype not in real:
+            raise TypeError(f"searchsorted needs real numeric dtypes, got {x2.dtype}")
+        dtype = result_type(x1, x2)
+    elif isinstance(x2, (int, float)) and not isinstance(x2, builtins.bool):
+        dtype = result_type(x1, x2)
+        value = _dispatch.scalar_value(x2, dtype)
+        x2 = GpuArray._empty((), dtype)
+        _dispatch.fill(x2, value)
+    else:
+        raise TypeError(f"x2 must be a gputensor array or a real Python scalar, not {type(x2).__name__}")
+    if sorter is not None:
+        _check_array(sorter, "sorter")
+        if sorter.dtype not in DTYPE_CATEGORIES["integer"]:
+            raise TypeError(f"sorter must have an integer dtype, got {sorter.dtype}")
+        if sorter.shape != x1.shape:
+            raise ValueError(f"sorter must have the shape of x1 {x1.shape}, got {sorter.shape}")
+        try:
+            x1 = take(x1, sorter)
+        except IndexError as exc:
+            raise ValueError(f"sorter index out of range: {exc}") from None
+    a = x1 if x1.dtype == dtype and is_contiguous(x1.shape, x1._strides) else _copy_contiguous(x1, dtype)
+    q = x2 if x2.dtype == dtype and is_contiguous(x2.shape, x2._strides) else _copy_contiguous(x2, dtype)
+    index_dtype = kernels.default_int()
+    out = GpuArray._empty(q.shape, index_dtype)
+    if out.size:
+        from ._backend import ops_sort
+
+        try:
+            ops_sort.searchsorted(_dispatch.backend(), a._ptr, a.size, q._ptr, q.size, dtype.name, out._ptr,
+                                  side=side, index_dtype=index_dtype.name)
+        except Exception as exc:
+            raise _dispatch._translate(exc) from None
+    return out

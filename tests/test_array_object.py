@@ -388,3 +388,144 @@ def test_dlpack_host_copy():
     assert float(x[0, 0]) == 0.0
     with pytest.raises(BufferError):
         gt.from_dlpack(h, copy=False)
+
+
+# ---- audit additions: repr, complex, to_device, errors before kernels, missing features -------
+def test_repr_zero_d_and_empty_formats():
+    """NumPy's repr with the class name, dtype and device; 0-d arrays show the bare value, empty
+    arrays NumPy's ``[]`` (with the shape unless 1-D)."""
+    dev = "device='webgpu:0'"
+    assert repr(gt.asarray(1.5)) == f"GpuArray(1.5, dtype=float32, {dev})"
+    assert repr(gt.asarray(-3, dtype=gt.int8)) == f"GpuArray(-3, dtype=int8, {dev})"
+    assert repr(gt.asarray(True)) == f"GpuArray(True, dtype=bool, {dev})"
+    assert repr(gt.asarray(math.nan, dtype=gt.float64)) == f"GpuArray(nan, dtype=float64, {dev})"
+    assert repr(gt.asarray(-0.0)) == f"GpuArray(-0., dtype=float32, {dev})"
+    assert repr(gt.zeros((0,))) == f"GpuArray([], dtype=float32, {dev})"
+    assert repr(gt.zeros((0, 3), dtype=gt.uint16)) == f"GpuArray([], shape=(0, 3), dtype=uint16, {dev})"
+    assert repr(gt.zeros((2, 0, 1), dtype=gt.bool)) == f"GpuArray([], shape=(2, 0, 1), dtype=bool, {dev})"
+    assert repr(gt.asarray([[1, 2], [3, 4]], dtype=gt.int16)) == (
+        f"GpuArray([[1, 2],\n          [3, 4]], dtype=int16, {dev})")
+    assert repr(gt.asarray([[1.0, 2.0]])[:, ::-1]) == f"GpuArray([[2., 1.]], dtype=float32, {dev})"
+    assert str(gt.asarray(2.5)) == "2.5" and str(gt.zeros((0, 2))) == "[]"
+
+
+def test_complex_and_scalar_conversions_of_size_one_arrays():
+    assert complex(gt.asarray(True)) == 1 + 0j
+    assert complex(gt.asarray([[7]], dtype=gt.uint8)) == 7 + 0j
+    assert complex(gt.asarray(-2.5, dtype=gt.float16)) == -2.5 + 0j
+    assert math.isinf(complex(gt.asarray(-math.inf)).real)
+    assert int(gt.asarray(-2.7)) == -2 and float(gt.asarray([3], dtype=gt.int64)) == 3.0
+    for bad in (gt.asarray([1.0, 2.0]), gt.zeros((0,)), gt.zeros((1, 2))):
+        for conv in (complex, float, int, bool):
+            with pytest.raises(TypeError):
+                conv(bad)
+    with pytest.raises(TypeError):
+        gt.asarray(True).__index__()
+
+
+def test_to_device_errors():
+    x = gt.asarray([1.0, 2.0])
+    assert x.to_device(gt.Device()) is x and x.to_device("webgpu:0") is x
+    assert x.to_device(x.device, stream=None) is x
+    for bad in ("cpu", "webgpu:1", gt.Device("webgpu:1"), object(), 0):
+        with pytest.raises(ValueError):
+            x.to_device(bad)
+    with pytest.raises(ValueError):
+        x.to_device(x.device, stream=1)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "float16", "float32", "int64", "float64"])
+def test_setitem_broadcast_arrays_into_negative_step_views(dtype):
+    h = host_values(dtype, (4, 5, 6), seed=2)
+    x = gt.asarray(h)
+    cases = [
+        ((slice(None, None, -1), slice(1, None), slice(None, None, -2)), (6,), slice(None, None, 2)),
+        ((slice(None, None, -2), Ellipsis), (5, 1), None),
+        ((1, slice(None, None, -1)), (1, 6), slice(None, None, -1)),
+        ((slice(None, None, -1), 0, slice(4, 0, -3)), (4, 1), None),
+    ]
+    for key, vshape, vstep in cases:
+        v = host_values(dtype, vshape, seed=len(vshape))
+        gv = gt.asarray(v)
+        if vstep is not None:
+            v, gv = v[..., vstep], gv[..., vstep]
+        h[key] = v
+        x[key] = gv
+        np.testing.assert_array_equal(x.get(), h, err_msg=str(key))
+    x[::-1, ::-1] = x[0, 0]  # broadcast from an overlapping view of the same buffer
+    h[::-1, ::-1] = h[0, 0].copy()
+    np.testing.assert_array_equal(x.get(), h)
+
+
+def _error_cases():
+    f = gt.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    i = gt.asarray(np.arange(12, dtype=np.int32).reshape(3, 4))
+    b = gt.asarray(np.ones((3, 4), dtype=bool))
+    return f, i, [
+        (TypeError, lambda: gt.sin(i)),
+        (TypeError, lambda: i.__iadd__(1.5)),
+        (TypeError, lambda: f + b),
+        (TypeError, lambda: gt.matmul(b, b.T)),
+        (TypeError, lambda: gt.sum(b)),
+        (TypeError, lambda: gt.where(i, f, f)),
+        (TypeError, lambda: gt.astype(f, "int8")),
+        (TypeError, lambda: gt.zeros(2, dtype=np.float32)),
+        (ValueError, lambda: f + gt.zeros((5,))),
+        (ValueError, lambda: f.__iadd__(gt.zeros((2, 3, 4)))),
+        (ValueError, lambda: f.__setitem__(slice(None), gt.zeros((2, 4)))),
+        (ValueError, lambda: f @ f),
+        (ValueError, lambda: i @ i),
+        (ValueError, lambda: gt.zeros((2, 3, 4)) @ gt.zeros((3, 4, 2))),
+        (ValueError, lambda: gt.concat([f, gt.zeros((2, 3))])),
+        (ValueError, lambda: gt.reshape(f.T, (12,), copy=False)),
+        (ValueError, lambda: gt.broadcast_to(f, (3, 5))),
+        (ValueError, lambda: gt.max(gt.zeros((0, 3)), axis=0)),
+        (ValueError, lambda: gt.vecdot(f, gt.zeros((3, 5)))),
+        (ValueError, lambda: gt.asarray(f, dtype=gt.int8, copy=False)),
+        (IndexError, lambda: f[3]),
+        (IndexError, lambda: f.__setitem__((0, 9), 1.0)),
+        (IndexError, lambda: f[0, 0, 0]),
+        (IndexError, lambda: f[..., ...]),
+        (IndexError, lambda: gt.sum(f, axis=2)),  # AxisError is an IndexError (and ValueError)
+        (OverflowError, lambda: i.__setitem__(0, 2**40)),
+        (OverflowError, lambda: i + 2**40),
+    ]
+
+
+def test_errors_are_raised_before_any_kernel_runs(backend):
+    """Every bad call raises the spec's exception without recording any GPU work and without
+    changing its operands."""
+    f, i, cases = _error_cases()
+    f_before, i_before = f.get(), i.get()
+    backend.synchronize()
+    start = backend.context.stats["dispatches"]
+    for error, call in cases:
+        with pytest.raises(error):
+            call()
+        assert backend.context.stats["dispatches"] == start, call
+    np.testing.assert_array_equal(f.get(), f_before)
+    np.testing.assert_array_equal(i.get(), i_before)
+
+
+def test_missing_adapter_features_raise_type_error_naming_them(monkeypatch):
+    """On an adapter without shader-f64 / shader-int64 (Metal, GL): those dtypes raise TypeError
+    naming the feature, NumPy float64/int64 data falls back to float32/int32 and the defaults
+    and ``__array_namespace_info__`` follow."""
+    from gputensor import _dispatch
+
+    x = gt.asarray([1.0, 2.0])
+    monkeypatch.setattr(_dispatch, "adapter_features", lambda: frozenset({"shader-f16"}))
+    with pytest.raises(TypeError, match="shader-f64"):
+        gt.zeros(2, dtype=gt.float64)
+    with pytest.raises(TypeError, match="shader-int64"):
+        gt.astype(x, gt.int64)
+    with pytest.raises(TypeError, match="shader-int64"):
+        gt.asarray([1, 2], dtype=gt.uint64)
+    assert gt.asarray(np.ones(2)).dtype == gt.float32
+    assert gt.asarray(np.ones(2, dtype=np.int64)).dtype == gt.int32
+    assert gt.asarray(np.ones(2, dtype=np.uint64)).dtype == gt.uint32
+    assert gt.asarray(3).dtype == gt.int32
+    info = gt.__array_namespace_info__()
+    assert info.default_dtypes()["integral"] == gt.int32 == info.default_dtypes()["indexing"]
+    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32",
+                                  "float16", "float32"}

@@ -242,3 +242,145 @@ def test_from_dlpack_and_default_device():
     with pytest.raises(TypeError):
         gt.from_dlpack([1, 2])
     assert gt.zeros(2, device=gt.Device()).device == gt.Device()
+
+
+# ---- audit additions: copy= semantics, what DLPack copies ----------------------------------------
+def test_asarray_copy_semantics_in_full():
+    h = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = gt.asarray(h)
+    h[0, 0] = 100  # host data was copied at the call
+    assert float(x[0, 0]) == 0.0
+    view = x[:, ::-1]
+    for copy in (None, False):
+        assert gt.asarray(view, copy=copy) is view  # views are returned as they are
+        assert gt.asarray(view, dtype=gt.float32, copy=copy) is view
+    c = gt.asarray(view, copy=True)
+    assert c is not view and c._storage is not x._storage and c.strides == (3, 1)
+    c[0, 0] = -1
+    assert float(view[0, 0]) == 2.0
+    cast = gt.asarray(view, dtype=gt.int16)
+    assert cast.dtype == gt.int16 and cast._storage is not x._storage
+    np.testing.assert_array_equal(cast.get(), np.arange(6).reshape(2, 3)[:, ::-1])
+    cast_copy = gt.asarray(x, dtype=gt.float64, copy=True)
+    assert cast_copy.dtype == gt.float64
+    for host_like in (h, [1.0, 2.0], 3.0, b"ab", np.float32(1)):
+        with pytest.raises(ValueError):
+            gt.asarray(host_like, copy=False)
+        y = gt.asarray(host_like, copy=True)
+        assert isinstance(y, gt.GpuArray)
+    with pytest.raises(ValueError):
+        gt.asarray(x, dtype=gt.int8, copy=False)
+    np.testing.assert_array_equal(gt.asarray(h, dtype=gt.float16).get(), h.astype(np.float16))
+    assert gt.asarray(np.zeros(2, np.int8), dtype=gt.float64).dtype == gt.float64
+
+
+def test_from_dlpack_what_is_copied():
+    import array_api_strict as xps
+
+    h = np.arange(4, dtype=np.int32)
+    x = gt.from_dlpack(h)
+    h[0] = 99  # host producers are copied to the GPU at the call
+    np.testing.assert_array_equal(x.get(), [0, 1, 2, 3])
+    s = gt.from_dlpack(xps.asarray([1.0, 2.0], dtype=xps.float32))  # another library's CPU array
+    assert s.dtype == gt.float32
+    np.testing.assert_array_equal(s.get(), [1.0, 2.0])
+    assert gt.asarray(xps.asarray([1.0, 2.0]), dtype=gt.float32).dtype == gt.float32
+    assert gt.from_dlpack(x) is x and gt.from_dlpack(x, copy=False) is x
+    y = gt.from_dlpack(x, copy=True)
+    y[0] = 7
+    assert int(x[0]) == 0
+    with pytest.raises(BufferError):
+        gt.from_dlpack(h, copy=False)
+
+    class CudaProducer:  # a producer on another device: refused, never read
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("must not be called")
+
+        def __dlpack_device__(self):
+            return (2, 0)
+
+    with pytest.raises(BufferError):
+        gt.from_dlpack(CudaProducer())
+    # exporting: a host copy, so the consumer does not alias device memory
+    out = np.from_dlpack(x)
+    out_copy = out.copy()
+    x[1] = 50
+    np.testing.assert_array_equal(out, out_copy)
+    assert x.__dlpack_device__() == (1, 0)
+    with pytest.raises(BufferError):
+        x.__dlpack__(dl_device=(2, 0))
+
+
+# ---- audit additions: property tests of the filled/range creation functions -----------------------
+def _special_fill(dtype: str):
+    if dtype == "bool":
+        return st.booleans()
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        return st.sampled_from([int(info.min), int(info.max), 0, 1]) | st.integers(int(info.min), int(info.max))
+    return st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, 1e-30, -2.5]) | st.floats(-1e4, 1e4)
+
+
+@given(st.data())
+def test_filled_property(data):
+    dtype = data.draw(st.sampled_from(ALL))
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5))
+    value = data.draw(_special_fill(dtype))
+    dt = getattr(gt, dtype)
+    with np.errstate(over="ignore"):
+        expected = np.full(shape, value, dtype=dtype)
+    got = gt.full(shape, value, dtype=dt).get()
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    if expected.dtype.kind == "f":
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+    base = gt.asarray(np.zeros(tuple(2 * n for n in shape), dtype=dtype))
+    like = base[tuple(slice(None, None, -2) for _ in shape)]  # a negative-step view
+    assert like.shape == shape
+    for func, ref in ((gt.zeros_like, np.zeros), (gt.ones_like, np.ones)):
+        out = func(like)
+        assert out.dtype == dt and out.shape == shape
+        np.testing.assert_array_equal(out.get(), ref(shape, dtype=dtype))
+    np.testing.assert_array_equal(gt.full_like(like, value).get(), expected)
+    assert gt.empty_like(like).shape == shape and gt.empty(shape, dtype=dt).dtype == dt
+    np.testing.assert_array_equal(gt.zeros(shape, dtype=dt).get(), np.zeros(shape, dtype))
+    np.testing.assert_array_equal(gt.ones(shape, dtype=dt).get(), np.ones(shape, dtype))
+
+
+@given(n=st.integers(0, 7), m=st.none() | st.integers(0, 7), k=st.integers(-8, 8),
+       dtype=st.sampled_from(ALL))
+def test_eye_property(n, m, k, dtype):
+    np.testing.assert_array_equal(gt.eye(n, m, k=k, dtype=getattr(gt, dtype)).get(),
+                                  np.eye(n, m, k=k, dtype=dtype))
+
+
+@given(start=st.floats(-1e3, 1e3), stop=st.floats(-1e3, 1e3), num=st.integers(0, 40),
+       endpoint=st.booleans(), dtype=st.sampled_from(["float16", "float32", "float64"]))
+def test_linspace_property(start, stop, num, endpoint, dtype):
+    got = gt.linspace(start, stop, num, endpoint=endpoint, dtype=getattr(gt, dtype)).get()
+    expected = np.linspace(start, stop, num, endpoint=endpoint).astype(dtype)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+@given(start=st.floats(-100, 100), length=st.integers(0, 30), step=st.floats(0.01, 10) | st.floats(-10, -0.01),
+       dtype=st.sampled_from([None, "float32", "float64"]))
+def test_arange_float_property(start, length, step, dtype):
+    stop = start + length * step
+    got = gt.arange(start, stop, step, dtype=None if dtype is None else getattr(gt, dtype)).get()
+    expected = np.arange(start, stop, step, dtype=np.float64).astype(dtype or "float32")
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-6 if dtype != "float64" else 1e-12, atol=1e-9)
+
+
+@given(sizes=st.lists(st.integers(0, 4), min_size=0, max_size=4), indexing=st.sampled_from(["xy", "ij"]),
+       dtype=st.sampled_from(["int8", "float32", "bool", "uint64"]))
+def test_meshgrid_property(sizes, indexing, dtype):
+    hosts = [(np.arange(n) % 3).astype(dtype) for n in sizes]
+    arrays = [gt.asarray(np.ascontiguousarray(h[::-1]))[::-1] for h in hosts]  # negative-step views
+    got = gt.meshgrid(*arrays, indexing=indexing)
+    expected = np.meshgrid(*hosts, indexing=indexing)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert g.dtype.name == dtype
+        np.testing.assert_array_equal(g.get(), e)

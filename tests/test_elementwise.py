@@ -20,6 +20,7 @@ from hypothesis.extra import numpy as hnp
 import gputensor as gt
 from gputensor._backend import get_backend
 
+from _tolerances import TOLERANCES as TOLERANCE_TABLE
 from _tolerances import assert_close
 
 BOOL = ["bool"]
@@ -424,3 +425,140 @@ def test_clip_rules():
         gt.clip(gt.asarray([True]), 0)
     with pytest.raises(TypeError):
         gt.clip([1.0], 0.0)
+
+
+# ---- audit additions ----------------------------------------------------------------------------
+SCALAR_DTYPES = INTS + FLOATS + BOOL
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES)
+def test_result_type_predicts_operator_dtypes(dtype):
+    """``result_type(x, scalar)`` is exactly the dtype the operators, the functions and ``where``
+    return: one default float (float32) for integer arrays mixed with Python floats."""
+    x = gt.ones((2,), dtype=getattr(gt, dtype))
+    cond = gt.asarray([True, False])
+    for scalar in (True, 3, 2.5):
+        try:
+            expected = gt.result_type(x, scalar)
+        except TypeError:
+            with pytest.raises(TypeError):
+                x + scalar
+            continue
+        name = "logical_and" if dtype == "bool" else "multiply"
+        assert getattr(gt, name)(x, scalar).dtype == expected, (dtype, scalar)
+        assert getattr(gt, name)(scalar, x).dtype == expected
+        if dtype != "bool":
+            assert (x + scalar).dtype == expected and (scalar - x).dtype == expected
+        assert gt.where(cond, x, scalar).dtype == expected
+        assert gt.where(cond, scalar, x).dtype == expected
+    if dtype in INTS:
+        assert gt.result_type(x, 2.5) == gt.float32 == gt.__array_namespace_info__().default_dtypes()["real floating"]
+        assert (x / 2).dtype == gt.float32
+
+
+# Special values through every floating function. The few results that differ from NumPy come from
+# the backend's WGSL expressions (gputensor/_backend/elementwise_ops.py, _wgsl/ewise_helpers.wgsl,
+# owned by the backend layer) and are listed here with what is wrong; any other mismatch fails.
+SPECIAL_INPUTS = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 0.5, -0.5, 2.5, -2.5, 1e-30, 100.0]
+KNOWN_BACKEND_GAPS = {
+    ("atan", "float16"): "atan(NaN) is 0 and atan(-0.0) is +0.0 (WGSL atan on lavapipe)",
+    ("atan", "float32"): "atan(NaN) is 0 and atan(-0.0) is +0.0 (WGSL atan on lavapipe)",
+    ("atan2", "float16"): "atan2(+-0, +-0) is +-3pi/4, atan2(y, NaN) is not NaN (WGSL atan2)",
+    ("atan2", "float32"): "atan2(+-0, +-0) is +-3pi/4, atan2(y, NaN) is not NaN (WGSL atan2)",
+    ("nextafter", "float16"): "nextafter(0.0, -0.0) returns -0.0 (NumPy: x2, i.e. +0.0)",
+    ("floor_divide", "float16"): "x // +-inf is NaN (NumPy: 0 or -1); -0.0 // 1 loses the sign",
+    ("floor_divide", "float32"): "x // +-inf is NaN (NumPy: 0 or -1); -0.0 // 1 loses the sign",
+    ("floor_divide", "float64"): "x // +-inf is NaN (NumPy: 0 or -1); -0.0 // 1 loses the sign",
+    ("remainder", "float16"): "+-0 % -+inf gives the wrong zero sign",
+    ("remainder", "float32"): "+-0 % -+inf gives the wrong zero sign",
+    ("remainder", "float64"): "+-0 % -+inf gives the wrong zero sign",
+    ("sign", "float16"): "sign(+0.0) is -0.0 on lavapipe (the select chain)",
+    ("sign", "float32"): "sign(+0.0) is -0.0 on lavapipe (the select chain)",
+    ("sign", "float64"): "sign(+0.0) is -0.0 on lavapipe (the select chain)",
+}
+
+
+def _special_mismatches(got: np.ndarray, expected: np.ndarray, dtype: str, family: str) -> np.ndarray:
+    """Mask of elements where ``got`` is not NumPy's special-value result: NaN positions,
+    infinities and the sign of zero must match exactly, finite values within the tolerance."""
+    rtol, atol = TOLERANCE_TABLE[family][dtype]
+    g, e = got.astype(np.float64), expected.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return _mismatch_mask(g, e, rtol, atol)
+
+
+def _mismatch_mask(g: np.ndarray, e: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    bad = np.isnan(g) != np.isnan(e)
+    both = ~np.isnan(g) & ~np.isnan(e)
+    bad |= both & (np.isinf(g) | np.isinf(e)) & (g != e)
+    finite = both & np.isfinite(g) & np.isfinite(e)
+    bad |= finite & (np.abs(g - e) > atol + rtol * np.abs(e))
+    bad |= finite & (e == 0) & (g == 0) & (np.signbit(g) != np.signbit(e))
+    return bad
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_special_values_every_floating_function(dtype):
+    h = np.array(SPECIAL_INPUTS, dtype=dtype)
+    a, b = np.repeat(h, len(h)), np.tile(h, len(h))
+    x, xa, xb = gt.asarray(h), gt.asarray(a), gt.asarray(b)
+    failures = {}
+    for name, (func, category, _, family) in list(UNARY.items()) + list(BINARY.items()):
+        if dtype not in CATEGORIES.get(category, []) or name in BOOL_RESULT:
+            continue
+        args, gargs = ([h], [x]) if name in UNARY else ([a, b], [xa, xb])
+        got = getattr(gt, name)(*gargs).get()
+        expected = _reference(func, args, dtype, dtype)
+        if family == "exact" and name not in ("nextafter",):
+            family = "arith"
+        if name in ("floor_divide", "remainder"):
+            family = "transcendental"
+        bad = _special_mismatches(got, expected, dtype, family)
+        if bad.any():
+            i = int(np.argmax(bad))
+            failures[(name, dtype)] = [args[k].reshape(-1)[i] for k in range(len(args))] + [got[i], expected[i]]
+    unexpected = {k: v for k, v in failures.items() if k not in KNOWN_BACKEND_GAPS}
+    assert not unexpected, unexpected
+    # boolean results on the same inputs are exact
+    for name in ("isnan", "isinf", "isfinite", "signbit"):
+        np.testing.assert_array_equal(getattr(gt, name)(x).get(), UNARY[name][0](h), err_msg=name)
+    for name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
+        np.testing.assert_array_equal(getattr(gt, name)(xa, xb).get(), BINARY[name][0](a, b), err_msg=name)
+
+
+@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3, min_side=0, max_side=4),
+       dtype=st.sampled_from(INTS + FLOATS), seed=st.integers(0, 2**16), flip=st.booleans(),
+       kinds=st.tuples(st.sampled_from(["none", "scalar", "array"]), st.sampled_from(["none", "scalar", "array"])))
+def test_clip_property(shapes, dtype, seed, flip, kinds):
+    """clip against NumPy: broadcasting bounds (arrays, Python scalars or None), negative-step
+    views, NaN and integer extremes; the result keeps x's dtype."""
+    rng = np.random.default_rng(seed)
+    sx, s_lo, s_hi = shapes.input_shapes
+    h = _values(dtype, sx, "any", rng)
+    if dtype in FLOATS and h.size:
+        h.reshape(-1)[rng.integers(0, h.size)] = rng.choice([np.nan, np.inf, -np.inf, -0.0])
+    x = _maybe_flip(gt.asarray(h), h, flip)
+    bounds, refs = [], []
+    for kind, shape in zip(kinds, (s_lo, s_hi)):
+        if kind == "none":
+            bounds.append(None)
+            refs.append(None)
+        elif kind == "scalar":
+            v = _values(dtype, (), "any", rng).item()
+            bounds.append(v)
+            refs.append(np.asarray(v, dtype=dtype))
+        else:
+            b = _values(dtype, shape, "any", rng)
+            bounds.append(gt.asarray(b))
+            refs.append(b)
+    got = gt.clip(x, *bounds)
+    lo, hi = refs
+    expected = h
+    with np.errstate(invalid="ignore"):
+        if lo is not None:
+            expected = np.where(np.isnan(lo) if dtype in FLOATS else False, lo, np.maximum(expected, lo))
+        if hi is not None:
+            expected = np.where(np.isnan(hi) if dtype in FLOATS else False, hi, np.minimum(expected, hi))
+    expected = np.broadcast_to(expected, got.shape).astype(dtype)
+    assert got.dtype.name == dtype
+    np.testing.assert_array_equal(got.get(), expected)

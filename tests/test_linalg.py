@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -13,7 +15,9 @@ from gputensor._shapes import AxisError
 
 from _helpers_b import RTOL, gpu
 
-MATMUL_DTYPES = ["float32", "float64", "float16", "int32", "int64", "uint8", "int8"]
+MATMUL_DTYPES = ["float32", "float64", "float16", "int32", "int64", "uint8", "int8", "uint16", "int16",
+                 "uint32", "uint64"]
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
 
 def operand(data, shape, dtype, allow_views=True):
@@ -80,6 +84,82 @@ def test_matmul_larger_gemm_path():
     # a strided (every other column) operand: copied once, then gemm
     big = rng.standard_normal((130, 140)).astype(np.float32)
     check(gt.matmul(gpu(big)[:, ::2], gpu(b)), (big[:, ::2].astype(np.float64) @ b).astype(np.float32), 70)
+
+
+# ---- integer matmul (the tiled integer kernel) ----------------------------------------------------
+def _extreme_ints(rng, dtype, shape):
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+
+# every integer dtype with itself, and mixed pairs covering each promotion kind (each distinct
+# operand-dtype pair compiles its own pipeline: ~1 s on lavapipe, so not all 64 pairs)
+INT_PAIRS = [(d, d) for d in INTS] + [
+    ("int8", "uint8"), ("uint8", "int32"), ("int16", "uint16"), ("int32", "uint32"),
+    ("uint16", "uint64"), ("int8", "int64"), ("uint32", "uint8"), ("uint64", "int8"),
+]
+
+
+@pytest.mark.parametrize("d1, d2", INT_PAIRS)
+def test_integer_matmul_dtype_pairs(d1, d2):
+    """Integer dtypes with extreme values: the result dtype is the promoted one and every
+    product and sum wraps as NumPy's matmul in that dtype; operands are used as views (a
+    transposed view, a negative-step view, a broadcast batch) without copies."""
+    rng = np.random.default_rng(zlib.crc32(f"{d1},{d2}".encode()))
+    a = _extreme_ints(rng, d1, (2, 1, 9, 13))
+    b = _extreme_ints(rng, d2, (3, 13, 6))
+    x1 = gt.matrix_transpose(gpu(np.ascontiguousarray(np.swapaxes(a, -1, -2))))
+    x2 = gpu(b[:, ::-1, :].copy())[:, ::-1, :]
+    if {d1, d2} & {"uint64"} and {d1, d2} & {"int8", "int16", "int32", "int64"}:
+        with pytest.raises(TypeError):
+            gt.matmul(x1, x2)
+        return
+    dtype = np.result_type(a.dtype, b.dtype)
+    got = x1 @ x2
+    with np.errstate(all="ignore"):
+        expect = np.matmul(a.astype(dtype), b.astype(dtype))
+    assert got.dtype.name == dtype.name
+    np.testing.assert_array_equal(got.get(), expect)
+
+
+def test_integer_matmul_does_not_materialise_the_product(monkeypatch):
+    """The integer path allocates only the result (and a 32-bit accumulator for 8/16-bit
+    results), never an (m, k, n) product or copies of the operands."""
+    from gputensor import _dispatch
+
+    rng = np.random.default_rng(2)
+    a = rng.integers(-100, 100, (3, 40, 50)).astype(np.int16)
+    b = rng.integers(-100, 100, (50, 30)).astype(np.int8)
+    x1, x2 = gpu(a)[:, ::-1], gpu(b.T.copy()).T
+    sizes = []
+    real_alloc = _dispatch.alloc
+    monkeypatch.setattr(_dispatch, "alloc", lambda nbytes: sizes.append(nbytes) or real_alloc(nbytes))
+    got = x1 @ x2
+    monkeypatch.undo()
+    assert sorted(sizes) == [3 * 40 * 30 * 2, 3 * 40 * 30 * 4], sizes
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got.get(), np.matmul(a[:, ::-1], b.astype(np.int16)))
+
+
+def test_integer_matmul_larger_and_edge_shapes():
+    rng = np.random.default_rng(4)
+    for dtype, (m, k, n) in (("int32", (150, 70, 130)), ("uint8", (1, 300, 1)), ("int64", (65, 1, 67)),
+                             ("int16", (0, 4, 3)), ("uint32", (4, 0, 3))):
+        a = _extreme_ints(rng, dtype, (m, k))
+        b = _extreme_ints(rng, dtype, (k, n))
+        with np.errstate(all="ignore"):
+            expect = a @ b
+        got = gpu(a) @ gpu(b)
+        assert got.dtype.name == dtype and got.shape == expect.shape
+        np.testing.assert_array_equal(got.get(), expect)
+    v = _extreme_ints(rng, "int8", (300,))
+    with np.errstate(all="ignore"):
+        assert int(gt.matmul(gpu(v), gpu(v[::-1].copy())[::-1])) == int(np.matmul(v, v))
+    a = _extreme_ints(rng, "int32", (4, 5, 6))
+    b = _extreme_ints(rng, "int32", (6, 5, 3))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(gt.tensordot(gpu(a), gpu(b), axes=([1, 2], [1, 0])).get(),
+                                      np.tensordot(a, b, axes=([1, 2], [1, 0])))
 
 
 def test_matrix_transpose():

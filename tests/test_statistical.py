@@ -321,3 +321,47 @@ def test_ops_scan_validation(backend):
         np.testing.assert_array_equal(out, [[1, 2, 6, 4], [5, 30, 210, 8]])
     finally:
         backend.free(ptr)
+
+
+# ---- audit additions: special values and integer extremes -------------------------------------
+SPECIAL_SETS = [[0.0, -0.0, 1.0, -1.0], [1.0, np.inf], [np.inf, -np.inf], [2.5, np.nan], [-0.0, -0.0],
+                [np.inf, np.inf], [-np.inf, -1.0], [np.nan, np.inf, -np.inf]]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_reductions_and_scans_special_values(dtype):
+    """NaN propagates, infinities combine as in IEEE arithmetic (inf - inf is NaN), as NumPy; the
+    inputs are also read through negative-step views."""
+    for values in SPECIAL_SETS:
+        h = np.array(values, dtype=dtype)
+        for x, ref in ((gpu(h), h), (gpu(h[::-1].copy())[::-1], h)):
+            with np.errstate(all="ignore"):
+                for name, nf in (("sum", np.sum), ("prod", np.prod), ("mean", np.mean), ("var", np.var),
+                                 ("std", np.std), ("max", np.max), ("min", np.min)):
+                    got = getattr(gt, name)(x).get()
+                    expect = nf(ref.astype(np.float64)).astype(dtype)
+                    assert got.dtype == dtype
+                    np.testing.assert_allclose(got, expect, rtol=RTOL[dtype], equal_nan=True, err_msg=name)
+                for name, nf in (("cumulative_sum", np.cumulative_sum), ("cumulative_prod", np.cumulative_prod)):
+                    got = getattr(gt, name)(x).get()
+                    np.testing.assert_allclose(got, nf(ref.astype(np.float64)).astype(dtype), rtol=RTOL[dtype],
+                                               equal_nan=True, err_msg=name)
+            for name, nf in (("all", np.all), ("any", np.any)):
+                assert bool(getattr(gt, name)(x).get()) == bool(nf(ref)), (name, values)
+
+
+@pytest.mark.parametrize("dtype", INTEGER)
+def test_reductions_and_scans_integer_extremes(dtype):
+    """Sums and products of the extreme values wrap in the accumulation dtype exactly as NumPy."""
+    info = np.iinfo(dtype)
+    h = np.array([info.min, info.max, info.max, -1 if info.min else 1, info.min], dtype=dtype)
+    x = gpu(h[::-1].copy())[::-1]
+    with np.errstate(all="ignore"):
+        for name, nf in (("sum", np.sum), ("prod", np.prod), ("cumulative_sum", np.cumulative_sum),
+                         ("cumulative_prod", np.cumulative_prod)):
+            got = getattr(gt, name)(x).get()
+            assert got.dtype == expected_sum_dtype(h.dtype), name
+            np.testing.assert_array_equal(got, nf(h, dtype=got.dtype), err_msg=name)
+        np.testing.assert_array_equal(gt.sum(x, dtype=gt_dtype(h.dtype)).get(), np.sum(h, dtype=h.dtype))
+    assert gt.max(x).get() == info.max and gt.min(x).get() == info.min
+    assert int(gt.argmax(x)) == 1 and int(gt.argmin(x)) == 0

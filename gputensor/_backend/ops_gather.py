@@ -203,7 +203,7 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
     ctx = backend.context
     limit = window_limit(backend)
     # validate every pointer range before recording anything
-    plain = (b_ptr, b_strides) if scatter else (a_ptr, a_strides)
+    plain = (a_ptr, a_strides) if scatter else (b_ptr, b_strides)
     plain_lo, plain_hi = _extent(shape, plain[1])
     backend.resolve(plain[0] + plain_lo * size, (plain_hi - plain_lo) * size)
     xlo, xhi = indexed_extent
@@ -233,7 +233,7 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
                                    + [_index_offset_fn(len(indices))]),
     }
     isizes = [storage_type(ix.dtype).itemsize for ix in indices]
-    plain_k = 1 if scatter else 0
+    plain_k = 0 if scatter else 1
     for outer in (_ndindex(outer_shape) if outer_shape else [()]):
         sub_sets = [st[lead:] for st in msets]
         off0 = [sum(c * st[d] for d, c in enumerate(outer)) for st in msets]
@@ -254,8 +254,8 @@ def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size:
     ctx = backend.context
     count = math.prod(shape)
     rank = len(shape)
-    plain_k = 1 if scatter else 0
-    plain_ptr = b_ptr if scatter else a_ptr
+    plain_k = 0 if scatter else 1
+    plain_ptr = a_ptr if scatter else b_ptr
     lo, hi = _extent(shape, sets[plain_k])
     pbind, pbase = _bind_range(backend, plain_ptr, offs[plain_k] + lo, offs[plain_k] + hi, size)
     pfirst = pbase + offs[plain_k]

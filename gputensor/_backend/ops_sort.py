@@ -213,18 +213,17 @@ def _key_functions64(kind: str, mode: str, flip: str) -> str:
 
 
 def store_bits_code(fn: str, buf: str, dtype: str) -> tuple[str, str]:
-    """(array element type, WGSL ``fn <fn>(o: u32, b: vec2<u32>)`` storing bits ``b`` as element
+    """(array element type, WGSL ``fn <fn>(o: u32, bits: vec2<u32>)`` storing ``bits`` as element
     ``o`` of ``buf``). Packed dtypes OR their lane into a zero-filled ``array<atomic<u32>>``."""
     size = storage_type(dtype).itemsize
+    head = f"fn {fn}(o: u32, bits: vec2<u32>) {{\n"
     if size == 8:
-        return "u32", f"fn {fn}(o: u32, b: vec2<u32>) {{\n    {buf}[2u * o] = b.x;\n    {buf}[2u * o + 1u] = b.y;\n}}"
+        return "u32", head + f"    {buf}[2u * o] = bits.x;\n    {buf}[2u * o + 1u] = bits.y;\n}}"
     if size == 4:
-        return "u32", f"fn {fn}(o: u32, b: vec2<u32>) {{\n    {buf}[o] = b.x;\n}}"
+        return "u32", head + f"    {buf}[o] = bits.x;\n}}"
     if size == 2:
-        return "atomic<u32>", (f"fn {fn}(o: u32, b: vec2<u32>) {{\n"
-                               f"    atomicOr(&{buf}[o >> 1u], (b.x & 0xFFFFu) << ((o & 1u) * 16u));\n}}")
-    return "atomic<u32>", (f"fn {fn}(o: u32, b: vec2<u32>) {{\n"
-                           f"    atomicOr(&{buf}[o >> 2u], (b.x & 0xFFu) << ((o & 3u) * 8u));\n}}")
+        return "atomic<u32>", head + f"    atomicOr(&{buf}[o >> 1u], (bits.x & 0xFFFFu) << ((o & 1u) * 16u));\n}}"
+    return "atomic<u32>", head + f"    atomicOr(&{buf}[o >> 2u], (bits.x & 0xFFu) << ((o & 3u) * 8u));\n}}"
 
 
 def _write_out(out_mode: int, kw: int, has_vals: bool, out_dtype: str) -> tuple[str, str]:
