@@ -179,7 +179,7 @@ def _gather(x: GpuArray, base: int, out_shape: tuple[int, ...], src_strides: Seq
     contiguous array); ``bspec`` = (broadcast index shape, its first dim in ``out_shape``)."""
     from ._backend import ops_gather
 
-    out = GpuArray._empty(out_shape, x.dtype)
+    out = GpuArray._empty(out_shape, x.dtype, zero=False)  # every element is written
     if out.size == 0:
         return out
     indices, idx_strides = _fit_indices(indices, idx_strides, bspec, len(out_shape))
@@ -205,6 +205,13 @@ def _scatter(x: GpuArray, base: int, shape: tuple[int, ...], dst_strides: Sequen
     ops = _index_operands(indices, idx_strides)
     _backend_call(ops_gather.scatter, x.dtype.name, shape, value._ptr, tuple(vstrides),
                   x._ptr + base * x.dtype.itemsize, tuple(dst_strides), (lo - base, hi - base), ops)
+
+
+def take_checked(x: GpuArray, indices: GpuArray) -> GpuArray:
+    """``x[indices]`` for a 1-D ``x`` and 1-D integer ``indices`` known to be in range (no
+    bounds check, no readback): for indices made on the device, e.g. by ``unique``."""
+    ix = _Index(indices, x.shape[0], x._strides[0], 0, checked=True)
+    return _gather(x, 0, (indices.shape[0],), [0], [ix], [[indices._strides[0]]])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,7 +315,7 @@ def nonzero_flat(mask: GpuArray, index_dtype: Any = None) -> tuple[int, GpuArray
     plan = _backend_call(ops_gather.compact_begin, flat._ptr, flat.size, flag="nonzero", dtype=mask.dtype.name)
     try:
         count = plan.read_total()
-        out = GpuArray._empty((count,), dtype)
+        out = GpuArray._empty((count,), dtype, zero=False)
         if count:
             try:
                 plan.write_indices(out._ptr, dtype.name)
@@ -325,7 +332,7 @@ def unravel_flat(flat32: GpuArray, shape: Sequence[int]) -> GpuArray:
     from ._backend import ops_gather
 
     count = flat32.shape[0]
-    rows = GpuArray._empty((len(shape), count), kernels.default_int())
+    rows = GpuArray._empty((len(shape), count), kernels.default_int(), zero=False)
     if count:
         size = rows.dtype.itemsize
         _backend_call(ops_gather.unravel, flat32._ptr, count, tuple(shape),

@@ -184,7 +184,7 @@ def searchsorted(x1: GpuArray, x2: GpuArray | int | float, /, *, side: str = "le
     a = x1 if x1.dtype == dtype and is_contiguous(x1.shape, x1._strides) else _copy_contiguous(x1, dtype)
     q = x2 if x2.dtype == dtype and is_contiguous(x2.shape, x2._strides) else _copy_contiguous(x2, dtype)
     index_dtype = kernels.default_int()
-    out = GpuArray._empty(q.shape, index_dtype)
+    out = GpuArray._empty(q.shape, index_dtype, zero=False)  # the first chunk overwrites it
     if out.size:
         from ._backend import ops_sort
 

@@ -33,6 +33,7 @@ from . import ops_scan
 from .errors import invalid_argument, unsupported
 from .ops_sort import (
     _check_dtype,
+    _check_span,
     _check_int,
     _key_defines,
     bits_loader,
@@ -41,7 +42,7 @@ from .ops_sort import (
     store_bits_code,
     window_limit,
 )
-from .wgsl_types import STORAGE_TYPES, storage_type
+from .wgsl_types import storage_type
 
 __all__ = [
     "IndexOperand",
@@ -199,15 +200,16 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
     count = math.prod(shape)
     if count == 0:
         return
+    if count >= 2**32:
+        raise unsupported(f"a gather/scatter of {count} elements exceeds the 32-bit index range")
     size = storage_type(dtype).itemsize
-    ctx = backend.context
     limit = window_limit(backend)
     # validate every pointer range before recording anything
     plain = (a_ptr, a_strides) if scatter else (b_ptr, b_strides)
     plain_lo, plain_hi = _extent(shape, plain[1])
     backend.resolve(plain[0] + plain_lo * size, (plain_hi - plain_lo) * size)
     xlo, xhi = indexed_extent
-    xptr = a_ptr if scatter is False else b_ptr
+    xptr = b_ptr if scatter else a_ptr
     backend.resolve(xptr + xlo * size, (xhi - xlo) * size)
     for ix in indices:
         isz = storage_type(ix.dtype).itemsize
@@ -538,12 +540,6 @@ class CompactPlan:
             self.counts = 0
 
 
-def _check_span(backend: Any, ptr: int, nbytes: int, itemsize: int, what: str) -> None:
-    _, offset = backend.resolve(ptr, nbytes)
-    if offset % itemsize:
-        raise invalid_argument(f"{what}: pointer offset {offset} is not a multiple of the item size {itemsize}")
-
-
 def compact_begin(backend: Any, src: int, n: int, *, flag: str = "nonzero", dtype: str = "bool",
                   nan_distinct: bool = True) -> CompactPlan:
     """Count the flagged elements of the ``n`` contiguous elements at ``src`` and scan the tile
@@ -571,7 +567,7 @@ def compact_begin(backend: Any, src: int, n: int, *, flag: str = "nonzero", dtyp
     per_unit = max(1, (limit - 8) // (tile * max(ssize, 8)))
     per_unit = min(per_unit, 65535 * 65535)
     units = [(t0, min(per_unit, ntiles - t0)) for t0 in range(0, ntiles, per_unit)]
-    counts = backend.alloc(max(ntiles, 1) * 4)
+    counts = backend.alloc(max(ntiles, 1) * 4, zero=False)  # every tile writes its count
     plan = CompactPlan(backend, src, n, flag, dtype, bool(nan_distinct), counts, ntiles, units)
     if n == 0:
         plan.total = 0

@@ -47,6 +47,7 @@ is dispatched once per destination window (writing only the elements that land i
 
 from __future__ import annotations
 
+import functools
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -101,6 +102,7 @@ def key_bits(dtype: str) -> int:
     return storage_type(dtype).itemsize * 8
 
 
+@functools.lru_cache(maxsize=None)
 def bits_loader(fn: str, buf: str, dtype: str) -> str:
     """WGSL ``fn <fn>(i: u32) -> vec2<u32>``: raw bits of element ``i`` of ``buf`` (array<u32>)."""
     size = storage_type(dtype).itemsize
@@ -115,6 +117,7 @@ def bits_loader(fn: str, buf: str, dtype: str) -> str:
     return f"fn {fn}(i: u32) -> vec2<u32> {{\n    {body}\n}}"
 
 
+@functools.lru_cache(maxsize=None)
 def key_functions(dtype: str, mode: str = "canon", descending: bool = False) -> str:
     """WGSL ``to_key`` / ``from_key`` for ``dtype`` (see the module docstring).
 
@@ -122,7 +125,7 @@ def key_functions(dtype: str, mode: str = "canon", descending: bool = False) -> 
     integer and bool dtypes) or 'bij' (a bijection). Raises BackendError (invalid argument) for
     an unknown dtype or mode.
     """
-    if dtype not in STORAGE_TYPES:
+    if not isinstance(dtype, str) or dtype not in STORAGE_TYPES:
         raise invalid_argument(f"no sort keys for dtype {dtype!r}")
     if mode not in ("canon", "bij"):
         raise invalid_argument(f"key mode must be 'canon' or 'bij', not {mode!r}")
@@ -212,6 +215,7 @@ def _key_functions64(kind: str, mode: str, flip: str) -> str:
     )
 
 
+@functools.lru_cache(maxsize=None)
 def store_bits_code(fn: str, buf: str, dtype: str) -> tuple[str, str]:
     """(array element type, WGSL ``fn <fn>(o: u32, bits: vec2<u32>)`` storing ``bits`` as element
     ``o`` of ``buf``). Packed dtypes OR their lane into a zero-filled ``array<atomic<u32>>``."""
@@ -226,6 +230,7 @@ def store_bits_code(fn: str, buf: str, dtype: str) -> tuple[str, str]:
     return "atomic<u32>", head + f"    atomicOr(&{buf}[o >> 2u], (bits.x & 0xFFu) << ((o & 3u) * 8u));\n}}"
 
 
+@functools.lru_cache(maxsize=None)
 def _write_out(out_mode: int, kw: int, has_vals: bool, out_dtype: str) -> tuple[str, str]:
     """(DST_ARRAY, WGSL ``write_out(e, k, v)``) of an output mode (see sort_scatter.wgsl)."""
     if out_mode == 0:
@@ -250,7 +255,9 @@ def _write_out(out_mode: int, kw: int, has_vals: bool, out_dtype: str) -> tuple[
     return "u32", "fn write_out(e: u32, k: vec2<u32>, v: u32) {\n" + "\n".join(lines) + "\n}"
 
 
+@functools.lru_cache(maxsize=None)
 def _key_defines(dtype: str, mode: str, descending: bool) -> dict[str, object]:
+    """The sort_keys.wgsl placeholders (cached: callers copy, never mutate)."""
     kw = key_words(dtype)
     maxkey = (1 << key_bits(dtype)) - 1
     return {
@@ -271,7 +278,7 @@ def _check_int(name: str, value: Any, minimum: int = 0) -> int:
 
 
 def _check_dtype(backend: Any, dtype: Any, what: str = "dtype") -> str:
-    if dtype not in STORAGE_TYPES:
+    if not isinstance(dtype, str) or dtype not in STORAGE_TYPES:
         raise invalid_argument(f"{what} must be one of {sorted(STORAGE_TYPES)}, not {dtype!r}")
     st = storage_type(dtype)
     if not backend.supports(st.feature):
@@ -408,9 +415,10 @@ def _radix(backend: Any, job: _Job) -> None:
                           f"(its histograms exceed one binding of {limit} bytes)")
     # temporaries: key (+ value) buffers, ping-pong; histograms per row
     ntemp = 0 if passes == 1 else (1 if passes == 2 else 2)
-    temps_k = [backend.alloc(rows * n * kw * 4) for _ in range(ntemp)]
-    temps_v = [backend.alloc(rows * n * 4) for _ in range(ntemp)] if carry_vals else []
-    hist = backend.alloc(rows * hist_row)
+    # (every element of the temporaries is written before it is read: no zero fill)
+    temps_k = [backend.alloc(rows * n * kw * 4, zero=False) for _ in range(ntemp)]
+    temps_v = [backend.alloc(rows * n * 4, zero=False) for _ in range(ntemp)] if carry_vals else []
+    hist = backend.alloc(rows * hist_row, zero=False)
     try:
         per_row = max(job.ld * st.itemsize, n * kw * 4, n * out_size, n * 4 if carry_vals else 0)
         nr = min(rows, limit // per_row, limit // hist_row)

@@ -16,10 +16,11 @@
 // The counting matrix shares workgroup memory with the tile (the elements are in registers
 // while it is used).
 //
-// OUT_MODE 0: keys (KW words) and values (u32) to the destination key / value buffers;
-//          1: from_key(key) to the output dtype (packed dtypes through atomicOr into the
-//             zero-filled output, 64-bit as two words);
-//          2: the value (the source column) as an index of IDX_WORDS words (int32 / int64).
+// write_out (generated per output mode by ops_sort._write_out):
+//   mode 0: keys (KW words) and values (u32) to the destination key / value buffers;
+//   mode 1: from_key(key) to the output dtype (packed dtypes through atomicOr into the
+//           zero-filled output, 64-bit as two words);
+//   mode 2: the value (the source column) as an int32 / int64 index.
 // Element e = r * n + position of the dispatch's rows is written at dst_base + e (dval_base + e
 // for values) when dlo <= e < dhi: a destination larger than one binding is written by one
 // dispatch per destination window. u32 arithmetic wraps, so bases may be "negative".

@@ -1,0 +1,142 @@
+"""Array API set functions: ``unique_all``, ``unique_counts``, ``unique_inverse``,
+``unique_values``, on the device (sort + group heads + compaction).
+
+Every function flattens ``x`` and then:
+
+1. sorts the canonical keys (``_backend/ops_sort.py``: equal values have equal keys, -0.0 equals
+   +0.0, NaNs sort last) with the stable radix / bitonic sort, carrying the permutation (u32
+   source positions) when indices, inverse indices or float values are wanted;
+2. flags the head of every group of equal keys -- and every NaN: NaNs are distinct, as the
+   standard says -- and compacts the heads' sorted positions (``_backend/ops_gather.py``); the
+   number of unique values is the one value read back;
+3. writes the outputs: integer and bool values straight from the sorted keys, float values by a
+   gather of ``x`` at the first occurrences (so their bits, e.g. -0.0, are the input's); counts
+   as differences of consecutive group starts; indices as the permutation at the group starts
+   (the first occurrence, the sort being stable); inverse indices by scattering each sorted
+   element's group id through the permutation.
+
+Results as array-api-strict: values sorted ascending (NaNs last), ``indices``/``counts`` and
+``inverse_indices`` in the default indexing dtype, ``inverse_indices`` of ``x``'s shape.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from . import _dispatch
+from . import _function_kernels as kernels
+from ._array_object import GpuArray
+from ._dtypes import uint32
+from ._manipulation_functions import _as_contiguous, _check_array, reshape
+
+__all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
+
+
+class UniqueAllResult(NamedTuple):
+    values: GpuArray
+    indices: GpuArray
+    inverse_indices: GpuArray
+    counts: GpuArray
+
+
+class UniqueCountsResult(NamedTuple):
+    values: GpuArray
+    counts: GpuArray
+
+
+class UniqueInverseResult(NamedTuple):
+    values: GpuArray
+    inverse_indices: GpuArray
+
+
+def _call(fn, *args, **kwargs):
+    try:
+        return fn(_dispatch.backend(), *args, **kwargs)
+    except Exception as exc:
+        raise _dispatch._translate(exc) from None
+
+
+def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool) -> dict[str, GpuArray]:
+    """The requested parts of ``unique`` of ``x`` (see the module docstring)."""
+    from ._backend import ops_gather, ops_sort
+    from ._indexing_functions import take_checked
+
+    _check_array(x)
+    index_dtype = kernels.default_int()
+    flat = _as_contiguous(reshape(x, (-1,)))
+    n = flat.size
+    out: dict[str, GpuArray] = {}
+    if n == 0:
+        out["values"] = GpuArray._empty((0,), x.dtype)
+        out["indices"] = GpuArray._empty((0,), index_dtype)
+        out["counts"] = GpuArray._empty((0,), index_dtype)
+        out["inverse_indices"] = GpuArray._empty(x.shape, index_dtype)
+        return out
+    dtype = x.dtype.name
+    is_float = x.dtype.kind == "f"
+    need_perm = want_index or want_inverse or is_float
+    # scratch and index outputs are fully written (no zero fill); packed values are OR-ed into zeros
+    keys = GpuArray._empty((n * ops_sort.key_words(dtype),), uint32, zero=False)
+    perm = GpuArray._empty((n,), uint32, zero=False) if need_perm else None
+    _call(ops_sort.sort_keys, flat._ptr, dtype, n, keys._ptr, None if perm is None else perm._ptr)
+    plan = _call(ops_gather.compact_begin, keys._ptr, n, flag="head", dtype=dtype, nan_distinct=is_float)
+    try:
+        u = plan.read_total()
+        need_starts = want_index or want_counts or is_float
+        starts = GpuArray._empty((u,), uint32, zero=False) if need_starts else None
+        try:
+            if starts is not None:
+                plan.write_indices(starts._ptr, "uint32")
+            if not is_float:
+                values = GpuArray._empty((u,), x.dtype)
+                plan.write_values(values._ptr, dtype)
+                out["values"] = values
+            if want_inverse:
+                assert perm is not None
+                inverse = GpuArray._empty(x.shape, index_dtype, zero=False)
+                plan.write_inverse(perm._ptr, inverse._ptr, index_dtype.name)
+                out["inverse_indices"] = inverse
+        except Exception as exc:
+            raise _dispatch._translate(exc) from None
+    finally:
+        plan.free()
+    if need_starts:
+        assert starts is not None
+        index = GpuArray._empty((u,), index_dtype, zero=False) if (want_index or is_float) else None
+        counts = GpuArray._empty((u,), index_dtype, zero=False) if want_counts else None
+        _call(ops_gather.unique_finish, starts._ptr, u, n, None if perm is None else perm._ptr,
+              None if counts is None else counts._ptr, None if index is None else index._ptr, index_dtype.name)
+        if index is not None:
+            if want_index:
+                out["indices"] = index
+            if is_float:
+                out["values"] = take_checked(flat, index)
+        if counts is not None:
+            out["counts"] = counts
+    return out
+
+
+def unique_all(x: GpuArray, /) -> UniqueAllResult:
+    """The unique values of ``x`` (sorted, NaNs distinct and last), the index of each one's first
+    occurrence in the flattened ``x``, the inverse indices (``x``'s shape: the position of each
+    element's value in ``values``) and the counts. ``TypeError`` for a non-array."""
+    r = _unique(x, True, True, True)
+    return UniqueAllResult(r["values"], r["indices"], r["inverse_indices"], r["counts"])
+
+
+def unique_counts(x: GpuArray, /) -> UniqueCountsResult:
+    """The unique values of ``x`` and how often each occurs (see :func:`unique_all`)."""
+    r = _unique(x, False, False, True)
+    return UniqueCountsResult(r["values"], r["counts"])
+
+
+def unique_inverse(x: GpuArray, /) -> UniqueInverseResult:
+    """The unique values of ``x`` and the inverse indices (see :func:`unique_all`)."""
+    r = _unique(x, False, True, False)
+    return UniqueInverseResult(r["values"], r["inverse_indices"])
+
+
+def unique_values(x: GpuArray, /) -> GpuArray:
+    """The unique values of ``x``, sorted ascending, NaNs distinct and last (see
+    :func:`unique_all`)."""
+    return _unique(x, False, False, False)["values"]

@@ -1,0 +1,169 @@
+"""unique_all / unique_counts / unique_inverse / unique_values against NumPy's ``np.unique``
+(``equal_nan=False``: NaNs are distinct, as the standard says), every dtype, short and long
+inputs, windows split."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import gputensor as gt
+from gputensor._backend import get_backend, ops_gather, ops_sort
+from gputensor._backend.errors import BackendError, BackendErrorKind
+
+ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+       "float16", "float32", "float64"]
+
+
+@pytest.fixture(scope="module")
+def be():
+    return get_backend()
+
+
+def sample(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Few distinct values (so groups form), extremes, NaN / inf / -0.0 for floats."""
+    d = np.dtype(dtype)
+    if d.kind == "b":
+        return rng.random(shape) < 0.5
+    if d.kind == "f":
+        vals = (rng.integers(-6, 6, size=shape) / 2).astype(d)
+        pool = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, np.finfo(d).max, np.finfo(d).min], d)
+    else:
+        info = np.iinfo(d)
+        vals = rng.integers(max(info.min, -8), min(info.max, 8), size=shape, endpoint=True).astype(d)
+        pool = np.array([info.min, info.max, info.min + 1, info.max - 1], d)
+    flat = vals.reshape(-1)
+    if flat.size:
+        pick = rng.random(flat.size) < 0.2
+        flat[pick] = rng.choice(pool, size=int(pick.sum()))
+    return vals
+
+
+def check_all(a: np.ndarray) -> None:
+    x = gt.asarray(a)
+    rv, ri, rinv, rc = np.unique(a, return_index=True, return_inverse=True, return_counts=True,
+                                 equal_nan=False)
+    rinv = rinv.reshape(a.shape)
+    r = gt.unique_all(x)
+    v = r.values.get()
+    assert v.dtype == a.dtype and v.shape == rv.shape
+    np.testing.assert_array_equal(v, rv)
+    if a.dtype.kind == "f":  # values are the first occurrences' bits (-0.0 kept)
+        np.testing.assert_array_equal(np.signbit(v), np.signbit(a.reshape(-1)[ri]))
+    for got, ref in ((r.indices, ri), (r.inverse_indices, rinv), (r.counts, rc)):
+        g = got.get()
+        assert g.dtype == np.int64 and g.shape == ref.shape
+        np.testing.assert_array_equal(g, ref)
+    c = gt.unique_counts(x)
+    np.testing.assert_array_equal(c.values.get(), rv)
+    np.testing.assert_array_equal(c.counts.get(), rc)
+    i = gt.unique_inverse(x)
+    np.testing.assert_array_equal(i.values.get(), rv)
+    np.testing.assert_array_equal(i.inverse_indices.get(), rinv)
+    np.testing.assert_array_equal(gt.unique_values(x).get(), rv)
+
+
+@given(st.sampled_from(ALL), hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=6),
+       st.integers(0, 2**32 - 1))
+def test_unique_property(dtype, shape, seed):
+    check_all(sample(np.random.default_rng(seed), dtype, shape))
+
+
+@given(st.sampled_from(ALL), st.integers(2049, 6000), st.integers(0, 2**32 - 1))
+def test_unique_long_property(dtype, n, seed):
+    """Inputs longer than the bitonic tile are sorted by the radix path."""
+    check_all(sample(np.random.default_rng(seed), dtype, (n,)))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_every_dtype(dtype):
+    rng = np.random.default_rng(11)
+    for shape in ((), (0,), (1,), (3, 0), (4, 7), (3000,)):
+        check_all(sample(rng, dtype, shape))
+
+
+def test_special_cases():
+    a = np.array([np.nan, 1.0, np.nan, -0.0, 0.0, np.inf, 1.0], np.float32)
+    r = gt.unique_all(gt.asarray(a))
+    np.testing.assert_array_equal(r.values.get(), [-0.0, 1.0, np.inf, np.nan, np.nan])
+    np.testing.assert_array_equal(r.indices.get(), [3, 1, 5, 0, 2])
+    np.testing.assert_array_equal(r.counts.get(), [2, 2, 1, 1, 1])
+    np.testing.assert_array_equal(r.inverse_indices.get(), [3, 1, 4, 0, 0, 2, 1])
+    assert np.signbit(r.values.get()[0])  # the first occurrence of the zero group was -0.0
+    same = np.full(5000, 7, np.int16)
+    r = gt.unique_all(gt.asarray(same))
+    np.testing.assert_array_equal(r.values.get(), [7])
+    np.testing.assert_array_equal(r.counts.get(), [5000])
+    np.testing.assert_array_equal(r.indices.get(), [0])
+    assert not r.inverse_indices.get().any()
+    v = gt.unique_values(gt.asarray(np.full(3000, np.nan)))
+    assert v.shape == (3000,) and np.isnan(v.get()).all()
+    x0 = gt.unique_inverse(gt.asarray(np.float64(2.5)))
+    assert x0.inverse_indices.shape == () and int(x0.inverse_indices) == 0
+
+
+def test_views():
+    base = np.arange(60, dtype=np.int32).reshape(6, 10) % 7
+    x = gt.asarray(base)[::-2, 1::3]
+    check_all(base[::-2, 1::3])
+    np.testing.assert_array_equal(gt.unique_values(x).get(), np.unique(base[::-2, 1::3]))
+
+
+def test_windows_split(monkeypatch):
+    """Sort, compaction, inverse scatter and group finishing split into binding windows."""
+    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 16 * 1024)
+    rng = np.random.default_rng(5)
+    check_all(sample(rng, "float64", (9000,)))
+    check_all(sample(rng, "int32", (3, 4000)))
+
+
+def test_errors(be):
+    with pytest.raises(TypeError):
+        gt.unique_values(np.arange(3))
+    with pytest.raises(TypeError):
+        gt.unique_all([1, 2])
+    src = be.alloc(64)
+    try:
+        for case in (lambda: ops_gather.compact_begin(be, src, 4, flag="odd"),
+                     lambda: ops_gather.compact_begin(be, src, 100, dtype="float32"),
+                     lambda: ops_gather.unique_finish(be, src, 4, 4, None, None, src),
+                     lambda: ops_gather.unique_finish(be, src, 4, 4, src, src, src, "int16")):
+            with pytest.raises(BackendError) as info:
+                case()
+            assert info.value.kind == BackendErrorKind.INVALID_ARGUMENT
+    finally:
+        be.free(src)
+
+
+def test_int32_index_outputs(be):
+    """The compaction and unique kernels also write int32 indices (no shader-int64)."""
+    a = np.array([5, 1, 5, 3, 1, 5], np.int32)
+    n = a.size
+    src = be.alloc(a.nbytes)
+    keys = be.alloc(n * 4)
+    perm = be.alloc(n * 4)
+    be.copy_htod(src, a)
+    ops_sort.sort_keys(be, src, "int32", n, keys, perm)
+    plan = ops_gather.compact_begin(be, keys, n, flag="head", dtype="int32", nan_distinct=False)
+    try:
+        u = plan.read_total()
+        assert u == 3
+        starts = be.alloc(u * 4)
+        inv = be.alloc(n * 4)
+        plan.write_indices(starts, "uint32")
+        plan.write_inverse(perm, inv, "int32")
+        counts = be.alloc(u * 4)
+        index = be.alloc(u * 4)
+        ops_gather.unique_finish(be, starts, u, n, perm, counts, index, "int32")
+        got = [np.empty(k, np.int32) for k in (n, u, u)]
+        for g, p in zip(got, (inv, counts, index)):
+            be.copy_dtoh(g, p)
+        rv, ri, rinv, rc = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
+        np.testing.assert_array_equal(got[0], rinv)
+        np.testing.assert_array_equal(got[1], rc)
+        np.testing.assert_array_equal(got[2], ri)
+    finally:
+        plan.free()
