@@ -174,3 +174,49 @@ def synchronize() -> None:
 
 
 __all__ += ["asnumpy", "synchronize"]
+
+
+# --- execution engine (issue 5): memory pool, batched readback ---
+def get_default_memory_pool() -> Any:
+    """The device memory pool (a caching allocator in the style of CuPy's): ``used_bytes()``,
+    ``free_bytes()``, ``total_bytes()``, ``n_free_blocks()``, ``free_all_blocks()``,
+    ``set_limit(size)``/``get_limit()``. Freed arrays return their buffers to it for reuse."""
+    from ._dispatch import backend as _backend
+
+    return _backend().memory_pool
+
+
+def asnumpy_many(*arrays: Any) -> tuple[_np.ndarray, ...]:
+    """NumPy copies of several gputensor arrays, read back with one submit and one wait (cheaper
+    than one ``asnumpy`` each). Non-contiguous views are compacted on the device first.
+    ``TypeError`` for anything that is not a gputensor array."""
+    from . import _dispatch
+    from ._shapes import is_contiguous as _is_contiguous
+
+    hosts: list[_np.ndarray] = []
+    pairs: list[tuple[Any, int]] = []
+    keep: list[Any] = []
+    for x in arrays:
+        if not isinstance(x, GpuArray):
+            raise TypeError(f"asnumpy_many expects gputensor arrays, got {type(x).__name__}")
+        host = _np.empty(x.shape, dtype=x.dtype.numpy)
+        hosts.append(host)
+        if host.size == 0:
+            continue
+        src = x if _is_contiguous(x.shape, x._strides) else _dispatch.contiguous_copy(x)
+        keep.append(src)
+        pairs.append((host.reshape(-1).view(_np.uint8), src._ptr))
+    if pairs:
+        _dispatch.backend().copy_dtoh_many(pairs)
+    return tuple(hosts)
+
+
+__all__ += ["get_default_memory_pool", "asnumpy_many"]
+# --- end execution engine (issue 5) ---
+
+# --- execution engine (issue 5): user kernels, profiling ---
+from ._profile import profile  # noqa: E402
+from ._user_kernels import ElementwiseKernel, KernelCompileError, RawKernel  # noqa: E402
+
+__all__ += ["ElementwiseKernel", "RawKernel", "KernelCompileError", "profile"]
+# --- end execution engine (issue 5): user kernels, profiling ---

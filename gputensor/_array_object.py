@@ -37,7 +37,7 @@ from . import _dispatch, _dtypes
 from ._devices import DEFAULT_DEVICE, Device, check_device
 from ._dtypes import DType
 from ._ops import ELEMENTWISE_OPS, ElementwiseOp
-from ._shapes import contiguous_strides, is_contiguous, size_of
+from ._shapes import broadcast_strides, contiguous_strides, is_contiguous, size_of
 
 __all__ = ["GpuArray"]
 
@@ -49,8 +49,9 @@ class _Storage:
 
     __slots__ = ("ptr", "nbytes", "__weakref__")
 
-    def __init__(self, nbytes: int) -> None:
-        self.ptr = _dispatch.alloc(nbytes)
+    def __init__(self, nbytes: int, zero: bool = True) -> None:
+        # issue 5 (memory pool): zero=False skips zero-filling a reused pool block
+        self.ptr = _dispatch.alloc(nbytes, zero=zero)
         self.nbytes = nbytes
         finalizer = weakref.finalize(self, _dispatch.free, self.ptr)
         finalizer.atexit = False
@@ -101,14 +102,15 @@ class GpuArray:
         return self
 
     @classmethod
-    def _empty(cls, shape: tuple[int, ...], dtype: DType) -> GpuArray:
-        """A new C-contiguous array (contents zero). Raises ``TypeError`` for a dtype the device
-        lacks, ``ValueError`` for negative sizes."""
+    def _empty(cls, shape: tuple[int, ...], dtype: DType, *, zero: builtins.bool = True) -> GpuArray:
+        """A new C-contiguous array: contents zero, or unspecified with ``zero=False`` (for
+        outputs that are about to be overwritten: no clear of a reused pool block). Raises
+        ``TypeError`` for a dtype the device lacks, ``ValueError`` for negative sizes."""
         DEFAULT_DEVICE.check_dtype(dtype)
         shape = tuple(operator.index(n) for n in shape)
         if any(n < 0 for n in shape):
             raise ValueError(f"negative dimensions are not allowed: {shape}")
-        storage = _Storage(size_of(shape) * dtype.itemsize)
+        storage = _Storage(size_of(shape) * dtype.itemsize, zero)
         return cls._new(storage, shape, contiguous_strides(shape), 0, dtype)
 
     @classmethod
@@ -123,7 +125,7 @@ class GpuArray:
         dtype = dtype or _dtypes.dtype_from_any(host.dtype)
         DEFAULT_DEVICE.check_dtype(dtype)
         host = np.asarray(host, dtype=dtype.numpy, order="C")
-        out = cls._empty(host.shape, dtype)
+        out = cls._empty(host.shape, dtype, zero=False)  # the upload overwrites every byte
         _dispatch.upload(out._ptr, host)
         return out
 
@@ -219,7 +221,16 @@ class GpuArray:
     def _scalar(self, kind: str) -> Any:
         if self.size != 1:
             raise TypeError(f"only size-1 arrays can be converted to Python {kind} scalars")
-        return self.get().reshape(()).item()
+        # issue 5 (scalar readback): read the one element straight into a 1-element host array
+        # (one pooled staging buffer, the pending batch and the copy in one submit)
+        host = np.empty(1, dtype=self._dtype.numpy)
+        _dispatch.download(host, self._ptr)
+        return host[0].item()
+
+    def item(self) -> Any:
+        """The value of a size-1 array as a Python scalar (waits for pending work); ``TypeError``
+        for other sizes (NumPy raises ``ValueError``; the conversions here all use TypeError)."""
+        return self._scalar("item")
 
     def __bool__(self) -> builtins.bool:
         return builtins.bool(self._scalar("bool"))
@@ -393,6 +404,10 @@ class GpuArray:
         if not isinstance(value, GpuArray):
             from ._creation_functions import asarray
 
+            if isinstance(value, (list, tuple, np.ndarray)):
+                # shape check before the upload (which may itself run a kernel)
+                shape = np.shape(value)
+                broadcast_strides(shape, contiguous_strides(shape), view.shape)
             value = asarray(value)
         _dispatch.copy_into(view, value)
 
@@ -412,16 +427,21 @@ class GpuArray:
         return matmul(other, self)
 
     def __imatmul__(self, other: Any) -> GpuArray:
+        """``self @= other``: the product is written into this array's buffer (views see it).
+        Raises, before any kernel runs, ``TypeError`` when the result dtype would differ from
+        this array's (or dtypes are not numeric) and ``ValueError`` when its shape would."""
         if not isinstance(other, GpuArray):
             return NotImplemented
-        from ._linear_algebra_functions import matmul
+        from ._data_type_functions import result_type
+        from ._linear_algebra_functions import matmul, matmul_result_shape
 
-        result = matmul(self, other)
-        if result.shape != self.shape:
-            raise ValueError(f"in-place matmul would change the shape {self.shape} to {result.shape}")
-        if result.dtype != self.dtype:
-            raise TypeError(f"in-place matmul would change the dtype {self.dtype} to {result.dtype}")
-        _dispatch.copy_into(self, result)
+        dtype = result_type(self, other)
+        if dtype != self.dtype:
+            raise TypeError(f"in-place matmul would change the dtype {self.dtype} to {dtype}")
+        shape = matmul_result_shape(self.shape, other.shape)
+        if shape != self.shape:
+            raise ValueError(f"in-place matmul would change the shape {self.shape} to {shape}")
+        _dispatch.copy_into(self, matmul(self, other))
         return self
 
 

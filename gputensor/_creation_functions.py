@@ -21,7 +21,6 @@ upload them.
 from __future__ import annotations
 
 import builtins
-import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -203,14 +202,18 @@ def _supports_buffer(obj: Any) -> builtins.bool:
 
 # ---- shapes filled with one value ---------------------------------------------------------
 def empty(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: Any = None) -> GpuArray:
-    """A new array of ``shape`` (contents unspecified; gputensor zero-fills)."""
+    """A new array of ``shape`` (contents unspecified: a block reused from the memory pool keeps
+    old data; no time is spent zero-filling)."""
     check_device(device)
-    return GpuArray._empty(_shape_arg(shape), _check_dtype_arg(dtype) or default_dtype("float"))
+    return GpuArray._empty(_shape_arg(shape), _check_dtype_arg(dtype) or default_dtype("float"),
+                           zero=False)
 
 
 def zeros(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: Any = None) -> GpuArray:
-    """A new array of zeros (device memory is zero-filled at allocation)."""
-    return empty(shape, dtype=dtype, device=device)
+    """A new array of zeros (a new buffer is zero-filled; a reused pool block is cleared on the
+    device)."""
+    check_device(device)
+    return GpuArray._empty(_shape_arg(shape), _check_dtype_arg(dtype) or default_dtype("float"))
 
 
 def _fill_value_dtype(fill_value: Any) -> DType:
@@ -233,7 +236,8 @@ def full(shape: int | tuple[int, ...], fill_value: Any, *, dtype: DType | None =
     kind). Raises ``OverflowError`` for ints out of the dtype's range, ``TypeError`` for complex."""
     check_device(device)
     dtype = _check_dtype_arg(dtype) or _fill_value_dtype(fill_value)
-    out = GpuArray._empty(_shape_arg(shape), dtype)
+    zero = isinstance(fill_value, int) and fill_value == 0  # else the fill writes every element
+    out = GpuArray._empty(_shape_arg(shape), dtype, zero=zero)
     if isinstance(fill_value, GpuArray):
         _dispatch.copy_into(out, fill_value)
     elif isinstance(fill_value, int) and fill_value == 0:
@@ -288,7 +292,8 @@ def _real_scalar(value: Any, name: str) -> int | float:
 
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: DType | None = None, device: Any = None) -> GpuArray:
-    """Evenly spaced values in ``[start, stop)`` (values computed as NumPy computes them).
+    """Evenly spaced values in ``[start, stop)``: NumPy's ``arange`` values (computed in float64
+    for floating dtypes, then rounded to ``dtype``).
 
     The default dtype is the default integer dtype when all arguments are ints, else the
     default floating dtype. Raises ``ValueError`` for ``step == 0``, ``TypeError`` for
@@ -308,11 +313,10 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         dtype = default_dtype("int" if all_int else "float")
     if dtype == _dtypes.bool:
         raise TypeError("arange does not support the bool dtype")
-    length = max(0, math.ceil((stop - start) / step))
     if all_int and dtype.kind in "iu":
         values = np.arange(start, stop, step, dtype=np.int64 if dtype.kind == "i" else np.uint64)
-    else:
-        values = start + np.arange(length, dtype=np.float64) * step
+    else:  # NumPy's float64 values (start + i * delta), rounded to the dtype
+        values = np.arange(start, stop, step, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)
 

@@ -89,9 +89,18 @@ def adapter_description() -> str:
     return repr(backend())
 
 
-def alloc(nbytes: int) -> int:
-    """Allocate ``nbytes`` of zero-filled device memory; returns a device pointer."""
-    return backend().alloc(nbytes)
+def alloc(nbytes: int, zero: builtins.bool = True) -> int:
+    """Allocate ``nbytes`` of device memory (zero-filled unless ``zero=False``) from the memory
+    pool; returns a device pointer. Raises ``MemoryError`` (with the sizes) when the device is
+    out of memory even after the pool released its cached blocks."""
+    try:
+        return backend().alloc(nbytes, zero=zero)
+    except Exception as exc:  # issue 5: out of device memory -> MemoryError
+        from ._backend.errors import BackendErrorKind
+
+        if getattr(exc, "kind", None) == BackendErrorKind.OUT_OF_MEMORY:
+            raise MemoryError(str(getattr(exc, "message", exc))) from None
+        raise
 
 
 def free(ptr: int) -> None:
@@ -169,7 +178,7 @@ def _translate(exc: Exception) -> Exception:
 # ---------------------------------------------------------------------------------------------
 def contiguous_copy(x: GpuArray, dtype: DType | None = None) -> GpuArray:
     """A new C-contiguous array with the values of ``x`` (cast to ``dtype`` if given)."""
-    out = _ao.GpuArray._empty(x.shape, dtype or x.dtype)
+    out = _ao.GpuArray._empty(x.shape, dtype or x.dtype, zero=False)  # fully overwritten
     copy_into(out, x)
     return out
 
@@ -283,7 +292,7 @@ def run_elementwise(
     for dt in list(casts) + [expr_dtype, out_dtype]:
         device.check_dtype(dt)
     if out is None:
-        out = _ao.GpuArray._empty(shape, out_dtype)
+        out = _ao.GpuArray._empty(shape, out_dtype, zero=False)  # every element is written
     else:
         if out.shape != shape:
             raise ValueError(f"output shape {out.shape} does not match the broadcast shape {shape}")

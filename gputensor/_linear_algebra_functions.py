@@ -36,7 +36,7 @@ from ._manipulation_functions import (
 )
 from ._shapes import broadcast_shapes, normalize_axis
 
-__all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
+__all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]  # + matmul_result_shape (internal)
 
 _NUMERIC = DTYPE_CATEGORIES["numeric"]
 _FLOATING = DTYPE_CATEGORIES["real floating"]
@@ -100,11 +100,13 @@ def _matmul_integer(a: GpuArray, b: GpuArray, dtype: DType, batch: tuple[int, ..
     kernel; no operand is copied."""
     m, k = a.shape[-2:]
     n = b.shape[-1]
-    out = GpuArray._empty(batch + (m, n), dtype)  # zero-filled: the result when k == 0
+    # zero-filled only when k == 0 (then zeros are the result); otherwise every element is
+    # written by the kernel or by the cast from the accumulator
+    out = GpuArray._empty(batch + (m, n), dtype, zero=k == 0)
     if out.size == 0 or k == 0:
         return out
     acc = kernels.int_accumulator(dtype)
-    target = out if acc == dtype else GpuArray._empty(out.shape, acc)
+    target = out if acc == dtype else GpuArray._empty(out.shape, acc, zero=False)
     kernels.matmul_int_batched(broadcast_to(a, batch + (m, k)), broadcast_to(b, batch + (k, n)), target)
     if target is not out:
         _dispatch.copy_into(out, target)  # wrap-around cast to the 8/16-bit result
@@ -116,6 +118,27 @@ def size_of_shape(shape: Sequence[int]) -> int:
     for s in shape:
         total *= s
     return total
+
+
+def matmul_result_shape(shape1: tuple[int, ...], shape2: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of ``x1 @ x2`` for operands of these shapes (no device work).
+
+    Raises ``ValueError`` for 0-d operands, contraction sizes that differ or batch dims that do
+    not broadcast (as :func:`matmul`)."""
+    if len(shape1) == 0 or len(shape2) == 0:
+        raise ValueError("matmul does not accept 0-d operands (use multiply)")
+    a = (1,) + tuple(shape1) if len(shape1) == 1 else tuple(shape1)
+    b = tuple(shape2) + (1,) if len(shape2) == 1 else tuple(shape2)
+    if a[-1] != b[-2]:
+        raise ValueError(
+            f"matmul: contraction sizes differ: {tuple(shape1)} @ {tuple(shape2)} ({a[-1]} != {b[-2]})"
+        )
+    out = broadcast_shapes(a[:-2], b[:-2]) + (a[-2], b[-1])
+    if len(shape1) == 1:
+        out = out[:-2] + out[-1:]
+    if len(shape2) == 1:
+        out = out[:-1]
+    return out
 
 
 def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:

@@ -6,6 +6,8 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from _tolerances import TOLERANCES
+
 from gputensor import _dtypes
 from gputensor._array_object import GpuArray
 from gputensor._manipulation_functions import reshape
@@ -16,8 +18,9 @@ INTEGER = [d for d in ALL if d.kind in "iu"]
 FLOATING = [np.dtype("float16"), np.dtype("float32"), np.dtype("float64")]
 
 #: relative tolerance per dtype of results computed with a different summation order than
-#: NumPy's (tree / blocked order on the device); integers are exact.
-RTOL = {"float16": 2e-2, "float32": 2e-5, "float64": 1e-12}
+#: NumPy's (tree / blocked order on the device); integers are exact. From the one tolerance
+#: table (tests/_tolerances.py, family "summation").
+RTOL = {name: TOLERANCES["summation"][name][0] for name in ("float16", "float32", "float64")}
 
 
 def gpu(a: object) -> GpuArray:

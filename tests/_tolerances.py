@@ -7,7 +7,10 @@
 * ``transcendental``: exp, log, trig, hyperbolic... (GPU built-ins are a few ulp; lavapipe uses
   its own approximations);
 * ``inverse_trig``: acos/asin (WGSL's accuracy bound is 4096 ulp for f32);
-* ``reduction``: sums/means over many elements (error grows with the length).
+* ``reduction``: sums/means over many elements (error grows with the length);
+* ``summation``: relative error of sums / dot products in a different order than NumPy's
+  (callers add an absolute term scaled by the summed magnitudes);
+* ``chained``: several operations chained (fuzzed programs, the design-card example).
 
 References are computed by NumPy in float64 (cast to the result dtype) unless a test says
 otherwise.
@@ -27,6 +30,12 @@ TOLERANCES: dict[str, dict[str, tuple[float, float]]] = {
     # WGSL allows acos/asin 4096 ulp (inherited from atan2); lavapipe's f32 ones are ~1e-4 off.
     "inverse_trig": {**_EXACT, "float16": (2e-3, 2e-3), "float32": (5e-4, 1e-5), "float64": (1e-13, 1e-15)},
     "reduction": {**_EXACT, "float16": (1e-2, 1e-2), "float32": (1e-5, 1e-5), "float64": (1e-12, 1e-12)},
+    # relative error of sums/dot products accumulated in another order than NumPy's (blocked,
+    # tree or tiled order on the device); callers scale an absolute term by the magnitudes summed
+    "summation": {**_EXACT, "float16": (2e-2, 0.0), "float32": (2e-5, 0.0), "float64": (1e-12, 0.0)},
+    # a chain of several operations (matmul, reductions, transcendental functions) in one dtype,
+    # against a float64 reference: the fuzz tests and the design-card example
+    "chained": {**_EXACT, "float16": (5e-2, 5e-3), "float32": (1e-4, 1e-5), "float64": (1e-10, 1e-12)},
 }
 
 

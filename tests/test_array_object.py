@@ -249,8 +249,6 @@ def test_setitem_overlapping_views():
         ((Ellipsis, Ellipsis), IndexError),
         (1.0, IndexError),
         ("a", IndexError),
-        (True, IndexError),
-        ([0, 1], IndexError),
     ],
 )
 def test_getitem_errors(key, error):
@@ -259,11 +257,11 @@ def test_getitem_errors(key, error):
         x[key]
 
 
-def test_getitem_array_index_unsupported():
-    x = gt.zeros((5,))
-    with pytest.raises(IndexError):
-        x[gt.asarray([0, 1])]
-    assert float(x[gt.asarray(2)]) == 0.0  # a 0-d integer array is an index
+def test_getitem_zero_d_integer_array_is_a_basic_index():
+    # (integer-array and boolean-mask keys are advanced indexing: issue 4, tests/test_indexing*)
+    x = gt.arange(5)
+    v = x[gt.asarray(2)]
+    assert int(v) == 2 and v.shape == () and v._storage is x._storage
 
 
 def test_views_share_storage_and_packed_offsets():
@@ -473,6 +471,8 @@ def _error_cases():
         (ValueError, lambda: f + gt.zeros((5,))),
         (ValueError, lambda: f.__iadd__(gt.zeros((2, 3, 4)))),
         (ValueError, lambda: f.__setitem__(slice(None), gt.zeros((2, 4)))),
+        (ValueError, lambda: i.__setitem__((0, slice(None)), np.ones(3, dtype=np.int8))),
+        (ValueError, lambda: i.__setitem__(0, [1, 2, 3])),
         (ValueError, lambda: f @ f),
         (ValueError, lambda: i @ i),
         (ValueError, lambda: gt.zeros((2, 3, 4)) @ gt.zeros((3, 4, 2))),

@@ -15,6 +15,8 @@ from hypothesis.extra import numpy as hnp
 import gputensor as gt
 from gputensor._backend import get_backend
 
+from _tolerances import assert_close
+
 ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
        "float16", "float32", "float64"]
 
@@ -369,8 +371,8 @@ def test_arange_float_property(start, length, step, dtype):
     stop = start + length * step
     got = gt.arange(start, stop, step, dtype=None if dtype is None else getattr(gt, dtype)).get()
     expected = np.arange(start, stop, step, dtype=np.float64).astype(dtype or "float32")
-    assert got.shape == expected.shape and got.dtype == expected.dtype
-    np.testing.assert_allclose(got, expected, rtol=1e-6 if dtype != "float64" else 1e-12, atol=1e-9)
+    assert got.shape == expected.shape
+    assert_close(got, expected, expected.dtype, "arith")
 
 
 @given(sizes=st.lists(st.integers(0, 4), min_size=0, max_size=4), indexing=st.sampled_from(["xy", "ij"]),

@@ -369,17 +369,23 @@ def test_special_values(dtype):
 @pytest.mark.parametrize("dtype", SIGNED + UNSIGNED)
 def test_integer_extremes(dtype):
     info = np.iinfo(dtype)
-    vals = np.array([info.min, info.min + 1, -1 if info.min else 0, 0, 1, info.max - 1, info.max], dtype=dtype)
+    vals = np.array([info.min, info.min + 1, -1 if info.min else 0, 0, 1, 7, info.bits - 1, info.bits,
+                     info.max - 1, info.max], dtype=dtype)
     a = np.repeat(vals, len(vals))
     b = np.tile(vals, len(vals))
     xa, xb = gt.asarray(a), gt.asarray(b)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
+        # every integer binary op but pow (NumPy refuses negative integer exponents), shifts by
+        # negative and too-large counts included
         for name in ["add", "subtract", "multiply", "floor_divide", "remainder", "maximum",
-                     "minimum", "less", "equal", "bitwise_and", "bitwise_xor"]:
+                     "minimum", "less", "less_equal", "greater", "greater_equal", "equal",
+                     "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                     "bitwise_right_shift"]:
             out = getattr(gt, name)(xa, xb).get()
             np.testing.assert_array_equal(out, BINARY[name][0](a, b), err_msg=name)
-        for name in ["abs", "negative", "sign", "bitwise_invert", "square"]:
+        for name in ["abs", "negative", "positive", "sign", "bitwise_invert", "square", "round",
+                     "floor", "ceil", "trunc", "isnan", "isinf", "isfinite"]:
             np.testing.assert_array_equal(getattr(gt, name)(xa).get(), UNARY[name][0](a), err_msg=name)
 
 
@@ -466,9 +472,9 @@ KNOWN_BACKEND_GAPS = {
     ("atan2", "float16"): "atan2(+-0, +-0) is +-3pi/4, atan2(y, NaN) is not NaN (WGSL atan2)",
     ("atan2", "float32"): "atan2(+-0, +-0) is +-3pi/4, atan2(y, NaN) is not NaN (WGSL atan2)",
     ("nextafter", "float16"): "nextafter(0.0, -0.0) returns -0.0 (NumPy: x2, i.e. +0.0)",
-    ("floor_divide", "float16"): "x // +-inf is NaN (NumPy: 0 or -1); -0.0 // 1 loses the sign",
-    ("floor_divide", "float32"): "x // +-inf is NaN (NumPy: 0 or -1); -0.0 // 1 loses the sign",
-    ("floor_divide", "float64"): "x // +-inf is NaN (NumPy: 0 or -1); -0.0 // 1 loses the sign",
+    ("floor_divide", "float16"): "zero quotients of a -0.0 dividend get the wrong sign (-0.0 // 1 is +0.0)",
+    ("floor_divide", "float32"): "zero quotients of a -0.0 dividend get the wrong sign (-0.0 // 1 is +0.0)",
+    ("floor_divide", "float64"): "zero quotients of a -0.0 dividend get the wrong sign (-0.0 // 1 is +0.0)",
     ("remainder", "float16"): "+-0 % -+inf gives the wrong zero sign",
     ("remainder", "float32"): "+-0 % -+inf gives the wrong zero sign",
     ("remainder", "float64"): "+-0 % -+inf gives the wrong zero sign",

@@ -133,7 +133,8 @@ def test_integer_matmul_does_not_materialise_the_product(monkeypatch):
     x1, x2 = gpu(a)[:, ::-1], gpu(b.T.copy()).T
     sizes = []
     real_alloc = _dispatch.alloc
-    monkeypatch.setattr(_dispatch, "alloc", lambda nbytes: sizes.append(nbytes) or real_alloc(nbytes))
+    monkeypatch.setattr(_dispatch, "alloc",
+                        lambda nbytes, **kwargs: sizes.append(nbytes) or real_alloc(nbytes, **kwargs))
     got = x1 @ x2
     monkeypatch.undo()
     assert sorted(sizes) == [3 * 40 * 30 * 2, 3 * 40 * 30 * 4], sizes
@@ -173,13 +174,24 @@ def test_matrix_transpose():
 
 
 @given(st.data())
+def test_matrix_transpose_property(data):
+    dtype = np.dtype(data.draw(st.sampled_from(MATMUL_DTYPES + ["bool"])))
+    shape = data.draw(hnp.array_shapes(min_dims=2, max_dims=4, min_side=0, max_side=4))
+    a, x = operand(data, shape, dtype) if dtype != np.bool_ else (np.zeros(shape, bool), gpu(np.zeros(shape, bool)))
+    t = gt.matrix_transpose(x)
+    assert t._storage is x._storage  # a view
+    np.testing.assert_array_equal(t.get(), np.swapaxes(a, -1, -2))
+    np.testing.assert_array_equal(x.mT.get(), np.swapaxes(a, -1, -2))
+
+
+@given(st.data())
 def test_tensordot(data):
     dtype = np.dtype(data.draw(st.sampled_from(["float32", "int64", "float64"])))
     shape1 = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
     count = data.draw(st.integers(0, len(shape1)))
     shape2 = shape1[len(shape1) - count:] + data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=4))
-    a, x1 = operand(data, shape1, dtype, allow_views=False)
-    b, x2 = operand(data, shape2, dtype, allow_views=False)
+    a, x1 = operand(data, shape1, dtype)
+    b, x2 = operand(data, shape2, dtype)
     expect = np.tensordot(a, b, axes=count)
     k = int(np.prod(shape1[len(shape1) - count:]))
     check(gt.tensordot(x1, x2, axes=count), np.asarray(expect), k)
@@ -201,8 +213,8 @@ def test_vecdot(data):
     for s in (s1, s2):
         if len(s) >= -axis:
             s[axis] = bshape[axis]
-    a, x1 = operand(data, tuple(s1), dtype, allow_views=False)
-    b, x2 = operand(data, tuple(s2), dtype, allow_views=False)
+    a, x1 = operand(data, tuple(s1), dtype)
+    b, x2 = operand(data, tuple(s2), dtype)
     if len(s1) < -axis or len(s2) < -axis:
         return
     expect = np.vecdot(a.astype(np.float64), b.astype(np.float64), axis=axis).astype(dtype) \
@@ -240,3 +252,48 @@ def test_errors():
         gt.vecdot(x, gpu(np.zeros((4, 3), np.float32)))
     with pytest.raises(TypeError):
         gt.vecdot(gpu(np.zeros(3, bool)), gpu(np.zeros(3, bool)))
+
+
+@given(st.data())
+def test_matmul_result_shape_matches_numpy(data):
+    from gputensor._linear_algebra_functions import matmul_result_shape
+
+    s1 = data.draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=3))
+    s2 = data.draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=3))
+    try:
+        expect = np.matmul(np.zeros(s1), np.zeros(s2)).shape
+    except ValueError:
+        with pytest.raises(ValueError):
+            matmul_result_shape(s1, s2)
+        return
+    assert matmul_result_shape(s1, s2) == expect
+
+
+def test_inplace_matmul(backend):
+    for dtype in (np.float32, np.int32, np.int8):
+        h = (np.arange(9) % 4).reshape(3, 3).astype(dtype)
+        x = gpu(h)
+        view = x[::-1]
+        x @= gpu(h.T.copy())
+        with np.errstate(all="ignore"):
+            expect = (h.astype(np.int64) @ h.T.astype(np.int64)).astype(dtype)
+        np.testing.assert_array_equal(x.get(), expect)
+        np.testing.assert_array_equal(view.get(), expect[::-1])  # the same buffer
+    v = gpu(np.arange(3, dtype=np.float32))
+    v @= gpu(np.eye(3, dtype=np.float32) * 2)
+    np.testing.assert_array_equal(v.get(), [0, 2, 4])
+    i8 = gpu(np.ones((2, 2), np.int8))
+    i16, i8_wide = gpu(np.ones((2, 2), np.int16)), gpu(np.ones((2, 3), np.int8))
+    f3, b = gpu(np.ones(3, np.float32)), gpu(np.ones((2, 2), bool))
+    backend.synchronize()
+    start = backend.context.stats["dispatches"]
+    with pytest.raises(TypeError):
+        i8 @= i16
+    with pytest.raises(ValueError):
+        i8 @= i8_wide
+    with pytest.raises(ValueError):
+        v @= f3
+    with pytest.raises(TypeError):
+        b @= b
+    assert backend.context.stats["dispatches"] == start  # errors before any kernel
+    np.testing.assert_array_equal(i8.get(), np.ones((2, 2)))

@@ -7,7 +7,22 @@ recorded) and submitted when a result is read back, on ``synchronize()``/``flush
 ``queue.write_buffer`` (so host writes stay ordered after recorded work), when the batch
 reaches ``MAX_BATCH`` commands, or when its commands bind ``FLUSH_BYTES`` (large work starts on
 the device while the host records more). Dispatch parameters travel in one uniform ring per
-batch, uploaded with a single ``write_buffer`` just before the submit.
+batch, uploaded with a single ``write_buffer`` just before the submit; binding 0 of every kernel
+is that ring with a *dynamic offset*, so a bind group does not depend on the parameters.
+
+Per-dispatch host cost is kept low by caching (every cache is guarded by the context lock):
+
+* pipelines by ``(name, number of storage bindings, defines)``, looked up first by the defines'
+  items in the caller's order (no sorting on a hit), then by their canonical sorted form;
+* bind groups by ``(number of storage bindings, uniform window, (buffer uid, offset, size)...)``.
+  A GPUBuffer's ``uid`` is never reused, so a stale entry can never be hit by another buffer;
+  entries of a buffer are dropped when its Python object dies (a ``weakref.finalize`` queues its
+  uid, purged at the next dispatch) or at once by ``release_buffer`` (the memory pool's way of
+  destroying a block). The cache is bounded (``BIND_GROUP_CACHE_SIZE``, oldest entries first out).
+
+Readback (``readback*``, ``synchronize``) records its staging copies into the open encoder and
+submits the whole batch once; the waits for the mappings happen outside the context lock, so
+other threads keep recording while one waits. Staging buffers are pooled (``_Staging``).
 
 Asynchronous operations are written once, as generators that yield wgpu promises; ``_run_sync``
 drives them by waiting on each promise, ``_run_async`` by awaiting it. So ``new()`` is a facade
@@ -16,9 +31,11 @@ over the same steps as ``new_async()``, and ``readback_many`` over ``readback_ma
 
 from __future__ import annotations
 
+import collections
 import os
 import struct
 import threading
+import weakref
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -54,6 +71,13 @@ FLUSH_BYTES = 32 << 20
 #: Bytes of the uniform ring that carries the parameters of one batch's dispatches.
 UNIFORM_RING_BYTES = 256 * 1024
 
+#: Bind groups kept by the cache (the oldest quarter is dropped when it is full).
+BIND_GROUP_CACHE_SIZE = 4096
+
+#: Sizes of the uniform window a bind group exposes at its dynamic offset (parameters of up to
+#: 256 bytes, the common case, share one window size and so one bind group).
+_UNIFORM_WINDOWS = (256, 1024, 4096, 16384, 65536)
+
 _ADAPTER_TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "Unknown": 3, "CPU": 4}
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 1, "OpenGLES": 1, "D3D11": 2}
 
@@ -65,6 +89,31 @@ Region = tuple[Any, int, int]  # (GPUBuffer, offset_bytes, size_bytes)
 
 def _round_up(x: int, m: int) -> int:
     return (x + m - 1) // m * m
+
+
+_WORD_STRUCTS: dict[int, struct.Struct] = {}
+
+
+def _pack_words(words: Sequence[int]) -> bytes:
+    """``words`` as little-endian u32s (negative ints as their two's-complement bits).
+
+    Raises TypeError/ValueError/struct.error for values that are not integers."""
+    n = len(words)
+    packer = _WORD_STRUCTS.get(n)
+    if packer is None:
+        packer = _WORD_STRUCTS.setdefault(n, struct.Struct(f"<{n}I"))
+    try:
+        return packer.pack(*words)
+    except struct.error:  # negative or wide ints, bools, floats: mask each word
+        return packer.pack(*[int(w) & 0xFFFFFFFF for w in words])
+
+
+def _uniform_window(size: int) -> int | None:
+    """The smallest uniform window (``_UNIFORM_WINDOWS``) holding ``size`` bytes, or None."""
+    for window in _UNIFORM_WINDOWS:
+        if size <= window:
+            return window
+    return None
 
 
 def adapter_sort_key(info: Mapping[str, Any]) -> tuple[int, int]:
@@ -143,6 +192,16 @@ class _Staging:
             if len(bucket) < 8:
                 bucket.append(buf)
 
+    def cached_bytes(self) -> int:
+        """Bytes of the staging buffers kept for reuse."""
+        with self._lock:
+            return sum(size * len(bucket) for size, bucket in self._free.items())
+
+    def clear(self) -> None:
+        """Drop every kept staging buffer."""
+        with self._lock:
+            self._free.clear()
+
 
 class WgpuContext:
     """The WebGPU device, queue and adapter, a compiled-pipeline cache and the open command batch.
@@ -163,16 +222,28 @@ class WgpuContext:
         self.max_binding_size = int(self.limits["max-storage-buffer-binding-size"]) // 4 * 4
         self.max_buffer_size = int(self.limits["max-buffer-size"])
         self.max_workgroups_per_dim = int(self.limits["max-compute-workgroups-per-dimension"])
-        self._pipelines: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
+        self._pipelines: dict[tuple[Any, ...], Any] = {}
+        # (name, n_storage, defines items in the caller's order or None, source) -> pipeline
+        self._pipelines_fast: dict[tuple[Any, ...], Any] = {}
         self._layouts: dict[int, tuple[Any, Any]] = {}
         self._lock = threading.RLock()
         self._encoder: Any = None
         self._pass: Any = None
+        self._pass_pipeline: Any = None  # the pipeline last set in the open pass
         self._recorded = 0
         self._pending_bytes = 0
         self._keepalive: list[Any] = []
         self._staging = _Staging(device)
         self._fence_src = device.create_buffer(size=16, usage=_STORAGE_USAGE)
+        # bind-group cache (see the module docstring)
+        self._groups: dict[tuple[Any, ...], Any] = {}
+        self._groups_by_buffer: dict[int, set[tuple[Any, ...]]] = {}
+        self._dead_buffers: collections.deque[int] = collections.deque()
+        self._poll = getattr(device, "_poll_wait", None)  # wait in this thread (no poller hop)
+        #: Profiling hook (``gputensor._profile``): while not None, every recorded dispatch gets a
+        #: compute pass of its own whose timestamp writes come from
+        #: ``timestamp_sink.timestamp_writes(name, defines)`` (called under the lock).
+        self.timestamp_sink: Any = None
         # Dispatch parameters of the open batch: staged in host memory, uploaded with one
         # write_buffer just before the batch is submitted (queue order keeps earlier batches'
         # reads of the ring ahead of the overwrite).
@@ -183,7 +254,8 @@ class WgpuContext:
         )
         self._ring_data = bytearray(UNIFORM_RING_BYTES)
         self._ring_used = 0
-        self.stats = {"submits": 0, "dispatches": 0, "pipelines_compiled": 0}
+        self.stats = {"submits": 0, "dispatches": 0, "pipelines_compiled": 0,
+                      "bind_groups_created": 0, "clears": 0}
 
     # ---- creation -----------------------------------------------------------------------
     @staticmethod
@@ -317,22 +389,58 @@ class WgpuContext:
                 self._record_copy(src, src_offset, dst, dst_offset, size)
 
     def _record_copy(self, src: Any, src_offset: int, dst: Any, dst_offset: int, size: int) -> None:
-        encoder = self._open_encoder()
-        if self._pass is not None:
-            self._pass.end()
-            self._pass = None
+        encoder = self._end_pass()
         encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, size)
         self._keepalive.append(src)
         self._keepalive.append(dst)
         self._pending_bytes += 2 * size
         self._count_command()
 
+    def clear(self, buf: Any, offset: int, size: int) -> None:
+        """Record zero-filling ``size`` bytes of ``buf`` at ``offset`` (multiples of 4), ordered
+        after all work recorded before. Raises BackendError (invalid argument) for a misaligned
+        or out-of-range region."""
+        if size == 0:
+            return
+        if (offset | size) % 4 or offset < 0 or size < 0 or offset + size > buf.size:
+            raise invalid_argument(
+                f"clear of {size} bytes at {offset} of a {buf.size}-byte buffer: offset and size "
+                "must be in range and multiples of 4"
+            )
+        with self._lock:
+            encoder = self._end_pass()
+            encoder.clear_buffer(buf, offset, size)
+            self._keepalive.append(buf)
+            self.stats["clears"] += 1
+            self._pending_bytes += size
+            self._count_command()
+
+    def release_buffer(self, buf: Any) -> None:
+        """Destroy ``buf`` for good (the memory pool's release): recorded work is submitted first
+        (so nothing unsubmitted refers to it), its cached bind groups are dropped, and already
+        submitted work that uses it finishes before the memory is reclaimed (WebGPU's rule)."""
+        with self._lock:
+            if self._encoder is not None:
+                self.flush()
+            self._forget_buffer(buf.uid)
+        buf.destroy()
+
+    def _end_pass(self) -> Any:
+        """The open encoder with no compute pass open (for copies and clears; lock held)."""
+        encoder = self._open_encoder()
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+            self._pass_pipeline = None
+        return encoder
+
     # ---- pipelines and dispatch -------------------------------------------------------------
     def _layout(self, n_storage: int) -> tuple[Any, Any]:
         entry = self._layouts.get(n_storage)
         if entry is None:
             vis = wgpu.ShaderStage.COMPUTE
-            entries = [{"binding": 0, "visibility": vis, "buffer": {"type": wgpu.BufferBindingType.uniform}}]
+            entries = [{"binding": 0, "visibility": vis,
+                        "buffer": {"type": wgpu.BufferBindingType.uniform, "has_dynamic_offset": True}}]
             entries += [
                 {"binding": i, "visibility": vis, "buffer": {"type": wgpu.BufferBindingType.storage}}
                 for i in range(1, n_storage + 1)
@@ -342,20 +450,45 @@ class WgpuContext:
             self._layouts[n_storage] = entry
         return entry
 
-    def pipeline(self, name: str, n_storage: int, defines: Mapping[str, object] | None = None) -> Any:
+    def pipeline(self, name: str, n_storage: int, defines: Mapping[str, object] | None = None,
+                 *, source: str | None = None) -> Any:
         """The compiled compute pipeline for kernel ``name`` specialised by ``defines`` (cached).
 
         Every kernel has entry point ``main``, binding 0 a uniform and bindings 1..n_storage
-        read-write storage buffers. Raises BackendError (device error) with the compiler's message
-        when the source does not compile.
+        read-write storage buffers. With ``source`` (complete WGSL text, e.g. a generated or user
+        kernel) that text is compiled instead of the template ``name`` (``name`` is the label;
+        ``defines`` must then be None) and cached by it. Raises BackendError (device error) with
+        the compiler's message when the source does not compile, (invalid argument) for a
+        template/placeholder mismatch.
         """
-        key = (name, tuple(sorted((k, str(v)) for k, v in (defines or {}).items())), n_storage)
+        try:
+            fast = (name, n_storage, None if defines is None else tuple(defines.items()), source)
+            pipe = self._pipelines_fast.get(fast)
+        except TypeError:  # unhashable define values: the canonical key below handles them
+            fast, pipe = None, None
+        if pipe is not None:
+            return pipe
+        with self._lock:
+            pipe = self._pipeline_slow(name, n_storage, defines, source)
+            if fast is not None:
+                self._pipelines_fast[fast] = pipe
+        return pipe
+
+    def _pipeline_slow(self, name: str, n_storage: int, defines: Mapping[str, object] | None,
+                       source: str | None) -> Any:
+        if source is not None:
+            if defines:
+                raise invalid_argument(f"kernel {name!r}: give a template's defines or a source, not both")
+            key: tuple[Any, ...] = ("source", source, n_storage)
+        else:
+            key = (name, tuple(sorted((k, str(v)) for k, v in (defines or {}).items())), n_storage)
         pipe = self._pipelines.get(key)
         if pipe is None:
-            try:
-                source = kernels.render(name, defines)
-            except KeyError as exc:
-                raise invalid_argument(str(exc.args[0]) if exc.args else str(exc)) from None
+            if source is None:
+                try:
+                    source = kernels.render(name, defines)
+                except KeyError as exc:
+                    raise invalid_argument(str(exc.args[0]) if exc.args else str(exc)) from None
             _, layout = self._layout(n_storage)
             try:
                 module = self.device.create_shader_module(label=name, code=source)
@@ -391,9 +524,12 @@ class WgpuContext:
         buffers: Sequence[Region],
         workgroups: Sequence[int],
         defines: Mapping[str, object] | None = None,
+        *,
+        source: str | None = None,
     ) -> None:
         """Record kernel ``name``: binding 0 = a uniform holding ``params`` (u32 words or raw
-        bytes), bindings 1.. = ``buffers`` as ``(buffer, offset_bytes, size_bytes)``.
+        bytes), bindings 1.. = ``buffers`` as ``(buffer, offset_bytes, size_bytes)``. With
+        ``source`` the WGSL text is compiled instead of the template (see ``pipeline``).
 
         Offsets must be multiples of the adapter's storage offset alignment and sizes multiples
         of 4 and at most the max binding size; BackendError (invalid argument) otherwise.
@@ -402,24 +538,31 @@ class WgpuContext:
             raw = bytes(params)
         else:
             try:
-                raw = struct.pack(f"<{len(params)}I", *[int(p) & 0xFFFFFFFF for p in params])
-            except (TypeError, ValueError) as exc:
+                raw = _pack_words(params)
+            except (TypeError, ValueError, struct.error) as exc:
                 raise invalid_argument(f"kernel {name}: params must be integers (u32 words): {exc}") from None
-        size = _round_up(max(len(raw), 16), 16)
-        if size > min(self._max_uniform, UNIFORM_RING_BYTES):
+        size = (max(len(raw), 16) + 15) & ~15
+        window = _uniform_window(size)
+        if window is None or window > self._max_uniform or window > UNIFORM_RING_BYTES:
             raise invalid_argument(f"kernel {name}: {len(raw)} bytes of parameters is too many")
         align = self.storage_offset_alignment
-        for buf, offset, nbytes in buffers:
+        max_binding = self.max_binding_size
+        pending = 0
+        for region in buffers:
+            buf, offset, nbytes = region
             if offset % align or nbytes % 4 or nbytes <= 0 or offset < 0 or offset + nbytes > buf.size:
                 raise invalid_argument(
                     f"kernel {name}: binding (offset {offset}, size {nbytes}) of a {buf.size}-byte "
                     f"buffer must be in range, offset a multiple of {align}, size a positive multiple of 4"
                 )
-            if nbytes > self.max_binding_size:
+            if nbytes > max_binding:
                 raise invalid_argument(f"kernel {name}: binding of {nbytes} bytes exceeds the adapter limit")
-        if len(workgroups) != 3:
-            raise invalid_argument(f"kernel {name}: workgroups must be (x, y, z), not {workgroups!r}")
-        x, y, z = (int(w) for w in workgroups)
+            pending += nbytes
+        try:
+            x, y, z = workgroups
+            x, y, z = int(x), int(y), int(z)
+        except (TypeError, ValueError):
+            raise invalid_argument(f"kernel {name}: workgroups must be (x, y, z), not {workgroups!r}") from None
         limit = self.max_workgroups_per_dim
         if min(x, y, z) < 0 or max(x, y, z) > limit:
             raise invalid_argument(
@@ -427,35 +570,110 @@ class WgpuContext:
             )
         if x == 0 or y == 0 or z == 0:
             return
+        n_storage = len(buffers)
+        pipe = self.pipeline(name, n_storage, defines, source=source)
         with self._lock:
-            pipe = self.pipeline(name, len(buffers), defines)
-            bgl, _ = self._layout(len(buffers))
-            slot = _round_up(size, self._uniform_align)
-            if self._ring_used + slot > UNIFORM_RING_BYTES:
+            group = self._bind_group(name, n_storage, window, buffers)
+            slot = (size + self._uniform_align - 1) // self._uniform_align * self._uniform_align
+            if self._ring_used + max(slot, window) > UNIFORM_RING_BYTES:
                 self.flush()
             offset = self._ring_used
             self._ring_data[offset : offset + len(raw)] = raw
-            self._ring_data[offset + len(raw) : offset + size] = bytes(size - len(raw))
-            entries = [{"binding": 0, "resource": {"buffer": self._ring, "offset": offset, "size": size}}]
-            entries += [
-                {"binding": i + 1, "resource": {"buffer": b, "offset": o, "size": s}}
-                for i, (b, o, s) in enumerate(buffers)
-            ]
-            try:
-                group = self.device.create_bind_group(layout=bgl, entries=entries)
-            except Exception as exc:
-                raise device_error(f"kernel {name}: cannot bind its buffers: {exc}") from exc
             self._ring_used = offset + slot
-            self._open_encoder()
-            if self._pass is None:
-                self._pass = self._encoder.begin_compute_pass()
-            self._pass.set_pipeline(pipe)
-            self._pass.set_bind_group(0, group)
-            self._pass.dispatch_workgroups(x, y, z)
-            self._keepalive.append(group)
+            sink = self.timestamp_sink
+            if sink is not None:  # profiling: a pass of its own between two timestamps
+                writes = sink.timestamp_writes(name, defines)
+                timed = self._end_pass().begin_compute_pass(timestamp_writes=writes)
+                timed.set_pipeline(pipe)
+                timed.set_bind_group(0, group, [offset])
+                timed.dispatch_workgroups(x, y, z)
+                timed.end()
+            else:
+                compute_pass = self._pass
+                if compute_pass is None:
+                    compute_pass = self._pass = self._open_encoder().begin_compute_pass()
+                    self._pass_pipeline = None
+                if self._pass_pipeline is not pipe:
+                    compute_pass.set_pipeline(pipe)
+                    self._pass_pipeline = pipe
+                compute_pass.set_bind_group(0, group, [offset])
+                compute_pass.dispatch_workgroups(x, y, z)
             self.stats["dispatches"] += 1
-            self._pending_bytes += sum(nbytes for _, _, nbytes in buffers)
+            self._pending_bytes += pending
             self._count_command()
+
+    def _bind_group(self, name: str, n_storage: int, window: int, buffers: Sequence[Region]) -> Any:
+        """The cached bind group of ``buffers`` (the ring at a dynamic offset first; lock held)."""
+        if self._dead_buffers:
+            self._purge_dead()
+        key: tuple[Any, ...] = (n_storage, window)
+        for buf, offset, nbytes in buffers:
+            key += (buf.uid, offset, nbytes)
+        group = self._groups.get(key)
+        if group is not None:
+            return group
+        bgl, _ = self._layout(n_storage)
+        entries = [{"binding": 0, "resource": {"buffer": self._ring, "offset": 0, "size": window}}]
+        entries += [
+            {"binding": i + 1, "resource": {"buffer": b, "offset": o, "size": s}}
+            for i, (b, o, s) in enumerate(buffers)
+        ]
+        try:
+            group = self.device.create_bind_group(layout=bgl, entries=entries)
+        except Exception as exc:
+            raise device_error(f"kernel {name}: cannot bind its buffers: {exc}") from exc
+        self.stats["bind_groups_created"] += 1
+        if len(self._groups) >= BIND_GROUP_CACHE_SIZE:
+            self._evict(BIND_GROUP_CACHE_SIZE // 4)
+        self._groups[key] = group
+        for buf, _, _ in buffers:
+            uid = buf.uid
+            keys = self._groups_by_buffer.get(uid)
+            if keys is None:
+                keys = self._groups_by_buffer[uid] = set()
+                weakref.finalize(buf, self._dead_buffers.append, uid)
+            keys.add(key)
+        return group
+
+    def _evict(self, count: int) -> None:
+        """Drop the ``count`` oldest cached bind groups (lock held)."""
+        for key in list(self._groups)[:count]:
+            self._keepalive.append(self._groups.pop(key))  # alive until the batch is submitted
+            for uid in key[2::3]:
+                keys = self._groups_by_buffer.get(uid)
+                if keys is not None:
+                    keys.discard(key)
+
+    def _forget_buffer(self, uid: int) -> None:
+        """Drop the cached bind groups that bind the buffer ``uid`` (lock held)."""
+        keys = self._groups_by_buffer.pop(uid, None)
+        if not keys:
+            return
+        for key in keys:
+            group = self._groups.pop(key, None)
+            if group is not None:
+                self._keepalive.append(group)
+                for other in key[2::3]:
+                    if other != uid:
+                        others = self._groups_by_buffer.get(other)
+                        if others is not None:
+                            others.discard(key)
+
+    def _purge_dead(self) -> None:
+        """Forget the buffers whose Python objects died (queued by their finalizers; lock held)."""
+        while self._dead_buffers:
+            try:
+                uid = self._dead_buffers.popleft()
+            except IndexError:  # pragma: no cover - drained concurrently
+                break
+            self._forget_buffer(uid)
+
+    def bind_group_cache_size(self) -> int:
+        """Number of cached bind groups (for tests and diagnostics)."""
+        with self._lock:
+            if self._dead_buffers:
+                self._purge_dead()
+            return len(self._groups)
 
     def _open_encoder(self) -> Any:
         if self._encoder is None:
@@ -481,6 +699,7 @@ class WgpuContext:
             # Reset first, so that a failure below never leaves a half-finished encoder behind.
             self._encoder = None
             self._pass = None
+            self._pass_pipeline = None
             self._recorded = 0
             self._pending_bytes = 0
             self._ring_used = 0
@@ -502,8 +721,9 @@ class WgpuContext:
     def _readback_steps(
         self, regions: Sequence[Region], into: Sequence[memoryview] | None = None
     ) -> Generator[Any, Any, list[Any]]:
-        """Stage ``regions`` in one encoder and submit once; yield the map promises; return the
-        bytes of each region in order (or copy each into ``into[k]`` when given)."""
+        """Stage ``regions`` after all recorded work (the copies join the open batch, which is
+        submitted once); yield the map promises; return the bytes of each region in order (or
+        copy each into ``into[k]`` when given). The waits happen outside the context lock."""
         checked = []
         for region in regions:
             try:
@@ -518,8 +738,6 @@ class WgpuContext:
             checked.append((buf, offset, size))
         plans = []
         with self._lock:
-            encoder = None
-            self.flush()
             for buf, offset, size in checked:
                 if size == 0:
                     plans.append((None, 0, 0))
@@ -527,16 +745,13 @@ class WgpuContext:
                 start = offset // 4 * 4
                 stop = _round_up(offset + size, 4)
                 staging = self._staging.take(stop - start)
-                if encoder is None:
-                    encoder = self.device.create_command_encoder()
-                encoder.copy_buffer_to_buffer(buf, start, staging, 0, stop - start)
                 plans.append((staging, offset - start, size))
-            if encoder is not None:
-                try:
-                    self.queue.submit([encoder.finish()])
-                except Exception as exc:
-                    raise device_error(f"readback submit failed: {exc}") from exc
-                self.stats["submits"] += 1
+                self._end_pass().copy_buffer_to_buffer(buf, start, staging, 0, stop - start)
+                self._keepalive.append(buf)
+            try:
+                self.flush()
+            except BackendError as exc:
+                raise device_error(f"readback submit failed: {exc.message}") from None
         # Ask for every mapping at once, then wait for them in order (they all complete with
         # the one submit above).
         promises = [
@@ -560,6 +775,12 @@ class WgpuContext:
             self._staging.give(staging)
         return out
 
+    def _wait(self) -> None:
+        """Block this thread until the submitted work is done (then map callbacks have fired),
+        without holding any lock; cheaper than waiting for wgpu-py's poll thread to wake us."""
+        if self._poll is not None:
+            self._poll()
+
     def readback_into(self, buf: Any, offset_bytes: int, dst: Any) -> None:
         """Fill the writable bytes-like ``dst`` (all of its bytes) from ``buf`` at ``offset_bytes``,
         after all recorded work has run; one copy from the mapped staging memory.
@@ -567,12 +788,28 @@ class WgpuContext:
         Raises BackendError (invalid argument) for a region outside ``buf`` or an unsuitable ``dst``.
         """
         view = writable_bytes(dst)
-        _run_sync(self._readback_steps([(buf, offset_bytes, view.nbytes)], into=[view]))
+        _run_sync(self._readback_steps([(buf, offset_bytes, view.nbytes)], into=[view]), self._wait)
+
+    def readback_many_into(self, regions: Sequence[Region], dsts: Sequence[Any]) -> None:
+        """Fill each writable bytes-like ``dsts[k]`` from ``regions[k]`` = ``(buffer, offset,
+        size)`` (size must equal the destination's byte count) with one submit and one wait.
+
+        Raises BackendError (invalid argument) for mismatched lengths or sizes, regions outside
+        their buffers or unsuitable destinations.
+        """
+        regions = list(regions)
+        views = [writable_bytes(d) for d in dsts]
+        if len(views) != len(regions):
+            raise invalid_argument(f"{len(regions)} regions for {len(views)} destinations")
+        for (_, _, size), view in zip(regions, views):
+            if int(size) != view.nbytes:
+                raise invalid_argument(f"a region of {size} bytes for a destination of {view.nbytes} bytes")
+        _run_sync(self._readback_steps(regions, into=views), self._wait)
 
     def readback(self, buf: Any, offset_bytes: int = 0, size_bytes: int | None = None) -> bytes:
         """Bytes ``[offset, offset+size)`` of ``buf`` after all recorded work has run."""
         size = buf.size - offset_bytes if size_bytes is None else size_bytes
-        return _run_sync(self._readback_steps([(buf, offset_bytes, size)]))[0]
+        return _run_sync(self._readback_steps([(buf, offset_bytes, size)]), self._wait)[0]
 
     async def readback_async(self, buf: Any, offset_bytes: int = 0, size_bytes: int | None = None) -> bytes:
         """Async form of ``readback``."""
@@ -581,18 +818,18 @@ class WgpuContext:
 
     def readback_many(self, regions: Iterable[Region]) -> list[bytes]:
         """Synchronous form of ``readback_many_async``."""
-        return _run_sync(self._readback_steps(list(regions)))
+        return _run_sync(self._readback_steps(list(regions)), self._wait)
 
     async def readback_many_async(self, regions: Iterable[Region]) -> list[bytes]:
         """Read several ``(buffer, offset, size)`` regions with one submit and one wait.
 
-        Every copy is staged in one command encoder; results come back in the order given.
+        Every copy joins the open batch, submitted once; results come back in the order given.
         """
         return await _run_async(self._readback_steps(list(regions)))
 
     def synchronize(self) -> None:
         """Submit recorded work and block until the device has finished all of it."""
-        _run_sync(self._readback_steps([(self._fence_src, 0, 4)]))
+        _run_sync(self._readback_steps([(self._fence_src, 0, 4)]), self._wait)
 
 
 def _flat_bytes(view: memoryview) -> memoryview:
@@ -641,10 +878,13 @@ def writable_bytes(dst: Any) -> memoryview:
     return _flat_bytes(view)
 
 
-def _run_sync(steps: Generator[Any, Any, Any]) -> Any:
-    """Drive a promise-yielding generator to completion by waiting on each promise."""
+def _run_sync(steps: Generator[Any, Any, Any], wait: Any = None) -> Any:
+    """Drive a promise-yielding generator to completion by waiting on each promise (after
+    calling ``wait()``, if given, once before the first wait)."""
     try:
         promise = next(steps)
+        if wait is not None:
+            wait()
         while True:
             try:
                 value = promise.sync_wait()

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from . import elementwise as codegen
 from .base import BinaryOp, UnaryOp
@@ -130,7 +133,182 @@ def elementwise(backend, expr: str, expr_type: str, inputs: Sequence[Operand], c
     strides (elements, any sign, 0 for broadcast) over ``shape``. The output must not overlap an
     input with a different layout (the caller copies first). Raises BackendError (invalid argument)
     for bad pointers/ranges, (unsupported) for dtypes the adapter lacks.
+
+    Launch plans (everything but the pointers and the scalar values) are cached per backend by
+    ``(expr, expr_type, input dtypes/kinds/strides, casts, output dtype/strides, shape)``, so a
+    repeated call only checks its pointers, binds their windows and records its dispatches.
     """
+    try:
+        key = (expr, expr_type, tuple(casts), out.dtype, out.strides, tuple(shape),
+               tuple([(op.dtype, op.strides if type(op) is ArrayOperand else None)
+                      for op in inputs if type(op) is ArrayOperand or type(op) is ScalarOperand]))
+        hash(key)
+    except (TypeError, AttributeError):
+        key = None  # not hashable or not operands: the full path reports what is wrong
+    if key is not None and len(key[6]) != len(inputs):
+        key = None
+    plans = _plans(backend)
+    plan = plans.get(key) if key is not None else None
+    if plan is None:
+        plan = _plan(backend, expr, expr_type, inputs, casts, out, shape)
+        if key is not None and type(out) is ArrayOperand:
+            with _PLANS_LOCK:
+                if len(plans) >= _PLAN_CACHE_SIZE:
+                    plans.pop(next(iter(plans)), None)
+                plans[key] = plan
+    if plan is not None:
+        plan.run(backend, inputs, out)
+
+
+#: Launch plans kept per backend.
+_PLAN_CACHE_SIZE = 2048
+_PLANS: "weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], _Plan]]" = weakref.WeakKeyDictionary()
+_PLANS_LOCK = threading.Lock()
+_LAST_PLANS: tuple[Any, dict[tuple[Any, ...], Any]] | None = None
+
+
+def _plans(backend) -> dict[tuple[Any, ...], Any]:
+    """The plan cache of ``backend`` (plans depend on its features and window size)."""
+    global _LAST_PLANS
+    last = _LAST_PLANS
+    if last is not None and last[0]() is backend:
+        return last[1]
+    with _PLANS_LOCK:
+        plans = _PLANS.get(backend)
+        if plans is None:
+            plans = _PLANS[backend] = {}
+        _LAST_PLANS = (weakref.ref(backend), plans)
+        return plans
+
+
+_SCALAR_WORDS: dict[tuple[Any, ...], list[int]] = {}
+
+
+def _scalar_words(value: object, dtype: str) -> list[int]:
+    """``codegen.scalar_words`` memoised by (dtype, type, value; floats by their exact bits)."""
+    kind = type(value)
+    if kind is float:
+        key: tuple[Any, ...] = (dtype, kind, value.hex())
+    elif kind is int or kind is bool:
+        key = (dtype, kind, value)
+    else:
+        return codegen.scalar_words(value, dtype)
+    words = _SCALAR_WORDS.get(key)
+    if words is None:
+        words = codegen.scalar_words(value, dtype)
+        if len(_SCALAR_WORDS) >= 4096:
+            _SCALAR_WORDS.clear()
+        _SCALAR_WORDS[key] = words
+    return words
+
+
+class _Launch:
+    """One dispatch of a chunk: its spec's defines, the parameter words with zero offsets and
+    no scalars (``prefix``), where each array's offset goes, and how many invocations it needs."""
+
+    __slots__ = ("defines", "prefix", "offset_words", "count", "units_mode", "lanes")
+
+    def __init__(self, spec: codegen.ElementwiseSpec, count: int, sub_shape: Sequence[int],
+                 mstrides: Sequence[Sequence[int]], store: str, lanes: int, vector: bool) -> None:
+        self.defines = codegen.render_defines(spec)
+        n_arrays = spec.n_arrays
+        scalars = [0] * sum(1 for _, s in spec.inputs if s)
+        words = codegen.param_words(spec, count, sub_shape, [0] * n_arrays, mstrides, scalars)
+        self.prefix = words[: spec.word_of_scalar(0)] if spec.inputs else words
+        self.offset_words = [spec.word_of_offset(slot) for slot in range(n_arrays)]
+        self.count = count
+        # invocations: vector mode one per vector; else per store mode (see codegen)
+        self.units_mode = "vector" if vector else store
+        self.lanes = lanes
+
+    def groups(self, out_first: int) -> int:
+        if self.units_mode == "vector" or self.units_mode == "atomic":
+            units = self.count
+        elif self.units_mode == "word":
+            units = (out_first % self.lanes + self.count + self.lanes - 1) // self.lanes
+        else:
+            units = -(-self.count // codegen.ELEMENTS_PER_THREAD)
+        return -(-units // codegen.WORKGROUP)
+
+
+class _Chunk:
+    """A piece of the iteration space whose every operand fits one binding window."""
+
+    __slots__ = ("n", "spans", "vector", "tail", "scalar", "width")
+
+    def __init__(self, n: int, spans: list[tuple[int, int, int]], vector: _Launch | None,
+                 tail: _Launch | None, scalar: _Launch, width: int) -> None:
+        self.n = n
+        self.spans = spans  # per array operand: (element offset of the chunk's lowest element, count, lo)
+        self.vector = vector
+        self.tail = tail
+        self.scalar = scalar
+        self.width = width
+
+
+class _Plan:
+    """Everything about one elementwise call that does not depend on the pointers or on the
+    scalar values (see ``elementwise``)."""
+
+    __slots__ = ("itemsizes", "extents", "chunks", "scalar_dtypes")
+
+    def __init__(self, itemsizes: list[int], extents: list[tuple[int, int]], chunks: list[_Chunk],
+                 scalar_dtypes: list[str]) -> None:
+        self.itemsizes = itemsizes
+        self.extents = extents
+        self.chunks = chunks
+        self.scalar_dtypes = scalar_dtypes
+
+    def run(self, backend, inputs: Sequence[Operand], out: ArrayOperand) -> None:
+        ptrs = [op.ptr for op in inputs if type(op) is ArrayOperand]
+        ptrs.append(out.ptr)
+        scalar_words: list[int] = []
+        k = 0
+        for op in inputs:
+            if type(op) is ScalarOperand:
+                scalar_words += _scalar_words(op.value, self.scalar_dtypes[k])
+                k += 1
+        itemsizes = self.itemsizes
+        chunks = self.chunks
+        if len(chunks) > 1:
+            # validate every operand's whole range before anything is recorded
+            for ptr, size, (lo, hi) in zip(ptrs, itemsizes, self.extents):
+                _, offset = backend.resolve(ptr + lo * size, (hi - lo + 1) * size)
+                if offset % size:
+                    raise invalid_argument(f"pointer offset {offset} is not a multiple of the item size {size}")
+        records = []
+        bind = backend.binding
+        for chunk in chunks:
+            bindings, firsts = [], []
+            for ptr, size, (start, count, lo) in zip(ptrs, itemsizes, chunk.spans):
+                buf, offset, nbytes, first = bind(ptr + start * size, count * size, size)
+                bindings.append((buf, offset, nbytes))
+                firsts.append(first - lo)
+            width = chunk.width
+            if chunk.vector is not None and all(f % width == 0 for f in firsts):
+                records.append((chunk.vector, bindings, firsts))
+                if chunk.tail is not None:
+                    done = chunk.n - chunk.tail.count
+                    records.append((chunk.tail, bindings, [f + done for f in firsts]))
+            else:
+                records.append((chunk.scalar, bindings, firsts))
+        ctx = backend.context
+        limit = ctx.max_workgroups_per_dim
+        for launch, bindings, firsts in records:
+            words = launch.prefix[:]
+            for slot, first in zip(launch.offset_words, firsts):
+                words[slot] = first
+            if scalar_words:
+                words += scalar_words
+            groups = launch.groups(firsts[-1])
+            grid = (groups, 1, 1) if groups <= limit else ctx.fold_grid(groups)
+            ctx.dispatch("elementwise", words, bindings, grid, launch.defines)
+
+
+def _plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: Sequence[str],
+          out: ArrayOperand, shape: Sequence[int]) -> _Plan | None:
+    """Validate a call and plan its dispatches (None: nothing to do). Raises as ``elementwise``;
+    the pointers are checked by ``_Plan.run``."""
     if not isinstance(out, ArrayOperand):
         raise invalid_argument(f"the output must be an ArrayOperand, not {out!r}")
     for op in inputs:
@@ -154,14 +332,9 @@ def elementwise(backend, expr: str, expr_type: str, inputs: Sequence[Operand], c
     for n in shape:
         total *= n
     if total == 0:
-        return
-    # validate every operand's range and alignment before anything is recorded
+        return None
     itemsizes = [storage_type(op.dtype).itemsize for op in arrays]
-    for op, size in zip(arrays, itemsizes):
-        lo, hi = _extent(shape, op.strides)
-        _, offset = backend.resolve(op.ptr + lo * size, (hi - lo + 1) * size)
-        if offset % size:
-            raise invalid_argument(f"pointer offset {offset} is not a multiple of the {op.dtype} item size {size}")
+    extents = [_extent(shape, op.strides) for op in arrays]
 
     mshape, mstrides = merge_dims(shape, [list(op.strides) for op in arrays])
     contiguous = len(mshape) == 1 and all(st[0] == 1 for st in mstrides)
@@ -186,47 +359,32 @@ def elementwise(backend, expr: str, expr_type: str, inputs: Sequence[Operand], c
     for feature in spec.features():
         if not backend.supports(feature):
             raise unsupported(f"this operation needs the adapter feature {feature!r}")
-    defines = codegen.render_defines(spec)
-    scalars = [op.value for op in inputs if isinstance(op, ScalarOperand)]
     ctx = backend.context
     # contiguous operands of one 4- or 8-byte type take vector loads where aligned
     width = codegen.vector_width(spec)
     if width > 1 and ctx.storage_offset_alignment % (width * itemsizes[0]):
         width = 1
     vspec = dataclasses.replace(spec, vector=width) if width > 1 else None
-    limit = backend.max_window_bytes()
-    records = []
-    for sub_shape, offs in plan_chunks(mshape, mstrides, itemsizes, limit):
+    lanes = out_st.lanes if out_st.packed else 1
+    chunks = []
+    for sub_shape, offs in plan_chunks(mshape, mstrides, itemsizes, backend.max_window_bytes()):
         n = 1
         for d in sub_shape:
             n *= d
-        bindings, firsts = [], []
-        for op, size, st, off in zip(arrays, itemsizes, mstrides, offs):
+        spans = []
+        for st, off in zip(mstrides, offs):
             lo, hi = _extent(sub_shape, st)
-            base = op.ptr + off * size
-            win = backend.window(base + lo * size, (hi - lo + 1) * size, size)
-            bindings.append(win.binding)
-            firsts.append(win.first - lo)
-        done = 0
-        if vspec is not None and n >= width and all(f % width == 0 for f in firsts):
+            spans.append((off + lo, hi - lo + 1, lo))
+        scalar = _Launch(spec, n, sub_shape, mstrides, store, lanes, False)
+        vector = tail = None
+        if vspec is not None and n >= width:
             vectors = n // width
-            words = codegen.param_words(vspec, vectors, sub_shape, firsts, mstrides, scalars)
-            records.append((words, bindings, -(-vectors // codegen.WORKGROUP), vspec))
-            done = vectors * width
-        if done == n:
-            continue
-        rest = n - done
-        firsts = [f + done for f in firsts]  # contiguous here whenever done > 0
-        words = codegen.param_words(spec, rest, sub_shape, firsts, mstrides, scalars)
-        if store == "word":
-            units = (firsts[-1] % out_st.lanes + rest + out_st.lanes - 1) // out_st.lanes
-        elif store == "direct":
-            units = -(-rest // codegen.ELEMENTS_PER_THREAD)
-        else:
-            units = rest
-        records.append((words, bindings, -(-units // codegen.WORKGROUP), spec))
-    for words, bindings, groups, which in records:
-        ctx.dispatch("elementwise", words, bindings, ctx.fold_grid(groups), codegen.render_defines(which))
+            vector = _Launch(vspec, vectors, sub_shape, mstrides, store, lanes, True)
+            if vectors * width < n:  # contiguous: the rest continues from each operand's first
+                tail = _Launch(spec, n - vectors * width, sub_shape, mstrides, store, lanes, False)
+        chunks.append(_Chunk(n, spans, vector, tail, scalar, width))
+    scalar_dtypes = [op.dtype for op in inputs if isinstance(op, ScalarOperand)]
+    return _Plan(itemsizes, extents, chunks, scalar_dtypes)
 
 
 def copy_strided(backend, src: ArrayOperand, dst: ArrayOperand, shape: Sequence[int]) -> None:

@@ -2,6 +2,9 @@
 
 Device pointers are integers ``(allocation id << 40) + byte offset``: ``ptr + k`` addresses ``k``
 bytes into an allocation, as a CUDA pointer does, and resolving one is a shift and a dict lookup.
+Allocations come from the caching allocator ``memory_pool.MemoryPool`` (``backend.memory_pool``):
+``free`` returns the buffer to the pool and a later ``alloc`` of the same size bin reuses it
+(see memory_pool.py for why that is safe while work that used it may still be pending).
 Operations validate every pointer range before anything is recorded, then hand over to the kernel
 modules in ``_backend/ops_*.py``, which bind aligned windows of the buffers (``window``) and pass
 element offsets in their parameters.
@@ -9,17 +12,20 @@ element offsets in their parameters.
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import ops_attention, ops_conv, ops_elementwise, ops_gemm, ops_reduce
 from .base import BackendTranspose, BinaryOp, ComputeBackend, ReduceOp, UnaryOp
 from .context import WgpuContext, adapter_description, readable_bytes, writable_bytes
-from .errors import invalid_argument, not_initialized, unsupported
+from .errors import invalid_argument, not_initialized, out_of_memory, unsupported
+from .memory_pool import MemoryPool
 
 _PTR_SHIFT = 40
+_POOL_LOCK = threading.Lock()
 _OFFSET_MASK = (1 << _PTR_SHIFT) - 1
 
 #: Float dtypes of the BLAS-like operations: name -> (itemsize, WGSL type, required feature).
@@ -41,16 +47,17 @@ def _as_int(what: str, value: Any) -> int:
 
 @dataclass
 class Allocation:
-    """One device allocation: its buffer and the size the caller asked for."""
+    """One device allocation: its buffer (a memory-pool block, possibly larger) and the size the
+    caller asked for."""
 
     buffer: Any
     nbytes: int
 
 
-@dataclass(frozen=True)
-class Window:
+class Window(NamedTuple):
     """A bindable region of a buffer: bind ``(buffer, offset, size)``, then index from ``first``
-    (in elements of the item size the window was made for)."""
+    (in elements of the item size the window was made for). A NamedTuple: cheap to make, as one
+    is made per operand of every dispatch."""
 
     buffer: Any
     offset: int
@@ -67,9 +74,11 @@ class WebGpuBackend(ComputeBackend):
 
     def __init__(self, context: WgpuContext | None = None) -> None:
         self._ctx = context
+        # Plain dict operations (atomic under the GIL) and an atomic counter: no lock, so that
+        # ``free`` is safe in garbage-collector finalizers running inside ``alloc``.
         self._allocations: dict[int, Allocation] = {}
-        self._next_id = 1
-        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pool: MemoryPool | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def name(self) -> str:
@@ -119,25 +128,50 @@ class WebGpuBackend(ComputeBackend):
         return itemsize, wgsl_type
 
     # ---- memory ------------------------------------------------------------------------------
-    def alloc(self, nbytes: int) -> int:
-        """Allocate ``nbytes`` (zero-filled) and return a pointer.
+    @property
+    def memory_pool(self) -> MemoryPool:
+        """The caching allocator behind ``alloc``/``free``; its ``free_all_blocks`` also drops
+        the cached readback staging buffers. BackendError (not initialised) before ``init()``."""
+        pool = self._pool
+        if pool is None:
+            ctx = self.context
+            with _POOL_LOCK:
+                pool = self._pool
+                if pool is None:
+                    pool = MemoryPool(ctx.create_storage, ctx.release_buffer,
+                                      max_size=ctx.max_buffer_size, on_free_all=ctx._staging.clear)
+                    self._pool = pool
+        return pool
+
+    def alloc(self, nbytes: int, *, zero: bool = True) -> int:
+        """Allocate ``nbytes`` and return a pointer; zero-filled unless ``zero=False`` (then the
+        contents are unspecified: a reused block keeps what its last user left, which saves the
+        device a clear for memory that is about to be overwritten).
 
         Raises BackendError: not initialised before ``init()``; invalid argument for a negative
-        or non-integer size; out of memory past the adapter's max buffer size.
+        or non-integer size; out of memory past the adapter's max buffer size or when the device
+        (or the pool's limit) refuses even after the pool released its cached blocks (the
+        message names the size asked for and the pool's sizes).
         """
         ctx = self.context
         nbytes = _as_int("nbytes", nbytes)
         if nbytes < 0:
             raise invalid_argument(f"cannot allocate {nbytes} bytes")
-        buffer = ctx.create_storage(max(nbytes, 4))
-        with self._lock:
-            ident = self._next_id
-            self._next_id += 1
-            self._allocations[ident] = Allocation(buffer, nbytes)
+        if nbytes > ctx.max_buffer_size:
+            raise out_of_memory(
+                f"{nbytes} bytes exceeds the adapter's max buffer size {ctx.max_buffer_size}"
+            )
+        pool = self._pool or self.memory_pool
+        buffer, fresh = pool.malloc(nbytes)
+        if zero and not fresh and nbytes:
+            ctx.clear(buffer, 0, (nbytes + 3) // 4 * 4)
+        ident = next(self._ids)
+        self._allocations[ident] = Allocation(buffer, nbytes)
         return ident << _PTR_SHIFT
 
     def free(self, ptr: int) -> None:
-        """Release an allocation (its memory returns once pending work no longer uses it).
+        """Release an allocation: its block returns to the memory pool for reuse by later
+        allocations (safe while recorded or submitted work still uses it: see memory_pool.py).
 
         Raises BackendError: not initialised; invalid argument for a pointer that is not the
         start of a live allocation (double free, unknown or interior pointer).
@@ -145,10 +179,10 @@ class WebGpuBackend(ComputeBackend):
         self.context
         ptr = _as_int("pointer", ptr)
         ident, offset = ptr >> _PTR_SHIFT, ptr & _OFFSET_MASK
-        with self._lock:
-            if ptr < 0 or offset or ident not in self._allocations:
-                raise invalid_argument(f"free of a pointer that is not a live allocation: {ptr:#x}")
-            del self._allocations[ident]
+        alloc = self._allocations.pop(ident, None) if ptr >= 0 and not offset else None
+        if alloc is None:
+            raise invalid_argument(f"free of a pointer that is not a live allocation: {ptr:#x}")
+        self._pool.free(alloc.buffer)  # type: ignore[union-attr]  # set by alloc
 
     def resolve(self, ptr: int, nbytes: int) -> tuple[Allocation, int]:
         """The allocation and byte offset behind ``ptr``, checking ``nbytes`` fit inside it.
@@ -156,9 +190,12 @@ class WebGpuBackend(ComputeBackend):
         Raises BackendError: not initialised; invalid argument for an unknown or freed pointer,
         a negative size or a range past the end of the allocation.
         """
-        self.context
-        ptr = _as_int("pointer", ptr)
-        nbytes = _as_int("size", nbytes)
+        if self._ctx is None:
+            self.context  # raises not initialised
+        if type(ptr) is not int:
+            ptr = _as_int("pointer", ptr)
+        if type(nbytes) is not int:
+            nbytes = _as_int("size", nbytes)
         ident, offset = ptr >> _PTR_SHIFT, ptr & _OFFSET_MASK
         alloc = self._allocations.get(ident)
         if alloc is None or ptr < 0:
@@ -182,13 +219,35 @@ class WebGpuBackend(ComputeBackend):
         alloc, offset = self.resolve(ptr, nbytes)
         if offset % itemsize:
             raise invalid_argument(f"pointer offset {offset} is not a multiple of the item size {itemsize}")
-        ctx = self.context
-        start = offset // ctx.storage_offset_alignment * ctx.storage_offset_alignment
-        stop = min(alloc.buffer.size, (offset + max(nbytes, itemsize) + 3) // 4 * 4)
+        ctx = self._ctx
+        align = ctx.storage_offset_alignment  # type: ignore[union-attr]  # resolve checked init
+        start = offset // align * align
+        buffer = alloc.buffer
+        stop = min(buffer.size, (offset + max(nbytes, itemsize) + 3) // 4 * 4)
+        size = max(4, stop - start)
+        if size > ctx.max_binding_size:  # type: ignore[union-attr]
+            raise invalid_argument(f"region of {nbytes} bytes exceeds one binding ({ctx.max_binding_size})")  # type: ignore[union-attr]
+        return Window(buffer, start, size, (offset - start) // itemsize)
+
+    def binding(self, ptr: int, nbytes: int, itemsize: int) -> tuple[Any, int, int, int]:
+        """``window(ptr, nbytes, itemsize)`` as a plain tuple ``(buffer, offset, size, first)``:
+        the same checks and BackendError (invalid argument) cases, with less overhead, for
+        launchers that bind many operands per call (``ops_elementwise``)."""
+        alloc = self._allocations.get(ptr >> _PTR_SHIFT) if type(ptr) is int and ptr >= 0 else None
+        offset = ptr & _OFFSET_MASK if alloc is not None else 0
+        ctx = self._ctx
+        if (alloc is None or ctx is None or type(nbytes) is not int or nbytes < 0
+                or offset + nbytes > alloc.nbytes or offset % itemsize):
+            win = self.window(ptr, nbytes, itemsize)  # raises the precise error
+            return (win.buffer, win.offset, win.size, win.first)
+        align = ctx.storage_offset_alignment
+        start = offset // align * align
+        buffer = alloc.buffer
+        stop = min(buffer.size, (offset + max(nbytes, itemsize) + 3) // 4 * 4)
         size = max(4, stop - start)
         if size > ctx.max_binding_size:
             raise invalid_argument(f"region of {nbytes} bytes exceeds one binding ({ctx.max_binding_size})")
-        return Window(alloc.buffer, start, size, (offset - start) // itemsize)
+        return (buffer, start, size, (offset - start) // itemsize)
 
     def max_window_bytes(self) -> int:
         """The largest region ``window`` accepts wherever it starts."""
@@ -219,6 +278,24 @@ class WebGpuBackend(ComputeBackend):
         alloc, offset = self.resolve(src_ptr, view.nbytes)
         if view.nbytes:
             ctx.readback_into(alloc.buffer, offset, view)
+
+    def copy_dtoh_many(self, pairs: Any) -> None:
+        """Fill several host destinations at once: ``pairs`` is an iterable of ``(dst, src_ptr)``
+        as in ``copy_dtoh``; every copy joins one submit and one wait (what ``gt.asnumpy_many``
+        and multi-array readbacks use).
+
+        Raises BackendError as ``copy_dtoh`` (nothing is read when one pair is bad).
+        """
+        ctx = self.context
+        regions, views = [], []
+        for dst, src_ptr in pairs:
+            view = writable_bytes(dst)
+            alloc, offset = self.resolve(src_ptr, view.nbytes)
+            if view.nbytes:
+                regions.append((alloc.buffer, offset, view.nbytes))
+                views.append(view)
+        if regions:
+            ctx.readback_many_into(regions, views)
 
     def copy_dtod(self, dst_ptr: int, src_ptr: int, nbytes: int) -> None:
         """Device-to-device copy of ``nbytes`` (recorded; ordered with other work). Overlapping
