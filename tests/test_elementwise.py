@@ -466,22 +466,7 @@ def test_result_type_predicts_operator_dtypes(dtype):
 # the backend's WGSL expressions (gputensor/_backend/elementwise_ops.py, _wgsl/ewise_helpers.wgsl,
 # owned by the backend layer) and are listed here with what is wrong; any other mismatch fails.
 SPECIAL_INPUTS = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 0.5, -0.5, 2.5, -2.5, 1e-30, 100.0]
-KNOWN_BACKEND_GAPS = {
-    ("atan", "float16"): "atan(NaN) is 0 and atan(-0.0) is +0.0 (WGSL atan on lavapipe)",
-    ("atan", "float32"): "atan(NaN) is 0 and atan(-0.0) is +0.0 (WGSL atan on lavapipe)",
-    ("atan2", "float16"): "atan2(+-0, +-0) is +-3pi/4, atan2(y, NaN) is not NaN (WGSL atan2)",
-    ("atan2", "float32"): "atan2(+-0, +-0) is +-3pi/4, atan2(y, NaN) is not NaN (WGSL atan2)",
-    ("nextafter", "float16"): "nextafter(0.0, -0.0) returns -0.0 (NumPy: x2, i.e. +0.0)",
-    ("floor_divide", "float16"): "zero quotients of a -0.0 dividend get the wrong sign (-0.0 // 1 is +0.0)",
-    ("floor_divide", "float32"): "zero quotients of a -0.0 dividend get the wrong sign (-0.0 // 1 is +0.0)",
-    ("floor_divide", "float64"): "zero quotients of a -0.0 dividend get the wrong sign (-0.0 // 1 is +0.0)",
-    ("remainder", "float16"): "+-0 % -+inf gives the wrong zero sign",
-    ("remainder", "float32"): "+-0 % -+inf gives the wrong zero sign",
-    ("remainder", "float64"): "+-0 % -+inf gives the wrong zero sign",
-    ("sign", "float16"): "sign(+0.0) is -0.0 on lavapipe (the select chain)",
-    ("sign", "float32"): "sign(+0.0) is -0.0 on lavapipe (the select chain)",
-    ("sign", "float64"): "sign(+0.0) is -0.0 on lavapipe (the select chain)",
-}
+KNOWN_BACKEND_GAPS: dict[tuple[str, str], str] = {}
 
 
 def _special_mismatches(got: np.ndarray, expected: np.ndarray, dtype: str, family: str) -> np.ndarray:

@@ -31,7 +31,23 @@ fn ew_inf_f32() -> f32 { return bitcast<f32>(0x7f800000u); }
 // @fn ew_inf f64
 fn ew_inf_f64() -> f64 { return bitcast<f64>(u64(0x7ff00000u) << 32u); }
 // @fn ew_atan2 f32
-fn ew_atan2_f32(y: f32, x: f32) -> f32 { return atan2(y, x); }
+fn ew_atan2_f32(y: f32, x: f32) -> f32 {
+    // C99 special cases made explicit (WGSL leaves atan2 of zeros, infinities and NaN open).
+    let pi = 3.14159265358979323846;
+    if (ew_isnan_f32(x) || ew_isnan_f32(y)) { return x + y; }
+    let sy = select(1.0, -1.0, ew_signbit_f32(y));
+    if (y == 0.0) {
+        if (ew_signbit_f32(x)) { return sy * pi; }
+        return y;
+    }
+    let yinf = ew_isinf_f32(y);
+    if (ew_isinf_f32(x)) {
+        if (x > 0.0) { return select(ew_copysign_zero_f32(y), sy * pi * 0.25, yinf); }
+        return select(sy * pi, sy * pi * 0.75, yinf);
+    }
+    if (yinf || x == 0.0) { return sy * pi * 0.5; }
+    return atan2(y, x);
+}
 // @fn ew_atan2 f64
 fn ew_atan2_f64(y: f64, x: f64) -> f64 { return atan2_f64(y, x); }
 
@@ -231,35 +247,55 @@ fn ew_fmod_f64(x: f64, y: f64) -> f64 {
     return bitcast<f64>(bits + sx);
 }
 
+// @fn ew_copysign_zero f32 f64
+fn ew_copysign_zero_TT(s: TT) -> TT {
+    // +0 or -0 with the sign bit of s.
+    return select(TT(0), -TT(0), ew_signbit_TT(s));
+}
+
 // @fn ew_floordiv f32 f64
 fn ew_floordiv_TT(a: TT, b: TT) -> TT {
-    // NumPy's npy_divmod: floor of (a - fmod(a, b)) / b, corrected.
+    // NumPy's npy_divmod, step by step (C's `if (v)` is true for NaN: written !(v == 0)).
     if (b == TT(0)) { return a / b; }
-    var m = ew_fmod_TT(a, b);
+    let m = ew_fmod_TT(a, b);
     var d = (a - m) / b;
-    if (m != TT(0) && ((b < TT(0)) != (m < TT(0)))) { d = d - TT(1); }
-    if (d == TT(0)) { return select(TT(0), -TT(0), (a < TT(0)) != (b < TT(0))); }
-    var f = floor(d);
-    if (d - f > TT(0.5)) { f = f + TT(1); }
-    return f;
+    if (!(m == TT(0))) {
+        if ((b < TT(0)) != (m < TT(0))) { d = d - TT(1); }
+    }
+    if (!(d == TT(0))) {
+        var f = floor(d);
+        if (d - f > TT(0.5)) { f = f + TT(1); }
+        return f;
+    }
+    return ew_copysign_zero_TT(a / b);
 }
 
 // @fn ew_mod f32 f64
 fn ew_mod_TT(a: TT, b: TT) -> TT {
-    if (b == TT(0) || ew_isnan_TT(a) || ew_isnan_TT(b) || ew_isinf_TT(a)) { return ew_nan_TT(); }
-    if (ew_isinf_TT(b)) {
-        // b is infinite: NumPy gives a if signs agree (or a == 0), else b
-        if (a == TT(0) || (a < TT(0)) == (b < TT(0))) { return a; }
-        return b;
-    }
+    // NumPy's remainder: the modulus of npy_divmod (sign of the divisor).
     var m = ew_fmod_TT(a, b);
-    if (m != TT(0)) {
+    if (b == TT(0)) { return m; }
+    if (!(m == TT(0))) {
         if ((b < TT(0)) != (m < TT(0))) { m = m + b; }
-    } else {
-        m = select(TT(0), -TT(0), b < TT(0));
+        return m;
     }
-    return m;
+    return ew_copysign_zero_TT(b);
 }
+
+// @fn ew_sign f32 f64
+fn ew_sign_TT(x: TT) -> TT {
+    // Through integers so a zero result is +0.0 (a select chain can fold into -0.0).
+    if (ew_isnan_TT(x)) { return x; }
+    return TT(i32(x > TT(0)) - i32(x < TT(0)));
+}
+
+// @fn ew_atan f32
+fn ew_atan_f32(x: f32) -> f32 {
+    if (ew_isnan_f32(x) || x == 0.0) { return x; }
+    return atan(x);
+}
+// @fn ew_atan f64
+fn ew_atan_f64(x: f64) -> f64 { return atan_f64(x); }
 
 // @fn ew_floordiv i32 i64
 fn ew_floordiv_TT(a: TT, b: TT) -> TT {
@@ -366,7 +402,7 @@ fn ew_nextafter_f64(x: f64, y: f64) -> f64 {
 fn ew_nextafter16_f32(x: f32, y: f32) -> f32 {
     // nextafter in float16 for values computed in f32 (exact float16 values in, float16 out).
     if (ew_isnan_f32(x) || ew_isnan_f32(y)) { return x + y; }
-    if (x == y) { return y; }
+    if (x == y) { return x; }  // NumPy's float16 nextafter returns x1 when equal
     if (x == 0.0) { return select(unpack2x16float(1u).x, unpack2x16float(0x8001u).x, y < 0.0); }
     let b = pack2x16float(vec2<f32>(x, 0.0)) & 0xFFFFu;
     return unpack2x16float(select(b - 1u, b + 1u, (x < y) == (x > 0.0))).x;
