@@ -4,7 +4,8 @@ One of the two modules that import ``wgpu`` (the other is ``webgpu.py``).
 
 Work is recorded into one open command encoder (one compute pass while only dispatches are
 recorded) and submitted when a result is read back, on ``synchronize()``/``flush()``, before a
-``queue.write_buffer`` (so host writes stay ordered after recorded work), when the batch
+large ``queue.write_buffer`` (so host writes stay ordered after recorded work; small writes go
+through an upload ring and a recorded copy instead, without a submit), when the batch
 reaches ``MAX_BATCH`` commands, or when its commands bind ``FLUSH_BYTES`` (large work starts on
 the device while the host records more). Dispatch parameters travel in one uniform ring per
 batch, uploaded with a single ``write_buffer`` just before the submit; binding 0 of every kernel
@@ -71,7 +72,13 @@ FLUSH_BYTES = 32 << 20
 #: Bytes of the uniform ring that carries the parameters of one batch's dispatches.
 UNIFORM_RING_BYTES = 256 * 1024
 
-#: Bind groups kept by the cache (the oldest quarter is dropped when it is full).
+#: Host writes up to this size are staged in the upload ring (see ``WgpuContext.write``).
+STAGED_UPLOAD_MAX = 256 * 1024
+
+#: Bytes of the upload ring (one batch's staged writes; a full ring submits the batch).
+UPLOAD_RING_BYTES = 2 * 1024 * 1024
+
+#: Bind groups kept by the cache (when it is full, the oldest go until three quarters remain).
 BIND_GROUP_CACHE_SIZE = 4096
 
 #: Sizes of the uniform window a bind group exposes at its dynamic offset (parameters of up to
@@ -240,6 +247,7 @@ class WgpuContext:
         self._groups_by_buffer: dict[int, set[tuple[Any, ...]]] = {}
         self._dead_buffers: collections.deque[int] = collections.deque()
         self._poll = getattr(device, "_poll_wait", None)  # wait in this thread (no poller hop)
+        self._nosync_map = True  # see _map_read
         #: Profiling hook (``gputensor._profile``): while not None, every recorded dispatch gets a
         #: compute pass of its own whose timestamp writes come from
         #: ``timestamp_sink.timestamp_writes(name, defines)`` (called under the lock).
@@ -254,6 +262,10 @@ class WgpuContext:
         )
         self._ring_data = bytearray(UNIFORM_RING_BYTES)
         self._ring_used = 0
+        self._upload_ring = device.create_buffer(
+            size=UPLOAD_RING_BYTES, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        )
+        self._upload_used = 0
         self.stats = {"submits": 0, "dispatches": 0, "pipelines_compiled": 0,
                       "bind_groups_created": 0, "clears": 0}
 
@@ -323,8 +335,10 @@ class WgpuContext:
     def write(self, buf: Any, offset: int, data: Any) -> None:
         """Copy host bytes into ``buf`` at ``offset`` (ordered after all recorded work).
 
-        Unaligned edges (offset or size not a multiple of 4) are merged on the device by a small
-        kernel, so bytes outside the range are never changed.
+        Up to ``STAGED_UPLOAD_MAX`` bytes travel through an upload ring and a recorded copy (no
+        submit); larger writes submit the recorded work first and then ``queue.write_buffer``
+        straight into ``buf``. Unaligned edges (offset or size not a multiple of 4) are merged on
+        the device by a small kernel, so bytes outside the range are never changed.
         """
         mv = readable_bytes(data)
         n = mv.nbytes
@@ -333,12 +347,22 @@ class WgpuContext:
         if offset < 0 or offset + n > buf.size:
             raise invalid_argument(f"write of {n} bytes at {offset} is outside a {buf.size}-byte buffer")
         with self._lock:
-            self.flush()
             head = (-offset) % 4
             head = min(head, n)
             body_start = offset + head
             body_len = (n - head) // 4 * 4
-            if body_len:
+            if body_len and body_len <= STAGED_UPLOAD_MAX:
+                # Small: into the upload ring (nothing recorded reads the region this batch
+                # uses; earlier batches that did were submitted before this write_buffer), then a
+                # copy recorded in order with the other work: no submit needed.
+                if self._upload_used + body_len > UPLOAD_RING_BYTES:
+                    self.flush()
+                at = self._upload_used
+                self.queue.write_buffer(self._upload_ring, at, mv[head : head + body_len])
+                self._upload_used = at + body_len
+                self._record_copy(self._upload_ring, at, buf, body_start, body_len)
+            elif body_len:
+                self.flush()  # recorded work first: write_buffer runs before the next submit
                 self.queue.write_buffer(buf, body_start, mv[head : head + body_len])
             for start, chunk in ((offset, mv[:head]), (body_start + body_len, mv[head + body_len :])):
                 if len(chunk):
@@ -623,8 +647,8 @@ class WgpuContext:
         except Exception as exc:
             raise device_error(f"kernel {name}: cannot bind its buffers: {exc}") from exc
         self.stats["bind_groups_created"] += 1
-        if len(self._groups) >= BIND_GROUP_CACHE_SIZE:
-            self._evict(BIND_GROUP_CACHE_SIZE // 4)
+        if len(self._groups) >= BIND_GROUP_CACHE_SIZE:  # down to three quarters, oldest first
+            self._evict(len(self._groups) - BIND_GROUP_CACHE_SIZE * 3 // 4)
         self._groups[key] = group
         for buf, _, _ in buffers:
             uid = buf.uid
@@ -703,6 +727,7 @@ class WgpuContext:
             self._recorded = 0
             self._pending_bytes = 0
             self._ring_used = 0
+            self._upload_used = 0
             keepalive, self._keepalive = self._keepalive, []
             try:
                 if compute_pass is not None:
@@ -755,7 +780,7 @@ class WgpuContext:
         # Ask for every mapping at once, then wait for them in order (they all complete with
         # the one submit above).
         promises = [
-            None if staging is None else staging.map_async(wgpu.MapMode.READ, 0, _round_up(skip + size, 4))
+            None if staging is None else self._map_read(staging, _round_up(skip + size, 4))
             for staging, skip, size in plans
         ]
         out: list[Any] = []
@@ -774,6 +799,18 @@ class WgpuContext:
             staging.unmap()
             self._staging.give(staging)
         return out
+
+    def _map_read(self, staging: Any, size: int) -> Any:
+        """Start mapping ``staging`` for reading. wgpu-py submits an empty command buffer before
+        every read mapping (a workaround for data written through a *mapping*, wgpu-native issue
+        305); staging buffers are only written by copies that were just submitted, so that extra
+        submit is skipped (wgpu-py's "READ_NOSYNC" mode) where wgpu-py offers it."""
+        if self._nosync_map:
+            try:
+                return staging.map_async("READ_NOSYNC", 0, size)
+            except (TypeError, ValueError, KeyError, AttributeError):
+                self._nosync_map = False  # an older/newer wgpu-py without the mode
+        return staging.map_async(wgpu.MapMode.READ, 0, size)
 
     def _wait(self) -> None:
         """Block this thread until the submitted work is done (then map callbacks have fired),
