@@ -220,3 +220,9 @@ from ._user_kernels import ElementwiseKernel, KernelCompileError, RawKernel  # n
 
 __all__ += ["ElementwiseKernel", "RawKernel", "KernelCompileError", "profile"]
 # --- end execution engine (issue 5): user kernels, profiling ---
+
+# --- execution engine (issue 5): elementwise fusion ---
+from ._fusion import fusion, fusion_enabled, set_fusion  # noqa: E402
+
+__all__ += ["fusion", "fusion_enabled", "set_fusion"]
+# --- end execution engine (issue 5): elementwise fusion ---

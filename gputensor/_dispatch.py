@@ -14,7 +14,12 @@ Functions for other frontend modules:
   lower-level :func:`run_elementwise` (any backend op, explicit dtypes; for ``where``, ``clip``
   and the like);
 * :func:`operand`, :func:`reduce_strided`, :func:`gemm`, :func:`gemm_strided_batched`,
-  :func:`matmul_int`: thin forwards to the backend's reduction, gemm and integer matmul modules.
+  :func:`matmul_int`: thin forwards to the backend's reduction, gemm and integer matmul modules;
+* elementwise fusion (``_fusion``): with fusion on, :func:`run_elementwise` (so
+  :func:`elementwise_op`) and :func:`contiguous_copy` validate eagerly and return lazy arrays;
+  :func:`write_fused` evaluates a DAG into an array (one kernel), :func:`reduce_fused` evaluates
+  it inside a reduction's loads, :func:`copy_into` writes a lazy source straight into the
+  destination and :func:`synchronize` materialises every lazy array first.
 
 Backend errors of kind *unsupported* become ``TypeError`` (an adapter feature is missing).
 """
@@ -33,6 +38,7 @@ from . import _array_object as _ao
 from . import _devices, _dtypes
 from ._backend import get_backend
 from ._backend import ops_elementwise
+from ._backend.elementwise import fused_program
 from ._backend.elementwise_ops import expression
 from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
 from ._backend.wgsl_types import storage_type
@@ -64,6 +70,11 @@ __all__ = [
     "gemm",
     "gemm_strided_batched",
     "matmul_int",
+    "write_fused",
+    "reduce_fused",
+    "fused_program",
+    "compute_type",
+    "max_storage_bindings",
 ]
 
 PythonScalar = Union[builtins.bool, int, float]
@@ -124,8 +135,40 @@ def download(host: np.ndarray, ptr: int) -> None:
 
 
 def synchronize() -> None:
-    """Wait until all recorded device work has finished."""
+    """Materialise every lazy (fused) array, then wait until all recorded device work has
+    finished."""
+    _fusion_module().materialize_all()
     backend().synchronize()
+
+
+# gputensor._fusion, bound on first use: it imports _array_object, which imports this module.
+_fz: Any = None
+
+
+def _fusion_module() -> Any:
+    global _fz
+    if _fz is None:
+        from . import _fusion
+
+        _fz = _fusion
+    return _fz
+
+
+@functools.cache
+def max_storage_bindings() -> int:
+    """Storage buffers one kernel may bind (the device's limit)."""
+    return int(backend().context.limits.get("max-storage-buffers-per-shader-stage", 8))
+
+
+_COMPUTE: dict[DType, str] = {}
+
+
+def compute_type(dtype: DType) -> str:
+    """The WGSL type values of ``dtype`` are computed in (float16: f32, int8: i32, ...)."""
+    compute = _COMPUTE.get(dtype)
+    if compute is None:
+        compute = _COMPUTE[dtype] = storage_type(dtype.name).compute
+    return compute
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,9 +220,35 @@ def _translate(exc: Exception) -> Exception:
 # copies
 # ---------------------------------------------------------------------------------------------
 def contiguous_copy(x: GpuArray, dtype: DType | None = None) -> GpuArray:
-    """A new C-contiguous array with the values of ``x`` (cast to ``dtype`` if given)."""
-    out = _ao.GpuArray._empty(x.shape, dtype or x.dtype, zero=False)  # fully overwritten
+    """A new C-contiguous array with the values of ``x`` (cast to ``dtype`` if given). With
+    fusion on, a lazy array (a cast node: ``x.astype(float32) * 2`` is one kernel)."""
+    dtype = dtype or x.dtype
+    fz = _fz if _fz is not None else _fusion_module()
+    if fz._enabled and size_of(x.shape):
+        _devices.DEFAULT_DEVICE.check_dtype(dtype)
+        compute = compute_type(dtype)
+        return fz.lazy_array(fz.make_node("x0", (compute,), compute, dtype, x.shape, (x,)))
+    out = _ao.GpuArray._empty(x.shape, dtype, zero=False)  # fully overwritten
     copy_into(out, x)
+    return out
+
+
+def _copy_eager(x: GpuArray) -> GpuArray:
+    """A contiguous copy of the array ``x`` recorded now (overlap handling: never lazy; reads
+    ``x`` without the write-hazard flush, see ``_fusion``)."""
+    fz = _fz if _fz is not None else _fusion_module()
+    fz.materialize(x)
+    out = _ao.GpuArray._empty(x.shape, x.dtype, zero=False)  # fully overwritten
+    if size_of(x.shape):
+        try:
+            if is_contiguous(x.shape, x._strides):
+                backend().copy_dtod(out._ptr, fz.leaf_ptr(x), size_of(x.shape) * x.dtype.itemsize)
+            else:
+                ops_elementwise.copy_strided(
+                    backend(), ArrayOperand(fz.leaf_ptr(x), x.dtype.name, tuple(x._strides)), operand(out), x.shape
+                )
+        except Exception as exc:
+            raise _translate(exc) from None
     return out
 
 
@@ -196,8 +265,14 @@ def copy_into(dst: GpuArray, src: Any) -> None:
     strides = broadcast_strides(src.shape, src._strides, dst.shape)
     if size_of(dst.shape) == 0:
         return
+    fz = _fz if _fz is not None else _fusion_module()
+    if type(src) is fz.LazyArray:
+        dst._ptr  # noqa: B018 - the write hazard: lazy readers of dst's storage first
+        if type(src) is fz.LazyArray:  # (unless it was one of them)
+            write_fused(fz.node_of(src), dst)
+            return
     if _conflicts(src, strides, dst):
-        src = contiguous_copy(src)
+        src = _copy_eager(src)
         strides = broadcast_strides(src.shape, src._strides, dst.shape)
     be = backend()
     try:
@@ -222,9 +297,12 @@ def scalar_value(value: PythonScalar, dtype: DType) -> Any:
     Integers must fit integer dtypes (``OverflowError`` otherwise); float16 values are rounded to
     float16 first (so the op sees what NumPy would); bool dtypes take ``bool(value)``.
     """
-    if dtype == _dtypes.bool:
+    kind = dtype.kind
+    if kind == "f" and dtype.itemsize != 2:
+        return float(value)  # OverflowError for ints beyond the float range
+    if kind == "b":
         return builtins.bool(value)
-    if dtype.kind in "iu":
+    if kind in "iu":
         if isinstance(value, float):
             if not math.isfinite(value):
                 raise ValueError(f"cannot convert {value} to integer dtype {dtype}")
@@ -291,33 +369,44 @@ def run_elementwise(
     device = _devices.DEFAULT_DEVICE
     for dt in list(casts) + [expr_dtype, out_dtype]:
         device.check_dtype(dt)
-    if out is None:
-        out = _ao.GpuArray._empty(shape, out_dtype, zero=False)  # every element is written
-    else:
+    if out is not None:
         if out.shape != shape:
             raise ValueError(f"output shape {out.shape} does not match the broadcast shape {shape}")
         if out.dtype != out_dtype:
             raise TypeError(f"output dtype {out.dtype} does not match the result dtype {out_dtype}")
     if size_of(shape) == 0:
-        return out
-    compute = storage_type(expr_dtype.name).compute
+        return out if out is not None else _ao.GpuArray._empty(shape, out_dtype, zero=False)
+    compute = compute_type(expr_dtype)
     form_dtype = op_dtype or expr_dtype
     try:
-        expr = expression(op, storage_type(form_dtype.name).compute)
+        expr = expression(op, compute_type(form_dtype))
     except KeyError:
         raise TypeError(f"{op} is not defined for {form_dtype}") from None
+    cast_types = [compute_type(dt) for dt in casts]
+    fz = _fz if _fz is not None else _fusion_module()
+    if fz._enabled:
+        # elementwise fusion: a lazy result (validated above: errors stay at this call)
+        node = fz.make_node(expr, cast_types, compute, out_dtype, shape, inputs)
+        if out is None:
+            return fz.lazy_array(node)
+        if type(out) is fz.LazyArray:
+            fz.rebind(out, node)
+        else:
+            write_fused(node, out)
+        return out
+    if out is None:
+        out = _ao.GpuArray._empty(shape, out_dtype, zero=False)  # every element is written
     operands: list[Any] = []
     for x in inputs:
         if isinstance(x, _ao.GpuArray):
             strides = broadcast_strides(x.shape, x._strides, shape)
             if _conflicts(x, strides, out):
-                x = contiguous_copy(x)
+                x = _copy_eager(x)
                 strides = broadcast_strides(x.shape, x._strides, shape)
             operands.append(ArrayOperand(x._ptr, x.dtype.name, tuple(strides)))
         else:
             value, dt = x
             operands.append(ScalarOperand(value, dt.name))
-    cast_types = [storage_type(dt.name).compute for dt in casts]
     try:
         ops_elementwise.elementwise(backend(), expr, compute, operands, cast_types, operand(out), shape)
     except Exception as exc:
@@ -370,6 +459,24 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
     result dtype must equal ``out.dtype`` (``TypeError``) and the broadcast shape must equal
     ``out.shape`` (``ValueError``). See :func:`resolve_elementwise_dtypes` for the dtype errors.
     """
+    fz = _fz if _fz is not None else _fusion_module()
+    if fz._enabled and out is None:
+        # Fused fast path: the dtype resolution of these argument types already succeeded
+        # once (cached below); the value checks (scalar range, shapes) still run here.
+        array_type = _ao.GpuArray
+        key = (name, *[a._dtype if isinstance(a, array_type) else type(a) for a in args])
+        entry = _FUSED_OPS.get(key)
+        if entry is not None:
+            expr, casts, expr_type, result, compute = entry
+            shapes = [a._shape for a in args if isinstance(a, array_type)]
+            shape = shapes[0]
+            for other in shapes[1:]:
+                if other != shape:
+                    shape = broadcast_shapes(*shapes)
+                    break
+            if size_of(shape):
+                inputs = [a if isinstance(a, array_type) else (scalar_value(a, compute), compute) for a in args]
+                return fz.lazy_array(fz.make_node(expr, casts, expr_type, result, shape, inputs))
     row = ELEMENTWISE_OPS[name]
     if len(args) != row.arity:
         raise TypeError(f"{name} takes {row.arity} arguments, got {len(args)}")
@@ -381,8 +488,92 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
     inputs: list[Input] = []
     for a in args:
         inputs.append(a if isinstance(a, _ao.GpuArray) else (scalar_value(a, compute), compute))
-    return run_elementwise(row.kernel_op_for(compute.name), inputs, [compute] * len(inputs), expr_dtype, result,
-                           out=out, op_dtype=compute)
+    kernel_op = row.kernel_op_for(compute.name)
+    value = run_elementwise(kernel_op, inputs, [compute] * len(inputs), expr_dtype, result,
+                            out=out, op_dtype=compute)
+    if fz._enabled and out is None and len(_FUSED_OPS) < 4096:
+        key = (name, *[a._dtype if isinstance(a, _ao.GpuArray) else type(a) for a in args])
+        c = compute_type(compute)
+        _FUSED_OPS[key] = (expression(kernel_op, c), (c,) * len(args), compute_type(expr_dtype), result, compute)
+    return value
+
+
+#: (op name, dtype or Python type of each argument) -> (expression, casts, expression type,
+#: result dtype, compute dtype) of argument types ``elementwise_op`` has resolved successfully.
+_FUSED_OPS: dict[tuple[Any, ...], tuple[str, tuple[str, ...], str, DType, DType]] = {}
+
+
+# ---------------------------------------------------------------------------------------------
+# elementwise fusion: launching lazy DAGs (``_fusion``)
+# ---------------------------------------------------------------------------------------------
+def write_fused(node: Any, dst: GpuArray) -> None:
+    """Evaluate the fused DAG ``node`` (broadcast to ``dst.shape``, cast to ``dst.dtype`` with
+    the ``astype`` rules) into the array ``dst`` with one generated kernel. Lazy readers of
+    ``dst``'s storage are materialised first; leaves overlapping ``dst`` with another layout are
+    copied first. Raises ``ValueError`` when the shapes do not broadcast."""
+    fz = _fz if _fz is not None else _fusion_module()
+    shape = dst.shape
+    dst_ptr = dst._ptr  # the write hazard: lazy readers of dst's storage are computed first
+    leaves, scalars, lets, expr, expr_type = fz.program(node, dst.dtype)
+    operands: list[Any] = []
+    casts: list[str] = []
+    for leaf in leaves:
+        strides = broadcast_strides(leaf.shape, leaf._strides, shape)
+        if _conflicts(leaf, strides, dst):
+            leaf = _copy_eager(leaf)
+            strides = broadcast_strides(leaf.shape, leaf._strides, shape)
+        operands.append(ArrayOperand(fz.leaf_ptr(leaf), leaf.dtype.name, tuple(strides)))
+        casts.append(compute_type(leaf.dtype))
+    for scalar in scalars:
+        operands.append(ScalarOperand(scalar.value, scalar.dtype.name))
+        casts.append(compute_type(scalar.dtype))
+    try:
+        ops_elementwise.elementwise(backend(), expr, expr_type, operands, casts,
+                                    ArrayOperand(dst_ptr, dst.dtype.name, tuple(dst._strides)), shape,
+                                    lets=lets)
+    except Exception as exc:
+        raise _translate(exc) from None
+
+
+def reduce_fused(op: str, x: GpuArray, axes: Sequence[int], out: GpuArray, *,
+                 acc_dtype: DType | None = None, ddof: float = 0) -> builtins.bool:
+    """Reduce ``x`` over ``axes`` into the contiguous ``out`` (``x``'s shape without ``axes``;
+    op, dtypes and ``ddof`` as ``ops_reduce.reduce_strided``). A lazy ``x`` is evaluated inside
+    the reduction's loads (its elementwise DAG is the reduction's prologue: ``x`` stays lazy and
+    nothing but ``out`` is written); an array with storage is read without the write-hazard
+    flush (``_fusion``). Returns False, recording nothing, when a lazy ``x`` cannot be fused
+    (an input view larger than one binding window, too many dims): the caller then reduces
+    ``x`` itself (materialising it). Backend errors as :func:`reduce_strided`."""
+    from ._backend import ops_reduce
+    from ._backend.errors import BackendError, BackendErrorKind
+
+    fz = _fz if _fz is not None else _fusion_module()
+    shape = tuple(x.shape)
+    kwargs = dict(acc_dtype=None if acc_dtype is None else acc_dtype.name, dst_strides=tuple(out._strides),
+                  ddof=ddof)
+    if type(x) is not fz.LazyArray:
+        try:
+            ops_reduce.reduce_strided(backend(), op, fz.leaf_ptr(x), x.dtype.name, shape, tuple(x._strides),
+                                      tuple(axes), out._ptr, out.dtype.name, **kwargs)
+        except Exception as exc:
+            raise _translate(exc) from None
+        return True
+    node = fz.node_of(x)
+    leaves, scalars, lets, expr, _ = fz.program(node, round_root=True)
+    inputs: list[Any] = [
+        ArrayOperand(fz.leaf_ptr(leaf), leaf.dtype.name, tuple(broadcast_strides(leaf.shape, leaf._strides, shape)))
+        for leaf in leaves
+    ]
+    inputs += [ScalarOperand(s.value, s.dtype.name) for s in scalars]
+    prologue = ops_reduce.Prologue(tuple(inputs), lets, expr)
+    try:
+        ops_reduce.reduce_strided(backend(), op, 0, x.dtype.name, shape, tuple(x._strides), tuple(axes),
+                                  out._ptr, out.dtype.name, prologue=prologue, **kwargs)
+    except BackendError as exc:
+        if exc.kind == BackendErrorKind.UNSUPPORTED:
+            return False  # the caller materialises x (and reports a real dtype problem)
+        raise _translate(exc) from None
+    return True
 
 
 # ---------------------------------------------------------------------------------------------

@@ -351,6 +351,9 @@ class Profile:
 
         ctx = get_backend().context
         if self._synchronize:
+            from . import _fusion
+
+            _fusion.materialize_all()  # pending lazy work issued before the block runs now
             ctx.synchronize()  # earlier work does not count against the block's wall time
         self._session = _acquire(ctx, self._gpu_request)
         self.gpu_timing = self._session.gpu
@@ -364,6 +367,10 @@ class Profile:
         session = self._session
         assert session is not None
         try:
+            if self._synchronize:
+                from . import _fusion
+
+                _fusion.materialize_all()  # lazy work issued inside the block is counted
             stop = session.mark()
             if self._synchronize:
                 session.ctx.synchronize()

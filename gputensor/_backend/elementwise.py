@@ -4,7 +4,8 @@ An ``ElementwiseSpec`` is the pipeline-cache key: operand dtypes and kinds (arra
 compute type each input is converted to, the output dtype, the WGSL expression over ``x0, x1,
 ...``, the iteration rank (0 = contiguous fast path), the store mode and the vector width.
 ``render_defines`` turns it into the template's placeholders; ``param_words`` lays out the
-per-launch parameters.
+per-launch parameters. ``fused_program`` composes the op expressions of a fused elementwise DAG
+(``gputensor._fusion``) into let-bound WGSL (the spec's ``lets``, or a reduction prologue).
 
 Kernel design (one invocation per 'unit', 256 per workgroup, grid folded over x/y past 65,535
 workgroups): contiguous operands of one 4-byte (8-byte) type are loaded as vec4 (vec2), 16 bytes
@@ -17,6 +18,7 @@ scalar modes: 'direct' (ELEMENTS_PER_THREAD elements per invocation, grid-stride
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,7 +40,9 @@ class ElementwiseSpec:
     converted to before ``expr``; ``expr_type``: compute type of ``expr``; ``out``: output dtype
     name; ``ndim``: rank of the iteration space, 0 meaning every array operand is contiguous
     (index = offset + i); ``store``: 'direct', 'word' or 'atomic'; ``vector``: elements per
-    vector load (1, or ``vector_width(spec)`` for the contiguous vector variant).
+    vector load (1, or ``vector_width(spec)`` for the contiguous vector variant); ``lets``: WGSL
+    statements (``let t0 = ...;``) run after the inputs are loaded and before ``expr`` is
+    returned: a fused expression DAG binds its intermediate values there (``gputensor._fusion``).
     """
 
     inputs: tuple[tuple[str, bool], ...]
@@ -49,6 +53,7 @@ class ElementwiseSpec:
     ndim: int
     store: str
     vector: int = 1
+    lets: str = ""
 
     @property
     def array_inputs(self) -> list[int]:
@@ -159,7 +164,9 @@ def render_defines(spec: ElementwiseSpec) -> dict[str, str]:
     ``i`` (a struct, so it stays in registers); ``element(o)`` loads, converts and evaluates.
     Vector mode (``spec.vector`` > 1, contiguous 'direct' only): every array is bound as
     ``array<vecW<T>>``, invocation ``t`` handles vector ``first / W + t`` of each operand, and
-    ``element`` takes the raw lane values; the launcher guarantees ``first % W == 0``.
+    ``element`` takes the raw lane values; the launcher guarantees ``first % W == 0``. The
+    ``n % W`` elements after the last whole vector are done by the next invocations of the same
+    dispatch, one element each (so a contiguous op is always one dispatch).
     """
     out_st = storage_type(spec.out)
     arrays = spec.array_inputs
@@ -192,6 +199,8 @@ def render_defines(spec: ElementwiseSpec) -> dict[str, str]:
         else:
             raw = st.load_expr(f"in{k}", f"o.o{arrays.index(k)}")
         loads.append(f"    let x{k} = {convert(raw, st.compute, spec.casts[k])};")
+    if spec.lets:
+        loads.append(spec.lets)
     body = "\n".join(loads) + f"\n    return {spec.expr};"
 
     if width > 1 and spec.store == "word":
@@ -216,9 +225,24 @@ def render_defines(spec: ElementwiseSpec) -> dict[str, str]:
                      + ",\n        ".join(words) + ");")
         store = "\n".join(lines)
     elif width > 1:
+        # n counts elements: invocations [0, n / W) take a vector each, the next n % W one
+        # element each (the tail, in the same dispatch; it lies past the last whole vector)
         params = ", ".join(f"r{k}: {storage_type(spec.inputs[k][0]).array}" for k in arrays)
         functions = f"fn element({params}) -> {spec.expr_type} {{\n{body}\n}}"
-        lines = ["    if (t >= n) { return; }"]
+        tail_offsets = "\n".join(
+            f"        let e{slot} = P({spec.word_of_offset(slot)}u) + e;" for slot in range(n_ops))
+        tail_call = "element(" + ", ".join(
+            f"in{k}[e{slot} / {width}u][e{slot} % {width}u]" for slot, k in enumerate(arrays)) + ")"
+        lines = [
+            f"    let nv = n / {width}u;",
+            "    if (t >= nv) {",
+            f"        let e = nv * {width}u + (t - nv);",
+            "        if (e >= n) { return; }",
+            tail_offsets,
+            f"        out[e{n_ops - 1} / {width}u][e{n_ops - 1} % {width}u] = {out_st.array}({value_of(tail_call)});",
+            "        return;",
+            "    }",
+        ]
         for slot, k in enumerate(arrays):
             lines.append(f"    let v{k} = in{k}[P({spec.word_of_offset(slot)}u) / {width}u + t];")
         lanes = []
@@ -342,3 +366,85 @@ def param_words(spec: ElementwiseSpec, n: int, shape: Sequence[int],
         if is_scalar:
             words.extend(scalar_words(next(scalar_iter), dt))
     return words
+
+
+# ---- fused expression DAGs (gputensor._fusion) -------------------------------------------------
+
+#: WGSL rounding/wrapping a value of a packed dtype's compute type to what storing it keeps.
+_STORE_ROUND = {
+    "float16": "unpack2x16float(ew_f16_bits_f32({v})).x",
+    "int8": "(({v} << 24u) >> 24u)",
+    "int16": "(({v} << 16u) >> 16u)",
+    "uint8": "({v} & 0xFFu)",
+    "uint16": "({v} & 0xFFFFu)",
+}
+
+_OPERAND = re.compile(r"\bx([0-9]+)\b")
+
+#: One node of a fused DAG: (op expression over x0, x1, ..., cast compute type per operand,
+#: compute type of the expression, dtype name of the node's value, operand references).
+FusedNode = tuple[str, tuple[str, ...], str, str, tuple[int, ...]]
+
+
+def store_round(value: str, dtype: str) -> str:
+    """``value`` (in ``dtype``'s compute type) as storing it as ``dtype`` and loading it back
+    gives: float16 rounds to nearest even (overflow to inf), 8/16-bit integers wrap."""
+    template = _STORE_ROUND.get(dtype)
+    return value if template is None else template.format(v=f"({value})")
+
+
+@functools.lru_cache(maxsize=4096)
+def fused_program(inputs: tuple[str, ...], nodes: tuple[FusedNode, ...],
+                  round_root: bool = False) -> tuple[str, str, str]:
+    """The WGSL of an elementwise expression DAG: ``(lets, expr, expr_type)`` for
+    ``elementwise(..., lets=lets)`` or a reduction ``Prologue``.
+
+    ``inputs``: dtype names of the kernel inputs ``x0 .. x{n-1}`` (loaded in their own compute
+    type: pass those as the ``casts``). ``nodes`` in topological order, the last one the root;
+    a node is ``(expr, casts, expr_type, out, operands)``: ``expr`` an op expression of
+    ``elementwise_ops`` over ``x0, x1, ...`` standing for its operands converted to ``casts``,
+    of compute type ``expr_type``; ``out`` the dtype of the node's value; ``operands`` value
+    references (``k < n``: input k, ``k >= n``: node ``k - n``, an earlier one). Every node's
+    value is bound once (``let t{j}``), converted to ``out``'s compute type and rounded/wrapped
+    as storing it as ``out`` would (float16, narrow integers), so the DAG gives exactly the
+    values of running its ops one at a time through memory; the root is rounded only with
+    ``round_root`` (a store rounds it anyway). Cached by the arguments, which hold the
+    structure only (no pointers, strides or scalar values).
+
+    Raises ValueError for a malformed DAG (bad references, arity mismatch).
+    """
+    n = len(inputs)
+    names = [f"x{k}" for k in range(n)]
+    types = [storage_type(d).compute for d in inputs]
+    lines: list[str] = []
+    last = len(nodes) - 1
+    if last < 0:
+        raise ValueError("a fused program needs at least one node")
+    for j, (expr, casts, expr_type, out, operands) in enumerate(nodes):
+        if len(casts) != len(operands):
+            raise ValueError(f"node {j}: {len(casts)} casts for {len(operands)} operands")
+        args = []
+        for i, ref in enumerate(operands):
+            if not 0 <= ref < n + j:
+                raise ValueError(f"node {j}: operand reference {ref} is not an input or an earlier node")
+            value = convert(names[ref], types[ref], casts[i])
+            if value != names[ref]:
+                lines.append(f"    let a{j}_{i} = {value};")
+                value = f"a{j}_{i}"
+            args.append(value)
+
+        def operand(match: re.Match[str], args: list[str] = args, j: int = j) -> str:
+            k = int(match.group(1))
+            if k >= len(args):
+                raise ValueError(f"node {j}: expression uses x{k} but has {len(args)} operands")
+            return args[k]
+
+        body = _OPERAND.sub(operand, expr)
+        compute = storage_type(out).compute
+        value = convert(body, expr_type, compute)
+        if j != last or round_root:
+            value = store_round(value, out)
+        lines.append(f"    let t{j} = {value};")
+        names.append(f"t{j}")
+        types.append(compute)
+    return "\n".join(lines), f"t{last}", types[-1]

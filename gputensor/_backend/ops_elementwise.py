@@ -2,10 +2,15 @@
 
 ``elementwise`` runs one WGSL expression over typed, strided, broadcast (stride 0) operands and
 Python scalars. It merges dimensions that are contiguous for every operand, picks the contiguous
-fast path when it can (vector loads where every operand is 16-byte aligned, a scalar dispatch for
-the tail), and splits the iteration space so that every operand's binding fits one window of the
-adapter (operands larger than the max binding size work). Every dispatch is planned, and every
-pointer validated, before the first is recorded.
+fast path when it can (vector loads where every operand is 16-byte aligned; the tail in the same
+dispatch, or for packed outputs a scalar dispatch), and splits the iteration space so that every
+operand's binding fits one window of the adapter (operands larger than the max binding size
+work). Every dispatch is planned, and every pointer validated, before the first is recorded.
+
+Plans are cached per backend (``_Plan``, keyed by expression, dtypes, casts, strides and shape,
+never by pointers or scalar values): a repeated call binds its pointers' windows, picks the
+vector or scalar variant by their alignment, patches the element offsets and scalar words into
+precomputed parameter words and records. That keeps the host cost of a small op low.
 
 Op expressions live in ``elementwise_ops.py`` (one table shared with the namespace).
 """
@@ -125,11 +130,15 @@ def _check_dtype(backend, dtype: str) -> None:
 
 
 def elementwise(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: Sequence[str],
-                out: ArrayOperand, shape: Sequence[int]) -> None:
+                out: ArrayOperand, shape: Sequence[int], *, lets: str = "") -> None:
     """Record ``out[idx] = expr(x0, x1, ...)`` for every index of ``shape``.
 
     ``expr`` is WGSL over ``x0, x1, ...`` (input k converted to compute type ``casts[k]``) and has
-    compute type ``expr_type``; the result is converted to ``out.dtype``. Array operands carry
+    compute type ``expr_type``; the result is converted to ``out.dtype``. ``lets`` are WGSL
+    statements evaluated before ``expr`` (a fused expression DAG: ``let t0 = exp(x0);
+    let t1 = t0 * x1;`` with ``expr`` ``t1``); the generated kernel is cached by its text, so
+    calls with the same structure share one pipeline whatever the pointers and scalar values.
+    Array operands carry
     strides (elements, any sign, 0 for broadcast) over ``shape``. The output must not overlap an
     input with a different layout (the caller copies first). Raises BackendError (invalid argument)
     for bad pointers/ranges, (unsupported) for dtypes the adapter lacks.
@@ -141,16 +150,19 @@ def elementwise(backend, expr: str, expr_type: str, inputs: Sequence[Operand], c
     try:
         key = (expr, expr_type, tuple(casts), out.dtype, out.strides, tuple(shape),
                tuple([(op.dtype, op.strides if type(op) is ArrayOperand else None)
-                      for op in inputs if type(op) is ArrayOperand or type(op) is ScalarOperand]))
+                      for op in inputs if type(op) is ArrayOperand or type(op) is ScalarOperand]),
+               lets)
         hash(key)
     except (TypeError, AttributeError):
         key = None  # not hashable or not operands: the full path reports what is wrong
-    if key is not None and len(key[6]) != len(inputs):
-        key = None
+    if key is not None and (len(key[6]) != len(inputs) or not all(type(n) is int for n in key[5])):
+        key = None  # (4.0 hashes like 4: such a shape must reach the validation)
     plans = _plans(backend)
     plan = plans.get(key) if key is not None else None
     if plan is None:
-        plan = _plan(backend, expr, expr_type, inputs, casts, out, shape)
+        if not isinstance(lets, str):
+            raise invalid_argument(f"lets must be a string of WGSL statements, not {lets!r}")
+        plan = _plan(backend, expr, expr_type, inputs, casts, out, shape, lets)
         if key is not None and type(out) is ArrayOperand:
             with _PLANS_LOCK:
                 if len(plans) >= _PLAN_CACHE_SIZE:
@@ -217,12 +229,15 @@ class _Launch:
         self.prefix = words[: spec.word_of_scalar(0)] if spec.inputs else words
         self.offset_words = [spec.word_of_offset(slot) for slot in range(n_arrays)]
         self.count = count
-        # invocations: vector mode one per vector; else per store mode (see codegen)
-        self.units_mode = "vector" if vector else store
-        self.lanes = lanes
+        # invocations: vector mode one per vector (direct stores: plus one per tail element,
+        # ``count`` then counts elements); else per store mode (see codegen)
+        self.units_mode = ("vector_tail" if store == "direct" else "vector") if vector else store
+        self.lanes = spec.vector if vector and store == "direct" else lanes
 
     def groups(self, out_first: int) -> int:
-        if self.units_mode == "vector" or self.units_mode == "atomic":
+        if self.units_mode == "vector_tail":
+            units = self.count // self.lanes + self.count % self.lanes
+        elif self.units_mode == "vector" or self.units_mode == "atomic":
             units = self.count
         elif self.units_mode == "word":
             units = (out_first % self.lanes + self.count + self.lanes - 1) // self.lanes
@@ -306,7 +321,7 @@ class _Plan:
 
 
 def _plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: Sequence[str],
-          out: ArrayOperand, shape: Sequence[int]) -> _Plan | None:
+          out: ArrayOperand, shape: Sequence[int], lets: str = "") -> _Plan | None:
     """Validate a call and plan its dispatches (None: nothing to do). Raises as ``elementwise``;
     the pointers are checked by ``_Plan.run``."""
     if not isinstance(out, ArrayOperand):
@@ -355,6 +370,7 @@ def _plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: 
         out=out.dtype,
         ndim=0 if contiguous else len(mshape),
         store=store,
+        lets=lets,
     )
     for feature in spec.features():
         if not backend.supports(feature):
@@ -377,7 +393,9 @@ def _plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: 
             spans.append((off + lo, hi - lo + 1, lo))
         scalar = _Launch(spec, n, sub_shape, mstrides, store, lanes, False)
         vector = tail = None
-        if vspec is not None and n >= width:
+        if vspec is not None and n >= width and store == "direct":  # the tail in the same dispatch
+            vector = _Launch(vspec, n, sub_shape, mstrides, store, lanes, True)
+        elif vspec is not None and n >= width:
             vectors = n // width
             vector = _Launch(vspec, vectors, sub_shape, mstrides, store, lanes, True)
             if vectors * width < n:  # contiguous: the rest continues from each operand's first

@@ -38,6 +38,16 @@ arguments, so a repeated call only checks its two pointers and records its dispa
 
 var/std use the corrected two-pass algorithm inside each chunk (mean, then sums of deviations)
 and Chan et al.'s pairwise update across chunks.
+
+Fused elementwise prologue (``prologue=Prologue(...)``, used by ``gputensor._fusion`` for
+``sum(a * b)``, ``max(abs(x))``): the source is an elementwise expression over several inputs
+instead of an array. The plan treats it as a *virtual* row-major source of ``src_dtype`` (no
+binding, never split for window size), and the loads of the first pass evaluate the expression
+at the virtual index: every array input is bound once (its whole view must fit one binding
+window) and indexed through the joint merged layout of the inputs (one add when every input is
+contiguous like the virtual source, else a division per merged dim), scalars come from the
+parameters. The combine pass is unchanged. Kernels are cached by the expression's text, so
+the same structure with other pointers, strides or scalar values reuses the pipeline.
 """
 
 from __future__ import annotations
@@ -54,12 +64,15 @@ import numpy as np
 
 from .base import ReduceOp
 from .errors import invalid_argument, unsupported
+from .kernels import library_code
+from .ops_elementwise import ArrayOperand, ScalarOperand, merge_dims
 from .wgsl_types import STORAGE_TYPES, StorageType, literal
 
 if TYPE_CHECKING:
     from .webgpu import WebGpuBackend
 
 __all__ = [
+    "Prologue",
     "REDUCTION_OPS",
     "ReductionOp",
     "reduce_contiguous",
@@ -238,8 +251,10 @@ class _Types:
     def shared_bytes(self) -> int:
         return 8 if self.shared in ("f64", "i64", "u64") else 4
 
-    def defines(self, *, in_partial: bool, out_partial: bool) -> dict[str, object]:
-        """Placeholders of the kernel, except the tile and rank ones."""
+    def defines(self, *, in_partial: bool, out_partial: bool,
+                prologue: "_PrologueCode | None" = None) -> dict[str, object]:
+        """Placeholders of the kernel, except the tile and rank ones (``prologue``: the fused
+        source of a first pass)."""
         spec = self.spec
         acc_c = self.acc_compute
         sh = self.shared
@@ -277,7 +292,13 @@ class _Types:
             "FROM_SH": from_sh,
             "LOAD_PARTIAL": "return from_sh(src[i]);" if in_partial else "return to_acc(load_src(i));",
             "STORE_PARTIAL": "dst[i] = to_sh(x);" if out_partial else "",
+            "PROLOGUE": "",
+            "PARAMS_EXT": "",
         }
+        if prologue is not None and not in_partial:
+            d["LOAD_SRC"] = "fused_src(i)"
+            d["PROLOGUE"] = prologue.code
+            d["PARAMS_EXT"] = f"    ext: array<vec4<u32>, {max(1, -(-prologue.n_words // 4))}>,"
         if spec.kernel == "reduce_plain":
             post = spec.pick(spec.post, kind).replace("{ACC}", acc_c)
             d["COMBINE"] = spec.pick(spec.combine, kind)
@@ -291,6 +312,138 @@ class _Types:
             post = spec.pick(spec.post, kind)
             d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
         return d
+
+
+# ---- fused elementwise prologue --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prologue:
+    """An elementwise expression that a reduction evaluates in its loads instead of reading a
+    source array (see the module docstring).
+
+    ``inputs``: ``ArrayOperand`` (pointer of element [0, ..., 0], dtype, strides in elements over
+    the reduction's ``shape``: 0 for broadcast dims, any sign) and ``ScalarOperand``, named
+    ``x0, x1, ...`` in order and loaded in their dtype's compute type; ``lets``: WGSL statements
+    over them; ``expr``: the source element's value in the compute type of the reduction's
+    ``src_dtype``, already rounded or wrapped to ``src_dtype`` as storing it would.
+    """
+
+    inputs: tuple[ArrayOperand | ScalarOperand, ...]
+    lets: str
+    expr: str
+
+    def structure(self) -> tuple[Any, ...]:
+        """What the plan depends on (not the pointers or the scalar values)."""
+        return (self.lets, self.expr, tuple(
+            (op.dtype, op.strides) if type(op) is ArrayOperand else (op.dtype, None) for op in self.inputs
+        ))
+
+
+@dataclass(frozen=True)
+class _PrologueCode:
+    """The WGSL of a prologue and its parameter layout. ``arrays``: per array input its input
+    index, item size and (lowest, highest) element offset reached from element [0, ..., 0];
+    ``static``: the parameter words after the array inputs' first-element words (merged shape and
+    strides); ``scalars``: (input index, dtype) of the scalar inputs, whose words come last."""
+
+    code: str
+    n_words: int
+    arrays: tuple[tuple[int, int, tuple[int, int]], ...]
+    static: tuple[int, ...]
+    scalars: tuple[tuple[int, str], ...]
+
+
+def _scalar_load(st: StorageType, word: int) -> str:
+    if st.itemsize == 8:
+        bits = f"((u64(pro_w({word + 1}u)) << 32u) | u64(pro_w({word}u)))"
+        return bits if st.compute == "u64" else f"bitcast<{st.compute}>({bits})"
+    if st.compute == "bool":
+        return f"(pro_w({word}u) != 0u)"
+    if st.compute == "u32":
+        return f"pro_w({word}u)"
+    return f"bitcast<{st.compute}>(pro_w({word}u))"
+
+
+def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int], src: StorageType,
+                   first_binding: int) -> _PrologueCode:
+    """Validate ``prologue`` for a reduction over ``shape`` and generate its loads (raises
+    BackendError: invalid argument for malformed inputs, unsupported when an input needs a
+    feature the adapter lacks, its view does not fit one binding window or the joint layout has
+    more than MAX_RANK dims; the caller can then materialise the expression instead)."""
+    if not isinstance(prologue, Prologue) or not isinstance(prologue.lets, str) or not isinstance(prologue.expr, str):
+        raise invalid_argument(f"prologue must be a Prologue, not {prologue!r}")
+    ndim = len(shape)
+    arrays: list[tuple[int, ArrayOperand]] = []
+    scalars: list[tuple[int, str]] = []
+    for k, op in enumerate(prologue.inputs):
+        if type(op) is ArrayOperand:
+            _dtype(backend, op.dtype, "prologue input dtype")
+            if len(op.strides) != ndim or not all(type(v) is int for v in op.strides):
+                raise invalid_argument(f"prologue input {k}: strides {op.strides} do not match shape {tuple(shape)}")
+            arrays.append((k, op))
+        elif type(op) is ScalarOperand:
+            _dtype(backend, op.dtype, "prologue scalar dtype")
+            scalars.append((k, op.dtype))
+        else:
+            raise invalid_argument(f"prologue input {k} must be an ArrayOperand or ScalarOperand, not {op!r}")
+    window = backend.max_window_bytes()
+    info = []
+    for k, op in arrays:
+        t = STORAGE_TYPES[op.dtype]
+        lo, hi = _extent([_Dim(n, s, 0) for n, s in zip(shape, op.strides)])
+        if (hi - lo + 1) * t.itemsize > window:
+            raise unsupported(f"prologue input {k} spans more than one binding window")
+        info.append((k, t.itemsize, (lo, hi)))
+    virtual = _row_major(shape)
+    mshape, mstrides = merge_dims(shape, [virtual] + [list(op.strides) for _, op in arrays])
+    if len(mshape) > MAX_RANK:
+        raise unsupported(f"prologue inputs need {len(mshape)} dims after merging (at most {MAX_RANK})")
+    linear = len(mshape) == 1 and all(st[0] == 1 for st in mstrides)
+    n_arr = len(arrays)
+    lines = []
+    bindings = []
+    static: list[int] = []
+    if not linear:
+        rank = len(mshape)
+        shape_word = n_arr
+        static += [int(n) for n in mshape]
+        for st in mstrides[1:]:
+            static += [int(v) & 0xFFFFFFFF for v in st]
+        lines.append("    var rem = i;")
+        for slot in range(n_arr):
+            lines.append(f"    var s{slot} = pro_w({slot}u);")
+        for d in range(rank - 1, -1, -1):
+            if d > 0:
+                lines.append(f"    let c{d} = rem % pro_w({shape_word + d}u);")
+                lines.append(f"    rem = rem / pro_w({shape_word + d}u);")
+            else:
+                lines.append("    let c0 = rem;")
+            for slot in range(n_arr):
+                lines.append(f"    s{slot} += c{d} * pro_w({shape_word + rank * (1 + slot) + d}u);")
+    for slot, (k, op) in enumerate(arrays):
+        t = STORAGE_TYPES[op.dtype]
+        bindings.append(f"@group(0) @binding({first_binding + slot}) var<storage, read_write> leaf{slot}: array<{t.array}>;")
+        index = f"pro_w({slot}u) + i" if linear else f"s{slot}"
+        lines.append(f"    let x{k} = {t.load_expr(f'leaf{slot}', index)};")
+    word = n_arr + len(static)
+    for k, dtype in scalars:
+        t = STORAGE_TYPES[dtype]
+        lines.append(f"    let x{k} = {_scalar_load(t, word)};")
+        word += 2 if t.itemsize == 8 else 1
+    if prologue.lets:
+        lines.append(prologue.lets)
+    lines.append(f"    return {prologue.expr};")
+    functions = (
+        "fn pro_w(i: u32) -> u32 {\n    return params.ext[i >> 2u][i & 3u];\n}\n\n"
+        f"fn fused_src(i: u32) -> {src.compute} {{\n" + "\n".join(lines) + "\n}"
+    )
+    code = "\n".join(bindings) + "\n\n" + library_code(functions) + "\n\n" + functions
+    return _PrologueCode(code, word, tuple(info), tuple(static), tuple(scalars))
+
+
+#: First binding of a prologue's inputs, after the kernel's own (src, dst, state arrays).
+_PROLOGUE_BINDING = {"reduce_plain": 3, "reduce_arg": 4, "reduce_var": 5}
 
 
 # ---- per-context scratch ---------------------------------------------------------------------
@@ -507,6 +660,7 @@ class _Step:
     params: tuple[int, ...]
     regions: tuple[tuple[Any, ...], ...]
     groups: int
+    prologue: bool = False  # a first pass of a fused source: the prologue's inputs follow
 
 
 @dataclass
@@ -520,6 +674,7 @@ class _Plan:
     src_span: tuple[int, int] | None
     dst_span: tuple[int, int] | None
     steps: list[_Step]
+    prologue: _PrologueCode | None = None
 
     def check(self, backend: "WebGpuBackend", ptr: int, itemsize: int, span: tuple[int, int] | None,
               what: str) -> None:
@@ -532,10 +687,25 @@ class _Plan:
                 f"{alloc.nbytes}-byte allocation"
             )
 
-    def run(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int) -> None:
-        """Check the pointers, then record the steps."""
-        self.check(backend, src_ptr, self.src_itemsize, self.src_span, "source")
+    def run(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int,
+            prologue: Prologue | None = None) -> None:
+        """Check the pointers, then record the steps (``prologue``: the fused source's operands,
+        for a plan made with one)."""
+        pro = self.prologue
+        if pro is None:
+            self.check(backend, src_ptr, self.src_itemsize, self.src_span, "source")
         self.check(backend, dst_ptr, self.dst_itemsize, self.dst_span, "destination")
+        leaf_regions: list[Any] = []
+        ext: list[int] = []
+        if pro is not None:
+            assert prologue is not None
+            for k, size, (lo, hi) in pro.arrays:  # every input view bound once, whole
+                w = backend.window(prologue.inputs[k].ptr + lo * size, (hi - lo + 1) * size, size)
+                leaf_regions.append(w.binding)
+                ext.append(w.first - lo)
+            ext += pro.static
+            for k, dtype in pro.scalars:
+                ext += _scalar_words(prologue.inputs[k].value, dtype)
         if not self.steps:
             return
         ctx = backend.context
@@ -547,7 +717,10 @@ class _Plan:
                 params = list(step.params)
                 regions = []
                 for r in step.regions:
-                    if r[0] == "src":
+                    if r[0] == "src" and pro is not None:  # virtual source: index, no binding
+                        regions.append(dummy)
+                        params[5] = r[1]
+                    elif r[0] == "src":
                         w = backend.window(src_ptr + r[1] * ssz, r[2] * ssz, ssz)
                         regions.append(w.binding)
                         params[5] = w.first
@@ -559,7 +732,17 @@ class _Plan:
                         regions.append(scratch.get(r[1], r[2]))
                     else:
                         regions.append(dummy)
+                if step.prologue:
+                    regions += leaf_regions
+                    params += ext
                 ctx.dispatch(step.kernel, params, regions, ctx.fold_grid(step.groups), step.defines)
+
+
+def _scalar_words(value: object, dtype: str) -> list[int]:
+    """The parameter words of a prologue scalar (as the elementwise kernels pass them)."""
+    from .elementwise import scalar_words
+
+    return scalar_words(value, dtype)
 
 
 @dataclass
@@ -571,6 +754,7 @@ class _Planner:
     ddof: float
     window: int  # usable bytes of one binding
     steps: list[_Step] = field(default_factory=list)
+    prologue: _PrologueCode | None = None  # fused source: virtual, never split for its window
 
     @property
     def src_size(self) -> int:
@@ -593,7 +777,7 @@ class _Planner:
             rest = (dhi - dlo) - (view.kept[i].n - 1) * abs(view.kept[i].t)
             self._split_kept(view, i, self._fit(view.kept[i].n, abs(view.kept[i].t), rest, self.window // self.dst_size))
             return
-        src_limit = self.window // self.src_size
+        src_limit = MAX_COUNT if self.prologue is not None else self.window // self.src_size
         kept_span = _extent(view.kept)[1]
         red_span = _extent(view.red)[1]
         if view.nred == 0:
@@ -707,16 +891,19 @@ class _Planner:
         ]
         params += dims([d.n for d in kept]) + dims([d.s for d in kept]) + dims([d.t for d in kept])
         params += dims([d.n for d in red]) + dims([d.s for d in red]) + dims([d.t for d in red])
-        defines = dict(types.defines(in_partial=in_partial, out_partial=out_partial))
+        fused = self.prologue is not None and not in_partial
+        defines = dict(types.defines(in_partial=in_partial, out_partial=out_partial,
+                                     prologue=self.prologue if fused else None))
         defines.update(TX=tx, TY=ty, KEEP_RANK1="true" if len(kept) == 1 else "false",
                        RED_RANK1="true" if len(red) == 1 else "false")
-        self.steps.append(_Step(kernel, defines, tuple(params), tuple(regions), ktiles * nchunks))
+        self.steps.append(_Step(kernel, defines, tuple(params), tuple(regions), ktiles * nchunks, fused))
 
 
 def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int], strides: Sequence[int],
           reduce_axes: Any, dst_dtype: Any, acc_dtype: Any, dst_strides: Sequence[int] | None,
-          ddof: Any) -> _Plan:
-    """Validate the arguments (not the pointers) and plan the reduction."""
+          ddof: Any, prologue: Prologue | None = None) -> _Plan:
+    """Validate the arguments (not the pointers) and plan the reduction (with ``prologue``, over
+    its virtual row-major source: ``strides`` are ignored)."""
     name = op.value if isinstance(op, ReduceOp) else op
     spec = REDUCTION_OPS.get(name) if isinstance(name, str) else None
     if spec is None:
@@ -741,9 +928,15 @@ def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int
         raise invalid_argument(f"ddof must be finite, not {ddof}")
 
     shape = _ints(shape, "shape")
-    strides = _ints(strides, "strides")
     if any(n < 0 for n in shape):
         raise invalid_argument(f"shape {shape} has a negative size")
+    pro_code = None
+    if prologue is not None:
+        strides = tuple(_row_major(shape))
+        if math.prod(shape) > MAX_COUNT:
+            raise unsupported(f"a fused source of more than {MAX_COUNT} elements is not supported")
+        pro_code = _prologue_code(backend, prologue, shape, src_t, _PROLOGUE_BINDING[spec.kernel])
+    strides = _ints(strides, "strides")
     if len(strides) != len(shape):
         raise invalid_argument(f"{len(strides)} strides for a {len(shape)}-d shape")
     ndim = len(shape)
@@ -779,7 +972,8 @@ def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int
         lo, hi = _extent([_Dim(n, s, 0) for n, s in zip(shp, std)])
         return lo * itemsize, (hi + 1) * itemsize
 
-    planner = _Planner(_Types(spec, src_t, dst_t, acc_t), nred, ddof, backend.max_window_bytes() - 8)
+    planner = _Planner(_Types(spec, src_t, dst_t, acc_t), nred, ddof, backend.max_window_bytes() - 8,
+                       prologue=pro_code)
     if nkeep:
         track_index = spec.kernel == "reduce_arg"
         red_index = _row_major([shape[a] for a in red_axes])
@@ -795,7 +989,7 @@ def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int
             )
         planner.solve(_View(src_base + red_base, dst_base, idx_base, kept, red))
     return _Plan(src_t.itemsize, dst_t.itemsize, span(shape, strides, src_t.itemsize),
-                 span(kept_shape, dst_strides, dst_t.itemsize), planner.steps)
+                 span(kept_shape, dst_strides, dst_t.itemsize), planner.steps, pro_code)
 
 
 def reduce_strided(
@@ -812,6 +1006,7 @@ def reduce_strided(
     acc_dtype: Any = None,
     dst_strides: Sequence[int] | None = None,
     ddof: float = 0,
+    prologue: Prologue | None = None,
 ) -> None:
     """Reduce a strided view over ``reduce_axes`` and write the kept dims at ``dst_ptr``.
 
@@ -825,6 +1020,13 @@ def reduce_strided(
     std, src for max/min/argmax/argmin, bool for all/any); float16 accumulates in f32, integers
     wrap at the accumulation dtype's width. Over zero elements: sum 0, prod 1, all True,
     any False, mean/var/std NaN; max, min, argmax and argmin raise.
+
+    With ``prologue`` (a :class:`Prologue`) the source is the elementwise expression it
+    describes, evaluated inside the reduction's loads: ``src_ptr`` and ``strides`` are ignored,
+    ``src_dtype`` is the expression's dtype (the reduction sees exactly the values that storing
+    the expression as ``src_dtype`` and reducing that array would). Every array input's view
+    must fit one binding window (else BackendError unsupported, before anything is recorded:
+    materialise the expression and reduce the array instead).
 
     Plans are cached per context by the (hashable, plain-int) arguments, so a repeated call
     only checks its pointers and records its dispatches.
@@ -845,14 +1047,21 @@ def reduce_strided(
         shape, strides, reduce_axes, dst_strides = key[4], key[5], key[6], key[7]
         if not _plain_key(key):  # e.g. True for 1 or 2.0 for 2: equal keys, different meaning
             key = None
+    if key is not None and prologue is not None:
+        try:
+            key = key + (prologue.structure(),)
+            hash(key)
+        except (TypeError, AttributeError):
+            key = None
     plan = plans.get(key) if key is not None else None
     if plan is None:
-        plan = _plan(backend, op, src_dtype, shape, strides, reduce_axes, dst_dtype, acc_dtype, dst_strides, ddof)
+        plan = _plan(backend, op, src_dtype, shape, strides, reduce_axes, dst_dtype, acc_dtype, dst_strides, ddof,
+                     prologue)
         if key is not None:
             if len(plans) >= _PLAN_CACHE_SIZE:
                 plans.pop(next(iter(plans)))
             plans[key] = plan
-    plan.run(backend, src_ptr, dst_ptr)
+    plan.run(backend, src_ptr, dst_ptr, prologue)
 
 
 #: Plans kept per backend.

@@ -52,11 +52,18 @@ struct Params {
     red_n: array<vec4<u32>, 2>,    // reduced dims, outermost first: sizes,
     red_s: array<vec4<u32>, 2>,    // source strides,
     red_i: array<vec4<u32>, 2>,    // strides of the reduced linear index (arg ops)
+{{PARAMS_EXT}}
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> src: array<{{SRC_ARRAY}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{{DST_ARRAY}}>;
+
+// Fused elementwise prologue (ops_reduce.Prologue; empty otherwise): the source is virtual (row-
+// major over the reduction's shape, its binding a dummy) and `load_src(i)` is `fused_src(i)`,
+// which loads the expression's inputs from their own bindings (after the kernel's) and
+// evaluates it. Its parameters follow the fixed ones (`params.ext`).
+{{PROLOGUE}}
 
 // (source offset, destination offset) of output k (row-major over the kept dims).
 fn keep_offsets(k: u32) -> vec2<u32> {
