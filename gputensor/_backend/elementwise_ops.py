@@ -5,7 +5,7 @@ Each row maps a compute-type family to an expression over ``x0, x1, x2`` with ``
 the WGSL compute type (``f32``, ``f64``, ``i32``, ``u32``, ``i64``, ``u64``, ``bool``) and
 ``{INF}`` / ``{NAN}`` for that float type's infinity and NaN. Families: ``f`` (f32/f64), ``i``
 (i32/i64), ``u`` (u32/u64), ``b`` (bool). An expression may call helpers from
-``_wgsl/elementwise.wgsl``'s include ``ewise_helpers`` / ``f64math`` (see ``HELPERS``).
+``_wgsl/elementwise.wgsl``'s include ``ewise_helpers`` / ``f64math`` / ``f32math`` (see ``HELPERS``).
 
 Semantics follow NumPy where WGSL differs: NaN propagates through max/min (NaN tests use
 ``ew_isnan_*``: naga compiles float ``!=`` as an ordered comparison, so ``x != x`` is false for NaN); integer division and
@@ -27,6 +27,9 @@ def family(compute: str) -> str:
 
 # name -> {family: expression}. Transcendentals of f64 route to software routines ``*_f64``
 # (WGSL/SPIR-V GLSL.std.450 only defines them for 16/32-bit floats).
+# Rows written ``NAME_{T}(x0)`` use the accurate libraries for both types: f32math's ``*_f32``
+# (about 1 ulp over the whole domain; the f32 builtins are far less accurate on some drivers)
+# and f64math's ``*_f64``.
 _TRANSCENDENTAL = ("exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
                    "asinh", "acosh", "atanh", "exp2", "log2")
 
@@ -42,15 +45,15 @@ OPS: dict[str, dict[str, str]] = {
     "exp": {"f": "exp(x0)"},
     "exp2": {"f": "exp2(x0)"},
     "expm1": {"f": "ew_expm1_{T}(x0)"},
-    "log": {"f": "log(x0)"},
-    "log2": {"f": "log2(x0)"},
-    "log10": {"f": "(ew_log_{T}(x0) * {T}(0.43429448190325182765))"},
+    "log": {"f": "log_{T}(x0)"},
+    "log2": {"f": "log2_{T}(x0)"},
+    "log10": {"f": "ew_log10_{T}(x0)"},
     "log1p": {"f": "ew_log1p_{T}(x0)"},
-    "sin": {"f": "sin(x0)"},
-    "cos": {"f": "cos(x0)"},
-    "tan": {"f": "tan(x0)"},
-    "asin": {"f": "asin(x0)"},
-    "acos": {"f": "acos(x0)"},
+    "sin": {"f": "sin_{T}(x0)"},
+    "cos": {"f": "cos_{T}(x0)"},
+    "tan": {"f": "tan_{T}(x0)"},
+    "asin": {"f": "asin_{T}(x0)"},
+    "acos": {"f": "acos_{T}(x0)"},
     "atan": {"f": "ew_atan_{T}(x0)"},
     "sinh": {"f": "ew_sinh_{T}(x0)"},
     "cosh": {"f": "ew_cosh_{T}(x0)"},
