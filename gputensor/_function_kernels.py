@@ -2,9 +2,9 @@
 
 The namespace modules (_statistical_functions, _linear_algebra_functions, _searching_functions,
 _indexing_functions, _utility_functions) call these helpers, which call the backend only through
-``_dispatch``'s forwards (``reduce_strided``, ``gemm_strided_batched``, ``matmul_int``) -- except the scan, whose
-backend module (``_backend/ops_scan.py``) has no ``_dispatch`` forward yet (imported lazily
-here; the lead may move ``scan_rows`` into ``_dispatch``). Backend errors of kind unsupported
+``_dispatch``'s forwards (``reduce_strided``, ``gemm_strided_batched``, ``matmul_int``) -- except the scan
+(``_backend/ops_scan.py``) and the general-stride gemm (``ops_gemm.gemm_strided``), which have no
+``_dispatch`` forward yet (imported lazily here; the lead may add forwards). Backend errors of kind unsupported
 become ``TypeError`` naming the missing feature.
 """
 
@@ -27,9 +27,10 @@ __all__ = [
     "supports_dtype",
     "reduce",
     "gemm_batched",
+    "gemm_strided_views",
     "int_accumulator",
     "matmul_int_batched",
-    "scan_rows",
+    "scan_axis",
     "upload",
 ]
 
@@ -70,6 +71,10 @@ def reduce(op: str, x: GpuArray, axes: Sequence[int], out_dtype: DType, acc_dtyp
     out = GpuArray._empty(out_shape, out_dtype)
     if out.size == 0:
         return out
+    # issue 5 (elementwise fusion): a lazy x (an elementwise expression) is evaluated inside the
+    # reduction's loads instead of being materialised; False when a lazy x can't fuse
+    if _dispatch.reduce_fused(op, x, axes, out, acc_dtype=acc_dtype, ddof=ddof):
+        return out
     with _backend_errors():
         _dispatch.reduce_strided(
             op, x._ptr, x.dtype.name, tuple(x.shape), tuple(x._strides), axes,
@@ -100,8 +105,13 @@ def gemm_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
     """``out[..., :, :] = a[..., :, :] @ b[..., :, :]`` for float operands of out's dtype whose
     batch dims are already broadcast to out's (strides may be 0). ``out`` must be contiguous.
 
-    Operands whose matrix strides fit no gemm layout, or have negative strides, must be copied by
-    the caller (``gemm_layout_ok``)."""
+    No operand is copied: when both fit a BLAS layout (``gemm_layout_ok``) the product runs on
+    ``gemm_strided_batched`` as the swapped column-major product; any other layout (negative
+    steps, steps in both matrix dims, 0-stride matrix dims) runs on the general-stride gemm
+    (:func:`gemm_strided_views`)."""
+    if not (gemm_layout_ok(a) and gemm_layout_ok(b)):
+        gemm_strided_views(a, b, out)
+        return
     m, k = a.shape[-2:]
     n = b.shape[-1]
     batch_shape = out.shape[:-2]
@@ -131,6 +141,40 @@ def gemm_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
                 b._ptr + off_b * itemsize, ldb, sb,
                 a._ptr + off_a * itemsize, lda, sa,
                 0.0, out._ptr + off_c * itemsize, max(1, n), sc, inner, dtype=dtype,
+            )
+
+
+def gemm_strided_views(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
+    """``out[..., :, :] = a[..., :, :] @ b[..., :, :]`` on the backend's general-stride gemm
+    (``ops_gemm.gemm_strided``): float operands of out's dtype with any strides (negative, 0,
+    steps in both matrix dims), batch dims already broadcast to ``out``'s, read in place.
+
+    Batch dims are merged where every operand allows it; the innermost merged batch dim is one
+    ``gemm_strided`` call (its batch), outer ones are looped over here."""
+    from ._backend import ops_gemm  # no _dispatch forward yet (the lead may add one)
+
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    batch_shape = out.shape[:-2]
+    if not batch_shape:
+        bshape, bstrides = (1,), [(0,), (0,), (0,)]
+    else:
+        bshape, bstrides = merge_dims(batch_shape, a._strides[:-2], b._strides[:-2], out._strides[:-2])
+    *outer, inner = bshape
+    sa, sb, sc = (st[-1] for st in bstrides)
+    itemsize = out.dtype.itemsize
+    backend = _dispatch.backend()
+    with _backend_errors():
+        for idx in np.ndindex(*outer) if outer else [()]:
+            off_a = sum(i * st for i, st in zip(idx, bstrides[0]))
+            off_b = sum(i * st for i, st in zip(idx, bstrides[1]))
+            off_c = sum(i * st for i, st in zip(idx, bstrides[2]))
+            ops_gemm.gemm_strided(
+                backend, m, n, k, 1.0,
+                a._ptr + off_a * itemsize, a._strides[-2:],
+                b._ptr + off_b * itemsize, b._strides[-2:],
+                0.0, out._ptr + off_c * itemsize, out._strides[-2:],
+                inner, (sa, sb, sc), dtype=out.dtype.name,
             )
 
 
@@ -184,14 +228,18 @@ def gemm_layout_ok(x: GpuArray) -> bool:
     return _gemm_layout(r, c, x._strides[-2], x._strides[-1]) is not None
 
 
-def scan_rows(op: str, buf: GpuArray) -> None:
-    """In-place inclusive scan ('sum' / 'prod') along the last axis of the contiguous ``buf``."""
-    n = buf.shape[-1] if buf.ndim else 1
-    rows = buf.size // n if n else 0
-    from ._backend import ops_scan
+def scan_axis(op: str, x: GpuArray, axis: int, dst: GpuArray, acc_dtype: DType) -> None:
+    """``dst = inclusive scan ('sum' / 'prod') of x along axis`` on the backend's strided scan
+    (``ops_scan.scan_strided``): ``x`` is read in place through its strides (any view), ``dst`` (a
+    view of x's shape, e.g. of a new contiguous array) written once, accumulating in
+    ``acc_dtype``. No copy of ``x`` is made."""
+    from ._backend import ops_scan  # no _dispatch forward yet (the lead may add one)
 
     with _backend_errors():
-        ops_scan.scan(_dispatch.backend(), op, buf._ptr, buf.dtype.name, rows, n, n)
+        ops_scan.scan_strided(
+            _dispatch.backend(), op, x._ptr, x.dtype.name, tuple(x.shape), tuple(x._strides), axis,
+            dst._ptr, dst.dtype.name, tuple(dst._strides), acc_dtype=acc_dtype.name,
+        )
 
 
 def scan_dtype(dtype: DType) -> DType:

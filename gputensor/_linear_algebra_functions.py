@@ -1,11 +1,15 @@
 """Array API linear algebra functions: matmul, tensordot, vecdot, matrix_transpose.
 
-``matmul`` of floating operands runs on the backend's gemm (``ops_gemm.gemm_strided_batched``):
-row-major arrays are passed as the column-major transposes, i.e. ``C^T = B^T A^T``, so no operand
-is copied when its last two dims are row- or column-contiguous (transposed views such as
-``x.mT`` included); other layouts, negative strides and mixed dtypes are copied once into a
-contiguous array of the result dtype. Batch dims broadcast (stride 0 operands are reused, never
-materialised); batch dims that merge to one stride are one batched gemm call.
+``matmul`` of floating operands runs on the backend's gemm and never copies an operand for its
+layout: when the last two dims are row- or column-contiguous (transposed views such as ``x.mT``
+included) the product is ``ops_gemm.gemm_strided_batched`` on the column-major transposes, i.e.
+``C^T = B^T A^T``; any other view (negative steps such as ``a[::-1]``, steps in both matrix dims
+such as ``a[::2, ::3]``, 0-stride broadcast dims, negative batch strides) runs on the
+general-stride gemm ``ops_gemm.gemm_strided``, which reads the operand in place through its
+strides. The one copy left is dtype promotion: operands of mixed float dtypes (``float32 @
+float64``) are converted to the result dtype with an astype copy first. Batch dims broadcast
+(stride 0 operands are reused, never materialised); batch dims that merge to one stride are one
+batched gemm call.
 Integer matmul runs on the backend's tiled integer matmul kernel (``ops_matmul_int``): operands of
 any integer dtypes and any strides (transposed, negative-step and broadcast views included) are
 read in place, converted on load, and accumulated with wrap-around in the result dtype (8/16-bit
@@ -70,9 +74,11 @@ def _matmul_nd(a: GpuArray, b: GpuArray, dtype: DType) -> GpuArray:
     if k == 0:
         _dispatch.fill(out, 0)
         return out
-    if a.dtype != dtype or not kernels.gemm_layout_ok(a):
+    # dtype promotion (float32 @ float64 -> float64): the astype conversion is the only copy;
+    # layouts are never copied (gemm_batched reads any strides in place)
+    if a.dtype != dtype:
         a = _copy_contiguous(a, dtype)
-    if b.dtype != dtype or not kernels.gemm_layout_ok(b):
+    if b.dtype != dtype:
         b = _copy_contiguous(b, dtype)
     a = broadcast_to(a, batch + (m, k))
     b = broadcast_to(b, batch + (k, n))

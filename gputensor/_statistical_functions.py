@@ -3,8 +3,9 @@ cumulative_prod.
 
 Reductions run on the backend's strided reduction (``ops_reduce.reduce_strided`` through
 ``_function_kernels.reduce``): any axes, any strides, no copy of the input. Scans run on the
-backend's parallel scan (``ops_scan``) after one strided copy that moves the scanned axis last
-(and casts to the accumulation dtype).
+backend's strided parallel scan (``ops_scan.scan_strided``): the input is read in place through
+its strides along any axis (views of any layout included), converted to the accumulation dtype on
+load, and every element of the new contiguous result is written once; nothing is copied.
 
 Dtypes (the spec's rules, as array-api-strict): ``sum``/``prod``/``cumulative_*`` of a signed
 integer give the default integer dtype (int64), of an unsigned integer the unsigned integer of
@@ -26,7 +27,7 @@ from . import _dispatch
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
 from ._dtypes import DTYPE_CATEGORIES, DType, float16, float32
-from ._manipulation_functions import _check_array, _copy_contiguous, _view, moveaxis, reshape
+from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, normalize_axes, normalize_axis, size_of
 
 __all__ = [
@@ -190,35 +191,30 @@ def _cumulative(op: str, x: GpuArray, axis: int | None, dtype: DType | None, inc
         axis = 0
     ax = normalize_axis(axis, x.ndim)
     out_dtype = _sum_dtype(x.dtype, dtype)
-    work_dtype = kernels.scan_dtype(out_dtype)
-    moved = moveaxis(x, ax, -1)
-    n = moved.shape[-1] + (1 if include_initial else 0)
-    work_shape = moved.shape[:-1] + (n,)
-    work = GpuArray._empty(work_shape, work_dtype)
-    if work.size == 0:
-        result = work if work_dtype == out_dtype else GpuArray._empty(work_shape, out_dtype)
-        return moveaxis(result, -1, ax)
-    strides = work._strides
+    out_shape = x.shape[:ax] + (x.shape[ax] + int(include_initial),) + x.shape[ax + 1:]
+    out = GpuArray._empty(out_shape, out_dtype, zero=False)  # every element is written below
+    if out.size == 0:
+        return out
+    strides = out._strides
+    dst = out
     if include_initial:
-        first = _view(work, work_shape[:-1] + (1,), strides)
+        first = _view(out, out_shape[:ax] + (1,) + out_shape[ax + 1:], strides)
         _dispatch.fill(first, 0 if op == "sum" else 1)
-        rest = _view(work, moved.shape, strides, 1)
-    else:
-        rest = work
-    if moved.size:
-        _dispatch.copy_into(rest, moved)
-    kernels.scan_rows(op, work)
-    result = work if work_dtype == out_dtype else _copy_contiguous(work, out_dtype)
-    result = moveaxis(result, -1, ax)
-    if ax != result.ndim - 1:
-        result = _copy_contiguous(result)
-    return result
+        dst = _view(out, x.shape, strides, strides[ax])
+    if x.size:
+        kernels.scan_axis(op, x, ax, dst, kernels.scan_dtype(out_dtype))
+    return out
 
 
 def cumulative_sum(x: GpuArray, /, *, axis: int | None = None, dtype: DType | None = None,
                    include_initial: bool = False) -> GpuArray:
     """Inclusive cumulative sum along ``axis`` (optional for 0-d/1-d input) on a parallel GPU scan;
     ``include_initial`` prepends a 0. Dtypes as :func:`sum` (float16 accumulates in float32).
+    ``x`` (any view: transposed, negative-step, broadcast) is read in place through its strides
+    and converted to the accumulation dtype as it is loaded -- the same as casting it to ``dtype``
+    first, except that a wider float input summed with ``dtype=float16`` is not rounded to float16
+    element by element before accumulating. The result is a new C-contiguous array; nothing else
+    is allocated (rows longer than one scan unit add a small array of block totals).
     ``TypeError`` for non-numeric dtypes, ``ValueError`` for a missing axis on N-d input."""
     return _cumulative("sum", x, axis, dtype, include_initial)
 

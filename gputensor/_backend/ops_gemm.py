@@ -15,6 +15,14 @@ tile configuration is chosen per adapter and problem size (``gemm_tiles``).
 A storage binding holds at most ``backend.max_window_bytes()``. When an operand's touched span
 is larger, ``plan_blocks`` splits the problem into blocks of batch, m, n and k such that every
 operand block fits one binding; k blocks after the first accumulate with beta = 1.
+
+``gemm_strided`` takes operands with arbitrary (row, column, batch) element strides of any sign
+(0 included for A and B): the layouts of NumPy views such as ``a[::-1, ::2]``. When every operand
+fits a column-major / transposed BLAS layout it runs the kernel above unchanged; otherwise it runs
+``_wgsl/gemm_strided.wgsl``, the same tiled core (``gemm_core.wgsl``) with each operand addressed
+through its two strides and a fetch order along its smaller stride. Its planner measures each
+operand's touched span from the lowest to the highest offset it reaches (``strided_span``), so
+negative strides split and bind exactly like positive ones.
 """
 
 from __future__ import annotations
@@ -30,6 +38,9 @@ from .errors import invalid_argument
 
 #: Kernel name of the GEMM template.
 KERNEL = "gemm"
+
+#: Kernel name of the general-stride GEMM template (``gemm_strided.wgsl``).
+KERNEL_STRIDED = "gemm_strided"
 
 #: Largest batch handled by one dispatch (the grid's z dimension).
 MAX_GRID_Z = 65535
@@ -385,6 +396,229 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
         ctx.dispatch(KERNEL, params, bindings, grid, defines)
 
 
+# ---- general strides ---------------------------------------------------------------------------
+def _check_strides(name: str, strides: Any, count: int) -> tuple[int, ...]:
+    """``strides`` as a tuple of ``count`` ints (any sign); BackendError (invalid argument)
+    otherwise."""
+    if isinstance(strides, (str, bytes)) or not isinstance(strides, Sequence) or len(strides) != count:
+        raise invalid_argument(f"{name} must be {count} integer element strides, not {strides!r}")
+    out = []
+    for s in strides:
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
+            raise invalid_argument(f"{name} must hold integers, not {strides!r}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def strided_span(dims: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """``(lowest, highest)`` element offset, relative to element [0, ...], that an operand with
+    dimensions ``dims`` = [(size, stride), ...] (sizes >= 1, strides of any sign) touches."""
+    lo = sum(s * (n - 1) for n, s in dims if s < 0)
+    hi = sum(s * (n - 1) for n, s in dims if s > 0)
+    return lo, hi
+
+
+def strided_extent(terms: Sequence[tuple[str, int]]) -> Extent:
+    """The element extent (for ``plan_blocks``) of an operand whose block dimension ``dim`` has
+    element stride ``stride`` (any sign) for each ``(dim, stride)`` of ``terms``: the span from its
+    lowest to its highest touched offset is ``1 + sum((block - 1) * |stride|)``."""
+    ordered = sorted(((dim, abs(s)) for dim, s in terms), key=lambda t: -t[1])
+    return Extent(1, tuple(ordered))
+
+
+def check_distinct(name: str, dims: Sequence[tuple[int, int]]) -> None:
+    """BackendError (invalid argument) unless the elements of an operand with dimensions
+    ``dims`` = [(size, stride), ...] are pairwise distinct: sorted by |stride|, every stride must
+    step over everything the smaller ones reach (a sufficient condition: exotic layouts whose
+    dimensions interleave without colliding are refused too; every view of a contiguous array
+    passes)."""
+    reach = 0
+    for n, s in sorted(((n, abs(s)) for n, s in dims if n > 1), key=lambda d: d[1]):
+        if s <= reach:
+            raise invalid_argument(f"{name}'s strides make two of its elements share memory")
+        reach += s * (n - 1)
+
+
+def blas_layout(rows: int, cols: int, row_stride: int, col_stride: int) -> tuple[bool, int] | None:
+    """How a rows x cols operand with these element strides reads as a BLAS operand: ``(False,
+    ld)`` for column-major (``X[i + j*ld]``), ``(True, ld)`` for the transpose of a column-major
+    cols x rows matrix (``X[j + i*ld]``), None when neither describes it (negative or zero
+    strides, strides in both dimensions, ld too small). Strides of size-1 dimensions are free."""
+    if rows <= 1 or row_stride == 1:
+        ld = col_stride if cols > 1 else max(1, rows)
+        if ld >= max(1, rows):
+            return False, ld
+    if cols <= 1 or col_stride == 1:
+        ld = row_stride if rows > 1 else max(1, cols)
+        if ld >= max(1, cols):
+            return True, ld
+    return None
+
+
+def plan_strided_blocks(m: int, n: int, k: int, batch: int, a_strides: Sequence[int],
+                        b_strides: Sequence[int], c_strides: Sequence[int], limit: int,
+                        reads_ab: bool = True) -> dict[str, int]:
+    """Block sizes {'batch', 'm', 'n', 'k'} (sizes >= 1) such that every operand block of a
+    general-stride GEMM spans at most ``limit`` elements from its lowest to its highest touched
+    offset. Strides are (batch, row, column) in elements, any sign; A is m x k, B k x n, C m x n.
+    With ``reads_ab`` False only C is planned. ValueError when even blocks of 1 do not fit."""
+    extents = [strided_extent([("batch", c_strides[0]), ("m", c_strides[1]), ("n", c_strides[2])])]
+    if reads_ab:
+        extents += [
+            strided_extent([("batch", a_strides[0]), ("m", a_strides[1]), ("k", a_strides[2])]),
+            strided_extent([("batch", b_strides[0]), ("k", b_strides[1]), ("n", b_strides[2])]),
+        ]
+    return plan_blocks({"batch": batch, "m": m, "n": n, "k": k}, extents, limit,
+                       caps={"batch": MAX_GRID_Z})
+
+
+def _strided_window(backend: Any, ptr: int, itemsize: int, origin: int,
+                    dims: Sequence[tuple[int, int]]) -> tuple[Any, int]:
+    """(binding, first) of the block whose element [0, 0, 0] is ``origin`` elements from ``ptr``
+    and whose dimensions are ``dims``: the window covers exactly the touched offsets; ``first`` is
+    the element index of the block's element [0, 0, 0] in it."""
+    lo, hi = strided_span(dims)
+    win = backend.window(ptr + (origin + lo) * itemsize, (hi - lo + 1) * itemsize, itemsize)
+    return win.binding, win.first - lo
+
+
+def _check_strided_pointer(backend: Any, name: str, ptr: Any, itemsize: int,
+                           dims: Sequence[tuple[int, int]]) -> None:
+    """Every element of the operand lies in one live allocation, aligned to the item size."""
+    if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
+        raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
+    lo, hi = strided_span(dims)
+    _, offset = backend.resolve(int(ptr) + lo * itemsize, (hi - lo + 1) * itemsize)
+    if offset % itemsize:
+        raise invalid_argument(f"{name} (offset {offset}) is not aligned to the item size {itemsize}")
+
+
+def _u32(value: int) -> int:
+    """The two's-complement u32 bits of a signed element stride."""
+    return value & 0xFFFFFFFF
+
+
+def gemm_strided(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
+                 a_strides: Sequence[int], b: int, b_strides: Sequence[int], beta: float, c: int,
+                 c_strides: Sequence[int], batch: int = 1,
+                 batch_strides: Sequence[int] = (0, 0, 0), *, dtype: str = "float32") -> None:
+    """``C_q = alpha * A_q @ B_q + beta * C_q`` for q < batch on operands with arbitrary strides.
+
+    ``a``, ``b``, ``c`` point at element [0, 0] of batch 0; element (i, j) of X_q lies
+    ``q*bx + i*rx + j*cx`` elements from it, where ``x_strides = (rx, cx)`` (row, column) and
+    ``batch_strides = (ba, bb, bc)``: any sign, 0 included for A and B (broadcast), so NumPy
+    views (negative steps, steps in both matrix dimensions, transposes) are read in place. A is
+    m x k, B k x n, C m x n, all row-indexed as NumPy's ``A[i, p]``. ``beta == 0`` never reads C;
+    ``k == 0`` or ``alpha == 0`` never reads A or B; ``m``, ``n`` or ``batch`` of 0 do nothing
+    (after validation).
+
+    The problem is first oriented so that C's smaller stride is its row stride (computing
+    ``C^T = B^T A^T`` otherwise), which makes the kernel's stores consecutive. If every operand
+    then fits a BLAS layout (``blas_layout``, non-negative batch strides), this is exactly
+    ``gemm_strided_batched`` (same kernel, same dispatches); otherwise the general-stride kernel
+    runs, split into blocks whose windows fit one binding (``plan_strided_blocks``).
+
+    Raises BackendError: invalid argument for negative sizes, malformed strides, C strides that
+    make two of its elements share memory, non-real scalars, an unknown dtype, or a pointer whose
+    touched range (lowest to highest offset) is unknown, freed, misaligned or past the end of its
+    allocation; unsupported when the adapter lacks the dtype. Nothing is recorded unless every
+    check passes; C's pointer is checked whenever m, n, batch > 0, A's and B's whenever k > 0 too.
+    """
+    m = check_int("m", m)
+    n = check_int("n", n)
+    k = check_int("k", k)
+    ar, ac = _check_strides("a_strides", a_strides, 2)
+    br, bc = _check_strides("b_strides", b_strides, 2)
+    cr, cc = _check_strides("c_strides", c_strides, 2)
+    batch = check_int("batch", batch)
+    qa, qb, qc = _check_strides("batch_strides", batch_strides, 3)
+    alpha = check_scalar("alpha", alpha)
+    beta = check_scalar("beta", beta)
+    itemsize, wgsl_type = backend.float_dtype(dtype)
+    if m == 0 or n == 0 or batch == 0:
+        return
+    check_distinct("C", [(batch, qc), (m, cr), (n, cc)])
+    _check_strided_pointer(backend, "C", c, itemsize, [(batch, qc), (m, cr), (n, cc)])
+    if k > 0:
+        _check_strided_pointer(backend, "A", a, itemsize, [(batch, qa), (m, ar), (k, ac)])
+        _check_strided_pointer(backend, "B", b, itemsize, [(batch, qb), (k, br), (n, bc)])
+
+    # Orient: C's consecutive stores (runs of rows) should follow its smaller stride.
+    row_step = abs(cr) if m > 1 else float("inf")
+    col_step = abs(cc) if n > 1 else float("inf")
+    if col_step < row_step:  # C^T = B^T A^T
+        m, n = n, m
+        a, (ar, ac), b, (br, bc) = b, (bc, br), a, (ac, ar)
+        qa, qb = qb, qa
+        cr, cc = cc, cr
+
+    la = blas_layout(m, k, ar, ac)
+    lb = blas_layout(k, n, br, bc)
+    lc = blas_layout(m, n, cr, cc)
+    if batch == 1:
+        qa = qb = qc = 0
+    if la is not None and lb is not None and lc is not None and not lc[0] and min(qa, qb, qc) >= 0:
+        gemm_strided_batched(backend, "T" if la[0] else "N", "T" if lb[0] else "N", m, n, k,
+                             alpha, a, la[1], qa, b, lb[1], qb, beta, c, lc[1], qc, batch,
+                             dtype=dtype)
+        return
+    _gemm_general(backend, m, n, k, alpha, a, (qa, ar, ac), b, (qb, br, bc), beta, c,
+                  (qc, cr, cc), batch, itemsize, wgsl_type)
+
+
+def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
+                  sa: tuple[int, int, int], b: int, sb: tuple[int, int, int], beta: float, c: int,
+                  sc: tuple[int, int, int], batch: int, itemsize: int, wgsl_type: str) -> None:
+    """Record the general-stride kernel (arguments validated and oriented by ``gemm_strided``;
+    strides are (batch, row, column))."""
+    reads_ab = k > 0 and alpha != 0.0
+    limit = backend.max_window_bytes() // itemsize
+    blocks = plan_strided_blocks(m, n, max(k, 1), batch, sa, sb, sc, limit, reads_ab)
+    ctx = backend.context
+    types = kernel_types(wgsl_type)
+    acc_type = types["ACC"]
+    tiles = gemm_tiles(ctx, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
+                       min(batch, blocks["batch"]))
+    defines = {**types, **tiles.defines(),
+               "A_M_FAST": "true" if abs(sa[1]) <= abs(sa[2]) else "false",
+               "B_K_FAST": "true" if abs(sb[1]) <= abs(sb[2]) else "false"}
+
+    # Build every dispatch (windows validated) before recording any.
+    records = []
+    k_blocks = block_starts(k, blocks["k"]) if reads_ab else [(0, 0)]
+    for q0, qn in block_starts(batch, blocks["batch"]):
+        for j0, nb in block_starts(n, blocks["n"]):
+            for i0, mb in block_starts(m, blocks["m"]):
+                c_bind, c_first = _strided_window(
+                    backend, c, itemsize, q0 * sc[0] + i0 * sc[1] + j0 * sc[2],
+                    [(qn, sc[0]), (mb, sc[1]), (nb, sc[2])])
+                tiles_m = -(-mb // tiles.bm)
+                tiles_n = -(-nb // tiles.bn)
+                for kb_index, (p0, kb) in enumerate(k_blocks):
+                    if reads_ab:
+                        a_bind, a_first = _strided_window(
+                            backend, a, itemsize, q0 * sa[0] + i0 * sa[1] + p0 * sa[2],
+                            [(qn, sa[0]), (mb, sa[1]), (kb, sa[2])])
+                        b_bind, b_first = _strided_window(
+                            backend, b, itemsize, q0 * sb[0] + p0 * sb[1] + j0 * sb[2],
+                            [(qn, sb[0]), (kb, sb[1]), (nb, sb[2])])
+                    else:  # A and B are not read: bind C in their place
+                        a_bind = b_bind = c_bind
+                        a_first = b_first = 0
+                    params = pack_scalars(acc_type, alpha if reads_ab else 0.0,
+                                          beta if kb_index == 0 else 1.0)
+                    params += struct.pack(
+                        "<17I", mb, nb, kb,
+                        a_first, _u32(sa[1]), _u32(sa[2]), _u32(sa[0]),
+                        b_first, _u32(sb[1]), _u32(sb[2]), _u32(sb[0]),
+                        c_first, _u32(sc[1]), _u32(sc[2]), _u32(sc[0]),
+                        tiles_m, tiles_n)
+                    gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n)
+                    records.append((params, [a_bind, b_bind, c_bind], (gx, gy, qn)))
+    for params, bindings, grid in records:
+        ctx.dispatch(KERNEL_STRIDED, params, bindings, grid, defines)
+
+
 def gemm_flops(m: int, n: int, k: int, batch: int = 1) -> int:
     """Floating-point operations of a GEMM (2*m*n*k per matrix)."""
     return 2 * m * n * k * batch
@@ -393,13 +627,19 @@ def gemm_flops(m: int, n: int, k: int, batch: int = 1) -> int:
 __all__ = [
     "Extent",
     "GemmTiles",
+    "blas_layout",
     "block_starts",
+    "check_distinct",
     "gemm",
     "gemm_flops",
+    "gemm_strided",
     "gemm_strided_batched",
     "gemm_tiles",
     "operand_extents",
     "plan_blocks",
     "plan_gemm_blocks",
+    "plan_strided_blocks",
+    "strided_extent",
+    "strided_span",
 ]
 

@@ -1,0 +1,706 @@
+"""Strided kernels: general-stride float GEMM (``ops_gemm.gemm_strided``) and the strided scan
+(``ops_scan.scan_strided``), and the frontend's matmul / cumulative_sum / cumulative_prod on views
+(negative steps, steps in several dims, transposes, broadcasts) without layout copies.
+
+References are NumPy in float64. Backend-level operands live inside NaN-filled allocations, so a
+kernel that reads an element it should not (or writes outside its output) is caught. "No copy" is
+checked by counting ``backend.alloc`` calls: a matmul or scan of any view allocates its result and
+nothing else (a scan whose rows are cut into several units also allocates its small block-totals
+array).
+"""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gputensor as gt
+from gputensor._backend import BackendError, BackendErrorKind, get_backend, ops_gemm, ops_scan
+from gputensor._backend import kernels
+
+from _helpers_b import gpu
+
+NP = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
+# rounding unit of the stored result and of the accumulation
+EPS = {"float16": (2.0**-11, 2.0**-24), "float32": (2.0**-24, 2.0**-24), "float64": (2.0**-53, 2.0**-53)}
+# absolute error of rounding a result in the subnormal range (float16 results near 0)
+SUBNORMAL = {"float16": 2.0**-24, "float32": 2.0**-149, "float64": 1e-300}
+# at most the loaded profile's example count (never more than CI's budget)
+FEW = settings(deadline=None, max_examples=min(settings.default.max_examples, 15))
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return get_backend()
+
+
+class AllocCounter:
+    """Context manager recording the sizes of ``backend.alloc`` calls made inside it (an instance
+    attribute shadows the method; no function-scoped fixture, so hypothesis tests can use it)."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.sizes: list[int] = []
+
+    def __enter__(self) -> AllocCounter:
+        original = self.backend.alloc
+
+        def counting(nbytes, *args, **kwargs):
+            self.sizes.append(int(nbytes))
+            return original(nbytes, *args, **kwargs)
+
+        self.backend.alloc = counting
+        return self
+
+    def __exit__(self, *exc) -> None:
+        del self.backend.alloc
+
+
+class DispatchSpy:
+    """Context manager recording (kernel name, defines, params bytes) of every dispatch."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.calls: list[tuple[str, dict, bytes]] = []
+
+    def __enter__(self) -> DispatchSpy:
+        original = self.ctx.dispatch
+
+        def spy(name, params, buffers, workgroups, defines=None, **kw):
+            raw = bytes(params) if isinstance(params, (bytes, bytearray)) else repr(list(params)).encode()
+            self.calls.append((name, dict(defines or {}), raw))
+            return original(name, params, buffers, workgroups, defines, **kw)
+
+        self.ctx.dispatch = spy
+        return self
+
+    def __exit__(self, *exc) -> None:
+        del self.ctx.dispatch
+
+
+# ---- strided operands inside NaN-filled allocations -----------------------------------------
+class Strided:
+    """An operand of ``shape`` with element ``strides`` (any sign, 0 allowed) inside a NaN-filled
+    allocation; ``ptr`` points at element [0, ...]. ``values``: fill the touched elements with
+    random values (repeated positions keep one value; ``mats`` is read back from the storage)."""
+
+    def __init__(self, backend, rng, shape, strides, dtype, values=True, lead=0):
+        self.backend = backend
+        self.dtype = np.dtype(dtype)
+        lo = sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0 and n > 0)
+        hi = sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0 and n > 0)
+        self.origin = lead - lo
+        total = self.origin + hi + 4
+        self.index = np.full(shape, self.origin, dtype=np.int64)
+        for d, (n, s) in enumerate(zip(shape, strides)):
+            ax = [1] * len(shape)
+            ax[d] = n
+            self.index = self.index + (np.arange(n) * s).reshape(ax)
+        self.storage = np.full(total, np.nan if self.dtype.kind == "f" else 0, self.dtype)
+        if values:
+            self.storage[self.index] = rng.uniform(-1, 1, size=shape).astype(self.dtype)
+        self.mats = self.storage[self.index]
+        self.base = backend.alloc(self.storage.nbytes)
+        backend.copy_htod(self.base, self.storage)
+        self.ptr = self.base + self.origin * self.dtype.itemsize
+
+    def download(self) -> np.ndarray:
+        out = np.empty_like(self.storage)
+        self.backend.copy_dtoh(out, self.base)
+        return out
+
+    def free(self) -> None:
+        self.backend.free(self.base)
+
+
+def distinct_strides(draw, shape):
+    """Element strides (any sign, with padding) that keep the elements of ``shape`` distinct."""
+    order = draw(st.permutations(range(len(shape))))
+    strides = [0] * len(shape)
+    reach = 1
+    for d in order:
+        pad = draw(st.integers(0, 2))
+        sign = draw(st.sampled_from([1, -1]))
+        strides[d] = sign * (reach + pad)
+        reach = (reach + pad) * max(shape[d], 1)
+    return strides
+
+
+def gemm_reference(A, B, C0, alpha, beta, dtype):
+    """(reference, tolerance) of C = alpha*A@B + beta*C0 for (batch, ...) float operands."""
+    a64, b64 = A.astype(np.float64), B.astype(np.float64)
+    k = A.shape[-1]
+    prod = a64 @ b64
+    scale = abs(alpha) * (np.abs(a64) @ np.abs(b64))
+    ref = alpha * prod
+    if beta != 0:
+        c64 = C0.astype(np.float64)
+        ref = ref + beta * c64
+        scale = scale + abs(beta) * np.abs(c64)
+    eps_out, eps_acc = EPS[dtype]
+    return ref, 2 * eps_out * np.abs(ref) + (k + 4) * eps_acc * scale + SUBNORMAL[dtype]
+
+
+def run_gemm_strided(backend, rng, m, n, k, batch, sa, sb, sc, qs, alpha, beta, dtype):
+    """Run gemm_strided on NaN-framed operands and check values and untouched memory."""
+    A = Strided(backend, rng, (batch, m, k), (qs[0], *sa), dtype)
+    B = Strided(backend, rng, (batch, k, n), (qs[1], *sb), dtype)
+    C = Strided(backend, rng, (batch, m, n), (qs[2], *sc), dtype, values=beta != 0)
+    ops_gemm.gemm_strided(backend, m, n, k, alpha, A.ptr, sa, B.ptr, sb, beta, C.ptr, sc,
+                          batch, qs, dtype=dtype)
+    flat = C.download()
+    got = flat[C.index].astype(np.float64)
+    ref, tol = gemm_reference(A.mats, B.mats, C.mats, alpha, beta, dtype)
+    err = np.abs(got - ref)
+    assert np.all(np.isfinite(got)), "NaN leaked into C"
+    assert np.all(err <= tol), f"max error {err.max()}"
+    untouched = np.ones(flat.shape, bool)
+    untouched[C.index] = False
+    assert np.all(np.isnan(flat[untouched])), "gemm wrote outside C"
+    for x in (A, B, C):
+        x.free()
+
+
+# ---- gemm_strided: backend ---------------------------------------------------------------------
+STRIDE = st.integers(-9, 9)
+
+
+@FEW
+@given(data=st.data(), dtype=st.sampled_from(["float32", "float16", "float64"]),
+       alpha=st.sampled_from([1.0, -0.5]), beta=st.sampled_from([0.0, 0.5]))
+def test_gemm_strided_property(backend, data, dtype, alpha, beta):
+    """Random sizes and strides of any sign (0 for A and B) against NumPy; C untouched outside."""
+    m, n, k = (data.draw(st.integers(1, 40)) for _ in range(3))
+    batch = data.draw(st.integers(1, 3))
+    sa = (data.draw(STRIDE), data.draw(STRIDE))
+    sb = (data.draw(STRIDE), data.draw(STRIDE))
+    sc_full = distinct_strides(data.draw, (batch, m, n))
+    qs = (data.draw(st.integers(-60, 60)), data.draw(st.integers(-60, 60)), sc_full[0])
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    run_gemm_strided(backend, rng, m, n, k, batch, sa, sb, tuple(sc_full[1:]), qs, alpha, beta, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+@pytest.mark.parametrize("sa,sb,sc", [
+    ((-40, 1), (30, 1), (30, 1)),      # a[::-1]: negative row stride
+    ((-2, 80), (1, -60), (-1, 40)),    # steps in both dims, negative
+    ((0, 1), (1, 0), (1, 37)),         # broadcast rows of A and columns of B
+    ((3, -120), (-2, 70), (40, 1)),    # strides in both dims of every operand
+])
+def test_gemm_strided_layouts(backend, dtype, sa, sb, sc):
+    rng = np.random.default_rng(7)
+    run_gemm_strided(backend, rng, 37, 29, 35, 2, sa, sb, sc, (5000, -4000, 2000), 1.25, -0.5, dtype)
+
+
+def test_gemm_strided_general_kernel_only_when_needed(backend):
+    """BLAS-fitting strides (either orientation of C) run the unchanged 'gemm' kernel with the
+    same parameters as gemm_strided_batched; others run 'gemm_strided'."""
+    rng = np.random.default_rng(2)
+    m, n, k = 19, 23, 17
+    cases = [  # (a strides, b strides, c strides, equivalent gemm_strided_batched call or None)
+        ((1, m), (1, k), (1, m), ("N", "N", m, n, "A", m, "B", k, "C", m)),            # column-major
+        ((k, 1), (1, k), (1, m), ("T", "N", m, n, "A", k, "B", k, "C", m)),            # A^T stored
+        ((k, 1), (n, 1), (n, 1), ("N", "N", n, m, "B", n, "A", k, "C", n)),            # row-major: swapped
+        ((-k, 1), (n, 1), (n, 1), None),                                                # a[::-1]
+        ((2 * k, 2), (n, 1), (n, 1), None),                                             # a[::2, ::2]
+    ]
+    for sa, sb, sc, blas in cases:
+        A = Strided(backend, rng, (m, k), sa, "float32")
+        B = Strided(backend, rng, (k, n), sb, "float32")
+        C = Strided(backend, rng, (m, n), sc, "float32")
+        with DispatchSpy(backend.context) as spy:
+            ops_gemm.gemm_strided(backend, m, n, k, 1.0, A.ptr, sa, B.ptr, sb, 0.5, C.ptr, sc)
+        got_calls = spy.calls
+        if blas is None:
+            assert [c[0] for c in got_calls] == ["gemm_strided"]
+        else:
+            ta, tb, mm, nn, pa, lda, pb, ldb, pc, ldc = blas
+            ptrs = {"A": A.ptr, "B": B.ptr, "C": C.ptr}
+            with DispatchSpy(backend.context) as spy:
+                ops_gemm.gemm_strided_batched(backend, ta, tb, mm, nn, k, 1.0, ptrs[pa], lda, 0,
+                                              ptrs[pb], ldb, 0, 0.5, ptrs[pc], ldc, 0, 1)
+            expected = spy.calls
+            assert [c[0] for c in got_calls] == ["gemm"]
+            assert got_calls == expected  # same kernel, defines and parameters
+        for x in (A, B, C):
+            x.free()
+
+
+@pytest.mark.parametrize("limit_bytes", [1024, 600])
+def test_gemm_strided_split_over_windows(backend, monkeypatch, limit_bytes):
+    """Tiny window limit: negative-stride operands are split on batch, m, n and k."""
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: limit_bytes)
+    ctx = backend.context
+    before = ctx.stats["dispatches"]
+    rng = np.random.default_rng(4)
+    run_gemm_strided(backend, rng, 21, 18, 26, 3, (-3, 70), (-1, -40), (-1, 30), (-2000, 1500, -900),
+                     1.5, 0.5, "float32")
+    assert ctx.stats["dispatches"] - before > 6
+
+
+def test_plan_strided_blocks_negative_strides():
+    """Spans measured from the lowest to the highest offset fit the limit, whatever the signs."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        m, n, k, batch = (int(v) for v in rng.integers(1, 300, 4))
+        strides = [tuple(int(v) for v in rng.integers(-500, 500, 3)) for _ in range(3)]
+        limit = int(rng.integers(600, 1 << 20))
+        try:
+            blocks = ops_gemm.plan_strided_blocks(m, n, k, batch, *strides, limit=limit)
+        except ValueError:
+            continue  # a single element step exceeds the limit
+        dims = {"A": (("batch", strides[0][0]), ("m", strides[0][1]), ("k", strides[0][2])),
+                "B": (("batch", strides[1][0]), ("k", strides[1][1]), ("n", strides[1][2])),
+                "C": (("batch", strides[2][0]), ("m", strides[2][1]), ("n", strides[2][2]))}
+        for terms in dims.values():
+            lo, hi = ops_gemm.strided_span([(blocks[d], s) for d, s in terms])
+            assert hi - lo + 1 <= limit
+        assert all(1 <= blocks[d] <= v for d, v in (("m", m), ("n", n), ("k", k), ("batch", batch)))
+
+
+def test_gemm_strided_k_zero_and_alpha_zero(backend):
+    """k == 0 never touches A or B (freed pointers accepted); alpha == 0 scales C only."""
+    rng = np.random.default_rng(1)
+    C = Strided(backend, rng, (1, 6, 5), (0, -1, 12), "float32")
+    dead = backend.alloc(4)
+    backend.free(dead)
+    ops_gemm.gemm_strided(backend, 6, 5, 0, 1.0, dead, (1, 1), dead, (1, 1), 2.0, C.ptr, (-1, 12))
+    got = C.download()[C.index]
+    np.testing.assert_array_equal(got, 2.0 * C.mats)
+    A = Strided(backend, rng, (1, 6, 3), (0, 3, -1), "float32")
+    A.storage[A.index] = np.nan  # alpha == 0: A must not be read
+    backend.copy_htod(A.base, A.storage)
+    ops_gemm.gemm_strided(backend, 6, 5, 3, 0.0, A.ptr, (3, -1), A.ptr, (1, 1), 0.5, C.ptr, (-1, 12))
+    np.testing.assert_array_equal(C.download()[C.index], C.mats)
+    for x in (A, C):
+        x.free()
+
+
+def _expect_invalid(backend, fn, *args, **kwargs):
+    before = backend.context.stats["dispatches"]
+    with pytest.raises(BackendError) as exc:
+        fn(backend, *args, **kwargs)
+    assert exc.value.kind is BackendErrorKind.INVALID_ARGUMENT, exc.value
+    assert backend.context.stats["dispatches"] == before
+    return exc.value
+
+
+def test_gemm_strided_errors(backend, monkeypatch):
+    p = backend.alloc(64 * 4)
+    q = backend.alloc(64 * 4)
+    try:
+        ok = dict(a=p, a_strides=(4, 1), b=p, b_strides=(4, 1), c=q, c_strides=(4, 1))
+
+        def call(**over):
+            args = {**ok, **over}
+            return _expect_invalid(backend, ops_gemm.gemm_strided, 4, 4, 4, 1.0, args["a"],
+                                   args["a_strides"], args["b"], args["b_strides"], 0.0, args["c"],
+                                   args["c_strides"], *over.get("batch", ()))
+
+        for bad in [(1,), (1, 2, 3), "ab", (1.0, 2), (True, 1), None]:
+            call(a_strides=bad)
+            call(c_strides=bad)
+        assert "share memory" in str(call(c_strides=(1, 1)))       # aliasing C
+        assert "share memory" in str(call(c_strides=(0, 1)))
+        assert "past the end" in str(call(a=p + 4 * 60))
+        call(a_strides=(-4, 1))                                      # reaches before the start
+        call(c=q + 2)                                                # misaligned
+        call(a="ptr")
+        call(batch=(2, (0, 0, 1)))                                   # C batches alias
+        call(batch=(-1,))
+        call(batch=(2, (0, 0)))
+        _expect_invalid(backend, ops_gemm.gemm_strided, -1, 4, 4, 1.0, p, (4, 1), p, (4, 1), 0.0, q, (4, 1))
+        _expect_invalid(backend, ops_gemm.gemm_strided, 4, 4, 4, "1", p, (4, 1), p, (4, 1), 0.0, q, (4, 1))
+        _expect_invalid(backend, ops_gemm.gemm_strided, 4, 4, 4, 1.0, p, (4, 1), p, (4, 1), 0.0, q, (4, 1),
+                        dtype="int32")
+        monkeypatch.setattr(backend, "supports", lambda feature: feature is None)
+        with pytest.raises(BackendError) as exc:
+            ops_gemm.gemm_strided(backend, 2, 2, 2, 1.0, p, (2, -1), p, (2, 1), 0.0, q, (2, 1), dtype="float64")
+        assert exc.value.kind is BackendErrorKind.UNSUPPORTED
+    finally:
+        monkeypatch.undo()
+        backend.free(p)
+        backend.free(q)
+
+
+def test_existing_gemm_variants_render_unchanged():
+    """gemm.wgsl and gemm_core.wgsl hold no trace of the strided variant: it is its own template
+    (gemm_strided.wgsl) sharing the core, so every existing gemm/conv2d variant renders as before."""
+    for name in ("gemm", "gemm_core", "conv2d"):
+        assert "gemm_strided" not in kernels.template_source(name)
+        assert "A_M_FAST" not in kernels.template_source(name)
+    assert kernels.placeholders("gemm") == frozenset(
+        {"ENABLE", "T", "ACC", "BM", "BN", "BK", "TM", "TN", "TRANS_A", "TRANS_B"})
+    assert kernels.placeholders("gemm_strided") == frozenset(
+        {"ENABLE", "T", "ACC", "BM", "BN", "BK", "TM", "TN", "A_M_FAST", "B_K_FAST"})
+
+
+# ---- matmul on views: frontend -------------------------------------------------------------------
+@st.composite
+def view_pair(draw, shape, dtype):
+    """(numpy view, device view) of ``shape``: a slice with random steps (any sign) of a larger
+    stored array, sometimes a transpose of the stored matrices, sometimes a broadcast of a size-1
+    dim (stride 0)."""
+    ndim = len(shape)
+    transposed = ndim >= 2 and draw(st.booleans())
+    bcast = [d for d in range(ndim) if draw(st.integers(0, 4)) == 0]
+    want = [1 if d in bcast else n for d, n in enumerate(shape)]
+    steps = [draw(st.sampled_from([1, -1, 2, -2, 3, -3])) for _ in shape]
+    stored = [abs(s) * max(n, 1) + draw(st.integers(0, 2)) for s, n in zip(steps, want)]
+    if transposed:
+        stored[-1], stored[-2] = stored[-2], stored[-1]
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    if dtype.kind in "iu":
+        host = rng.integers(0 if dtype.kind == "u" else -2, 3, size=stored).astype(dtype)
+    else:
+        host = rng.uniform(-2, 2, size=stored).astype(dtype)
+    dev = gpu(host)
+    if transposed:
+        host, dev = np.swapaxes(host, -1, -2), dev.mT
+    idx = []
+    for s, n, full in zip(steps, want, host.shape):
+        start = draw(st.integers(0, full - abs(s) * (max(n, 1) - 1) - 1))
+        if s < 0:
+            start = full - 1 - start
+        stop = start + s * n
+        idx.append(slice(start, stop if stop >= 0 else None, s))
+    hv, dv = host[tuple(idx)], dev[tuple(idx)]
+    assert hv.shape == tuple(want), (hv.shape, want)
+    if bcast:
+        hv, dv = np.broadcast_to(hv, shape), gt.broadcast_to(dv, tuple(shape))
+    return hv, dv
+
+
+def _matmul_check(got, a, b, dtype):
+    ref, tol = gemm_reference(a, b, None, 1.0, 0.0, dtype)
+    g = got.get().astype(np.float64)
+    assert g.shape == ref.shape and got.dtype == getattr(gt, dtype)
+    assert np.all(np.abs(g - ref) <= tol), f"max error {np.abs(g - ref).max()}"
+
+
+@FEW
+@given(data=st.data(), dtype=st.sampled_from(["float32", "float16", "float64"]))
+def test_matmul_views_no_copy(backend, data, dtype):
+    """matmul of random views (negative steps, steps in both matrix dims, transposes, broadcasts,
+    batch dims) equals NumPy's, and allocates only its result."""
+    m, k, n = (data.draw(st.integers(1, 24)) for _ in range(3))
+    batch = data.draw(st.sampled_from([(), (2,), (3, 2)]))
+    b_batch = data.draw(st.sampled_from([batch, batch[1:]]))
+    a, x1 = data.draw(view_pair(batch + (m, k), np.dtype(dtype)))
+    b, x2 = data.draw(view_pair(b_batch + (k, n), np.dtype(dtype)))
+    with AllocCounter(backend) as counter:
+        got = x1 @ x2
+    assert counter.sizes == [got.size * got.dtype.itemsize], counter.sizes
+    _matmul_check(got, a, b, dtype)
+
+
+def test_matmul_named_views_no_copy(backend):
+    """The issue's examples: a[::-1, ::2] @ b, negative batch steps, x.mT[::-1], broadcast rows."""
+    rng = np.random.default_rng(5)
+    A = rng.uniform(-1, 1, (4, 30, 40)).astype(np.float32)
+    B = rng.uniform(-1, 1, (40, 20)).astype(np.float32)
+    ga, gb = gpu(A), gpu(B)
+    cases = [
+        (lambda x: x[0, ::-1, ::2], lambda y: y[::2]),
+        (lambda x: x[::-1, ::3, ::-2], lambda y: y[::-2]),
+        (lambda x: x[1, ::-1], lambda y: y[::-1, ::-1]),
+        (lambda x: x[2, :20, :].T[::-1], lambda y: y[::2].T[::-1]),
+    ]
+    for fa, fb in cases:
+        xa, xb = fa(ga), fb(gb)
+        with AllocCounter(backend) as counter:
+            got = xa @ xb
+        assert counter.sizes == [got.size * 4]
+        _matmul_check(got, fa(A), fb(B), "float32")
+    # 1-D operands and a broadcast (stride-0) matrix dim
+    v = gpu(rng.uniform(-1, 1, 50).astype(np.float32))
+    with AllocCounter(backend) as counter:
+        got = ga[0, ::-1, ::-1][:, :25] @ v[::-2]
+    assert counter.sizes == [got.size * 4]
+    _matmul_check(got, A[0, ::-1, ::-1][:, :25], v.get()[::-2], "float32")
+    row = gpu(rng.uniform(-1, 1, (1, 40)).astype(np.float32))
+    got = gt.broadcast_to(row, (7, 40)) @ gb
+    _matmul_check(got, np.broadcast_to(row.get(), (7, 40)), B, "float32")
+
+
+def test_matmul_mixed_float_dtypes_convert_only(backend):
+    """Mixed float dtypes: the lower-precision operand is converted (dtype promotion, one astype
+    copy); the other view is still read in place."""
+    rng = np.random.default_rng(6)
+    a = rng.uniform(-1, 1, (20, 30)).astype(np.float32)
+    b = rng.uniform(-1, 1, (30, 10)).astype(np.float64)
+    x1, x2 = gpu(a)[::-1, ::-1], gpu(b)[::-1, ::2]
+    with AllocCounter(backend) as counter:
+        got = x1 @ x2
+    assert sorted(counter.sizes) == sorted([20 * 30 * 8, 20 * 5 * 8]), counter.sizes
+    _matmul_check(got, a[::-1, ::-1].astype(np.float64), b[::-1, ::2], "float64")
+
+
+def test_matmul_view_larger_than_one_binding(backend):
+    """A negative-step view of an operand larger than one binding window (128 MiB on lavapipe)."""
+    limit = backend.max_window_bytes()
+    m = 8192
+    k = limit // (4 * m) + 4
+    ramp = gt.reshape(gt.astype(gt.arange(m * k, dtype=gt.int32) % 13, gt.float32), (m, k))
+    assert ramp.size * 4 > limit
+    rng = np.random.default_rng(8)
+    b = rng.integers(-3, 4, (k, 2)).astype(np.float32)
+    got = (ramp[::-1] @ gpu(b)).get()
+    # row i of ramp is (i*k + p) % 13: 13 distinct rows, one per residue of i*k
+    table = np.stack([((r + np.arange(k)) % 13).astype(np.float64) @ b for r in range(13)])
+    ref = table[(np.arange(m, dtype=np.int64) * k) % 13][::-1]
+    np.testing.assert_array_equal(got, ref)  # small integers: exact in float32
+
+
+# ---- scans: backend -------------------------------------------------------------------------------
+def test_choose_mode():
+    rows = [ops_scan.RowDim(100, 1, 1)]
+    assert ops_scan.choose_mode(5000, 100, rows) == ops_scan.MODE_COLUMNS   # axis 0 of (5000, 100)
+    assert ops_scan.choose_mode(5000, 1, [ops_scan.RowDim(100, 5000, 5000)]) == ops_scan.MODE_ROWS
+    assert ops_scan.choose_mode(10, 1, [ops_scan.RowDim(100, 10, 10)]) == ops_scan.MODE_COLUMNS
+    assert ops_scan.choose_mode(10**6, 3, rows) == ops_scan.MODE_ROWS      # near stride
+    assert ops_scan.choose_mode(7, 1, []) == ops_scan.MODE_ROWS
+    assert ops_scan.chunk_length(100, 1) == 100
+    assert ops_scan.chunk_length(10**6, 8) >= ops_scan.MIN_CHUNK
+    assert ops_scan.chunk_length(10**6, ops_scan.TARGET_INVOCATIONS) == 10**6
+
+
+def test_merge_rows():
+    dims = ops_scan.merge_rows([4, 1, 5, 6], [30, 99, 6, 1], [30, 7, 6, 1])
+    assert [(d.size, d.src, d.dst) for d in dims] == [(120, 1, 1)]
+    dims = ops_scan.merge_rows([4, 5], [-5, 1], [1, 4])
+    assert [(d.size, d.src, d.dst) for d in dims] == [(4, -5, 1), (5, 1, 4)]
+
+
+def _np_scan(op, a, axis, dtype):
+    fn = np.cumulative_sum if op == "sum" else np.cumulative_prod
+    return fn(a, axis=axis, dtype=dtype)
+
+
+def run_scan_strided(backend, rng, op, shape, src_strides, axis, dst_strides, src_dtype, dst_dtype,
+                     ints=False):
+    src = Strided(backend, rng, shape, src_strides, src_dtype, values=False)
+    if ints or np.dtype(src_dtype).kind in "iu":
+        src.storage[src.index] = rng.integers(-3, 4, size=shape).astype(src_dtype)
+    else:
+        src.storage[src.index] = rng.uniform(0.5, 1.5, size=shape).astype(src_dtype)
+    backend.copy_htod(src.base, src.storage)
+    src.mats = src.storage[src.index]
+    dst = Strided(backend, rng, shape, dst_strides, dst_dtype, values=False)
+    if np.dtype(dst_dtype).kind in "iu":  # integer frames: a marker instead of NaN
+        dst.storage[:] = 77
+        backend.copy_htod(dst.base, dst.storage)
+    ops_scan.scan_strided(backend, op, src.ptr, src_dtype, shape, src_strides, axis, dst.ptr,
+                          dst_dtype, dst_strides)
+    flat = dst.download()
+    got = flat[dst.index]
+    dd = np.dtype(dst_dtype)
+    if dd.kind == "f":
+        ref = _np_scan(op, src.mats.astype(np.float64), axis, None)
+        scale = np.abs(_np_scan(op, np.abs(src.mats.astype(np.float64)), axis, None))
+        eps_out = EPS[dd.name][0]
+        tol = 2 * eps_out * np.abs(ref) + shape[axis] * 2.0**-23 * scale + SUBNORMAL[dd.name]
+        assert np.all(np.abs(got.astype(np.float64) - ref) <= tol)
+    else:
+        np.testing.assert_array_equal(got, _np_scan(op, src.mats, axis, dd))
+    untouched = np.ones(flat.shape, bool)
+    untouched[dst.index] = False
+    if dd.kind == "f":
+        assert np.all(np.isnan(flat[untouched]))
+    else:
+        assert np.all(flat[untouched] == 77)
+    src.free()
+    dst.free()
+
+
+@FEW
+@given(data=st.data(),
+       types=st.sampled_from([("float32", "float32"), ("float64", "float64"), ("int32", "int64"),
+                              ("int8", "int16"), ("float16", "float16"), ("uint8", "uint32"),
+                              ("float32", "float16")]),
+       op=st.sampled_from(["sum", "prod"]))
+def test_scan_strided_property(backend, data, types, op):
+    """Random shapes, axes and strides of any sign (0 in src) into distinct dst strides."""
+    ndim = data.draw(st.integers(1, 4))
+    shape = tuple(data.draw(st.integers(1, 7)) for _ in range(ndim))
+    axis = data.draw(st.integers(0, ndim - 1))
+    long_axis = data.draw(st.sampled_from([None, 70, 300]))
+    if long_axis and op == "sum":
+        shape = shape[:axis] + (long_axis,) + shape[axis + 1:]
+    src_strides = tuple(data.draw(st.integers(-12, 12)) for _ in shape)
+    dst_strides = tuple(distinct_strides(data.draw, shape))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    run_scan_strided(backend, rng, op, shape, src_strides, axis, dst_strides, *types)
+
+
+@pytest.mark.parametrize("limit_bytes", [4096, 1000])
+def test_scan_strided_split_over_windows(backend, monkeypatch, limit_bytes):
+    """Tiny window limit: rows, units and (when a unit itself is too long) the unit length split."""
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: limit_bytes)
+    ctx = backend.context
+    rng = np.random.default_rng(3)
+    before = ctx.stats["dispatches"]
+    run_scan_strided(backend, rng, "sum", (40, 300), (-300, -1), 1, (1, 40), "float32", "float32")
+    run_scan_strided(backend, rng, "sum", (300, 40), (1, -300), 0, (-40, 1), "float32", "float32")
+    run_scan_strided(backend, rng, "sum", (2100, 3), (3, 1), 0, (3, 1), "int32", "int64")
+    assert ctx.stats["dispatches"] - before > 10
+
+
+def test_scan_columns_mode_hierarchy(backend, monkeypatch):
+    """Short units (several levels of totals) in the columns mode, positive and negative strides."""
+    monkeypatch.setattr(ops_scan, "TARGET_INVOCATIONS", 8)
+    monkeypatch.setattr(ops_scan, "MAX_SERIAL", 4)
+    monkeypatch.setattr(ops_scan, "MIN_CHUNK", 3)
+    rng = np.random.default_rng(9)
+    for op, types in (("sum", ("float32", "float32")), ("prod", ("int32", "int64")),
+                      ("sum", ("float64", "float64")), ("sum", ("int8", "int8"))):
+        run_scan_strided(backend, rng, op, (200, 5), (-5, 1), 0, (5, 1), *types)
+        run_scan_strided(backend, rng, op, (3, 150, 4), (1, -12, 3), 1, (600, 4, 1), *types)
+
+
+def test_scan_rows_mode_multi_level(backend):
+    """Rows longer than one unit (1024) and than 1024 units: reduce-then-scan over two levels."""
+    rng = np.random.default_rng(10)
+    run_scan_strided(backend, rng, "sum", (1_050_000,), (-1,), 0, (1,), "int32", "int32", ints=True)
+    run_scan_strided(backend, rng, "sum", (2, 3000), (1, -2), 1, (3000, 1), "float32", "float32")
+
+
+def test_scan_strided_in_place_and_overlap(backend):
+    rng = np.random.default_rng(11)
+    x = Strided(backend, rng, (6, 2000), (-2000, 1), "float32")
+    ops_scan.scan_strided(backend, "sum", x.ptr, "float32", (6, 2000), (-2000, 1), 1, x.ptr,
+                          "float32", (-2000, 1))
+    got = x.download()[x.index].astype(np.float64)
+    ref = np.cumsum(x.mats.astype(np.float64), axis=1)
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
+    # the same memory with another layout (shifted by one element) is refused
+    _expect_invalid(backend, ops_scan.scan_strided, "sum", x.ptr, "float32", (6, 2000), (-2000, 1), 1,
+                    x.ptr + 4, "float32", (-2000, 1))
+    x.free()
+
+
+def test_scan_strided_errors(backend):
+    p = backend.alloc(256)
+    q = backend.alloc(256)
+    try:
+        good = ("sum", p, "float32", (4, 4), (4, 1), 1, q, "float32", (4, 1))
+
+        def bad(index, value, **kw):
+            args = list(good)
+            args[index] = value
+            return _expect_invalid(backend, ops_scan.scan_strided, *args, **kw)
+
+        bad(0, "max")
+        bad(2, "complex64")
+        bad(7, "bool")
+        bad(3, (4, -1))
+        bad(3, (4, 2.0))
+        bad(4, (4,))
+        bad(8, (4, 1, 1))
+        bad(5, 2)
+        bad(5, -3)
+        bad(5, True)
+        assert "share memory" in str(bad(8, (1, 1)))
+        assert "share memory" in str(bad(8, (0, 1)))
+        assert "past the end" in str(bad(1, p + 200))
+        bad(4, (-4, 1))                        # reaches before the start
+        bad(6, q + 2)                          # misaligned
+        bad(6, "ptr")
+        bad(6, p + 4)                          # overlaps src with another layout
+        _expect_invalid(backend, ops_scan.scan_strided, *good, acc_dtype="float16")
+        before = backend.context.stats["dispatches"]
+        ops_scan.scan_strided(backend, "sum", p, "float32", (0, 4), (4, 1), 1, q, "float32", (4, 1))
+        assert backend.context.stats["dispatches"] == before  # empty: nothing recorded
+    finally:
+        backend.free(p)
+        backend.free(q)
+
+
+# ---- cumulative_sum / cumulative_prod on views: frontend ------------------------------------------
+SCAN_DTYPES = [("float32", None), ("float64", None), ("int32", None), ("int64", None), ("float16", None),
+               ("int8", "int8"), ("uint8", None), ("int16", "uint16"), ("float64", "float32")]
+
+
+@FEW
+@given(data=st.data(), types=st.sampled_from(SCAN_DTYPES), op=st.sampled_from(["sum", "prod"]),
+       include=st.booleans())
+def test_cumulative_views_every_axis_no_copy(backend, data, types, op, include):
+    """cumulative_sum/prod of random views along every axis equals NumPy's and allocates only
+    its result (these axes are short enough to be one scan unit)."""
+    dtype, arg = types
+    ndim = data.draw(st.integers(1, 4))
+    shape = tuple(data.draw(st.integers(0 if ndim > 1 else 1, 6)) for _ in range(ndim))
+    if op == "prod":
+        shape = tuple(min(n, 4) for n in shape)
+    host, x = data.draw(view_pair(shape, np.dtype(dtype)))
+    out_dtype = None if arg is None else getattr(gt, arg)
+    fn = gt.cumulative_sum if op == "sum" else gt.cumulative_prod
+    for axis in range(ndim):
+        with AllocCounter(backend) as counter:
+            got = fn(x, axis=axis, dtype=out_dtype, include_initial=include)
+        expected = [got.size * got.dtype.itemsize] if got.size else counter.sizes[:1]
+        assert counter.sizes == expected, counter.sizes
+        expect_dtype = np.dtype(arg) if arg else (
+            np.dtype("int64") if np.dtype(dtype).kind == "i" else
+            np.dtype("uint64") if np.dtype(dtype).kind == "u" else np.dtype(dtype))
+        assert got.dtype == getattr(gt, expect_dtype.name)
+        nf = np.cumulative_sum if op == "sum" else np.cumulative_prod
+        g = got.get()
+        if expect_dtype.kind == "f":
+            ref = nf(np.asarray(host).astype(np.float64), axis=axis, include_initial=include)
+            scale = np.abs(nf(np.abs(np.asarray(host).astype(np.float64)), axis=axis, include_initial=include))
+            tol = (2 * EPS[expect_dtype.name][0] * np.abs(ref) + 8 * 2.0**-23 * scale
+                   + SUBNORMAL[expect_dtype.name])
+            assert g.shape == ref.shape
+            assert np.all(np.abs(g.astype(np.float64) - ref) <= tol)
+        else:
+            np.testing.assert_array_equal(g, nf(np.asarray(host), axis=axis, include_initial=include,
+                                                dtype=expect_dtype))
+
+
+def test_cumulative_named_views_no_copy(backend):
+    """Transposed, negative-step, strided and broadcast views along every axis, long axes too
+    (several units: the only other allocation is the small block-totals array)."""
+    rng = np.random.default_rng(12)
+    a = rng.uniform(-1, 1, (300, 70)).astype(np.float32)
+    x = gpu(a)
+    views = [
+        (lambda v: v.T, lambda v: v.T),
+        (lambda v: v[::-1, ::-2], lambda v: v[::-1, ::-2]),
+        (lambda v: v[::3, 5:60:4].T[::-1], lambda v: v[::3, 5:60:4].T[::-1]),
+        (lambda v: gt.broadcast_to(v[7], (5, 70)), lambda v: np.broadcast_to(v[7], (5, 70))),
+    ]
+    for fg, fn in views:
+        xv, hv = fg(x), fn(a).astype(np.float64)
+        for axis in range(2):
+            with AllocCounter(backend) as counter:
+                got = gt.cumulative_sum(xv, axis=axis)
+            sizes = counter.sizes
+            out_bytes = got.size * 4
+            assert sizes[0] == out_bytes and sum(sizes[1:]) <= out_bytes // 8, sizes
+            ref = np.cumsum(hv, axis=axis)
+            np.testing.assert_allclose(got.get(), ref, rtol=1e-5, atol=1e-4 * hv.shape[axis])
+    # the kernel picked per layout: rows along the contiguous axis, columns across it
+    with DispatchSpy(backend.context) as spy:
+        gt.cumulative_sum(x, axis=1)
+        gt.cumulative_sum(x, axis=0)
+    modes = [c[1]["MODE"] for c in spy.calls if c[0] == "scan"]
+    assert modes[0] == ops_scan.MODE_ROWS and modes[-1] == ops_scan.MODE_COLUMNS
+
+
+def test_cumulative_columns_larger_than_one_binding(backend):
+    """Axis 0 of a (n, 8) float32 array larger than one binding window: columns mode, split."""
+    limit = backend.max_window_bytes()
+    n = limit // 32 + 1000
+    x = gt.ones((n, 8), dtype=gt.float32)
+    x._ptr  # noqa: B018 - materialise before spying
+    with DispatchSpy(backend.context) as spy:
+        got = gt.cumulative_sum(x[::-1], axis=0)
+    scans = [c[1] for c in spy.calls if c[0] == "scan" and c[1]["PHASE"] == 1]
+    assert all(d["MODE"] == ops_scan.MODE_COLUMNS for d in scans) and len(scans) >= 3
+    g = got.get()
+    np.testing.assert_array_equal(g[:, 0], np.arange(1, n + 1, dtype=np.float32))  # exact: n < 2**24
+    assert np.all(g == g[:, :1])
