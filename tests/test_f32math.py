@@ -17,13 +17,14 @@ and results in the subnormal range are left out of the comparison.
 
 from __future__ import annotations
 
-import importlib.resources
 import re
 import zlib
 from collections.abc import Callable
 
 import numpy as np
 import pytest
+
+import _wgsl_library as _lib
 
 import gputensor as gt
 from gputensor._backend import get_backend
@@ -36,7 +37,7 @@ PUBLIC = (
     "log1p_f32", "sin_f32", "cos_f32", "tan_f32",
 )
 
-_MARKER = re.compile(r"^// @fn ([A-Za-z_][A-Za-z0-9_]*)[ \t]*$", re.MULTILINE)
+_MARKER = _lib.MARKER
 F32 = np.float32
 TINY = float(np.finfo(F32).tiny)
 MAXF = float(np.finfo(F32).max)
@@ -65,41 +66,20 @@ HARD_SIGNIFICANDS = (
 )
 
 
-# ---- the library, as a loader sees it -----------------------------------------------------------
+# ---- the library, as a loader sees it (tests/_wgsl_library.py) ---------------------------------
 def library_text() -> str:
-    return importlib.resources.files("gputensor._wgsl").joinpath("f32math.wgsl").read_text()
+    return _lib.library_text("f32math")
 
 
 def library_chunks() -> dict[str, str]:
-    """NAME -> the text from the marker ``// @fn NAME`` to the next marker, in file order."""
-    text = library_text()
-    marks = list(_MARKER.finditer(text))
-    chunks: dict[str, str] = {}
-    for i, m in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        assert m.group(1) not in chunks, f"duplicate marker {m.group(1)}"
-        chunks[m.group(1)] = text[m.start() : end]
-    return chunks
+    return _lib.library_chunks("f32math")
 
 
-def dependencies(chunks: dict[str, str], roots: list[str]) -> list[str]:
-    """The marker names ``roots`` need (themselves included), in file order."""
-    need: set[str] = set()
-    todo = list(roots)
-    while todo:
-        name = todo.pop()
-        if name in need:
-            continue
-        need.add(name)
-        body = chunks[name]
-        todo.extend(o for o in chunks if o not in need and re.search(rf"\b{re.escape(o)}\(", body))
-    return [name for name in chunks if name in need]
+dependencies = _lib.dependencies
 
 
 def source_for(call: str) -> str:
-    chunks = library_chunks()
-    roots = [name for name in chunks if re.search(rf"\b{re.escape(name)}\(", call)]
-    return "".join(chunks[name] for name in dependencies(chunks, roots))
+    return _lib.source_for("f32math", call)
 
 
 # ---- device runs --------------------------------------------------------------------------------

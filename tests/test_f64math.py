@@ -13,13 +13,14 @@ The kernel is ``f64math_test.wgsl`` with ``{{FUNCS}}`` = the library functions t
 
 from __future__ import annotations
 
-import importlib.resources
 import re
 import zlib
 from collections.abc import Callable
 
 import numpy as np
 import pytest
+
+import _wgsl_library as _lib
 
 from gputensor._backend import get_backend
 
@@ -31,7 +32,7 @@ PUBLIC = (
     "asin_f64", "acos_f64", "atan_f64", "atan2_f64",
 )
 
-_MARKER = re.compile(r"^// @fn ([A-Za-z_][A-Za-z0-9_]*)[ \t]*$", re.MULTILINE)
+_MARKER = _lib.MARKER
 TINY = np.finfo(np.float64).tiny
 MAXF = np.finfo(np.float64).max
 SUB = 5e-324
@@ -39,41 +40,20 @@ INF = np.inf
 NAN = np.nan
 
 
-# ---- the library, as a loader sees it -----------------------------------------------------------
+# ---- the library, as a loader sees it (tests/_wgsl_library.py) ---------------------------------
 def library_text() -> str:
-    return importlib.resources.files("gputensor._wgsl").joinpath("f64math.wgsl").read_text()
+    return _lib.library_text("f64math")
 
 
 def library_chunks() -> dict[str, str]:
-    """NAME -> the text from the marker ``// @fn NAME`` to the next marker, in file order."""
-    text = library_text()
-    marks = list(_MARKER.finditer(text))
-    chunks: dict[str, str] = {}
-    for i, m in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        assert m.group(1) not in chunks, f"duplicate marker {m.group(1)}"
-        chunks[m.group(1)] = text[m.start() : end]
-    return chunks
+    return _lib.library_chunks("f64math")
 
 
-def dependencies(chunks: dict[str, str], roots: list[str]) -> list[str]:
-    """The marker names ``roots`` need (themselves included), in file order."""
-    need: set[str] = set()
-    todo = list(roots)
-    while todo:
-        name = todo.pop()
-        if name in need:
-            continue
-        need.add(name)
-        body = chunks[name]
-        todo.extend(o for o in chunks if o not in need and re.search(rf"\b{re.escape(o)}\(", body))
-    return [name for name in chunks if name in need]
+dependencies = _lib.dependencies
 
 
 def source_for(call: str) -> str:
-    chunks = library_chunks()
-    roots = [name for name in chunks if re.search(rf"\b{re.escape(name)}\(", call)]
-    return "".join(chunks[name] for name in dependencies(chunks, roots))
+    return _lib.source_for("f64math", call)
 
 
 # ---- device runs --------------------------------------------------------------------------------
