@@ -93,8 +93,9 @@ class ComputeBackend(abc.ABC):
         """Whether ``init`` has run."""
 
     @abc.abstractmethod
-    def alloc(self, nbytes: int) -> int:
-        """Allocate ``nbytes`` of device memory and return its pointer."""
+    def alloc(self, nbytes: int, *, zero: bool = True) -> int:
+        """Allocate ``nbytes`` of device memory and return its pointer: zero-filled, or with
+        unspecified contents when ``zero=False`` (for memory about to be overwritten)."""
 
     @abc.abstractmethod
     def free(self, ptr: int) -> None:
