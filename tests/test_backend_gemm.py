@@ -322,7 +322,9 @@ def test_operand_larger_than_one_binding(backend):
     out = np.empty_like(C0)
     backend.copy_dtoh(out, pc)
     ref = (B.astype(np.float64) @ A.astype(np.float64)) + 0.5 * C0  # (n, m) == C^T
-    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-3)
+    # float32 sums of k products of N(0,1) values: rounding grows like sqrt(k) (k is ~4,100 on
+    # lavapipe, ~130,000 on an H200 with its larger binding window)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=3e-5 * np.sqrt(k))
     for p in (pa, pb, pc):
         backend.free(p)
 

@@ -263,6 +263,9 @@ def test_plan_cache_scalar_values(backend, dtype: str) -> None:
         got = np.empty(n, np.dtype(dtype))
         backend.copy_dtoh(got, out)
         expect = np.full(n, v).astype(np.dtype(dtype))
+        if isinstance(v, float) and math.isnan(v):  # GPUs need not keep a NaN's payload
+            assert np.isnan(got).all(), f"{dtype} {v!r}"
+            continue
         np.testing.assert_array_equal(got.view(np.uint8), expect.view(np.uint8), err_msg=f"{dtype} {v!r}")
     backend.free(out)
 

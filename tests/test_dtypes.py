@@ -63,6 +63,9 @@ class Duck:
     def __init__(self, dtype):
         self.dtype = dtype
 
+    def __repr__(self):  # stable test ids (pytest-xdist needs the same ids in every worker)
+        return f"Duck({self.dtype!r})"
+
 
 # --------------------------------------------------------------------------- DType
 

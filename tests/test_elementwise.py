@@ -500,6 +500,8 @@ def test_special_values_every_floating_function(dtype):
         args, gargs = ([h], [x]) if name in UNARY else ([a, b], [xa, xb])
         got = getattr(gt, name)(*gargs).get()
         expected = _reference(func, args, dtype, dtype)
+        if name == "nextafter":  # C99: y when x == y (NumPy < 2.5 returns x for float16)
+            expected = np.where(args[0] == args[1], args[1], expected)
         if family == "exact" and name not in ("nextafter",):
             family = "arith"
         if name in ("floor_divide", "remainder"):

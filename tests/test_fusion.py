@@ -216,7 +216,11 @@ def test_copy_into_writes_the_dag_straight_into_the_destination(backend, monkeyp
     assert c.dispatches == 1 and c.allocs == []
     ref = np.zeros((2, 6, 7))
     ref[1] = (an * bn + np.float32(2)).astype(np.float64)
-    np.testing.assert_array_equal(gt.asnumpy(dst), ref)
+    # one kernel may contract a * b + 2 into an fma (NVIDIA does): a rounding of the product's size
+    tol = np.zeros_like(ref)
+    tol[1] = 2.0**-22 * (np.abs(an * bn) + 2)
+    err = np.abs(gt.asnumpy(dst) - ref)
+    assert np.all(err <= tol), err.max()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -232,10 +232,68 @@ fn ew_fmod_f64(x: f64, y: f64) -> f64 {
     return bitcast<f64>(bits + sx);
 }
 
-// @fn ew_copysign_zero f32 f64
-fn ew_copysign_zero_TT(s: TT) -> TT {
-    // +0 or -0 with the sign bit of s.
-    return select(TT(0), -TT(0), ew_signbit_TT(s));
+// @fn ew_copysign_zero f32
+fn ew_copysign_zero_f32(s: f32) -> f32 {
+    // +0 or -0 with the sign bit of s, through the bits: compilers that ignore the sign of zero
+    // (NVIDIA's) fold select(0.0, -0.0, c) into one constant.
+    return bitcast<f32>(bitcast<u32>(s) & 0x80000000u);
+}
+// @fn ew_copysign_zero f64
+fn ew_copysign_zero_f64(s: f64) -> f64 {
+    return bitcast<f64>((bitcast<u64>(s) >> 63u) << 63u);
+}
+
+// @fn ew_neg f32
+fn ew_neg_f32(x: f32) -> f32 {
+    // -x as a sign-bit flip: NVIDIA compiles -x as 0 - x, which makes -(+0) = +0, and it
+    // recognises a plain bit flip as -x again (float16 results lost the sign of zero): the OR
+    // of a data-dependent 0 (as _f32_opq) hides it.
+    let b = bitcast<u32>(x) ^ 0x80000000u;
+    return bitcast<f32>(b | u32(b == 0x7fbfdeacu));
+}
+// @fn ew_neg f64
+fn ew_neg_f64(x: f64) -> f64 {
+    return bitcast<f64>(bitcast<u64>(x) ^ (u64(1) << 63u));
+}
+
+// @fn ew_max f32 f64
+fn ew_max_TT(a: TT, b: TT) -> TT {
+    // NumPy's maximum: NaN propagates, else a > b ? a : b (maximum(0.0, -0.0) is -0.0). The
+    // choice is made on the bits so that no compiler turns it into a max instruction, which
+    // orders or ignores the sign of zero its own way.
+    if (ew_isnan_TT(a) || ew_isnan_TT(b)) { return a + b; }
+    return ew_pick_TT(a, b, ew_gt_TT(a, b));
+}
+
+// @fn ew_min f32 f64
+fn ew_min_TT(a: TT, b: TT) -> TT {
+    // NumPy's minimum: NaN propagates, else a < b ? a : b (see ew_max).
+    if (ew_isnan_TT(a) || ew_isnan_TT(b)) { return a + b; }
+    return ew_pick_TT(a, b, ew_gt_TT(b, a));
+}
+
+// @fn ew_gt f32
+fn ew_gt_f32(a: f32, b: f32) -> bool {
+    // a > b for non-NaN a, b, compared as integers (sign-magnitude bits mapped to a total
+    // order; +0 and -0 equal): NVIDIA rewrites a float compare-and-select into its max
+    // instruction even when the select is done on the bits.
+    let ia = bitcast<i32>(a);
+    let ib = bitcast<i32>(b);
+    let ka = select(ia, ia ^ 0x7fffffff, ia < 0);
+    let kb = select(ib, ib ^ 0x7fffffff, ib < 0);
+    return ka > kb && ((bitcast<u32>(a) | bitcast<u32>(b)) << 1u) != 0u;
+}
+// @fn ew_gt f64
+fn ew_gt_f64(a: f64, b: f64) -> bool { return a > b; }
+
+// @fn ew_pick f32
+fn ew_pick_f32(a: f32, b: f32, c: bool) -> f32 {
+    // c ? a : b, bit for bit.
+    return bitcast<f32>(select(bitcast<u32>(b), bitcast<u32>(a), c));
+}
+// @fn ew_pick f64
+fn ew_pick_f64(a: f64, b: f64, c: bool) -> f64 {
+    return bitcast<f64>(select(bitcast<u64>(b), bitcast<u64>(a), c));
 }
 
 // @fn ew_floordiv f32 f64
@@ -281,16 +339,20 @@ fn ew_atan_f64(x: f64) -> f64 { return atan_f64(x); }
 
 // @fn ew_floordiv i32 i64
 fn ew_floordiv_TT(a: TT, b: TT) -> TT {
+    // The remainder is a - q*b, never WGSL's `%`: NVIDIA's Vulkan compiler gets signed `%`
+    // wrong for negative operands (-127 % 127 != 0 on an H200). MIN / -1 is MIN (WGSL), r = 0.
     if (b == TT(0)) { return TT(0); }
-    var q = a / b;
-    if ((a % b != TT(0)) && ((a < TT(0)) != (b < TT(0)))) { q = q - TT(1); }
+    let q = a / b;
+    let r = a - q * b;
+    if (r != TT(0) && ((r < TT(0)) != (b < TT(0)))) { return q - TT(1); }
     return q;
 }
 
 // @fn ew_mod i32 i64
 fn ew_mod_TT(a: TT, b: TT) -> TT {
+    // Floored remainder from the truncated quotient (see ew_floordiv: no signed `%`).
     if (b == TT(0)) { return TT(0); }
-    var r = a % b;
+    var r = a - (a / b) * b;
     if (r != TT(0) && ((r < TT(0)) != (b < TT(0)))) { r = r + b; }
     return r;
 }
@@ -384,7 +446,7 @@ fn ew_nextafter_f64(x: f64, y: f64) -> f64 {
 fn ew_nextafter16_f32(x: f32, y: f32) -> f32 {
     // nextafter in float16 for values computed in f32 (exact float16 values in, float16 out).
     if (ew_isnan_f32(x) || ew_isnan_f32(y)) { return x + y; }
-    if (x == y) { return x; }  // NumPy's float16 nextafter returns x1 when equal
+    if (x == y) { return y; }  // as C's nextafter: y when equal (nextafter(0.0, -0.0) is -0.0)
     if (x == 0.0) { return select(unpack2x16float(1u).x, unpack2x16float(0x8001u).x, y < 0.0); }
     let b = pack2x16float(vec2<f32>(x, 0.0)) & 0xFFFFu;
     return unpack2x16float(select(b - 1u, b + 1u, (x < y) == (x > 0.0))).x;

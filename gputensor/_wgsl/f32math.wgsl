@@ -545,7 +545,7 @@ fn _f32_poly_atan(z: f32) -> f32 {
 
 // @fn _f32_atan_core
 // atan(n / d) in [0, pi/2] as (hi, lo) for finite n, d >= 0, not both 0, max(n, d) in
-// [2^-12, 2^124]. The ratio is never rounded: with c in {0, 1/2, 1, 3/2, inf} chosen by n/d,
+// [2^-12, 2^116] (so the denominators stay below 2^126). The ratio is never rounded: with c in {0, 1/2, 1, 3/2, inf} chosen by n/d,
 // t = (n/d - c)/(1 + c n/d) is formed from n and d (numerator and denominator as exact sums),
 // |t| <= 0.44, and atan(n/d) = atan(c) + atan(t).
 fn _f32_atan_core(n: f32, d: f32) -> vec2<f32> {
@@ -640,32 +640,42 @@ fn atan2_f32(y: f32, x: f32) -> f32 {
     if (bx == 0u) {
         return _f32_copysign(1.5707963705062866, y);
     }
-    // scale (by powers of two) so that max(|x|, |y|) is in [2^60, 2^124); both below 2^-25:
-    // times 2^149 first, subnormals through the integer significand (exact even where the
-    // float unit flushes subnormals)
+    // scale (by powers of two) so that max(|x|, |y|) is in [2^60, 2^116): the core divides by
+    // up to 5 max(n, d), which must stay below 2^126 (NVIDIA divides through a reciprocal that
+    // flushes to zero above that). Both below 2^-25: times 2^149 first, subnormals through the
+    // integer significand (exact even where the float unit flushes subnormals).
     var n = bitcast<f32>(by >> 1u);
     var d = bitcast<f32>(bx >> 1u);
     if (max(bx, by) < 0x66000000u) {
         n = _f32_mul_2p149(n);
         d = _f32_mul_2p149(d);
     }
-    if (max(n, d) >= 2.1267647932558654e+37) {
-        n = n * 0.00390625;
-        d = d * 0.00390625;
+    if (max(n, d) >= 8.307674973655724e+34) {
+        n = n * 0.000244140625;
+        d = d * 0.000244140625;
     } else {
         for (var i = 0; i < 2; i = i + 1) {
             if (max(n, d) >= 1.152921504606847e+18) {
                 break;
             }
-            n = _f32_opq(n * 1.8446744073709552e+19);  // opaque: no folding into n * 2^128
-            d = _f32_opq(d * 1.8446744073709552e+19);
+            n = _f32_opq(n * 7.205759403792794e+16);  // opaque: no folding into n * 2^112
+            d = _f32_opq(d * 7.205759403792794e+16);
         }
     }
-    let r = _f32_atan_core(n, d);
-    var v = r.x + r.y;
-    if (xneg) {
-        let h = _f32_two_sum(3.1415927410125732, -r.x);
-        v = h.x + _f32_opq(h.y + (-8.742277657347586e-08 - r.y));
+    var v: f32;
+    if (n < d * 9.094947017729282e-13 && !xneg) {
+        // |y/x| < 2^-40: atan(t) = t to 2^-80 relative. t is formed 2^40 times larger and
+        // scaled back, so its correction term is never a subnormal (flushed to zero on NVIDIA).
+        let q = _f32_dd_div(n * 1099511627776.0, 0.0, d, 0.0);
+        v = (q.x + q.y) * 9.094947017729282e-13;
+    } else {
+        let r = _f32_atan_core(n, d);
+        if (xneg) {
+            let h = _f32_two_sum(3.1415927410125732, -r.x);
+            v = h.x + _f32_opq(h.y + (-8.742277657347586e-08 - r.y));
+        } else {
+            v = r.x + r.y;
+        }
     }
     return _f32_copysign(v, y);
 }
