@@ -49,7 +49,8 @@ MiB = 1 << 20
 GiB = 1 << 30
 
 FRAMEWORKS = ("gputensor", "torch", "cupy")
-GROUP_ORDER = ("ceiling", "binary", "unary", "reduce", "gemm", "conv2d", "transfer", "attention", "engine")
+GROUP_ORDER = ("ceiling", "binary", "unary", "reduce", "gemm", "conv2d", "transfer", "attention", "engine",
+               "sort")
 GROUP_ALIASES = {"conv": "conv2d", "attn": "attention", "transfers": "transfer", "ceilings": "ceiling",
                  "elementwise": "binary,unary", "copy": "ceiling.copy", "matmul": "ceiling.matmul"}
 
@@ -463,11 +464,11 @@ class Report:
 def all_cases(quick: bool) -> list[Case]:
     """Every case of the suite, in run order (ceilings first)."""
     from . import (bench_attention, bench_ceiling, bench_conv, bench_elementwise, bench_engine,
-                   bench_gemm, bench_reduce, bench_transfer)
+                   bench_gemm, bench_reduce, bench_sort, bench_transfer)
 
     cases: list[Case] = []
     for module in (bench_ceiling, bench_elementwise, bench_reduce, bench_gemm, bench_conv,
-                   bench_transfer, bench_attention, bench_engine):
+                   bench_transfer, bench_attention, bench_engine, bench_sort):
         cases.extend(module.cases(quick))
     order = {g: i for i, g in enumerate(GROUP_ORDER)}
     cases.sort(key=lambda c: order.get(c.group, len(order)))  # stable: keeps each module's order

@@ -15,6 +15,13 @@ planning, bind groups, recording, submission and readback. Every call includes i
   cupy ``float(x)``): one round trip (submit, wait, map, copy). Target: at most 150 us.
 * ``engine.readback.op_scalar``: ``float(gt.sum(a))`` over 1,024 float32: a small op and its
   round trip, the usual shape of a scalar read in a loop.
+* ``engine.chain.{fma,exp,rsqrt}``: fused elementwise chains on 64M float32 (quick: 1M):
+  ``a*b+c``, ``exp(a)*b+1`` and ``x/sqrt(y*y+1)``. gputensor evaluates the chain into an
+  existing array (``out[...] = a * b + c``: one generated kernel, no intermediate written); torch
+  and cupy run the same expression eagerly (one kernel and one temporary per op, from their
+  caching allocators). GB/s counts the inputs read once and the output written once, so the
+  fraction of the copy ceiling says how close the fused kernel is to one pass over the bytes.
+  Targets (issue 5): at least 1.5x torch on the longest chain, at least 0.9 of the copy ceiling.
 * ``engine.mempool.cycles``: one call = 10,000 (quick: 1,000) create/free cycles of ``empty`` of
   64 mixed sizes (4 B to 256 KiB). **Time per cycle = call time / cycles.** The check runs one
   more call and fails if the framework's device memory (gputensor: the pool's ``total_bytes()``;
@@ -258,12 +265,84 @@ class MemoryPoolCase(Case):
         return self._prepare(lambda n: cp.empty(n, dtype=cp.float32), pool.total_bytes)
 
 
+# ---------------------------------------------------------------------------------------------
+# fused elementwise chains on large arrays
+# ---------------------------------------------------------------------------------------------
+#: name -> (inputs, expression over a namespace ``m`` and the inputs, NumPy float64 reference)
+CHAINS: dict[str, tuple[tuple[str, ...], Any, Any]] = {
+    "fma": (("a", "b", "c"), lambda m, a, b, c: a * b + c, lambda a, b, c: a * b + c),
+    "exp": (("a", "b"), lambda m, a, b: m.exp(a) * b + 1, lambda a, b: np.exp(a) * b + 1),
+    "rsqrt": (("x", "y"), lambda m, x, y: x / m.sqrt(y * y + 1), lambda x, y: x / np.sqrt(y * y + 1)),
+}
+
+
+class FusedChainCase(Case):
+    """One chain of :data:`CHAINS` over ``n`` float32 elements, written into an existing array."""
+
+    bound = "memory"
+    unit = "GB/s"
+
+    def __init__(self, name: str, n: int) -> None:
+        self.name, self.n = name, int(n)
+        self.inputs, self.expr, self.ref = CHAINS[name]
+        text = {"fma": "a*b+c", "exp": "exp(a)*b+1", "rsqrt": "x/sqrt(y*y+1)"}[name]
+        self.id = f"engine.chain.{name}"
+        self.label = f"{text} on {self.n / (1 << 20):g}M f32 (gt: fused into out[...])"
+        self.bytes = float(4 * self.n * (len(self.inputs) + 1))
+        self.working_set = int(self.bytes)
+
+    def host(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        return {k: uniform(rng, self.n, np.float32) for k in self.inputs}
+
+    def check(self, host: dict[str, np.ndarray], got: np.ndarray) -> None:
+        ref = self.ref(*(host[k].astype(np.float64) for k in self.inputs))
+        assert_close(got, ref, 4e-7 * (np.abs(ref) + 4.0), self.id)
+
+    def gputensor(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
+        import gputensor as gt
+
+        with fusion(True):
+            pass  # raises NotAvailable without a fusion engine
+        args = [gt.asarray(host[k]) for k in self.inputs]
+        out = gt.empty((self.n,), dtype=gt.float32)
+        expr = self.expr
+
+        def run(i: int) -> None:
+            with fusion(True):
+                out[...] = expr(gt, *args)
+
+        return Prepared(run, lambda: gt.asnumpy(out))
+
+    def torch(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
+        torch = env.torch
+        args = [env.to_torch(host[k]) for k in self.inputs]
+        last: list[Any] = [None]
+        expr = self.expr
+
+        def run(i: int) -> None:
+            last[0] = expr(torch, *args)
+
+        return Prepared(run, lambda: last[0].cpu().numpy())
+
+    def cupy(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
+        cp = env.cupy
+        args = [env.to_cupy(host[k]) for k in self.inputs]
+        last: list[Any] = [None]
+        expr = self.expr
+
+        def run(i: int) -> None:
+            last[0] = expr(cp, *args)
+
+        return Prepared(run, lambda: cp.asnumpy(last[0]))
+
+
 def cases(quick: bool) -> list[Case]:
-    """The engine cases (quick: 1,000 pool cycles instead of 10,000)."""
+    """The engine cases (quick: 1,000 pool cycles instead of 10,000, chains on 1M elements)."""
+    n_chain = (1 << 20) if quick else (64 << 20)
     return [
         OpsChainCase(fused=False),
         OpsChainCase(fused=True),
         ScalarReadbackCase(op=False),
         ScalarReadbackCase(op=True),
         MemoryPoolCase(1000 if quick else 10_000),
-    ]
+    ] + [FusedChainCase(name, n_chain) for name in CHAINS]
