@@ -4,7 +4,9 @@ and WebGpuBackend's lifecycle and memory (alloc/free/copies/pointers), checked b
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from collections.abc import Iterator
 from types import SimpleNamespace
 
 import numpy as np
@@ -685,3 +687,196 @@ def test_synchronize(backend: WebGpuBackend) -> None:
     # exp(exp(exp(exp(exp(1))))) overflows float32: inf everywhere
     np.testing.assert_array_equal(out, expected.astype(np.float32))
     backend.free(p)
+
+
+# ---- large transfers: chunked through pooled staging buffers -------------------------------------
+CHUNK = 256  # TRANSFER_CHUNK in these tests (bytes), so a few KiB cross several chunk edges
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch, ctx: WgpuContext) -> Iterator[int]:
+    """Chunks of ``CHUNK`` bytes, two in flight, every write body staged (no upload ring)."""
+    monkeypatch.setattr(context_mod, "TRANSFER_CHUNK", CHUNK)
+    monkeypatch.setattr(context_mod, "TRANSFER_DEPTH", 2)
+    monkeypatch.setattr(context_mod, "STAGED_UPLOAD_MAX", 0)
+    ctx.synchronize()
+    yield CHUNK
+    ctx.synchronize()
+    ctx.clear_staging()  # no CHUNK-sized buffers left for the tests after this one
+
+
+# (offset, size) pairs around chunk edges: sizes just below/at/above one and two chunks, unaligned
+# offsets whose range crosses an edge, and ranges that end exactly on or just past an edge.
+EDGE_CASES = [(0, CHUNK - 1), (0, CHUNK), (0, CHUNK + 1), (0, 2 * CHUNK - 1), (0, 2 * CHUNK + 1),
+              (1, CHUNK), (3, CHUNK - 2), (CHUNK - 1, 2), (CHUNK - 3, CHUNK + 7), (CHUNK + 2, 3 * CHUNK),
+              (5, 7 * CHUNK + 3), (2, 8 * CHUNK - 2), (0, 9 * CHUNK)]
+
+
+def test_chunked_readback_edges(ctx: WgpuContext, small_chunks: int) -> None:
+    """Readbacks larger than a chunk (bytes, into a destination, async) match byte for byte at
+    every offset/size around chunk edges."""
+    host = np.random.default_rng(11).integers(0, 256, 10 * CHUNK, dtype=np.uint8)
+    buf = ctx.upload(host)
+    for offset, size in EDGE_CASES:
+        expected = host[offset : offset + size].tobytes()
+        assert ctx.readback(buf, offset, size) == expected, (offset, size)
+        dst = np.full(size, 0xA5, np.uint8)
+        ctx.readback_into(buf, offset, dst)
+        assert dst.tobytes() == expected, (offset, size)
+    assert asyncio.run(ctx.readback_async(buf, 7, 5 * CHUNK)) == host[7 : 7 + 5 * CHUNK].tobytes()
+
+
+def test_chunked_readback_many_pipelines(ctx: WgpuContext, small_chunks: int) -> None:
+    """Regions that together exceed the staging budget (TRANSFER_DEPTH chunks) are read in
+    several submits, in order and complete; regions within it keep one submit."""
+    rng = np.random.default_rng(12)
+    host = rng.integers(0, 256, 10 * CHUNK, dtype=np.uint8)
+    buf = ctx.upload(host)
+    regions = [(buf, off, size) for off, size in EDGE_CASES] + [(buf, 9, 0), (buf, 100, 3)]
+    expected = [host[off : off + size].tobytes() for _, off, size in regions]
+    ctx.synchronize()
+    before = ctx.stats["submits"]
+    assert ctx.readback_many(regions) == expected
+    assert ctx.stats["submits"] > before + 1
+    assert asyncio.run(ctx.readback_many_async(regions[::-1])) == expected[::-1]
+    dsts = [np.zeros(size, np.uint8) for _, _, size in regions]
+    ctx.readback_many_into(regions, dsts)
+    assert [d.tobytes() for d in dsts] == expected
+    small = [(buf, 4 * k, 4) for k in range(2 * CHUNK // 4)]  # exactly the budget: one submit
+    before = ctx.stats["submits"]
+    assert ctx.readback_many(small) == [host[4 * k : 4 * k + 4].tobytes() for k in range(len(small))]
+    assert ctx.stats["submits"] == before + 1
+
+
+def test_chunked_write_edges(ctx: WgpuContext, small_chunks: int) -> None:
+    """Staged writes across chunk edges at unaligned offsets change exactly their bytes, for
+    every kind of bytes-like source (non-contiguous arrays in C order)."""
+    rng = np.random.default_rng(13)
+    mirror = rng.integers(0, 256, 10 * CHUNK + 5, dtype=np.uint8)
+    buf = ctx.upload(mirror)
+    for k, (offset, size) in enumerate(EDGE_CASES):
+        chunk = rng.integers(0, 256, size, dtype=np.uint8)
+        mirror[offset : offset + size] = chunk
+        src: object = [chunk, chunk.tobytes(), bytearray(chunk.tobytes()), memoryview(chunk.tobytes())][k % 4]
+        ctx.write(buf, offset, src)
+        if k % 4 == 3:
+            assert ctx.readback(buf, 0, mirror.size) == mirror.tobytes(), (offset, size)
+    wide = rng.integers(0, 256, (3 * CHUNK, 2), dtype=np.uint8)
+    ctx.write(buf, 6, wide[:, 1])  # non-contiguous: its elements in C order
+    mirror[6 : 6 + 3 * CHUNK] = wide[:, 1]
+    floats = rng.standard_normal(CHUNK)  # a non-byte format
+    ctx.write(buf, 1, floats)
+    mirror[1 : 1 + 8 * CHUNK] = np.frombuffer(floats.tobytes(), np.uint8)
+    assert ctx.readback(buf, 0, mirror.size) == mirror.tobytes()
+
+
+def test_chunked_write_is_ordered_with_recorded_work(ctx: WgpuContext, small_chunks: int) -> None:
+    """Work recorded before a multi-chunk write does not see it (and its own result is
+    overwritten by it); work recorded after the write sees all of it."""
+    n = 6 * CHUNK
+    data = np.random.default_rng(14).integers(1, 256, n, dtype=np.uint8)
+    buf = ctx.upload(np.zeros(n, np.uint8))
+    before, after = ctx.create_storage(n), ctx.create_storage(n)
+    ctx.dispatch("patch_bytes", [5 * CHUNK // 4, 0xFFFFFFFF, 0x01020304], [(buf, 0, n)], (1, 1, 1))
+    ctx.copy_buffer(buf, 0, before, 0, n)
+    assert ctx._encoder is not None  # still recorded, not submitted
+    ctx.write(buf, 0, data)
+    ctx.dispatch("patch_bytes", [2 * CHUNK // 4 + 1, 0xFF00FF00, 0xAB00CD00], [(buf, 0, n)], (1, 1, 1))
+    ctx.copy_buffer(buf, 0, after, 0, n)
+    got_before = np.frombuffer(ctx.readback(before), np.uint8)
+    expected_before = np.zeros(n, np.uint8)
+    expected_before[5 * CHUNK : 5 * CHUNK + 4] = [4, 3, 2, 1]
+    np.testing.assert_array_equal(got_before, expected_before)
+    expected = data.copy()
+    at = 2 * CHUNK + 4
+    expected[at + 1], expected[at + 3] = 0xCD, 0xAB
+    np.testing.assert_array_equal(np.frombuffer(ctx.readback(after), np.uint8), expected)
+    np.testing.assert_array_equal(np.frombuffer(ctx.readback(buf), np.uint8), expected)
+
+
+def test_chunked_readback_sees_recorded_work(ctx: WgpuContext, small_chunks: int) -> None:
+    """A multi-chunk readback returns the state after the work recorded before it."""
+    n = 5 * CHUNK
+    buf = ctx.upload(np.zeros(n, np.uint8))
+    for word in (0, CHUNK // 4 - 1, CHUNK // 4, n // 4 - 1):
+        ctx.dispatch("patch_bytes", [word, 0xFFFFFFFF, 0xC0FFEE00 + word], [(buf, 0, n)], (1, 1, 1))
+    words = np.frombuffer(ctx.readback(buf, 0, n), np.uint32)
+    for word in (0, CHUNK // 4 - 1, CHUNK // 4, n // 4 - 1):
+        assert words[word] == 0xC0FFEE00 + word
+    assert np.count_nonzero(words) == 4
+
+
+def test_upload_staging_is_pooled_and_reused(ctx: WgpuContext, small_chunks: int) -> None:
+    """Chunked writes keep at most TRANSFER_DEPTH staging buffers and reuse them (a reused
+    buffer is refilled only after the device copy that read it: the data stays right);
+    ``clear_staging`` and the memory pool's ``free_all_blocks`` drop them."""
+    rng = np.random.default_rng(15)
+    a, b = ctx.create_storage(8 * CHUNK), ctx.create_storage(8 * CHUNK)
+    da, db = (rng.integers(0, 256, 8 * CHUNK, dtype=np.uint8) for _ in range(2))
+    ctx.write(a, 0, da)
+    kept = {id(buf) for buf, _ in ctx._upload_staging._free}
+    assert len(kept) == 2 and ctx._upload_staging.cached_bytes() == 2 * CHUNK
+    ctx.write(b, 0, db)
+    assert {id(buf) for buf, _ in ctx._upload_staging._free} == kept
+    assert ctx.readback(a) == da.tobytes() and ctx.readback(b) == db.tobytes()
+    ctx.clear_staging()
+    assert ctx._upload_staging.cached_bytes() == 0 and ctx._staging.cached_bytes() == 0
+    ctx.write(a, 4, db[: 3 * CHUNK])  # works again with fresh buffers
+    assert ctx.readback(a, 4, 3 * CHUNK) == db[: 3 * CHUNK].tobytes()
+
+
+def test_host_copy_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """host_copy splits a large copy between threads and copies every byte exactly once."""
+    monkeypatch.setattr(context_mod, "_COPY_SLICE_MIN", 1000)
+    src = np.random.default_rng(16).integers(0, 256, 10_007, dtype=np.uint8)
+    for threads in (1, 2, 3, 8):
+        dst = np.zeros(12_000, np.uint8)
+        context_mod.host_copy(memoryview(dst)[5 : 5 + src.size], memoryview(src.tobytes()), threads)
+        np.testing.assert_array_equal(dst[5 : 5 + src.size], src)
+        assert not dst[:5].any() and not dst[5 + src.size :].any()
+    with pytest.raises(ValueError):
+        context_mod.host_copy(memoryview(bytearray(4)), memoryview(b"123"))
+
+
+def test_fill_mapped_without_a_writable_mapping_view() -> None:
+    """Where wgpu-py offers no writable view of a mapping, staging is filled by write_mapped."""
+    calls = []
+    fake_staging = SimpleNamespace(write_mapped=lambda data, offset: calls.append((bytes(data), offset)))
+    context_mod._fill_mapped(fake_staging, memoryview(b"abcdefgh"), 4)
+    assert calls == [(b"abcdefgh", 0)]
+
+
+def test_chunked_backend_copies_with_threads(backend: WebGpuBackend, small_chunks: int,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """copy_htod / copy_dtoh / copy_dtoh_many through chunks with threaded host copies, into
+    arrays of other dtypes, from several Python threads at once."""
+    monkeypatch.setattr(context_mod, "HOST_COPY_THREADS", 3)
+    monkeypatch.setattr(context_mod, "_COPY_SLICE_MIN", 64)
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            rng = np.random.default_rng(100 + k)
+            data = rng.standard_normal(7 * CHUNK // 8 + k)  # float64, not a multiple of a chunk
+            p = backend.alloc(data.nbytes + 16)
+            backend.copy_htod(p + 3, data)
+            out = np.full_like(data, np.nan)
+            backend.copy_dtoh(out, p + 3)
+            np.testing.assert_array_equal(out, data)
+            half = data.nbytes // 2
+            halves = [np.zeros(half, np.uint8), np.zeros(data.nbytes - half, np.uint8)]
+            backend.copy_dtoh_many([(halves[0], p + 3), (halves[1], p + 3 + half)])
+            assert np.concatenate(halves).tobytes() == data.tobytes()
+            edge = np.zeros(16 + data.nbytes, np.uint8)
+            backend.copy_dtoh(edge, p)
+            assert not edge[:3].any() and not edge[3 + data.nbytes :].any()
+            backend.free(p)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors

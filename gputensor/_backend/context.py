@@ -3,13 +3,16 @@
 One of the two modules that import ``wgpu`` (the other is ``webgpu.py``).
 
 Work is recorded into one open command encoder (one compute pass while only dispatches are
-recorded) and submitted when a result is read back, on ``synchronize()``/``flush()``, before a
-large ``queue.write_buffer`` (so host writes stay ordered after recorded work; small writes go
-through an upload ring and a recorded copy instead, without a submit), when the batch
-reaches ``MAX_BATCH`` commands, or when its commands bind ``FLUSH_BYTES`` (large work starts on
-the device while the host records more). Dispatch parameters travel in one uniform ring per
-batch, uploaded with a single ``write_buffer`` just before the submit; binding 0 of every kernel
-is that ring with a *dynamic offset*, so a bind group does not depend on the parameters.
+recorded) and submitted when a result is read back, on ``synchronize()``/``flush()``, after
+each chunk of a large host write (small writes go through an upload ring and a recorded copy,
+without a submit), when the batch reaches ``MAX_BATCH`` commands, or when its commands bind
+the current flush bound: ``FLUSH_BYTES`` after a wait (the device is idle: large work starts
+on it at once while the host records more), doubled at each such submit up to
+``FLUSH_BYTES_MAX`` (once the device is busy, fewer submits: each costs ~0.1 ms of host time
+on an H200, more than recording a large operation). Dispatch
+parameters travel in one uniform ring per batch, uploaded with a single ``write_buffer`` just
+before the submit; binding 0 of every kernel is that ring with a *dynamic offset*, so a bind
+group does not depend on the parameters.
 
 Per-dispatch host cost is kept low by caching (every cache is guarded by the context lock):
 
@@ -25,6 +28,13 @@ Readback (``readback*``, ``synchronize``) records its staging copies into the op
 submits the whole batch once; the waits for the mappings happen outside the context lock, so
 other threads keep recording while one waits. Staging buffers are pooled (``_Staging``).
 
+Large transfers move every byte once on the host, straight between the caller's memory and a
+mapped staging buffer (``host_copy``, split between threads when large), in chunks of
+``TRANSFER_CHUNK`` with at most ``TRANSFER_DEPTH`` in flight, so the device copy of one chunk
+overlaps the host copy of another and a 1 GiB transfer needs no 1 GiB staging buffer. Uploads
+use pooled MAP_WRITE buffers (``_UploadStaging``), each refilled only after the device copy
+that read it; downloads use the pooled MAP_READ buffers.
+
 Asynchronous operations are written once, as generators that yield wgpu promises; ``_run_sync``
 drives them by waiting on each promise, ``_run_async`` by awaiting it. So ``new()`` is a facade
 over the same steps as ``new_async()``, and ``readback_many`` over ``readback_many_async``.
@@ -38,6 +48,7 @@ import struct
 import threading
 import weakref
 from collections.abc import Generator, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -69,6 +80,9 @@ MAX_BATCH = 256
 #: the device starts on large work while the host records more (small work stays batched).
 FLUSH_BYTES = 32 << 20
 
+#: The flush bound doubles at each size-triggered submit up to this (reset after every wait).
+FLUSH_BYTES_MAX = 2 << 30
+
 #: Bytes of the uniform ring that carries the parameters of one batch's dispatches.
 UNIFORM_RING_BYTES = 256 * 1024
 
@@ -77,6 +91,24 @@ STAGED_UPLOAD_MAX = 256 * 1024
 
 #: Bytes of the upload ring (one batch's staged writes; a full ring submits the batch).
 UPLOAD_RING_BYTES = 2 * 1024 * 1024
+
+#: Large host transfers move in chunks of this many bytes (a multiple of 4) through pooled
+#: staging buffers, so the device copy of one chunk overlaps the host copy of another and no
+#: transfer allocates staging memory of its own size (tests make it small to cross chunk edges).
+TRANSFER_CHUNK = 32 << 20
+
+#: Staging buffers of ``TRANSFER_CHUNK`` bytes one transfer keeps in flight (and each direction
+#: keeps pooled): a readback stages at most this many chunks ahead of its host copies.
+TRANSFER_DEPTH = 3
+
+#: Threads that share one large host copy (0: automatic, 1 on software adapters, whose device
+#: copies run on the same CPU cores, else up to 4). ``$GPUTENSOR_COPY_THREADS`` sets it (a
+#: value that is not a non-negative integer means automatic).
+_COPY_THREADS_ENV = os.environ.get("GPUTENSOR_COPY_THREADS", "").strip()
+HOST_COPY_THREADS = int(_COPY_THREADS_ENV) if _COPY_THREADS_ENV.isdigit() else 0
+
+#: Host copies are split between threads only in slices of at least this many bytes.
+_COPY_SLICE_MIN = 4 << 20
 
 #: Bind groups kept by the cache (when it is full, the oldest go until three quarters remain).
 BIND_GROUP_CACHE_SIZE = 4096
@@ -90,8 +122,12 @@ _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 1, "OpenGLES": 1
 
 _STORAGE_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 _STAGING_USAGE = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
+_UPLOAD_USAGE = wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC
 
 Region = tuple[Any, int, int]  # (GPUBuffer, offset_bytes, size_bytes)
+# A piece of a readback: (region index, buffer, staged start, staged length (a multiple of 4),
+# bytes to skip in the staging buffer, bytes to take, where they go in the region).
+_Piece = tuple[int, Any, int, int, int, int, int]
 
 
 def _round_up(x: int, m: int) -> int:
@@ -113,6 +149,54 @@ def _pack_words(words: Sequence[int]) -> bytes:
         return packer.pack(*words)
     except struct.error:  # negative or wide ints, bools, floats: mask each word
         return packer.pack(*[int(w) & 0xFFFFFFFF for w in words])
+
+
+def _transfer_chunk() -> int:
+    """``TRANSFER_CHUNK`` as a positive multiple of 4."""
+    return max(4, int(TRANSFER_CHUNK) // 4 * 4)
+
+
+_copy_pool: ThreadPoolExecutor | None = None
+_copy_pool_workers = 0
+_copy_pool_lock = threading.Lock()
+
+
+def _copy_workers(helpers: int) -> ThreadPoolExecutor:
+    """The shared pool of host-copy threads, with at least ``helpers`` workers."""
+    global _copy_pool, _copy_pool_workers
+    with _copy_pool_lock:
+        if _copy_pool is None or _copy_pool_workers < helpers:
+            # the old pool is not shut down (another thread may be using it): its idle threads
+            # end when it is garbage-collected
+            _copy_pool = ThreadPoolExecutor(max_workers=helpers, thread_name_prefix="gputensor-copy")
+            _copy_pool_workers = helpers
+        return _copy_pool
+
+
+def host_copy(dst: memoryview, src: memoryview, threads: int = 1) -> None:
+    """Copy the bytes of ``src`` into ``dst`` (flat byte views of equal size; ``dst`` writable),
+    split between up to ``threads`` threads (NumPy copies without the GIL) when it is large.
+
+    Raises ValueError when the sizes differ."""
+    n = dst.nbytes
+    if src.nbytes != n:
+        raise ValueError(f"host copy of {src.nbytes} bytes into {n}")
+    if n == 0:
+        return
+    d = np.frombuffer(dst, np.uint8)
+    s = np.frombuffer(src, np.uint8)
+    parts = min(int(threads), n // _COPY_SLICE_MIN)
+    if parts <= 1:
+        np.copyto(d, s)
+        return
+    step = _round_up(-(-n // parts), 4096)
+    pool = _copy_workers(parts - 1)
+    futures = [pool.submit(np.copyto, d[at : at + step], s[at : at + step]) for at in range(step, n, step)]
+    try:
+        np.copyto(d[:step], s[:step])
+    finally:
+        for future in futures:  # every helper is done with the views before they can go away
+            future.result()
 
 
 def _uniform_window(size: int) -> int | None:
@@ -173,7 +257,7 @@ def choose_adapter(adapters: Sequence[Any], hint: str | None) -> Any:
 
 
 class _Staging:
-    """A pool of MAP_READ staging buffers, binned by power-of-two size."""
+    """A pool of MAP_READ staging buffers, binned by power-of-two size (readbacks)."""
 
     KEEP_LIMIT = 64 << 20
 
@@ -210,6 +294,66 @@ class _Staging:
             self._free.clear()
 
 
+class _UploadStaging:
+    """A pool of MAP_WRITE staging buffers for large host writes.
+
+    A buffer comes back (``give``) right after the submit of the copy that reads it, and its
+    next mapping is requested then: the mapping completes once the device has read the buffer,
+    so a kept buffer is never refilled while pending work still uses it. At most
+    ``TRANSFER_DEPTH`` are kept (the oldest others are destroyed, which WebGPU defers until
+    their copies are done).
+    """
+
+    def __init__(self, device: Any) -> None:
+        self._device = device
+        self._free: collections.deque[tuple[Any, Any]] = collections.deque()  # (buffer, map promise)
+        self._lock = threading.Lock()
+
+    def take(self, size: int) -> Any:
+        """A staging buffer of ``size`` bytes (a multiple of 4) mapped for writing: a new one
+        while fewer than ``TRANSFER_DEPTH`` of that size are kept (so a transfer's first chunks
+        never wait), else the oldest kept one once its mapping has completed (that is, once
+        the device has done the copy that last read it).
+
+        Raises BackendError when the mapping fails."""
+        found = None
+        with self._lock:
+            same = [k for k, (buf, _) in enumerate(self._free) if buf.size == size]
+            if len(same) >= max(1, TRANSFER_DEPTH):
+                found = self._free[same[0]]
+                del self._free[same[0]]
+        if found is None:
+            return self._device.create_buffer(size=size, usage=_UPLOAD_USAGE, mapped_at_creation=True)
+        buf, promise = found
+        try:
+            promise.sync_wait()
+        except Exception as exc:  # wgpu's own error types
+            raise _wrap_wgpu_error(exc) from None
+        return buf
+
+    def give(self, buf: Any) -> None:
+        """Keep the unmapped ``buf``, whose copy was just submitted, for reuse."""
+        promise = buf.map_async(wgpu.MapMode.WRITE, 0, buf.size)
+        with self._lock:
+            self._free.append((buf, promise))
+            dropped = [self._free.popleft()[0] for _ in range(len(self._free) - max(1, TRANSFER_DEPTH))]
+        for old in dropped:
+            old.destroy()
+
+    def cached_bytes(self) -> int:
+        """Bytes of the staging buffers kept for reuse."""
+        with self._lock:
+            return sum(buf.size for buf, _ in self._free)
+
+    def clear(self) -> None:
+        """Drop (destroy) every kept staging buffer."""
+        with self._lock:
+            dropped = [buf for buf, _ in self._free]
+            self._free.clear()
+        for buf in dropped:
+            buf.destroy()
+
+
 class WgpuContext:
     """The WebGPU device, queue and adapter, a compiled-pipeline cache and the open command batch.
 
@@ -239,8 +383,10 @@ class WgpuContext:
         self._pass_pipeline: Any = None  # the pipeline last set in the open pass
         self._recorded = 0
         self._pending_bytes = 0
+        self._flush_bytes = FLUSH_BYTES  # the current flush bound (see the module docstring)
         self._keepalive: list[Any] = []
         self._staging = _Staging(device)
+        self._upload_staging = _UploadStaging(device)
         self._fence_src = device.create_buffer(size=16, usage=_STORAGE_USAGE)
         # bind-group cache (see the module docstring)
         self._groups: dict[tuple[Any, ...], Any] = {}
@@ -333,12 +479,16 @@ class WgpuContext:
         return buf
 
     def write(self, buf: Any, offset: int, data: Any) -> None:
-        """Copy host bytes into ``buf`` at ``offset`` (ordered after all recorded work).
+        """Copy host bytes into ``buf`` at ``offset``: recorded work before the call does not see
+        them, work recorded after it does.
 
         Up to ``STAGED_UPLOAD_MAX`` bytes travel through an upload ring and a recorded copy (no
-        submit); larger writes submit the recorded work first and then ``queue.write_buffer``
-        straight into ``buf``. Unaligned edges (offset or size not a multiple of 4) are merged on
-        the device by a small kernel, so bytes outside the range are never changed.
+        submit); larger writes go through ``_write_staged`` (pooled staging buffers, chunk by
+        chunk). Unaligned edges (offset or size not a multiple of 4) are merged on the device by
+        a small kernel, so bytes outside the range are never changed.
+
+        Raises BackendError (invalid argument) for a non-bytes-like ``data`` or a range outside
+        ``buf``; (device error / out of memory) when the device fails the copy.
         """
         mv = readable_bytes(data)
         n = mv.nbytes
@@ -346,27 +496,57 @@ class WgpuContext:
             return
         if offset < 0 or offset + n > buf.size:
             raise invalid_argument(f"write of {n} bytes at {offset} is outside a {buf.size}-byte buffer")
+        head = min((-offset) % 4, n)
+        body_start = offset + head
+        body_len = (n - head) // 4 * 4
+        body = mv[head : head + body_len]
+        if body_len > STAGED_UPLOAD_MAX:
+            self._write_staged(buf, body_start, body)
         with self._lock:
-            head = (-offset) % 4
-            head = min(head, n)
-            body_start = offset + head
-            body_len = (n - head) // 4 * 4
-            if body_len and body_len <= STAGED_UPLOAD_MAX:
+            if 0 < body_len <= STAGED_UPLOAD_MAX:
                 # Small: into the upload ring (nothing recorded reads the region this batch
                 # uses; earlier batches that did were submitted before this write_buffer), then a
                 # copy recorded in order with the other work: no submit needed.
                 if self._upload_used + body_len > UPLOAD_RING_BYTES:
                     self.flush()
                 at = self._upload_used
-                self.queue.write_buffer(self._upload_ring, at, mv[head : head + body_len])
+                self.queue.write_buffer(self._upload_ring, at, body)
                 self._upload_used = at + body_len
                 self._record_copy(self._upload_ring, at, buf, body_start, body_len)
-            elif body_len:
-                self.flush()  # recorded work first: write_buffer runs before the next submit
-                self.queue.write_buffer(buf, body_start, mv[head : head + body_len])
             for start, chunk in ((offset, mv[:head]), (body_start + body_len, mv[head + body_len :])):
                 if len(chunk):
                     self._patch_bytes(buf, start, bytes(chunk))
+
+    def _write_staged(self, buf: Any, start: int, body: memoryview) -> None:
+        """Write ``body`` (a multiple of 4 bytes) into ``buf`` at ``start`` (a multiple of 4), in
+        chunks of ``TRANSFER_CHUNK``: each is copied once on the host into a pooled staging
+        buffer mapped for writing, then a device copy into ``buf`` is recorded after all work
+        recorded so far and submitted at once, so the device copies one chunk while the host
+        fills the next. The context lock is held only to record and submit; work other threads
+        record meanwhile may fall between two chunks (order such work yourself, as any
+        concurrent use of the same memory). Raises BackendError when the device fails."""
+        chunk = _transfer_chunk()
+        threads = self._copy_threads()
+        for pos in range(0, body.nbytes, chunk):
+            piece = body[pos : pos + chunk]
+            staging = self._upload_staging.take(chunk)
+            _fill_mapped(staging, piece, threads)
+            staging.unmap()
+            with self._lock:
+                self._record_copy(staging, 0, buf, start + pos, piece.nbytes)
+                self.flush()
+            self._upload_staging.give(staging)
+
+    def _copy_threads(self) -> int:
+        """Threads for one large host copy (``HOST_COPY_THREADS``; 0 chooses)."""
+        if HOST_COPY_THREADS > 0:
+            return int(HOST_COPY_THREADS)
+        return 1 if self.is_software else min(4, os.cpu_count() or 1)
+
+    def clear_staging(self) -> None:
+        """Drop the pooled staging buffers of both directions (``MemoryPool.free_all_blocks``)."""
+        self._staging.clear()
+        self._upload_staging.clear()
 
     def _patch_bytes(self, buf: Any, start: int, chunk: bytes) -> None:
         """Write fewer than 4 bytes (within one or two words) without touching their neighbours."""
@@ -706,7 +886,10 @@ class WgpuContext:
 
     def _count_command(self) -> None:
         self._recorded += 1
-        if self._recorded >= MAX_BATCH or self._pending_bytes >= FLUSH_BYTES:
+        if self._pending_bytes >= self._flush_bytes:
+            self.flush()
+            self._flush_bytes = min(2 * self._flush_bytes, FLUSH_BYTES_MAX)
+        elif self._recorded >= MAX_BATCH:
             self.flush()
 
     def flush(self) -> None:
@@ -746,9 +929,17 @@ class WgpuContext:
     def _readback_steps(
         self, regions: Sequence[Region], into: Sequence[memoryview] | None = None
     ) -> Generator[Any, Any, list[Any]]:
-        """Stage ``regions`` after all recorded work (the copies join the open batch, which is
-        submitted once); yield the map promises; return the bytes of each region in order (or
-        copy each into ``into[k]`` when given). The waits happen outside the context lock."""
+        """Read ``regions`` after all recorded work; yield the map promises; return the bytes of
+        each region in order (or copy each into ``into[k]`` when given: nothing is returned).
+
+        Regions are cut into pieces of at most ``TRANSFER_CHUNK`` bytes, each staged by a device
+        copy into a pooled staging buffer and copied once on the host from the mapped memory.
+        Pieces are staged in groups (the copies join the open batch, submitted once per group)
+        while at most ``TRANSFER_DEPTH`` chunks' worth is in flight, so small reads take one
+        submit and one wait, and a large read stages the next pieces while the host copies
+        earlier ones. The lock is held only to record and submit; the waits happen outside it.
+        Raises BackendError (invalid argument) for a bad region before anything is staged.
+        """
         checked = []
         for region in regions:
             try:
@@ -761,44 +952,76 @@ class WgpuContext:
                     f"readback of {size} bytes at {offset} is outside a {buf.size}-byte buffer"
                 )
             checked.append((buf, offset, size))
-        plans = []
+        chunk = _transfer_chunk()
+        threads = self._copy_threads()
+        out: list[Any] = [None if into is not None else b""] * len(checked)
+        sinks: list[memoryview | None] = []  # where each region's bytes go (None: out[k] = bytes)
+        pieces: list[_Piece] = []
+        for k, (buf, offset, size) in enumerate(checked):
+            end = offset + size
+            first, stop = offset // 4 * 4, _round_up(end, 4)
+            sink = None
+            if into is not None:
+                sink = into[k]
+            elif stop - first > chunk:  # assembled from several pieces
+                out[k] = bytearray(size)
+                sink = memoryview(out[k])
+            sinks.append(sink)
+            if size == 0:
+                continue
+            for start in range(first, stop, chunk):
+                length = min(chunk, stop - start)
+                lo, hi = max(start, offset), min(start + length, end)
+                pieces.append((k, buf, start, length, lo - start, hi - lo, lo - offset))
+        budget = chunk * max(1, TRANSFER_DEPTH)
+        in_flight: collections.deque[tuple[_Piece, Any, Any]] = collections.deque()  # piece, staging, promise
+        staged_bytes = 0
+        next_piece = 0
+        while in_flight or next_piece < len(pieces):
+            group_end = next_piece
+            while group_end < len(pieces) and (
+                staged_bytes == 0 or staged_bytes + pieces[group_end][3] <= budget
+            ):
+                staged_bytes += pieces[group_end][3]
+                group_end += 1
+            if group_end > next_piece:
+                group = pieces[next_piece:group_end]
+                next_piece = group_end
+                for piece, staging in zip(group, self._stage(group)):
+                    in_flight.append((piece, staging, self._map_read(staging, piece[3])))
+            piece, staging, promise = in_flight.popleft()
+            yield promise
+            k, _, _, length, skip, take, at = piece
+            mapped = staging.read_mapped(0, length, copy=False)
+            sink = sinks[k]
+            if sink is None:
+                out[k] = bytes(mapped[skip : skip + take])
+            else:
+                host_copy(sink[at : at + take], mapped[skip : skip + take], threads)
+            del mapped
+            staging.unmap()
+            self._staging.give(staging)
+            staged_bytes -= length
+        if into is None:
+            out = [bytes(v) if isinstance(v, bytearray) else v for v in out]
+        return out
+
+    def _stage(self, pieces: Sequence[_Piece]) -> list[Any]:
+        """Record the device copies of ``pieces`` into staging buffers after all recorded work
+        and submit them; the staging buffers, in order. Raises BackendError (device error) when
+        the submit fails."""
+        stagings = []
         with self._lock:
-            for buf, offset, size in checked:
-                if size == 0:
-                    plans.append((None, 0, 0))
-                    continue
-                start = offset // 4 * 4
-                stop = _round_up(offset + size, 4)
-                staging = self._staging.take(stop - start)
-                plans.append((staging, offset - start, size))
-                self._end_pass().copy_buffer_to_buffer(buf, start, staging, 0, stop - start)
+            for _, buf, start, length, _, _, _ in pieces:
+                staging = self._staging.take(length)
+                stagings.append(staging)
+                self._end_pass().copy_buffer_to_buffer(buf, start, staging, 0, length)
                 self._keepalive.append(buf)
             try:
                 self.flush()
             except BackendError as exc:
                 raise device_error(f"readback submit failed: {exc.message}") from None
-        # Ask for every mapping at once, then wait for them in order (they all complete with
-        # the one submit above).
-        promises = [
-            None if staging is None else self._map_read(staging, _round_up(skip + size, 4))
-            for staging, skip, size in plans
-        ]
-        out: list[Any] = []
-        for k, ((staging, skip, size), promise) in enumerate(zip(plans, promises)):
-            if staging is None:
-                out.append(None if into is not None else b"")
-                continue
-            yield promise
-            mapped = staging.read_mapped(0, _round_up(skip + size, 4), copy=False)
-            if into is not None:
-                into[k][:] = mapped[skip : skip + size]
-                out.append(None)
-            else:
-                out.append(bytes(mapped[skip : skip + size]))
-            del mapped
-            staging.unmap()
-            self._staging.give(staging)
-        return out
+        return stagings
 
     def _map_read(self, staging: Any, size: int) -> Any:
         """Start mapping ``staging`` for reading. wgpu-py submits an empty command buffer before
@@ -817,10 +1040,12 @@ class WgpuContext:
         without holding any lock; cheaper than waiting for wgpu-py's poll thread to wake us."""
         if self._poll is not None:
             self._poll()
+        self._flush_bytes = FLUSH_BYTES  # the device has run out of work: start it early again
 
     def readback_into(self, buf: Any, offset_bytes: int, dst: Any) -> None:
         """Fill the writable bytes-like ``dst`` (all of its bytes) from ``buf`` at ``offset_bytes``,
-        after all recorded work has run; one copy from the mapped staging memory.
+        after all recorded work has run; one host copy from the mapped staging memory (chunk by
+        chunk when large).
 
         Raises BackendError (invalid argument) for a region outside ``buf`` or an unsuitable ``dst``.
         """
@@ -829,7 +1054,8 @@ class WgpuContext:
 
     def readback_many_into(self, regions: Sequence[Region], dsts: Sequence[Any]) -> None:
         """Fill each writable bytes-like ``dsts[k]`` from ``regions[k]`` = ``(buffer, offset,
-        size)`` (size must equal the destination's byte count) with one submit and one wait.
+        size)`` (size must equal the destination's byte count): one submit and one wait while
+        the total fits ``TRANSFER_DEPTH`` chunks, else pipelined chunk by chunk.
 
         Raises BackendError (invalid argument) for mismatched lengths or sizes, regions outside
         their buffers or unsuitable destinations.
@@ -858,15 +1084,28 @@ class WgpuContext:
         return _run_sync(self._readback_steps(list(regions)), self._wait)
 
     async def readback_many_async(self, regions: Iterable[Region]) -> list[bytes]:
-        """Read several ``(buffer, offset, size)`` regions with one submit and one wait.
+        """Read several ``(buffer, offset, size)`` regions with one submit and one wait while
+        their total fits ``TRANSFER_DEPTH`` chunks (larger reads are pipelined, see
+        ``_readback_steps``).
 
-        Every copy joins the open batch, submitted once; results come back in the order given.
+        Every copy joins the open batch; results come back in the order given.
         """
         return await _run_async(self._readback_steps(list(regions)))
 
     def synchronize(self) -> None:
         """Submit recorded work and block until the device has finished all of it."""
         _run_sync(self._readback_steps([(self._fence_src, 0, 4)]), self._wait)
+
+
+def _fill_mapped(staging: Any, src: memoryview, threads: int) -> None:
+    """Copy ``src`` (a multiple of 4 bytes) to the start of ``staging``, mapped for writing,
+    straight into the mapped memory (``host_copy``; wgpu-py's ``write_mapped`` where its
+    writable view of the mapping is missing)."""
+    get_range = getattr(staging, "_experimental_get_mapped_range", None)
+    if get_range is None:
+        staging.write_mapped(src, 0)
+        return
+    host_copy(get_range(0, src.nbytes), src, threads)  # the view dies here, before the unmap
 
 
 def _flat_bytes(view: memoryview) -> memoryview:

@@ -81,7 +81,7 @@ class MemoryPool:
     BackendError out of memory when it cannot); ``release(buffer)`` gives one back to the device
     for good; buffers have a ``size`` attribute. ``max_size``: the largest buffer ``allocate`` can
     make (bins are clamped to it). ``on_free_all()`` runs after the cache was released (the
-    backend drops its cached readback staging buffers there).
+    backend drops its pooled transfer staging buffers there).
     """
 
     def __init__(self, allocate: Callable[[int], Any], release: Callable[[Any], None],
