@@ -115,6 +115,31 @@ def main() -> int:
         print(f"{name:16s} {per_call * 1e6:8.1f} us  {nbytes / per_call / 1e9:7.0f} GB/s  "
               f"({len(events) / 10:.1f} dispatches per call: {sorted({e.name for e in events})})")
 
+    print("\n=== data-dependent operations: GPU time per kernel (timestamps, one call each) ===")
+    rng = np.random.default_rng(3)
+    m = 1 << (16 if SMALL else 24)
+    keys = gt.asarray(rng.random(m, dtype=np.float32))
+    ikeys = gt.asarray(rng.integers(0, m // 4, m, dtype=np.int32))
+    scan_in = gt.asarray(rng.random(4 * m, dtype=np.float32))
+    for label, fn in (("sort f32", lambda: gt.sort(keys)), ("argsort f32", lambda: gt.argsort(keys)),
+                      ("cumulative_sum f32 x4", lambda: gt.cumulative_sum(scan_in)),
+                      ("unique_values i32", lambda: gt.unique_values(ikeys))):
+        fn()
+        gt.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        gt.synchronize()
+        wall = time.perf_counter() - t0
+        with gt.profile() as prof:
+            fn()
+            gt.synchronize()
+        total = sum(e.gpu_s or 0.0 for e in prof.events)
+        per: dict[str, float] = {}
+        for e in prof.events:
+            per[e.name] = per.get(e.name, 0.0) + (e.gpu_s or 0.0)
+        print(f"{label:22s} wall {wall * 1e3:7.3f} ms, GPU {total * 1e3:7.3f} ms in {len(prof.events)} dispatches: "
+              + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])))
+
     print("\n=== one submit, piece by piece (median us; with a GPU backlog of large adds) ===")
     for backlog in (False, True):
         parts: dict[str, list[float]] = {"record": [], "end+finish": [], "write_ring": [], "submit": []}

@@ -691,18 +691,19 @@ def test_cumulative_named_views_no_copy(backend):
     assert modes[0] == ops_scan.MODE_ROWS and modes[-1] == ops_scan.MODE_COLUMNS
 
 
-def test_cumulative_columns_larger_than_one_binding(backend):
-    """Axis 0 of a (n, 8) 4-byte array larger than one binding window: columns mode, split.
-    int32, so the running sums are exact however large the adapter's window (n > 2**24 on an
-    H200, where float32 sums of ones are no longer exact)."""
+def test_cumulative_columns_larger_than_one_binding(backend, monkeypatch):
+    """Axis 0 of a (n, 8) float32 array larger than one binding window: columns mode, split.
+    The window is made 1 MiB (an H200's is its whole 4 GiB buffer limit, so no array could
+    exceed it there)."""
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: 1 << 20)
     limit = backend.max_window_bytes()
     n = limit // 32 + 1000
-    x = gt.ones((n, 8), dtype=gt.int32)
+    x = gt.ones((n, 8), dtype=gt.float32)
     x._ptr  # noqa: B018 - materialise before spying
     with DispatchSpy(backend.context) as spy:
         got = gt.cumulative_sum(x[::-1], axis=0)
     scans = [c[1] for c in spy.calls if c[0] == "scan" and c[1]["PHASE"] == 1]
     assert all(d["MODE"] == ops_scan.MODE_COLUMNS for d in scans) and len(scans) >= 3
     g = got.get()
-    np.testing.assert_array_equal(g[:, 0], np.arange(1, n + 1, dtype=np.int32))
+    np.testing.assert_array_equal(g[:, 0], np.arange(1, n + 1, dtype=np.float32))  # exact: n < 2**24
     assert np.all(g == g[:, :1])

@@ -245,11 +245,8 @@ fn ew_copysign_zero_f64(s: f64) -> f64 {
 
 // @fn ew_neg f32
 fn ew_neg_f32(x: f32) -> f32 {
-    // -x as a sign-bit flip: NVIDIA compiles -x as 0 - x, which makes -(+0) = +0, and it
-    // recognises a plain bit flip as -x again (float16 results lost the sign of zero): the OR
-    // of a data-dependent 0 (as _f32_opq) hides it.
-    let b = bitcast<u32>(x) ^ 0x80000000u;
-    return bitcast<f32>(b | u32(b == 0x7fbfdeacu));
+    // -x as a sign-bit flip: NVIDIA compiles -x as 0 - x, which makes -(+0) = +0.
+    return bitcast<f32>(bitcast<u32>(x) ^ 0x80000000u);
 }
 // @fn ew_neg f64
 fn ew_neg_f64(x: f64) -> f64 {

@@ -613,6 +613,17 @@ fn _f32_mul_2p149(v: f32) -> f32 {
     return bitcast<f32>(b + (149u << 23u));  // exponent + 149 (a constant 2^149 would overflow)
 }
 
+// @fn _f32_mul_2p56
+// v * 2^56 for 0 <= v < 2^60, exact also for a subnormal v (read from its integer significand:
+// adapters that flush subnormals, NVIDIA's, would give 0).
+fn _f32_mul_2p56(v: f32) -> f32 {
+    let b = bitcast<u32>(v);
+    if (b < 0x00800000u) {
+        return f32(b) * 1.0097419586828951e-28;  // b * 2^-149 * 2^56 = b * 2^-93 (normal)
+    }
+    return bitcast<f32>(b + (56u << 23u));
+}
+
 // @fn atan2_f32
 // Angle of the point (x, y) in [-pi, pi], with the C99/NumPy rules for zeros, infinities, NaN.
 fn atan2_f32(y: f32, x: f32) -> f32 {
@@ -658,8 +669,8 @@ fn atan2_f32(y: f32, x: f32) -> f32 {
             if (max(n, d) >= 1.152921504606847e+18) {
                 break;
             }
-            n = _f32_opq(n * 7.205759403792794e+16);  // opaque: no folding into n * 2^112
-            d = _f32_opq(d * 7.205759403792794e+16);
+            n = _f32_mul_2p56(n);
+            d = _f32_mul_2p56(d);
         }
     }
     var v: f32;
@@ -667,7 +678,14 @@ fn atan2_f32(y: f32, x: f32) -> f32 {
         // |y/x| < 2^-40: atan(t) = t to 2^-80 relative. t is formed 2^40 times larger and
         // scaled back, so its correction term is never a subnormal (flushed to zero on NVIDIA).
         let q = _f32_dd_div(n * 1099511627776.0, 0.0, d, 0.0);
-        v = (q.x + q.y) * 9.094947017729282e-13;
+        if (q.x < 1.1754943508222875e-38 * 1099511627776.0) {
+            // a subnormal result: its bits are the quotient in units of 2^-149, rounded to
+            // nearest even as an integer (no subnormal arithmetic, which NVIDIA flushes)
+            let units = round(q.x * 6.490371073168535e+32 + q.y * 6.490371073168535e+32);
+            v = bitcast<f32>(u32(units));
+        } else {
+            v = (q.x + q.y) * 9.094947017729282e-13;
+        }
     } else {
         let r = _f32_atan_core(n, d);
         if (xneg) {
