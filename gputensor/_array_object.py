@@ -1,6 +1,6 @@
 """GpuArray: a strided view of one device allocation, with the Array API's array object methods.
 
-Layout: ``_storage`` owns one backend allocation (freed through ``weakref.finalize`` when the
+Layout: ``_storage`` owns one backend allocation (freed by its ``__del__`` when the
 last array using it is garbage-collected); ``_shape``; ``_strides`` in *elements* (any sign, 0 for
 broadcast dimensions); ``_offset``: elements from the allocation start to element ``[0, ..., 0]``;
 ``_dtype``.  Basic indexing (integers, slices with any step, ``...``, ``None``) returns views that
@@ -27,7 +27,6 @@ import builtins
 import enum
 import operator
 import types
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -45,7 +44,8 @@ _SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 
 class _Storage:
-    """Owns one backend allocation; frees it when garbage-collected."""
+    """Owns one backend allocation; frees it when garbage-collected (``__del__``: unlike a
+    ``weakref.finalize`` it registers nothing per allocation, which matters for small ops)."""
 
     __slots__ = ("ptr", "nbytes", "__weakref__")
 
@@ -53,8 +53,23 @@ class _Storage:
         # issue 5 (memory pool): zero=False skips zero-filling a reused pool block
         self.ptr = _dispatch.alloc(nbytes, zero=zero)
         self.nbytes = nbytes
-        finalizer = weakref.finalize(self, _dispatch.free, self.ptr)
-        finalizer.atexit = False
+
+    def __del__(self) -> None:
+        try:
+            ptr = _STORAGE_PTR.__get__(self)  # the slot (a _WatchedStorage's ``ptr`` is a property)
+        except AttributeError:  # the allocation failed in __init__
+            return
+        try:
+            _dispatch.free(ptr)
+        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to free into
+            pass
+
+
+_STORAGE_PTR = _Storage.__dict__["ptr"]
+
+
+#: shape (a tuple of non-negative ints) -> its C-contiguous strides, for ``GpuArray._empty``.
+_CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
 class _DLDeviceType(enum.IntEnum):
@@ -106,12 +121,32 @@ class GpuArray:
         """A new C-contiguous array: contents zero, or unspecified with ``zero=False`` (for
         outputs that are about to be overwritten: no clear of a reused pool block). Raises
         ``TypeError`` for a dtype the device lacks, ``ValueError`` for negative sizes."""
-        DEFAULT_DEVICE.check_dtype(dtype)
-        shape = tuple(operator.index(n) for n in shape)
-        if any(n < 0 for n in shape):
-            raise ValueError(f"negative dimensions are not allowed: {shape}")
-        storage = _Storage(size_of(shape) * dtype.itemsize, zero)
-        return cls._new(storage, shape, contiguous_strides(shape), 0, dtype)
+        if type(dtype) is not DType or dtype.feature is not None:  # (feature-free dtypes: always)
+            DEFAULT_DEVICE.check_dtype(dtype)
+        shape = tuple(map(operator.index, shape))
+        strides = _CONTIGUOUS.get(shape)
+        if strides is None:
+            if any(n < 0 for n in shape):
+                raise ValueError(f"negative dimensions are not allowed: {shape}")
+            strides = contiguous_strides(shape)
+            if len(_CONTIGUOUS) < 1024:
+                _CONTIGUOUS[shape] = strides
+        return cls._alloc(shape, strides, dtype, size_of(shape) * dtype.itemsize, zero)
+
+    @classmethod
+    def _alloc(cls, shape: tuple[int, ...], strides: tuple[int, ...], dtype: DType, nbytes: int,
+               zero: builtins.bool) -> GpuArray:
+        """``_empty`` without its checks, for callers that validated the arguments already (the
+        elementwise fast path): ``shape`` a tuple of non-negative ints, ``strides`` its
+        C-contiguous strides (a tuple of ints), ``dtype`` supported by the device, ``nbytes``
+        the array's size in bytes."""
+        self = object.__new__(cls)
+        self._storage = _Storage(nbytes, zero)
+        self._shape = shape
+        self._strides = strides
+        self._offset = 0
+        self._dtype = dtype
+        return self
 
     @classmethod
     def _view(cls, base: GpuArray, shape: tuple[int, ...], strides: tuple[int, ...],

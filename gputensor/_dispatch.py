@@ -29,6 +29,8 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import operator
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Union
 
@@ -84,9 +86,9 @@ Input = Union["GpuArray", tuple[Any, DType]]
 # ---------------------------------------------------------------------------------------------
 # backend, memory
 # ---------------------------------------------------------------------------------------------
-def backend() -> Any:
-    """The shared, initialised WebGpuBackend."""
-    return get_backend()
+#: The shared, initialised WebGpuBackend: ``backend()`` (``_backend.get_backend`` itself, one
+#: call less on every operation's path).
+backend = get_backend
 
 
 @functools.cache
@@ -364,6 +366,21 @@ def run_elementwise(
     Raises ``TypeError`` when the op has no form for the compute type or the device lacks a
     dtype, ``ValueError`` for shapes that do not broadcast.
     """
+    return _run_elementwise(op, inputs, casts, expr_dtype, out_dtype, out=out, op_dtype=op_dtype)[0]
+
+
+def _run_elementwise(
+    op: str,
+    inputs: Sequence[Input],
+    casts: Sequence[DType],
+    expr_dtype: DType,
+    out_dtype: DType,
+    *,
+    out: GpuArray | None = None,
+    op_dtype: DType | None = None,
+) -> tuple[GpuArray, Any]:
+    """:func:`run_elementwise`, also returning the backend launch plan it recorded with (None
+    when it recorded nothing: a lazy result, an empty array)."""
     arrays = [x for x in inputs if isinstance(x, _ao.GpuArray)]
     shape = broadcast_shapes(*(x.shape for x in arrays))
     device = _devices.DEFAULT_DEVICE
@@ -375,7 +392,7 @@ def run_elementwise(
         if out.dtype != out_dtype:
             raise TypeError(f"output dtype {out.dtype} does not match the result dtype {out_dtype}")
     if size_of(shape) == 0:
-        return out if out is not None else _ao.GpuArray._empty(shape, out_dtype, zero=False)
+        return (out if out is not None else _ao.GpuArray._empty(shape, out_dtype, zero=False)), None
     compute = compute_type(expr_dtype)
     form_dtype = op_dtype or expr_dtype
     try:
@@ -388,12 +405,12 @@ def run_elementwise(
         # elementwise fusion: a lazy result (validated above: errors stay at this call)
         node = fz.make_node(expr, cast_types, compute, out_dtype, shape, inputs)
         if out is None:
-            return fz.lazy_array(node)
+            return fz.lazy_array(node), None
         if type(out) is fz.LazyArray:
             fz.rebind(out, node)
         else:
             write_fused(node, out)
-        return out
+        return out, None
     if out is None:
         out = _ao.GpuArray._empty(shape, out_dtype, zero=False)  # every element is written
     operands: list[Any] = []
@@ -407,11 +424,15 @@ def run_elementwise(
         else:
             value, dt = x
             operands.append(ScalarOperand(value, dt.name))
+    be = backend()
+    dst = operand(out)
     try:
-        ops_elementwise.elementwise(backend(), expr, compute, operands, cast_types, operand(out), shape)
+        plan = ops_elementwise.launch_plan(be, expr, compute, operands, cast_types, dst, shape)
+        if plan is not None:
+            plan.run(be, operands, dst)
     except Exception as exc:
         raise _translate(exc) from None
-    return out
+    return out, plan
 
 
 def resolve_elementwise_dtypes(name: str, args: Sequence[Any]) -> tuple[DType, DType, DType]:
@@ -458,25 +479,36 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
     ``args`` are GpuArrays and Python scalars (weak). With ``out`` (in-place operators) the
     result dtype must equal ``out.dtype`` (``TypeError``) and the broadcast shape must equal
     ``out.shape`` (``ValueError``). See :func:`resolve_elementwise_dtypes` for the dtype errors.
+
+    Fast paths (issue 5: the host time of a small op): once a call has succeeded, its dtype
+    resolution is kept by ``(name, argument dtypes / scalar types)`` (``_RESOLVED``: what a
+    fused call needs) and, for an eager call, a ready launch by that key plus the arrays' shapes
+    and strides (``_EAGER``: output shape, dtype and the backend plan). A repeated call then only
+    runs the checks that depend on the values (scalar ranges; pointers, in the plan) -- the
+    errors stay the same, raised at the same call.
     """
     fz = _fz if _fz is not None else _fusion_module()
-    if fz._enabled and out is None:
-        # Fused fast path: the dtype resolution of these argument types already succeeded
-        # once (cached below); the value checks (scalar range, shapes) still run here.
+    layout = None
+    if out is None:
         array_type = _ao.GpuArray
-        key = (name, *[a._dtype if isinstance(a, array_type) else type(a) for a in args])
-        entry = _FUSED_OPS.get(key)
-        if entry is not None:
-            expr, casts, expr_type, result, compute = entry
-            shapes = [a._shape for a in args if isinstance(a, array_type)]
-            shape = shapes[0]
-            for other in shapes[1:]:
-                if other != shape:
-                    shape = broadcast_shapes(*shapes)
-                    break
-            if size_of(shape):
-                inputs = [a if isinstance(a, array_type) else (scalar_value(a, compute), compute) for a in args]
-                return fz.lazy_array(fz.make_node(expr, casts, expr_type, result, shape, inputs))
+        if not fz._enabled:
+            layout, arrays, scalars = _eager_key(name, args)
+            call = _EAGER.get(layout)
+            if call is not None and call.backend is backend():
+                return call(arrays, scalars)
+        else:
+            op = _RESOLVED.get(_dtype_key(name, args))
+            if op is not None:
+                shapes = [a._shape for a in args if isinstance(a, array_type)]
+                shape = shapes[0]
+                for other in shapes[1:]:
+                    if other != shape:
+                        shape = broadcast_shapes(*shapes)
+                        break
+                if size_of(shape):
+                    compute = op.compute
+                    inputs = [a if isinstance(a, array_type) else (scalar_value(a, compute), compute) for a in args]
+                    return fz.lazy_array(fz.make_node(op.expr, op.casts, op.expr_type, op.result, shape, inputs))
     row = ELEMENTWISE_OPS[name]
     if len(args) != row.arity:
         raise TypeError(f"{name} takes {row.arity} arguments, got {len(args)}")
@@ -489,18 +521,130 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
     for a in args:
         inputs.append(a if isinstance(a, _ao.GpuArray) else (scalar_value(a, compute), compute))
     kernel_op = row.kernel_op_for(compute.name)
-    value = run_elementwise(kernel_op, inputs, [compute] * len(inputs), expr_dtype, result,
-                            out=out, op_dtype=compute)
-    if fz._enabled and out is None and len(_FUSED_OPS) < 4096:
-        key = (name, *[a._dtype if isinstance(a, _ao.GpuArray) else type(a) for a in args])
-        c = compute_type(compute)
-        _FUSED_OPS[key] = (expression(kernel_op, c), (c,) * len(args), compute_type(expr_dtype), result, compute)
+    value, plan = _run_elementwise(kernel_op, inputs, [compute] * len(inputs), expr_dtype, result,
+                                   out=out, op_dtype=compute)
+    if out is None:
+        _remember(name, args, layout, kernel_op, compute, expr_dtype, result, value, plan)
     return value
 
 
-#: (op name, dtype or Python type of each argument) -> (expression, casts, expression type,
-#: result dtype, compute dtype) of argument types ``elementwise_op`` has resolved successfully.
-_FUSED_OPS: dict[tuple[Any, ...], tuple[str, tuple[str, ...], str, DType, DType]] = {}
+class _ResolvedOp:
+    """What :func:`elementwise_op` resolved for one ``(op name, per argument: dtype name or
+    Python scalar type)``: the WGSL expression, casts and expression type, the result dtype and
+    the dtype scalar arguments are converted to (``compute``). Dtype resolution depends on
+    nothing else, and the dtype checks of the first call that succeeded hold for later ones."""
+
+    __slots__ = ("expr", "casts", "expr_type", "result", "compute")
+
+    def __init__(self, expr: str, casts: tuple[str, ...], expr_type: str, result: DType, compute: DType) -> None:
+        self.expr = expr
+        self.casts = casts
+        self.expr_type = expr_type
+        self.result = result
+        self.compute = compute
+
+
+class _EagerCall:
+    """A ready eager launch of one op for one argument structure (``_EAGER``: the op, the
+    dtypes, shapes and strides of the arrays, the types of the scalars): the dtype scalars are
+    converted to, the result's dtype, shape, strides and bytes, and the backend launch plan
+    (``ops_elementwise._Plan``, which checks the pointers at every launch) with its backend."""
+
+    __slots__ = ("compute", "float_scalars", "result", "shape", "strides", "nbytes", "plan", "backend")
+
+    def __init__(self, compute: DType, result: GpuArray, plan: Any, be: Any) -> None:
+        self.compute = compute
+        self.float_scalars = compute.kind == "f" and compute.itemsize != 2  # scalar_value: float(value)
+        self.result = result.dtype
+        self.shape = result.shape
+        self.strides = result._strides
+        self.nbytes = size_of(result.shape) * result.dtype.itemsize
+        self.plan = plan
+        self.backend = be
+
+    def __call__(self, arrays: Sequence[GpuArray], scalars: Sequence[Any]) -> GpuArray:
+        """The op on arguments of this structure, given as the array arguments and the scalar
+        arguments (each in order): a new array, the kernel recorded. Raises as
+        :func:`elementwise_op` for the checks that depend on the values (scalar ranges,
+        pointers)."""
+        if not scalars:
+            values: Any = ()
+        elif self.float_scalars:  # (scalar_value's first case: float(value))
+            values = list(map(float, scalars))
+        else:
+            compute = self.compute
+            values = [scalar_value(v, compute) for v in scalars]
+        ptrs = list(map(_PTR, arrays))
+        out = _ao.GpuArray._alloc(self.shape, self.strides, self.result, self.nbytes, False)
+        ptrs.append(out._storage.ptr)  # a new allocation (overlaps no input), element 0 at its start
+        try:
+            self.plan.launch(self.backend, ptrs, values)
+        except Exception as exc:
+            raise _translate(exc) from None
+        return out
+
+
+#: The pointers of many arrays through ``map`` (``GpuArray._ptr``).
+_PTR = operator.attrgetter("_ptr")
+
+
+#: (op name, per argument: dtype name or Python scalar type) -> its ``_ResolvedOp``.
+_RESOLVED: dict[tuple[Any, ...], _ResolvedOp] = {}
+#: (op name, per argument: dtype name, shape, strides or Python scalar type) -> ``_EagerCall``.
+_EAGER: dict[tuple[Any, ...], _EagerCall] = {}
+#: Entries of each cache (when one is full its oldest entry goes).
+_OP_CACHE_SIZE = 4096
+_OP_CACHE_LOCK = threading.Lock()
+
+
+def _dtype_key(name: str, args: Sequence[Any]) -> tuple[Any, ...]:
+    """The ``_RESOLVED`` key of ``elementwise_op(name, *args)``: the name, then per argument
+    its dtype name (arrays) or type (scalars: ``True``, ``1`` and ``1.0`` differ)."""
+    array_type = _ao.GpuArray
+    return (name, *[a._dtype.name if isinstance(a, array_type) else type(a) for a in args])
+
+
+def _eager_key(name: str, args: Sequence[Any]) -> tuple[tuple[Any, ...], list[GpuArray], list[Any]]:
+    """The ``_EAGER`` key of ``elementwise_op(name, *args)`` -- the name, then per argument its
+    dtype name, shape and strides (arrays) or type (scalars: ``True``, ``1`` and ``1.0``
+    differ) -- and the array and the scalar arguments, each in order."""
+    array_type = _ao.GpuArray
+    key: list[Any] = [name]
+    arrays = []
+    scalars = []
+    for a in args:
+        if isinstance(a, array_type):
+            key += (a._dtype.name, a._shape, a._strides)
+            arrays.append(a)
+        else:
+            key.append(type(a))
+            scalars.append(a)
+    return tuple(key), arrays, scalars
+
+
+def _cache_put(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], entry: Any) -> None:
+    """``cache[key] = entry``, the oldest entry dropped first when the cache is full."""
+    with _OP_CACHE_LOCK:
+        if len(cache) >= _OP_CACHE_SIZE:
+            cache.pop(next(iter(cache)), None)
+        cache[key] = entry
+
+
+def _remember(name: str, args: Sequence[Any], layout: tuple[Any, ...] | None, kernel_op: str, compute: DType,
+              expr_dtype: DType, result: DType, value: GpuArray, plan: Any) -> None:
+    """Cache what the successful call ``elementwise_op(name, *args)`` (``out=None``) resolved
+    (``_RESOLVED``) and, when it recorded an eager kernel into the new array ``value`` with
+    ``plan``, its ready launch (``_EAGER``, under the call's key ``layout``)."""
+    key = _dtype_key(name, args)
+    if key not in _RESOLVED:
+        c = compute_type(compute)
+        try:
+            expr = expression(kernel_op, c)
+        except KeyError:  # (an empty result never looked the op up)
+            return
+        _cache_put(_RESOLVED, key, _ResolvedOp(expr, (c,) * len(args), compute_type(expr_dtype), result, compute))
+    if plan is not None and layout is not None and type(value) is _ao.GpuArray:
+        _cache_put(_EAGER, layout, _EagerCall(compute, value, plan, backend()))
 
 
 # ---------------------------------------------------------------------------------------------

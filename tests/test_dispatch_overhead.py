@@ -7,7 +7,11 @@ block is released or a non-pool buffer dies, eviction when the cache is full, th
 windows); pipelines looked up by the defines in the caller's order (one compile per distinct set
 of defines, whatever the order); elementwise launch plans cached by shapes/strides/dtypes with
 per-call pointers, alignments and scalar values (including -0.0, NaN and int/float/bool scalars
-that compare equal). Timing is asserted only as a very loose sanity bound.
+that compare equal). Frontend fast paths (issue 5): the resolved-op and ready-eager-launch caches
+of ``_dispatch.elementwise_op`` never give a stale launch (dtype, shape, strides, scalar kind),
+keep every error at its call and are thread-safe; ``bindings`` of whole allocations, the direct
+compute-pass calls and their fallback, wrappers of ``dispatch`` still seeing every dispatch.
+Timing is asserted only as a very loose sanity bound.
 """
 
 from __future__ import annotations
@@ -398,3 +402,261 @@ def test_copy_dtoh_many_validates_first(backend) -> None:
     backend.copy_dtoh_many([(out, p), (out[:0], p)])
     np.testing.assert_array_equal(out, np.arange(4))
     backend.free(p)
+
+
+# ---- frontend fast paths: resolved ops, ready eager launches (issue 5) ------------------------
+@pytest.fixture
+def eager():
+    """Fusion off for the test (the eager launch cache), restored after."""
+    previous = gt.set_fusion(False)
+    yield
+    gt.set_fusion(previous)
+
+
+def _layout_entry(name: str, *args):
+    from gputensor import _dispatch
+
+    return _dispatch._EAGER.get(_dispatch._eager_key(name, args)[0])
+
+
+def test_eager_cache_keys_never_give_a_stale_launch(eager) -> None:
+    """One op repeated with another dtype, shape, stride pattern, broadcast or scalar kind gets
+    its own ready launch (never another structure's): every result matches NumPy, twice."""
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((6, 8)).astype(np.float32)
+    ints = rng.integers(-50, 50, (6, 8)).astype(np.int32)
+    g, gi = gt.asarray(base), gt.asarray(ints)
+    cases = [
+        (g, 0.75, base, 0.75),
+        (g, 2, base, 2),  # int scalar: same result dtype, another key
+        (gi, 2, ints, 2),  # another dtype
+        (gi, 0.5, ints, 0.5),  # float scalar with an int array: the default float
+        (gi, 3, ints, 3),  # another int value: the same launch
+        (g[::2], 0.75, base[::2], 0.75),  # strided rows, another shape
+        (g[:, ::3], 0.75, base[:, ::3], 0.75),
+        (g.T, 0.75, base.T, 0.75),  # transposed: same size, other strides
+        (g[1:4], 0.75, base[1:4], 0.75),  # same shape as g[::2], other strides
+        (g[:3], 0.75, base[:3], 0.75),  # same shape and strides as g[1:4], another offset
+        (g[0], 0.75, base[0], 0.75),
+        (g, g[0], base, base[0]),  # broadcast
+        (g[0], g, base[0], base),
+        (g[:, :1], g[0], base[:, :1], base[0]),  # both broadcast
+    ]
+    for _ in range(2):
+        for a, b, na, nb in cases:
+            got = gt.asnumpy(a * b)
+            expect = na * nb
+            if np.asarray(na).dtype == np.int32 and isinstance(nb, float):
+                expect = expect.astype(np.float32)
+            assert got.dtype == expect.dtype, (a.shape, b)
+            np.testing.assert_array_equal(got, expect, err_msg=f"{a.shape} {a.strides} * {b!r}")
+    assert _layout_entry("multiply", g, 0.75) is not _layout_entry("multiply", g, 2)
+    assert _layout_entry("multiply", g[1:4], 0.75) is not _layout_entry("multiply", g[::2], 0.75)
+    assert _layout_entry("multiply", g[1:4], 0.75) is _layout_entry("multiply", g[:3], 0.75)  # offsets are per call
+    assert _layout_entry("multiply", g, 0.75).plan is not _layout_entry("multiply", g.T, 0.75).plan
+
+
+def test_eager_cache_scalar_values_are_per_call(eager) -> None:
+    """The scalar's value is never part of a cached launch: -0.0/0.0, NaN, 1/1.0/True."""
+    x = gt.asarray(np.array([1.0, -2.0, 0.0, np.inf], np.float32))
+    xs = gt.asnumpy(x)
+    with np.errstate(invalid="ignore"):
+        for v in (0.5, 0.0, -0.0, math.nan, 1.0, -3.25, 1e30):
+            np.testing.assert_array_equal(gt.asnumpy(x * v), xs * np.float32(v))
+            assert np.array_equal(np.signbit(gt.asnumpy(x * v)), np.signbit(xs * np.float32(v)))
+    b = gt.asarray(np.array([True, False]))
+    assert gt.asnumpy(b & True).tolist() == [True, False] and gt.asnumpy(b & False).tolist() == [False, False]
+    i8 = gt.asarray(np.array([1, -2, 3], np.int8))
+    for v in (1, 2, -1, 127, 0):
+        np.testing.assert_array_equal(gt.asnumpy(i8 * v), np.array([1, -2, 3], np.int8) * np.int8(v))
+
+
+def test_eager_cache_errors_still_raised_at_the_call(eager) -> None:
+    x = gt.asarray(np.arange(4, dtype=np.int8))
+    y = gt.asarray(np.ones(3, np.float32))
+    assert gt.asnumpy(x + 1).tolist() == [1, 2, 3, 4]
+    assert _layout_entry("add", x, 1) is not None  # cached: the checks that depend on values remain
+    with pytest.raises(OverflowError):
+        x + 1000
+    with pytest.raises(OverflowError):
+        x + (-129)
+    assert gt.asnumpy(x + 127).tolist() == [127, -128, -127, -126]  # in range: wraps as NumPy does
+    with pytest.raises(TypeError):
+        x + True  # another scalar kind: its own resolution (bool with an int array)
+    with pytest.raises(TypeError):
+        x + 1j
+    gt.asnumpy(y * 2.0)
+    with pytest.raises(ValueError):
+        y * gt.asarray(np.ones(4, np.float32))  # shapes that do not broadcast
+    with pytest.raises(TypeError):
+        gt.asarray(np.array([True])) + 1.5
+    assert gt.asnumpy(y * 2.0).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_eager_cache_skips_empty_and_inplace(eager) -> None:
+    e = gt.asarray(np.zeros((0, 3), np.float32))
+    assert (e * 2.0).shape == (0, 3) and (e * 2.0).shape == (0, 3)
+    assert _layout_entry("multiply", e, 2.0) is None
+    y = gt.asarray(np.ones(5, np.float32))
+    x = gt.asarray(np.arange(5, dtype=np.float32))
+    for _ in range(2):
+        y += x  # in place: the slow path (overlap handling), never a new array
+    np.testing.assert_array_equal(gt.asnumpy(y), 1 + 2 * np.arange(5, dtype=np.float32))
+    with pytest.raises(TypeError):
+        i = gt.asarray(np.ones(5, np.int32))
+        i += 0.5  # would change the dtype
+
+
+def test_eager_cache_inputs_with_pending_readers(eager) -> None:
+    """A lazy array made with fusion on, used by an eager op: materialised, right value, and a
+    write into a watched leaf still materialises its lazy readers first."""
+    a = gt.asarray(np.arange(6, dtype=np.float32))
+    with gt.fusion(True):
+        lazy = a * 2.0 + 1.0
+    for _ in range(2):
+        np.testing.assert_array_equal(gt.asnumpy(lazy * 3.0), (np.arange(6) * 2.0 + 1.0) * 3.0)
+    with gt.fusion(True):
+        reader = a + 1.0
+    a[...] = 100.0  # a write into the leaf: the reader is computed first
+    np.testing.assert_array_equal(gt.asnumpy(reader), np.arange(6, dtype=np.float32) + 1.0)
+
+
+def test_eager_cache_threads(eager) -> None:
+    """Threads sharing the ready launches (fusion off): every chain matches NumPy."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        try:
+            rng = np.random.default_rng(50 + k)
+            xs = rng.standard_normal(300 + k % 2).astype(np.float32)
+            x = gt.asarray(xs)
+            y, ref = x, xs.copy()
+            for it in range(40):
+                c = 0.5 + 0.01 * (k + it)
+                y = y * c + x
+                ref = (ref * np.float32(c) + xs).astype(np.float32)
+            np.testing.assert_allclose(gt.asnumpy(y), ref, rtol=1e-5, atol=1e-5)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    if errors:
+        raise errors[0]
+
+
+def test_resolved_op_cache_scalar_kinds_fused() -> None:
+    """The fused path's resolution cache is keyed by scalar kind: int and float scalars with an
+    int array give different result dtypes; errors of a kind that never resolved remain."""
+    previous = gt.set_fusion(True)
+    try:
+        x = gt.asarray(np.arange(4, dtype=np.int16))
+        for _ in range(2):
+            assert (x + 1).dtype == gt.int16 and (x + 1.5).dtype == gt.float32
+            np.testing.assert_array_equal(gt.asnumpy(x + 1.5), np.arange(4) + 1.5)
+            with pytest.raises(OverflowError):
+                x + 40000
+            with pytest.raises(TypeError):
+                x + True
+    finally:
+        gt.set_fusion(previous)
+
+
+def test_storage_freed_when_array_dies(backend) -> None:
+    pool = backend.memory_pool
+    gc.collect()
+    used = pool.used_bytes()
+    arrays = [gt.empty((1000 + k,)) for k in range(5)]
+    assert pool.used_bytes() > used
+    del arrays
+    assert pool.used_bytes() == used  # freed at once (refcounting), no garbage collection needed
+
+
+def test_scalar_param_memo_keeps_bits_apart() -> None:
+    w = ew._scalar_param
+    assert w(0.0, "float32") != w(-0.0, "float32")
+    assert w(0.0, "float32")[0] == [0] and w(-0.0, "float32")[0] == [0x80000000]
+    assert w(1.0, "float32") == w(1.0, "float32") and w(1, "int32")[0] == [1] and w(True, "int32")[0] == [1]
+    assert w(1.5, "float32")[1] == np.float32(1.5).tobytes()
+    assert w(math.nan, "float32")[0] == codegen.scalar_words(math.nan, "float32")
+    assert w(-1, "uint8")[0] == [255]
+
+
+def test_plan_launch_checks_its_arguments(backend) -> None:
+    p = backend.alloc(64)
+    op = ArrayOperand(p, "float32", (1,))
+    plan = ew.launch_plan(backend, "x0 * x1", "f32", [op, ScalarOperand(2.0, "float32")], ["f32", "f32"], op, [16])
+    with pytest.raises(Exception, match="pointers"):
+        plan.launch(backend, [p], [2.0])
+    with pytest.raises(Exception, match="values"):
+        plan.launch(backend, [p, p], [])
+    with pytest.raises(Exception, match="past the end"):
+        plan.launch(backend, [p + 4, p], [2.0])
+    backend.free(p)
+    with pytest.raises(Exception, match="unknown or freed"):
+        plan.launch(backend, [p, p], [2.0])
+
+
+def test_bindings_whole_allocation_and_parts(backend) -> None:
+    """``bindings`` keeps the region of a whole allocation; parts and other pointers of the same
+    allocation are bound on their own, and a freed pointer is refused."""
+    n = 1000
+    p = backend.alloc(4 * n)
+    regions, firsts = backend.bindings([p], [4], [(0, n, 0)])
+    assert firsts == [0] and regions[0] == backend.window(p, 4 * n, 4).binding
+    odd = backend.alloc(7)  # a size that is not a multiple of 4
+    assert backend.bindings([odd], [1], [(0, 7, 0)])[0][0] == backend.window(odd, 7, 1).binding
+    backend.free(odd)
+    assert backend.bindings([p], [4], [(0, n, 0)])[0][0] is regions[0]  # kept
+    part, first = backend.bindings([p + 4 * 100], [4], [(0, 10, 0)])
+    assert part[0][2] < regions[0][2] and first[0] == 100 - part[0][1] // 4
+    _, first = backend.bindings([p], [4], [(5, n - 5, -2)])
+    assert first == [7]
+    with pytest.raises(Exception, match="past the end"):
+        backend.bindings([p], [4], [(1, n, 0)])
+    with pytest.raises(Exception, match="multiple of the item size"):
+        backend.bindings([p + 2], [4], [(0, 4, 0)])
+    backend.free(p)
+    with pytest.raises(Exception, match="unknown or freed"):
+        backend.bindings([p], [4], [(0, n, 0)])
+
+
+def test_record_without_direct_pass_calls(backend, eager, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The public wgpu-py pass methods (used when wgpu-py lacks the internals) record the same."""
+    ctx = backend.context
+    monkeypatch.setattr(ctx, "_pass_calls", None)
+    x = gt.asarray(np.arange(8, dtype=np.float32))
+    np.testing.assert_array_equal(gt.asnumpy(x * 2.0 + x), np.arange(8) * 3.0)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(gt.asnumpy(x * 2.0 + x), np.arange(8) * 3.0)
+
+
+def test_dispatch_wrappers_see_cached_launches(backend, eager, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``dispatch`` wrapper set on the context (the profiler's host mode, spies) sees every
+    elementwise dispatch, also those of cached launches, with the same parameters."""
+    ctx = backend.context
+    x = gt.asarray(np.arange(8, dtype=np.float32))
+    gt.asnumpy(x * 2.0)  # cached
+    seen: list[tuple[str, list[int]]] = []
+    real = ctx.dispatch
+
+    def spy(name, params, buffers, workgroups, defines=None, **kw):
+        seen.append((name, list(params)))
+        return real(name, params, buffers, workgroups, defines, **kw)
+
+    monkeypatch.setattr(ctx, "dispatch", spy)
+    np.testing.assert_array_equal(gt.asnumpy(x * 2.0), np.arange(8) * 2.0)
+    assert [s[0] for s in seen] == ["elementwise"]
+    assert seen[0][1][-1] == int(np.float32(2.0).view(np.uint32))  # the scalar's word, last
+
+
+def test_uniform_window_errors_on_the_record_path(backend) -> None:
+    ctx = backend.context
+    with pytest.raises(Exception, match="too many"):
+        ctx.param_window("k", 70_000)
+    assert ctx.param_window("k", 20) == ctx.param_window("k", 16)

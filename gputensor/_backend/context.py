@@ -23,6 +23,10 @@ Per-dispatch host cost is kept low by caching (every cache is guarded by the con
   entries of a buffer are dropped when its Python object dies (a ``weakref.finalize`` queues its
   uid, purged at the next dispatch) or at once by ``release_buffer`` (the memory pool's way of
   destroying a block). The cache is bounded (``BIND_GROUP_CACHE_SIZE``, oldest entries first out).
+* ``record``, the part of ``dispatch`` after its argument checks, is what launchers whose
+  bindings and grids are valid by construction call (``ops_elementwise``); the compute-pass
+  commands go straight to wgpu-native (``_PassCalls``: wgpu-py's per-call error capture costs
+  about as much as the rest of recording a small op).
 
 Readback (``readback*``, ``synchronize``) records its staging copies into the open encoder and
 submits the whole batch once; the waits for the mappings happen outside the context lock, so
@@ -354,6 +358,33 @@ class _UploadStaging:
             buf.destroy()
 
 
+class _PassCalls:
+    """wgpu-native's compute-pass entry points, called directly for the dispatches ``record``
+    makes: wgpu-py's ``GPUComputePassEncoder`` methods wrap every call in Python-level error
+    capture and ``set_bind_group`` allocates its offsets array each time, about 2 us of host
+    time per dispatch -- as much as the rest of recording a small op. Errors of pass commands
+    are reported when the pass ends or the encoder finishes, which still go through wgpu-py
+    (``flush``). ``_PassCalls.load()`` is None when the installed wgpu-py lacks these internals;
+    ``record`` then calls the public methods."""
+
+    __slots__ = ("set_pipeline", "set_bind_group", "dispatch", "offsets")
+
+    def __init__(self, lib: Any, ffi: Any) -> None:
+        self.set_pipeline = lib.wgpuComputePassEncoderSetPipeline
+        self.set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
+        self.dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
+        self.offsets = ffi.new("uint32_t[1]")  # the dynamic offset (written under the lock)
+
+    @classmethod
+    def load(cls) -> "_PassCalls | None":
+        try:
+            from wgpu.backends.wgpu_native import _api
+
+            return cls(_api.lib, _api.ffi)
+        except (ImportError, AttributeError):  # pragma: no cover - another wgpu-py
+            return None
+
+
 class WgpuContext:
     """The WebGPU device, queue and adapter, a compiled-pipeline cache and the open command batch.
 
@@ -412,6 +443,8 @@ class WgpuContext:
             size=UPLOAD_RING_BYTES, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         )
         self._upload_used = 0
+        self._param_windows: dict[int, tuple[int, int]] = {}  # see param_window
+        self._pass_calls = _PassCalls.load()
         self.stats = {"submits": 0, "dispatches": 0, "pipelines_compiled": 0,
                       "bind_groups_created": 0, "clears": 0}
 
@@ -745,13 +778,9 @@ class WgpuContext:
                 raw = _pack_words(params)
             except (TypeError, ValueError, struct.error) as exc:
                 raise invalid_argument(f"kernel {name}: params must be integers (u32 words): {exc}") from None
-        size = (max(len(raw), 16) + 15) & ~15
-        window = _uniform_window(size)
-        if window is None or window > self._max_uniform or window > UNIFORM_RING_BYTES:
-            raise invalid_argument(f"kernel {name}: {len(raw)} bytes of parameters is too many")
+        self.param_window(name, len(raw))
         align = self.storage_offset_alignment
         max_binding = self.max_binding_size
-        pending = 0
         for region in buffers:
             buf, offset, nbytes = region
             if offset % align or nbytes % 4 or nbytes <= 0 or offset < 0 or offset + nbytes > buf.size:
@@ -761,7 +790,6 @@ class WgpuContext:
                 )
             if nbytes > max_binding:
                 raise invalid_argument(f"kernel {name}: binding of {nbytes} bytes exceeds the adapter limit")
-            pending += nbytes
         try:
             x, y, z = workgroups
             x, y, z = int(x), int(y), int(z)
@@ -774,19 +802,56 @@ class WgpuContext:
             )
         if x == 0 or y == 0 or z == 0:
             return
-        n_storage = len(buffers)
-        pipe = self.pipeline(name, n_storage, defines, source=source)
-        with self._lock:
-            group = self._bind_group(name, n_storage, window, buffers)
+        pipe = self.pipeline(name, len(buffers), defines, source=source)
+        self.record(name, pipe, defines, raw, buffers, x, y, z)
+
+    def param_window(self, name: str, nbytes: int) -> tuple[int, int]:
+        """(uniform window, ring slot) in bytes for ``nbytes`` of dispatch parameters: the window
+        a bind group exposes at the dynamic offset and the ring space one dispatch takes.
+        BackendError (invalid argument) when the parameters do not fit the largest window."""
+        entry = self._param_windows.get(nbytes)
+        if entry is None:
+            size = (max(nbytes, 16) + 15) & ~15
+            window = _uniform_window(size)
+            if window is None or window > self._max_uniform or window > UNIFORM_RING_BYTES:
+                raise invalid_argument(f"kernel {name}: {nbytes} bytes of parameters is too many")
             slot = (size + self._uniform_align - 1) // self._uniform_align * self._uniform_align
-            if self._ring_used + max(slot, window) > UNIFORM_RING_BYTES:
-                self.flush()
+            entry = self._param_windows[nbytes] = (window, slot)
+        return entry
+
+    def record(self, name: str, pipe: Any, defines: Mapping[str, object] | None, raw: bytes,
+               buffers: Sequence[Region], x: int, y: int, z: int) -> None:
+        """Record the compiled pipeline ``pipe`` (``pipeline(name, len(buffers), defines)``) over
+        ``(x, y, z)`` workgroups with the parameter bytes ``raw`` and the storage ``buffers``.
+
+        The hot path under ``dispatch``, for launchers whose arguments are valid by construction
+        (``ops_elementwise``: windows from ``WebGpuBackend.bindings``, a grid from ``fold_grid``):
+        it does not repeat ``dispatch``'s checks of the regions and the grid (every count at
+        least 1 and within the limit). BackendError (invalid argument) for parameters larger than
+        the largest uniform window, (device error) when the buffers cannot be bound.
+        """
+        entry = self._param_windows.get(len(raw))
+        window, slot = entry if entry is not None else self.param_window(name, len(raw))
+        with self._lock:
+            # the cached bind group of the buffers (the ring at a dynamic offset first)
+            if self._dead_buffers:
+                self._purge_dead()
+            key: tuple[Any, ...] = (len(buffers), window)
+            pending = 0
+            for buf, start, nbytes in buffers:
+                key += (buf.uid, start, nbytes)
+                pending += nbytes
+            group = self._groups.get(key)
+            if group is None:
+                group = self._new_bind_group(name, key, window, buffers)
             offset = self._ring_used
+            if offset + (slot if slot > window else window) > UNIFORM_RING_BYTES:
+                self.flush()
+                offset = 0
             self._ring_data[offset : offset + len(raw)] = raw
             self._ring_used = offset + slot
-            sink = self.timestamp_sink
-            if sink is not None:  # profiling: a pass of its own between two timestamps
-                writes = sink.timestamp_writes(name, defines)
+            if self.timestamp_sink is not None:  # profiling: a pass of its own between two timestamps
+                writes = self.timestamp_sink.timestamp_writes(name, defines)
                 timed = self._end_pass().begin_compute_pass(timestamp_writes=writes)
                 timed.set_pipeline(pipe)
                 timed.set_bind_group(0, group, [offset])
@@ -797,25 +862,29 @@ class WgpuContext:
                 if compute_pass is None:
                     compute_pass = self._pass = self._open_encoder().begin_compute_pass()
                     self._pass_pipeline = None
-                if self._pass_pipeline is not pipe:
-                    compute_pass.set_pipeline(pipe)
-                    self._pass_pipeline = pipe
-                compute_pass.set_bind_group(0, group, [offset])
-                compute_pass.dispatch_workgroups(x, y, z)
+                calls = self._pass_calls
+                if calls is not None:
+                    handle = compute_pass._internal
+                    if self._pass_pipeline is not pipe:
+                        calls.set_pipeline(handle, pipe._internal)
+                        self._pass_pipeline = pipe
+                    calls.offsets[0] = offset
+                    calls.set_bind_group(handle, 0, group._internal, 1, calls.offsets)
+                    calls.dispatch(handle, x, y, z)
+                else:
+                    if self._pass_pipeline is not pipe:
+                        compute_pass.set_pipeline(pipe)
+                        self._pass_pipeline = pipe
+                    compute_pass.set_bind_group(0, group, [offset])
+                    compute_pass.dispatch_workgroups(x, y, z)
             self.stats["dispatches"] += 1
             self._pending_bytes += pending
             self._count_command()
 
-    def _bind_group(self, name: str, n_storage: int, window: int, buffers: Sequence[Region]) -> Any:
-        """The cached bind group of ``buffers`` (the ring at a dynamic offset first; lock held)."""
-        if self._dead_buffers:
-            self._purge_dead()
-        key: tuple[Any, ...] = (n_storage, window)
-        for buf, offset, nbytes in buffers:
-            key += (buf.uid, offset, nbytes)
-        group = self._groups.get(key)
-        if group is not None:
-            return group
+    def _new_bind_group(self, name: str, key: tuple[Any, ...], window: int, buffers: Sequence[Region]) -> Any:
+        """Create and cache (under ``key``: see ``record``) the bind group of ``buffers``, the
+        ring's ``window`` at a dynamic offset first (lock held)."""
+        n_storage = len(buffers)
         bgl, _ = self._layout(n_storage)
         entries = [{"binding": 0, "resource": {"buffer": self._ring, "offset": 0, "size": window}}]
         entries += [

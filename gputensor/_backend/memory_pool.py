@@ -93,17 +93,21 @@ class MemoryPool:
         self._lock = threading.Lock()
         self._free: dict[int, list[Any]] = {}
         self._pending: collections.deque[Any] = collections.deque()
-        self._used = 0
-        self._free_bytes = 0
-        self._n_free = 0
+        self._held = 0  # bytes of every block the pool holds, in use or cached
         self._limit = 0  # 0: no limit
+        self._bins: dict[int, int] = {}  # request size -> bin (see _bin)
         self.stats = {"hits": 0, "misses": 0, "releases": 0}
 
     # ---- allocation --------------------------------------------------------------------
     def _bin(self, nbytes: int) -> int:
-        size = bin_size(nbytes)
-        if self._max_size is not None and size > self._max_size >= nbytes:
-            size = max(4, (nbytes + 3) // 4 * 4)  # the largest buffers are made to measure
+        size = self._bins.get(nbytes)
+        if size is None:
+            size = bin_size(nbytes)
+            if self._max_size is not None and size > self._max_size >= nbytes:
+                size = max(4, (nbytes + 3) // 4 * 4)  # the largest buffers are made to measure
+            if len(self._bins) >= 4096:
+                self._bins.clear()
+            self._bins[nbytes] = size
         return size
 
     def malloc(self, nbytes: int) -> tuple[Any, bool]:
@@ -116,19 +120,16 @@ class MemoryPool:
         """
         if nbytes < 0:
             raise invalid_argument(f"cannot allocate {nbytes} bytes")
-        size = self._bin(nbytes)
+        size = self._bins.get(nbytes) or self._bin(nbytes)
         with self._lock:
-            self._drain()
+            if self._pending:
+                self._drain()
             bucket = self._free.get(size)
             if bucket:
-                buf = bucket.pop()
-                self._n_free -= 1
-                self._free_bytes -= size
-                self._used += size
                 self.stats["hits"] += 1
-                return buf, False
+                return bucket.pop(), False
             buf = self._new_block(size, nbytes)
-            self._used += size
+            self._held += size
             self.stats["misses"] += 1
             return buf, True
 
@@ -136,13 +137,13 @@ class MemoryPool:
         """Make a buffer of ``size`` (lock held); on failure release the cache and retry once."""
         for attempt in (0, 1):
             try:
-                if self._limit and self._used + self._free_bytes + size > self._limit:
+                if self._limit and self._held + size > self._limit:
                     raise out_of_memory(f"the pool limit of {self._limit} bytes would be exceeded")
                 return self._allocate(size)
             except BackendError as exc:
                 if exc.kind is not BackendErrorKind.OUT_OF_MEMORY:
                     raise
-                if attempt == 0 and self._free_bytes:
+                if attempt == 0 and any(self._free.values()):
                     self._free_all_locked()
                     continue
                 raise out_of_memory(self._message(nbytes, size, exc.message)) from exc
@@ -150,18 +151,34 @@ class MemoryPool:
 
     def _message(self, nbytes: int, size: int, cause: str) -> str:
         return (f"out of device memory allocating {nbytes} bytes (a {size}-byte block); "
-                f"memory pool: {self._used} bytes in use, {self._used + self._free_bytes} bytes "
+                f"memory pool: {self._held - self._cached()[1]} bytes in use, {self._held} bytes "
                 f"held in total (cached blocks released); cause: {cause}")
+
+    def _cached(self) -> tuple[int, int]:
+        """(number, bytes) of the cached free blocks (lock held)."""
+        return (sum(len(bucket) for bucket in self._free.values()),
+                sum(size * len(bucket) for size, bucket in self._free.items()))
 
     def free(self, buf: Any) -> None:
         """Return a buffer obtained from ``malloc`` to its free list (never waits: safe in
         finalizers)."""
-        self._pending.append(buf)
         if self._lock.acquire(blocking=False):
             try:
-                self._drain()
+                if self._pending:
+                    self._drain()
+                self._put(buf)
             finally:
                 self._lock.release()
+        else:
+            self._pending.append(buf)  # for the next pool call (the lock holder may be done)
+
+    def _put(self, buf: Any) -> None:
+        """Add a freed buffer to its free list (lock held)."""
+        size = int(buf.size)
+        bucket = self._free.get(size)
+        if bucket is None:
+            bucket = self._free[size] = []
+        bucket.append(buf)
 
     def _drain(self) -> None:
         """Move pending frees into the free lists (lock held)."""
@@ -171,11 +188,7 @@ class MemoryPool:
                 buf = pending.popleft()
             except IndexError:  # another thread drained it
                 break
-            size = int(buf.size)
-            self._free.setdefault(size, []).append(buf)
-            self._used -= size
-            self._free_bytes += size
-            self._n_free += 1
+            self._put(buf)
 
     # ---- release and statistics ----------------------------------------------------------
     def free_all_blocks(self) -> None:
@@ -186,9 +199,8 @@ class MemoryPool:
 
     def _free_all_locked(self) -> None:
         blocks = [buf for bucket in self._free.values() for buf in bucket]
+        self._held -= self._cached()[1]
         self._free.clear()
-        self._free_bytes = 0
-        self._n_free = 0
         for buf in blocks:
             self._release(buf)
         self.stats["releases"] += len(blocks)
@@ -202,19 +214,19 @@ class MemoryPool:
 
     def used_bytes(self) -> int:
         """Bytes of blocks in use (handed out by ``malloc`` and not freed), in bin sizes."""
-        return self._read(lambda: self._used)
+        return self._read(lambda: self._held - self._cached()[1])
 
     def free_bytes(self) -> int:
         """Bytes of cached free blocks."""
-        return self._read(lambda: self._free_bytes)
+        return self._read(lambda: self._cached()[1])
 
     def total_bytes(self) -> int:
         """Device memory held by the pool: used plus cached bytes."""
-        return self._read(lambda: self._used + self._free_bytes)
+        return self._read(lambda: self._held)
 
     def n_free_blocks(self) -> int:
         """Number of cached free blocks."""
-        return self._read(lambda: self._n_free)
+        return self._read(lambda: self._cached()[0])
 
     def set_limit(self, size: int | None = None, fraction: float | None = None,
                   capacity: int | None = None) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import numbers
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -45,13 +46,16 @@ def _as_int(what: str, value: Any) -> int:
     return int(value)
 
 
-@dataclass
+@dataclass(slots=True)
 class Allocation:
-    """One device allocation: its buffer (a memory-pool block, possibly larger) and the size the
-    caller asked for."""
+    """One device allocation: its buffer (a memory-pool block, possibly larger), the size the
+    caller asked for and the binding region ``(buffer, 0, size)`` of all of it, what ``window``
+    gives for the whole allocation (None when that is empty or larger than one binding): the
+    usual operand, a whole array, is bound without computing it again."""
 
     buffer: Any
     nbytes: int
+    whole: tuple[Any, int, int] | None = None
 
 
 class Window(NamedTuple):
@@ -153,8 +157,9 @@ class WebGpuBackend(ComputeBackend):
         (or the pool's limit) refuses even after the pool released its cached blocks (the
         message names the size asked for and the pool's sizes).
         """
-        ctx = self.context
-        nbytes = _as_int("nbytes", nbytes)
+        ctx = self._ctx or self.context
+        if type(nbytes) is not int:
+            nbytes = _as_int("nbytes", nbytes)
         if nbytes < 0:
             raise invalid_argument(f"cannot allocate {nbytes} bytes")
         if nbytes > ctx.max_buffer_size:
@@ -165,8 +170,11 @@ class WebGpuBackend(ComputeBackend):
         buffer, fresh = pool.malloc(nbytes)
         if zero and not fresh and nbytes:
             ctx.clear(buffer, 0, (nbytes + 3) // 4 * 4)
+        # what window(ptr, nbytes, itemsize) gives (pool blocks are multiples of 4 bytes, >= nbytes)
+        size = (nbytes + 3) // 4 * 4
+        whole = (buffer, 0, size) if nbytes and size <= ctx.max_binding_size else None
         ident = next(self._ids)
-        self._allocations[ident] = Allocation(buffer, nbytes)
+        self._allocations[ident] = Allocation(buffer, nbytes, whole)
         return ident << _PTR_SHIFT
 
     def free(self, ptr: int) -> None:
@@ -176,8 +184,10 @@ class WebGpuBackend(ComputeBackend):
         Raises BackendError: not initialised; invalid argument for a pointer that is not the
         start of a live allocation (double free, unknown or interior pointer).
         """
-        self.context
-        ptr = _as_int("pointer", ptr)
+        if self._ctx is None:
+            self.context  # raises not initialised
+        if type(ptr) is not int:
+            ptr = _as_int("pointer", ptr)
         ident, offset = ptr >> _PTR_SHIFT, ptr & _OFFSET_MASK
         alloc = self._allocations.pop(ident, None) if ptr >= 0 and not offset else None
         if alloc is None:
@@ -229,25 +239,30 @@ class WebGpuBackend(ComputeBackend):
             raise invalid_argument(f"region of {nbytes} bytes exceeds one binding ({ctx.max_binding_size})")  # type: ignore[union-attr]
         return Window(buffer, start, size, (offset - start) // itemsize)
 
-    def binding(self, ptr: int, nbytes: int, itemsize: int) -> tuple[Any, int, int, int]:
-        """``window(ptr, nbytes, itemsize)`` as a plain tuple ``(buffer, offset, size, first)``:
-        the same checks and BackendError (invalid argument) cases, with less overhead, for
-        launchers that bind many operands per call (``ops_elementwise``)."""
-        alloc = self._allocations.get(ptr >> _PTR_SHIFT) if type(ptr) is int and ptr >= 0 else None
-        offset = ptr & _OFFSET_MASK if alloc is not None else 0
-        ctx = self._ctx
-        if (alloc is None or ctx is None or type(nbytes) is not int or nbytes < 0
-                or offset + nbytes > alloc.nbytes or offset % itemsize):
-            win = self.window(ptr, nbytes, itemsize)  # raises the precise error
-            return (win.buffer, win.offset, win.size, win.first)
-        align = ctx.storage_offset_alignment
-        start = offset // align * align
-        buffer = alloc.buffer
-        stop = min(buffer.size, (offset + max(nbytes, itemsize) + 3) // 4 * 4)
-        size = max(4, stop - start)
-        if size > ctx.max_binding_size:
-            raise invalid_argument(f"region of {nbytes} bytes exceeds one binding ({ctx.max_binding_size})")
-        return (buffer, start, size, (offset - start) // itemsize)
+    def bindings(self, ptrs: Sequence[int], itemsizes: Sequence[int],
+                 spans: Sequence[tuple[int, int, int]]) -> tuple[list[tuple[Any, int, int]], list[int]]:
+        """``window`` for many operands at once, with less overhead (``ops_elementwise`` binds
+        every operand of every dispatch this way): operand ``k`` binds ``count`` elements of
+        ``itemsizes[k]`` bytes from element ``start`` of ``ptrs[k]``, where ``spans[k]`` is
+        ``(start, count, lo)``. Returns the regions ``(buffer, offset, size)`` to bind and, per
+        operand, the window index of its element ``start - lo``. The same checks and
+        BackendError (invalid argument) cases as ``window``; a whole allocation (the usual
+        operand: a whole array) is bound with the region ``alloc`` computed for it."""
+        allocations = self._allocations
+        regions = []
+        firsts = []
+        for ptr, itemsize, (start, count, lo) in zip(ptrs, itemsizes, spans):
+            ptr += start * itemsize
+            alloc = allocations.get(ptr >> _PTR_SHIFT) if type(ptr) is int else None
+            if (alloc is not None and not ptr & _OFFSET_MASK and count * itemsize == alloc.nbytes
+                    and alloc.whole is not None):
+                regions.append(alloc.whole)  # the whole allocation (a live one: ptr >= 0)
+                firsts.append(-lo)
+                continue
+            win = self.window(ptr, count * itemsize, itemsize)  # every check (BackendError)
+            regions.append((win.buffer, win.offset, win.size))
+            firsts.append(win.first - lo)
+        return regions, firsts
 
     def max_window_bytes(self) -> int:
         """The largest region ``window`` accepts wherever it starts."""
