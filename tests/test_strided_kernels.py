@@ -466,6 +466,11 @@ def test_choose_mode():
     assert ops_scan.chunk_length(100, 1) == 100
     assert ops_scan.chunk_length(10**6, 8) >= ops_scan.MIN_CHUNK
     assert ops_scan.chunk_length(10**6, ops_scan.TARGET_INVOCATIONS) == 10**6
+    step = ops_scan.VECTOR_STEP
+    assert ops_scan.vector_unit(10, 1) == step
+    assert ops_scan.vector_unit(64 << 20, 1) % step == 0
+    assert -(-(64 << 20) // ops_scan.vector_unit(64 << 20, 1)) <= ops_scan.TARGET_UNITS
+    assert ops_scan.vector_unit(5000, 10**5) >= 5000  # many rows: one unit per row
 
 
 def test_merge_rows():
@@ -481,15 +486,18 @@ def _np_scan(op, a, axis, dtype):
 
 
 def run_scan_strided(backend, rng, op, shape, src_strides, axis, dst_strides, src_dtype, dst_dtype,
-                     ints=False):
-    src = Strided(backend, rng, shape, src_strides, src_dtype, values=False)
+                     ints=False, src_lead=0, dst_lead=0):
+    """Scan a random operand into a NaN (integers: 77) framed dst and check the result against
+    NumPy and the frame; ``*_lead``: elements in front of the operand in its allocation (an
+    allocation is 256-byte aligned, so these set the operand's alignment)."""
+    src = Strided(backend, rng, shape, src_strides, src_dtype, values=False, lead=src_lead)
     if ints or np.dtype(src_dtype).kind in "iu":
         src.storage[src.index] = rng.integers(-3, 4, size=shape).astype(src_dtype)
     else:
         src.storage[src.index] = rng.uniform(0.5, 1.5, size=shape).astype(src_dtype)
     backend.copy_htod(src.base, src.storage)
     src.mats = src.storage[src.index]
-    dst = Strided(backend, rng, shape, dst_strides, dst_dtype, values=False)
+    dst = Strided(backend, rng, shape, dst_strides, dst_dtype, values=False, lead=dst_lead)
     if np.dtype(dst_dtype).kind in "iu":  # integer frames: a marker instead of NaN
         dst.storage[:] = 77
         backend.copy_htod(dst.base, dst.storage)
@@ -566,6 +574,122 @@ def test_scan_rows_mode_multi_level(backend):
     rng = np.random.default_rng(10)
     run_scan_strided(backend, rng, "sum", (1_050_000,), (-1,), 0, (1,), "int32", "int32", ints=True)
     run_scan_strided(backend, rng, "sum", (2, 3000), (1, -2), 1, (3000, 1), "float32", "float32")
+
+
+def _scan_calls(spy):
+    return [c[1] for c in spy.calls if c[0] == "scan"]
+
+
+# lengths around the vector mode's boundaries: whole vectors, steps (4096) and units
+VECTOR_LENGTHS = [1, 3, 4, 5, 1023, 4095, 4096, 4097, 8191, 8193, 3 * 4096 + 2]
+
+
+@pytest.mark.parametrize("n", VECTOR_LENGTHS)
+@pytest.mark.parametrize("src_lead,dst_lead", [(0, 0), (1, 0), (2, 2), (3, 1), (0, 3)])
+@pytest.mark.parametrize("target", [1, 2048])
+def test_scan_vector_mode_lengths_and_offsets(backend, monkeypatch, n, src_lead, dst_lead, target):
+    """A contiguous row read as vectors from any alignment (the head skipped), any length, in
+    units of one step or (TARGET_UNITS 1: one unit per row) of several; dst stored as vectors
+    where it is aligned like src, element by element otherwise; nothing outside dst is written
+    (NaN frame)."""
+    monkeypatch.setattr(ops_scan, "TARGET_UNITS", target)
+    rng = np.random.default_rng(n + 7 * src_lead + dst_lead)
+    with DispatchSpy(backend.context) as spy:
+        run_scan_strided(backend, rng, "sum", (n,), (1,), 0, (1,), "float32", "float32",
+                         src_lead=src_lead, dst_lead=dst_lead)
+    calls = _scan_calls(spy)
+    assert all(d["MODE"] == ops_scan.MODE_VECTOR for d in calls)
+    assert all(d["VEC_STORE"] == ("true" if src_lead == dst_lead else "false")
+               for d in calls if d["PHASE"] == 1)
+    one_unit = target == 1 or n + src_lead <= ops_scan.VECTOR_STEP
+    assert len(calls) == (1 if one_unit else 2)  # carries reduced in the scan phase
+
+
+@pytest.mark.parametrize("n", [5, 4097, 3 * 4096 + 2])
+def test_scan_vector_mode_prefetch(backend, monkeypatch, n):
+    """VECTOR_PREFETCH (the next step's loads issued before a step's workgroup scan) gives the
+    same results, units of several steps included."""
+    monkeypatch.setattr(ops_scan, "VECTOR_PREFETCH", True)
+    monkeypatch.setattr(ops_scan, "TARGET_UNITS", 2)
+    rng = np.random.default_rng(n)
+    for src_lead, dst_lead in ((0, 0), (1, 1), (2, 0)):
+        with DispatchSpy(backend.context) as spy:
+            run_scan_strided(backend, rng, "sum", (n,), (1,), 0, (1,), "float32", "float32",
+                             src_lead=src_lead, dst_lead=dst_lead)
+        assert all(d["PREFETCH"] == "true" for d in _scan_calls(spy) if d["PHASE"] == 1)
+
+
+@pytest.mark.parametrize("types", [("float64", "float64"), ("int32", "int64"), ("uint32", "uint32"),
+                                   ("int64", "int64"), ("float32", "float16"), ("int32", "int8")])
+@pytest.mark.parametrize("op", ["sum", "prod"])
+def test_scan_vector_mode_dtypes_and_rows(backend, types, op):
+    """Vector loads of every unpacked type (32-byte vectors for 64-bit ones), conversions on load
+    and store, packed dst types (element stores), several rows with row strides of either sign,
+    an unaligned head."""
+    rng = np.random.default_rng(len(types[0]) + len(op))
+    n = 2 * ops_scan.VECTOR_STEP + 5 if op == "sum" else 101
+    for shape, src_strides, dst_strides, lead in (((n,), (1,), (1,), 0),
+                                                  ((3, n), (-(n + 7), 1), (n + 3, 1), 1),
+                                                  ((2, 2, n), (2 * (n + 3), n + 3, 1), (n, -2 * n, 1), 2)):
+        with DispatchSpy(backend.context) as spy:
+            run_scan_strided(backend, rng, op, shape, src_strides, len(shape) - 1, dst_strides, *types,
+                             src_lead=lead, dst_lead=lead)
+        assert {d["MODE"] for d in _scan_calls(spy)} == {ops_scan.MODE_VECTOR}
+
+
+def test_scan_vector_mode_units_and_hierarchy(backend, monkeypatch):
+    """Many short units (reduced carries), then more units than MAX_REDUCED_UNITS: the totals
+    scanned by a scan of their own (the vector mode again for a single row)."""
+    rng = np.random.default_rng(13)
+    monkeypatch.setattr(ops_scan, "TARGET_UNITS", 1 << 20)  # units of one step
+    n = 37 * ops_scan.VECTOR_STEP + 11
+    with DispatchSpy(backend.context) as spy:
+        run_scan_strided(backend, rng, "sum", (2, n), (n + 1, 1), 1, (n + 1, 1), "float32", "float32",
+                         src_lead=3, dst_lead=3)
+    calls = _scan_calls(spy)
+    assert [d["CARRY"] for d in calls] == [ops_scan.CARRY_NONE, ops_scan.CARRY_REDUCED]
+    monkeypatch.setattr(ops_scan, "MAX_REDUCED_UNITS", 4)
+    for shape, strides, types in (((n,), (1,), ("float32", "float32")),
+                                  ((2, n), (n + 1, 1), ("int32", "int64"))):
+        with DispatchSpy(backend.context) as spy:
+            run_scan_strided(backend, rng, "sum", shape, strides, len(shape) - 1, strides, *types,
+                             src_lead=3, dst_lead=3)
+        calls = _scan_calls(spy)
+        assert len(calls) == 3 and calls[-1]["CARRY"] == ops_scan.CARRY_SCANNED
+        assert calls[1]["MODE"] == (ops_scan.MODE_VECTOR if len(shape) == 1 else ops_scan.MODE_COLUMNS)
+
+
+@pytest.mark.parametrize("limit_bytes", [20000, 4096, 1000])
+def test_scan_vector_mode_split_over_windows(backend, monkeypatch, limit_bytes):
+    """Units cut to fit a small window and dispatched in blocks of units (the reduced carries
+    read the totals from unit 0), from an unaligned head; totals of a row that do not fit one
+    window are scanned instead."""
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: limit_bytes)
+    rng = np.random.default_rng(14)
+    with DispatchSpy(backend.context) as spy:
+        run_scan_strided(backend, rng, "sum", (61001,), (1,), 0, (1,), "float32", "float32",
+                         src_lead=1, dst_lead=1)
+        run_scan_strided(backend, rng, "sum", (3, 7000), (7004, 1), 1, (-7000, 1), "float64", "float64",
+                         src_lead=2)
+    calls = _scan_calls(spy)
+    assert ops_scan.MODE_VECTOR in {d["MODE"] for d in calls} and len(calls) > 10
+    carries = {d["CARRY"] for d in calls if d["MODE"] == ops_scan.MODE_VECTOR and d["PHASE"] == 1}
+    assert carries == ({ops_scan.CARRY_REDUCED, ops_scan.CARRY_SCANNED} if limit_bytes == 1000
+                       else {ops_scan.CARRY_REDUCED})
+
+
+def test_scan_vector_mode_deterministic(backend):
+    """float32 results are the same bit for bit from run to run (every combine in a fixed order),
+    and at least as accurate as a float32 sum of the magnitudes allows."""
+    rng = np.random.default_rng(15)
+    n = 300_001
+    a = rng.uniform(0, 1, n).astype(np.float32)
+    x = gpu(a)
+    first = gt.cumulative_sum(x).get()
+    for _ in range(2):
+        np.testing.assert_array_equal(gt.cumulative_sum(x).get(), first)
+    ref = np.cumsum(a.astype(np.float64))
+    assert np.max(np.abs(first - ref) / ref) < 2e-6
 
 
 def test_scan_strided_in_place_and_overlap(backend):
@@ -689,6 +813,31 @@ def test_cumulative_named_views_no_copy(backend):
         gt.cumulative_sum(x, axis=0)
     modes = [c[1]["MODE"] for c in spy.calls if c[0] == "scan"]
     assert modes[0] == ops_scan.MODE_ROWS and modes[-1] == ops_scan.MODE_COLUMNS
+
+
+def test_cumulative_sum_1d_two_dispatches_and_views(backend):
+    """A long 1-D float32 cumulative_sum is two dispatches (unit totals, then the scan with the
+    carries reduced in place); unaligned views (x[1:], include_initial) take the vector mode
+    too and match NumPy."""
+    rng = np.random.default_rng(16)
+    n = (1 << 20) + 3
+    a = rng.uniform(-1, 1, n).astype(np.float32)
+    x = gpu(a)
+    ctx = backend.context
+    for view, host, include in ((lambda v: v, a, False), (lambda v: v[1:], a[1:], False),
+                                (lambda v: v[3:-2], a[3:-2], True), (lambda v: v, a, True)):
+        xv = view(x)
+        xv._ptr  # noqa: B018 - materialise before counting
+        before = ctx.stats["dispatches"]
+        with DispatchSpy(ctx) as spy:
+            got = gt.cumulative_sum(xv, include_initial=include)
+        scans = _scan_calls(spy)
+        assert len(scans) == 2 and all(d["MODE"] == ops_scan.MODE_VECTOR for d in scans)
+        assert ctx.stats["dispatches"] - before == 2 + include  # include_initial: a fill
+        h64 = host.astype(np.float64)
+        ref = np.cumulative_sum(h64, include_initial=include)
+        scale = np.cumulative_sum(np.abs(h64), include_initial=include)
+        assert np.all(np.abs(got.get() - ref) <= 1e-6 * scale + 1e-7)
 
 
 def test_cumulative_columns_larger_than_one_binding(backend, monkeypatch):

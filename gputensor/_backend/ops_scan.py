@@ -14,16 +14,29 @@ place. ``scan(backend, op, ptr, dtype, rows, n, ld)`` is the in-place scan of th
 row-major matrix (the radix sort and stream compaction use it).
 
 Kernel (``_wgsl/scan.wgsl``), reduce-then-scan: every row's axis is cut into *units*. Phase 0
-writes each unit's total to an auxiliary array, the totals are scanned (recursively, by this same
-procedure), and phase 1 scans every unit from its carry (the scanned total of the unit before)
-and stores each element once: two reads and one write of the data (one read and one write when a
-row is a single unit, the common case). Two mappings (``choose_mode``):
+writes each unit's total to an auxiliary array, and phase 1 scans every unit from its carry and
+stores each element once: two reads and one write of the data (one read and one write when a row
+is a single unit). The carry of a unit (``CARRY_*``) is the scanned total of the unit before --
+the totals scanned in between, recursively, by this same procedure -- or, in the vector mode with
+at most ``MAX_REDUCED_UNITS`` units per row, the combine of the raw totals before it, which phase
+1's workgroup computes itself: a long contiguous row is then two dispatches. Three mappings
+(``choose_mode``, then the vector mode wherever the rows mode's src allows it):
 
+* vector mode (the rows mode of a contiguous src axis -- stride 1, row strides multiples of 4 --
+  of an unpacked 4- or 8-byte type): src is bound as ``array<vec4<T>>`` and read 16 bytes (32 for
+  64-bit types) per load, coalesced; a workgroup of ``VECTOR_WG`` = 256 invocations per unit walks
+  it in steps of ``VECTOR_STEP`` = 4096 elements (four vectors per invocation, scanned in
+  registers, then a Hillis-Steele scan of the vector totals). Units are whole steps, long enough
+  for about ``TARGET_UNITS`` units over all rows (``vector_unit``). A src whose rows start
+  ``head`` elements past a vector is read from that vector on, the head skipped; dst is stored
+  as vectors too when it is contiguous and aligned like src, element by element (any type,
+  any stride) otherwise.
 * rows mode (axes whose elements are close together in dst, i.e. the last axis of a contiguous
-  result): a workgroup of ``WG`` = 256 invocations per unit of ``BLOCK`` = 1024 elements of one
-  row; coalesced loads into workgroup memory, a serial scan of 4 consecutive elements per
-  invocation, a Hillis-Steele scan of the 256 partials, coalesced stores. Phase 0 (totals only)
-  uses 64 invocations loading 16 elements each and a two-barrier raking reduction.
+  result, when src is strided or packed): a workgroup of ``WG`` = 256 invocations per unit of
+  ``BLOCK`` = 1024 elements of one row; coalesced loads into workgroup memory, a serial scan of
+  4 consecutive elements per invocation, a Hillis-Steele scan of the 256 partials, coalesced
+  stores. Phase 0 (totals only) uses 64 invocations loading 16 elements each and a two-barrier
+  raking reduction.
 * columns mode (short axes, and axes with a large stride such as axis 0 of a C-contiguous
   matrix): one invocation per (row, unit) scanning its unit serially; consecutive invocations take
   neighbouring rows (the row dimension with the smallest dst stride), so each step is a
@@ -31,7 +44,11 @@ row is a single unit, the common case). Two mappings (``choose_mode``):
   when there are enough rows to fill the GPU, shorter otherwise.
 
 NumPy's sequential order is not kept, so float results differ by rounding (blockwise: more
-accurate than a serial sum for long rows).
+accurate than a serial sum for long rows); the order of every combine depends on the shape,
+dtypes and alignment only, so the same input gives the same bits every run.
+
+Planning (``_plan``: mode, units, carries) is redone per call, as it depends on the pointers'
+alignment; the window blocks and kernel defines of each phase are cached per plan (``_layout``).
 
 Operands larger than one binding window: the rows (up to three merged row dimensions inside a
 dispatch, more are looped over) and the units are split into blocks whose touched spans in src,
@@ -41,6 +58,7 @@ positive ones -- each fit one window (``ops_gemm.plan_blocks``).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import numbers
 from collections.abc import Sequence
@@ -53,7 +71,7 @@ from .ops_gemm import Extent, block_starts, check_distinct, plan_blocks, strided
 from .wgsl_types import STORAGE_TYPES, StorageType, convert, literal, storage_type
 
 __all__ = ["DTYPES", "OPS", "RowDim", "accumulator_dtype", "choose_mode", "chunk_length", "merge_rows", "scan",
-           "scan_strided"]
+           "scan_strided", "vector_unit"]
 
 KERNEL = "scan"
 WG = 256
@@ -67,8 +85,25 @@ REDUCE_WG = 64
 REDUCE_ITEMS = BLOCK // REDUCE_WG
 RAKE = 8
 
-#: Scan operators: name -> (WGSL combine expression, identity).
-OPS = {"sum": ("a + b", 0), "prod": ("a * b", 1)}
+#: Vector mode: invocations per workgroup (RAKE_V**2, RAKE_V a multiple of 4), and positions per
+#: step of a workgroup (four vectors of four elements per invocation); units are whole steps.
+VECTOR_WG = 256
+RAKE_V = 16
+VECTOR_STEP = VECTOR_WG * 16
+#: Vector mode, scan phase: issue the loads of a workgroup's next step before the workgroup scan
+#: of the current one (more bytes in flight per workgroup, more registers per invocation).
+VECTOR_PREFETCH = False
+#: Vector mode: units wanted over all the rows of one scan (a few waves of workgroups on a large
+#: GPU); fewer, longer units make the carries cheaper, more of them fill the GPU better.
+TARGET_UNITS = 2048
+#: Vector mode: rows of at most this many units take each unit's carry by reducing the raw unit
+#: totals before it (every workgroup of the scan phase reads at most this many totals); longer
+#: rows scan the totals in a dispatch of their own.
+MAX_REDUCED_UNITS = 4096
+
+#: Scan operators: name -> (WGSL combine expression, identity). The sum's identity is -0.0 so
+#: that combining it is exact for every float (-0.0 + x == x, -0.0 included); integers read 0.
+OPS = {"sum": ("a + b", -0.0), "prod": ("a * b", 1)}
 
 #: Accumulation dtypes (stored unpacked); also the dtypes of the in-place ``scan``.
 DTYPES = ("float32", "float64", "int32", "uint32", "int64", "uint64")
@@ -76,6 +111,13 @@ DTYPES = ("float32", "float64", "int32", "uint32", "int64", "uint64")
 #: Modes of scan.wgsl.
 MODE_ROWS = 0
 MODE_COLUMNS = 1
+MODE_VECTOR = 2
+
+#: Where the scan phase takes a unit's carry (scan.wgsl's CARRY): rows of one unit need none; the
+#: scanned total of the unit before; the reduction of the raw totals before (vector mode).
+CARRY_NONE = 0
+CARRY_SCANNED = 1
+CARRY_REDUCED = 2
 
 #: Axes at most this long always use the columns mode (a 1024-element workgroup per row would idle).
 SHORT_AXIS = 64
@@ -211,35 +253,78 @@ _LANE_STORE = (
     "    atomicAnd(&dst[i / {lanes}u], ~({mask}u << sh));\n"
     "    atomicOr(&dst[i / {lanes}u], {lane_bits} << sh);"
 )
+#: Element i of an operand bound as array<vec4<T>>.
+_VEC_ELEMENT = "{buf}[(i) >> 2u][(i) & 3u]"
+_LANES = "xyzw"
 
 
-def _defines(op: str, mode: int, phase: int, carry: bool, src: StorageType, dst: StorageType,
-             acc: StorageType) -> dict[str, object]:
+def _vector(values: Sequence[str], array: str) -> str:
+    """A vec4<array> of four lane expressions."""
+    return f"vec4<{array}>({', '.join(values)})"
+
+
+@functools.lru_cache(maxsize=256)
+def _defines(op: str, mode: int, phase: int, carry: int, src: StorageType, dst: StorageType,
+             acc: StorageType, vec_store: bool = False, prefetch: bool = False) -> dict[str, object]:
+    """The placeholder values of scan.wgsl (cached: treat as read-only). In the vector mode src
+    is bound as vectors (and dst too when ``vec_store``); ``dst`` is ``acc`` in PHASE 0 (the slot
+    is bound to aux there)."""
     expr, ident = OPS[op]
+    vector = mode == MODE_VECTOR
     value = convert("v", acc.compute, dst.compute)
     if dst.packed:
         lane = 32 // dst.lanes
         store = _LANE_STORE.format(lanes=dst.lanes, bits=lane, mask=(1 << lane) - 1,
                                    lane_bits=dst.bits_expr(value))
         dst_array = "atomic<u32>"
+    elif vec_store:
+        store = f"    {_VEC_ELEMENT.format(buf='dst')} = {value};"
+        dst_array = f"vec4<{dst.array}>"
     else:
         store = _PLAIN_STORE.format(value=value)
         dst_array = dst.array
-    load = convert(src.load_expr("src", "i"), src.compute, acc.compute)
+    if vector:
+        src_array = f"vec4<{src.array}>"
+        load = convert(_VEC_ELEMENT.format(buf="src"), src.compute, acc.compute)
+        if src.compute == acc.compute:
+            load_vec = "    return src[k];"
+        else:
+            load_vec = "    let w = src[k];\n    return " + _vector(
+                [convert(f"w.{c}", src.compute, acc.compute) for c in _LANES], acc.compute) + ";"
+    else:
+        src_array = src.array
+        load = convert(src.load_expr("src", "i"), src.compute, acc.compute)
+        load_vec = "    return vec_t(identity());"
+    store_vec = ""
+    if vec_store:
+        lanes = [convert(f"v.{c}", acc.compute, dst.compute) for c in _LANES]
+        store_vec = "    dst[k] = " + ("v" if dst.compute == acc.compute else _vector(lanes, dst.array)) + ";"
+    wg, items, rake = WG, ITEMS, RAKE
+    if vector:
+        wg, items, rake = VECTOR_WG, VECTOR_STEP // VECTOR_WG, RAKE_V
+    elif mode == MODE_ROWS and phase == 0:
+        wg, items = REDUCE_WG, REDUCE_ITEMS
     return {
         "ACC": acc.compute,
         "MODE": mode,
         "PHASE": phase,
-        "CARRY": "true" if carry else "false",
-        "WG": REDUCE_WG if mode == MODE_ROWS and phase == 0 else WG,
-        "ITEMS": REDUCE_ITEMS if mode == MODE_ROWS and phase == 0 else ITEMS,
-        "RAKE": RAKE,
-        "SRC_ARRAY": src.array,
+        "CARRY": carry,
+        "VEC_STORE": "true" if vec_store else "false",
+        "PREFETCH": "true" if prefetch else "false",
+        "WG": wg,
+        "ITEMS": items,
+        "RAKE": rake,
+        "TILE": BLOCK if mode == MODE_ROWS and phase == 1 else 1,
+        "PART": 1 if mode == MODE_COLUMNS else wg,
+        "VPART": 2 * wg if vector and phase == 1 else 1,
+        "SRC_ARRAY": src_array,
         "DST_ARRAY": dst_array,
         "IDENTITY": literal(ident, acc.compute),
         "COMBINE": expr,
         "LOAD_SRC": load,
         "STORE_DST": store,
+        "LOAD_VEC": load_vec,
+        "STORE_VEC": store_vec,
         "HELPERS": library_code(load + "\n" + store),
     }
 
@@ -254,50 +339,145 @@ class _Side:
     axis: int
 
 
-def _run(backend: Any, op: str, n: int, rows: list[RowDim], src: _Side, dst: _Side,
-         acc: StorageType) -> None:
-    """Scan ``n``-long rows (n >= 1, at most three row dims, every size >= 1, arguments valid)."""
-    ctx = backend.context
+@dataclass(frozen=True)
+class _Vector:
+    """The vector mode's layout of one scan: ``head`` positions shifted in front of every row (src
+    rows then start 4-element aligned) and whether dst is stored as vectors too."""
+
+    head: int
+    store: bool
+
+
+def _aligned(backend: Any, side: _Side, rows: Sequence[int]) -> int | None:
+    """The element offset (mod 4) of ``side``'s element [0, ...] if it can be bound as vectors:
+    an unpacked type, axis stride 1, row strides multiples of 4, and bindings that can be
+    rounded up to whole vectors (binding offsets and the buffer's size multiples of a vector);
+    None otherwise."""
+    st = side.st
+    vec_bytes = 4 * st.itemsize
+    if st.packed or side.axis != 1 or any(s % 4 for s in rows):
+        return None
+    alloc, offset = backend.resolve(side.ptr, 0)
+    if backend.context.storage_offset_alignment % vec_bytes or alloc.buffer.size % vec_bytes:
+        return None
+    return offset // st.itemsize % 4
+
+
+def _vector_layout(backend: Any, rows: Sequence[RowDim], src: _Side, dst: _Side) -> _Vector | None:
+    """The vector mode's layout for a rows-mode scan, or None when src cannot be read as vectors."""
+    head = _aligned(backend, src, [r.src for r in rows])
+    if head is None:
+        return None
+    dst_head = _aligned(backend, dst, [r.dst for r in rows])
+    return _Vector(head, dst_head == head)
+
+
+def vector_unit(n: int, total_rows: int) -> int:
+    """Vector mode: the unit length for ``total_rows`` rows of ``n`` positions: whole steps, long
+    enough that all the rows together have about ``TARGET_UNITS`` units (one per row when the
+    rows are many), and no longer than the row rounded up to a step."""
+    want = min(-(-n * total_rows // TARGET_UNITS), n)
+    return max(1, -(-want // VECTOR_STEP)) * VECTOR_STEP
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One level of a scan, everything but the pointers: ``n`` positions per row (the elements,
+    plus the vector mode's ``head``), cut into ``nunits`` units of ``unit``; ``rows`` (three, with
+    their aux strides) hold ``total`` rows; aux holds ``total * nunits`` unit totals (none when
+    ``nunits == 1``), ``aux_us`` apart along a row; ``prefetch``: VECTOR_PREFETCH in the vector
+    mode. Hashable: ``_layout`` caches by it."""
+
+    op: str
+    mode: int
+    carry: int
+    n: int
+    unit: int
+    nunits: int
+    rows: tuple[RowDim, ...]
+    total: int
+    src: StorageType
+    src_axis: int
+    dst: StorageType
+    dst_axis: int
+    acc: StorageType
+    aux_us: int
+    head: int
+    vec_store: bool
+    prefetch: bool
+    limit: int
+
+
+def _plan(op: str, n: int, rows: Sequence[RowDim], src: _Side, dst: _Side, acc: StorageType,
+          vector: _Vector | None, window_bytes: int) -> _Plan:
+    """Mode, units and carries of one level (see the module docstring); ``vector`` is the
+    vector mode's layout where src allows it, ``window_bytes`` the largest window."""
     total = 1
     for r in rows:
         total *= r.size
     mode = choose_mode(n, dst.axis, rows)
-    unit = BLOCK if mode == MODE_ROWS else chunk_length(n, total)
-    longest = _longest_unit(backend, src, dst)
-    if min(unit, n) > longest:  # a unit would not fit one window: shorter (columns) units
-        mode, unit = MODE_COLUMNS, longest
+    head, vec_store, limit = 0, False, window_bytes
+    if mode == MODE_ROWS and vector is not None:
+        # positions q = element + head, so that src's rows start at a vector
+        mode, head, vec_store = MODE_VECTOR, vector.head, vector.store
+        limit -= 4 * max(src.st.itemsize, dst.st.itemsize)  # bindings round up to whole vectors
+        unit = vector_unit(n + head, total)
+    else:
+        unit = BLOCK if mode == MODE_ROWS else chunk_length(n, total)
+    longest = _longest_unit(limit, src, dst)
+    if min(unit, n + head) > longest:  # a unit would not fit one window: shorter units
+        if mode == MODE_VECTOR and longest >= 4:
+            unit = longest // 4 * 4
+        else:
+            mode, unit, head, vec_store, limit = MODE_COLUMNS, longest, 0, False, window_bytes
+    n += head
     nunits = -(-n // unit)
+    carry, aux_us = CARRY_NONE, 0
     rows = list(rows) + [RowDim(1, 0, 0)] * (3 - len(rows))
-    aux = None
-    aux_us = 0
     if nunits > 1:
-        # aux index of (row R (r0 fastest), unit U): rows mode R*nunits + U, columns U*total + R
-        row_step = nunits if mode == MODE_ROWS else 1
-        aux_us = 1 if mode == MODE_ROWS else total
+        reduced = mode == MODE_VECTOR and nunits <= MAX_REDUCED_UNITS and nunits * acc.itemsize <= limit
+        carry = CARRY_REDUCED if reduced else CARRY_SCANNED
+        # aux index of (row R (r0 fastest), unit U): rows modes R*nunits + U, columns U*total + R
+        row_step = 1 if mode == MODE_COLUMNS else nunits
+        aux_us = total if mode == MODE_COLUMNS else 1
         strides, step = [], row_step
         for r in rows:
             strides.append(step)
             step *= r.size
         rows = [RowDim(r.size, r.src, r.dst, s) for r, s in zip(rows, strides)]
-        aux = backend.alloc(total * nunits * acc.itemsize, zero=False)
+    return _Plan(op, mode, carry, n, unit, nunits, tuple(rows), total, src.st, src.axis, dst.st,
+                 dst.axis, acc, aux_us, head, vec_store, mode == MODE_VECTOR and VECTOR_PREFETCH, limit)
+
+
+def _run(backend: Any, op: str, n: int, rows: list[RowDim], src: _Side, dst: _Side,
+         acc: StorageType) -> None:
+    """Scan ``n``-long rows (n >= 1, at most three row dims, every size >= 1, arguments valid)."""
+    plan = _plan(op, n, rows, src, dst, acc, _vector_layout(backend, rows, src, dst),
+                 backend.max_window_bytes())
+    # src's position 0 is `head` elements before its element 0 (dst's pointer stays: see window)
+    src_ptr = src.ptr - plan.head * src.st.itemsize
+    aux = None
+    if plan.nunits > 1:
+        aux = backend.alloc(plan.total * plan.nunits * acc.itemsize, zero=False)
     try:
         if aux is not None:
-            _phase(backend, ctx, op, mode, 0, n, unit, nunits, rows, src, dst, aux, aux_us, acc)
-            aux_side = _Side(aux, acc, aux_us)
-            if mode == MODE_ROWS:
-                aux_rows = [] if total == 1 else [RowDim(total, nunits, nunits)]
-            else:
-                aux_rows = [] if total == 1 else [RowDim(total, 1, 1)]
-            _run(backend, op, nunits, aux_rows, aux_side, aux_side, acc)
-        _phase(backend, ctx, op, mode, 1, n, unit, nunits, rows, src, dst, aux, aux_us, acc)
+            _phase(backend, plan, 0, src_ptr, dst.ptr, aux)
+            if plan.carry == CARRY_SCANNED:
+                aux_side = _Side(aux, acc, plan.aux_us)
+                total, nunits = plan.total, plan.nunits
+                if plan.mode == MODE_COLUMNS:
+                    aux_rows = [] if total == 1 else [RowDim(total, 1, 1)]
+                else:
+                    aux_rows = [] if total == 1 else [RowDim(total, nunits, nunits)]
+                _run(backend, op, nunits, aux_rows, aux_side, aux_side, acc)
+        _phase(backend, plan, 1, src_ptr, dst.ptr, aux)
     finally:
         if aux is not None:
             backend.free(aux)
 
 
-def _longest_unit(backend: Any, src: _Side, dst: _Side) -> int:
-    """The most axis elements of one row that fit one binding window in both src and dst."""
-    limit = backend.max_window_bytes()
+def _longest_unit(limit: int, src: _Side, dst: _Side) -> int:
+    """The most axis elements of one row that fit ``limit`` bytes in both src and dst."""
     longest = []
     for side in (src, dst):
         elems = limit // side.st.itemsize
@@ -305,53 +485,92 @@ def _longest_unit(backend: Any, src: _Side, dst: _Side) -> int:
     return max(1, min(longest))
 
 
-def _phase(backend: Any, ctx: Any, op: str, mode: int, phase: int, n: int, unit: int, nunits: int,
-           rows: list[RowDim], src: _Side, dst: _Side, aux: int | None, aux_us: int,
-           acc: StorageType) -> None:
-    """Record one phase over every (row block, unit block) whose spans fit one window."""
-    sizes = {"u": nunits, "r0": rows[0].size, "r1": rows[1].size, "r2": rows[2].size}
-    span = min(unit, n) - 1  # axis steps inside one unit
+@functools.lru_cache(maxsize=512)
+def _layout(plan: _Plan, phase: int) -> tuple[dict[str, object], tuple[tuple[int, ...], ...]]:
+    """(defines, blocks) of one phase: every (u0, un, i0, n0, i1, n1, i2, n2) block of units and
+    of the three row dimensions whose spans in src, dst (phase 1) and aux fit one window.
+    BackendError (invalid argument) when even one unit does not."""
+    rows, unit, acc = plan.rows, plan.unit, plan.acc
+    sizes = {"u": plan.nunits, "r0": rows[0].size, "r1": rows[1].size, "r2": rows[2].size}
+    span = min(unit, plan.n) - 1  # axis steps inside one unit
     extents = [
-        _extent(src.st.itemsize, 1 + span * abs(src.axis),
-                [("u", unit * src.axis)] + [(f"r{i}", r.src) for i, r in enumerate(rows)]),
+        _extent(plan.src.itemsize, 1 + span * abs(plan.src_axis),
+                [("u", unit * plan.src_axis)] + [(f"r{i}", r.src) for i, r in enumerate(rows)]),
     ]
     if phase == 1:
-        extents.append(_extent(dst.st.itemsize, 1 + span * abs(dst.axis),
-                               [("u", unit * dst.axis)] + [(f"r{i}", r.dst) for i, r in enumerate(rows)]))
-    if aux is not None:
-        extents.append(_extent(acc.itemsize, 1 + aux_us,
-                               [("u", aux_us)] + [(f"r{i}", r.aux) for i, r in enumerate(rows)]))
+        extents.append(_extent(plan.dst.itemsize, 1 + span * abs(plan.dst_axis),
+                               [("u", unit * plan.dst_axis)] + [(f"r{i}", r.dst) for i, r in enumerate(rows)]))
+    aux_rows = [(f"r{i}", r.aux) for i, r in enumerate(rows)]
+    if phase == 1 and plan.carry == CARRY_REDUCED:  # every block reads its rows' totals from unit 0
+        extents.append(_extent(acc.itemsize, 1 + (plan.nunits - 1) * plan.aux_us, aux_rows))
+    elif plan.nunits > 1:
+        extents.append(_extent(acc.itemsize, 1 + plan.aux_us, [("u", plan.aux_us)] + aux_rows))
     try:
-        blocks = plan_blocks(sizes, extents, backend.max_window_bytes())
+        blocks = plan_blocks(sizes, extents, plan.limit)
     except ValueError as exc:
         raise invalid_argument(f"scan: one unit does not fit a binding window ({exc})") from None
-    # phase 0 writes no dst: its dst slot is bound to the aux window and typed as acc
-    defines = _defines(op, mode, phase, aux is not None, src.st, dst.st if phase == 1 else acc, acc)
+    # phase 0 writes no dst (its dst slot is bound to aux and typed as acc) and reads no carry
+    if phase == 0:
+        defines = _defines(plan.op, plan.mode, 0, CARRY_NONE, plan.src, acc, acc)
+    else:
+        defines = _defines(plan.op, plan.mode, 1, plan.carry, plan.src, plan.dst, acc, plan.vec_store,
+                           plan.prefetch)
+    boxes = tuple(
+        (u0, un, i0, n0, i1, n1, i2, n2)
+        for (u0, un), (i0, n0), (i1, n1), (i2, n2) in itertools.product(
+            block_starts(plan.nunits, blocks["u"]), block_starts(rows[0].size, blocks["r0"]),
+            block_starts(rows[1].size, blocks["r1"]), block_starts(rows[2].size, blocks["r2"])))
+    return defines, boxes
+
+
+def _phase(backend: Any, plan: _Plan, phase: int, src_ptr: int, dst_ptr: int, aux: int | None) -> None:
+    """Record one phase of ``plan`` (src's position 0 at ``src_ptr``, dst's element 0 at
+    ``dst_ptr``, the unit totals at ``aux``): one dispatch per block of ``_layout``."""
+    ctx = backend.context
+    defines, boxes = _layout(plan, phase)
+    n, unit, rows, acc, aux_us = plan.n, plan.unit, plan.rows, plan.acc, plan.aux_us
+    src_strides = [r.src for r in rows]
+    dst_strides = [r.dst for r in rows]
+    aux_strides = [r.aux for r in rows]
+    vector = plan.mode == MODE_VECTOR
+    vec_store = phase == 1 and plan.vec_store
+    row_words = [*(_u32(s) for s in src_strides), _u32(plan.dst_axis), *(_u32(s) for s in dst_strides)]
     records = []
-    for (u0, un), (i0, n0), (i1, n1), (i2, n2) in itertools.product(
-            block_starts(nunits, blocks["u"]), block_starts(rows[0].size, blocks["r0"]),
-            block_starts(rows[1].size, blocks["r1"]), block_starts(rows[2].size, blocks["r2"])):
-        box = [(n0, rows[0]), (n1, rows[1]), (n2, rows[2])]
+    for u0, un, i0, n0, i1, n1, i2, n2 in boxes:
+        counts = (n0, n1, n2)
         first_pos = u0 * unit
         length = min(un * unit, n - first_pos)
 
-        def window(side_ptr: int, itemsize: int, axis: int, strides: Sequence[int]) -> tuple[Any, int]:
-            origin = first_pos * axis + i0 * strides[0] + i1 * strides[1] + i2 * strides[2]
-            dims = [(length, axis)] + [(cnt, s) for (cnt, _), s in zip(box, strides)]
+        def window(ptr: int, itemsize: int, axis: int, strides: Sequence[int], shift: int = 0,
+                   vectors: bool = False) -> tuple[Any, int]:
+            """(binding, element index of position first_pos of the box's row 0), position q
+            being element q - shift (positions before element 0 are not touched);
+            ``vectors``: the binding rounded up to whole vectors."""
+            skip = max(0, shift - first_pos)
+            origin = (first_pos + skip - shift) * axis + i0 * strides[0] + i1 * strides[1] + i2 * strides[2]
+            dims = [(length - skip, axis)] + [(cnt, s) for cnt, s in zip(counts, strides)]
             lo, hi = strided_span(dims)
-            win = backend.window(side_ptr + (origin + lo) * itemsize, (hi - lo + 1) * itemsize, itemsize)
-            return win.binding, win.first - lo
+            win = backend.window(ptr + (origin + lo) * itemsize, (hi - lo + 1) * itemsize, itemsize)
+            binding = win.binding
+            if vectors:  # stays inside the buffer: its size and the offset are whole vectors
+                vec_bytes = 4 * itemsize
+                binding = (win.buffer, win.offset, -(-win.size // vec_bytes) * vec_bytes)
+            return binding, win.first - lo - skip * axis
 
-        src_bind, src_first = window(src.ptr, src.st.itemsize, src.axis, [r.src for r in rows])
+        src_bind, src_first = window(src_ptr, plan.src.itemsize, plan.src_axis, src_strides,
+                                     vectors=vector)
         dst_bind, dst_first = None, 0
-        if phase == 1:
-            dst_bind, dst_first = window(dst.ptr, dst.st.itemsize, dst.axis, [r.dst for r in rows])
-        aux_strides = [r.aux for r in rows]
-        lo_unit = u0 if phase == 0 else max(u0 - 1, 0)
-        hi_unit = u0 + un - 1 if phase == 0 else u0 + un - 2
+        if phase == 1:  # dst's pointer is its element 0, at position head
+            dst_bind, dst_first = window(dst_ptr, plan.dst.itemsize, plan.dst_axis, dst_strides,
+                                         shift=plan.head, vectors=vec_store)
+        if phase == 0:
+            lo_unit, hi_unit = u0, u0 + un - 1
+        else:  # the scan phase reads the carries of units before its own
+            lo_unit = 0 if plan.carry == CARRY_REDUCED else max(u0 - 1, 0)
+            hi_unit = u0 + un - 2
         if aux is not None and hi_unit >= lo_unit:
             origin = lo_unit * aux_us + i0 * aux_strides[0] + i1 * aux_strides[1] + i2 * aux_strides[2]
-            dims = [(hi_unit - lo_unit + 1, aux_us)] + [(cnt, s) for (cnt, _), s in zip(box, aux_strides)]
+            dims = [(hi_unit - lo_unit + 1, aux_us)] + [(cnt, s) for cnt, s in zip(counts, aux_strides)]
             lo, hi = strided_span(dims)
             win = backend.window(aux + (origin + lo) * acc.itemsize, (hi - lo + 1) * acc.itemsize,
                                  acc.itemsize)
@@ -360,12 +579,11 @@ def _phase(backend: Any, ctx: Any, op: str, mode: int, phase: int, n: int, unit:
             aux_bind, aux_first = _placeholder(backend, acc, dst_bind, src_bind), 0
         if dst_bind is None:  # phase 0 (aux always exists then)
             dst_bind = aux_bind
-        params = [n, un, u0, unit, n0, n1, n2,
-                  src_first, _u32(src.axis), *(_u32(r.src) for r in rows),
-                  dst_first, _u32(dst.axis), *(_u32(r.dst) for r in rows),
-                  aux_first, _u32(aux_us), *(_u32(s) for s in aux_strides)]
+        params = [n, un, u0, unit, n0, n1, n2, src_first, _u32(plan.src_axis), *row_words[:3],
+                  _u32(dst_first), *row_words[3:], aux_first, _u32(aux_us),
+                  *(_u32(s) for s in aux_strides), plan.head]
         items = n0 * n1 * n2 * un
-        groups = items if mode == MODE_ROWS else -(-items // WG)
+        groups = items if plan.mode != MODE_COLUMNS else -(-items // WG)
         records.append((params, [src_bind, dst_bind, aux_bind], ctx.fold_grid(groups)))
     for params, bindings, grid in records:
         ctx.dispatch(KERNEL, params, bindings, grid, defines)
