@@ -842,3 +842,24 @@ def test_copy_dtod_kernel_path(backend, monkeypatch, src_off, dst_off, nbytes):
     finally:
         backend.free(ps)
         backend.free(pd)
+
+
+@pytest.mark.parametrize("nbytes", [4096, 4096 + 6])
+def test_zeroed_alloc_kernel_path(backend, monkeypatch, nbytes):
+    """GPUs zero a reused pool block with the fill kernel (sizes a multiple of 4; others and
+    software adapters use the clear command): force the GPU choice, dirty a block, reuse it."""
+    from gputensor._backend import webgpu
+
+    monkeypatch.setattr(type(backend.context), "is_software", property(lambda self: False))
+    monkeypatch.setattr(webgpu, "KERNEL_FILL_MIN", 256)
+    junk = np.full(nbytes, 0xAB, np.uint8)
+    p = backend.alloc(nbytes, zero=False)
+    backend.copy_htod(p, junk)
+    backend.free(p)
+    before = backend.context.stats["dispatches"]
+    q = backend.alloc(nbytes)  # the same bin: the dirty block comes back
+    assert (backend.context.stats["dispatches"] > before) == (nbytes % 4 == 0)
+    out = np.empty(nbytes, np.uint8)
+    backend.copy_dtoh(out, q)
+    backend.free(q)
+    np.testing.assert_array_equal(out, np.zeros(nbytes, np.uint8))

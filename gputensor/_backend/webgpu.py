@@ -26,6 +26,11 @@ from .errors import invalid_argument, not_initialized, out_of_memory, unsupporte
 from .memory_pool import MemoryPool
 
 _PTR_SHIFT = 40
+
+#: Zero-filling a reused block of at least this many bytes (a multiple of 4) runs the fill kernel
+#: on GPUs instead of the clear command (software adapters always use the command).
+KERNEL_FILL_MIN = 1 << 20
+
 _POOL_LOCK = threading.Lock()
 _OFFSET_MASK = (1 << _PTR_SHIFT) - 1
 
@@ -168,14 +173,22 @@ class WebGpuBackend(ComputeBackend):
             )
         pool = self._pool or self.memory_pool
         buffer, fresh = pool.malloc(nbytes)
-        if zero and not fresh and nbytes:
-            ctx.clear(buffer, 0, (nbytes + 3) // 4 * 4)
         # what window(ptr, nbytes, itemsize) gives (pool blocks are multiples of 4 bytes, >= nbytes)
         size = (nbytes + 3) // 4 * 4
         whole = (buffer, 0, size) if nbytes and size <= ctx.max_binding_size else None
         ident = next(self._ids)
         self._allocations[ident] = Allocation(buffer, nbytes, whole)
-        return ident << _PTR_SHIFT
+        ptr = ident << _PTR_SHIFT
+        if zero and not fresh and nbytes:  # a fresh buffer is zero already (WebGPU guarantees it)
+            if nbytes < KERNEL_FILL_MIN or nbytes % 4 or ctx.is_software:
+                ctx.clear(buffer, 0, size)
+            else:
+                # a GPU's fill kernel runs at the memory bandwidth; its clear command does not
+                # (524 GB/s on an H200, benchmarks/host_profile.py), as for copy_dtod
+                ops_elementwise.elementwise(self, "x0", "u32", [ops_elementwise.ScalarOperand(0, "uint32")],
+                                            ["u32"], ops_elementwise.ArrayOperand(ptr, "uint32", (1,)),
+                                            [nbytes // 4])
+        return ptr
 
     def free(self, ptr: int) -> None:
         """Release an allocation: its block returns to the memory pool for reuse by later
