@@ -790,3 +790,83 @@ def test_grid_folded_over_two_dimensions(backend, monkeypatch):
         reduce_view(backend, "sum", src, axes, "float32")
         reduce_view(backend, "argmax", src, axes, "int64")
     ops_reduce._plans(backend).clear()
+
+
+def test_contiguous_plan_cache_is_not_reused_wrongly(backend):
+    """``backend.reduce`` caches a launch plan per (op, dtype, shape, axis): a call of another
+    structure, or with other pointers (interior ones at other offsets, a freed one, a new
+    allocation), must not reuse what does not apply to it."""
+    rng = np.random.default_rng(53)
+    host = rng.standard_normal(4096).astype(np.float32)
+    n = host.size
+    src = backend.alloc(4 * n)
+    dst = backend.alloc(4 * n)
+    backend.copy_htod(src, host)
+
+    def run(op, shape, axis, *, src_off=0, dst_off=0, dtype="float32", ptr=None, data=host):
+        count = math.prod(shape)
+        kept = tuple(m for i, m in enumerate(shape) if i != axis % len(shape))
+        backend.reduce(op, (src if ptr is None else ptr) + src_off * data.itemsize, dst + dst_off * data.itemsize,
+                       shape, axis, dtype=dtype)
+        got = np.empty(4 * n // data.itemsize, dtype=data.dtype)
+        backend.copy_dtoh(got, dst)
+        got = got[dst_off : dst_off + math.prod(kept)]
+        x = data[src_off : src_off + count].astype(np.float64).reshape(shape)
+        want = {ReduceOp.SUM: np.sum, ReduceOp.MAX: np.max, ReduceOp.MIN: np.min, ReduceOp.MEAN: np.mean,
+                ReduceOp.PROD: np.prod}[op](x, axis=axis).reshape(-1)
+        tol = 1e-2 if data.dtype == np.float16 else 1e-4
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1.0, float(np.abs(x).sum())) * 1e-2)
+
+    cases = [
+        (ReduceOp.SUM, (16, 200), 1), (ReduceOp.SUM, (200, 16), 1), (ReduceOp.SUM, (16, 200), 0),
+        (ReduceOp.SUM, (16, 200), -1), (ReduceOp.SUM, (16, 200), -2), (ReduceOp.MAX, (16, 200), 1),
+        (ReduceOp.MIN, (16, 200), 0), (ReduceOp.MEAN, (3200,), 0), (ReduceOp.SUM, (3200,), 0),
+        (ReduceOp.SUM, (4, 8, 100), 1), (ReduceOp.MAX, (4, 8, 100), 2), (ReduceOp.SUM, (1, 3200), 1),
+        (ReduceOp.SUM, (3200, 1), 1),
+    ]
+    for _ in range(2):  # the second round runs from the cache
+        for op, shape, axis in cases:
+            run(op, shape, axis)
+    # interior pointers at offsets inside and across the binding alignment (256 bytes)
+    for op, shape, axis in cases[:8]:
+        for src_off, dst_off in [(1, 0), (0, 3), (7, 5), (64, 64), (65, 130), (300, 1)]:
+            run(op, shape, axis, src_off=src_off, dst_off=dst_off)
+            run(op, shape, axis)
+    # half precision: another plan for the same shape and axis
+    half = host.astype(np.float16)
+    hsrc = backend.alloc(2 * n)
+    backend.copy_htod(hsrc, half)
+    for op, shape, axis in cases[:4]:
+        run(op, shape, axis, dtype="float16", ptr=hsrc, data=half)
+        run(op, shape, axis)
+    backend.free(hsrc)
+    before = backend.context.stats["dispatches"]
+    inv = BackendErrorKind.INVALID_ARGUMENT
+    # cached structures still check their pointers, and plain-looking other arguments
+    expect_error(inv, backend.reduce, ReduceOp.SUM, src + 2, dst, (16, 200), 1)  # misaligned
+    expect_error(inv, backend.reduce, ReduceOp.SUM, src, dst + 2, (16, 200), 1)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, src + 4 * (n - 3199), dst, (16, 200), 1)  # past the end
+    expect_error(inv, backend.reduce, ReduceOp.SUM, src, dst + 4 * (n - 15), (16, 200), 1)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, src, dst, (True, 3200), 1)  # a bool for (1, 3200)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, src, dst, (16, 200), True)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, src, dst, (16, 200), 2)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, src, dst, (16, 200.0), 1)
+    # a freed pointer, then a new allocation of other values (maybe the same buffer again)
+    backend.free(src)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, src, dst, (16, 200), 1)
+    expect_error(inv, backend.reduce, ReduceOp.SUM, dst, src, (16, 200), 1)
+    assert backend.context.stats["dispatches"] == before
+    host2 = rng.standard_normal(n).astype(np.float32)
+    src = backend.alloc(4 * n)
+    backend.copy_htod(src, host2)
+    for op, shape, axis in cases:
+        run(op, shape, axis, data=host2)
+        run(op, shape, axis, src_off=65, dst_off=3, data=host2)
+    # lists and numpy-free plain arguments share the tuple's plan; the cache does not grow
+    plans = ops_reduce._plans(backend)
+    size = len(plans)
+    backend.reduce(ReduceOp.SUM, src, dst, [16, 200], 1)
+    run(ReduceOp.SUM, (16, 200), 1, data=host2)
+    assert len(plans) == size
+    backend.free(src)
+    backend.free(dst)

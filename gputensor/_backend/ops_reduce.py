@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .base import ReduceOp
+from .context import _pack_words
 from .errors import invalid_argument, unsupported
 from .kernels import library_code
 from .ops_elementwise import ArrayOperand, ScalarOperand, merge_dims
@@ -675,9 +676,13 @@ class _Plan:
     dst_span: tuple[int, int] | None
     steps: list[_Step]
     prologue: _PrologueCode | None = None
+    #: ``_compile``'s launch records for one context (built on first launch; replaced whole,
+    #: so threads racing to build it just build equal ones).
+    compiled: Any = field(default=None, compare=False, repr=False)
 
     def check(self, backend: "WebGpuBackend", ptr: int, itemsize: int, span: tuple[int, int] | None,
-              what: str) -> None:
+              what: str) -> tuple[Any, int]:
+        """Check a pointer for a view of ``span`` bytes; returns its (allocation, offset)."""
         alloc, offset = backend.resolve(ptr, 0)
         if offset % itemsize:
             raise invalid_argument(f"{what} pointer offset {offset} is not a multiple of the item size {itemsize}")
@@ -686,12 +691,125 @@ class _Plan:
                 f"{what} view spans bytes [{offset + span[0]}, {offset + span[1]}) of a "
                 f"{alloc.nbytes}-byte allocation"
             )
+        return alloc, offset
+
+    def _compile(self, ctx: Any) -> tuple[Any, ...]:
+        """The steps as launch records for ``ctx``: (ctx, its grid limit, per step (kernel,
+        pipeline, defines, parameter bytes with words 5 and 6 zero, regions, grid), whether a
+        step binds scratch or the dummy); regions are
+        (0, byte offset from the source pointer, bytes, 0), (1, byte offset from the destination
+        pointer, bytes, element offset of [0..0] in it), (2, scratch name, bytes, 0) or (3,)."""
+        ssz, dsz = self.src_itemsize, self.dst_itemsize
+        records = []
+        for step in self.steps:
+            params = list(step.params)
+            params[5] = params[6] = 0  # (``_step`` leaves them 0: the windows' first elements)
+            regions: list[tuple[Any, ...]] = []
+            for r in step.regions:
+                if r[0] == "src":
+                    regions.append((0, r[1] * ssz, r[2] * ssz, 0))
+                elif r[0] == "dst":
+                    regions.append((1, r[1] * dsz, r[2] * dsz, r[3]))
+                elif r[0] == "scratch":
+                    regions.append((2, r[1], r[2], 0))
+                else:
+                    regions.append((3, None, 0, 0))
+            records.append((step.kernel, ctx.pipeline(step.kernel, len(regions), step.defines),
+                            step.defines, _pack_words(params), tuple(regions), ctx.fold_grid(step.groups)))
+        shared = any(r[0] >= 2 for rec in records for r in rec[4])
+        return (ctx, ctx.max_workgroups_per_dim, tuple(records), shared)
+
+    def launch(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int) -> None:
+        """``run`` for a plan without a prologue, on the hot path: the steps' pipelines, grids
+        and parameter bytes are precomputed (``_compile``); per call the pointers are checked as
+        ``run`` checks them, the windows computed from their allocations and the first-element
+        words patched, and the dispatches go through ``WgpuContext.record`` (the windows and
+        grids are valid by construction). A ``dispatch`` wrapper set on the context (the
+        profiler's host-time mode, test spies) gets every dispatch through ``run``."""
+        ctx = backend._ctx
+        if ctx is None or ctx.__dict__.get("dispatch") is not None or self.prologue is not None:
+            self.run(backend, src_ptr, dst_ptr, _slow=True)
+            return
+        # the pointer checks of ``check`` (inline: this is the hot path)
+        ssz = self.src_itemsize
+        src_alloc, src_off = backend.resolve(src_ptr, 0)
+        if src_off % ssz:
+            raise invalid_argument(f"source pointer offset {src_off} is not a multiple of the item size {ssz}")
+        span = self.src_span
+        if span is not None and (src_off + span[0] < 0 or src_off + span[1] > src_alloc.nbytes):
+            self.check(backend, src_ptr, ssz, span, "source")  # raises
+        dsz = self.dst_itemsize
+        dst_alloc, dst_off = backend.resolve(dst_ptr, 0)
+        if dst_off % dsz:
+            raise invalid_argument(f"destination pointer offset {dst_off} is not a multiple of the item size {dsz}")
+        span = self.dst_span
+        if span is not None and (dst_off + span[0] < 0 or dst_off + span[1] > dst_alloc.nbytes):
+            self.check(backend, dst_ptr, dsz, span, "destination")  # raises
+        compiled = self.compiled
+        if compiled is None or compiled[0] is not ctx or compiled[1] != ctx.max_workgroups_per_dim:
+            if not self.steps:
+                return
+            compiled = self.compiled = self._compile(ctx)
+        if compiled[3]:  # scratch or dummy bindings: the scratch buffers stay put until the end
+            scratch = _scratch(ctx)
+            with scratch.lock:
+                self._record(backend, ctx, compiled[2], src_ptr, src_alloc, src_off, dst_ptr, dst_alloc, dst_off,
+                             scratch)
+        else:
+            self._record(backend, ctx, compiled[2], src_ptr, src_alloc, src_off, dst_ptr, dst_alloc, dst_off, None)
+
+    def _record(self, backend: "WebGpuBackend", ctx: Any, records: tuple[Any, ...], src_ptr: int, src_alloc: Any,
+                src_off: int, dst_ptr: int, dst_alloc: Any, dst_off: int, scratch: _Scratch | None) -> None:
+        """Record ``_compile``'s ``records`` for checked pointers (``launch``)."""
+        ssz, dsz = self.src_itemsize, self.dst_itemsize
+        align = ctx.storage_offset_alignment
+        max_binding = ctx.max_binding_size
+        record = ctx.record
+        for kernel, pipe, defines, raw, regions, grid in records:
+            bufs = []
+            w5 = w6 = 0
+            for kind, a, nbytes, extra in regions:
+                if kind <= 1:
+                    if kind == 0:
+                        alloc, off, size = src_alloc, src_off + a, ssz
+                    else:
+                        alloc, off, size = dst_alloc, dst_off + a, dsz
+                    if off == 0 and nbytes == alloc.nbytes and alloc.whole is not None:
+                        bufs.append(alloc.whole)  # what ``window`` gives for a whole allocation
+                        first = 0
+                    else:  # ``window`` without its checks, which the span checks made
+                        buffer = alloc.buffer
+                        start = off // align * align
+                        stop = min(buffer.size, (off + nbytes + 3) // 4 * 4)
+                        width = stop - start
+                        if off < 0 or off + nbytes > alloc.nbytes or width > max_binding:
+                            # not reached (the spans are checked, windows fit by planning): raises
+                            w = backend.window((src_ptr if kind == 0 else dst_ptr) + a, nbytes, size)
+                            bufs.append(w.binding)
+                            first = w.first
+                        else:
+                            bufs.append((buffer, start, width if width > 4 else 4))
+                            first = (off - start) // size
+                    if kind == 0:
+                        w5 = first
+                    else:
+                        w6 = (first + extra) & 0xFFFFFFFF
+                elif kind == 2:
+                    bufs.append(scratch.get(a, nbytes))  # type: ignore[union-attr]
+                else:
+                    bufs.append(scratch.dummy_region())  # type: ignore[union-attr]
+            if w5 or w6:
+                raw = raw[:20] + _TWO_WORDS.pack(w5, w6) + raw[28:]
+            record(kernel, pipe, defines, raw, bufs, *grid)
 
     def run(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int,
-            prologue: Prologue | None = None) -> None:
+            prologue: Prologue | None = None, *, _slow: bool = False) -> None:
         """Check the pointers, then record the steps (``prologue``: the fused source's operands,
         for a plan made with one)."""
         pro = self.prologue
+        if pro is None and not _slow:
+            self.launch(backend, src_ptr, dst_ptr)
+            return
         if pro is None:
             self.check(backend, src_ptr, self.src_itemsize, self.src_span, "source")
         self.check(backend, dst_ptr, self.dst_itemsize, self.dst_span, "destination")
@@ -736,6 +854,9 @@ class _Plan:
                     regions += leaf_regions
                     params += ext
                 ctx.dispatch(step.kernel, params, regions, ctx.fold_grid(step.groups), step.defines)
+
+
+_TWO_WORDS = struct.Struct("<II")
 
 
 def _scalar_words(value: object, dtype: str) -> list[int]:
@@ -1058,16 +1179,29 @@ def reduce_strided(
         plan = _plan(backend, op, src_dtype, shape, strides, reduce_axes, dst_dtype, acc_dtype, dst_strides, ddof,
                      prologue)
         if key is not None:
-            if len(plans) >= _PLAN_CACHE_SIZE:
-                plans.pop(next(iter(plans)))
-            plans[key] = plan
-    plan.run(backend, src_ptr, dst_ptr, prologue)
+            _keep_plan(plans, key, plan)
+    if plan.prologue is None:
+        plan.launch(backend, src_ptr, dst_ptr)
+    else:
+        plan.run(backend, src_ptr, dst_ptr, prologue)
+
+
+def _keep_plan(plans: dict[tuple[Any, ...], _Plan], key: tuple[Any, ...], plan: _Plan) -> None:
+    """Cache ``plan`` under ``key`` in a backend's plan cache (its oldest entry goes when full)."""
+    with _PLANS_LOCK:
+        if len(plans) >= _PLAN_CACHE_SIZE:
+            plans.pop(next(iter(plans)), None)
+        plans[key] = plan
 
 
 #: Plans kept per backend.
 _PLAN_CACHE_SIZE = 1024
 _PLANS: "weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], _Plan]]" = weakref.WeakKeyDictionary()
+_PLANS_LOCK = threading.Lock()
 _LAST_PLANS: tuple[Any, dict[tuple[Any, ...], _Plan]] | None = None
+#: First item of the keys of ``reduce_contiguous`` calls in the plan cache (the plain
+#: (op, dtype, shape, axis) of a call, next to ``reduce_strided``'s keys of its arguments).
+_CONTIGUOUS = "reduce_contiguous"
 
 
 def _plans(backend: "WebGpuBackend") -> dict[tuple[Any, ...], _Plan]:
@@ -1076,7 +1210,7 @@ def _plans(backend: "WebGpuBackend") -> dict[tuple[Any, ...], _Plan]:
     last = _LAST_PLANS
     if last is not None and last[0]() is backend:
         return last[1]
-    with _SCRATCH_LOCK:
+    with _PLANS_LOCK:
         plans = _PLANS.get(backend)
         if plans is None:
             plans = {}
@@ -1112,6 +1246,22 @@ def reduce_contiguous(backend: "WebGpuBackend", op: ReduceOp, input: int, output
     pointers outside their allocations, empty MAX/MIN), unsupported (dtype without the adapter
     feature).
     """
+    # The steady state: a call of a structure seen before goes from its plain (exact-type)
+    # arguments to the cached plan, which checks the pointers and records its dispatches.
+    key = None
+    if type(op) is ReduceOp and type(axis) is int and type(dtype) is str:
+        if type(shape) is not tuple:
+            shape = tuple(shape) if type(shape) is list else shape
+        if type(shape) is tuple:
+            for n in shape:
+                if type(n) is not int:
+                    break
+            else:
+                key = (_CONTIGUOUS, op, dtype, shape, axis)
+                plan = _plans(backend).get(key)
+                if plan is not None:
+                    plan.launch(backend, input, output)
+                    return
     if not isinstance(op, ReduceOp):
         try:
             op = ReduceOp(op)
@@ -1124,4 +1274,7 @@ def reduce_contiguous(backend: "WebGpuBackend", op: ReduceOp, input: int, output
     axis = _as_int(axis, "axis")
     if not -len(shape) <= axis < len(shape):
         raise invalid_argument(f"axis {axis} is out of range for shape {shape}")
-    reduce_strided(backend, op.value, input, dtype, shape, _row_major(shape), (axis,), output, dtype)
+    plan = _plan(backend, op.value, dtype, shape, _row_major(shape), (axis,), dtype, None, None, 0)
+    if key is not None:  # (only a valid structure is cached: the checks above passed)
+        _keep_plan(_plans(backend), key, plan)
+    plan.launch(backend, input, output)
