@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import _dispatch, _dtypes
+from ._backend.ops_elementwise import extent
 from ._devices import DEFAULT_DEVICE, Device, check_device
 from ._dtypes import DType
 from ._ops import ELEMENTWISE_OPS, ElementwiseOp
@@ -74,16 +75,6 @@ _CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 class _DLDeviceType(enum.IntEnum):
     CPU = 1
-
-
-def _extent(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]:
-    lo = hi = 0
-    for n, s in zip(shape, strides):
-        if s < 0:
-            lo += s * (n - 1)
-        else:
-            hi += s * (n - 1)
-    return lo, hi
 
 
 class GpuArray:
@@ -231,8 +222,8 @@ class GpuArray:
         if is_contiguous(shape, self._strides):
             _dispatch.download(host, self._ptr)
             return host
-        lo, hi = _extent(shape, self._strides)
-        span = hi - lo + 1
+        lo, stop = extent(shape, self._strides)
+        span = stop - lo
         if span <= 2 * host.size:
             # Read the covered range once and gather on the host (no kernel).
             raw = np.empty(span, dtype=dtype.numpy)

@@ -42,7 +42,7 @@ from ._backend import get_backend
 from ._backend import ops_elementwise
 from ._backend.elementwise import fused_program
 from ._backend.elementwise_ops import expression
-from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
+from ._backend.ops_elementwise import ArrayOperand, ScalarOperand, extent
 from ._backend.wgsl_types import storage_type
 from ._dtypes import DType
 from ._ops import ELEMENTWISE_OPS
@@ -184,15 +184,10 @@ def operand(x: GpuArray, shape: Sequence[int] | None = None) -> ArrayOperand:
 
 def _byte_range(x: GpuArray, shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
     """[start, stop) bytes from the allocation start that ``x`` viewed as ``shape`` touches."""
-    lo = hi = 0
-    for n, s in zip(shape, strides):
-        if s < 0:
-            lo += s * (n - 1)
-        else:
-            hi += s * (n - 1)
+    lo, stop = extent(shape, strides)
     size = x.dtype.itemsize
     base = x._offset * size
-    return base + lo * size, base + (hi + 1) * size
+    return base + lo * size, base + stop * size
 
 
 def _conflicts(src: GpuArray, src_strides: Sequence[int], dst: GpuArray) -> bool:

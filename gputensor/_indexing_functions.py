@@ -35,6 +35,7 @@ import numpy as np
 from . import _dispatch
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
+from ._backend.ops_elementwise import extent
 from ._dtypes import DTYPE_CATEGORIES, dtype_from_any
 from ._dtypes import bool as bool_dtype
 from ._manipulation_functions import _as_contiguous, _check_array, reshape
@@ -53,18 +54,6 @@ def _backend_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         return fn(_dispatch.backend(), *args, **kwargs)
     except Exception as exc:
         raise _dispatch._translate(exc) from None
-
-
-def _extent(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
-    lo = hi = 0
-    for n, s in zip(shape, strides):
-        if n == 0:
-            return 0, 0
-        if s < 0:
-            lo += s * (n - 1)
-        else:
-            hi += s * (n - 1)
-    return lo, hi + 1
 
 
 def read_scalars(arrays: Sequence[GpuArray]) -> list[Any]:
@@ -183,7 +172,7 @@ def _gather(x: GpuArray, base: int, out_shape: tuple[int, ...], src_strides: Seq
     if out.size == 0:
         return out
     indices, idx_strides = _fit_indices(indices, idx_strides, bspec, len(out_shape))
-    lo, hi = _extent(x.shape, x._strides)
+    lo, hi = extent(x.shape, x._strides)
     ops = _index_operands(indices, idx_strides)
     _backend_call(ops_gather.gather, x.dtype.name, out_shape, x._ptr + base * x.dtype.itemsize,
                   tuple(src_strides), (lo - base, hi - base), out._ptr, contiguous_strides(out_shape), ops)
@@ -201,7 +190,7 @@ def _scatter(x: GpuArray, base: int, shape: tuple[int, ...], dst_strides: Sequen
         return
     indices, idx_strides = _fit_indices(indices, idx_strides, bspec, len(shape))
     vstrides = broadcast_strides(value.shape, value._strides, shape)
-    lo, hi = _extent(x.shape, x._strides)
+    lo, hi = extent(x.shape, x._strides)
     ops = _index_operands(indices, idx_strides)
     _backend_call(ops_gather.scatter, x.dtype.name, shape, value._ptr, tuple(vstrides),
                   x._ptr + base * x.dtype.itemsize, tuple(dst_strides), (lo - base, hi - base), ops)

@@ -106,7 +106,7 @@ from ._backend import elementwise as codegen
 from ._backend import kernels
 from ._backend.elementwise import _scalar_load  # private helper of the generic generator, reused
 from ._backend.errors import BackendError, BackendErrorKind
-from ._backend.ops_elementwise import _extent, merge_dims, plan_chunks  # _extent is private, reused
+from ._backend.ops_elementwise import extent, merge_dims, plan_chunks
 from ._backend.wgsl_types import convert, storage_type
 from ._devices import DEFAULT_DEVICE, default_dtype
 from ._dtypes import DType
@@ -749,8 +749,8 @@ class ElementwiseKernel:
             n = math.prod(sub_shape)
             bindings, firsts = [], []
             for a, size, st, off in zip(arrays, itemsizes, mstrides, offs):
-                lo, hi = _extent(sub_shape, st)
-                win = be.window(a._ptr + (off + lo) * size, (hi - lo + 1) * size, size)
+                lo, stop = extent(sub_shape, st)
+                win = be.window(a._ptr + (off + lo) * size, (stop - lo) * size, size)
                 bindings.append(win.binding)
                 firsts.append(win.first - lo)
             words = codegen.param_words(spec, n, sub_shape, firsts, mstrides, scalars)
@@ -777,9 +777,9 @@ def _contiguous(shape: Sequence[int]) -> tuple[int, ...]:
 
 
 def _byte_span(x: GpuArray) -> tuple[Any, int, int]:
-    lo, hi = _extent(x.shape, x._strides)
+    lo, stop = extent(x.shape, x._strides)
     size = x.dtype.itemsize
-    return x._storage, (x._offset + lo) * size, (x._offset + hi + 1) * size
+    return x._storage, (x._offset + lo) * size, (x._offset + stop) * size
 
 
 def _overlap(a: GpuArray, b: GpuArray) -> bool:

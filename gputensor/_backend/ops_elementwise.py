@@ -74,15 +74,19 @@ def merge_dims(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[
     return out_shape, out_strides
 
 
-def _extent(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
-    """(lowest, highest) element offset touched relative to element [0,...,0]."""
+def extent(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
+    """The half-open range ``[lo, stop)`` of element offsets, relative to element [0, ..., 0],
+    that a view of ``shape`` with element ``strides`` (any sign) touches; ``(0, 0)`` when the
+    view is empty. The one implementation of this for the backend and the frontend."""
     lo = hi = 0
     for n, s in zip(shape, strides):
+        if n == 0:
+            return 0, 0
         if s < 0:
             lo += s * (n - 1)
         else:
             hi += s * (n - 1)
-    return lo, hi
+    return lo, hi + 1
 
 
 def plan_chunks(shape: list[int], strides: list[list[int]], itemsizes: list[int],
@@ -95,8 +99,8 @@ def plan_chunks(shape: list[int], strides: list[list[int]], itemsizes: list[int]
     """
     def fits(shp: Sequence[int], sts: list[Sequence[int]]) -> bool:
         for st, size in zip(sts, itemsizes):
-            lo, hi = _extent(shp, st)
-            if (hi - lo + 1) * size > limit:
+            lo, stop = extent(shp, st)
+            if (stop - lo) * size > limit:
                 return False
         return True
 
@@ -340,8 +344,8 @@ class _Plan:
         chunks = self.chunks
         if len(chunks) > 1:
             # validate every operand's whole range before anything is recorded
-            for ptr, size, (lo, hi) in zip(ptrs, itemsizes, self.extents):
-                _, offset = backend.resolve(ptr + lo * size, (hi - lo + 1) * size)
+            for ptr, size, (lo, stop) in zip(ptrs, itemsizes, self.extents):
+                _, offset = backend.resolve(ptr + lo * size, (stop - lo) * size)
                 if offset % size:
                     raise invalid_argument(f"pointer offset {offset} is not a multiple of the item size {size}")
         records = []
@@ -415,7 +419,7 @@ def _plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: 
     if total == 0:
         return None
     itemsizes = [storage_type(op.dtype).itemsize for op in arrays]
-    extents = [_extent(shape, op.strides) for op in arrays]
+    extents = [extent(shape, op.strides) for op in arrays]
 
     mshape, mstrides = merge_dims(shape, [list(op.strides) for op in arrays])
     contiguous = len(mshape) == 1 and all(st[0] == 1 for st in mstrides)
@@ -455,8 +459,8 @@ def _plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: 
             n *= d
         spans = []
         for st, off in zip(mstrides, offs):
-            lo, hi = _extent(sub_shape, st)
-            spans.append((off + lo, hi - lo + 1, lo))
+            lo, stop = extent(sub_shape, st)
+            spans.append((off + lo, stop - lo, lo))
         scalar = _Launch(spec, n, sub_shape, mstrides, store, lanes, False, ctx)
         vector = tail = None
         if vspec is not None and n >= width and store == "direct":  # the tail in the same dispatch

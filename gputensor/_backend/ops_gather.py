@@ -31,6 +31,7 @@ from typing import Any
 
 from . import ops_scan
 from .errors import invalid_argument, unsupported
+from .ops_elementwise import extent
 from .ops_sort import (
     _check_dtype,
     _check_span,
@@ -70,19 +71,6 @@ _INDEX_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
 # ------------------------------------------------------------------------------------------
 def _i32(v: int) -> int:
     return int(v) & _U32
-
-
-def _extent(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
-    """[lo, hi) element offsets a strided view touches (relative to element [0, ..., 0])."""
-    lo = hi = 0
-    for n, s in zip(shape, strides):
-        if n == 0:
-            return 0, 0
-        if s < 0:
-            lo += s * (n - 1)
-        else:
-            hi += s * (n - 1)
-    return lo, hi + 1
 
 
 def _bind_range(backend: Any, ptr: int, lo: int, hi: int, itemsize: int) -> tuple[tuple[Any, int, int], int]:
@@ -148,7 +136,7 @@ def _boxes(shape: list[int], stride_sets: list[list[int]], sizes: list[int],
 
     def fits(shp: list[int], depth: int) -> bool:
         for st, size in zip(stride_sets, sizes):
-            lo, hi = _extent(shp, st[depth:])
+            lo, hi = extent(shp, st[depth:])
             if (hi - lo) * size > limit:
                 return False
         return True
@@ -206,14 +194,14 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
     limit = window_limit(backend)
     # validate every pointer range before recording anything
     plain = (a_ptr, a_strides) if scatter else (b_ptr, b_strides)
-    plain_lo, plain_hi = _extent(shape, plain[1])
+    plain_lo, plain_hi = extent(shape, plain[1])
     backend.resolve(plain[0] + plain_lo * size, (plain_hi - plain_lo) * size)
     xlo, xhi = indexed_extent
     xptr = b_ptr if scatter else a_ptr
     backend.resolve(xptr + xlo * size, (xhi - xlo) * size)
     for ix in indices:
         isz = storage_type(ix.dtype).itemsize
-        lo, hi = _extent(shape, ix.strides)
+        lo, hi = extent(shape, ix.strides)
         backend.resolve(ix.ptr + lo * isz, (hi - lo) * isz)
 
     sets = [list(a_strides), list(b_strides)] + [list(ix.strides) for ix in indices]
@@ -258,13 +246,13 @@ def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size:
     rank = len(shape)
     plain_k = 0 if scatter else 1
     plain_ptr = a_ptr if scatter else b_ptr
-    lo, hi = _extent(shape, sets[plain_k])
+    lo, hi = extent(shape, sets[plain_k])
     pbind, pbase = _bind_range(backend, plain_ptr, offs[plain_k] + lo, offs[plain_k] + hi, size)
     pfirst = pbase + offs[plain_k]
     ibinds, ifirsts = [], []
     for k, ix in enumerate(indices):
         st = sets[2 + k]
-        lo, hi = _extent(shape, st)
+        lo, hi = extent(shape, st)
         bind, base = _bind_range(backend, ix.ptr, offs[2 + k] + lo, offs[2 + k] + hi, isizes[k])
         ibinds.append(bind)
         ifirsts.append(base + offs[2 + k])

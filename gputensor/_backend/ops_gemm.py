@@ -35,6 +35,7 @@ from typing import Any
 
 from .base import BackendTranspose
 from .errors import invalid_argument
+from .ops_elementwise import extent
 
 #: Kernel name of the GEMM template.
 KERNEL = "gemm"
@@ -413,9 +414,8 @@ def _check_strides(name: str, strides: Any, count: int) -> tuple[int, ...]:
 def strided_span(dims: Sequence[tuple[int, int]]) -> tuple[int, int]:
     """``(lowest, highest)`` element offset, relative to element [0, ...], that an operand with
     dimensions ``dims`` = [(size, stride), ...] (sizes >= 1, strides of any sign) touches."""
-    lo = sum(s * (n - 1) for n, s in dims if s < 0)
-    hi = sum(s * (n - 1) for n, s in dims if s > 0)
-    return lo, hi
+    lo, stop = extent([n for n, _ in dims], [s for _, s in dims])
+    return lo, stop - 1
 
 
 def strided_extent(terms: Sequence[tuple[str, int]]) -> Extent:
