@@ -27,11 +27,12 @@ Backend errors of kind *unsupported* become ``TypeError`` (an adapter feature is
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import math
 import operator
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -716,48 +717,21 @@ def reduce_fused(op: str, x: GpuArray, axes: Sequence[int], out: GpuArray, *,
 
 
 # ---------------------------------------------------------------------------------------------
-# forwards to the reduction and gemm modules (engineer B's functions use these)
+# calling backend operations from the namespace
 # ---------------------------------------------------------------------------------------------
-def reduce_strided(*args: Any, **kwargs: Any) -> Any:
-    """``ops_reduce.reduce_strided(backend, *args, **kwargs)``."""
-    from ._backend import ops_reduce
-
+@contextlib.contextmanager
+def backend_errors() -> Iterator[None]:
+    """Re-raise any error of the block as the namespace's exception for it (``_translate``)."""
     try:
-        return ops_reduce.reduce_strided(backend(), *args, **kwargs)
+        yield
     except Exception as exc:
         raise _translate(exc) from None
 
 
-def gemm(*args: Any, **kwargs: Any) -> Any:
-    """``ops_gemm.gemm(backend, *args, **kwargs)``."""
-    from ._backend import ops_gemm
-
+def call(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``fn(backend(), *args, **kwargs)`` (a backend operation, e.g. ``ops_sort.argsort``), its
+    errors re-raised as the namespace's exceptions (``_translate``)."""
     try:
-        return ops_gemm.gemm(backend(), *args, **kwargs)
+        return fn(backend(), *args, **kwargs)
     except Exception as exc:
         raise _translate(exc) from None
-
-
-def gemm_strided_batched(*args: Any, **kwargs: Any) -> Any:
-    """``ops_gemm.gemm_strided_batched(backend, *args, **kwargs)``."""
-    from ._backend import ops_gemm
-
-    try:
-        return ops_gemm.gemm_strided_batched(backend(), *args, **kwargs)
-    except Exception as exc:
-        raise _translate(exc) from None
-
-
-def matmul_int(*args: Any, **kwargs: Any) -> Any:
-    """``ops_matmul_int.matmul_int(backend, *args, **kwargs)``."""
-    from ._backend import ops_matmul_int
-
-    try:
-        return ops_matmul_int.matmul_int(backend(), *args, **kwargs)
-    except Exception as exc:
-        raise _translate(exc) from None
-
-
-def contiguous_strides_of(shape: Sequence[int]) -> tuple[int, ...]:
-    """Row-major strides in elements (re-exported for convenience)."""
-    return contiguous_strides(shape)

@@ -1,22 +1,21 @@
 """Kernel helpers of the function modules: reductions, gemm, scans (GpuArray level).
 
 The namespace modules (_statistical_functions, _linear_algebra_functions, _searching_functions,
-_indexing_functions, _utility_functions) call these helpers, which call the backend only through
-``_dispatch``'s forwards (``reduce_strided``, ``gemm_strided_batched``, ``matmul_int``) -- except the scan
-(``_backend/ops_scan.py``) and the general-stride gemm (``ops_gemm.gemm_strided``), which have no
-``_dispatch`` forward yet (imported lazily here; the lead may add forwards). Backend errors of kind unsupported
-become ``TypeError`` naming the missing feature.
+_indexing_functions, _utility_functions) call these helpers, which call the backend operations
+(``ops_reduce``, ``ops_gemm``, ``ops_matmul_int``, ``ops_scan``) on ``_dispatch.backend()`` inside
+``_dispatch.backend_errors()``: backend errors of kind unsupported become ``TypeError`` naming
+the missing feature.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 import numpy as np
 
 from . import _dispatch
+from ._backend import ops_gemm, ops_matmul_int, ops_reduce, ops_scan
 from ._array_object import GpuArray
 from ._dtypes import DType, float32, float64, int32, int64, uint32, uint64
 from ._shapes import contiguous_strides, merge_dims
@@ -33,15 +32,6 @@ __all__ = [
     "scan_axis",
     "upload",
 ]
-
-
-@contextmanager
-def _backend_errors() -> Iterator[None]:
-    """Turn backend errors of kind unsupported into TypeError (as ``_dispatch`` does)."""
-    try:
-        yield
-    except Exception as exc:
-        raise _dispatch._translate(exc) from None
 
 
 def supports_dtype(dtype: DType) -> bool:
@@ -75,9 +65,9 @@ def reduce(op: str, x: GpuArray, axes: Sequence[int], out_dtype: DType, acc_dtyp
     # reduction's loads instead of being materialised; False when a lazy x can't fuse
     if _dispatch.reduce_fused(op, x, axes, out, acc_dtype=acc_dtype, ddof=ddof):
         return out
-    with _backend_errors():
-        _dispatch.reduce_strided(
-            op, x._ptr, x.dtype.name, tuple(x.shape), tuple(x._strides), axes,
+    with _dispatch.backend_errors():
+        ops_reduce.reduce_strided(
+            _dispatch.backend(), op, x._ptr, x.dtype.name, tuple(x.shape), tuple(x._strides), axes,
             out._ptr, out_dtype.name,
             acc_dtype=None if acc_dtype is None else acc_dtype.name,
             dst_strides=contiguous_strides(out_shape),
@@ -130,14 +120,14 @@ def gemm_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
     *outer, inner = bshape
     sa, sb, sc = (st[-1] for st in bstrides)
     itemsize = out.dtype.itemsize
-    with _backend_errors():
+    with _dispatch.backend_errors():
         for idx in np.ndindex(*outer) if outer else [()]:
             off_a = sum(i * st for i, st in zip(idx, bstrides[0]))
             off_b = sum(i * st for i, st in zip(idx, bstrides[1]))
             off_c = sum(i * st for i, st in zip(idx, bstrides[2]))
             # swapped product: C^T (n x m) = op(B^T) (n x k) * op(A^T) (k x m)
-            _dispatch.gemm_strided_batched(
-                op_b, op_a, n, m, k, 1.0,
+            ops_gemm.gemm_strided_batched(
+                _dispatch.backend(), op_b, op_a, n, m, k, 1.0,
                 b._ptr + off_b * itemsize, ldb, sb,
                 a._ptr + off_a * itemsize, lda, sa,
                 0.0, out._ptr + off_c * itemsize, max(1, n), sc, inner, dtype=dtype,
@@ -151,7 +141,6 @@ def gemm_strided_views(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
 
     Batch dims are merged where every operand allows it; the innermost merged batch dim is one
     ``gemm_strided`` call (its batch), outer ones are looped over here."""
-    from ._backend import ops_gemm  # no _dispatch forward yet (the lead may add one)
 
     m, k = a.shape[-2:]
     n = b.shape[-1]
@@ -164,7 +153,7 @@ def gemm_strided_views(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
     sa, sb, sc = (st[-1] for st in bstrides)
     itemsize = out.dtype.itemsize
     backend = _dispatch.backend()
-    with _backend_errors():
+    with _dispatch.backend_errors():
         for idx in np.ndindex(*outer) if outer else [()]:
             off_a = sum(i * st for i, st in zip(idx, bstrides[0]))
             off_b = sum(i * st for i, st in zip(idx, bstrides[1]))
@@ -205,13 +194,13 @@ def matmul_int_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
         bshape, bstrides = merge_dims(batch_shape, a._strides[:-2], b._strides[:-2], out._strides[:-2])
     *outer, inner = bshape
     sa, sb, sc = (st[-1] for st in bstrides)
-    with _backend_errors():
+    with _dispatch.backend_errors():
         for idx in np.ndindex(*outer) if outer else [()]:
             off_a = sum(i * st for i, st in zip(idx, bstrides[0]))
             off_b = sum(i * st for i, st in zip(idx, bstrides[1]))
             off_c = sum(i * st for i, st in zip(idx, bstrides[2]))
-            _dispatch.matmul_int(
-                m, n, k, inner,
+            ops_matmul_int.matmul_int(
+                _dispatch.backend(), m, n, k, inner,
                 a._ptr + off_a * a.dtype.itemsize, a.dtype.name, (sa, a._strides[-2], a._strides[-1]),
                 b._ptr + off_b * b.dtype.itemsize, b.dtype.name, (sb, b._strides[-2], b._strides[-1]),
                 out._ptr + off_c * out.dtype.itemsize, out.dtype.name,
@@ -233,9 +222,8 @@ def scan_axis(op: str, x: GpuArray, axis: int, dst: GpuArray, acc_dtype: DType) 
     (``ops_scan.scan_strided``): ``x`` is read in place through its strides (any view), ``dst`` (a
     view of x's shape, e.g. of a new contiguous array) written once, accumulating in
     ``acc_dtype``. No copy of ``x`` is made."""
-    from ._backend import ops_scan  # no _dispatch forward yet (the lead may add one)
 
-    with _backend_errors():
+    with _dispatch.backend_errors():
         ops_scan.scan_strided(
             _dispatch.backend(), op, x._ptr, x.dtype.name, tuple(x.shape), tuple(x._strides), axis,
             dst._ptr, dst.dtype.name, tuple(dst._strides), acc_dtype=acc_dtype.name,

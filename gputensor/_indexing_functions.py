@@ -35,6 +35,7 @@ import numpy as np
 from . import _dispatch
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
+from ._backend import ops_gather
 from ._backend.ops_elementwise import extent
 from ._dtypes import DTYPE_CATEGORIES, dtype_from_any
 from ._dtypes import bool as bool_dtype
@@ -49,13 +50,6 @@ _INTEGER = DTYPE_CATEGORIES["integer"]
 # ---------------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------------
-def _backend_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    try:
-        return fn(_dispatch.backend(), *args, **kwargs)
-    except Exception as exc:
-        raise _dispatch._translate(exc) from None
-
-
 def read_scalars(arrays: Sequence[GpuArray]) -> list[Any]:
     """The values of 1-element arrays as Python numbers, read back with one submit."""
     if not arrays:
@@ -152,8 +146,6 @@ def _combine(indices: list[_Index], bshape: tuple[int, ...], b_at: int, rank: in
 
 def _fit_indices(indices: list[_Index], idx_strides: list[Sequence[int]], bspec: tuple[tuple[int, ...], int] | None,
                  rank: int) -> tuple[list[_Index], list[Sequence[int]]]:
-    from ._backend import ops_gather
-
     if len(indices) <= ops_gather.MAXIDX:
         return indices, idx_strides
     assert bspec is not None
@@ -166,16 +158,14 @@ def _gather(x: GpuArray, base: int, out_shape: tuple[int, ...], src_strides: Seq
             bspec: tuple[tuple[int, ...], int] | None = None) -> GpuArray:
     """``out[m] = x_flat[base + m . src_strides + sum_k norm(idx_k[m]) * stride_k]`` (a new
     contiguous array); ``bspec`` = (broadcast index shape, its first dim in ``out_shape``)."""
-    from ._backend import ops_gather
-
     out = GpuArray._empty(out_shape, x.dtype, zero=False)  # every element is written
     if out.size == 0:
         return out
     indices, idx_strides = _fit_indices(indices, idx_strides, bspec, len(out_shape))
     lo, hi = extent(x.shape, x._strides)
     ops = _index_operands(indices, idx_strides)
-    _backend_call(ops_gather.gather, x.dtype.name, out_shape, x._ptr + base * x.dtype.itemsize,
-                  tuple(src_strides), (lo - base, hi - base), out._ptr, contiguous_strides(out_shape), ops)
+    _dispatch.call(ops_gather.gather, x.dtype.name, out_shape, x._ptr + base * x.dtype.itemsize,
+                   tuple(src_strides), (lo - base, hi - base), out._ptr, contiguous_strides(out_shape), ops)
     return out
 
 
@@ -184,16 +174,14 @@ def _scatter(x: GpuArray, base: int, shape: tuple[int, ...], dst_strides: Sequen
              bspec: tuple[tuple[int, ...], int] | None = None) -> None:
     """``x_flat[base + m . dst_strides + sum_k norm(idx_k[m]) * stride_k] = value[m]``
     (``value`` already of ``x.dtype`` and broadcastable to ``shape``)."""
-    from ._backend import ops_gather
-
     if size_of(shape) == 0:
         return
     indices, idx_strides = _fit_indices(indices, idx_strides, bspec, len(shape))
     vstrides = broadcast_strides(value.shape, value._strides, shape)
     lo, hi = extent(x.shape, x._strides)
     ops = _index_operands(indices, idx_strides)
-    _backend_call(ops_gather.scatter, x.dtype.name, shape, value._ptr, tuple(vstrides),
-                  x._ptr + base * x.dtype.itemsize, tuple(dst_strides), (lo - base, hi - base), ops)
+    _dispatch.call(ops_gather.scatter, x.dtype.name, shape, value._ptr, tuple(vstrides),
+                   x._ptr + base * x.dtype.itemsize, tuple(dst_strides), (lo - base, hi - base), ops)
 
 
 def take_checked(x: GpuArray, indices: GpuArray) -> GpuArray:
@@ -297,11 +285,9 @@ def nonzero_flat(mask: GpuArray, index_dtype: Any = None) -> tuple[int, GpuArray
     """(count, 1-D array of the flat row-major positions where ``mask`` is non-zero, in
     ``index_dtype`` -- default: the default integer dtype; uint32 is allowed too). One device
     compaction; the count is the one value read back."""
-    from ._backend import ops_gather
-
     flat = _as_contiguous(reshape(mask, (-1,)))
     dtype = index_dtype or kernels.default_int()
-    plan = _backend_call(ops_gather.compact_begin, flat._ptr, flat.size, flag="nonzero", dtype=mask.dtype.name)
+    plan = _dispatch.call(ops_gather.compact_begin, flat._ptr, flat.size, flag="nonzero", dtype=mask.dtype.name)
     try:
         count = plan.read_total()
         out = GpuArray._empty((count,), dtype, zero=False)
@@ -318,14 +304,12 @@ def nonzero_flat(mask: GpuArray, index_dtype: Any = None) -> tuple[int, GpuArray
 def unravel_flat(flat32: GpuArray, shape: Sequence[int]) -> GpuArray:
     """A (len(shape), count) default-int array: row d holds coordinate d of each flat row-major
     index of ``flat32`` (uint32)."""
-    from ._backend import ops_gather
-
     count = flat32.shape[0]
     rows = GpuArray._empty((len(shape), count), kernels.default_int(), zero=False)
     if count:
         size = rows.dtype.itemsize
-        _backend_call(ops_gather.unravel, flat32._ptr, count, tuple(shape),
-                      [rows._ptr + d * count * size for d in range(len(shape))], rows.dtype.name)
+        _dispatch.call(ops_gather.unravel, flat32._ptr, count, tuple(shape),
+                       [rows._ptr + d * count * size for d in range(len(shape))], rows.dtype.name)
     return rows
 
 

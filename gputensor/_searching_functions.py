@@ -188,9 +188,6 @@ def searchsorted(x1: GpuArray, x2: GpuArray | int | float, /, *, side: str = "le
     if out.size:
         from ._backend import ops_sort
 
-        try:
-            ops_sort.searchsorted(_dispatch.backend(), a._ptr, a.size, q._ptr, q.size, dtype.name, out._ptr,
-                                  side=side, index_dtype=index_dtype.name)
-        except Exception as exc:
-            raise _dispatch._translate(exc) from None
+        _dispatch.call(ops_sort.searchsorted, a._ptr, a.size, q._ptr, q.size, dtype.name, out._ptr,
+                       side=side, index_dtype=index_dtype.name)
     return out

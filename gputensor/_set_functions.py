@@ -49,13 +49,6 @@ class UniqueInverseResult(NamedTuple):
     inverse_indices: GpuArray
 
 
-def _call(fn, *args, **kwargs):
-    try:
-        return fn(_dispatch.backend(), *args, **kwargs)
-    except Exception as exc:
-        raise _dispatch._translate(exc) from None
-
-
 def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool) -> dict[str, GpuArray]:
     """The requested parts of ``unique`` of ``x`` (see the module docstring)."""
     from ._backend import ops_gather, ops_sort
@@ -78,8 +71,8 @@ def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool
     # scratch and index outputs are fully written (no zero fill); packed values are OR-ed into zeros
     keys = GpuArray._empty((n * ops_sort.key_words(dtype),), uint32, zero=False)
     perm = GpuArray._empty((n,), uint32, zero=False) if need_perm else None
-    _call(ops_sort.sort_keys, flat._ptr, dtype, n, keys._ptr, None if perm is None else perm._ptr)
-    plan = _call(ops_gather.compact_begin, keys._ptr, n, flag="head", dtype=dtype, nan_distinct=is_float)
+    _dispatch.call(ops_sort.sort_keys, flat._ptr, dtype, n, keys._ptr, None if perm is None else perm._ptr)
+    plan = _dispatch.call(ops_gather.compact_begin, keys._ptr, n, flag="head", dtype=dtype, nan_distinct=is_float)
     try:
         u = plan.read_total()
         need_starts = want_index or want_counts or is_float
@@ -104,8 +97,8 @@ def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool
         assert starts is not None
         index = GpuArray._empty((u,), index_dtype, zero=False) if (want_index or is_float) else None
         counts = GpuArray._empty((u,), index_dtype, zero=False) if want_counts else None
-        _call(ops_gather.unique_finish, starts._ptr, u, n, None if perm is None else perm._ptr,
-              None if counts is None else counts._ptr, None if index is None else index._ptr, index_dtype.name)
+        _dispatch.call(ops_gather.unique_finish, starts._ptr, u, n, None if perm is None else perm._ptr,
+                       None if counts is None else counts._ptr, None if index is None else index._ptr, index_dtype.name)
         if index is not None:
             if want_index:
                 out["indices"] = index

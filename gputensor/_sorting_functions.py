@@ -21,6 +21,7 @@ import builtins
 from . import _dispatch
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
+from ._backend import ops_sort
 from ._dtypes import DTYPE_CATEGORIES, DType
 from ._manipulation_functions import _as_contiguous, _check_array, _copy_contiguous, moveaxis
 from ._shapes import normalize_axis
@@ -28,13 +29,6 @@ from ._shapes import normalize_axis
 __all__ = ["argsort", "sort"]
 
 _REAL = DTYPE_CATEGORIES["real numeric"]
-
-
-def _backend_call(fn, *args, **kwargs) -> None:
-    try:
-        fn(_dispatch.backend(), *args, **kwargs)
-    except Exception as exc:
-        raise _dispatch._translate(exc) from None
 
 
 def _check(x: object, name: str, axis: object, descending: object, stable: object) -> tuple[GpuArray, int]:
@@ -73,10 +67,8 @@ def sort(x: GpuArray, /, *, axis: int = -1, descending: bool = False, stable: bo
     out = GpuArray._empty(rows.shape, x.dtype, zero=x.dtype.itemsize < 4)
     n = rows.shape[-1]
     if out.size:
-        from ._backend import ops_sort
-
-        _backend_call(ops_sort.sort_values, rows._ptr, x.dtype.name, out.size // n, n, out._ptr,
-                      descending=descending)
+        _dispatch.call(ops_sort.sort_values, rows._ptr, x.dtype.name, out.size // n, n, out._ptr,
+                       descending=descending)
     return _restore(out, ax)
 
 
@@ -92,8 +84,6 @@ def argsort(x: GpuArray, /, *, axis: int = -1, descending: bool = False, stable:
     out = GpuArray._empty(rows.shape, index_dtype, zero=False)
     n = rows.shape[-1]
     if out.size:
-        from ._backend import ops_sort
-
-        _backend_call(ops_sort.argsort, rows._ptr, x.dtype.name, out.size // n, n, out._ptr,
-                      descending=descending, index_dtype=index_dtype.name)
+        _dispatch.call(ops_sort.argsort, rows._ptr, x.dtype.name, out.size // n, n, out._ptr,
+                       descending=descending, index_dtype=index_dtype.name)
     return _restore(out, ax)
