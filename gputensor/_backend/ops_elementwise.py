@@ -22,8 +22,6 @@ from __future__ import annotations
 import dataclasses
 import operator
 import struct
-import threading
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +30,7 @@ from . import elementwise as codegen
 from .base import BinaryOp, UnaryOp
 from .elementwise_ops import expression
 from .errors import invalid_argument, unsupported
+from .plan_cache import PlanCache
 from .wgsl_types import storage_type
 
 
@@ -187,33 +186,10 @@ def launch_plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], c
     return plan
 
 
-def _keep_plan(plans: dict[tuple[Any, ...], Any], key: tuple[Any, ...], plan: _Plan | None) -> None:
-    """Cache ``plan`` under ``key`` in a backend's plan cache (its oldest entry goes when full)."""
-    with _PLANS_LOCK:
-        if len(plans) >= _PLAN_CACHE_SIZE:
-            plans.pop(next(iter(plans)), None)
-        plans[key] = plan
-
-
-#: Launch plans kept per backend.
-_PLAN_CACHE_SIZE = 2048
-_PLANS: "weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], _Plan]]" = weakref.WeakKeyDictionary()
-_PLANS_LOCK = threading.Lock()
-_LAST_PLANS: tuple[Any, dict[tuple[Any, ...], Any]] | None = None
-
-
-def _plans(backend) -> dict[tuple[Any, ...], Any]:
-    """The plan cache of ``backend`` (plans depend on its features and window size)."""
-    global _LAST_PLANS
-    last = _LAST_PLANS
-    if last is not None and last[0]() is backend:
-        return last[1]
-    with _PLANS_LOCK:
-        plans = _PLANS.get(backend)
-        if plans is None:
-            plans = _PLANS[backend] = {}
-        _LAST_PLANS = (weakref.ref(backend), plans)
-        return plans
+#: Launch plans kept per backend (``_plans(backend)``: its dict; ``_keep_plan``: store one).
+_PLAN_CACHE = PlanCache(2048)
+_plans = _PLAN_CACHE.of
+_keep_plan = _PLAN_CACHE.keep
 
 
 _SCALAR_PARAMS: dict[tuple[Any, ...], tuple[list[int], bytes]] = {}

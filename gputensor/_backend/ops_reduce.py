@@ -67,6 +67,7 @@ from .context import _pack_words
 from .errors import invalid_argument, unsupported
 from .kernels import library_code
 from .ops_elementwise import ArrayOperand, ScalarOperand, merge_dims
+from .plan_cache import PlanCache
 from .wgsl_types import STORAGE_TYPES, StorageType, literal
 
 if TYPE_CHECKING:
@@ -1186,37 +1187,13 @@ def reduce_strided(
         plan.run(backend, src_ptr, dst_ptr, prologue)
 
 
-def _keep_plan(plans: dict[tuple[Any, ...], _Plan], key: tuple[Any, ...], plan: _Plan) -> None:
-    """Cache ``plan`` under ``key`` in a backend's plan cache (its oldest entry goes when full)."""
-    with _PLANS_LOCK:
-        if len(plans) >= _PLAN_CACHE_SIZE:
-            plans.pop(next(iter(plans)), None)
-        plans[key] = plan
-
-
-#: Plans kept per backend.
-_PLAN_CACHE_SIZE = 1024
-_PLANS: "weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], _Plan]]" = weakref.WeakKeyDictionary()
-_PLANS_LOCK = threading.Lock()
-_LAST_PLANS: tuple[Any, dict[tuple[Any, ...], _Plan]] | None = None
+#: Plans kept per backend (``_plans(backend)``: its dict; ``_keep_plan``: store one).
+_PLAN_CACHE = PlanCache(1024)
+_plans = _PLAN_CACHE.of
+_keep_plan = _PLAN_CACHE.keep
 #: First item of the keys of ``reduce_contiguous`` calls in the plan cache (the plain
 #: (op, dtype, shape, axis) of a call, next to ``reduce_strided``'s keys of its arguments).
 _CONTIGUOUS = "reduce_contiguous"
-
-
-def _plans(backend: "WebGpuBackend") -> dict[tuple[Any, ...], _Plan]:
-    """The plan cache of ``backend`` (plans depend on its features and window size)."""
-    global _LAST_PLANS
-    last = _LAST_PLANS
-    if last is not None and last[0]() is backend:
-        return last[1]
-    with _PLANS_LOCK:
-        plans = _PLANS.get(backend)
-        if plans is None:
-            plans = {}
-            _PLANS[backend] = plans
-        _LAST_PLANS = (weakref.ref(backend), plans)
-        return plans
 
 
 def _plain_key(key: tuple[Any, ...]) -> bool:
