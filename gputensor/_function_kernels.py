@@ -76,6 +76,22 @@ def reduce(op: str, x: GpuArray, axes: Sequence[int], out_dtype: DType, acc_dtyp
     return out
 
 
+def _batch_offsets(a: GpuArray, b: GpuArray, out: GpuArray) -> tuple[int, tuple[int, int, int], list[tuple[int, ...]]]:
+    """The batch dims of a matmul (``a``, ``b`` already broadcast to ``out``'s), merged where
+    every operand allows it: (size of the innermost merged dim -- one kernel batch --, its
+    element strides in a, b and out, and the element offsets in a, b and out of each index of
+    the outer merged dims, which are looped over)."""
+    batch_shape = out.shape[:-2]
+    if not batch_shape:
+        bshape, bstrides = (1,), [(0,), (0,), (0,)]
+    else:
+        bshape, bstrides = merge_dims(batch_shape, a._strides[:-2], b._strides[:-2], out._strides[:-2])
+    *outer, inner = bshape
+    offsets = [tuple(sum(i * st for i, st in zip(idx, strides)) for strides in bstrides)
+               for idx in (np.ndindex(*outer) if outer else [()])]
+    return inner, (bstrides[0][-1], bstrides[1][-1], bstrides[2][-1]), offsets
+
+
 def _gemm_layout(rows: int, cols: int, s_row: int, s_col: int) -> tuple[bool, int] | None:
     """How a row-major ``rows x cols`` operand with strides (s_row, s_col) reads as a column-major
     gemm operand of the *swapped* product (C^T = B^T A^T): (transposed, ld) or None when the
@@ -104,7 +120,6 @@ def gemm_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
         return
     m, k = a.shape[-2:]
     n = b.shape[-1]
-    batch_shape = out.shape[:-2]
     la = _gemm_layout(m, k, a._strides[-2], a._strides[-1])
     lb = _gemm_layout(k, n, b._strides[-2], b._strides[-1])
     assert la is not None and lb is not None
@@ -113,18 +128,10 @@ def gemm_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
     dtype = out.dtype.name
     op_a = "T" if ta else "N"
     op_b = "T" if tb else "N"
-    if not batch_shape:
-        bshape, bstrides = (1,), [(0,), (0,), (0,)]
-    else:
-        bshape, bstrides = merge_dims(batch_shape, a._strides[:-2], b._strides[:-2], out._strides[:-2])
-    *outer, inner = bshape
-    sa, sb, sc = (st[-1] for st in bstrides)
+    inner, (sa, sb, sc), offsets = _batch_offsets(a, b, out)
     itemsize = out.dtype.itemsize
     with _dispatch.backend_errors():
-        for idx in np.ndindex(*outer) if outer else [()]:
-            off_a = sum(i * st for i, st in zip(idx, bstrides[0]))
-            off_b = sum(i * st for i, st in zip(idx, bstrides[1]))
-            off_c = sum(i * st for i, st in zip(idx, bstrides[2]))
+        for off_a, off_b, off_c in offsets:
             # swapped product: C^T (n x m) = op(B^T) (n x k) * op(A^T) (k x m)
             ops_gemm.gemm_strided_batched(
                 _dispatch.backend(), op_b, op_a, n, m, k, 1.0,
@@ -144,20 +151,11 @@ def gemm_strided_views(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
 
     m, k = a.shape[-2:]
     n = b.shape[-1]
-    batch_shape = out.shape[:-2]
-    if not batch_shape:
-        bshape, bstrides = (1,), [(0,), (0,), (0,)]
-    else:
-        bshape, bstrides = merge_dims(batch_shape, a._strides[:-2], b._strides[:-2], out._strides[:-2])
-    *outer, inner = bshape
-    sa, sb, sc = (st[-1] for st in bstrides)
+    inner, (sa, sb, sc), offsets = _batch_offsets(a, b, out)
     itemsize = out.dtype.itemsize
     backend = _dispatch.backend()
     with _dispatch.backend_errors():
-        for idx in np.ndindex(*outer) if outer else [()]:
-            off_a = sum(i * st for i, st in zip(idx, bstrides[0]))
-            off_b = sum(i * st for i, st in zip(idx, bstrides[1]))
-            off_c = sum(i * st for i, st in zip(idx, bstrides[2]))
+        for off_a, off_b, off_c in offsets:
             ops_gemm.gemm_strided(
                 backend, m, n, k, 1.0,
                 a._ptr + off_a * itemsize, a._strides[-2:],
@@ -187,18 +185,9 @@ def matmul_int_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
     kernel's batch (one dispatch per window block), outer ones are looped over here."""
     m, k = a.shape[-2:]
     n = b.shape[-1]
-    batch_shape = out.shape[:-2]
-    if not batch_shape:
-        bshape, bstrides = (1,), [(0,), (0,), (0,)]
-    else:
-        bshape, bstrides = merge_dims(batch_shape, a._strides[:-2], b._strides[:-2], out._strides[:-2])
-    *outer, inner = bshape
-    sa, sb, sc = (st[-1] for st in bstrides)
+    inner, (sa, sb, sc), offsets = _batch_offsets(a, b, out)
     with _dispatch.backend_errors():
-        for idx in np.ndindex(*outer) if outer else [()]:
-            off_a = sum(i * st for i, st in zip(idx, bstrides[0]))
-            off_b = sum(i * st for i, st in zip(idx, bstrides[1]))
-            off_c = sum(i * st for i, st in zip(idx, bstrides[2]))
+        for off_a, off_b, off_c in offsets:
             ops_matmul_int.matmul_int(
                 _dispatch.backend(), m, n, k, inner,
                 a._ptr + off_a * a.dtype.itemsize, a.dtype.name, (sa, a._strides[-2], a._strides[-1]),
