@@ -8,6 +8,7 @@ Arrays live on the one WebGPU device (``gt.Device``); ``gt.asnumpy(x)`` / ``x.ge
 
 from __future__ import annotations
 
+import importlib as _importlib
 from typing import Any
 
 import numpy as _np
@@ -62,99 +63,36 @@ from ._devices import Device  # noqa: E402
 
 __all__ += ["GpuArray", "Device"]
 
-# ---- creation functions --------------------------------------------------------------------
-from ._creation_functions import (  # noqa: E402
-    arange,
-    asarray,
-    empty,
-    empty_like,
-    eye,
-    from_dlpack,
-    full,
-    full_like,
-    linspace,
-    meshgrid,
-    ones,
-    ones_like,
-    tril,
-    triu,
-    zeros,
-    zeros_like,
-)
-
-__all__ += [
-    "arange",
-    "asarray",
-    "empty",
-    "empty_like",
-    "eye",
-    "from_dlpack",
-    "full",
-    "full_like",
-    "linspace",
-    "meshgrid",
-    "ones",
-    "ones_like",
-    "tril",
-    "triu",
-    "zeros",
-    "zeros_like",
-]
-
 # ---- data type functions -------------------------------------------------------------------
 from ._data_type_functions import astype, can_cast, finfo, iinfo, isdtype, result_type  # noqa: E402
 
 __all__ += ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
-
-# ---- elementwise functions (generated from _ops.ELEMENTWISE_OPS) ---------------------------
-from . import _elementwise_functions  # noqa: E402
-
-for _name in _elementwise_functions.__all__:
-    globals()[_name] = getattr(_elementwise_functions, _name)
-__all__ += list(_elementwise_functions.__all__)
-del _name
 
 # ---- inspection ----------------------------------------------------------------------------
 from ._info import __array_namespace_info__  # noqa: E402
 
 __all__ += ["__array_namespace_info__"]
 
-# --- functions (engineer B) ---
-# (statistical, utility, linear algebra, manipulation, searching, indexing: imports go here)
-from . import (  # noqa: E402
-    _indexing_functions,
-    _linear_algebra_functions,
-    _manipulation_functions,
-    _searching_functions,
-    _statistical_functions,
-    _utility_functions,
-)
-
-for _module in (
-    _manipulation_functions,
-    _statistical_functions,
-    _utility_functions,
-    _linear_algebra_functions,
-    _searching_functions,
-    _indexing_functions,
+# ---- the function modules: each exports its ``__all__`` ---------------------------------------
+# (elementwise functions are generated from _ops.ELEMENTWISE_OPS; advanced __getitem__ /
+# __setitem__ route to _indexing_functions)
+for _module_name in (
+    "_creation_functions",
+    "_elementwise_functions",
+    "_indexing_functions",
+    "_linear_algebra_functions",
+    "_manipulation_functions",
+    "_searching_functions",
+    "_set_functions",
+    "_sorting_functions",
+    "_statistical_functions",
+    "_utility_functions",
 ):
+    _module = _importlib.import_module(f".{_module_name}", __name__)
     for _name in _module.__all__:
         globals()[_name] = getattr(_module, _name)
     __all__ += list(_module.__all__)
-del _module, _name
-# --- end functions (engineer B) ---
-
-# --- sorting, sets, indexing (issue 4) ---
-# (take/take_along_axis, count_nonzero/nonzero/searchsorted come with the indexing and searching
-# modules above; advanced __getitem__/__setitem__ route to _indexing_functions)
-from . import _set_functions, _sorting_functions  # noqa: E402
-
-for _module in (_sorting_functions, _set_functions):
-    for _name in _module.__all__:
-        globals()[_name] = getattr(_module, _name)
-    __all__ += list(_module.__all__)
-del _module, _name
-# --- end sorting, sets, indexing (issue 4) ---
+del _module_name, _module, _name
 
 
 # ---- gputensor extensions ------------------------------------------------------------------
