@@ -7,146 +7,127 @@ GB/s counts every operand read plus the output written (binary: 3 x operand byte
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
 from ._harness import DTYPE_SHORT, MiB, Case, Env, Prepared, assert_close, fmt_bytes, uniform
 
 
-class BinaryCase(Case):
-    """``c = a + b`` over ``nbytes``-byte operands of ``dtype``."""
+@dataclass(frozen=True)
+class ElementwiseOp:
+    """One benchmarked operation: its inputs, the backend call, torch's and cupy's forms (writing
+    into ``out``) and the NumPy reference."""
+
+    kind: str                # 'binary' or 'unary' (the case id's group)
+    name: str
+    inputs: tuple[str, ...]
+    backend: Callable[[Any, list[int], int, int, str], None]   # (backend, inputs, out, n, dtype)
+    torch: Callable[[Any, list[Any], Any], Any]                # (torch, inputs, out)
+    cupy: Callable[[Any, list[Any], Any], Any]                 # (cupy, inputs, out)
+    reference: Callable[..., np.ndarray]
+
+
+def _binary_add(be: Any, x: list[int], out: int, n: int, dtype: str) -> None:
+    from gputensor._backend import BinaryOp
+
+    be.binary(BinaryOp.ADD, x[0], x[1], out, n, dtype=dtype)
+
+
+def _unary_relu(be: Any, x: list[int], out: int, n: int, dtype: str) -> None:
+    from gputensor._backend import UnaryOp
+
+    be.unary(UnaryOp.RELU, x[0], out, n, dtype=dtype)
+
+
+ADD = ElementwiseOp("binary", "add", ("a", "b"), _binary_add,
+                    lambda torch, x, out: torch.add(x[0], x[1], out=out),
+                    lambda cp, x, out: cp.add(x[0], x[1], out=out),
+                    lambda a, b: a + b)  # NumPy rounds each sum once to the dtype, as a kernel should
+RELU = ElementwiseOp("unary", "relu", ("x",), _unary_relu,
+                     lambda torch, x, out: torch.clamp(x[0], min=0, out=out),
+                     lambda cp, x, out: cp.maximum(x[0], 0, out=out),
+                     lambda x: np.maximum(x, 0))
+
+
+class ElementwiseCase(Case):
+    """``op`` over ``nbytes``-byte operands of ``dtype`` (GB/s: every operand read, the output
+    written)."""
 
     bound = "memory"
     unit = "GB/s"
 
-    def __init__(self, nbytes: int, dtype: str = "float32") -> None:
-        self.dtype = dtype
+    def __init__(self, op: ElementwiseOp, nbytes: int, dtype: str = "float32") -> None:
+        self.op, self.dtype = op, dtype
         self.np_dtype = np.dtype(dtype)
         self.count = int(nbytes) // self.np_dtype.itemsize
-        nb = self.count * self.np_dtype.itemsize
-        self.id = f"binary.add.{DTYPE_SHORT[dtype]}"
-        self.label = f"add {DTYPE_SHORT[dtype]}, operands of {fmt_bytes(nb)}"
-        self.bytes = 3.0 * nb
-        self.working_set = 3 * nb
+        self.nb = self.count * self.np_dtype.itemsize
+        short = DTYPE_SHORT[dtype]
+        plural = "s" if len(op.inputs) > 1 else ""
+        self.id = f"{op.kind}.{op.name}.{short}"
+        self.label = f"{op.name} {short}, operand{plural} of {fmt_bytes(self.nb)}"
+        self.bytes = float((len(op.inputs) + 1) * self.nb)
+        self.working_set = int(self.bytes)
 
     def host(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        return {"a": uniform(rng, self.count, self.np_dtype), "b": uniform(rng, self.count, self.np_dtype)}
+        return {k: uniform(rng, self.count, self.np_dtype) for k in self.op.inputs}
 
     def check(self, host: dict[str, np.ndarray], got: np.ndarray) -> None:
-        ref = host["a"] + host["b"]  # NumPy rounds each sum once to the dtype, as a kernel should
+        ref = self.op.reference(*(host[k] for k in self.op.inputs))
         tol = 0.0 if self.dtype == "float32" else np.abs(ref.astype(np.float64)) * 2.0 ** -11
         assert_close(got, ref, tol, self.id)
 
     def gputensor(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
-        from gputensor._backend import BinaryOp
-
         be, arena = env.backend, env.arena()
         sets = env.sets(self.working_set)
-        n, dtype, nb = self.count, self.dtype, self.count * self.np_dtype.itemsize
+        n, dtype, call = self.count, self.dtype, self.op.backend
         try:
-            a = [arena.upload(host["a"]) for _ in range(sets)]
-            b = [arena.upload(host["b"]) for _ in range(sets)]
-            c = [arena.empty(nb) for _ in range(sets)]
+            xs = [[arena.upload(host[k]) for k in self.op.inputs] for _ in range(sets)]
+            out = [arena.empty(self.nb) for _ in range(sets)]
         except Exception:
             arena.close()
             raise
 
         def run(i: int) -> None:
             s = i % sets
-            be.binary(BinaryOp.ADD, a[s], b[s], c[s], n, dtype=dtype)
+            call(be, xs[s], out[s], n, dtype)
 
-        return Prepared(run, lambda: arena.download(c[0], n, self.np_dtype), arena.close)
+        return Prepared(run, lambda: arena.download(out[0], n, self.np_dtype), arena.close)
 
-    def torch(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
-        torch = env.torch
+    def _framework(self, lib: Any, to_device: Callable[[np.ndarray], Any], fn: Callable[..., Any],
+                   env: Env, host: dict[str, np.ndarray], to_host: Callable[[Any], np.ndarray]) -> Prepared:
         sets = env.sets(self.working_set)
-        a = [env.to_torch(host["a"]) for _ in range(sets)]
-        b = [env.to_torch(host["b"]) for _ in range(sets)]
-        c = [torch.empty_like(a[0]) for _ in range(sets)]
+        xs = [[to_device(host[k]) for k in self.op.inputs] for _ in range(sets)]
+        out = [lib.empty_like(x[0]) for x in xs]
 
         def run(i: int) -> None:
             s = i % sets
-            torch.add(a[s], b[s], out=c[s])
+            fn(lib, xs[s], out[s])
 
-        return Prepared(run, lambda: c[0].cpu().numpy())
+        return Prepared(run, lambda: to_host(out[0]))
+
+    def torch(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
+        return self._framework(env.torch, env.to_torch, self.op.torch, env, host, lambda t: t.cpu().numpy())
 
     def cupy(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
         cp = env.cupy
-        sets = env.sets(self.working_set)
-        a = [env.to_cupy(host["a"]) for _ in range(sets)]
-        b = [env.to_cupy(host["b"]) for _ in range(sets)]
-        c = [cp.empty_like(a[0]) for _ in range(sets)]
-
-        def run(i: int) -> None:
-            s = i % sets
-            cp.add(a[s], b[s], out=c[s])
-
-        return Prepared(run, lambda: cp.asnumpy(c[0]))
+        return self._framework(cp, env.to_cupy, self.op.cupy, env, host, cp.asnumpy)
 
 
-class UnaryCase(Case):
-    """``y = relu(x)`` over an ``nbytes``-byte operand of ``dtype``."""
-
-    bound = "memory"
-    unit = "GB/s"
+class BinaryCase(ElementwiseCase):
+    """``c = a + b`` over ``nbytes``-byte operands of ``dtype``."""
 
     def __init__(self, nbytes: int, dtype: str = "float32") -> None:
-        self.dtype = dtype
-        self.np_dtype = np.dtype(dtype)
-        self.count = int(nbytes) // self.np_dtype.itemsize
-        nb = self.count * self.np_dtype.itemsize
-        self.id = f"unary.relu.{DTYPE_SHORT[dtype]}"
-        self.label = f"relu {DTYPE_SHORT[dtype]}, operand of {fmt_bytes(nb)}"
-        self.bytes = 2.0 * nb
-        self.working_set = 2 * nb
+        super().__init__(ADD, nbytes, dtype)
 
-    def host(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        return {"x": uniform(rng, self.count, self.np_dtype)}
 
-    def check(self, host: dict[str, np.ndarray], got: np.ndarray) -> None:
-        assert_close(got, np.maximum(host["x"], 0), 0.0, self.id)
+class UnaryCase(ElementwiseCase):
+    """``y = relu(x)`` over an ``nbytes``-byte operand of ``dtype``."""
 
-    def gputensor(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
-        from gputensor._backend import UnaryOp
-
-        be, arena = env.backend, env.arena()
-        sets = env.sets(self.working_set)
-        n, dtype, nb = self.count, self.dtype, self.count * self.np_dtype.itemsize
-        try:
-            x = [arena.upload(host["x"]) for _ in range(sets)]
-            y = [arena.empty(nb) for _ in range(sets)]
-        except Exception:
-            arena.close()
-            raise
-
-        def run(i: int) -> None:
-            s = i % sets
-            be.unary(UnaryOp.RELU, x[s], y[s], n, dtype=dtype)
-
-        return Prepared(run, lambda: arena.download(y[0], n, self.np_dtype), arena.close)
-
-    def torch(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
-        torch = env.torch
-        sets = env.sets(self.working_set)
-        x = [env.to_torch(host["x"]) for _ in range(sets)]
-        y = [torch.empty_like(x[0]) for _ in range(sets)]
-
-        def run(i: int) -> None:
-            s = i % sets
-            torch.clamp(x[s], min=0, out=y[s])
-
-        return Prepared(run, lambda: y[0].cpu().numpy())
-
-    def cupy(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
-        cp = env.cupy
-        sets = env.sets(self.working_set)
-        x = [env.to_cupy(host["x"]) for _ in range(sets)]
-        y = [cp.empty_like(x[0]) for _ in range(sets)]
-
-        def run(i: int) -> None:
-            s = i % sets
-            cp.maximum(x[s], 0, out=y[s])
-
-        return Prepared(run, lambda: cp.asnumpy(y[0]))
+    def __init__(self, nbytes: int, dtype: str = "float32") -> None:
+        super().__init__(RELU, nbytes, dtype)
 
 
 def cases(quick: bool) -> list[Case]:
