@@ -880,3 +880,92 @@ def test_chunked_backend_copies_with_threads(backend: WebGpuBackend, small_chunk
     for t in threads:
         t.join(60)
     assert not errors, errors
+
+
+# ---- buffer mappings completed in the waiting thread (mapping.py) ------------------------------
+@pytest.fixture(params=["spin", "block", "poller"])
+def wait_style(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, ctx: WgpuContext,
+               small_chunks: int) -> Iterator[str]:
+    """The context's readback and upload staging mapped each way GPUTENSOR_WAIT can choose
+    (small chunks, so transfers take several mappings each)."""
+    from gputensor._backend.mapping import Mapper
+
+    mapper = None if request.param == "poller" else Mapper.load(ctx.device, spin=request.param == "spin")
+    if request.param != "poller":
+        assert mapper is not None, "the installed wgpu-py lacks the internals mapping.py uses"
+    ctx.synchronize()
+    monkeypatch.setattr(ctx, "_mapper", mapper)
+    monkeypatch.setattr(ctx, "_upload_staging", context_mod._UploadStaging(ctx.device, mapper))
+    yield request.param
+    ctx.synchronize()
+    ctx._upload_staging.clear()
+
+
+def test_mapping_styles_transfer_exactly(ctx: WgpuContext, wait_style: str) -> None:
+    """Uploads, readbacks (single, many, into, async) and synchronize give the same bytes
+    whichever way the mappings are completed, also after recorded kernels."""
+    rng = np.random.default_rng(21)
+    host = rng.integers(0, 256, 9 * CHUNK + 3, dtype=np.uint8)
+    buf = ctx.upload(np.zeros(host.size, np.uint8))
+    ctx.write(buf, 0, host)  # several staged chunks: upload staging mapped for writing again
+    ctx.write(buf, 1, host[1:])
+    assert ctx.readback(buf, 0, host.size) == host.tobytes()
+    regions = [(buf, 0, 5), (buf, 3, 3 * CHUNK), (buf, 7 * CHUNK, 2 * CHUNK + 3)]
+    assert ctx.readback_many(regions) == [host[o : o + s].tobytes() for _, o, s in regions]
+    assert asyncio.run(ctx.readback_many_async(regions)) == [host[o : o + s].tobytes() for _, o, s in regions]
+    dst = np.zeros(2 * CHUNK, np.uint8)
+    ctx.readback_into(buf, 11, dst)
+    assert dst.tobytes() == host[11 : 11 + 2 * CHUNK].tobytes()
+    ctx.dispatch("patch_bytes", [0, 0xFFFFFFFF, 0x04030201], [(buf, 0, 256)], (1, 1, 1))
+    ctx.synchronize()
+    assert ctx.readback(buf, 0, 4) == bytes([1, 2, 3, 4])
+
+
+def test_mapper_request_states(ctx: WgpuContext) -> None:
+    """A mapper request leaves the buffer mapped as wgpu-py's own mapping does (read_mapped and
+    unmap work); mapping a buffer that is not unmapped raises RuntimeError and leaves it usable."""
+    import wgpu
+
+    from gputensor._backend.mapping import Mapper
+
+    for spin in (True, False):
+        mapper = Mapper.load(ctx.device, spin=spin)
+        assert mapper is not None
+        src = ctx.upload(np.arange(64, dtype=np.uint32))
+        ctx.synchronize()  # the upload may be a recorded copy: submit it before this direct copy
+        staging = ctx.device.create_buffer(size=256, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        encoder = ctx.device.create_command_encoder()
+        encoder.copy_buffer_to_buffer(src, 0, staging, 0, 256)
+        ctx.queue.submit([encoder.finish()])
+        request = mapper.map(staging, wgpu.MapMode.READ, 0, 256)
+        with pytest.raises(RuntimeError, match="unmapped"):
+            mapper.map(staging, wgpu.MapMode.READ, 0, 256)
+        request.sync_wait()
+        request.sync_wait()  # a second wait is harmless
+        assert np.array_equal(np.frombuffer(staging.read_mapped(0, 256), np.uint32), np.arange(64))
+        with pytest.raises(RuntimeError, match="unmapped"):
+            mapper.map(staging, wgpu.MapMode.READ, 0, 256)
+        staging.unmap()
+        mapper.map(staging, wgpu.MapMode.READ, 0, 16).sync_wait()
+        assert staging.read_mapped(0, 16).tobytes() == np.arange(4, dtype=np.uint32).tobytes()
+        staging.unmap()
+
+
+@pytest.mark.parametrize("value, software, expected", [
+    ("", False, "spin"), ("", True, "block"), ("spin", True, "spin"), (" Block ", False, "block"),
+    ("poller", False, "poller"),
+])
+def test_wait_mode(monkeypatch: pytest.MonkeyPatch, value: str, software: bool, expected: str) -> None:
+    """GPUTENSOR_WAIT picks the wait style; unset, hardware adapters spin and software ones block."""
+    from gputensor._backend.mapping import wait_mode
+
+    monkeypatch.setenv("GPUTENSOR_WAIT", value)
+    assert wait_mode(software) == expected
+
+
+def test_wait_mode_rejects_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gputensor._backend.mapping import wait_mode
+
+    monkeypatch.setenv("GPUTENSOR_WAIT", "sleepy")
+    with pytest.raises(ValueError, match="GPUTENSOR_WAIT"):
+        wait_mode(False)

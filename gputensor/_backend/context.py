@@ -1,6 +1,6 @@
 """WgpuContext: the WebGPU device, its queue, a pipeline cache and batched command recording.
 
-One of the two modules that import ``wgpu`` (the other is ``webgpu.py``).
+One of the modules that import ``wgpu`` (the others are ``webgpu.py`` and ``mapping.py``).
 
 Work is recorded into one open command encoder (one compute pass while only dispatches are
 recorded) and submitted when a result is read back, on ``synchronize()``/``flush()``, after
@@ -30,7 +30,9 @@ Per-dispatch host cost is kept low by caching (every cache is guarded by the con
 
 Readback (``readback*``, ``synchronize``) records its staging copies into the open encoder and
 submits the whole batch once; the waits for the mappings happen outside the context lock, so
-other threads keep recording while one waits. Staging buffers are pooled (``_Staging``).
+other threads keep recording while one waits. Staging buffers are pooled (``_Staging``) and
+mapped by ``mapping.Mapper``, whose waits poll in the waiting thread (spinning on hardware
+adapters) instead of blocking in the driver, which on an H200 wakes up ~10 ms late at random.
 
 Large transfers move every byte once on the host, straight between the caller's memory and a
 mapped staging buffer (``host_copy``, split between threads when large), in chunks of
@@ -59,6 +61,7 @@ import numpy as np
 import wgpu
 
 from . import kernels
+from .mapping import Mapper, wait_mode
 from .errors import BackendError, device_error, invalid_argument, out_of_memory, unsupported
 
 #: Features requested when the adapter offers them.
@@ -308,8 +311,9 @@ class _UploadStaging:
     their copies are done).
     """
 
-    def __init__(self, device: Any) -> None:
+    def __init__(self, device: Any, mapper: Mapper | None = None) -> None:
         self._device = device
+        self._mapper = mapper
         self._free: collections.deque[tuple[Any, Any]] = collections.deque()  # (buffer, map promise)
         self._lock = threading.Lock()
 
@@ -337,7 +341,10 @@ class _UploadStaging:
 
     def give(self, buf: Any) -> None:
         """Keep the unmapped ``buf``, whose copy was just submitted, for reuse."""
-        promise = buf.map_async(wgpu.MapMode.WRITE, 0, buf.size)
+        if self._mapper is not None:
+            promise = self._mapper.map(buf, wgpu.MapMode.WRITE, 0, buf.size)
+        else:
+            promise = buf.map_async(wgpu.MapMode.WRITE, 0, buf.size)
         with self._lock:
             self._free.append((buf, promise))
             dropped = [self._free.popleft()[0] for _ in range(len(self._free) - max(1, TRANSFER_DEPTH))]
@@ -417,7 +424,12 @@ class WgpuContext:
         self._flush_bytes = FLUSH_BYTES  # the current flush bound (see the module docstring)
         self._keepalive: list[Any] = []
         self._staging = _Staging(device)
-        self._upload_staging = _UploadStaging(device)
+        #: Maps staging buffers and completes the mappings in the waiting thread (``mapping.py``:
+        #: spinning on hardware adapters, never a blocking wait while the device works); None
+        #: with ``GPUTENSOR_WAIT=poller`` or a wgpu-py without the internals it uses.
+        mode = wait_mode(self.adapter_info.get("adapter_type") == "CPU")
+        self._mapper = Mapper.load(device, spin=mode == "spin") if mode != "poller" else None
+        self._upload_staging = _UploadStaging(device, self._mapper)
         self._fence_src = device.create_buffer(size=16, usage=_STORAGE_USAGE)
         # bind-group cache (see the module docstring)
         self._groups: dict[tuple[Any, ...], Any] = {}
@@ -996,10 +1008,12 @@ class WgpuContext:
 
     # ---- readback ------------------------------------------------------------------------------
     def _readback_steps(
-        self, regions: Sequence[Region], into: Sequence[memoryview] | None = None
+        self, regions: Sequence[Region], into: Sequence[memoryview] | None = None, *, awaitable: bool = False
     ) -> Generator[Any, Any, list[Any]]:
         """Read ``regions`` after all recorded work; yield the map promises; return the bytes of
         each region in order (or copy each into ``into[k]`` when given: nothing is returned).
+        The promises are the mapper's requests (``sync_wait`` only), or wgpu-py's awaitable
+        promises with ``awaitable`` (for ``_run_async``) or without a mapper.
 
         Regions are cut into pieces of at most ``TRANSFER_CHUNK`` bytes, each staged by a device
         copy into a pooled staging buffer and copied once on the host from the mapped memory.
@@ -1057,7 +1071,7 @@ class WgpuContext:
                 group = pieces[next_piece:group_end]
                 next_piece = group_end
                 for piece, staging in zip(group, self._stage(group)):
-                    in_flight.append((piece, staging, self._map_read(staging, piece[3])))
+                    in_flight.append((piece, staging, self._map_read(staging, piece[3], awaitable)))
             piece, staging, promise = in_flight.popleft()
             yield promise
             k, _, _, length, skip, take, at = piece
@@ -1092,11 +1106,15 @@ class WgpuContext:
                 raise device_error(f"readback submit failed: {exc.message}") from None
         return stagings
 
-    def _map_read(self, staging: Any, size: int) -> Any:
-        """Start mapping ``staging`` for reading. wgpu-py submits an empty command buffer before
-        every read mapping (a workaround for data written through a *mapping*, wgpu-native issue
-        305); staging buffers are only written by copies that were just submitted, so that extra
-        submit is skipped (wgpu-py's "READ_NOSYNC" mode) where wgpu-py offers it."""
+    def _map_read(self, staging: Any, size: int, awaitable: bool = False) -> Any:
+        """Start mapping ``staging`` for reading: through the mapper (see ``mapping.py``) unless
+        ``awaitable`` or there is none. wgpu-py submits an empty command buffer before every read
+        mapping (a workaround for data written through a *mapping*, wgpu-native issue 305);
+        staging buffers are only written by copies that were just submitted, so that extra
+        submit is skipped (wgpu-py's "READ_NOSYNC" mode) where wgpu-py offers it (the mapper
+        never makes it)."""
+        if self._mapper is not None and not awaitable:
+            return self._mapper.map(staging, wgpu.MapMode.READ, 0, size)
         if self._nosync_map:
             try:
                 return staging.map_async("READ_NOSYNC", 0, size)
@@ -1106,8 +1124,9 @@ class WgpuContext:
 
     def _wait(self) -> None:
         """Block this thread until the submitted work is done (then map callbacks have fired),
-        without holding any lock; cheaper than waiting for wgpu-py's poll thread to wake us."""
-        if self._poll is not None:
+        without holding any lock; cheaper than waiting for wgpu-py's poll thread to wake us.
+        With a mapper, its requests' ``sync_wait`` does the waiting instead."""
+        if self._mapper is None and self._poll is not None:
             self._poll()
         self._flush_bytes = FLUSH_BYTES  # the device has run out of work: start it early again
 
@@ -1146,7 +1165,7 @@ class WgpuContext:
     async def readback_async(self, buf: Any, offset_bytes: int = 0, size_bytes: int | None = None) -> bytes:
         """Async form of ``readback``."""
         size = buf.size - offset_bytes if size_bytes is None else size_bytes
-        return (await _run_async(self._readback_steps([(buf, offset_bytes, size)])))[0]
+        return (await _run_async(self._readback_steps([(buf, offset_bytes, size)], awaitable=True)))[0]
 
     def readback_many(self, regions: Iterable[Region]) -> list[bytes]:
         """Synchronous form of ``readback_many_async``."""
@@ -1159,7 +1178,7 @@ class WgpuContext:
 
         Every copy joins the open batch; results come back in the order given.
         """
-        return await _run_async(self._readback_steps(list(regions)))
+        return await _run_async(self._readback_steps(list(regions), awaitable=True))
 
     def synchronize(self) -> None:
         """Submit recorded work and block until the device has finished all of it."""

@@ -1,0 +1,174 @@
+"""Buffer mappings that complete in the waiting thread: no blocking wait while the device works.
+
+Why: wgpu-py completes ``GPUBuffer.map_async`` through a per-device poll thread that calls
+``wgpuDevicePoll(wait=True)`` for as long as a mapping is pending. Measured on an H200
+(NVIDIA 580, Vulkan; ``python -m benchmarks.diag_sort --waits``), a blocking wait that starts
+while the device is busy returns either promptly or about 8-10 ms late, at random: a 16M-key
+sort followed by ``synchronize()`` took 5.3 or 13 ms, while the same sort followed by a 5 ms
+sleep and then ``synchronize()`` always finished the wait in 0.6 ms. And while the poll thread
+sits in that wait it holds wgpu-core's fence lock, so a ``queue.submit`` from the recording
+thread stalls as long (seen as single submits of 9.3 ms).
+
+So readback and upload staging buffers are mapped here, with ``wgpuBufferMapAsync`` and a
+callback of our own, and the waiting thread completes the mapping itself (``MapRequest.
+sync_wait``), in one of two ways (``Mapper.spin``):
+
+* spin (hardware adapters): ``wgpuDevicePoll(wait=False)`` in a loop -- a pure spin for the
+  first ``SPIN_SECONDS``, then with ``SLEEP_SECONDS`` sleeps between polls -- until the
+  callback has fired. The device is never waited on with a blocking call, so neither the late
+  wake-ups nor the submit stalls occur; the cost is one host core busy while a result is
+  awaited, as with CUDA's default (spinning) synchronisation.
+* block (software adapters, whose device *is* the host's cores): ``wgpuDevicePoll(wait=True)``
+  in this thread, as before.
+
+``GPUTENSOR_WAIT`` overrides the choice: ``spin``, ``block``, or ``poller`` (wgpu-py's own
+``map_async`` and poll thread: no ``Mapper`` at all). The mapped buffer is then the wgpu-py
+object it always was: ``read_mapped``, ``write_mapped`` and ``unmap`` work unchanged (the state
+wgpu-py's own map handler would set is set here). This module reaches into wgpu-py's
+wgpu-native backend (``_api``): ``Mapper.load`` returns None when those internals are missing,
+and the caller falls back to ``map_async``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from typing import Any
+
+__all__ = ["MapRequest", "Mapper", "SLEEP_SECONDS", "SPIN_SECONDS", "wait_mode"]
+
+#: Spin without sleeping for this long before sleeping between polls.
+SPIN_SECONDS = 0.002
+#: Sleep between polls after the first ``SPIN_SECONDS`` of a wait.
+SLEEP_SECONDS = 50e-6
+
+
+def wait_mode(software: bool) -> str:
+    """'spin', 'block' or 'poller': ``$GPUTENSOR_WAIT`` when set to one of them, else 'block'
+    for a software adapter and 'spin' for hardware. ValueError for another value."""
+    mode = os.environ.get("GPUTENSOR_WAIT", "").strip().lower()
+    if not mode:
+        return "block" if software else "spin"
+    if mode not in ("spin", "block", "poller"):
+        raise ValueError(f"GPUTENSOR_WAIT must be 'spin', 'block' or 'poller', not {mode!r}")
+    return mode
+
+
+class MapRequest:
+    """A pending mapping of ``buffer`` (``Mapper.map``): ``sync_wait()`` completes it."""
+
+    __slots__ = ("_mapper", "buffer", "mode", "offset", "size", "status", "message")
+
+    def __init__(self, mapper: "Mapper", buffer: Any, mode: int, offset: int, size: int) -> None:
+        self._mapper = mapper
+        self.buffer = buffer
+        self.mode = mode
+        self.offset = offset
+        self.size = size
+        self.status: int | None = None  # the callback's WGPUMapAsyncStatus
+        self.message = ""
+
+    def sync_wait(self) -> None:
+        """Block until the mapping is done (see the module docstring for how); RuntimeError when
+        it failed (wgpu-py raises the same for its own mappings)."""
+        self._mapper.wait(self)
+
+
+class Mapper:
+    """Maps buffers of one device with callbacks that fire on this module's polls."""
+
+    def __init__(self, device: Any, api: Any, spin: bool) -> None:
+        self.spin = bool(spin)
+        self._api = api
+        self._lib = getattr(api, "libf", api.lib)
+        self._ffi = api.ffi
+        self._device = device._internal
+        self._null = api.ffi.NULL
+        self._success = api.lib.WGPUMapAsyncStatus_Success
+        self._callback_mode = api.lib.WGPUCallbackMode_AllowProcessEvents
+        self._pending: dict[int, MapRequest] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        ffi = api.ffi
+
+        @ffi.callback("void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)")
+        def on_mapped(status: int, message: Any, userdata1: Any, userdata2: Any) -> None:
+            key = int(ffi.cast("uintptr_t", userdata1))
+            with self._lock:
+                request = self._pending.pop(key, None)
+            if request is None:  # pragma: no cover - not ours
+                return
+            if status != self._success:
+                try:
+                    request.message = api.from_c_string_view(message)
+                except Exception:  # pragma: no cover - best effort
+                    request.message = ""
+            request.status = int(status)
+
+        self._on_mapped = on_mapped  # kept alive as long as the mapper
+
+    @classmethod
+    def load(cls, device: Any, spin: bool) -> "Mapper | None":
+        """A mapper for the wgpu-py ``device``, or None when wgpu-py lacks the internals used."""
+        try:
+            from wgpu.backends.wgpu_native import _api
+
+            for name in ("ffi", "lib", "new_struct", "from_c_string_view"):
+                getattr(_api, name)
+            return cls(device, _api, spin)
+        except (ImportError, AttributeError):  # pragma: no cover - another wgpu-py
+            return None
+
+    def map(self, buffer: Any, mode: int, offset: int, size: int) -> MapRequest:
+        """Start mapping ``size`` bytes of ``buffer`` at ``offset`` (``mode``: wgpu.MapMode.READ or
+        WRITE). RuntimeError when the buffer is not unmapped."""
+        from wgpu import enums
+
+        if buffer._map_state != enums.BufferMapState.unmapped:
+            raise RuntimeError(f"Can only map a buffer if its currently unmapped, not {buffer._map_state!r}")
+        key = next(self._ids)
+        request = MapRequest(self, buffer, int(mode), int(offset), int(size))
+        with self._lock:
+            self._pending[key] = request
+        info = self._api.new_struct(
+            "WGPUBufferMapCallbackInfo",
+            mode=self._callback_mode,
+            callback=self._on_mapped,
+            userdata1=self._ffi.cast("void *", key),
+        )
+        buffer._map_state = enums.BufferMapState.pending
+        try:
+            self._lib.wgpuBufferMapAsync(buffer._internal, int(mode), int(offset), int(size), info)
+        except BaseException:
+            with self._lock:
+                self._pending.pop(key, None)
+            buffer._map_state = enums.BufferMapState.unmapped
+            raise
+        return request
+
+    def wait(self, request: MapRequest) -> None:
+        """Poll until ``request``'s callback fired, then give its buffer the mapped state that
+        wgpu-py's map handler sets. RuntimeError when the mapping failed."""
+        from wgpu import enums
+
+        if request.status is None:
+            poll, device, null = self._lib.wgpuDevicePoll, self._device, self._null
+            if self.spin:
+                spin_until = time.perf_counter() + SPIN_SECONDS
+                while request.status is None:
+                    poll(device, False, null)
+                    if request.status is None and time.perf_counter() > spin_until:
+                        time.sleep(SLEEP_SECONDS)
+            else:
+                while request.status is None:
+                    poll(device, True, null)
+        buffer = request.buffer
+        if request.status != self._success:
+            buffer._map_state = enums.BufferMapState.unmapped
+            raise RuntimeError(f"Could not map buffer ({request.status} : {request.message}).")
+        if buffer._map_state == enums.BufferMapState.pending:
+            buffer._map_state = enums.BufferMapState.mapped
+            buffer._mapped_status = (request.offset, request.offset + request.size, request.mode)
+            buffer._mapped_memoryviews = []
