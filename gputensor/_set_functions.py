@@ -68,7 +68,7 @@ def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool
     dtype = x.dtype.name
     is_float = x.dtype.kind == "f"
     need_perm = want_index or want_inverse or is_float
-    # scratch and index outputs are fully written (no zero fill); packed values are OR-ed into zeros
+    # scratch and index outputs are fully written (no zero fill)
     keys = GpuArray._empty((n * ops_sort.key_words(dtype),), uint32, zero=False)
     perm = GpuArray._empty((n,), uint32, zero=False) if need_perm else None
     _dispatch.call(ops_sort.sort_keys, flat._ptr, dtype, n, keys._ptr, None if perm is None else perm._ptr)
@@ -80,8 +80,8 @@ def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool
         try:
             if starts is not None:
                 plan.write_indices(starts._ptr, "uint32")
-            if not is_float:
-                values = GpuArray._empty((u,), x.dtype)
+            if not is_float:  # packed (8/16-bit) values are OR-ed into zeros; wider ones fully written
+                values = GpuArray._empty((u,), x.dtype, zero=x.dtype.packed)
                 plan.write_values(values._ptr, dtype)
                 out["values"] = values
             if want_inverse:
