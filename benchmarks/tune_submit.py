@@ -4,7 +4,8 @@ A diagnostic run (not the benchmark table): for several ``FLUSH_BYTES`` bounds i
 back-to-back large operations (binary add, relu, sum over 256 MiB float32) and a device copy of
 1 GiB, wall clock with one synchronise at the end, beside torch doing the same; then it reads the
 kernels' own GPU time with ``gt.profile()`` timestamps, and times the wgpu calls of one submit
-(end pass, finish, write_buffer, submit) with and without a GPU backlog.
+(end pass, finish, write_buffer, submit) with and without a GPU backlog. ``--data``: only the
+GPU time per kernel of sort, argsort, cumulative_sum and unique_values; ``--small``: tiny sizes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,35 @@ import time
 import numpy as np
 
 SMALL = "--small" in sys.argv
+DATA_ONLY = "--data" in sys.argv  # only the data-dependent operations' kernel times
+
+
+def data_dependent(gt) -> None:  # noqa: ANN001 - the gputensor module
+    """GPU time per kernel of sort, argsort, cumulative_sum and unique_values (timestamps)."""
+    print("\n=== data-dependent operations: GPU time per kernel (timestamps, one call each) ===")
+    rng = np.random.default_rng(3)
+    m = 1 << (16 if SMALL else 24)
+    keys = gt.asarray(rng.random(m, dtype=np.float32))
+    ikeys = gt.asarray(rng.integers(0, m // 4, m, dtype=np.int32))
+    scan_in = gt.asarray(rng.random(4 * m, dtype=np.float32))
+    for label, fn in (("sort f32", lambda: gt.sort(keys)), ("argsort f32", lambda: gt.argsort(keys)),
+                      ("cumulative_sum f32 x4", lambda: gt.cumulative_sum(scan_in)),
+                      ("unique_values i32", lambda: gt.unique_values(ikeys))):
+        fn()
+        gt.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        gt.synchronize()
+        wall = time.perf_counter() - t0
+        with gt.profile() as prof:
+            fn()
+            gt.synchronize()
+        total = sum(e.gpu_s or 0.0 for e in prof.events)
+        per: dict[str, float] = {}
+        for e in prof.events:
+            per[e.name] = per.get(e.name, 0.0) + (e.gpu_s or 0.0)
+        print(f"{label:22s} wall {wall * 1e3:7.3f} ms, GPU {total * 1e3:7.3f} ms in {len(prof.events)} dispatches: "
+              + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])))
 
 
 def main() -> int:
@@ -25,6 +55,9 @@ def main() -> int:
     be = get_backend()
     ctx = be.context
     print(repr(be))
+    if DATA_ONLY:
+        data_dependent(gt)
+        return 0
     n = 1 << (18 if SMALL else 26)
     reps = 20 if SMALL else 100
     a, b, c = (be.alloc(4 * n) for _ in range(3))
@@ -128,30 +161,7 @@ def main() -> int:
         print(f"{name:16s} {per_call * 1e6:8.1f} us  {nbytes / per_call / 1e9:7.0f} GB/s  "
               f"({len(events) / 10:.1f} dispatches per call: {sorted({e.name for e in events})})")
 
-    print("\n=== data-dependent operations: GPU time per kernel (timestamps, one call each) ===")
-    rng = np.random.default_rng(3)
-    m = 1 << (16 if SMALL else 24)
-    keys = gt.asarray(rng.random(m, dtype=np.float32))
-    ikeys = gt.asarray(rng.integers(0, m // 4, m, dtype=np.int32))
-    scan_in = gt.asarray(rng.random(4 * m, dtype=np.float32))
-    for label, fn in (("sort f32", lambda: gt.sort(keys)), ("argsort f32", lambda: gt.argsort(keys)),
-                      ("cumulative_sum f32 x4", lambda: gt.cumulative_sum(scan_in)),
-                      ("unique_values i32", lambda: gt.unique_values(ikeys))):
-        fn()
-        gt.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        gt.synchronize()
-        wall = time.perf_counter() - t0
-        with gt.profile() as prof:
-            fn()
-            gt.synchronize()
-        total = sum(e.gpu_s or 0.0 for e in prof.events)
-        per: dict[str, float] = {}
-        for e in prof.events:
-            per[e.name] = per.get(e.name, 0.0) + (e.gpu_s or 0.0)
-        print(f"{label:22s} wall {wall * 1e3:7.3f} ms, GPU {total * 1e3:7.3f} ms in {len(prof.events)} dispatches: "
-              + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])))
+    data_dependent(gt)
 
     print("\n=== one submit, piece by piece (median us; with a GPU backlog of large adds) ===")
     for backlog in (False, True):
