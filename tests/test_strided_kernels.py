@@ -11,6 +11,8 @@ array).
 
 from __future__ import annotations
 
+import dataclasses
+
 
 import numpy as np
 import pytest
@@ -856,3 +858,337 @@ def test_cumulative_columns_larger_than_one_binding(backend, monkeypatch):
     g = got.get()
     np.testing.assert_array_equal(g[:, 0], np.arange(1, n + 1, dtype=np.float32))  # exact: n < 2**24
     assert np.all(g == g[:, :1])
+
+
+# ---- scans: the cached launch (hot path) ----------------------------------------------------------
+class RecordSpy:
+    """Context manager recording every ``WgpuContext.record`` (the hot path's dispatches and,
+    under ``dispatch``, the reference path's) as (kernel, pipeline, sorted defines, parameter
+    bytes, bindings, grid); bindings name a buffer by ``labels`` (buffer id -> name) or, for
+    others (the unit totals), by the order it first appears in."""
+
+    def __init__(self, ctx, labels):
+        self.ctx = ctx
+        self.labels = labels
+        self.calls: list[tuple] = []
+
+    def __enter__(self) -> RecordSpy:
+        original = self.ctx.record
+        others: dict[int, str] = {}
+
+        def spy(name, pipe, defines, raw, buffers, x, y, z):
+            bound = []
+            for buf, offset, size in buffers:
+                label = self.labels.get(id(buf)) or others.setdefault(id(buf), f"aux{len(others)}")
+                bound.append((label, offset, size))
+            self.calls.append((name, id(pipe), sorted(defines.items()), bytes(raw), bound, (x, y, z)))
+            return original(name, pipe, defines, raw, buffers, x, y, z)
+
+        self.ctx.record = spy
+        return self
+
+    def __exit__(self, *exc) -> None:
+        del self.ctx.record
+
+
+class Reference:
+    """Context manager taking every scan through the reference path (``ops_scan._execute``): a
+    pass-through ``dispatch`` wrapper, as the profiler installs."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def __enter__(self) -> Reference:
+        self.ctx.dispatch = type(self.ctx).dispatch.__get__(self.ctx)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        del self.ctx.dispatch
+
+
+def _buffer_labels(backend, **ptrs):
+    return {id(backend.resolve(p, 0)[0].buffer): name for name, p in ptrs.items()}
+
+
+def _launch_matches_reference(backend, rng, shape, src_strides, axis, dst_strides, src_dtype, dst_dtype,
+                              src_lead=0, dst_lead=0, acc_dtype=None, in_place=False):
+    """Scan a random operand three times on the hot path (the first call plans and caches) and
+    once on the reference path: the same dispatches (pipelines, parameter bytes, bindings,
+    grids) each time and the same result bits, equal to NumPy's for integers. Returns the
+    number of dispatches."""
+    ctx = backend.context
+    src = Strided(backend, rng, shape, src_strides, src_dtype, values=False, lead=src_lead)
+    kind = np.dtype(src_dtype).kind
+    values = rng.integers(-3, 4, size=shape) if kind in "iu" else rng.uniform(0.5, 1.5, size=shape)
+    src.storage[src.index] = values.astype(src_dtype)
+    backend.copy_htod(src.base, src.storage)
+    src.mats = src.storage[src.index]
+    dst = src if in_place else Strided(backend, rng, shape, dst_strides, dst_dtype, values=False, lead=dst_lead)
+    labels = _buffer_labels(backend, src=src.base, dst=dst.base)
+    args = (src.ptr, src_dtype, shape, src_strides, axis, dst.ptr, dst_dtype, dst_strides)
+    runs = []
+    for reference in (True, False, False, False):
+        backend.copy_htod(src.base, src.storage)  # (in place: the scan overwrote it)
+        if not in_place:
+            backend.copy_htod(dst.base, dst.storage)
+        with RecordSpy(ctx, labels) as spy:
+            if reference:
+                with Reference(ctx):
+                    ops_scan.scan_strided(backend, "sum", *args, acc_dtype=acc_dtype)
+            else:
+                ops_scan.scan_strided(backend, "sum", *args, acc_dtype=acc_dtype)
+        runs.append((spy.calls, dst.download()))
+    ref_calls, ref_out = runs[0]
+    assert ref_calls
+    for calls, out in runs[1:]:
+        assert calls == ref_calls
+        np.testing.assert_array_equal(out.view(np.uint8), ref_out.view(np.uint8))
+    if np.dtype(dst_dtype).kind in "iu":
+        np.testing.assert_array_equal(ref_out[dst.index], _np_scan("sum", src.mats, axis, np.dtype(dst_dtype)))
+    src.free()
+    if not in_place:
+        dst.free()
+    return len(ref_calls)
+
+
+LAUNCH_CASES = [
+    # (shape, src strides, axis, dst strides, src dtype, dst dtype, src lead, dst lead)
+    ((5,), (1,), 0, (1,), "float32", "float32", 0, 0),
+    ((4097,), (1,), 0, (1,), "float32", "float32", 1, 1),        # vector mode, unaligned head
+    ((70001,), (1,), 0, (1,), "float32", "float32", 3, 1),       # dst stored element by element
+    ((70001,), (-1,), 0, (1,), "int32", "int64", 0, 2),          # rows mode (negative stride)
+    ((9000,), (1,), 0, (1,), "float16", "float16", 2, 2),        # packed types
+    ((3, 9000), (-9007, 1), 1, (9003, 1), "int32", "int8", 1, 1),
+    ((40, 300), (-300, -1), 1, (1, 40), "float32", "float32", 0, 0),
+    ((300, 40), (1, -300), 0, (-40, 1), "float64", "float64", 0, 0),   # columns mode
+    ((5, 700), (0, 1), 1, (700, 1), "uint8", "uint32", 0, 0),    # broadcast src
+    ((2, 3, 2, 3, 2, 50), (1, 2, 6, 12, 24, 96), 5, (1, 3, 12, 36, 144, 432), "float32", "float32", 0, 0),
+    ((2, 2, 3, 2, 200), (2400, 1200, 400, 200, 1), 4, (1, 2, 4, 12, 24), "int8", "int16", 1, 0),
+]
+
+
+@pytest.mark.parametrize("case", LAUNCH_CASES, ids=lambda c: f"{c[0]}-{c[4]}-{c[5]}")
+def test_scan_launch_records_what_the_reference_records(backend, case):
+    """The cached launch records exactly the reference path's dispatches: one level or several,
+    the vector, rows and columns modes, outer row dims looped over (more than three), packed
+    and converted types, unaligned heads; the result bits are the same."""
+    *layout, src_lead, dst_lead = case
+    _launch_matches_reference(backend, np.random.default_rng(len(case[0])), *layout, src_lead, dst_lead)
+
+
+def test_scan_launch_in_place_placeholder_and_levels(backend, monkeypatch):
+    """In place; a one-element scan accumulating in float64 (its aux slot bound to a fresh
+    placeholder: the operand windows are smaller than one accumulator); the unit totals
+    scanned by levels of their own (vector mode for the totals) and split over small windows."""
+    rng = np.random.default_rng(21)
+    _launch_matches_reference(backend, rng, (6, 2000), (-2000, 1), 1, (-2000, 1), "float32", "float32",
+                              in_place=True)
+    _launch_matches_reference(backend, rng, (1,), (1,), 0, (1,), "float32", "float32", acc_dtype="float64")
+    monkeypatch.setattr(ops_scan, "TARGET_UNITS", 1 << 20)
+    monkeypatch.setattr(ops_scan, "MAX_REDUCED_UNITS", 4)
+    n = 37 * ops_scan.VECTOR_STEP + 11
+    assert _launch_matches_reference(backend, rng, (n,), (1,), 0, (1,), "float32", "float32", 3, 3) == 3
+    _launch_matches_reference(backend, rng, (2, n), (n + 1, 1), 1, (n + 1, 1), "int32", "int64", 3, 3)
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: 4096)
+    assert _launch_matches_reference(backend, rng, (61001,), (1,), 0, (1,), "float32", "float32", 1, 1) > 10
+
+
+def test_scan_launch_long_programs_and_unexpected_aux(backend, monkeypatch):
+    """A call of more than MAX_PROGRAM_DISPATCHES dispatches is not kept (the reference path
+    records it every time); an aux buffer that does not allow the vector layout a program
+    planned for it sends the call to the reference path too. Results unchanged."""
+    rng = np.random.default_rng(22)
+    reference_calls = []
+    execute = ops_scan._execute
+
+    def counting(*args):
+        reference_calls.append(args[1])
+        return execute(*args)
+
+    monkeypatch.setattr(ops_scan, "_execute", counting)
+    monkeypatch.setattr(ops_scan, "MAX_PROGRAM_DISPATCHES", 1)
+    _launch_matches_reference(backend, rng, (70001,), (1,), 0, (1,), "float32", "float32")
+    assert len(reference_calls) == 4  # (the reference run, then three calls not kept)
+    monkeypatch.setattr(ops_scan, "MAX_PROGRAM_DISPATCHES", 256)
+    monkeypatch.setattr(ops_scan, "TARGET_UNITS", 1 << 20)
+    monkeypatch.setattr(ops_scan, "MAX_REDUCED_UNITS", 4)
+    n = 37 * ops_scan.VECTOR_STEP + 11
+    x = gt.ones((n,), dtype=gt.float32)
+    x._ptr  # noqa: B018 - materialise before counting
+    first = gt.cumulative_sum(x).get()
+    del reference_calls[:]
+    changed = []
+    for launch in ops_scan._plans(backend).values():
+        if not isinstance(launch, ops_scan._Launch):
+            continue
+        for variant, program in list(launch.programs.items()):
+            if program is not None and any(vec for _, vec in program.aux):  # totals scanned as vectors
+                launch.programs[variant] = dataclasses.replace(
+                    program, aux=tuple((nbytes, 7 if vec else 0) for nbytes, vec in program.aux))
+                changed.append((launch, variant, program))
+    assert changed
+    try:
+        ctx = backend.context
+        before = ctx.stats["dispatches"]
+        np.testing.assert_array_equal(gt.cumulative_sum(x).get(), first)
+        assert ctx.stats["dispatches"] - before == 3 and len(reference_calls) == 1
+    finally:
+        for launch, variant, program in changed:
+            launch.programs[variant] = program
+
+
+@pytest.mark.parametrize("dtype,arg", [("float32", None), ("float64", None), ("int32", None), ("int64", None),
+                                       ("int8", None), ("uint8", None), ("float16", None), ("int16", "int16"),
+                                       ("float32", "float64")])
+def test_cumulative_cached_repeats_views_and_shapes(backend, dtype, arg):
+    """cumulative_sum / cumulative_prod called again and again on the same and other shapes,
+    views at other offsets (unaligned starts, negative steps, transposes), with and without
+    include_initial: every result equals the reference path's bit for bit and NumPy's
+    (integers exactly, floats within rounding)."""
+    rng = np.random.default_rng(23)
+    ctx = backend.context
+    kind = np.dtype(dtype).kind
+    a = (rng.integers(-2, 3, (37, 9000)) if kind in "iu" else rng.uniform(0.5, 1.5, (37, 9000))).astype(dtype)
+    x = gpu(a)
+    out_dtype = None if arg is None else getattr(gt, arg)
+    views = [
+        (lambda v: v[0], 0), (lambda v: v[1, 1:], 0), (lambda v: v[2, 3:-2], 0), (lambda v: v[3, ::-1], 0),
+        (lambda v: v[4, :5000], 0), (lambda v: v[:, 1:70], 1), (lambda v: v[:, 1:70], 0),
+        (lambda v: v[::-2, 5:900].T, 1), (lambda v: v[0], 0),
+    ]
+    for fn, nf, op in ((gt.cumulative_sum, np.cumulative_sum, "sum"), (gt.cumulative_prod, np.cumulative_prod, "prod")):
+        for view, axis in views:
+            if op == "prod" and kind == "f":
+                continue  # (products of thousands of floats: compared through the sums)
+            xv, hv = view(x), view(a)
+            for include in (False, True):
+                with Reference(ctx):
+                    ref = fn(xv, axis=axis, dtype=out_dtype, include_initial=include).get()
+                for _ in range(2):
+                    got = fn(xv, axis=axis, dtype=out_dtype, include_initial=include).get()
+                    assert got.dtype == ref.dtype and got.shape == ref.shape
+                    np.testing.assert_array_equal(got.view(np.uint8), ref.view(np.uint8))
+                if got.dtype.kind in "iu":
+                    np.testing.assert_array_equal(got, nf(hv, axis=axis, include_initial=include, dtype=got.dtype))
+                else:
+                    h64 = hv.astype(np.float64)
+                    expect = nf(h64, axis=axis, include_initial=include)
+                    scale = nf(np.abs(h64), axis=axis, include_initial=include)
+                    tol = 2 * EPS[got.dtype.name][0] * scale + hv.shape[axis] * 2.0**-23 * scale
+                    assert np.all(np.abs(got.astype(np.float64) - expect) <= tol + SUBNORMAL[got.dtype.name])
+
+
+def test_scan_launch_errors_after_cached_calls(backend):
+    """After a structure is cached, bad pointers raise the reference path's BackendError (same
+    message) and record nothing: past the end, before the start, misaligned, freed, not an int,
+    src and dst overlapping with different layouts; ``scan``'s own checks likewise."""
+    ctx = backend.context
+    p = backend.alloc(4100 * 4)
+    q = backend.alloc(4100 * 4)
+    good = ("sum", p, "float32", (2, 2048), (2048, 1), 1, q, "float32", (2048, 1))
+    ops_scan.scan_strided(backend, *good)
+    ops_scan.scan_strided(backend, *good)
+
+    def bad(index, value):
+        args = list(good)
+        args[index] = value
+        hot = _expect_invalid(backend, ops_scan.scan_strided, *args)
+        with Reference(ctx):
+            ref = _expect_invalid(backend, ops_scan.scan_strided, *args)
+        assert str(hot) == str(ref)
+        return str(hot)
+
+    assert "past the end" in bad(6, q + 20)
+    assert "past the end" in bad(1, p + 8192)
+    bad(1, p - 4)  # before the allocation's start
+    bad(6, q + 2)  # misaligned
+    bad(1, p + 1)
+    bad(6, "ptr")
+    bad(6, 1.5)
+    assert "overlap" in bad(6, p + 4)  # the same memory, another layout
+    ops_scan.scan_strided(backend, "sum", p, "float32", (2, 2048), (2048, 1), 1, p, "float32", (2048, 1))  # in place
+    r = backend.alloc(64)
+    backend.free(r)
+    assert "freed" in bad(6, r)
+    # scan: cached, then out of range, misaligned, freed
+    data = np.arange(1, 17, dtype=np.uint32)
+    backend.copy_htod(q, data)
+    ops_scan.scan(backend, "sum", q, "uint32", 2, 8)
+    out = np.empty(16, np.uint32)
+    backend.copy_dtoh(out, q)
+    np.testing.assert_array_equal(out, np.cumsum(data.reshape(2, 8), axis=1).ravel())
+    for ptr, fragment in ((q + 4100 * 4 - 32, "past the end"), (q + 2, "not a multiple"), (r, "freed")):
+        hot = _expect_invalid(backend, ops_scan.scan, "sum", ptr, "uint32", 2, 8)
+        with Reference(ctx):
+            ref = _expect_invalid(backend, ops_scan.scan, "sum", ptr, "uint32", 2, 8)
+        assert fragment in str(hot) and str(hot) == str(ref)
+    backend.free(p)
+    backend.free(q)
+
+
+def test_scan_launch_wrapped_dispatch_sees_every_dispatch(backend):
+    """A ``dispatch`` wrapper set after a call was cached (the profiler, spies) sees each of its
+    dispatches: the same count the hot path records."""
+    ctx = backend.context
+    x = gt.asarray(np.ones(300_001, np.float32))[1:]
+    x._ptr  # noqa: B018 - materialise before counting
+    gt.cumulative_sum(x)
+    before = ctx.stats["dispatches"]
+    gt.cumulative_sum(x)
+    hot = ctx.stats["dispatches"] - before
+    with DispatchSpy(ctx) as spy:
+        gt.cumulative_sum(x)
+    assert len(_scan_calls(spy)) == hot == 2
+
+
+def test_scan_launch_follows_settings(backend, monkeypatch):
+    """A cached structure is planned again when a setting changes: the module's tunables, the
+    binding window, the grid limit (grids folded for the new limit)."""
+    ctx = backend.context
+    n = 3 * ops_scan.VECTOR_STEP + 5
+    a = np.arange(n, dtype=np.int32) % 7
+    x = gpu(a)
+    expect = np.cumsum(a, dtype=np.int64)
+
+    def dispatches():
+        before = ctx.stats["dispatches"]
+        got = gt.cumulative_sum(x).get()
+        np.testing.assert_array_equal(got, expect)
+        return ctx.stats["dispatches"] - before
+
+    assert dispatches() == 2 and dispatches() == 2  # units of one step: totals, then the scan
+    monkeypatch.setattr(ops_scan, "TARGET_UNITS", 1)
+    assert dispatches() == 1  # one unit
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: 4096)
+    assert dispatches() > 2
+    monkeypatch.undo()
+    assert dispatches() == 2
+    monkeypatch.setattr(ctx, "max_workgroups_per_dim", 8)
+    y = gt.asarray(np.ones((40, 1000), np.int32))
+    got = gt.cumulative_sum(y, axis=1).get()  # 40 rows of one unit: 40 workgroups on a 5 x 8 grid
+    np.testing.assert_array_equal(got, np.tile(np.arange(1, 1001), (40, 1)))
+
+
+def test_scan_rows_cached(backend):
+    """``ops_scan.scan`` (the radix sort's and stream compaction's in-place row scan) repeated
+    at other offsets of one allocation, other row counts and leading dimensions."""
+    rng = np.random.default_rng(24)
+    n_words = 1 << 16
+    ptr = backend.alloc(n_words * 4)
+    try:
+        for rows, n, ld, start in ((1, 4096, None, 0), (1, 4096, None, 7), (1, 4096, None, 0),
+                                   (3, 1000, 1003, 5), (3, 1000, 1003, 1), (8, 256 * 20, None, 0), (1, 1, None, 3)):
+            data = rng.integers(0, 50, n_words).astype(np.uint32)
+            backend.copy_htod(ptr, data)
+            for _ in range(2):
+                ops_scan.scan(backend, "sum", ptr + 4 * start, "uint32", rows, n, ld)
+            out = np.empty_like(data)
+            backend.copy_dtoh(out, ptr)
+            expect = data.copy()
+            step = n if ld is None else ld
+            for r in range(rows):
+                row = slice(start + r * step, start + r * step + n)
+                expect[row] = np.cumsum(np.cumsum(data[row], dtype=np.uint32), dtype=np.uint32)
+            np.testing.assert_array_equal(out, expect)
+    finally:
+        backend.free(ptr)

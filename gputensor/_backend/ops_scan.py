@@ -47,8 +47,17 @@ NumPy's sequential order is not kept, so float results differ by rounding (block
 accurate than a serial sum for long rows); the order of every combine depends on the shape,
 dtypes and alignment only, so the same input gives the same bits every run.
 
-Planning (``_plan``: mode, units, carries) is redone per call, as it depends on the pointers'
-alignment; the window blocks and kernel defines of each phase are cached per plan (``_layout``).
+Planning (``_plan``: mode, units, carries) depends on the structure of a call and, in the vector
+mode, on where its operands start mod 4 elements; the dispatches of each phase of a plan, pointer
+free, are cached per plan (``_steps``, from ``_layout``'s window blocks and kernel defines). The
+hot path: a call with plain arguments (str, int, tuples of ints) finds a ``_Launch`` for its
+structure in a per-backend ``PlanCache`` (``scan``'s calls by (op, dtype, rows, n, ld)), holding
+per alignment variant the whole call compiled (``_Program``: pipelines, grids, parameter words,
+the windows relative to the operands); a repeated call checks its pointers, allocates the unit
+totals, computes the windows, patches the first-element words and calls ``WgpuContext.record``
+per dispatch. ``_execute`` is the reference path (every window checked, every dispatch through
+``WgpuContext.dispatch``): arguments that are not plain, a ``dispatch`` wrapper on the context
+(profiler, test spies) and every error take it, so both raise and record the same.
 
 Operands larger than one binding window: the rows (up to three merged row dimensions inside a
 dispatch, more are looped over) and the units are split into blocks whose touched spans in src,
@@ -61,6 +70,7 @@ from __future__ import annotations
 import functools
 import itertools
 import numbers
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -68,6 +78,7 @@ from typing import Any
 from .errors import invalid_argument, unsupported
 from .kernels import library_code
 from .ops_gemm import Extent, block_starts, check_distinct, plan_blocks, strided_span
+from .plan_cache import PlanCache
 from .wgsl_types import STORAGE_TYPES, StorageType, convert, literal, storage_type
 
 __all__ = ["DTYPES", "OPS", "RowDim", "accumulator_dtype", "choose_mode", "chunk_length", "merge_rows", "scan",
@@ -348,17 +359,23 @@ class _Vector:
     store: bool
 
 
+def _vectorizable(st: StorageType, axis: int, rows: Sequence[int], ctx: Any) -> bool:
+    """Whether an operand of type ``st``, axis stride ``axis`` and row strides ``rows`` may be
+    bound as vectors wherever its allocation lets it (see ``_aligned``): an unpacked type, axis
+    stride 1, row strides multiples of 4, and the context's binding offsets whole vectors."""
+    return (not st.packed and axis == 1 and not any(s % 4 for s in rows)
+            and not ctx.storage_offset_alignment % (4 * st.itemsize))
+
+
 def _aligned(backend: Any, side: _Side, rows: Sequence[int]) -> int | None:
     """The element offset (mod 4) of ``side``'s element [0, ...] if it can be bound as vectors:
-    an unpacked type, axis stride 1, row strides multiples of 4, and bindings that can be
-    rounded up to whole vectors (binding offsets and the buffer's size multiples of a vector);
-    None otherwise."""
+    ``_vectorizable``, and bindings that can be rounded up to whole vectors (the buffer's size a
+    multiple of a vector); None otherwise."""
     st = side.st
-    vec_bytes = 4 * st.itemsize
-    if st.packed or side.axis != 1 or any(s % 4 for s in rows):
+    if not _vectorizable(st, side.axis, rows, backend.context):
         return None
     alloc, offset = backend.resolve(side.ptr, 0)
-    if backend.context.storage_offset_alignment % vec_bytes or alloc.buffer.size % vec_bytes:
+    if alloc.buffer.size % (4 * st.itemsize):
         return None
     return offset // st.itemsize % 4
 
@@ -386,7 +403,7 @@ class _Plan:
     plus the vector mode's ``head``), cut into ``nunits`` units of ``unit``; ``rows`` (three, with
     their aux strides) hold ``total`` rows; aux holds ``total * nunits`` unit totals (none when
     ``nunits == 1``), ``aux_us`` apart along a row; ``prefetch``: VECTOR_PREFETCH in the vector
-    mode. Hashable: ``_layout`` caches by it."""
+    mode. Hashable: ``_layout`` and ``_steps`` cache by it."""
 
     op: str
     mode: int
@@ -464,16 +481,20 @@ def _run(backend: Any, op: str, n: int, rows: list[RowDim], src: _Side, dst: _Si
             _phase(backend, plan, 0, src_ptr, dst.ptr, aux)
             if plan.carry == CARRY_SCANNED:
                 aux_side = _Side(aux, acc, plan.aux_us)
-                total, nunits = plan.total, plan.nunits
-                if plan.mode == MODE_COLUMNS:
-                    aux_rows = [] if total == 1 else [RowDim(total, 1, 1)]
-                else:
-                    aux_rows = [] if total == 1 else [RowDim(total, nunits, nunits)]
-                _run(backend, op, nunits, aux_rows, aux_side, aux_side, acc)
+                _run(backend, op, plan.nunits, _aux_rows(plan), aux_side, aux_side, acc)
         _phase(backend, plan, 1, src_ptr, dst.ptr, aux)
     finally:
         if aux is not None:
             backend.free(aux)
+
+
+def _aux_rows(plan: _Plan) -> list[RowDim]:
+    """The row dims of the scan of ``plan``'s unit totals (its CARRY_SCANNED level below): the
+    ``plan.total`` rows of ``plan.nunits`` totals, ``plan.aux_us`` apart along a row."""
+    total, nunits = plan.total, plan.nunits
+    if total == 1:
+        return []
+    return [RowDim(total, 1, 1)] if plan.mode == MODE_COLUMNS else [RowDim(total, nunits, nunits)]
 
 
 def _longest_unit(limit: int, src: _Side, dst: _Side) -> int:
@@ -523,10 +544,38 @@ def _layout(plan: _Plan, phase: int) -> tuple[dict[str, object], tuple[tuple[int
     return defines, boxes
 
 
-def _phase(backend: Any, plan: _Plan, phase: int, src_ptr: int, dst_ptr: int, aux: int | None) -> None:
-    """Record one phase of ``plan`` (src's position 0 at ``src_ptr``, dst's element 0 at
-    ``dst_ptr``, the unit totals at ``aux``): one dispatch per block of ``_layout``."""
-    ctx = backend.context
+#: Parameter words of a scan dispatch (scan.wgsl's Params) holding the window index of an
+#: operand's first element: src, dst and aux; ``_Step.words`` leaves them 0.
+_SRC_WORD = 7
+_DST_WORD = 12
+_AUX_WORD = 17
+_WORDS = struct.Struct("<23I")
+_U32 = 0xFFFFFFFF
+
+#: A binding of a ``_Step``: (operand: 0 src, 1 dst, 2 aux, -1 a placeholder of at least
+#: ``itemsize`` bytes; element offset of the window's lowest element from the operand's pointer,
+#: bytes, itemsize, vector bytes to round the binding up to (0: none), parameter word taking the
+#: window index of the lowest element plus ``extra`` (0: none), extra).
+_Region = tuple[int, int, int, int, int, int, int]
+
+
+@dataclass(frozen=True, eq=False)
+class _Step:
+    """One dispatch of a phase of a plan, pointer-free: the kernel's defines, the parameter
+    words (u32 bits; the first-element words ``_SRC_WORD``, ``_DST_WORD``, ``_AUX_WORD`` 0), the
+    workgroup count and the src, dst and aux bindings (``_Region``; phase 0 binds aux in the dst
+    slot too)."""
+
+    defines: dict[str, object]
+    words: tuple[int, ...]
+    groups: int
+    regions: tuple[_Region, _Region, _Region]
+
+
+@functools.lru_cache(maxsize=512)
+def _steps(plan: _Plan, phase: int) -> tuple[_Step, ...]:
+    """The dispatches of one phase of ``plan``, one per block of ``_layout`` (cached: the same
+    for any pointers). BackendError (invalid argument) as ``_layout``."""
     defines, boxes = _layout(plan, phase)
     n, unit, rows, acc, aux_us = plan.n, plan.unit, plan.rows, plan.acc, plan.aux_us
     src_strides = [r.src for r in rows]
@@ -535,69 +584,86 @@ def _phase(backend: Any, plan: _Plan, phase: int, src_ptr: int, dst_ptr: int, au
     vector = plan.mode == MODE_VECTOR
     vec_store = phase == 1 and plan.vec_store
     row_words = [*(_u32(s) for s in src_strides), _u32(plan.dst_axis), *(_u32(s) for s in dst_strides)]
-    records = []
+    aux_words = [_u32(aux_us), *(_u32(s) for s in aux_strides), plan.head]
+    steps = []
     for u0, un, i0, n0, i1, n1, i2, n2 in boxes:
         counts = (n0, n1, n2)
         first_pos = u0 * unit
         length = min(un * unit, n - first_pos)
 
-        def window(ptr: int, itemsize: int, axis: int, strides: Sequence[int], shift: int = 0,
-                   vectors: bool = False) -> tuple[Any, int]:
-            """(binding, element index of position first_pos of the box's row 0), position q
-            being element q - shift (positions before element 0 are not touched);
-            ``vectors``: the binding rounded up to whole vectors."""
+        def region(operand: int, word: int, itemsize: int, axis: int, strides: Sequence[int], shift: int = 0,
+                   vectors: bool = False) -> _Region:
+            """The binding of the box's elements of an operand whose position q is element
+            q - shift (positions before element 0 are not touched); its word gets the element
+            index of position first_pos of the box's row 0. ``vectors``: the binding rounded up
+            to whole vectors (it stays inside the buffer: its size and the offset are whole
+            vectors)."""
             skip = max(0, shift - first_pos)
             origin = (first_pos + skip - shift) * axis + i0 * strides[0] + i1 * strides[1] + i2 * strides[2]
             dims = [(length - skip, axis)] + [(cnt, s) for cnt, s in zip(counts, strides)]
             lo, hi = strided_span(dims)
-            win = backend.window(ptr + (origin + lo) * itemsize, (hi - lo + 1) * itemsize, itemsize)
-            binding = win.binding
-            if vectors:  # stays inside the buffer: its size and the offset are whole vectors
-                vec_bytes = 4 * itemsize
-                binding = (win.buffer, win.offset, -(-win.size // vec_bytes) * vec_bytes)
-            return binding, win.first - lo - skip * axis
+            return (operand, origin + lo, (hi - lo + 1) * itemsize, itemsize, 4 * itemsize if vectors else 0,
+                    word, -lo - skip * axis)
 
-        src_bind, src_first = window(src_ptr, plan.src.itemsize, plan.src_axis, src_strides,
-                                     vectors=vector)
-        dst_bind, dst_first = None, 0
-        if phase == 1:  # dst's pointer is its element 0, at position head
-            dst_bind, dst_first = window(dst_ptr, plan.dst.itemsize, plan.dst_axis, dst_strides,
-                                         shift=plan.head, vectors=vec_store)
+        src = region(0, _SRC_WORD, plan.src.itemsize, plan.src_axis, src_strides, vectors=vector)
         if phase == 0:
             lo_unit, hi_unit = u0, u0 + un - 1
         else:  # the scan phase reads the carries of units before its own
             lo_unit = 0 if plan.carry == CARRY_REDUCED else max(u0 - 1, 0)
             hi_unit = u0 + un - 2
-        if aux is not None and hi_unit >= lo_unit:
+        if plan.nunits > 1 and hi_unit >= lo_unit:
             origin = lo_unit * aux_us + i0 * aux_strides[0] + i1 * aux_strides[1] + i2 * aux_strides[2]
             dims = [(hi_unit - lo_unit + 1, aux_us)] + [(cnt, s) for cnt, s in zip(counts, aux_strides)]
             lo, hi = strided_span(dims)
-            win = backend.window(aux + (origin + lo) * acc.itemsize, (hi - lo + 1) * acc.itemsize,
-                                 acc.itemsize)
-            aux_bind, aux_first = win.binding, win.first - lo + (u0 - lo_unit) * aux_us
+            aux = (2, origin + lo, (hi - lo + 1) * acc.itemsize, acc.itemsize, 0, _AUX_WORD,
+                   -lo + (u0 - lo_unit) * aux_us)
         else:  # no total is read or written: any binding of at least one acc element
-            aux_bind, aux_first = _placeholder(backend, acc, dst_bind, src_bind), 0
-        if dst_bind is None:  # phase 0 (aux always exists then)
-            dst_bind = aux_bind
-        params = [n, un, u0, unit, n0, n1, n2, src_first, _u32(plan.src_axis), *row_words[:3],
-                  _u32(dst_first), *row_words[3:], aux_first, _u32(aux_us),
-                  *(_u32(s) for s in aux_strides), plan.head]
+            aux = (-1, 0, 0, acc.itemsize, 0, 0, 0)
+        if phase == 1:  # dst's pointer is its element 0, at position head
+            dst = region(1, _DST_WORD, plan.dst.itemsize, plan.dst_axis, dst_strides, shift=plan.head,
+                         vectors=vec_store)
+        else:  # phase 0 writes the totals only: aux (which always exists then) in the dst slot
+            dst = aux[:5] + (0, 0)
+        words = (n, un, u0, unit, n0, n1, n2, 0, _u32(plan.src_axis), *row_words[:3], 0, *row_words[3:], 0,
+                 *aux_words)
         items = n0 * n1 * n2 * un
         groups = items if plan.mode != MODE_COLUMNS else -(-items // WG)
-        records.append((params, [src_bind, dst_bind, aux_bind], ctx.fold_grid(groups)))
-    for params, bindings, grid in records:
-        ctx.dispatch(KERNEL, params, bindings, grid, defines)
+        steps.append(_Step(defines, words, groups, (src, dst, aux)))
+    return tuple(steps)
 
 
-def _placeholder(backend: Any, acc: StorageType, *bindings: Any) -> Any:
-    """A binding at least one ``acc`` element large among ``bindings`` (the aux binding when no
+def _phase(backend: Any, plan: _Plan, phase: int, src_ptr: int, dst_ptr: int, aux: int | None) -> None:
+    """Record one phase of ``plan`` (src's position 0 at ``src_ptr``, dst's element 0 at
+    ``dst_ptr``, the unit totals at ``aux``) through ``WgpuContext.dispatch``: the steps of
+    ``_steps``, their windows checked by ``backend.window``."""
+    ctx = backend.context
+    ptrs = (src_ptr, dst_ptr, aux)
+    records = []
+    for step in _steps(plan, phase):
+        words = list(step.words)
+        bindings: list[Any] = []
+        for operand, elem, nbytes, itemsize, vec, word, extra in step.regions:
+            if operand < 0:
+                bindings.append(_placeholder(backend, itemsize, bindings[1], bindings[0]))
+                continue
+            win = backend.window(ptrs[operand] + elem * itemsize, nbytes, itemsize)
+            bindings.append((win.buffer, win.offset, -(-win.size // vec) * vec) if vec else win.binding)
+            if word:
+                words[word] = (win.first + extra) & _U32
+        records.append((words, bindings, ctx.fold_grid(step.groups), step.defines))
+    for words, bindings, grid, defines in records:
+        ctx.dispatch(KERNEL, words, bindings, grid, defines)
+
+
+def _placeholder(backend: Any, itemsize: int, *bindings: Any) -> Any:
+    """A binding at least ``itemsize`` bytes large among ``bindings`` (the aux binding when no
     total is read); a fresh tiny allocation only when all are smaller (single tiny elements)."""
     for b in bindings:
-        if b is not None and b[2] >= acc.itemsize:
+        if b is not None and b[2] >= itemsize:
             return b
-    ptr = backend.alloc(acc.itemsize)
+    ptr = backend.alloc(itemsize)
     try:
-        return backend.window(ptr, acc.itemsize, acc.itemsize).binding
+        return backend.window(ptr, itemsize, itemsize).binding
     finally:
         backend.free(ptr)  # the recorded dispatch keeps the pool block alive until it runs
 
@@ -605,6 +671,361 @@ def _placeholder(backend: Any, acc: StorageType, *bindings: Any) -> Any:
 def _u32(value: int) -> int:
     """The two's-complement u32 bits of a signed element stride."""
     return value & 0xFFFFFFFF
+
+
+# ---- validated calls and their launches ---------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class _Scan:
+    """A validated ``scan_strided`` call, everything but the pointers. ``empty``: a zero-size
+    shape (nothing is checked or recorded). Otherwise ``n`` elements along the axis (element
+    strides ``src_axis`` and ``dst_axis``) in rows of the ``inner`` row dims (at most three); the
+    other row dims are looped over, ``outer`` holding the element offsets of src and dst for
+    each of their indices (``((0, 0),)`` when there are none); ``src_dims``/``dst_dims`` the
+    operands' (size, stride) dims, for their byte ranges; ``same_layout``: the same strides
+    and item size in src and dst (an in-place scan when the pointers are equal too)."""
+
+    op: str
+    src_st: StorageType
+    dst_st: StorageType
+    acc: StorageType
+    empty: bool
+    n: int = 0
+    src_axis: int = 0
+    dst_axis: int = 0
+    inner: tuple[RowDim, ...] = ()
+    outer: tuple[tuple[int, int], ...] = ()
+    src_dims: tuple[tuple[int, int], ...] = ()
+    dst_dims: tuple[tuple[int, int], ...] = ()
+    same_layout: bool = False
+
+
+def _structure(backend: Any, op: Any, src_dtype: Any, shape: Any, src_strides: Any, axis: Any, dst_dtype: Any,
+               dst_strides: Any, acc_dtype: Any) -> _Scan:
+    """Validate the pointer-free arguments of ``scan_strided`` (every check it makes before the
+    pointers'); BackendError as ``scan_strided`` says."""
+    if op not in OPS:
+        raise invalid_argument(f"scan op must be one of {sorted(OPS)}, not {op!r}")
+    src_st = _check_dtype(backend, "src_dtype", src_dtype, tuple(STORAGE_TYPES))
+    dst_st = _check_dtype(backend, "dst_dtype", dst_dtype, tuple(d for d in STORAGE_TYPES if d != "bool"))
+    acc_name = accumulator_dtype(dst_st.name) if acc_dtype is None else acc_dtype
+    acc = _check_dtype(backend, "acc_dtype", acc_name, DTYPES)
+    shape = _check_ints("shape", shape, minimum=0)
+    ndim = len(shape)
+    s_src = _check_ints("src_strides", src_strides, ndim)
+    s_dst = _check_ints("dst_strides", dst_strides, ndim)
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) or not -ndim <= axis < ndim:
+        raise invalid_argument(f"axis {axis!r} is out of range for {ndim} dimensions")
+    axis = int(axis) % ndim
+    if 0 in shape:
+        return _Scan(op, src_st, dst_st, acc, True)
+    check_distinct("dst", list(zip(shape, s_dst)))
+    others = [d for d in range(ndim) if d != axis]
+    rows = merge_rows([shape[d] for d in others], [s_src[d] for d in others], [s_dst[d] for d in others])
+    inner, outer = rows[:3], rows[3:]  # more than three row dims: loop over the slowest ones
+    offsets = tuple(
+        (sum(i * r.src for i, r in zip(index, outer)), sum(i * r.dst for i, r in zip(index, outer)))
+        for index in itertools.product(*(range(r.size) for r in outer)))
+    return _Scan(op, src_st, dst_st, acc, False, shape[axis], s_src[axis], s_dst[axis], tuple(inner), offsets,
+                 tuple(zip(shape, s_src)), tuple(zip(shape, s_dst)),
+                 s_src == s_dst and src_st.itemsize == dst_st.itemsize)
+
+
+def _execute(backend: Any, s: _Scan, src: Any, dst: Any) -> None:
+    """Check the pointers of the validated call ``s`` and record it, every window checked and
+    every dispatch through ``WgpuContext.dispatch`` (the reference path; ``_Launch`` records the
+    same dispatches faster). BackendError as ``scan_strided`` says."""
+    if s.empty:
+        return
+    src_st, dst_st = s.src_st, s.dst_st
+    src_range = _byte_range(backend, "src", src, src_st.itemsize, s.src_dims)
+    dst_range = _byte_range(backend, "dst", dst, dst_st.itemsize, s.dst_dims)
+    in_place = src == dst and s.same_layout
+    if (not in_place and src_range[0] == dst_range[0]
+            and src_range[1] < dst_range[2] and dst_range[1] < src_range[2]):
+        raise invalid_argument("src and dst overlap with different layouts (only an in-place scan "
+                               "with the same layout may share memory)")
+    for off_src, off_dst in s.outer:
+        _run(backend, s.op, s.n, list(s.inner),
+             _Side(int(src) + off_src * src_st.itemsize, src_st, s.src_axis),
+             _Side(int(dst) + off_dst * dst_st.itemsize, dst_st, s.dst_axis), s.acc)
+
+
+#: The most dispatches a ``_Launch`` program keeps (calls that make more, e.g. a long loop over
+#: outer row dims, take ``_execute`` every time).
+MAX_PROGRAM_DISPATCHES = 256
+
+#: A dispatch of ``_Launch._compile`` before its windows are shared: (pipeline, defines,
+#: parameter words, grid, bindings); a binding is ``_Region``'s tuple with the operand replaced
+#: by a base (0 src, 1 dst, 2 + k the k-th aux allocation, -1 a placeholder) and the element
+#: offset by a byte offset from the base's element 0.
+_Record = tuple[Any, dict[str, object], tuple[int, ...], tuple[int, int, int], tuple[_Region, ...]]
+
+
+@dataclass(frozen=True, eq=False)
+class _Program:
+    """A ``_Launch`` variant's whole call, compiled for a context whose
+    ``max_workgroups_per_dim`` was ``max_workgroups``. ``windows``: the distinct bindings, each
+    (base: 0 src, 1 dst, 2 + k the k-th aux allocation; byte offset from the base's element 0,
+    bytes, itemsize, vector bytes to round up to or 0). ``records``: the dispatches in order,
+    each (pipeline, defines, parameter words, grid, the window of each of its three bindings,
+    (word, window, extra) for each word that takes a window's first element plus extra, and
+    ``hold``: when not 0 the aux slot takes a placeholder of that many bytes instead). ``aux``:
+    the aux allocations, each (bytes, vector bytes its buffer size must be a multiple of, 0
+    for none: where the program planned the vector mode for it)."""
+
+    max_workgroups: int
+    windows: tuple[tuple[int, int, int, int, int], ...]
+    records: tuple[tuple[Any, dict[str, object], tuple[int, ...], tuple[int, int, int], tuple[int, int, int],
+                         tuple[tuple[int, int, int], ...], int], ...]
+    aux: tuple[tuple[int, int], ...]
+
+
+class _Launch:
+    """The hot path of one validated structure ``s`` on one backend (made for ``ctx`` and a
+    binding window of ``window_bytes``).
+
+    Everything but the pointers is planned once per *variant*: a structure whose level-0 rows
+    may take the vector mode depends on where the operands start mod 4 elements (``_aligned``),
+    so its programs are kept per (src head, dst head). A program (``_Program``) is the whole
+    call -- every level of the reduce-then-scan, for every outer index -- as dispatches
+    (pipelines, grids, parameter words precomputed, windows relative to the operands) and the
+    sizes of the aux allocations the levels use.
+    Per call: the pointer checks of ``_execute`` (on a failure ``_execute`` itself runs, raising
+    its error), the variant, the aux allocations, and per dispatch the windows of its bindings
+    (``WebGpuBackend.window`` without its checks, which the range checks made), the patched
+    first-element words and ``WgpuContext.record``. A ``dispatch`` wrapper set on the context
+    (the profiler's host-time mode, test spies) gets every dispatch through ``_execute``."""
+
+    def __init__(self, s: _Scan, ctx: Any, window_bytes: int) -> None:
+        self.s = s
+        self.ctx = ctx
+        self.window_bytes = window_bytes
+        #: variant -> its program, or None when too long to keep (replaced whole: racing
+        #: threads just compile equal ones)
+        self.programs: dict[tuple[int | None, int | None], _Program | None] = {}
+        self.src_vec = self.dst_vec = 0
+        self.src_lo = self.src_bytes = self.dst_lo = self.dst_bytes = 0
+        if s.empty:
+            return
+        if choose_mode(s.n, s.dst_axis, s.inner) == MODE_ROWS:  # (otherwise no level-0 vector mode)
+            if _vectorizable(s.src_st, s.src_axis, [r.src for r in s.inner], ctx):
+                self.src_vec = 4 * s.src_st.itemsize
+            if _vectorizable(s.dst_st, s.dst_axis, [r.dst for r in s.inner], ctx):
+                self.dst_vec = 4 * s.dst_st.itemsize
+        # the byte ranges of ``_byte_range``: lowest touched byte relative to element 0, length
+        lo, hi = strided_span(s.src_dims)
+        self.src_lo, self.src_bytes = lo * s.src_st.itemsize, (hi - lo + 1) * s.src_st.itemsize
+        lo, hi = strided_span(s.dst_dims)
+        self.dst_lo, self.dst_bytes = lo * s.dst_st.itemsize, (hi - lo + 1) * s.dst_st.itemsize
+
+    def launch(self, backend: Any, src: Any, dst: Any) -> None:
+        """Record the scan of ``src`` into ``dst`` (pointers of element [0, ...]); BackendError
+        as ``scan_strided`` says, before anything is recorded."""
+        s = self.s
+        if s.empty:
+            return
+        ctx = backend._ctx
+        if (ctx is not self.ctx or ctx.__dict__.get("dispatch") is not None or type(src) is not int
+                or type(dst) is not int):
+            _execute(backend, s, src, dst)
+            return
+        # the checks of ``_execute`` (inline: this is the hot path)
+        src_alloc, src_lo = backend.resolve(src + self.src_lo, self.src_bytes)
+        if src_lo % s.src_st.itemsize:
+            _execute(backend, s, src, dst)  # raises
+            return
+        dst_alloc, dst_lo = backend.resolve(dst + self.dst_lo, self.dst_bytes)
+        if dst_lo % s.dst_st.itemsize or (src_alloc is dst_alloc and not (src == dst and s.same_layout)
+                                          and src_lo < dst_lo + self.dst_bytes and dst_lo < src_lo + self.src_bytes):
+            _execute(backend, s, src, dst)  # raises
+            return
+        self.run(backend, ctx, src, src_alloc, src_lo - self.src_lo, dst, dst_alloc, dst_lo - self.dst_lo)
+
+    def run(self, backend: Any, ctx: Any, src: int, src_alloc: Any, src_off: int, dst: int, dst_alloc: Any,
+            dst_off: int) -> None:
+        """``launch`` for checked pointers: ``src`` and ``dst`` (ints) with their allocations and
+        the byte offsets of their element [0, ...] in them; ``ctx`` is ``self.ctx`` and has no
+        ``dispatch`` wrapper."""
+        s = self.s
+        ssz, dsz = s.src_st.itemsize, s.dst_st.itemsize
+        src_head = dst_head = None  # the variant: ``_vector_layout``'s inputs
+        src_buffer, dst_buffer = src_alloc.buffer, dst_alloc.buffer
+        src_size, dst_size = src_buffer.size, dst_buffer.size
+        vec = self.src_vec
+        if vec and not src_size % vec:
+            src_head = src_off // ssz % 4
+            vec = self.dst_vec
+            if vec and not dst_size % vec:
+                dst_head = dst_off // dsz % 4
+        variant = (src_head, dst_head)
+        program = self.programs.get(variant, False)
+        if program is False or (program is not None and program.max_workgroups != ctx.max_workgroups_per_dim):
+            program = self.programs[variant] = self._compile(ctx, src_head, dst_head)
+        if program is None:
+            _execute(backend, s, src, dst)
+            return
+        bases = [(src_buffer, src_size, src_alloc.nbytes, src_off, src),
+                 (dst_buffer, dst_size, dst_alloc.nbytes, dst_off, dst)]
+        auxes: list[int] = []
+        try:
+            for nbytes, vec in program.aux:
+                ptr = backend.alloc(nbytes, zero=False)
+                auxes.append(ptr)
+                alloc = backend.resolve(ptr, 0)[0]
+                buffer = alloc.buffer
+                size = buffer.size
+                if vec and size % vec:  # not the vector layout the program assumed
+                    break
+                bases.append((buffer, size, alloc.nbytes, 0, ptr))
+            else:
+                self._record(backend, ctx, program, bases)
+                return
+        finally:
+            for ptr in reversed(auxes):
+                backend.free(ptr)
+        _execute(backend, s, src, dst)
+
+    @staticmethod
+    def _record(backend: Any, ctx: Any, program: _Program, bases: Sequence[tuple[Any, int, int, int, int]]) -> None:
+        """Record ``program`` with the operands at ``bases`` ((buffer, its size, allocation size,
+        byte offset of element 0, pointer) of src, dst and the aux allocations, all checked)."""
+        align = ctx.storage_offset_alignment
+        max_binding = ctx.max_binding_size
+        bindings: list[Any] = []
+        firsts: list[int] = []
+        for base, rel, nbytes, itemsize, vec in program.windows:
+            buffer, stop, limit, off, ptr = bases[base]
+            off += rel
+            # ``window`` without its checks, which the range checks made
+            start = off // align * align
+            end = (off + nbytes + 3) // 4 * 4
+            if end < stop:
+                stop = end
+            width = stop - start if stop - start > 4 else 4
+            if off < 0 or off + nbytes > limit or width > max_binding:
+                # not reached (the ranges are checked, windows fit by planning): raises
+                win = backend.window(ptr + rel, nbytes, itemsize)
+                start, width, first = win.offset, win.size, win.first
+            else:
+                first = (off - start) // itemsize
+            if vec:
+                width = -(-width // vec) * vec
+            bindings.append((buffer, start, width))
+            firsts.append(first)
+        record = ctx.record
+        pack = _WORDS.pack
+        for pipe, defines, words, grid, (s0, s1, s2), patches, hold in program.records:
+            bound = [bindings[s0], bindings[s1], bindings[s2]]
+            if hold:  # a placeholder of ``hold`` bytes in the aux slot
+                bound[2] = _placeholder(backend, hold, bound[1], bound[0])
+            patched = list(words)
+            for word, slot, extra in patches:
+                patched[word] = (firsts[slot] + extra) & _U32
+            record(KERNEL, pipe, defines, pack(*patched), bound, *grid)
+
+    def _compile(self, ctx: Any, src_head: int | None, dst_head: int | None) -> _Program | None:
+        """The program of the variant (``src_head``, ``dst_head``: ``_aligned`` of src and dst at
+        element [0, ...], None where they cannot be bound as vectors), as ``programs`` holds
+        it; None when it has more than ``MAX_PROGRAM_DISPATCHES`` dispatches. The same levels,
+        plans and steps as ``_execute``'s ``_run`` for such pointers, in the same order."""
+        s = self.s
+        records: list[_Record] = []
+        aux: list[list[int]] = []
+        ssz, dsz = s.src_st.itemsize, s.dst_st.itemsize
+        for off_src, off_dst in s.outer:
+            vector = None
+            if src_head is not None:
+                head = (src_head + off_src) % 4
+                vector = _Vector(head, dst_head is not None and (dst_head + off_dst) % 4 == head)
+            self._level(ctx, records, aux, s.n, list(s.inner), (0, off_src * ssz, s.src_st, s.src_axis),
+                        (1, off_dst * dsz, s.dst_st, s.dst_axis), vector)
+            if len(records) > MAX_PROGRAM_DISPATCHES:
+                return None
+        # each distinct window once: the dispatches of a call share most of theirs
+        windows: dict[tuple[int, int, int, int, int], int] = {}
+        compiled = []
+        for pipe, defines, words, grid, regions in records:
+            slots, patches, hold = [], [], 0
+            for base, rel, nbytes, itemsize, vec, word, extra in regions:
+                if base < 0:
+                    slots.append(0)  # (replaced by the placeholder)
+                    hold = itemsize
+                    continue
+                slot = windows.setdefault((base, rel, nbytes, itemsize, vec), len(windows))
+                slots.append(slot)
+                if word:
+                    patches.append((word, slot, extra))
+            compiled.append((pipe, defines, words, grid, tuple(slots), tuple(patches), hold))
+        return _Program(ctx.max_workgroups_per_dim, tuple(windows), tuple(compiled),
+                        tuple((nbytes, vec) for nbytes, vec in aux))
+
+    def _level(self, ctx: Any, records: list[_Record], aux: list[list[int]], n: int, rows: list[RowDim],
+               src: tuple[int, int, StorageType, int], dst: tuple[int, int, StorageType, int],
+               vector: _Vector | None) -> None:
+        """Append the dispatches of ``_run`` for one level (``src``/``dst``: base, byte offset of
+        element 0 from it, storage type, axis stride; ``vector``: ``_vector_layout``) to
+        ``records``, its aux allocation (and, recursively, those of the levels below) to ``aux``."""
+        s = self.s
+        acc = s.acc
+        src_base, src_rel, src_st, src_axis = src
+        dst_base, dst_rel, dst_st, dst_axis = dst
+        plan = _plan(s.op, n, rows, _Side(0, src_st, src_axis), _Side(0, dst_st, dst_axis), acc, vector,
+                     self.window_bytes)
+        refs = [(src_base, src_rel - plan.head * src_st.itemsize), (dst_base, dst_rel), (-1, 0)]
+        if plan.nunits > 1:
+            index = 2 + len(aux)
+            aux.append([plan.total * plan.nunits * acc.itemsize, 0])
+            refs[2] = (index, 0)
+            self._emit(ctx, records, plan, 0, refs)
+            if plan.carry == CARRY_SCANNED:
+                aux_rows = _aux_rows(plan)
+                nested = None
+                if _vectorizable(acc, plan.aux_us, [r.src for r in aux_rows], ctx):
+                    # at element 0 of its allocation: _aligned is 0 if the buffer allows vectors
+                    # (the pool's always do; ``launch`` checks it)
+                    aux[index - 2][1] = 4 * acc.itemsize
+                    nested = _Vector(0, True)
+                self._level(ctx, records, aux, plan.nunits, aux_rows, (index, 0, acc, plan.aux_us),
+                            (index, 0, acc, plan.aux_us), nested)
+        self._emit(ctx, records, plan, 1, refs)
+
+    @staticmethod
+    def _emit(ctx: Any, records: list[_Record], plan: _Plan, phase: int, refs: Sequence[tuple[int, int]]) -> None:
+        """Append the dispatches of ``_phase`` (its ``_steps``) with their operands' (src, dst,
+        aux) bases and byte offsets ``refs``."""
+        for step in _steps(plan, phase):
+            regions = []
+            for operand, elem, nbytes, itemsize, vec, word, extra in step.regions:
+                if operand < 0:
+                    regions.append((-1, 0, 0, itemsize, 0, 0, 0))
+                else:
+                    base, rel = refs[operand]
+                    regions.append((base, rel + elem * itemsize, nbytes, itemsize, vec, word, extra))
+            records.append((ctx.pipeline(KERNEL, 3, step.defines), step.defines, step.words,
+                            ctx.fold_grid(step.groups), tuple(regions)))
+
+
+#: Launches kept per backend, by the plain arguments of a call (``_plans(backend)``: its dict).
+_PLAN_CACHE = PlanCache(512)
+_plans = _PLAN_CACHE.of
+_keep_plan = _PLAN_CACHE.keep
+
+
+def _tunables() -> tuple[Any, ...]:
+    """The module settings planning and ``_Launch`` read (part of every cache key, so that
+    changing one -- tests do -- never reuses a launch made under another value)."""
+    return (WG, BLOCK, VECTOR_STEP, VECTOR_PREFETCH, TARGET_UNITS, MAX_REDUCED_UNITS, SHORT_AXIS, NEAR_STRIDE,
+            TARGET_INVOCATIONS, MAX_SERIAL, MIN_CHUNK, MAX_PROGRAM_DISPATCHES)
+
+
+def _plain_ints(*seqs: tuple[Any, ...]) -> bool:
+    """Whether every item of ``seqs`` is exactly an int (so equal cache keys mean identical
+    arguments: no bools standing in for ints, no NumPy scalars)."""
+    for seq in seqs:
+        for v in seq:
+            if type(v) is not int:
+                return False
+    return True
 
 
 # ---- operations ----------------------------------------------------------------------------------
@@ -620,54 +1041,71 @@ def scan_strided(backend: Any, op: str, src: int, src_dtype: str, shape: Sequenc
     ``dst_dtype`` on store. ``src`` and ``dst`` may be the same memory only with the same layout
     and item size (an in-place scan). Zero-size shapes do nothing (after validation).
 
+    A call whose arguments are plain (str, int, tuples of ints) finds its launch (``_Launch``)
+    in a per-backend cache after the first: only the pointers are checked and the dispatches
+    recorded.
+
     Raises BackendError: invalid argument for a bad op, dtype, shape, strides or axis, dst strides
     that alias, overlapping src and dst of different layouts, or a pointer whose touched range is
     unknown, freed, misaligned or past its allocation's end; unsupported when the adapter lacks a
     dtype's feature. Nothing is recorded unless every check passes.
     """
-    if op not in OPS:
-        raise invalid_argument(f"scan op must be one of {sorted(OPS)}, not {op!r}")
-    src_st = _check_dtype(backend, "src_dtype", src_dtype, tuple(STORAGE_TYPES))
-    dst_st = _check_dtype(backend, "dst_dtype", dst_dtype, tuple(d for d in STORAGE_TYPES if d != "bool"))
-    acc_name = accumulator_dtype(dst_st.name) if acc_dtype is None else acc_dtype
-    acc = _check_dtype(backend, "acc_dtype", acc_name, DTYPES)
-    shape = _check_ints("shape", shape, minimum=0)
-    ndim = len(shape)
-    s_src = _check_ints("src_strides", src_strides, ndim)
-    s_dst = _check_ints("dst_strides", dst_strides, ndim)
-    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) or not -ndim <= axis < ndim:
-        raise invalid_argument(f"axis {axis!r} is out of range for {ndim} dimensions")
-    axis = int(axis) % ndim
-    if 0 in shape:
-        return
-    check_distinct("dst", list(zip(shape, s_dst)))
-    src_range = _byte_range(backend, "src", src, src_st.itemsize, list(zip(shape, s_src)))
-    dst_range = _byte_range(backend, "dst", dst, dst_st.itemsize, list(zip(shape, s_dst)))
-    in_place = src == dst and s_src == s_dst and src_st.itemsize == dst_st.itemsize
-    if (not in_place and src_range[0] == dst_range[0]
-            and src_range[1] < dst_range[2] and dst_range[1] < src_range[2]):
-        raise invalid_argument("src and dst overlap with different layouts (only an in-place scan "
-                               "with the same layout may share memory)")
-    n = shape[axis]
-    others = [d for d in range(ndim) if d != axis]
-    rows = merge_rows([shape[d] for d in others], [s_src[d] for d in others], [s_dst[d] for d in others])
-    inner, outer = rows[:3], rows[3:]  # more than three row dims: loop over the slowest ones
-    for index in itertools.product(*(range(r.size) for r in outer)):
-        off_src = sum(i * r.src for i, r in zip(index, outer))
-        off_dst = sum(i * r.dst for i, r in zip(index, outer))
-        _run(backend, op, n, inner,
-             _Side(int(src) + off_src * src_st.itemsize, src_st, s_src[axis]),
-             _Side(int(dst) + off_dst * dst_st.itemsize, dst_st, s_dst[axis]), acc)
+    _scan_strided(backend, op, src, src_dtype, shape, src_strides, axis, dst, dst_dtype, dst_strides, acc_dtype)
+
+
+def _scan_strided(backend: Any, op: Any, src: Any, src_dtype: Any, shape: Any, src_strides: Any, axis: Any,
+                  dst: Any, dst_dtype: Any, dst_strides: Any, acc_dtype: Any) -> _Launch | None:
+    """``scan_strided``; returns the cached launch it used (None for arguments that are not
+    plain: those are validated and recorded afresh each time)."""
+    key = None
+    if (type(shape) is tuple and type(src_strides) is tuple and type(dst_strides) is tuple
+            and type(op) is str and type(src_dtype) is str and type(dst_dtype) is str and type(axis) is int
+            and (acc_dtype is None or type(acc_dtype) is str) and getattr(backend, "_ctx", None) is not None
+            and _plain_ints(shape, src_strides, dst_strides)):
+        key = ("strided", op, src_dtype, dst_dtype, acc_dtype, shape, src_strides, axis, dst_strides,
+               backend.max_window_bytes(), _tunables())
+        launch = _plans(backend).get(key)
+        if launch is not None:
+            launch.launch(backend, src, dst)
+            return launch
+    s = _structure(backend, op, src_dtype, shape, src_strides, axis, dst_dtype, dst_strides, acc_dtype)
+    if key is None:
+        _execute(backend, s, src, dst)
+        return None
+    launch = _Launch(s, backend.context, key[-2])
+    _keep_plan(_plans(backend), key, launch)  # (only a valid structure is cached)
+    launch.launch(backend, src, dst)
+    return launch
 
 
 def scan(backend: Any, op: str, ptr: int, dtype: str, rows: int, n: int, ld: int | None = None) -> None:
     """Replace each row ``x[r, :n]`` (at ``ptr + r*ld*itemsize``) by its inclusive scan, in place.
 
     ``op`` is 'sum' or 'prod'; ``dtype`` one of :data:`DTYPES`; ``ld`` (row stride in elements,
-    default ``n``) must be >= n. Raises BackendError: invalid argument for a bad op, dtype, size,
-    leading dimension or pointer range (checked before anything is recorded); unsupported when
-    the adapter lacks the dtype's feature.
+    default ``n``) must be >= n. A call with plain (str, int) arguments finds its launch in a
+    per-backend cache after the first (see ``scan_strided``). Raises BackendError: invalid
+    argument for a bad op, dtype, size, leading dimension or pointer range (checked before
+    anything is recorded); unsupported when the adapter lacks the dtype's feature.
     """
+    key = None
+    if (type(op) is str and type(dtype) is str and type(rows) is int and type(n) is int
+            and (ld is None or type(ld) is int) and getattr(backend, "_ctx", None) is not None):
+        key = ("rows", op, dtype, rows, n, ld, backend.max_window_bytes(), _tunables())
+        entry = _plans(backend).get(key)
+        if entry is not None:  # (launch, span, itemsize) of a valid call; no launch: nothing to do
+            launch, span, itemsize = entry
+            if launch is None:
+                return
+            alloc, offset = backend.resolve(ptr, span)
+            if offset % itemsize:
+                raise invalid_argument(f"pointer offset {offset} is not a multiple of the item size {itemsize}")
+            ctx = backend._ctx
+            if ctx is launch.ctx and type(ptr) is int and ctx.__dict__.get("dispatch") is None:
+                # ``launch``'s checks are these: the same range (in place, from element 0)
+                launch.run(backend, ctx, ptr, alloc, offset, ptr, alloc, offset)
+            else:
+                launch.launch(backend, ptr, ptr)
+            return
     if op not in OPS:
         raise invalid_argument(f"scan op must be one of {sorted(OPS)}, not {op!r}")
     if dtype not in DTYPES:
@@ -681,9 +1119,13 @@ def scan(backend: Any, op: str, ptr: int, dtype: str, rows: int, n: int, ld: int
     if ld < n:
         raise invalid_argument(f"ld = {ld} must be >= n = {n}")
     if rows == 0 or n == 0:
+        if key is not None:
+            _keep_plan(_plans(backend), key, (None, 0, 0))
         return
     span = ((rows - 1) * ld + n) * st.itemsize
     _, offset = backend.resolve(ptr, span)
     if offset % st.itemsize:
         raise invalid_argument(f"pointer offset {offset} is not a multiple of the item size {st.itemsize}")
-    scan_strided(backend, op, ptr, dtype, (rows, n), (ld, 1), 1, ptr, dtype, (ld, 1), acc_dtype=dtype)
+    launch = _scan_strided(backend, op, ptr, dtype, (rows, n), (ld, 1), 1, ptr, dtype, (ld, 1), dtype)
+    if key is not None and launch is not None:
+        _keep_plan(_plans(backend), key, (launch, span, st.itemsize))
