@@ -105,6 +105,17 @@ def test_special_cases():
     assert x0.inverse_indices.shape == () and int(x0.inverse_indices) == 0
 
 
+@pytest.mark.parametrize("subgroup", [True, False], ids=["subgroup", "counting"])
+def test_scatter_variants(monkeypatch, subgroup):
+    """unique_* through both radix scatter kernels (subgroup ranking forced on and off), lengths
+    crossing the 2048-element tiles."""
+    monkeypatch.setattr(ops_sort, "SUBGROUP_RANK", subgroup)
+    rng = np.random.default_rng(13)
+    for dtype, shape in (("float32", (2049,)), ("float64", (2, 3001)), ("int32", (6145,)),
+                         ("uint16", (4097,)), ("int64", (3, 1500))):
+        check_all(sample(rng, dtype, shape))
+
+
 def test_views():
     base = np.arange(60, dtype=np.int32).reshape(6, 10) % 7
     x = gt.asarray(base)[::-2, 1::3]

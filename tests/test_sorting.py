@@ -292,3 +292,118 @@ def test_int32_index_outputs(be):
     finally:
         be.free(src)
         be.free(out)
+
+
+# ---- the two scatter kernels (subgroup ranking and counting sorts) --------------------------------
+def record_kernels(monkeypatch, be) -> list[str]:
+    """The names of the kernels dispatched from now on (until monkeypatch undoes the spy)."""
+    ctx = be.context
+    names: list[str] = []
+    dispatch = ctx.dispatch
+
+    def spy(name, *args, **kwargs):
+        names.append(name)
+        return dispatch(name, *args, **kwargs)
+
+    monkeypatch.setattr(ctx, "dispatch", spy)
+    return names
+
+
+def expected_scatter(be, kw: int = 1, carry_vals: bool = False) -> str:
+    return "sort_scatter" if ops_sort.scatter_rows(be, kw, carry_vals) is None else "sort_scatter_sg"
+
+
+@pytest.mark.parametrize("subgroup", [True, False], ids=["subgroup", "counting"])
+def test_scatter_variants(monkeypatch, be, subgroup):
+    """Both scatter kernels against NumPy: rows crossing tile boundaries (n not a multiple of the
+    2048-element tile), several rows, both orders, ties, NaNs, 1/2/4/8-byte keys."""
+    monkeypatch.setattr(ops_sort, "SUBGROUP_RANK", subgroup)
+    names = record_kernels(monkeypatch, be)
+    if subgroup and "subgroup" in be.context.features:
+        assert ops_sort.subgroup_probe(be) is not None  # every adapter we test on passes the probe
+    rng = np.random.default_rng(21)
+    for dtype, shape in (("float32", (2049,)), ("float32", (3, 4097)), ("float64", (2, 6000)),
+                         ("int16", (2, 2050)), ("uint8", (5000,)), ("int64", (4100,))):
+        a = sample(rng, dtype, shape)
+        for descending in (False, True):
+            check(a, gt.asarray(a), -1, descending)
+    used = {n for n in names if n.startswith("sort_scatter")}
+    assert used == {"sort_scatter_sg" if subgroup and ops_sort.subgroup_probe(be) else "sort_scatter"}
+    # equal keys keep input order; NaNs (all one key) too, last ascending, first descending
+    for n in (2049, 6145):
+        a = np.zeros(n, np.float32)
+        a[::3] = -0.0
+        a[1::7] = np.nan
+        a[2::5] = 1.0
+        for descending in (False, True):
+            i = gt.argsort(gt.asarray(a), descending=descending).get()
+            np.testing.assert_array_equal(i, ref_argsort(a, 0, descending))
+        b = np.full((2, n), 7, np.int32)
+        np.testing.assert_array_equal(gt.argsort(gt.asarray(b)).get(), np.broadcast_to(np.arange(n), (2, n)))
+
+
+def test_probe_decides_the_scatter_kernel(monkeypatch, be):
+    """The cached probe result is what selects the kernel; a probed subgroup size other than
+    the one the kernel meets at run time only changes its counter rows, not the results."""
+    ctx = be.context
+    monkeypatch.setattr(ops_sort, "SUBGROUP_RANK", True)
+    sgs = ops_sort.subgroup_probe(be)
+    assert ops_sort._PROBES[ctx] == sgs  # cached per context
+    if "subgroup" in ctx.features:
+        assert sgs in (4, 8, 16, 32, 64, 128)
+    else:
+        assert sgs is None
+    a = sample(np.random.default_rng(4), "float32", (2, 5000))
+    for fake, kernel in ((None, "sort_scatter"), (4, "sort_scatter_sg"), (128, "sort_scatter_sg")):
+        if fake is not None and sgs is None:
+            continue  # no subgroup feature: the kernel could not compile
+        monkeypatch.setitem(ops_sort._PROBES, ctx, fake)
+        names = record_kernels(monkeypatch, be)
+        check(a, gt.asarray(a), -1, False)
+        assert expected_scatter(be) == kernel
+        other = "sort_scatter_sg" if kernel == "sort_scatter" else "sort_scatter"
+        assert kernel in names and other not in names
+        if fake:
+            rows = ops_sort.scatter_rows(be, 1, False)
+            assert rows <= 256 // fake and (fake < 128 or rows == 2)
+    monkeypatch.setattr(ops_sort, "SUBGROUP_RANK", False)
+    monkeypatch.setitem(ops_sort._PROBES, ctx, sgs)
+    assert ops_sort.scatter_rows(be, 2, True) is None and expected_scatter(be) == "sort_scatter"
+
+
+def test_probe_layout_check():
+    """probe_layout_ok accepts contiguous subgroups only."""
+    def words(sgs: int, place) -> list[int]:
+        """The probe's output when invocation lid is lane q % sgs of subgroup q // sgs, q = place(lid)."""
+        lid_at = {place(lid): lid for lid in range(256)}
+        out = []
+        for lid in range(256):
+            lane = place(lid) % sgs
+            first = place(lid) - lane
+            out += [lane, sgs, lid_at[first], sgs, lid_at[first + (lane + 1) % sgs], lane]
+        return out
+
+    for sgs in (4, 8, 32, 128):
+        assert ops_sort.probe_layout_ok(words(sgs, lambda x: x)) == sgs
+    # subgroups interleaved over the workgroup (lane = lid // 32, subgroup lid % 32)
+    assert ops_sort.probe_layout_ok(words(8, lambda x: (x % 32) * 8 + x // 32)) is None
+    bad = words(8, lambda x: x)
+    bad[1::6] = [6] * 256  # not a power of two
+    assert ops_sort.probe_layout_ok(bad) is None
+    assert ops_sort.probe_layout_ok(words(8, lambda x: x)[:-6]) is None
+
+
+def test_scatter_rows_fit_workgroup_memory(monkeypatch, be):
+    """The subgroup kernel's counter rows always fit the adapter's workgroup memory."""
+    ctx = be.context
+    limit = int(ctx.limits["max-compute-workgroup-storage-size"])
+    monkeypatch.setattr(ops_sort, "SUBGROUP_RANK", True)
+    for fake in (4, 8, 16, 32, 64, 128):
+        monkeypatch.setitem(ops_sort._PROBES, ctx, fake)
+        for kw in (1, 2):
+            for vals in (False, True):
+                rows = ops_sort.scatter_rows(be, kw, vals)
+                assert rows is not None and 2 <= rows <= 256 // fake and rows & (rows - 1) == 0
+                words = ops_sort._tile_words(kw, vals) + 2 * 256 + 64 + rows * 128
+                assert 4 * words <= limit
+

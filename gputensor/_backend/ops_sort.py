@@ -25,10 +25,25 @@ elements of a row, with the grid (row, tile):
 1. ``sort_hist``: per-tile digit counts into ``hist[row][digit][tile]`` (workgroup atomics);
 2. ``ops_scan.scan``: one inclusive scan per row over its ``256 * ntiles`` counts (digit-major,
    so the entry before (d, t) is where tile t's elements of digit d start);
-3. ``sort_scatter``: each tile sorts itself by the digit in workgroup memory with two stable
-   4-bit counting sorts (deterministic: counts scanned in invocation order, no atomics), then
-   writes element p to ``start[d] + p - local_start[d]``, striped so runs of a digit are
-   written consecutively.
+3. ``sort_scatter`` or ``sort_scatter_sg``: each tile sorts itself by the digit in workgroup
+   memory, stably and deterministically, then writes element p to
+   ``start[d] + p - local_start[d]``, striped so runs of a digit are written consecutively.
+
+Two scatter kernels share their loads and their striped write (``sort_scatter_common.wgsl``) and
+rank the tile differently:
+
+* ``sort_scatter_sg`` (CUB's "warp match" ranking): each subgroup ranks its keys by the whole
+  8-bit digit with 8 ballots (the lanes with the same digit), a per-(subgroup, digit) counter
+  in workgroup memory gives the rank among earlier items, and one exclusive scan of the
+  (digit, subgroup) counters gives every key its place in the digit-sorted tile. Used when
+  ``SUBGROUP_RANK`` is true (``GPUTENSOR_SORT_SUBGROUP=0`` makes it false at import), the device
+  has the ``subgroup`` feature and the one-time probe of the context
+  (:func:`subgroup_probe`, ``subgroup_probe.wgsl``) saw contiguous subgroups of a power-of-two
+  size 4..128 in a 256-invocation workgroup (the kernel's layout assumption). Its counter rows
+  (``ROWS``, at most one per subgroup of the probe's size) are what fits the adapter's workgroup
+  memory beside the tile; with fewer rows than subgroups, subgroups share a row and take turns.
+* ``sort_scatter`` (otherwise): two stable 4-bit counting sorts (counts scanned in invocation
+  order, no atomics).
 
 The first pass reads the source dtype directly (mapping bits to keys); the last writes the
 requested output directly (sorted values in the source dtype -- packed 8/16-bit dtypes through
@@ -48,16 +63,18 @@ is dispatched once per destination window (writing only the elements that land i
 from __future__ import annotations
 
 import functools
+import os
 import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from . import ops_scan
-from .errors import invalid_argument, unsupported
+from .errors import BackendError, invalid_argument, unsupported
 from .wgsl_types import STORAGE_TYPES, storage_type
 
 __all__ = [
     "BITONIC_C",
+    "SUBGROUP_RANK",
     "WINDOW_LIMIT",
     "argsort",
     "key_functions",
@@ -65,15 +82,21 @@ __all__ = [
     "searchsorted",
     "sort_keys",
     "sort_values",
+    "subgroup_probe",
 ]
 
 WG = 256
 #: Slots of the bitonic kernel's workgroup: rows up to this length are sorted in one kernel.
 BITONIC_C = 2048
-#: Elements per invocation of the radix kernels (tile = 256 * ITEMS).
+#: Elements per invocation of the radix kernels (tile = 256 * ITEMS). 16 was measured slower on
+#: an H200 (the subgroup scatter kernel took 1.83 instead of 1.46 ms for a 16M float32 sort, though
+#: histograms and scans got 15% cheaper).
 ITEMS = 8
 #: Override of the binding window size in bytes (None: the adapter's); for tests.
 WINDOW_LIMIT: int | None = None
+#: Scatter with the subgroup kernel where the probe allows it (False: always the counting-sort
+#: kernel). ``GPUTENSOR_SORT_SUBGROUP=0`` in the environment sets it False at import.
+SUBGROUP_RANK: bool = os.environ.get("GPUTENSOR_SORT_SUBGROUP", "1") != "0"
 _U32 = 0xFFFFFFFF
 #: dtypes a sort or search accepts (all real dtypes and bool).
 SORT_DTYPES = tuple(STORAGE_TYPES)
@@ -323,6 +346,79 @@ def _bind(backend: Any, ptr: int, first: int, count: int, itemsize: int) -> tupl
 
 
 # ------------------------------------------------------------------------------------------
+# the subgroup scatter kernel: probe and sizing
+# ------------------------------------------------------------------------------------------
+_PROBES: "weakref.WeakKeyDictionary[Any, int | None]" = weakref.WeakKeyDictionary()
+_PROBE_WORDS = 6  # words per invocation written by subgroup_probe.wgsl
+
+
+def probe_layout_ok(words: Any, wg: int = WG) -> int | None:
+    """The subgroup size if the probe's output ``words`` (``_PROBE_WORDS`` u32 per invocation
+    of a ``wg``-invocation workgroup, see subgroup_probe.wgsl) shows contiguous subgroups of one
+    power-of-two size 4..128 dividing ``wg``, else None."""
+    words = list(words)
+    if len(words) != _PROBE_WORDS * wg:
+        return None
+    sgs = words[1]
+    if not (4 <= sgs <= 128 and sgs & (sgs - 1) == 0 and wg % sgs == 0):
+        return None
+    for lid in range(wg):
+        lane = lid % sgs
+        first = lid - lane
+        expect = (lane, sgs, first, sgs, first + (lane + 1) % sgs, lane)
+        if tuple(words[_PROBE_WORDS * lid:_PROBE_WORDS * (lid + 1)]) != expect:
+            return None
+    return sgs
+
+
+def subgroup_probe(backend: Any) -> int | None:
+    """The subgroup size of this context when its adapter has the ``subgroup`` feature and a
+    one-time probe (subgroup_probe.wgsl, one 256-invocation workgroup, read back at once) saw
+    contiguous subgroups: invocation ``lid`` is lane ``lid % size`` of subgroup ``lid // size``
+    (see :func:`probe_layout_ok`); else None. Cached per context."""
+    ctx = backend.context
+    if ctx in _PROBES:
+        return _PROBES[ctx]
+    result = None
+    if "subgroup" in ctx.features:
+        nbytes = _PROBE_WORDS * WG * 4
+        try:
+            buf = ctx.create_storage(nbytes)
+            ctx.dispatch("subgroup_probe", [0], [(buf, 0, nbytes)], (1, 1, 1))
+            result = probe_layout_ok(memoryview(ctx.readback(buf, 0, nbytes)).cast("I"))
+        except BackendError:  # e.g. a compiler without the subgroup builtins
+            result = None
+    _PROBES[ctx] = result
+    return result
+
+
+def _tile_words(kw: int, carry_vals: bool) -> int:
+    """u32 words of the scatter kernels' tile in workgroup memory (TPAD * (KW + HAS_VALS))."""
+    tile = WG * ITEMS
+    return (tile + tile // 32) * (kw + (1 if carry_vals else 0))
+
+
+def scatter_rows(backend: Any, kw: int, carry_vals: bool) -> int | None:
+    """Counter rows (``ROWS`` of sort_scatter_sg.wgsl) of the subgroup scatter kernel for keys of
+    ``kw`` words (and u32 values), or None for the counting-sort kernel: None unless
+    ``SUBGROUP_RANK`` and :func:`subgroup_probe` allow it. One row per subgroup of the probe's
+    size, halved until the rows (512 bytes each) fit the workgroup memory beside the tile,
+    lstart / gstart and the subgroup totals; None below 2 rows."""
+    if not SUBGROUP_RANK:
+        return None
+    sgs = subgroup_probe(backend)
+    if sgs is None:
+        return None
+    limit = int(backend.context.limits.get("max-compute-workgroup-storage-size", 16384))
+    fixed = _tile_words(kw, carry_vals) + 2 * 256 + WG // 4
+    fit = (limit // 4 - fixed) // 128
+    rows = WG // sgs
+    while rows > fit and rows > 1:
+        rows //= 2
+    return rows if 2 <= rows <= fit else None
+
+
+# ------------------------------------------------------------------------------------------
 # the sort driver
 # ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -495,20 +591,26 @@ def _radix_pass(backend: Any, job: _Job, p: int, first: bool, r0: int, nr: int, 
         ctx.dispatch("sort_hist", params, [sbind, hbind], ctx.fold_grid(nr * ntd), hist_defs)
     # 2. scan of each row's 256 * ntiles counts
     ops_scan.scan(backend, "sum", hist + hist_first_row * 4, "uint32", nr, 256 * ntiles)
-    # 3. scatter
+    # 3. scatter (the subgroup kernel where allowed, see the module docstring)
     arr, write = _write_out(dst_mode, kw, dst_mode == 0 and dval is not None,
                             job.out_dtype if dst_mode != 0 else "uint32")
-    smem = max((tile + tile // 32) * (kw + (1 if carry_vals else 0)), 16 * WG + WG)
+    sg_rows = scatter_rows(backend, kw, carry_vals)
     defines = {
         **out_defs,
         "ITEMS": ITEMS,
         "SRC_KEYS": "false" if first else "true",
         "HAS_VALS": "true" if carry_vals else "false",
         "DST_ARRAY": arr,
-        "SMEM": smem,
         "SRC_LOADER": loader,
         "WRITE_OUT": write,
     }
+    if sg_rows is None:
+        kernel = "sort_scatter"  # the count matrix shares the tile's memory
+        defines["SMEM"] = max(_tile_words(kw, carry_vals), 16 * WG + WG)
+    else:
+        kernel = "sort_scatter_sg"
+        defines["SMEM"] = _tile_words(kw, carry_vals)
+        defines["ROWS"] = sg_rows
     for t0, ntd in src_chunks:
         sbind, sbase, vbind, vbase = src_binding(t0, ntd)
         for lo, hi in dst_chunks:
@@ -523,7 +625,7 @@ def _radix_pass(backend: Any, job: _Job, p: int, first: bool, r0: int, nr: int, 
                 dlo, dhi = lo, hi
             params = [nr, n, ntiles, t0, ntd, sbase, src_ld, vbase, hfirst, shift,
                       (dfirst - lo) & _U32, (dvfirst - lo) & _U32, dlo, dhi]
-            ctx.dispatch("sort_scatter", params, [sbind, vbind, hbind, dbind, dvbind],
+            ctx.dispatch(kernel, params, [sbind, vbind, hbind, dbind, dvbind],
                          ctx.fold_grid(nr * ntd), defines)
 
 
