@@ -969,3 +969,51 @@ def test_wait_mode_rejects_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPUTENSOR_WAIT", "sleepy")
     with pytest.raises(ValueError, match="GPUTENSOR_WAIT"):
         wait_mode(False)
+
+
+# ---- //#unroll in kernel templates --------------------------------------------------------------
+def test_unroll_loops_expands_marked_loops() -> None:
+    """A marked loop becomes one block per iteration (constant bound from a literal or a const),
+    nested loops and unmarked loops stay, and the unrolled kernel computes what the loop did."""
+    from gputensor._backend.kernels import unroll_loops
+
+    text = ("const ITEMS: u32 = 3u;\nfn f() {\n    //#unroll\n    for (var j = 0u; j < ITEMS; j++) {\n"
+            "        a[j] = j;\n        for (var q = 0u; q < 2u; q++) { if (q == 1u) { break; } }\n    }\n"
+            "    //#unroll\n    for (var b = 0u; b < 2u; b++) {\n        c += b;\n    }\n"
+            "    for (var z = 0u; z < 4u; z++) { }\n}\n")
+    out = unroll_loops(text)
+    assert "//#unroll" not in out
+    assert [out.count(f"{{ let j = {k}u;") for k in range(4)] == [1, 1, 1, 0]
+    assert out.count("{ let b = 0u;") == out.count("{ let b = 1u;") == 1
+    assert out.count("for (var q = 0u;") == 3 and out.count("for (var z = 0u;") == 1
+    assert unroll_loops("fn g() {}\n") == "fn g() {}\n"
+
+
+@pytest.mark.parametrize("text", [
+    "//#unroll\nlet x = 1;\n",                                                     # no loop below
+    "fn f() {\n    //#unroll\n    for (var j = 0u; j < N; j++) {\n    }\n}\n",       # bound not a constant
+    "fn f() {\n    //#unroll\n    for (var j = 0u; j < 99u; j++) {\n    }\n}\n",     # too long
+    "fn f() {\n    //#unroll\n    for (var j = 0u; j < 2u; j++) {\n        break;\n    }\n}\n",
+    "fn f() {\n    //#unroll\n    for (var j = 0u; j < 2u; j++) {\n        if (j == 0u) { continue; }\n    }\n}\n",
+])
+def test_unroll_loops_rejects_unsupported(text: str) -> None:
+    from gputensor._backend.kernels import unroll_loops
+
+    with pytest.raises(ValueError, match="unroll"):
+        unroll_loops(text)
+
+
+def test_unrolled_kernel_runs(ctx: WgpuContext) -> None:
+    """A kernel whose marked loop indexes a private array gives the loop's results."""
+    from gputensor._backend.kernels import unroll_loops
+
+    src = unroll_loops(
+        "struct P { n: u32, }\n@group(0) @binding(0) var<uniform> params: P;\n"
+        "@group(0) @binding(1) var<storage, read_write> out: array<u32>;\n"
+        "const ITEMS: u32 = 4u;\n@compute @workgroup_size(1)\nfn main() {\n"
+        "    var acc: array<u32, ITEMS>;\n    //#unroll\n    for (var j = 0u; j < ITEMS; j++) {\n"
+        "        acc[j] = params.n * (j + 1u);\n    }\n    //#unroll\n    for (var j = 0u; j < ITEMS; j++) {\n"
+        "        out[j] = acc[ITEMS - 1u - j] + j;\n    }\n}\n")
+    buf = ctx.create_storage(16)
+    ctx.dispatch("unroll_test", [5], [(buf, 0, 16)], (1, 1, 1), source=src)
+    assert np.frombuffer(ctx.readback(buf, 0, 16), np.uint32).tolist() == [20, 16, 12, 8]

@@ -2,7 +2,9 @@
 
 A template names its placeholders as ``{{NAME}}``. ``render`` substitutes every one of them and
 fails on a placeholder it was not given, or on a value given for a placeholder the template does
-not have. A line ``//#include NAME`` pulls in ``NAME.wgsl`` (once). No wgpu here: this module is
+not have. A line ``//#include NAME`` pulls in ``NAME.wgsl`` (once); a line ``//#unroll`` above a
+loop ``for (var i = 0u; i < N; i++) {`` with a constant ``N`` expands it into its iterations
+(``unroll_loops``). No wgpu here: this module is
 pure text, so it can be tested and inspected without a device. Set ``GPUTENSOR_DUMP_WGSL=DIR`` to
 write each rendered source to DIR.
 """
@@ -55,7 +57,7 @@ def _render_cached(name: str, items: tuple[tuple[str, str], ...]) -> str:
         raise KeyError(
             f"kernel {name!r}: missing placeholders {sorted(missing)}, unknown {sorted(unknown)}"
         )
-    text = _PLACEHOLDER.sub(lambda m: values[m.group(1)], source)
+    text = unroll_loops(_PLACEHOLDER.sub(lambda m: values[m.group(1)], source))
     dump_dir = os.environ.get("GPUTENSOR_DUMP_WGSL")
     if dump_dir:
         os.makedirs(dump_dir, exist_ok=True)
@@ -63,6 +65,66 @@ def _render_cached(name: str, items: tuple[tuple[str, str], ...]) -> str:
         with open(os.path.join(dump_dir, f"{name}-{digest}.wgsl"), "w") as f:
             f.write(text)
     return text
+
+
+_UNROLL = re.compile(
+    r"^([ \t]*)//#unroll[ \t]*\n[ \t]*for \(var ([A-Za-z_][A-Za-z0-9_]*) = 0u; \2 < ([A-Za-z0-9_]+); \2\+\+\) \{[ \t]*\n",
+    re.MULTILINE,
+)
+_CONST_U32 = re.compile(r"^const ([A-Z0-9_]+): u32 = ([0-9]+)u;", re.MULTILINE)
+#: Longest loop ``//#unroll`` expands.
+UNROLL_MAX = 64
+
+
+def unroll_loops(text: str) -> str:
+    """Expand every loop marked by a line ``//#unroll`` right above it into its iterations.
+
+    The loop must read ``for (var i = 0u; i < N; i++) {`` (on one line; ``N`` a literal like
+    ``8u`` or a ``const N: u32 = 8u;`` of the text) and its body must not ``break`` or
+    ``continue`` it; iteration k becomes the block ``{ let i = ku; <body> }``. Drivers such as
+    NVIDIA's do not always unroll WGSL loops themselves, and a private array indexed by a loop
+    counter then lives in slow local memory instead of registers. ValueError for a marked loop
+    that does not have that form."""
+    if "//#unroll" not in text:
+        return text
+    consts = {m.group(1): int(m.group(2)) for m in _CONST_U32.finditer(text)}
+    while True:
+        m = _UNROLL.search(text)
+        if m is None:
+            if "//#unroll" in text:
+                raise ValueError("//#unroll must stand right above 'for (var i = 0u; i < N; i++) {'")
+            return text
+        indent, var, bound = m.group(1), m.group(2), m.group(3)
+        count = int(bound[:-1]) if bound.endswith("u") and bound[:-1].isdigit() else consts.get(bound)
+        if count is None or count > UNROLL_MAX:
+            raise ValueError(f"//#unroll: loop bound {bound!r} is not a constant of at most {UNROLL_MAX}")
+        depth, k = 1, m.end()
+        while depth:
+            if k >= len(text):
+                raise ValueError("//#unroll: unbalanced braces in the loop body")
+            depth += {"{": 1, "}": -1}.get(text[k], 0)
+            k += 1
+        body = text[m.end() : k - 1].rstrip(" \t")
+        if re.search(r"\b(break|continue)\b", _strip_nested_loops(body)):
+            raise ValueError("//#unroll: the loop body must not break or continue")
+        blocks = "".join(f"{indent}{{ let {var} = {i}u;\n{body}{indent}}}\n" for i in range(count))
+        end = text.index("\n", k - 1) + 1 if "\n" in text[k - 1 :] else len(text)
+        text = text[: m.start()] + blocks + text[end:]
+
+
+def _strip_nested_loops(body: str) -> str:
+    """``body`` without the bodies of loops nested in it (their break/continue are their own)."""
+    out, k = [], 0
+    for m in re.finditer(r"\b(for|loop|while)\b[^{]*\{", body):
+        if m.start() < k:
+            continue
+        out.append(body[k : m.start()])
+        depth, k = 1, m.end()
+        while depth and k < len(body):
+            depth += {"{": 1, "}": -1}.get(body[k], 0)
+            k += 1
+    out.append(body[k:])
+    return "".join(out)
 
 
 def render(name: str, defines: Mapping[str, object] | None = None) -> str:

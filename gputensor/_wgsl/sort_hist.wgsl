@@ -64,6 +64,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let base = params.src_base + r * params.src_ld + start;
     var cur = 0xFFFFFFFFu;
     var run = 0u;
+    //#unroll
     for (var k = 0u; k < ITEMS; k++) {
         let i = k * WG + lid;
         if (i < count) {

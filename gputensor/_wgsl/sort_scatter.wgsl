@@ -47,6 +47,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // 1. blocked load
     var keys: array<vec2<u32>, ITEMS>;
     var vals: array<u32, ITEMS>;
+    //#unroll
     for (var j = 0u; j < ITEMS; j++) {
         let e = load_elem(tl, lid * ITEMS + j);
         keys[j] = e.k;
@@ -59,6 +60,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var d = 0u; d < 16u; d++) {
             smem[cp(d * WG + lid)] = 0u;
         }
+        //#unroll
         for (var j = 0u; j < ITEMS; j++) {
             let nib = digit(keys[j], nshift) & 15u;
             smem[cp(nib * WG + lid)] += 1u;
@@ -83,6 +85,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         workgroupBarrier();
         var pos: array<u32, ITEMS>;
+        //#unroll
         for (var j = 0u; j < ITEMS; j++) {
             let nib = digit(keys[j], nshift) & 15u;
             let q = cp(nib * WG + lid);
@@ -90,11 +93,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             smem[q] = pos[j] + 1u;
         }
         workgroupBarrier();
+        //#unroll
         for (var j = 0u; j < ITEMS; j++) {
             put_elem(pos[j], keys[j], vals[j]);
         }
         workgroupBarrier();
         if (step == 0u) {
+            //#unroll
             for (var j = 0u; j < ITEMS; j++) {
                 let p = lid * ITEMS + j;
                 keys[j] = tile_key(p);
@@ -107,6 +112,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 
     // 3. digit starts (local, found in the sorted tile, and global), then the striped write
+    //#unroll
     for (var j = 0u; j < ITEMS; j++) {
         let p = j * WG + lid;
         let d = digit(tile_key(p), params.shift);

@@ -157,6 +157,7 @@ fn load_gstart(tl: Tile, lid: u32) {
 // step 3: the striped write of the sorted tile (after a barrier that publishes the tile,
 // lstart and gstart)
 fn write_tile(tl: Tile, lid: u32) {
+    //#unroll
     for (var j = 0u; j < ITEMS; j++) {
         let p = j * WG + lid;
         if (p < tl.count) {

@@ -103,6 +103,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // 1. subgroup-striped load: item j at position pos0 + j * sgs
     var keys: array<vec2<u32>, ITEMS>;
     var vals: array<u32, ITEMS>;
+    //#unroll
     for (var j = 0u; j < ITEMS; j++) {
         let e = load_elem(tl, pos0 + j * sgs);
         keys[j] = e.k;
@@ -117,9 +118,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var rank: array<u32, ITEMS>;
     for (var ph = 0u; ph < phases; ph++) {
         if (ph == phase) {  // uniform in the subgroup
+            //#unroll
             for (var j = 0u; j < ITEMS; j++) {
                 let d = digit(keys[j], params.shift);
                 var peers = live;
+                //#unroll
                 for (var b = 0u; b < 8u; b++) {
                     let one = ((d >> b) & 1u) != 0u;
                     peers &= subgroupBallot(one) ^ vec4<u32>(select(0xFFFFFFFFu, 0u, one));
@@ -167,6 +170,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
 
     // 2c. the digit-sorted tile
+    //#unroll
     for (var j = 0u; j < ITEMS; j++) {
         let d = digit(keys[j], params.shift);
         let p = ((atomicLoad(&cnt[cnt_word(v, d)]) >> shift) & 0xFFFFu) + rank[j];
