@@ -4,8 +4,8 @@
 ``gt.profile()`` with the scatter and histogram kernels altered one way at a time -- the result
 is then wrong, only the time matters -- and prints the GPU time per kernel of each variant:
 the destination write made coalesced, the per-tile global starts not read, the digit ballots
-dropped, the tile stored in workgroup memory in order instead of ranked, every loop over a
-thread's items unrolled, the histogram's scattered count writes made contiguous.
+dropped, the tile stored in workgroup memory in order instead of ranked, the per-item loops
+left as loops (not expanded by ``//#unroll``), the histogram's scattered count writes made contiguous.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ VARIANTS = [
      "peers &= subgroupBallot(one) ^ vec4<u32>(select(0xFFFFFFFFu, 0u, one));", "peers &= vec4<u32>(d | 1u);"),
     ("scatter: tile stored in order", "sort_scatter", "put_elem(p, keys[j], vals[j]);",
      "put_elem(lid * ITEMS + j + (p & 0u), keys[j], vals[j]);"),
-    ("all: item loops unrolled", "sort_", "UNROLL", None),
+    ("sort kernels: loops not unrolled", "sort_", "NO_UNROLL", None),
     ("hist: contiguous count write", "sort_hist",
      "hist[params.hist_base + r * 256u * params.ntiles + lid * params.ntiles + t]",
      "hist[params.hist_base + r * 256u * params.ntiles + t * 256u + lid]"),
@@ -47,10 +47,15 @@ def main() -> int:
         def patched(name, defines, _old=old, _new=new, _kernel=kernel):  # noqa: ANN001, ANN202
             text = render(name, defines)
             if _kernel is not None and name.startswith(_kernel):
-                if _old == "UNROLL":  # every loop over the items (and the digit bits) unrolled
-                    marked = re.sub(r"^([ \t]*)(for \(var (j|b|k) = 0u; )", r"\1//#unroll\n\1\2", text,
-                                    flags=re.MULTILINE)
-                    return kernels.unroll_loops(marked)
+                if _old == "NO_UNROLL":  # the template rendered without expanding //#unroll
+                    unroll = kernels.unroll_loops
+                    kernels.unroll_loops = lambda t: re.sub(r"^[ \t]*//#unroll[ \t]*\n", "", t, flags=re.M)
+                    kernels._render_cached.cache_clear()
+                    try:
+                        return render(name, defines)
+                    finally:
+                        kernels.unroll_loops = unroll
+                        kernels._render_cached.cache_clear()
                 if _old not in text:
                     raise RuntimeError(f"{label}: pattern not in {name}")
                 text = text.replace(_old, _new)
