@@ -2,12 +2,14 @@
 
 ``python3 -m benchmarks.tune_gemm [N ...]`` times ``a @ b`` (N x N float32, default 4096) with
 each candidate GPU tile configuration in place of ``ops_gemm.TILES_LARGE`` and torch's fp32
-matmul (TF32 off) in the same process, and checks every result against torch's. Used to pick
+matmul (TF32 off) in the same process, and checks every result against torch's; then the
+shipped tiles once more with the kernel's ``//#unroll`` loops left as loops. Used to pick
 ``TILES_LARGE`` for a GPU; prints ms per call and the ratio to torch.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 
@@ -35,9 +37,18 @@ def _time(fn, sync, reps: int = 20) -> float:  # noqa: ANN001
     return best * 1e3
 
 
+def _clear_compiled(ctx, kernels) -> None:  # noqa: ANN001
+    """Forget rendered sources and compiled pipelines (after a change to how sources render)."""
+    kernels._render_cached.cache_clear()
+    ctx._pipelines.clear()
+    ctx._pipelines_fast.clear()
+
+
 def main() -> int:
     import gputensor as gt
-    from gputensor._backend import ops_gemm
+    from gputensor._backend import get_backend, kernels, ops_gemm
+
+    ctx = get_backend().context
 
     sizes = [int(a) for a in sys.argv[1:]] or [4096]
     try:
@@ -80,6 +91,17 @@ def main() -> int:
                 line += f" {cfg}: {type(exc).__name__}: {str(exc)[:80]} |"
             finally:
                 ops_gemm.TILES_LARGE = default
+        # the shipped tiles with the //#unroll loops left as loops
+        unroll = kernels.unroll_loops
+        kernels.unroll_loops = lambda t: re.sub(r"^[ \t]*//#unroll[ \t]*\n", "", t, flags=re.M)
+        _clear_compiled(ctx, kernels)
+        try:
+            t = _time(lambda: ga @ gb, gt.synchronize)
+            ratio = f" = {t_torch / t:.2f}x torch" if t_torch else ""
+            line += f" shipped tiles, loops not unrolled: {t:.3f} ms{ratio}"
+        finally:
+            kernels.unroll_loops = unroll
+            _clear_compiled(ctx, kernels)
         print(line, flush=True)
     return 0
 

@@ -150,6 +150,7 @@ fn mma_step(acc: ptr<function, Acc>, a0: vec4<acc_t>, a1: vec4<acc_t>, b0: vec4<
 fn mma_tile(acc: ptr<function, Acc>, buf: u32, tx: u32, ty: u32) {
     var ai = buf * BK * SA4 + tx;
     var bi = buf * BK * SB4 + ty;
+    //#unroll
     for (var p = 0u; p < BK; p++) {
         let a0 = As[ai];
         var a1 = a0;
