@@ -15,13 +15,21 @@ Every function flattens ``x`` and then:
    (the first occurrence, the sort being stable); inverse indices by scattering each sorted
    element's group id through the permutation.
 
+``unique_values`` and ``unique_counts`` of integers and bools (at most 32 bits, at least
+``COUNTING_MIN_N`` elements) whose values span few integers -- at most
+``max(COUNTING_SPAN_FACTOR * n, COUNTING_SPAN_MIN)``, known from one min/max readback -- skip the
+sort: the values are counted into a histogram and its non-empty buckets compacted in order
+(:func:`_unique_by_counting`).
+
 Results as array-api-strict: values sorted ascending (NaNs last), ``indices``/``counts`` and
 ``inverse_indices`` in the default indexing dtype, ``inverse_indices`` of ``x``'s shape.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from . import _dispatch
 from . import _function_kernels as kernels
@@ -65,6 +73,10 @@ def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool
         out["counts"] = GpuArray._empty((0,), index_dtype)
         out["inverse_indices"] = GpuArray._empty(x.shape, index_dtype)
         return out
+    if not (want_index or want_inverse):
+        counted = _unique_by_counting(flat, want_counts, index_dtype)
+        if counted is not None:
+            return counted
     dtype = x.dtype.name
     is_float = x.dtype.kind == "f"
     need_perm = want_index or want_inverse or is_float
@@ -106,6 +118,64 @@ def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool
                 out["values"] = take_checked(flat, index)
         if counts is not None:
             out["counts"] = counts
+    return out
+
+
+#: ``unique_values`` / ``unique_counts`` of at least this many integers (or bools) whose values
+#: span at most ``max(COUNTING_SPAN_FACTOR * n, COUNTING_SPAN_MIN)`` consecutive integers count
+#: them instead of sorting (see :func:`_unique_by_counting`).
+COUNTING_MIN_N = 1 << 15
+COUNTING_SPAN_FACTOR = 2
+COUNTING_SPAN_MIN = 1 << 16
+
+
+def _unique_by_counting(flat: GpuArray, want_counts: bool, index_dtype: Any) -> dict[str, GpuArray] | None:
+    """``unique_values`` / ``unique_counts`` of the contiguous 1-D ``flat`` by a histogram, or
+    None where that does not apply (then the caller sorts).
+
+    For integer and bool dtypes of at most 32 bits with at least ``COUNTING_MIN_N`` elements:
+    one min/max readback gives the range; when it spans few enough integers (see the constants
+    above; and it fits the index dtype and one binding), every value is counted into a
+    zero-filled histogram (``ops_gather.count_values``), the non-empty buckets are compacted in
+    order (their positions are the sorted unique values minus the minimum), and the counts are
+    gathered from the histogram. No sort: a sorted result in a few memory-bound passes."""
+    from ._backend import ops_gather
+    from ._data_type_functions import astype
+    from ._indexing_functions import take_checked
+    from ._statistical_functions import max as _max
+    from ._statistical_functions import min as _min
+
+    dt = flat.dtype
+    n = flat.size
+    if dt.kind == "f" or dt.itemsize > 4 or n < COUNTING_MIN_N:
+        return None
+    if dt.kind == "b":
+        lo, hi = 0, 1
+    else:
+        from . import asnumpy_many
+
+        lo_a, hi_a = asnumpy_many(_min(flat), _max(flat))
+        lo, hi = int(lo_a), int(hi_a)
+    span = hi - lo + 1
+    info = np.iinfo(index_dtype.numpy)
+    be = _dispatch.backend()
+    if (span > max(COUNTING_SPAN_FACTOR * n, COUNTING_SPAN_MIN) or lo < info.min or hi > info.max
+            or span > ops_gather.histogram_limit(be)):
+        return None
+    hist = GpuArray._empty((span,), uint32)  # zero-filled counters
+    _dispatch.call(ops_gather.count_values, flat._ptr, dt.name, n, lo, hist._ptr, span)
+    plan = _dispatch.call(ops_gather.compact_begin, hist._ptr, span, flag="nonzero", dtype="uint32")
+    try:
+        u = plan.read_total()
+        pos = GpuArray._empty((u,), index_dtype, zero=False)
+        plan.write_indices(pos._ptr, index_dtype.name)
+    except Exception as exc:
+        raise _dispatch._translate(exc) from None
+    finally:
+        plan.free()
+    out = {"values": astype(pos + lo, dt) if lo else astype(pos, dt)}
+    if want_counts:
+        out["counts"] = astype(take_checked(hist, pos), index_dtype)
     return out
 
 

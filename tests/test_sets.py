@@ -178,3 +178,92 @@ def test_int32_index_outputs(be):
         np.testing.assert_array_equal(got[2], ri)
     finally:
         plan.free()
+
+
+# ---- unique_values / unique_counts by counting (small value ranges) ------------------------------
+def _counted_kernels(monkeypatch, be) -> list[str]:
+    names: list[str] = []
+    dispatch = be.context.dispatch
+
+    def spy(name, *args, **kwargs):
+        names.append(name)
+        return dispatch(name, *args, **kwargs)
+
+    monkeypatch.setattr(be.context, "dispatch", spy)
+    return names
+
+
+def check_counted(a: np.ndarray) -> None:
+    from gputensor._function_kernels import default_int
+
+    x = gt.asarray(a)
+    values, counts = np.unique(a, return_counts=True)
+    got = gt.unique_counts(x)
+    np.testing.assert_array_equal(got.values.get(), values)
+    assert got.values.dtype == x.dtype and got.counts.dtype == default_int()
+    np.testing.assert_array_equal(got.counts.get(), counts)
+    np.testing.assert_array_equal(gt.unique_values(x).get(), values)
+
+
+@pytest.mark.parametrize("peel", ["all", "first", "none"])
+def test_unique_by_counting(monkeypatch, be, peel):
+    """Integer and bool inputs whose values span few integers are counted, not sorted, with the
+    same values, dtypes and counts as NumPy: the extremes of every dtype, negative ranges,
+    one repeated value, every lane of a subgroup merging (peel 'all'), only the first lane's
+    bucket merged ('first'), and plain atomics ('none': no subgroups)."""
+    from gputensor import _set_functions
+
+    monkeypatch.setattr(_set_functions, "COUNTING_MIN_N", 64)
+    if peel == "first":
+        monkeypatch.setattr(ops_gather, "PEEL_ALL_SPAN", 0)
+    elif peel == "none":
+        monkeypatch.setattr(ops_gather, "subgroup_probe", lambda backend: None)
+    names = _counted_kernels(monkeypatch, be)
+    rng = np.random.default_rng(31)
+    cases = [rng.random(5000) < 0.3, np.ones(3000, bool)]
+    for dtype in ("int8", "uint8", "int16", "uint16", "int32", "uint32"):
+        info = np.iinfo(dtype)
+        cases += [rng.integers(info.min, info.min + 40, 4099, endpoint=True).astype(dtype),
+                  rng.integers(info.max - 40, info.max, 4099, endpoint=True).astype(dtype),
+                  np.full(2500, info.max, dtype), np.full(2500, info.min, dtype)]
+    cases += [rng.integers(-3, 3, (70, 90)).astype(np.int32),       # 2-D: flattened
+              rng.integers(0, 2**17, 2**16).astype(np.int32),       # span 2n: still counted
+              np.where(rng.random(6000) < 0.9, 0, rng.integers(-5000, 5000, 6000)).astype(np.int16)]
+    for a in cases:
+        names.clear()
+        check_counted(a)
+        assert "count_values" in names and "sort_scatter" not in "".join(names), a.dtype
+
+
+def test_unique_counting_falls_back_to_sorting(monkeypatch, be):
+    """Wide ranges, floats, 64-bit integers, short inputs and the index/inverse outputs sort."""
+    from gputensor import _set_functions
+
+    monkeypatch.setattr(_set_functions, "COUNTING_MIN_N", 64)
+    names = _counted_kernels(monkeypatch, be)
+    rng = np.random.default_rng(32)
+    wide = rng.integers(-2**31, 2**31 - 1, 3000, dtype=np.int64).astype(np.int32)
+    for a in (wide, rng.integers(0, 5, 3000).astype(np.int64), rng.random(3000).astype(np.float32),
+              rng.integers(0, 5, 40).astype(np.int32)):
+        names.clear()
+        check_counted(a)
+        assert "count_values" not in names, a.dtype
+    small = rng.integers(0, 5, 3000).astype(np.int32)
+    names.clear()
+    r = gt.unique_all(gt.asarray(small))
+    assert "count_values" not in names
+    np.testing.assert_array_equal(r.inverse_indices.get(), np.unique(small, return_inverse=True)[1])
+
+
+def test_count_values_errors(be):
+    """count_values refuses floats, 64-bit dtypes, ranges outside the dtype and too many buckets."""
+    x = gt.asarray(np.arange(10, dtype=np.int8))
+    hist = gt.zeros(16, dtype=gt.uint32)
+    for dtype, lo, span in (("float32", 0, 4), ("int64", 0, 4), ("int8", -129, 4), ("int8", 120, 9),
+                            ("uint8", -1, 4)):
+        with pytest.raises(BackendError) as info:
+            ops_gather.count_values(be, x._ptr, dtype, 10, lo, hist._ptr, span)
+        assert info.value.kind is BackendErrorKind.INVALID_ARGUMENT
+    with pytest.raises(BackendError) as info:
+        ops_gather.count_values(be, x._ptr, "int8", 10, 0, hist._ptr, ops_gather.histogram_limit(be) + 1)
+    assert info.value.kind in (BackendErrorKind.UNSUPPORTED, BackendErrorKind.INVALID_ARGUMENT)

@@ -24,6 +24,7 @@ bits: -0.0 counts as zero, NaN as nonzero), or group heads of sorted keys (``uni
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from . import ops_scan
 from .errors import invalid_argument, unsupported
 from .ops_elementwise import extent
 from .ops_sort import (
+    subgroup_probe,
     _check_dtype,
     _check_span,
     _check_int,
@@ -51,6 +53,8 @@ __all__ = [
     "MAXIDX",
     "CompactPlan",
     "compact_begin",
+    "count_values",
+    "histogram_limit",
     "gather",
     "scatter",
     "unique_finish",
@@ -582,6 +586,94 @@ def compact_begin(backend: Any, src: int, n: int, *, flag: str = "nonzero", dtyp
 # ------------------------------------------------------------------------------------------
 # unique and nonzero helpers
 # ------------------------------------------------------------------------------------------
+#: Histograms of at most this many buckets merge every subgroup's equal buckets before adding
+#: (few distinct values per subgroup); wider ones merge only the first lane's bucket.
+PEEL_ALL_SPAN = 1 << 12
+
+
+@functools.lru_cache(maxsize=None)
+def _count_add_code(subgroups: bool) -> dict[str, str]:
+    """count_values.wgsl's ADD_FN (``add(live, bucket)``, with the subgroup builtins when
+    ``subgroups``) and its SG_ARGS / SG_CALL."""
+    if not subgroups:
+        return {"ADD_FN": "fn add(live: bool, bucket: u32) {\n    if (live) {\n"
+                          "        atomicAdd(&hist[params.hist_first + bucket], 1u);\n    }\n}",
+                "SG_ARGS": "", "SG_CALL": ""}
+    fn = """fn add(live: bool, bucket: u32, sgs: u32, lane: u32) {
+    var pending = live;
+    for (var round = 0u; round < min(PEEL, sgs); round++) {
+        let waiting = subgroupBallot(pending);
+        if (all(waiting == vec4<u32>(0u))) {
+            break;  // uniform: the ballot is the same in every lane
+        }
+        let b = subgroupShuffle(bucket, first_lane(waiting));
+        let mine = pending && bucket == b;
+        let group = subgroupBallot(mine);
+        if (mine && popcount4(group & lanes_below(lane)) == 0u) {
+            atomicAdd(&hist[params.hist_first + b], popcount4(group));
+        }
+        if (mine) {
+            pending = false;
+        }
+    }
+    if (pending) {
+        atomicAdd(&hist[params.hist_first + bucket], 1u);
+    }
+}"""
+    return {"ADD_FN": fn, "SG_ARGS": ",\n        @builtin(subgroup_size) sgs: u32, @builtin(subgroup_invocation_id) lane: u32",
+            "SG_CALL": ", sgs, lane"}
+
+
+def histogram_limit(backend: Any) -> int:
+    """The most buckets :func:`count_values` takes (its histogram is bound in one window)."""
+    return window_limit(backend) // 4
+
+
+def count_values(backend: Any, src: int, dtype: str, n: int, lo: int, hist: int, span: int) -> None:
+    """Add to ``hist[v - lo]`` (``span`` zero-filled u32 counters) one per element ``v`` of the
+    ``n`` contiguous elements at ``src``, integers or bools of ``dtype`` (at most 32 bits) whose
+    values all lie in ``[lo, lo + span)`` -- the caller knows that range (e.g. from a min/max
+    reduction): the kernel does not check it.
+
+    Raises BackendError: invalid argument for a bad dtype, size, range or pointer;
+    unsupported for a histogram larger than one binding (:func:`histogram_limit`).
+    """
+    dtype = _check_dtype(backend, dtype)
+    if dtype.startswith("float") or storage_type(dtype).itemsize > 4:
+        raise invalid_argument(f"count_values takes integer or bool dtypes of at most 32 bits, not {dtype}")
+    n = _check_int("n", n)
+    span = _check_int("span", span, 1)
+    size = storage_type(dtype).itemsize
+    bits = 8 * size
+    signed = dtype.startswith("int")
+    lo_min, hi_max = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if dtype == "bool":
+        hi_max = 1
+    if not isinstance(lo, int) or lo < lo_min or lo + span - 1 > hi_max:
+        raise invalid_argument(f"values [{lo}, {lo} + {span}) are outside the range of {dtype}")
+    if span > histogram_limit(backend):
+        raise unsupported(f"a histogram of {span} buckets exceeds one binding on this adapter")
+    _check_span(backend, hist, span * 4, 4, "histogram")
+    if n == 0:
+        return
+    _check_span(backend, src, n * size, size, "source")
+    key_min = (lo ^ (1 << (bits - 1))) & ((1 << bits) - 1) if signed else lo  # sort_keys' to_key
+    ctx = backend.context
+    tile = WG * ITEMS
+    peel = 0
+    if subgroup_probe(backend) is not None:  # merge equal buckets per subgroup (count_values.wgsl)
+        peel = 128 if span <= PEEL_ALL_SPAN else 1
+    defines = {**_key_defines(dtype, "canon", False), "ITEMS": ITEMS, "PEEL": peel,
+               "SRC_LOADER": bits_loader("src_bits", "src", dtype), **_count_add_code(peel > 0)}
+    hbind, hbase = _bind_range(backend, hist, 0, span, 4)
+    per = max(tile, window_limit(backend) // size // tile * tile)  # source chunks of whole tiles
+    for e0 in range(0, n, per):
+        ne = min(per, n - e0)
+        sbind, sbase = _bind_range(backend, src, e0, e0 + ne, size)
+        params = [ne, _i32(sbase + e0), key_min, _i32(hbase)]
+        ctx.dispatch("count_values", params, [sbind, hbind], ctx.fold_grid(-(-ne // tile)), defines)
+
+
 def unique_finish(backend: Any, starts: int, total: int, n: int, perm: int | None, counts: int | None,
                   index: int | None, index_dtype: str = "int64") -> None:
     """From the ``total`` group starts (u32 sorted positions) of ``n`` sorted elements, write

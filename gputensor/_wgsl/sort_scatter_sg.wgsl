@@ -44,6 +44,7 @@
 // Every subgroup operation runs in control flow uniform in its subgroup (all lanes take part;
 // padding positions carry MAXKEY).
 //#include sort_scatter_common
+//#include subgroup_masks
 
 const ROWS: u32 = {{ROWS}}u;                 // counter rows (power of two, >= 2)
 const CNT_WORDS: u32 = ROWS / 2u * 256u;
@@ -51,25 +52,6 @@ const MAX_SUBGROUPS: u32 = WG / 4u;          // subgroups of the smallest size (
 
 var<workgroup> cnt: array<atomic<u32>, CNT_WORDS>;
 var<workgroup> sg_total: array<u32, MAX_SUBGROUPS>;
-
-fn popcount4(m: vec4<u32>) -> u32 {
-    let c = countOneBits(m);
-    return c.x + c.y + c.z + c.w;
-}
-
-// ballot mask of the lanes below `lane`
-fn lanes_below(lane: u32) -> vec4<u32> {
-    let w = vec4<u32>(lane >> 5u);
-    let idx = vec4<u32>(0u, 1u, 2u, 3u);
-    let part = vec4<u32>((1u << (lane & 31u)) - 1u);
-    return select(vec4<u32>(0u), vec4<u32>(0xFFFFFFFFu), idx < w) | select(vec4<u32>(0u), part, idx == w);
-}
-
-// the lowest lane of a non-empty ballot mask
-fn first_lane(m: vec4<u32>) -> u32 {
-    let f = firstTrailingBit(m);
-    return select(select(select(96u + f.w, 64u + f.z, m.z != 0u), 32u + f.y, m.y != 0u), f.x, m.x != 0u);
-}
 
 fn cnt_word(v: u32, d: u32) -> u32 {
     return (v >> 1u) * 256u + d;
