@@ -6,6 +6,7 @@ kept, so large outputs are new pool blocks); the phases of unique_values; cProfi
 unique_values calls with the callers of wgpu-native; the cost of creating large buffers; and
 every queue.submit / write_buffer of a few calls with the kernels each submit carries.
 
+``--unique``: instead, the phases of unique_values by counting (small value ranges).
 ``--waits``: instead, a 16M-key sort followed by ``synchronize()`` from an idle device, waiting
 as gputensor does ('plain'), after a 5 ms sleep, or after spinning on non-blocking polls. This
 is what found the ~10 ms late wake-ups of blocking waits on the H200 (see
@@ -41,6 +42,12 @@ def main() -> int:
         "unique i32": lambda: gt.unique_values(xi),
     }
     print(_dispatch.backend())
+    if "--unique" in sys.argv:
+        unique_counting_phases(gt, xi)
+        return 0
+    if "--waits" in sys.argv:
+        waits(gt, xf)
+        return 0
     for name, fn in ops.items():
         for _ in range(3):
             fn()
@@ -109,11 +116,51 @@ def main() -> int:
         m.destroy()
         print(f"create_buffer {size >> 10} KiB: storage {1e3 * (t1 - t0):.3f} ms, destroy "
               f"{1e3 * (t2 - t1):.3f} ms, map_read {1e3 * (t3 - t2):.3f} ms")
-    if "--waits" in sys.argv:
-        waits(gt, xf)
-        return 0
     submits_timeline(gt, xi, xf)
     return 0
+
+
+def unique_counting_phases(gt, xi) -> None:  # noqa: ANN001
+    """Wall time of each phase of unique_values by counting (``_set_functions._unique_by_counting``)
+    with a synchronize after each, then GPU time per kernel of one call."""
+    from gputensor import _dispatch
+    from gputensor._array_object import GpuArray
+    from gputensor._backend import ops_gather
+    from gputensor._dtypes import int64, uint32
+
+    n = xi.size
+    for _ in range(4):
+        t = [time.perf_counter()]
+        lo, hi = (int(v) for v in gt.asnumpy_many(gt.min(xi), gt.max(xi)))
+        t.append(time.perf_counter())
+        span = hi - lo + 1
+        hist = GpuArray._empty((span,), uint32)
+        _dispatch.call(ops_gather.count_values, xi._ptr, "int32", n, lo, hist._ptr, span)
+        gt.synchronize()
+        t.append(time.perf_counter())
+        plan = _dispatch.call(ops_gather.compact_begin, hist._ptr, span, flag="nonzero", dtype="uint32")
+        u = plan.read_total()
+        t.append(time.perf_counter())
+        pos = GpuArray._empty((u,), int64, zero=False)
+        plan.write_indices(pos._ptr, "int64")
+        plan.free()
+        values = gt.astype(pos + lo, gt.int32)
+        gt.synchronize()
+        t.append(time.perf_counter())
+        t0 = time.perf_counter()
+        gt.unique_values(xi)
+        t1 = time.perf_counter()
+        d = np.diff(t) * 1e3
+        print("unique by counting, phases (ms, each synchronised): min/max + readback %.3f, zero + count %.3f, "
+              "compact count + readback %.3f, write + values %.3f | whole call %.3f" % (*d, 1e3 * (t1 - t0)))
+        del values
+    with gt.profile() as prof:
+        gt.unique_values(xi)
+        gt.synchronize()
+    per: dict[str, float] = {}
+    for e in prof.events:
+        per[e.name] = per.get(e.name, 0.0) + (e.gpu_s or 0.0)
+    print("GPU per kernel (ms): " + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])))
 
 
 def waits(gt, xf) -> None:  # noqa: ANN001
