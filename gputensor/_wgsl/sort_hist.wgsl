@@ -12,6 +12,7 @@
 // bases may be "negative" (the first element of a chunk's binding minus the chunk's start).
 //#include common
 //#include sort_keys
+//#include sort_source
 
 const WG: u32 = 256u;
 const ITEMS: u32 = {{ITEMS}}u;
@@ -37,16 +38,6 @@ struct Params {
 var<workgroup> bins: array<atomic<u32>, 256>;
 
 {{SRC_LOADER}}
-
-fn load_key(i: u32) -> vec2<u32> {
-    if (SRC_KEYS) {
-        if (KW == 2u) {
-            return vec2<u32>(src[2u * i], src[2u * i + 1u]);
-        }
-        return vec2<u32>(src[i], 0u);
-    }
-    return to_key(src_bits(i));
-}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

@@ -25,6 +25,7 @@
 // dispatch per destination window. u32 arithmetic wraps, so bases may be "negative".
 //#include common
 //#include sort_keys
+//#include sort_source
 
 const WG: u32 = 256u;
 const ITEMS: u32 = {{ITEMS}}u;
@@ -97,16 +98,6 @@ fn tile_of(g: u32) -> Tile {
 
 fn tp(p: u32) -> u32 {
     return p + (p >> 5u);
-}
-
-fn load_key(i: u32) -> vec2<u32> {
-    if (SRC_KEYS) {
-        if (KW == 2u) {
-            return vec2<u32>(src[2u * i], src[2u * i + 1u]);
-        }
-        return vec2<u32>(src[i], 0u);
-    }
-    return to_key(src_bits(i));
 }
 
 // element at tile position p: from the source (the value is the source's, or the column when
