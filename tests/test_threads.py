@@ -47,7 +47,21 @@ def _run_threads(target, n: int = N_THREADS, timeout: float = 120.0) -> None:
         raise errors[0]
 
 
-def test_threads_elementwise_reductions_readbacks() -> None:
+@pytest.mark.parametrize("wait", ["adapter default", "spin"])
+def test_threads_elementwise_reductions_readbacks(backend, monkeypatch: pytest.MonkeyPatch, wait: str) -> None:
+    """Mixed work from 8 threads, with the adapter's wait style and with spin-polled mappings
+    (the hardware default: callbacks then fire in whichever thread polls)."""
+    if wait == "spin":
+        from gputensor._backend import context as context_mod
+        from gputensor._backend.mapping import Mapper
+
+        ctx = backend.context
+        gt.synchronize()
+        mapper = Mapper.load(ctx.device, spin=True)
+        assert mapper is not None
+        monkeypatch.setattr(ctx, "_mapper", mapper)
+        monkeypatch.setattr(ctx, "_upload_staging", context_mod._UploadStaging(ctx.device, mapper))
+
     def worker(k: int) -> None:
         rng = np.random.default_rng(100 + k)
         n = 256 + 97 * k  # every thread its own sizes (and pool bins)
@@ -74,6 +88,8 @@ def test_threads_elementwise_reductions_readbacks() -> None:
 
     _run_threads(worker)
     gt.synchronize()
+    if wait == "spin":
+        backend.context._upload_staging.clear()
 
 
 def test_threads_backend_level_interleaving(backend) -> None:
