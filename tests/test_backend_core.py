@@ -1017,3 +1017,25 @@ def test_unrolled_kernel_runs(ctx: WgpuContext) -> None:
     buf = ctx.create_storage(16)
     ctx.dispatch("unroll_test", [5], [(buf, 0, 16)], (1, 1, 1), source=src)
     assert np.frombuffer(ctx.readback(buf, 0, 16), np.uint32).tolist() == [20, 16, 12, 8]
+
+
+def test_bad_unroll_in_a_template_is_an_invalid_argument(ctx: WgpuContext) -> None:
+    """A malformed //#unroll in a rendered template is an invalid argument naming the directive:
+    BackendError at the backend, ValueError through a user kernel."""
+    import gputensor as gt
+    from gputensor._backend import kernels
+
+    k = gt.ElementwiseKernel("float32 x", "float32 z", "//#unroll\nz = x;", "bad_unroll")
+    with pytest.raises(ValueError, match="unroll"):
+        k(gt.asarray(np.ones(4, np.float32)))
+    original = kernels.render
+
+    def render(name, defines=None):  # noqa: ANN001, ANN202
+        return kernels.unroll_loops(original(name, defines) + "\n//#unroll\n")
+
+    kernels.render = render
+    try:
+        with raises_kind(BackendErrorKind.INVALID_ARGUMENT):
+            ctx.pipeline("patch_bytes", 7, None)  # 7 bindings: not compiled before, so rendered
+    finally:
+        kernels.render = original

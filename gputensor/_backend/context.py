@@ -736,7 +736,7 @@ class WgpuContext:
             if source is None:
                 try:
                     source = kernels.render(name, defines)
-                except KeyError as exc:
+                except (KeyError, ValueError) as exc:  # placeholder mismatch, a bad //#unroll
                     raise invalid_argument(str(exc.args[0]) if exc.args else str(exc)) from None
             _, layout = self._layout(n_storage)
             try:
