@@ -1,11 +1,14 @@
 """A test-side reader of the ``// @fn NAME`` WGSL libraries (f32math, f64math), kept apart from
 ``gputensor._backend.kernels`` on purpose: the tests check the file format against their own
-reading of it."""
+reading of it; and the runner of a library call on the device (``math_test.wgsl``)."""
 
 from __future__ import annotations
 
 import importlib.resources
 import re
+from typing import Any
+
+import numpy as np
 
 MARKER = re.compile(r"^// @fn ([A-Za-z_][A-Za-z0-9_]*)[ \t]*$", re.MULTILINE)
 
@@ -46,3 +49,34 @@ def source_for(library: str, call: str) -> str:
     chunks = library_chunks(library)
     roots = [name for name in chunks if re.search(rf"\b{re.escape(name)}\(", call)]
     return "".join(chunks[name] for name in dependencies(chunks, roots))
+
+
+def run_call(backend: Any, library: str, call: str, *args: np.ndarray) -> np.ndarray:
+    """Evaluate the WGSL expression ``call`` of ``library`` ('f32math' or 'f64math': float32 or
+    float64 throughout) over x = the first argument (a second one is read as inp[params.n + i])
+    with ``math_test.wgsl`` on the device; returns the results."""
+    dtype = np.float32 if library == "f32math" else np.float64
+    size = np.dtype(dtype).itemsize
+    n = args[0].size
+    data = np.concatenate([np.ascontiguousarray(a, dtype=dtype).ravel() for a in args])
+    src = backend.alloc(data.nbytes)
+    dst = backend.alloc(n * size)
+    try:
+        backend.copy_htod(src, data)
+        win_in = backend.window(src, data.nbytes, size)
+        win_out = backend.window(dst, n * size, size)
+        assert win_in.first == 0 and win_out.first == 0
+        ctx = backend.context
+        ctx.dispatch(
+            "math_test",
+            [n],
+            [win_in.binding, win_out.binding],
+            ctx.fold_grid(-(-n // 64)),
+            {"FUNCS": source_for(library, call), "CALL": call, "T": "f32" if dtype is np.float32 else "f64"},
+        )
+        out = np.empty(n, dtype=dtype)
+        backend.copy_dtoh(out, dst)
+        return out
+    finally:
+        backend.free(src)
+        backend.free(dst)

@@ -9,7 +9,7 @@ value, which bounds the distance to NumPy's float64 result rounded to float32 by
 measured maxima are printed (``pytest -s``): both the error against the float64 value and the
 distance in ulps to the float32-rounded one.
 
-The kernel is ``f32math_test.wgsl`` with ``{{FUNCS}}`` = the library functions the call needs
+The kernel is ``math_test.wgsl`` with ``{{FUNCS}}`` = the library functions the call needs
 (pulled through the ``// @fn NAME`` markers, exactly as a loader of the library would) and
 ``{{CALL}}`` = the expression. On a device that flushes float32 subnormals (NVIDIA), arguments
 and results in the subnormal range are left out of the comparison.
@@ -89,31 +89,8 @@ def backend():
 
 
 def run_call(backend, call: str, *args: np.ndarray) -> np.ndarray:
-    """Evaluate the WGSL expression ``call`` (over x = first argument, and inp[params.n + i] for
-    a second one) on the device; returns the float32 results."""
-    n = args[0].size
-    data = np.concatenate([np.ascontiguousarray(a, dtype=F32).ravel() for a in args])
-    src = backend.alloc(data.nbytes)
-    dst = backend.alloc(n * 4)
-    try:
-        backend.copy_htod(src, data)
-        win_in = backend.window(src, data.nbytes, 4)
-        win_out = backend.window(dst, n * 4, 4)
-        assert win_in.first == 0 and win_out.first == 0
-        ctx = backend.context
-        ctx.dispatch(
-            "f32math_test",
-            [n],
-            [win_in.binding, win_out.binding],
-            ctx.fold_grid(-(-n // 64)),
-            {"FUNCS": source_for(call), "CALL": call},
-        )
-        out = np.empty(n, dtype=F32)
-        backend.copy_dtoh(out, dst)
-        return out
-    finally:
-        backend.free(src)
-        backend.free(dst)
+    """Evaluate the WGSL expression ``call`` on the device (``_wgsl_library.run_call``)."""
+    return _lib.run_call(backend, "f32math", call, *args)
 
 
 @pytest.fixture(scope="module")

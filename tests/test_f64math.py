@@ -6,7 +6,7 @@ special values) and is compared with NumPy float64: NaN/inf/signed-zero results 
 exactly, finite results within ``MAX_ULP`` units in the last place (and ``MAX_REL`` relative
 error where the result is a normal number). The measured error is printed (``pytest -s``).
 
-The kernel is ``f64math_test.wgsl`` with ``{{FUNCS}}`` = the library functions the call needs
+The kernel is ``math_test.wgsl`` with ``{{FUNCS}}`` = the library functions the call needs
 (pulled through the ``// @fn NAME`` markers, exactly as a loader of the library would) and
 ``{{CALL}}`` = the expression.
 """
@@ -66,31 +66,8 @@ def backend():
 
 
 def run_call(backend, call: str, *args: np.ndarray) -> np.ndarray:
-    """Evaluate the WGSL expression ``call`` (over x = first argument, and inp[params.n + i] for
-    a second one) on the device; returns the float64 results."""
-    n = args[0].size
-    data = np.concatenate([np.ascontiguousarray(a, dtype=np.float64).ravel() for a in args])
-    src = backend.alloc(data.nbytes)
-    dst = backend.alloc(n * 8)
-    try:
-        backend.copy_htod(src, data)
-        win_in = backend.window(src, data.nbytes, 8)
-        win_out = backend.window(dst, n * 8, 8)
-        assert win_in.first == 0 and win_out.first == 0
-        ctx = backend.context
-        ctx.dispatch(
-            "f64math_test",
-            [n],
-            [win_in.binding, win_out.binding],
-            ctx.fold_grid(-(-n // 64)),
-            {"FUNCS": source_for(call), "CALL": call},
-        )
-        out = np.empty(n, dtype=np.float64)
-        backend.copy_dtoh(out, dst)
-        return out
-    finally:
-        backend.free(src)
-        backend.free(dst)
+    """Evaluate the WGSL expression ``call`` on the device (``_wgsl_library.run_call``)."""
+    return _lib.run_call(backend, "f64math", call, *args)
 
 
 # ---- comparison ---------------------------------------------------------------------------------
