@@ -102,15 +102,17 @@ class ElementwiseSpec:
         return self.word_of_scalar(len(self.inputs))
 
 
-def _scalar_load(st: StorageType, word: int) -> str:
+def _scalar_load(st: StorageType, word: int, read: str = "P") -> str:
+    """WGSL of a scalar of storage type ``st`` kept in parameter words ``word`` (and ``word + 1``
+    for 64-bit types), as its compute type; ``read`` is the WGSL function that reads a word."""
     if st.itemsize == 8:
-        bits = f"((u64(P({word + 1}u)) << 32u) | u64(P({word}u)))"
+        bits = f"((u64({read}({word + 1}u)) << 32u) | u64({read}({word}u)))"
         return bits if st.compute == "u64" else f"bitcast<{st.compute}>({bits})"
     if st.compute == "bool":
-        return f"(P({word}u) != 0u)"
+        return f"({read}({word}u) != 0u)"
     if st.compute == "u32":
-        return f"P({word}u)"
-    return f"bitcast<{st.compute}>(P({word}u))"
+        return f"{read}({word}u)"
+    return f"bitcast<{st.compute}>({read}({word}u))"
 
 
 #: Lane ``{l}`` (bit shift ``{s}``) of the u32 word ``{w}`` of a packed dtype, as its compute type.

@@ -64,6 +64,7 @@ import numpy as np
 
 from .base import ReduceOp
 from .context import _pack_words
+from .elementwise import _scalar_load, scalar_words
 from .errors import invalid_argument, unsupported
 from .kernels import library_code
 from .ops_elementwise import ArrayOperand, ScalarOperand, merge_dims
@@ -356,17 +357,6 @@ class _PrologueCode:
     scalars: tuple[tuple[int, str], ...]
 
 
-def _scalar_load(st: StorageType, word: int) -> str:
-    if st.itemsize == 8:
-        bits = f"((u64(pro_w({word + 1}u)) << 32u) | u64(pro_w({word}u)))"
-        return bits if st.compute == "u64" else f"bitcast<{st.compute}>({bits})"
-    if st.compute == "bool":
-        return f"(pro_w({word}u) != 0u)"
-    if st.compute == "u32":
-        return f"pro_w({word}u)"
-    return f"bitcast<{st.compute}>(pro_w({word}u))"
-
-
 def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int], src: StorageType,
                    first_binding: int) -> _PrologueCode:
     """Validate ``prologue`` for a reduction over ``shape`` and generate its loads (raises
@@ -431,7 +421,7 @@ def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int]
     word = n_arr + len(static)
     for k, dtype in scalars:
         t = STORAGE_TYPES[dtype]
-        lines.append(f"    let x{k} = {_scalar_load(t, word)};")
+        lines.append(f"    let x{k} = {_scalar_load(t, word, 'pro_w')};")
         word += 2 if t.itemsize == 8 else 1
     if prologue.lets:
         lines.append(prologue.lets)
@@ -824,7 +814,7 @@ class _Plan:
                 ext.append(w.first - lo)
             ext += pro.static
             for k, dtype in pro.scalars:
-                ext += _scalar_words(prologue.inputs[k].value, dtype)
+                ext += scalar_words(prologue.inputs[k].value, dtype)
         if not self.steps:
             return
         ctx = backend.context
@@ -858,13 +848,6 @@ class _Plan:
 
 
 _TWO_WORDS = struct.Struct("<II")
-
-
-def _scalar_words(value: object, dtype: str) -> list[int]:
-    """The parameter words of a prologue scalar (as the elementwise kernels pass them)."""
-    from .elementwise import scalar_words
-
-    return scalar_words(value, dtype)
 
 
 @dataclass
