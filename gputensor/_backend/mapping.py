@@ -37,6 +37,8 @@ import threading
 import time
 from typing import Any
 
+from wgpu import enums
+
 __all__ = ["MapRequest", "Mapper", "SLEEP_SECONDS", "SPIN_SECONDS", "wait_mode"]
 
 #: Spin without sleeping for this long before sleeping between polls.
@@ -124,8 +126,6 @@ class Mapper:
     def map(self, buffer: Any, mode: int, offset: int, size: int) -> MapRequest:
         """Start mapping ``size`` bytes of ``buffer`` at ``offset`` (``mode``: wgpu.MapMode.READ or
         WRITE). RuntimeError when the buffer is not unmapped."""
-        from wgpu import enums
-
         if buffer._map_state != enums.BufferMapState.unmapped:
             raise RuntimeError(f"Can only map a buffer if its currently unmapped, not {buffer._map_state!r}")
         key = next(self._ids)
@@ -151,8 +151,6 @@ class Mapper:
     def wait(self, request: MapRequest) -> None:
         """Poll until ``request``'s callback fired, then give its buffer the mapped state that
         wgpu-py's map handler sets. RuntimeError when the mapping failed."""
-        from wgpu import enums
-
         if request.status is None:
             poll, device, null = self._lib.wgpuDevicePoll, self._device, self._null
             if self.spin:
