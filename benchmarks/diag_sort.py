@@ -122,16 +122,17 @@ def main() -> int:
 
 def unique_counting_phases(gt, xi) -> None:  # noqa: ANN001
     """Wall time of each phase of unique_values by counting (``_set_functions._unique_by_counting``)
-    with a synchronize after each, then GPU time per kernel of one call."""
+    with a synchronize after each, the whole call with and without the subgroup merge of equal
+    buckets in count_values, then GPU time per kernel of one call."""
     from gputensor import _dispatch
     from gputensor._array_object import GpuArray
     from gputensor._backend import ops_gather
-    from gputensor._dtypes import int64, uint32
+    from gputensor._dtypes import uint32
 
     n = xi.size
     for _ in range(4):
         t = [time.perf_counter()]
-        lo, hi = (int(v) for v in gt.asnumpy_many(gt.min(xi), gt.max(xi)))
+        lo, hi = _dispatch.call(ops_gather.key_range, xi._ptr, "int32", n)
         t.append(time.perf_counter())
         span = hi - lo + 1
         hist = GpuArray._empty((span,), uint32)
@@ -141,26 +142,36 @@ def unique_counting_phases(gt, xi) -> None:  # noqa: ANN001
         plan = _dispatch.call(ops_gather.compact_begin, hist._ptr, span, flag="nonzero", dtype="uint32")
         u = plan.read_total()
         t.append(time.perf_counter())
-        pos = GpuArray._empty((u,), int64, zero=False)
-        plan.write_indices(pos._ptr, "int64")
+        values = GpuArray._empty((u,), xi.dtype, zero=False)
+        plan.write_values(values._ptr, "int32", lo)
         plan.free()
-        values = gt.astype(pos + lo, gt.int32)
         gt.synchronize()
         t.append(time.perf_counter())
-        t0 = time.perf_counter()
-        gt.unique_values(xi)
-        t1 = time.perf_counter()
         d = np.diff(t) * 1e3
-        print("unique by counting, phases (ms, each synchronised): min/max + readback %.3f, zero + count %.3f, "
-              "compact count + readback %.3f, write + values %.3f | whole call %.3f" % (*d, 1e3 * (t1 - t0)))
-        del values
-    with gt.profile() as prof:
+        print("unique by counting, phases (ms, each synchronised): key range + readback %.3f, zero + count %.3f, "
+              "compact count + readback %.3f, write values %.3f" % tuple(d))
+        del values, hist
+    probe = ops_gather.subgroup_probe
+    for variant in ("default", "no subgroup merge", "default"):
+        ops_gather.subgroup_probe = (lambda backend: None) if variant != "default" else probe
         gt.unique_values(xi)
         gt.synchronize()
-    per: dict[str, float] = {}
-    for e in prof.events:
-        per[e.name] = per.get(e.name, 0.0) + (e.gpu_s or 0.0)
-    print("GPU per kernel (ms): " + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])))
+        times = []
+        for _ in range(10):
+            t0 = time.perf_counter()
+            gt.unique_values(xi)
+            gt.synchronize()
+            times.append(time.perf_counter() - t0)
+        print(f"unique_values + sync, {variant:18s}: median {1e3 * float(np.median(times)):.3f} ms, "
+              f"min {1e3 * min(times):.3f} ms")
+        with gt.profile() as prof:
+            gt.unique_values(xi)
+            gt.synchronize()
+        per: dict[str, float] = {}
+        for e in prof.events:
+            per[e.name] = per.get(e.name, 0.0) + (e.gpu_s or 0.0)
+        print("  GPU per kernel (ms): " + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])))
+    ops_gather.subgroup_probe = probe
 
 
 def waits(gt, xf) -> None:  # noqa: ANN001

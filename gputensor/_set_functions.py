@@ -142,8 +142,6 @@ def _unique_by_counting(flat: GpuArray, want_counts: bool, index_dtype: Any) -> 
     from ._backend import ops_gather
     from ._data_type_functions import astype
     from ._indexing_functions import take_checked
-    from ._statistical_functions import max as _max
-    from ._statistical_functions import min as _min
 
     dt = flat.dtype
     n = flat.size
@@ -152,10 +150,7 @@ def _unique_by_counting(flat: GpuArray, want_counts: bool, index_dtype: Any) -> 
     if dt.kind == "b":
         lo, hi = 0, 1
     else:
-        from . import asnumpy_many
-
-        lo_a, hi_a = asnumpy_many(_min(flat), _max(flat))
-        lo, hi = int(lo_a), int(hi_a)
+        lo, hi = _dispatch.call(ops_gather.key_range, flat._ptr, dt.name, n)
     span = hi - lo + 1
     info = np.iinfo(index_dtype.numpy)
     be = _dispatch.backend()
@@ -167,13 +162,16 @@ def _unique_by_counting(flat: GpuArray, want_counts: bool, index_dtype: Any) -> 
     plan = _dispatch.call(ops_gather.compact_begin, hist._ptr, span, flag="nonzero", dtype="uint32")
     try:
         u = plan.read_total()
-        pos = GpuArray._empty((u,), index_dtype, zero=False)
-        plan.write_indices(pos._ptr, index_dtype.name)
+        values = GpuArray._empty((u,), dt, zero=dt.itemsize < 4)  # packed dtypes are OR-ed in
+        plan.write_values(values._ptr, dt.name, lo)
+        if want_counts:
+            pos = GpuArray._empty((u,), index_dtype, zero=False)
+            plan.write_indices(pos._ptr, index_dtype.name)
     except Exception as exc:
         raise _dispatch._translate(exc) from None
     finally:
         plan.free()
-    out = {"values": astype(pos + lo, dt) if lo else astype(pos, dt)}
+    out = {"values": values}
     if want_counts:
         out["counts"] = astype(take_checked(hist, pos), index_dtype)
     return out

@@ -267,3 +267,21 @@ def test_count_values_errors(be):
     with pytest.raises(BackendError) as info:
         ops_gather.count_values(be, x._ptr, "int8", 10, 0, hist._ptr, ops_gather.histogram_limit(be) + 1)
     assert info.value.kind in (BackendErrorKind.UNSUPPORTED, BackendErrorKind.INVALID_ARGUMENT)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32"])
+def test_key_range(be, dtype):
+    """key_range (one dispatch, integer atomics) gives NumPy's min and max: the extremes of the
+    dtype, lengths around the tile, a view at an element offset, one element."""
+    rng = np.random.default_rng(33)
+    info = np.iinfo(dtype) if dtype != "bool" else None
+    lo, hi = (0, 1) if info is None else (info.min, info.max)
+    tile = ops_gather.WG * ops_gather.RANGE_ITEMS
+    for n in (1, 7, tile - 1, tile, tile + 1, 3 * tile + 5):
+        for span in ((lo, hi), (lo, lo + 3 if info else lo), (hi - 2 if info else hi, hi)):
+            a = rng.integers(span[0], span[1], n, endpoint=True).astype(dtype)
+            x = gt.asarray(np.concatenate([a[:1], a]))[1:]  # an element offset into the storage
+            assert ops_gather.key_range(be, x._ptr, dtype, n) == (int(a.min()), int(a.max())), (n, span)
+    with pytest.raises(BackendError) as err:
+        ops_gather.key_range(be, gt.asarray(np.ones(4, np.float32))._ptr, "float32", 4)
+    assert err.value.kind is BackendErrorKind.INVALID_ARGUMENT

@@ -57,6 +57,7 @@ __all__ = [
     "histogram_limit",
     "gather",
     "scatter",
+    "key_range",
     "unique_finish",
     "unravel",
 ]
@@ -436,9 +437,10 @@ class CompactPlan:
                 "WRITE_FNS": write_fns, "OUT_ARRAY": out_array}
 
     def _run(self, defines: dict[str, object], out: tuple[int, int] | None,
-             perm: int | None = None, inv: tuple[int, int] | None = None) -> None:
+             perm: int | None = None, inv: tuple[int, int] | None = None, value_base: int = 0) -> None:
         """Record compact_write over every unit. ``out`` = (pointer, item size) of the ranked
-        output; ``inv`` = (pointer, item size) of the inverse (scattered through ``perm``)."""
+        output; ``inv`` = (pointer, item size) of the inverse (scattered through ``perm``);
+        ``value_base`` = the kernel's ``params.value_base`` (bits)."""
         be = self.backend
         ctx = be.context
         limit = window_limit(be)
@@ -472,7 +474,8 @@ class CompactPlan:
                 else:
                     ibind, ibase = dummy(be, 2), 0
                 params = [ne, _i32(sbase + e0), e0, _i32(cbase + t0), _i32(obase), _i32(pbase + e0),
-                          _i32(ibase), _i32(ibase + lo), _i32(ibase + hi), 1 if t0 == 0 else 0]
+                          _i32(ibase), _i32(ibase + lo), _i32(ibase + hi), 1 if t0 == 0 else 0,
+                          _i32(value_base)]
                 ctx.dispatch("compact_write", params, [sbind, cbind, obind, pbind, ibind],
                              ctx.fold_grid(nt), defines)
 
@@ -493,12 +496,22 @@ class CompactPlan:
                "fn write_all(g: u32, i: u32) {\n}")
         self._run(self._defines(fns, "u32"), (out, 4 * words))
 
-    def write_values(self, out: int, dtype: str) -> None:
-        """Write the value (``from_key`` of the sorted key) of every group head to ``out``
-        (``total`` elements of ``dtype``, zero-filled when ``dtype`` is packed). Only for
-        'head' plans of integer or bool dtypes (whose canonical keys are a bijection)."""
-        if self.flag != "head" or dtype != self.dtype or dtype.startswith("float"):
-            raise invalid_argument("write_values needs a 'head' plan over integer or bool keys of the same dtype")
+    def write_values(self, out: int, dtype: str, lo: int | None = None) -> None:
+        """Write a value per flagged element to ``out`` (``total`` elements of ``dtype``,
+        zero-filled when ``dtype`` is packed): for a 'head' plan (integer or bool keys of
+        ``dtype``, whose canonical keys are a bijection; ``lo`` None) the value of every group
+        head; for a 'nonzero' plan over a histogram whose bucket i counts the value ``lo + i``
+        (``lo`` given; ``dtype`` integer or bool of at most 32 bits) the value of every
+        non-empty bucket, in order (unique by counting)."""
+        if lo is None:
+            if self.flag != "head" or dtype != self.dtype or dtype.startswith("float"):
+                raise invalid_argument("write_values needs a 'head' plan over integer or bool keys of the same dtype")
+            value = "from_key(key_at(params.src_first + i))"
+        else:
+            if self.flag != "nonzero" or dtype.startswith("float") or storage_type(dtype).itemsize > 4:
+                raise invalid_argument("write_values with lo needs a 'nonzero' plan and an integer or bool "
+                                       "dtype of at most 32 bits")
+            value = "vec2<u32>(params.value_base + params.g0 + i, 0u)"
         total = self.read_total()
         if total == 0:
             return
@@ -506,9 +519,9 @@ class CompactPlan:
         _check_span(self.backend, out, total * size, size, "output")
         arr, store = store_bits_code("store_out", "out", dtype)
         fns = (store + "\n\nfn write_flagged(r: u32, i: u32) {\n"
-               "    store_out(params.out_base + r, from_key(key_at(params.src_first + i)));\n}\n\n"
+               f"    store_out(params.out_base + r, {value});\n}}\n\n"
                "fn write_all(g: u32, i: u32) {\n}")
-        self._run(self._defines(fns, arr), (out, size))
+        self._run(self._defines(fns, arr), (out, size), value_base=0 if lo is None else _i32(lo))
 
     def write_inverse(self, perm: int, inv: int, index_dtype: str = "int64") -> None:
         """For every sorted position i, write its group id to ``inv[perm[i]]`` (``n`` entries of
@@ -629,6 +642,54 @@ def histogram_limit(backend: Any) -> int:
     return window_limit(backend) // 4
 
 
+#: Elements per invocation of key_range.wgsl.
+RANGE_ITEMS = 16
+
+
+def _count_dtype(backend: Any, dtype: Any, what: str) -> tuple[str, int, bool]:
+    """(dtype, bits, signed) of an integer or bool dtype of at most 32 bits (``what`` names the
+    operation in the error: BackendError invalid argument otherwise)."""
+    dtype = _check_dtype(backend, dtype)
+    if dtype.startswith("float") or storage_type(dtype).itemsize > 4:
+        raise invalid_argument(f"{what} takes integer or bool dtypes of at most 32 bits, not {dtype}")
+    return dtype, 8 * storage_type(dtype).itemsize, dtype.startswith("int")
+
+
+def key_range(backend: Any, src: int, dtype: str, n: int) -> tuple[int, int]:
+    """(min, max) of the ``n >= 1`` contiguous elements at ``src``, integers or bools of
+    ``dtype`` (at most 32 bits): one dispatch (key_range.wgsl) and one 8-byte readback.
+
+    Raises BackendError: invalid argument for a bad dtype, size or pointer."""
+    dtype, bits, signed = _count_dtype(backend, dtype, "key_range")
+    n = _check_int("n", n, 1)
+    size = bits // 8
+    _check_span(backend, src, n * size, size, "source")
+    ctx = backend.context
+    tile = WG * RANGE_ITEMS
+    defines = {**_key_defines(dtype, "canon", False), "ITEMS": RANGE_ITEMS,
+               "SRC_LOADER": bits_loader("src_bits", "src", dtype)}
+    out = backend.alloc(8)  # zero-filled: (max ~key, max key) start at 0
+    try:
+        obind, obase = _bind_range(backend, out, 0, 2, 4)
+        per = max(tile, window_limit(backend) // size // tile * tile)  # chunks of whole tiles
+        for e0 in range(0, n, per):
+            ne = min(per, n - e0)
+            sbind, sbase = _bind_range(backend, src, e0, e0 + ne, size)
+            ctx.dispatch("key_range", [ne, _i32(sbase + e0), _i32(obase), 0], [sbind, obind],
+                         ctx.fold_grid(-(-ne // tile)), defines)
+        alloc, off = backend.resolve(out, 8)
+        raw = ctx.readback_many([(alloc.buffer, off, 8)])[0]
+    finally:
+        backend.free(out)
+    not_lo, hi_key = int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:], "little")
+    mask = (1 << bits) - 1
+    lo_key = ~not_lo & mask
+    if signed:  # sort_keys' canonical key of a signed integer flips the sign bit: key = v + 2^(bits-1)
+        sign = 1 << (bits - 1)
+        return lo_key - sign, (hi_key & mask) - sign
+    return lo_key, hi_key & mask
+
+
 def count_values(backend: Any, src: int, dtype: str, n: int, lo: int, hist: int, span: int) -> None:
     """Add to ``hist[v - lo]`` (``span`` zero-filled u32 counters) one per element ``v`` of the
     ``n`` contiguous elements at ``src``, integers or bools of ``dtype`` (at most 32 bits) whose
@@ -638,14 +699,10 @@ def count_values(backend: Any, src: int, dtype: str, n: int, lo: int, hist: int,
     Raises BackendError: invalid argument for a bad dtype, size, range or pointer;
     unsupported for a histogram larger than one binding (:func:`histogram_limit`).
     """
-    dtype = _check_dtype(backend, dtype)
-    if dtype.startswith("float") or storage_type(dtype).itemsize > 4:
-        raise invalid_argument(f"count_values takes integer or bool dtypes of at most 32 bits, not {dtype}")
+    dtype, bits, signed = _count_dtype(backend, dtype, "count_values")
     n = _check_int("n", n)
     span = _check_int("span", span, 1)
-    size = storage_type(dtype).itemsize
-    bits = 8 * size
-    signed = dtype.startswith("int")
+    size = bits // 8
     lo_min, hi_max = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     if dtype == "bool":
         hi_max = 1

@@ -2,8 +2,9 @@
 // input order (blocked arrangement, exclusive workgroup scan of the per-invocation counts) and
 // writes element i's output at rank base(tile) + local rank, base(tile) being the inclusive
 // scan of the counts at tile - 1. Outputs (from ops_gather.py):
-//   write_flagged(r, i): for flagged elements (rank r): the global index i (IDX_WORDS words) or
-//                        the value of the sorted key (unique of integer dtypes);
+//   write_flagged(r, i): for flagged elements (rank r): the global index i (IDX_WORDS words),
+//                        the value of the sorted key (unique of integer dtypes), or the value
+//                        value_base + i of a histogram bucket (unique by counting);
 //   write_all(g, i):     for every element, g = groups up to and including i, minus one (the
 //                        group id: unique's inverse, scattered through the permutation).
 // Output bases wrap (u32), so they may be "negative" relative to the binding.
@@ -25,6 +26,7 @@ struct Params {
     inv_lo: u32,       // inverse entries [inv_lo, inv_hi) lie in this dispatch's binding
     inv_hi: u32,
     first_tile: u32,   // 1: the dispatch's first tile is the global first (base 0)
+    value_base: u32,   // bits of the value of global element 0 (bucket values; else 0)
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
