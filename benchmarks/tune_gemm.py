@@ -24,7 +24,9 @@ CANDIDATES = [
 ]
 
 
-def _time(fn, sync, reps: int = 20) -> float:  # noqa: ANN001
+def time_calls(fn, sync, reps: int = 20) -> float:  # noqa: ANN001
+    """Milliseconds per call of ``fn``: one warm-up call, then the best of 3 batches of ``reps``
+    calls each followed by ``sync()`` (wall clock)."""
     fn()
     sync()
     best = float("inf")
@@ -67,7 +69,7 @@ def main() -> int:
         line = f"{n}^3:"
         if torch is not None and torch.cuda.is_available():
             ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-            t_torch = _time(lambda: ta @ tb, torch.cuda.synchronize)
+            t_torch = time_calls(lambda: ta @ tb, torch.cuda.synchronize)
             ref = (ta @ tb).cpu().numpy()
             line += f" torch {t_torch:.3f} ms |"
         else:
@@ -82,7 +84,7 @@ def main() -> int:
                 continue
             ops_gemm.TILES_LARGE = tiles
             try:
-                t = _time(lambda: ga @ gb, gt.synchronize)
+                t = time_calls(lambda: ga @ gb, gt.synchronize)
                 got = gt.asnumpy(ga @ gb)
                 err = float(np.max(np.abs(got - ref)) / (np.max(np.abs(ref)) + 1e-30))
                 ratio = f" = {t_torch / t:.2f}x torch" if t_torch else ""
@@ -96,7 +98,7 @@ def main() -> int:
         kernels.unroll_loops = lambda t: re.sub(r"^[ \t]*//#unroll[ \t]*\n", "", t, flags=re.M)
         _clear_compiled(ctx, kernels)
         try:
-            t = _time(lambda: ga @ gb, gt.synchronize)
+            t = time_calls(lambda: ga @ gb, gt.synchronize)
             ratio = f" = {t_torch / t:.2f}x torch" if t_torch else ""
             line += f" shipped tiles, loops not unrolled: {t:.3f} ms{ratio}"
         finally:

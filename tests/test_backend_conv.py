@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gputensor._backend import BackendError, BackendErrorKind, get_backend
-from gputensor._backend import ops_conv
+from gputensor._backend import ops_conv, ops_gemm
 
 NP_DTYPES = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
 EPS = {"float16": (2.0**-11, 2.0**-24), "float32": (2.0**-24, 2.0**-24), "float64": (2.0**-53, 2.0**-53)}
@@ -42,7 +42,7 @@ def reference_conv2d(x: np.ndarray, f: np.ndarray, stride, padding) -> np.ndarra
 
 
 def run_conv(backend, in_shape, f_shape, stride, padding, *, dtype="float32", seed=0,
-             leads=(0, 0, 0), check_untouched=True):
+             leads=(0, 0, 0), check_untouched=True, splits=None):
     rng = np.random.default_rng(seed)
     npd = NP_DTYPES[dtype]
     x = rng.uniform(-1, 1, in_shape).astype(npd)
@@ -58,7 +58,7 @@ def run_conv(backend, in_shape, f_shape, stride, padding, *, dtype="float32", se
         bases.append((base, storage))
         ptrs.append(base + lead * itemsize)
     ops_conv.conv2d_forward(backend, ptrs[0], in_shape, ptrs[1], f_shape, ptrs[2], ref.shape,
-                            stride, padding, dtype=dtype)
+                            stride, padding, dtype=dtype, splits=splits)
     obase, ostorage = bases[2]
     flat = np.empty_like(ostorage)
     backend.copy_dtoh(flat, obase)
@@ -135,6 +135,84 @@ def test_conv_split_rows_only(backend, monkeypatch):
     # One image, one channel: only output rows can be split; halos overlap between blocks.
     monkeypatch.setattr(backend, "max_window_bytes", lambda: 8 * 40 * 4)
     run_conv(backend, (1, 1, 30, 40), (2, 1, 5, 3), 1, 2)
+
+
+# ---- split-K and the patch decoding ------------------------------------------------------------
+@pytest.fixture()
+def kernels_run(backend, monkeypatch):
+    """The names of the kernels dispatched while the test runs."""
+    ctx = backend.context
+    names: list[str] = []
+    original = ctx.dispatch
+
+    def spy(name, *args, **kwargs):
+        names.append(name)
+        return original(name, *args, **kwargs)
+
+    monkeypatch.setattr(ctx, "dispatch", spy)
+    return names
+
+
+SPLIT_CASES = [
+    ((2, 32, 7, 7), (16, 32, 3, 3), 1, 1),       # 288 taps deep: 36 depth tiles of 8
+    ((3, 7, 13, 8), (70, 7, 1, 1), 1, 0),        # 7 taps: one depth tile, no split possible
+    ((2, 5, 9, 11), (6, 5, 3, 2), (2, 1), (0, 2)),
+    ((1, 3, 12, 7), (3, 3, 5, 5), (1, 2), 2),    # 75 taps, depth tiles cross filter rows
+    ((2, 20, 6, 6), (9, 20, 1, 1), 2, 0),
+]
+
+
+@pytest.mark.parametrize("splits", [2, 3, 8])
+@pytest.mark.parametrize("in_shape,f_shape,stride,padding", SPLIT_CASES)
+def test_conv_splitk(backend, kernels_run, in_shape, f_shape, stride, padding, splits):
+    run_conv(backend, in_shape, f_shape, stride, padding, splits=splits, leads=(1, 2, 3))
+    depth_tiles = -(-f_shape[1] * f_shape[2] * f_shape[3] // ops_gemm.TILES_SOFTWARE.bk)
+    assert ("gemm_combine" in kernels_run) == (depth_tiles > 1)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+def test_conv_splitk_other_dtypes(backend, dtype):
+    if not backend.supports({"float16": "shader-f16", "float64": "shader-f64"}[dtype]):
+        pytest.skip(f"adapter without {dtype}")
+    run_conv(backend, (2, 12, 7, 9), (5, 12, 3, 3), 1, 1, dtype=dtype, splits=3, leads=(1, 3, 1))
+
+
+def test_conv_splitk_channel_blocks(backend, monkeypatch, kernels_run):
+    """Tiny window limits split the channels (blocks after the first accumulate in the combine),
+    images, output channels and output rows; each block split-K."""
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: 6000)
+    run_conv(backend, (3, 12, 11, 9), (7, 12, 3, 3), (2, 1), (1, 2), leads=(1, 2, 3), splits=3)
+    assert kernels_run.count("gemm_combine") == kernels_run.count("conv2d") >= 3
+
+
+@pytest.mark.parametrize("splits", [1, 3])
+def test_conv_splitk_bitwise_reproducible(backend, splits):
+    case = ((2, 24, 9, 9), (10, 24, 3, 3), 1, 1)
+    first = run_conv(backend, *case, seed=5, splits=splits)
+    second = run_conv(backend, *case, seed=5, splits=splits)
+    assert first.tobytes() == second.tobytes()
+
+
+@pytest.mark.parametrize("tiles", [ops_gemm.TILES_LARGE, ops_gemm.TILES_TALL, ops_gemm.TILES_WIDE,
+                                   ops_gemm.TILES_MEDIUM, ops_gemm.TILES_MEDIUM_F64,
+                                   ops_gemm.TILES_SMALL], ids=str)
+@pytest.mark.parametrize("splits", [1, 3])
+def test_conv_every_tile_configuration(backend, monkeypatch, tiles, splits):
+    """The GPU configurations (other BK and rows-per-fetch steps for the incremental tap decoding),
+    with and without split-K, on filters smaller and larger than a depth tile."""
+    monkeypatch.setattr(ops_conv, "plan_splitk", lambda *args, **kwargs: (tiles, splits))
+    run_conv(backend, (2, 6, 9, 10), (5, 6, 3, 3), 1, 1, leads=(1, 2, 0))
+    run_conv(backend, (1, 9, 11, 8), (3, 9, 1, 1), (2, 1), 0)
+    run_conv(backend, (1, 2, 8, 7), (4, 2, 5, 4), 1, (2, 3))
+
+
+def test_tap_step():
+    # depth d of a (C, 3, 3) filter on a 14-wide plane of 196 elements
+    assert ops_conv.tap_step(8, 3, 3, 196, 14) == (2 * 14 + 2, 2, 2)
+    assert ops_conv.tap_step(9, 3, 3, 196, 14) == (196, 0, 0)
+    assert ops_conv.tap_step(2, 1, 1, 196, 14) == (2 * 196, 0, 0)
+    assert ops_conv.tap_step(4, 5, 5, 0, 7) == (4, 0, 4)
+    assert ops_conv.tap_step(0, 3, 3, 196, 14) == (0, 0, 0)
 
 
 # ---- planner, output shape ------------------------------------------------------------------

@@ -89,8 +89,9 @@ def _rand(rng, shape, dtype):
 
 def run_gemm(backend, ta, tb, m, n, k, alpha, beta, *, dtype="float32", extra_ld=(0, 0, 0),
              leads=(0, 0, 0), batch=None, strides=(None, None, None), c_nan=False, seed=0,
-             same_allocation=False):
-    """Run (batched) gemm and check it against a float64 NumPy reference."""
+             same_allocation=False, splits=None):
+    """Run (batched) gemm and check it against a float64 NumPy reference (``splits``: forced
+    split-K slices)."""
     rng = np.random.default_rng(seed)
     npd = NP_DTYPES[dtype]
     nb = 1 if batch is None else batch
@@ -107,11 +108,11 @@ def run_gemm(backend, ta, tb, m, n, k, alpha, beta, *, dtype="float32", extra_ld
     oa, ob, oc = ops
     if batch is None:
         ops_gemm.gemm(backend, ta, tb, m, n, k, alpha, oa.ptr, lda, ob.ptr, ldb, beta, oc.ptr, ldc,
-                      dtype=dtype)
+                      dtype=dtype, splits=splits)
     else:
         ops_gemm.gemm_strided_batched(backend, ta, tb, m, n, k, alpha, oa.ptr, lda, oa.stride,
                                       ob.ptr, ldb, ob.stride, beta, oc.ptr, ldc, oc.stride, batch,
-                                      dtype=dtype)
+                                      dtype=dtype, splits=splits)
     flat = oc.download()
     got = oc.unpack(flat).astype(np.float64)
     opa = A.astype(np.float64)
@@ -405,6 +406,209 @@ def test_tile_configurations_are_valid(backend):
     assert chosen.workgroup_bytes(4) <= limit
     with pytest.raises(ValueError):
         ops_gemm.GemmTiles(64, 64, 8, 3, 4).check()
+
+
+# ---- split-K ------------------------------------------------------------------------------------
+@pytest.fixture()
+def kernels_run(backend, monkeypatch):
+    """The names of the kernels dispatched while the test runs."""
+    ctx = backend.context
+    names: list[str] = []
+    original = ctx.dispatch
+
+    def spy(name, *args, **kwargs):
+        names.append(name)
+        return original(name, *args, **kwargs)
+
+    monkeypatch.setattr(ctx, "dispatch", spy)
+    return names
+
+
+@pytest.mark.parametrize("splits", [2, 3, 8])
+@pytest.mark.parametrize("ta,tb", [(N, N), (T, N), (N, T), (T, T)])
+def test_splitk_transposes(backend, kernels_run, ta, tb, splits):
+    # k = 77: 10 depth tiles of 8, not a multiple of the splits; ragged m and n tiles
+    run_gemm(backend, ta, tb, 131, 67, 77, 0.75, 0.25, extra_ld=(1, 2, 3), leads=(1, 2, 3),
+             splits=splits)
+    assert kernels_run.count("gemm") == 1 and kernels_run.count("gemm_combine") == 1
+
+
+@pytest.mark.parametrize("m,n,k,splits", [
+    (9, 7, 20, 4),     # k < splits * BK: 3 depth tiles, so 3 slices of one tile
+    (40, 33, 9, 8),    # 2 depth tiles, the second holding one element of k
+    (5, 3, 1000, 8),   # one tile, deep slices
+    (1, 1, 17, 3),
+    (200, 1, 50, 2),   # n = 1
+])
+def test_splitk_shapes(backend, kernels_run, m, n, k, splits):
+    run_gemm(backend, N, N, m, n, k, 1.5, -0.5, splits=splits)
+    assert "gemm_combine" in kernels_run
+
+
+def test_splitk_one_depth_tile_runs_without_split(backend, kernels_run):
+    run_gemm(backend, N, N, 20, 20, 5, 1.0, 1.0, splits=4)  # k < BK: nothing to split
+    assert kernels_run == ["gemm"]
+
+
+def test_splitk_beta_zero_does_not_read_c(backend):
+    got = run_gemm(backend, T, N, 45, 38, 90, 2.0, 0.0, c_nan=True, splits=3)
+    assert np.all(np.isfinite(got))
+
+
+@pytest.mark.parametrize("k", [0, 30])
+def test_splitk_without_products(backend, kernels_run, k):
+    """k == 0 or alpha == 0: A and B are not read, and no split is made."""
+    run_gemm(backend, N, N, 13, 11, k, 0.0 if k else 1.0, 0.5, splits=4)
+    assert "gemm_combine" not in kernels_run
+
+
+def test_splitk_batched(backend, kernels_run):
+    run_gemm(backend, N, T, 21, 18, 70, 1.0, 0.5, batch=4, extra_ld=(2, 1, 0), splits=3)
+    run_gemm(backend, T, N, 9, 10, 41, -1.0, 0.0, batch=3, strides=(500, 450, 131), c_nan=True,
+             leads=(3, 1, 2), splits=5)
+    assert kernels_run.count("gemm_combine") == 2
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+def test_splitk_other_dtypes(backend, dtype):
+    if not backend.supports({"float16": "shader-f16", "float64": "shader-f64"}[dtype]):
+        pytest.skip(f"adapter without {dtype}")
+    run_gemm(backend, N, T, 45, 70, 67, 0.5, 1.5, dtype=dtype, extra_ld=(1, 0, 3),
+             leads=(1, 3, 5), splits=3)
+    run_gemm(backend, T, N, 30, 20, 100, 1.0, 0.0, batch=2, dtype=dtype, c_nan=True, splits=4)
+
+
+def test_splitk_with_small_window_limit(backend, monkeypatch, kernels_run):
+    """Blocks of batch, m, n and k (later k blocks accumulate with beta = 1), each split."""
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: 4096)
+    run_gemm(backend, N, N, 33, 21, 290, 1.5, 0.5, extra_ld=(3, 2, 1), batch=3, leads=(1, 2, 3),
+             splits=3)
+    assert kernels_run.count("gemm_combine") == kernels_run.count("gemm") > 3
+
+
+def test_splitk_clamped_to_the_scratch_binding(backend, monkeypatch, kernels_run):
+    """Partials that would not fit one binding take fewer splits (none at all here)."""
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: 64 * 64 * 4 + 256)
+    run_gemm(backend, N, N, 64, 64, 64, 1.0, 0.0, splits=4)
+    assert kernels_run == ["gemm"]
+
+
+@pytest.mark.parametrize("splits", [1, 3])
+def test_splitk_bitwise_reproducible(backend, splits):
+    first = run_gemm(backend, N, N, 150, 70, 333, 1.0, 0.5, seed=4, splits=splits)
+    second = run_gemm(backend, N, N, 150, 70, 333, 1.0, 0.5, seed=4, splits=splits)
+    assert first.tobytes() == second.tobytes()
+
+
+def test_splitk_general_strides(backend, kernels_run):
+    """The general-stride kernel (negative and 2-element strides) with split-K."""
+    rng = np.random.default_rng(8)
+    m, n, k = 37, 29, 75
+    A = _rand(rng, (m, 2 * k), np.float32)
+    B = _rand(rng, (k, n), np.float32)
+    C0 = _rand(rng, (m, n), np.float32)
+    av = A[::-1, ::2]  # negative row stride, column stride 2
+    pa, pb, pc = backend.alloc(A.nbytes), backend.alloc(B.nbytes), backend.alloc(C0.nbytes)
+    backend.copy_htod(pa, A)
+    backend.copy_htod(pb, B)
+    backend.copy_htod(pc, C0)
+    ops_gemm.gemm_strided(backend, m, n, k, 2.0, pa + (m - 1) * 2 * k * 4, (-2 * k, 2), pb, (n, 1),
+                          -1.0, pc, (n, 1), splits=3)
+    out = np.empty_like(C0)
+    backend.copy_dtoh(out, pc)
+    ref = 2.0 * av.astype(np.float64) @ B - C0
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    assert kernels_run == ["gemm_strided", "gemm_combine"]
+    for p in (pa, pb, pc):
+        backend.free(p)
+
+
+def test_splitk_environment_variable(backend, monkeypatch, kernels_run):
+    monkeypatch.setenv(ops_gemm.SPLITK_ENV, "3")
+    run_gemm(backend, N, N, 20, 30, 40, 1.0, 0.0)
+    assert kernels_run == ["gemm", "gemm_combine"]
+    kernels_run.clear()
+    run_gemm(backend, N, N, 20, 30, 40, 1.0, 0.0, splits=1)  # the argument wins
+    assert kernels_run == ["gemm"]
+    kernels_run.clear()
+    for off in ("0", "1"):
+        monkeypatch.setenv(ops_gemm.SPLITK_ENV, off)
+        run_gemm(backend, N, N, 20, 30, 40, 1.0, 0.0)
+    assert kernels_run == ["gemm", "gemm"]
+    monkeypatch.setenv(ops_gemm.SPLITK_ENV, "many")
+    p = backend.alloc(64)
+    try:
+        with pytest.raises(BackendError) as exc:
+            ops_gemm.gemm(backend, N, N, 2, 2, 2, 1.0, p, 2, p, 2, 0.0, p, 2)
+        assert exc.value.kind is BackendErrorKind.INVALID_ARGUMENT
+        assert ops_gemm.SPLITK_ENV in str(exc.value)
+    finally:
+        backend.free(p)
+
+
+@pytest.mark.parametrize("tiles", [ops_gemm.TILES_LARGE, ops_gemm.TILES_TALL, ops_gemm.TILES_WIDE,
+                                   ops_gemm.TILES_MEDIUM, ops_gemm.TILES_MEDIUM_F64,
+                                   ops_gemm.TILES_SMALL], ids=str)
+def test_splitk_every_tile_configuration(backend, monkeypatch, tiles):
+    """The configurations GPUs get, split (ragged edges in m, n and the depth slices)."""
+    monkeypatch.setattr(ops_gemm, "plan_splitk", lambda *args, **kwargs: (tiles, 3))
+    run_gemm(backend, T, N, tiles.bm + 3, tiles.bn + 5, 7 * tiles.bk + 3, 1.0, 0.5, batch=2)
+    run_gemm(backend, N, T, 7, 9, 2 * tiles.bk + 1, -1.0, 0.0, c_nan=True)
+
+
+def test_split_depth():
+    assert ops_gemm.split_depth(77, 8, 1) == (1, 10)
+    assert ops_gemm.split_depth(77, 8, 3) == (3, 4)   # 4 + 4 + 2 depth tiles
+    assert ops_gemm.split_depth(77, 8, 4) == (4, 3)   # 3 + 3 + 3 + 1
+    assert ops_gemm.split_depth(20, 8, 8) == (3, 1)   # 3 tiles: 3 slices
+    assert ops_gemm.split_depth(5, 8, 4) == (1, 1)
+    assert ops_gemm.split_depth(0, 8, 4) == (1, 1)
+    for k in range(1, 200, 7):
+        for s in range(1, 10):
+            count, per = ops_gemm.split_depth(k, 8, s)
+            tiles = -(-k // 8)
+            assert 1 <= count <= s and (count - 1) * per < tiles <= count * per
+
+
+def test_choose_splits():
+    # the problems the policy was written for (H200 constants): few tiles, deep
+    assert ops_gemm.choose_splits(32, 4096) == 8     # 64 x 4096 x 4096 (32 tiles of 128x64)
+    assert ops_gemm.choose_splits(64, 1024) == 4     # 1024^3
+    assert 2 <= ops_gemm.choose_splits(98, 2304) <= 8  # conv 3x3, N=32, C=K=256, 14x14
+    assert 2 <= ops_gemm.choose_splits(98, 1024) <= 4  # conv 1x1, C=1024, K=256
+    # every split keeps at least SPLITK_MIN_DEPTH of k
+    for tiles in (1, 10, 50, 127):
+        for k in (100, 255, 256, 511, 700, 5000):
+            s = ops_gemm.choose_splits(tiles, k)
+            assert 1 <= s <= ops_gemm.SPLITK_MAX
+            assert s == 1 or k // s >= ops_gemm.SPLITK_MIN_DEPTH
+
+
+class _FakeContext:
+    def __init__(self, software: bool):
+        self.is_software = software
+        self.limits = {"max-compute-workgroup-storage-size": 49152}
+
+
+def test_gemm_plan_policy(monkeypatch):
+    monkeypatch.delenv(ops_gemm.SPLITK_ENV, raising=False)
+    gpu, cpu = _FakeContext(False), _FakeContext(True)
+    # few tiles on a GPU: the large tiles, split
+    assert ops_gemm.gemm_plan(gpu, "f32", 6272, 256, 2304) == (
+        ops_gemm.TILES_LARGE, ops_gemm.choose_splits(98, 2304))
+    assert ops_gemm.gemm_plan(gpu, "f32", 4096, 64, 4096) == (ops_gemm.TILES_TALL, 8)
+    # enough tiles, a shallow depth, f64 or a software adapter: no split
+    assert ops_gemm.gemm_plan(gpu, "f32", 4096, 4096, 4096) == (ops_gemm.TILES_LARGE, 1)
+    assert ops_gemm.gemm_plan(gpu, "f32", 1024, 1024, 300) == (ops_gemm.TILES_MEDIUM, 1)
+    assert ops_gemm.gemm_plan(gpu, "f64", 1024, 1024, 4096)[1] == 1
+    assert ops_gemm.gemm_plan(cpu, "f32", 1024, 1024, 4096) == (ops_gemm.TILES_SOFTWARE, 1)
+    # forced
+    assert ops_gemm.gemm_plan(gpu, "f32", 4096, 4096, 4096, splits=3) == (ops_gemm.TILES_LARGE, 3)
+    assert ops_gemm.gemm_plan(gpu, "f32", 6272, 256, 2304, splits=1) == (ops_gemm.TILES_MEDIUM, 1)
+    assert ops_gemm.gemm_plan(cpu, "f32", 100, 100, 100, splits=5) == (ops_gemm.TILES_SOFTWARE, 5)
+    monkeypatch.setenv(ops_gemm.SPLITK_ENV, "6")
+    assert ops_gemm.gemm_plan(gpu, "f32", 4096, 4096, 4096) == (ops_gemm.TILES_LARGE, 6)
+    assert ops_gemm.gemm_plan(gpu, "f32", 4096, 4096, 4096, splits=2)[1] == 2
 
 
 # ---- errors -----------------------------------------------------------------------------------

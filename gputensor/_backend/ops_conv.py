@@ -3,12 +3,18 @@ without bias, dilation 1, groups 1), in float16 (f32 accumulation), float32 and 
 
 The kernel (``_wgsl/conv2d.wgsl`` on the shared ``gemm_core.wgsl``) is an implicit GEMM:
 M = N*Oh*Ow output positions, N = K output channels, K = C*Fh*Fw filter taps; its A loader
-gathers the input patches on the fly (no im2col buffer), B is the filter read in place as a
-column-major (C*Fh*Fw) x K matrix, and the epilogue scatters into NCHW.
+gathers the input patches on the fly (no im2col buffer; each invocation steps its taps' channel,
+filter row and column incrementally, ``tap_step``, instead of dividing per element), B is the
+filter read in place as a column-major (C*Fh*Fw) x K matrix, and the epilogue scatters into NCHW.
 
 When an operand does not fit one storage binding (``backend.max_window_bytes()``) the problem
 is split (``plan_conv_blocks``) into blocks of images, output channels, input channels and
 output rows; input-channel blocks after the first accumulate into the output.
+
+A problem with few output tiles runs split-K exactly as gemm does (``ops_gemm.gemm_plan``): each
+tile's depth (input channels x filter taps) is shared out over several workgroups that store
+partial tiles, and ``gemm_combine.wgsl`` sums them in a fixed order and scatters the sum into
+NCHW (adding to the output for input-channel blocks after the first).
 """
 
 from __future__ import annotations
@@ -22,11 +28,16 @@ from .errors import invalid_argument, unsupported
 from .ops_gemm import (
     Extent,
     GemmTiles,
+    SplitRecord,
     block_starts,
     check_int,
-    gemm_tiles,
+    combine_params,
+    dispatch_gemm_records,
     kernel_types,
     plan_blocks,
+    plan_splitk,
+    split_defines,
+    split_depth,
 )
 
 #: Kernel name of the implicit-GEMM convolution template.
@@ -101,18 +112,28 @@ def plan_conv_blocks(input_shape: Shape4, filter_shape: Shape4, output_shape: Sh
         raise unsupported(f"convolution operand too large for one storage binding: {exc}") from None
 
 
-def conv_tiles(ctx: Any, acc_type: str, m: int, k: int) -> GemmTiles:
-    """The GEMM tile configuration for an M x K implicit GEMM (NT must be a multiple of BM)."""
-    tiles = gemm_tiles(ctx, acc_type, m, k)
+def conv_plan(backend: Any, acc_type: str, m: int, k: int, depth: int,
+              splits: int | None = None) -> tuple[GemmTiles, int]:
+    """``(tiles, splits)`` for an M x K implicit GEMM of the given depth (C*Fh*Fw of a block):
+    ``ops_gemm.plan_splitk``, checked for conv2d's loader (NT must be a multiple of BM)."""
+    tiles, splits = plan_splitk(backend, acc_type, m, k, depth, 1, splits)
     if tiles.threads % tiles.bm:
         raise AssertionError(f"conv2d needs threads % BM == 0, got {tiles}")
-    return tiles
+    return tiles, splits
+
+
+def tap_step(d: int, fh: int, fw: int, in_plane: int, w: int) -> tuple[int, int, int]:
+    """A depth step of ``d`` taps as conv2d.wgsl's Tap: (window offset c*in_plane + fr*w + fc,
+    fr, fc) of depth index d (channel c, filter row fr < fh, filter column fc < fw)."""
+    c, r = divmod(d, fh * fw)
+    fr, fc = divmod(r, fw)
+    return (c * in_plane + fr * w + fc) & 0xFFFFFFFF, fr, fc
 
 
 def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
                    filter_shape: Shape4, output: int, output_shape: Shape4,
                    stride: tuple[int, int] | int, padding: tuple[int, int] | int,
-                   *, dtype: str = "float32") -> None:
+                   *, dtype: str = "float32", splits: int | None = None) -> None:
     """``output = conv2d(input, filter)``: NCHW input [N,C,H,W], filter [K,C,Fh,Fw], output
     [N,K,Oh,Ow], cross-correlation with zero padding (torch.nn.functional.conv2d semantics).
 
@@ -120,7 +141,8 @@ def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
     mismatch, output shape not the one stride and padding give), non-positive stride, negative
     padding, an unknown dtype, or a pointer that is unknown, freed, misaligned or too short for
     its tensor; unsupported when the adapter lacks the dtype. Nothing is recorded unless every
-    check passes.
+    check passes. ``splits`` forces the number of split-K slices (1: none), as in
+    ``ops_gemm.gemm``.
     """
     in_shape = _shape4("input_shape", input_shape)
     f_shape = _shape4("filter_shape", filter_shape)
@@ -147,10 +169,13 @@ def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
     ctx = backend.context
     types = kernel_types(wgsl_type)
     acc_type = types["ACC"]
-    tiles = conv_tiles(ctx, acc_type, blocks["n"] * blocks["oh"] * ow, blocks["k"])
-    defines = {**types, **tiles.defines()}
-    chw, hw, ff = c * h * w, h * w, fh * fw
+    ff = fh * fw
+    tiles, splits = conv_plan(backend, acc_type, blocks["n"] * blocks["oh"] * ow, blocks["k"],
+                              blocks["c"] * ff, splits)
+    defines = {**types, **tiles.defines(), **split_defines(types, splits > 1)}
+    chw, hw = c * h * w, h * w
     koo, oo = k * oh * ow, oh * ow
+    rows_step = tiles.threads // tiles.bm  # conv2d.wgsl's A_ROWS_STEP
 
     records = []
     for n0, nb in block_starts(n, blocks["n"]):
@@ -173,21 +198,33 @@ def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
                     m = nb * ohb * ow
                     tiles_m = -(-m // tiles.bm)
                     tiles_n = -(-kb // tiles.bn)
+                    in_plane = hw if cb > 1 else 0
+                    out_img = koo if nb > 1 else 0
+                    out_plane = oo if kb > 1 else 0
+                    n_split, kt_split = split_depth(cb * ff, tiles.bk, splits)
                     words = [
                         1 if ci else 0, m, kb, cb * ff,
                         in_win.first, f_win.first, out_win.first,
-                        chw if nb > 1 else 0, hw if cb > 1 else 0, h, w,
+                        chw if nb > 1 else 0, in_plane, h, w,
                         min(ih_lo, h - 1) & 0xFFFFFFFF,
                         fh, fw, ff, sh, sw, ph, pw, ohb, ow, r0,
-                        c * ff if kb > 1 else 0, koo if nb > 1 else 0, oo if kb > 1 else 0,
-                        tiles_m, tiles_n,
+                        c * ff if kb > 1 else 0, out_img, out_plane,
+                        tiles_m, tiles_n, n_split, kt_split,
+                        *tap_step(tiles.bk, fh, fw, in_plane, w),
+                        *tap_step(rows_step, fh, fw, in_plane, w),
+                        (w - fw) & 0xFFFFFFFF, (in_plane - fh * w) & 0xFFFFFFFF,
                     ]
-                    gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n)
+                    split = None
+                    if splits > 1:
+                        split = SplitRecord(n_split, m * kb, combine_params(
+                            acc_type, 1.0, 1.0 if ci else 0.0, m, kb, 1, n_split, out_win.first,
+                            1, out_plane, 0, ohb * ow, out_img))
+                    gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n * n_split)
                     records.append((struct.pack(f"<{len(words)}I", *words),
-                                    [in_win.binding, f_win.binding, out_win.binding], (gx, gy, 1)))
-    for params, bindings, grid in records:
-        ctx.dispatch(KERNEL, params, bindings, grid, defines)
+                                    [in_win.binding, f_win.binding, out_win.binding], (gx, gy, 1),
+                                    split))
+    dispatch_gemm_records(backend, KERNEL, types, defines, records)
 
 
-__all__ = ["conv2d_forward", "conv2d_output_shape", "conv_extents", "conv_tiles",
-           "plan_conv_blocks"]
+__all__ = ["conv2d_forward", "conv2d_output_shape", "conv_extents", "conv_plan",
+           "plan_conv_blocks", "tap_step"]

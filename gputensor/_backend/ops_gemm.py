@@ -23,11 +23,23 @@ fits a column-major / transposed BLAS layout it runs the kernel above unchanged;
 through its two strides and a fetch order along its smaller stride. Its planner measures each
 operand's touched span from the lowest to the highest offset it reaches (``strided_span``), so
 negative strides split and bind exactly like positive ones.
+
+Split-K: a problem with few output tiles (a skinny gemm, a convolution with a small output)
+would leave most of a GPU idle with large tiles, and runs at low arithmetic intensity with
+small ones. ``gemm_plan`` then keeps the large tiles and gives each tile several workgroups,
+each over a slice of the depth (``splits``): they store raw acc_t partial tiles into a pooled
+scratch buffer (``backend.alloc``, freed once recorded) and ``_wgsl/gemm_combine.wgsl`` sums the
+slices in a fixed order (bitwise reproducible) and applies the epilogue (alpha, beta, the output
+layout and dtype). The kernels take it as the SPLIT_K / C_T placeholders (``split_defines``) and
+the ``splits`` / ``kt_split`` parameters; conv2d (``ops_conv``) shares all of it. The policy
+(``choose_splits``, constants ``SPLITK_*``) applies to float32 and float16 data on hardware
+adapters; ``GPUTENSOR_GEMM_SPLITK=<n>`` or a ``splits=`` argument forces it anywhere.
 """
 
 from __future__ import annotations
 
 import numbers
+import os
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,8 +55,14 @@ KERNEL = "gemm"
 #: Kernel name of the general-stride GEMM template (``gemm_strided.wgsl``).
 KERNEL_STRIDED = "gemm_strided"
 
+#: Kernel name of the split-K combine (``gemm_combine.wgsl``), shared with conv2d.
+KERNEL_COMBINE = "gemm_combine"
+
 #: Largest batch handled by one dispatch (the grid's z dimension).
 MAX_GRID_Z = 65535
+
+#: Invocations per workgroup of the combine kernel (its WG constant).
+COMBINE_WG = 256
 
 
 # ---- tile configurations -------------------------------------------------------------------
@@ -111,12 +129,44 @@ TILES_SMALL = GemmTiles(32, 32, 8, 4, 4)
 FILL_TILES = 128
 
 
+# ---- split-K policy (constants to tune per GPU: ``python3 -m benchmarks.tune_splitk``) ----------
+#: Workgroups of the large tiles (256 invocations each) that run at once on the device: the
+#: wave size of the split-K cost model. H200: 132 SMs x 2 resident workgroups.
+SPLITK_SLOTS = 264
+#: Least depth (elements of k) a split gets: a shallower one spends too much of its time on
+#: the prologue and on storing its partial tile.
+SPLITK_MIN_DEPTH = 256
+#: Most splits.
+SPLITK_MAX = 8
+#: Cost of one split's partial traffic (its partial tile written and read back by the combine)
+#: relative to a full-depth workgroup's arithmetic, times the depth: about 4 * (FLOP/s of the
+#: kernel) / (bytes/s of memory), ~40 on an H200 (31 TFLOP/s, ~3 TB/s). See ``choose_splits``.
+SPLITK_TRAFFIC = 40.0
+#: Environment variable forcing the number of splits (0 or 1: none) wherever split-K is legal.
+SPLITK_ENV = "GPUTENSOR_GEMM_SPLITK"
+
+
 def _tiles(m: int, n: int, batch: int, tiles: GemmTiles) -> int:
     return -(-m // tiles.bm) * -(-n // tiles.bn) * batch
 
 
+def _big_tiles(m: int, n: int) -> GemmTiles:
+    """The 128-wide GPU tiles for an m x n problem (128x64 / 64x128 when n or m is at most 64)."""
+    if n <= 64 and m > 64:
+        return TILES_TALL
+    if m <= 64 and n > 64:
+        return TILES_WIDE
+    return TILES_LARGE
+
+
+def _fits(ctx: Any, tiles: GemmTiles, acc_size: int) -> bool:
+    limit = int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
+    return tiles.workgroup_bytes(acc_size) <= limit
+
+
 def gemm_tiles(ctx: Any, acc_type: str, m: int, n: int, batch: int = 1) -> GemmTiles:
-    """The tile configuration for an m x n (x batch) problem on ``ctx``'s adapter.
+    """The tile configuration for an m x n (x batch) problem on ``ctx``'s adapter, without
+    split-K (``gemm_plan`` adds it).
 
     GPUs get 128-wide tiles (128x128, or 128x64 / 64x128 when n or m is at most 64) once there
     are enough of them to fill the device, 64x64 otherwise and for f64; software adapters get
@@ -129,19 +179,173 @@ def gemm_tiles(ctx: Any, acc_type: str, m: int, n: int, batch: int = 1) -> GemmT
     elif acc_type == "f64":
         candidates = [TILES_MEDIUM_F64]
     else:
-        if n <= 64 and m > 64:
-            big = TILES_TALL
-        elif m <= 64 and n > 64:
-            big = TILES_WIDE
-        else:
-            big = TILES_LARGE
+        big = _big_tiles(m, n)
         candidates = [big] if _tiles(m, n, batch, big) >= FILL_TILES else []
         candidates += [TILES_MEDIUM, TILES_MEDIUM_F64]
-    limit = int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
     for tiles in candidates:
-        if tiles.workgroup_bytes(acc_size) <= limit:
+        if _fits(ctx, tiles, acc_size):
             return tiles
     return TILES_SMALL
+
+
+def choose_splits(tiles: int, k: int) -> int:
+    """Splits of the depth ``k`` for a problem of ``tiles`` large-tile workgroups (pure; the
+    policy's constants are the module's ``SPLITK_*``).
+
+    Among 1 .. min(SPLITK_MAX, k // SPLITK_MIN_DEPTH) splits it takes the one of least cost
+    (the fewest splits on a tie), in units of one full-depth workgroup's time:
+
+        ceil(tiles * s / SPLITK_SLOTS) / s  +  SPLITK_TRAFFIC * s * tiles / (SPLITK_SLOTS * k)
+
+    the waves of s-times shallower workgroups, plus the partial tiles' memory traffic.
+    """
+    best, best_cost = 1, None
+    for s in range(1, max(1, min(SPLITK_MAX, k // max(1, SPLITK_MIN_DEPTH))) + 1):
+        waves = -(-tiles * s // SPLITK_SLOTS)
+        cost = waves / s + SPLITK_TRAFFIC * s * tiles / (SPLITK_SLOTS * max(k, 1))
+        if best_cost is None or cost < best_cost - 1e-12:
+            best, best_cost = s, cost
+    return best
+
+
+def splitk_override() -> int | None:
+    """The number of splits ``GPUTENSOR_GEMM_SPLITK`` forces (0 is 1: none), None when unset.
+    BackendError (invalid argument) for a value that is not a non-negative integer."""
+    raw = os.environ.get(SPLITK_ENV)
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise invalid_argument(f"{SPLITK_ENV}={raw!r} must be a non-negative integer")
+    return max(1, value)
+
+
+def gemm_plan(ctx: Any, acc_type: str, m: int, n: int, k: int, batch: int = 1,
+              splits: int | None = None) -> tuple[GemmTiles, int]:
+    """``(tiles, splits)`` for an m x n (x batch) problem of depth k on ``ctx``'s adapter.
+
+    ``splits`` (or else ``GPUTENSOR_GEMM_SPLITK``) forces the number of depth splits (1: none),
+    with the 128-wide tiles on a GPU (f32 accumulation) when it is above 1. Otherwise GPUs with
+    f32 accumulation whose problem has fewer than FILL_TILES large tiles get the large tiles with
+    ``choose_splits(tiles, k)`` splits when that is more than 1; everything else is
+    ``(gemm_tiles(...), 1)``. ``plan_splitk`` clamps the splits to what the depth and the
+    scratch binding allow.
+    """
+    tiles = gemm_tiles(ctx, acc_type, m, n, batch)
+    if splits is None:
+        splits = splitk_override()
+    gpu_f32 = not ctx.is_software and acc_type != "f64"
+    big = _big_tiles(m, n)
+    if splits is not None:
+        splits = max(1, int(splits))
+        if splits > 1 and gpu_f32 and _fits(ctx, big, 4):
+            tiles = big
+        return tiles, splits
+    if not gpu_f32 or tiles == big or not _fits(ctx, big, 4):
+        return tiles, 1
+    count = _tiles(m, n, batch, big)
+    if count >= FILL_TILES:
+        return tiles, 1
+    splits = choose_splits(count, k)
+    return (big, splits) if splits > 1 else (tiles, 1)
+
+
+def split_depth(k: int, bk: int, splits: int) -> tuple[int, int]:
+    """``(splits, kt_split)``: the depth tiles (BK deep) of depth ``k`` shared out as evenly as
+    possible over at most ``splits`` slices of ``kt_split`` tiles each, none empty (fewer slices
+    when ``k`` has fewer tiles). ``(1, tiles)`` for ``splits`` <= 1."""
+    ktiles = max(1, -(-k // bk))
+    if splits <= 1:
+        return 1, ktiles
+    per = -(-ktiles // min(splits, ktiles))
+    return -(-ktiles // per), per
+
+
+def split_defines(types: Mapping[str, str], split: bool) -> dict[str, str]:
+    """Placeholders SPLIT_K and C_T (the output binding's element type) of the gemm-core kernels."""
+    return {"SPLIT_K": "true" if split else "false", "C_T": types["ACC"] if split else types["T"]}
+
+
+def max_splits(backend: Any, acc_size: int, elements: int, splits: int) -> int:
+    """``splits`` clamped so that the partials (``splits * elements`` values of ``acc_size``
+    bytes) fit one binding; 1 when even two do not."""
+    return max(1, min(splits, backend.max_window_bytes() // max(1, acc_size * elements)))
+
+
+def combine_params(acc_type: str, alpha: float, beta: float, m: int, n: int, batch: int,
+                   splits: int, c_first: int, c_rs: int, c_cs: int, c_bs: int,
+                   rows_inner: int | None = None, c_gs: int = 0) -> bytes:
+    """Parameters of ``gemm_combine.wgsl`` for the partials of ``splits`` slices of a batch of
+    m x n results: element (i, j) of batch z goes to C index ``c_first + z*c_bs +
+    (i // rows_inner)*c_gs + (i % rows_inner)*c_rs + j*c_cs`` (element strides of any sign;
+    ``rows_inner`` defaults to m)."""
+    words = [m * n * batch, splits, m, n, c_first, c_rs, c_cs, c_bs,
+             m if rows_inner is None else rows_inner, c_gs]
+    return pack_scalars(acc_type, alpha, beta) + struct.pack(
+        f"<{len(words)}I", *(w & 0xFFFFFFFF for w in words))
+
+
+def record_combine(ctx: Any, types: Mapping[str, str], params: bytes, partials: Any,
+                   out: Any, count: int) -> None:
+    """Record ``gemm_combine.wgsl`` over ``count`` output elements (``params`` from
+    ``combine_params``): ``partials`` and ``out`` are the bindings of the scratch and of C."""
+    defines = {"ENABLE": types["ENABLE"], "T": types["T"], "ACC": types["ACC"]}
+    ctx.dispatch(KERNEL_COMBINE, params, [partials, out], ctx.fold_grid(-(-count // COMBINE_WG)),
+                 defines)
+
+
+def plan_splitk(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
+                splits: int | None, reads: bool = True) -> tuple[GemmTiles, int]:
+    """``gemm_plan`` for the largest block (m x n x batch, depth k) of an operation, with the
+    splits clamped to the depth's tiles and the scratch binding (``max_splits``): ``(tiles,
+    splits)``, and ``(gemm_tiles(...), 1)`` whenever that leaves one split or the operation reads
+    no operands (``reads`` False: k == 0 or alpha == 0)."""
+    ctx = backend.context
+    tiles, count = gemm_plan(ctx, acc_type, m, n, k, batch, splits)
+    if reads and count > 1:
+        count = max_splits(backend, 8 if acc_type == "f64" else 4, m * n * batch, count)
+        count = split_depth(k, tiles.bk, count)[0]
+    if not reads or count <= 1:
+        return gemm_tiles(ctx, acc_type, m, n, batch), 1
+    return tiles, count
+
+
+@dataclass(frozen=True)
+class SplitRecord:
+    """The split-K part of one gemm-core dispatch: its ``splits`` slices of partials (``count``
+    values each) and the ``gemm_combine.wgsl`` parameters that finish it."""
+
+    splits: int
+    count: int
+    combine: bytes
+
+
+def dispatch_gemm_records(backend: Any, kernel: str, types: Mapping[str, str],
+                          defines: Mapping[str, object],
+                          records: Sequence[tuple[bytes, list[Any], tuple[int, int, int],
+                                                  SplitRecord | None]]) -> None:
+    """Record gemm-core dispatches ``(params, [a, b, c], grid, split)`` built (and validated) by
+    the caller. A split one runs with its C binding replaced by a scratch buffer (acc_t partials,
+    one pooled allocation for all records, freed once recorded: later users of the block record
+    their work after these dispatches), then the combine into C."""
+    ctx = backend.context
+    acc_size = 8 if types["ACC"] == "f64" else 4
+    need = max((r[3].splits * r[3].count for r in records if r[3] is not None), default=0)
+    scratch = backend.alloc(need * acc_size, zero=False) if need else None
+    try:
+        for params, bindings, grid, split in records:
+            if split is None:
+                ctx.dispatch(kernel, params, bindings, grid, defines)
+                continue
+            part = backend.window(scratch, split.splits * split.count * acc_size, acc_size).binding
+            ctx.dispatch(kernel, params, [bindings[0], bindings[1], part], grid, defines)
+            record_combine(ctx, types, split.combine, part, bindings[2], split.count)
+    finally:
+        if scratch is not None:
+            backend.free(scratch)
 
 
 def kernel_types(wgsl_type: str) -> dict[str, str]:
@@ -286,7 +490,7 @@ def _check_pointer(backend: Any, name: str, ptr: int, nbytes: int, itemsize: int
 # ---- operations ------------------------------------------------------------------------------
 def gemm(backend: Any, trans_a: BackendTranspose, trans_b: BackendTranspose, m: int, n: int,
          k: int, alpha: float, a: int, lda: int, b: int, ldb: int, beta: float, c: int, ldc: int,
-         *, dtype: str = "float32") -> None:
+         *, dtype: str = "float32", splits: int | None = None) -> None:
     """``C = alpha*op(A)*op(B) + beta*C`` on column-major matrices, as cublasSgemm.
 
     Raises BackendError: invalid argument for a bad transpose, a negative size, a leading
@@ -295,17 +499,21 @@ def gemm(backend: Any, trans_a: BackendTranspose, trans_b: BackendTranspose, m: 
     of its allocation; unsupported when the adapter lacks the dtype. Nothing is recorded
     unless every check passes. C's pointer is checked whenever m, n > 0; A's and B's whenever
     k > 0 as well (even with alpha == 0, when they are not read).
+
+    ``splits`` forces the number of split-K slices (1: none; see ``gemm_plan``), for tests and
+    tuning; None leaves the choice to the policy (and ``GPUTENSOR_GEMM_SPLITK``).
     """
     gemm_strided_batched(backend, trans_a, trans_b, m, n, k, alpha, a, lda, 0, b, ldb, 0,
-                         beta, c, ldc, 0, 1, dtype=dtype)
+                         beta, c, ldc, 0, 1, dtype=dtype, splits=splits)
 
 
 def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: BackendTranspose,
                          m: int, n: int, k: int, alpha: float, a: int, lda: int, stride_a: int,
                          b: int, ldb: int, stride_b: int, beta: float, c: int, ldc: int,
-                         stride_c: int, batch: int, *, dtype: str = "float32") -> None:
+                         stride_c: int, batch: int, *, dtype: str = "float32",
+                         splits: int | None = None) -> None:
     """``C_i = alpha*op(A_i)*op(B_i) + beta*C_i`` for i < batch, X_i = X + i*stride_x
-    (strides in elements, >= 0), as cublasSgemmStridedBatched.
+    (strides in elements, >= 0), as cublasSgemmStridedBatched (``splits`` as in ``gemm``).
 
     Raises BackendError as ``gemm`` does, and invalid argument for a negative stride or batch.
     """
@@ -349,9 +557,9 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     ctx = backend.context
     types = kernel_types(wgsl_type)
     acc_type = types["ACC"]
-    tiles = gemm_tiles(ctx, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
-                       min(batch, blocks["batch"]))
-    defines = {**types, **tiles.defines(),
+    tiles, splits = plan_splitk(backend, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
+                                max(k, 1), min(batch, blocks["batch"]), splits, reads_ab)
+    defines = {**types, **tiles.defines(), **split_defines(types, splits > 1),
                "TRANS_A": "true" if ta else "false", "TRANS_B": "true" if tb else "false"}
 
     # Build every dispatch (windows validated) before recording any.
@@ -382,19 +590,25 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
                     b_cols = kb if tb else nb
                     tiles_m = -(-mb // tiles.bm)
                     tiles_n = -(-nb // tiles.bn)
-                    params = pack_scalars(acc_type, alpha if reads_ab else 0.0,
-                                          beta if kb_index == 0 else 1.0)
+                    scale_a = alpha if reads_ab else 0.0
+                    scale_c = beta if kb_index == 0 else 1.0
+                    n_split, kt_split = split_depth(kb, tiles.bk, splits)
+                    params = pack_scalars(acc_type, scale_a, scale_c)
                     params += struct.pack(
-                        "<14I", mb, nb, kb,
+                        "<16I", mb, nb, kb,
                         lda if a_cols > 1 else 0, ldb if b_cols > 1 else 0, ldc if nb > 1 else 0,
                         a_first, b_first, c_win.first,
                         stride_a if bb > 1 else 0, stride_b if bb > 1 else 0,
                         stride_c if bb > 1 else 0,
-                        tiles_m, tiles_n)
-                    gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n)
-                    records.append((params, [a_bind, b_bind, c_win.binding], (gx, gy, bb)))
-    for params, bindings, grid in records:
-        ctx.dispatch(KERNEL, params, bindings, grid, defines)
+                        tiles_m, tiles_n, n_split, kt_split)
+                    split = None
+                    if splits > 1:
+                        split = SplitRecord(n_split, bb * mb * nb, combine_params(
+                            acc_type, scale_a, scale_c, mb, nb, bb, n_split, c_win.first, 1,
+                            ldc if nb > 1 else 0, stride_c if bb > 1 else 0))
+                    gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n * n_split)
+                    records.append((params, [a_bind, b_bind, c_win.binding], (gx, gy, bb), split))
+    dispatch_gemm_records(backend, KERNEL, types, defines, records)
 
 
 # ---- general strides ---------------------------------------------------------------------------
@@ -501,7 +715,8 @@ def _u32(value: int) -> int:
 def gemm_strided(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
                  a_strides: Sequence[int], b: int, b_strides: Sequence[int], beta: float, c: int,
                  c_strides: Sequence[int], batch: int = 1,
-                 batch_strides: Sequence[int] = (0, 0, 0), *, dtype: str = "float32") -> None:
+                 batch_strides: Sequence[int] = (0, 0, 0), *, dtype: str = "float32",
+                 splits: int | None = None) -> None:
     """``C_q = alpha * A_q @ B_q + beta * C_q`` for q < batch on operands with arbitrary strides.
 
     ``a``, ``b``, ``c`` point at element [0, 0] of batch 0; element (i, j) of X_q lies
@@ -523,6 +738,7 @@ def gemm_strided(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
     touched range (lowest to highest offset) is unknown, freed, misaligned or past the end of its
     allocation; unsupported when the adapter lacks the dtype. Nothing is recorded unless every
     check passes; C's pointer is checked whenever m, n, batch > 0, A's and B's whenever k > 0 too.
+    ``splits`` forces the number of split-K slices, as in ``gemm``.
     """
     m = check_int("m", m)
     n = check_int("n", n)
@@ -560,15 +776,16 @@ def gemm_strided(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
     if la is not None and lb is not None and lc is not None and not lc[0] and min(qa, qb, qc) >= 0:
         gemm_strided_batched(backend, "T" if la[0] else "N", "T" if lb[0] else "N", m, n, k,
                              alpha, a, la[1], qa, b, lb[1], qb, beta, c, lc[1], qc, batch,
-                             dtype=dtype)
+                             dtype=dtype, splits=splits)
         return
     _gemm_general(backend, m, n, k, alpha, a, (qa, ar, ac), b, (qb, br, bc), beta, c,
-                  (qc, cr, cc), batch, itemsize, wgsl_type)
+                  (qc, cr, cc), batch, itemsize, wgsl_type, splits)
 
 
 def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
                   sa: tuple[int, int, int], b: int, sb: tuple[int, int, int], beta: float, c: int,
-                  sc: tuple[int, int, int], batch: int, itemsize: int, wgsl_type: str) -> None:
+                  sc: tuple[int, int, int], batch: int, itemsize: int, wgsl_type: str,
+                  splits: int | None = None) -> None:
     """Record the general-stride kernel (arguments validated and oriented by ``gemm_strided``;
     strides are (batch, row, column))."""
     reads_ab = k > 0 and alpha != 0.0
@@ -577,9 +794,9 @@ def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
     ctx = backend.context
     types = kernel_types(wgsl_type)
     acc_type = types["ACC"]
-    tiles = gemm_tiles(ctx, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
-                       min(batch, blocks["batch"]))
-    defines = {**types, **tiles.defines(),
+    tiles, splits = plan_splitk(backend, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
+                                max(k, 1), min(batch, blocks["batch"]), splits, reads_ab)
+    defines = {**types, **tiles.defines(), **split_defines(types, splits > 1),
                "A_M_FAST": "true" if abs(sa[1]) <= abs(sa[2]) else "false",
                "B_K_FAST": "true" if abs(sb[1]) <= abs(sb[2]) else "false"}
 
@@ -605,18 +822,24 @@ def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
                     else:  # A and B are not read: bind C in their place
                         a_bind = b_bind = c_bind
                         a_first = b_first = 0
-                    params = pack_scalars(acc_type, alpha if reads_ab else 0.0,
-                                          beta if kb_index == 0 else 1.0)
+                    scale_a = alpha if reads_ab else 0.0
+                    scale_c = beta if kb_index == 0 else 1.0
+                    n_split, kt_split = split_depth(kb, tiles.bk, splits)
+                    params = pack_scalars(acc_type, scale_a, scale_c)
                     params += struct.pack(
-                        "<17I", mb, nb, kb,
+                        "<19I", mb, nb, kb,
                         a_first, _u32(sa[1]), _u32(sa[2]), _u32(sa[0]),
                         b_first, _u32(sb[1]), _u32(sb[2]), _u32(sb[0]),
                         c_first, _u32(sc[1]), _u32(sc[2]), _u32(sc[0]),
-                        tiles_m, tiles_n)
-                    gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n)
-                    records.append((params, [a_bind, b_bind, c_bind], (gx, gy, qn)))
-    for params, bindings, grid in records:
-        ctx.dispatch(KERNEL_STRIDED, params, bindings, grid, defines)
+                        tiles_m, tiles_n, n_split, kt_split)
+                    split = None
+                    if splits > 1:
+                        split = SplitRecord(n_split, qn * mb * nb, combine_params(
+                            acc_type, scale_a, scale_c, mb, nb, qn, n_split, c_first, sc[1],
+                            sc[2], sc[0]))
+                    gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n * n_split)
+                    records.append((params, [a_bind, b_bind, c_bind], (gx, gy, qn), split))
+    dispatch_gemm_records(backend, KERNEL_STRIDED, types, defines, records)
 
 
 def gemm_flops(m: int, n: int, k: int, batch: int = 1) -> int:
@@ -627,6 +850,14 @@ def gemm_flops(m: int, n: int, k: int, batch: int = 1) -> int:
 __all__ = [
     "Extent",
     "GemmTiles",
+    "SplitRecord",
+    "choose_splits",
+    "combine_params",
+    "dispatch_gemm_records",
+    "gemm_plan",
+    "plan_splitk",
+    "split_defines",
+    "split_depth",
     "blas_layout",
     "block_starts",
     "check_distinct",

@@ -5,6 +5,8 @@
 // consecutive invocations always read consecutive addresses of the stored matrix.
 // beta == 0 never reads C. The host passes k = 0 (and alpha = 0) when op(A)*op(B) must not be
 // read (k == 0 or alpha == 0). alpha and beta are acc_t (f64 fields for float64 data).
+// With SPLIT_K the workgroups store raw partial tiles into C (a scratch buffer: see gemm_core)
+// and gemm_combine.wgsl applies alpha and beta.
 //#include common
 //#include gemm_core
 
@@ -25,23 +27,22 @@ struct Params {
     stride_c: u32,
     tiles_m: u32,
     tiles_n: u32,
+    splits: u32,     // split-K: depth slices (1 without)
+    kt_split: u32,   // split-K: depth tiles per slice
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> A: array<{{T}}>;
 @group(0) @binding(2) var<storage, read_write> B: array<{{T}}>;
-@group(0) @binding(3) var<storage, read_write> C: array<{{T}}>;
+@group(0) @binding(3) var<storage, read_write> C: array<c_t>;
 
 const TRANS_A: bool = {{TRANS_A}};
 const TRANS_B: bool = {{TRANS_B}};
 
-// Per-workgroup state, set once by main.
+// Per-workgroup state, set once by main (g_row0, g_col0, g_tid: gemm_core).
 var<private> g_abase: u32;
 var<private> g_bbase: u32;
 var<private> g_cbase: u32;
-var<private> g_row0: u32;
-var<private> g_col0: u32;
-var<private> g_tid: u32;
 
 // (i, p) of the e-th A element fetched by this invocation: consecutive invocations take
 // consecutive elements of a stored column (NO_TRANS: along m; TRANS: along k).
@@ -107,7 +108,7 @@ fn store_c(row: u32, col_index: u32, v: acc_t) {
         if (params.beta != acc_t(0)) {
             r = r + params.beta * acc_t(C[idx]);
         }
-        C[idx] = {{T}}(r);
+        C[idx] = c_t(r);
     }
 }
 
@@ -131,18 +132,18 @@ fn main(
     @builtin(local_invocation_index) tid: u32,
 ) {
     let lin = linear_group(wid, nwg);
-    if (lin >= params.tiles_m * params.tiles_n) {
+    let work = begin_tile(lin, params.tiles_m, params.tiles_n, (params.k + BK - 1u) / BK,
+                          params.splits, params.kt_split);
+    if (work.z == 0u) {
         return;
     }
-    let tile = swizzle_tile(lin, params.tiles_m, params.tiles_n);
-    g_row0 = tile.x * BM;
-    g_col0 = tile.y * BN;
     g_abase = params.a_first + wid.z * params.stride_a;
     g_bbase = params.b_first + wid.z * params.stride_b;
     g_cbase = params.c_first + wid.z * params.stride_c;
     g_tid = tid;
+    begin_partial(wid.z, nwg.z, params.m, params.n);
     let tx = tid % WX;
     let ty = tid / WX;
-    var acc = gemm_mainloop((params.k + BK - 1u) / BK, tx, ty);
+    var acc = gemm_mainloop(work.x, work.y, tx, ty);
     write_acc(&acc, tx, ty);
 }

@@ -7,6 +7,11 @@
 //   fn load_a(e: u32, k0: u32, full: bool) -> acc_t   the value (0 outside the matrix)
 //   fn load_b(e: u32, k0: u32, full: bool) -> acc_t
 //   fn write_quad(row: u32, col: u32, v: vec4<acc_t>)  rows row..row+3 of column col (tile-relative)
+//   var<storage, read_write> C: array<c_t>            its output binding (see split-K below)
+// and its main calls begin_tile, then gemm_mainloop over the depth tiles begin_tile returns,
+// then write_acc. The core calls load_a (and load_b) for e = 0, 1, ... in order within one
+// fetch, and fetches k0 = kt0*BK, (kt0+1)*BK, ... in order: a loader may carry state from one
+// call to the next (conv2d.wgsl decodes its patch offsets incrementally).
 //
 // One workgroup computes a BM x BN tile of a column-major C. Its NT = (BM/TM)*(BN/TN)
 // invocations form a WX x WY grid; invocation (tx, ty) owns the TM x TN micro-tile made of the
@@ -19,6 +24,15 @@
 // global memory into registers and then stored into the other buffer, so each K step needs a
 // single barrier. Values are staged in the accumulation type (f32 for f16/f32 data, f64 for f64).
 // Rows of the staging arrays are padded by one vec4 so that transposed stores spread over banks.
+//
+// Split-K (SPLIT_K = true): the grid holds `splits` copies of the tile grid, split-major
+// (workgroup lin = s * tiles + tile); copy s multiplies the depth tiles
+// [s * kt_split, min((s + 1) * kt_split, ktiles)) only. Such a workgroup applies no epilogue: it
+// stores its raw acc_t tile into the kernel's output binding C, which the host then binds to a
+// scratch buffer of acc_t (c_t = acc_t), as partial matrix s * nz + z (z < nz: the batch index)
+// of column-major m x n partial matrices (element (i, j) of matrix q at (q * n + j) * m + i).
+// gemm_combine.wgsl then sums the splits in a fixed order and applies the epilogue. Without
+// split-K (SPLIT_K = false, c_t = the storage type) the kernel's write_quad gets the tile.
 //
 // Register state lives in structs with named fields and every per-element step is written out
 // with constant guards (TM, TN in {4, 8}; at most 8 fetches per operand and invocation): no
@@ -42,6 +56,17 @@ const SB4: u32 = BN / 4u + 1u;
 const LA: u32 = BM * BK / NT;         // A elements fetched per invocation per K step (1..8)
 const LB: u32 = BK * BN / NT;         // B elements fetched per invocation per K step (1..8)
 const GROUP_M: u32 = 8u;              // tile swizzle: 8 tile-rows share B tiles in cache
+const SPLIT_K: bool = {{SPLIT_K}};
+alias c_t = {{C_T}};                  // element type of the kernel's output binding C
+
+// Per-workgroup state, set by begin_tile (g_tid by the kernel's main).
+var<private> g_row0: u32;             // first row (m) of this workgroup's tile
+var<private> g_col0: u32;             // first column (n)
+var<private> g_tid: u32;              // local invocation index
+var<private> g_slice: u32;            // split-K: this workgroup's depth slice
+var<private> g_part: u32;             // split-K: index of this tile's partial matrix element (0, 0)
+var<private> g_part_m: u32;           // split-K: rows of the partial matrices
+var<private> g_part_n: u32;           // split-K: columns
 
 var<workgroup> As: array<vec4<acc_t>, 2u * BK * SA4>;
 var<workgroup> Bs: array<vec4<acc_t>, 2u * BK * SB4>;
@@ -68,6 +93,36 @@ fn swizzle_tile(lin: u32, tiles_m: u32, tiles_n: u32) -> vec2<u32> {
     let size_m = min(tiles_m - first_m, GROUP_M);
     let in_group = lin - group * per_group;
     return vec2<u32>(first_m + in_group % size_m, in_group / size_m);
+}
+
+// Set g_row0, g_col0 (and g_slice) for workgroup `lin` of a grid of tiles_m x tiles_n tiles
+// (times `splits` with SPLIT_K) over `ktiles` depth tiles. Returns (kt0, kt1, ok): the depth tiles
+// [kt0, kt1) this workgroup multiplies, and ok = 0 for a workgroup past the work (fold_grid may
+// launch a few), which must return at once.
+fn begin_tile(lin: u32, tiles_m: u32, tiles_n: u32, ktiles: u32, splits: u32, kt_split: u32) -> vec3<u32> {
+    let tiles = tiles_m * tiles_n;
+    var t = lin;
+    var work = vec3<u32>(0u, ktiles, select(0u, 1u, lin < tiles));
+    if (SPLIT_K) {
+        let s = lin / tiles;
+        t = lin - s * tiles;
+        let kt0 = s * kt_split;
+        work = vec3<u32>(kt0, min(ktiles, kt0 + kt_split), select(0u, 1u, s < splits));
+        g_slice = s;
+    }
+    let tile = swizzle_tile(t, tiles_m, tiles_n);
+    g_row0 = tile.x * BM;
+    g_col0 = tile.y * BN;
+    return work;
+}
+
+// Split-K: this workgroup's partial matrix is s * nz + z of m x n ones (no effect otherwise).
+fn begin_partial(z: u32, nz: u32, m: u32, n: u32) {
+    if (SPLIT_K) {
+        g_part = (g_slice * nz + z) * n * m;
+        g_part_m = m;
+        g_part_n = n;
+    }
 }
 
 fn fetch_tiles(r: ptr<function, Regs>, k0: u32) {
@@ -164,17 +219,18 @@ fn mma_tile(acc: ptr<function, Acc>, buf: u32, tx: u32, ty: u32) {
     }
 }
 
-// The K loop over `ktiles` slices of depth BK; returns this invocation's accumulators.
-fn gemm_mainloop(ktiles: u32, tx: u32, ty: u32) -> Acc {
+// The K loop over the depth tiles [kt0, kt1) (slices of depth BK); returns this invocation's
+// accumulators.
+fn gemm_mainloop(kt0: u32, kt1: u32, tx: u32, ty: u32) -> Acc {
     var acc: Acc;
     var regs: Regs;
-    if (ktiles > 0u) {
-        fetch_tiles(&regs, 0u);
+    if (kt0 < kt1) {
+        fetch_tiles(&regs, kt0 * BK);
         stage_tiles(&regs, 0u);
         workgroupBarrier();
-        for (var kt = 0u; kt < ktiles; kt++) {
-            let cur = kt & 1u;
-            let more = kt + 1u < ktiles;
+        for (var kt = kt0; kt < kt1; kt++) {
+            let cur = (kt - kt0) & 1u;
+            let more = kt + 1u < kt1;
             if (more) {
                 fetch_tiles(&regs, (kt + 1u) * BK);
             }
@@ -188,32 +244,55 @@ fn gemm_mainloop(ktiles: u32, tx: u32, ty: u32) -> Acc {
     return acc;
 }
 
-// Hand every accumulator quad to the kernel's write_quad (tile-relative row and column).
+// Split-K: store rows row..row+3 of column col (tile-relative) of the raw partial tile.
+fn write_partial(row: u32, col: u32, v: vec4<acc_t>) {
+    let c = g_col0 + col;
+    if (c >= g_part_n) {
+        return;
+    }
+    let r = g_row0 + row;
+    let i = g_part + c * g_part_m + r;
+    if (r < g_part_m) { C[i] = c_t(v.x); }
+    if (r + 1u < g_part_m) { C[i + 1u] = c_t(v.y); }
+    if (r + 2u < g_part_m) { C[i + 2u] = c_t(v.z); }
+    if (r + 3u < g_part_m) { C[i + 3u] = c_t(v.w); }
+}
+
+fn emit_quad(row: u32, col: u32, v: vec4<acc_t>) {
+    if (SPLIT_K) {
+        write_partial(row, col, v);
+    } else {
+        write_quad(row, col, v);
+    }
+}
+
+// Hand every accumulator quad to emit_quad (tile-relative row and column): the kernel's
+// write_quad, or the partial store with split-K.
 fn write_acc(acc: ptr<function, Acc>, tx: u32, ty: u32) {
     let r0 = tx * 4u;
     let r1 = (tx + WX) * 4u;
     let s0 = ty * 4u;
     let s1 = (ty + WY) * 4u;
-    write_quad(r0, s0, (*acc).c00);
-    write_quad(r0, s0 + 1u, (*acc).c10);
-    write_quad(r0, s0 + 2u, (*acc).c20);
-    write_quad(r0, s0 + 3u, (*acc).c30);
+    emit_quad(r0, s0, (*acc).c00);
+    emit_quad(r0, s0 + 1u, (*acc).c10);
+    emit_quad(r0, s0 + 2u, (*acc).c20);
+    emit_quad(r0, s0 + 3u, (*acc).c30);
     if (TM4 > 1u) {
-        write_quad(r1, s0, (*acc).c01);
-        write_quad(r1, s0 + 1u, (*acc).c11);
-        write_quad(r1, s0 + 2u, (*acc).c21);
-        write_quad(r1, s0 + 3u, (*acc).c31);
+        emit_quad(r1, s0, (*acc).c01);
+        emit_quad(r1, s0 + 1u, (*acc).c11);
+        emit_quad(r1, s0 + 2u, (*acc).c21);
+        emit_quad(r1, s0 + 3u, (*acc).c31);
     }
     if (TN4 > 1u) {
-        write_quad(r0, s1, (*acc).c40);
-        write_quad(r0, s1 + 1u, (*acc).c50);
-        write_quad(r0, s1 + 2u, (*acc).c60);
-        write_quad(r0, s1 + 3u, (*acc).c70);
+        emit_quad(r0, s1, (*acc).c40);
+        emit_quad(r0, s1 + 1u, (*acc).c50);
+        emit_quad(r0, s1 + 2u, (*acc).c60);
+        emit_quad(r0, s1 + 3u, (*acc).c70);
         if (TM4 > 1u) {
-            write_quad(r1, s1, (*acc).c41);
-            write_quad(r1, s1 + 1u, (*acc).c51);
-            write_quad(r1, s1 + 2u, (*acc).c61);
-            write_quad(r1, s1 + 3u, (*acc).c71);
+            emit_quad(r1, s1, (*acc).c41);
+            emit_quad(r1, s1 + 1u, (*acc).c51);
+            emit_quad(r1, s1 + 2u, (*acc).c61);
+            emit_quad(r1, s1 + 3u, (*acc).c71);
         }
     }
 }
