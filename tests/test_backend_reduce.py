@@ -870,3 +870,222 @@ def test_contiguous_plan_cache_is_not_reused_wrongly(backend):
     assert len(plans) == size
     backend.free(src)
     backend.free(dst)
+
+
+# ---- the vector path (16-byte loads of a contiguous reduced range) ---------------------------
+
+VECTOR_DTYPES = ["float32", "int32", "uint32", "float64", "int64"]
+
+
+@pytest.fixture
+def knobs():
+    """``ops_reduce.configure`` for one test, starting with the vector path on (whatever the
+    environment says); the previous knobs come back afterwards."""
+    saved = ops_reduce.configure(vec4=True, vec4_min_length=16)
+    yield ops_reduce.configure
+    ops_reduce.configure(**saved)
+
+
+def vector_steps(backend, op, dtype, shape, strides, axes, dst, **kw) -> list[bool]:
+    """Per step of the plan of this reduction: whether it takes the vector path."""
+    plan = ops_reduce._plan(backend, op, dtype, shape, strides, axes, dst, kw.get("acc"), None, 0,
+                            kw.get("prologue"))
+    return [s.defines.get("VEC") == "true" for s in plan.steps]
+
+
+def test_which_reductions_take_the_vector_path(backend, knobs):
+    full, last, first = ((50000,), (1,), (0,)), ((64, 1000), (1000, 1), (1,)), ((1000, 64), (64, 1), (0,))
+    assert vector_steps(backend, "sum", "float32", *full, "float32") == [True, False]  # + the combine pass
+    assert vector_steps(backend, "max", "float32", *last, "float32")[0]
+    assert not any(vector_steps(backend, "sum", "float32", *first, "float32"))  # columns: unchanged
+    for dtype in VECTOR_DTYPES:
+        assert vector_steps(backend, "sum", dtype, *full, numpy_dst("sum", dtype))[0], dtype
+    for dtype in ("float16", "int16", "uint8", "bool"):  # packed: scalar loads
+        assert not any(vector_steps(backend, "sum", dtype, *full, numpy_dst("sum", dtype))), dtype
+    for op in ("prod", "min", "mean", "all", "any"):
+        assert vector_steps(backend, op, "float32", *full, numpy_dst(op, "float32"))[0], op
+    for op in ("argmax", "var"):  # other kernels
+        assert not any(vector_steps(backend, op, "float32", *full, numpy_dst(op, "float32"))), op
+    assert not any(vector_steps(backend, "sum", "float32", (50000,), (2,), (0,), "float32"))  # strided
+    assert not any(vector_steps(backend, "sum", "float32", (8, 30, 40), (1200, 40, 1), (0, 2), "float32"))
+    assert not any(vector_steps(backend, "sum", "float32", (100, 8), (8, 1), (1,), "float32"))  # short rows
+    knobs(vec4_min_length=4)
+    assert all(vector_steps(backend, "sum", "float32", (100, 8), (8, 1), (1,), "float32"))
+    # a reduced range that is contiguous after canonicalisation: a reversed or transposed view
+    assert vector_steps(backend, "sum", "float32", (50000,), (-1,), (0,), "float32")[0]
+    assert vector_steps(backend, "sum", "float32", (300, 20), (1, 300), (0,), "float32")[0]
+    knobs(vec4=False)
+    assert not any(vector_steps(backend, "sum", "float32", *full, "float32"))
+
+
+@pytest.mark.parametrize("dtype", VECTOR_DTYPES)
+def test_vector_path_offsets_and_lengths(backend, knobs, dtype):
+    """Views at every element offset modulo a vector (lead), lengths around whole vectors, whole
+    workgroup steps and chunks: heads and tails are read exactly once, nothing outside."""
+    rng = np.random.default_rng(61)
+    dst = numpy_dst("sum", dtype)
+    for lead in range(5):
+        for n in (16, 17, 18, 19, 20, 21, 1023, 1024, 1025, 1027, 4095, 4096, 4097, 32767, 32769, 65536 + 5):
+            src = Source(backend, dtype, (n,), rng=rng, lead=lead, tail=lead % 3)
+            reduce_view(backend, "sum", src, (0,), dst)
+            reduce_view(backend, "max", src, (0,), dtype)
+    big = Source(backend, dtype, (300_001,), rng=rng, lead=3)  # chunked: many partial slots
+    for op in ("sum", "min", "mean"):
+        reduce_view(backend, op, big, (0,), numpy_dst(op, dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])
+def test_vector_path_rows_of_every_length(backend, knobs, dtype):
+    """Rows (last axis) of 1..9 elements and around whole vectors, every row starting at another
+    offset modulo a vector, kept dims contiguous, padded or reversed, every row tile."""
+    knobs(vec4_min_length=1)
+    rng = np.random.default_rng(67)
+    dst = numpy_dst("sum", dtype)
+    for n in list(range(1, 10)) + [15, 16, 17, 63, 64, 65, 255, 256, 257, 1023, 1025, 2048, 4099]:
+        rows = max(3, min(300, 6000 // n))
+        for shape, strides in [((rows, n), (n, 1)), ((rows, n), (n + 3, 1)), ((rows, n), (-(n + 1), 1)),
+                               ((4, rows // 4 + 1, n), ((rows // 4 + 1) * n * 2, n, 1))]:
+            src = Source(backend, dtype, shape, strides, rng=rng, lead=n % 4 + 1)
+            if n > 1:  # (a reduced dim of 1 is dropped: nothing to load as vectors)
+                assert vector_steps(backend, "sum", dtype, shape, strides, (len(shape) - 1,), dst)[0]
+            reduce_view(backend, "sum", src, (-1,), dst)
+            reduce_view(backend, "max", src, (-1,), dtype)
+            reduce_view(backend, "any", src, (-1,), "bool")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_vector_path_nan_and_inf(backend, knobs, dtype):
+    """NaN wins max and min wherever it lies: head, vectors (every lane), tail, another chunk."""
+    n = 70_000
+    for lead in (0, 1, 2, 3):
+        for pos in (0, 1, 2, 3, 4, 5, 6, 7, 1000, 40_001, n - 3, n - 2, n - 1):
+            x = np.linspace(-1, 1, n).astype(dtype)
+            x[pos] = np.nan
+            x[(pos + 17) % n] = np.inf
+            x[(pos + 29) % n] = -np.inf
+            src = Source(backend, dtype, (n,), values=x, lead=lead)
+            for op in ("max", "min", "sum"):
+                got = reduce_view(backend, op, src, (0,), dtype)
+                assert np.isnan(got), (lead, pos, op)
+            rows = Source(backend, dtype, (7, n // 7), values=x, lead=lead)
+            got = reduce_view(backend, "max", rows, (1,), dtype)
+            assert np.isnan(got[pos // (n // 7)]) and np.isnan(got).sum() == 1
+        y = np.linspace(-1, 1, n).astype(dtype)
+        y[123] = np.inf
+        y[n - 1] = -np.inf
+        src = Source(backend, dtype, (n,), values=y, lead=lead)
+        assert reduce_view(backend, "max", src, (0,), dtype) == np.inf
+        assert reduce_view(backend, "min", src, (0,), dtype) == -np.inf
+
+
+@pytest.mark.parametrize("dtype,dst", [("int32", "int32"), ("uint32", "uint32"), ("int32", "int64"),
+                                       ("uint32", "uint64"), ("int64", "int64")])
+def test_vector_path_integer_sums_wrap(backend, knobs, dtype, dst):
+    """Full-range integers: sums wrap at the accumulation width exactly as NumPy's; max/min
+    exact."""
+    rng = np.random.default_rng(71)
+    for lead in (0, 1, 3):
+        for shape, axes in [((100_003,), (0,)), ((37, 1001), (1,)), ((5, 40_000), (1,))]:
+            src = Source(backend, dtype, shape, rng=rng, lead=lead)
+            reduce_view(backend, "sum", src, axes, dst)
+            reduce_view(backend, "prod", src, axes, dst)
+            reduce_view(backend, "max", src, axes, dtype)
+            reduce_view(backend, "min", src, axes, dtype)
+    info = np.iinfo(dtype)
+    src = Source(backend, dtype, (50_000,), values=np.full(50_000, info.max, dtype), lead=1)
+    got = reduce_view(backend, "sum", src, (0,), dst)
+    assert got == np.sum(src.view, dtype=dst)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])
+def test_vector_path_on_and_off_agree(backend, knobs, dtype):
+    """``configure(vec4=...)`` (GPUTENSOR_REDUCE_VEC4) switches the path, plans of either are
+    kept apart in the cache, and both match NumPy (integers bitwise)."""
+    rng = np.random.default_rng(73)
+    cases = [((1_000_003,), (1,), (0,)), ((64, 4099), (4099, 1), (1,)), ((512, 256), (256, 1), (1,)),
+             ((3, 50_000), (50_000, 1), (1,)), ((999, 17), (20, 1), (1,)), ((200, 300), (300, 1), (0,))]
+    for shape, strides, axes in cases:
+        src = Source(backend, dtype, shape, strides, rng=rng, lead=3)
+        for op in ("sum", "max", "mean"):
+            dst = numpy_dst(op, dtype)
+            results = []
+            for vec in (True, False, True):
+                knobs(vec4=vec)
+                results.append(reduce_view(backend, op, src, axes, dst))
+            np.testing.assert_array_equal(results[0], results[2])  # bitwise, from the cache
+            if kind(dst) != "f" or op == "max":
+                np.testing.assert_array_equal(results[0], results[1])
+            else:  # another order of summation
+                np.testing.assert_allclose(results[0], results[1], rtol=1e-5 if dst == "float32" else 1e-12,
+                                           atol=1e-3 if dst == "float32" else 1e-9)
+
+
+def test_vector_path_is_bitwise_reproducible(backend, knobs):
+    rng = np.random.default_rng(79)
+    x = rng.standard_normal(2_000_001).astype(np.float32)
+    for lead in (0, 1, 2):
+        src = Source(backend, "float32", x.shape, values=x, lead=lead)
+        rows = Source(backend, "float32", (1000, 2000), values=x, lead=lead)
+        first = None
+        for _ in range(3):
+            out = Dest(backend, "float32", ())
+            reduce_strided(backend, "sum", src.ptr, "float32", x.shape, (1,), (0,), out.ptr, "float32")
+            out_rows = Dest(backend, "float32", (1000,))
+            reduce_strided(backend, "sum", rows.ptr, "float32", (1000, 2000), (2000, 1), (1,), out_rows.ptr, "float32")
+            got = (out.read().tobytes(), out_rows.read().tobytes())
+            assert first is None or got == first
+            first = got
+
+
+def test_vector_path_knobs(backend, knobs):
+    """Other workgroup targets, loads in flight and vectors per invocation: same results."""
+    rng = np.random.default_rng(83)
+    srcs = [(Source(backend, "float32", (200_003,), rng=rng, lead=1), (0,)),
+            (Source(backend, "float32", (48, 4096), rng=rng, lead=2), (1,)),
+            (Source(backend, "int32", (300, 777), rng=rng, lead=3), (1,))]
+    for settings in [dict(target_workgroups=64), dict(target_workgroups=5000), dict(vec4_unroll=1),
+                     dict(vec4_unroll=8), dict(vec4_vectors=1), dict(vec4_vectors=64)]:
+        knobs(**settings)
+        for src, axes in srcs:
+            reduce_view(backend, "sum", src, axes, numpy_dst("sum", src.dtype))
+            reduce_view(backend, "max", src, axes, src.dtype)
+
+
+def test_vector_path_in_small_windows(small_window, knobs):
+    """Reduced ranges split over windows: every piece starts at another offset."""
+    rng = np.random.default_rng(89)
+    for shape, axes in [((3001,), (0,)), ((5, 999), (1,)), ((700, 3), (0, 1))]:
+        for dtype in ("float32", "int64"):
+            src = Source(small_window, dtype, shape, rng=rng, lead=1)
+            reduce_view(small_window, "sum", src, axes, numpy_dst("sum", dtype))
+            reduce_view(small_window, "max", src, axes, dtype)
+
+
+def test_vec4_environment_variable():
+    """GPUTENSOR_REDUCE_VEC4=0 turns the vector path off at import (the knobs' defaults)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from gputensor._backend import ops_reduce as o; "
+            "print(o.VEC4, o.TARGET_WORKGROUPS, o.VEC4_UNROLL, o.VEC4_VECTORS)")
+    env = dict(os.environ, GPUTENSOR_REDUCE_VEC4="0", GPUTENSOR_REDUCE_WORKGROUPS="1024",
+               GPUTENSOR_REDUCE_VEC4_UNROLL="2", GPUTENSOR_REDUCE_VEC4_VECTORS="16")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "1024", "2", "16"]
+
+
+def test_frontend_offset_views_take_the_vector_path(knobs):
+    import gputensor as gt
+
+    rng = np.random.default_rng(97)
+    host = rng.standard_normal(20_011).astype(np.float32)
+    a = gt.asarray(host)
+    for sl in (slice(1, None), slice(2, -1), slice(3, -3), slice(5, 10_000), slice(None, None, -1)):
+        for vec in (True, False):
+            knobs(vec4=vec)
+            np.testing.assert_allclose(float(gt.sum(a[sl])), host[sl].astype(np.float64).sum(), rtol=1e-5, atol=1e-3)
+            assert float(gt.max(a[sl])) == host[sl].max()
+    m = gt.asarray(host[:20_000].reshape(40, 500))
+    np.testing.assert_allclose(gt.sum(m[1:, 3:], axis=1).get(), host[:20_000].reshape(40, 500)[1:, 3:].sum(axis=1),
+                               rtol=1e-5, atol=1e-4)

@@ -36,6 +36,20 @@ arguments, so a repeated call only checks its two pointers and records its dispa
    Packed (1- and 2-byte) outputs are written with an atomicAnd/atomicOr pair on the element's
    lane, so outputs sharing a word may come from different workgroups.
 
+Vector path (reduce_plain's first pass; ``_Planner._vector``): when the reduced range of a piece
+is one dim of stride 1 (a contiguous row: full reductions and the last axis of contiguous
+arrays, also of offset views such as ``x[1:]``) over an unpacked 4- or 8-byte source (float32,
+int32, uint32; float64, int64, uint64) and no prologue, the source is bound a second time as
+16-byte vectors over the same window, and each invocation loads ``VEC4_UNROLL`` vectors per
+step into one accumulator per lane; the elements before the first whole vector and after the
+last one of each (row, chunk) range (the view's offset modulo a vector is only known per call)
+are read as scalars. The row tile then has consecutive invocations on consecutive vectors of
+one output and at least ``VEC4_VECTORS`` vectors each (``_tile_vector``); chunks are whole
+unrolled steps. Column reductions, strided or multi-dim reduced ranges, packed dtypes, the
+arg/var kernels and prologues keep the scalar loads. ``configure`` (or the environment
+variables named at the knobs) switches and tunes it; the combination order is still fixed by
+the shapes (and the view's offset modulo a vector), so results stay bitwise reproducible.
+
 var/std use the corrected two-pass algorithm inside each chunk (mean, then sums of deviations)
 and Chan et al.'s pairwise update across chunks.
 
@@ -53,6 +67,7 @@ the same structure with other pointers, strides or scalar values reuses the pipe
 from __future__ import annotations
 
 import math
+import os
 import struct
 import threading
 import weakref
@@ -78,6 +93,7 @@ __all__ = [
     "Prologue",
     "REDUCTION_OPS",
     "ReductionOp",
+    "configure",
     "reduce_contiguous",
     "reduce_strided",
 ]
@@ -86,12 +102,57 @@ __all__ = [
 MAX_RANK = 8
 #: Invocations per workgroup.
 WORKGROUP_SIZE = 256
+#: Tuning knobs (read by the planner; change them with ``configure``, which keeps the plan
+#: caches apart; their environment variables set the defaults, for A/B runs of
+#: benchmarks.diag_reduce):
 #: Workgroups a reduction aims for when it has few outputs (its reduced range is then split).
-TARGET_WORKGROUPS = 2048
+#: ``GPUTENSOR_REDUCE_WORKGROUPS``.
+TARGET_WORKGROUPS = int(os.environ.get("GPUTENSOR_REDUCE_WORKGROUPS", "2048"))
+#: The vector path of reduce_plain (16-byte loads of a contiguous reduced range; see ``_Planner.
+#: _vector``). ``GPUTENSOR_REDUCE_VEC4=0`` turns it off.
+VEC4 = os.environ.get("GPUTENSOR_REDUCE_VEC4", "1") != "0"
+#: Vector path: vector loads in flight per invocation (``GPUTENSOR_REDUCE_VEC4_UNROLL``).
+VEC4_UNROLL = int(os.environ.get("GPUTENSOR_REDUCE_VEC4_UNROLL", "4"))
+#: Vector path, several outputs: the row tile keeps at least this many vectors per invocation
+#: (``GPUTENSOR_REDUCE_VEC4_VECTORS``; fewer invocations per output, more outputs per workgroup).
+VEC4_VECTORS = int(os.environ.get("GPUTENSOR_REDUCE_VEC4_VECTORS", "8"))
+#: Vector path: shortest reduced range that takes it (``GPUTENSOR_REDUCE_VEC4_MIN_LENGTH``).
+VEC4_MIN_LENGTH = int(os.environ.get("GPUTENSOR_REDUCE_VEC4_MIN_LENGTH", "16"))
 #: Reduced elements per invocation below which the reduced range is not split further.
 MIN_PER_INVOCATION = 32
 #: Largest element count of the iteration space per dispatch (u32 index math in WGSL).
 MAX_COUNT = 2**31 - 1
+
+
+def _knobs() -> tuple[object, ...]:
+    return (TARGET_WORKGROUPS, VEC4, VEC4_UNROLL, VEC4_VECTORS, VEC4_MIN_LENGTH)
+
+
+#: The knobs' values, part of every plan-cache key (plans made under other values are not reused).
+_KNOBS = _knobs()
+
+
+def configure(*, target_workgroups: int | None = None, vec4: bool | None = None, vec4_unroll: int | None = None,
+              vec4_vectors: int | None = None, vec4_min_length: int | None = None) -> dict[str, object]:
+    """Set tuning knobs of the planner (None: unchanged) and return the previous values as
+    keyword arguments for a later ``configure(**previous)``. Plans made under other values are
+    not reused. For benchmarks and tests (A/B of the vector path in one process)."""
+    global TARGET_WORKGROUPS, VEC4, VEC4_UNROLL, VEC4_VECTORS, VEC4_MIN_LENGTH, _KNOBS
+    previous: dict[str, object] = dict(target_workgroups=TARGET_WORKGROUPS, vec4=VEC4, vec4_unroll=VEC4_UNROLL,
+                                       vec4_vectors=VEC4_VECTORS, vec4_min_length=VEC4_MIN_LENGTH)
+    if target_workgroups is not None:
+        TARGET_WORKGROUPS = max(1, int(target_workgroups))
+    if vec4 is not None:
+        VEC4 = bool(vec4)
+    if vec4_unroll is not None:
+        VEC4_UNROLL = max(1, min(16, int(vec4_unroll)))
+    if vec4_vectors is not None:
+        VEC4_VECTORS = max(1, int(vec4_vectors))
+    if vec4_min_length is not None:
+        VEC4_MIN_LENGTH = max(1, int(vec4_min_length))
+    _KNOBS = _knobs()
+    return previous
+
 
 _KIND = {
     "bool": "bool",
@@ -303,6 +364,7 @@ class _Types:
             d["PROLOGUE"] = prologue.code
             d["PARAMS_EXT"] = f"    ext: array<vec4<u32>, {max(1, -(-prologue.n_words // 4))}>,"
         if spec.kernel == "reduce_plain":
+            d.update(self.vector_defines(0, src_compute))
             post = spec.pick(spec.post, kind).replace("{ACC}", acc_c)
             d["COMBINE"] = spec.pick(spec.combine, kind)
             d["IDENTITY"] = _literal(_identity_value(spec, self.acc), acc_c)
@@ -315,6 +377,21 @@ class _Types:
             post = spec.pick(spec.post, kind)
             d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
         return d
+
+    def vector_defines(self, width: int, compute: str) -> dict[str, object]:
+        """reduce_plain's placeholders of the vector path: loads of ``width`` lanes (of the
+        source's compute type ``compute``) from a binding after the kernel's own, or (0) the off
+        state, whose stub only type-checks."""
+        on = width > 0
+        if on:
+            code = (f"@group(0) @binding(3) var<storage, read_write> srcv: array<vec{width}<{self.src.array}>>;\n\n"
+                    f"fn load_vec(v: u32) -> vec{width}<{compute}> {{\n    return srcv[v];\n}}")
+            unroll = VEC4_UNROLL
+        else:
+            width, unroll = 4, 1
+            code = f"fn load_vec(v: u32) -> vec4<{compute}> {{\n    return vec4<{compute}>();\n}}"
+        fold = "combine(a[0], a[1])" if width == 2 else "combine(combine(a[0], a[1]), combine(a[2], a[3]))"
+        return {"VEC": "true" if on else "false", "VW": width, "VU": unroll, "VEC_SRC": code, "VEC_FOLD": fold}
 
 
 # ---- fused elementwise prologue --------------------------------------------------------------
@@ -598,8 +675,22 @@ def _tile(nkeep: int, nred: int, kept: Sequence[_Dim], red: Sequence[_Dim]) -> t
     return _TILES[0]
 
 
-def _chunks(nkeep: int, nred: int, tx: int, ty: int) -> tuple[int, int]:
-    """(nchunks, chunk_len): split the reduced range when outputs alone give few workgroups."""
+def _tile_vector(nkeep: int, nred: int, width: int) -> tuple[int, int]:
+    """``_tile`` of the vector path (a contiguous reduced range): one output per workgroup when
+    there is one, else the first tile keeping VEC4_VECTORS vectors of ``width`` lanes per
+    invocation (consecutive invocations of an output read consecutive vectors)."""
+    if nkeep == 1:
+        return _TILES[0]
+    for tx, ty in _TILES:
+        if nred >= width * VEC4_VECTORS * ty:
+            return tx, ty
+    return _TILES[-1]
+
+
+def _chunks(nkeep: int, nred: int, tx: int, ty: int, width: int = 0) -> tuple[int, int]:
+    """(nchunks, chunk_len): split the reduced range when outputs alone give few workgroups.
+    The vector path (``width`` lanes) cuts it into whole unrolled steps of the workgroup (whole
+    vectors when shorter), so that chunks of an aligned range start on whole vectors."""
     ktiles = -(-nkeep // tx)
     n = 1
     if ktiles < TARGET_WORKGROUPS:
@@ -607,6 +698,10 @@ def _chunks(nkeep: int, nred: int, tx: int, ty: int) -> tuple[int, int]:
     if nred == 0:
         return 1, 0
     length = -(-nred // n)
+    if width and n > 1:
+        step = width * ty * VEC4_UNROLL
+        unit = step if length >= 8 * step else width
+        length = -(-length // unit) * unit
     return -(-nred // length), length
 
 
@@ -644,8 +739,9 @@ def _dtype(backend: "WebGpuBackend", name: Any, what: str) -> StorageType:
 class _Step:
     """One recorded dispatch of a plan. ``regions``: its storage bindings in order, each
     ('src', element offset from the source pointer, elements) (its window's first element goes
-    to params word 5), ('dst', element offset of the lowest element, elements, offset of element
-    [0..0] above it) (word 6), ('scratch', buffer name, bytes) or ('dummy',)."""
+    to params word 5), ('srcv', the same) (the same window as whole 16-byte vectors: the vector
+    path), ('dst', element offset of the lowest element, elements, offset of element [0..0]
+    above it) (word 6), ('scratch', buffer name, bytes) or ('dummy',)."""
 
     kernel: str
     defines: Mapping[str, object]
@@ -688,8 +784,9 @@ class _Plan:
         """The steps as launch records for ``ctx``: (ctx, its grid limit, per step (kernel,
         pipeline, defines, parameter bytes with words 5 and 6 zero, regions, grid), whether a
         step binds scratch or the dummy); regions are
-        (0, byte offset from the source pointer, bytes, 0), (1, byte offset from the destination
-        pointer, bytes, element offset of [0..0] in it), (2, scratch name, bytes, 0) or (3,)."""
+        (0, byte offset from the source pointer, bytes, 0 or 16: the window cut to whole 16-byte
+        vectors), (1, byte offset from the destination pointer, bytes, element offset of [0..0]
+        in it), (2, scratch name, bytes, 0) or (3,)."""
         ssz, dsz = self.src_itemsize, self.dst_itemsize
         records = []
         for step in self.steps:
@@ -699,6 +796,8 @@ class _Plan:
             for r in step.regions:
                 if r[0] == "src":
                     regions.append((0, r[1] * ssz, r[2] * ssz, 0))
+                elif r[0] == "srcv":
+                    regions.append((0, r[1] * ssz, r[2] * ssz, 16))
                 elif r[0] == "dst":
                     regions.append((1, r[1] * dsz, r[2] * dsz, r[3]))
                 elif r[0] == "scratch":
@@ -766,7 +865,7 @@ class _Plan:
                     else:
                         alloc, off, size = dst_alloc, dst_off + a, dsz
                     if off == 0 and nbytes == alloc.nbytes and alloc.whole is not None:
-                        bufs.append(alloc.whole)  # what ``window`` gives for a whole allocation
+                        region = alloc.whole  # what ``window`` gives for a whole allocation
                         first = 0
                     else:  # ``window`` without its checks, which the span checks made
                         buffer = alloc.buffer
@@ -776,15 +875,18 @@ class _Plan:
                         if off < 0 or off + nbytes > alloc.nbytes or width > max_binding:
                             # not reached (the spans are checked, windows fit by planning): raises
                             w = backend.window((src_ptr if kind == 0 else dst_ptr) + a, nbytes, size)
-                            bufs.append(w.binding)
+                            region = w.binding
                             first = w.first
                         else:
-                            bufs.append((buffer, start, width if width > 4 else 4))
+                            region = (buffer, start, width if width > 4 else 4)
                             first = (off - start) // size
                     if kind == 0:
                         w5 = first
+                        if extra:  # the vector binding: whole vectors of the same window
+                            region = (region[0], region[1], region[2] // extra * extra)
                     else:
                         w6 = (first + extra) & 0xFFFFFFFF
+                    bufs.append(region)
                 elif kind == 2:
                     bufs.append(scratch.get(a, nbytes))  # type: ignore[union-attr]
                 else:
@@ -833,6 +935,9 @@ class _Plan:
                         w = backend.window(src_ptr + r[1] * ssz, r[2] * ssz, ssz)
                         regions.append(w.binding)
                         params[5] = w.first
+                    elif r[0] == "srcv":  # the vector binding: whole vectors of the src window
+                        w = backend.window(src_ptr + r[1] * ssz, r[2] * ssz, ssz)
+                        regions.append((w.buffer, w.offset, w.size // 16 * 16))
                     elif r[0] == "dst":
                         w = backend.window(dst_ptr + r[1] * dsz, r[2] * dsz, dsz)
                         regions.append(w.binding)
@@ -860,6 +965,7 @@ class _Planner:
     window: int  # usable bytes of one binding
     steps: list[_Step] = field(default_factory=list)
     prologue: _PrologueCode | None = None  # fused source: virtual, never split for its window
+    vectors: bool = False  # bindings start on whole vectors (the vector path may be used)
 
     @property
     def src_size(self) -> int:
@@ -899,13 +1005,18 @@ class _Planner:
         nkeep = view.nkeep
         tiles = []
         for p in pieces:
-            tx, ty = _tile(nkeep, p.nred, p.kept, p.red)
-            nchunks, chunk_len = _chunks(nkeep, p.nred, tx, ty)
-            tiles.append((p, tx, ty, nchunks, chunk_len))
+            width = self._vector(p)
+            if width:
+                tx, ty = _tile_vector(nkeep, p.nred, width)
+                nchunks, chunk_len = _chunks(nkeep, p.nred, tx, ty, width)
+            else:
+                tx, ty = _tile(nkeep, p.nred, p.kept, p.red)
+                nchunks, chunk_len = _chunks(nkeep, p.nred, tx, ty)
+            tiles.append((p, tx, ty, nchunks, chunk_len, width))
         slots = sum(t[3] for t in tiles)
         if slots == 1:
-            p, tx, ty, nchunks, chunk_len = tiles[0]
-            self._step(p, tx, ty, nchunks, chunk_len, in_partial=False, out_partial=False)
+            p, tx, ty, nchunks, chunk_len, width = tiles[0]
+            self._step(p, tx, ty, nchunks, chunk_len, in_partial=False, out_partial=False, width=width)
             return
         if nkeep * slots * self.types.shared_bytes > self.window:
             if nkeep == 1:  # cannot happen with sane limits: slots are bounded by the window
@@ -914,9 +1025,9 @@ class _Planner:
             self._split_kept(view, i, max(1, view.kept[i].n // 2))
             return
         base = 0
-        for p, tx, ty, nchunks, chunk_len in tiles:
+        for p, tx, ty, nchunks, chunk_len, width in tiles:
             self._step(p, tx, ty, nchunks, chunk_len, in_partial=False, out_partial=True,
-                       slots=slots, slot_base=base)
+                       slots=slots, slot_base=base, width=width)
             base += nchunks
         # Combine the slots of each output (in slot order) and apply the post-map.
         shape = [d.n for d in view.kept]
@@ -924,6 +1035,22 @@ class _Planner:
         final = _View(0, view.dst, 0, kept, (_Dim(slots, 1, 0),))
         tx, ty = _tile(nkeep, slots, kept, final.red)
         self._step(final, tx, ty, 1, slots, in_partial=True, out_partial=False, slots=slots)
+
+    def _vector(self, view: _View) -> int:
+        """Lanes of the vector path for a first-pass piece (0: the scalar loads): reduce_plain
+        without a prologue, an unpacked 4- or 8-byte source, one reduced dim of stride 1 at least
+        VEC4_MIN_LENGTH long (the kept dims are free), bindings on whole vectors, and a source
+        window of at least 16 elements (so its vector binding is not empty)."""
+        src = self.types.src
+        if (not VEC4 or not self.vectors or self.prologue is not None or self.types.spec.kernel != "reduce_plain"
+                or src.packed or src.itemsize not in (4, 8)):
+            return 0
+        red = view.red
+        if len(red) != 1 or red[0].s != 1 or red[0].n < VEC4_MIN_LENGTH:
+            return 0
+        if _extent(view.kept)[1] + red[0].n < 16:
+            return 0
+        return 16 // src.itemsize
 
     @staticmethod
     def _fit(n: int, stride: int, rest: int, limit: int) -> int:
@@ -961,7 +1088,7 @@ class _Planner:
         return out
 
     def _step(self, view: _View, tx: int, ty: int, nchunks: int, chunk_len: int, *,
-              in_partial: bool, out_partial: bool, slots: int = 1, slot_base: int = 0) -> None:
+              in_partial: bool, out_partial: bool, slots: int = 1, slot_base: int = 0, width: int = 0) -> None:
         types = self.types
         nkeep, nred = view.nkeep, view.nred
         kept = view.kept or (_Dim(1, 0, 0),)
@@ -984,6 +1111,8 @@ class _Planner:
             regions.append(("scratch", "aux", npart * types.shared_bytes) if partial else ("dummy",))
         if kernel != "reduce_plain":
             regions.append(("scratch", "idx", npart * 4) if partial else ("dummy",))
+        if width:  # the source again, as vectors (binding 3 of reduce_plain)
+            regions.append(("srcv",) + regions[0][1:])
         ktiles = -(-nkeep // tx)
 
         def dims(values: Sequence[int]) -> list[int]:
@@ -1001,6 +1130,8 @@ class _Planner:
                                      prologue=self.prologue if fused else None))
         defines.update(TX=tx, TY=ty, KEEP_RANK1="true" if len(kept) == 1 else "false",
                        RED_RANK1="true" if len(red) == 1 else "false")
+        if width:
+            defines.update(types.vector_defines(width, types.src.compute))
         self.steps.append(_Step(kernel, defines, tuple(params), tuple(regions), ktiles * nchunks, fused))
 
 
@@ -1078,7 +1209,7 @@ def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int
         return lo * itemsize, (hi + 1) * itemsize
 
     planner = _Planner(_Types(spec, src_t, dst_t, acc_t), nred, ddof, backend.max_window_bytes() - 8,
-                       prologue=pro_code)
+                       prologue=pro_code, vectors=backend.context.storage_offset_alignment % 16 == 0)
     if nkeep:
         track_index = spec.kernel == "reduce_arg"
         red_index = _row_major([shape[a] for a in red_axes])
@@ -1152,6 +1283,8 @@ def reduce_strided(
         shape, strides, reduce_axes, dst_strides = key[4], key[5], key[6], key[7]
         if not _plain_key(key):  # e.g. True for 1 or 2.0 for 2: equal keys, different meaning
             key = None
+        else:
+            key = key + (_KNOBS,)
     if key is not None and prologue is not None:
         try:
             key = key + (prologue.structure(),)
@@ -1217,7 +1350,7 @@ def reduce_contiguous(backend: "WebGpuBackend", op: ReduceOp, input: int, output
                 if type(n) is not int:
                     break
             else:
-                key = (_CONTIGUOUS, op, dtype, shape, axis)
+                key = (_CONTIGUOUS, _KNOBS, op, dtype, shape, axis)
                 plan = _plans(backend).get(key)
                 if plan is not None:
                     plan.launch(backend, input, output)
