@@ -17,8 +17,8 @@ batches of ``--reps`` calls, each batch followed by a synchronisation. Every res
 against torch's (else a float64 NumPy reference); the exit status is 1 if any check fails.
 ``--small`` runs small shapes (a smoke test for software adapters such as lavapipe).
 
-Use it to set ``ops_gemm.SPLITK_SLOTS``, ``SPLITK_MIN_DEPTH``, ``SPLITK_MAX`` and
-``SPLITK_TRAFFIC``: the ``auto`` row should match the best forced row of every problem.
+Use it to set ``ops_gemm.SPLITK_MIN_K``, ``SPLITK_TARGET``, ``SPLITK_MIN_DEPTH`` and
+``SPLITK_MAX``: the ``auto`` row should match the best forced row of every problem.
 """
 
 from __future__ import annotations
@@ -179,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
 
     be = get_backend()
     print(f"adapter: {be!r}")
-    print(f"policy: SPLITK_SLOTS={ops_gemm.SPLITK_SLOTS} SPLITK_MIN_DEPTH={ops_gemm.SPLITK_MIN_DEPTH} "
-          f"SPLITK_MAX={ops_gemm.SPLITK_MAX} SPLITK_TRAFFIC={ops_gemm.SPLITK_TRAFFIC} "
+    print(f"policy: SPLITK_MIN_K={ops_gemm.SPLITK_MIN_K} SPLITK_TARGET={ops_gemm.SPLITK_TARGET} "
+          f"SPLITK_MIN_DEPTH={ops_gemm.SPLITK_MIN_DEPTH} SPLITK_MAX={ops_gemm.SPLITK_MAX} "
           f"FILL_TILES={ops_gemm.FILL_TILES}", flush=True)
     torch = None
     try:

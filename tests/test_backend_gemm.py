@@ -571,17 +571,18 @@ def test_split_depth():
 
 
 def test_choose_splits():
-    # the problems the policy was written for (H200 constants): few tiles, deep
+    # the problems the policy was measured on (H200, benchmarks.tune_splitk): few tiles, deep
     assert ops_gemm.choose_splits(32, 4096) == 8     # 64 x 4096 x 4096 (32 tiles of 128x64)
-    assert ops_gemm.choose_splits(64, 1024) == 4     # 1024^3
-    assert 2 <= ops_gemm.choose_splits(98, 2304) <= 8  # conv 3x3, N=32, C=K=256, 14x14
-    assert 2 <= ops_gemm.choose_splits(98, 1024) <= 4  # conv 1x1, C=1024, K=256
-    # every split keeps at least SPLITK_MIN_DEPTH of k
+    assert ops_gemm.choose_splits(98, 2304) == 4     # conv 3x3, N=32, C=K=256, 14x14
+    assert ops_gemm.choose_splits(64, 1024) == 1     # 1024^3: 64x64 tiles instead
+    assert ops_gemm.choose_splits(98, 1024) == 1     # conv 1x1, C=1024, K=256: 64x64 tiles
+    # every split keeps at least SPLITK_MIN_DEPTH of k; shallow problems never split
     for tiles in (1, 10, 50, 127):
-        for k in (100, 255, 256, 511, 700, 5000):
+        for k in (100, 255, 256, 511, 700, 2047, 2048, 5000, 1 << 20):
             s = ops_gemm.choose_splits(tiles, k)
             assert 1 <= s <= ops_gemm.SPLITK_MAX
             assert s == 1 or k // s >= ops_gemm.SPLITK_MIN_DEPTH
+            assert s == 1 or k >= ops_gemm.SPLITK_MIN_K
 
 
 class _FakeContext:

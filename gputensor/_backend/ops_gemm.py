@@ -129,19 +129,19 @@ TILES_SMALL = GemmTiles(32, 32, 8, 4, 4)
 FILL_TILES = 128
 
 
-# ---- split-K policy (constants to tune per GPU: ``python3 -m benchmarks.tune_splitk``) ----------
-#: Workgroups of the large tiles (256 invocations each) that run at once on the device: the
-#: wave size of the split-K cost model. H200: 132 SMs x 2 resident workgroups.
-SPLITK_SLOTS = 264
-#: Least depth (elements of k) a split gets: a shallower one spends too much of its time on
-#: the prologue and on storing its partial tile.
+# ---- split-K policy (constants from ``python3 -m benchmarks.tune_splitk`` on an H200, session 4:
+# conv 3x3 (98 large tiles, depth 2304) fastest at 4 splits, gemm 64x4096x4096 (32 tiles, depth
+# 4096) at 8; depth 1024 (conv 1x1, gemm 1024^3) ran faster on 64x64 tiles without splits) ----
+#: Least depth (elements of k) for which a problem with too few large tiles is split; shallower
+#: ones take the 64x64 tiles instead (their partial traffic does not pay).
+SPLITK_MIN_K = 2048
+#: Workgroups the splits aim for: tiles * splits >= SPLITK_TARGET (about 1.5 waves of 132 SMs
+#: x 2 resident large-tile workgroups).
+SPLITK_TARGET = 384
+#: Least depth a split gets.
 SPLITK_MIN_DEPTH = 256
 #: Most splits.
 SPLITK_MAX = 8
-#: Cost of one split's partial traffic (its partial tile written and read back by the combine)
-#: relative to a full-depth workgroup's arithmetic, times the depth: about 4 * (FLOP/s of the
-#: kernel) / (bytes/s of memory), ~40 on an H200 (31 TFLOP/s, ~3 TB/s). See ``choose_splits``.
-SPLITK_TRAFFIC = 40.0
 #: Environment variable forcing the number of splits (0 or 1: none) wherever split-K is legal.
 SPLITK_ENV = "GPUTENSOR_GEMM_SPLITK"
 
@@ -190,22 +190,13 @@ def gemm_tiles(ctx: Any, acc_type: str, m: int, n: int, batch: int = 1) -> GemmT
 
 def choose_splits(tiles: int, k: int) -> int:
     """Splits of the depth ``k`` for a problem of ``tiles`` large-tile workgroups (pure; the
-    policy's constants are the module's ``SPLITK_*``).
-
-    Among 1 .. min(SPLITK_MAX, k // SPLITK_MIN_DEPTH) splits it takes the one of least cost
-    (the fewest splits on a tie), in units of one full-depth workgroup's time:
-
-        ceil(tiles * s / SPLITK_SLOTS) / s  +  SPLITK_TRAFFIC * s * tiles / (SPLITK_SLOTS * k)
-
-    the waves of s-times shallower workgroups, plus the partial tiles' memory traffic.
-    """
-    best, best_cost = 1, None
-    for s in range(1, max(1, min(SPLITK_MAX, k // max(1, SPLITK_MIN_DEPTH))) + 1):
-        waves = -(-tiles * s // SPLITK_SLOTS)
-        cost = waves / s + SPLITK_TRAFFIC * s * tiles / (SPLITK_SLOTS * max(k, 1))
-        if best_cost is None or cost < best_cost - 1e-12:
-            best, best_cost = s, cost
-    return best
+    policy's constants are the module's ``SPLITK_*``): 1 when ``k < SPLITK_MIN_K``, else the
+    fewest splits that give ``SPLITK_TARGET`` workgroups, at most ``SPLITK_MAX`` and at most
+    ``k // SPLITK_MIN_DEPTH``."""
+    if k < SPLITK_MIN_K or tiles <= 0:
+        return 1
+    want = -(-SPLITK_TARGET // tiles)
+    return max(1, min(want, SPLITK_MAX, k // max(1, SPLITK_MIN_DEPTH)))
 
 
 def splitk_override() -> int | None:

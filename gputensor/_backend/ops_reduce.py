@@ -105,9 +105,11 @@ WORKGROUP_SIZE = 256
 #: Tuning knobs (read by the planner; change them with ``configure``, which keeps the plan
 #: caches apart; their environment variables set the defaults, for A/B runs of
 #: benchmarks.diag_reduce):
-#: Workgroups a reduction aims for when it has few outputs (its reduced range is then split).
+#: Workgroups a reduction aims for when it has few outputs (its reduced range is then split);
+#: 1024 measured best of 1024/2048/4096 on the H200 for full, last- and first-axis sum/max
+#: (benchmarks.diag_reduce --sweep, session 4).
 #: ``GPUTENSOR_REDUCE_WORKGROUPS``.
-TARGET_WORKGROUPS = int(os.environ.get("GPUTENSOR_REDUCE_WORKGROUPS", "2048"))
+TARGET_WORKGROUPS = int(os.environ.get("GPUTENSOR_REDUCE_WORKGROUPS", "1024"))
 #: The vector path of reduce_plain (16-byte loads of a contiguous reduced range; see ``_Planner.
 #: _vector``). ``GPUTENSOR_REDUCE_VEC4=0`` turns it off.
 VEC4 = os.environ.get("GPUTENSOR_REDUCE_VEC4", "1") != "0"
