@@ -26,6 +26,18 @@ def backend():
     return get_backend()
 
 
+#: Prefill kernels (ops_attention.KERNEL_VARIANT) the correctness tests run with.
+PREFILL_VARIANTS = ["new", "old"]
+PREFILL_KERNELS = ("attention_flash", "attention")
+
+
+@pytest.fixture(params=PREFILL_VARIANTS)
+def variant(request, monkeypatch):
+    """Runs the test with each prefill kernel variant."""
+    monkeypatch.setattr(ops_attention, "KERNEL_VARIANT", request.param)
+    return request.param
+
+
 def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, causal: bool) -> np.ndarray:
     """softmax(q k^T * scale) v in float64; fully masked rows are zeros."""
     q, k, v = (a.astype(np.float64) for a in (q, k, v))
@@ -93,14 +105,14 @@ def check(backend, batch, heads, seq_q, seq_kv, head_dim, causal, dtype="float32
         (1, 1, 66, 70, 256),     # largest head_dim
     ],
 )
-def test_prefill_float32(backend, batch, heads, seq_q, seq_kv, head_dim, causal):
+def test_prefill_float32(backend, variant, batch, heads, seq_q, seq_kv, head_dim, causal):
     check(backend, batch, heads, seq_q, seq_kv, head_dim, causal)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float64"])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("seq_q,seq_kv,head_dim", [(70, 90, 64), (100, 40, 100), (1, 600, 64), (40, 50, 256)])
-def test_dtypes(backend, dtype, seq_q, seq_kv, head_dim, causal):
+def test_dtypes(backend, variant, dtype, seq_q, seq_kv, head_dim, causal):
     check(backend, 1, 2, seq_q, seq_kv, head_dim, causal, dtype=dtype)
 
 
@@ -121,25 +133,25 @@ def test_decode_uses_key_splits(backend):
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_prefill_with_key_splits(backend, causal):
+def test_prefill_with_key_splits(backend, variant, causal):
     # Few query blocks and a long key sequence: the tiled kernel splits the keys and combines.
     plan = ops_attention.plan_attention(1, 70, 1100, 32, 4, 4, backend.max_window_bytes())
-    assert plan.kernel == "attention" and plan.splits > 1
+    assert plan.kernel in PREFILL_KERNELS and plan.splits > 1
     check(backend, 1, 1, 70, 1100, 32, causal)
 
 
 @pytest.mark.parametrize("seq_q,seq_kv", [(300, 1100), (1200, 600)])
-def test_key_splits_with_masked_splits(backend, seq_q, seq_kv):
+def test_key_splits_with_masked_splits(backend, variant, seq_q, seq_kv):
     # Causal: some splits hold no visible key for a query block (their records are empty), and
     # with seq_q > seq_kv the first rows see no key in any split (the combine gives zeros).
     plan = ops_attention.plan_attention(1, seq_q, seq_kv, 16, 4, 4, backend.max_window_bytes())
-    assert plan.kernel == "attention" and plan.splits > 1
+    assert plan.kernel in PREFILL_KERNELS and plan.splits > 1
     out = check(backend, 1, 1, seq_q, seq_kv, 16, True)
     assert np.all(out[:, :, : max(0, seq_q - seq_kv)] == 0.0)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float64"])
-def test_key_splits_other_dtypes(backend, dtype):
+def test_key_splits_other_dtypes(backend, variant, dtype):
     check(backend, 1, 1, 6, 1300, 16, True, dtype=dtype)
 
 
@@ -154,7 +166,7 @@ def test_causal_accepts_integer_and_numpy_bools(backend, causal):
 
 
 @pytest.mark.parametrize("seq_q,seq_kv", [(150, 45), (7, 3)])
-def test_fully_masked_rows_are_zero(backend, seq_q, seq_kv):
+def test_fully_masked_rows_are_zero(backend, variant, seq_q, seq_kv):
     # Causal with seq_q > seq_kv: rows i < seq_q - seq_kv see no key. torch's
     # scaled_dot_product_attention with that boolean mask gives NaN there; we give zeros.
     out = check(backend, 1, 2, seq_q, seq_kv, 16, True)
@@ -165,7 +177,7 @@ def test_fully_masked_rows_are_zero(backend, seq_q, seq_kv):
 
 
 @pytest.mark.parametrize("dtype,q_scale", [("float32", 25.0), ("float16", 6.0), ("float64", 40.0)])
-def test_large_scores_are_stable(backend, dtype, q_scale):
+def test_large_scores_are_stable(backend, variant, dtype, q_scale):
     # Scores of several hundred (float16: about 80, all it can hold in q): exp would overflow
     # without the running max.
     q, k, v = random_qkv((1, 2, 40, 64), (1, 2, 90, 64), dtype, seed=3, q_scale=q_scale)
@@ -180,7 +192,7 @@ def test_large_scores_are_stable(backend, dtype, q_scale):
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
-def test_interior_pointers(backend, dtype):
+def test_interior_pointers(backend, variant, dtype):
     # q, k, v and o live inside one allocation at offsets that are not binding-aligned; the
     # elements around o must stay untouched (for float16, o shares u32 words with them).
     itemsize = np.dtype(dtype).itemsize
@@ -210,6 +222,40 @@ def test_interior_pointers(backend, dtype):
     np.testing.assert_array_equal(back[outside], host[outside])
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("aligned", [True, False])
+def test_flash_interior_pointers_quad_loads(backend, monkeypatch, dtype, aligned):
+    # attention_flash binds q, k, v as arrays of vec4 when head_dim and every operand's first
+    # element are multiples of 4 (aligned), else loads scalars: both from interior pointers.
+    monkeypatch.setattr(ops_attention, "KERNEL_VARIANT", "new")
+    itemsize = np.dtype(dtype).itemsize
+    shape_q, shape_kv = (1, 2, 70, 64), (1, 2, 100, 64)
+    q, k, v = random_qkv(shape_q, shape_kv, dtype, seed=9)
+    nq, nkv = q.size, k.size
+    pad = 4 if aligned else 5
+    offsets = {"q": pad, "k": 2 * pad + nq, "v": 3 * pad + nq + nkv}
+    offsets["o"] = offsets["v"] + nkv + pad
+    total = offsets["o"] + nq + pad
+    host = np.full(total, 3.0, dtype=dtype)
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        host[offsets[name] : offsets[name] + a.size] = a.ravel()
+    base = backend.alloc(host.nbytes)
+    try:
+        backend.copy_htod(base, host)
+        p = {name: base + off * itemsize for name, off in offsets.items()}
+        backend.attention(p["q"], p["k"], p["v"], p["o"], 1, 2, 70, 100, 64, 0.2, False, dtype=dtype)
+        back = np.empty_like(host)
+        backend.copy_dtoh(back, base)
+    finally:
+        backend.free(base)
+    out = back[offsets["o"] : offsets["o"] + nq].reshape(shape_q)
+    rtol, atol = TOLERANCES[dtype]
+    np.testing.assert_allclose(out.astype(np.float64), reference(q, k, v, 0.2, False), rtol=rtol, atol=atol)
+    outside = np.ones(total, dtype=bool)
+    outside[offsets["o"] : offsets["o"] + nq] = False
+    np.testing.assert_array_equal(back[outside], host[outside])
+
+
 @settings(max_examples=8, deadline=None)
 @given(
     batch=st.integers(1, 2),
@@ -219,9 +265,60 @@ def test_interior_pointers(backend, dtype):
     head_dim=st.sampled_from([1, 7, 16, 33, 64]),
     causal=st.booleans(),
     seed=st.integers(0, 2**16),
+    kernel=st.sampled_from(list(ops_attention.VARIANTS)),
 )
-def test_random_shapes(backend, batch, heads, seq_q, seq_kv, head_dim, causal, seed):
-    check(backend, batch, heads, seq_q, seq_kv, head_dim, causal, seed=seed)
+def test_random_shapes(backend, batch, heads, seq_q, seq_kv, head_dim, causal, seed, kernel):
+    saved = ops_attention.KERNEL_VARIANT
+    ops_attention.KERNEL_VARIANT = kernel
+    try:
+        check(backend, batch, heads, seq_q, seq_kv, head_dim, causal, seed=seed)
+    finally:
+        ops_attention.KERNEL_VARIANT = saved
+
+
+# ---- the register-tiled kernel (attention_flash.wgsl) and its tile variants -------------------
+
+FLASH_VARIANTS = [name for name in ops_attention.VARIANTS if name != "old"]
+
+
+@pytest.mark.parametrize("kernel", FLASH_VARIANTS)
+@pytest.mark.parametrize(
+    "seq_q,seq_kv,head_dim,causal",
+    [
+        (128, 128, 64, False),   # whole tiles, 2 query blocks
+        (130, 200, 64, True),    # partial query block and key tile, seq_q < seq_kv
+        (100, 160, 128, True),
+        (70, 131, 80, False),    # head_dim padded to the column granularity
+        (65, 64, 96, True),      # seq_q > seq_kv: masked rows; 96 = 3 column quads (NT % DP != 0)
+        (40, 70, 256, True),     # largest head_dim
+        (33, 90, 200, False),
+        (90, 70, 32, True),
+        (64, 300, 7, False),
+    ],
+)
+def test_flash_variants(backend, monkeypatch, kernel, seq_q, seq_kv, head_dim, causal):
+    monkeypatch.setattr(ops_attention, "KERNEL_VARIANT", kernel)
+    plan = ops_attention.plan_attention(2, seq_q, seq_kv, head_dim, 4, 4, backend.max_window_bytes(),
+                                        backend.context.limits["max-compute-workgroup-storage-size"])
+    assert plan.kernel == "attention_flash"
+    check(backend, 1, 2, seq_q, seq_kv, head_dim, causal, seed=head_dim)
+
+
+@pytest.mark.parametrize("kernel", ["new", "new-64x4", "new-32x4"])
+@pytest.mark.parametrize("head_dim", [64, 128, 80, 256])
+def test_flash_float16(backend, monkeypatch, kernel, head_dim):
+    monkeypatch.setattr(ops_attention, "KERNEL_VARIANT", kernel)
+    check(backend, 1, 2, 100, 150, head_dim, True, dtype="float16")
+
+
+@pytest.mark.parametrize("kernel", FLASH_VARIANTS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_key_splits(backend, monkeypatch, kernel, causal):
+    # Split records written by attention_flash, merged by attention_combine.
+    monkeypatch.setattr(ops_attention, "KERNEL_VARIANT", kernel)
+    plan = ops_attention.plan_attention(1, 100, 1500, 64, 4, 4, backend.max_window_bytes())
+    assert plan.kernel == "attention_flash" and plan.splits > 1
+    check(backend, 1, 1, 100, 1500, 64, causal)
 
 
 # ---- operands larger than one binding window ------------------------------------------------
@@ -273,17 +370,80 @@ def test_slab_larger_than_window_is_unsupported(backend, monkeypatch):
 
 def test_plan_choices(backend):
     limit = 1 << 31
-    big = ops_attention.plan_attention(64, 4096, 4096, 128, 2, 4, limit, 49152)
+    big = ops_attention.plan_attention(64, 4096, 4096, 128, 2, 4, limit, 49152, variant="old")
     assert (big.kernel, big.block_q, big.splits, big.slabs_per_dispatch) == ("attention", 64, 1, 64)
     assert big.padded_head_dim == 128 and big.key_chunk * big.padded_head_dim <= big.stage_vec4 * 4
-    f64 = ops_attention.plan_attention(1, 100, 100, 256, 8, 8, limit, 32768)
+    f64 = ops_attention.plan_attention(1, 100, 100, 256, 8, 8, limit, 32768, variant="new")
+    assert f64.kernel == "attention"  # float64 always runs the old kernel
     assert f64.block_q == 32 and f64.key_chunk * 256 <= f64.stage_vec4 * 4
-    assert ops_attention.plan_attention(1, 100, 100, 100, 4, 4, limit).padded_head_dim == 112
+    assert ops_attention.plan_attention(1, 100, 100, 100, 4, 4, limit, variant="old").padded_head_dim == 112
     decode = ops_attention.plan_attention(64, 1, 32768, 128, 2, 4, limit)
     assert decode.kernel == "attention_decode" and decode.splits * 64 >= ops_attention.DECODE_TARGET_GROUPS
     with pytest.raises(BackendError) as info:
         ops_attention.plan_attention(1, 100, 100, 256, 8, 8, limit, 16384)
     assert info.value.kind is BackendErrorKind.UNSUPPORTED
+
+
+def _flash(head_dim, storage_limit, variant="new", itemsize=4):
+    plan = ops_attention.plan_attention(64, 4096, 4096, head_dim, itemsize, 4, 1 << 31, storage_limit,
+                                        variant=variant)
+    assert plan.kernel == "attention_flash"
+    return plan
+
+
+def test_flash_plan_choices():
+    # H200 (48 KiB of workgroup memory): 64 query rows, 16-column Q/K chunks.
+    p64, p128, p256 = (_flash(d, 49152) for d in (64, 128, 256))
+    assert (p64.block_q, p64.tile_cols, p64.invocations, p64.depth_chunk, p64.key_chunk) == (64, 8, 128, 16, 32)
+    assert (p128.block_q, p128.tile_cols, p128.invocations, p128.depth_chunk, p128.key_chunk) == (64, 8, 128, 16, 16)
+    assert (p256.block_q, p256.tile_cols, p256.invocations, p256.padded_head_dim) == (64, 4, 256, 256)
+    # lavapipe (32 KiB): 8-column chunks.
+    assert _flash(128, 32768).depth_chunk == 8
+    # head_dim padding: to 32 columns with 8 invocations per row quad, to 64 with 16.
+    assert [_flash(d, 49152).padded_head_dim for d in (1, 33, 80, 96, 100, 129, 200)] == [32, 64, 96, 96, 128, 192, 256]
+    assert _flash(64, 49152, "new-64x4").tile_cols == 4 and _flash(64, 49152, "new-64x4").invocations == 256
+    assert _flash(64, 49152, "new-64x8-dc8").depth_chunk == 8
+    assert _flash(200, 49152, "new-64x8").tile_cols == 4  # 64x8 covers head_dim <= 128 only
+    with pytest.raises(BackendError) as info:
+        ops_attention.plan_attention(1, 100, 100, 64, 4, 4, 1 << 31, variant="newest")
+    assert info.value.kind is BackendErrorKind.INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("storage_limit", [32768, 49152])
+@pytest.mark.parametrize("kernel", FLASH_VARIANTS)
+def test_flash_shapes_fit(kernel, storage_limit):
+    # Every head_dim gets attention_flash tiles within the workgroup memory and the kernel's
+    # invariants (see attention_flash.wgsl and ops_attention._flash_shape).
+    for head_dim in range(1, 257):
+        plan = _flash(head_dim, storage_limit, kernel)
+        shape = ops_attention.FlashShape(plan.block_q, plan.tile_cols, plan.padded_head_dim, plan.depth_chunk,
+                                         plan.key_chunk, plan.stage_vec4)
+        d = shape.defines()
+        assert shape.workgroup_bytes(4) <= storage_limit
+        assert head_dim <= d["DP"] == 4 * d["NX"] * d["QPT"] and 1 <= d["QPT"] <= 4
+        assert d["QQ"] >= 1 and d["KQ"] >= 1 and d["QQ"] + d["KQ"] <= 4 and 1 <= d["VQ"] <= 4
+        assert d["QQ"] * 4 * d["NT"] == d["BQ"] * d["DC"] and d["KQ"] * 4 * d["NT"] == 64 * d["DC"]
+        assert d["VQ"] * 4 * d["NT"] == d["KC"] * d["DP"]
+        assert (d["DP"] // d["DC"]) % 2 == 0 and (64 // d["KC"]) % 2 == 0
+        assert d["KC"] * d["DP"] <= 4 * d["SLOT4"] and (64 + d["BQ"]) * (d["DC4"] + 1) <= d["SLOT4"]
+        assert d["DP"] - head_dim < 4 * d["NX"]
+
+
+@pytest.mark.parametrize("kernel", FLASH_VARIANTS)
+@pytest.mark.parametrize("head_dim", [16, 64, 80, 96, 128, 160, 256])
+def test_flash_shapes_validate_for_48k(backend, kernel, head_dim):
+    # The tiles an adapter with 48 KiB of workgroup memory (H200) gets may not fit this one (lavapipe
+    # has 32 KiB) and then cannot run here: at least their WGSL must pass validation.
+    from gputensor._backend import kernels
+
+    plan = _flash(head_dim, 49152, kernel)
+    shape = ops_attention.FlashShape(plan.block_q, plan.tile_cols, plan.padded_head_dim, plan.depth_chunk,
+                                     plan.key_chunk, plan.stage_vec4)
+    for split in ("false", "true"):
+        for vec in (False, True):
+            defines = dict(ENABLE="", STORAGE="f32", COMPUTE="f32", OUT="f32", EXP2="exp2", SPLIT=split,
+                           NEG=ops_attention._MOST_NEGATIVE["f32"], **shape.defines("f32", vec))
+            backend.context.device.create_shader_module(code=kernels.render("attention_flash", defines))
 
 
 # ---- errors ---------------------------------------------------------------------------------

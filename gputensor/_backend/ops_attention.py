@@ -22,11 +22,28 @@ Semantics
 
 Kernels (gputensor/_wgsl)
 -------------------------
-* ``attention.wgsl`` (prefill, ``seq_q > DECODE_MAX_SEQ_Q``): one workgroup per (batch*head,
-  block of 64 query rows (32 for float64), key split); 64-key tiles; 256 invocations (128 for
-  float64) in a 16 x 16 grid, each owning a 4x4 score micro-tile and a 4-row x head_dim/16-column
-  output tile. Q^T/K^T chunks of 16 head-dim columns, the probabilities P^T and chunks of V are
-  staged in workgroup memory (about 26 KiB; 31 KiB for float64).
+* ``attention_flash.wgsl`` (prefill, ``seq_q > DECODE_MAX_SEQ_Q``, float16/float32; the default):
+  one workgroup per (batch*head, block of BQ = 64 query rows, key split); 64-key tiles; invocation
+  (ty, tx) owns query rows ty + 16r (r < 4) in both phases: a 4-row x TC-key score tile (TC = 8: 128
+  invocations for head_dim <= 128; TC = 4: 256 invocations above) fed by vec4 reads of Q and K
+  staged row-major (16 fmas per 4 + TC vec4 reads and depth quad), and a 4-row x 4*QPT-column
+  output tile (column quads tx + NX*c, vec4 reads of P^T and V: 16 QPT fmas per 1 + QPT reads
+  and key). The head dim is padded to a multiple of 4 * NX (32 or 64 columns). Q, K and V are
+  read in quads of 4 head-dim columns (one 16-byte load each when head_dim and the operand
+  offsets are multiples of 4: the bindings are then arrays of vec4). Q/K chunks of DC
+  = 16 head-dim columns (8 where workgroup memory is 32 KiB) and V chunks of KC keys stream
+  through a two-slot ring, the next chunk fetched into registers while the current one is used:
+  one barrier per chunk, DP/DC + 64/KC + 2 per tile. About 37 KiB of workgroup memory with DC =
+  16 (H200: 48 KiB), 29 KiB with DC = 8 (lavapipe: 32 KiB). See ``FlashShape``.
+* ``attention.wgsl`` (prefill; float64, and every dtype with ``KERNEL_VARIANT = "old"``): 256
+  invocations (128 for float64) in a 16 x 16 grid, each owning a 4x4 score micro-tile and a
+  4-row x head_dim/16-column output tile (scalar, lane-indexed reads of V). Q^T/K^T chunks of 16
+  head-dim columns, the probabilities P^T and chunks of V are staged in workgroup memory (about
+  26 KiB; 31 KiB for float64); query blocks of 64 rows (32 for float64).
+* The prefill kernel is chosen by ``KERNEL_VARIANT`` (environment ``GPUTENSOR_ATTENTION_KERNEL``,
+  default ``new``; ``old`` selects attention.wgsl; ``new-64x8``, ``new-64x4``, ``new-32x4``,
+  ``new-64x8-dc8`` force attention_flash tiles). ``python -m benchmarks.tune_attention`` times
+  them side by side.
 * ``attention_decode.wgsl`` (``seq_q <= DECODE_MAX_SEQ_Q``): one workgroup of 256 per
   (batch*head, query row, key split); 16-lane groups score 4 keys each with coalesced loads of K,
   then each invocation accumulates one output column over a share of the tile's keys.
@@ -35,11 +52,13 @@ Kernels (gputensor/_wgsl)
   ``MIN_SPLIT_KEYS`` keys), each split writes a partial record ``(m, l, acc[head_dim])`` to a
   scratch buffer (``backend.alloc``, freed once recorded) and ``attention_combine.wgsl`` merges
   them.
-The head dimension is padded to a multiple of 16 (``padded_head_dim``) and compiled into the
-kernel; ``head_dim`` itself is a parameter, so one pipeline serves every head_dim of a padding.
+The head dimension is padded (``padded_head_dim``: to 16 for attention.wgsl and the decode kernel,
+to 32 or 64 for attention_flash.wgsl) and compiled into the kernel; ``head_dim`` itself is a
+parameter, so one pipeline serves every head_dim of a padding.
 Two habits keep the kernels fast on NVIDIA's Vulkan driver, where naga bounds every loop with a
 counter and the driver then unrolls none: register state lives in named vectors (``acc0`` ..
-``acc15``), never in loop-indexed arrays (those spill to local memory), and global loads are
+``acc15``) or in arrays indexed only inside ``//#unroll`` loops (constant indices), never in
+loop-indexed arrays (those spill to local memory), and global loads are
 issued in batches into registers before they are used or stored (a load used in its own loop
 iteration costs a full memory latency per iteration). Measured on an H200 (batch 4, heads 16):
 seq 4096, head_dim 128, float32 about 13.7 TFLOP/s (torch 3.4x faster); decoding one query over
@@ -55,9 +74,12 @@ BackendError (unsupported). ``head_dim`` may be 1..256.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import operator
+import os
+import re
 import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -94,15 +116,29 @@ _MOST_NEGATIVE = {
 }
 
 
+#: Prefill kernel variant: ``"new"`` (attention_flash.wgsl, tiles chosen per head_dim and
+#: adapter), ``"new-BQxTC"`` (attention_flash.wgsl with BQ query rows per workgroup and TC keys
+#: per invocation: ``new-64x8``, ``new-64x4``, ``new-32x4``; ``-dc8`` appended forces 8-column
+#: Q/K chunks) or ``"old"`` (attention.wgsl). Read from ``GPUTENSOR_ATTENTION_KERNEL`` at import;
+#: benchmarks/tune_attention.py sets it per run. float64 always uses the old kernel.
+KERNEL_VARIANT: str = os.environ.get("GPUTENSOR_ATTENTION_KERNEL", "new")
+#: Variants benchmarks/tune_attention.py times by default.
+VARIANTS = ("old", "new", "new-64x4", "new-32x4", "new-64x8-dc8")
+
+
 @dataclass(frozen=True)
 class AttentionPlan:
     """How one attention call is carried out.
 
-    ``kernel``: ``"attention"`` (tiled) or ``"attention_decode"``; ``block_q``: query rows per
-    workgroup (1 for decode); ``padded_head_dim``: head_dim rounded up to 16; ``key_chunk``: V
-    keys staged at once (tiled kernel); ``stage_vec4``: size of its staging area in vec4 slots;
-    ``splits`` / ``split_len``: key-sequence splits and keys per split (a multiple of 64);
-    ``slabs_per_dispatch``: (batch, head) slabs per dispatch so every binding fits one window.
+    ``kernel``: ``"attention_flash"`` (tiled, register micro-tiles), ``"attention"`` (older
+    tiled kernel) or ``"attention_decode"``; ``block_q``: query rows per workgroup (1 for
+    decode); ``padded_head_dim``: head_dim rounded up to the kernel's column granularity;
+    ``key_chunk``: V keys staged at once (tiled kernels); ``stage_vec4``: size of the staging
+    area (attention) or of one ring slot (attention_flash) in vec4; ``splits`` / ``split_len``:
+    key-sequence splits and keys per split (a multiple of 64); ``slabs_per_dispatch``: (batch,
+    head) slabs per dispatch so every binding fits one window. attention_flash only:
+    ``tile_cols``: keys per invocation in the score tile (TC), ``depth_chunk``: head-dim columns
+    per staged Q/K chunk (DC), ``invocations``: workgroup size.
     """
 
     kernel: str
@@ -113,6 +149,9 @@ class AttentionPlan:
     splits: int
     split_len: int
     slabs_per_dispatch: int
+    tile_cols: int = 0
+    depth_chunk: int = 0
+    invocations: int = 0
 
 
 def _size(name: str, value: object) -> int:
@@ -146,13 +185,147 @@ def _tiled_shape(padded_head_dim: int, compute_size: int, storage_limit: int) ->
     )
 
 
+@dataclass(frozen=True)
+class FlashShape:
+    """Tiles of attention_flash.wgsl (see its header): ``block_q`` (BQ) rows per workgroup,
+    ``tile_cols`` (TC) keys per invocation, ``padded_head_dim`` (DP), ``depth_chunk`` (DC),
+    ``key_chunk`` (KC) and ``slot_vec4`` (SLOT4)."""
+
+    block_q: int
+    tile_cols: int
+    padded_head_dim: int
+    depth_chunk: int
+    key_chunk: int
+    slot_vec4: int
+
+    @property
+    def nx(self) -> int:
+        return TILE_KEYS // self.tile_cols
+
+    @property
+    def invocations(self) -> int:
+        return self.nx * self.block_q // 4
+
+    def workgroup_bytes(self, compute_size: int) -> int:
+        """Workgroup memory of the kernel: the two ring slots and the transposed probabilities."""
+        return (2 * self.slot_vec4 + TILE_KEYS * (self.block_q // 4 + 1)) * 4 * compute_size
+
+    @functools.lru_cache(maxsize=64)  # noqa: B019 - few shapes, all alive as long as the module
+    def defines(self, storage: str = "f32", vec: bool = False) -> dict[str, object]:
+        """The kernel's tile placeholders and its q/k/v element type and loaders for ``storage``
+        ('f16', 'f32'), quad loads (``vec``: head_dim and every operand's first element index
+        multiples of 4) or scalar ones."""
+        nt, dp, dc, kc = self.invocations, self.padded_head_dim, self.depth_chunk, self.key_chunk
+        return {"BQ": self.block_q, "TC": self.tile_cols, "NX": self.nx, "NT": nt, "DP": dp,
+                "QPT": dp // (4 * self.nx), "DC": dc, "DC4": dc // 4, "KC": kc,
+                "QQ": self.block_q * dc // (4 * nt), "KQ": TILE_KEYS * dc // (4 * nt),
+                "VQ": kc * dp // (4 * nt), "SLOT4": self.slot_vec4,
+                "QKV": f"vec4<{storage}>" if vec else storage, "LOADERS": _flash_loaders(vec)}
+
+
+_LOADER_SCALAR = """
+fn ld4_{x}(i: u32) -> vec4<T> {{
+    return vec4<T>(T({x}[i]), T({x}[i + 1u]), T({x}[i + 2u]), T({x}[i + 3u]));
+}}
+
+fn ld4_{x}m(i: u32, ok: bool, n: u32) -> vec4<T> {{
+    let f = params.{x}_first;
+    let m = vec4<bool>(ok && n > 0u, ok && n > 1u, ok && n > 2u, ok && n > 3u);
+    let a = vec4<T>(T({x}[select(f, i, m.x)]), T({x}[select(f, i + 1u, m.y)]),
+                    T({x}[select(f, i + 2u, m.z)]), T({x}[select(f, i + 3u, m.w)]));
+    return select(vec4<T>(T(0)), a, m);
+}}
+"""
+
+_LOADER_VEC = """
+fn ld4_{x}(i: u32) -> vec4<T> {{
+    return vec4<T>({x}[i / 4u]);
+}}
+
+fn ld4_{x}m(i: u32, ok: bool, n: u32) -> vec4<T> {{
+    let m = ok && n > 0u;
+    return select(vec4<T>(T(0)), vec4<T>({x}[select(params.{x}_first, i, m) / 4u]), m);
+}}
+"""
+
+
+def _flash_loaders(vec: bool) -> str:
+    """attention_flash.wgsl's LOADERS: ld4_q/k/v and ld4_qm/km/vm (see the kernel)."""
+    template = _LOADER_VEC if vec else _LOADER_SCALAR
+    return "".join(template.format(x=x) for x in "qkv")
+
+
+def _flash_shape(head_dim: int, compute_size: int, storage_limit: int, block_q: int, tile_cols: int,
+                 depth_chunks: tuple[int, ...] = (16, 8)) -> FlashShape | None:
+    """The attention_flash tiles for ``block_q`` x ``tile_cols`` that fit ``storage_limit`` bytes
+    of workgroup memory (the deepest Q/K chunk, then the longest V chunk that does), or None.
+
+    Invariants (attention_flash.wgsl): NT = (64 / TC) * BQ / 4 invocations; DP a multiple of
+    4 * NX with QPT = DP / (4 NX) <= 4 column quads per invocation; NC = DP / DC and NV = 64 / KC
+    even; a whole number, 1 to 4, of quads (4 head-dim columns) fetched per invocation and chunk
+    from Q and from K (at most 4 together) and from V."""
+    nx = TILE_KEYS // tile_cols
+    nt = nx * block_q // 4
+    step = 4 * nx
+    dp = -(-head_dim // step) * step
+    if dp > 4 * step:
+        return None
+    for dc in depth_chunks:
+        if ((block_q + TILE_KEYS) * dc > 16 * nt or block_q * dc < 4 * nt or (block_q * dc) % (4 * nt)
+                or (TILE_KEYS * dc) % (4 * nt) or dp % (2 * dc)):
+            continue
+        qk = (block_q + TILE_KEYS) * (dc // 4 + 1)  # vec4 of a Q/K chunk, padded rows
+        kc = 32
+        while kc >= 4:
+            exchange = nx * (block_q // 4 + 1)  # vec4 of the row max / row sum exchange
+            shape = FlashShape(block_q, tile_cols, dp, dc, kc, max(qk, kc * dp // 4, exchange))
+            if (4 * nt <= kc * dp <= 16 * nt and (kc * dp) % (4 * nt) == 0
+                    and shape.workgroup_bytes(compute_size) <= storage_limit):
+                return shape
+            kc //= 2
+    return None
+
+
+def _flash_plan_shape(variant: str, head_dim: int, compute_size: int,
+                      storage_limit: int) -> FlashShape | None:
+    """The attention_flash tiles of kernel ``variant`` ("new", "new-BQxTC[-dc8]") for this head
+    dim, or None when the variant does not apply (then the old kernel runs)."""
+    if compute_size == 8:
+        return None
+    if variant == "new":
+        if head_dim <= 128:
+            order = [(64, 8), (64, 4), (32, 4)]
+        else:
+            order = [(64, 4), (32, 4)]
+        for bq, tc in order:
+            shape = _flash_shape(head_dim, compute_size, storage_limit, bq, tc)
+            if shape is not None:
+                return shape
+        return None
+    m = re.fullmatch(r"new-(\d+)x(\d+)(-dc8)?", variant)
+    if m is None:
+        raise invalid_argument(f"attention: unknown kernel variant {variant!r} (GPUTENSOR_ATTENTION_KERNEL)")
+    bq, tc = int(m.group(1)), int(m.group(2))
+    if bq not in (32, 64) or tc not in (4, 8):
+        raise invalid_argument(f"attention: unknown kernel variant {variant!r} (GPUTENSOR_ATTENTION_KERNEL)")
+    chunks = (8,) if m.group(3) else (16, 8)
+    shape = _flash_shape(head_dim, compute_size, storage_limit, bq, tc, chunks)
+    if shape is None:  # this head_dim needs other tiles: the default choice
+        return _flash_plan_shape("new", head_dim, compute_size, storage_limit)
+    return shape
+
+
 def plan_attention(n_bh: int, seq_q: int, seq_kv: int, head_dim: int, itemsize: int,
-                   compute_size: int, max_window: int, storage_limit: int = 32768) -> AttentionPlan:
+                   compute_size: int, max_window: int, storage_limit: int = 32768,
+                   variant: str | None = None) -> AttentionPlan:
     """Choose kernel, tiles, key splits and dispatch chunking for validated sizes.
 
-    Raises BackendError (unsupported) when one (batch, head) slab of an operand does not fit
-    ``max_window`` bytes or the tiles do not fit ``storage_limit`` bytes of workgroup memory.
+    ``variant`` names the prefill kernel (``KERNEL_VARIANT`` when None). Raises BackendError
+    (unsupported) when one (batch, head) slab of an operand does not fit ``max_window`` bytes or
+    the tiles do not fit ``storage_limit`` bytes of workgroup memory; (invalid argument) for an
+    unknown variant.
     """
+    variant = KERNEL_VARIANT if variant is None else variant
     padded = -(-head_dim // HEAD_DIM_STEP) * HEAD_DIM_STEP
     slab_q = seq_q * head_dim * itemsize
     slab_kv = seq_kv * head_dim * itemsize
@@ -162,12 +335,19 @@ def plan_attention(n_bh: int, seq_q: int, seq_kv: int, head_dim: int, itemsize: 
             f"(seq {max(seq_q, seq_kv)} x head_dim {head_dim} x {itemsize} B) exceeds the "
             f"{max_window}-byte binding window of this adapter"
         )
+    flash = None
     if seq_q <= DECODE_MAX_SEQ_Q:
         kernel, block_q, key_chunk, stage_vec4 = "attention_decode", 1, 0, 0
         base_groups, target = n_bh * seq_q, DECODE_TARGET_GROUPS
     else:
-        kernel = "attention"
-        block_q, key_chunk, stage_vec4 = _tiled_shape(padded, compute_size, storage_limit)
+        if variant != "old":
+            flash = _flash_plan_shape(variant, head_dim, compute_size, storage_limit)
+        if flash is not None:
+            kernel, block_q, key_chunk, stage_vec4 = "attention_flash", flash.block_q, flash.key_chunk, flash.slot_vec4
+            padded = flash.padded_head_dim
+        else:
+            kernel = "attention"
+            block_q, key_chunk, stage_vec4 = _tiled_shape(padded, compute_size, storage_limit)
         base_groups, target = n_bh * -(-seq_q // block_q), TILED_TARGET_GROUPS
     splits = 1
     if base_groups < target:
@@ -180,7 +360,8 @@ def plan_attention(n_bh: int, seq_q: int, seq_kv: int, head_dim: int, itemsize: 
     splits = -(-seq_kv // split_len)
     per_slab = [slab_q, slab_kv] + ([record_slab * splits] if splits > 1 else [])
     slabs = max(1, min(n_bh, *(max_window // b for b in per_slab)))
-    return AttentionPlan(kernel, block_q, padded, key_chunk, stage_vec4, splits, split_len, slabs)
+    extra = (flash.tile_cols, flash.depth_chunk, flash.invocations) if flash is not None else ()
+    return AttentionPlan(kernel, block_q, padded, key_chunk, stage_vec4, splits, split_len, slabs, *extra)
 
 
 def _f32_bits(x: float) -> int:
@@ -272,6 +453,10 @@ def attention(backend: WebGpuBackend, q: int, k: int, v: int, o: int, batch: int
                    SPLIT="true" if split else "false")
     if plan.kernel == "attention":
         defines.update(BQ=plan.block_q, KC=plan.key_chunk, STAGE4=plan.stage_vec4)
+    flash = None
+    if plan.kernel == "attention_flash":
+        flash = FlashShape(plan.block_q, plan.tile_cols, plan.padded_head_dim, plan.depth_chunk,
+                           plan.key_chunk, plan.stage_vec4)
     q_blocks = -(-seq_q // plan.block_q)
     shift = (seq_kv - seq_q) & 0xFFFFFFFF
     hi = float(np.float32(scale_log2))
@@ -287,16 +472,21 @@ def attention(backend: WebGpuBackend, q: int, k: int, v: int, o: int, batch: int
             wo = backend.window(o + bh0 * slab_q, nb * slab_q, itemsize)
             out = backend.window(scratch, nb * record, compute_size) if split else wo
             params = [wq.first, wk.first, wv.first, out.first, nb, seq_q, seq_kv, head_dim]
-            if plan.kernel == "attention":
+            if plan.kernel != "attention_decode":
                 params += [q_blocks, plan.splits, plan.split_len, int(causal), shift]
                 groups = nb * plan.splits * q_blocks
             else:
                 params += [plan.splits, plan.split_len, int(causal), shift]
                 groups = nb * plan.splits * seq_q
             params += [_f32_bits(hi), _f32_bits(lo), 0, 0][: 16 - len(params)]
+            kernel_defines = defines
+            if flash is not None:
+                # quad loads when every quad of q, k, v starts at a multiple of 4 elements
+                vec = head_dim % 4 == 0 and not (wq.first % 4 or wk.first % 4 or wv.first % 4)
+                kernel_defines = {**defines, **flash.defines(storage, vec)}
             ctx.dispatch(plan.kernel, params,
                          [wq.binding, wk.binding, wv.binding, out.binding],
-                         ctx.fold_grid(groups), defines)
+                         ctx.fold_grid(groups), kernel_defines)
             if split:
                 n_out = nb * seq_q * head_dim
                 ctx.dispatch("attention_combine",

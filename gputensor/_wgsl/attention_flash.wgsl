@@ -1,0 +1,428 @@
+{{ENABLE}}
+// Flash-attention forward, register-tiled (ops_attention.py, the default prefill kernel; the
+// older attention.wgsl stays selectable). One workgroup per (batch*head, block of BQ query rows,
+// split of the key/value sequence); never materialises the score matrix.
+//
+// NT = NX * NY invocations, NY = BQ / 4; invocation (ty, tx) = (tid / NX, tid % NX) owns the
+// query rows ty + NY*r, r < 4, in both phases, so its running max m, partial row sums l and the
+// rescale factor stay in registers (vec4 over the 4 rows). (Rows strided by NY rather than
+// 4ty..4ty+3: the Q reads of the NY-consecutive invocations of a warp then fall in distinct banks.)
+//   S-phase (per K/V tile of BK = 64 keys): S[4 rows][TC keys] with keys tx + NX*j, j < TC, as TC
+//            vec4 (over the rows). Q and K are staged in their natural layout (row-major, rows
+//            padded by one vec4 against bank conflicts) in chunks of DC head-dim columns; one
+//            step reads 4 Q rows and TC K rows as vec4 over 4 depths and does 16 TC fmas.
+//   softmax: partial row maxima through workgroup memory (NX vec4 reads per invocation), then
+//            P = exp2(S*scale - m) written transposed (pt[key][row quad], vec4 over rows).
+//   PV-phase: V staged in chunks of KC keys (natural layout); per key one vec4 of P (4 rows)
+//            and QPT vec4 of V (column quads tx + NX*c) feed 16 QPT fmas into acc[r*QPT + c]
+//            (row r, columns 4(tx + NX*c)..+3). DP = 4 * NX * QPT.
+// Every Q/K chunk and V chunk goes through a ring of two slots: while the chunk in one slot is
+// used, the next one (the next Q/K chunk, the first V chunk after the last Q/K chunk, the first
+// Q/K chunk of the next tile after the last V chunk) is fetched from global memory into
+// registers and then stored into the other slot, so each chunk costs one barrier; NC = DP / DC
+// and NV = BK / KC are even, so chunk c of a tile always uses slot c % 2 (S) or c % 2 (PV). Per
+// tile NC + NV + 2 barriers (the 2: max exchange, P). The row-max exchange uses slot 1, free at
+// that point (its last Q/K chunk is consumed and the first V chunk sits in slot 0).
+// Global memory is read in quads (4 consecutive head-dim columns of a row; QQ, KQ, VQ per
+// invocation and chunk) and staged with vec4 stores; with VEC loaders (head_dim and the operand
+// offsets multiples of 4) a quad is one 16-byte load (8 for f16) of a vec4 binding.
+// Register arrays are only indexed by constants (unrolled loops), so they stay in registers.
+// SPLIT == false: writes o = acc / l (0 for a row whose keys are all masked).
+// SPLIT == true:  writes the partial record (m, l, acc[0..head_dim)) of its split to the scratch
+//                 buffer bound as `o`; attention_combine.wgsl merges the splits.
+//
+// Placeholders: ENABLE, STORAGE (f16/f32/f64), COMPUTE (f32/f64), OUT (STORAGE or COMPUTE),
+// BQ, TC (4 or 8), NX (= 64 / TC), NT (= NX * BQ / 4), DP (padded head dim = 4 NX QPT), QPT
+// (1..4), DC (8 or 16), DC4 (= DC / 4), KC (V keys per chunk, 4..32), QQ / KQ (Q / K quads fetched per
+// invocation and chunk, QQ + KQ <= 4), VQ (V quads per invocation and chunk, <= 4), SLOT4 (vec4
+// per ring slot), SPLIT, NEG (most negative finite COMPUTE value), EXP2, QKV (element type of the
+// q, k, v bindings: STORAGE, or vec4<STORAGE> when VEC), LOADERS (the ld4_* functions).
+//#include common
+//#include attention_common
+
+alias S = {{STORAGE}};
+alias T = {{COMPUTE}};
+
+const BQ: u32 = {{BQ}}u;
+const BK: u32 = 64u;
+const TC: u32 = {{TC}}u;
+const NX: u32 = {{NX}}u;
+const NY: u32 = BQ / 4u;
+const NT: u32 = {{NT}}u;
+const DP: u32 = {{DP}}u;
+const QPT: u32 = {{QPT}}u;
+const DC: u32 = {{DC}}u;
+const DC4: u32 = {{DC4}}u;
+const RS4: u32 = DC4 + 1u;          // vec4 stride of a staged Q/K row
+const NC: u32 = DP / DC;            // Q/K chunks per tile (even)
+const KC: u32 = {{KC}}u;
+const NV: u32 = BK / KC;            // V chunks per tile (even)
+const QQ: u32 = {{QQ}}u;            // Q quads fetched per invocation and chunk
+const KQ: u32 = {{KQ}}u;            // K quads (QQ + KQ <= 4)
+const VQ: u32 = {{VQ}}u;            // V quads (<= 4)
+const QRSTEP: u32 = NT / DC4;       // rows between an invocation's Q/K quads
+const SLOT4: u32 = {{SLOT4}}u;
+const K4: u32 = BQ * RS4;           // vec4 offset of the K rows in a slot
+const PTS: u32 = NY + 1u;           // vec4 stride of one key's row in pt (padded)
+const XS: u32 = NY + 1u;            // vec4 stride of one tx's partials in the row exchanges
+const DP4: u32 = DP / 4u;
+const SPLIT: bool = {{SPLIT}};
+const NEG: T = {{NEG}};
+
+struct Params {
+    q_first: u32,
+    k_first: u32,
+    v_first: u32,
+    o_first: u32,
+    n_bh: u32,
+    seq_q: u32,
+    seq_kv: u32,
+    head_dim: u32,
+    q_blocks: u32,
+    splits: u32,
+    split_len: u32,
+    causal: u32,
+    causal_shift: i32,
+    scale_hi: f32,
+    scale_lo: f32,
+    pad0: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read_write> q: array<{{QKV}}>;
+@group(0) @binding(2) var<storage, read_write> k: array<{{QKV}}>;
+@group(0) @binding(3) var<storage, read_write> v: array<{{QKV}}>;
+@group(0) @binding(4) var<storage, read_write> o: array<{{OUT}}>;
+
+// Two slots: Q rows [BQ][RS4] then K rows [BK][RS4] of a chunk, or V [KC][DP4] of a chunk.
+var<workgroup> ring: array<vec4<T>, 2u * SLOT4>;
+// Probabilities, transposed: pt[key * PTS + ty] holds rows ty + NY*r (r < 4) of that key.
+var<workgroup> pt: array<vec4<T>, BK * PTS>;
+
+// Per-invocation constants of the global loads.
+struct Ctx {
+    qo: u32,         // q index of this invocation's first Q quad (row row0 + row, columns 4dq..)
+    ko: u32,         // k index of its first K quad, less kv0 * head_dim
+    vo: u32,         // v index of its first V quad, less j0 * head_dim (when NT % DP4 == 0)
+    vb: u32,         // v index of this (batch, head)'s first key
+    row: u32,        // tid / DC4: row (key) of its first Q (K) quad in a chunk
+    dq: u32,         // tid % DC4: column quad of its Q/K quads in a chunk
+    rows_left: u32,  // seq_q - row0
+    kv_hi: u32,      // exclusive key limit of this block
+    hd: u32,
+    tid: u32,
+    full_q: bool,    // every row of the block exists and head_dim == DP
+}
+
+// Global quad loads (LOADERS, from ops_attention): ld4_X(i) reads elements i..i+3 of X as a
+// vec4<T>; ld4_Xm(i, ok, n) the same with components c >= n (or all when !ok) 0 and never read
+// out of range. With VEC the bindings are arrays of vec4 (head_dim and every `first` are
+// multiples of 4, so i is too and a quad is whole or outside: n is 0 or at least 4).
+{{LOADERS}}
+
+// Columns of the head dim left from column col (0 past the end).
+fn cols_left(col: u32, hd: u32) -> u32 {
+    return select(0u, hd - col, col < hd);
+}
+
+// Q/K chunk at depth d0 of the tile at kv0 into fr[0..QQ) (Q quads) and fr[QQ..QQ+KQ) (K).
+fn fetch_qk(fr: ptr<function, array<vec4<T>, 4>>, c: Ctx, d0: u32, kv0: u32) {
+    let qstep = QRSTEP * c.hd;
+    let qb = c.qo + d0;
+    let kb = c.ko + kv0 * c.hd + d0;
+    if (c.full_q && kv0 + BK <= c.kv_hi) {
+        //#unroll
+        for (var n = 0u; n < QQ; n++) {
+            (*fr)[n] = ld4_q(qb + n * qstep);
+        }
+        //#unroll
+        for (var n = 0u; n < KQ; n++) {
+            (*fr)[QQ + n] = ld4_k(kb + n * qstep);
+        }
+    } else {
+        let nc = cols_left(d0 + 4u * c.dq, c.hd);
+        //#unroll
+        for (var n = 0u; n < QQ; n++) {
+            (*fr)[n] = ld4_qm(qb + n * qstep, c.row + n * QRSTEP < c.rows_left, nc);
+        }
+        //#unroll
+        for (var n = 0u; n < KQ; n++) {
+            (*fr)[QQ + n] = ld4_km(kb + n * qstep, kv0 + c.row + n * QRSTEP < c.kv_hi, nc);
+        }
+    }
+}
+
+fn stage_qk(fr: ptr<function, array<vec4<T>, 4>>, base: u32, c: Ctx) {
+    let at = base + c.row * RS4 + c.dq;
+    //#unroll
+    for (var n = 0u; n < QQ; n++) {
+        ring[at + n * QRSTEP * RS4] = (*fr)[n];
+    }
+    //#unroll
+    for (var n = 0u; n < KQ; n++) {
+        ring[at + K4 + n * QRSTEP * RS4] = (*fr)[QQ + n];
+    }
+}
+
+// V chunk of KC keys from key j0 into fr[0..VQ): quad e = tid + n * NT is (key e / DP4,
+// columns 4 (e % DP4)..+3).
+fn fetch_v(fr: ptr<function, array<vec4<T>, 4>>, c: Ctx, j0: u32) {
+    if (NT % DP4 == 0u) {
+        let vb = c.vo + j0 * c.hd;
+        let vstep = (NT / DP4) * c.hd;
+        if (c.hd == DP && j0 + KC <= c.kv_hi) {
+            //#unroll
+            for (var n = 0u; n < VQ; n++) {
+                (*fr)[n] = ld4_v(vb + n * vstep);
+            }
+        } else {
+            let nc = cols_left(4u * (c.tid % DP4), c.hd);
+            //#unroll
+            for (var n = 0u; n < VQ; n++) {
+                (*fr)[n] = ld4_vm(vb + n * vstep, j0 + c.tid / DP4 + n * (NT / DP4) < c.kv_hi, nc);
+            }
+        }
+    } else {
+        //#unroll
+        for (var n = 0u; n < VQ; n++) {
+            let e = c.tid + n * NT;
+            let j = j0 + e / DP4;
+            let col = 4u * (e % DP4);
+            (*fr)[n] = ld4_vm(c.vb + j * c.hd + col, j < c.kv_hi, cols_left(col, c.hd));
+        }
+    }
+}
+
+fn stage_v(fr: ptr<function, array<vec4<T>, 4>>, base: u32, c: Ctx) {
+    //#unroll
+    for (var n = 0u; n < VQ; n++) {
+        ring[base + c.tid + n * NT] = (*fr)[n];
+    }
+}
+
+fn exp2v(x: vec4<T>) -> vec4<T> {
+    return vec4<T>({{EXP2}}(x.x), {{EXP2}}(x.y), {{EXP2}}(x.z), {{EXP2}}(x.w));
+}
+
+// acc + a . b as a chain of fmas.
+fn dot_acc(acc: T, a: vec4<T>, b: vec4<T>) -> T {
+    return fma(a.w, b.w, fma(a.z, b.z, fma(a.y, b.y, fma(a.x, b.x, acc))));
+}
+
+@compute @workgroup_size(NT)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) tid: u32,
+) {
+    let g = linear_group(wid, nwg);
+    if (g >= params.n_bh * params.splits * params.q_blocks) {
+        return;
+    }
+    // Query blocks vary fastest (blocks of one head share K/V in cache), last block first
+    // (with a causal mask it has the most keys).
+    let qb = params.q_blocks - 1u - g % params.q_blocks;
+    let rest = g / params.q_blocks;
+    let split = rest % params.splits;
+    let bh = rest / params.splits;
+
+    let tx = tid % NX;
+    let ty = tid / NX;
+    let hd = params.head_dim;
+    let seq_q = params.seq_q;
+    let seq_kv = params.seq_kv;
+    let row0 = qb * BQ;
+    let row_first = row0 + ty;      // rows row_first + NY * r, r < 4
+    let scale = T(params.scale_hi) + T(params.scale_lo);
+
+    let kv_lo = split * params.split_len;
+    let kv_end = min(seq_kv, kv_lo + params.split_len);
+    var kv_hi = kv_end;
+    // Exclusive key limit of each of this invocation's rows.
+    var row_lim = vec4<i32>(i32(kv_end));
+    if (params.causal != 0u) {
+        // Key j is visible to row i when j <= i + seq_kv - seq_q.
+        let last_row = i32(min(row0 + BQ, seq_q)) - 1;
+        kv_hi = u32(clamp(last_row + params.causal_shift + 1, i32(kv_lo), i32(kv_end)));
+        let own = vec4<i32>(i32(row_first)) + vec4<i32>(0, i32(NY), 2 * i32(NY), 3 * i32(NY))
+                  + vec4<i32>(params.causal_shift + 1);
+        row_lim = min(row_lim, own);
+    }
+
+    var c: Ctx;
+    c.row = tid / DC4;
+    c.dq = tid % DC4;
+    c.qo = params.q_first + (bh * seq_q + row0 + c.row) * hd + 4u * c.dq;
+    c.ko = params.k_first + (bh * seq_kv + c.row) * hd + 4u * c.dq;
+    c.vb = params.v_first + bh * seq_kv * hd;
+    c.vo = c.vb + (tid / DP4) * hd + 4u * (tid % DP4);
+    c.rows_left = seq_q - row0;
+    c.kv_hi = kv_hi;
+    c.hd = hd;
+    c.tid = tid;
+    c.full_q = row0 + BQ <= seq_q && hd == DP;
+
+    var m = vec4<T>(NEG);
+    var l = vec4<T>(T(0));
+    var acc: array<vec4<T>, 16>;
+    //#unroll
+    for (var i = 0u; i < 16u; i++) {
+        acc[i] = vec4<T>(T(0));
+    }
+    var fr: array<vec4<T>, 4>;
+
+    if (kv_lo < kv_hi) {
+        fetch_qk(&fr, c, 0u, kv_lo);
+        stage_qk(&fr, 0u, c);
+        workgroupBarrier();
+    }
+    for (var kv0 = kv_lo; kv0 < kv_hi; kv0 += BK) {
+        // ---- S = Q K^T, chunk by chunk of DC head-dim columns ----
+        var s: array<vec4<T>, 8>;
+        //#unroll
+        for (var j = 0u; j < 8u; j++) {
+            s[j] = vec4<T>(T(0));
+        }
+        for (var ch = 0u; ch < NC; ch++) {
+            let last = ch + 1u == NC;
+            if (last) {
+                fetch_v(&fr, c, kv0);
+            } else {
+                fetch_qk(&fr, c, (ch + 1u) * DC, kv0);
+            }
+            let base = (ch & 1u) * SLOT4;
+            //#unroll
+            for (var dq = 0u; dq < DC4; dq++) {
+                let qa = base + ty * RS4 + dq;
+                let q0 = ring[qa];
+                let q1 = ring[qa + NY * RS4];
+                let q2 = ring[qa + 2u * NY * RS4];
+                let q3 = ring[qa + 3u * NY * RS4];
+                //#unroll
+                for (var j = 0u; j < TC; j++) {
+                    let kq = ring[base + K4 + (tx + NX * j) * RS4 + dq];
+                    s[j] = vec4<T>(dot_acc(s[j].x, q0, kq), dot_acc(s[j].y, q1, kq),
+                                   dot_acc(s[j].z, q2, kq), dot_acc(s[j].w, q3, kq));
+                }
+            }
+            let nxt = ((ch + 1u) & 1u) * SLOT4;
+            if (last) {
+                stage_v(&fr, nxt, c);
+            } else {
+                stage_qk(&fr, nxt, c);
+            }
+            workgroupBarrier();
+        }
+
+        // ---- online softmax (slot 1 is free: exchange the partial row maxima there) ----
+        let key0 = i32(kv0 + tx);
+        var pmax = vec4<T>(NEG);
+        //#unroll
+        for (var j = 0u; j < TC; j++) {
+            let mk = vec4<i32>(key0 + i32(NX * j)) < row_lim;
+            s[j] = select(vec4<T>(NEG), s[j] * scale, mk);
+            pmax = max(pmax, s[j]);
+        }
+        ring[SLOT4 + tx * XS + ty] = pmax;
+        workgroupBarrier();
+        var mx = m;
+        //#unroll
+        for (var t = 0u; t < NX; t++) {
+            mx = max(mx, ring[SLOT4 + t * XS + ty]);
+        }
+        let alpha = exp2v(m - mx);
+        m = mx;
+        var psum = vec4<T>(T(0));
+        //#unroll
+        for (var j = 0u; j < TC; j++) {
+            let mk = vec4<i32>(key0 + i32(NX * j)) < row_lim;
+            let p = select(vec4<T>(T(0)), exp2v(s[j] - mx), mk);
+            pt[(tx + NX * j) * PTS + ty] = p;
+            psum += p;
+        }
+        l = l * alpha + psum;
+        //#unroll
+        for (var cq = 0u; cq < QPT; cq++) {
+            acc[cq] *= alpha.x;
+            acc[QPT + cq] *= alpha.y;
+            acc[2u * QPT + cq] *= alpha.z;
+            acc[3u * QPT + cq] *= alpha.w;
+        }
+        workgroupBarrier();
+
+        // ---- O += P V, chunk by chunk of KC keys ----
+        let more_tiles = kv0 + BK < kv_hi;
+        for (var vc = 0u; vc < NV; vc++) {
+            let more = vc + 1u < NV;
+            if (more) {
+                fetch_v(&fr, c, kv0 + (vc + 1u) * KC);
+            } else if (more_tiles) {
+                fetch_qk(&fr, c, 0u, kv0 + BK);
+            }
+            let base = (vc & 1u) * SLOT4;
+            let pb = vc * KC * PTS + ty;
+            //#unroll
+            for (var kk = 0u; kk < KC; kk++) {
+                let p = pt[pb + kk * PTS];
+                //#unroll
+                for (var cq = 0u; cq < QPT; cq++) {
+                    let vq = ring[base + kk * DP4 + tx + NX * cq];
+                    acc[cq] = fma(vec4<T>(p.x), vq, acc[cq]);
+                    acc[QPT + cq] = fma(vec4<T>(p.y), vq, acc[QPT + cq]);
+                    acc[2u * QPT + cq] = fma(vec4<T>(p.z), vq, acc[2u * QPT + cq]);
+                    acc[3u * QPT + cq] = fma(vec4<T>(p.w), vq, acc[3u * QPT + cq]);
+                }
+            }
+            let nxt = ((vc + 1u) & 1u) * SLOT4;
+            if (more) {
+                stage_v(&fr, nxt, c);
+            } else if (more_tiles) {
+                stage_qk(&fr, nxt, c);
+            }
+            workgroupBarrier();
+        }
+    }
+
+    // ---- row sums across the NX invocations of a row (slot 0; every slot is free now) ----
+    ring[tx * XS + ty] = l;
+    workgroupBarrier();
+    var lsum = vec4<T>(T(0));
+    //#unroll
+    for (var t = 0u; t < NX; t++) {
+        lsum += ring[t * XS + ty];
+    }
+    let inv = select(vec4<T>(T(0)), vec4<T>(T(1)) / select(vec4<T>(T(1)), lsum, lsum > vec4<T>(T(0))),
+                     lsum > vec4<T>(T(0)));
+
+    //#unroll
+    for (var r = 0u; r < 4u; r++) {
+        let row = row_first + NY * r;
+        if (row < seq_q) {
+            let out_row = bh * seq_q + row;
+            let rec = params.o_first + (out_row * params.splits + split) * (hd + 2u);
+            if (SPLIT && tx == 0u) {
+                o[rec] = {{OUT}}(m[r]);
+                o[rec + 1u] = {{OUT}}(lsum[r]);
+            }
+            //#unroll
+            for (var cq = 0u; cq < QPT; cq++) {
+                let col0 = 4u * (tx + NX * cq);
+                var a = acc[r * QPT + cq];
+                if (!SPLIT) {
+                    a *= inv[r];
+                }
+                //#unroll
+                for (var e = 0u; e < 4u; e++) {
+                    let col = col0 + e;
+                    if (col < hd) {
+                        if (SPLIT) {
+                            o[rec + 2u + col] = {{OUT}}(a[e]);
+                        } else {
+                            o[params.o_first + out_row * hd + col] = {{OUT}}(a[e]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
