@@ -392,15 +392,18 @@ def _flash(head_dim, storage_limit, variant="new", itemsize=4):
 
 
 def test_flash_plan_choices():
-    # H200 (48 KiB of workgroup memory): 64 query rows, 16-column Q/K chunks.
+    # H200 (48 KiB of workgroup memory): 64 query rows x 4 keys (measured fastest), 16-column
+    # Q/K chunks.
     p64, p128, p256 = (_flash(d, 49152) for d in (64, 128, 256))
-    assert (p64.block_q, p64.tile_cols, p64.invocations, p64.depth_chunk, p64.key_chunk) == (64, 8, 128, 16, 32)
-    assert (p128.block_q, p128.tile_cols, p128.invocations, p128.depth_chunk, p128.key_chunk) == (64, 8, 128, 16, 16)
+    assert (p64.block_q, p64.tile_cols, p64.invocations, p64.depth_chunk, p64.key_chunk) == (64, 4, 256, 16, 32)
+    assert (p128.block_q, p128.tile_cols, p128.invocations, p128.depth_chunk, p128.key_chunk) == (64, 4, 256, 16, 16)
     assert (p256.block_q, p256.tile_cols, p256.invocations, p256.padded_head_dim) == (64, 4, 256, 256)
-    # lavapipe (32 KiB): 8-column chunks.
-    assert _flash(128, 32768).depth_chunk == 8
-    # head_dim padding: to 32 columns with 8 invocations per row quad, to 64 with 16.
+    # lavapipe (32 KiB): 64x8 with 8-column chunks.
+    assert _flash(128, 32768).depth_chunk == 8 and _flash(128, 32768).tile_cols == 8
+    # head_dim padding: to 32 columns with 8 invocations per row quad (64x8), to 64 with 16
+    # (64x4); the default takes 64x8 where it pads less.
     assert [_flash(d, 49152).padded_head_dim for d in (1, 33, 80, 96, 100, 129, 200)] == [32, 64, 96, 96, 128, 192, 256]
+    assert [_flash(d, 49152).tile_cols for d in (1, 33, 64, 80, 100, 128)] == [8, 4, 4, 8, 4, 4]
     assert _flash(64, 49152, "new-64x4").tile_cols == 4 and _flash(64, 49152, "new-64x4").invocations == 256
     assert _flash(64, 49152, "new-64x8-dc8").depth_chunk == 8
     assert _flash(200, 49152, "new-64x8").tile_cols == 4  # 64x8 covers head_dim <= 128 only

@@ -293,15 +293,17 @@ def _flash_plan_shape(variant: str, head_dim: int, compute_size: int,
     if compute_size == 8:
         return None
     if variant == "new":
-        if head_dim <= 128:
-            order = [(64, 8), (64, 4), (32, 4)]
-        else:
-            order = [(64, 4), (32, 4)]
-        for bq, tc in order:
-            shape = _flash_shape(head_dim, compute_size, storage_limit, bq, tc)
-            if shape is not None:
-                return shape
-        return None
+        # 64 rows x 4 keys per invocation (256 invocations) measured fastest on the H200 at
+        # head_dim 64 and 128 (benchmarks.tune_attention, session 4: 0.58-0.71x torch against
+        # 0.53-0.64x for 64x8). It pads the head dim to a multiple of 64, 64x8 to one of 32:
+        # 64x8 where it pads less (head_dim 80: 96 against 128) or where 64x4 does not fit
+        # (lavapipe's 32 KiB), then 32x4.
+        shapes = [_flash_shape(head_dim, compute_size, storage_limit, bq, tc)
+                  for bq, tc in ((64, 4), (64, 8), (32, 4))]
+        four, eight, small = shapes
+        if four is not None and (eight is None or four.padded_head_dim <= eight.padded_head_dim):
+            return four
+        return eight if eight is not None else small
     m = re.fullmatch(r"new-(\d+)x(\d+)(-dc8)?", variant)
     if m is None:
         raise invalid_argument(f"attention: unknown kernel variant {variant!r} (GPUTENSOR_ATTENTION_KERNEL)")
