@@ -161,9 +161,23 @@ def _unique_by_counting(flat: GpuArray, want_counts: bool, index_dtype: Any) -> 
     _dispatch.call(ops_gather.count_values, flat._ptr, dt.name, n, lo, hist._ptr, span)
     plan = _dispatch.call(ops_gather.compact_begin, hist._ptr, span, flag="nonzero", dtype="uint32")
     try:
-        u = plan.read_total()
-        values = GpuArray._empty((u,), dt, zero=dt.itemsize < 4)  # packed dtypes are OR-ed in
-        plan.write_values(values._ptr, dt.name, lo)
+        if plan.ahead_ok:
+            # The values are written into room for every bucket before the count is read back,
+            # so that one wait covers both; the result is that buffer's prefix, or a copy of it
+            # when it would pin more than twice its own size.
+            cap = min(span, n)
+            room = GpuArray._empty((cap,), dt, zero=dt.itemsize < 4)  # packed dtypes are OR-ed in
+            plan.write_values(room._ptr, dt.name, lo, capacity=cap)
+            u = plan.read_total()
+            values = room if u == cap else GpuArray._view(room, (u,), (1,), 0)
+            if 2 * u < cap:
+                from ._creation_functions import asarray
+
+                values = asarray(values, copy=True)
+        else:
+            u = plan.read_total()
+            values = GpuArray._empty((u,), dt, zero=dt.itemsize < 4)
+            plan.write_values(values._ptr, dt.name, lo)
         if want_counts:
             pos = GpuArray._empty((u,), index_dtype, zero=False)
             plan.write_indices(pos._ptr, index_dtype.name)

@@ -235,6 +235,30 @@ def test_unique_by_counting(monkeypatch, be, peel):
         assert "count_values" in names and "sort_scatter" not in "".join(names), a.dtype
 
 
+def test_unique_counting_result_buffers(monkeypatch, be):
+    """Counted values are written ahead of the count readback into room for min(span, n) values:
+    the result is that buffer (every slot used), a prefix view of it (at least half used) or a
+    copy (less); with binding windows so small that the compaction takes several dispatch units,
+    the count is read first. Every way gives NumPy's values."""
+    from gputensor import _set_functions
+
+    monkeypatch.setattr(_set_functions, "COUNTING_MIN_N", 64)
+    names = _counted_kernels(monkeypatch, be)
+    rng = np.random.default_rng(34)
+    full = rng.permutation(np.arange(-1000, 3000, dtype=np.int32))   # u == span == n
+    view = rng.integers(0, 6000, 4000).astype(np.int32)              # u ~ 0.49 * 6000 of room 4000
+    sparse = np.where(rng.random(8000) < 0.95, 7, rng.integers(0, 9000, 8000)).astype(np.int32)
+    for a in (full, view, sparse):
+        names.clear()
+        check_counted(a)
+        assert "count_values" in names
+    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 16 * 1024)  # 4096 buckets: several units of 2048
+    for a in (rng.integers(0, 4000, 5000).astype(np.int16), rng.integers(-2000, 2000, 9000).astype(np.int32)):
+        names.clear()
+        check_counted(a)
+        assert "count_values" in names and names.count("compact_count") >= 4  # 2 calls x 2 units
+
+
 def test_unique_counting_falls_back_to_sorting(monkeypatch, be):
     """Wide ranges, floats, 64-bit integers, short inputs and the index/inverse outputs sort."""
     from gputensor import _set_functions

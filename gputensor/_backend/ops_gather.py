@@ -437,23 +437,32 @@ class CompactPlan:
                 "WRITE_FNS": write_fns, "OUT_ARRAY": out_array}
 
     def _run(self, defines: dict[str, object], out: tuple[int, int] | None,
-             perm: int | None = None, inv: tuple[int, int] | None = None, value_base: int = 0) -> None:
+             perm: int | None = None, inv: tuple[int, int] | None = None, value_base: int = 0,
+             capacity: int | None = None) -> None:
         """Record compact_write over every unit. ``out`` = (pointer, item size) of the ranked
         output; ``inv`` = (pointer, item size) of the inverse (scattered through ``perm``);
-        ``value_base`` = the kernel's ``params.value_base`` (bits)."""
+        ``value_base`` = the kernel's ``params.value_base`` (bits). With ``capacity`` (a bound
+        on the count) the count is not read first: one unit only, ``out`` bound over
+        ``capacity`` entries (see ``write_values``)."""
         be = self.backend
         ctx = be.context
         limit = window_limit(be)
         tile = self.tile
         ssize = self._src_size()
         head = self.flag == "head"
-        self.read_total()
+        if capacity is None:
+            self.read_total()
+            bases, total = self.unit_base, self.total
+        else:  # recorded ahead of the count readback: one unit, the output bound over capacity
+            if len(self.units) != 1 or out is None or perm is not None or inv is not None:
+                raise invalid_argument("a compaction written ahead of its count needs one unit and one output")
+            bases, total = [0], capacity
         inv_chunks = [(0, self.n)]
         if inv is not None:
             per = max(1, limit // inv[1])
             inv_chunks = [(lo, min(self.n, lo + per)) for lo in range(0, self.n, per)]
-        for u, ((t0, nt), base) in enumerate(zip(self.units, self.unit_base)):
-            end = self.unit_base[u + 1] if u + 1 < len(self.units) else self.total
+        for u, ((t0, nt), base) in enumerate(zip(self.units, bases)):
+            end = bases[u + 1] if u + 1 < len(self.units) else total
             e0 = t0 * tile
             ne = min(self.n, (t0 + nt) * tile) - e0
             back = 1 if head and e0 > 0 else 0
@@ -496,13 +505,17 @@ class CompactPlan:
                "fn write_all(g: u32, i: u32) {\n}")
         self._run(self._defines(fns, "u32"), (out, 4 * words))
 
-    def write_values(self, out: int, dtype: str, lo: int | None = None) -> None:
+    def write_values(self, out: int, dtype: str, lo: int | None = None, capacity: int | None = None) -> None:
         """Write a value per flagged element to ``out`` (``total`` elements of ``dtype``,
         zero-filled when ``dtype`` is packed): for a 'head' plan (integer or bool keys of
         ``dtype``, whose canonical keys are a bijection; ``lo`` None) the value of every group
         head; for a 'nonzero' plan over a histogram whose bucket i counts the value ``lo + i``
         (``lo`` given; ``dtype`` integer or bool of at most 32 bits) the value of every
-        non-empty bucket, in order (unique by counting)."""
+        non-empty bucket, in order (unique by counting).
+
+        ``capacity`` (a bound on the count; ``out`` holds that many elements): record the write
+        before the count is read back, so that the readback waits for it too (one wait less).
+        Only for plans of one dispatch unit (``ahead_ok``); BackendError otherwise."""
         if lo is None:
             if self.flag != "head" or dtype != self.dtype or dtype.startswith("float"):
                 raise invalid_argument("write_values needs a 'head' plan over integer or bool keys of the same dtype")
@@ -512,7 +525,7 @@ class CompactPlan:
                 raise invalid_argument("write_values with lo needs a 'nonzero' plan and an integer or bool "
                                        "dtype of at most 32 bits")
             value = "vec2<u32>(params.value_base + params.g0 + i, 0u)"
-        total = self.read_total()
+        total = self.read_total() if capacity is None else _check_int("capacity", capacity)
         if total == 0:
             return
         size = storage_type(dtype).itemsize
@@ -521,7 +534,14 @@ class CompactPlan:
         fns = (store + "\n\nfn write_flagged(r: u32, i: u32) {\n"
                f"    store_out(params.out_base + r, {value});\n}}\n\n"
                "fn write_all(g: u32, i: u32) {\n}")
-        self._run(self._defines(fns, arr), (out, size), value_base=0 if lo is None else _i32(lo))
+        self._run(self._defines(fns, arr), (out, size), value_base=0 if lo is None else _i32(lo),
+                  capacity=capacity)
+
+    @property
+    def ahead_ok(self) -> bool:
+        """Whether ``write_values(..., capacity=...)`` may record before the count is known
+        (the plan runs as one dispatch unit)."""
+        return len(self.units) == 1
 
     def write_inverse(self, perm: int, inv: int, index_dtype: str = "int64") -> None:
         """For every sorted position i, write its group id to ``inv[perm[i]]`` (``n`` entries of
