@@ -663,7 +663,7 @@ def histogram_limit(backend: Any) -> int:
 
 
 #: Elements per invocation of key_range.wgsl.
-RANGE_ITEMS = 16
+RANGE_ITEMS = 32
 
 
 def _count_dtype(backend: Any, dtype: Any, what: str) -> tuple[str, int, bool]:

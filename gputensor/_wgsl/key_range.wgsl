@@ -2,7 +2,7 @@
 // integer or bool of at most 32 bits) of n contiguous elements, in one dispatch
 // (ops_gather.key_range; unique_values by counting reads the two words back to size its
 // histogram). Every workgroup reduces its tile in workgroup memory, then adds its result with
-// two integer atomicMax: out[0] gets the largest ~key (the complement of the smallest key),
+// integer atomicMax: out[0] gets the largest ~key (the complement of the smallest key),
 // out[1] the largest key; both start at 0. Integer max is order-independent: the result does
 // not depend on which workgroup finishes first.
 //#include common
@@ -46,8 +46,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             part[lid] = max(part[lid], part[lid + s]);
         }
     }
+    // Same-address atomics serialise: a workgroup whose result cannot raise a word (it only
+    // grows) skips its atomic, so after the first few workgroups most add nothing.
     if (lid == 0u && base < params.n) {
-        atomicMax(&out[params.out_first], part[0].x);
-        atomicMax(&out[params.out_first + 1u], part[0].y);
+        if (part[0].x > atomicLoad(&out[params.out_first])) {
+            atomicMax(&out[params.out_first], part[0].x);
+        }
+        if (part[0].y > atomicLoad(&out[params.out_first + 1u])) {
+            atomicMax(&out[params.out_first + 1u], part[0].y);
+        }
     }
 }
