@@ -29,6 +29,7 @@
 // EXP2 (exp2 or exp2_poly: GLSL.std.450 has no f64 exp2).
 //#include common
 //#include attention_common
+//#include attention_prefill_params
 
 alias S = {{STORAGE}};
 alias T = {{COMPUTE}};
@@ -52,26 +53,6 @@ const V_PER: u32 = (KC * DP + WG - 1u) / WG;  // V elements (at most 8: ops_atte
 const SPLIT: bool = {{SPLIT}};
 const NEG: T = {{NEG}};
 
-struct Params {
-    q_first: u32,
-    k_first: u32,
-    v_first: u32,
-    o_first: u32,
-    n_bh: u32,
-    seq_q: u32,
-    seq_kv: u32,
-    head_dim: u32,
-    q_blocks: u32,
-    splits: u32,
-    split_len: u32,
-    causal: u32,
-    causal_shift: i32,
-    scale_hi: f32,
-    scale_lo: f32,
-    pad0: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> q: array<S>;
 @group(0) @binding(2) var<storage, read_write> k: array<S>;
 @group(0) @binding(3) var<storage, read_write> v: array<S>;

@@ -39,6 +39,7 @@
 // q, k, v bindings: STORAGE, or vec4<STORAGE> when VEC), LOADERS (the ld4_* functions).
 //#include common
 //#include attention_common
+//#include attention_prefill_params
 
 alias S = {{STORAGE}};
 alias T = {{COMPUTE}};
@@ -69,26 +70,6 @@ const DP4: u32 = DP / 4u;
 const SPLIT: bool = {{SPLIT}};
 const NEG: T = {{NEG}};
 
-struct Params {
-    q_first: u32,
-    k_first: u32,
-    v_first: u32,
-    o_first: u32,
-    n_bh: u32,
-    seq_q: u32,
-    seq_kv: u32,
-    head_dim: u32,
-    q_blocks: u32,
-    splits: u32,
-    split_len: u32,
-    causal: u32,
-    causal_shift: i32,
-    scale_hi: f32,
-    scale_lo: f32,
-    pad0: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> q: array<{{QKV}}>;
 @group(0) @binding(2) var<storage, read_write> k: array<{{QKV}}>;
 @group(0) @binding(3) var<storage, read_write> v: array<{{QKV}}>;

@@ -1,0 +1,22 @@
+// The parameters of the prefill attention kernels (attention.wgsl, attention_flash.wgsl; packed
+// by ops_attention.py), pulled in with `//#include attention_prefill_params`.
+struct Params {
+    q_first: u32,
+    k_first: u32,
+    v_first: u32,
+    o_first: u32,
+    n_bh: u32,
+    seq_q: u32,
+    seq_kv: u32,
+    head_dim: u32,
+    q_blocks: u32,
+    splits: u32,
+    split_len: u32,
+    causal: u32,
+    causal_shift: i32,
+    scale_hi: f32,
+    scale_lo: f32,
+    pad0: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
