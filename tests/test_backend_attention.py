@@ -191,16 +191,13 @@ def test_large_scores_are_stable(backend, variant, dtype, q_scale):
     np.testing.assert_allclose(out.astype(np.float64), reference(q, k, v, scale, True), rtol=rtol, atol=atol)
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
-def test_interior_pointers(backend, variant, dtype):
-    # q, k, v and o live inside one allocation at offsets that are not binding-aligned; the
-    # elements around o must stay untouched (for float16, o shares u32 words with them).
+def _check_interior(backend, dtype, shape_q, shape_kv, offsets, scale, causal, seed):
+    """Attention from q, k, v at element ``offsets`` inside one allocation into o at
+    ``offsets['o']``: the result matches the reference and no element outside o changes (for
+    float16, o shares u32 words with its neighbours)."""
     itemsize = np.dtype(dtype).itemsize
-    shape_q, shape_kv = (1, 2, 19, 24), (1, 2, 37, 24)
-    q, k, v = random_qkv(shape_q, shape_kv, dtype, seed=5)
-    nq, nkv = q.size, k.size
-    offsets = {"q": 3, "k": 3 + nq + 5, "v": 3 + nq + 5 + nkv + 1}
-    offsets["o"] = offsets["v"] + nkv + 7
+    q, k, v = random_qkv(shape_q, shape_kv, dtype, seed=seed)
+    nq = q.size
     total = offsets["o"] + nq + 3
     host = np.full(total, 7.0, dtype=dtype)
     for name, a in (("q", q), ("k", k), ("v", v)):
@@ -209,17 +206,28 @@ def test_interior_pointers(backend, variant, dtype):
     try:
         backend.copy_htod(base, host)
         p = {name: base + off * itemsize for name, off in offsets.items()}
-        backend.attention(p["q"], p["k"], p["v"], p["o"], 1, 2, 19, 37, 24, 0.3, True, dtype=dtype)
+        backend.attention(p["q"], p["k"], p["v"], p["o"], shape_q[0], shape_q[1], shape_q[2], shape_kv[2],
+                          shape_q[3], scale, causal, dtype=dtype)
         back = np.empty_like(host)
         backend.copy_dtoh(back, base)
     finally:
         backend.free(base)
     out = back[offsets["o"] : offsets["o"] + nq].reshape(shape_q)
     rtol, atol = TOLERANCES[dtype]
-    np.testing.assert_allclose(out.astype(np.float64), reference(q, k, v, 0.3, True), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(out.astype(np.float64), reference(q, k, v, scale, causal), rtol=rtol, atol=atol)
     outside = np.ones(total, dtype=bool)
     outside[offsets["o"] : offsets["o"] + nq] = False
     np.testing.assert_array_equal(back[outside], host[outside])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_interior_pointers(backend, variant, dtype):
+    # q, k, v and o live inside one allocation at offsets that are not binding-aligned.
+    shape_q, shape_kv = (1, 2, 19, 24), (1, 2, 37, 24)
+    nq, nkv = int(np.prod(shape_q)), int(np.prod(shape_kv))
+    offsets = {"q": 3, "k": 3 + nq + 5, "v": 3 + nq + 5 + nkv + 1}
+    offsets["o"] = offsets["v"] + nkv + 7
+    _check_interior(backend, dtype, shape_q, shape_kv, offsets, 0.3, True, seed=5)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
@@ -228,32 +236,12 @@ def test_flash_interior_pointers_quad_loads(backend, monkeypatch, dtype, aligned
     # attention_flash binds q, k, v as arrays of vec4 when head_dim and every operand's first
     # element are multiples of 4 (aligned), else loads scalars: both from interior pointers.
     monkeypatch.setattr(ops_attention, "KERNEL_VARIANT", "new")
-    itemsize = np.dtype(dtype).itemsize
     shape_q, shape_kv = (1, 2, 70, 64), (1, 2, 100, 64)
-    q, k, v = random_qkv(shape_q, shape_kv, dtype, seed=9)
-    nq, nkv = q.size, k.size
+    nq, nkv = int(np.prod(shape_q)), int(np.prod(shape_kv))
     pad = 4 if aligned else 5
     offsets = {"q": pad, "k": 2 * pad + nq, "v": 3 * pad + nq + nkv}
     offsets["o"] = offsets["v"] + nkv + pad
-    total = offsets["o"] + nq + pad
-    host = np.full(total, 3.0, dtype=dtype)
-    for name, a in (("q", q), ("k", k), ("v", v)):
-        host[offsets[name] : offsets[name] + a.size] = a.ravel()
-    base = backend.alloc(host.nbytes)
-    try:
-        backend.copy_htod(base, host)
-        p = {name: base + off * itemsize for name, off in offsets.items()}
-        backend.attention(p["q"], p["k"], p["v"], p["o"], 1, 2, 70, 100, 64, 0.2, False, dtype=dtype)
-        back = np.empty_like(host)
-        backend.copy_dtoh(back, base)
-    finally:
-        backend.free(base)
-    out = back[offsets["o"] : offsets["o"] + nq].reshape(shape_q)
-    rtol, atol = TOLERANCES[dtype]
-    np.testing.assert_allclose(out.astype(np.float64), reference(q, k, v, 0.2, False), rtol=rtol, atol=atol)
-    outside = np.ones(total, dtype=bool)
-    outside[offsets["o"] : offsets["o"] + nq] = False
-    np.testing.assert_array_equal(back[outside], host[outside])
+    _check_interior(backend, dtype, shape_q, shape_kv, offsets, 0.2, False, seed=9)
 
 
 @settings(max_examples=8, deadline=None)
