@@ -57,7 +57,8 @@ class _Storage:
 
     def __del__(self) -> None:
         try:
-            ptr = _STORAGE_PTR.__get__(self)  # the slot (a _WatchedStorage's ``ptr`` is a property)
+            # the slot (a _WatchedStorage's ``ptr`` is a property)
+            ptr = self.ptr if type(self) is _Storage else _STORAGE_PTR.__get__(self)
         except AttributeError:  # the allocation failed in __init__
             return
         try:
@@ -67,6 +68,7 @@ class _Storage:
 
 
 _STORAGE_PTR = _Storage.__dict__["ptr"]
+_new_object = object.__new__
 
 
 #: shape (a tuple of non-negative ints) -> its C-contiguous strides, for ``GpuArray._empty``.
@@ -131,8 +133,11 @@ class GpuArray:
         elementwise fast path): ``shape`` a tuple of non-negative ints, ``strides`` its
         C-contiguous strides (a tuple of ints), ``dtype`` supported by the device, ``nbytes``
         the array's size in bytes."""
-        self = object.__new__(cls)
-        self._storage = _Storage(nbytes, zero)
+        storage = _new_object(_Storage)  # (_Storage(nbytes, zero) without the __init__ call)
+        storage.ptr = _dispatch.alloc(nbytes, zero=zero)
+        storage.nbytes = nbytes
+        self = _new_object(cls)
+        self._storage = storage
         self._shape = shape
         self._strides = strides
         self._offset = 0
@@ -478,22 +483,15 @@ _OPERAND_TYPES = (GpuArray, builtins.bool, int, float, complex)
 
 
 def _make_binary(row: ElementwiseOp) -> Callable[..., Any]:
-    def method(self: GpuArray, other: Any) -> Any:
-        if not isinstance(other, _OPERAND_TYPES):
-            return NotImplemented
-        return _dispatch.elementwise_op(row.name, self, other)
-
+    # (made by _dispatch, fully imported by now: it has the fused fast path)
+    method = _dispatch.binary_operator(row.name, False, GpuArray)
     method.__name__ = row.dunder or row.name
     method.__doc__ = f"``{row.name}(self, other)``: {row.doc}"
     return method
 
 
 def _make_reflected(row: ElementwiseOp) -> Callable[..., Any]:
-    def method(self: GpuArray, other: Any) -> Any:
-        if not isinstance(other, _OPERAND_TYPES):
-            return NotImplemented
-        return _dispatch.elementwise_op(row.name, other, self)
-
+    method = _dispatch.binary_operator(row.name, True, GpuArray)
     method.__name__ = row.reflected_dunder or row.name
     method.__doc__ = f"``{row.name}(other, self)``: {row.doc}"
     return method
@@ -516,7 +514,9 @@ def _make_inplace(row: ElementwiseOp) -> Callable[..., Any]:
 
 def _make_unary(row: ElementwiseOp) -> Callable[..., Any]:
     def method(self: GpuArray) -> GpuArray:
-        return _dispatch.elementwise_op(row.name, self)
+        return _dispatch.unary_op(name, self)
+
+    name = row.name
 
     method.__name__ = row.dunder or row.name
     method.__doc__ = f"``{row.name}(self)``: {row.doc}"

@@ -17,9 +17,15 @@ Functions for other frontend modules:
   :func:`matmul_int`: thin forwards to the backend's reduction, gemm and integer matmul modules;
 * elementwise fusion (``_fusion``): with fusion on, :func:`run_elementwise` (so
   :func:`elementwise_op`) and :func:`contiguous_copy` validate eagerly and return lazy arrays;
-  :func:`write_fused` evaluates a DAG into an array (one kernel), :func:`reduce_fused` evaluates
+  :func:`write_fused` evaluates a DAG into an array (one kernel), :func:`materialize_into` into
+  a new one (by the DAG's structure key: no walk over the DAG), :func:`reduce_fused` evaluates
   it inside a reduction's loads, :func:`copy_into` writes a lazy source straight into the
-  destination and :func:`synchronize` materialises every lazy array first.
+  destination and :func:`synchronize` materialises every lazy array first;
+* the host time of a small op: :func:`binary_operator` makes the operator methods,
+  :func:`binary_function` and :func:`unary_op` serve the namespace functions -- each goes from
+  the cached dtype resolution (``_RESOLVED``) straight to ``_fusion.lazy_binary`` /
+  ``lazy_unary``, or with fusion off (operators) from the cached ready launch (``_EAGER``) to
+  the recorded kernel, and otherwise to :func:`elementwise_op`.
 
 Backend errors of kind *unsupported* become ``TypeError`` (an adapter feature is missing).
 """
@@ -74,6 +80,10 @@ __all__ = [
     "gemm_strided_batched",
     "matmul_int",
     "write_fused",
+    "materialize_into",
+    "binary_operator",
+    "binary_function",
+    "unary_op",
     "reduce_fused",
     "fused_program",
     "compute_type",
@@ -501,10 +511,14 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
                     if other != shape:
                         shape = broadcast_shapes(*shapes)
                         break
-                if size_of(shape):
+                if 0 not in shape:
                     compute = op.compute
-                    inputs = [a if isinstance(a, array_type) else (scalar_value(a, compute), compute) for a in args]
-                    return fz.lazy_array(fz.make_node(op.expr, op.casts, op.expr_type, op.result, shape, inputs))
+                    if op.float_scalars:
+                        inputs = [a if isinstance(a, array_type) else (float(a), compute) for a in args]
+                    else:
+                        inputs = [a if isinstance(a, array_type) else (scalar_value(a, compute), compute)
+                                  for a in args]
+                    return fz.lazy_op(op.op, op.opk, op.result, shape, inputs)
     row = ELEMENTWISE_OPS[name]
     if len(args) != row.arity:
         raise TypeError(f"{name} takes {row.arity} arguments, got {len(args)}")
@@ -524,13 +538,109 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
     return value
 
 
+def binary_operator(name: str, reflected: builtins.bool, array_type: type) -> Callable[[Any, Any], Any]:
+    """The operator method ``self <op> other`` (``reflected``: ``other <op> self``) of the table
+    op ``name`` for the array class ``array_type``: ``elementwise_op`` (``NotImplemented`` for
+    operands of other types). With fusion on, a call whose dtype resolution is known
+    (``_RESOLVED``) goes straight to ``_fusion.lazy_binary`` (the host time of a small op)."""
+    operand_types = (array_type, builtins.bool, int, float, complex)
+
+    def method(self: Any, other: Any) -> Any:
+        fz = _fz if _fz is not None else _fusion_module()
+        if not fz._enabled:
+            # the ready eager launch of this structure (``_EAGER``, keyed as ``_eager_key`` does)
+            if isinstance(other, array_type):
+                if reflected:
+                    key = (name, other._dtype.name, other._shape, other._strides,
+                           self._dtype.name, self._shape, self._strides)
+                    arrays = [other, self]
+                else:
+                    key = (name, self._dtype.name, self._shape, self._strides,
+                           other._dtype.name, other._shape, other._strides)
+                    arrays = [self, other]
+                scalars: Any = ()
+            else:
+                key = ((name, type(other), self._dtype.name, self._shape, self._strides) if reflected
+                       else (name, self._dtype.name, self._shape, self._strides, type(other)))
+                arrays = [self]
+                scalars = (other,)
+            call = _EAGER.get(key)
+            if call is not None and call.backend is backend():
+                return call(arrays, scalars)
+        else:
+            other_array = isinstance(other, array_type)
+            other_key = other._dtype.name if other_array else type(other)
+            op = _RESOLVED.get((name, other_key, self._dtype.name) if reflected
+                               else (name, self._dtype.name, other_key))
+            if op is not None:
+                shape = self._shape
+                if other_array:
+                    if other._shape != shape:  # (the shapes in argument order, for the error)
+                        shape = (broadcast_shapes(other._shape, shape) if reflected
+                                 else broadcast_shapes(shape, other._shape))
+                    value = other
+                elif op.float_scalars:
+                    value = (float(other), op.compute)
+                else:
+                    value = (scalar_value(other, op.compute), op.compute)
+                if 0 not in shape:
+                    if reflected:
+                        return fz.lazy_binary(op, shape, value, self)
+                    return fz.lazy_binary(op, shape, self, value)
+        if not isinstance(other, operand_types):
+            return NotImplemented
+        if reflected:
+            return elementwise_op(name, other, self)
+        return elementwise_op(name, self, other)
+
+    return method
+
+
+def binary_function(name: str, a: Any, b: Any) -> GpuArray:
+    """``elementwise_op(name, a, b)`` (the binary functions, ``gt.multiply(a, b)``): with fusion
+    on, a call whose dtype resolution is known (``_RESOLVED``) goes straight to
+    ``_fusion.lazy_binary`` (as the operators do: ``binary_operator``)."""
+    fz = _fz if _fz is not None else _fusion_module()
+    if fz._enabled:
+        array_type = _ao.GpuArray
+        is_a = isinstance(a, array_type)
+        is_b = isinstance(b, array_type)
+        op = _RESOLVED.get((name, a._dtype.name if is_a else type(a), b._dtype.name if is_b else type(b)))
+        if op is not None:
+            x, y = a, b
+            if is_a:
+                shape = a._shape
+                if is_b:
+                    if b._shape != shape:
+                        shape = broadcast_shapes(shape, b._shape)
+                else:
+                    y = (float(b) if op.float_scalars else scalar_value(b, op.compute), op.compute)
+            else:
+                shape = b._shape
+                x = (float(a) if op.float_scalars else scalar_value(a, op.compute), op.compute)
+            if 0 not in shape:
+                return fz.lazy_binary(op, shape, x, y)
+    return elementwise_op(name, a, b)
+
+
+def unary_op(name: str, x: Any) -> GpuArray:
+    """``elementwise_op(name, x)`` (the unary functions and operators): with fusion on, a call
+    whose dtype resolution is known (``_RESOLVED``) goes straight to ``_fusion.lazy_unary``."""
+    fz = _fz if _fz is not None else _fusion_module()
+    if fz._enabled and isinstance(x, _ao.GpuArray):
+        op = _RESOLVED.get((name, x._dtype.name))
+        if op is not None and 0 not in x._shape:
+            return fz.lazy_unary(op, x)
+    return elementwise_op(name, x)
+
+
 class _ResolvedOp:
     """What :func:`elementwise_op` resolved for one ``(op name, per argument: dtype name or
     Python scalar type)``: the WGSL expression, casts and expression type, the result dtype and
     the dtype scalar arguments are converted to (``compute``). Dtype resolution depends on
     nothing else, and the dtype checks of the first call that succeeded hold for later ones."""
 
-    __slots__ = ("expr", "casts", "expr_type", "result", "compute")
+    __slots__ = ("expr", "casts", "expr_type", "result", "compute", "op", "opk", "float_scalars", "scalar_name")
 
     def __init__(self, expr: str, casts: tuple[str, ...], expr_type: str, result: DType, compute: DType) -> None:
         self.expr = expr
@@ -538,6 +648,10 @@ class _ResolvedOp:
         self.expr_type = expr_type
         self.result = result
         self.compute = compute
+        self.op = (expr, casts, expr_type, result.name)  # the fused node's op and its key
+        self.opk = _fusion_module().op_key(self.op)
+        self.float_scalars = compute.kind == "f" and compute.itemsize != 2  # scalar_value: float(value)
+        self.scalar_name = compute.name
 
 
 class _EagerCall:
@@ -664,15 +778,67 @@ def write_fused(node: Any, dst: GpuArray) -> None:
             strides = broadcast_strides(leaf.shape, leaf._strides, shape)
         operands.append(ArrayOperand(fz.leaf_ptr(leaf), leaf.dtype.name, tuple(strides)))
         casts.append(compute_type(leaf.dtype))
-    for scalar in scalars:
-        operands.append(ScalarOperand(scalar.value, scalar.dtype.name))
-        casts.append(compute_type(scalar.dtype))
+    for value, dtype in scalars:
+        operands.append(ScalarOperand(value, dtype.name))
+        casts.append(compute_type(dtype))
     try:
         ops_elementwise.elementwise(backend(), expr, expr_type, operands, casts,
                                     ArrayOperand(dst_ptr, dst.dtype.name, tuple(dst._strides)), shape,
                                     lets=lets)
     except Exception as exc:
         raise _translate(exc) from None
+
+
+#: (structure key, out dtype name, per leaf: dtype name, shape, strides; shape) -> (launch
+#: plan, its backend) of materialising a DAG with that structure into a new array
+#: (``materialize_into``).
+_FUSED: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+def materialize_into(node: Any, dst: GpuArray) -> None:
+    """``write_fused(node, dst)`` for a *new* C-contiguous ``dst`` of the node's shape and dtype
+    (materialising a lazy array): nothing can overlap ``dst`` or read it. A DAG with a structure
+    key (``_fusion._Node.skey``) finds its launch plan by that key, the leaves' layouts and the
+    shape, and launches it with the pointers and scalar values: no walk over the DAG."""
+    skey = node.skey
+    if skey is None:
+        write_fused(node, dst)
+        return
+    fz = _fz if _fz is not None else _fusion_module()
+    leaves = node.leaves
+    be = backend()
+    key = (skey, dst._dtype.name, tuple([(leaf._dtype.name, leaf._shape, leaf._strides) for leaf in leaves]),
+           dst._shape)
+    entry = _FUSED.get(key)
+    if entry is None or entry[1] is not be:
+        entry = _fused_plan(fz, node, dst, be)
+        if entry[0] is None:
+            return
+        _cache_put(_FUSED, key, entry)
+    ptrs = [fz.leaf_ptr(leaf) for leaf in leaves]
+    ptrs.append(dst._ptr)
+    try:
+        entry[0].launch(be, ptrs, node.scalars)
+    except Exception as exc:
+        raise _translate(exc) from None
+
+
+def _fused_plan(fz: Any, node: Any, dst: GpuArray, be: Any) -> tuple[Any, Any]:
+    """(launch plan, backend) of ``materialize_into(node, dst)`` (see there)."""
+    lets, expr, expr_type, inputs = fz.fused_code(node, dst.dtype)
+    shape = dst.shape
+    operands: list[Any] = []
+    for leaf in node.leaves:
+        operands.append(ArrayOperand(0, leaf.dtype.name, tuple(broadcast_strides(leaf.shape, leaf._strides, shape))))
+    for value, name in zip(node.scalars, inputs[len(node.leaves):]):
+        operands.append(ScalarOperand(value, name))
+    casts = [storage_type(name).compute for name in inputs]
+    try:
+        plan = ops_elementwise.launch_plan(be, expr, expr_type, operands, casts,
+                                           ArrayOperand(0, dst.dtype.name, tuple(dst._strides)), shape, lets=lets)
+    except Exception as exc:
+        raise _translate(exc) from None
+    return plan, be
 
 
 def reduce_fused(op: str, x: GpuArray, axes: Sequence[int], out: GpuArray, *,
@@ -699,12 +865,18 @@ def reduce_fused(op: str, x: GpuArray, axes: Sequence[int], out: GpuArray, *,
             raise _translate(exc) from None
         return True
     node = fz.node_of(x)
-    leaves, scalars, lets, expr, _ = fz.program(node, round_root=True)
+    if node.skey is not None:  # the code by the DAG's structure key (no walk over the DAG)
+        lets, expr, _, names = fz.fused_code(node, round_root=True)
+        leaves = node.leaves
+        scalars = list(zip(node.scalars, names[len(leaves):]))
+    else:
+        leaves, pairs, lets, expr, _ = fz.program(node, round_root=True)
+        scalars = [(value, dtype.name) for value, dtype in pairs]
     inputs: list[Any] = [
         ArrayOperand(fz.leaf_ptr(leaf), leaf.dtype.name, tuple(broadcast_strides(leaf.shape, leaf._strides, shape)))
         for leaf in leaves
     ]
-    inputs += [ScalarOperand(s.value, s.dtype.name) for s in scalars]
+    inputs += [ScalarOperand(value, name) for value, name in scalars]
     prologue = ops_reduce.Prologue(tuple(inputs), lets, expr)
     try:
         ops_reduce.reduce_strided(backend(), op, 0, x.dtype.name, shape, tuple(x._strides), tuple(axes),

@@ -23,16 +23,17 @@ __all__ = sorted(ELEMENTWISE_OPS) + ["clip"]
 
 
 def _make_function(row: ElementwiseOp) -> Callable[..., GpuArray]:
+    name = row.name
     if row.arity == 1:
         def unary(x: GpuArray, /) -> GpuArray:
             if not isinstance(x, GpuArray):
                 raise TypeError(f"{row.name} expects a gputensor array, got {type(x).__name__}")
-            return _dispatch.elementwise_op(row.name, x)
+            return _dispatch.unary_op(name, x)
 
         func = unary
     else:
         def binary(x1: GpuArray | int | float | bool, x2: GpuArray | int | float | bool, /) -> GpuArray:
-            return _dispatch.elementwise_op(row.name, x1, x2)
+            return _dispatch.binary_function(name, x1, x2)
 
         func = binary
     func.__name__ = row.name

@@ -42,6 +42,17 @@ floating-point rounding) and writes only the result; the object then becomes a p
 Kernels are cached by the DAG's *structure* (op expressions, dtypes, how nodes connect, which
 operands are arrays or scalars; never pointers, strides or scalar values): a loop repeating a
 chain compiles once (``fused_program`` caches the WGSL text, the pipeline cache the kernel).
+Each node carries that structure as a small int (:func:`_structure_key`, interned one node at
+a time from its op, its operands' keys and how their leaves map to the DAG's), with its leaves
+and scalar values in kernel order, so materialising a DAG whose structure was seen before is a
+dictionary lookup and a launch (``_dispatch.materialize_into``): no walk over the DAG. (A DAG
+with a node over two different DAG operands has no key: :func:`program` linearises it, finding
+the nodes they share.)
+
+Host time. The binary operators (``_dispatch.binary_operator``) go straight from the cached
+dtype resolution to :func:`lazy_binary`, which builds the usual operand combinations (a DAG and
+a scalar or a leaf, a leaf and a scalar) from the operand's leaves, key and scalars without
+copying them when nothing is added, and registers the array without a lock (below).
 
 Write hazards. A lazy array reads its leaves when it is materialised, so a write into a leaf's
 storage before then would change its value. Every storage a live lazy array reads is
@@ -52,17 +63,23 @@ and copy reaches device memory through ``storage.ptr`` (``GpuArray._ptr``), so a
 user kernels -- is preceded by the materialisation of the readers. The fused paths read leaf
 pointers without triggering this (reads do not conflict); other readers of a watched storage
 trigger it too (conservative: an early kernel, never a wrong value). The registry is that class
-flag on each watched storage plus one weak table of the live lazy arrays (``_LIVE``), scanned
-when a watched storage is touched: an op pays one table entry, not one entry per leaf storage.
+flag on each watched storage plus one list of weak references to the lazy arrays (``_LIVE``,
+swept of dead and materialised ones when it has doubled), scanned when a watched storage is
+touched: an op pays one ``append``, not one entry per leaf storage nor a callback when it dies.
 
-Thread safety: materialisation and the watch registry are serialised by one re-entrant lock
-(never held while waiting for the device).
+Thread safety: materialisation, flushes and sweeps are serialised by one re-entrant lock (never
+held while waiting for the device). Registering a new lazy array takes no lock: it appends its
+reference, then watches its leaves' storages, and a flush rescans after unwatching until a scan
+finds no reader (see :func:`_register`), so a reader registered concurrently is either found
+or re-watches the storage itself.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
+import math
 import os
 import threading
 import weakref
@@ -88,9 +105,9 @@ __all__ = [
 ]
 
 #: Op nodes of one fused kernel (bigger DAGs are cut: the lazy operands are materialised).
-MAX_NODES = 64
+MAX_NODES = 128
 #: Weak Python scalars of one fused kernel (each is one or two parameter words).
-MAX_SCALARS = 64
+MAX_SCALARS = 128
 #: Distinct leaf arrays of one fused kernel, at most (see :func:`max_inputs`).
 MAX_INPUTS = 8
 
@@ -141,16 +158,6 @@ def max_inputs() -> int:
 # ---------------------------------------------------------------------------------------------
 # the DAG
 # ---------------------------------------------------------------------------------------------
-class _Scalar:
-    """A weak Python scalar operand, passed by value in the kernel parameters."""
-
-    __slots__ = ("value", "dtype")
-
-    def __init__(self, value: Any, dtype: DType) -> None:
-        self.value = value
-        self.dtype = dtype
-
-
 def _leaf_key(leaf: GpuArray) -> tuple[Any, ...]:
     """Leaves reading the same elements are bound once."""
     return (id(leaf._storage), leaf._offset, leaf._shape, leaf._strides, leaf._dtype)
@@ -160,17 +167,25 @@ class _Node:
     """One elementwise op of a DAG (immutable).
 
     ``op``: ``(expr, casts, expr_type, result dtype name)`` as ``fused_program`` takes them;
-    ``operands``: ``_Node``, leaf ``GpuArray`` (with storage) or ``_Scalar``; ``leaves`` /
-    ``leaf_keys``: the distinct leaf arrays of the whole DAG, in first-use order;
+    ``operands``: ``_Node``, leaf ``GpuArray`` (with storage) or a weak scalar ``(value, dtype)``;
+    ``leaves`` / ``leaf_keys``: the distinct leaf arrays of the whole DAG, in first-use order;
     ``size``: op nodes of the DAG (shared sub-DAGs counted once per use: an upper bound);
     ``n_scalars``: scalar operands of the DAG.
+
+    ``skey``: the DAG's *structure key* (an int, see :func:`_structure_key`), or None for a DAG
+    with a node that has two different node operands (only :func:`program` can describe how
+    such sub-DAGs share nodes); ``scalars``: with a structure key, the scalar values in the
+    order :func:`program` numbers them (else None). Both are built one node at a time, so
+    materialising a DAG whose structure was seen before only looks its kernel up
+    (``_dispatch.materialize_into``): no walk over the DAG.
     """
 
-    __slots__ = ("op", "dtype", "shape", "operands", "leaves", "leaf_keys", "size", "n_scalars")
+    __slots__ = ("op", "dtype", "shape", "operands", "leaves", "leaf_keys", "size", "n_scalars", "skey",
+                 "scalars")
 
     def __init__(self, op: tuple[str, tuple[str, ...], str, str], dtype: DType, shape: tuple[int, ...],
                  operands: tuple[Any, ...], leaves: tuple[GpuArray, ...], leaf_keys: tuple[Any, ...],
-                 size: int, n_scalars: int) -> None:
+                 size: int, n_scalars: int, skey: int | None = None, scalars: tuple[Any, ...] | None = None) -> None:
         self.op = op
         self.dtype = dtype
         self.shape = shape
@@ -179,6 +194,8 @@ class _Node:
         self.leaf_keys = leaf_keys
         self.size = size
         self.n_scalars = n_scalars
+        self.skey = skey
+        self.scalars = scalars
 
 
 _STORAGE_SLOT = GpuArray.__dict__["_storage"]  # the slot itself (LazyArray shadows the name)
@@ -213,6 +230,9 @@ class LazyArray(GpuArray):
         return self.__reduce_ex__(protocol)
 
 
+#: The storage slot under another name: ``x._node`` is the root node of a lazy array ``x``
+#: (a plain attribute read: the slot's descriptor, not the materialising ``_storage`` property).
+LazyArray._node = _STORAGE_SLOT  # type: ignore[attr-defined]
 LazyArray.__name__ = LazyArray.__qualname__ = "GpuArray"
 LazyArray.__doc__ = GpuArray.__doc__
 
@@ -231,36 +251,54 @@ class _WatchedStorage(_Storage):
 
 _LOCK = threading.RLock()
 
-
-class _Ref(weakref.ref):
-    """A weak reference to a lazy array that knows its key in ``_LIVE`` (arrays are unhashable)."""
-
-    __slots__ = ("key",)
-
-
-def _forget(ref: _Ref) -> None:
-    if _LIVE.get(ref.key) is ref:
-        _LIVE.pop(ref.key, None)
-
-
-#: Every live lazy array, by id, weakly: synchronize() and write hazards look here.
-_LIVE: dict[int, _Ref] = {}
+#: Weak references to the lazy arrays made so far: ``synchronize()`` and write hazards look
+#: here. References to arrays that died or were materialised stay until the next sweep
+#: (``_sweep``), which runs when the list has doubled since the last one: an op pays one
+#: ``append``, not a callback when its array dies. Registering takes no lock (see ``_register``);
+#: everything else that changes the list holds ``_LOCK`` and only replaces the items it scanned,
+#: so a concurrent ``append`` is never lost.
+_LIVE: list[weakref.ref[Any]] = []
+_SWEEP_MIN = 1024
+_sweep_at = _SWEEP_MIN
 
 
-def _live() -> list[LazyArray]:
-    """The live lazy arrays (lock held)."""
-    while True:
-        try:
-            refs = list(_LIVE.values())
-            break
-        except RuntimeError:  # a weakref callback (garbage collection) changed it meanwhile
-            continue
+def _live(refs: list[weakref.ref[Any]] | None = None) -> list[LazyArray]:
+    """The live lazy arrays (of ``refs``, default ``_LIVE``)."""
     arrays = []
-    for ref in refs:
+    for ref in _LIVE if refs is None else refs:
         x = ref()
         if x is not None and type(x) is LazyArray:
             arrays.append(x)
     return arrays
+
+
+def _sweep() -> None:
+    """Drop the references to arrays that died or were materialised."""
+    global _sweep_at
+    with _LOCK:
+        n = len(_LIVE)
+        if n < _sweep_at:
+            return  # (another thread swept)
+        live = [weakref.ref(x) for x in _live(_LIVE[:n])]
+        _LIVE[:n] = live  # (appends made meanwhile stay, after these)
+        _sweep_at = max(_SWEEP_MIN, 2 * len(live))
+
+
+def _register(arr: LazyArray, leaves: Sequence[GpuArray]) -> None:
+    """Make the new lazy array ``arr`` reading ``leaves`` known to write hazards: a reference
+    in ``_LIVE``, then every leaf's storage watched. No lock (an op's host time): a flush
+    (``_flush_storage``, lock held) scans ``_LIVE``, materialises the readers it found,
+    unwatches the storage and scans again, until a scan finds none. An array registered
+    after a flush's first scan is therefore found by a later one, unless it was registered
+    after the last scan, after the unwatch: then its own watch below comes later still and
+    leaves the storage watched. (Each step is one operation under the GIL.)"""
+    _LIVE.append(_weakref(arr))
+    for leaf in leaves:
+        storage = leaf._storage  # (leaves are arrays with storage)
+        if type(storage) is _Storage:
+            storage.__class__ = _WatchedStorage
+    if len(_LIVE) >= _sweep_at:
+        _sweep()
 
 
 def is_lazy(x: Any) -> bool:
@@ -270,7 +308,7 @@ def is_lazy(x: Any) -> bool:
 
 def node_of(x: LazyArray) -> _Node:
     """The root node of a lazy array."""
-    return _STORAGE_SLOT.__get__(x)
+    return x._node
 
 
 def leaf_ptr(leaf: GpuArray) -> int:
@@ -279,41 +317,162 @@ def leaf_ptr(leaf: GpuArray) -> int:
     return _PTR_SLOT.__get__(leaf._storage) + leaf._offset * leaf._dtype.itemsize
 
 
-def _operand(x: Any) -> Any:
-    """What a DAG holds for an op argument (GpuArray or ``(value, dtype)`` scalar pair)."""
-    if type(x) is LazyArray:
-        return _STORAGE_SLOT.__get__(x)
-    if isinstance(x, GpuArray):
-        return x
-    return _Scalar(x[0], x[1])
+# ---- structure keys ---------------------------------------------------------------------------
+#: structure description -> its key (an int from ``_KEY_IDS``, never reused: when the table is
+#: full it is emptied, and a structure seen again gets a new key -- a kernel looked up again,
+#: never the wrong one).
+_KEYS: dict[tuple[Any, ...], int] = {}
+_KEY_IDS = itertools.count(1)
+_KEYS_SIZE = 1 << 16
+#: op tuple -> its key (the first item of a node's structure description)
+_OPS: dict[tuple[Any, ...], int] = {}
 
 
-def _combine(operands: Sequence[Any]) -> tuple[tuple[GpuArray, ...], tuple[Any, ...], int, int]:
-    """(leaves, leaf keys, size, scalars) of a new node over ``operands``."""
-    leaves: list[GpuArray] = []
-    keys: list[Any] = []
+def _structure_key(desc: tuple[Any, ...]) -> int:
+    """The key of a node's structure description ``desc``: ``(op key, operand, ...)``, where an
+    operand is a leaf's index among the DAG's leaves (an int >= 0), a scalar's dtype name (a
+    str), ``-key`` for a node operand whose leaves keep their indices in the DAG (``key`` its
+    structure key, > 0), ``(key, remap)`` for one whose leaves do not (``remap``: the DAG's leaf
+    index of each of its leaves) or None for a node operand repeated.
+    Equal keys mean equal :func:`program` output, except the leaves' and scalars' values and the
+    leaves' dtypes (part of the kernel caches' keys)."""
+    key = _KEYS.get(desc)
+    if key is None:
+        if len(_KEYS) >= _KEYS_SIZE:
+            _KEYS.clear()
+        key = _KEYS.setdefault(desc, next(_KEY_IDS))
+    return key
+
+
+def op_key(op: tuple[Any, ...]) -> int:
+    """The key of an op tuple ``(expr, casts, expr_type, dtype name)``."""
+    key = _OPS.get(op)
+    if key is None:
+        if len(_OPS) >= _KEYS_SIZE:
+            _OPS.clear()
+        key = _OPS.setdefault(op, next(_KEY_IDS))
+    return key
+
+
+def _max_inputs() -> int:
+    global _max_inputs_value
+    _max_inputs_value = max_inputs()
+    return _max_inputs_value
+
+
+_max_inputs_value = 0  # max_inputs(), once known
+
+
+def _new_node(op: tuple[Any, ...], opk: int, dtype: DType, shape: tuple[int, ...],
+              operands: Sequence[Any]) -> _Node:
+    """A node over ``operands`` (``_Node``, leaf arrays, ``(value, dtype)`` scalars): its
+    leaves, bounds and structure key (see :class:`_Node`)."""
+    leaves: Any = None
+    keys: Any = None
     size = 1
     n_scalars = 0
-    seen: list[_Node] = []
+    child: Any = None  # the first node operand
+    others: list[_Node] | None = None  # further distinct node operands (then no structure key)
+    desc: list[Any] = [opk]
+    scalars: Any = ()
     for x in operands:
-        if type(x) is _Node:
-            if any(x is s for s in seen):
+        kind = type(x)
+        if kind is tuple:  # a weak scalar
+            n_scalars += 1
+            if desc is not None:
+                desc.append(x[1].name)
+                scalars += (x[0],)
+        elif kind is _Node:
+            if x is child:
+                if desc is not None:
+                    desc.append(None)
                 continue
-            seen.append(x)
+            if child is None:
+                child = x
+            else:
+                if others is None:
+                    others = [x]
+                elif any(x is o for o in others):
+                    continue
+                else:
+                    others.append(x)
+                desc = None  # type: ignore[assignment]  (program() describes the sharing)
             size += x.size
             n_scalars += x.n_scalars
-            for leaf, key in zip(x.leaves, x.leaf_keys):
-                if key not in keys:
-                    keys.append(key)
-                    leaves.append(leaf)
-        elif type(x) is _Scalar:
-            n_scalars += 1
+            if leaves is None:
+                leaves, keys = x.leaves, x.leaf_keys
+                remap = None
+            else:
+                if type(leaves) is tuple:
+                    leaves, keys = list(leaves), list(keys)
+                remap = []
+                for leaf, key in zip(x.leaves, x.leaf_keys):
+                    try:
+                        k = keys.index(key)
+                    except ValueError:
+                        k = len(keys)
+                        keys.append(key)
+                        leaves.append(leaf)
+                    remap.append(k)
+                remap = None if remap == list(range(len(remap))) else tuple(remap)
+            if desc is not None:
+                if x.skey is None:
+                    desc = None  # type: ignore[assignment]
+                else:
+                    desc.append(-x.skey if remap is None else (x.skey, remap))
+                    scalars += x.scalars
+        else:  # a leaf array
+            if leaves is None:
+                leaves, keys = [x], [_leaf_key(x)]
+                k = 0
+            else:
+                for k, leaf in enumerate(leaves):
+                    if leaf is x:
+                        break
+                else:
+                    key = _leaf_key(x)
+                    try:
+                        k = keys.index(key)
+                    except ValueError:
+                        if type(leaves) is tuple:
+                            leaves, keys = list(leaves), list(keys)
+                        k = len(keys)
+                        keys.append(key)
+                        leaves.append(x)
+            if desc is not None:
+                desc.append(k)
+    if leaves is None:
+        leaves = keys = ()
+    elif type(leaves) is list:
+        leaves, keys = tuple(leaves), tuple(keys)
+    if desc is None:
+        return _Node(op, dtype, shape, tuple(operands), leaves, keys, size, n_scalars)
+    return _Node(op, dtype, shape, tuple(operands), leaves, keys, size, n_scalars, _structure_key(tuple(desc)),
+                 scalars)
+
+
+def _operands(args: Sequence[Any]) -> list[Any]:
+    """What a DAG holds for op arguments (GpuArrays, lazy or not, and ``(value, dtype)``
+    scalar pairs)."""
+    operands = []
+    for x in args:
+        if type(x) is LazyArray:
+            operands.append(x._node)
         else:
-            key = _leaf_key(x)
-            if key not in keys:
-                keys.append(key)
-                leaves.append(x)
-    return tuple(leaves), tuple(keys), size, n_scalars
+            operands.append(x)
+    return operands
+
+
+def _node(op: tuple[Any, ...], opk: int, dtype: DType, shape: tuple[int, ...], args: Sequence[Any]) -> _Node:
+    """:func:`make_node` with the op as a tuple and its key."""
+    node = _new_node(op, opk, dtype, shape, _operands(args))
+    if (node.size > MAX_NODES or len(node.leaves) > (_max_inputs_value or _max_inputs())
+            or node.n_scalars > MAX_SCALARS):
+        for a in args:
+            if type(a) is LazyArray:
+                materialize(a)
+        node = _new_node(op, opk, dtype, shape, _operands(args))
+    return node
 
 
 def make_node(expr: str, casts: Sequence[str], expr_type: str, dtype: DType, shape: tuple[int, ...],
@@ -321,21 +480,13 @@ def make_node(expr: str, casts: Sequence[str], expr_type: str, dtype: DType, sha
     """A node applying ``expr`` to ``args`` (GpuArrays, lazy or not, and ``(value, dtype)``
     scalar pairs), already validated by the caller. Lazy arguments whose DAG would make the new
     one exceed a bound are materialised first."""
-    operands = [_operand(a) for a in args]
-    leaves, keys, size, n_scalars = _combine(operands)
-    if size > MAX_NODES or len(leaves) > max_inputs() or n_scalars > MAX_SCALARS:
-        for a in args:
-            if type(a) is LazyArray:
-                materialize(a)
-        operands = [_operand(a) for a in args]
-        leaves, keys, size, n_scalars = _combine(operands)
     op = (expr, tuple(casts), expr_type, dtype.name)
-    return _Node(op, dtype, shape, tuple(operands), leaves, keys, size, n_scalars)
+    return _node(op, op_key(op), dtype, shape, args)
 
 
 def _watch(node: _Node) -> None:
     for leaf in node.leaves:
-        storage = _STORAGE_SLOT.__get__(leaf)
+        storage = leaf._storage
         if type(storage) is _Storage:
             storage.__class__ = _WatchedStorage
 
@@ -352,17 +503,240 @@ def lazy_array(node: _Node) -> LazyArray:
         if len(_STRIDES_CACHE) < 1024:
             _STRIDES_CACHE[shape] = strides
     arr = object.__new__(LazyArray)
-    _STORAGE_SLOT.__set__(arr, node)
+    arr._node = node
     arr._shape = shape
     arr._strides = strides
     arr._offset = 0
     arr._dtype = node.dtype
-    ref = _Ref(arr, _forget)
-    ref.key = key = id(arr)
-    with _LOCK:
-        _watch(node)
-        _LIVE[key] = ref
+    _register(arr, node.leaves)
     return arr
+
+
+def lazy_op(op: tuple[Any, ...], opk: int, dtype: DType, shape: tuple[int, ...], args: Sequence[Any]) -> LazyArray:
+    """``lazy_array(make_node(...))`` for an op given as its tuple and :func:`op_key`."""
+    return lazy_array(_node(op, opk, dtype, shape, args))
+
+
+def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
+    """The lazy result of the binary op ``rop`` (``_dispatch._ResolvedOp``: ``op``, ``opk``,
+    ``result``, ``scalar_name``: the dtype name of its scalar operands) on ``a`` and ``b``
+    (GpuArrays, lazy or not, or ``(value, dtype)`` scalar pairs), validated by the caller,
+    broadcast to ``shape``: :func:`lazy_op` with the usual operand combinations (a DAG and a
+    scalar or a leaf, in either order; a leaf and a scalar) made without the general loop of
+    :func:`_new_node` (the host time of a small op): the same node, the same structure key."""
+    ta = type(a)
+    tb = type(b)
+    if ta is LazyArray:
+        if tb is LazyArray:
+            return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))
+        lazy, child = a, a._node
+        x, y = child, b
+    elif tb is LazyArray:
+        lazy, child = b, b._node
+        x, y = a, child
+    else:
+        lazy = child = None
+        x, y = a, b
+    new = None  # a leaf whose storage is not watched for the child already
+    if child is None:  # a leaf and a scalar
+        if tb is tuple and ta is not tuple:
+            leaf = a
+            desc = (rop.opk, 0, rop.scalar_name)
+            scalars: Any = (b[0],)
+        elif ta is tuple and tb is not tuple:
+            leaf = b
+            desc = (rop.opk, rop.scalar_name, 0)
+            scalars = (a[0],)
+        else:
+            return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))
+        leaves: Any = (leaf,)
+        keys: Any = (_leaf_key(leaf),)
+        size = n_scalars = 1
+        skey = _KEYS.get(desc) or _structure_key(desc)
+    else:
+        leaves = child.leaves
+        keys = child.leaf_keys
+        size = child.size + 1
+        n_scalars = child.n_scalars
+        skey = child.skey
+        scalars = child.scalars
+        if x is child:
+            if tb is tuple:  # (DAG, scalar)
+                n_scalars += 1
+                if skey is not None:
+                    desc = (rop.opk, -skey, rop.scalar_name)
+                    skey = _KEYS.get(desc) or _structure_key(desc)
+                    scalars = scalars + (b[0],)
+            else:  # (DAG, leaf)
+                for k, leaf in enumerate(leaves):
+                    if leaf is b:
+                        break
+                else:
+                    key = _leaf_key(b)
+                    if key in keys:
+                        k = keys.index(key)
+                    else:
+                        k = len(keys)
+                        leaves = leaves + (b,)
+                        keys = keys + (key,)
+                        new = b
+                if skey is not None:
+                    desc = (rop.opk, -skey, k)
+                    skey = _KEYS.get(desc) or _structure_key(desc)
+        elif ta is tuple:  # (scalar, DAG)
+            n_scalars += 1
+            if skey is not None:
+                desc = (rop.opk, rop.scalar_name, -skey)
+                skey = _KEYS.get(desc) or _structure_key(desc)
+                scalars = (a[0],) + scalars
+        else:  # (leaf, DAG): the leaf comes first among the leaves (as _new_node orders them)
+            for p, leaf in enumerate(leaves):
+                if leaf is a:
+                    break
+            else:
+                key = _leaf_key(a)
+                p = keys.index(key) if key in keys else -1
+            if p == 0:
+                remap = None
+            else:
+                remap = _REMAPS.get((p, len(leaves)))
+                if remap is None:
+                    remap = _first_remap(p, len(leaves))
+                if p > 0:
+                    leaves = (a,) + leaves[:p] + leaves[p + 1:]
+                    keys = (keys[p],) + keys[:p] + keys[p + 1:]
+                else:
+                    leaves = (a,) + leaves
+                    keys = (key,) + keys
+                    new = a
+            if skey is not None:
+                desc = (rop.opk, 0, -skey if remap is None else (skey, remap))
+                skey = _KEYS.get(desc) or _structure_key(desc)
+    if size > MAX_NODES or n_scalars > MAX_SCALARS or len(leaves) > (_max_inputs_value or _max_inputs()):
+        return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))  # (materialises the operands)
+    # (_emit, inline)
+    dtype = rop.result
+    node = _new_object(_Node)  # (_Node(...) without the call)
+    node.op = rop.op
+    node.dtype = dtype
+    node.shape = shape
+    node.operands = (x, y)
+    node.leaves = leaves
+    node.leaf_keys = keys
+    node.size = size
+    node.n_scalars = n_scalars
+    node.skey = skey
+    node.scalars = scalars if skey is not None else None
+    strides = _STRIDES_CACHE.get(shape)
+    if strides is None:
+        return lazy_array(node)
+    arr = _new_object(LazyArray)
+    arr._node = node
+    arr._shape = shape
+    arr._strides = strides
+    arr._offset = 0
+    arr._dtype = dtype
+    # _register, inline: the new array's reference first, then its storages watched -- those
+    # of the child's leaves are already, as long as the lazy operand still holds the child
+    # (a flush that unwatched one would have materialised it first; see _register)
+    _LIVE.append(_weakref(arr))
+    if lazy is None or type(lazy) is not LazyArray or lazy._node is not child:
+        new = None
+        for leaf in leaves:
+            storage = leaf._storage
+            if type(storage) is _Storage:
+                storage.__class__ = _WatchedStorage
+    if new is not None:
+        storage = new._storage
+        if type(storage) is _Storage:
+            storage.__class__ = _WatchedStorage
+    if len(_LIVE) >= _sweep_at:
+        _sweep()
+    return arr
+
+
+#: (p, n) -> the remap of a DAG operand's n leaves when a leaf operand before it is its leaf p
+#: (-1: none of them): that leaf first, the others after it in their order (``_first_remap``)
+_REMAPS: dict[tuple[int, int], tuple[int, ...]] = {}
+
+
+def _first_remap(p: int, n: int) -> tuple[int, ...]:
+    if p < 0:
+        remap = tuple(range(1, n + 1))
+    else:
+        remap = tuple(range(1, p + 1)) + (0,) + tuple(range(p + 1, n))
+    if len(_REMAPS) < 1024:
+        _REMAPS[(p, n)] = remap
+    return remap
+
+
+def lazy_unary(rop: Any, a: GpuArray) -> LazyArray:
+    """:func:`lazy_binary` for a unary op on the array ``a`` (lazy or not)."""
+    if type(a) is LazyArray:
+        lazy = a
+        child = a._node
+        leaves = child.leaves
+        keys = child.leaf_keys
+        size = child.size + 1
+        n_scalars = child.n_scalars
+        skey = child.skey
+        scalars = child.scalars
+        if skey is not None:
+            desc: Any = (rop.opk, -skey)
+            skey = _KEYS.get(desc) or _structure_key(desc)
+    else:
+        lazy = child = None
+        leaves = (a,)
+        keys = (_leaf_key(a),)
+        size = 1
+        n_scalars = 0
+        desc = (rop.opk, 0)
+        skey = _KEYS.get(desc) or _structure_key(desc)
+        scalars = ()
+    shape = a._shape
+    if size > MAX_NODES or n_scalars > MAX_SCALARS or len(leaves) > (_max_inputs_value or _max_inputs()):
+        return lazy_op(rop.op, rop.opk, rop.result, shape, (a,))  # (materialises the operand)
+    node = _new_object(_Node)
+    node.op = rop.op
+    node.dtype = rop.result
+    node.shape = shape
+    node.operands = (a if child is None else child,)
+    node.leaves = leaves
+    node.leaf_keys = keys
+    node.size = size
+    node.n_scalars = n_scalars
+    node.skey = skey
+    node.scalars = scalars if skey is not None else None
+    arr = lazy_array_of(node, a._strides if child is not None else None)
+    if lazy is None or type(lazy) is not LazyArray or lazy._node is not child:
+        _watch(node)  # (see lazy_binary)
+    return arr
+
+
+def lazy_array_of(node: _Node, strides: tuple[int, ...] | None) -> LazyArray:
+    """A new lazy array holding ``node`` (contiguous ``strides`` of its shape if known),
+    registered but with its leaves' storages not yet watched (the caller's next step)."""
+    shape = node.shape
+    if strides is None:
+        strides = _STRIDES_CACHE.get(shape)
+        if strides is None:
+            strides = tuple(contiguous_strides(shape))
+            if len(_STRIDES_CACHE) < 1024:
+                _STRIDES_CACHE[shape] = strides
+    arr = _new_object(LazyArray)
+    arr._node = node
+    arr._shape = shape
+    arr._strides = strides
+    arr._offset = 0
+    arr._dtype = node.dtype
+    _LIVE.append(_weakref(arr))
+    if len(_LIVE) >= _sweep_at:
+        _sweep()
+    return arr
+
+
+_new_object = object.__new__
+_weakref = weakref.ref
 
 
 def rebind(x: LazyArray, node: _Node) -> None:
@@ -391,7 +765,7 @@ class _Linearizer:
         self.leaf_index = {id(leaf): k for k, leaf in enumerate(root.leaves)}
         self.key_index: dict[Any, int] | None = None
         self.n_leaves = len(root.leaves)
-        self.scalars: list[_Scalar] = []
+        self.scalars: list[tuple[Any, DType]] = []
         self.entries: list[tuple[Any, list[int]]] = []
         self.refs: dict[int, int] = {}  # id(node) -> -(position in entries + 1)
 
@@ -402,7 +776,7 @@ class _Linearizer:
             if kind is _Node:
                 ref = self.refs.get(id(x))
                 operand_refs.append(ref if ref is not None else self.visit(x))
-            elif kind is _Scalar:
+            elif kind is tuple:
                 self.scalars.append(x)
                 operand_refs.append(self.n_leaves + len(self.scalars) - 1)
             else:
@@ -419,11 +793,12 @@ class _Linearizer:
 
 
 def program(node: _Node, out_dtype: DType | None = None, *,
-            round_root: bool = False) -> tuple[tuple[Any, ...], tuple[_Scalar, ...], str, str, str]:
+            round_root: bool = False) -> tuple[tuple[Any, ...], tuple[tuple[Any, DType], ...], str, str, str]:
     """Linearise the DAG of ``node`` (cast to ``out_dtype`` if given and different) into
     ``(leaves, scalars, lets, expr, expr_type)``: kernel inputs are the leaves, then the
-    scalars, named ``x0, x1, ...`` in that order; ``lets``/``expr`` from ``fused_program``
-    (cached by the structure: op expressions, dtypes, connections, not the values)."""
+    scalars (``(value, dtype)`` pairs), named ``x0, x1, ...`` in that order; ``lets``/``expr``
+    from ``fused_program`` (cached by the structure: op expressions, dtypes, connections, not
+    the values)."""
     lin = _Linearizer(node)
     lin.visit(node)
     scalars, entries = lin.scalars, lin.entries
@@ -434,9 +809,33 @@ def program(node: _Node, out_dtype: DType | None = None, *,
         compute = _dispatch.compute_type(out_dtype)
         nodes.append(("x0", (compute,), compute, out_dtype.name, (n_inputs + len(entries) - 1,)))
     leaves = node.leaves
-    inputs = tuple([leaf._dtype.name for leaf in leaves] + [s.dtype.name for s in scalars])
+    inputs = tuple([leaf._dtype.name for leaf in leaves] + [s[1].name for s in scalars])
     lets, expr, expr_type = _dispatch.fused_program(inputs, tuple(nodes), round_root)
     return leaves, tuple(scalars), lets, expr, expr_type
+
+
+#: (structure key, leaf dtype names, out dtype name or None, round_root) -> (lets, expr,
+#: expr_type, input dtype names), for DAGs with a structure key (``fused_code``).
+_CODE: dict[tuple[Any, ...], tuple[str, str, str, tuple[str, ...]]] = {}
+_CODE_SIZE = 4096
+
+
+def fused_code(node: _Node, out_dtype: DType | None = None, *,
+               round_root: bool = False) -> tuple[str, str, str, tuple[str, ...]]:
+    """``(lets, expr, expr_type, input dtype names)`` of :func:`program` for a node with a
+    structure key (``node.skey``; its inputs are ``node.leaves`` then ``node.scalars``), looked
+    up by that key when the structure was seen before."""
+    out = None if out_dtype is None or out_dtype == node.dtype else out_dtype.name
+    key = (node.skey, tuple([leaf._dtype.name for leaf in node.leaves]), out, round_root)
+    entry = _CODE.get(key)
+    if entry is None:
+        leaves, scalars, lets, expr, expr_type = program(node, out_dtype, round_root=round_root)
+        inputs = tuple([leaf._dtype.name for leaf in leaves] + [s[1].name for s in scalars])
+        entry = (lets, expr, expr_type, inputs)
+        if len(_CODE) >= _CODE_SIZE:
+            _CODE.clear()
+        _CODE[key] = entry
+    return entry
 
 
 def materialize(x: GpuArray) -> None:
@@ -447,13 +846,11 @@ def materialize(x: GpuArray) -> None:
         if type(x) is not LazyArray:
             return
         node = _STORAGE_SLOT.__get__(x)
-        out = GpuArray._empty(node.shape, node.dtype, zero=False)  # every element is written
-        _dispatch.write_fused(node, out)
+        dtype = node.dtype
+        out = GpuArray._alloc(node.shape, x._strides, dtype, math.prod(node.shape) * dtype.itemsize, False)
+        _dispatch.materialize_into(node, out)  # every element is written
         _STORAGE_SLOT.__set__(x, _STORAGE_SLOT.__get__(out))
         x.__class__ = GpuArray
-        ref = _LIVE.get(id(x))
-        if ref is not None and ref() is x:
-            del _LIVE[id(x)]
 
 
 def materialize_all() -> None:
@@ -469,11 +866,14 @@ def _flush_storage(storage: _Storage) -> None:
     with _LOCK:
         if type(storage) is not _WatchedStorage:
             return
-        readers = [x for x in _live()
-                   if any(_STORAGE_SLOT.__get__(leaf) is storage for leaf in _STORAGE_SLOT.__get__(x).leaves)]
-        for x in readers:
-            materialize(x)
-        storage.__class__ = _Storage
+        while True:
+            readers = [x for x in _live()
+                       if any(leaf._storage is storage for leaf in x._node.leaves)]
+            for x in readers:
+                materialize(x)
+            if not readers and type(storage) is _Storage:
+                return
+            storage.__class__ = _Storage  # then scan again (see _register)
 
 
 def pending_count() -> int:

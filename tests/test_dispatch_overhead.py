@@ -662,3 +662,20 @@ def test_uniform_window_errors_on_the_record_path(backend) -> None:
     with pytest.raises(Exception, match="too many"):
         ctx.param_window("k", 70_000)
     assert ctx.param_window("k", 20) == ctx.param_window("k", 16)
+
+
+def test_plan_scalar_bytes_match_the_scalar_words(backend) -> None:
+    """A plan's scalar parameter bytes (floats packed together, the last single scalar kept)
+    are ``_scalar_param``'s for every value: signed zeros, NaN, a float32 overflow, ints."""
+    p = backend.alloc(64)
+    op = ArrayOperand(p, "float32", (1,))
+    for dtypes in (["float32"] * 3, ["float64", "float32"], ["float32"], ["int32", "float32"]):
+        scalars = [ScalarOperand(1.0, d) for d in dtypes]
+        plan = ew.launch_plan(backend, " + ".join(f"x{k + 1}" for k in range(len(dtypes))) + " + x0", "f32",
+                              [op, *scalars], ["f32"] * (len(dtypes) + 1), op, [16])
+        for values in ([0.5, -0.0, 1e39], [math.nan, 2, True], [-3.25, 1.5, 0.0], [1e39, -1e39, 7]):
+            values = values[: len(dtypes)]
+            want = b"".join(ew._scalar_param(v, d)[1] for v, d in zip(values, dtypes))
+            assert plan._scalar_bytes(values) == want, (dtypes, values)
+            assert plan._scalar_bytes(values) == want  # (again: the kept single scalar)
+    backend.free(p)

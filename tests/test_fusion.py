@@ -776,3 +776,163 @@ def test_no_reference_cycles_keep_device_memory(backend):
         assert pool.used_bytes() == before
     finally:
         gc.enable()
+
+
+# ---------------------------------------------------------------------------------------------
+# structure keys, the lazy-array registry, the binary fast paths (host time of a small op)
+# ---------------------------------------------------------------------------------------------
+def _check_structure_keys(values, seen):
+    """For every lazy value with a structure key: its scalars and its cached code are what
+    ``program`` (the linearisation) gives, and one key never stands for two programs."""
+    for v in values:
+        if not _fusion.is_lazy(v):
+            continue
+        node = _fusion.node_of(v)
+        leaves, scalars, lets, expr, expr_type = _fusion.program(node)
+        if node.skey is None:
+            continue
+        assert list(node.scalars) == [value for value, _ in scalars]
+        assert node.leaves == leaves
+        inputs = tuple([leaf.dtype.name for leaf in leaves] + [dtype.name for _, dtype in scalars])
+        assert _fusion.fused_code(node) == (lets, expr, expr_type, inputs)
+        key = (node.skey, tuple(leaf.dtype.name for leaf in leaves))
+        assert seen.setdefault(key, (lets, expr, inputs)) == (lets, expr, inputs)
+
+
+@FEW
+@given(steps=st.lists(st.tuples(st.sampled_from(["sl", "ls", "vv", "vs", "sv", "u", "w", "dup", "view"]),
+                                st.integers(0, 50), st.integers(0, 50),
+                                st.sampled_from([0.5, -0.0, 2, 3.25])),
+                      min_size=1, max_size=14))
+def test_structure_keys_describe_the_program(backend, steps):
+    base = gt.asarray(_rand((4, 6), seed=40))
+    other = gt.asarray(_rand((6,), seed=41))
+    values = [base, other, base[::-1], gt.asarray(_rand((4, 6), "float16", seed=42))]
+    refs = []
+    with gt.fusion(False):
+        plain = [gt.asarray(gt.asnumpy(v)) for v in values[:2]] + [values[0][::-1], gt.asarray(gt.asnumpy(values[3]))]
+    for kind, i, j, scalar in steps:
+        for pool, mode in ((values, True), (plain, False)):
+            with gt.fusion(mode):
+                x, y = pool[i % len(pool)], pool[j % len(pool)]
+                if kind == "sl":
+                    r = scalar * x + x
+                elif kind == "ls":
+                    r = x - scalar
+                elif kind == "vv":
+                    r = x * y
+                elif kind == "vs":
+                    r = gt.maximum(x, scalar)
+                elif kind == "sv":
+                    r = scalar - x
+                elif kind == "u":
+                    r = -gt.abs(x)
+                elif kind == "w":
+                    r = gt.where(x > 0, x, y * scalar)
+                elif kind == "dup":
+                    r = x * x
+                else:
+                    r = pool[0][::-1] + x  # another view object of the same elements
+                pool.append(r)
+    seen: dict = {}
+    _check_structure_keys(values, seen)
+    for got, want in zip(values[4:], plain[4:]):
+        np.testing.assert_allclose(gt.asnumpy(got).astype(np.float64), gt.asnumpy(want).astype(np.float64),
+                                   rtol=2e-3, atol=1e-3, equal_nan=True)
+
+
+def test_structure_keys_of_chains_and_shared_nodes(backend):
+    a = gt.asarray(_rand((8,), seed=43))
+    b = gt.asarray(_rand((8,), seed=44))
+    t = gt.exp(a) * 2
+    chains = [t + b, b + t, 0.5 * t - a, (t * t) / 3, t * b + a * b]  # the last: two DAG operands
+    assert all(_fusion.node_of(c).skey is not None for c in chains[:4])
+    assert _fusion.node_of(chains[4]).skey is None  # program() describes how they share nodes
+    assert len({_fusion.node_of(c).skey for c in chains[:4]}) == 4
+    seen: dict = {}
+    _check_structure_keys(chains, seen)
+    # the same structure built again has the same key; other scalar values do not matter
+    again = gt.exp(b) * 7 + a
+    assert _fusion.node_of(again).skey == _fusion.node_of(chains[0]).skey
+    an, bn = gt.asnumpy(a).astype(np.float64), gt.asnumpy(b).astype(np.float64)
+    t_ref = np.exp(an) * 2
+    for got, ref in zip(chains, [t_ref + bn, bn + t_ref, 0.5 * t_ref - an, t_ref * t_ref / 3, t_ref * bn + an * bn]):
+        assert_close(gt.asnumpy(got), ref, "float32", "transcendental")
+
+
+def test_float32_scalar_words_in_a_fused_kernel(backend):
+    """Many float scalars of one kernel are packed together: signed zeros, NaN and a float32
+    overflow (inf) give exactly the unfused values."""
+    xn = np.array([1.0, -2.0, 0.5, 3.0], np.float32)
+    out = {}
+    for mode in (True, False):
+        with gt.fusion(mode):
+            x = gt.asarray(xn)
+            y = ((x * 0.5 + 1.25) * -0.0 + x) * 1e39
+            z = gt.where(x > 0, y, x * float("nan")) + 0.0
+            w = (x * 3.0 - 1.0) / 7.0 + 0.1
+            out[mode] = [gt.asnumpy(v) for v in (y, z, w)]
+    for got, want in zip(out[True], out[False]):
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_writes_during_a_flush_keep_new_readers(backend, monkeypatch):
+    """A lazy array registered while a flush materialises the readers it found (another thread
+    does so without the lock) is found by the flush's next scan: its value stays."""
+    an = _rand((16,), seed=45)
+    a = gt.asarray(an)
+    y = a * 2
+    made = []
+    real = _fusion.materialize
+
+    def materialize_and_register(x):
+        real(x)
+        if not made:
+            made.append(a * 3)  # a new reader of a's storage, after the flush's first scan
+
+    monkeypatch.setattr(_fusion, "materialize", materialize_and_register)
+    a[...] = 0  # the write: flushes the readers of a's storage first
+    monkeypatch.undo()
+    np.testing.assert_array_equal(gt.asnumpy(y), an * 2)
+    np.testing.assert_array_equal(gt.asnumpy(made[0]), an * 3)
+
+
+def test_registry_of_lazy_arrays_stays_small(backend):
+    """The weak references of dead lazy arrays are swept: the registry stays bounded, and the
+    live ones are still found by a write hazard after the sweeps."""
+    an = _rand((8,), seed=46)
+    a = gt.asarray(an)
+    kept = [a * k for k in range(5)]
+    for k in range(3 * _fusion._SWEEP_MIN):
+        _ = a + k  # dies at once
+    assert len(_fusion._LIVE) <= 2 * max(_fusion._SWEEP_MIN, 2 * _fusion.pending_count())
+    assert _fusion.pending_count() >= len(kept)
+    a[...] = 100  # readers of a's storage found after the sweeps
+    for k, y in enumerate(kept):
+        assert not _fusion.is_lazy(y)
+        np.testing.assert_array_equal(gt.asnumpy(y), an * np.float32(k))
+
+
+def test_binary_operator_fast_paths(backend):
+    """Every operand combination of the binary operators, fused and eager, twice (the second
+    call takes the cached resolution / launch)."""
+    xn, yn = _rand((5, 3), seed=47), _rand((3,), seed=48)
+    for mode in (True, False):
+        with gt.fusion(mode):
+            x, y = gt.asarray(xn), gt.asarray(yn)
+            for _ in range(2):
+                lazy = x * 1.5
+                cases = [
+                    (x - 2.0, xn - np.float32(2.0)), (2.0 - x, np.float32(2.0) - xn), (x - y, xn - yn),
+                    (y - x, yn - xn), (lazy + y, xn * np.float32(1.5) + yn), (y + lazy, yn + xn * np.float32(1.5)),
+                    (2 ** x[0], np.float32(2) ** xn[0]), (lazy - lazy, xn * 0), (lazy / x, xn * np.float32(1.5) / xn),
+                    (x[::-1] * lazy, xn[::-1] * (xn * np.float32(1.5))),
+                ]
+                for got, want in cases:
+                    np.testing.assert_allclose(gt.asnumpy(got), want, rtol=1e-6, atol=1e-6)
+            with pytest.raises(TypeError):
+                x + "a"
+            assert x.__add__("a") is NotImplemented
+            with pytest.raises(ValueError):
+                x + gt.ones((4,))

@@ -180,3 +180,40 @@ def test_finalizer_free_during_alloc_does_not_deadlock(backend) -> None:
         assert pool.n_free_blocks() >= 1
     x = gt.empty((1000,))
     assert x.shape == (1000,)
+
+
+def test_threads_fused_chains_with_concurrent_write_hazards(backend) -> None:
+    """Fused chains from several threads at once (lazy arrays registered without a lock) while
+    the same threads write into arrays that their own lazy arrays read (write-hazard flushes,
+    which scan every thread's lazy arrays) and drop thousands of lazy arrays (registry sweeps):
+    every value is the one its operands had when it was made."""
+    previous = gt.set_fusion(True)
+    shared_n = np.linspace(-1, 1, 300).astype(np.float32)
+    shared = gt.asarray(shared_n)  # read by every thread, never written
+
+    def worker(k: int) -> None:
+        rng = np.random.default_rng(200 + k)
+        own_n = rng.uniform(-1, 1, 300).astype(np.float32)
+        own = gt.asarray(own_n)
+        for it in range(30):
+            y = shared
+            y_n = shared_n.copy()
+            for j in range(40):  # a chain crossing no bound, and many dead intermediates
+                y = y * 0.5 + own
+                y_n = (y_n * np.float32(0.5) + own_n).astype(np.float32)
+            z = own * float(it)  # a reader of own's storage
+            z_n = own_n * np.float32(it)
+            own_n = (own_n + np.float32(1)).astype(np.float32)
+            own += 1.0  # the write: z and y (readers of own) are computed first
+            np.testing.assert_allclose(gt.asnumpy(y), y_n, rtol=1e-5, atol=1e-5)
+            np.testing.assert_array_equal(gt.asnumpy(z), z_n)
+
+    import sys
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # threads switch inside operations, not only between them
+    try:
+        _run_threads(worker, n=4)
+    finally:
+        sys.setswitchinterval(interval)
+        gt.set_fusion(previous)

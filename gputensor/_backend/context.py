@@ -842,17 +842,22 @@ class WgpuContext:
         least 1 and within the limit). BackendError (invalid argument) for parameters larger than
         the largest uniform window, (device error) when the buffers cannot be bound.
         """
-        entry = self._param_windows.get(len(raw))
-        window, slot = entry if entry is not None else self.param_window(name, len(raw))
-        with self._lock:
-            # the cached bind group of the buffers (the ring at a dynamic offset first)
+        size = len(raw)
+        entry = self._param_windows.get(size)
+        window, slot = entry if entry is not None else self.param_window(name, size)
+        # the cached bind group of the buffers (the ring at a dynamic offset first), keyed by
+        # (count, window, then per buffer: uid, offset, size); ``_uid`` is what ``uid`` returns
+        ids = [len(buffers), window]
+        pending = 0
+        for buf, start, nbytes in buffers:
+            ids += (buf._uid, start, nbytes)
+            pending += nbytes
+        key: tuple[Any, ...] = tuple(ids)
+        lock = self._lock
+        lock.acquire()  # (with less overhead than ``with``)
+        try:
             if self._dead_buffers:
                 self._purge_dead()
-            key: tuple[Any, ...] = (len(buffers), window)
-            pending = 0
-            for buf, start, nbytes in buffers:
-                key += (buf.uid, start, nbytes)
-                pending += nbytes
             group = self._groups.get(key)
             if group is None:
                 group = self._new_bind_group(name, key, window, buffers)
@@ -860,7 +865,10 @@ class WgpuContext:
             if offset + (slot if slot > window else window) > UNIFORM_RING_BYTES:
                 self.flush()
                 offset = 0
-            self._ring_data[offset : offset + len(raw)] = raw
+            ring = self._ring_view
+            if ring is None:
+                ring = self._ring_view = memoryview(self._ring_data)
+            ring[offset : offset + size] = raw
             self._ring_used = offset + slot
             if self.timestamp_sink is not None:  # profiling: a pass of its own between two timestamps
                 writes = self.timestamp_sink.timestamp_writes(name, defines)
@@ -880,8 +888,9 @@ class WgpuContext:
                     if self._pass_pipeline is not pipe:
                         calls.set_pipeline(handle, pipe._internal)
                         self._pass_pipeline = pipe
-                    calls.offsets[0] = offset
-                    calls.set_bind_group(handle, 0, group._internal, 1, calls.offsets)
+                    offsets = calls.offsets
+                    offsets[0] = offset
+                    calls.set_bind_group(handle, 0, group._internal, 1, offsets)
                     calls.dispatch(handle, x, y, z)
                 else:
                     if self._pass_pipeline is not pipe:
@@ -891,7 +900,16 @@ class WgpuContext:
                     compute_pass.dispatch_workgroups(x, y, z)
             self.stats["dispatches"] += 1
             self._pending_bytes += pending
-            self._count_command()
+            # (_count_command)
+            self._recorded += 1
+            if self._pending_bytes >= self._flush_bytes or self._recorded >= MAX_BATCH:
+                self._count_command_flush()
+        finally:
+            lock.release()
+
+    #: A memoryview of ``_ring_data`` (made by the first ``record``): its slice assignment is
+    #: cheaper than the bytearray's.
+    _ring_view: memoryview | None = None
 
     def _new_bind_group(self, name: str, key: tuple[Any, ...], window: int, buffers: Sequence[Region]) -> Any:
         """Create and cache (under ``key``: see ``record``) the bind group of ``buffers``, the
@@ -967,6 +985,11 @@ class WgpuContext:
 
     def _count_command(self) -> None:
         self._recorded += 1
+        if self._pending_bytes >= self._flush_bytes or self._recorded >= MAX_BATCH:
+            self._count_command_flush()
+
+    def _count_command_flush(self) -> None:
+        """The flush ``_count_command`` makes once the batch is full (lock held)."""
         if self._pending_bytes >= self._flush_bytes:
             self.flush()
             self._flush_bytes = min(2 * self._flush_bytes, FLUSH_BYTES_MAX)

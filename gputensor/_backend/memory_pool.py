@@ -121,7 +121,9 @@ class MemoryPool:
         if nbytes < 0:
             raise invalid_argument(f"cannot allocate {nbytes} bytes")
         size = self._bins.get(nbytes) or self._bin(nbytes)
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # (with less overhead than ``with``)
+        try:
             if self._pending:
                 self._drain()
             bucket = self._free.get(size)
@@ -132,6 +134,8 @@ class MemoryPool:
             self._held += size
             self.stats["misses"] += 1
             return buf, True
+        finally:
+            lock.release()
 
     def _new_block(self, size: int, nbytes: int) -> Any:
         """Make a buffer of ``size`` (lock held); on failure release the cache and retry once."""
@@ -162,13 +166,18 @@ class MemoryPool:
     def free(self, buf: Any) -> None:
         """Return a buffer obtained from ``malloc`` to its free list (never waits: safe in
         finalizers)."""
-        if self._lock.acquire(blocking=False):
+        lock = self._lock
+        if lock.acquire(False):
             try:
                 if self._pending:
                     self._drain()
-                self._put(buf)
+                bucket = self._free.get(buf.size)  # (_put)
+                if bucket is None:
+                    self._put(buf)
+                else:
+                    bucket.append(buf)
             finally:
-                self._lock.release()
+                lock.release()
         else:
             self._pending.append(buf)  # for the next pool call (the lock holder may be done)
 

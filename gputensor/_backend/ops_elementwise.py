@@ -193,6 +193,9 @@ _keep_plan = _PLAN_CACHE.keep
 
 
 _SCALAR_PARAMS: dict[tuple[Any, ...], tuple[list[int], bytes]] = {}
+#: struct codes of the float dtypes whose scalar words are the IEEE bits of the value
+_FLOAT_CODES = {"float32": "f", "float64": "d"}
+_NO_VALUE = object()
 
 
 def _scalar_param(value: object, dtype: str) -> tuple[list[int], bytes]:
@@ -284,7 +287,7 @@ class _Plan:
     """Everything about one elementwise call that does not depend on the pointers or on the
     scalar values (see ``elementwise``)."""
 
-    __slots__ = ("itemsizes", "extents", "chunks", "scalar_dtypes", "ctx")
+    __slots__ = ("itemsizes", "extents", "chunks", "scalar_dtypes", "ctx", "float_struct", "last_scalar")
 
     def __init__(self, itemsizes: list[int], extents: list[tuple[int, int]], chunks: list[_Chunk],
                  scalar_dtypes: list[str], ctx: Any) -> None:
@@ -293,6 +296,39 @@ class _Plan:
         self.chunks = chunks
         self.scalar_dtypes = scalar_dtypes
         self.ctx = ctx  # the backend's context (plans are cached per backend)
+        # several scalars, all float32/float64: Python floats pack in one call (the words
+        # ``scalar_words`` gives: one IEEE rounding, signed zeros and NaNs kept; a finite value
+        # that overflows float32 raises, and takes ``_scalar_param``)
+        codes = [_FLOAT_CODES.get(d) for d in scalar_dtypes]
+        self.float_struct = (struct.Struct("<" + "".join(codes))  # type: ignore[arg-type]
+                             if len(codes) > 1 and None not in codes else None)
+        #: (value, its parameter bytes) of the last launch's one scalar: a loop passing the
+        #: same float object again skips ``_scalar_param`` (the same object: the same bits)
+        self.last_scalar: tuple[Any, bytes] = (_NO_VALUE, b"")
+
+    def _scalar_bytes(self, values: Sequence[object]) -> bytes:
+        """The parameter bytes of the scalar ``values`` (``_scalar_param`` of each, joined)."""
+        dtypes = self.scalar_dtypes
+        if len(values) == 1:
+            value = values[0]
+            last = self.last_scalar
+            if last[0] is value:
+                return last[1]
+            raw = _scalar_param(value, dtypes[0])[1]
+            if type(value) is float:
+                self.last_scalar = (value, raw)
+            return raw
+        packer = self.float_struct
+        if packer is not None:
+            for value in values:
+                if type(value) is not float:
+                    break
+            else:
+                try:
+                    return packer.pack(*values)
+                except OverflowError:  # (a float32 overflow: scalar_words gives inf)
+                    pass
+        return b"".join([_scalar_param(value, dtype)[1] for value, dtype in zip(values, dtypes)])
 
     def run(self, backend, inputs: Sequence[Operand], out: ArrayOperand) -> None:
         """Record the plan for ``inputs`` and ``out`` (operands of the structure it was made for)."""
@@ -311,13 +347,29 @@ class _Plan:
         if len(ptrs) != len(itemsizes) or len(values) != len(scalar_dtypes):
             raise invalid_argument(f"a plan for {len(itemsizes)} arrays and {len(scalar_dtypes)} scalars "
                                    f"got {len(ptrs)} pointers and {len(values)} values")
+        chunks = self.chunks
+        ctx = self.ctx
+        if len(chunks) == 1 and "dispatch" not in ctx.__dict__:
+            # the usual small op: one dispatch, every operand at its window's start (then the
+            # prepacked parameters and the scalars' bytes are the whole parameter block)
+            chunk = chunks[0]
+            scalar_bytes = self._scalar_bytes(values) if values else b""
+            bindings, firsts = backend.bindings(ptrs, itemsizes, chunk.spans)
+            if chunk.tail is None and not any(firsts):
+                launch = chunk.vector or chunk.scalar
+                raw = launch.packed_prefix + scalar_bytes if values else launch.packed_prefix
+                grid = launch.grid
+                if grid is None:
+                    grid = ctx.fold_grid(launch.groups(0))
+                pipe = launch.pipe if launch.ctx is ctx else launch.pipeline(ctx, len(itemsizes))
+                ctx.record("elementwise", pipe, launch.defines, raw, bindings, *grid)
+                return
         scalar_words: list[int] = []
         scalar_raw = b""
         for value, dtype in zip(values, scalar_dtypes):
             words, raw = _scalar_param(value, dtype)
             scalar_words += words
             scalar_raw += raw
-        chunks = self.chunks
         if len(chunks) > 1:
             # validate every operand's whole range before anything is recorded
             for ptr, size, (lo, stop) in zip(ptrs, itemsizes, self.extents):
@@ -341,7 +393,6 @@ class _Plan:
                 if chunk.tail is not None:
                     done = chunk.n - chunk.tail.count
                     records.append((chunk.tail, bindings, [f + done for f in firsts]))
-        ctx = self.ctx
         # a wrapper of ``dispatch`` set on the context (the profiler's host-time mode, test spies)
         # sees every dispatch; otherwise the bindings (from ``backend.bindings``) and the grid
         # (from ``fold_grid``) are valid by construction and ``record`` skips their checks

@@ -162,7 +162,18 @@ class WebGpuBackend(ComputeBackend):
         (or the pool's limit) refuses even after the pool released its cached blocks (the
         message names the size asked for and the pool's sizes).
         """
-        ctx = self._ctx or self.context
+        ctx = self._ctx
+        pool = self._pool
+        if (ctx is not None and pool is not None and type(nbytes) is int
+                and 0 < nbytes <= ctx.max_binding_size):  # the usual array: a size that binds whole
+            buffer, fresh = pool.malloc(nbytes)
+            ident = next(self._ids)
+            self._allocations[ident] = Allocation(buffer, nbytes, (buffer, 0, (nbytes + 3) // 4 * 4))
+            ptr = ident << _PTR_SHIFT
+            if zero and not fresh:
+                self._zero(ctx, buffer, ptr, nbytes)
+            return ptr
+        ctx = ctx or self.context
         if type(nbytes) is not int:
             nbytes = _as_int("nbytes", nbytes)
         if nbytes < 0:
@@ -180,15 +191,19 @@ class WebGpuBackend(ComputeBackend):
         self._allocations[ident] = Allocation(buffer, nbytes, whole)
         ptr = ident << _PTR_SHIFT
         if zero and not fresh and nbytes:  # a fresh buffer is zero already (WebGPU guarantees it)
-            if nbytes < KERNEL_FILL_MIN or nbytes % 4 or ctx.is_software:
-                ctx.clear(buffer, 0, size)
-            else:
-                # a GPU's fill kernel runs at the memory bandwidth; its clear command does not
-                # (524 GB/s on an H200, benchmarks/host_profile.py), as for copy_dtod
-                ops_elementwise.elementwise(self, "x0", "u32", [ops_elementwise.ScalarOperand(0, "uint32")],
-                                            ["u32"], ops_elementwise.ArrayOperand(ptr, "uint32", (1,)),
-                                            [nbytes // 4])
+            self._zero(ctx, buffer, ptr, nbytes)
         return ptr
+
+    def _zero(self, ctx: WgpuContext, buffer: Any, ptr: int, nbytes: int) -> None:
+        """Zero-fill the reused block ``buffer`` of the new allocation ``ptr`` (``nbytes``)."""
+        if nbytes < KERNEL_FILL_MIN or nbytes % 4 or ctx.is_software:
+            ctx.clear(buffer, 0, (nbytes + 3) // 4 * 4)
+        else:
+            # a GPU's fill kernel runs at the memory bandwidth; its clear command does not
+            # (524 GB/s on an H200, benchmarks/host_profile.py), as for copy_dtod
+            ops_elementwise.elementwise(self, "x0", "u32", [ops_elementwise.ScalarOperand(0, "uint32")],
+                                        ["u32"], ops_elementwise.ArrayOperand(ptr, "uint32", (1,)),
+                                        [nbytes // 4])
 
     def free(self, ptr: int) -> None:
         """Release an allocation: its block returns to the memory pool for reuse by later
@@ -197,6 +212,11 @@ class WebGpuBackend(ComputeBackend):
         Raises BackendError: not initialised; invalid argument for a pointer that is not the
         start of a live allocation (double free, unknown or interior pointer).
         """
+        if type(ptr) is int and ptr > 0 and not ptr & _OFFSET_MASK and self._ctx is not None:
+            alloc = self._allocations.pop(ptr >> _PTR_SHIFT, None)  # (the usual call)
+            if alloc is not None:
+                self._pool.free(alloc.buffer)  # type: ignore[union-attr]  # set by alloc
+                return
         if self._ctx is None:
             self.context  # raises not initialised
         if type(ptr) is not int:
