@@ -862,7 +862,8 @@ def test_structure_keys_of_chains_and_shared_nodes(backend):
 
 def test_float32_scalar_words_in_a_fused_kernel(backend):
     """Many float scalars of one kernel are packed together: signed zeros, NaN and a float32
-    overflow (inf) give exactly the unfused values."""
+    overflow (inf) give the unfused values (exactly for y and z; w to rounding, since a fused
+    kernel may contract x * 3 - 1 into one fma, as the H200's driver does)."""
     xn = np.array([1.0, -2.0, 0.5, 3.0], np.float32)
     out = {}
     for mode in (True, False):
@@ -872,9 +873,10 @@ def test_float32_scalar_words_in_a_fused_kernel(backend):
             z = gt.where(x > 0, y, x * float("nan")) + 0.0
             w = (x * 3.0 - 1.0) / 7.0 + 0.1
             out[mode] = [gt.asnumpy(v) for v in (y, z, w)]
-    for got, want in zip(out[True], out[False]):
+    for got, want in zip(out[True][:2], out[False][:2]):
         np.testing.assert_array_equal(got, want)
         assert np.array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_allclose(out[True][2], out[False][2], rtol=4e-7, atol=0)
 
 
 def test_writes_during_a_flush_keep_new_readers(backend, monkeypatch):
