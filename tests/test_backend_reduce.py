@@ -978,6 +978,118 @@ def test_vector_path_nan_and_inf(backend, knobs, dtype):
         assert reduce_view(backend, "min", src, (0,), dtype) == -np.inf
 
 
+NAN_BITS = {"float32": ("<u4", [0x7FC00000, 0xFFC00000, 0x7F800001, 0xFF800001, 0x7FFFFFFF, 0xFFFFFFFF]),
+            "float64": ("<u8", [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001,
+                                0xFFF0000000000001, 0x7FFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF])}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_vector_path_max_min_nan_tracking(backend, knobs, dtype):
+    """Float max/min combine whole vectors with the plain builtins and track NaN from the bits
+    loaded: every NaN encoding (either sign, quiet or signalling, any payload) in the head, each
+    lane, the tail or another chunk gives NaN, in full and row reductions, for every unroll;
+    values next to NaN in bits (+-inf, the largest finite, f64 beyond f32's range) do not."""
+    n = 20_000
+    ubits, nans = NAN_BITS[dtype]
+    info = np.finfo(dtype)
+    for unroll in (1, 4):
+        knobs(vec4_unroll=unroll)
+        for lead in (0, 1, 3):
+            for k, pos in enumerate((0, 1, 2, 3, 4, 5, 6, 7, 9_999, n - 4, n - 3, n - 2, n - 1)):
+                x = np.linspace(-1, 1, n).astype(dtype)
+                x.view(ubits)[pos] = nans[(k + lead) % len(nans)]
+                x[(pos + 5) % n] = info.max
+                x[(pos + 11) % n] = -np.inf if k % 2 else info.min
+                src = Source(backend, dtype, (n,), values=x, lead=lead)
+                rows = Source(backend, dtype, (4, n // 4), values=x, lead=lead)
+                with np.errstate(invalid="ignore"):  # (signalling NaNs converted on the host)
+                    for op in ("max", "min"):
+                        assert np.isnan(reduce_view(backend, op, src, (0,), dtype)), (unroll, lead, pos, op)
+                        got = reduce_view(backend, op, rows, (1,), dtype)
+                        assert np.isnan(got[pos // (n // 4)]) and np.isnan(got).sum() == 1, (unroll, lead, pos, op)
+                        # accumulating in the other float width: NaN survives the conversion
+                        other = "float64" if dtype == "float32" else "float32"
+                        assert np.isnan(reduce_view(backend, op, src, (0,), other, acc=other)), (lead, pos, op)
+    # no NaN: extremes exact; f64 values that round to an f32 inf are not taken for NaN
+    big = [info.max, info.min, np.inf, -np.inf] + ([1e300, -1e300, 3.5e38, -3.5e38] if dtype == "float64" else [])
+    for lead in (0, 1, 2):
+        for v in big:
+            x = np.linspace(-1, 1, 4099).astype(dtype)
+            x[1000] = v
+            src = Source(backend, dtype, x.shape, values=x, lead=lead)
+            for op in ("max", "min"):
+                got = reduce_view(backend, op, src, (0,), dtype)
+                assert not np.isnan(got) and got == getattr(np, op)(x), (lead, v, op)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_vector_path_max_min_special_values(backend, knobs, dtype):
+    """All NaN, all +-inf, a single value, signed zeros where NumPy's result is fixed (every
+    element of one sign), and integer sources accumulated as floats (no NaN to track)."""
+    n = 4096 + 3
+    for lead in (0, 1, 3):
+        for fill in (np.nan, np.inf, -np.inf, 0.0, -0.0, 2.5, -2.5):
+            x = np.full(n, fill, dtype)
+            src = Source(backend, dtype, (n,), values=x, lead=lead)
+            rows = Source(backend, dtype, (3, n // 3), values=x, lead=lead)
+            for op in ("max", "min"):
+                got = reduce_view(backend, op, src, (0,), dtype)
+                got_rows = reduce_view(backend, op, rows, (1,), dtype)
+                if np.isnan(fill):
+                    assert np.isnan(got) and np.isnan(got_rows).all()
+                else:
+                    assert got == fill and np.signbit(got) == np.signbit(fill), (fill, op)
+                    assert (got_rows == fill).all() and (np.signbit(got_rows) == np.signbit(fill)).all()
+    rng = np.random.default_rng(101)
+    for src_dtype in ("int32", "uint32", "int64"):
+        src = Source(backend, src_dtype, (30_011,), rng=rng, lead=1)
+        for op in ("max", "min"):
+            reduce_view(backend, op, src, (0,), dtype, acc=dtype)
+
+
+def _render_without_vector_combine(defines) -> str:
+    """reduce_plain as rendered before the vector combine existed: ``{{VEC_COMBINE}}`` and
+    ``{{VEC_LOAD_SRC}}`` spelled ``combine`` and ``load_src`` in the template itself."""
+    from gputensor._backend import kernels
+
+    text = kernels.template_source("reduce_plain")
+    text = text.replace("{{VEC_COMBINE}}", "combine").replace("{{VEC_LOAD_SRC}}", "load_src")
+    values = {k: str(v) for k, v in defines.items() if k not in ("VEC_COMBINE", "VEC_LOAD_SRC")}
+    return kernels.unroll_loops(kernels._PLACEHOLDER.sub(lambda m: values[m.group(1)], text))
+
+
+def test_vector_combine_changes_only_float_max_min(backend, knobs):
+    """The rendered WGSL of every reduce_plain step is what the combine-only template gives,
+    byte for byte, except the vector steps of max/min accumulating in a float, which use the
+    plain builtin on whole vectors and track NaN (only for float sources)."""
+    from gputensor._backend.kernels import render
+
+    cases = [((50_000,), (1,), (0,)), ((64, 1000), (1000, 1), (1,)), ((1000, 64), (64, 1), (0,))]
+    checked = set()
+    for op in ("sum", "prod", "max", "min", "mean", "all", "any"):
+        for dtype in ("float32", "float64", "int32", "uint32", "int64", "float16", "bool"):
+            for acc in (None, "float32", "float64"):
+                if acc is not None and (op not in ("sum", "max", "min") or dtype == "bool"):
+                    continue
+                dst = acc or numpy_dst(op, dtype)
+                for shape, strides, axes in cases:
+                    plan = ops_reduce._plan(backend, op, dtype, shape, strides, axes, dst, acc, None, 0)
+                    for step in plan.steps:
+                        text = render(step.kernel, step.defines)
+                        vec = step.defines["VEC"] == "true"
+                        float_acc = kind(acc or default_acc(op, dtype, dst)) == "f"
+                        if vec and op in ("max", "min") and float_acc:
+                            assert f"a[l] = {op}(a[l], to_acc(xs[u][l]));" in text
+                            assert ("nan_fold(" in text) == (kind(dtype) == "f"), (op, dtype, acc)
+                            assert text != _render_without_vector_combine(step.defines)
+                            checked.add("tracked" if kind(dtype) == "f" else "plain")
+                        else:
+                            assert "nan_bits" not in text and "nan_fold" not in text
+                            assert text == _render_without_vector_combine(step.defines), (op, dtype, acc, shape)
+                            checked.add(("vec" if vec else "scalar", op))
+    assert {"tracked", "plain", ("vec", "sum"), ("scalar", "sum"), ("scalar", "max")} <= checked
+
+
 @pytest.mark.parametrize("dtype,dst", [("int32", "int32"), ("uint32", "uint32"), ("int32", "int64"),
                                        ("uint32", "uint64"), ("int64", "int64")])
 def test_vector_path_integer_sums_wrap(backend, knobs, dtype, dst):

@@ -49,6 +49,9 @@ unrolled steps. Column reductions, strided or multi-dim reduced ranges, packed d
 arg/var kernels and prologues keep the scalar loads. ``configure`` (or the environment
 variables named at the knobs) switches and tunes it; the combination order is still fixed by
 the shapes (and the view's offset modulo a vector), so results stay bitwise reproducible.
+Float max/min combine whole vectors with the plain builtins (``ReductionOp.vector_combine``) and
+track NaN apart from the loaded bits (``_Types.vector_defines``); every other op's kernel text is
+that of the plain combine.
 
 var/std use the corrected two-pass algorithm inside each chunk (mean, then sums of deviations)
 and Chan et al.'s pairwise update across chunks.
@@ -177,6 +180,14 @@ class ReductionOp:
     (``{ACC}`` is replaced by the accumulator's WGSL type); ``acc``: default accumulation dtype
     ('dst', 'src' or 'bool'); ``acc_kinds``/``dst_kinds``: allowed kinds; ``nonempty``: a
     reduction over zero elements is an error (no identity).
+
+    ``vector_combine``: per accumulator kind (no '*'), a cheaper combine that reduce_plain's
+    vector path uses for the lanes of whole vectors instead of ``combine``: a WGSL function of
+    ``(a, b)`` that may return either operand when one is NaN (float max/min: the builtins, one
+    instruction against the NaN-propagating combine's ~7). NaN is then tracked separately from
+    the bits of every loaded source value, and the vector path returns a NaN if it saw one;
+    otherwise it must give ``combine``'s result (max/min of non-NaN values are exact, so the
+    order does not matter).
     """
 
     name: str
@@ -189,6 +200,7 @@ class ReductionOp:
     dst_kinds: frozenset[str] = frozenset({"bool", "int", "uint", "float"})
     nonempty: bool = False
     is_max: bool = False
+    vector_combine: Mapping[str, str] = field(default_factory=dict)
 
     def pick(self, table: Mapping[str, Any], kind: str) -> Any:
         return table[kind] if kind in table else table["*"]
@@ -203,10 +215,12 @@ REDUCTION_OPS: dict[str, ReductionOp] = {
         ReductionOp("prod", "reduce_plain", "dst", {"bool": "a && b", "*": "a * b"}, {"bool": True, "*": 1}),
         ReductionOp("max", "reduce_plain", "src",
                     {"bool": "a || b", "float": _NAN_MAX, "*": "max(a, b)"},
-                    {"bool": False, "float": -math.inf, "*": "min"}, nonempty=True),
+                    {"bool": False, "float": -math.inf, "*": "min"}, nonempty=True,
+                    vector_combine={"float": "max"}),
         ReductionOp("min", "reduce_plain", "src",
                     {"bool": "a && b", "float": _NAN_MIN, "*": "min(a, b)"},
-                    {"bool": True, "float": math.inf, "*": "max"}, nonempty=True),
+                    {"bool": True, "float": math.inf, "*": "max"}, nonempty=True,
+                    vector_combine={"float": "min"}),
         ReductionOp("mean", "reduce_plain", "dst", {"*": "a + b"}, {"*": 0},
                     {"float": "r / {ACC}(params.count)", "*": "acc_wrap(r) / {ACC}(params.count)"},
                     acc_kinds=_NUMERIC),
@@ -383,17 +397,57 @@ class _Types:
     def vector_defines(self, width: int, compute: str) -> dict[str, object]:
         """reduce_plain's placeholders of the vector path: loads of ``width`` lanes (of the
         source's compute type ``compute``) from a binding after the kernel's own, or (0) the off
-        state, whose stub only type-checks."""
+        state, whose stub only type-checks.
+
+        With the op's ``vector_combine`` for the accumulator's kind, whole vectors combine with
+        it; when the source is float (else no NaN can occur), every load of the vector path
+        (vectors, and the head/tail scalars through ``load_src_nan``) also keeps per lane the
+        largest magnitude bits seen in ``nan_bits`` (f64 through f32, which keeps NaN; a NaN's
+        are above 0x7F800000), and ``nan_fold`` turns the lanes' fold into a NaN (made from
+        those bits: no NaN constant for the optimiser to see) if any was loaded."""
         on = width > 0
-        if on:
-            code = (f"@group(0) @binding(3) var<storage, read_write> srcv: array<vec{width}<{self.src.array}>>;\n\n"
-                    f"fn load_vec(v: u32) -> vec{width}<{compute}> {{\n    return srcv[v];\n}}")
-            unroll = VEC4_UNROLL
-        else:
+        vcombine = self.spec.vector_combine.get(_KIND[self.acc.name]) if on else None
+        track = vcombine is not None and compute in ("f32", "f64")
+        fold = "combine(a[0], a[1])" if width == 2 else "combine(combine(a[0], a[1]), combine(a[2], a[3]))"
+        if not on:
             width, unroll = 4, 1
             code = f"fn load_vec(v: u32) -> vec4<{compute}> {{\n    return vec4<{compute}>();\n}}"
-        fold = "combine(a[0], a[1])" if width == 2 else "combine(combine(a[0], a[1]), combine(a[2], a[3]))"
-        return {"VEC": "true" if on else "false", "VW": width, "VU": unroll, "VEC_SRC": code, "VEC_FOLD": fold}
+        elif not track:
+            unroll = VEC4_UNROLL
+            code = (f"@group(0) @binding(3) var<storage, read_write> srcv: array<vec{width}<{self.src.array}>>;\n\n"
+                    f"fn load_vec(v: u32) -> vec{width}<{compute}> {{\n    return srcv[v];\n}}")
+        else:
+            unroll = VEC4_UNROLL
+            vec_u, acc_c = f"vec{width}<u32>", self.acc_compute
+            if compute == "f32":
+                vbits, sbits, via = f"bitcast<{vec_u}>(x)", "bitcast<u32>(x)", ""
+            else:  # through f32, which keeps NaN (as acc_is_nan; no 64-bit integers needed)
+                vbits, sbits = f"bitcast<{vec_u}>(vec{width}<f32>(x))", "bitcast<u32>(f32(x))"
+                via = " (as f32, which keeps NaN)"
+            lanes = "max(nan_bits.x, nan_bits.y)"
+            if width == 4:
+                lanes = "max(max(nan_bits.x, nan_bits.y), max(nan_bits.z, nan_bits.w))"
+            code = (
+                f"@group(0) @binding(3) var<storage, read_write> srcv: array<vec{width}<{self.src.array}>>;\n\n"
+                f"// NaN tracking (the vector combine `{vcombine}` may drop a NaN operand): per lane, the largest\n"
+                f"// magnitude bits of the values loaded{via}; a NaN's are above 0x7F800000.\n"
+                f"var<private> nan_bits: {vec_u};\n\n"
+                f"fn load_vec(v: u32) -> vec{width}<{compute}> {{\n"
+                f"    let x = srcv[v];\n"
+                f"    nan_bits = max(nan_bits, {vbits} & {vec_u}(0x7FFFFFFFu));\n"
+                f"    return x;\n}}\n\n"
+                f"fn load_src_nan(i: u32) -> {compute} {{\n"
+                f"    let x = load_src(i);\n"
+                f"    nan_bits.x = max(nan_bits.x, {sbits} & 0x7FFFFFFFu);\n"
+                f"    return x;\n}}\n\n"
+                f"// r, or a NaN if one was loaded.\n"
+                f"fn nan_fold(r: {acc_c}) -> {acc_c} {{\n"
+                f"    let m = {lanes};\n"
+                f"    return select(r, {_convert('bitcast<f32>(m)', 'f32', acc_c)}, m > 0x7F800000u);\n}}"
+            )
+            fold = f"nan_fold({fold})"
+        return {"VEC": "true" if on else "false", "VW": width, "VU": unroll, "VEC_SRC": code, "VEC_FOLD": fold,
+                "VEC_COMBINE": vcombine or "combine", "VEC_LOAD_SRC": "load_src_nan" if track else "load_src"}
 
 
 # ---- fused elementwise prologue --------------------------------------------------------------

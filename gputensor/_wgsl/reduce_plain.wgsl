@@ -44,7 +44,7 @@ fn reduce_vec(e0: u32, e1: u32, y: u32) -> {{ACC}} {
         a[l] = {{IDENTITY}};
     }
     for (var i = e0 + y; i < h; i += TY) {
-        a[0] = combine(a[0], to_acc(load_src(i)));
+        a[0] = combine(a[0], to_acc({{VEC_LOAD_SRC}}(i)));
     }
     var v = v0 + y;
     for (; v + (VU - 1u) * TY < v1; v += VU * TY) {
@@ -57,7 +57,7 @@ fn reduce_vec(e0: u32, e1: u32, y: u32) -> {{ACC}} {
         for (var u = 0u; u < VU; u++) {
             //#unroll
             for (var l = 0u; l < VW; l++) {
-                a[l] = combine(a[l], to_acc(xs[u][l]));
+                a[l] = {{VEC_COMBINE}}(a[l], to_acc(xs[u][l]));
             }
         }
     }
@@ -65,11 +65,11 @@ fn reduce_vec(e0: u32, e1: u32, y: u32) -> {{ACC}} {
         let x = load_vec(v);
         //#unroll
         for (var l = 0u; l < VW; l++) {
-            a[l] = combine(a[l], to_acc(x[l]));
+            a[l] = {{VEC_COMBINE}}(a[l], to_acc(x[l]));
         }
     }
     for (var i = t + y; i < e1; i += TY) {
-        a[VW - 1u] = combine(a[VW - 1u], to_acc(load_src(i)));
+        a[VW - 1u] = combine(a[VW - 1u], to_acc({{VEC_LOAD_SRC}}(i)));
     }
     return {{VEC_FOLD}};
 }
