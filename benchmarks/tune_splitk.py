@@ -10,6 +10,9 @@ tiles (two ResNet-50 convolutions at batch 32 through ``backend.conv2d_forward``
 * ``1L``: no split, with the large tiles (``FILL_TILES`` set to 0 for the run);
 * ``2`` .. ``8``: that many splits forced (``GPUTENSOR_GEMM_SPLITK``), with the large tiles on a
   GPU; the splits actually made can be fewer (depth tiles, scratch binding size);
+* ``tuned``: the autotuner (``gputensor.autotune(True)``, ``_backend/autotune.py``) with its cache
+  in a fresh temporary directory: the plan it chose, the time of the first call (which tunes:
+  ``tune ...ms``) and then the usual timing (the other rows run with tuning off);
 
 and, where torch with CUDA is importable, torch in the same process (``conv2d`` with cuDNN TF32
 off and ``cudnn.benchmark`` on; ``matmul`` with TF32 off). Times are wall clock: the best of 3
@@ -18,7 +21,8 @@ against torch's (else a float64 NumPy reference); the exit status is 1 if any ch
 ``--small`` runs small shapes (a smoke test for software adapters such as lavapipe).
 
 Use it to set ``ops_gemm.SPLITK_MIN_K``, ``SPLITK_TARGET``, ``SPLITK_MIN_DEPTH`` and
-``SPLITK_MAX``: the ``auto`` row should match the best forced row of every problem.
+``SPLITK_MAX``: the ``auto`` row should match the best forced row of every problem; the
+``tuned`` row shows whether the autotuner finds the best one (and what its first call costs).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -168,6 +174,29 @@ def plan_text(be: Any, problem: Problem, splits: int | None) -> str:
     return f"{tiles.bm}x{tiles.bn}x{tiles.bk}/{tiles.tm}x{tiles.tn} s={count}"
 
 
+def tuned_row(be: Any, runner: Runner, reps: int) -> tuple[str, float, float, str]:
+    """``(plan, first-call ms, ms per call, candidate times)`` of ``runner``'s call with the
+    autotuner on (its cache in the current ``GPUTENSOR_CACHE_DIR``); the first call tunes the
+    problem's key."""
+    from gputensor._backend import autotune
+
+    before = autotune.entries(be.context)
+    with autotune.autotune(True):
+        be.synchronize()
+        t0 = time.perf_counter()
+        runner.call()
+        be.synchronize()
+        first = (time.perf_counter() - t0) * 1e3
+        ms = time_calls(runner.call, be.synchronize, reps)
+    new = {k: v for k, v in autotune.entries(be.context).items() if k not in before}
+    if not new:
+        return "(cached)", first, ms, ""
+    rec = next(iter(new.values()))
+    bm, bn, bk, tm, tn = rec["tiles"]
+    times = ", ".join(f"{plan} {t:.3f}" for plan, t in rec.get("times", {}).items())
+    return f"{bm}x{bn}x{bk}/{tm}x{tn} s={rec['splits']}", first, ms, times
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m benchmarks.tune_splitk", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -194,8 +223,15 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:  # pragma: no cover - no torch here
         pass
 
+    from gputensor._backend import autotune
+
     env = ops_gemm.SPLITK_ENV
     saved_env, saved_fill = os.environ.pop(env, None), ops_gemm.FILL_TILES
+    saved_cache = os.environ.get(autotune.CACHE_ENV)
+    tune_dir = tempfile.TemporaryDirectory(prefix="gputensor-tune-")
+    os.environ[autotune.CACHE_ENV] = tune_dir.name
+    autotune.reset()
+    saved_tuning = autotune.autotune(False)  # the rows below run the static policy
     choices: list[tuple[str, int | None, bool]] = [("auto", None, False), ("1", 1, False),
                                                   ("1L", None, True)]
     choices += [(str(s), s, False) for s in SPLITS]
@@ -231,11 +267,30 @@ def main(argv: list[str] | None = None) -> int:
                         line += f"  {runner.torch_ms / ms:5.2f}x torch"
                     line += f"  rel err {err:.1e}" + ("" if ok else "  FAILED")
                     print(line, flush=True)
+                plan, first, ms, times = tuned_row(be, runner, args.reps)
+                err = runner.error()
+                ok = err <= REL_TOL
+                failed |= not ok
+                line = (f"  tuned: {plan:<23} {ms:8.3f} ms "
+                        f"{problem.flops / ms / 1e9:7.2f} TFLOP/s")
+                if runner.torch_ms is not None:
+                    line += f"  {runner.torch_ms / ms:5.2f}x torch"
+                line += f"  rel err {err:.1e}" + ("" if ok else "  FAILED")
+                print(line + f"  (first call, tuning: {first:.1f} ms)", flush=True)
+                if times:
+                    print(f"         candidates (ms/call): {times}", flush=True)
             finally:
                 runner.close()
     finally:
         if saved_env is not None:
             os.environ[env] = saved_env
+        autotune.autotune(bool(saved_tuning))
+        if saved_cache is None:
+            os.environ.pop(autotune.CACHE_ENV, None)
+        else:
+            os.environ[autotune.CACHE_ENV] = saved_cache
+        autotune.reset()
+        tune_dir.cleanup()
     return 1 if failed else 0
 
 

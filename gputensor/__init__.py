@@ -164,3 +164,9 @@ from ._fusion import fusion, fusion_enabled, set_fusion  # noqa: E402
 
 __all__ += ["fusion", "fusion_enabled", "set_fusion"]
 # --- end execution engine (issue 5): elementwise fusion ---
+
+# --- gemm-family plan autotuner (opt-in) ---
+from ._backend.autotune import autotune  # noqa: E402
+
+__all__ += ["autotune"]
+# --- end gemm-family plan autotuner ---

@@ -14,7 +14,8 @@ output rows; input-channel blocks after the first accumulate into the output.
 A problem with few output tiles runs split-K exactly as gemm does (``ops_gemm.gemm_plan``): each
 tile's depth (input channels x filter taps) is shared out over several workgroups that store
 partial tiles, and ``gemm_combine.wgsl`` sums them in a fixed order and scatters the sum into
-NCHW (adding to the output for input-channel blocks after the first).
+NCHW (adding to the output for input-channel blocks after the first). With autotuning on
+(``autotune``) the plan is tuned per filter size and stride as the ``conv2d`` family.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from . import autotune
 from .errors import invalid_argument, unsupported
 from .ops_gemm import (
     Extent,
@@ -113,10 +115,12 @@ def plan_conv_blocks(input_shape: Shape4, filter_shape: Shape4, output_shape: Sh
 
 
 def conv_plan(backend: Any, acc_type: str, m: int, k: int, depth: int,
-              splits: int | None = None) -> tuple[GemmTiles, int]:
+              splits: int | None = None,
+              tune: autotune.Request | None = None) -> tuple[GemmTiles, int]:
     """``(tiles, splits)`` for an M x K implicit GEMM of the given depth (C*Fh*Fw of a block):
-    ``ops_gemm.plan_splitk``, checked for conv2d's loader (NT must be a multiple of BM)."""
-    tiles, splits = plan_splitk(backend, acc_type, m, k, depth, 1, splits)
+    ``ops_gemm.plan_splitk`` (autotuned with a ``tune`` request), checked for conv2d's loader
+    (NT must be a multiple of BM)."""
+    tiles, splits = plan_splitk(backend, acc_type, m, k, depth, 1, splits, tune=tune)
     if tiles.threads % tiles.bm:
         raise AssertionError(f"conv2d needs threads % BM == 0, got {tiles}")
     return tiles, splits
@@ -170,8 +174,17 @@ def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
     types = kernel_types(wgsl_type)
     acc_type = types["ACC"]
     ff = fh * fw
+    tune = None
+    if splits is None and autotune.enabled():
+        def run(ptrs: Sequence[int]) -> None:
+            conv2d_forward(backend, ptrs[0], in_shape, ptrs[1], f_shape, ptrs[2], out_shape,
+                           (sh, sw), (ph, pw), dtype=dtype)
+
+        tune = autotune.Request("conv2d", wgsl_type, (f"{fh}x{fw}", f"s{sh}x{sw}"),
+                                (n * c * h * w * itemsize, k * c * fh * fw * itemsize,
+                                 n * k * oh * ow * itemsize), run)
     tiles, splits = conv_plan(backend, acc_type, blocks["n"] * blocks["oh"] * ow, blocks["k"],
-                              blocks["c"] * ff, splits)
+                              blocks["c"] * ff, splits, tune)
     defines = {**types, **tiles.defines(), **split_defines(types, splits > 1)}
     chw, hw = c * h * w, h * w
     koo, oo = k * oh * ow, oh * ow

@@ -34,6 +34,11 @@ layout and dtype). The kernels take it as the SPLIT_K / C_T placeholders (``spli
 the ``splits`` / ``kt_split`` parameters; conv2d (``ops_conv``) shares all of it. The policy
 (``choose_splits``, constants ``SPLITK_*``) applies to float32 and float16 data on hardware
 adapters; ``GPUTENSOR_GEMM_SPLITK=<n>`` or a ``splits=`` argument forces it anywhere.
+
+Autotuning (opt-in, ``autotune``): with ``GPUTENSOR_AUTOTUNE=1`` or ``gputensor.autotune(True)``
+the operations hand ``plan_splitk`` a ``autotune.Request`` (the same call on scratch operands),
+and the plan of f32-accumulating calls without an explicit split count is the fastest of a few
+candidates, timed on the first call per adapter / family / shape bucket and cached on disk.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import autotune
 from .base import BackendTranspose
 from .errors import invalid_argument
 from .ops_elementwise import extent
@@ -288,20 +294,49 @@ def record_combine(ctx: Any, types: Mapping[str, str], params: bytes, partials: 
                  defines)
 
 
+def clamp_plan(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
+               tiles: GemmTiles, count: int, static_fallback: bool = False) -> tuple[GemmTiles, int]:
+    """``(tiles, count)`` with the splits clamped to the depth's tiles and the scratch binding
+    (``max_splits``); when that leaves one split the tiles stay, or with ``static_fallback``
+    become ``gemm_tiles(...)``."""
+    if count > 1:
+        count = max_splits(backend, 8 if acc_type == "f64" else 4, m * n * batch, count)
+        count = split_depth(k, tiles.bk, count)[0]
+    if count <= 1:
+        if static_fallback:
+            tiles = gemm_tiles(backend.context, acc_type, m, n, batch)
+        return tiles, 1
+    return tiles, count
+
+
 def plan_splitk(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
-                splits: int | None, reads: bool = True) -> tuple[GemmTiles, int]:
+                splits: int | None, reads: bool = True,
+                tune: autotune.Request | None = None) -> tuple[GemmTiles, int]:
     """``gemm_plan`` for the largest block (m x n x batch, depth k) of an operation, with the
     splits clamped to the depth's tiles and the scratch binding (``max_splits``): ``(tiles,
     splits)``, and ``(gemm_tiles(...), 1)`` whenever that leaves one split or the operation reads
-    no operands (``reads`` False: k == 0 or alpha == 0)."""
+    no operands (``reads`` False: k == 0 or alpha == 0).
+
+    ``tune`` (built by the operations only while ``autotune.enabled()``): with f32 accumulation,
+    no ``splits`` and no ``GPUTENSOR_GEMM_SPLITK``, the plan comes from the autotuner
+    (``autotune.tuned_plan``: cached, or timed now), clamped the same way. Inside a tuning run the
+    plan it forces (``autotune.forced_plan``) is used as is (clamped)."""
     ctx = backend.context
-    tiles, count = gemm_plan(ctx, acc_type, m, n, k, batch, splits)
-    if reads and count > 1:
-        count = max_splits(backend, 8 if acc_type == "f64" else 4, m * n * batch, count)
-        count = split_depth(k, tiles.bk, count)[0]
-    if not reads or count <= 1:
+    if not reads:
         return gemm_tiles(ctx, acc_type, m, n, batch), 1
-    return tiles, count
+    forced = autotune.forced_plan()
+    if forced is not None:
+        return clamp_plan(backend, acc_type, m, n, k, batch, *forced)
+
+    def static() -> tuple[GemmTiles, int]:
+        tiles, count = gemm_plan(ctx, acc_type, m, n, k, batch, splits)
+        return clamp_plan(backend, acc_type, m, n, k, batch, tiles, count, static_fallback=True)
+
+    if tune is not None and splits is None and acc_type == "f32" and splitk_override() is None:
+        plan = autotune.tuned_plan(backend, tune, acc_type, m, n, k, batch, static)
+        if plan is not None:
+            return clamp_plan(backend, acc_type, m, n, k, batch, *plan)
+    return static()
 
 
 @dataclass(frozen=True)
@@ -548,8 +583,20 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     ctx = backend.context
     types = kernel_types(wgsl_type)
     acc_type = types["ACC"]
+    tune = None
+    if reads_ab and splits is None and autotune.enabled():
+        beta_run = 0.0 if beta == 0.0 else 1.0
+
+        def run(ptrs: Sequence[int]) -> None:
+            gemm_strided_batched(backend, trans_a, trans_b, m, n, k, 1.0, ptrs[0], lda, stride_a,
+                                 ptrs[1], ldb, stride_b, beta_run, ptrs[2], ldc, stride_c, batch,
+                                 dtype=dtype)
+
+        tune = autotune.Request(
+            "gemm", wgsl_type, (("T" if ta else "N") + ("T" if tb else "N"),),
+            tuple(_span_bytes(e, full, itemsize) for e in extents), run)
     tiles, splits = plan_splitk(backend, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
-                                max(k, 1), min(batch, blocks["batch"]), splits, reads_ab)
+                                max(k, 1), min(batch, blocks["batch"]), splits, reads_ab, tune)
     defines = {**types, **tiles.defines(), **split_defines(types, splits > 1),
                "TRANS_A": "true" if ta else "false", "TRANS_B": "true" if tb else "false"}
 
@@ -785,11 +832,28 @@ def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
     ctx = backend.context
     types = kernel_types(wgsl_type)
     acc_type = types["ACC"]
+    a_m_fast = abs(sa[1]) <= abs(sa[2])
+    b_k_fast = abs(sb[1]) <= abs(sb[2])
+    tune = None
+    if reads_ab and splits is None and autotune.enabled():
+        spans = [strided_span(dims) for dims in (
+            [(batch, sa[0]), (m, sa[1]), (k, sa[2])], [(batch, sb[0]), (k, sb[1]), (n, sb[2])],
+            [(batch, sc[0]), (m, sc[1]), (n, sc[2])])]
+        beta_run = 0.0 if beta == 0.0 else 1.0
+
+        def run(ptrs: Sequence[int]) -> None:
+            pa, pb, pc = (p - lo * itemsize for p, (lo, _) in zip(ptrs, spans))
+            _gemm_general(backend, m, n, k, 1.0, pa, sa, pb, sb, beta_run, pc, sc, batch,
+                          itemsize, wgsl_type)
+
+        tune = autotune.Request(
+            "gemm_strided", wgsl_type, (("M" if a_m_fast else "K") + ("K" if b_k_fast else "N"),),
+            tuple((hi - lo + 1) * itemsize for lo, hi in spans), run)
     tiles, splits = plan_splitk(backend, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
-                                max(k, 1), min(batch, blocks["batch"]), splits, reads_ab)
+                                max(k, 1), min(batch, blocks["batch"]), splits, reads_ab, tune)
     defines = {**types, **tiles.defines(), **split_defines(types, splits > 1),
-               "A_M_FAST": "true" if abs(sa[1]) <= abs(sa[2]) else "false",
-               "B_K_FAST": "true" if abs(sb[1]) <= abs(sb[2]) else "false"}
+               "A_M_FAST": "true" if a_m_fast else "false",
+               "B_K_FAST": "true" if b_k_fast else "false"}
 
     # Build every dispatch (windows validated) before recording any.
     records = []
@@ -843,6 +907,7 @@ __all__ = [
     "GemmTiles",
     "SplitRecord",
     "choose_splits",
+    "clamp_plan",
     "combine_params",
     "dispatch_gemm_records",
     "gemm_plan",
