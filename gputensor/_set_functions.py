@@ -127,66 +127,122 @@ def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool
 COUNTING_MIN_N = 1 << 15
 COUNTING_SPAN_FACTOR = 2
 COUNTING_SPAN_MIN = 1 << 16
+#: Buckets of the speculative histogram (counted before the range is read back), per element.
+COUNTING_SPECULATIVE = 0.5
 
 
 def _unique_by_counting(flat: GpuArray, want_counts: bool, index_dtype: Any) -> dict[str, GpuArray] | None:
     """``unique_values`` / ``unique_counts`` of the contiguous 1-D ``flat`` by a histogram, or
     None where that does not apply (then the caller sorts).
 
-    For integer and bool dtypes of at most 32 bits with at least ``COUNTING_MIN_N`` elements:
-    one min/max readback gives the range; when it spans few enough integers (see the constants
-    above; and it fits the index dtype and one binding), every value is counted into a
-    zero-filled histogram (``ops_gather.count_values``), the non-empty buckets are compacted in
-    order (their positions are the sorted unique values minus the minimum), and the counts are
-    gathered from the histogram. No sort: a sorted result in a few memory-bound passes."""
+    For integer and bool dtypes of at most 32 bits with at least ``COUNTING_MIN_N`` elements
+    whose values span few enough integers (see the constants above; the range must also fit the
+    index dtype and one binding): every value is counted into a zero-filled histogram
+    (``ops_gather.count_values``), the non-empty buckets are compacted in order (bucket i holds
+    the value min + i) and written as the values, and the counts are gathered from the
+    histogram. No sort: a sorted result in a few memory-bound passes.
+
+    One wait per call where it can: the range (``key_range_record``) stays on the device, the
+    histogram gets ``COUNTING_SPECULATIVE * n`` buckets on speculation, and the range is read
+    back with the number of unique values. A range wider than that histogram (its counts are
+    incomplete) is counted again with the range known (a second wait)."""
     from ._backend import ops_gather
-    from ._data_type_functions import astype
-    from ._indexing_functions import take_checked
 
     dt = flat.dtype
     n = flat.size
     if dt.kind == "f" or dt.itemsize > 4 or n < COUNTING_MIN_N:
         return None
+    be = _dispatch.backend()
+    limit = ops_gather.histogram_limit(be)
     if dt.kind == "b":
-        lo, hi = 0, 1
-    else:
-        lo, hi = _dispatch.call(ops_gather.key_range, flat._ptr, dt.name, n)
+        return _count_known_range(flat, 0, 1, want_counts, index_dtype)
+    guess = min(max(int(COUNTING_SPECULATIVE * n), COUNTING_SPAN_MIN), limit)
+    rng = be.alloc(8)  # zero-filled: key_range's (max ~key, max key) start at 0
+    try:
+        _dispatch.call(ops_gather.key_range_record, flat._ptr, dt.name, n, rng)
+        hist = GpuArray._empty((guess,), uint32)
+        _dispatch.call(ops_gather.count_values, flat._ptr, dt.name, n, None, hist._ptr, guess, range_ptr=rng)
+        plan = _dispatch.call(ops_gather.compact_begin, hist._ptr, guess, flag="nonzero", dtype="uint32")
+        try:
+            room = None
+            if plan.ahead_ok:
+                cap = min(guess, n)
+                room = GpuArray._empty((cap,), dt, zero=dt.itemsize < 4)  # packed dtypes are OR-ed in
+                plan.write_values(room._ptr, dt.name, capacity=cap, range_ptr=rng)
+            u = plan.read_total(extra=[(rng, 8)])
+            lo, hi = ops_gather.decode_key_range(plan.extra_bytes[0], dt.name)
+            span = hi - lo + 1
+            if span > guess or not _counting_applies(lo, hi, n, index_dtype, limit):
+                result = None
+            else:
+                if room is None:
+                    room = GpuArray._empty((u,), dt, zero=dt.itemsize < 4)
+                    plan.write_values(room._ptr, dt.name, lo)
+                result = _counting_result(room, u, hist, plan, want_counts, index_dtype)
+        except Exception as exc:
+            raise _dispatch._translate(exc) from None
+        finally:
+            plan.free()
+    finally:
+        be.free(rng)
+    if result is None and _counting_applies(lo, hi, n, index_dtype, limit):
+        return _count_known_range(flat, lo, hi, want_counts, index_dtype)
+    return result
+
+
+def _counting_applies(lo: int, hi: int, n: int, index_dtype: Any, limit: int) -> bool:
+    """Whether values in [lo, hi] of n elements are counted (not sorted)."""
     span = hi - lo + 1
     info = np.iinfo(index_dtype.numpy)
-    be = _dispatch.backend()
-    if (span > max(COUNTING_SPAN_FACTOR * n, COUNTING_SPAN_MIN) or lo < info.min or hi > info.max
-            or span > ops_gather.histogram_limit(be)):
-        return None
+    return (span <= max(COUNTING_SPAN_FACTOR * n, COUNTING_SPAN_MIN) and lo >= info.min and hi <= info.max
+            and span <= limit)
+
+
+def _count_known_range(flat: GpuArray, lo: int, hi: int, want_counts: bool,
+                       index_dtype: Any) -> dict[str, GpuArray]:
+    """unique by counting with the range [lo, hi] known on the host (see
+    :func:`_unique_by_counting`); the values are written before the count is read back where the
+    compaction runs as one dispatch unit."""
+    from ._backend import ops_gather
+
+    dt, n, span = flat.dtype, flat.size, hi - lo + 1
     hist = GpuArray._empty((span,), uint32)  # zero-filled counters
     _dispatch.call(ops_gather.count_values, flat._ptr, dt.name, n, lo, hist._ptr, span)
     plan = _dispatch.call(ops_gather.compact_begin, hist._ptr, span, flag="nonzero", dtype="uint32")
     try:
         if plan.ahead_ok:
-            # The values are written into room for every bucket before the count is read back,
-            # so that one wait covers both; the result is that buffer's prefix, or a copy of it
-            # when it would pin more than twice its own size.
             cap = min(span, n)
             room = GpuArray._empty((cap,), dt, zero=dt.itemsize < 4)  # packed dtypes are OR-ed in
             plan.write_values(room._ptr, dt.name, lo, capacity=cap)
             u = plan.read_total()
-            values = room if u == cap else GpuArray._view(room, (u,), (1,), 0)
-            if 2 * u < cap:
-                from ._creation_functions import asarray
-
-                values = asarray(values, copy=True)
         else:
             u = plan.read_total()
-            values = GpuArray._empty((u,), dt, zero=dt.itemsize < 4)
-            plan.write_values(values._ptr, dt.name, lo)
-        if want_counts:
-            pos = GpuArray._empty((u,), index_dtype, zero=False)
-            plan.write_indices(pos._ptr, index_dtype.name)
+            room = GpuArray._empty((u,), dt, zero=dt.itemsize < 4)
+            plan.write_values(room._ptr, dt.name, lo)
+        return _counting_result(room, u, hist, plan, want_counts, index_dtype)
     except Exception as exc:
         raise _dispatch._translate(exc) from None
     finally:
         plan.free()
+
+
+def _counting_result(room: GpuArray, u: int, hist: GpuArray, plan: Any, want_counts: bool,
+                     index_dtype: Any) -> dict[str, GpuArray]:
+    """The outputs of unique by counting from ``room`` (at least ``u`` values written): the
+    room itself, a prefix view of it when at least half is used, else a copy; with
+    ``want_counts`` the counts gathered from ``hist`` at the compacted positions."""
+    from ._data_type_functions import astype
+    from ._indexing_functions import take_checked
+
+    values = room if u == room.size else GpuArray._view(room, (u,), (1,), 0)
+    if 2 * u < room.size:
+        from ._creation_functions import asarray
+
+        values = asarray(values, copy=True)
     out = {"values": values}
     if want_counts:
+        pos = GpuArray._empty((u,), index_dtype, zero=False)
+        plan.write_indices(pos._ptr, index_dtype.name)
         out["counts"] = astype(take_checked(hist, pos), index_dtype)
     return out
 

@@ -235,6 +235,29 @@ def test_unique_by_counting(monkeypatch, be, peel):
         assert "count_values" in names and "sort_scatter" not in "".join(names), a.dtype
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32"])
+def test_unique_counting_speculative_histogram(monkeypatch, be, dtype):
+    """The histogram is sized before the range is known (COUNTING_SPECULATIVE * n buckets, at
+    least COUNTING_SPAN_MIN): a range that fits is counted with one readback; a wider one that
+    counting still takes is counted again with the range known; the extremes of every dtype."""
+    from gputensor import _set_functions
+
+    monkeypatch.setattr(_set_functions, "COUNTING_MIN_N", 64)
+    monkeypatch.setattr(_set_functions, "COUNTING_SPAN_MIN", 64)
+    names = _counted_kernels(monkeypatch, be)
+    rng = np.random.default_rng(35)
+    info = np.iinfo(dtype)
+    n, fits, wide = (200, 80, 200) if info.bits == 8 else (1000, 400, 1500)  # n/2 buckets
+    for lo, width, passes in ((info.min, fits, 1), (info.max - fits + 1, fits, 1), (info.min, wide, 2),
+                              (info.max - wide + 1, wide, 2)):
+        a = rng.integers(lo, lo + width - 1, n, endpoint=True).astype(dtype)
+        a[:2] = (lo, lo + width - 1)  # the range's ends are present
+        names.clear()
+        check_counted(a)
+        # check_counted makes 2 calls; each counts once (the range fits n/2 buckets) or twice
+        assert names.count("count_values") == 2 * passes and "sort_hist" not in "".join(names), (lo, width)
+
+
 def test_unique_counting_result_buffers(monkeypatch, be):
     """Counted values are written ahead of the count readback into room for min(span, n) values:
     the result is that buffer (every slot used), a prefix view of it (at least half used) or a
@@ -260,14 +283,18 @@ def test_unique_counting_result_buffers(monkeypatch, be):
 
 
 def test_unique_counting_falls_back_to_sorting(monkeypatch, be):
-    """Wide ranges, floats, 64-bit integers, short inputs and the index/inverse outputs sort."""
+    """Wide ranges (after a speculative count whose range read back does not fit), floats,
+    64-bit integers, short inputs and the index/inverse outputs sort."""
     from gputensor import _set_functions
 
     monkeypatch.setattr(_set_functions, "COUNTING_MIN_N", 64)
     names = _counted_kernels(monkeypatch, be)
     rng = np.random.default_rng(32)
     wide = rng.integers(-2**31, 2**31 - 1, 3000, dtype=np.int64).astype(np.int32)
-    for a in (wide, rng.integers(0, 5, 3000).astype(np.int64), rng.random(3000).astype(np.float32),
+    names.clear()
+    check_counted(wide)
+    assert names.count("count_values") == 2 and "sort_hist" in "".join(names)  # counted, then sorted
+    for a in (rng.integers(0, 5, 3000).astype(np.int64), rng.random(3000).astype(np.float32),
               rng.integers(0, 5, 40).astype(np.int32)):
         names.clear()
         check_counted(a)

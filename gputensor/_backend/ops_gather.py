@@ -57,7 +57,9 @@ __all__ = [
     "histogram_limit",
     "gather",
     "scatter",
+    "decode_key_range",
     "key_range",
+    "key_range_record",
     "unique_finish",
     "unravel",
 ]
@@ -409,6 +411,7 @@ class CompactPlan:
     units: list[tuple[int, int]]          # (first tile, tiles) per dispatch unit
     unit_base: list[int] = field(default_factory=list)   # output rank of each unit's first element
     total: int | None = None
+    extra_bytes: list[bytes] = field(default_factory=list)  # read_total's extra regions
 
     @property
     def tile(self) -> int:
@@ -417,16 +420,20 @@ class CompactPlan:
     def _src_size(self) -> int:
         return 4 * key_words(self.dtype) if self.flag == "head" else storage_type(self.dtype).itemsize
 
-    def read_total(self) -> int:
-        """Read back the number of flagged elements (one readback, with the unit boundaries)."""
+    def read_total(self, extra: Sequence[tuple[int, int]] = ()) -> int:
+        """Read back the number of flagged elements (one readback, with the unit boundaries).
+        ``extra``: (pointer, bytes) regions read back in the same wait (the first call only),
+        their bytes kept in ``extra_bytes``."""
         if self.total is None:
             be = self.backend
             ends = [t0 + nt - 1 for t0, nt in self.units]
             regions = []
-            for t in ends:
-                alloc, off = be.resolve(self.counts + 4 * t, 4)
-                regions.append((alloc.buffer, off, 4))
-            values = [int.from_bytes(b, "little") for b in be.context.readback_many(regions)]
+            for ptr, nbytes in list(extra) + [(self.counts + 4 * t, 4) for t in ends]:
+                alloc, off = be.resolve(ptr, nbytes)
+                regions.append((alloc.buffer, off, nbytes))
+            raw = be.context.readback_many(regions)
+            self.extra_bytes = raw[: len(extra)]
+            values = [int.from_bytes(b, "little") for b in raw[len(extra):]]
             self.unit_base = [0] + values[:-1]
             self.total = values[-1] if values else 0
         return self.total
@@ -438,12 +445,13 @@ class CompactPlan:
 
     def _run(self, defines: dict[str, object], out: tuple[int, int] | None,
              perm: int | None = None, inv: tuple[int, int] | None = None, value_base: int = 0,
-             capacity: int | None = None) -> None:
+             capacity: int | None = None, aux: int | None = None) -> None:
         """Record compact_write over every unit. ``out`` = (pointer, item size) of the ranked
         output; ``inv`` = (pointer, item size) of the inverse (scattered through ``perm``);
         ``value_base`` = the kernel's ``params.value_base`` (bits). With ``capacity`` (a bound
         on the count) the count is not read first: one unit only, ``out`` bound over
-        ``capacity`` entries (see ``write_values``)."""
+        ``capacity`` entries (see ``write_values``). ``aux``: two u32 words bound in the place
+        of ``perm`` (unused then), ``params.perm_first`` pointing at the first."""
         be = self.backend
         ctx = be.context
         limit = window_limit(be)
@@ -475,6 +483,9 @@ class CompactPlan:
                 obind, obase = dummy(be, 0), 0
             if perm is not None:
                 pbind, pbase = _bind_range(be, perm, e0, e0 + ne, 4)
+            elif aux is not None:
+                pbind, pbase = _bind_range(be, aux, 0, 2, 4)
+                pbase -= e0  # (perm_first below is pbase + e0)
             else:
                 pbind, pbase = dummy(be, 1), e0
             for lo, hi in inv_chunks:
@@ -505,7 +516,8 @@ class CompactPlan:
                "fn write_all(g: u32, i: u32) {\n}")
         self._run(self._defines(fns, "u32"), (out, 4 * words))
 
-    def write_values(self, out: int, dtype: str, lo: int | None = None, capacity: int | None = None) -> None:
+    def write_values(self, out: int, dtype: str, lo: int | None = None, capacity: int | None = None,
+                     range_ptr: int | None = None) -> None:
         """Write a value per flagged element to ``out`` (``total`` elements of ``dtype``,
         zero-filled when ``dtype`` is packed): for a 'head' plan (integer or bool keys of
         ``dtype``, whose canonical keys are a bijection; ``lo`` None) the value of every group
@@ -515,8 +527,20 @@ class CompactPlan:
 
         ``capacity`` (a bound on the count; ``out`` holds that many elements): record the write
         before the count is read back, so that the readback waits for it too (one wait less).
-        Only for plans of one dispatch unit (``ahead_ok``); BackendError otherwise."""
-        if lo is None:
+        Only for plans of one dispatch unit (``ahead_ok``); BackendError otherwise.
+        ``range_ptr`` (a 'nonzero' histogram plan, ``lo`` None): the smallest value is read on
+        the device from what :func:`key_range_record` wrote there."""
+        if range_ptr is not None:
+            if lo is not None or self.flag != "nonzero" or dtype.startswith("float") \
+                    or storage_type(dtype).itemsize > 4:
+                raise invalid_argument("write_values with range_ptr needs a 'nonzero' plan, no lo, and an "
+                                       "integer or bool dtype of at most 32 bits")
+            _check_span(self.backend, range_ptr, 8, 4, "range")
+            sign = (1 << (8 * storage_type(dtype).itemsize - 1)) if dtype.startswith("int") else 0
+            # bucket i holds the value whose canonical key is ~range[0] + i (sort_keys: a signed
+            # value's key has its sign bit flipped)
+            value = f"vec2<u32>(((~perm[params.perm_first]) + params.g0 + i) ^ {sign}u, 0u)"
+        elif lo is None:
             if self.flag != "head" or dtype != self.dtype or dtype.startswith("float"):
                 raise invalid_argument("write_values needs a 'head' plan over integer or bool keys of the same dtype")
             value = "from_key(key_at(params.src_first + i))"
@@ -535,7 +559,7 @@ class CompactPlan:
                f"    store_out(params.out_base + r, {value});\n}}\n\n"
                "fn write_all(g: u32, i: u32) {\n}")
         self._run(self._defines(fns, arr), (out, size), value_base=0 if lo is None else _i32(lo),
-                  capacity=capacity)
+                  capacity=capacity, aux=range_ptr)
 
     @property
     def ahead_ok(self) -> bool:
@@ -675,46 +699,69 @@ def _count_dtype(backend: Any, dtype: Any, what: str) -> tuple[str, int, bool]:
     return dtype, 8 * storage_type(dtype).itemsize, dtype.startswith("int")
 
 
-def key_range(backend: Any, src: int, dtype: str, n: int) -> tuple[int, int]:
-    """(min, max) of the ``n >= 1`` contiguous elements at ``src``, integers or bools of
-    ``dtype`` (at most 32 bits): one dispatch (key_range.wgsl) and one 8-byte readback.
+def key_range_record(backend: Any, src: int, dtype: str, n: int, out: int) -> None:
+    """Record the range of the ``n >= 1`` contiguous elements at ``src``, integers or bools of
+    ``dtype`` (at most 32 bits), into ``out``: two zero-filled u32 words that receive (max ~key,
+    max key) of sort_keys' canonical keys (key_range.wgsl; :func:`decode_key_range` turns their
+    bytes into (min, max)). Nothing is read back.
 
     Raises BackendError: invalid argument for a bad dtype, size or pointer."""
-    dtype, bits, signed = _count_dtype(backend, dtype, "key_range")
+    dtype, bits, _ = _count_dtype(backend, dtype, "key_range")
     n = _check_int("n", n, 1)
     size = bits // 8
     _check_span(backend, src, n * size, size, "source")
+    _check_span(backend, out, 8, 4, "range output")
     ctx = backend.context
     tile = WG * RANGE_ITEMS
     defines = {**_key_defines(dtype, "canon", False), "ITEMS": RANGE_ITEMS,
                "SRC_LOADER": bits_loader("src_bits", "src", dtype)}
-    out = backend.alloc(8)  # zero-filled: (max ~key, max key) start at 0
-    try:
-        obind, obase = _bind_range(backend, out, 0, 2, 4)
-        per = max(tile, window_limit(backend) // size // tile * tile)  # chunks of whole tiles
-        for e0 in range(0, n, per):
-            ne = min(per, n - e0)
-            sbind, sbase = _bind_range(backend, src, e0, e0 + ne, size)
-            ctx.dispatch("key_range", [ne, _i32(sbase + e0), _i32(obase), 0], [sbind, obind],
-                         ctx.fold_grid(-(-ne // tile)), defines)
-        alloc, off = backend.resolve(out, 8)
-        raw = ctx.readback_many([(alloc.buffer, off, 8)])[0]
-    finally:
-        backend.free(out)
-    not_lo, hi_key = int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:], "little")
+    obind, obase = _bind_range(backend, out, 0, 2, 4)
+    per = max(tile, window_limit(backend) // size // tile * tile)  # chunks of whole tiles
+    for e0 in range(0, n, per):
+        ne = min(per, n - e0)
+        sbind, sbase = _bind_range(backend, src, e0, e0 + ne, size)
+        ctx.dispatch("key_range", [ne, _i32(sbase + e0), _i32(obase), 0], [sbind, obind],
+                     ctx.fold_grid(-(-ne // tile)), defines)
+
+
+def decode_key_range(raw: bytes, dtype: str) -> tuple[int, int]:
+    """(min, max) from the 8 bytes :func:`key_range_record` wrote for ``dtype``."""
+    bits = 8 * storage_type(dtype).itemsize
+    not_lo, hi_key = int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:8], "little")
     mask = (1 << bits) - 1
     lo_key = ~not_lo & mask
-    if signed:  # sort_keys' canonical key of a signed integer flips the sign bit: key = v + 2^(bits-1)
+    if dtype.startswith("int"):  # sort_keys' canonical key of a signed integer: key = v + 2^(bits-1)
         sign = 1 << (bits - 1)
         return lo_key - sign, (hi_key & mask) - sign
     return lo_key, hi_key & mask
 
 
-def count_values(backend: Any, src: int, dtype: str, n: int, lo: int, hist: int, span: int) -> None:
+def key_range(backend: Any, src: int, dtype: str, n: int) -> tuple[int, int]:
+    """(min, max) of the ``n >= 1`` contiguous elements at ``src``, integers or bools of
+    ``dtype`` (at most 32 bits): one dispatch (key_range.wgsl) and one 8-byte readback.
+
+    Raises BackendError: invalid argument for a bad dtype, size or pointer."""
+    dtype, _, _ = _count_dtype(backend, dtype, "key_range")
+    out = backend.alloc(8)  # zero-filled: (max ~key, max key) start at 0
+    try:
+        key_range_record(backend, src, dtype, n, out)
+        alloc, off = backend.resolve(out, 8)
+        raw = backend.context.readback_many([(alloc.buffer, off, 8)])[0]
+    finally:
+        backend.free(out)
+    return decode_key_range(raw, dtype)
+
+
+def count_values(backend: Any, src: int, dtype: str, n: int, lo: int | None, hist: int, span: int,
+                 *, range_ptr: int | None = None) -> None:
     """Add to ``hist[v - lo]`` (``span`` zero-filled u32 counters) one per element ``v`` of the
     ``n`` contiguous elements at ``src``, integers or bools of ``dtype`` (at most 32 bits) whose
     values all lie in ``[lo, lo + span)`` -- the caller knows that range (e.g. from a min/max
     reduction): the kernel does not check it.
+
+    With ``range_ptr`` (``lo`` None) the smallest value is read on the device from what
+    :func:`key_range_record` wrote there, and elements whose bucket would be ``span`` or more
+    are not counted (the caller checks the range it reads back before using the counts).
 
     Raises BackendError: invalid argument for a bad dtype, size, range or pointer;
     unsupported for a histogram larger than one binding (:func:`histogram_limit`).
@@ -726,29 +773,37 @@ def count_values(backend: Any, src: int, dtype: str, n: int, lo: int, hist: int,
     lo_min, hi_max = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     if dtype == "bool":
         hi_max = 1
-    if not isinstance(lo, int) or lo < lo_min or lo + span - 1 > hi_max:
+    if range_ptr is None and (not isinstance(lo, int) or lo < lo_min or lo + span - 1 > hi_max):
         raise invalid_argument(f"values [{lo}, {lo} + {span}) are outside the range of {dtype}")
+    if range_ptr is not None:
+        if lo is not None:
+            raise invalid_argument("count_values takes lo or range_ptr, not both")
+        _check_span(backend, range_ptr, 8, 4, "range")
     if span > histogram_limit(backend):
         raise unsupported(f"a histogram of {span} buckets exceeds one binding on this adapter")
     _check_span(backend, hist, span * 4, 4, "histogram")
     if n == 0:
         return
     _check_span(backend, src, n * size, size, "source")
-    key_min = (lo ^ (1 << (bits - 1))) & ((1 << bits) - 1) if signed else lo  # sort_keys' to_key
+    key_min = 0 if lo is None else (lo ^ (1 << (bits - 1))) & ((1 << bits) - 1) if signed else lo  # to_key
     ctx = backend.context
     tile = WG * ITEMS
     peel = 0
     if subgroup_probe(backend) is not None:  # merge equal buckets per subgroup (count_values.wgsl)
         peel = 128 if span <= PEEL_ALL_SPAN else 1
     defines = {**_key_defines(dtype, "canon", False), "ITEMS": ITEMS, "PEEL": peel,
+               "RANGE_MIN": "false" if range_ptr is None else "true",
                "SRC_LOADER": bits_loader("src_bits", "src", dtype), **_count_add_code(peel > 0)}
     hbind, hbase = _bind_range(backend, hist, 0, span, 4)
+    rbind, rbase = dummy(backend, 0), 0
+    if range_ptr is not None:
+        rbind, rbase = _bind_range(backend, range_ptr, 0, 2, 4)
     per = max(tile, window_limit(backend) // size // tile * tile)  # source chunks of whole tiles
     for e0 in range(0, n, per):
         ne = min(per, n - e0)
         sbind, sbase = _bind_range(backend, src, e0, e0 + ne, size)
-        params = [ne, _i32(sbase + e0), key_min, _i32(hbase)]
-        ctx.dispatch("count_values", params, [sbind, hbind], ctx.fold_grid(-(-ne // tile)), defines)
+        params = [ne, _i32(sbase + e0), key_min, _i32(hbase), span, _i32(rbase)]
+        ctx.dispatch("count_values", params, [sbind, hbind, rbind], ctx.fold_grid(-(-ne // tile)), defines)
 
 
 def unique_finish(backend: Any, starts: int, total: int, n: int, perm: int | None, counts: int | None,

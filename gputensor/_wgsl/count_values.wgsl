@@ -5,6 +5,11 @@
 // every bucket index is < the histogram's length. Integer atomics: the counts are exact and do
 // not depend on the order of the additions.
 //
+// The smallest key comes from the parameters, or (RANGE_MIN) from the first word of `range`
+// as key_range.wgsl leaves it (its complement): then the range is not known on the host when
+// this is recorded, and values whose bucket is not below `capacity` are not counted (the
+// caller reads the range back with the counts and discards them if the range did not fit).
+//
 // Same-bucket atomics from many invocations serialise, so with subgroups (PEEL > 0) each
 // subgroup first merges equal buckets: up to PEEL times, the lowest lane still pending names
 // its bucket, every pending lane with that bucket joins, and one atomicAdd adds them all;
@@ -19,17 +24,21 @@
 const WG: u32 = 256u;
 const ITEMS: u32 = {{ITEMS}}u;
 const PEEL: u32 = {{PEEL}}u;  // 0: no subgroup operations
+const RANGE_MIN: bool = {{RANGE_MIN}};
 
 struct Params {
-    n: u32,           // elements of this dispatch
-    src_first: u32,   // binding element of the dispatch's element 0
-    key_min: u32,     // key of the smallest value (bucket 0)
-    hist_first: u32,  // binding element of bucket 0
+    n: u32,            // elements of this dispatch
+    src_first: u32,    // binding element of the dispatch's element 0
+    key_min: u32,      // key of the smallest value (bucket 0), unless RANGE_MIN
+    hist_first: u32,   // binding element of bucket 0
+    capacity: u32,     // buckets
+    range_first: u32,  // binding element of key_range's (max ~key, max key) (RANGE_MIN)
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> hist: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> range: array<u32>;
 
 {{SRC_LOADER}}
 
@@ -39,13 +48,18 @@ struct Params {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32{{SG_ARGS}}) {
     let base = linear_group(wid, nwg) * WG * ITEMS;
+    var key_min = params.key_min;
+    if (RANGE_MIN) {
+        key_min = ~range[params.range_first];
+    }
     //#unroll
     for (var j = 0u; j < ITEMS; j++) {
         let i = base + j * WG + lid;
-        let live = i < params.n;
+        var live = i < params.n;
         var bucket = 0u;
         if (live) {
-            bucket = to_key(src_bits(params.src_first + i)).x - params.key_min;
+            bucket = to_key(src_bits(params.src_first + i)).x - key_min;
+            live = bucket < params.capacity;
         }
         add(live, bucket{{SG_CALL}});
     }
