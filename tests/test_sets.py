@@ -260,8 +260,8 @@ def test_unique_counting_speculative_histogram(monkeypatch, be, dtype):
 
 def test_unique_counting_result_buffers(monkeypatch, be):
     """Counted values are written ahead of the count readback into room for min(span, n) values:
-    the result is that buffer (every slot used), a prefix view of it (at least half used) or a
-    copy (less); with binding windows so small that the compaction takes several dispatch units,
+    the result is that buffer (every slot used), a prefix view of it (at least a quarter used)
+    or a copy (less); with binding windows so small that the compaction takes several dispatch units,
     the count is read first. Every way gives NumPy's values."""
     from gputensor import _set_functions
 
