@@ -336,21 +336,22 @@ def _structure_key(desc: tuple[Any, ...]) -> int:
     index of each of its leaves) or None for a node operand repeated.
     Equal keys mean equal :func:`program` output, except the leaves' and scalars' values and the
     leaves' dtypes (part of the kernel caches' keys)."""
-    key = _KEYS.get(desc)
-    if key is None:
-        if len(_KEYS) >= _KEYS_SIZE:
-            _KEYS.clear()
-        key = _KEYS.setdefault(desc, next(_KEY_IDS))
-    return key
+    return _intern(_KEYS, desc)
 
 
 def op_key(op: tuple[Any, ...]) -> int:
     """The key of an op tuple ``(expr, casts, expr_type, dtype name)``."""
-    key = _OPS.get(op)
+    return _intern(_OPS, op)
+
+
+def _intern(table: dict[tuple[Any, ...], int], item: tuple[Any, ...]) -> int:
+    """``item``'s key in ``table``, a new one (never reused: see ``_KEY_IDS``) the first time;
+    a full table is cleared first (then only cache misses follow)."""
+    key = table.get(item)
     if key is None:
-        if len(_OPS) >= _KEYS_SIZE:
-            _OPS.clear()
-        key = _OPS.setdefault(op, next(_KEY_IDS))
+        if len(table) >= _KEYS_SIZE:
+            table.clear()
+        key = table.setdefault(item, next(_KEY_IDS))
     return key
 
 

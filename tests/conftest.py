@@ -40,3 +40,18 @@ def backend():
     from gputensor._backend import get_backend
 
     return get_backend()
+
+
+@pytest.fixture()
+def kernels_run(backend, monkeypatch):
+    """The names of the kernels dispatched while the test runs."""
+    ctx = backend.context
+    names: list[str] = []
+    original = ctx.dispatch
+
+    def spy(name, *args, **kwargs):
+        names.append(name)
+        return original(name, *args, **kwargs)
+
+    monkeypatch.setattr(ctx, "dispatch", spy)
+    return names

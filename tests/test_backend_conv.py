@@ -138,21 +138,6 @@ def test_conv_split_rows_only(backend, monkeypatch):
 
 
 # ---- split-K and the patch decoding ------------------------------------------------------------
-@pytest.fixture()
-def kernels_run(backend, monkeypatch):
-    """The names of the kernels dispatched while the test runs."""
-    ctx = backend.context
-    names: list[str] = []
-    original = ctx.dispatch
-
-    def spy(name, *args, **kwargs):
-        names.append(name)
-        return original(name, *args, **kwargs)
-
-    monkeypatch.setattr(ctx, "dispatch", spy)
-    return names
-
-
 SPLIT_CASES = [
     ((2, 32, 7, 7), (16, 32, 3, 3), 1, 1),       # 288 taps deep: 36 depth tiles of 8
     ((3, 7, 13, 8), (70, 7, 1, 1), 1, 0),        # 7 taps: one depth tile, no split possible

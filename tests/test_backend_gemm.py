@@ -409,21 +409,6 @@ def test_tile_configurations_are_valid(backend):
 
 
 # ---- split-K ------------------------------------------------------------------------------------
-@pytest.fixture()
-def kernels_run(backend, monkeypatch):
-    """The names of the kernels dispatched while the test runs."""
-    ctx = backend.context
-    names: list[str] = []
-    original = ctx.dispatch
-
-    def spy(name, *args, **kwargs):
-        names.append(name)
-        return original(name, *args, **kwargs)
-
-    monkeypatch.setattr(ctx, "dispatch", spy)
-    return names
-
-
 @pytest.mark.parametrize("splits", [2, 3, 8])
 @pytest.mark.parametrize("ta,tb", [(N, N), (T, N), (N, T), (T, T)])
 def test_splitk_transposes(backend, kernels_run, ta, tb, splits):

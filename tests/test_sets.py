@@ -181,18 +181,6 @@ def test_int32_index_outputs(be):
 
 
 # ---- unique_values / unique_counts by counting (small value ranges) ------------------------------
-def _counted_kernels(monkeypatch, be) -> list[str]:
-    names: list[str] = []
-    dispatch = be.context.dispatch
-
-    def spy(name, *args, **kwargs):
-        names.append(name)
-        return dispatch(name, *args, **kwargs)
-
-    monkeypatch.setattr(be.context, "dispatch", spy)
-    return names
-
-
 def check_counted(a: np.ndarray) -> None:
     from gputensor._function_kernels import default_int
 
@@ -206,7 +194,7 @@ def check_counted(a: np.ndarray) -> None:
 
 
 @pytest.mark.parametrize("peel", ["all", "first", "none"])
-def test_unique_by_counting(monkeypatch, be, peel):
+def test_unique_by_counting(monkeypatch, be, peel, kernels_run):
     """Integer and bool inputs whose values span few integers are counted, not sorted, with the
     same values, dtypes and counts as NumPy: the extremes of every dtype, negative ranges,
     one repeated value, every lane of a subgroup merging (peel 'all'), only the first lane's
@@ -218,7 +206,7 @@ def test_unique_by_counting(monkeypatch, be, peel):
         monkeypatch.setattr(ops_gather, "PEEL_ALL_SPAN", 0)
     elif peel == "none":
         monkeypatch.setattr(ops_gather, "subgroup_probe", lambda backend: None)
-    names = _counted_kernels(monkeypatch, be)
+    names = kernels_run
     rng = np.random.default_rng(31)
     cases = [rng.random(5000) < 0.3, np.ones(3000, bool)]
     for dtype in ("int8", "uint8", "int16", "uint16", "int32", "uint32"):
@@ -236,7 +224,7 @@ def test_unique_by_counting(monkeypatch, be, peel):
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32"])
-def test_unique_counting_speculative_histogram(monkeypatch, be, dtype):
+def test_unique_counting_speculative_histogram(monkeypatch, be, dtype, kernels_run):
     """The histogram is sized before the range is known (COUNTING_SPECULATIVE * n buckets, at
     least COUNTING_SPAN_MIN): a range that fits is counted with one readback; a wider one that
     counting still takes is counted again with the range known; the extremes of every dtype."""
@@ -244,7 +232,7 @@ def test_unique_counting_speculative_histogram(monkeypatch, be, dtype):
 
     monkeypatch.setattr(_set_functions, "COUNTING_MIN_N", 64)
     monkeypatch.setattr(_set_functions, "COUNTING_SPAN_MIN", 64)
-    names = _counted_kernels(monkeypatch, be)
+    names = kernels_run
     rng = np.random.default_rng(35)
     info = np.iinfo(dtype)
     n, fits, wide = (200, 80, 200) if info.bits == 8 else (1000, 400, 1500)  # n/2 buckets
@@ -258,7 +246,7 @@ def test_unique_counting_speculative_histogram(monkeypatch, be, dtype):
         assert names.count("count_values") == 2 * passes and "sort_hist" not in "".join(names), (lo, width)
 
 
-def test_unique_counting_result_buffers(monkeypatch, be):
+def test_unique_counting_result_buffers(monkeypatch, be, kernels_run):
     """Counted values are written ahead of the count readback into room for min(span, n) values:
     the result is that buffer (every slot used), a prefix view of it (at least a quarter used)
     or a copy (less); with binding windows so small that the compaction takes several dispatch units,
@@ -266,7 +254,7 @@ def test_unique_counting_result_buffers(monkeypatch, be):
     from gputensor import _set_functions
 
     monkeypatch.setattr(_set_functions, "COUNTING_MIN_N", 64)
-    names = _counted_kernels(monkeypatch, be)
+    names = kernels_run
     rng = np.random.default_rng(34)
     full = rng.permutation(np.arange(-1000, 3000, dtype=np.int32))   # u == span == n
     view = rng.integers(0, 6000, 4000).astype(np.int32)              # u ~ 0.49 * 6000 of room 4000
@@ -282,13 +270,13 @@ def test_unique_counting_result_buffers(monkeypatch, be):
         assert "count_values" in names and names.count("compact_count") >= 4  # 2 calls x 2 units
 
 
-def test_unique_counting_falls_back_to_sorting(monkeypatch, be):
+def test_unique_counting_falls_back_to_sorting(monkeypatch, be, kernels_run):
     """Wide ranges (after a speculative count whose range read back does not fit), floats,
     64-bit integers, short inputs and the index/inverse outputs sort."""
     from gputensor import _set_functions
 
     monkeypatch.setattr(_set_functions, "COUNTING_MIN_N", 64)
-    names = _counted_kernels(monkeypatch, be)
+    names = kernels_run
     rng = np.random.default_rng(32)
     wide = rng.integers(-2**31, 2**31 - 1, 3000, dtype=np.int64).astype(np.int32)
     names.clear()
