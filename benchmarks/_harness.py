@@ -12,8 +12,9 @@ harness
    reported on its own and never mixed into the timed numbers;
 3. checks that result once against a NumPy reference (float64 where it matters);
 4. estimates the time of one call (from up to 16 calls back to back when one call is short),
-   picks ``N`` reps so that a batch lasts about ``target`` seconds, runs one batch that is
-   discarded (the device leaves its idle clocks), and times 3 to 5 batches of ``N`` calls
+   picks ``N`` reps so that a batch lasts about ``target`` seconds, keeps the GPU saturated for
+   0.1 s (torch matmuls: ``Env.warm_clocks``, so that every framework starts at boost clocks),
+   runs one batch that is discarded, and times 3 to 5 batches of ``N`` calls
    recorded back to back followed by
    one synchronisation (gputensor: ``backend.synchronize()`` and wall clock; torch and cupy: CUDA
    events). The reported time is the median batch time divided by ``N``.
@@ -58,6 +59,8 @@ GROUP_ALIASES = {"conv": "conv2d", "attn": "attention", "transfers": "transfer",
 
 #: L2 size assumed when torch cannot tell (bytes); an H200 has about 60 MB.
 DEFAULT_L2_BYTES = 64 * MiB
+#: Seconds of saturating GPU work before each framework's timed batches (``Env.warm_clocks``).
+WARM_CLOCKS_S = 0.1
 
 
 class CheckError(Exception):
@@ -167,6 +170,7 @@ class Env:
     cupy: Any = None
     quick: bool = False
     l2_bytes: int = DEFAULT_L2_BYTES
+    _warm_operands: Any = None
 
     def sets(self, working_set_bytes: int) -> int:
         """How many input/output sets to rotate: 2 when the working set fits in L2, else 1."""
@@ -183,6 +187,28 @@ class Env:
     def to_cupy(self, array: np.ndarray) -> Any:
         """``array`` as a cupy array."""
         return self.cupy.asarray(np.ascontiguousarray(array))
+
+    def warm_clocks(self, seconds: float = WARM_CLOCKS_S) -> None:
+        """Keep the GPU saturated for ``seconds`` (float32 matmuls through torch), so that the
+        batches timed next start at boost clocks whatever ran before. An H200 idle for a second
+        drops to 345 MHz, and a workload that leaves the device idle between short bursts (one
+        with readbacks inside each call) can stay there for hundreds of milliseconds: unique
+        of 16M int32 took 1.5 instead of 0.7 ms per call for its first 190 calls after a 2 s idle
+        (``benchmarks.diag_unique``). Without torch (or CUDA, or in quick runs) it does
+        nothing: the discarded batch is the only warm-up."""
+        torch = self.torch
+        if torch is None or self.quick or seconds <= 0:
+            return
+        if self._warm_operands is None:
+            a = torch.rand(2048, 2048, device="cuda")
+            self._warm_operands = (a, torch.empty_like(a))
+        a, out = self._warm_operands
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            for _ in range(8):
+                torch.matmul(a, a, out=out)
+            torch.cuda.synchronize()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -624,6 +650,7 @@ class Runner:
                 fw.sync()
                 one = max((time.perf_counter() - t0) / k, 1e-7)
             reps = int(max(1, min(self.max_reps, self.target / one)))
+            self.env.warm_clocks()  # every framework's batches start at the same (boost) clocks
             nbatch = 5 if one * reps < 0.2 else 3
             if one > 1.0:
                 nbatch = 2
