@@ -459,7 +459,7 @@ def attention(backend: WebGpuBackend, q: int, k: int, v: int, o: int, batch: int
     if plan.kernel == "attention_flash":
         flash = FlashShape(plan.block_q, plan.tile_cols, plan.padded_head_dim, plan.depth_chunk,
                            plan.key_chunk, plan.stage_vec4)
-    q_blocks = -(-seq_q // plan.block_q)
+    q_blocks = -(-seq_q // plan.block_q)  # (decode: block_q 1, a block per row)
     shift = (seq_kv - seq_q) & 0xFFFFFFFF
     hi = float(np.float32(scale_log2))
     lo = float(np.float32(scale_log2 - hi))
@@ -473,14 +473,9 @@ def attention(backend: WebGpuBackend, q: int, k: int, v: int, o: int, batch: int
             wv = backend.window(v + bh0 * slab_kv, nb * slab_kv, itemsize)
             wo = backend.window(o + bh0 * slab_q, nb * slab_q, itemsize)
             out = backend.window(scratch, nb * record, compute_size) if split else wo
-            params = [wq.first, wk.first, wv.first, out.first, nb, seq_q, seq_kv, head_dim]
-            if plan.kernel != "attention_decode":
-                params += [q_blocks, plan.splits, plan.split_len, int(causal), shift]
-                groups = nb * plan.splits * q_blocks
-            else:
-                params += [plan.splits, plan.split_len, int(causal), shift]
-                groups = nb * plan.splits * seq_q
-            params += [_f32_bits(hi), _f32_bits(lo), 0, 0][: 16 - len(params)]
+            params = [wq.first, wk.first, wv.first, out.first, nb, seq_q, seq_kv, head_dim, q_blocks,
+                      plan.splits, plan.split_len, int(causal), shift, _f32_bits(hi), _f32_bits(lo), 0]
+            groups = nb * plan.splits * q_blocks
             kernel_defines = defines
             if flash is not None:
                 # quad loads when every quad of q, k, v starts at a multiple of 4 elements

@@ -29,7 +29,7 @@
 // EXP2 (exp2 or exp2_poly: GLSL.std.450 has no f64 exp2).
 //#include common
 //#include attention_common
-//#include attention_prefill_params
+//#include attention_params
 
 alias S = {{STORAGE}};
 alias T = {{COMPUTE}};

@@ -18,6 +18,7 @@
 // Placeholders: ENABLE, STORAGE, COMPUTE, OUT, DP (padded head dim), SPLIT, NEG, EXP2.
 //#include common
 //#include attention_common
+//#include attention_params
 
 alias S = {{STORAGE}};
 alias T = {{COMPUTE}};
@@ -32,26 +33,6 @@ const NG: u32 = WG / DP;            // key groups of the PV phase
 const SPLIT: bool = {{SPLIT}};
 const NEG: T = {{NEG}};
 
-struct Params {
-    q_first: u32,
-    k_first: u32,
-    v_first: u32,
-    o_first: u32,
-    n_bh: u32,
-    seq_q: u32,
-    seq_kv: u32,
-    head_dim: u32,
-    splits: u32,
-    split_len: u32,
-    causal: u32,
-    causal_shift: i32,
-    scale_hi: f32,
-    scale_lo: f32,
-    pad0: u32,
-    pad1: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> q: array<S>;
 @group(0) @binding(2) var<storage, read_write> k: array<S>;
 @group(0) @binding(3) var<storage, read_write> v: array<S>;

@@ -39,7 +39,7 @@
 // q, k, v bindings: STORAGE, or vec4<STORAGE> when VEC), LOADERS (the ld4_* functions).
 //#include common
 //#include attention_common
-//#include attention_prefill_params
+//#include attention_params
 
 alias S = {{STORAGE}};
 alias T = {{COMPUTE}};

@@ -1,5 +1,6 @@
-// The parameters of the prefill attention kernels (attention.wgsl, attention_flash.wgsl; packed
-// by ops_attention.py), pulled in with `//#include attention_prefill_params`.
+// The parameters of the attention kernels (attention.wgsl, attention_flash.wgsl,
+// attention_decode.wgsl; packed by ops_attention.py), pulled in with `//#include attention_params`.
+// q_blocks: blocks of query rows per (batch, head) (the decode kernel's blocks are single rows).
 struct Params {
     q_first: u32,
     k_first: u32,
