@@ -21,25 +21,11 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 
 import numpy as np
 
 from .bench_attention import attention_reference, visible_pairs
-
-
-def _time(fn, sync, calls: int, repeats: int) -> float:  # noqa: ANN001
-    """Best of ``repeats`` wall-clock batches of ``calls`` calls and one sync, in ms per call."""
-    fn()
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        best = min(best, (time.perf_counter() - t0) / calls)
-    return best * 1e3
+from .tune_gemm import time_calls
 
 
 def _describe(plan) -> str:  # noqa: ANN001
@@ -124,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                         def run_torch() -> None:
                             sdpa(tq, tk, tv, is_causal=causal, scale=scale)
 
-                        t_torch = _time(run_torch, torch.cuda.synchronize, args.calls, args.repeats)
+                        t_torch = time_calls(run_torch, torch.cuda.synchronize, args.calls, args.repeats)
                         ref = sdpa(tq, tk, tv, is_causal=causal, scale=scale).float().cpu().numpy()
                         print(f"{label:>18}  torch        {t_torch:8.3f} ms  {flops / t_torch / 1e9:7.3f} TFLOP/s",
                               flush=True)
@@ -137,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                             def run() -> None:
                                 be.attention(*ptrs, b, h, s, s, d, scale, causal, dtype=args.dtype)
 
-                            t = _time(run, be.synchronize, args.calls, args.repeats)
+                            t = time_calls(run, be.synchronize, args.calls, args.repeats)
                             got = np.empty_like(q)
                             be.copy_dtoh(got, ptrs[3])
                         except Exception as exc:  # noqa: BLE001 - report and go on

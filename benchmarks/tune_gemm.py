@@ -24,13 +24,13 @@ CANDIDATES = [
 ]
 
 
-def time_calls(fn, sync, reps: int = 20) -> float:  # noqa: ANN001
-    """Milliseconds per call of ``fn``: one warm-up call, then the best of 3 batches of ``reps``
-    calls each followed by ``sync()`` (wall clock)."""
+def time_calls(fn, sync, reps: int = 20, repeats: int = 3) -> float:  # noqa: ANN001
+    """Milliseconds per call of ``fn``: one warm-up call, then the best of ``repeats`` batches of
+    ``reps`` calls each followed by ``sync()`` (wall clock)."""
     fn()
     sync()
     best = float("inf")
-    for _ in range(3):
+    for _ in range(repeats):
         t0 = time.perf_counter()
         for _ in range(reps):
             fn()

@@ -174,6 +174,16 @@ def plan_text(be: Any, problem: Problem, splits: int | None) -> str:
     return f"{tiles.bm}x{tiles.bn}x{tiles.bk}/{tiles.tm}x{tiles.tn} s={count}"
 
 
+def print_row(label: str, plan: str, ms: float, err: float, problem, runner, suffix: str = "") -> bool:  # noqa: ANN001
+    """Print one result row (plan, time, TFLOP/s, ratio to torch, error); whether it passed."""
+    ok = err <= REL_TOL
+    line = f"  {label}: {plan:<24} {ms:8.3f} ms {problem.flops / ms / 1e9:7.2f} TFLOP/s"
+    if runner.torch_ms is not None:
+        line += f"  {runner.torch_ms / ms:5.2f}x torch"
+    print(line + f"  rel err {err:.1e}" + ("" if ok else "  FAILED") + suffix, flush=True)
+    return ok
+
+
 def tuned_row(be: Any, runner: Runner, reps: int) -> tuple[str, float, float, str]:
     """``(plan, first-call ms, ms per call, candidate times)`` of ``runner``'s call with the
     autotuner on (its cache in the current ``GPUTENSOR_CACHE_DIR``); the first call tunes the
@@ -259,24 +269,10 @@ def main(argv: list[str] | None = None) -> int:
                     finally:
                         os.environ.pop(env, None)
                         ops_gemm.FILL_TILES = saved_fill
-                    ok = err <= REL_TOL
-                    failed |= not ok
-                    line = (f"  {label:>4}: {plan:<24} {ms:8.3f} ms "
-                            f"{problem.flops / ms / 1e9:7.2f} TFLOP/s")
-                    if runner.torch_ms is not None:
-                        line += f"  {runner.torch_ms / ms:5.2f}x torch"
-                    line += f"  rel err {err:.1e}" + ("" if ok else "  FAILED")
-                    print(line, flush=True)
+                    failed |= not print_row(f"{label:>4}", plan, ms, err, problem, runner)
                 plan, first, ms, times = tuned_row(be, runner, args.reps)
-                err = runner.error()
-                ok = err <= REL_TOL
-                failed |= not ok
-                line = (f"  tuned: {plan:<23} {ms:8.3f} ms "
-                        f"{problem.flops / ms / 1e9:7.2f} TFLOP/s")
-                if runner.torch_ms is not None:
-                    line += f"  {runner.torch_ms / ms:5.2f}x torch"
-                line += f"  rel err {err:.1e}" + ("" if ok else "  FAILED")
-                print(line + f"  (first call, tuning: {first:.1f} ms)", flush=True)
+                failed |= not print_row("tuned", plan, ms, runner.error(), problem, runner,
+                                        f"  (first call, tuning: {first:.1f} ms)")
                 if times:
                     print(f"         candidates (ms/call): {times}", flush=True)
             finally:
