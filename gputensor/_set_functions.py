@@ -155,38 +155,16 @@ def _unique_by_counting(flat: GpuArray, want_counts: bool, index_dtype: Any) -> 
     be = _dispatch.backend()
     limit = ops_gather.histogram_limit(be)
     if dt.kind == "b":
-        return _count_known_range(flat, 0, 1, want_counts, index_dtype)
+        return _count(flat, 2, 0, None, want_counts, index_dtype, limit)[0]
     guess = min(max(int(COUNTING_SPECULATIVE * n), COUNTING_SPAN_MIN), limit)
     rng = be.alloc(8)  # zero-filled: key_range's (max ~key, max key) start at 0
     try:
         _dispatch.call(ops_gather.key_range_record, flat._ptr, dt.name, n, rng)
-        hist = GpuArray._empty((guess,), uint32)
-        _dispatch.call(ops_gather.count_values, flat._ptr, dt.name, n, None, hist._ptr, guess, range_ptr=rng)
-        plan = _dispatch.call(ops_gather.compact_begin, hist._ptr, guess, flag="nonzero", dtype="uint32")
-        try:
-            room = None
-            if plan.ahead_ok:
-                cap = min(guess, n)
-                room = GpuArray._empty((cap,), dt, zero=dt.itemsize < 4)  # packed dtypes are OR-ed in
-                plan.write_values(room._ptr, dt.name, capacity=cap, range_ptr=rng)
-            u = plan.read_total(extra=[(rng, 8)])
-            lo, hi = ops_gather.decode_key_range(plan.extra_bytes[0], dt.name)
-            span = hi - lo + 1
-            if span > guess or not _counting_applies(lo, hi, n, index_dtype, limit):
-                result = None
-            else:
-                if room is None:
-                    room = GpuArray._empty((u,), dt, zero=dt.itemsize < 4)
-                    plan.write_values(room._ptr, dt.name, lo)
-                result = _counting_result(room, u, hist, plan, want_counts, index_dtype)
-        except Exception as exc:
-            raise _dispatch._translate(exc) from None
-        finally:
-            plan.free()
+        result, (lo, hi) = _count(flat, guess, None, rng, want_counts, index_dtype, limit)
     finally:
         be.free(rng)
     if result is None and _counting_applies(lo, hi, n, index_dtype, limit):
-        return _count_known_range(flat, lo, hi, want_counts, index_dtype)
+        result = _count(flat, hi - lo + 1, lo, None, want_counts, index_dtype, limit)[0]
     return result
 
 
@@ -198,28 +176,38 @@ def _counting_applies(lo: int, hi: int, n: int, index_dtype: Any, limit: int) ->
             and span <= limit)
 
 
-def _count_known_range(flat: GpuArray, lo: int, hi: int, want_counts: bool,
-                       index_dtype: Any) -> dict[str, GpuArray]:
-    """unique by counting with the range [lo, hi] known on the host (see
-    :func:`_unique_by_counting`); the values are written before the count is read back where the
-    compaction runs as one dispatch unit."""
+def _count(flat: GpuArray, span: int, lo: int | None, rng: int | None, want_counts: bool, index_dtype: Any,
+           limit: int) -> tuple[dict[str, GpuArray] | None, tuple[int, int]]:
+    """One counting pass of :func:`_unique_by_counting` over ``span`` buckets whose bucket 0 is
+    ``lo``, or (``lo`` None) the minimum that ``key_range_record`` left at ``rng``, read on the
+    device and read back with the count. Where the compaction runs as one dispatch unit the
+    values are written before that readback. Returns (the outputs, or None when the range read
+    back does not fit the buckets or counting does not apply to it; the range read back, or
+    (lo, lo + span - 1))."""
     from ._backend import ops_gather
 
-    dt, n, span = flat.dtype, flat.size, hi - lo + 1
+    dt, n = flat.dtype, flat.size
     hist = GpuArray._empty((span,), uint32)  # zero-filled counters
-    _dispatch.call(ops_gather.count_values, flat._ptr, dt.name, n, lo, hist._ptr, span)
+    _dispatch.call(ops_gather.count_values, flat._ptr, dt.name, n, lo, hist._ptr, span, range_ptr=rng)
     plan = _dispatch.call(ops_gather.compact_begin, hist._ptr, span, flag="nonzero", dtype="uint32")
     try:
+        room = None
         if plan.ahead_ok:
             cap = min(span, n)
             room = GpuArray._empty((cap,), dt, zero=dt.itemsize < 4)  # packed dtypes are OR-ed in
-            plan.write_values(room._ptr, dt.name, lo, capacity=cap)
-            u = plan.read_total()
+            plan.write_values(room._ptr, dt.name, lo, capacity=cap, range_ptr=rng)
+        u = plan.read_total(extra=[] if rng is None else [(rng, 8)])
+        if rng is None:
+            bounds = (lo, lo + span - 1)
         else:
-            u = plan.read_total()
+            bounds = ops_gather.decode_key_range(plan.extra_bytes[0], dt.name)
+            lo = bounds[0]
+            if bounds[1] - lo + 1 > span or not _counting_applies(*bounds, n, index_dtype, limit):
+                return None, bounds
+        if room is None:
             room = GpuArray._empty((u,), dt, zero=dt.itemsize < 4)
             plan.write_values(room._ptr, dt.name, lo)
-        return _counting_result(room, u, hist, plan, want_counts, index_dtype)
+        return _counting_result(room, u, hist, plan, want_counts, index_dtype), bounds
     except Exception as exc:
         raise _dispatch._translate(exc) from None
     finally:
