@@ -295,30 +295,16 @@ def test_int32_index_outputs(be):
 
 
 # ---- the two scatter kernels (subgroup ranking and counting sorts) --------------------------------
-def record_kernels(monkeypatch, be) -> list[str]:
-    """The names of the kernels dispatched from now on (until monkeypatch undoes the spy)."""
-    ctx = be.context
-    names: list[str] = []
-    dispatch = ctx.dispatch
-
-    def spy(name, *args, **kwargs):
-        names.append(name)
-        return dispatch(name, *args, **kwargs)
-
-    monkeypatch.setattr(ctx, "dispatch", spy)
-    return names
-
-
 def expected_scatter(be, kw: int = 1, carry_vals: bool = False) -> str:
     return "sort_scatter" if ops_sort.scatter_rows(be, kw, carry_vals) is None else "sort_scatter_sg"
 
 
 @pytest.mark.parametrize("subgroup", [True, False], ids=["subgroup", "counting"])
-def test_scatter_variants(monkeypatch, be, subgroup):
+def test_scatter_variants(monkeypatch, be, subgroup, kernels_run):
     """Both scatter kernels against NumPy: rows crossing tile boundaries (n not a multiple of the
     2048-element tile), several rows, both orders, ties, NaNs, 1/2/4/8-byte keys."""
     monkeypatch.setattr(ops_sort, "SUBGROUP_RANK", subgroup)
-    names = record_kernels(monkeypatch, be)
+    names = kernels_run
     if subgroup and "subgroup" in be.context.features:
         assert ops_sort.subgroup_probe(be) is not None  # every adapter we test on passes the probe
     rng = np.random.default_rng(21)
@@ -342,7 +328,7 @@ def test_scatter_variants(monkeypatch, be, subgroup):
         np.testing.assert_array_equal(gt.argsort(gt.asarray(b)).get(), np.broadcast_to(np.arange(n), (2, n)))
 
 
-def test_probe_decides_the_scatter_kernel(monkeypatch, be):
+def test_probe_decides_the_scatter_kernel(monkeypatch, be, kernels_run):
     """The cached probe result is what selects the kernel; a probed subgroup size other than
     the one the kernel meets at run time only changes its counter rows, not the results."""
     ctx = be.context
@@ -358,7 +344,8 @@ def test_probe_decides_the_scatter_kernel(monkeypatch, be):
         if fake is not None and sgs is None:
             continue  # no subgroup feature: the kernel could not compile
         monkeypatch.setitem(ops_sort._PROBES, ctx, fake)
-        names = record_kernels(monkeypatch, be)
+        names = kernels_run
+        names.clear()
         check(a, gt.asarray(a), -1, False)
         assert expected_scatter(be) == kernel
         other = "sort_scatter_sg" if kernel == "sort_scatter" else "sort_scatter"
