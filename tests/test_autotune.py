@@ -149,15 +149,16 @@ def test_cache_dir(monkeypatch, tmp_path):
 def test_candidates(tuning, monkeypatch):
     be = get_backend()
     static = ops_gemm.plan_splitk(be, "f32", 256, 256, 4096, 1, None)
-    cands = autotune.candidates(be, "f32", 256, 256, 4096, 1, static)
+    cands = autotune.candidates(be, "f32", 256, 256, 4096, 1, static, ops_gemm.GEMM_PLANS)
     assert cands[0] == static and len(set(cands)) == len(cands)
     if be.context.is_software:
         assert len(cands) <= autotune.SOFTWARE_CANDIDATES
     monkeypatch.setattr(autotune, "SOFTWARE_CANDIDATES", 99)
-    full = autotune.candidates(be, "f32", 256, 256, 4096, 1, static)
+    full = autotune.candidates(be, "f32", 256, 256, 4096, 1, static, ops_gemm.GEMM_PLANS)
     assert (ops_gemm.TILES_MEDIUM, 1) in full and (ops_gemm.TILES_LARGE, 8) in full
     # clamped: a shallow problem cannot split 8 ways (its depth has 2 BK tiles)
-    shallow = autotune.candidates(be, "f32", 256, 256, 16, 1, (ops_gemm.TILES_LARGE, 1))
+    shallow = autotune.candidates(be, "f32", 256, 256, 16, 1, (ops_gemm.TILES_LARGE, 1),
+                                  ops_gemm.GEMM_PLANS)
     assert max(s for _, s in shallow) <= 2
 
 
@@ -264,7 +265,7 @@ def test_busy_key_uses_static_plan(tuning):
     with autotune._lock:
         autotune._table(be.context).busy.add(key)
     static = (ops_gemm.TILES_MEDIUM, 1)
-    assert autotune.tuned_plan(be, req, "f32", 8, 8, 8, 1, lambda: static) is None
+    assert autotune.tuned_plan(be, req, "f32", 8, 8, 8, 1, lambda: static, ops_gemm.GEMM_PLANS) is None
     assert tuning == []
 
 

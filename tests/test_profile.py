@@ -1,7 +1,7 @@
 """gputensor.profile(): per-kernel timing. The host-time fallback (a context without the timestamp
 hook or an adapter without timestamp queries -- stand-in contexts here -- and gpu=False on the real
 one), the timestamp sink on its own, and the GPU-time path end to end through the context's hook
-(``WgpuContext.timestamp_sink``, specified in gputensor/_profile.py)."""
+(``WgpuContext.timestamp_sink``, specified in gputensor/_backend/profiling.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import wgpu
 import gputensor as gt
 from gputensor import _profile
 from gputensor._backend import get_backend
-from gputensor._profile import TimestampSink, has_timestamp_hook
+from gputensor._backend import profiling
+from gputensor._backend.profiling import TimestampSink, has_timestamp_hook
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +136,7 @@ def test_fallback_selection_without_hook_or_feature() -> None:
     """Without the hook (or without timestamp-query) the session falls back to host times by
     wrapping the context's dispatch for the block, says why, and restores the method after."""
     no_hook = _StandInContext({"timestamp-query"})
-    session = _profile._Session(no_hook, None)
+    session = profiling.Session(no_hook, None)
     assert not session.gpu and "no timestamp hook" in session.note
     session.install()
     assert "dispatch" in vars(no_hook)
@@ -149,17 +150,17 @@ def test_fallback_selection_without_hook_or_feature() -> None:
     assert [e.name for e in events] == ["labelled", "k2"]
     assert all(e.gpu_s is None and e.host_s is not None and e.host_s >= 0 for e in events)
     with pytest.raises(RuntimeError, match="no timestamp hook"):
-        _profile._Session(no_hook, True)
+        profiling.Session(no_hook, True)
 
     no_feature = _StandInContext(set())
     no_feature.timestamp_sink = None
-    session = _profile._Session(no_feature, None)
+    session = profiling.Session(no_feature, None)
     assert not session.gpu and "timestamp-query" in session.note
 
     with_hook = _StandInContext({"timestamp-query"})
     with_hook.timestamp_sink = None
-    assert _profile._Session(with_hook, None).gpu
-    assert not _profile._Session(with_hook, False).gpu
+    assert profiling.Session(with_hook, None).gpu
+    assert not profiling.Session(with_hook, False).gpu
 
 
 def test_labels() -> None:
@@ -214,7 +215,7 @@ def test_timestamp_sink_on_its_own(backend, monkeypatch: pytest.MonkeyPatch) -> 
     assert len(times) == 5 and all(t is not None and 0 < t < 10 for t in times)
     assert [tag for tag, _, _ in sink.slots] == ["busy0", "busy1"] * 2 + ["busy0"]
     assert sink.read(ctx, []) == []
-    assert _profile.timestamp_period(ctx.queue) > 0
+    assert profiling.timestamp_period(ctx.queue) > 0
 
 
 @pytest.fixture
@@ -223,7 +224,7 @@ def timestamp_hook(backend):
     ctx = backend.context
     if "timestamp-query" not in ctx.features:
         pytest.skip("the adapter lacks timestamp-query")
-    assert has_timestamp_hook(ctx), "WgpuContext lost its timestamp_sink hook (see gputensor/_profile.py)"
+    assert has_timestamp_hook(ctx), "WgpuContext lost its timestamp_sink hook (see gputensor/_backend/profiling.py)"
     return ctx
 
 

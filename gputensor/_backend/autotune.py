@@ -18,7 +18,9 @@ static plan, as do calls with an explicit ``splits=`` or ``GPUTENSOR_GEMM_SPLITK
 Candidates (``candidates``): the static choice, 64x64 tiles unsplit, the 128-wide tiles unsplit
 and split 2, 4 and 8 ways, each clamped as a real call would be (``ops_gemm.clamp_plan``: depth
 tiles, scratch binding), duplicates dropped, only tiles that fit the adapter's workgroup memory.
-On a software adapter only the first ``SOFTWARE_CANDIDATES`` (static and 64x64) are timed.
+On a software adapter only the first ``SOFTWARE_CANDIDATES`` (static and 64x64) are timed. The
+tile facts come from the caller as a :class:`PlanSpace` (``ops_gemm.GEMM_PLANS``): this module
+sits below the gemm operations, which import it.
 
 Timing (``time_plan``): the same operation (same shapes, strides, transposes, dtype) runs on
 zero-filled scratch operands allocated for the purpose, so the caller's output is only ever
@@ -60,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BackendError, invalid_argument
+from .profiling import label
 
 #: Environment variable enabling the tuner (1/true/yes/on; 0/false/no/off or empty: off).
 ENV = "GPUTENSOR_AUTOTUNE"
@@ -187,6 +190,22 @@ class _force:
         _local.plan = self.prev
 
 
+# ---- the plans being tuned ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class PlanSpace:
+    """The tile configurations the tuner chooses among (``ops_gemm.GEMM_PLANS``): ``tiles(bm, bn,
+    bk, tm, tn)`` makes one (its ``check()`` raises ValueError when unusable), ``fits(ctx, tiles,
+    acc_size)`` says whether it fits the adapter's workgroup memory, ``big_tiles(m, n)`` are the
+    128-wide tiles for a problem, ``medium`` the 64x64 ones, and ``clamp(backend, acc_type, m, n,
+    k, batch, tiles, splits)`` clamps a plan as a real call would."""
+
+    tiles: Callable[..., Any]
+    fits: Callable[[Any, Any, int], bool]
+    big_tiles: Callable[[int, int], Any]
+    medium: Any
+    clamp: Callable[..., tuple[Any, int]]
+
+
 # ---- requests, keys, fingerprints ------------------------------------------------------------
 @dataclass(frozen=True)
 class Request:
@@ -260,12 +279,20 @@ def plan_text(tiles: Any, splits: int) -> str:
 
 
 # ---- the table ---------------------------------------------------------------------------------
-def _decode(record: Any) -> tuple[Any, int] | None:
-    """``(tiles, splits)`` of a stored record, None unless it is a usable configuration."""
-    from .ops_gemm import GemmTiles
-
+def _well_formed(record: Any) -> bool:
+    """Whether a stored record has five integer tile sizes and an integer split count."""
     try:
-        tiles = GemmTiles(*(int(v) for v in record["tiles"]))
+        tiles = [int(v) for v in record["tiles"]]
+        int(record["splits"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    return len(tiles) == 5
+
+
+def _decode(record: Any, space: PlanSpace) -> tuple[Any, int] | None:
+    """``(tiles, splits)`` of a stored record, None unless it is a usable configuration."""
+    try:
+        tiles = space.tiles(*(int(v) for v in record["tiles"]))
         splits = int(record["splits"])
         tiles.check()
     except (KeyError, TypeError, ValueError):
@@ -310,15 +337,27 @@ class _Table:
                 warnings.warn(f"gputensor autotune: ignoring corrupt cache {self.path} ({exc})",
                               RuntimeWarning, stacklevel=2)
             return {}
-        return {str(k): v for k, v in entries.items() if _decode(v) is not None}
+        return {str(k): v for k, v in entries.items() if _well_formed(v)}
 
     def load(self) -> None:
+        """Read the file's records once (their plans are decoded on first use: ``plan``)."""
         if self.loaded:
             return
         self.loaded = True
         for key, record in self._read(warn=True).items():
             self.records.setdefault(key, record)
-            self.plans.setdefault(key, _decode(record))  # type: ignore[arg-type]
+
+    def plan(self, key: str, space: PlanSpace) -> tuple[Any, int] | None:
+        """The tuned plan of ``key``, None when untuned; a stored record that is no usable
+        configuration is dropped."""
+        plan = self.plans.get(key)
+        if plan is None and key in self.records:
+            plan = _decode(self.records[key], space)
+            if plan is None:
+                del self.records[key]
+            else:
+                self.plans[key] = plan
+        return plan
 
     def save(self) -> None:
         """Merge the file's records with ours (ours win) and replace it atomically."""
@@ -386,22 +425,20 @@ def entries(ctx: Any) -> dict[str, dict[str, Any]]:
 
 # ---- candidates and timing ---------------------------------------------------------------------
 def candidates(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
-               static: tuple[Any, int]) -> list[tuple[Any, int]]:
+               static: tuple[Any, int], space: PlanSpace) -> list[tuple[Any, int]]:
     """The plans to time for a problem: ``static`` first, then 64x64 unsplit, the 128-wide tiles
     unsplit and split ``SPLITS`` ways, each clamped as a call would clamp it, without duplicates
     or tiles beyond the adapter's workgroup memory (``SOFTWARE_CANDIDATES`` at most on a
     software adapter)."""
-    from . import ops_gemm as g
-
     ctx = backend.context
     acc_size = 8 if acc_type == "f64" else 4
-    big = g._big_tiles(m, n)
-    raw = [static, (g.TILES_MEDIUM, 1), (big, 1)] + [(big, s) for s in SPLITS]
+    big = space.big_tiles(m, n)
+    raw = [static, (space.medium, 1), (big, 1)] + [(big, s) for s in SPLITS]
     out: list[tuple[Any, int]] = []
     for tiles, splits in raw:
-        if not g._fits(ctx, tiles, acc_size):
+        if not space.fits(ctx, tiles, acc_size):
             continue
-        plan = g.clamp_plan(backend, acc_type, m, n, k, batch, tiles, splits)
+        plan = space.clamp(backend, acc_type, m, n, k, batch, tiles, splits)
         if plan not in out:
             out.append(plan)
     if ctx.is_software:
@@ -454,8 +491,6 @@ def _tune(backend: Any, request: Request, cands: list[tuple[Any, int]],
         for p in ptrs:
             backend.free(p)
         return static, {**record, "tiles": _tiles_list(static[0]), "splits": static[1]}, False
-    from .._profile import label
-
     times: dict[str, float] = {}
     best_plan, best = static, math.inf
     reps: int | None = None
@@ -485,25 +520,24 @@ def _tiles_list(tiles: Any) -> list[int]:
 
 
 def tuned_plan(backend: Any, request: Request, acc_type: str, m: int, n: int, k: int,
-               batch: int, static: Callable[[], tuple[Any, int]]) -> tuple[Any, int] | None:
+               batch: int, static: Callable[[], tuple[Any, int]],
+               space: PlanSpace) -> tuple[Any, int] | None:
     """The tuned ``(tiles, splits)`` for a problem (tuning it now on a miss, with ``static()``,
     the clamped static plan, as the first candidate), or None when another thread is tuning the
     same key (the caller then uses the static plan). The result is the plan as tuned for the
-    bucket's first shape; the caller clamps it for this one."""
-    from .ops_gemm import _fits
-
+    bucket's first shape; the caller clamps it for this one. ``space``: the tile facts."""
     ctx = backend.context
     key = make_key(request.family, request.dtype, m, n, k, batch, request.extra)
     with _lock:
         table = _table(ctx)
-        plan = table.plans.get(key)
-        if plan is not None and _fits(ctx, plan[0], 4):
+        plan = table.plan(key, space)
+        if plan is not None and space.fits(ctx, plan[0], 4):
             return plan
         if key in table.busy:
             return None
         table.busy.add(key)
     try:
-        cands = candidates(backend, acc_type, m, n, k, batch, static())
+        cands = candidates(backend, acc_type, m, n, k, batch, static(), space)
         if len(cands) > 1:
             plan, record, persist = _tune(backend, request, cands, (m, n, k, batch))
         else:
@@ -522,6 +556,6 @@ def tuned_plan(backend: Any, request: Request, acc_type: str, m: int, n: int, k:
     return plan
 
 
-__all__ = ["AutotuneSetting", "Request", "autotune", "bucket", "cache_dir", "candidates",
+__all__ = ["AutotuneSetting", "PlanSpace", "Request", "autotune", "bucket", "cache_dir", "candidates",
            "enabled", "entries", "fingerprint", "fingerprint_hash", "forced_plan", "make_key",
            "parse_env", "reset", "time_plan", "tuned_plan"]

@@ -333,10 +333,14 @@ def plan_splitk(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
         return clamp_plan(backend, acc_type, m, n, k, batch, tiles, count, static_fallback=True)
 
     if tune is not None and splits is None and acc_type == "f32" and splitk_override() is None:
-        plan = autotune.tuned_plan(backend, tune, acc_type, m, n, k, batch, static)
+        plan = autotune.tuned_plan(backend, tune, acc_type, m, n, k, batch, static, GEMM_PLANS)
         if plan is not None:
             return clamp_plan(backend, acc_type, m, n, k, batch, *plan)
     return static()
+
+
+#: The tile facts the autotuner chooses among (it sits below this module).
+GEMM_PLANS = autotune.PlanSpace(GemmTiles, _fits, _big_tiles, TILES_MEDIUM, clamp_plan)
 
 
 @dataclass(frozen=True)
