@@ -80,13 +80,13 @@ import contextlib
 import functools
 import itertools
 import math
-import os
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from . import _dispatch
+from ._backend import config
 from ._array_object import GpuArray, _Storage
 from ._dtypes import DType
 from ._shapes import contiguous_strides
@@ -112,12 +112,7 @@ MAX_SCALARS = 128
 MAX_INPUTS = 8
 
 
-def _env_enabled() -> bool:
-    value = os.environ.get("GPUTENSOR_FUSION", "1").strip().lower()
-    return value not in ("0", "false", "off", "no")
-
-
-_enabled: bool = _env_enabled()
+_enabled: bool = config.value("fusion")
 
 
 def fusion_enabled() -> bool:

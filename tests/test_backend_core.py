@@ -25,6 +25,7 @@ from gputensor._backend import (
     WgpuContext,
     get_backend,
 )
+from gputensor._backend import config
 from gputensor._backend import context as context_mod
 from gputensor._backend.context import WANTED_FEATURES, WANTED_LIMITS, adapter_sort_key, choose_adapter
 
@@ -850,8 +851,8 @@ def test_chunked_backend_copies_with_threads(backend: WebGpuBackend, small_chunk
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """copy_htod / copy_dtoh / copy_dtoh_many through chunks with threaded host copies, into
     arrays of other dtypes, from several Python threads at once."""
-    monkeypatch.setattr(context_mod, "HOST_COPY_THREADS", 3)
     monkeypatch.setattr(context_mod, "_COPY_SLICE_MIN", 64)
+    monkeypatch.setattr(config, "_effective", {"copy_threads": 3})
     errors: list[BaseException] = []
 
     def work(k: int) -> None:

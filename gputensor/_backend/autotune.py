@@ -61,7 +61,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import BackendError, invalid_argument
+from . import config
+from .errors import BackendError
 from .profiling import label
 
 #: Environment variable enabling the tuner (1/true/yes/on; 0/false/no/off or empty: off).
@@ -86,8 +87,6 @@ SLOW_FACTOR = 2.0
 #: No further candidate is started once a key's tuning has taken this long (seconds).
 BUDGET_S = 3.0
 
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("", "0", "false", "no", "off")
 
 
 # ---- the switch ------------------------------------------------------------------------------
@@ -97,14 +96,7 @@ _override: bool | None = None  # set by autotune(); None: the environment decide
 def parse_env(raw: str | None) -> bool:
     """The state a ``GPUTENSOR_AUTOTUNE`` value asks for (unset: off). BackendError (invalid
     argument) for anything but 1/true/yes/on or 0/false/no/off/empty (any case)."""
-    if raw is None:
-        return False
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise invalid_argument(f"{ENV}={raw!r} must be 1/true/yes/on or 0/false/no/off")
+    return config.parse_switch(ENV, raw)
 
 
 def enabled() -> bool:
@@ -112,7 +104,7 @@ def enabled() -> bool:
     environment."""
     if _override is not None:
         return _override
-    return parse_env(os.environ.get(ENV))
+    return bool(config.value("autotune"))
 
 
 _enabled_now = enabled  # ``autotune``'s parameter shadows the name
@@ -264,7 +256,7 @@ def fingerprint_hash(fp: Mapping[str, str]) -> str:
 
 def cache_dir() -> Path:
     """``$GPUTENSOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/gputensor``, else ``~/.cache/gputensor``."""
-    explicit = os.environ.get(CACHE_ENV)
+    explicit = config.value("cache_dir")
     if explicit:
         return Path(explicit)
     xdg = os.environ.get("XDG_CACHE_HOME")

@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from . import kernels
+from . import config, kernels
 from .mapping import Mapper, wait_mode
 from .errors import BackendError, device_error, invalid_argument, out_of_memory, unsupported
 
@@ -109,10 +109,8 @@ TRANSFER_CHUNK = 32 << 20
 TRANSFER_DEPTH = 3
 
 #: Threads that share one large host copy (0: automatic, 1 on software adapters, whose device
-#: copies run on the same CPU cores, else up to 4). ``$GPUTENSOR_COPY_THREADS`` sets it (a
-#: value that is not a non-negative integer means automatic).
-_COPY_THREADS_ENV = os.environ.get("GPUTENSOR_COPY_THREADS", "").strip()
-HOST_COPY_THREADS = int(_COPY_THREADS_ENV) if _COPY_THREADS_ENV.isdigit() else 0
+#: copies run on the same CPU cores, else up to 4). The ``copy_threads`` knob
+#: (``$GPUTENSOR_COPY_THREADS``, see ``config``) sets it.
 
 #: Host copies are split between threads only in slices of at least this many bytes.
 _COPY_SLICE_MIN = 4 << 20
@@ -479,12 +477,12 @@ class WgpuContext:
 
         Raises BackendError (unsupported) when no adapter matches.
         """
-        return await _run_async(cls._new_steps(adapter or os.environ.get("GPUTENSOR_ADAPTER")))
+        return await _run_async(cls._new_steps(adapter or config.value("adapter")))
 
     @classmethod
     def new(cls, adapter: str | None = None) -> "WgpuContext":
         """Synchronous form of ``new_async`` (same steps, waiting on each promise)."""
-        return _run_sync(cls._new_steps(adapter or os.environ.get("GPUTENSOR_ADAPTER")))
+        return _run_sync(cls._new_steps(adapter or config.value("adapter")))
 
     def __repr__(self) -> str:
         return (
@@ -583,9 +581,10 @@ class WgpuContext:
             self._upload_staging.give(staging)
 
     def _copy_threads(self) -> int:
-        """Threads for one large host copy (``HOST_COPY_THREADS``; 0 chooses)."""
-        if HOST_COPY_THREADS > 0:
-            return int(HOST_COPY_THREADS)
+        """Threads for one large host copy (the ``copy_threads`` knob; 0 chooses)."""
+        threads = config.value("copy_threads")
+        if threads > 0:
+            return int(threads)
         return 1 if self.is_software else min(4, os.cpu_count() or 1)
 
     def clear_staging(self) -> None:

@@ -18,6 +18,8 @@ import os
 import re
 from collections.abc import Mapping
 
+from . import config
+
 _PLACEHOLDER = re.compile(r"\{\{([A-Z0-9_]+)\}\}")
 _INCLUDE = re.compile(r"^//#include\s+([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 
@@ -58,7 +60,7 @@ def _render_cached(name: str, items: tuple[tuple[str, str], ...]) -> str:
             f"kernel {name!r}: missing placeholders {sorted(missing)}, unknown {sorted(unknown)}"
         )
     text = unroll_loops(_PLACEHOLDER.sub(lambda m: values[m.group(1)], source))
-    dump_dir = os.environ.get("GPUTENSOR_DUMP_WGSL")
+    dump_dir = config.value("dump_wgsl")
     if dump_dir:
         os.makedirs(dump_dir, exist_ok=True)
         digest = hashlib.sha1(repr(items).encode()).hexdigest()[:10]

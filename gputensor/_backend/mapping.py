@@ -32,12 +32,13 @@ and the caller falls back to ``map_async``.
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 import time
 from typing import Any
 
 from wgpu import enums
+
+from . import config
 
 __all__ = ["MapRequest", "Mapper", "SLEEP_SECONDS", "SPIN_SECONDS", "wait_mode"]
 
@@ -50,11 +51,9 @@ SLEEP_SECONDS = 50e-6
 def wait_mode(software: bool) -> str:
     """'spin', 'block' or 'poller': ``$GPUTENSOR_WAIT`` when set to one of them, else 'block'
     for a software adapter and 'spin' for hardware. ValueError for another value."""
-    mode = os.environ.get("GPUTENSOR_WAIT", "").strip().lower()
+    mode = config.value("wait")
     if not mode:
         return "block" if software else "spin"
-    if mode not in ("spin", "block", "poller"):
-        raise ValueError(f"GPUTENSOR_WAIT must be 'spin', 'block' or 'poller', not {mode!r}")
     return mode
 
 

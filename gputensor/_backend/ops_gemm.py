@@ -44,13 +44,12 @@ candidates, timed on the first call per adapter / family / shape bucket and cach
 from __future__ import annotations
 
 import numbers
-import os
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import autotune
+from . import autotune, config
 from .base import BackendTranspose
 from .errors import invalid_argument
 from .ops_elementwise import extent
@@ -208,16 +207,7 @@ def choose_splits(tiles: int, k: int) -> int:
 def splitk_override() -> int | None:
     """The number of splits ``GPUTENSOR_GEMM_SPLITK`` forces (0 is 1: none), None when unset.
     BackendError (invalid argument) for a value that is not a non-negative integer."""
-    raw = os.environ.get(SPLITK_ENV)
-    if raw is None or not raw.strip():
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise invalid_argument(f"{SPLITK_ENV}={raw!r} must be a non-negative integer")
-    return max(1, value)
+    return config.value("gemm_splitk")
 
 
 def gemm_plan(ctx: Any, acc_type: str, m: int, n: int, k: int, batch: int = 1,

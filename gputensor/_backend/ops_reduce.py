@@ -70,7 +70,6 @@ the same structure with other pointers, strides or scalar values reuses the pipe
 from __future__ import annotations
 
 import math
-import os
 import struct
 import threading
 import weakref
@@ -80,6 +79,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import config
 from .base import ReduceOp
 from .context import _pack_words
 from .elementwise import _scalar_load, scalar_words
@@ -112,17 +112,17 @@ WORKGROUP_SIZE = 256
 #: 1024 measured best of 1024/2048/4096 on the H200 for full, last- and first-axis sum/max
 #: (benchmarks.diag_reduce --sweep, session 4).
 #: ``GPUTENSOR_REDUCE_WORKGROUPS``.
-TARGET_WORKGROUPS = int(os.environ.get("GPUTENSOR_REDUCE_WORKGROUPS", "1024"))
+TARGET_WORKGROUPS = config.value("reduce_workgroups")
 #: The vector path of reduce_plain (16-byte loads of a contiguous reduced range; see ``_Planner.
 #: _vector``). ``GPUTENSOR_REDUCE_VEC4=0`` turns it off.
-VEC4 = os.environ.get("GPUTENSOR_REDUCE_VEC4", "1") != "0"
+VEC4 = config.value("reduce_vec4")
 #: Vector path: vector loads in flight per invocation (``GPUTENSOR_REDUCE_VEC4_UNROLL``).
-VEC4_UNROLL = int(os.environ.get("GPUTENSOR_REDUCE_VEC4_UNROLL", "4"))
+VEC4_UNROLL = config.value("reduce_vec4_unroll")
 #: Vector path, several outputs: the row tile keeps at least this many vectors per invocation
 #: (``GPUTENSOR_REDUCE_VEC4_VECTORS``; fewer invocations per output, more outputs per workgroup).
-VEC4_VECTORS = int(os.environ.get("GPUTENSOR_REDUCE_VEC4_VECTORS", "8"))
+VEC4_VECTORS = config.value("reduce_vec4_vectors")
 #: Vector path: shortest reduced range that takes it (``GPUTENSOR_REDUCE_VEC4_MIN_LENGTH``).
-VEC4_MIN_LENGTH = int(os.environ.get("GPUTENSOR_REDUCE_VEC4_MIN_LENGTH", "16"))
+VEC4_MIN_LENGTH = config.value("reduce_vec4_min_length")
 #: Reduced elements per invocation below which the reduced range is not split further.
 MIN_PER_INVOCATION = 32
 #: Largest element count of the iteration space per dispatch (u32 index math in WGSL).

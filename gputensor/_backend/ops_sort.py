@@ -63,12 +63,11 @@ is dispatched once per destination window (writing only the elements that land i
 from __future__ import annotations
 
 import functools
-import os
 import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from . import ops_scan
+from . import config, ops_scan
 from .errors import BackendError, invalid_argument, unsupported
 from .wgsl_types import STORAGE_TYPES, storage_type
 
@@ -96,7 +95,7 @@ ITEMS = 8
 WINDOW_LIMIT: int | None = None
 #: Scatter with the subgroup kernel where the probe allows it (False: always the counting-sort
 #: kernel). ``GPUTENSOR_SORT_SUBGROUP=0`` in the environment sets it False at import.
-SUBGROUP_RANK: bool = os.environ.get("GPUTENSOR_SORT_SUBGROUP", "1") != "0"
+SUBGROUP_RANK: bool = config.value("sort_subgroup")
 _U32 = 0xFFFFFFFF
 #: dtypes a sort or search accepts (all real dtypes and bool).
 SORT_DTYPES = tuple(STORAGE_TYPES)

@@ -1,0 +1,210 @@
+"""Every ``GPUTENSOR_*`` tuning knob, in one table.
+
+A knob has a typed value, a default taken from its environment variable, and a ``with``
+override::
+
+    from gputensor._backend import config
+
+    config.value("fusion")                       # the value in effect
+    with config.override(reduce_vec4=False):     # undone on exit
+        ...
+
+``KNOBS`` lists them (name, environment variable, parser, default, what it does). A knob read on
+a cold path (adapter choice, tuning switches, shader dumps, the wait style) follows its
+environment variable on every read (``live``); the others take it once per process, on their
+first read. An override wins over the environment in both cases. It holds for every thread
+while its block runs (host copies and tuning run on worker threads); blocks nest, and each one's
+exit removes exactly its own values, even when blocks of several threads end out of order.
+Nothing here changes a global of another module, and this module imports nothing of gputensor
+but the backend's errors.
+
+Parsers raise ``ValueError`` (``BackendError`` with kind ``INVALID_ARGUMENT`` for the tuning
+switches, as their callers always did) naming the variable and the values it takes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import invalid_argument
+
+__all__ = ["Knob", "KNOBS", "value", "override", "environment_value", "parse_switch"]
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+
+
+def parse_switch(env: str, raw: str | None, default: bool = False) -> bool:
+    """A strict on/off value: 1/true/yes/on or 0/false/no/off/empty (any case); unset is
+    ``default``. BackendError (invalid argument) otherwise."""
+    if raw is None:
+        return default
+    text = raw.strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise invalid_argument(f"{env}={raw!r} must be 1/true/yes/on or 0/false/no/off")
+
+
+def _not_off(env: str, raw: str | None, default: bool) -> bool:
+    """On unless the value is one of 0/false/off/no (any case)."""
+    if raw is None:
+        return default
+    return raw.strip().lower() not in ("0", "false", "off", "no")
+
+
+def _not_zero(env: str, raw: str | None, default: bool) -> bool:
+    """On unless the value is exactly ``0``."""
+    return default if raw is None else raw != "0"
+
+
+def _integer(env: str, raw: str | None, default: int) -> int:
+    """An integer (ValueError from ``int`` for anything else)."""
+    return default if raw is None else int(raw)
+
+
+def _count_or_auto(env: str, raw: str | None, default: int) -> int:
+    """A non-negative integer; anything else (unset included) is ``default`` (automatic)."""
+    text = (raw or "").strip()
+    return int(text) if text.isdigit() else default
+
+
+def _splits(env: str, raw: str | None, default: int | None) -> int | None:
+    """A non-negative integer (0 counts as 1: no split); unset or blank is ``default``.
+    BackendError (invalid argument) for anything else."""
+    if raw is None or not raw.strip():
+        return default
+    try:
+        count = int(raw)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise invalid_argument(f"{env}={raw!r} must be a non-negative integer")
+    return max(1, count)
+
+
+def _wait_style(env: str, raw: str | None, default: str) -> str:
+    """'spin', 'block', 'poller', or '' (unset: the adapter decides). ValueError otherwise."""
+    mode = (raw or "").strip().lower()
+    if mode not in ("", "spin", "block", "poller"):
+        raise ValueError(f"{env} must be 'spin', 'block' or 'poller', not {mode!r}")
+    return mode or default
+
+
+def _text(env: str, raw: str | None, default: str | None) -> str | None:
+    """The text itself; unset or empty is ``default``."""
+    return raw if raw else default
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One tuning knob: its ``name`` (the key of ``value``/``override``), environment
+    variable ``env``, ``parse(env, raw, default)``, ``default`` (used when the variable is
+    unset), whether it follows the environment on every read (``live``) and what it does."""
+
+    name: str
+    env: str
+    parse: Callable[[str, str | None, Any], Any]
+    default: Any
+    live: bool
+    doc: str
+
+
+KNOBS: tuple[Knob, ...] = (
+    Knob("adapter", "GPUTENSOR_ADAPTER", _text, None, True,
+         "adapter to use: a backend name (vulkan, gl, ...) or part of the device name"),
+    Knob("wait", "GPUTENSOR_WAIT", _wait_style, "", True,
+         "how host waits for the device: spin, block or poller ('' : block on software "
+         "adapters, spin on hardware)"),
+    Knob("copy_threads", "GPUTENSOR_COPY_THREADS", _count_or_auto, 0, False,
+         "threads for one large host copy (0 or not an integer: automatic)"),
+    Knob("dump_wgsl", "GPUTENSOR_DUMP_WGSL", _text, None, True,
+         "folder that receives every rendered kernel source"),
+    Knob("fusion", "GPUTENSOR_FUSION", _not_off, True, False,
+         "elementwise fusion on at start (gputensor.set_fusion changes it at run time)"),
+    Knob("autotune", "GPUTENSOR_AUTOTUNE", parse_switch, False, True,
+         "time candidate gemm-family plans on first use (gputensor.autotune changes it)"),
+    Knob("cache_dir", "GPUTENSOR_CACHE_DIR", _text, None, True,
+         "folder of the autotuner's cache files (default: $XDG_CACHE_HOME/gputensor)"),
+    Knob("gemm_splitk", "GPUTENSOR_GEMM_SPLITK", _splits, None, True,
+         "split-K count forced wherever split-K is legal (0 or 1: none)"),
+    Knob("sort_subgroup", "GPUTENSOR_SORT_SUBGROUP", _not_zero, True, False,
+         "the sort's subgroup ranking where the device allows it"),
+    Knob("reduce_workgroups", "GPUTENSOR_REDUCE_WORKGROUPS", _integer, 1024, False,
+         "workgroups a reduction with few outputs aims for"),
+    Knob("reduce_vec4", "GPUTENSOR_REDUCE_VEC4", _not_zero, True, False,
+         "the reductions' 16-byte vector path"),
+    Knob("reduce_vec4_unroll", "GPUTENSOR_REDUCE_VEC4_UNROLL", _integer, 4, False,
+         "vector path: vector loads in flight per invocation"),
+    Knob("reduce_vec4_vectors", "GPUTENSOR_REDUCE_VEC4_VECTORS", _integer, 8, False,
+         "vector path, several outputs: least vectors per invocation of a row tile"),
+    Knob("reduce_vec4_min_length", "GPUTENSOR_REDUCE_VEC4_MIN_LENGTH", _integer, 16, False,
+         "vector path: shortest reduced range that takes it"),
+)
+
+_BY_NAME: dict[str, Knob] = {knob.name: knob for knob in KNOBS}
+_once: dict[str, Any] = {}  # the process's values of the knobs that are not live
+_once_lock = threading.Lock()
+_layers: dict[int, Mapping[str, Any]] = {}  # the active override blocks, oldest first
+_layer_ids = itertools.count()
+_layers_lock = threading.Lock()
+_effective: Mapping[str, Any] = {}  # the active blocks' values, newer ones winning
+
+
+def _knob(name: str) -> Knob:
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"unknown gputensor knob {name!r}; knobs: {', '.join(_BY_NAME)}") from None
+
+
+def environment_value(name: str) -> Any:
+    """The value the environment gives knob ``name`` now (its default when unset). Raises
+    KeyError for an unknown knob and what the knob's parser raises for a bad value."""
+    knob = _knob(name)
+    return knob.parse(knob.env, os.environ.get(knob.env), knob.default)
+
+
+def value(name: str) -> Any:
+    """The value of knob ``name`` in effect: the innermost ``override``, else the environment
+    (read now for a live knob, else once per process). Raises KeyError for an unknown knob."""
+    current = _effective
+    if name in current:
+        return current[name]
+    knob = _knob(name)
+    if knob.live:
+        return knob.parse(knob.env, os.environ.get(knob.env), knob.default)
+    try:
+        return _once[name]
+    except KeyError:
+        with _once_lock:
+            if name not in _once:
+                _once[name] = knob.parse(knob.env, os.environ.get(knob.env), knob.default)
+            return _once[name]
+
+
+@contextlib.contextmanager
+def override(**values: Any) -> Iterator[None]:
+    """``with override(name=value, ...):`` sets knobs for the block, for every thread (nested
+    blocks stack; the previous values come back on exit). Raises KeyError for an unknown knob
+    name."""
+    global _effective
+    for name in values:
+        _knob(name)
+    with _layers_lock:
+        layer = next(_layer_ids)
+        _layers[layer] = dict(values)
+        _effective = {k: v for block in _layers.values() for k, v in block.items()}
+    try:
+        yield
+    finally:
+        with _layers_lock:
+            del _layers[layer]
+            _effective = {k: v for block in _layers.values() for k, v in block.items()}

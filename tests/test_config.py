@@ -1,0 +1,72 @@
+"""The tuning knobs (``gputensor._backend.config``): environment defaults, ``with`` overrides."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from gputensor._backend import BackendError, config
+
+
+def test_every_knob_is_named_once_and_documented() -> None:
+    names = [k.name for k in config.KNOBS]
+    envs = [k.env for k in config.KNOBS]
+    assert len(set(names)) == len(names) and len(set(envs)) == len(envs)
+    assert all(env.startswith("GPUTENSOR_") and k.doc for env, k in zip(envs, config.KNOBS))
+
+
+def test_live_knob_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUTENSOR_GEMM_SPLITK", "0")
+    assert config.value("gemm_splitk") == 1
+    monkeypatch.setenv("GPUTENSOR_GEMM_SPLITK", "4")
+    assert config.value("gemm_splitk") == 4
+    monkeypatch.delenv("GPUTENSOR_GEMM_SPLITK")
+    assert config.value("gemm_splitk") is None
+    monkeypatch.setenv("GPUTENSOR_GEMM_SPLITK", "-2")
+    with pytest.raises(BackendError, match="GPUTENSOR_GEMM_SPLITK"):
+        config.value("gemm_splitk")
+
+
+def test_environment_parsers(monkeypatch: pytest.MonkeyPatch) -> None:
+    for raw, want in (("0", False), ("off", False), ("1", True), ("anything", True)):
+        monkeypatch.setenv("GPUTENSOR_FUSION", raw)
+        assert config.environment_value("fusion") is want
+    monkeypatch.setenv("GPUTENSOR_COPY_THREADS", "x")
+    assert config.environment_value("copy_threads") == 0
+    monkeypatch.setenv("GPUTENSOR_WAIT", "Block ")
+    assert config.environment_value("wait") == "block"
+    monkeypatch.setenv("GPUTENSOR_WAIT", "sleepy")
+    with pytest.raises(ValueError, match="GPUTENSOR_WAIT"):
+        config.environment_value("wait")
+    monkeypatch.setenv("GPUTENSOR_AUTOTUNE", "maybe")
+    with pytest.raises(BackendError, match="GPUTENSOR_AUTOTUNE"):
+        config.environment_value("autotune")
+
+
+def test_override_nests_and_is_undone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GPUTENSOR_CACHE_DIR", raising=False)
+    assert config.value("cache_dir") is None
+    with config.override(cache_dir="/a", gemm_splitk=2):
+        assert config.value("cache_dir") == "/a"
+        with config.override(cache_dir="/b"):
+            assert (config.value("cache_dir"), config.value("gemm_splitk")) == ("/b", 2)
+        assert config.value("cache_dir") == "/a"
+    assert config.value("cache_dir") is None and config.value("gemm_splitk") is None
+
+
+def test_override_holds_for_other_threads() -> None:
+    seen: list[int] = []
+    with config.override(copy_threads=5):
+        worker = threading.Thread(target=lambda: seen.append(config.value("copy_threads")))
+        worker.start()
+        worker.join()
+    assert seen == [5]
+
+
+def test_unknown_knob() -> None:
+    with pytest.raises(KeyError, match="no_such_knob"):
+        config.value("no_such_knob")
+    with pytest.raises(KeyError, match="no_such_knob"):
+        with config.override(no_such_knob=1):
+            pass
