@@ -2,7 +2,14 @@
 
 The contract is BLAS-like and pointer-based, in the manner of cuBLAS/cuDNN: ``alloc`` returns an
 opaque integer device pointer, ``ptr + k`` addresses ``k`` bytes into the allocation, and every
-operation takes such pointers. ``WebGpuBackend`` (webgpu.py) implements it on a WgpuContext.
+operation takes such pointers. ``WebGpuBackend`` (webgpu.py) implements it on a WgpuContext, as a
+thin adapter over the operations the namespace uses (``interface.Operations``).
+
+The enums name operations; they have no op table of their own. Each member's ``op_name`` is the
+row of the one elementwise table (``elementwise_ops.OPS``, the namespace's ops) or the
+reduction it runs, so ``UnaryOp.NEG`` is the namespace's ``negative`` (signed-zero safe),
+``BinaryOp.MAX`` its ``maximum``, ``BinaryOp.SUB`` its ``subtract``; ``relu``, ``sigmoid``,
+``gelu`` and ``silu`` are rows of the same table outside the Array API.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ class BackendTranspose(enum.Enum):
 
 
 class ReduceOp(enum.Enum):
-    """Reductions over one axis."""
+    """Reductions over one axis (the namespace's reductions of the same names)."""
 
     SUM = "sum"
     MAX = "max"
@@ -33,6 +40,11 @@ class ReduceOp(enum.Enum):
     PROD = "prod"
 
     def __str__(self) -> str:
+        return self.value
+
+    @property
+    def op_name(self) -> str:
+        """The namespace reduction this runs."""
         return self.value
 
 
@@ -57,6 +69,11 @@ class UnaryOp(enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+    @property
+    def op_name(self) -> str:
+        """The row of the elementwise table this runs."""
+        return _NAMESPACE_NAMES.get(self.value, self.value)
+
 
 class BinaryOp(enum.Enum):
     """Elementwise functions of two operands (float dtypes)."""
@@ -71,6 +88,22 @@ class BinaryOp(enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+    @property
+    def op_name(self) -> str:
+        """The row of the elementwise table this runs."""
+        return _NAMESPACE_NAMES.get(self.value, self.value)
+
+
+#: The contract's short names whose namespace op is spelled otherwise (the rest are the same).
+_NAMESPACE_NAMES = {
+    "neg": "negative",
+    "sub": "subtract",
+    "mul": "multiply",
+    "div": "divide",
+    "max": "maximum",
+    "min": "minimum",
+}
 
 
 class ComputeBackend(abc.ABC):

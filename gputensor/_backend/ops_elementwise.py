@@ -553,11 +553,11 @@ def unary(backend, op: UnaryOp, input: int, output: int, n: int, *, dtype: str =
     """``output = op(input)`` over ``n`` contiguous elements (in place allowed)."""
     if not isinstance(op, UnaryOp):
         raise invalid_argument(f"op must be a UnaryOp, not {op!r}")
-    _contract(backend, op.value, [input], output, n, dtype)
+    _contract(backend, op.op_name, [input], output, n, dtype)
 
 
 def binary(backend, op: BinaryOp, a: int, b: int, output: int, n: int, *, dtype: str = "float32") -> None:
     """``output = op(a, b)`` over ``n`` contiguous elements (in place allowed)."""
     if not isinstance(op, BinaryOp):
         raise invalid_argument(f"op must be a BinaryOp, not {op!r}")
-    _contract(backend, op.value, [a, b], output, n, dtype)
+    _contract(backend, op.op_name, [a, b], output, n, dtype)
