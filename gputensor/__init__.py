@@ -94,6 +94,11 @@ for _module_name in (
     __all__ += list(_module.__all__)
 del _module_name, _module, _name
 
+# the array object's operators, indexing and ``@`` (they call the function modules above)
+from . import _operators  # noqa: E402,F401
+from . import _dispatch  # noqa: E402
+from ._shapes import is_contiguous as _is_contiguous  # noqa: E402
+
 
 # ---- gputensor extensions ------------------------------------------------------------------
 def asnumpy(x: Any) -> _np.ndarray:
@@ -106,31 +111,23 @@ def asnumpy(x: Any) -> _np.ndarray:
 
 def synchronize() -> None:
     """Wait until all work recorded on the device has finished."""
-    from ._dispatch import synchronize as _synchronize
-
-    _synchronize()
+    _dispatch.synchronize()
 
 
 __all__ += ["asnumpy", "synchronize"]
 
 
-# --- execution engine (issue 5): memory pool, batched readback ---
 def get_default_memory_pool() -> Any:
     """The device memory pool (a caching allocator in the style of CuPy's): ``used_bytes()``,
     ``free_bytes()``, ``total_bytes()``, ``n_free_blocks()``, ``free_all_blocks()``,
     ``set_limit(size)``/``get_limit()``. Freed arrays return their buffers to it for reuse."""
-    from ._dispatch import backend as _backend
-
-    return _backend().memory_pool
+    return _dispatch.backend().memory_pool
 
 
 def asnumpy_many(*arrays: Any) -> tuple[_np.ndarray, ...]:
     """NumPy copies of several gputensor arrays, read back with one submit and one wait (cheaper
     than one ``asnumpy`` each). Non-contiguous views are compacted on the device first.
     ``TypeError`` for anything that is not a gputensor array."""
-    from . import _dispatch
-    from ._shapes import is_contiguous as _is_contiguous
-
     hosts: list[_np.ndarray] = []
     pairs: list[tuple[Any, int]] = []
     keep: list[Any] = []
@@ -150,23 +147,17 @@ def asnumpy_many(*arrays: Any) -> tuple[_np.ndarray, ...]:
 
 
 __all__ += ["get_default_memory_pool", "asnumpy_many"]
-# --- end execution engine (issue 5) ---
 
-# --- execution engine (issue 5): user kernels, profiling ---
+# ---- user kernels, profiling, fusion, the autotuner -------------------------------------------
 from ._profile import profile  # noqa: E402
 from ._user_kernels import ElementwiseKernel, KernelCompileError, RawKernel  # noqa: E402
 
 __all__ += ["ElementwiseKernel", "RawKernel", "KernelCompileError", "profile"]
-# --- end execution engine (issue 5): user kernels, profiling ---
 
-# --- execution engine (issue 5): elementwise fusion ---
 from ._fusion import fusion, fusion_enabled, set_fusion  # noqa: E402
 
 __all__ += ["fusion", "fusion_enabled", "set_fusion"]
-# --- end execution engine (issue 5): elementwise fusion ---
 
-# --- gemm-family plan autotuner (opt-in) ---
 from ._backend.autotune import autotune  # noqa: E402
 
 __all__ += ["autotune"]
-# --- end gemm-family plan autotuner ---

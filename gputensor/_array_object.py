@@ -4,13 +4,12 @@ Layout: ``_storage`` owns one backend allocation (freed by its ``__del__`` when 
 last array using it is garbage-collected); ``_shape``; ``_strides`` in *elements* (any sign, 0 for
 broadcast dimensions); ``_offset``: elements from the allocation start to element ``[0, ..., 0]``;
 ``_dtype``.  Basic indexing (integers, slices with any step, ``...``, ``None``) returns views that
-share the storage; ``__setitem__`` writes through them.
+share the storage.
 
-The operator dunders (``__add__``, ``__radd__``, ``__iadd__``, comparisons, unary operators) are
-generated from the op table ``_ops.ELEMENTWISE_OPS``; Python scalars are weak.  In-place operators
-write into the same buffer (views see the change) and raise ``TypeError`` when the result dtype
-would differ from the left operand's (the spec's rule) and ``ValueError`` when broadcasting would
-change its shape.
+The methods that run operations -- the operator dunders (generated from the op table),
+``__getitem__``/``__setitem__`` and the ``@`` operators -- are :mod:`gputensor._operators`'
+(installed on this class when ``gputensor`` is imported): this module sits below the engine and
+the namespace and imports neither; it allocates and transfers through ``_runtime``.
 
 Host transfers (what is copied): ``get()``, ``__array__`` (``np.asarray(x)``),
 ``gputensor.asnumpy`` and the scalar conversions read the array back into new host memory
@@ -27,17 +26,15 @@ import builtins
 import enum
 import operator
 import types
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import _dispatch, _dtypes
+from . import _dtypes, _runtime
 from ._backend.ops_elementwise import extent
 from ._devices import DEFAULT_DEVICE, Device, check_device
 from ._dtypes import DType
-from ._ops import ELEMENTWISE_OPS, ElementwiseOp
-from ._shapes import broadcast_strides, contiguous_strides, is_contiguous, size_of
+from ._shapes import contiguous_strides, is_contiguous, size_of
 
 __all__ = ["GpuArray"]
 
@@ -51,8 +48,8 @@ class _Storage:
     __slots__ = ("ptr", "nbytes", "__weakref__")
 
     def __init__(self, nbytes: int, zero: bool = True) -> None:
-        # issue 5 (memory pool): zero=False skips zero-filling a reused pool block
-        self.ptr = _dispatch.alloc(nbytes, zero=zero)
+        # zero=False skips zero-filling a reused pool block
+        self.ptr = _runtime.alloc(nbytes, zero=zero)
         self.nbytes = nbytes
 
     def __del__(self) -> None:
@@ -62,7 +59,7 @@ class _Storage:
         except AttributeError:  # the allocation failed in __init__
             return
         try:
-            _dispatch.free(ptr)
+            _runtime.free(ptr)
         except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to free into
             pass
 
@@ -134,7 +131,7 @@ class GpuArray:
         C-contiguous strides (a tuple of ints), ``dtype`` supported by the device, ``nbytes``
         the array's size in bytes."""
         storage = _new_object(_Storage)  # (_Storage(nbytes, zero) without the __init__ call)
-        storage.ptr = _dispatch.alloc(nbytes, zero=zero)
+        storage.ptr = _runtime.alloc(nbytes, zero=zero)
         storage.nbytes = nbytes
         self = _new_object(cls)
         self._storage = storage
@@ -157,7 +154,7 @@ class GpuArray:
         DEFAULT_DEVICE.check_dtype(dtype)
         host = np.asarray(host, dtype=dtype.numpy, order="C")
         out = cls._empty(host.shape, dtype, zero=False)  # the upload overwrites every byte
-        _dispatch.upload(out._ptr, host)
+        _runtime.upload(out._ptr, host)
         return out
 
     # ---- attributes --------------------------------------------------------------------------
@@ -225,22 +222,21 @@ class GpuArray:
         if host.size == 0:
             return host
         if is_contiguous(shape, self._strides):
-            _dispatch.download(host, self._ptr)
+            _runtime.download(host, self._ptr)
             return host
         lo, stop = extent(shape, self._strides)
         span = stop - lo
         if span <= 2 * host.size:
             # Read the covered range once and gather on the host (no kernel).
             raw = np.empty(span, dtype=dtype.numpy)
-            _dispatch.download(raw, self._ptr + lo * dtype.itemsize)
+            _runtime.download(raw, self._ptr + lo * dtype.itemsize)
             itemsize = dtype.itemsize
             view = np.lib.stride_tricks.as_strided(
                 raw[-lo:], shape=shape, strides=[s * itemsize for s in self._strides]
             )
             host[...] = view
             return host
-        compact = _dispatch.contiguous_copy(self)
-        _dispatch.download(host, compact._ptr)
+        _runtime.download_strided(host, self._ptr, dtype.name, self._strides)
         return host
 
     def __array__(self, dtype: Any = None, copy: builtins.bool | None = None) -> np.ndarray:
@@ -252,10 +248,10 @@ class GpuArray:
     def _scalar(self, kind: str) -> Any:
         if self.size != 1:
             raise TypeError(f"only size-1 arrays can be converted to Python {kind} scalars")
-        # issue 5 (scalar readback): read the one element straight into a 1-element host array
+        # scalar readback: read the one element straight into a 1-element host array
         # (one pooled staging buffer, the pending batch and the copy in one submit)
         host = np.empty(1, dtype=self._dtype.numpy)
-        _dispatch.download(host, self._ptr)
+        _runtime.download(host, self._ptr)
         return host[0].item()
 
     def item(self) -> Any:
@@ -405,136 +401,3 @@ class GpuArray:
         if empty:
             offset = self._offset
         return tuple(shape), tuple(strides), offset
-
-    def __getitem__(self, key: Any) -> GpuArray:
-        """A view for basic indices (see ``_basic_index`` for the errors); integer-array and
-        boolean-mask keys give a new array (``_indexing_functions.advanced_getitem``)."""
-        from ._indexing_functions import advanced_getitem, is_advanced_key  # issue 4 hook
-
-        if is_advanced_key(key):
-            return advanced_getitem(self, key)
-        shape, strides, offset = self._basic_index(key)
-        return self._view(self, shape, strides, offset)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        """Write ``value`` (a Python scalar, a GpuArray broadcastable to ``self[key]``, or
-        anything ``asarray`` accepts) into the view ``self[key]``, cast to ``self.dtype`` as
-        NumPy assignment does. Raises ``IndexError`` for bad indices, ``ValueError`` when the
-        value does not broadcast, ``TypeError`` for complex or non-numeric values and
-        ``OverflowError`` for Python ints out of the dtype's range. Integer-array and
-        boolean-mask keys scatter (``_indexing_functions.advanced_setitem``)."""
-        from ._indexing_functions import advanced_setitem, is_advanced_key  # issue 4 hook
-
-        if is_advanced_key(key):
-            advanced_setitem(self, key, value)
-            return
-        view = self[key]
-        if isinstance(value, (builtins.bool, int, float, complex, np.generic)):
-            _dispatch.fill(view, value)
-            return
-        if not isinstance(value, GpuArray):
-            from ._creation_functions import asarray
-
-            if isinstance(value, (list, tuple, np.ndarray)):
-                # shape check before the upload (which may itself run a kernel)
-                shape = np.shape(value)
-                broadcast_strides(shape, contiguous_strides(shape), view.shape)
-            value = asarray(value)
-        _dispatch.copy_into(view, value)
-
-    # ---- matmul (engineer B's linear algebra) --------------------------------------------------
-    def __matmul__(self, other: Any) -> GpuArray:
-        if not isinstance(other, GpuArray):
-            return NotImplemented
-        from ._linear_algebra_functions import matmul
-
-        return matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> GpuArray:
-        if not isinstance(other, GpuArray):
-            return NotImplemented
-        from ._linear_algebra_functions import matmul
-
-        return matmul(other, self)
-
-    def __imatmul__(self, other: Any) -> GpuArray:
-        """``self @= other``: the product is written into this array's buffer (views see it).
-        Raises, before any kernel runs, ``TypeError`` when the result dtype would differ from
-        this array's (or dtypes are not numeric) and ``ValueError`` when its shape would."""
-        if not isinstance(other, GpuArray):
-            return NotImplemented
-        from ._data_type_functions import result_type
-        from ._linear_algebra_functions import matmul, matmul_result_shape
-
-        dtype = result_type(self, other)
-        if dtype != self.dtype:
-            raise TypeError(f"in-place matmul would change the dtype {self.dtype} to {dtype}")
-        shape = matmul_result_shape(self.shape, other.shape)
-        if shape != self.shape:
-            raise ValueError(f"in-place matmul would change the shape {self.shape} to {shape}")
-        _dispatch.copy_into(self, matmul(self, other))
-        return self
-
-
-# ---------------------------------------------------------------------------------------------
-# operator dunders, generated from the op table
-# ---------------------------------------------------------------------------------------------
-_OPERAND_TYPES = (GpuArray, builtins.bool, int, float, complex)
-
-
-def _make_binary(row: ElementwiseOp) -> Callable[..., Any]:
-    # (made by _dispatch, fully imported by now: it has the fused fast path)
-    method = _dispatch.binary_operator(row.name, False, GpuArray)
-    method.__name__ = row.dunder or row.name
-    method.__doc__ = f"``{row.name}(self, other)``: {row.doc}"
-    return method
-
-
-def _make_reflected(row: ElementwiseOp) -> Callable[..., Any]:
-    method = _dispatch.binary_operator(row.name, True, GpuArray)
-    method.__name__ = row.reflected_dunder or row.name
-    method.__doc__ = f"``{row.name}(other, self)``: {row.doc}"
-    return method
-
-
-def _make_inplace(row: ElementwiseOp) -> Callable[..., Any]:
-    def method(self: GpuArray, other: Any) -> Any:
-        if not isinstance(other, _OPERAND_TYPES):
-            return NotImplemented
-        _dispatch.elementwise_op(row.name, self, other, out=self)
-        return self
-
-    method.__name__ = row.inplace_dunder or row.name
-    method.__doc__ = (
-        f"In-place ``{row.name}``, written into this array's buffer: {row.doc} Raises TypeError "
-        "if the result dtype differs from this array's, ValueError if the shape would change."
-    )
-    return method
-
-
-def _make_unary(row: ElementwiseOp) -> Callable[..., Any]:
-    def method(self: GpuArray) -> GpuArray:
-        return _dispatch.unary_op(name, self)
-
-    name = row.name
-
-    method.__name__ = row.dunder or row.name
-    method.__doc__ = f"``{row.name}(self)``: {row.doc}"
-    return method
-
-
-def _install_dunders() -> None:
-    for row in ELEMENTWISE_OPS.values():
-        if row.dunder is None:
-            continue
-        if row.arity == 1:
-            setattr(GpuArray, row.dunder, _make_unary(row))
-            continue
-        setattr(GpuArray, row.dunder, _make_binary(row))
-        if row.reflected_dunder:
-            setattr(GpuArray, row.reflected_dunder, _make_reflected(row))
-        if row.inplace_dunder:
-            setattr(GpuArray, row.inplace_dunder, _make_inplace(row))
-
-
-_install_dunders()

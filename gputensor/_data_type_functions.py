@@ -15,6 +15,9 @@ from typing import Any, Union
 
 import numpy as np
 
+from ._array_object import GpuArray
+from ._devices import DEFAULT_DEVICE, check_device, default_dtype
+from ._dispatch import contiguous_copy
 from ._dtypes import (
     DTYPE_CATEGORIES,
     float64 as _dtypes_float64,
@@ -88,8 +91,6 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
         if isinstance(scalar, float) and result.kind in "iu":
             # the one case that needs the default float (looked up only then: no device
             # access for pure dtype arithmetic)
-            from ._devices import default_dtype
-
             default_float = default_dtype("float")
         result = promote_scalar(result, scalar, default_float=default_float)
     return result
@@ -248,10 +249,6 @@ def astype(x: Any, dtype: DType, /, *, copy: bool = True, device: Any = None) ->
     same), else a new array. Raises ``TypeError`` if ``x`` is not a gputensor array, ``dtype``
     is not a dtype or the device lacks it; ``ValueError`` for another device.
     """
-    from ._array_object import GpuArray
-    from ._devices import DEFAULT_DEVICE, check_device
-    from ._dispatch import contiguous_copy
-
     if not isinstance(x, GpuArray):
         raise TypeError(f"astype expects a gputensor array, got {type(x).__name__}")
     if not isinstance(dtype, DType):

@@ -6,14 +6,15 @@ when the adapter granted the WebGPU feature the dtype's row in :mod:`gputensor._
 available).  Default dtypes: ``float32`` for real floating, ``int64`` for integral (``int32``
 when the adapter lacks ``shader-int64``), ``int64``/``int32`` likewise for indexing, ``bool``.
 
-Nothing here imports the backend: the adapter's features come through :mod:`gputensor._dispatch`.
+The adapter's features come through :mod:`gputensor._runtime` (the backend initialises on the
+first question about them).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import _dtypes
+from . import _dtypes, _runtime
 from ._dtypes import DType
 
 __all__ = ["Device", "DEFAULT_DEVICE", "check_device", "default_dtype", "default_dtypes"]
@@ -45,16 +46,12 @@ class Device:
     @property
     def features(self) -> frozenset[str]:
         """WebGPU features the adapter granted (initialises the backend on first use)."""
-        from . import _dispatch
-
-        return _dispatch.adapter_features()
+        return _runtime.adapter_features()
 
     @property
     def adapter(self) -> str:
         """A one-line description of the adapter behind this device."""
-        from . import _dispatch
-
-        return _dispatch.adapter_description()
+        return _runtime.adapter_description()
 
     def supports_dtype(self, dtype: DType) -> bool:
         """Whether arrays of ``dtype`` can live on this device."""

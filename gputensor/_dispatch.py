@@ -1,26 +1,35 @@
-"""The one frontend module that talks to the backend (``gputensor._backend``).
+"""The engine's entry points for the namespace: elementwise ops, copies and fills.
 
 Namespace modules validate arguments and call the functions here; this module turns GpuArrays
 into backend operands (pointer of element [0, ..., 0], dtype name, strides in elements), resolves
 dtypes for the op table, allocates outputs and records the kernels.
 
+Where the frontend meets the backend: this module, ``_fusion`` (lazy DAGs and their launches),
+``_runtime`` (the backend object: memory, transfers, adapter facts, error translation; its
+names are re-exported here), ``_function_kernels`` (reductions, scans, products), the namespace
+modules that launch their own backend operations through :func:`call` (``_indexing_functions``,
+``_searching_functions``, ``_set_functions``, ``_sorting_functions``), ``_user_kernels`` and
+``_profile``. The operations they may call are typed in ``_backend/interface.py``.
+
 Functions for other frontend modules:
 
-* memory: :func:`alloc`, :func:`free`, :func:`upload`, :func:`download`, :func:`synchronize`;
+* memory (from ``_runtime``): :func:`alloc`, :func:`free`, :func:`upload`, :func:`download`;
+  :func:`synchronize`;
 * :func:`copy_into` (``dst[...] = src`` with broadcasting and casting; overlap-safe) and
   :func:`fill` (``dst[...] = python scalar``);
 * :func:`elementwise_op` (an op of the namespace table ``_ops.ELEMENTWISE_OPS`` with the spec's
   dtype rules, broadcasting and weak Python scalars, optional in-place ``out=``) and the
   lower-level :func:`run_elementwise` (any backend op, explicit dtypes; for ``where``, ``clip``
   and the like);
-* :func:`operand`, :func:`reduce_strided`, :func:`gemm`, :func:`gemm_strided_batched`,
-  :func:`matmul_int`: thin forwards to the backend's reduction, gemm and integer matmul modules;
+* :func:`operand`; :func:`call` and :func:`backend_errors` (a backend operation with the
+  namespace's exceptions);
 * elementwise fusion (``_fusion``): with fusion on, :func:`run_elementwise` (so
   :func:`elementwise_op`) and :func:`contiguous_copy` validate eagerly and return lazy arrays;
-  :func:`write_fused` evaluates a DAG into an array (one kernel), :func:`materialize_into` into
-  a new one (by the DAG's structure key: no walk over the DAG), :func:`reduce_fused` evaluates
-  it inside a reduction's loads, :func:`copy_into` writes a lazy source straight into the
-  destination and :func:`synchronize` materialises every lazy array first;
+  ``_fusion.write_fused`` evaluates a DAG into an array (one kernel), ``_fusion.
+  materialize_into`` into a new one (by the DAG's structure key: no walk over the DAG),
+  :func:`reduce_fused` evaluates it inside a reduction's loads, :func:`copy_into` writes a lazy
+  source straight into the destination and :func:`synchronize` materialises every lazy array
+  first;
 * the host time of a small op: :func:`binary_operator` makes the operator methods,
   :func:`binary_function` and :func:`unary_op` serve the namespace functions -- each goes from
   the cached dtype resolution (``_RESOLVED``) straight to ``_fusion.lazy_binary`` /
@@ -33,27 +42,39 @@ Backend errors of kind *unsupported* become ``TypeError`` (an adapter feature is
 from __future__ import annotations
 
 import builtins
-import contextlib
-import functools
 import math
 import operator
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
 from . import _array_object as _ao
-from . import _devices, _dtypes
-from ._backend import get_backend
-from ._backend import ops_elementwise
-from ._backend.elementwise import fused_program
+from . import _devices, _dtypes, _fusion
+from ._backend import ops_elementwise, ops_reduce
 from ._backend.elementwise_ops import expression
-from ._backend.ops_elementwise import ArrayOperand, ScalarOperand, extent
+from ._backend.errors import BackendError, BackendErrorKind
+from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
 from ._backend.wgsl_types import storage_type
 from ._dtypes import DType
 from ._ops import ELEMENTWISE_OPS
-from ._shapes import broadcast_shapes, broadcast_strides, contiguous_strides, is_contiguous, size_of
+from ._overlap import conflicts as _conflicts
+from ._runtime import (  # the backend handle, re-exported for the namespace modules
+    adapter_description,
+    adapter_features,
+    alloc,
+    backend,
+    backend_errors,
+    call,
+    compute_type,
+    download,
+    free,
+    max_storage_bindings,
+    upload,
+)
+from ._runtime import translate as _translate
+from ._shapes import broadcast_shapes, broadcast_strides, is_contiguous, size_of
 
 if TYPE_CHECKING:
     from ._array_object import GpuArray
@@ -75,17 +96,12 @@ __all__ = [
     "run_elementwise",
     "resolve_elementwise_dtypes",
     "scalar_value",
-    "reduce_strided",
-    "gemm",
-    "gemm_strided_batched",
-    "matmul_int",
-    "write_fused",
-    "materialize_into",
     "binary_operator",
     "binary_function",
     "unary_op",
     "reduce_fused",
-    "fused_program",
+    "backend_errors",
+    "call",
     "compute_type",
     "max_storage_bindings",
 ]
@@ -95,93 +111,14 @@ Input = Union["GpuArray", tuple[Any, DType]]
 
 
 # ---------------------------------------------------------------------------------------------
-# backend, memory
+# device work
 # ---------------------------------------------------------------------------------------------
-#: The shared, initialised WebGpuBackend: ``backend()`` (``_backend.get_backend`` itself, one
-#: call less on every operation's path).
-backend = get_backend
-
-
-@functools.cache
-def adapter_features() -> frozenset[str]:
-    """The WebGPU features the device was granted."""
-    return frozenset(str(f) for f in backend().context.features)
-
-
-def adapter_description() -> str:
-    """One line naming the adapter."""
-    return repr(backend())
-
-
-def alloc(nbytes: int, zero: builtins.bool = True) -> int:
-    """Allocate ``nbytes`` of device memory (zero-filled unless ``zero=False``) from the memory
-    pool; returns a device pointer. Raises ``MemoryError`` (with the sizes) when the device is
-    out of memory even after the pool released its cached blocks."""
-    try:
-        return backend().alloc(nbytes, zero=zero)
-    except Exception as exc:  # issue 5: out of device memory -> MemoryError
-        from ._backend.errors import BackendErrorKind
-
-        if getattr(exc, "kind", None) == BackendErrorKind.OUT_OF_MEMORY:
-            raise MemoryError(str(getattr(exc, "message", exc))) from None
-        raise
-
-
-def free(ptr: int) -> None:
-    """Release an allocation; silent when the backend is gone (interpreter shutdown)."""
-    try:
-        backend().free(ptr)
-    except Exception:  # noqa: BLE001 - finalizers must never raise
-        pass
-
-
-def upload(ptr: int, host: np.ndarray) -> None:
-    """Copy the bytes of the C-contiguous ``host`` array to ``ptr``."""
-    if host.nbytes:
-        backend().copy_htod(ptr, np.asarray(host, order="C").reshape(-1).view(np.uint8))
-
-
-def download(host: np.ndarray, ptr: int) -> None:
-    """Fill the C-contiguous, writable ``host`` array from the device bytes at ``ptr``."""
-    if host.nbytes:
-        backend().copy_dtoh(host.reshape(-1).view(np.uint8), ptr)
-
-
 def synchronize() -> None:
     """Materialise every lazy (fused) array, then wait until all recorded device work has
     finished."""
-    _fusion_module().materialize_all()
+    _fusion.materialize_all()
     backend().synchronize()
 
-
-# gputensor._fusion, bound on first use: it imports _array_object, which imports this module.
-_fz: Any = None
-
-
-def _fusion_module() -> Any:
-    global _fz
-    if _fz is None:
-        from . import _fusion
-
-        _fz = _fusion
-    return _fz
-
-
-@functools.cache
-def max_storage_bindings() -> int:
-    """Storage buffers one kernel may bind (the device's limit)."""
-    return int(backend().context.limits.get("max-storage-buffers-per-shader-stage", 8))
-
-
-_COMPUTE: dict[DType, str] = {}
-
-
-def compute_type(dtype: DType) -> str:
-    """The WGSL type values of ``dtype`` are computed in (float16: f32, int8: i32, ...)."""
-    compute = _COMPUTE.get(dtype)
-    if compute is None:
-        compute = _COMPUTE[dtype] = storage_type(dtype.name).compute
-    return compute
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,37 +130,6 @@ def operand(x: GpuArray, shape: Sequence[int] | None = None) -> ArrayOperand:
     return ArrayOperand(x._ptr, x.dtype.name, tuple(strides))
 
 
-def _byte_range(x: GpuArray, shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
-    """[start, stop) bytes from the allocation start that ``x`` viewed as ``shape`` touches."""
-    lo, stop = extent(shape, strides)
-    size = x.dtype.itemsize
-    base = x._offset * size
-    return base + lo * size, base + stop * size
-
-
-def _conflicts(src: GpuArray, src_strides: Sequence[int], dst: GpuArray) -> bool:
-    """Whether reading ``src`` while writing ``dst`` (same shape) could read clobbered data."""
-    if src._storage is not dst._storage or size_of(dst.shape) == 0:
-        return False
-    if src._offset == dst._offset and tuple(src_strides) == tuple(dst._strides) \
-            and src.dtype.itemsize == dst.dtype.itemsize:
-        return False  # element i reads exactly what element i writes
-    a0, a1 = _byte_range(src, dst.shape, src_strides)
-    b0, b1 = _byte_range(dst, dst.shape, dst._strides)
-    # packed dtypes share u32 words: widen to word boundaries
-    a0, b0 = a0 // 4 * 4, b0 // 4 * 4
-    a1, b1 = -(-a1 // 4) * 4, -(-b1 // 4) * 4
-    return a0 < b1 and b0 < a1
-
-
-def _translate(exc: Exception) -> Exception:
-    from ._backend.errors import BackendError, BackendErrorKind
-
-    if isinstance(exc, BackendError) and exc.kind == BackendErrorKind.UNSUPPORTED:
-        return TypeError(str(exc))
-    return exc
-
-
 # ---------------------------------------------------------------------------------------------
 # copies
 # ---------------------------------------------------------------------------------------------
@@ -231,32 +137,13 @@ def contiguous_copy(x: GpuArray, dtype: DType | None = None) -> GpuArray:
     """A new C-contiguous array with the values of ``x`` (cast to ``dtype`` if given). With
     fusion on, a lazy array (a cast node: ``x.astype(float32) * 2`` is one kernel)."""
     dtype = dtype or x.dtype
-    fz = _fz if _fz is not None else _fusion_module()
+    fz = _fusion
     if fz._enabled and size_of(x.shape):
         _devices.DEFAULT_DEVICE.check_dtype(dtype)
         compute = compute_type(dtype)
         return fz.lazy_array(fz.make_node("x0", (compute,), compute, dtype, x.shape, (x,)))
     out = _ao.GpuArray._empty(x.shape, dtype, zero=False)  # fully overwritten
     copy_into(out, x)
-    return out
-
-
-def _copy_eager(x: GpuArray) -> GpuArray:
-    """A contiguous copy of the array ``x`` recorded now (overlap handling: never lazy; reads
-    ``x`` without the write-hazard flush, see ``_fusion``)."""
-    fz = _fz if _fz is not None else _fusion_module()
-    fz.materialize(x)
-    out = _ao.GpuArray._empty(x.shape, x.dtype, zero=False)  # fully overwritten
-    if size_of(x.shape):
-        try:
-            if is_contiguous(x.shape, x._strides):
-                backend().copy_dtod(out._ptr, fz.leaf_ptr(x), size_of(x.shape) * x.dtype.itemsize)
-            else:
-                ops_elementwise.copy_strided(
-                    backend(), ArrayOperand(fz.leaf_ptr(x), x.dtype.name, tuple(x._strides)), operand(out), x.shape
-                )
-        except Exception as exc:
-            raise _translate(exc) from None
     return out
 
 
@@ -273,14 +160,14 @@ def copy_into(dst: GpuArray, src: Any) -> None:
     strides = broadcast_strides(src.shape, src._strides, dst.shape)
     if size_of(dst.shape) == 0:
         return
-    fz = _fz if _fz is not None else _fusion_module()
+    fz = _fusion
     if type(src) is fz.LazyArray:
         dst._ptr  # noqa: B018 - the write hazard: lazy readers of dst's storage first
         if type(src) is fz.LazyArray:  # (unless it was one of them)
-            write_fused(fz.node_of(src), dst)
+            fz.write_fused(fz.node_of(src), dst)
             return
     if _conflicts(src, strides, dst):
-        src = _copy_eager(src)
+        src = _fusion.copy_eager(src)
         strides = broadcast_strides(src.shape, src._strides, dst.shape)
     be = backend()
     try:
@@ -406,7 +293,7 @@ def _run_elementwise(
     except KeyError:
         raise TypeError(f"{op} is not defined for {form_dtype}") from None
     cast_types = [compute_type(dt) for dt in casts]
-    fz = _fz if _fz is not None else _fusion_module()
+    fz = _fusion
     if fz._enabled:
         # elementwise fusion: a lazy result (validated above: errors stay at this call)
         node = fz.make_node(expr, cast_types, compute, out_dtype, shape, inputs)
@@ -415,7 +302,7 @@ def _run_elementwise(
         if type(out) is fz.LazyArray:
             fz.rebind(out, node)
         else:
-            write_fused(node, out)
+            fz.write_fused(node, out)
         return out, None
     if out is None:
         out = _ao.GpuArray._empty(shape, out_dtype, zero=False)  # every element is written
@@ -424,7 +311,7 @@ def _run_elementwise(
         if isinstance(x, _ao.GpuArray):
             strides = broadcast_strides(x.shape, x._strides, shape)
             if _conflicts(x, strides, out):
-                x = _copy_eager(x)
+                x = _fusion.copy_eager(x)
                 strides = broadcast_strides(x.shape, x._strides, shape)
             operands.append(ArrayOperand(x._ptr, x.dtype.name, tuple(strides)))
         else:
@@ -486,14 +373,14 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
     result dtype must equal ``out.dtype`` (``TypeError``) and the broadcast shape must equal
     ``out.shape`` (``ValueError``). See :func:`resolve_elementwise_dtypes` for the dtype errors.
 
-    Fast paths (issue 5: the host time of a small op): once a call has succeeded, its dtype
+    Fast paths (the host time of a small op): once a call has succeeded, its dtype
     resolution is kept by ``(name, argument dtypes / scalar types)`` (``_RESOLVED``: what a
     fused call needs) and, for an eager call, a ready launch by that key plus the arrays' shapes
     and strides (``_EAGER``: output shape, dtype and the backend plan). A repeated call then only
     runs the checks that depend on the values (scalar ranges; pointers, in the plan) -- the
     errors stay the same, raised at the same call.
     """
-    fz = _fz if _fz is not None else _fusion_module()
+    fz = _fusion
     layout = None
     if out is None:
         array_type = _ao.GpuArray
@@ -546,7 +433,7 @@ def binary_operator(name: str, reflected: builtins.bool, array_type: type) -> Ca
     operand_types = (array_type, builtins.bool, int, float, complex)
 
     def method(self: Any, other: Any) -> Any:
-        fz = _fz if _fz is not None else _fusion_module()
+        fz = _fusion
         if not fz._enabled:
             # the ready eager launch of this structure (``_EAGER``, keyed as ``_eager_key`` does)
             if isinstance(other, array_type):
@@ -600,7 +487,7 @@ def binary_function(name: str, a: Any, b: Any) -> GpuArray:
     """``elementwise_op(name, a, b)`` (the binary functions, ``gt.multiply(a, b)``): with fusion
     on, a call whose dtype resolution is known (``_RESOLVED``) goes straight to
     ``_fusion.lazy_binary`` (as the operators do: ``binary_operator``)."""
-    fz = _fz if _fz is not None else _fusion_module()
+    fz = _fusion
     if fz._enabled:
         array_type = _ao.GpuArray
         is_a = isinstance(a, array_type)
@@ -626,7 +513,7 @@ def binary_function(name: str, a: Any, b: Any) -> GpuArray:
 def unary_op(name: str, x: Any) -> GpuArray:
     """``elementwise_op(name, x)`` (the unary functions and operators): with fusion on, a call
     whose dtype resolution is known (``_RESOLVED``) goes straight to ``_fusion.lazy_unary``."""
-    fz = _fz if _fz is not None else _fusion_module()
+    fz = _fusion
     if fz._enabled and isinstance(x, _ao.GpuArray):
         op = _RESOLVED.get((name, x._dtype.name))
         if op is not None and 0 not in x._shape:
@@ -649,7 +536,7 @@ class _ResolvedOp:
         self.result = result
         self.compute = compute
         self.op = (expr, casts, expr_type, result.name)  # the fused node's op and its key
-        self.opk = _fusion_module().op_key(self.op)
+        self.opk = _fusion.op_key(self.op)
         self.float_scalars = compute.kind == "f" and compute.itemsize != 2  # scalar_value: float(value)
         self.scalar_name = compute.name
 
@@ -758,89 +645,8 @@ def _remember(name: str, args: Sequence[Any], layout: tuple[Any, ...] | None, ke
 
 
 # ---------------------------------------------------------------------------------------------
-# elementwise fusion: launching lazy DAGs (``_fusion``)
+# reductions of lazy arrays (``_fusion``)
 # ---------------------------------------------------------------------------------------------
-def write_fused(node: Any, dst: GpuArray) -> None:
-    """Evaluate the fused DAG ``node`` (broadcast to ``dst.shape``, cast to ``dst.dtype`` with
-    the ``astype`` rules) into the array ``dst`` with one generated kernel. Lazy readers of
-    ``dst``'s storage are materialised first; leaves overlapping ``dst`` with another layout are
-    copied first. Raises ``ValueError`` when the shapes do not broadcast."""
-    fz = _fz if _fz is not None else _fusion_module()
-    shape = dst.shape
-    dst_ptr = dst._ptr  # the write hazard: lazy readers of dst's storage are computed first
-    leaves, scalars, lets, expr, expr_type = fz.program(node, dst.dtype)
-    operands: list[Any] = []
-    casts: list[str] = []
-    for leaf in leaves:
-        strides = broadcast_strides(leaf.shape, leaf._strides, shape)
-        if _conflicts(leaf, strides, dst):
-            leaf = _copy_eager(leaf)
-            strides = broadcast_strides(leaf.shape, leaf._strides, shape)
-        operands.append(ArrayOperand(fz.leaf_ptr(leaf), leaf.dtype.name, tuple(strides)))
-        casts.append(compute_type(leaf.dtype))
-    for value, dtype in scalars:
-        operands.append(ScalarOperand(value, dtype.name))
-        casts.append(compute_type(dtype))
-    try:
-        ops_elementwise.elementwise(backend(), expr, expr_type, operands, casts,
-                                    ArrayOperand(dst_ptr, dst.dtype.name, tuple(dst._strides)), shape,
-                                    lets=lets)
-    except Exception as exc:
-        raise _translate(exc) from None
-
-
-#: (structure key, out dtype name, per leaf: dtype name, shape, strides; shape) -> (launch
-#: plan, its backend) of materialising a DAG with that structure into a new array
-#: (``materialize_into``).
-_FUSED: dict[tuple[Any, ...], tuple[Any, Any]] = {}
-
-
-def materialize_into(node: Any, dst: GpuArray) -> None:
-    """``write_fused(node, dst)`` for a *new* C-contiguous ``dst`` of the node's shape and dtype
-    (materialising a lazy array): nothing can overlap ``dst`` or read it. A DAG with a structure
-    key (``_fusion._Node.skey``) finds its launch plan by that key, the leaves' layouts and the
-    shape, and launches it with the pointers and scalar values: no walk over the DAG."""
-    skey = node.skey
-    if skey is None:
-        write_fused(node, dst)
-        return
-    fz = _fz if _fz is not None else _fusion_module()
-    leaves = node.leaves
-    be = backend()
-    key = (skey, dst._dtype.name, tuple([(leaf._dtype.name, leaf._shape, leaf._strides) for leaf in leaves]),
-           dst._shape)
-    entry = _FUSED.get(key)
-    if entry is None or entry[1] is not be:
-        entry = _fused_plan(fz, node, dst, be)
-        if entry[0] is None:
-            return
-        _cache_put(_FUSED, key, entry)
-    ptrs = [fz.leaf_ptr(leaf) for leaf in leaves]
-    ptrs.append(dst._ptr)
-    try:
-        entry[0].launch(be, ptrs, node.scalars)
-    except Exception as exc:
-        raise _translate(exc) from None
-
-
-def _fused_plan(fz: Any, node: Any, dst: GpuArray, be: Any) -> tuple[Any, Any]:
-    """(launch plan, backend) of ``materialize_into(node, dst)`` (see there)."""
-    lets, expr, expr_type, inputs = fz.fused_code(node, dst.dtype)
-    shape = dst.shape
-    operands: list[Any] = []
-    for leaf in node.leaves:
-        operands.append(ArrayOperand(0, leaf.dtype.name, tuple(broadcast_strides(leaf.shape, leaf._strides, shape))))
-    for value, name in zip(node.scalars, inputs[len(node.leaves):]):
-        operands.append(ScalarOperand(value, name))
-    casts = [storage_type(name).compute for name in inputs]
-    try:
-        plan = ops_elementwise.launch_plan(be, expr, expr_type, operands, casts,
-                                           ArrayOperand(0, dst.dtype.name, tuple(dst._strides)), shape, lets=lets)
-    except Exception as exc:
-        raise _translate(exc) from None
-    return plan, be
-
-
 def reduce_fused(op: str, x: GpuArray, axes: Sequence[int], out: GpuArray, *,
                  acc_dtype: DType | None = None, ddof: float = 0) -> builtins.bool:
     """Reduce ``x`` over ``axes`` into the contiguous ``out`` (``x``'s shape without ``axes``;
@@ -850,10 +656,7 @@ def reduce_fused(op: str, x: GpuArray, axes: Sequence[int], out: GpuArray, *,
     flush (``_fusion``). Returns False, recording nothing, when a lazy ``x`` cannot be fused
     (an input view larger than one binding window, too many dims): the caller then reduces
     ``x`` itself (materialising it). Backend errors as :func:`reduce_strided`."""
-    from ._backend import ops_reduce
-    from ._backend.errors import BackendError, BackendErrorKind
-
-    fz = _fz if _fz is not None else _fusion_module()
+    fz = _fusion
     shape = tuple(x.shape)
     kwargs = dict(acc_dtype=None if acc_dtype is None else acc_dtype.name, dst_strides=tuple(out._strides),
                   ddof=ddof)
@@ -886,24 +689,3 @@ def reduce_fused(op: str, x: GpuArray, axes: Sequence[int], out: GpuArray, *,
             return False  # the caller materialises x (and reports a real dtype problem)
         raise _translate(exc) from None
     return True
-
-
-# ---------------------------------------------------------------------------------------------
-# calling backend operations from the namespace
-# ---------------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def backend_errors() -> Iterator[None]:
-    """Re-raise any error of the block as the namespace's exception for it (``_translate``)."""
-    try:
-        yield
-    except Exception as exc:
-        raise _translate(exc) from None
-
-
-def call(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-    """``fn(backend(), *args, **kwargs)`` (a backend operation, e.g. ``ops_sort.argsort``), its
-    errors re-raised as the namespace's exceptions (``_translate``)."""
-    try:
-        return fn(backend(), *args, **kwargs)
-    except Exception as exc:
-        raise _translate(exc) from None

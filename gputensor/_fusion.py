@@ -45,7 +45,7 @@ chain compiles once (``fused_program`` caches the WGSL text, the pipeline cache 
 Each node carries that structure as a small int (:func:`_structure_key`, interned one node at
 a time from its op, its operands' keys and how their leaves map to the DAG's), with its leaves
 and scalar values in kernel order, so materialising a DAG whose structure was seen before is a
-dictionary lookup and a launch (``_dispatch.materialize_into``): no walk over the DAG. (A DAG
+dictionary lookup and a launch (:func:`materialize_into`): no walk over the DAG. (A DAG
 with a node over two different DAG operands has no key: :func:`program` linearises it, finding
 the nodes they share.)
 
@@ -85,11 +85,15 @@ import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from . import _dispatch
-from ._backend import config
 from ._array_object import GpuArray, _Storage
+from ._backend import config, ops_elementwise
+from ._backend.elementwise import fused_program
+from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
+from ._backend.wgsl_types import storage_type
 from ._dtypes import DType
-from ._shapes import contiguous_strides
+from ._overlap import conflicts
+from ._runtime import backend, compute_type, max_storage_bindings, translate
+from ._shapes import broadcast_strides, contiguous_strides, is_contiguous, size_of
 
 __all__ = [
     "LazyArray",
@@ -98,10 +102,13 @@ __all__ = [
     "fusion",
     "fusion_enabled",
     "is_lazy",
+    "copy_eager",
     "materialize",
     "materialize_all",
+    "materialize_into",
     "max_inputs",
     "set_fusion",
+    "write_fused",
 ]
 
 #: Op nodes of one fused kernel (bigger DAGs are cut: the lazy operands are materialised).
@@ -146,7 +153,7 @@ def fusion(enabled: bool = True) -> Iterator[None]:
 def max_inputs() -> int:
     """Distinct leaf arrays one fused kernel may bind: ``MAX_INPUTS``, fewer when the adapter
     has few storage bindings per stage (a fused reduction binds up to 4 buffers of its own)."""
-    limit = _dispatch.max_storage_bindings()
+    limit = max_storage_bindings()
     return max(1, min(MAX_INPUTS, limit - 5))
 
 
@@ -172,7 +179,7 @@ class _Node:
     such sub-DAGs share nodes); ``scalars``: with a structure key, the scalar values in the
     order :func:`program` numbers them (else None). Both are built one node at a time, so
     materialising a DAG whose structure was seen before only looks its kernel up
-    (``_dispatch.materialize_into``): no walk over the DAG.
+    (:func:`materialize_into`): no walk over the DAG.
     """
 
     __slots__ = ("op", "dtype", "shape", "operands", "leaves", "leaf_keys", "size", "n_scalars", "skey",
@@ -740,7 +747,7 @@ def rebind(x: LazyArray, node: _Node) -> None:
     shape and dtype unchanged, checked by the caller)."""
     with _LOCK:
         if type(x) is not LazyArray:  # materialised meanwhile (another thread)
-            _dispatch.write_fused(node, x)
+            write_fused(node, x)
             return
         _watch(node)
         _STORAGE_SLOT.__set__(x, node)
@@ -802,11 +809,11 @@ def program(node: _Node, out_dtype: DType | None = None, *,
     nodes = [(op[0], op[1], op[2], op[3], tuple(r if r >= 0 else n_inputs - r - 1 for r in operand_refs))
              for op, operand_refs in entries]
     if out_dtype is not None and out_dtype != node.dtype:
-        compute = _dispatch.compute_type(out_dtype)
+        compute = compute_type(out_dtype)
         nodes.append(("x0", (compute,), compute, out_dtype.name, (n_inputs + len(entries) - 1,)))
     leaves = node.leaves
     inputs = tuple([leaf._dtype.name for leaf in leaves] + [s[1].name for s in scalars])
-    lets, expr, expr_type = _dispatch.fused_program(inputs, tuple(nodes), round_root)
+    lets, expr, expr_type = fused_program(inputs, tuple(nodes), round_root)
     return leaves, tuple(scalars), lets, expr, expr_type
 
 
@@ -844,7 +851,7 @@ def materialize(x: GpuArray) -> None:
         node = _STORAGE_SLOT.__get__(x)
         dtype = node.dtype
         out = GpuArray._alloc(node.shape, x._strides, dtype, math.prod(node.shape) * dtype.itemsize, False)
-        _dispatch.materialize_into(node, out)  # every element is written
+        materialize_into(node, out)  # every element is written
         _STORAGE_SLOT.__set__(x, _STORAGE_SLOT.__get__(out))
         x.__class__ = GpuArray
 
@@ -876,3 +883,114 @@ def pending_count() -> int:
     """Live lazy arrays (for tests and diagnostics)."""
     with _LOCK:
         return len(_live())
+
+
+# ---------------------------------------------------------------------------------------------
+# launching DAGs
+# ---------------------------------------------------------------------------------------------
+def write_fused(node: Any, dst: GpuArray) -> None:
+    """Evaluate the fused DAG ``node`` (broadcast to ``dst.shape``, cast to ``dst.dtype`` with
+    the ``astype`` rules) into the array ``dst`` with one generated kernel. Lazy readers of
+    ``dst``'s storage are materialised first; leaves overlapping ``dst`` with another layout are
+    copied first. Raises ``ValueError`` when the shapes do not broadcast."""
+    shape = dst.shape
+    dst_ptr = dst._ptr  # the write hazard: lazy readers of dst's storage are computed first
+    leaves, scalars, lets, expr, expr_type = program(node, dst.dtype)
+    operands: list[Any] = []
+    casts: list[str] = []
+    for leaf in leaves:
+        strides = broadcast_strides(leaf.shape, leaf._strides, shape)
+        if conflicts(leaf, strides, dst):
+            leaf = copy_eager(leaf)
+            strides = broadcast_strides(leaf.shape, leaf._strides, shape)
+        operands.append(ArrayOperand(leaf_ptr(leaf), leaf.dtype.name, tuple(strides)))
+        casts.append(compute_type(leaf.dtype))
+    for value, dtype in scalars:
+        operands.append(ScalarOperand(value, dtype.name))
+        casts.append(compute_type(dtype))
+    try:
+        ops_elementwise.elementwise(backend(), expr, expr_type, operands, casts,
+                                    ArrayOperand(dst_ptr, dst.dtype.name, tuple(dst._strides)), shape,
+                                    lets=lets)
+    except Exception as exc:
+        raise translate(exc) from None
+
+
+#: (structure key, out dtype name, per leaf: dtype name, shape, strides; shape) -> (launch
+#: plan, its backend) of materialising a DAG with that structure into a new array
+#: (``materialize_into``).
+_FUSED: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+_FUSED_SIZE = 4096
+_FUSED_LOCK = threading.Lock()
+
+
+def _keep_fused(key: tuple[Any, ...], entry: tuple[Any, Any]) -> None:
+    """``_FUSED[key] = entry``, the oldest entry dropped first when the cache is full."""
+    with _FUSED_LOCK:
+        if len(_FUSED) >= _FUSED_SIZE:
+            _FUSED.pop(next(iter(_FUSED)), None)
+        _FUSED[key] = entry
+
+
+def materialize_into(node: Any, dst: GpuArray) -> None:
+    """``write_fused(node, dst)`` for a *new* C-contiguous ``dst`` of the node's shape and dtype
+    (materialising a lazy array): nothing can overlap ``dst`` or read it. A DAG with a structure
+    key (``_fusion._Node.skey``) finds its launch plan by that key, the leaves' layouts and the
+    shape, and launches it with the pointers and scalar values: no walk over the DAG."""
+    skey = node.skey
+    if skey is None:
+        write_fused(node, dst)
+        return
+    leaves = node.leaves
+    be = backend()
+    key = (skey, dst._dtype.name, tuple([(leaf._dtype.name, leaf._shape, leaf._strides) for leaf in leaves]),
+           dst._shape)
+    entry = _FUSED.get(key)
+    if entry is None or entry[1] is not be:
+        entry = _fused_plan(node, dst, be)
+        if entry[0] is None:
+            return
+        _keep_fused(key, entry)
+    ptrs = [leaf_ptr(leaf) for leaf in leaves]
+    ptrs.append(dst._ptr)
+    try:
+        entry[0].launch(be, ptrs, node.scalars)
+    except Exception as exc:
+        raise translate(exc) from None
+
+
+def _fused_plan(node: Any, dst: GpuArray, be: Any) -> tuple[Any, Any]:
+    """(launch plan, backend) of ``materialize_into(node, dst)`` (see there)."""
+    lets, expr, expr_type, inputs = fused_code(node, dst.dtype)
+    shape = dst.shape
+    operands: list[Any] = []
+    for leaf in node.leaves:
+        operands.append(ArrayOperand(0, leaf.dtype.name, tuple(broadcast_strides(leaf.shape, leaf._strides, shape))))
+    for value, name in zip(node.scalars, inputs[len(node.leaves):]):
+        operands.append(ScalarOperand(value, name))
+    casts = [storage_type(name).compute for name in inputs]
+    try:
+        plan = ops_elementwise.launch_plan(be, expr, expr_type, operands, casts,
+                                           ArrayOperand(0, dst.dtype.name, tuple(dst._strides)), shape, lets=lets)
+    except Exception as exc:
+        raise translate(exc) from None
+    return plan, be
+
+
+def copy_eager(x: GpuArray) -> GpuArray:
+    """A contiguous copy of the array ``x`` recorded now (overlap handling: never lazy; reads
+    ``x`` without the write-hazard flush, see ``_fusion``)."""
+    materialize(x)
+    out = GpuArray._empty(x.shape, x.dtype, zero=False)  # fully overwritten
+    if size_of(x.shape):
+        try:
+            if is_contiguous(x.shape, x._strides):
+                backend().copy_dtod(out._ptr, leaf_ptr(x), size_of(x.shape) * x.dtype.itemsize)
+            else:
+                ops_elementwise.copy_strided(
+                    backend(), ArrayOperand(leaf_ptr(x), x.dtype.name, tuple(x._strides)),
+                    ArrayOperand(out._ptr, out.dtype.name, tuple(out._strides)), x.shape
+                )
+        except Exception as exc:
+            raise translate(exc) from None
+    return out

@@ -37,8 +37,11 @@ from . import _function_kernels as kernels
 from ._array_object import GpuArray
 from ._backend import ops_gather
 from ._backend.ops_elementwise import extent
+from ._backend.ops_gather import IndexOperand
+from ._creation_functions import asarray
 from ._dtypes import DTYPE_CATEGORIES, dtype_from_any
 from ._dtypes import bool as bool_dtype
+from ._elementwise_functions import add, less, multiply
 from ._manipulation_functions import _as_contiguous, _check_array, reshape
 from ._shapes import broadcast_shapes, broadcast_strides, contiguous_strides, normalize_axis, size_of
 
@@ -115,24 +118,25 @@ def _host_index(value: Any, n: int, axis: int) -> _Index:
 
 
 def _index_operands(indices: Sequence[_Index], it_strides: Sequence[Sequence[int]]) -> list[Any]:
-    from ._backend.ops_gather import IndexOperand
-
     return [IndexOperand(ix.arr._ptr, ix.arr.dtype.name, tuple(st), ix.n, ix.stride)
             for ix, st in zip(indices, it_strides)]
+
+
+def _where(condition: GpuArray, x1: GpuArray, x2: GpuArray) -> GpuArray:
+    """``where`` for a bool ``condition`` and two arrays of one dtype (no checks)."""
+    dtype = x1.dtype
+    return _dispatch.run_elementwise("where", [condition, x1, x2], [bool_dtype, dtype, dtype], dtype, dtype)
 
 
 def _combine(indices: list[_Index], bshape: tuple[int, ...], b_at: int, rank: int) -> tuple[_Index, list[int]]:
     """One offset array (default int, shape ``bshape``) equal to ``sum_k norm(arr_k) * stride_k``
     and its iteration strides (``bshape`` sits at dim ``b_at`` of a ``rank``-dim space): used
     when there are more index arrays than the kernel takes (ranges already checked)."""
-    from ._elementwise_functions import add, less, multiply
-    from ._searching_functions import where
-
     dtype = kernels.default_int()
     total: GpuArray | None = None
     for ix in indices:
         a = ix.arr if ix.arr.dtype == dtype else _dispatch.contiguous_copy(ix.arr, dtype)
-        a = where(less(a, 0), add(a, ix.n), a)
+        a = _where(less(a, 0), add(a, ix.n), a)
         term = multiply(a, ix.stride)
         total = term if total is None else add(total, term)
     assert total is not None
@@ -507,8 +511,6 @@ def advanced_setitem(x: GpuArray, key: Any, value: Any) -> None:
         _dispatch.fill(v, value)
     else:
         if not isinstance(value, GpuArray):
-            from ._creation_functions import asarray
-
             value = asarray(value)
         broadcast_strides(value.shape, value._strides, plan.shape)  # ValueError if it does not fit
         v = value

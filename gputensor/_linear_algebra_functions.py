@@ -27,6 +27,7 @@ from . import _function_kernels as kernels
 from ._array_object import GpuArray
 from ._data_type_functions import result_type
 from ._dtypes import DTYPE_CATEGORIES, DType
+from ._elementwise_functions import multiply
 from ._manipulation_functions import (
     _check_array,
     _copy_contiguous,
@@ -39,6 +40,7 @@ from ._manipulation_functions import (
     squeeze,
 )
 from ._shapes import broadcast_shapes, normalize_axis
+from ._statistical_functions import sum as sum_
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]  # + matmul_result_shape (internal)
 
@@ -231,9 +233,6 @@ def vecdot(x1: GpuArray, x2: GpuArray, /, *, axis: int = -1) -> GpuArray:
     Raises ``TypeError`` for bad dtypes, ``ValueError`` when the axis sizes differ or the shapes do
     not broadcast, :class:`AxisError` for an out-of-range axis.
     """
-    from ._elementwise_functions import multiply
-    from ._statistical_functions import sum as sum_
-
     _check_array(x1, "x1")
     _check_array(x2, "x2")
     _check_numeric(x1, "vecdot")

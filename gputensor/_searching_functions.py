@@ -18,10 +18,14 @@ import builtins
 from . import _dispatch
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
+from ._backend import ops_sort
 from ._data_type_functions import result_type
-from ._dtypes import DTYPE_CATEGORIES, bool as bool_dtype
-from ._manipulation_functions import _check_array, reshape
+from ._dtypes import DTYPE_CATEGORIES, uint32
+from ._dtypes import bool as bool_dtype
+from ._indexing_functions import nonzero_flat, take, unravel_flat
+from ._manipulation_functions import _check_array, _copy_contiguous, reshape
 from ._shapes import contiguous_strides, is_contiguous, normalize_axis
+from ._statistical_functions import _reduce
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
@@ -109,8 +113,6 @@ def count_nonzero(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None,
     Raises ``TypeError`` for a non-array or non-bool ``keepdims``; :class:`AxisError` /
     ``ValueError`` for bad or repeated axes.
     """
-    from ._statistical_functions import _reduce
-
     _check_array(x)
     if not isinstance(keepdims, builtins.bool):
         raise TypeError("keepdims must be a bool")
@@ -124,9 +126,6 @@ def nonzero(x: GpuArray, /) -> tuple[GpuArray, ...]:
 
     Raises ``TypeError`` for a non-array, ``ValueError`` for a 0-d array (the spec's rule).
     """
-    from ._dtypes import uint32
-    from ._indexing_functions import nonzero_flat, unravel_flat
-
     _check_array(x)
     if x.ndim == 0:
         raise ValueError("nonzero is not allowed on 0-dimensional arrays")
@@ -149,9 +148,6 @@ def searchsorted(x1: GpuArray, x2: GpuArray | int | float, /, *, side: str = "le
     non-integer ``sorter``; ``ValueError`` for a non-1-D ``x1``, a bad ``side``, a ``sorter`` of
     another shape or with an index out of range.
     """
-    from ._indexing_functions import take
-    from ._manipulation_functions import _copy_contiguous
-
     _check_array(x1, "x1")
     real = DTYPE_CATEGORIES["real numeric"]
     if x1.dtype not in real:
@@ -186,8 +182,6 @@ def searchsorted(x1: GpuArray, x2: GpuArray | int | float, /, *, side: str = "le
     index_dtype = kernels.default_int()
     out = GpuArray._empty(q.shape, index_dtype, zero=False)  # the first chunk overwrites it
     if out.size:
-        from ._backend import ops_sort
-
         _dispatch.call(ops_sort.searchsorted, a._ptr, a.size, q._ptr, q.size, dtype.name, out._ptr,
                        side=side, index_dtype=index_dtype.name)
     return out

@@ -34,7 +34,11 @@ import numpy as np
 from . import _dispatch
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
+from ._backend import ops_gather, ops_sort
+from ._creation_functions import asarray
+from ._data_type_functions import astype
 from ._dtypes import uint32
+from ._indexing_functions import take_checked
 from ._manipulation_functions import _as_contiguous, _check_array, reshape
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
@@ -59,9 +63,6 @@ class UniqueInverseResult(NamedTuple):
 
 def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool) -> dict[str, GpuArray]:
     """The requested parts of ``unique`` of ``x`` (see the module docstring)."""
-    from ._backend import ops_gather, ops_sort
-    from ._indexing_functions import take_checked
-
     _check_array(x)
     index_dtype = kernels.default_int()
     flat = _as_contiguous(reshape(x, (-1,)))
@@ -146,8 +147,6 @@ def _unique_by_counting(flat: GpuArray, want_counts: bool, index_dtype: Any) -> 
     histogram gets ``COUNTING_SPECULATIVE * n`` buckets on speculation, and the range is read
     back with the number of unique values. A range wider than that histogram (its counts are
     incomplete) is counted again with the range known (a second wait)."""
-    from ._backend import ops_gather
-
     dt = flat.dtype
     n = flat.size
     if dt.kind == "f" or dt.itemsize > 4 or n < COUNTING_MIN_N:
@@ -184,8 +183,6 @@ def _count(flat: GpuArray, span: int, lo: int | None, rng: int | None, want_coun
     values are written before that readback. Returns (the outputs, or None when the range read
     back does not fit the buckets or counting does not apply to it; the range read back, or
     (lo, lo + span - 1))."""
-    from ._backend import ops_gather
-
     dt, n = flat.dtype, flat.size
     hist = GpuArray._empty((span,), uint32)  # zero-filled counters
     _dispatch.call(ops_gather.count_values, flat._ptr, dt.name, n, lo, hist._ptr, span, range_ptr=rng)
@@ -219,13 +216,8 @@ def _counting_result(room: GpuArray, u: int, hist: GpuArray, plan: Any, want_cou
     """The outputs of unique by counting from ``room`` (at least ``u`` values written): the
     room itself, a prefix view of it when at least a quarter is used, else a copy; with
     ``want_counts`` the counts gathered from ``hist`` at the compacted positions."""
-    from ._data_type_functions import astype
-    from ._indexing_functions import take_checked
-
     values = room if u == room.size else GpuArray._view(room, (u,), (1,), 0)
     if 4 * u < room.size:  # (a view pins at most 4x its own size)
-        from ._creation_functions import asarray
-
         values = asarray(values, copy=True)
     out = {"values": values}
     if want_counts:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ._array_object import GpuArray
 from ._dtypes import DTYPE_CATEGORIES, bool as bool_dtype
+from ._elementwise_functions import subtract
 from ._manipulation_functions import _check_array, _index, _view, concat
 from ._shapes import normalize_axis
 from ._statistical_functions import _reduce
@@ -37,8 +38,6 @@ def diff(x: GpuArray, /, *, axis: int = -1, n: int = 1, prepend: GpuArray | None
     ``x``, a negative ``n`` or a mismatched ``prepend``/``append``; :class:`AxisError` for a bad
     axis.
     """
-    from ._elementwise_functions import subtract
-
     _check_array(x)
     if x.dtype not in DTYPE_CATEGORIES["numeric"]:
         raise TypeError(f"diff needs a numeric dtype, got {x.dtype}")

@@ -511,10 +511,10 @@ def test_missing_adapter_features_raise_type_error_naming_them(monkeypatch):
     """On an adapter without shader-f64 / shader-int64 (Metal, GL): those dtypes raise TypeError
     naming the feature, NumPy float64/int64 data falls back to float32/int32 and the defaults
     and ``__array_namespace_info__`` follow."""
-    from gputensor import _dispatch
+    from gputensor import _runtime
 
     x = gt.asarray([1.0, 2.0])
-    monkeypatch.setattr(_dispatch, "adapter_features", lambda: frozenset({"shader-f16"}))
+    monkeypatch.setattr(_runtime, "adapter_features", lambda: frozenset({"shader-f16"}))
     with pytest.raises(TypeError, match="shader-f64"):
         gt.zeros(2, dtype=gt.float64)
     with pytest.raises(TypeError, match="shader-int64"):

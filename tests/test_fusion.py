@@ -3,7 +3,7 @@ kernel, reduction prologues, write hazards, structure caching and the on/off swi
 
 Every check that compares numbers runs the same program with fusion on and off (and against
 NumPy); dispatches and pipeline compilations are counted with ``backend.context.stats``,
-allocations by wrapping ``_dispatch.alloc``.
+allocations by wrapping ``_runtime.alloc``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gputensor as gt
-from gputensor import _dispatch, _fusion
+from gputensor import _dispatch, _fusion, _runtime
 from gputensor._backend import get_backend
 
 from _tolerances import assert_close
@@ -59,13 +59,13 @@ class Counter:
         self.p0 = self.stats["pipelines_compiled"]
         self.allocs: list[int] = []
         if monkeypatch is not None:
-            real = _dispatch.alloc
+            real = _runtime.alloc
 
             def counting(nbytes, zero=True):
                 self.allocs.append(nbytes)
                 return real(nbytes, zero)
 
-            monkeypatch.setattr(_dispatch, "alloc", counting)
+            monkeypatch.setattr(_runtime, "alloc", counting)
 
     @property
     def dispatches(self) -> int:

@@ -125,15 +125,15 @@ def test_integer_matmul_dtype_pairs(d1, d2):
 def test_integer_matmul_does_not_materialise_the_product(monkeypatch):
     """The integer path allocates only the result (and a 32-bit accumulator for 8/16-bit
     results), never an (m, k, n) product or copies of the operands."""
-    from gputensor import _dispatch
+    from gputensor import _runtime
 
     rng = np.random.default_rng(2)
     a = rng.integers(-100, 100, (3, 40, 50)).astype(np.int16)
     b = rng.integers(-100, 100, (50, 30)).astype(np.int8)
     x1, x2 = gpu(a)[:, ::-1], gpu(b.T.copy()).T
     sizes = []
-    real_alloc = _dispatch.alloc
-    monkeypatch.setattr(_dispatch, "alloc",
+    real_alloc = _runtime.alloc
+    monkeypatch.setattr(_runtime, "alloc",
                         lambda nbytes, **kwargs: sizes.append(nbytes) or real_alloc(nbytes, **kwargs))
     got = x1 @ x2
     monkeypatch.undo()

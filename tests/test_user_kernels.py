@@ -645,11 +645,11 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
 
 def test_dtype_the_device_lacks(monkeypatch: pytest.MonkeyPatch) -> None:
     """A dtype whose adapter feature is missing raises TypeError naming the feature."""
-    from gputensor import _dispatch
+    from gputensor import _runtime
 
     a64 = gt.asarray(np.ones(3, np.float64))
-    features = _dispatch.adapter_features() - {"shader-f64"}
-    monkeypatch.setattr(_dispatch, "adapter_features", lambda: features)
+    features = _runtime.adapter_features() - {"shader-f64"}
+    monkeypatch.setattr(_runtime, "adapter_features", lambda: features)
     with pytest.raises(TypeError, match="shader-f64"):
         SQUARED_DIFF(a64, a64)
     k = gt.ElementwiseKernel("float32 x", "float64 z", "z = f64(x);", "to_f64")
