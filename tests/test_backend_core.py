@@ -27,6 +27,8 @@ from gputensor._backend import (
 )
 from gputensor._backend import config
 from gputensor._backend import context as context_mod
+from gputensor._backend import host_memory as host_memory_mod
+from gputensor._backend import transfers as transfers_mod
 from gputensor._backend.context import WANTED_FEATURES, WANTED_LIMITS, adapter_sort_key, choose_adapter
 
 INVALID = BackendErrorKind.INVALID_ARGUMENT
@@ -697,9 +699,9 @@ CHUNK = 256  # TRANSFER_CHUNK in these tests (bytes), so a few KiB cross several
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch, ctx: WgpuContext) -> Iterator[int]:
     """Chunks of ``CHUNK`` bytes, two in flight, every write body staged (no upload ring)."""
-    monkeypatch.setattr(context_mod, "TRANSFER_CHUNK", CHUNK)
-    monkeypatch.setattr(context_mod, "TRANSFER_DEPTH", 2)
-    monkeypatch.setattr(context_mod, "STAGED_UPLOAD_MAX", 0)
+    monkeypatch.setattr(transfers_mod, "TRANSFER_CHUNK", CHUNK)
+    monkeypatch.setattr(transfers_mod, "TRANSFER_DEPTH", 2)
+    monkeypatch.setattr(transfers_mod, "STAGED_UPLOAD_MAX", 0)
     ctx.synchronize()
     yield CHUNK
     ctx.synchronize()
@@ -828,22 +830,22 @@ def test_upload_staging_is_pooled_and_reused(ctx: WgpuContext, small_chunks: int
 
 def test_host_copy_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     """host_copy splits a large copy between threads and copies every byte exactly once."""
-    monkeypatch.setattr(context_mod, "_COPY_SLICE_MIN", 1000)
+    monkeypatch.setattr(host_memory_mod, "_COPY_SLICE_MIN", 1000)
     src = np.random.default_rng(16).integers(0, 256, 10_007, dtype=np.uint8)
     for threads in (1, 2, 3, 8):
         dst = np.zeros(12_000, np.uint8)
-        context_mod.host_copy(memoryview(dst)[5 : 5 + src.size], memoryview(src.tobytes()), threads)
+        host_memory_mod.host_copy(memoryview(dst)[5 : 5 + src.size], memoryview(src.tobytes()), threads)
         np.testing.assert_array_equal(dst[5 : 5 + src.size], src)
         assert not dst[:5].any() and not dst[5 + src.size :].any()
     with pytest.raises(ValueError):
-        context_mod.host_copy(memoryview(bytearray(4)), memoryview(b"123"))
+        host_memory_mod.host_copy(memoryview(bytearray(4)), memoryview(b"123"))
 
 
 def test_fill_mapped_without_a_writable_mapping_view() -> None:
     """Where wgpu-py offers no writable view of a mapping, staging is filled by write_mapped."""
     calls = []
     fake_staging = SimpleNamespace(write_mapped=lambda data, offset: calls.append((bytes(data), offset)))
-    context_mod._fill_mapped(fake_staging, memoryview(b"abcdefgh"), 4)
+    host_memory_mod.fill_mapped(fake_staging, memoryview(b"abcdefgh"), 4)
     assert calls == [(b"abcdefgh", 0)]
 
 
@@ -851,7 +853,7 @@ def test_chunked_backend_copies_with_threads(backend: WebGpuBackend, small_chunk
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """copy_htod / copy_dtoh / copy_dtoh_many through chunks with threaded host copies, into
     arrays of other dtypes, from several Python threads at once."""
-    monkeypatch.setattr(context_mod, "_COPY_SLICE_MIN", 64)
+    monkeypatch.setattr(host_memory_mod, "_COPY_SLICE_MIN", 64)
     monkeypatch.setattr(config, "_effective", {"copy_threads": 3})
     errors: list[BaseException] = []
 
@@ -896,7 +898,7 @@ def wait_style(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, 
         assert mapper is not None, "the installed wgpu-py lacks the internals mapping.py uses"
     ctx.synchronize()
     monkeypatch.setattr(ctx, "_mapper", mapper)
-    monkeypatch.setattr(ctx, "_upload_staging", context_mod._UploadStaging(ctx.device, mapper))
+    monkeypatch.setattr(ctx, "_upload_staging", transfers_mod._UploadStaging(ctx.device, mapper))
     yield request.param
     ctx.synchronize()
     ctx._upload_staging.clear()

@@ -288,10 +288,10 @@ def test_reuse_while_readers_are_only_recorded(backend, monkeypatch: pytest.Monk
     block handed to ``c`` and uploaded to (aligned body: through the upload ring and a recorded
     copy ('staged') or a flush and write_buffer ('direct'); unaligned edges: the patch kernel).
     The recorded reader still sees the old data."""
-    from gputensor._backend import context as context_module
+    from gputensor._backend import transfers as transfers_module
 
     if path == "direct":
-        monkeypatch.setattr(context_module, "STAGED_UPLOAD_MAX", 0)
+        monkeypatch.setattr(transfers_module, "STAGED_UPLOAD_MAX", 0)
     n = 1024
     old = np.arange(n, dtype=np.float32) + 1
     a = backend.alloc(4 * n)

@@ -52,7 +52,7 @@ def test_threads_elementwise_reductions_readbacks(backend, monkeypatch: pytest.M
     """Mixed work from 8 threads, with the adapter's wait style and with spin-polled mappings
     (the hardware default: callbacks then fire in whichever thread polls)."""
     if wait == "spin":
-        from gputensor._backend import context as context_mod
+        from gputensor._backend import transfers as transfers_mod
         from gputensor._backend.mapping import Mapper
 
         ctx = backend.context
@@ -60,7 +60,7 @@ def test_threads_elementwise_reductions_readbacks(backend, monkeypatch: pytest.M
         mapper = Mapper.load(ctx.device, spin=True)
         assert mapper is not None
         monkeypatch.setattr(ctx, "_mapper", mapper)
-        monkeypatch.setattr(ctx, "_upload_staging", context_mod._UploadStaging(ctx.device, mapper))
+        monkeypatch.setattr(ctx, "_upload_staging", transfers_mod._UploadStaging(ctx.device, mapper))
 
     def worker(k: int) -> None:
         rng = np.random.default_rng(100 + k)

@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from . import ops_attention, ops_conv, ops_elementwise, ops_gemm, ops_reduce
+from .adapters import adapter_description
 from .base import BackendTranspose, BinaryOp, ComputeBackend, ReduceOp, UnaryOp
-from .context import WgpuContext, adapter_description, readable_bytes, writable_bytes
+from .context import WgpuContext
 from .errors import invalid_argument, not_initialized, out_of_memory, unsupported
+from .host_memory import readable_bytes, writable_bytes
 from .memory_pool import MemoryPool
 
 _PTR_SHIFT = 40
