@@ -1179,8 +1179,8 @@ def test_vec4_environment_variable():
     import subprocess
     import sys
 
-    code = ("from gputensor._backend import ops_reduce as o; "
-            "print(o.VEC4, o.TARGET_WORKGROUPS, o.VEC4_UNROLL, o.VEC4_VECTORS)")
+    code = ("from gputensor._backend import ops_reduce as o; k = o._knobs(); "
+            "print(k.vec4, k.target_workgroups, k.vec4_unroll, k.vec4_vectors)")
     env = dict(os.environ, GPUTENSOR_REDUCE_VEC4="0", GPUTENSOR_REDUCE_WORKGROUPS="1024",
                GPUTENSOR_REDUCE_VEC4_UNROLL="2", GPUTENSOR_REDUCE_VEC4_VECTORS="16")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)

@@ -70,3 +70,33 @@ def test_unknown_knob() -> None:
     with pytest.raises(KeyError, match="no_such_knob"):
         with config.override(no_such_knob=1):
             pass
+
+
+def test_assign_stands_in_for_the_environment() -> None:
+    before = config.value("reduce_vec4_unroll")
+    gen = config.generation
+    previous = config.assign(reduce_vec4_unroll=2)
+    try:
+        assert previous == {"reduce_vec4_unroll": before} and config.generation > gen
+        assert config.value("reduce_vec4_unroll") == 2
+        with config.override(reduce_vec4_unroll=8):
+            assert config.value("reduce_vec4_unroll") == 8
+        assert config.value("reduce_vec4_unroll") == 2
+    finally:
+        config.assign(**previous)
+    assert config.value("reduce_vec4_unroll") == before
+
+
+def test_reduce_configure_goes_through_config() -> None:
+    from gputensor._backend import ops_reduce
+
+    saved = ops_reduce.configure(vec4=False, target_workgroups=0)
+    try:
+        assert config.value("reduce_vec4") is False
+        knobs = ops_reduce._knobs()
+        assert knobs.vec4 is False and knobs.target_workgroups == 1  # clamped as before
+        with config.override(reduce_vec4=True):
+            assert ops_reduce._knobs().vec4 is True
+    finally:
+        ops_reduce.configure(**saved)
+    assert ops_reduce._knobs().vec4 == saved["vec4"]

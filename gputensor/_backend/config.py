@@ -12,7 +12,8 @@ override::
 ``KNOBS`` lists them (name, environment variable, parser, default, what it does). A knob read on
 a cold path (adapter choice, tuning switches, shader dumps, the wait style) follows its
 environment variable on every read (``live``); the others take it once per process, on their
-first read. An override wins over the environment in both cases. It holds for every thread
+first read. An override wins over the environment in both cases (``assign`` sets process-wide
+values that stand in for the environment's until assigned again). An override holds for every thread
 while its block runs (host copies and tuning run on worker threads); blocks nest, and each one's
 exit removes exactly its own values, even when blocks of several threads end out of order.
 Nothing here changes a global of another module, and this module imports nothing of gputensor
@@ -34,7 +35,8 @@ from typing import Any
 
 from .errors import invalid_argument
 
-__all__ = ["Knob", "KNOBS", "value", "override", "environment_value", "parse_switch"]
+__all__ = ["Knob", "KNOBS", "value", "override", "assign", "environment_value", "parse_switch",
+           "generation"]
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
@@ -155,7 +157,21 @@ _once_lock = threading.Lock()
 _layers: dict[int, Mapping[str, Any]] = {}  # the active override blocks, oldest first
 _layer_ids = itertools.count()
 _layers_lock = threading.Lock()
-_effective: Mapping[str, Any] = {}  # the active blocks' values, newer ones winning
+_assigned: dict[str, Any] = {}  # ``assign``'s values (below every override block)
+_effective: Mapping[str, Any] = {}  # assigned values and the active blocks', newer ones winning
+#: Bumped whenever ``override`` or ``assign`` changes a value: callers that derive something from
+#: non-live knobs (a plan-cache key) recompute it only when this changed.
+generation = 0
+
+
+def _recompute() -> None:
+    """``_effective`` from ``_assigned`` and the override blocks (``_layers_lock`` held)."""
+    global _effective, generation
+    merged = dict(_assigned)
+    for block in _layers.values():
+        merged.update(block)
+    _effective = merged
+    generation += 1
 
 
 def _knob(name: str) -> Knob:
@@ -195,16 +211,28 @@ def override(**values: Any) -> Iterator[None]:
     """``with override(name=value, ...):`` sets knobs for the block, for every thread (nested
     blocks stack; the previous values come back on exit). Raises KeyError for an unknown knob
     name."""
-    global _effective
     for name in values:
         _knob(name)
     with _layers_lock:
         layer = next(_layer_ids)
         _layers[layer] = dict(values)
-        _effective = {k: v for block in _layers.values() for k, v in block.items()}
+        _recompute()
     try:
         yield
     finally:
         with _layers_lock:
             del _layers[layer]
-            _effective = {k: v for block in _layers.values() for k, v in block.items()}
+            _recompute()
+
+
+def assign(**values: Any) -> dict[str, Any]:
+    """Set knobs for the rest of the process, in place of their environment values (active
+    ``override`` blocks still win); returns each knob's value before the call, for a later
+    ``assign(**previous)``. Raises KeyError for an unknown knob name."""
+    for name in values:
+        _knob(name)
+    previous = {name: value(name) for name in values}
+    with _layers_lock:
+        _assigned.update(values)
+        _recompute()
+    return previous

@@ -27,7 +27,7 @@ arguments, so a repeated call only checks its two pointers and records its dispa
    elements innermost in memory: consecutive invocations read consecutive elements of one
    output) or "column" (kept innermost: TX consecutive invocations own consecutive outputs, TY
    slices of the reduced range each); split the reduced range into chunks over several
-   workgroups when outputs are few (aiming at ``TARGET_WORKGROUPS``). Chunks write partial
+   workgroups when outputs are few (aiming at the ``reduce_workgroups`` knob). Chunks write partial
    states ``[output][slot]``; a second pass of the same kernel combines the slots of each output
    in slot order and applies the post-map. Within a workgroup the TY partial results combine in
    a fixed tree in workgroup memory (no subgroup operations: their reduction order is not
@@ -40,11 +40,11 @@ Vector path (reduce_plain's first pass; ``_Planner._vector``): when the reduced 
 is one dim of stride 1 (a contiguous row: full reductions and the last axis of contiguous
 arrays, also of offset views such as ``x[1:]``) over an unpacked 4- or 8-byte source (float32,
 int32, uint32; float64, int64, uint64) and no prologue, the source is bound a second time as
-16-byte vectors over the same window, and each invocation loads ``VEC4_UNROLL`` vectors per
+16-byte vectors over the same window, and each invocation loads ``reduce_vec4_unroll`` vectors per
 step into one accumulator per lane; the elements before the first whole vector and after the
 last one of each (row, chunk) range (the view's offset modulo a vector is only known per call)
 are read as scalars. The row tile then has consecutive invocations on consecutive vectors of
-one output and at least ``VEC4_VECTORS`` vectors each (``_tile_vector``); chunks are whole
+one output and at least ``reduce_vec4_vectors`` vectors each (``_tile_vector``); chunks are whole
 unrolled steps. Column reductions, strided or multi-dim reduced ranges, packed dtypes, the
 arg/var kernels and prologues keep the scalar loads. ``configure`` (or the environment
 variables named at the knobs) switches and tunes it; the combination order is still fixed by
@@ -75,7 +75,7 @@ import threading
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -105,57 +105,64 @@ __all__ = [
 MAX_RANK = 8
 #: Invocations per workgroup.
 WORKGROUP_SIZE = 256
-#: Tuning knobs (read by the planner; change them with ``configure``, which keeps the plan
-#: caches apart; their environment variables set the defaults, for A/B runs of
-#: benchmarks.diag_reduce):
-#: Workgroups a reduction aims for when it has few outputs (its reduced range is then split);
-#: 1024 measured best of 1024/2048/4096 on the H200 for full, last- and first-axis sum/max
-#: (benchmarks.diag_reduce --sweep, session 4).
-#: ``GPUTENSOR_REDUCE_WORKGROUPS``.
-TARGET_WORKGROUPS = config.value("reduce_workgroups")
-#: The vector path of reduce_plain (16-byte loads of a contiguous reduced range; see ``_Planner.
-#: _vector``). ``GPUTENSOR_REDUCE_VEC4=0`` turns it off.
-VEC4 = config.value("reduce_vec4")
-#: Vector path: vector loads in flight per invocation (``GPUTENSOR_REDUCE_VEC4_UNROLL``).
-VEC4_UNROLL = config.value("reduce_vec4_unroll")
-#: Vector path, several outputs: the row tile keeps at least this many vectors per invocation
-#: (``GPUTENSOR_REDUCE_VEC4_VECTORS``; fewer invocations per output, more outputs per workgroup).
-VEC4_VECTORS = config.value("reduce_vec4_vectors")
-#: Vector path: shortest reduced range that takes it (``GPUTENSOR_REDUCE_VEC4_MIN_LENGTH``).
-VEC4_MIN_LENGTH = config.value("reduce_vec4_min_length")
+#: Tuning knobs of the planner live in ``config`` (environment defaults, ``config.override``,
+#: or ``configure`` below); plans made under other values are kept apart in the plan caches:
+#: ``reduce_workgroups`` (``GPUTENSOR_REDUCE_WORKGROUPS``): workgroups a reduction aims for
+#: when it has few outputs (its reduced range is then split); 1024 measured best of
+#: 1024/2048/4096 on the H200 for full, last- and first-axis sum/max (benchmarks.diag_reduce
+#: --sweep). ``reduce_vec4`` (``GPUTENSOR_REDUCE_VEC4=0`` turns it off): the vector path of
+#: reduce_plain (16-byte loads of a contiguous reduced range; see ``_Planner._vector``).
+#: ``reduce_vec4_unroll``: vector loads in flight per invocation. ``reduce_vec4_vectors``:
+#: with several outputs the row tile keeps at least this many vectors per invocation (fewer
+#: invocations per output, more outputs per workgroup). ``reduce_vec4_min_length``: shortest
+#: reduced range that takes the vector path.
 #: Reduced elements per invocation below which the reduced range is not split further.
 MIN_PER_INVOCATION = 32
 #: Largest element count of the iteration space per dispatch (u32 index math in WGSL).
 MAX_COUNT = 2**31 - 1
 
 
-def _knobs() -> tuple[object, ...]:
-    return (TARGET_WORKGROUPS, VEC4, VEC4_UNROLL, VEC4_VECTORS, VEC4_MIN_LENGTH)
+class _Knobs(NamedTuple):
+    """The planner's knob values (part of every plan-cache key)."""
+
+    target_workgroups: int
+    vec4: bool
+    vec4_unroll: int
+    vec4_vectors: int
+    vec4_min_length: int
 
 
-#: The knobs' values, part of every plan-cache key (plans made under other values are not reused).
-_KNOBS = _knobs()
+_knob_cache: tuple[int, _Knobs] | None = None  # (config.generation, the values then)
+
+
+def _knobs() -> _Knobs:
+    """The knob values in effect (read from ``config`` again only after it changed)."""
+    global _knob_cache
+    cached = _knob_cache
+    if cached is not None and cached[0] == config.generation:
+        return cached[1]
+    gen = config.generation
+    knobs = _Knobs(max(1, int(config.value("reduce_workgroups"))), bool(config.value("reduce_vec4")),
+                   max(1, min(16, int(config.value("reduce_vec4_unroll")))),
+                   max(1, int(config.value("reduce_vec4_vectors"))),
+                   max(1, int(config.value("reduce_vec4_min_length"))))
+    _knob_cache = (gen, knobs)
+    return knobs
 
 
 def configure(*, target_workgroups: int | None = None, vec4: bool | None = None, vec4_unroll: int | None = None,
               vec4_vectors: int | None = None, vec4_min_length: int | None = None) -> dict[str, object]:
-    """Set tuning knobs of the planner (None: unchanged) and return the previous values as
-    keyword arguments for a later ``configure(**previous)``. Plans made under other values are
-    not reused. For benchmarks and tests (A/B of the vector path in one process)."""
-    global TARGET_WORKGROUPS, VEC4, VEC4_UNROLL, VEC4_VECTORS, VEC4_MIN_LENGTH, _KNOBS
-    previous: dict[str, object] = dict(target_workgroups=TARGET_WORKGROUPS, vec4=VEC4, vec4_unroll=VEC4_UNROLL,
-                                       vec4_vectors=VEC4_VECTORS, vec4_min_length=VEC4_MIN_LENGTH)
-    if target_workgroups is not None:
-        TARGET_WORKGROUPS = max(1, int(target_workgroups))
-    if vec4 is not None:
-        VEC4 = bool(vec4)
-    if vec4_unroll is not None:
-        VEC4_UNROLL = max(1, min(16, int(vec4_unroll)))
-    if vec4_vectors is not None:
-        VEC4_VECTORS = max(1, int(vec4_vectors))
-    if vec4_min_length is not None:
-        VEC4_MIN_LENGTH = max(1, int(vec4_min_length))
-    _KNOBS = _knobs()
+    """Set tuning knobs of the planner (None: unchanged) for the rest of the process, through
+    ``config.assign``, and return the previous values as keyword arguments for a later
+    ``configure(**previous)``. For benchmarks and tests (A/B of the vector path in one process);
+    ``with config.override(reduce_vec4=False):`` does the same for a block."""
+    now = _knobs()
+    previous: dict[str, object] = dict(target_workgroups=now.target_workgroups, vec4=now.vec4,
+                                       vec4_unroll=now.vec4_unroll, vec4_vectors=now.vec4_vectors,
+                                       vec4_min_length=now.vec4_min_length)
+    given = dict(reduce_workgroups=target_workgroups, reduce_vec4=vec4, reduce_vec4_unroll=vec4_unroll,
+                 reduce_vec4_vectors=vec4_vectors, reduce_vec4_min_length=vec4_min_length)
+    config.assign(**{name: v for name, v in given.items() if v is not None})
     return previous
 
 
@@ -413,11 +420,11 @@ class _Types:
             width, unroll = 4, 1
             code = f"fn load_vec(v: u32) -> vec4<{compute}> {{\n    return vec4<{compute}>();\n}}"
         elif not track:
-            unroll = VEC4_UNROLL
+            unroll = _knobs().vec4_unroll
             code = (f"@group(0) @binding(3) var<storage, read_write> srcv: array<vec{width}<{self.src.array}>>;\n\n"
                     f"fn load_vec(v: u32) -> vec{width}<{compute}> {{\n    return srcv[v];\n}}")
         else:
-            unroll = VEC4_UNROLL
+            unroll = _knobs().vec4_unroll
             vec_u, acc_c = f"vec{width}<u32>", self.acc_compute
             if compute == "f32":
                 vbits, sbits, via = f"bitcast<{vec_u}>(x)", "bitcast<u32>(x)", ""
@@ -733,12 +740,12 @@ def _tile(nkeep: int, nred: int, kept: Sequence[_Dim], red: Sequence[_Dim]) -> t
 
 def _tile_vector(nkeep: int, nred: int, width: int) -> tuple[int, int]:
     """``_tile`` of the vector path (a contiguous reduced range): one output per workgroup when
-    there is one, else the first tile keeping VEC4_VECTORS vectors of ``width`` lanes per
+    there is one, else the first tile keeping ``vec4_vectors`` vectors of ``width`` lanes per
     invocation (consecutive invocations of an output read consecutive vectors)."""
     if nkeep == 1:
         return _TILES[0]
     for tx, ty in _TILES:
-        if nred >= width * VEC4_VECTORS * ty:
+        if nred >= width * _knobs().vec4_vectors * ty:
             return tx, ty
     return _TILES[-1]
 
@@ -749,13 +756,14 @@ def _chunks(nkeep: int, nred: int, tx: int, ty: int, width: int = 0) -> tuple[in
     vectors when shorter), so that chunks of an aligned range start on whole vectors."""
     ktiles = -(-nkeep // tx)
     n = 1
-    if ktiles < TARGET_WORKGROUPS:
-        n = max(1, min(-(-TARGET_WORKGROUPS // ktiles), nred // (ty * MIN_PER_INVOCATION)))
+    target = _knobs().target_workgroups
+    if ktiles < target:
+        n = max(1, min(-(-target // ktiles), nred // (ty * MIN_PER_INVOCATION)))
     if nred == 0:
         return 1, 0
     length = -(-nred // n)
     if width and n > 1:
-        step = width * ty * VEC4_UNROLL
+        step = width * ty * _knobs().vec4_unroll
         unit = step if length >= 8 * step else width
         length = -(-length // unit) * unit
     return -(-nred // length), length
@@ -1095,14 +1103,15 @@ class _Planner:
     def _vector(self, view: _View) -> int:
         """Lanes of the vector path for a first-pass piece (0: the scalar loads): reduce_plain
         without a prologue, an unpacked 4- or 8-byte source, one reduced dim of stride 1 at least
-        VEC4_MIN_LENGTH long (the kept dims are free), bindings on whole vectors, and a source
+        ``vec4_min_length`` long (the kept dims are free), bindings on whole vectors, and a source
         window of at least 16 elements (so its vector binding is not empty)."""
         src = self.types.src
-        if (not VEC4 or not self.vectors or self.prologue is not None or self.types.spec.kernel != "reduce_plain"
+        knobs = _knobs()
+        if (not knobs.vec4 or not self.vectors or self.prologue is not None or self.types.spec.kernel != "reduce_plain"
                 or src.packed or src.itemsize not in (4, 8)):
             return 0
         red = view.red
-        if len(red) != 1 or red[0].s != 1 or red[0].n < VEC4_MIN_LENGTH:
+        if len(red) != 1 or red[0].s != 1 or red[0].n < knobs.vec4_min_length:
             return 0
         if _extent(view.kept)[1] + red[0].n < 16:
             return 0
@@ -1340,7 +1349,7 @@ def reduce_strided(
         if not _plain_key(key):  # e.g. True for 1 or 2.0 for 2: equal keys, different meaning
             key = None
         else:
-            key = key + (_KNOBS,)
+            key = key + (_knobs(),)
     if key is not None and prologue is not None:
         try:
             key = key + (prologue.structure(),)
@@ -1406,7 +1415,7 @@ def reduce_contiguous(backend: "WebGpuBackend", op: ReduceOp, input: int, output
                 if type(n) is not int:
                     break
             else:
-                key = (_CONTIGUOUS, _KNOBS, op, dtype, shape, axis)
+                key = (_CONTIGUOUS, _knobs(), op, dtype, shape, axis)
                 plan = _plans(backend).get(key)
                 if plan is not None:
                     plan.launch(backend, input, output)
