@@ -61,7 +61,7 @@ def reduce(op: str, x: GpuArray, axes: Sequence[int], out_dtype: DType, acc_dtyp
     out = GpuArray._empty(out_shape, out_dtype)
     if out.size == 0:
         return out
-    # issue 5 (elementwise fusion): a lazy x (an elementwise expression) is evaluated inside the
+    # elementwise fusion: a lazy x (an elementwise expression) is evaluated inside the
     # reduction's loads instead of being materialised; False when a lazy x can't fuse
     if _dispatch.reduce_fused(op, x, axes, out, acc_dtype=acc_dtype, ddof=ddof):
         return out

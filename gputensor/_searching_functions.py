@@ -97,7 +97,7 @@ def argmin(x: GpuArray, /, *, axis: int | None = None, keepdims: bool = False) -
     return _arg("argmin", x, axis, keepdims)
 
 
-# ---- count_nonzero, nonzero, searchsorted (issue 4) ------------------------------------------
+# ---- count_nonzero, nonzero, searchsorted ---------------------------------------------------
 def _nonzero_mask(x: GpuArray) -> GpuArray:
     """``x != 0`` as a bool array (``x`` itself for bool)."""
     if x.dtype == bool_dtype:
