@@ -9,7 +9,9 @@ Where the frontend meets the backend: this module, ``_fusion`` (lazy DAGs and th
 names are re-exported here), ``_function_kernels`` (reductions, scans, products), the namespace
 modules that launch their own backend operations through :func:`call` (``_indexing_functions``,
 ``_searching_functions``, ``_set_functions``, ``_sorting_functions``), ``_user_kernels`` and
-``_profile``. The operations they may call are typed in ``_backend/interface.py``.
+``_profile``; ``_array_object`` and ``_overlap`` take only the shape helper ``extent`` from it,
+and ``gputensor`` re-exports ``autotune``. The operations they may call are typed in
+``_backend/interface.py``.
 
 Functions for other frontend modules:
 
