@@ -25,7 +25,7 @@ import pytest
 
 import gputensor as gt
 from gputensor._backend import UnaryOp, BinaryOp, get_backend
-from gputensor._backend import context as context_module
+from gputensor._backend import bind_groups as bind_groups_module
 from gputensor._backend import elementwise as codegen
 from gputensor._backend import ops_elementwise as ew
 from gputensor._backend.ops_elementwise import ArrayOperand, ScalarOperand
@@ -141,7 +141,7 @@ def test_bind_group_cache_forgets_dead_buffers(backend) -> None:
 
 def test_bind_group_cache_eviction(backend, monkeypatch: pytest.MonkeyPatch) -> None:
     ctx = backend.context
-    monkeypatch.setattr(context_module, "BIND_GROUP_CACHE_SIZE", 8)
+    monkeypatch.setattr(bind_groups_module, "BIND_GROUP_CACHE_SIZE", 8)
     n = 64
     x = np.random.default_rng(1).standard_normal(n * 40).astype(np.float32)
     src = upload(backend, x)

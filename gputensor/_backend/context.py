@@ -17,18 +17,15 @@ group does not depend on the parameters.
 Per-dispatch host cost is kept low by caching (every cache is guarded by the context lock):
 
 * pipelines (``pipelines.Pipelines``, a base class of the context);
-* bind groups by ``(number of storage bindings, uniform window, (buffer uid, offset, size)...)``.
-  A GPUBuffer's ``uid`` is never reused, so a stale entry can never be hit by another buffer;
-  entries of a buffer are dropped when its Python object dies (a ``weakref.finalize`` queues its
-  uid, purged at the next dispatch) or at once by ``release_buffer`` (the memory pool's way of
-  destroying a block). The cache is bounded (``BIND_GROUP_CACHE_SIZE``, oldest entries first out).
+* bind groups by the buffers they bind (``bind_groups.BindGroups``, a base class);
 * ``record``, the part of ``dispatch`` after its argument checks, is what launchers whose
   bindings and grids are valid by construction call (``ops_elementwise``); the compute-pass
   commands go straight to wgpu-native (``_PassCalls``: wgpu-py's per-call error capture costs
   about as much as the rest of recording a small op).
 
 The context is put together from modules with one job each: ``adapters`` (choosing the adapter,
-requesting the device), ``pipelines`` (the pipeline cache), ``transfers`` (uploads, writes and
+requesting the device), ``device`` (adapter, device, queue, features, limits), ``pipelines``
+(the pipeline cache), ``bind_groups`` (the bind-group cache), ``transfers`` (uploads, writes and
 readbacks through pooled staging buffers), ``host_memory`` (byte views and host copies) and
 ``promises`` (asynchronous steps written once, as generators that yield wgpu promises:
 ``run_sync`` waits on each promise, ``run_async`` awaits it, so ``new()`` is a facade over the
@@ -38,10 +35,8 @@ keeps the device, the command batch (recording, bind groups, submission) and ``s
 
 from __future__ import annotations
 
-import collections
 import struct
 import threading
-import weakref
 from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
@@ -57,6 +52,8 @@ from .adapters import (  # noqa: F401 - the adapter choice, also offered here
     choose_adapter,
     device_steps,
 )
+from .bind_groups import BindGroups
+from .device import DeviceFacts
 from .errors import BackendError, device_error, invalid_argument, out_of_memory
 from .host_memory import readable_bytes, round_up, writable_bytes  # noqa: F401 - offered here too
 from .pipelines import Pipelines
@@ -76,21 +73,11 @@ FLUSH_BYTES_MAX = 2 << 30
 #: Bytes of the uniform ring that carries the parameters of one batch's dispatches.
 UNIFORM_RING_BYTES = 256 * 1024
 
-#: Bind groups kept by the cache (when it is full, the oldest go until three quarters remain).
-BIND_GROUP_CACHE_SIZE = 4096
-
 #: Sizes of the uniform window a bind group exposes at its dynamic offset (parameters of up to
 #: 256 bytes, the common case, share one window size and so one bind group).
 _UNIFORM_WINDOWS = (256, 1024, 4096, 16384, 65536)
 
 _STORAGE_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-_STAGING_USAGE = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
-_UPLOAD_USAGE = wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC
-
-Region = tuple[Any, int, int]  # (GPUBuffer, offset_bytes, size_bytes)
-# A piece of a readback: (region index, buffer, staged start, staged length (a multiple of 4),
-# bytes to skip in the staging buffer, bytes to take, where they go in the region).
-_Piece = tuple[int, Any, int, int, int, int, int]
 
 
 _WORD_STRUCTS: dict[int, struct.Struct] = {}
@@ -145,25 +132,16 @@ class _PassCalls:
             return None
 
 
-class WgpuContext(Pipelines, Transfers):
+class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers):
     """The WebGPU device, queue and adapter, a compiled-pipeline cache and the open command batch.
 
-    Public attributes: ``device``, ``queue``, ``adapter``, ``adapter_info`` (a dict),
-    ``features`` (frozenset of granted feature names) and ``limits`` (dict of granted limits).
+    Public attributes (``DeviceFacts``): ``device``, ``queue``, ``adapter``, ``adapter_info`` (a
+    dict), ``features`` (frozenset of granted feature names) and ``limits`` (dict of granted limits).
     Create with ``WgpuContext.new()`` or ``await WgpuContext.new_async()``.
     """
 
     def __init__(self, adapter: Any, device: Any) -> None:
-        self.adapter = adapter
-        self.device = device
-        self.queue = device.queue
-        self.adapter_info = dict(adapter.info)
-        self.features = frozenset(str(f) for f in device.features)
-        self.limits = dict(device.limits)
-        self.storage_offset_alignment = int(self.limits.get("min-storage-buffer-offset-alignment", 256))
-        self.max_binding_size = int(self.limits["max-storage-buffer-binding-size"]) // 4 * 4
-        self.max_buffer_size = int(self.limits["max-buffer-size"])
-        self.max_workgroups_per_dim = int(self.limits["max-compute-workgroups-per-dimension"])
+        self._init_device(adapter, device)
         self._lock = threading.RLock()
         self.stats = {"submits": 0, "dispatches": 0, "pipelines_compiled": 0,
                       "bind_groups_created": 0, "clears": 0}
@@ -177,10 +155,7 @@ class WgpuContext(Pipelines, Transfers):
         self._flush_bytes = FLUSH_BYTES  # the current flush bound (see the module docstring)
         self._keepalive: list[Any] = []
         self._fence_src = device.create_buffer(size=16, usage=_STORAGE_USAGE)
-        # bind-group cache (see the module docstring)
-        self._groups: dict[tuple[Any, ...], Any] = {}
-        self._groups_by_buffer: dict[int, set[tuple[Any, ...]]] = {}
-        self._dead_buffers: collections.deque[int] = collections.deque()
+        self._init_bind_groups()
         #: Profiling hook (``gputensor._profile``): while not None, every recorded dispatch gets a
         #: compute pass of its own whose timestamp writes come from
         #: ``timestamp_sink.timestamp_writes(name, defines)`` (called under the lock).
@@ -217,19 +192,6 @@ class WgpuContext(Pipelines, Transfers):
     def new(cls, adapter: str | None = None) -> "WgpuContext":
         """Synchronous form of ``new_async`` (same steps, waiting on each promise)."""
         return run_sync(cls._new_steps(adapter or config.value("adapter")))
-
-    def __repr__(self) -> str:
-        return (
-            f"WgpuContext(adapter={adapter_description(self.adapter_info)!r}, "
-            f"features={sorted(self.features)}, "
-            f"max_binding={self.max_binding_size >> 20} MiB, max_buffer={self.max_buffer_size >> 20} MiB, "
-            f"workgroup_storage={self.limits.get('max-compute-workgroup-storage-size')} B)"
-        )
-
-    @property
-    def is_software(self) -> bool:
-        """True for CPU (software) adapters such as lavapipe."""
-        return self.adapter_info.get("adapter_type") == "CPU"
 
     # ---- buffers --------------------------------------------------------------------------
     def create_storage(self, size_bytes: int) -> Any:
@@ -477,73 +439,6 @@ class WgpuContext(Pipelines, Transfers):
     #: A memoryview of ``_ring_data`` (made by the first ``record``): its slice assignment is
     #: cheaper than the bytearray's.
     _ring_view: memoryview | None = None
-
-    def _new_bind_group(self, name: str, key: tuple[Any, ...], window: int, buffers: Sequence[Region]) -> Any:
-        """Create and cache (under ``key``: see ``record``) the bind group of ``buffers``, the
-        ring's ``window`` at a dynamic offset first (lock held)."""
-        n_storage = len(buffers)
-        bgl, _ = self._layout(n_storage)
-        entries = [{"binding": 0, "resource": {"buffer": self._ring, "offset": 0, "size": window}}]
-        entries += [
-            {"binding": i + 1, "resource": {"buffer": b, "offset": o, "size": s}}
-            for i, (b, o, s) in enumerate(buffers)
-        ]
-        try:
-            group = self.device.create_bind_group(layout=bgl, entries=entries)
-        except Exception as exc:
-            raise device_error(f"kernel {name}: cannot bind its buffers: {exc}") from exc
-        self.stats["bind_groups_created"] += 1
-        if len(self._groups) >= BIND_GROUP_CACHE_SIZE:  # down to three quarters, oldest first
-            self._evict(len(self._groups) - BIND_GROUP_CACHE_SIZE * 3 // 4)
-        self._groups[key] = group
-        for buf, _, _ in buffers:
-            uid = buf.uid
-            keys = self._groups_by_buffer.get(uid)
-            if keys is None:
-                keys = self._groups_by_buffer[uid] = set()
-                weakref.finalize(buf, self._dead_buffers.append, uid)
-            keys.add(key)
-        return group
-
-    def _evict(self, count: int) -> None:
-        """Drop the ``count`` oldest cached bind groups (lock held)."""
-        for key in list(self._groups)[:count]:
-            self._keepalive.append(self._groups.pop(key))  # alive until the batch is submitted
-            for uid in key[2::3]:
-                keys = self._groups_by_buffer.get(uid)
-                if keys is not None:
-                    keys.discard(key)
-
-    def _forget_buffer(self, uid: int) -> None:
-        """Drop the cached bind groups that bind the buffer ``uid`` (lock held)."""
-        keys = self._groups_by_buffer.pop(uid, None)
-        if not keys:
-            return
-        for key in keys:
-            group = self._groups.pop(key, None)
-            if group is not None:
-                self._keepalive.append(group)
-                for other in key[2::3]:
-                    if other != uid:
-                        others = self._groups_by_buffer.get(other)
-                        if others is not None:
-                            others.discard(key)
-
-    def _purge_dead(self) -> None:
-        """Forget the buffers whose Python objects died (queued by their finalizers; lock held)."""
-        while self._dead_buffers:
-            try:
-                uid = self._dead_buffers.popleft()
-            except IndexError:  # pragma: no cover - drained concurrently
-                break
-            self._forget_buffer(uid)
-
-    def bind_group_cache_size(self) -> int:
-        """Number of cached bind groups (for tests and diagnostics)."""
-        with self._lock:
-            if self._dead_buffers:
-                self._purge_dead()
-            return len(self._groups)
 
     def _open_encoder(self) -> Any:
         if self._encoder is None:

@@ -1,0 +1,45 @@
+"""What the device is (a base class of ``WgpuContext``): adapter, device, queue, features, limits.
+
+``_init_device`` takes the adapter and the device it granted and keeps the facts the launchers
+read on every call as plain attributes: ``storage_offset_alignment``, ``max_binding_size``
+(rounded down to 4 bytes), ``max_buffer_size``, ``max_workgroups_per_dim``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .adapters import adapter_description
+
+__all__ = ["DeviceFacts"]
+
+
+class DeviceFacts:
+    """Public attributes: ``device``, ``queue``, ``adapter``, ``adapter_info`` (a dict),
+    ``features`` (frozenset of granted feature names), ``limits`` (dict of granted limits) and
+    the limits above as ints."""
+
+    def _init_device(self, adapter: Any, device: Any) -> None:
+        self.adapter = adapter
+        self.device = device
+        self.queue = device.queue
+        self.adapter_info = dict(adapter.info)
+        self.features = frozenset(str(f) for f in device.features)
+        self.limits = dict(device.limits)
+        self.storage_offset_alignment = int(self.limits.get("min-storage-buffer-offset-alignment", 256))
+        self.max_binding_size = int(self.limits["max-storage-buffer-binding-size"]) // 4 * 4
+        self.max_buffer_size = int(self.limits["max-buffer-size"])
+        self.max_workgroups_per_dim = int(self.limits["max-compute-workgroups-per-dimension"])
+
+    def __repr__(self) -> str:
+        return (
+            f"WgpuContext(adapter={adapter_description(self.adapter_info)!r}, "
+            f"features={sorted(self.features)}, "
+            f"max_binding={self.max_binding_size >> 20} MiB, max_buffer={self.max_buffer_size >> 20} MiB, "
+            f"workgroup_storage={self.limits.get('max-compute-workgroup-storage-size')} B)"
+        )
+
+    @property
+    def is_software(self) -> bool:
+        """True for CPU (software) adapters such as lavapipe."""
+        return self.adapter_info.get("adapter_type") == "CPU"
