@@ -39,7 +39,7 @@ from ._dtypes import DType
 from ._ops import ELEMENTWISE_OPS, ElementwiseOp
 from ._shapes import broadcast_strides, contiguous_strides, is_contiguous, size_of
 
-__all__ = ["GpuArray"]
+__all__ = ["GpuArray", "install_dunders"]
 
 _SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
@@ -523,18 +523,21 @@ def _make_unary(row: ElementwiseOp) -> Callable[..., Any]:
     return method
 
 
-def _install_dunders() -> None:
-    for row in ELEMENTWISE_OPS.values():
-        if row.dunder is None:
-            continue
-        if row.arity == 1:
-            setattr(GpuArray, row.dunder, _make_unary(row))
-            continue
-        setattr(GpuArray, row.dunder, _make_binary(row))
-        if row.reflected_dunder:
-            setattr(GpuArray, row.reflected_dunder, _make_reflected(row))
-        if row.inplace_dunder:
-            setattr(GpuArray, row.inplace_dunder, _make_inplace(row))
+def install_dunders(row: ElementwiseOp) -> None:
+    """Set the operator methods of the table row ``row`` on GpuArray: its dunder and, for binary
+    rows, the reflected and in-place forms (nothing for a row without a dunder)."""
+    if row.dunder is None:
+        return
+    if row.arity == 1:
+        setattr(GpuArray, row.dunder, _make_unary(row))
+        return
+    setattr(GpuArray, row.dunder, _make_binary(row))
+    if row.reflected_dunder:
+        setattr(GpuArray, row.reflected_dunder, _make_reflected(row))
+    if row.inplace_dunder:
+        setattr(GpuArray, row.inplace_dunder, _make_inplace(row))
 
 
-_install_dunders()
+for _row in ELEMENTWISE_OPS.values():
+    install_dunders(_row)
+del _row

@@ -1,4 +1,5 @@
-"""Array API elementwise functions, generated from the op table ``_ops.ELEMENTWISE_OPS``.
+"""Array API elementwise functions, generated from the op table ``_ops.ELEMENTWISE_OPS`` (one
+function per row, with the row's operator dunders: :func:`install`).
 
 Every function checks its arguments' dtypes against the row's category, promotes them (Python
 scalars are weak, in either position of a binary function), broadcasts and runs one generic
@@ -10,13 +11,14 @@ too-large shift counts (no error, unlike array-api-strict which raises ``ValueEr
 from __future__ import annotations
 
 import builtins
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from . import _dispatch, _dtypes
-from ._array_object import GpuArray
+from ._array_object import GpuArray, install_dunders
 from ._ops import ELEMENTWISE_OPS, ElementwiseOp
 
 __all__ = sorted(ELEMENTWISE_OPS) + ["clip"]
@@ -48,8 +50,26 @@ def _make_function(row: ElementwiseOp) -> Callable[..., GpuArray]:
     return func
 
 
+def install(row: ElementwiseOp) -> Callable[..., GpuArray]:
+    """Make the namespace function of the table row ``row`` (a row of ``_ops.ELEMENTWISE_OPS``)
+    and its operator dunders: the function goes into this module (and its ``__all__``) and
+    into ``gputensor``'s namespace once that exists. Every row of the table is installed at
+    import; a row added later (``_backend.elementwise_ops.add_op``) is installed by this."""
+    func = _make_function(row)
+    globals()[row.name] = func
+    if row.name not in __all__:
+        __all__.append(row.name)
+    install_dunders(row)
+    package = sys.modules.get(__package__ or "gputensor")
+    if package is not None and hasattr(package, "__all__"):  # (already imported: a later row)
+        setattr(package, row.name, func)
+        if row.name not in package.__all__:
+            package.__all__.append(row.name)
+    return func
+
+
 for _row in ELEMENTWISE_OPS.values():
-    globals()[_row.name] = _make_function(_row)
+    install(_row)
 del _row
 
 

@@ -111,8 +111,8 @@ _FLOAT_BITS = {  # width -> (sign bit, exponent mask (inf bits), NaNs with the s
 
 
 def _kind(dtype: str) -> str:
-    return {"bool": "u", "float16": "f", "float32": "f", "float64": "f"}.get(
-        dtype, "i" if dtype.startswith("int") else "u")
+    kind = storage_type(dtype).kind
+    return "u" if kind == "b" else kind
 
 
 def key_words(dtype: str) -> int:

@@ -24,6 +24,7 @@ from .base import BackendTranspose, BinaryOp, ComputeBackend, ReduceOp, UnaryOp
 from .context import WgpuContext, adapter_description, readable_bytes, writable_bytes
 from .errors import invalid_argument, not_initialized, out_of_memory, unsupported
 from .memory_pool import MemoryPool
+from .wgsl_types import DTYPE_TABLE
 
 _PTR_SHIFT = 40
 
@@ -35,11 +36,7 @@ _POOL_LOCK = threading.Lock()
 _OFFSET_MASK = (1 << _PTR_SHIFT) - 1
 
 #: Float dtypes of the BLAS-like operations: name -> (itemsize, WGSL type, required feature).
-FLOAT_DTYPES = {
-    "float16": (2, "f16", "shader-f16"),
-    "float32": (4, "f32", None),
-    "float64": (8, "f64", "shader-f64"),
-}
+FLOAT_DTYPES = {t.name: (t.itemsize, *t.native) for t in DTYPE_TABLE.values() if t.native is not None}
 
 
 def _as_int(what: str, value: Any) -> int:
