@@ -1,21 +1,20 @@
 """Data types of gputensor: singletons, categories, promotion, Python-scalar rules.
 
-Everything here is pure Python and device independent (no wgpu import).
+Everything here is pure Python and device independent. The dtypes are the rows of the one
+dtype table, ``_backend/wgsl_types.DTYPE_TABLE`` (which carries every fact about a dtype:
+storage, compute type, lanes, adapter feature, loads, bit patterns, literals, conversions,
+accumulator); this module makes one :class:`DType` singleton per row, the categories from the
+rows' kinds and the promotion table from the kinds and NumPy's ``result_type``.
 
 Supported dtypes are the Array API real dtypes plus ``float16``:
 ``bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
 float16, float32, float64``.  Complex dtypes are not supported yet.
 
-Each :class:`DType` carries the facts the kernel layer needs:
-
-* ``wgsl_compute``: the WGSL scalar type used to *compute* on a value
-  (8/16-bit integers are widened to ``i32``/``u32``, ``float16`` is computed
-  in ``f32``).
-* ``packed``: 1- and 2-byte dtypes are stored packed in ``u32`` words, with a
-  byte layout identical to NumPy's, so host buffers upload unchanged.
-* ``feature``: the WebGPU feature the dtype needs (``shader-int64`` for
-  ``int64``/``uint64``, ``shader-f64`` for ``float64``).  ``float16`` needs no
-  feature: it is emulated through ``pack2x16float``/``unpack2x16float``.
+Each :class:`DType` carries the facts the namespace needs (``name``, ``numpy``, ``itemsize``,
+``kind``), and its table row as :attr:`DType.info`; ``wgsl_compute`` (8/16-bit integers are
+computed as ``i32``/``u32``, ``float16`` in ``f32``), ``packed`` (1- and 2-byte dtypes are
+stored packed in ``u32`` words, with NumPy's byte layout) and ``feature`` (``shader-int64`` for
+``int64``/``uint64``, ``shader-f64`` for ``float64``; ``float16`` needs none) come from it.
 
 Promotion
 ---------
