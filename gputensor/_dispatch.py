@@ -318,9 +318,7 @@ def scalar_value(value: PythonScalar, dtype: DType) -> Any:
         _dtypes.check_scalar_in_range(dtype, int(value))
         return int(value)
     with np.errstate(over="ignore"):
-        if dtype == _dtypes.float16:
-            return float(np.float16(value))
-        return float(value)
+        return float(dtype.numpy.type(value))  # (rounded to the narrow float)
 
 
 def fill(dst: GpuArray, value: Any) -> None:

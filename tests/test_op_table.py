@@ -101,3 +101,34 @@ def test_dtypes_are_the_table_rows():
     assert (_dtypes.bool, _dtypes.int8) not in _dtypes.PROMOTION_TABLE
     assert (_dtypes.uint64, _dtypes.int8) not in _dtypes.PROMOTION_TABLE
     assert len(_dtypes.PROMOTION_TABLE) == 114
+
+
+def test_new_reduction_row_of_a_kind():
+    """A reduction of an existing kind is one row: a bitwise-or reduction of the plain kind."""
+    from gputensor import _dispatch
+    from gputensor._backend import ops_reduce
+
+    row = ops_reduce.ReductionOp("bit_or", ops_reduce.PLAIN, "dst", {"bool": "a || b", "*": "a | b"},
+                                 {"bool": False, "*": 0}, acc_kinds=frozenset({"bool", "int", "uint"}))
+    ops_reduce.REDUCTION_OPS[row.name] = row
+    try:
+        host = np.array([[1, 2, 4, 8], [16, 32, 64, 3], [5, 0, 0, 1 << 31]], dtype=np.uint32)
+        x = gt.asarray(host)
+        out = gt.empty((4,), dtype=gt.uint32)
+        ops_reduce.reduce_strided(_dispatch.backend(), "bit_or", x._ptr, "uint32", x.shape, x.strides, (0,),
+                                  out._ptr, "uint32")
+        np.testing.assert_array_equal(out.get(), np.bitwise_or.reduce(host, axis=0))
+    finally:
+        del ops_reduce.REDUCTION_OPS[row.name]
+
+
+def test_accumulator_conversions_keep_signedness():
+    """32-bit integers accumulated in 64-bit ones extend by their own signedness (one conversion
+    rule for every kernel: ``wgsl_types.convert``)."""
+    a = np.array([3_000_000_000, 4_000_000_000, 5], dtype=np.uint32)
+    assert int(gt.sum(gt.asarray(a), dtype=gt.int64)) == int(np.sum(a, dtype=np.int64))
+    b = np.array([-5, 7], dtype=np.int32)
+    assert int(gt.sum(gt.asarray(b), dtype=gt.uint64)) == int(np.sum(b, dtype=np.uint64))
+    assert int(gt.prod(gt.asarray(b), dtype=gt.uint64)) == int(np.prod(b, dtype=np.uint64))
+    assert bool(gt.any(gt.asarray(np.array([0.0, np.nan], np.float32))))
+    assert not bool(gt.any(gt.asarray(np.array([-0.0, 0.0], np.float32))))

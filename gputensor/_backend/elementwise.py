@@ -103,16 +103,8 @@ class ElementwiseSpec:
 
 
 def _scalar_load(st: StorageType, word: int, read: str = "P") -> str:
-    """WGSL of a scalar of storage type ``st`` kept in parameter words ``word`` (and ``word + 1``
-    for 64-bit types), as its compute type; ``read`` is the WGSL function that reads a word."""
-    if st.itemsize == 8:
-        bits = f"((u64({read}({word + 1}u)) << 32u) | u64({read}({word}u)))"
-        return bits if st.compute == "u64" else f"bitcast<{st.compute}>({bits})"
-    if st.compute == "bool":
-        return f"({read}({word}u) != 0u)"
-    if st.compute == "u32":
-        return f"{read}({word}u)"
-    return f"bitcast<{st.compute}>({read}({word}u))"
+    """WGSL of a scalar of dtype ``st`` kept in parameter words (``StorageType.param_load``)."""
+    return st.param_load(word, read)
 
 
 #: u32 words per invocation of the packed vector mode (one vec4<u32> per operand).

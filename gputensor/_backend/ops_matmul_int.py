@@ -38,11 +38,11 @@ __all__ = ["ACCUMULATORS", "INPUT_DTYPES", "KERNEL", "accumulator_dtype", "matmu
 KERNEL = "matmul_int"
 
 #: C dtype -> WGSL accumulation type.
-ACCUMULATORS: dict[str, str] = {"int32": "i32", "uint32": "u32", "int64": "i64", "uint64": "u64"}
+ACCUMULATORS: dict[str, str] = {t.name: t.compute for t in STORAGE_TYPES.values()
+                                if t.kind in "iu" and not t.packed}
 
-#: dtypes A and B may have.
-INPUT_DTYPES: tuple[str, ...] = ("bool", "int8", "int16", "int32", "int64",
-                                 "uint8", "uint16", "uint32", "uint64")
+#: dtypes A and B may have (bool and the integers).
+INPUT_DTYPES: tuple[str, ...] = tuple(t.name for t in STORAGE_TYPES.values() if t.kind in "biu")
 
 
 

@@ -88,7 +88,7 @@ from .errors import invalid_argument, unsupported
 from .kernels import library_code
 from .ops_elementwise import ArrayOperand, ScalarOperand, merge_dims
 from .plan_cache import PlanCache
-from .wgsl_types import STORAGE_TYPES, StorageType, literal
+from .wgsl_types import STORAGE_TYPES, StorageType, convert, literal
 
 if TYPE_CHECKING:
     from .webgpu import WebGpuBackend
@@ -226,7 +226,7 @@ class _PlainKind(ReductionKind):
         d.update(types.vector_defines(0, str(d["SRC_COMPUTE"])))
         post = spec.pick(spec.post, kind).replace("{ACC}", acc_c)
         d["COMBINE"] = spec.pick(spec.combine, kind)
-        d["IDENTITY"] = _literal(_identity_value(spec, types.acc), acc_c)
+        d["IDENTITY"] = literal(_identity_value(spec, types.acc), acc_c)
         d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
 
 
@@ -340,20 +340,9 @@ REDUCTION_OPS: dict[str, ReductionOp] = {
 
 
 def _convert(value: str, src: str, dst: str) -> str:
-    """WGSL conversion between compute types with NumPy's results (float -> bool is ``!= 0``
-    with NaN true: naga compiles float ``!=`` as an ordered comparison, so NaN != 0 is false,
-    hence bit tests)."""
-    if src == dst:
-        return value
-    if dst == "bool":
-        if src == "f32":  # any magnitude bit set: nonzero or NaN
-            return f"((bitcast<u32>({value}) & 0x7FFFFFFFu) != 0u)"
-        if src == "f64":
-            return f"((({value}) != f64(0)) || ((bitcast<u32>(f32({value})) & 0x7FFFFFFFu) > 0x7F800000u))"
-        return f"(({value}) != {src}(0))"
-    if src == "bool":
-        return f"select({dst}(0), {dst}(1), {value})"
-    return f"{dst}({value})"
+    """``wgsl_types.convert`` without 64-bit integers for f64 (a reduction of float64 needs only
+    ``shader-f64``)."""
+    return convert(value, src, dst, int64=False)
 
 
 def _wrap(t: StorageType) -> str:
@@ -377,15 +366,6 @@ def _store_snippet(t: StorageType) -> tuple[str, str]:
         f"    atomicOr(&dst[w], ({bits}) << sh);"
     )
     return "atomic<u32>", body
-
-
-def _literal(value: object, compute: str) -> str:
-    """``wgsl_types.literal``, except u64 values of 2**63 and more (naga reads the literal inside
-    ``u64(...)`` as a signed abstract int and rejects them)."""
-    if compute == "u64" and int(value) >= 2**63:  # type: ignore[call-overload]
-        v = int(value)  # type: ignore[call-overload]
-        return f"((u64({v >> 32}u) << 32u) | u64({v & 0xFFFFFFFF}u))"
-    return literal(value, compute)  # type: ignore[arg-type]
 
 
 def _identity_value(spec: ReductionOp, acc: StorageType) -> object:

@@ -100,6 +100,16 @@ class DTypeInfo:
         return _COMPUTE_BITS[self.compute]
 
     @property
+    def float_bits(self) -> tuple[int, int, int]:
+        """(sign bit, exponent mask, mantissa mask) of the stored IEEE format (floating dtypes;
+        ValueError for others)."""
+        if self.kind != "f":
+            raise ValueError(f"{self.name} is not a floating dtype")
+        info = np.finfo(self.name)
+        bits = 8 * self.itemsize
+        return 1 << (bits - 1), ((1 << info.nexp) - 1) << info.nmant, (1 << info.nmant) - 1
+
+    @property
     def inf(self) -> str:
         """WGSL of +inf in the compute type (floating dtypes)."""
         return _float_constant(0x7F800000, self.compute)
@@ -138,6 +148,19 @@ class DTypeInfo:
         float16 rounds to nearest even (overflow to inf), 8/16-bit integers wrap."""
         return self.wrap.format(v=value) if self.wrap else value
 
+    def param_load(self, word: int, read: str = "P") -> str:
+        """WGSL of a scalar of this dtype kept in parameter words ``word`` (and ``word + 1`` for
+        64-bit types; the words carry the compute type's bits), as its compute type; ``read``
+        is the WGSL function that reads a word."""
+        if self.itemsize == 8:
+            bits = f"((u64({read}({word + 1}u)) << 32u) | u64({read}({word}u)))"
+            return bits if self.compute == "u64" else f"bitcast<{self.compute}>({bits})"
+        if self.compute == "bool":
+            return f"({read}({word}u) != 0u)"
+        if self.compute == "u32":
+            return f"{read}({word}u)"
+        return f"bitcast<{self.compute}>({read}({word}u))"
+
     def literal(self, value: float | int | bool) -> str:
         """A WGSL literal of ``value`` in the compute type (see :func:`literal`)."""
         return literal(value, self.compute)
@@ -159,8 +182,12 @@ def _float_constant(f32_bits: int, compute: str) -> str:
     return f32 if compute == "f32" else f"{compute}({f32})"
 
 
-def convert(value: str, src: str, dst: str) -> str:
-    """WGSL expression converting ``value`` from compute type ``src`` to ``dst``."""
+def convert(value: str, src: str, dst: str, *, int64: bool = True) -> str:
+    """WGSL expression converting ``value`` from compute type ``src`` to ``dst`` with NumPy's
+    results where WGSL differs (bool from numbers is ``!= 0`` with NaN true; numbers from bool
+    are 0/1; 32- to 64-bit integers extend by the source's signedness). ``int64=False``: for
+    kernels that may lack 64-bit integers (f64 with ``shader-f64`` only), f64 to bool without
+    them."""
     if src == dst:
         return value
     if dst == "bool":
@@ -168,6 +195,8 @@ def convert(value: str, src: str, dst: str) -> str:
         # NumPy's bool(NaN) is True; -0.0 is False.
         if src == "f32":
             return f"((bitcast<u32>({value}) << 1u) != 0u)"
+        if src == "f64" and not int64:  # nonzero, or NaN (an f64 NaN converts to an f32 NaN)
+            return f"((({value}) != f64(0)) || ((bitcast<u32>(f32({value})) & 0x7FFFFFFFu) > 0x7F800000u))"
         if src == "f64":
             return f"((bitcast<u64>({value}) << 1u) != u64(0))"
         zero = {"i32": "0i", "u32": "0u", "i64": "i64(0)", "u64": "u64(0)"}[src]
