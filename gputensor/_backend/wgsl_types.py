@@ -62,7 +62,9 @@ class DTypeInfo:
     value as storing it keeps (8/16-bit integers wrap, float16 rounds; empty: unchanged);
     ``accumulator``: the dtype sums and scans of this dtype accumulate in; ``native``: for
     floats, the WGSL type and feature of the dtype as a native type (``f16`` needs
-    ``shader-f16``; the BLAS-like kernels use it), else None.
+    ``shader-f16``; the BLAS-like kernels use it), else None; ``fallback``: the dtype host
+    data of this dtype becomes on an adapter without its ``feature`` (``asarray`` of a NumPy
+    float64 array on such an adapter gives float32), or empty.
     """
 
     name: str
@@ -78,6 +80,7 @@ class DTypeInfo:
     wrap: str = ""
     accumulator: str = ""
     native: tuple[str, str | None] | None = None
+    fallback: str = ""
 
     @property
     def packed(self) -> bool:
@@ -230,13 +233,15 @@ DTYPE_TABLE: dict[str, DTypeInfo] = {
                   "(bitcast<u32>({v}) & 0xFFFFu)", None,
                   lane="(bitcast<i32>({w} << {r}u) >> 16u)", wrap="(({v} << 16u) >> 16u)", accumulator="int32"),
         DTypeInfo("int32", "i", 4, "i32", "i32", 1, "{buf}[{i}]", "", None, accumulator="int32"),
-        DTypeInfo("int64", "i", 8, "i64", "i64", 1, "{buf}[{i}]", "", "shader-int64", accumulator="int64"),
+        DTypeInfo("int64", "i", 8, "i64", "i64", 1, "{buf}[{i}]", "", "shader-int64", accumulator="int64",
+                  fallback="int32"),
         DTypeInfo("uint8", "u", 1, "u32", "u32", 4, _PACKED_U8, "({v} & 0xFFu)", None,
                   lane="(({w} >> {s}u) & 0xFFu)", wrap="({v} & 0xFFu)", accumulator="uint32"),
         DTypeInfo("uint16", "u", 2, "u32", "u32", 2, _PACKED_U16, "({v} & 0xFFFFu)", None,
                   lane="(({w} >> {s}u) & 0xFFFFu)", wrap="({v} & 0xFFFFu)", accumulator="uint32"),
         DTypeInfo("uint32", "u", 4, "u32", "u32", 1, "{buf}[{i}]", "", None, accumulator="uint32"),
-        DTypeInfo("uint64", "u", 8, "u64", "u64", 1, "{buf}[{i}]", "", "shader-int64", accumulator="uint64"),
+        DTypeInfo("uint64", "u", 8, "u64", "u64", 1, "{buf}[{i}]", "", "shader-int64", accumulator="uint64",
+                  fallback="uint32"),
         DTypeInfo("float16", "f", 2, "u32", "f32", 2, "unpack2x16float({buf}[{i} >> 1u])[{i} & 1u]",
                   "ew_f16_bits_f32({v})", None,
                   lane="unpack2x16float({w})[{l}]", wrap="unpack2x16float(ew_f16_bits_f32({v})).x",
@@ -244,7 +249,7 @@ DTYPE_TABLE: dict[str, DTypeInfo] = {
         DTypeInfo("float32", "f", 4, "f32", "f32", 1, "{buf}[{i}]", "", None, accumulator="float32",
                   native=("f32", None)),
         DTypeInfo("float64", "f", 8, "f64", "f64", 1, "{buf}[{i}]", "", "shader-f64", accumulator="float64",
-                  native=("f64", "shader-f64")),
+                  native=("f64", "shader-f64"), fallback="float32"),
     )
 }
 
