@@ -50,27 +50,32 @@ def _make_function(row: ElementwiseOp) -> Callable[..., GpuArray]:
     return func
 
 
-def install(row: ElementwiseOp) -> Callable[..., GpuArray]:
-    """Make the namespace function of the table row ``row`` (a row of ``_ops.ELEMENTWISE_OPS``)
-    and its operator dunders: the function goes into this module (and its ``__all__``) and
-    into ``gputensor``'s namespace once that exists. Every row of the table is installed at
-    import; a row added later (``_backend.elementwise_ops.add_op``) is installed by this."""
+def _define(row: ElementwiseOp) -> Callable[..., GpuArray]:
+    """Make the namespace function of the table row ``row`` (into this module and its
+    ``__all__``) and its operator dunders."""
     func = _make_function(row)
     globals()[row.name] = func
     if row.name not in __all__:
         __all__.append(row.name)
     install_dunders(row)
-    package = sys.modules.get(__package__ or "gputensor")
-    if package is not None and hasattr(package, "__all__"):  # (already imported: a later row)
-        setattr(package, row.name, func)
-        if row.name not in package.__all__:
-            package.__all__.append(row.name)
     return func
 
 
 for _row in ELEMENTWISE_OPS.values():
-    install(_row)
+    _define(_row)
 del _row
+
+
+def install(row: ElementwiseOp) -> Callable[..., GpuArray]:
+    """Make the namespace function and the operator dunders of a row added to the table after
+    import (``_backend.elementwise_ops.add_op``), and put the function into ``gputensor``'s
+    namespace (every row of the table at import is made the same way, by ``_define``)."""
+    func = _define(row)
+    package = sys.modules[__package__ or "gputensor"]
+    setattr(package, row.name, func)
+    if row.name not in package.__all__:
+        package.__all__.append(row.name)
+    return func
 
 
 def clip(x: GpuArray, /, min: GpuArray | int | float | None = None,
