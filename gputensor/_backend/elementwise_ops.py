@@ -64,9 +64,10 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ElementwiseOp:
-    """One row of the elementwise op table (see the module docstring)."""
+    """One row of the elementwise op table (see the module docstring). Rows compare and hash by
+    identity (``forms`` is a dict)."""
 
     name: str
     arity: int
