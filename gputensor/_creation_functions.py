@@ -52,9 +52,6 @@ __all__ = [
     "zeros_like",
 ]
 
-_FALLBACKS = {"float64": "float32", "int64": "int32", "uint64": "uint32"}
-
-
 def _check_dtype_arg(dtype: Any) -> DType | None:
     if dtype is None:
         return None
@@ -86,8 +83,8 @@ def _shape_arg(shape: Any) -> tuple[int, ...]:
 def _device_dtype(np_dtype: np.dtype) -> DType:
     """The gputensor dtype for a NumPy dtype (with the device fallbacks)."""
     dtype = _dtypes.dtype_from_any(np_dtype)
-    if not DEFAULT_DEVICE.supports_dtype(dtype) and dtype.name in _FALLBACKS:
-        dtype = _dtypes.DTYPES_BY_NAME[_FALLBACKS[dtype.name]]
+    if not DEFAULT_DEVICE.supports_dtype(dtype) and dtype.info.fallback:
+        dtype = _dtypes.DTYPES_BY_NAME[dtype.info.fallback]
     return DEFAULT_DEVICE.check_dtype(dtype)
 
 

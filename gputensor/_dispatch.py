@@ -207,9 +207,7 @@ def scalar_value(value: PythonScalar, dtype: DType) -> Any:
         _dtypes.check_scalar_in_range(dtype, int(value))
         return int(value)
     with np.errstate(over="ignore"):
-        if dtype == _dtypes.float16:
-            return float(np.float16(value))
-        return float(value)
+        return float(dtype.numpy.type(value))  # (rounded to the narrow float)
 
 
 def fill(dst: GpuArray, value: Any) -> None:
@@ -250,7 +248,8 @@ def run_elementwise(
 ) -> GpuArray:
     """Record ``result = op(inputs...)`` and return the result array.
 
-    ``op`` is a row of the backend table ``elementwise_ops.OPS``. ``inputs`` are GpuArrays
+    ``op`` is a row of the backend op table ``elementwise_ops.OPS`` (its form for
+    ``op_dtype``). ``inputs`` are GpuArrays
     (broadcast together) or ``(value, dtype)`` scalar pairs; input ``k`` is converted to the
     compute type of ``casts[k]``; the expression has the compute type of ``expr_dtype``; the
     op's form (float/int/uint/bool) is picked by ``op_dtype`` (default ``expr_dtype``; for
@@ -291,7 +290,7 @@ def _run_elementwise(
     compute = compute_type(expr_dtype)
     form_dtype = op_dtype or expr_dtype
     try:
-        expr = expression(op, compute_type(form_dtype))
+        expr = expression(op, compute_type(form_dtype), form_dtype.name)
     except KeyError:
         raise TypeError(f"{op} is not defined for {form_dtype}") from None
     cast_types = [compute_type(dt) for dt in casts]
@@ -419,11 +418,10 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
     inputs: list[Input] = []
     for a in args:
         inputs.append(a if isinstance(a, _ao.GpuArray) else (scalar_value(a, compute), compute))
-    kernel_op = row.kernel_op_for(compute.name)
-    value, plan = _run_elementwise(kernel_op, inputs, [compute] * len(inputs), expr_dtype, result,
+    value, plan = _run_elementwise(name, inputs, [compute] * len(inputs), expr_dtype, result,
                                    out=out, op_dtype=compute)
     if out is None:
-        _remember(name, args, layout, kernel_op, compute, expr_dtype, result, value, plan)
+        _remember(name, args, layout, compute, expr_dtype, result, value, plan)
     return value
 
 
@@ -629,7 +627,7 @@ def _cache_put(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], entry: A
         cache[key] = entry
 
 
-def _remember(name: str, args: Sequence[Any], layout: tuple[Any, ...] | None, kernel_op: str, compute: DType,
+def _remember(name: str, args: Sequence[Any], layout: tuple[Any, ...] | None, compute: DType,
               expr_dtype: DType, result: DType, value: GpuArray, plan: Any) -> None:
     """Cache what the successful call ``elementwise_op(name, *args)`` (``out=None``) resolved
     (``_RESOLVED``) and, when it recorded an eager kernel into the new array ``value`` with
@@ -638,7 +636,7 @@ def _remember(name: str, args: Sequence[Any], layout: tuple[Any, ...] | None, ke
     if key not in _RESOLVED:
         c = compute_type(compute)
         try:
-            expr = expression(kernel_op, c)
+            expr = expression(name, c, compute.name)
         except KeyError:  # (an empty result never looked the op up)
             return
         _cache_put(_RESOLVED, key, _ResolvedOp(expr, (c,) * len(args), compute_type(expr_dtype), result, compute))

@@ -1,21 +1,20 @@
 """Data types of gputensor: singletons, categories, promotion, Python-scalar rules.
 
-Everything here is pure Python and device independent (no wgpu import).
+Everything here is pure Python and device independent. The dtypes are the rows of the one
+dtype table, ``_backend/wgsl_types.DTYPE_TABLE`` (which carries every fact about a dtype:
+storage, compute type, lanes, adapter feature, loads, bit patterns, literals, conversions,
+accumulator); this module makes one :class:`DType` singleton per row, the categories from the
+rows' kinds and the promotion table from the kinds and NumPy's ``result_type``.
 
 Supported dtypes are the Array API real dtypes plus ``float16``:
 ``bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
 float16, float32, float64``.  Complex dtypes are not supported yet.
 
-Each :class:`DType` carries the facts the kernel layer needs:
-
-* ``wgsl_compute``: the WGSL scalar type used to *compute* on a value
-  (8/16-bit integers are widened to ``i32``/``u32``, ``float16`` is computed
-  in ``f32``).
-* ``packed``: 1- and 2-byte dtypes are stored packed in ``u32`` words, with a
-  byte layout identical to NumPy's, so host buffers upload unchanged.
-* ``feature``: the WebGPU feature the dtype needs (``shader-int64`` for
-  ``int64``/``uint64``, ``shader-f64`` for ``float64``).  ``float16`` needs no
-  feature: it is emulated through ``pack2x16float``/``unpack2x16float``.
+Each :class:`DType` carries the facts the namespace needs (``name``, ``numpy``, ``itemsize``,
+``kind``), and its table row as :attr:`DType.info`; ``wgsl_compute`` (8/16-bit integers are
+computed as ``i32``/``u32``, ``float16`` in ``f32``), ``packed`` (1- and 2-byte dtypes are
+stored packed in ``u32`` words, with NumPy's byte layout) and ``feature`` (``shader-int64`` for
+``int64``/``uint64``, ``shader-f64`` for ``float64``; ``float16`` needs none) come from it.
 
 Promotion
 ---------
@@ -44,6 +43,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from ._backend.wgsl_types import DTYPE_TABLE, DTypeInfo
 
 __all__ = [
     "DType",
@@ -74,7 +75,9 @@ __all__ = [
 
 @dataclass(frozen=True, eq=False, repr=False)
 class DType:
-    """A gputensor data type.  Instances are the module-level singletons.
+    """A gputensor data type.  Instances are the module-level singletons, one per row of the
+    dtype table (``_backend.wgsl_types.DTYPE_TABLE``, which carries every fact about the dtype:
+    :attr:`info`).
 
     Equality holds only between :class:`DType` objects (a NumPy dtype never
     compares equal; use :attr:`numpy` to convert).  Instances are hashable
@@ -94,15 +97,25 @@ class DType:
         object.__setattr__(self, "itemsize", np_dtype.itemsize)
         object.__setattr__(self, "kind", np_dtype.kind)
 
+    @classmethod
+    def from_info(cls, info: DTypeInfo) -> DType:
+        """The DType of a dtype table row."""
+        return cls(info.name, wgsl_compute=info.compute, feature=info.feature)
+
+    @property
+    def info(self) -> DTypeInfo:
+        """The dtype's row of the dtype table (storage, loads, literals, ...)."""
+        return DTYPE_TABLE[self.name]
+
     @property
     def packed(self) -> builtins.bool:
         """True when values are stored packed in ``u32`` words (itemsize < 4)."""
-        return self.itemsize < 4
+        return self.info.packed
 
     @property
     def wgsl_storage(self) -> str:
         """WGSL element type of the storage buffer: ``u32`` for packed dtypes."""
-        return "u32" if self.packed else self.wgsl_compute
+        return self.info.array
 
     def __repr__(self) -> str:
         return f"gputensor.{self.name}"
@@ -120,153 +133,87 @@ class DType:
         return self.name
 
 
-# The dtype table: one row per dtype (name, WGSL compute type, WebGPU feature).
-bool = DType("bool", wgsl_compute="bool")
-int8 = DType("int8", wgsl_compute="i32")
-int16 = DType("int16", wgsl_compute="i32")
-int32 = DType("int32", wgsl_compute="i32")
-int64 = DType("int64", wgsl_compute="i64", feature="shader-int64")
-uint8 = DType("uint8", wgsl_compute="u32")
-uint16 = DType("uint16", wgsl_compute="u32")
-uint32 = DType("uint32", wgsl_compute="u32")
-uint64 = DType("uint64", wgsl_compute="u64", feature="shader-int64")
-float16 = DType("float16", wgsl_compute="f32")
-float32 = DType("float32", wgsl_compute="f32")
-float64 = DType("float64", wgsl_compute="f64", feature="shader-f64")
+#: name -> DType, one per row of the dtype table, in its order.
+DTYPES_BY_NAME: dict[str, DType] = {name: DType.from_info(info) for name, info in DTYPE_TABLE.items()}
+ALL_DTYPES: tuple[DType, ...] = tuple(DTYPES_BY_NAME.values())
 
-ALL_DTYPES: tuple[DType, ...] = (
-    bool,
-    int8,
-    int16,
-    int32,
-    int64,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-    float16,
-    float32,
-    float64,
-)
-DTYPES_BY_NAME: dict[str, DType] = {dt.name: dt for dt in ALL_DTYPES}
+bool = DTYPES_BY_NAME["bool"]
+int8 = DTYPES_BY_NAME["int8"]
+int16 = DTYPES_BY_NAME["int16"]
+int32 = DTYPES_BY_NAME["int32"]
+int64 = DTYPES_BY_NAME["int64"]
+uint8 = DTYPES_BY_NAME["uint8"]
+uint16 = DTYPES_BY_NAME["uint16"]
+uint32 = DTYPES_BY_NAME["uint32"]
+uint64 = DTYPES_BY_NAME["uint64"]
+float16 = DTYPES_BY_NAME["float16"]
+float32 = DTYPES_BY_NAME["float32"]
+float64 = DTYPES_BY_NAME["float64"]
 
 # ---------------------------------------------------------------------------
 # Categories (the spec's names; "real floating-point" / "floating-point" /
-# "complex floating-point" are array-api-strict's spellings of the same sets).
+# "complex floating-point" are array-api-strict's spellings of the same sets),
+# from the dtypes' kinds.
 # ---------------------------------------------------------------------------
-_boolean = (bool,)
-_signed_integer = (int8, int16, int32, int64)
-_unsigned_integer = (uint8, uint16, uint32, uint64)
+def _of_kind(kinds: str) -> tuple[DType, ...]:
+    return tuple(dt for dt in ALL_DTYPES if dt.kind in kinds)
+
+
+_boolean = _of_kind("b")
+_signed_integer = _of_kind("i")
+_unsigned_integer = _of_kind("u")
 _integer = _signed_integer + _unsigned_integer
-_real_floating = (float16, float32, float64)
+_real_floating = _of_kind("f")
+_complex_floating = _of_kind("c")
 _real_numeric = _integer + _real_floating
 
 DTYPE_CATEGORIES: dict[str, tuple[DType, ...]] = {
     "all": ALL_DTYPES,
     "real numeric": _real_numeric,
-    "numeric": _real_numeric,  # no complex dtypes yet
+    "numeric": _real_numeric + _complex_floating,
     "integer": _integer,
     "integer or boolean": _boolean + _integer,
     "boolean": _boolean,
     "real floating": _real_floating,
-    "floating": _real_floating,
-    "complex floating": (),
+    "floating": _real_floating + _complex_floating,
+    "complex floating": _complex_floating,
     "signed integer": _signed_integer,
     "unsigned integer": _unsigned_integer,
     # array-api-strict spellings
     "real floating-point": _real_floating,
-    "floating-point": _real_floating,
-    "complex floating-point": (),
+    "floating-point": _real_floating + _complex_floating,
+    "complex floating-point": _complex_floating,
 }
 
 # ---------------------------------------------------------------------------
-# Promotion.  Each unordered pair is listed once; the tables are symmetric.
+# Promotion, from the dtypes' kinds: every pair NumPy promotes, except the pairs
+# the spec leaves undefined and array-api-strict rejects (bool with a number,
+# uint64 with a signed integer). Within one kind, and signed with unsigned
+# integers, NumPy's result is the spec's; integer with floating is the extension.
 # ---------------------------------------------------------------------------
-_SAME_KIND_PAIRS: dict[tuple[DType, DType], DType] = {
-    (bool, bool): bool,
-    # signed integers
-    (int8, int8): int8,
-    (int8, int16): int16,
-    (int8, int32): int32,
-    (int8, int64): int64,
-    (int16, int16): int16,
-    (int16, int32): int32,
-    (int16, int64): int64,
-    (int32, int32): int32,
-    (int32, int64): int64,
-    (int64, int64): int64,
-    # unsigned integers
-    (uint8, uint8): uint8,
-    (uint8, uint16): uint16,
-    (uint8, uint32): uint32,
-    (uint8, uint64): uint64,
-    (uint16, uint16): uint16,
-    (uint16, uint32): uint32,
-    (uint16, uint64): uint64,
-    (uint32, uint32): uint32,
-    (uint32, uint64): uint64,
-    (uint64, uint64): uint64,
-    # signed with unsigned (uint64 with signed is undefined)
-    (int8, uint8): int16,
-    (int8, uint16): int32,
-    (int8, uint32): int64,
-    (int16, uint8): int16,
-    (int16, uint16): int32,
-    (int16, uint32): int64,
-    (int32, uint8): int32,
-    (int32, uint16): int32,
-    (int32, uint32): int64,
-    (int64, uint8): int64,
-    (int64, uint16): int64,
-    (int64, uint32): int64,
-    # real floating (float16 rows are an extension)
-    (float16, float16): float16,
-    (float16, float32): float32,
-    (float16, float64): float64,
-    (float32, float32): float32,
-    (float32, float64): float64,
-    (float64, float64): float64,
-}
-
-# Extension: integer with floating, as numpy.result_type (checked by a test).
-_MIXED_KIND_PAIRS: dict[tuple[DType, DType], DType] = {
-    (int8, float16): float16,
-    (int8, float32): float32,
-    (int8, float64): float64,
-    (int16, float16): float32,
-    (int16, float32): float32,
-    (int16, float64): float64,
-    (int32, float16): float64,
-    (int32, float32): float64,
-    (int32, float64): float64,
-    (int64, float16): float64,
-    (int64, float32): float64,
-    (int64, float64): float64,
-    (uint8, float16): float16,
-    (uint8, float32): float32,
-    (uint8, float64): float64,
-    (uint16, float16): float32,
-    (uint16, float32): float32,
-    (uint16, float64): float64,
-    (uint32, float16): float64,
-    (uint32, float32): float64,
-    (uint32, float64): float64,
-    (uint64, float16): float64,
-    (uint64, float32): float64,
-    (uint64, float64): float64,
-}
+def _promotes(a: DType, b: DType) -> builtins.bool:
+    if (a.kind == "b") != (b.kind == "b"):
+        return False
+    kinds = {a.kind, b.kind}
+    if kinds == {"i", "u"} and max(a, b, key=lambda d: d.kind == "u").itemsize == 8:
+        return False  # uint64 with a signed integer
+    return True
 
 
-def _symmetric(
-    pairs: dict[tuple[DType, DType], DType],
-) -> dict[tuple[DType, DType], DType]:
-    table = dict(pairs)
-    table.update({(b, a): result for (a, b), result in pairs.items()})
+def _promotion_pairs(same_kind: builtins.bool) -> dict[tuple[DType, DType], DType]:
+    table = {}
+    for a in ALL_DTYPES:
+        for b in ALL_DTYPES:
+            mixed = (a.kind in "iu") != (b.kind in "iu") and "b" not in (a.kind, b.kind)
+            if mixed == same_kind or not _promotes(a, b):
+                continue
+            table[a, b] = DTYPES_BY_NAME[np.result_type(a.numpy, b.numpy).name]
     return table
 
 
-SAME_KIND_PROMOTIONS: dict[tuple[DType, DType], DType] = _symmetric(_SAME_KIND_PAIRS)
-MIXED_KIND_PROMOTIONS: dict[tuple[DType, DType], DType] = _symmetric(_MIXED_KIND_PAIRS)
+SAME_KIND_PROMOTIONS: dict[tuple[DType, DType], DType] = _promotion_pairs(same_kind=True)
+# Extension: integer with floating, as numpy.result_type.
+MIXED_KIND_PROMOTIONS: dict[tuple[DType, DType], DType] = _promotion_pairs(same_kind=False)
 PROMOTION_TABLE: dict[tuple[DType, DType], DType] = {
     **SAME_KIND_PROMOTIONS,
     **MIXED_KIND_PROMOTIONS,

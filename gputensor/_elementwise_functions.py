@@ -1,4 +1,5 @@
-"""Array API elementwise functions, generated from the op table ``_ops.ELEMENTWISE_OPS``.
+"""Array API elementwise functions, generated from the op table ``_ops.ELEMENTWISE_OPS`` (one
+function per row, with the row's operator dunders: :func:`install`).
 
 Every function checks its arguments' dtypes against the row's category, promotes them (Python
 scalars are weak, in either position of a binary function), broadcasts and runs one generic
@@ -10,6 +11,7 @@ too-large shift counts (no error, unlike array-api-strict which raises ``ValueEr
 from __future__ import annotations
 
 import builtins
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -48,9 +50,32 @@ def _make_function(row: ElementwiseOp) -> Callable[..., GpuArray]:
     return func
 
 
+def _define(row: ElementwiseOp) -> Callable[..., GpuArray]:
+    """Make the namespace function of the table row ``row`` (into this module and its
+    ``__all__``); its operator dunders are ``_operators.install_dunders``'s."""
+    func = _make_function(row)
+    globals()[row.name] = func
+    if row.name not in __all__:
+        __all__.append(row.name)
+    return func
+
+
 for _row in ELEMENTWISE_OPS.values():
-    globals()[_row.name] = _make_function(_row)
+    _define(_row)
 del _row
+
+
+def install(row: ElementwiseOp) -> Callable[..., GpuArray]:
+    """Make the namespace function of a row added to the table after import
+    (``_backend.elementwise_ops.add_op``) and put it into ``gputensor``'s namespace (every row of
+    the table at import is made the same way, by ``_define``); ``_operators.install_op`` adds
+    the row's operator dunders too."""
+    func = _define(row)
+    package = sys.modules[__package__ or "gputensor"]
+    setattr(package, row.name, func)
+    if row.name not in package.__all__:
+        package.__all__.append(row.name)
+    return func
 
 
 def clip(x: GpuArray, /, min: GpuArray | int | float | None = None,

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dispatch
+from . import _dispatch, _elementwise_functions
 from ._array_object import GpuArray
 from ._creation_functions import asarray
 from ._data_type_functions import result_type
@@ -31,7 +31,7 @@ from ._linear_algebra_functions import matmul, matmul_result_shape
 from ._ops import ELEMENTWISE_OPS, ElementwiseOp
 from ._shapes import broadcast_strides, contiguous_strides
 
-__all__ = ["install"]
+__all__ = ["install", "install_dunders", "install_op"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,21 +146,35 @@ def _make_unary(row: ElementwiseOp) -> Callable[..., Any]:
     return method
 
 
+def install_dunders(row: ElementwiseOp) -> None:
+    """Set the operator methods of the table row ``row`` on GpuArray: its dunder and, for binary
+    rows, the reflected and in-place forms (nothing for a row without a dunder)."""
+    if row.dunder is None:
+        return
+    if row.arity == 1:
+        setattr(GpuArray, row.dunder, _make_unary(row))
+        return
+    setattr(GpuArray, row.dunder, _make_binary(row))
+    if row.reflected_dunder:
+        setattr(GpuArray, row.reflected_dunder, _make_reflected(row))
+    if row.inplace_dunder:
+        setattr(GpuArray, row.inplace_dunder, _make_inplace(row))
+
+
+def install_op(row: ElementwiseOp) -> Callable[..., GpuArray]:
+    """Make the namespace function (``_elementwise_functions.install``) and the operator dunders
+    of a row added to the op table after import (``_backend.elementwise_ops.add_op``)."""
+    func = _elementwise_functions.install(row)
+    install_dunders(row)
+    return func
+
+
 def install() -> None:
     """Set the methods above and the op table's dunders on ``GpuArray``."""
     for method in (__getitem__, __setitem__, __matmul__, __rmatmul__, __imatmul__):
         setattr(GpuArray, method.__name__, method)
     for row in ELEMENTWISE_OPS.values():
-        if row.dunder is None:
-            continue
-        if row.arity == 1:
-            setattr(GpuArray, row.dunder, _make_unary(row))
-            continue
-        setattr(GpuArray, row.dunder, _make_binary(row))
-        if row.reflected_dunder:
-            setattr(GpuArray, row.reflected_dunder, _make_reflected(row))
-        if row.inplace_dunder:
-            setattr(GpuArray, row.inplace_dunder, _make_inplace(row))
+        install_dunders(row)
 
 
 install()

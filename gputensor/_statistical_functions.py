@@ -26,7 +26,7 @@ import math
 from . import _dispatch
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
-from ._dtypes import DTYPE_CATEGORIES, DType, float16, float32
+from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, normalize_axes, normalize_axis, size_of
 
@@ -66,8 +66,9 @@ def _sum_dtype(x_dtype: DType, dtype: DType | None) -> DType:
 
 
 def _acc_dtype(dtype: DType) -> DType:
-    """Accumulation dtype: float16 accumulates in float32, everything else in itself."""
-    return float32 if dtype == float16 else dtype
+    """Accumulation dtype: a float in its dtype row's accumulator (float16 in float32), everything
+    else in itself."""
+    return DTYPES_BY_NAME[dtype.info.accumulator] if dtype.kind == "f" else dtype
 
 
 def _out_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:

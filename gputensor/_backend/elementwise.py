@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kernels import library_code
-from .wgsl_types import StorageType, convert, storage_type
+from .wgsl_types import StorageType, compute_info, convert, storage_type
 
 WORKGROUP = 256
 #: Elements each invocation of the 'direct' store mode handles.
@@ -103,27 +103,9 @@ class ElementwiseSpec:
 
 
 def _scalar_load(st: StorageType, word: int, read: str = "P") -> str:
-    """WGSL of a scalar of storage type ``st`` kept in parameter words ``word`` (and ``word + 1``
-    for 64-bit types), as its compute type; ``read`` is the WGSL function that reads a word."""
-    if st.itemsize == 8:
-        bits = f"((u64({read}({word + 1}u)) << 32u) | u64({read}({word}u)))"
-        return bits if st.compute == "u64" else f"bitcast<{st.compute}>({bits})"
-    if st.compute == "bool":
-        return f"({read}({word}u) != 0u)"
-    if st.compute == "u32":
-        return f"{read}({word}u)"
-    return f"bitcast<{st.compute}>({read}({word}u))"
+    """WGSL of a scalar of dtype ``st`` kept in parameter words (``StorageType.param_load``)."""
+    return st.param_load(word, read)
 
-
-#: Lane ``{l}`` (bit shift ``{s}``) of the u32 word ``{w}`` of a packed dtype, as its compute type.
-_LANE = {
-    "bool": "((({w} >> {s}u) & 0xFFu) != 0u)",
-    "int8": "(bitcast<i32>({w} << {r8}u) >> 24u)",
-    "uint8": "(({w} >> {s}u) & 0xFFu)",
-    "int16": "(bitcast<i32>({w} << {r16}u) >> 16u)",
-    "uint16": "(({w} >> {s}u) & 0xFFFFu)",
-    "float16": "unpack2x16float({w})[{l}]",
-}
 
 #: u32 words per invocation of the packed vector mode (one vec4<u32> per operand).
 PACKED_VECTOR_WORDS = 4
@@ -152,9 +134,8 @@ def vector_width(spec: ElementwiseSpec) -> int:
 
 
 def _lane_expr(dtype: str, word: str, lane: int) -> str:
-    st = storage_type(dtype)
-    bits = 32 // st.lanes
-    return _LANE[dtype].format(w=word, l=lane, s=lane * bits, r8=24 - 8 * lane, r16=16 - 16 * lane)
+    """Lane ``lane`` of the u32 word ``word`` of a packed dtype, as its compute type."""
+    return storage_type(dtype).lane_expr(word, lane)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -346,8 +327,7 @@ def scalar_words(value: object, dtype: str) -> list[int]:
     st = storage_type(dtype)
     if st.compute == "bool":
         return [1 if value else 0]
-    np_dtype = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "u32": np.uint32,
-                "i64": np.int64, "u64": np.uint64}[st.compute]
+    np_dtype = compute_info(st.compute).numpy
     with np.errstate(over="ignore", invalid="ignore"):
         arr = np.array(value).astype(np.dtype(dtype)).astype(np_dtype)
     raw = arr.tobytes()
@@ -372,15 +352,6 @@ def param_words(spec: ElementwiseSpec, n: int, shape: Sequence[int],
 
 # ---- fused expression DAGs (gputensor._fusion) -------------------------------------------------
 
-#: WGSL rounding/wrapping a value of a packed dtype's compute type to what storing it keeps.
-_STORE_ROUND = {
-    "float16": "unpack2x16float(ew_f16_bits_f32({v})).x",
-    "int8": "(({v} << 24u) >> 24u)",
-    "int16": "(({v} << 16u) >> 16u)",
-    "uint8": "({v} & 0xFFu)",
-    "uint16": "({v} & 0xFFFFu)",
-}
-
 _OPERAND = re.compile(r"\bx([0-9]+)\b")
 
 #: One node of a fused DAG: (op expression over x0, x1, ..., cast compute type per operand,
@@ -391,8 +362,8 @@ FusedNode = tuple[str, tuple[str, ...], str, str, tuple[int, ...]]
 def store_round(value: str, dtype: str) -> str:
     """``value`` (in ``dtype``'s compute type) as storing it as ``dtype`` and loading it back
     gives: float16 rounds to nearest even (overflow to inf), 8/16-bit integers wrap."""
-    template = _STORE_ROUND.get(dtype)
-    return value if template is None else template.format(v=f"({value})")
+    st = storage_type(dtype)
+    return st.wrap_expr(f"({value})") if st.wrap else value
 
 
 @functools.lru_cache(maxsize=4096)

@@ -45,7 +45,7 @@ from .ops_sort import (
     store_bits_code,
     window_limit,
 )
-from .wgsl_types import storage_type
+from .wgsl_types import STORAGE_TYPES, storage_type
 
 __all__ = [
     "IndexOperand",
@@ -70,7 +70,12 @@ MAXIDX = 4
 #: Elements per invocation of the compaction kernels.
 ITEMS = 8
 _U32 = 0xFFFFFFFF
-_INDEX_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_INDEX_DTYPES = tuple(t.name for t in STORAGE_TYPES.values() if t.kind in "iu")
+
+
+def _kind(dtype: str) -> str:
+    """NumPy's kind letter of dtype ``dtype`` (from the dtype table)."""
+    return storage_type(dtype).kind
 
 
 # ------------------------------------------------------------------------------------------
@@ -90,7 +95,7 @@ def _index_loader(k: int, dtype: str) -> str:
     """WGSL ``fn idx{k}_load(i: u32) -> i32``: element i of binding ``ix{k}``, sign-extended."""
     size = storage_type(dtype).itemsize
     bits = bits_loader(f"idx{k}_bits", f"ix{k}", dtype)
-    if dtype.startswith("int") and size < 4:
+    if _kind(dtype) == "i" and size < 4:
         sh = 32 - 8 * size
         conv = f"bitcast<i32>(b.x << {sh}u) >> {sh}u"
     else:  # 32/64-bit (range-checked: the low word holds the value) and small unsigned
@@ -372,7 +377,7 @@ def _flag_fn(flag: str, dtype: str, nan_distinct: bool) -> str:
         st = storage_type(dtype)
         width = st.itemsize * 8
         loader = bits_loader("src_bits", "src", dtype)
-        if dtype.startswith("float"):
+        if _kind(dtype) == "f":
             test = ("(b.x | (b.y & 0x7FFFFFFFu)) != 0u" if width == 64
                     else f"(b.x & {((1 << width) - 1) >> 1}u) != 0u")
         else:
@@ -531,21 +536,21 @@ class CompactPlan:
         ``range_ptr`` (a 'nonzero' histogram plan, ``lo`` None): the smallest value is read on
         the device from what :func:`key_range_record` wrote there."""
         if range_ptr is not None:
-            if lo is not None or self.flag != "nonzero" or dtype.startswith("float") \
+            if lo is not None or self.flag != "nonzero" or _kind(dtype) == "f" \
                     or storage_type(dtype).itemsize > 4:
                 raise invalid_argument("write_values with range_ptr needs a 'nonzero' plan, no lo, and an "
                                        "integer or bool dtype of at most 32 bits")
             _check_span(self.backend, range_ptr, 8, 4, "range")
-            sign = (1 << (8 * storage_type(dtype).itemsize - 1)) if dtype.startswith("int") else 0
+            sign = (1 << (8 * storage_type(dtype).itemsize - 1)) if _kind(dtype) == "i" else 0
             # bucket i holds the value whose canonical key is ~range[0] + i (sort_keys: a signed
             # value's key has its sign bit flipped)
             value = f"vec2<u32>(((~perm[params.perm_first]) + params.g0 + i) ^ {sign}u, 0u)"
         elif lo is None:
-            if self.flag != "head" or dtype != self.dtype or dtype.startswith("float"):
+            if self.flag != "head" or dtype != self.dtype or _kind(dtype) == "f":
                 raise invalid_argument("write_values needs a 'head' plan over integer or bool keys of the same dtype")
             value = "from_key(key_at(params.src_first + i))"
         else:
-            if self.flag != "nonzero" or dtype.startswith("float") or storage_type(dtype).itemsize > 4:
+            if self.flag != "nonzero" or _kind(dtype) == "f" or storage_type(dtype).itemsize > 4:
                 raise invalid_argument("write_values with lo needs a 'nonzero' plan and an integer or bool "
                                        "dtype of at most 32 bits")
             value = "vec2<u32>(params.value_base + params.g0 + i, 0u)"
@@ -694,9 +699,9 @@ def _count_dtype(backend: Any, dtype: Any, what: str) -> tuple[str, int, bool]:
     """(dtype, bits, signed) of an integer or bool dtype of at most 32 bits (``what`` names the
     operation in the error: BackendError invalid argument otherwise)."""
     dtype = _check_dtype(backend, dtype)
-    if dtype.startswith("float") or storage_type(dtype).itemsize > 4:
+    if _kind(dtype) == "f" or storage_type(dtype).itemsize > 4:
         raise invalid_argument(f"{what} takes integer or bool dtypes of at most 32 bits, not {dtype}")
-    return dtype, 8 * storage_type(dtype).itemsize, dtype.startswith("int")
+    return dtype, 8 * storage_type(dtype).itemsize, _kind(dtype) == "i"
 
 
 def key_range_record(backend: Any, src: int, dtype: str, n: int, out: int) -> None:
@@ -730,7 +735,7 @@ def decode_key_range(raw: bytes, dtype: str) -> tuple[int, int]:
     not_lo, hi_key = int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:8], "little")
     mask = (1 << bits) - 1
     lo_key = ~not_lo & mask
-    if dtype.startswith("int"):  # sort_keys' canonical key of a signed integer: key = v + 2^(bits-1)
+    if _kind(dtype) == "i":  # sort_keys' canonical key of a signed integer: key = v + 2^(bits-1)
         sign = 1 << (bits - 1)
         return lo_key - sign, (hi_key & mask) - sign
     return lo_key, hi_key & mask

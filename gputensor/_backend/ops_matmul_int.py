@@ -38,16 +38,12 @@ __all__ = ["ACCUMULATORS", "INPUT_DTYPES", "KERNEL", "accumulator_dtype", "matmu
 KERNEL = "matmul_int"
 
 #: C dtype -> WGSL accumulation type.
-ACCUMULATORS: dict[str, str] = {"int32": "i32", "uint32": "u32", "int64": "i64", "uint64": "u64"}
+ACCUMULATORS: dict[str, str] = {t.name: t.compute for t in STORAGE_TYPES.values()
+                                if t.kind in "iu" and not t.packed}
 
-#: dtypes A and B may have.
-INPUT_DTYPES: tuple[str, ...] = ("bool", "int8", "int16", "int32", "int64",
-                                 "uint8", "uint16", "uint32", "uint64")
+#: dtypes A and B may have (bool and the integers).
+INPUT_DTYPES: tuple[str, ...] = tuple(t.name for t in STORAGE_TYPES.values() if t.kind in "biu")
 
-_ACCUMULATOR_OF = {
-    "bool": "uint32", "int8": "int32", "int16": "int32", "int32": "int32", "int64": "int64",
-    "uint8": "uint32", "uint16": "uint32", "uint32": "uint32", "uint64": "uint64",
-}
 
 
 def accumulator_dtype(result_dtype: str) -> str:
@@ -55,10 +51,10 @@ def accumulator_dtype(result_dtype: str) -> str:
     32/64-bit integers, the 32-bit integer of the same signedness for 8/16-bit ones (truncating
     it to ``result_dtype`` afterwards gives NumPy's wrapped result). BackendError (invalid
     argument) for non-integer dtypes."""
-    try:
-        return _ACCUMULATOR_OF[str(result_dtype)]
-    except KeyError:
-        raise invalid_argument(f"no integer accumulator for dtype {result_dtype!r}") from None
+    t = STORAGE_TYPES.get(str(result_dtype))
+    if t is not None and t.kind in "biu":
+        return t.accumulator
+    raise invalid_argument(f"no integer accumulator for dtype {result_dtype!r}")
 
 
 def _check_strides(name: str, strides: Any) -> tuple[int, int, int]:

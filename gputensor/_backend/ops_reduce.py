@@ -5,9 +5,10 @@ storage dtype over any set of axes, writing the kept dims contiguously or stride
 ``reduce_contiguous`` is the BLAS-like contract method (``ComputeBackend.reduce``) built on it.
 
 Ops are data (``REDUCTION_OPS``), in the manner of cupy's ReductionKernel: an identity per
-accumulator kind, a combine expression, a post-map, and the WGSL kernel that runs them
-(``reduce_plain``: one accumulator; ``reduce_arg``: value + index; ``reduce_var``: mean, M2,
-count). Values are cast to the accumulation dtype (wrapping narrow integers as NumPy does,
+accumulator kind, a combine expression, a post-map, and the *kind* that runs them
+(``ReductionKind``: it owns its WGSL kernel, the state of a partial result and its
+placeholders; ``PLAIN``: one accumulator, ``reduce_plain``; ``ARG``: value + index,
+``reduce_arg``; ``WELFORD``: mean, M2, count, ``reduce_var``). Values are cast to the accumulation dtype (wrapping narrow integers as NumPy does,
 rounding to float16), accumulated in its WGSL compute type (float16 accumulates in f32, integer
 sums wrap), and the post-mapped result is cast to the destination dtype.
 
@@ -87,7 +88,7 @@ from .errors import invalid_argument, unsupported
 from .kernels import library_code
 from .ops_elementwise import ArrayOperand, ScalarOperand, merge_dims
 from .plan_cache import PlanCache
-from .wgsl_types import STORAGE_TYPES, StorageType, literal
+from .wgsl_types import STORAGE_TYPES, StorageType, convert, literal
 
 if TYPE_CHECKING:
     from .webgpu import WebGpuBackend
@@ -166,22 +167,114 @@ def configure(*, target_workgroups: int | None = None, vec4: bool | None = None,
     return previous
 
 
-_KIND = {
-    "bool": "bool",
-    "int8": "int", "int16": "int", "int32": "int", "int64": "int",
-    "uint8": "uint", "uint16": "uint", "uint32": "uint", "uint64": "uint",
-    "float16": "float", "float32": "float", "float64": "float",
-}  # fmt: skip
+#: dtype kind -> the accumulator kind the reduction tables are keyed by.
+_KINDS = {"b": "bool", "i": "int", "u": "uint", "f": "float"}
+
+
+def _kind_of(t: StorageType) -> str:
+    """'bool', 'int', 'uint' or 'float': the accumulator kind of dtype row ``t``."""
+    return _KINDS[t.kind]
+
 
 _NAN_MAX = "select(select(max(a, b), b, acc_is_nan(b)), a, acc_is_nan(a))"
 _NAN_MIN = "select(select(min(a, b), b, acc_is_nan(b)), a, acc_is_nan(a))"
+
+
+class ReductionKind:
+    """How a family of reductions computes, and the code it owns: its WGSL kernel, the state a
+    partial result keeps besides its value (scratch arrays bound after the source and the
+    destination, in order: ``aux`` holds one more accumulator value, ``idx`` a u32), whether it
+    has the vector path, and the placeholders its kernel takes beyond the shared ones
+    (``defines``). A reduction (``ReductionOp``) names its kind; the planner and the launcher
+    ask the kind, never the kernel's name.
+
+    Kinds: :data:`PLAIN` (one accumulator and a combine: sum, prod, max, min, mean, all, any),
+    :data:`ARG` (value and index: argmax, argmin), :data:`WELFORD` (count, mean and M2 merged
+    with Chan et al.'s update: var, std). A kind with other state (two running values, such as
+    logsumexp's maximum and scaled sum) is a subclass with its kernel.
+    """
+
+    kernel: str = ""
+    #: scratch arrays of a partial result besides its value, in binding order
+    state: tuple[str, ...] = ()
+    vector: bool = False
+    #: whether the planner tracks each element's index in the reduced range
+    tracks_index: bool = False
+
+    @property
+    def prologue_binding(self) -> int:
+        """First binding of a fused prologue's inputs: after src, dst and the state arrays (the
+        kernel's own bindings; a fused first pass has no vector source)."""
+        return 3 + len(self.state)
+
+    def acc_compute(self, acc: StorageType) -> str:
+        """The WGSL type the kernel accumulates ``acc`` values in."""
+        return acc.compute
+
+    def check(self, spec: ReductionOp, src: StorageType, acc: StorageType) -> None:
+        """Raise BackendError (invalid argument) for dtypes the kind cannot reduce."""
+
+    def state_bytes(self, name: str, shared_bytes: int) -> int:
+        """Bytes per partial result of the state array ``name``."""
+        return 4 if name == "idx" else shared_bytes
+
+    def defines(self, types: _Types, d: dict[str, object], kind: str, acc_c: str, dst_compute: str) -> None:
+        """Add the kind's placeholders to ``d`` (``kind``: the accumulator kind, ``acc_c``: its
+        WGSL type, ``dst_compute``: the destination's)."""
+        raise NotImplementedError
+
+
+class _PlainKind(ReductionKind):
+    kernel = "reduce_plain"
+    vector = True
+
+    def defines(self, types: _Types, d: dict[str, object], kind: str, acc_c: str, dst_compute: str) -> None:
+        spec = types.spec
+        d.update(types.vector_defines(0, str(d["SRC_COMPUTE"])))
+        post = spec.pick(spec.post, kind).replace("{ACC}", acc_c)
+        d["COMBINE"] = spec.pick(spec.combine, kind)
+        d["IDENTITY"] = literal(_identity_value(spec, types.acc), acc_c)
+        d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
+
+
+class _ArgKind(ReductionKind):
+    kernel = "reduce_arg"
+    state = ("idx",)
+    tracks_index = True
+
+    def acc_compute(self, acc: StorageType) -> str:
+        # argmax/argmin of bool compare 0/1 as u32 (WGSL orders no bools)
+        return "u32" if acc.compute == "bool" else acc.compute
+
+    def check(self, spec: ReductionOp, src: StorageType, acc: StorageType) -> None:
+        if acc.name != src.name:
+            raise invalid_argument(f"{spec.name} compares in the source dtype; acc_dtype must be {src.name}")
+
+    def defines(self, types: _Types, d: dict[str, object], kind: str, acc_c: str, dst_compute: str) -> None:
+        d["IS_MAX"] = "true" if types.spec.is_max else "false"
+        d["IDENTITY"] = literal(0, acc_c)
+        d["FINISH"] = _convert("bi", "u32", dst_compute)
+
+
+class _WelfordKind(ReductionKind):
+    kernel = "reduce_var"
+    state = ("aux", "idx")
+
+    def defines(self, types: _Types, d: dict[str, object], kind: str, acc_c: str, dst_compute: str) -> None:
+        post = types.spec.pick(types.spec.post, kind)
+        d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
+
+
+PLAIN: ReductionKind = _PlainKind()
+ARG: ReductionKind = _ArgKind()
+WELFORD: ReductionKind = _WelfordKind()
 
 
 @dataclass(frozen=True)
 class ReductionOp:
     """One reduction, as data.
 
-    ``kernel``: WGSL template; ``combine``/``identity``/``post``: per accumulator kind ('bool',
+    ``kind``: the :class:`ReductionKind` (its kernel and state); ``combine``/``identity``/``post``: per accumulator kind ('bool',
     'int', 'uint', 'float'; key '*' = any other kind) the combine expression over ``a, b``, the
     identity (a number, or 'min'/'max' of the accumulation dtype) and the post-map over ``r``
     (``{ACC}`` is replaced by the accumulator's WGSL type); ``acc``: default accumulation dtype
@@ -198,7 +291,7 @@ class ReductionOp:
     """
 
     name: str
-    kernel: str
+    kind: ReductionKind
     acc: str
     combine: Mapping[str, str] = field(default_factory=dict)
     identity: Mapping[str, object] = field(default_factory=dict)
@@ -209,6 +302,11 @@ class ReductionOp:
     is_max: bool = False
     vector_combine: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def kernel(self) -> str:
+        """The WGSL kernel of the reduction's kind."""
+        return self.kind.kernel
+
     def pick(self, table: Mapping[str, Any], kind: str) -> Any:
         return table[kind] if kind in table else table["*"]
 
@@ -218,28 +316,28 @@ _NUMERIC = frozenset({"int", "uint", "float"})
 REDUCTION_OPS: dict[str, ReductionOp] = {
     op.name: op
     for op in (
-        ReductionOp("sum", "reduce_plain", "dst", {"bool": "a || b", "*": "a + b"}, {"bool": False, "*": 0}),
-        ReductionOp("prod", "reduce_plain", "dst", {"bool": "a && b", "*": "a * b"}, {"bool": True, "*": 1}),
-        ReductionOp("max", "reduce_plain", "src",
+        ReductionOp("sum", PLAIN, "dst", {"bool": "a || b", "*": "a + b"}, {"bool": False, "*": 0}),
+        ReductionOp("prod", PLAIN, "dst", {"bool": "a && b", "*": "a * b"}, {"bool": True, "*": 1}),
+        ReductionOp("max", PLAIN, "src",
                     {"bool": "a || b", "float": _NAN_MAX, "*": "max(a, b)"},
                     {"bool": False, "float": -math.inf, "*": "min"}, nonempty=True,
                     vector_combine={"float": "max"}),
-        ReductionOp("min", "reduce_plain", "src",
+        ReductionOp("min", PLAIN, "src",
                     {"bool": "a && b", "float": _NAN_MIN, "*": "min(a, b)"},
                     {"bool": True, "float": math.inf, "*": "max"}, nonempty=True,
                     vector_combine={"float": "min"}),
-        ReductionOp("mean", "reduce_plain", "dst", {"*": "a + b"}, {"*": 0},
+        ReductionOp("mean", PLAIN, "dst", {"*": "a + b"}, {"*": 0},
                     {"float": "r / {ACC}(params.count)", "*": "acc_wrap(r) / {ACC}(params.count)"},
                     acc_kinds=_NUMERIC),
-        ReductionOp("all", "reduce_plain", "bool", {"*": "a && b"}, {"*": True}, acc_kinds=frozenset({"bool"})),
-        ReductionOp("any", "reduce_plain", "bool", {"*": "a || b"}, {"*": False}, acc_kinds=frozenset({"bool"})),
-        ReductionOp("argmax", "reduce_arg", "src", identity={"*": 0}, dst_kinds=frozenset({"int", "uint"}),
+        ReductionOp("all", PLAIN, "bool", {"*": "a && b"}, {"*": True}, acc_kinds=frozenset({"bool"})),
+        ReductionOp("any", PLAIN, "bool", {"*": "a || b"}, {"*": False}, acc_kinds=frozenset({"bool"})),
+        ReductionOp("argmax", ARG, "src", identity={"*": 0}, dst_kinds=frozenset({"int", "uint"}),
                     nonempty=True, is_max=True),
-        ReductionOp("argmin", "reduce_arg", "src", identity={"*": 0}, dst_kinds=frozenset({"int", "uint"}),
+        ReductionOp("argmin", ARG, "src", identity={"*": 0}, dst_kinds=frozenset({"int", "uint"}),
                     nonempty=True),
-        ReductionOp("var", "reduce_var", "dst", post={"*": "v"}, acc_kinds=frozenset({"float"}),
+        ReductionOp("var", WELFORD, "dst", post={"*": "v"}, acc_kinds=frozenset({"float"}),
                     dst_kinds=_NUMERIC),
-        ReductionOp("std", "reduce_var", "dst", post={"*": "sqrt(v)"}, acc_kinds=frozenset({"float"}),
+        ReductionOp("std", WELFORD, "dst", post={"*": "sqrt(v)"}, acc_kinds=frozenset({"float"}),
                     dst_kinds=_NUMERIC),
     )
 }  # fmt: skip
@@ -249,36 +347,16 @@ REDUCTION_OPS: dict[str, ReductionOp] = {
 
 
 def _convert(value: str, src: str, dst: str) -> str:
-    """WGSL conversion between compute types with NumPy's results (float -> bool is ``!= 0``
-    with NaN true: naga compiles float ``!=`` as an ordered comparison, so NaN != 0 is false,
-    hence bit tests)."""
-    if src == dst:
-        return value
-    if dst == "bool":
-        if src == "f32":  # any magnitude bit set: nonzero or NaN
-            return f"((bitcast<u32>({value}) & 0x7FFFFFFFu) != 0u)"
-        if src == "f64":
-            return f"((({value}) != f64(0)) || ((bitcast<u32>(f32({value})) & 0x7FFFFFFFu) > 0x7F800000u))"
-        return f"(({value}) != {src}(0))"
-    if src == "bool":
-        return f"select({dst}(0), {dst}(1), {value})"
-    return f"{dst}({value})"
+    """``wgsl_types.convert`` without 64-bit integers for f64 (a reduction of float64 needs only
+    ``shader-f64``)."""
+    return convert(value, src, dst, int64=False)
 
 
-_WRAP = {
-    "int8": "((x << 24u) >> 24u)",
-    "int16": "((x << 16u) >> 16u)",
-    "uint8": "(x & 0xFFu)",
-    "uint16": "(x & 0xFFFFu)",
-    "float16": "round_f16(x)",
-}
-
-# Bit tests: compilers may fold x != x or !(x == x) (naga emits ordered comparisons, and the
-# NVIDIA driver folds f64 self-comparisons). f64 NaN converts to an f32 NaN.
-_IS_NAN = {
-    "f32": "((bitcast<u32>(x) & 0x7FFFFFFFu) > 0x7F800000u)",
-    "f64": "((bitcast<u32>(f32(x)) & 0x7FFFFFFFu) > 0x7F800000u)",
-}
+def _wrap(t: StorageType) -> str:
+    """``acc_wrap``'s body for accumulator dtype ``t``: the value storing it keeps (8/16-bit
+    integers wrap; float16 rounds through the reduce kernels' own ``round_f16``, NumPy's
+    rounding of NaN payloads included)."""
+    return "round_f16(x)" if t.name == "float16" else t.wrap_expr("x")
 
 
 def _store_snippet(t: StorageType) -> tuple[str, str]:
@@ -297,17 +375,8 @@ def _store_snippet(t: StorageType) -> tuple[str, str]:
     return "atomic<u32>", body
 
 
-def _literal(value: object, compute: str) -> str:
-    """``wgsl_types.literal``, except u64 values of 2**63 and more (naga reads the literal inside
-    ``u64(...)`` as a signed abstract int and rejects them)."""
-    if compute == "u64" and int(value) >= 2**63:  # type: ignore[call-overload]
-        v = int(value)  # type: ignore[call-overload]
-        return f"((u64({v >> 32}u) << 32u) | u64({v & 0xFFFFFFFF}u))"
-    return literal(value, compute)  # type: ignore[arg-type]
-
-
 def _identity_value(spec: ReductionOp, acc: StorageType) -> object:
-    value = spec.pick(spec.identity, _KIND[acc.name])
+    value = spec.pick(spec.identity, _kind_of(acc))
     if value in ("min", "max"):
         info = np.iinfo(np.dtype(acc.name))
         return int(info.min if value == "min" else info.max)
@@ -325,10 +394,7 @@ class _Types:
 
     @property
     def acc_compute(self) -> str:
-        # argmax/argmin of bool compare 0/1 as u32 (WGSL orders no bools)
-        if self.spec.kernel == "reduce_arg" and self.acc.compute == "bool":
-            return "u32"
-        return self.acc.compute
+        return self.spec.kind.acc_compute(self.acc)
 
     @property
     def shared(self) -> str:
@@ -346,8 +412,8 @@ class _Types:
         acc_c = self.acc_compute
         sh = self.shared
         from_sh = "(x != 0u)" if acc_c == "bool" else "x"
-        kind = _KIND[self.acc.name]
-        wrap = _WRAP.get(self.acc.name, "x")
+        kind = _kind_of(self.acc)
+        wrap = _wrap(self.acc)
         if in_partial:  # the partial values are bound as the source
             src_array, src_compute, load, to_acc = sh, sh, "src[i]", from_sh
         else:
@@ -374,7 +440,7 @@ class _Types:
             "SH": sh,
             "TO_ACC": to_acc,
             "ACC_WRAP": wrap,
-            "IS_NAN": _IS_NAN.get(acc_c, "false"),
+            "IS_NAN": self.acc.is_nan("x"),
             "TO_SH": "select(0u, 1u, x)" if acc_c == "bool" else "x",
             "FROM_SH": from_sh,
             "LOAD_PARTIAL": "return from_sh(src[i]);" if in_partial else "return to_acc(load_src(i));",
@@ -386,19 +452,7 @@ class _Types:
             d["LOAD_SRC"] = "fused_src(i)"
             d["PROLOGUE"] = prologue.code
             d["PARAMS_EXT"] = f"    ext: array<vec4<u32>, {max(1, -(-prologue.n_words // 4))}>,"
-        if spec.kernel == "reduce_plain":
-            d.update(self.vector_defines(0, src_compute))
-            post = spec.pick(spec.post, kind).replace("{ACC}", acc_c)
-            d["COMBINE"] = spec.pick(spec.combine, kind)
-            d["IDENTITY"] = _literal(_identity_value(spec, self.acc), acc_c)
-            d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
-        elif spec.kernel == "reduce_arg":
-            d["IS_MAX"] = "true" if spec.is_max else "false"
-            d["IDENTITY"] = literal(0, acc_c)
-            d["FINISH"] = _convert("bi", "u32", dst_compute)
-        else:
-            post = spec.pick(spec.post, kind)
-            d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
+        spec.kind.defines(self, d, kind, acc_c, dst_compute)
         return d
 
     def vector_defines(self, width: int, compute: str) -> dict[str, object]:
@@ -413,7 +467,7 @@ class _Types:
         are above 0x7F800000), and ``nan_fold`` turns the lanes' fold into a NaN (made from
         those bits: no NaN constant for the optimiser to see) if any was loaded."""
         on = width > 0
-        vcombine = self.spec.vector_combine.get(_KIND[self.acc.name]) if on else None
+        vcombine = self.spec.vector_combine.get(_kind_of(self.acc)) if on else None
         track = vcombine is not None and compute in ("f32", "f64")
         fold = "combine(a[0], a[1])" if width == 2 else "combine(combine(a[0], a[1]), combine(a[2], a[3]))"
         if not on:
@@ -572,10 +626,6 @@ def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int]
     )
     code = "\n".join(bindings) + "\n\n" + library_code(functions) + "\n\n" + functions
     return _PrologueCode(code, word, tuple(info), tuple(static), tuple(scalars))
-
-
-#: First binding of a prologue's inputs, after the kernel's own (src, dst, state arrays).
-_PROLOGUE_BINDING = {"reduce_plain": 3, "reduce_arg": 4, "reduce_var": 5}
 
 
 # ---- per-context scratch ---------------------------------------------------------------------
@@ -1107,7 +1157,7 @@ class _Planner:
         window of at least 16 elements (so its vector binding is not empty)."""
         src = self.types.src
         knobs = _knobs()
-        if (not knobs.vec4 or not self.vectors or self.prologue is not None or self.types.spec.kernel != "reduce_plain"
+        if (not knobs.vec4 or not self.vectors or self.prologue is not None or not self.types.spec.kind.vector
                 or src.packed or src.itemsize not in (4, 8)):
             return 0
         red = view.red
@@ -1172,11 +1222,11 @@ class _Planner:
             lo, hi = _extent(view.kept, "t")
             regions.append(("dst", view.dst + lo, hi - lo + 1, -lo))
         partial = in_partial or out_partial
-        if kernel == "reduce_var":
-            regions.append(("scratch", "aux", npart * types.shared_bytes) if partial else ("dummy",))
-        if kernel != "reduce_plain":
-            regions.append(("scratch", "idx", npart * 4) if partial else ("dummy",))
-        if width:  # the source again, as vectors (binding 3 of reduce_plain)
+        reduction = types.spec.kind
+        for name in reduction.state:
+            size = reduction.state_bytes(name, types.shared_bytes)
+            regions.append(("scratch", name, npart * size) if partial else ("dummy",))
+        if width:  # the source again, as vectors (binding 3 of the vector kind)
             regions.append(("srcv",) + regions[0][1:])
         ktiles = -(-nkeep // tx)
 
@@ -1216,11 +1266,10 @@ def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int
     else:
         acc_name = acc_dtype
     acc_t = _dtype(backend, acc_name, "accumulation dtype")
-    if _KIND[acc_t.name] not in spec.acc_kinds:
+    if _kind_of(acc_t) not in spec.acc_kinds:
         raise invalid_argument(f"{spec.name} cannot accumulate in {acc_t.name}")
-    if spec.kernel == "reduce_arg" and acc_t.name != src_t.name:
-        raise invalid_argument(f"{spec.name} compares in the source dtype; acc_dtype must be {src_t.name}")
-    if _KIND[dst_t.name] not in spec.dst_kinds:
+    spec.kind.check(spec, src_t, acc_t)
+    if _kind_of(dst_t) not in spec.dst_kinds:
         raise invalid_argument(f"{spec.name} cannot write {dst_t.name}")
     if isinstance(ddof, (bool, np.bool_)) or not isinstance(ddof, (int, float, np.integer, np.floating)):
         raise invalid_argument(f"ddof must be a real number, not {ddof!r}")
@@ -1236,7 +1285,7 @@ def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int
         strides = tuple(_row_major(shape))
         if math.prod(shape) > MAX_COUNT:
             raise unsupported(f"a fused source of more than {MAX_COUNT} elements is not supported")
-        pro_code = _prologue_code(backend, prologue, shape, src_t, _PROLOGUE_BINDING[spec.kernel])
+        pro_code = _prologue_code(backend, prologue, shape, src_t, spec.kind.prologue_binding)
     strides = _ints(strides, "strides")
     if len(strides) != len(shape):
         raise invalid_argument(f"{len(strides)} strides for a {len(shape)}-d shape")
@@ -1276,7 +1325,7 @@ def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int
     planner = _Planner(_Types(spec, src_t, dst_t, acc_t), nred, ddof, backend.max_window_bytes() - 8,
                        prologue=pro_code, vectors=backend.context.storage_offset_alignment % 16 == 0)
     if nkeep:
-        track_index = spec.kernel == "reduce_arg"
+        track_index = spec.kind.tracks_index
         red_index = _row_major([shape[a] for a in red_axes])
         kept, src_base, dst_base = _canonical(
             [_Dim(shape[a], strides[a], dst_strides[i]) for i, a in enumerate(kept_axes)], 0, 0

@@ -142,11 +142,6 @@ MAX_SERIAL = 256
 #: Columns mode: shortest unit when rows are cut.
 MIN_CHUNK = 64
 
-_ACCUMULATOR_OF = {
-    "bool": "uint32", "int8": "int32", "int16": "int32", "int32": "int32", "int64": "int64",
-    "uint8": "uint32", "uint16": "uint32", "uint32": "uint32", "uint64": "uint64",
-    "float16": "float32", "float32": "float32", "float64": "float64",
-}
 
 
 def accumulator_dtype(dst_dtype: str) -> str:
@@ -154,7 +149,7 @@ def accumulator_dtype(dst_dtype: str) -> str:
     integers -> the 32-bit integer of the same signedness, others themselves). BackendError
     (invalid argument) for an unknown dtype."""
     try:
-        return _ACCUMULATOR_OF[str(dst_dtype)]
+        return STORAGE_TYPES[str(dst_dtype)].accumulator
     except KeyError:
         raise invalid_argument(f"no scan accumulator for dtype {dst_dtype!r}") from None
 

@@ -103,15 +103,11 @@ SORT_DTYPES = tuple(STORAGE_TYPES)
 # ------------------------------------------------------------------------------------------
 # WGSL generation: loaders, key mappings, output writers
 # ------------------------------------------------------------------------------------------
-_FLOAT_BITS = {  # width -> (sign bit, exponent mask (inf bits), NaNs with the sign bit, as count)
-    16: (0x8000, 0x7C00, 0x3FF),
-    32: (0x80000000, 0x7F800000, 0x7FFFFF),
-}
 
 
 def _kind(dtype: str) -> str:
-    return {"bool": "u", "float16": "f", "float32": "f", "float64": "f"}.get(
-        dtype, "i" if dtype.startswith("int") else "u")
+    kind = storage_type(dtype).kind
+    return "u" if kind == "b" else kind
 
 
 def key_words(dtype: str) -> int:
@@ -165,7 +161,8 @@ def key_functions(dtype: str, mode: str = "canon", descending: bool = False) -> 
         to_body = f"var k = b.x ^ {sign}u;"
         from_body = f"return vec2<u32>(k ^ {sign}u, 0u);"
     else:
-        sgn, inf, negnan = _FLOAT_BITS[width]
+        # sign bit, exponent mask (inf bits), NaNs with the sign bit (as a count: the mantissa mask)
+        sgn, inf, negnan = storage_type(dtype).float_bits
         if mode == "canon":
             to_body = (
                 f"var v = b.x;\n"

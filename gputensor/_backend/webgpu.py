@@ -26,6 +26,7 @@ from .context import WgpuContext
 from .errors import invalid_argument, not_initialized, out_of_memory, unsupported
 from .host_memory import readable_bytes, writable_bytes
 from .memory_pool import MemoryPool
+from .wgsl_types import DTYPE_TABLE
 
 _PTR_SHIFT = 40
 
@@ -37,11 +38,7 @@ _POOL_LOCK = threading.Lock()
 _OFFSET_MASK = (1 << _PTR_SHIFT) - 1
 
 #: Float dtypes of the BLAS-like operations: name -> (itemsize, WGSL type, required feature).
-FLOAT_DTYPES = {
-    "float16": (2, "f16", "shader-f16"),
-    "float32": (4, "f32", None),
-    "float64": (8, "f64", "shader-f64"),
-}
+FLOAT_DTYPES = {t.name: (t.itemsize, *t.native) for t in DTYPE_TABLE.values() if t.native is not None}
 
 
 def _as_int(what: str, value: Any) -> int:

@@ -1,4 +1,13 @@
-"""How each dtype is stored in and loaded from WGSL storage buffers (a table, no wgpu).
+"""The dtype table: one :class:`DTypeInfo` row per dtype with every fact about it (no wgpu).
+
+Each row carries what the frontend and the kernels need to know about one dtype: its NumPy
+name, kind and size, the WGSL type it is stored as and computed in, lanes per u32 word, the
+adapter feature it needs, how it is loaded and stored, its bit patterns (lanes of a word,
+wrapping/rounding to the stored width), its NaN test, its literals, conversions and the dtype
+it accumulates in. The frontend builds its ``DType`` singletons, categories and promotion
+table from these rows (``gputensor._dtypes``); backend modules look facts up here instead of
+keeping tables keyed by dtype. Adding a dtype is adding a row (plus kernels where it needs
+code of its own).
 
 Storage keeps NumPy's byte layout, so host copies are plain byte copies. WGSL storage has only
 32- and 64-bit scalars, so 1- and 2-byte dtypes are *packed*: the buffer is bound as
@@ -11,28 +20,55 @@ float16 is computed in f32 and stored rounded to f16 with an exact round-to-near
 (``ew_f16_bits`` in ewise_helpers.wgsl; ``pack2x16float`` leaves rounding and overflow unspecified),
 as NumPy computes its float16 ufuncs,
 so it needs no adapter feature. 64-bit types need ``shader-int64`` / ``shader-f64``.
+
+A *compute type* (``f32``, ``i32``, ``bool``, ...) has the facts of the dtype stored as it
+(:func:`compute_info`: ``f32`` is float32's row), so tables keyed by compute type are not
+needed either.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+__all__ = [
+    "DTypeInfo",
+    "DTYPE_TABLE",
+    "STORAGE_TYPES",
+    "StorageType",
+    "compute_info",
+    "convert",
+    "literal",
+    "storage_type",
+]
+
 
 @dataclass(frozen=True)
-class StorageType:
-    """WGSL facts about one dtype.
+class DTypeInfo:
+    """Every fact about one dtype (a row of :data:`DTYPE_TABLE`).
 
-    ``array``: element type of the storage array it is bound as; ``compute``: WGSL type values
-    have in registers; ``lanes``: elements per u32 word for packed types (1 otherwise);
-    ``load``: expression template over ``{buf}`` and ``{i}`` (element index, u32) giving a
-    ``compute`` value; ``bits``: expression template over ``{v}`` (a ``compute`` value) giving the
-    lane's bits as u32 for packed types; ``feature``: adapter feature required.
+    ``name``: NumPy's name; ``kind``: NumPy's kind letter (``b``, ``i``, ``u``, ``f``);
+    ``itemsize``: bytes per element; ``array``: element type of the storage array it is bound
+    as; ``compute``: WGSL type values have in registers; ``lanes``: elements per u32 word for
+    packed types (1 otherwise); ``load``: expression template over ``{buf}`` and ``{i}``
+    (element index, u32) giving a ``compute`` value; ``bits``: expression template over ``{v}``
+    (a ``compute`` value) giving the lane's bits as u32 for packed types; ``feature``: adapter
+    feature required; ``lane``: expression template giving lane ``{l}`` of the u32 word ``{w}``
+    as a ``compute`` value (``{s}``: the lane's bit shift, ``{r}``: the left shift that puts the
+    lane's top bit at bit 31); ``wrap``: expression template over ``{v}`` giving a ``compute``
+    value as storing it keeps (8/16-bit integers wrap, float16 rounds; empty: unchanged);
+    ``accumulator``: the dtype sums and scans of this dtype accumulate in; ``native``: for
+    floats, the WGSL type and feature of the dtype as a native type (``f16`` needs
+    ``shader-f16``; the BLAS-like kernels use it), else None; ``fallback``: the dtype host
+    data of this dtype becomes on an adapter without its ``feature`` (``asarray`` of a NumPy
+    float64 array on such an adapter gives float32), or empty.
     """
 
     name: str
+    kind: str
     itemsize: int
     array: str
     compute: str
@@ -40,10 +76,62 @@ class StorageType:
     load: str
     bits: str
     feature: str | None
+    lane: str = ""
+    wrap: str = ""
+    accumulator: str = ""
+    native: tuple[str, str | None] | None = None
+    fallback: str = ""
 
     @property
     def packed(self) -> bool:
+        """Whether elements are packed several to a u32 word (1- and 2-byte dtypes)."""
         return self.lanes > 1
+
+    @property
+    def numpy(self) -> np.dtype[Any]:
+        """The NumPy dtype."""
+        return np.dtype(self.name)
+
+    @property
+    def family(self) -> str:
+        """'f', 'i', 'u' or 'b': the family of the compute type (the op forms' key)."""
+        return self.kind
+
+    @property
+    def compute_bits(self) -> int:
+        """Bit width of the compute type (bool: 1)."""
+        return _COMPUTE_BITS[self.compute]
+
+    @property
+    def float_bits(self) -> tuple[int, int, int]:
+        """(sign bit, exponent mask, mantissa mask) of the stored IEEE format (floating dtypes;
+        ValueError for others)."""
+        if self.kind != "f":
+            raise ValueError(f"{self.name} is not a floating dtype")
+        info = np.finfo(self.name)
+        bits = 8 * self.itemsize
+        return 1 << (bits - 1), ((1 << info.nexp) - 1) << info.nmant, (1 << info.nmant) - 1
+
+    @property
+    def inf(self) -> str:
+        """WGSL of +inf in the compute type (floating dtypes)."""
+        return _float_constant(0x7F800000, self.compute)
+
+    @property
+    def nan(self) -> str:
+        """WGSL of a quiet NaN in the compute type (floating dtypes)."""
+        return _float_constant(0x7FC00000, self.compute)
+
+    def is_nan(self, value: str) -> str:
+        """WGSL test ``value`` (a compute value) is NaN, from its bits: compilers may fold
+        ``x != x`` (naga emits ordered comparisons, the NVIDIA driver folds f64
+        self-comparisons); an f64 NaN converts to an f32 NaN (no 64-bit integers needed).
+        ``false`` for non-floating dtypes."""
+        if self.compute == "f32":
+            return f"((bitcast<u32>({value}) & 0x7FFFFFFFu) > 0x7F800000u)"
+        if self.compute == "f64":
+            return f"((bitcast<u32>(f32({value})) & 0x7FFFFFFFu) > 0x7F800000u)"
+        return "false"
 
     def load_expr(self, buf: str, index: str) -> str:
         """WGSL expression reading element ``index`` of ``buf`` as a ``compute`` value."""
@@ -53,6 +141,33 @@ class StorageType:
         """WGSL expression giving the u32 lane bits of a ``compute`` value (packed types)."""
         return self.bits.format(v=f"({value})")
 
+    def lane_expr(self, word: str, lane: int) -> str:
+        """WGSL expression of lane ``lane`` of the u32 word ``word`` (packed types)."""
+        width = 32 // self.lanes
+        return self.lane.format(w=word, l=lane, s=lane * width, r=32 - width * (lane + 1))
+
+    def wrap_expr(self, value: str) -> str:
+        """``value`` (a compute value) as storing it as this dtype and loading it back gives:
+        float16 rounds to nearest even (overflow to inf), 8/16-bit integers wrap."""
+        return self.wrap.format(v=value) if self.wrap else value
+
+    def param_load(self, word: int, read: str = "P") -> str:
+        """WGSL of a scalar of this dtype kept in parameter words ``word`` (and ``word + 1`` for
+        64-bit types; the words carry the compute type's bits), as its compute type; ``read``
+        is the WGSL function that reads a word."""
+        if self.itemsize == 8:
+            bits = f"((u64({read}({word + 1}u)) << 32u) | u64({read}({word}u)))"
+            return bits if self.compute == "u64" else f"bitcast<{self.compute}>({bits})"
+        if self.compute == "bool":
+            return f"({read}({word}u) != 0u)"
+        if self.compute == "u32":
+            return f"{read}({word}u)"
+        return f"bitcast<{self.compute}>({read}({word}u))"
+
+    def literal(self, value: float | int | bool) -> str:
+        """A WGSL literal of ``value`` in the compute type (see :func:`literal`)."""
+        return literal(value, self.compute)
+
     def convert_expr(self, value: str, from_compute: str) -> str:
         """WGSL expression converting ``value`` of compute type ``from_compute`` to this type's
         compute type, with NumPy's casting results where WGSL differs (bool from numbers is
@@ -60,8 +175,22 @@ class StorageType:
         return convert(value, from_compute, self.compute)
 
 
-def convert(value: str, src: str, dst: str) -> str:
-    """WGSL expression converting ``value`` from compute type ``src`` to ``dst``."""
+_COMPUTE_BITS = {"bool": 1, "i32": 32, "u32": 32, "f32": 32, "i64": 64, "u64": 64, "f64": 64}
+
+
+def _float_constant(f32_bits: int, compute: str) -> str:
+    """A float constant given by its f32 bit pattern (inf and NaN have no WGSL literal; f64 gets
+    them converted exactly from f32, as WGSL has no 64-bit bitcast literal)."""
+    f32 = f"bitcast<f32>(0x{f32_bits:08x}u)"
+    return f32 if compute == "f32" else f"{compute}({f32})"
+
+
+def convert(value: str, src: str, dst: str, *, int64: bool = True) -> str:
+    """WGSL expression converting ``value`` from compute type ``src`` to ``dst`` with NumPy's
+    results where WGSL differs (bool from numbers is ``!= 0`` with NaN true; numbers from bool
+    are 0/1; 32- to 64-bit integers extend by the source's signedness). ``int64=False``: for
+    kernels that may lack 64-bit integers (f64 with ``shader-f64`` only), f64 to bool without
+    them."""
     if src == dst:
         return value
     if dst == "bool":
@@ -69,6 +198,8 @@ def convert(value: str, src: str, dst: str) -> str:
         # NumPy's bool(NaN) is True; -0.0 is False.
         if src == "f32":
             return f"((bitcast<u32>({value}) << 1u) != 0u)"
+        if src == "f64" and not int64:  # nonzero, or NaN (an f64 NaN converts to an f32 NaN)
+            return f"((({value}) != f64(0)) || ((bitcast<u32>(f32({value})) & 0x7FFFFFFFu) > 0x7F800000u))"
         if src == "f64":
             return f"((bitcast<u64>({value}) << 1u) != u64(0))"
         zero = {"i32": "0i", "u32": "0u", "i64": "i64(0)", "u64": "u64(0)"}[src]
@@ -87,36 +218,65 @@ def convert(value: str, src: str, dst: str) -> str:
 _PACKED_U8 = "(({buf}[{i} >> 2u] >> (8u * ({i} & 3u))) & 0xFFu)"
 _PACKED_U16 = "(({buf}[{i} >> 1u] >> (16u * ({i} & 1u))) & 0xFFFFu)"
 
-STORAGE_TYPES: dict[str, StorageType] = {
+#: name -> row: every dtype gputensor supports, in the order of the namespace's dtype list.
+DTYPE_TABLE: dict[str, DTypeInfo] = {
     t.name: t
     for t in (
-        StorageType("bool", 1, "u32", "bool", 4, "(" + _PACKED_U8 + " != 0u)", "select(0u, 1u, {v})", None),
-        StorageType("int8", 1, "u32", "i32", 4,
-                    "(bitcast<i32>({buf}[{i} >> 2u] << (24u - 8u * ({i} & 3u))) >> 24u)",
-                    "(bitcast<u32>({v}) & 0xFFu)", None),
-        StorageType("uint8", 1, "u32", "u32", 4, _PACKED_U8, "({v} & 0xFFu)", None),
-        StorageType("int16", 2, "u32", "i32", 2,
-                    "(bitcast<i32>({buf}[{i} >> 1u] << (16u - 16u * ({i} & 1u))) >> 16u)",
-                    "(bitcast<u32>({v}) & 0xFFFFu)", None),
-        StorageType("uint16", 2, "u32", "u32", 2, _PACKED_U16, "({v} & 0xFFFFu)", None),
-        StorageType("float16", 2, "u32", "f32", 2, "unpack2x16float({buf}[{i} >> 1u])[{i} & 1u]",
-                    "ew_f16_bits_f32({v})", None),
-        StorageType("int32", 4, "i32", "i32", 1, "{buf}[{i}]", "", None),
-        StorageType("uint32", 4, "u32", "u32", 1, "{buf}[{i}]", "", None),
-        StorageType("float32", 4, "f32", "f32", 1, "{buf}[{i}]", "", None),
-        StorageType("int64", 8, "i64", "i64", 1, "{buf}[{i}]", "", "shader-int64"),
-        StorageType("uint64", 8, "u64", "u64", 1, "{buf}[{i}]", "", "shader-int64"),
-        StorageType("float64", 8, "f64", "f64", 1, "{buf}[{i}]", "", "shader-f64"),
+        DTypeInfo("bool", "b", 1, "u32", "bool", 4, "(" + _PACKED_U8 + " != 0u)", "select(0u, 1u, {v})", None,
+                  lane="((({w} >> {s}u) & 0xFFu) != 0u)", accumulator="uint32"),
+        DTypeInfo("int8", "i", 1, "u32", "i32", 4,
+                  "(bitcast<i32>({buf}[{i} >> 2u] << (24u - 8u * ({i} & 3u))) >> 24u)",
+                  "(bitcast<u32>({v}) & 0xFFu)", None,
+                  lane="(bitcast<i32>({w} << {r}u) >> 24u)", wrap="(({v} << 24u) >> 24u)", accumulator="int32"),
+        DTypeInfo("int16", "i", 2, "u32", "i32", 2,
+                  "(bitcast<i32>({buf}[{i} >> 1u] << (16u - 16u * ({i} & 1u))) >> 16u)",
+                  "(bitcast<u32>({v}) & 0xFFFFu)", None,
+                  lane="(bitcast<i32>({w} << {r}u) >> 16u)", wrap="(({v} << 16u) >> 16u)", accumulator="int32"),
+        DTypeInfo("int32", "i", 4, "i32", "i32", 1, "{buf}[{i}]", "", None, accumulator="int32"),
+        DTypeInfo("int64", "i", 8, "i64", "i64", 1, "{buf}[{i}]", "", "shader-int64", accumulator="int64",
+                  fallback="int32"),
+        DTypeInfo("uint8", "u", 1, "u32", "u32", 4, _PACKED_U8, "({v} & 0xFFu)", None,
+                  lane="(({w} >> {s}u) & 0xFFu)", wrap="({v} & 0xFFu)", accumulator="uint32"),
+        DTypeInfo("uint16", "u", 2, "u32", "u32", 2, _PACKED_U16, "({v} & 0xFFFFu)", None,
+                  lane="(({w} >> {s}u) & 0xFFFFu)", wrap="({v} & 0xFFFFu)", accumulator="uint32"),
+        DTypeInfo("uint32", "u", 4, "u32", "u32", 1, "{buf}[{i}]", "", None, accumulator="uint32"),
+        DTypeInfo("uint64", "u", 8, "u64", "u64", 1, "{buf}[{i}]", "", "shader-int64", accumulator="uint64",
+                  fallback="uint32"),
+        DTypeInfo("float16", "f", 2, "u32", "f32", 2, "unpack2x16float({buf}[{i} >> 1u])[{i} & 1u]",
+                  "ew_f16_bits_f32({v})", None,
+                  lane="unpack2x16float({w})[{l}]", wrap="unpack2x16float(ew_f16_bits_f32({v})).x",
+                  accumulator="float32", native=("f16", "shader-f16")),
+        DTypeInfo("float32", "f", 4, "f32", "f32", 1, "{buf}[{i}]", "", None, accumulator="float32",
+                  native=("f32", None)),
+        DTypeInfo("float64", "f", 8, "f64", "f64", 1, "{buf}[{i}]", "", "shader-f64", accumulator="float64",
+                  native=("f64", "shader-f64"), fallback="float32"),
     )
 }
 
+#: The table under its storage-facing names (the same rows).
+STORAGE_TYPES = DTYPE_TABLE
+StorageType = DTypeInfo
 
-def storage_type(name: str) -> StorageType:
-    """The StorageType of dtype ``name``; KeyError with the known names otherwise."""
+#: compute type -> the row of the dtype stored as it (``f32`` -> float32, ``bool`` -> bool).
+_BY_COMPUTE: dict[str, DTypeInfo] = {t.array: t for t in DTYPE_TABLE.values() if not t.packed}
+_BY_COMPUTE["bool"] = DTYPE_TABLE["bool"]
+
+
+def storage_type(name: str) -> DTypeInfo:
+    """The row of dtype ``name``; KeyError with the known names otherwise."""
     try:
-        return STORAGE_TYPES[str(name)]
+        return DTYPE_TABLE[str(name)]
     except KeyError:
-        raise KeyError(f"no WGSL storage for dtype {name!r}; known: {sorted(STORAGE_TYPES)}") from None
+        raise KeyError(f"no WGSL storage for dtype {name!r}; known: {sorted(DTYPE_TABLE)}") from None
+
+
+def compute_info(compute: str) -> DTypeInfo:
+    """The row of the dtype whose compute type ``compute`` is its own storage type (``f32``:
+    float32, ``i32``: int32, ``bool``: bool); KeyError for an unknown compute type."""
+    try:
+        return _BY_COMPUTE[compute]
+    except KeyError:
+        raise KeyError(f"no dtype is computed as {compute!r}; known: {sorted(_BY_COMPUTE)}") from None
 
 
 def literal(value: float | int | bool, compute: str) -> str:
