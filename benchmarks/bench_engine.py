@@ -85,6 +85,7 @@ class OpsChainCase(Case):
     """1,000 dependent elementwise ops (``y = y * 0.75 + x``) on 1,024 float32, then a readback."""
 
     bound = "host"
+    path = "api"
     unit = "GB/s"
 
     def __init__(self, fused: bool) -> None:
@@ -157,6 +158,7 @@ class ScalarReadbackCase(Case):
     """``float(x)`` of a ready 0-d array (``op=False``) or ``float(sum(a))`` over 1,024 float32."""
 
     bound = "host"
+    path = "api"
     unit = "GB/s"
 
     def __init__(self, op: bool) -> None:
@@ -214,6 +216,7 @@ class MemoryPoolCase(Case):
     """``cycles`` create/free cycles of ``empty`` of 64 mixed float32 sizes (1 to 65,536 elements)."""
 
     bound = "host"
+    path = "api"
     unit = "GB/s"
 
     #: device memory growth allowed over one extra call in steady state
@@ -280,6 +283,7 @@ class FusedChainCase(Case):
     """One chain of :data:`CHAINS` over ``n`` float32 elements, written into an existing array."""
 
     bound = "memory"
+    path = "api"
     unit = "GB/s"
 
     def __init__(self, name: str, n: int) -> None:
