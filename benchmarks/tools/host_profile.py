@@ -1,4 +1,4 @@
-"""Where gputensor's host time goes on the current adapter: ``python -m benchmarks.host_profile``.
+"""Where gputensor's host time goes on the current adapter: ``python -m benchmarks.tools.host_profile``.
 
 A diagnostic, not a benchmark: it times the raw wgpu calls that every gputensor operation makes
 (encoder, pass, finish, submit, write_buffer, bind group creation, a mapped readback) and runs
@@ -19,17 +19,14 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import _timing
+
 SMALL = '--small' in sys.argv  # tiny sizes, for a smoke run on a software adapter
 
 
 def _time(fn: Callable[[], object], reps: int) -> float:
     """Median of ``reps`` single-call wall times of ``fn`` in microseconds."""
-    samples = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples) * 1e6
+    return _timing.median_call_s(fn, reps) * 1e6
 
 
 def _profile(title: str, fn: Callable[[], object], top: int = 22) -> None:
