@@ -4,7 +4,7 @@ Runs on any adapter, the CPU adapter (lavapipe) included: it times the host, not
 For each public call on small inputs (1,024 float32 elements; 32x32 for matmul) it reports the
 host time per call spent *recording* it (``_timing.host_per_call``: calls back to back, every
 result held, a sync after each batch outside the timed part), with elementwise fusion off, and
-that time relative to an eager ``a + b`` timed the same way. The goal (issue 13): every call at
+that time relative to an eager ``a + b`` timed the same way. The goal: every call at
 most 3x the eager elementwise op on any host, and at most 15 µs on the GPU machine's host.
 
 Calls marked ``reads back`` wait for the device inside the call (the output size depends on the
