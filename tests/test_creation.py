@@ -15,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 import gputensor as gt
 from gputensor._backend import get_backend
 
-from _tolerances import assert_close
+from _compare import assert_close
 
 ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
        "float16", "float32", "float64"]

@@ -20,8 +20,8 @@ from hypothesis.extra import numpy as hnp
 import gputensor as gt
 from gputensor._backend import get_backend
 
-from _tolerances import TOLERANCES as TOLERANCE_TABLE
-from _tolerances import assert_close
+from _compare import TOLERANCES as TOLERANCE_TABLE
+from _compare import assert_close
 
 BOOL = ["bool"]
 SIGNED = ["int8", "int16", "int32", "int64"]

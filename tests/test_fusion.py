@@ -21,7 +21,7 @@ import gputensor as gt
 from gputensor import _dispatch, _fusion
 from gputensor._backend import get_backend
 
-from _tolerances import assert_close
+from _compare import assert_close
 
 FEW = settings(max_examples=min(settings().max_examples, 15), deadline=None)
 

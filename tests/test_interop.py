@@ -17,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 import gputensor as gt
 from gputensor._backend import get_backend
 
-from _tolerances import tolerance
+from _compare import tolerance
 
 # The sections: names gputensor must provide (engineer A's part).
 CORE = [

@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 import gputensor as gt
 from gputensor._shapes import AxisError
 
-from _helpers_b import RTOL, gpu
+from _compare import RTOL, gpu
 
 MATMUL_DTYPES = ["float32", "float64", "float16", "int32", "int64", "uint8", "int8", "uint16", "int16",
                  "uint32", "uint64"]

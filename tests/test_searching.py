@@ -11,7 +11,7 @@ from hypothesis.extra import numpy as hnp
 import gputensor as gt
 from gputensor._shapes import AxisError
 
-from _helpers_b import ALL, NUMERIC, arrays, gpu
+from _compare import ALL, NUMERIC, arrays, gpu
 
 
 # ---- where -------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import gputensor as gt
 from gputensor._shapes import AxisError
 
-from _helpers_b import FLOATING, INTEGER, NUMERIC, RTOL, arrays, axes_for, bounded, gpu, gt_dtype
+from _compare import FLOATING, INTEGER, NUMERIC, RTOL, arrays, axes_for, bounded, gpu, gt_dtype
 
 
 def expected_sum_dtype(d: np.dtype) -> np.dtype:
