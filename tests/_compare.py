@@ -206,6 +206,24 @@ def _compare(np_result: Any, gt_result: Any, family: str, rtol: Any, atol: Any, 
                                    rtol=r, atol=a, equal_nan=True, err_msg=where)
 
 
+def assert_same(actual: Any, expected: Any, family: str = "exact", *,
+                rtol: float | dict[str, float] | None = None, atol: float | dict[str, float] | None = None,
+                type_check: bool = True, err_msg: str = "result") -> None:
+    """Compare a gputensor result (array, scalar, or tuple/list of them) with NumPy's: shapes,
+    dtypes (``type_check``), and values exactly or within the ``family`` tolerance of the
+    result's dtype (``rtol``/``atol`` override it, as numbers or per dtype name)."""
+    _compare(expected, to_numpy(actual), family, rtol, atol, type_check, err_msg)
+
+
+def run_both(body: Callable[[Any], Any], family: str = "exact", *,
+             accept_error: bool | type[BaseException] | tuple[type[BaseException], ...] = False,
+             **options: Any) -> None:
+    """Run ``body(xp)`` with NumPy and with gputensor and compare the results as
+    :func:`numpy_gt_allclose` does (for bodies that need values drawn outside them, such as
+    hypothesis draws)."""
+    numpy_gt_allclose(family, accept_error=accept_error, **options)(body)()
+
+
 def numpy_gt_allclose(family: str = "arith", *, rtol: float | dict[str, float] | None = None,
                       atol: float | dict[str, float] | None = None, name: str = "xp",
                       type_check: bool = True,
