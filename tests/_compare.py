@@ -177,12 +177,12 @@ def check_same_error(np_error: BaseException, gt_error: BaseException,
 
 
 def _compare(np_result: Any, gt_result: Any, family: str, rtol: Any, atol: Any, type_check: bool,
-             where: str = "result") -> None:
+             where: str = "result", scale: Any = None) -> None:
     if isinstance(np_result, (tuple, list)):
         assert isinstance(gt_result, (tuple, list)), f"{where}: gputensor returned {type(gt_result)}"
         assert len(np_result) == len(gt_result), f"{where}: {len(gt_result)} results, NumPy {len(np_result)}"
         for i, (a, b) in enumerate(zip(np_result, gt_result)):
-            _compare(a, b, family, rtol, atol, type_check, f"{where}[{i}]")
+            _compare(a, b, family, rtol, atol, type_check, f"{where}[{i}]", scale)
         return
     if np_result is None:
         assert gt_result is None, f"{where}: gputensor returned {gt_result!r}, NumPy None"
@@ -199,20 +199,28 @@ def _compare(np_result: Any, gt_result: Any, family: str, rtol: Any, atol: Any, 
         r = rtol.get(name, r) if isinstance(rtol, dict) else rtol
     if atol is not None:
         a = atol.get(name, a) if isinstance(atol, dict) else atol
-    if r == 0 and a == 0 or expected.dtype.kind not in "fc":
+    if scale is not None:  # an absolute term scaled by the magnitudes that were summed
+        a = a + r * np.asarray(scale, dtype=np.float64)
+    if (r == 0 and np.all(a == 0)) or expected.dtype.kind not in "fc":
         np.testing.assert_array_equal(actual, expected, err_msg=where, strict=False)
     else:
-        np.testing.assert_allclose(actual.astype(expected.dtype) if not type_check else actual, expected,
-                                   rtol=r, atol=a, equal_nan=True, err_msg=where)
+        with np.errstate(all="ignore"):
+            g64, r64 = actual.astype(np.float64), expected.astype(np.float64)
+            ok = (g64 == r64) | (np.isnan(g64) & np.isnan(r64)) | (np.abs(g64 - r64) <= a + r * np.abs(r64))
+        if not np.all(ok):
+            bad = ~np.broadcast_to(ok, g64.shape)
+            raise AssertionError(f"{where}: {int(bad.sum())} of {bad.size} values beyond rtol={r:g} (+atol): "
+                                 f"got {g64[bad][:6]}, want {r64[bad][:6]}")
 
 
 def assert_same(actual: Any, expected: Any, family: str = "exact", *,
                 rtol: float | dict[str, float] | None = None, atol: float | dict[str, float] | None = None,
-                type_check: bool = True, err_msg: str = "result") -> None:
+                type_check: bool = True, err_msg: str = "result", scale: Any = None) -> None:
     """Compare a gputensor result (array, scalar, or tuple/list of them) with NumPy's: shapes,
     dtypes (``type_check``), and values exactly or within the ``family`` tolerance of the
-    result's dtype (``rtol``/``atol`` override it, as numbers or per dtype name)."""
-    _compare(expected, to_numpy(actual), family, rtol, atol, type_check, err_msg)
+    result's dtype (``rtol``/``atol`` override it, as numbers or per dtype name; ``scale``
+    adds ``rtol * scale`` to the absolute tolerance, e.g. the summed magnitudes of a sum)."""
+    _compare(expected, to_numpy(actual), family, rtol, atol, type_check, err_msg, scale)
 
 
 def run_both(body: Callable[[Any], Any], family: str = "exact", *,
