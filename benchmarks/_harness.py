@@ -251,6 +251,9 @@ class Case:
     def check(self, host: dict[str, np.ndarray], got: np.ndarray) -> None:
         """Compare a framework's result with the reference; raise CheckError if it is wrong."""
 
+    def release(self) -> None:
+        """Drop what the case keeps between frameworks (a cached reference); called after it ran."""
+
     def gputensor(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
         raise NotAvailable("no gputensor form")
 
@@ -612,6 +615,7 @@ class Runner:
                 continue
             cr.frameworks[name] = self.measure(fw, case, host)
         del host
+        case.release()
         self._derive(case, cr)
         return cr
 
