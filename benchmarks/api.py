@@ -234,14 +234,14 @@ def ops(quick: bool) -> list[Op]:
     shape2 = (rows, cols)
     out.append(Op("api.sum.f32.1K", "gt.sum(x), 1K f32", _rows((K,)), lambda gt, x: gt.sum(x),
                   lambda torch, x: torch.sum(x), lambda cp, x: cp.sum(x),
-                  lambda x: x.astype(np.float64).sum(), _sum_tol(2e-6), out_bytes=lambda h: 4))
+                  lambda x: x.astype(np.float64).sum(), _sum_tol(1e-5), out_bytes=lambda h: 4))
     out.append(Op(f"api.sum.f32.{rows}x{cols}", f"gt.sum(x), ({rows}, {cols}) f32", _rows(shape2),
                   lambda gt, x: gt.sum(x), lambda torch, x: torch.sum(x), lambda cp, x: cp.sum(x),
-                  lambda x: x.astype(np.float64).sum(), _sum_tol(2e-6), out_bytes=lambda h: 4))
+                  lambda x: x.astype(np.float64).sum(), _sum_tol(1e-5), out_bytes=lambda h: 4))
     out.append(Op(f"api.sum.f32.axis0", f"gt.sum(x, axis=0), ({rows}, {cols}) f32", _rows(shape2),
                   lambda gt, x: gt.sum(x, axis=0), lambda torch, x: torch.sum(x, dim=0),
                   lambda cp, x: cp.sum(x, axis=0), lambda x: x.astype(np.float64).sum(axis=0),
-                  lambda h, ref: 2e-6 * np.abs(h["x"]).astype(np.float64).sum(axis=0) + 1e-30,
+                  lambda h, ref: 1e-5 * np.abs(h["x"]).astype(np.float64).sum(axis=0) + 1e-30,
                   out_bytes=lambda h: 4 * cols))
     out.append(Op("api.max.f32.last", f"gt.max(x, axis=-1, keepdims=True), ({rows}, {cols}) f32",
                   _rows(shape2), lambda gt, x: gt.max(x, axis=-1, keepdims=True),
@@ -316,7 +316,7 @@ def ops(quick: bool) -> list[Op]:
                   _rows((big,), np.float32), lambda gt, x: gt.cumulative_sum(x),
                   lambda torch, x: torch.cumsum(x, 0), lambda cp, x: cp.cumsum(x),
                   lambda x: np.cumsum(x.astype(np.float64)),
-                  lambda h, ref: 2e-6 * np.cumsum(np.abs(h["x"]).astype(np.float64)) + 1e-30))
+                  lambda h, ref: 1e-5 * np.cumsum(np.abs(h["x"]).astype(np.float64)) + 1e-5))
     out.append(Op(f"api.unique_values.i32.{_count(sort_n)}", f"gt.unique_values(x), {_count(sort_n)} i32 in "
                   f"[0, {_count(sort_n // 4)})", lambda rng: {"x": rng.integers(0, sort_n // 4, sort_n, dtype=np.int32)},
                   lambda gt, x: gt.unique_values(x), lambda torch, x: torch.unique(x, sorted=True),
@@ -324,7 +324,7 @@ def ops(quick: bool) -> list[Op]:
     # -- host-bound: round trip, idle sync, fresh allocation -------------------------------------
     out.append(Op("api.roundtrip.sum16", "float(gt.sum(x)), 16 f32 (a small op and its round trip)",
                   _rows((16,)), lambda gt, x: float(gt.sum(x)), lambda torch, x: float(torch.sum(x)),
-                  lambda cp, x: float(cp.sum(x)), lambda x: x.astype(np.float64).sum(), _sum_tol(2e-6),
+                  lambda cp, x: float(cp.sum(x)), lambda x: x.astype(np.float64).sum(), _sum_tol(1e-5),
                   host_timed=True, out_bytes=lambda h: 4))
     out.append(Op("api.synchronize.idle", "gt.synchronize() with nothing pending", _rows((16,)),
                   lambda gt, x: gt.synchronize(), lambda torch, x: torch.cuda.synchronize(),

@@ -220,3 +220,17 @@ def test_check_helpers() -> None:
         h.assert_close([1.0], [1.0, 2.0], 1.0, "shape")
     with pytest.raises(h.CheckError, match="differ"):
         h.assert_equal(np.arange(4), np.array([0, 1, 2, 4]), "eq")
+
+
+@pytest.mark.parametrize("name", ["host_profile", "diag_kernels", "diag_reduce", "tune_gemm", "tune_splitk",
+                                  "tune_attention"])
+def test_tools_import_and_share_the_timing_module(name: str) -> None:
+    """The diagnostic and tuning scripts import (their relative imports and the timing module
+    resolve) and time through benchmarks._timing, not a copy of their own."""
+    import importlib
+    import inspect
+
+    module = importlib.import_module(f"benchmarks.tools.{name}")
+    assert callable(module.main)
+    source = inspect.getsource(module)
+    assert "_timing" in source or "time_calls" in source or "wall_us" in source
