@@ -56,7 +56,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ._timing import ClockWarmer, CupyTimer, GputensorTimer, Timer, TorchTimer
+from ._timing import ClockWarmer, CupyTimer, GputensorTimer, Timer, TorchTimer, cold_call, estimate_call
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -513,11 +513,7 @@ class Runner:
             self._trace(exc)
             return res
         try:
-            fw.sync()
-            t0 = time.perf_counter()
-            prep.run(0)
-            fw.sync()
-            res.cold_s = time.perf_counter() - t0
+            res.cold_s, _ = cold_call(prep.run, fw.sync)
             res.sets = 1 if prep.host_timed else self.env.sets(case.working_set)
             if prep.result is not None:
                 try:
@@ -525,22 +521,10 @@ class Runner:
                     res.check = "ok"
                 except CheckError as exc:
                     res.check = f"WRONG: {exc}"
-            # estimate one call from a few back to back (one call plus a wait overstates a call
-            # that pipelines with the next), then choose the batch size; one discarded batch
-            # first, so the device has left its idle clocks and the caches are warm
-            held = [None]
-            t0 = time.perf_counter()
-            held[0] = prep.run(1)
-            fw.sync()
-            one = max(time.perf_counter() - t0, 1e-7)
+            # estimate one call, choose the batch size; one discarded batch first, so the device
+            # has left its idle clocks and the pools and caches are warm
             max_reps = min(self.max_reps, case.max_reps or self.max_reps)
-            if one < 0.02 and max_reps > 1:
-                k = int(min(16, max_reps, max(2, 0.02 / one)))
-                t0 = time.perf_counter()
-                held = [prep.run(2 + i) for i in range(k)]
-                fw.sync()
-                one = max((time.perf_counter() - t0) / k, 1e-7)
-            del held
+            one = estimate_call(prep.run, fw.sync, max_calls=max_reps)
             reps = int(max(1, min(max_reps, self.target / one)))
             self.env.warm_clocks()  # every framework's batches start at the same (boost) clocks
             nbatch = 5 if one * reps < 0.2 else 3

@@ -195,6 +195,33 @@ class CupyTimer(_CudaTimer):
         self.cupy.get_default_pinned_memory_pool().free_all_blocks()
 
 
+def cold_call(run: Run, sync: Callable[[], Any]) -> tuple[float, Any]:
+    """Seconds of the first call ``run(0)`` up to its sync (compilation, set-up), and its result."""
+    sync()
+    t0 = time.perf_counter()
+    result = run(0)
+    sync()
+    return time.perf_counter() - t0, result
+
+
+def estimate_call(run: Run, sync: Callable[[], Any], max_calls: int = 16, start: int = 1) -> float:
+    """Seconds per call, estimated from one call and, when that is short (< 20 ms), from up to
+    ``max_calls`` calls back to back (one call plus a wait overstates a call that pipelines with
+    the next). Results are held until the sync."""
+    t0 = time.perf_counter()
+    held = [run(start)]
+    sync()
+    one = max(time.perf_counter() - t0, 1e-7)
+    if one < 0.02 and max_calls > 1:
+        k = int(min(16, max_calls, max(2, 0.02 / one)))
+        t0 = time.perf_counter()
+        held = [run(start + 1 + i) for i in range(k)]
+        sync()
+        one = max((time.perf_counter() - t0) / k, 1e-7)
+    del held
+    return one
+
+
 class ClockWarmer:
     """:meth:`warm` keeps the GPU saturated for ``seconds`` with torch float32 matmuls, so that the
     batches timed next start at boost clocks whatever ran before. An H200 idle for a second
