@@ -217,12 +217,17 @@ def _compare(np_result: Any, gt_result: Any, family: str, rtol: Any, atol: Any, 
 
 def assert_same(actual: Any, expected: Any, family: str = "exact", *,
                 rtol: float | dict[str, float] | None = None, atol: float | dict[str, float] | None = None,
-                type_check: bool = True, err_msg: str = "result", scale: Any = None) -> None:
+                type_check: bool = True, err_msg: str = "result", scale: Any = None,
+                signed_zeros: bool = False) -> None:
     """Compare a gputensor result (array, scalar, or tuple/list of them) with NumPy's: shapes,
     dtypes (``type_check``), and values exactly or within the ``family`` tolerance of the
     result's dtype (``rtol``/``atol`` override it, as numbers or per dtype name; ``scale``
-    adds ``rtol * scale`` to the absolute tolerance, e.g. the summed magnitudes of a sum)."""
-    _compare(expected, to_numpy(actual), family, rtol, atol, type_check, err_msg, scale)
+    adds ``rtol * scale`` to the absolute tolerance, e.g. the summed magnitudes of a sum).
+    ``signed_zeros``: float zeros must also have NumPy's signs (copies, gathers)."""
+    got = to_numpy(actual)
+    _compare(expected, got, family, rtol, atol, type_check, err_msg, scale)
+    if signed_zeros and np.asarray(expected).dtype.kind == "f":
+        np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(np.asarray(expected)), err_msg=err_msg)
 
 
 def run_both(body: Callable[[Any], Any], family: str = "exact", *,
