@@ -261,18 +261,19 @@ def numpy_gt_allclose(family: str = "arith", *, rtol: float | dict[str, float] |
 
     def decorator(body: Callable[..., Any]) -> Callable[..., None]:
         sig = inspect.signature(body)
-        params = [p for p in sig.parameters.values() if p.name != name]
+        reduced = sig.replace(parameters=[p for p in sig.parameters.values() if p.name != name])
 
         @functools.wraps(body)
         def test(*args: Any, **kwargs: Any) -> None:
+            given = reduced.bind(*args, **kwargs).arguments  # positional (hypothesis) or by name
             np_error = gt_error = None
             np_result = gt_result = None
             try:
-                np_result = body(*args, **{name: np}, **kwargs)
+                np_result = body(**given, **{name: np})
             except Exception as exc:  # noqa: BLE001 - compared below
                 np_error = exc
             try:
-                gt_result = to_numpy(body(*args, **{name: gt}, **kwargs))
+                gt_result = to_numpy(body(**given, **{name: gt}))
             except Exception as exc:  # noqa: BLE001
                 gt_error = exc
             if np_error is not None and gt_error is not None:
@@ -284,7 +285,7 @@ def numpy_gt_allclose(family: str = "arith", *, rtol: float | dict[str, float] |
                 raise AssertionError(f"NumPy raised {np_error!r} where gputensor returned a result") from np_error
             _compare(np_result, gt_result, family, rtol, atol, type_check)
 
-        test.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        test.__signature__ = reduced  # type: ignore[attr-defined]
         return test
 
     return decorator

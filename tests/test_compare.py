@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gputensor as gt
 
@@ -128,3 +130,12 @@ def test_table_and_parametrizers():
     assert names(for_int_dtypes(no_unsigned=True)) == ["int8", "int16", "int32", "int64"]
     assert names(for_dtypes([np.float32, gt.int8])) == ["float32", "int8"]
     assert isinstance(to_numpy((gt.asarray(1.0), [gt.asarray(2)]))[1][0], np.ndarray)
+
+
+@settings(max_examples=5)
+@given(n=st.integers(0, 6), dtype=st.sampled_from(["float32", "int16"]))
+@numpy_gt_array_equal()
+def test_works_under_hypothesis_and_fixtures(xp, n, dtype, backend):
+    """The decorated body takes hypothesis arguments and pytest fixtures beside ``xp``."""
+    assert backend is not None
+    return xp.cumulative_sum(xp.asarray(np.arange(n), dtype=getattr(xp, dtype)))
