@@ -26,6 +26,7 @@ Tolerance families:
   (callers add an absolute term scaled by the summed magnitudes);
 * ``chained``: several operations chained (fuzzed programs, the design-card example);
 * ``attention``: softmax(q k^T) v against a float64 reference (exp, two reductions, two products);
+* ``fused``: a fused kernel against the same operations unfused (callers scale an absolute term);
 * ``rounded`` / ``builtin``: the backend contract's unary/binary ops, correctly rounded ones and
   transcendental ones (GPU built-ins are specified by absolute error).
 
@@ -69,6 +70,8 @@ TOLERANCES: dict[str, dict[str, tuple[float, float]]] = {
     "chained": {**_EXACT, "float16": (5e-2, 5e-3), "float32": (1e-4, 1e-5), "float64": (1e-10, 1e-12)},
     # scaled dot-product attention against a float64 reference
     "attention": {**_EXACT, "float16": (4e-3, 4e-3), "float32": (2e-5, 2e-5), "float64": (1e-11, 1e-11)},
+    # a fused kernel against the same ops unfused (contracted a*b+c: one rounding fewer per step)
+    "fused": {**_EXACT, "float16": (5e-3, 0.0), "float32": (1e-5, 0.0), "float64": (1e-12, 0.0)},
     # one rounding of the exact result of dtype-rounded inputs (float16: computed in f32, rounded
     # once to f16): the backend contract's correctly rounded unary/binary ops
     "rounded": {**_EXACT, "float16": (1e-3, 1e-4), "float32": (1.2e-7, 0.0), "float64": (2.3e-16, 0.0)},
