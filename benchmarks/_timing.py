@@ -127,6 +127,13 @@ class GputensorTimer(Timer):
             return None, {}
         return sum(per_kernel.values()), per_kernel
 
+    def cleanup(self) -> None:
+        """Return the memory pool's cached blocks to the device (as torch's ``empty_cache`` and
+        cupy's ``free_all_blocks`` after a case), so every framework starts a case with an empty
+        pool that its discarded batch warms."""
+        self.gt.synchronize()
+        self.gt.get_default_memory_pool().free_all_blocks()
+
 
 class _CudaTimer(Timer):
     """torch and cupy: CUDA events around the enqueued batch, wall clock around it too."""
