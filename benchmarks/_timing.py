@@ -286,9 +286,11 @@ def median_call_s(fn: Callable[[], Any], reps: int) -> float:
     return statistics.median(samples)
 
 
-def host_per_call(fn: Callable[[], Any], sync: Callable[[], Any], calls: int, batches: int = 5) -> float:
-    """Median over ``batches`` of the host seconds per call spent recording ``calls`` calls of
-    ``fn`` back to back (results held; ``sync`` after each batch, outside the timed part)."""
+def host_per_call(fn: Callable[[], Any], sync: Callable[[], Any], calls: int, batches: int = 5,
+                  statistic: Callable[[list[float]], float] = statistics.median) -> float:
+    """``statistic`` (median; ``min`` on a shared, noisy host) over ``batches`` of the host seconds
+    per call spent recording ``calls`` calls of ``fn`` back to back (results held; ``sync`` after
+    each batch, outside the timed part)."""
     samples = []
     for _ in range(batches):
         held = []
@@ -298,7 +300,7 @@ def host_per_call(fn: Callable[[], Any], sync: Callable[[], Any], calls: int, ba
         samples.append((time.perf_counter() - t0) / calls)
         sync()
         del held
-    return statistics.median(samples)
+    return statistic(samples)
 
 
 def gpu_profile(fn: Callable[[], Any], calls: int = 1) -> tuple[float | None, dict[str, float], float]:
