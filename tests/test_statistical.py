@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import gputensor as gt
 from gputensor._shapes import AxisError
 
-from _compare import (FLOATING, INTEGER, NUMERIC, arrays, assert_same, axes_for, bounded, gpu, gt_dtype,
+from _compare import (FLOATING, INTEGER, arrays, assert_same, axes_for, bounded, gpu, gt_dtype,
                       numpy_gt_array_equal)
 
 

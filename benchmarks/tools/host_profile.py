@@ -12,7 +12,6 @@ from __future__ import annotations
 import cProfile
 import io
 import pstats
-import statistics
 import sys
 import time
 from collections.abc import Callable

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import sys
-import time
 
 import numpy as np
 
