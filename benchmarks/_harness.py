@@ -1,28 +1,36 @@
-"""The benchmark harness behind ``python -m benchmarks``.
+"""The benchmark harness behind ``python -m benchmarks``: cases, the runner, the report.
 
-Every case is one piece of work (an elementwise op over 256 MiB, a 4096^3 gemm, ...) that can be
-run through up to three frameworks in the same process: gputensor (through its backend contract,
-on device pointers), and, where importable on a CUDA GPU, torch and cupy. For each framework the
-harness
+Every case is one piece of work (``gt.sum`` over 128 MiB, ``a @ b`` at 4096², a gemm on the
+backend contract, ...) run through up to three frameworks in the same process: gputensor and,
+where importable on a CUDA GPU, torch and cupy. A case is on one of two *paths*:
 
-1. prepares the inputs (uploads the same host data; where the working set fits in the L2 cache it
-   makes two input/output sets and rotates between them, so back-to-back runs do not just re-read
-   the cache);
-2. runs once and synchronises: the *cold* time (pipeline compilation, library handles, autotuning),
-   reported on its own and never mixed into the timed numbers;
+* ``api`` (the headline): user code through the public API (``gt.add``, ``a @ b``, ``gt.sum``,
+  ``x[mask]``, ...; ``api.py``, ``bench_engine.py``), what a user's program pays;
+* ``kernel`` (kernel diagnostics): the backend contract (``backend.gemm``, ``backend.binary``
+  ... on device pointers, outputs preallocated; ``bench_elementwise.py``, ``bench_reduce.py``,
+  ``bench_gemm.py``, ``bench_conv.py``, ``bench_attention.py``, ``bench_transfer.py``, the
+  copy ceiling), the kernels without the frontend.
+
+For each framework the harness
+
+1. prepares the inputs (the same host data; where the working set fits in L2 it makes two
+   input/output sets and rotates between them, so back-to-back calls do not just re-read L2);
+2. runs once and synchronises: the *cold* time (pipeline compilation, library handles,
+   autotuning), reported on its own;
 3. checks that result once against a NumPy reference (float64 where it matters);
 4. estimates the time of one call (from up to 16 calls back to back when one call is short),
-   picks ``N`` reps so that a batch lasts about ``target`` seconds, keeps the GPU saturated for
-   0.1 s (torch matmuls: ``Env.warm_clocks``, so that every framework starts at boost clocks),
-   runs one batch that is discarded, and times 3 to 5 batches of ``N`` calls
-   recorded back to back followed by
-   one synchronisation (gputensor: ``backend.synchronize()`` and wall clock; torch and cupy: CUDA
-   events). The reported time is the median batch time divided by ``N``.
+   picks ``N`` calls per batch so that a batch lasts about ``target`` seconds, keeps the GPU
+   saturated for 0.1 s (``Env.warm_clocks``, the same for every framework), runs one batch that
+   is discarded, and times 3 to 5 batches (``_timing.py``: every result of a batch is held until
+   the sync that ends it). Reported per call, medians over the batches: wall time, host time
+   (recording/enqueueing the calls) and GPU time (CUDA events; gputensor: a profiled batch with
+   timestamp queries).
 
-Rates are GB/s (bytes read + written, 1e9) or TFLOP/s (1e12). Each rate is also given as a
-fraction of a ceiling measured in the same run: a device-to-device copy (torch ``y.copy_(x)``, else
-cupy, else gputensor's own ``copy_dtod``) for memory-bound cases and torch's float32 matmul with
-TF32 off (else cupy's) for compute-bound ones.
+Ratios (``gt/torch``, ``gt/cupy``) are the other framework's wall time over gputensor's (above 1:
+gputensor faster); ``GPU gt/torch`` is the same on GPU time. Rates are GB/s (bytes read +
+written, 1e9) or TFLOP/s (1e12), also as a fraction of a ceiling measured in the same run: a
+device-to-device copy (torch ``y.copy_(x)``, else cupy, else gputensor's ``copy_dtod``) for
+memory-bound cases and torch's float32 matmul with TF32 off (else cupy's) for compute-bound ones.
 
 A case whose operation raises is reported as ``error: ...`` and the run goes on; a global time
 budget skips the remaining cases once it is spent.
@@ -48,19 +56,21 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from ._timing import ClockWarmer, CupyTimer, GputensorTimer, Timer, TorchTimer, cold_call, estimate_call
+
 MiB = 1 << 20
 GiB = 1 << 30
 
 FRAMEWORKS = ("gputensor", "torch", "cupy")
-GROUP_ORDER = ("ceiling", "binary", "unary", "reduce", "gemm", "conv2d", "transfer", "attention", "engine",
-               "sort")
-GROUP_ALIASES = {"conv": "conv2d", "attn": "attention", "transfers": "transfer", "ceilings": "ceiling",
+#: groups in run order: the public-API headline first, then the kernel diagnostics
+GROUP_ORDER = ("ceiling", "api", "engine", "binary", "unary", "reduce", "gemm", "conv2d", "transfer",
+               "attention")
+GROUP_ALIASES = {"kernel": "ceiling,binary,unary,reduce,gemm,conv2d,transfer,attention",
+                 "headline": "api,engine", "conv": "conv2d", "attn": "attention", "transfers": "transfer", "ceilings": "ceiling",
                  "elementwise": "binary,unary", "copy": "ceiling.copy", "matmul": "ceiling.matmul"}
 
 #: L2 size assumed when torch cannot tell (bytes); an H200 has about 60 MB.
 DEFAULT_L2_BYTES = 64 * MiB
-#: Seconds of saturating GPU work before each framework's timed batches (``Env.warm_clocks``).
-WARM_CLOCKS_S = 0.1
 
 
 class CheckError(Exception):
@@ -114,15 +124,16 @@ def assert_equal(got: Any, ref: Any, what: str) -> None:
 class Prepared:
     """One framework's ready-to-run form of a case.
 
-    ``run(i)`` records (gputensor) or enqueues (torch/cupy) one call on input set ``i % sets``;
+    ``run(i)`` records (gputensor) or enqueues (torch/cupy) one call on input set ``i % sets`` and
+    returns its result (the timer holds every result of a batch until the batch's sync);
     ``result()`` returns the output of set 0 as a NumPy array (for the check; None: unchecked);
     ``close()`` frees what was allocated.
     """
 
-    run: Callable[[int], None]
+    run: Callable[[int], Any]
     result: Callable[[], np.ndarray] | None = None
     close: Callable[[], None] = lambda: None
-    host_timed: bool = False  # host is part of the work (transfers): time with the wall clock
+    host_timed: bool = False  # host is part of the work (transfers, readbacks inside the call)
 
 
 class GtArena:
@@ -170,7 +181,7 @@ class Env:
     cupy: Any = None
     quick: bool = False
     l2_bytes: int = DEFAULT_L2_BYTES
-    _warm_operands: Any = None
+    _warmer: ClockWarmer | None = None
 
     def sets(self, working_set_bytes: int) -> int:
         """How many input/output sets to rotate: 2 when the working set fits in L2, else 1."""
@@ -188,27 +199,15 @@ class Env:
         """``array`` as a cupy array."""
         return self.cupy.asarray(np.ascontiguousarray(array))
 
-    def warm_clocks(self, seconds: float = WARM_CLOCKS_S) -> None:
-        """Keep the GPU saturated for ``seconds`` (float32 matmuls through torch), so that the
-        batches timed next start at boost clocks whatever ran before. An H200 idle for a second
-        drops to 345 MHz, and a workload that leaves the device idle between short bursts (one
-        with readbacks inside each call) can stay there for hundreds of milliseconds: unique
-        of 16M int32 took 1.5 instead of 0.7 ms per call for its first 190 calls after a 2 s idle
-        (``benchmarks.diag_unique``). Without torch (or CUDA, or in quick runs) it does
-        nothing: the discarded batch is the only warm-up."""
-        torch = self.torch
-        if torch is None or self.quick or seconds <= 0:
+    def warm_clocks(self) -> None:
+        """Keep the GPU saturated for 0.1 s (torch matmuls; ``_timing.ClockWarmer``) so that every
+        framework's timed batches start at boost clocks. Does nothing without torch or in quick
+        runs."""
+        if self.torch is None or self.quick:
             return
-        if self._warm_operands is None:
-            a = torch.rand(2048, 2048, device="cuda")
-            self._warm_operands = (a, torch.empty_like(a))
-        a, out = self._warm_operands
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < seconds:
-            for _ in range(8):
-                torch.matmul(a, a, out=out)
-            torch.cuda.synchronize()
+        if self._warmer is None:
+            self._warmer = ClockWarmer(self.torch)
+        self._warmer.warm()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,6 +232,8 @@ class Case:
     working_set: int = 0
     ceiling: str | None = None
     series: str | None = None  # cases of one series (e.g. square gemm sizes) are joined in the plot
+    path: str = "kernel"  # 'api': user code through the public API; 'kernel': the backend contract
+    max_reps: int | None = None  # most calls per batch (cases whose results are large)
 
     @property
     def group(self) -> str:
@@ -249,6 +250,9 @@ class Case:
 
     def check(self, host: dict[str, np.ndarray], got: np.ndarray) -> None:
         """Compare a framework's result with the reference; raise CheckError if it is wrong."""
+
+    def release(self) -> None:
+        """Drop what the case keeps between frameworks (a cached reference); called after it ran."""
 
     def gputensor(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
         raise NotAvailable("no gputensor form")
@@ -282,135 +286,18 @@ DTYPE_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64"}
 
 
 # ---------------------------------------------------------------------------------------------
-# frameworks: synchronisation and batch timing
-# ---------------------------------------------------------------------------------------------
-class Framework:
-    """How to synchronise and time one framework."""
-
-    name = ""
-
-    def sync(self) -> None:
-        raise NotImplementedError
-
-    def time_batch(self, prep: Prepared, n: int, start: int) -> tuple[float, dict[str, float]]:
-        """Seconds per call over a batch of ``n`` calls (set indices ``start..start+n-1``), and extras."""
-        raise NotImplementedError
-
-    def cleanup(self) -> None:
-        """Release cached memory after a case."""
-
-
-class GputensorFramework(Framework):
-    """gputensor: ``n`` calls recorded back to back, then ``backend.synchronize()``; wall clock.
-
-    Also reports the host time spent recording per call and, from the context's counters,
-    pipelines compiled and submits made during the batch (per-call compilation or a CPU round trip
-    inside an operation shows up there).
-    """
-
-    name = "gputensor"
-
-    def __init__(self, backend: Any) -> None:
-        self.backend = backend
-
-    def _stats(self) -> dict[str, int]:
-        stats = getattr(getattr(self.backend, "context", None), "stats", None)
-        return dict(stats) if isinstance(stats, dict) else {}
-
-    def sync(self) -> None:
-        self.backend.synchronize()
-
-    def time_batch(self, prep: Prepared, n: int, start: int) -> tuple[float, dict[str, float]]:
-        before = self._stats()
-        t0 = time.perf_counter()
-        for i in range(start, start + n):
-            prep.run(i)
-        t1 = time.perf_counter()
-        self.backend.synchronize()
-        t2 = time.perf_counter()
-        after = self._stats()
-        extra = {"host_s_per_call": (t1 - t0) / n}
-        for key in ("pipelines_compiled", "submits", "dispatches"):
-            if key in after and key in before:
-                extra[key] = after[key] - before[key]
-        return (t2 - t0) / n, extra
-
-
-class TorchFramework(Framework):
-    """torch: CUDA events around ``n`` enqueued calls (wall clock for host-bound cases)."""
-
-    name = "torch"
-
-    def __init__(self, torch: Any) -> None:
-        self.torch = torch
-
-    def sync(self) -> None:
-        self.torch.cuda.synchronize()
-
-    def time_batch(self, prep: Prepared, n: int, start: int) -> tuple[float, dict[str, float]]:
-        if prep.host_timed:
-            self.sync()
-            t0 = time.perf_counter()
-            for i in range(start, start + n):
-                prep.run(i)
-            self.sync()
-            return (time.perf_counter() - t0) / n, {}
-        begin = self.torch.cuda.Event(enable_timing=True)
-        end = self.torch.cuda.Event(enable_timing=True)
-        begin.record()
-        for i in range(start, start + n):
-            prep.run(i)
-        end.record()
-        end.synchronize()
-        return begin.elapsed_time(end) / 1e3 / n, {}
-
-    def cleanup(self) -> None:
-        self.torch.cuda.synchronize()
-        self.torch.cuda.empty_cache()
-
-
-class CupyFramework(Framework):
-    """cupy: CUDA events around ``n`` enqueued calls (wall clock for host-bound cases)."""
-
-    name = "cupy"
-
-    def __init__(self, cupy: Any) -> None:
-        self.cupy = cupy
-
-    def sync(self) -> None:
-        self.cupy.cuda.Device().synchronize()
-
-    def time_batch(self, prep: Prepared, n: int, start: int) -> tuple[float, dict[str, float]]:
-        cp = self.cupy
-        if prep.host_timed:
-            self.sync()
-            t0 = time.perf_counter()
-            for i in range(start, start + n):
-                prep.run(i)
-            self.sync()
-            return (time.perf_counter() - t0) / n, {}
-        begin, end = cp.cuda.Event(), cp.cuda.Event()
-        begin.record()
-        for i in range(start, start + n):
-            prep.run(i)
-        end.record()
-        end.synchronize()
-        return cp.cuda.get_elapsed_time(begin, end) / 1e3 / n, {}
-
-    def cleanup(self) -> None:
-        self.sync()
-        self.cupy.get_default_memory_pool().free_all_blocks()
-        self.cupy.get_default_pinned_memory_pool().free_all_blocks()
-
-
-# ---------------------------------------------------------------------------------------------
 # results
 # ---------------------------------------------------------------------------------------------
 @dataclasses.dataclass
 class FwResult:
-    """One framework's numbers for one case (times in seconds)."""
+    """One framework's numbers for one case (seconds per call, medians over the batches):
+    ``time_s`` wall, ``host_s`` recording/enqueueing, ``gpu_s`` device time (None: not
+    measured), ``gpu_kernels`` gputensor's device time per kernel name."""
 
     time_s: float | None = None
+    host_s: float | None = None
+    gpu_s: float | None = None
+    gpu_kernels: dict[str, float] = dataclasses.field(default_factory=dict)
     rate: float | None = None
     cold_s: float | None = None
     reps: int = 0
@@ -441,6 +328,9 @@ class CaseResult:
     ceiling_value: float | None = None
     ratio_torch: float | None = None
     ratio_cupy: float | None = None
+    gpu_ratio_torch: float | None = None
+    gpu_ratio_cupy: float | None = None
+    path: str = "kernel"
     skipped: str | None = None
     notes: list[str] = dataclasses.field(default_factory=list)
     series: str | None = None
@@ -491,12 +381,12 @@ class Report:
 # ---------------------------------------------------------------------------------------------
 def all_cases(quick: bool) -> list[Case]:
     """Every case of the suite, in run order (ceilings first)."""
-    from . import (bench_attention, bench_ceiling, bench_conv, bench_elementwise, bench_engine,
-                   bench_gemm, bench_reduce, bench_sort, bench_transfer)
+    from . import (api, bench_attention, bench_ceiling, bench_conv, bench_elementwise, bench_engine,
+                   bench_gemm, bench_reduce, bench_transfer)
 
     cases: list[Case] = []
-    for module in (bench_ceiling, bench_elementwise, bench_reduce, bench_gemm, bench_conv,
-                   bench_transfer, bench_attention, bench_engine, bench_sort):
+    for module in (bench_ceiling, api, bench_engine, bench_elementwise, bench_reduce, bench_gemm, bench_conv,
+                   bench_transfer, bench_attention):
         cases.extend(module.cases(quick))
     order = {g: i for i, g in enumerate(GROUP_ORDER)}
     cases.sort(key=lambda c: order.get(c.group, len(order)))  # stable: keeps each module's order
@@ -584,7 +474,7 @@ def detect_cupy(enabled: bool) -> tuple[Any, str | None]:
 class Runner:
     """Runs cases through the frameworks and collects a Report."""
 
-    def __init__(self, options: Options, env: Env, frameworks: dict[str, Framework],
+    def __init__(self, options: Options, env: Env, frameworks: dict[str, Timer],
                  meta: dict[str, Any], out: TextIO) -> None:
         self.options = options
         self.env = env
@@ -609,7 +499,7 @@ class Runner:
         return self.elapsed() > self.budget
 
     # -- one framework on one case --------------------------------------------------------------
-    def measure(self, fw: Framework, case: Case, host: dict[str, np.ndarray]) -> FwResult:
+    def measure(self, fw: Timer, case: Case, host: dict[str, np.ndarray]) -> FwResult:
         res = FwResult()
         prep: Prepared | None = None
         build = getattr(case, fw.name)
@@ -623,11 +513,7 @@ class Runner:
             self._trace(exc)
             return res
         try:
-            fw.sync()
-            t0 = time.perf_counter()
-            prep.run(0)
-            fw.sync()
-            res.cold_s = time.perf_counter() - t0
+            res.cold_s, _ = cold_call(prep.run, fw.sync)
             res.sets = 1 if prep.host_timed else self.env.sets(case.working_set)
             if prep.result is not None:
                 try:
@@ -635,45 +521,37 @@ class Runner:
                     res.check = "ok"
                 except CheckError as exc:
                     res.check = f"WRONG: {exc}"
-            # estimate one call from a few back to back (one call plus a wait overstates a call
-            # that pipelines with the next), then choose the batch size; one discarded batch
-            # first, so the device has left its idle clocks and the caches are warm
-            t0 = time.perf_counter()
-            prep.run(1)
-            fw.sync()
-            one = max(time.perf_counter() - t0, 1e-7)
-            if one < 0.02:
-                k = int(min(16, max(2, 0.02 / one)))
-                t0 = time.perf_counter()
-                for i in range(k):
-                    prep.run(2 + i)
-                fw.sync()
-                one = max((time.perf_counter() - t0) / k, 1e-7)
-            reps = int(max(1, min(self.max_reps, self.target / one)))
+            # estimate one call, choose the batch size; one discarded batch first, so the device
+            # has left its idle clocks and the pools and caches are warm
+            max_reps = min(self.max_reps, case.max_reps or self.max_reps)
+            one = estimate_call(prep.run, fw.sync, max_calls=max_reps)
+            reps = int(max(1, min(max_reps, self.target / one)))
             self.env.warm_clocks()  # every framework's batches start at the same (boost) clocks
             nbatch = 5 if one * reps < 0.2 else 3
             if one > 1.0:
                 nbatch = 2
             else:
-                fw.time_batch(prep, reps, 18)
-            samples: list[float] = []
-            extras: list[dict[str, float]] = []
+                fw.batch(prep.run, reps, 18)
+            batches = []
             start = 18 + reps
             for _ in range(nbatch):
-                t, extra = fw.time_batch(prep, reps, start)
+                batches.append(fw.batch(prep.run, reps, start))
                 start += reps
-                samples.append(t)
-                extras.append(extra)
                 if self.elapsed() > self.budget + 30.0:  # hard stop inside a very slow case
                     break
-            res.batches = samples
+            res.batches = [b.wall_s for b in batches]
             res.reps = reps
-            res.time_s = statistics.median(samples)
+            res.time_s = statistics.median(res.batches)
+            res.host_s = statistics.median(b.host_s for b in batches)
+            gpu = [b.gpu_s for b in batches if b.gpu_s is not None]
+            if gpu:
+                res.gpu_s = statistics.median(gpu)
+            elif not prep.host_timed or case.path == "api":
+                res.gpu_s, res.gpu_kernels = fw.gpu_batch(prep.run, reps, start)
             res.rate = case.work / res.time_s / (1e9 if case.unit == "GB/s" else 1e12)
-            if extras and extras[0]:
-                keys = set().union(*extras)
-                res.extra = {k: statistics.median(e[k] for e in extras if k in e) for k in sorted(keys)}
-                res.extra["calls_per_batch"] = reps
+            keys = set().union(*(b.counters for b in batches))
+            res.extra = {k: statistics.median(b.counters.get(k, 0.0) for b in batches) for k in sorted(keys)}
+            res.extra["calls_per_batch"] = reps
         except NotAvailable as exc:
             res.error = f"n/a: {exc}"
         except Exception as exc:  # noqa: BLE001
@@ -703,7 +581,7 @@ class Runner:
     # -- one case --------------------------------------------------------------------------------
     def run_case(self, case: Case, index: int) -> CaseResult:
         cr = CaseResult(case.id, case.group, case.label, case.unit, case.bytes, case.flops, case.bound,
-                        series=case.series)
+                        series=case.series, path=case.path)
         rng = np.random.default_rng([self.options.seed, zlib.crc32(case.id.encode())])  # same data whatever --only
         try:
             host = case.host(rng)
@@ -711,6 +589,7 @@ class Runner:
             for name in self.frameworks:
                 cr.frameworks[name] = FwResult(error=f"error: making inputs: {_short(exc)}")
             return cr
+        cr.bytes, cr.flops = case.bytes, case.flops  # cases that size themselves from their inputs
         for name in FRAMEWORKS:
             fw = self.frameworks.get(name)
             if fw is None:
@@ -720,6 +599,7 @@ class Runner:
                 continue
             cr.frameworks[name] = self.measure(fw, case, host)
         del host
+        case.release()
         self._derive(case, cr)
         return cr
 
@@ -729,6 +609,8 @@ class Runner:
             o = cr.frameworks.get(other)
             if gt and gt.ok and o and o.ok:
                 setattr(cr, f"ratio_{other}", o.time_s / gt.time_s)
+                if gt.gpu_s and o.gpu_s:
+                    setattr(cr, f"gpu_ratio_{other}", o.gpu_s / gt.gpu_s)
         if case.ceiling is not None:
             self._set_ceiling(case, cr)
         if gt and gt.ok:
@@ -849,23 +731,27 @@ def progress_line(cr: CaseResult) -> str:
     parts = [cr.id]
     for name, r in cr.frameworks.items():
         if r.ok:
-            parts.append(f"{name} {fmt_time(r.time_s)} = {fmt_rate(r, cr.unit)} (cold {fmt_time(r.cold_s)}, "
-                         f"check {r.check.split(':')[0]})")
+            parts.append(f"{name} {fmt_time(r.time_s)} = {fmt_rate(r, cr.unit)} (host {fmt_time(r.host_s)}, "
+                         f"GPU {fmt_time(r.gpu_s)}, cold {fmt_time(r.cold_s)}, check {r.check.split(':')[0]})")
         elif r.error and not r.error.startswith("n/a"):
             parts.append(f"{name} {r.error}")
     return " | ".join(parts)
 
 
-def table(report: Report) -> str:
-    """The results as a fixed-width text table, followed by the notes (errors, wrong results)."""
-    header = ["case", "work", "gputensor", "torch", "cupy", "gt rate", "torch rate", "gt/torch",
-              "gt/cupy", "of ceiling", "gt host", "gt cold", "check / note"]
+def _ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def _section(results: Sequence[CaseResult], notes: list[str]) -> list[str]:
+    """Fixed-width rows of ``results`` (one per case); long errors and wrong results go to ``notes``."""
+    header = ["case", "work", "gt wall", "gt host", "gt GPU", "torch wall", "torch GPU", "cupy wall",
+              "gt rate", "gt/torch", "gt/cupy", "GPU gt/torch", "of ceiling", "gt cold", "check / note"]
     rows: list[list[str]] = []
-    notes: list[str] = []
-    for cr in report.results:
+    for cr in results:
         gt = cr.frameworks.get("gputensor")
+        torch, cupy = cr.frameworks.get("torch"), cr.frameworks.get("cupy")
         if cr.skipped:
-            rows.append([cr.id, fmt_work(cr)] + ["-"] * 10 + [cr.skipped])
+            rows.append([cr.id, fmt_work(cr)] + ["-"] * 12 + [cr.skipped])
             continue
         note = ""
         if gt is not None and gt.error:
@@ -874,38 +760,47 @@ def table(report: Report) -> str:
                 notes.append(f"{cr.id}: gputensor {gt.error}")
         elif gt is not None:
             note = gt.check if len(gt.check) <= 70 else gt.check[:67] + "..."
-        for name in ("torch", "cupy"):
-            r = cr.frameworks.get(name)
+        for name, r in (("torch", torch), ("cupy", cupy)):
             if r is not None and r.error and r.error.startswith("error"):
                 notes.append(f"{cr.id}: {name} {r.error}")
-        for n in cr.notes:
-            notes.append(f"{cr.id}: {n}")
+        notes.extend(f"{cr.id}: {n}" for n in cr.notes)
         frac = "-" if cr.fraction_of_ceiling is None else f"{cr.fraction_of_ceiling:.2f}" + (
             " mem" if cr.bound == "memory" and cr.unit != "GB/s" else "")
+        ok = gt is not None and gt.ok
         rows.append([
-            cr.id, fmt_work(cr), _fw_cell(gt), _fw_cell(cr.frameworks.get("torch")),
-            _fw_cell(cr.frameworks.get("cupy")), fmt_rate(gt, cr.unit),
-            fmt_rate(cr.frameworks.get("torch"), cr.unit),
-            "-" if cr.ratio_torch is None else f"{cr.ratio_torch:.2f}",
-            "-" if cr.ratio_cupy is None else f"{cr.ratio_cupy:.2f}", frac,
-            fmt_time(gt.extra.get("host_s_per_call")) if gt is not None and gt.ok else "-",
-            fmt_time(gt.cold_s) if gt is not None else "-", note,
+            cr.id, fmt_work(cr), _fw_cell(gt), fmt_time(gt.host_s) if ok else "-",
+            fmt_time(gt.gpu_s) if ok else "-", _fw_cell(torch),
+            fmt_time(torch.gpu_s) if torch is not None and torch.ok else "-", _fw_cell(cupy),
+            fmt_rate(gt, cr.unit), _ratio(cr.ratio_torch), _ratio(cr.ratio_cupy), _ratio(cr.gpu_ratio_torch),
+            frac, fmt_time(gt.cold_s) if gt is not None else "-", note,
         ])
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    lines = []
     fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
-    lines.append(fmt(header))
-    lines.append(fmt(["-" * w for w in widths]))
-    lines.extend(fmt(r) for r in rows)
+    return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+
+
+def table(report: Report) -> str:
+    """The results as fixed-width text tables (public API first, then the kernel diagnostics),
+    followed by the ceilings, a legend and the notes (errors, wrong results)."""
+    notes: list[str] = []
+    lines: list[str] = []
+    for path, title in (("api", "public API (user code through gt.*)"),
+                        ("kernel", "kernel diagnostics (the backend contract on device pointers)")):
+        part = [r for r in report.results if r.path == path]
+        if part:
+            lines.append(f"== {title}")
+            lines.extend(_section(part, notes))
+            lines.append("")
     c = report.ceilings
-    lines.append("")
     lines.append("ceilings: copy " + (f"{_num(c['copy_GBps'])} GB/s ({c['copy_source']})" if c.get("copy_GBps")
                                       else "not measured")
                  + "; fp32 matmul " + (f"{_num(c['matmul_TFLOPs'])} TFLOP/s ({c['matmul_source']})"
                                        if c.get("matmul_TFLOPs") else "not measured"))
-    lines.append("times: per call, median over batches of back-to-back calls. gt/torch = torch time / "
-                 "gputensor time (>1: gputensor faster). 'gt cold' = first call incl. compilation. 'gt host' "
-                 "= host time to record one call (included in gputensor's time).")
+    lines.append("times per call, medians over batches of back-to-back calls whose results are held until "
+                 "the batch's sync. wall: first call to sync returned; host: recording/enqueueing the calls; "
+                 "GPU: CUDA events, gputensor timestamp queries (a profiled batch). gt/torch = torch wall / "
+                 "gputensor wall (>1: gputensor faster); GPU gt/torch the same on GPU time. 'gt cold' = first "
+                 "call incl. compilation.")
     lines.append("'of ceiling' = gputensor's rate / the ceiling ('mem': a case reported in TFLOP/s that "
                  "is memory-bound, taken against the copy ceiling).")
     if notes:
@@ -1039,11 +934,11 @@ def run(options: Options, cases: Sequence[Case] | None = None, out: TextIO | Non
         l2 = int(getattr(props, "L2_cache_size", 0) or l2)
         gpu_name = props.name
     env = Env(backend, torch, cupy, options.quick, l2)
-    frameworks: dict[str, Framework] = {"gputensor": GputensorFramework(backend)}
+    frameworks: dict[str, Timer] = {"gputensor": GputensorTimer()}
     if torch is not None:
-        frameworks["torch"] = TorchFramework(torch)
+        frameworks["torch"] = TorchTimer(torch)
     if cupy is not None:
-        frameworks["cupy"] = CupyFramework(cupy)
+        frameworks["cupy"] = CupyTimer(cupy)
     ctx = backend.context
     meta = {
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -1089,13 +984,14 @@ def parse_args(argv: Sequence[str] | None) -> Options:
     """Options from the command line (see ``python -m benchmarks --help``)."""
     p = argparse.ArgumentParser(
         prog="python -m benchmarks",
-        description="Time gputensor's backend operations (and the same work through torch/cupy "
-                    "when they can reach a CUDA GPU) and print a table of rates and ratios.",
+        description="Time gputensor's public API and its kernels (and the same work through torch/cupy "
+                    "when they can reach a CUDA GPU) and print tables of times, rates and ratios.",
     )
     p.add_argument("--quick", action="store_true", help="small sizes (a smoke run; < 60 s on lavapipe)")
     p.add_argument("--only", action="append", metavar="LIST",
                    help="comma-separated groups, case ids, dotted prefixes or fnmatch patterns "
-                        f"(groups: {', '.join(GROUP_ORDER)}); ceilings are always added unless --no-ceilings")
+                        f"(groups: {', '.join(GROUP_ORDER)}; 'headline' = api,engine; 'kernel' = the "
+                        "kernel diagnostics); ceilings are always added unless --no-ceilings")
     p.add_argument("--json", dest="json_path", metavar="PATH", help="write every number as JSON")
     p.add_argument("--plot", dest="plot_path", metavar="PATH", help="write a PNG plot (needs matplotlib)")
     p.add_argument("--budget", dest="budget_s", type=float, metavar="SECONDS",

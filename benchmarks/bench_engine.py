@@ -1,4 +1,4 @@
-"""The execution engine (issue 5): per-op host overhead, scalar readback, memory-pool churn.
+"""The execution engine through the public API: per-op host overhead, scalar readback, memory-pool churn.
 
 These cases go through the gputensor *namespace* (``gt.exp``, ``float(x)``, ``gt.empty``), not the
 backend contract, because what they measure is the whole per-operation path: frontend, launch
@@ -9,7 +9,7 @@ planning, bind groups, recording, submission and readback. Every call includes i
   elementwise ops on 1,024 float32 elements (500 x ``y = y * 0.75 + x``) and one readback of ``y``.
   **Microseconds per op = the call time / 1,000.** gputensor runs with elementwise fusion off
   and on (``gt.fusion(False/True)``, the runtime form of ``GPUTENSOR_FUSION=0/1``);
-  torch eager and cupy run the same 1,000 ops. Targets (issue 5): unfused at most 2x torch's time
+  torch eager and cupy run the same 1,000 ops. Targets: unfused at most 2x torch's time
   per op, fused faster than torch eager.
 * ``engine.readback.scalar``: ``float(x)`` of a ready 0-d float32 array (torch ``x.item()``,
   cupy ``float(x)``): one round trip (submit, wait, map, copy). Target: at most 150 us.
@@ -21,7 +21,7 @@ planning, bind groups, recording, submission and readback. Every call includes i
   and cupy run the same expression eagerly (one kernel and one temporary per op, from their
   caching allocators). GB/s counts the inputs read once and the output written once, so the
   fraction of the copy ceiling says how close the fused kernel is to one pass over the bytes.
-  Targets (issue 5): at least 1.5x torch on the longest chain, at least 0.9 of the copy ceiling.
+  Targets: at least 1.5x torch on the longest chain, at least 0.9 of the copy ceiling.
 * ``engine.mempool.cycles``: one call = 10,000 (quick: 1,000) create/free cycles of ``empty`` of
   64 mixed sizes (4 B to 256 KiB). **Time per cycle = call time / cycles.** The check runs one
   more call and fails if the framework's device memory (gputensor: the pool's ``total_bytes()``;
@@ -85,6 +85,7 @@ class OpsChainCase(Case):
     """1,000 dependent elementwise ops (``y = y * 0.75 + x``) on 1,024 float32, then a readback."""
 
     bound = "host"
+    path = "api"
     unit = "GB/s"
 
     def __init__(self, fused: bool) -> None:
@@ -157,6 +158,7 @@ class ScalarReadbackCase(Case):
     """``float(x)`` of a ready 0-d array (``op=False``) or ``float(sum(a))`` over 1,024 float32."""
 
     bound = "host"
+    path = "api"
     unit = "GB/s"
 
     def __init__(self, op: bool) -> None:
@@ -214,6 +216,7 @@ class MemoryPoolCase(Case):
     """``cycles`` create/free cycles of ``empty`` of 64 mixed float32 sizes (1 to 65,536 elements)."""
 
     bound = "host"
+    path = "api"
     unit = "GB/s"
 
     #: device memory growth allowed over one extra call in steady state
@@ -280,6 +283,7 @@ class FusedChainCase(Case):
     """One chain of :data:`CHAINS` over ``n`` float32 elements, written into an existing array."""
 
     bound = "memory"
+    path = "api"
     unit = "GB/s"
 
     def __init__(self, name: str, n: int) -> None:

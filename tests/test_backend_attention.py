@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from gputensor._backend import BackendError, BackendErrorKind, get_backend
 from gputensor._backend import ops_attention
 
+from _compare import tolerance
+
 #: (rtol, atol) per dtype, relative to outputs of magnitude about 1 (v is standard normal).
-TOLERANCES = {"float16": (4e-3, 4e-3), "float32": (2e-5, 2e-5), "float64": (1e-11, 1e-11)}
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +85,7 @@ def check(backend, batch, heads, seq_q, seq_kv, head_dim, causal, dtype="float32
     q, k, v = random_qkv((batch, heads, seq_q, head_dim), (batch, heads, seq_kv, head_dim), dtype, seed)
     scale = 1.0 / math.sqrt(head_dim) if scale is None else scale
     out = run_attention(backend, q, k, v, scale, causal)
-    rtol, atol = TOLERANCES[dtype]
+    rtol, atol = tolerance(dtype, "attention")
     expected = reference(q, k, v, scale, causal)
     np.testing.assert_allclose(out.astype(np.float64), expected, rtol=rtol, atol=atol)
     return out
@@ -213,7 +214,7 @@ def _check_interior(backend, dtype, shape_q, shape_kv, offsets, scale, causal, s
     finally:
         backend.free(base)
     out = back[offsets["o"] : offsets["o"] + nq].reshape(shape_q)
-    rtol, atol = TOLERANCES[dtype]
+    rtol, atol = tolerance(dtype, "attention")
     np.testing.assert_allclose(out.astype(np.float64), reference(q, k, v, scale, causal), rtol=rtol, atol=atol)
     outside = np.ones(total, dtype=bool)
     outside[offsets["o"] : offsets["o"] + nq] = False

@@ -14,6 +14,8 @@ from gputensor._backend import ops_elementwise as ew
 from gputensor._backend.ops_elementwise import ArrayOperand, ScalarOperand, copy_strided, elementwise
 from gputensor._backend.wgsl_types import STORAGE_TYPES
 
+from _compare import tolerance as table_tolerance
+
 INVALID = BackendErrorKind.INVALID_ARGUMENT
 FLOATS = ("float32", "float16", "float64")
 
@@ -96,14 +98,9 @@ EXACT_BINARY = {BinaryOp.ADD, BinaryOp.SUB, BinaryOp.MUL, BinaryOp.MAX, BinaryOp
 
 
 def tolerance(dtype: str, exact: bool) -> tuple[float, float]:
-    """(rtol, atol) against a float64 reference of the dtype-rounded inputs. float32
-    transcendentals get an absolute term: GPU sin/cos/log are specified (and on NVIDIA measured,
-    ~7e-7) by absolute error, which is large relative to results near zero."""
-    if dtype == "float16":  # computed in f32, rounded once to f16: within one f16 ulp
-        return 1e-3, 1e-4
-    if dtype == "float32":
-        return (1.2e-7, 0.0) if exact else (4e-6, 1e-6)
-    return (2.3e-16, 0.0) if exact else (1e-13, 1e-15)
+    """(rtol, atol) against a float64 reference of the dtype-rounded inputs: the table's
+    ``rounded`` family for correctly rounded ops, ``builtin`` for transcendental ones."""
+    return table_tolerance(dtype, "rounded" if exact else "builtin")
 
 
 def unary_input(op: UnaryOp, n: int, dtype: str, rng) -> np.ndarray:

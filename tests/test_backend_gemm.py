@@ -556,7 +556,7 @@ def test_split_depth():
 
 
 def test_choose_splits():
-    # the problems the policy was measured on (H200, benchmarks.tune_splitk): few tiles, deep
+    # the problems the policy was measured on (H200, benchmarks.tools.tune_splitk): few tiles, deep
     assert ops_gemm.choose_splits(32, 4096) == 8     # 64 x 4096 x 4096 (32 tiles of 128x64)
     assert ops_gemm.choose_splits(98, 2304) == 4     # conv 3x3, N=32, C=K=256, 14x14
     assert ops_gemm.choose_splits(64, 1024) == 1     # 1024^3: 64x64 tiles instead

@@ -15,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 import gputensor as gt
 from gputensor._backend import get_backend
 
-from _tolerances import assert_close
+from _compare import assert_close, assert_same
 
 ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
        "float16", "float32", "float64"]
@@ -32,7 +32,7 @@ def test_asarray_numpy_keeps_dtype(dtype):
     h = (np.arange(-6, 6) % 5).astype(dtype).reshape(3, 4)
     x = gt.asarray(h)
     assert x.dtype.name == dtype and x.shape == (3, 4)
-    np.testing.assert_array_equal(x.get(), h)
+    assert_same(x, np.asarray(h))
     np.testing.assert_array_equal(gt.asarray(h[::-1, ::2]).get(), h[::-1, ::2])
     np.testing.assert_array_equal(gt.asarray(h.T).get(), h.T)
     s = gt.asarray(h[0, 1])  # NumPy scalar keeps its dtype
@@ -120,15 +120,15 @@ def test_filled(dtype):
         x = func((2, 3), dtype=dt)
         assert x.shape == (2, 3) and x.dtype == dt
         if expected is not None:
-            np.testing.assert_array_equal(x.get(), np.full((2, 3), expected, dtype=dtype))
+            assert_same(x, np.asarray(np.full((2, 3), expected, dtype=dtype)))
     value = True if dtype == "bool" else (np.iinfo(dtype).max if dtype[0] in "iu" else -2.5)
     f = gt.full((5,), value, dtype=dt)
-    np.testing.assert_array_equal(f.get(), np.full((5,), value, dtype=dtype))
+    assert_same(f, np.asarray(np.full((5,), value, dtype=dtype)))
     like = gt.asarray(np.zeros((3, 1), dtype=dtype))
     for func, expected in ((gt.zeros_like, 0), (gt.ones_like, 1)):
         out = func(like)
         assert out.dtype == dt and out.shape == (3, 1)
-        np.testing.assert_array_equal(out.get(), np.full((3, 1), expected, dtype=dtype))
+        assert_same(out, np.asarray(np.full((3, 1), expected, dtype=dtype)))
     assert gt.empty_like(like).shape == (3, 1)
     np.testing.assert_array_equal(gt.full_like(like, 1).get(), np.ones((3, 1), dtype=dtype))
 
@@ -165,7 +165,7 @@ def test_arange_int(start, stop, step):
     if stop is None:
         x = gt.arange(start)
     assert x.dtype == gt.int64
-    np.testing.assert_array_equal(x.get(), expected)
+    assert_same(x, np.asarray(expected))
 
 
 def test_arange_float_and_dtype():
@@ -196,7 +196,7 @@ def test_linspace(endpoint, dtype):
 @pytest.mark.parametrize("dtype", ["bool", "int8", "float32"])
 def test_eye(n, m, k, dtype):
     x = gt.eye(n, m, k=k, dtype=getattr(gt, dtype))
-    np.testing.assert_array_equal(x.get(), np.eye(n, m, k=k, dtype=dtype))
+    assert_same(x, np.asarray(np.eye(n, m, k=k, dtype=dtype)))
 
 
 @pytest.mark.parametrize("indexing", ["xy", "ij"])
@@ -221,10 +221,10 @@ def test_meshgrid(indexing):
 def test_tril_triu(shape, k, dtype):
     h = (np.arange(np.prod(shape)).reshape(shape) % 7 + 1).astype(dtype)
     x = gt.asarray(h)
-    np.testing.assert_array_equal(gt.tril(x, k=k).get(), np.tril(h, k=k))
-    np.testing.assert_array_equal(gt.triu(x, k=k).get(), np.triu(h, k=k))
+    assert_same(gt.tril(x, k=k), np.asarray(np.tril(h, k=k)))
+    assert_same(gt.triu(x, k=k), np.asarray(np.triu(h, k=k)))
     if shape[-1]:
-        np.testing.assert_array_equal(gt.triu(x[..., ::-1], k=k).get(), np.triu(h[..., ::-1], k=k))
+        assert_same(gt.triu(x[..., ::-1], k=k), np.asarray(np.triu(h[..., ::-1], k=k)))
 
 
 def test_tril_errors():
@@ -238,7 +238,7 @@ def test_from_dlpack_and_default_device():
     h = np.arange(6, dtype=np.int16)
     x = gt.from_dlpack(h)
     assert x.dtype == gt.int16
-    np.testing.assert_array_equal(x.get(), h)
+    assert_same(x, np.asarray(h))
     with pytest.raises(ValueError):
         gt.from_dlpack(h, device="cpu")
     with pytest.raises(TypeError):
@@ -262,7 +262,7 @@ def test_asarray_copy_semantics_in_full():
     assert float(view[0, 0]) == 2.0
     cast = gt.asarray(view, dtype=gt.int16)
     assert cast.dtype == gt.int16 and cast._storage is not x._storage
-    np.testing.assert_array_equal(cast.get(), np.arange(6).reshape(2, 3)[:, ::-1])
+    assert_same(cast, np.arange(6, dtype=np.int16).reshape(2, 3)[:, ::-1])
     cast_copy = gt.asarray(x, dtype=gt.float64, copy=True)
     assert cast_copy.dtype == gt.float64
     for host_like in (h, [1.0, 2.0], 3.0, b"ab", np.float32(1)):
@@ -343,7 +343,7 @@ def test_filled_property(data):
         out = func(like)
         assert out.dtype == dt and out.shape == shape
         np.testing.assert_array_equal(out.get(), ref(shape, dtype=dtype))
-    np.testing.assert_array_equal(gt.full_like(like, value).get(), expected)
+    assert_same(gt.full_like(like, value), np.asarray(expected))
     assert gt.empty_like(like).shape == shape and gt.empty(shape, dtype=dt).dtype == dt
     np.testing.assert_array_equal(gt.zeros(shape, dtype=dt).get(), np.zeros(shape, dtype))
     np.testing.assert_array_equal(gt.ones(shape, dtype=dt).get(), np.ones(shape, dtype))
@@ -352,8 +352,7 @@ def test_filled_property(data):
 @given(n=st.integers(0, 7), m=st.none() | st.integers(0, 7), k=st.integers(-8, 8),
        dtype=st.sampled_from(ALL))
 def test_eye_property(n, m, k, dtype):
-    np.testing.assert_array_equal(gt.eye(n, m, k=k, dtype=getattr(gt, dtype)).get(),
-                                  np.eye(n, m, k=k, dtype=dtype))
+    assert_same(gt.eye(n, m, k=k, dtype=getattr(gt, dtype)), np.asarray(np.eye(n, m, k=k, dtype=dtype)))
 
 
 @given(start=st.floats(-1e3, 1e3), stop=st.floats(-1e3, 1e3), num=st.integers(0, 40),

@@ -21,7 +21,7 @@ import gputensor as gt
 from gputensor import _dispatch, _fusion, _runtime
 from gputensor._backend import get_backend
 
-from _tolerances import assert_close
+from _compare import assert_close, assert_same
 
 FEW = settings(max_examples=min(settings().max_examples, 15), deadline=None)
 
@@ -387,13 +387,9 @@ def test_random_chains_fused_unfused_numpy(backend, program):
     assert outcomes[True][0] == outcomes[False][0]
     assert outcomes[True][1] == outcomes[False][1]
     for got_fused, got_plain in zip(outcomes[True][2:], outcomes[False][2:]):
-        assert got_fused.dtype == got_plain.dtype and got_fused.shape == got_plain.shape
-        if got_plain.dtype.kind == "f":
-            scale = float(np.nanmax(np.abs(got_plain[np.isfinite(got_plain)]), initial=1.0))
-            rtol = {2: 5e-3, 4: 1e-5, 8: 1e-12}[got_plain.dtype.itemsize]
-            np.testing.assert_allclose(got_fused, got_plain, rtol=rtol, atol=rtol * scale, equal_nan=True)
-        else:
-            np.testing.assert_array_equal(got_fused, got_plain)
+        finite = got_plain[np.isfinite(got_plain)] if got_plain.dtype.kind == "f" else got_plain
+        scale = float(np.nanmax(np.abs(finite), initial=1.0)) if got_plain.dtype.kind == "f" else None
+        assert_same(got_fused, got_plain, "fused", scale=scale)
     # NumPy, step by step in the dtypes gputensor reported
     values = _run_program(dtype, inputs, steps, seed, None)
     k = 0
@@ -403,12 +399,8 @@ def test_random_chains_fused_unfused_numpy(backend, program):
             k += 1
     ref = values[-1]
     got = outcomes[True][2]
-    if ref.dtype.kind == "f":
-        scale = float(np.nanmax(np.abs(ref[np.isfinite(ref)]), initial=1.0))
-        rtol = {2: 5e-2, 4: 1e-4, 8: 1e-10}[ref.dtype.itemsize]
-        np.testing.assert_allclose(got, ref, rtol=rtol, atol=rtol * scale, equal_nan=True)
-    else:
-        np.testing.assert_array_equal(got, ref)
+    scale = float(np.nanmax(np.abs(ref[np.isfinite(ref)]), initial=1.0)) if ref.dtype.kind == "f" else None
+    assert_same(got, ref, "chained", atol=0.0, scale=scale, type_check=False)
 
 
 # ---------------------------------------------------------------------------------------------

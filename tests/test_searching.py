@@ -11,7 +11,7 @@ from hypothesis.extra import numpy as hnp
 import gputensor as gt
 from gputensor._shapes import AxisError
 
-from _helpers_b import ALL, NUMERIC, arrays, gpu
+from _compare import ALL, NUMERIC, arrays, assert_same, gpu, numpy_gt_array_equal, run_both
 
 
 # ---- where -------------------------------------------------------------------------------------
@@ -29,21 +29,25 @@ def test_where(data):
         with pytest.raises(TypeError):
             gt.where(gpu(cond), gpu(a), gpu(b))
         return
-    got = gt.where(gpu(cond), gpu(a), gpu(b))
-    expect = np.where(cond, a, b).astype(dtype.numpy)
-    g = got.get()
-    assert g.dtype == expect.dtype and g.shape == expect.shape
-    np.testing.assert_array_equal(g, expect)
+    assert_same(gt.where(gpu(cond), gpu(a), gpu(b)), np.where(cond, a, b).astype(dtype.numpy))
 
 
-def test_where_scalars_and_views():
+@pytest.mark.parametrize("case", ["scalar_y", "scalar_x", "views"])
+@numpy_gt_array_equal()
+def test_where_scalars_and_views(xp, case):
+    a = xp.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    cond = a % 3 == 0
+    if case == "scalar_y":
+        return xp.where(cond, a, 0.5)
+    if case == "scalar_x":
+        return xp.where(cond, -1, a)
+    return xp.where(xp.flip(cond), xp.flip(a, axis=0), xp.flip(a, axis=1))
+
+
+def test_where_errors():
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     cond = a % 3 == 0
     x = gpu(a)
-    np.testing.assert_array_equal(gt.where(gpu(cond), x, 0.5).get(), np.where(cond, a, np.float32(0.5)))
-    np.testing.assert_array_equal(gt.where(gpu(cond), -1, x).get(), np.where(cond, np.float32(-1), a))
-    got = gt.where(gt.flip(gpu(cond)), gt.flip(x, axis=0), x[:, ::-1])
-    np.testing.assert_array_equal(got.get(), np.where(np.flip(cond), np.flip(a, 0), a[:, ::-1]))
     i = gpu(np.arange(4, dtype=np.int8))
     assert gt.where(gpu(np.array([True, False, True, False])), i, 7).dtype == gt.int8
     with pytest.raises(TypeError):
@@ -69,16 +73,15 @@ def test_argmax_argmin(pair, data):
             with pytest.raises(ValueError):
                 f(x, axis=axis, keepdims=keepdims)
             continue
-        g = f(x, axis=axis, keepdims=keepdims).get()
-        assert g.dtype == np.int64 and g.shape == np.shape(expect)
-        np.testing.assert_array_equal(g, expect)
+        assert_same(f(x, axis=axis, keepdims=keepdims), np.asarray(expect, dtype=np.int64))
 
 
-def test_argmax_special_values():
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("fn", ["argmax", "argmin"])
+@numpy_gt_array_equal()
+def test_argmax_special_values(xp, fn, axis):
     a = np.array([[1.0, np.nan, 5.0, np.nan], [-np.inf, -np.inf, 2.0, 2.0], [-0.0, 0.0, -1.0, 0.0]], np.float32)
-    for axis in (None, 0, 1):
-        np.testing.assert_array_equal(gt.argmax(gpu(a), axis=axis).get(), np.argmax(a, axis=axis))
-        np.testing.assert_array_equal(gt.argmin(gpu(a), axis=axis).get(), np.argmin(a, axis=axis))
+    return getattr(xp, fn)(xp.asarray(a), axis=axis)
 
 
 # ---- take ------------------------------------------------------------------------------------
@@ -92,18 +95,16 @@ def test_take(pair, data):
     else:
         idx = np.array(data.draw(st.lists(st.integers(-n, n - 1), max_size=8)), dtype=np.int64)
     idx_dtype = data.draw(st.sampled_from([np.int64, np.int32, np.uint8] if (idx >= 0).all() and n <= 255 else [np.int64, np.int32]))
-    got = gt.take(x, gpu(idx.astype(idx_dtype)), axis=axis)
-    expect = np.take(ref, idx, axis=0 if axis is None else axis)
-    g = got.get()
-    assert g.dtype == expect.dtype and g.shape == expect.shape
-    np.testing.assert_array_equal(g, expect)
+    assert_same(gt.take(x, gpu(idx.astype(idx_dtype)), axis=axis), np.take(ref, idx, axis=0 if axis is None else axis))
 
 
 def test_take_runs_and_errors():
     a = np.arange(40, dtype=np.int16).reshape(4, 10)
     x = gpu(a)
     idx = np.array([0, 1, 2, 3, 3, 3, 9, -1, -10, 5, 6])
-    np.testing.assert_array_equal(gt.take(x, gpu(idx), axis=1).get(), np.take(a, idx, axis=1))
+    run_both(lambda xp: xp.take(xp.asarray(a), xp.asarray(idx), axis=1))
+    for bad_idx, axis in (([10], 1), ([-5], 0)):  # out of range: IndexError in both
+        run_both(lambda xp: xp.take(xp.asarray(a), xp.asarray(np.array(bad_idx)), axis=axis), accept_error=IndexError)
     with pytest.raises(IndexError):
         gt.take(x, gpu(np.array([10])), axis=1)
     with pytest.raises(IndexError):

@@ -14,6 +14,8 @@ from gputensor._backend import get_backend, ops_sort
 from gputensor._backend.errors import BackendError, BackendErrorKind
 from gputensor._shapes import AxisError
 
+from _compare import assert_same, run_both
+
 REAL = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
         "float16", "float32", "float64"]
 
@@ -64,12 +66,10 @@ def ref_sort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
 
 
 def check(a: np.ndarray, x: gt.GpuArray, axis: int, descending: bool) -> None:
-    s = gt.sort(x, axis=axis, descending=descending).get()
-    i = gt.argsort(x, axis=axis, descending=descending).get()
-    assert s.dtype == a.dtype and s.shape == a.shape
-    assert i.dtype == np.int64 and i.shape == a.shape
-    np.testing.assert_array_equal(i, ref_argsort(a, axis, descending))
-    np.testing.assert_array_equal(s, ref_sort(a, axis, descending))  # NaNs compare equal here
+    """sort and argsort of ``x`` (the device copy of ``a``) against array-api-strict's definitions:
+    dtypes (int64 indices), shapes, values (NaNs compare equal)."""
+    assert_same(gt.argsort(x, axis=axis, descending=descending), ref_argsort(a, axis, descending).astype(np.int64))
+    assert_same(gt.sort(x, axis=axis, descending=descending), ref_sort(a, axis, descending))
 
 
 # ---- property tests ------------------------------------------------------------------------------
@@ -210,24 +210,20 @@ def test_searchsorted_property(data):
     qshape = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=5))
     q = sample(rng, dtype, qshape)
     side = data.draw(st.sampled_from(["left", "right"]))
-    got = gt.searchsorted(gt.asarray(a), gt.asarray(q), side=side).get()
-    ref = np.searchsorted(a, q, side=side)
-    assert got.dtype == np.int64 and got.shape == np.shape(ref)
-    np.testing.assert_array_equal(got, ref)
+    ref = np.asarray(np.searchsorted(a, q, side=side), dtype=np.int64)
+    assert_same(gt.searchsorted(gt.asarray(a), gt.asarray(q), side=side), ref)
     if n:
         perm = rng.permutation(n)
         unsorted = np.empty_like(a)
         unsorted[perm] = a
-        got = gt.searchsorted(gt.asarray(unsorted), gt.asarray(q), side=side, sorter=gt.asarray(perm)).get()
-        np.testing.assert_array_equal(got, ref)
+        assert_same(gt.searchsorted(gt.asarray(unsorted), gt.asarray(q), side=side, sorter=gt.asarray(perm)), ref)
 
 
 def test_searchsorted_cases(monkeypatch):
     a = np.array([-np.inf, -1.0, -0.0, 0.0, 2.0, 2.0, np.inf, np.nan, np.nan], np.float32)
     q = np.array([np.nan, 0.0, -0.0, 2.0, np.inf, -np.inf, 5.0], np.float32)
     for side in ("left", "right"):
-        np.testing.assert_array_equal(gt.searchsorted(gt.asarray(a), gt.asarray(q), side=side).get(),
-                                      np.searchsorted(a, q, side=side))
+        run_both(lambda xp: xp.searchsorted(xp.asarray(a), xp.asarray(q), side=side))
     assert gt.searchsorted(gt.asarray(a), 2.0).get().shape == ()
     assert int(gt.searchsorted(gt.asarray(a), 2.0, side="right")) == 6
     # mixed dtypes compare in the promoted dtype
@@ -241,8 +237,7 @@ def test_searchsorted_cases(monkeypatch):
     big = np.sort(np.random.default_rng(1).integers(0, 1000, 5000)).astype(np.int32)
     qs = np.arange(-5, 1005, 7, dtype=np.int32)
     for side in ("left", "right"):
-        np.testing.assert_array_equal(gt.searchsorted(gt.asarray(big), gt.asarray(qs), side=side).get(),
-                                      np.searchsorted(big, qs, side=side))
+        run_both(lambda xp: xp.searchsorted(xp.asarray(big), xp.asarray(qs), side=side))
 
 
 def test_searchsorted_errors():
@@ -325,7 +320,7 @@ def test_scatter_variants(monkeypatch, be, subgroup, kernels_run):
             i = gt.argsort(gt.asarray(a), descending=descending).get()
             np.testing.assert_array_equal(i, ref_argsort(a, 0, descending))
         b = np.full((2, n), 7, np.int32)
-        np.testing.assert_array_equal(gt.argsort(gt.asarray(b)).get(), np.broadcast_to(np.arange(n), (2, n)))
+        assert_same(gt.argsort(gt.asarray(b)), np.asarray(np.broadcast_to(np.arange(n), (2, n))))
 
 
 def test_probe_decides_the_scatter_kernel(monkeypatch, be, kernels_run):

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 import gputensor as gt
 from gputensor._shapes import AxisError
 
-from _helpers_b import FLOATING, INTEGER, NUMERIC, RTOL, arrays, axes_for, bounded, gpu, gt_dtype
+from _compare import (FLOATING, INTEGER, arrays, assert_same, axes_for, bounded, gpu, gt_dtype,
+                      numpy_gt_array_equal)
 
 
 def expected_sum_dtype(d: np.dtype) -> np.dtype:
@@ -24,20 +25,11 @@ def expected_sum_dtype(d: np.dtype) -> np.dtype:
 
 
 def check_close(got: gt.GpuArray, ref: np.ndarray, dtype: np.dtype, scale: np.ndarray | float | None = None) -> None:
-    g = got.get()
-    ref = np.asarray(ref)
-    assert g.shape == ref.shape, (g.shape, ref.shape)
-    assert g.dtype == dtype, (g.dtype, dtype)
-    if dtype.kind in "iub":
-        np.testing.assert_array_equal(g, ref.astype(dtype))
-        return
-    rtol = RTOL[dtype.name]
-    g64, r64 = g.astype(np.float64), ref.astype(np.float64)
+    """``got`` against the float64 reference ``ref`` rounded to the result ``dtype``: the
+    summation tolerance of the table, plus its rtol times ``scale`` (the summed magnitudes)."""
     with np.errstate(all="ignore"):
-        r64 = r64.astype(dtype).astype(np.float64)  # the reference rounded to the result dtype
-        atol = 0.0 if scale is None else rtol * np.asarray(scale, dtype=np.float64)
-        ok = (g64 == r64) | (np.isnan(g64) & np.isnan(r64)) | (np.abs(g64 - r64) <= rtol * np.abs(r64) + atol)
-    assert np.all(ok), f"mismatch:\n got {g64[~ok]}\n ref {r64[~ok]}"
+        ref = np.asarray(ref).astype(dtype)
+    assert_same(got, ref, "summation", scale=scale)
 
 
 # ---- sum / prod ------------------------------------------------------------------------------
@@ -92,7 +84,7 @@ def test_sum_float16_accumulates_in_float32():
 
 def test_integer_sum_wraps_like_numpy():
     a = np.array([2**62, 2**62, 2**62], dtype=np.int64)
-    np.testing.assert_array_equal(gt.sum(gpu(a)).get(), np.sum(a))
+    assert_same(gt.sum(gpu(a)), np.asarray(np.sum(a)))
     b = np.array([255, 255, 3], dtype=np.uint8)
     assert gt.sum(gpu(b)).dtype == gt.uint64
     np.testing.assert_array_equal(gt.sum(gpu(b)).get(), 513)
@@ -112,17 +104,18 @@ def test_max_min(pair, data):
             with pytest.raises(ValueError):
                 f(x, axis=axis, keepdims=keepdims)
             continue
-        got = f(x, axis=axis, keepdims=keepdims)
-        g = got.get()
-        assert g.dtype == ref.dtype and g.shape == np.shape(expect)
-        np.testing.assert_array_equal(g, expect)  # NaN positions must match too
+        assert_same(f(x, axis=axis, keepdims=keepdims), np.asarray(expect))  # NaN positions must match too
 
 
-def test_max_min_special_values():
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("fn", ["max", "min"])
+@numpy_gt_array_equal()
+def test_max_min_special_values(xp, fn, axis):
     a = np.array([[1.0, np.nan, -np.inf], [-0.0, 0.0, np.inf], [3.0, -1.0, 2.0]], dtype=np.float32)
-    for f, nf in ((gt.max, np.max), (gt.min, np.min)):
-        for axis in (None, 0, 1):
-            np.testing.assert_array_equal(f(gpu(a), axis=axis).get(), nf(a, axis=axis))
+    return getattr(xp, fn)(xp.asarray(a), axis=axis)
+
+
+def test_max_min_integer_extremes():
     i = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, 0], dtype=np.int64)
     assert int(gt.max(gpu(i)).get()) == np.iinfo(np.int64).max
     assert int(gt.min(gpu(i)).get()) == np.iinfo(np.int64).min
@@ -158,10 +151,7 @@ def test_all_any(pair, data):
     axis = data.draw(axes_for(ref.ndim))
     keepdims = data.draw(st.booleans())
     for f, nf in ((gt.all, np.all), (gt.any, np.any)):
-        got = f(x, axis=axis, keepdims=keepdims).get()
-        expect = nf(ref, axis=axis, keepdims=keepdims)
-        assert got.dtype == np.bool_ and got.shape == np.shape(expect)
-        np.testing.assert_array_equal(got, expect)
+        assert_same(f(x, axis=axis, keepdims=keepdims), np.asarray(nf(ref, axis=axis, keepdims=keepdims)))
 
 
 # ---- cumulative_sum / cumulative_prod ----------------------------------------------------------
@@ -204,11 +194,11 @@ def test_cumulative_dtype_argument_and_float16():
     got = gt.cumulative_sum(gpu(a), dtype=gt.float32)
     check_close(got, np.cumsum(a.astype(np.float32)), np.dtype("float32"), 40)
     got = gt.cumulative_prod(gpu(a), dtype=gt.int8)  # wraps in int8 as NumPy
-    np.testing.assert_array_equal(got.get(), np.cumprod(a, dtype=np.int8))
+    assert_same(got, np.asarray(np.cumprod(a, dtype=np.int8)))
     h = np.full(3000, 1.0, np.float16)
     got = gt.cumulative_sum(gpu(h))
     assert got.dtype == gt.float16
-    np.testing.assert_array_equal(got.get(), np.arange(1, 3001).astype(np.float16))
+    assert_same(got, np.asarray(np.arange(1, 3001).astype(np.float16)))
 
 
 def test_scan_operand_larger_than_binding_window(backend):
@@ -237,14 +227,8 @@ def test_diff(pair, data):
         pre = np.ones(shape, ref.dtype)
         kwargs["prepend"], nkw["prepend"] = gpu(pre), pre
         kwargs["append"], nkw["append"] = gpu(pre), pre
-    got = gt.diff(x, axis=axis, n=n, **kwargs)
     expect = np.diff(ref, axis=axis, n=n, **nkw)
-    g = got.get()
-    assert g.shape == expect.shape and g.dtype == expect.dtype
-    if ref.dtype.kind == "f":
-        np.testing.assert_allclose(g, expect, rtol=RTOL[ref.dtype.name], atol=RTOL[ref.dtype.name] * 800)
-    else:
-        np.testing.assert_array_equal(g, expect)
+    assert_same(gt.diff(x, axis=axis, n=n, **kwargs), expect, "summation", scale=800)
 
 
 # ---- errors --------------------------------------------------------------------------------------
@@ -338,14 +322,11 @@ def test_reductions_and_scans_special_values(dtype):
             with np.errstate(all="ignore"):
                 for name, nf in (("sum", np.sum), ("prod", np.prod), ("mean", np.mean), ("var", np.var),
                                  ("std", np.std), ("max", np.max), ("min", np.min)):
-                    got = getattr(gt, name)(x).get()
                     expect = nf(ref.astype(np.float64)).astype(dtype)
-                    assert got.dtype == dtype
-                    np.testing.assert_allclose(got, expect, rtol=RTOL[dtype], equal_nan=True, err_msg=name)
+                    assert_same(getattr(gt, name)(x), np.asarray(expect), "summation", err_msg=name)
                 for name, nf in (("cumulative_sum", np.cumulative_sum), ("cumulative_prod", np.cumulative_prod)):
-                    got = getattr(gt, name)(x).get()
-                    np.testing.assert_allclose(got, nf(ref.astype(np.float64)).astype(dtype), rtol=RTOL[dtype],
-                                               equal_nan=True, err_msg=name)
+                    expect = nf(ref.astype(np.float64)).astype(dtype)
+                    assert_same(getattr(gt, name)(x), expect, "summation", err_msg=name)
             for name, nf in (("all", np.all), ("any", np.any)):
                 assert bool(getattr(gt, name)(x).get()) == bool(nf(ref)), (name, values)
 
@@ -359,9 +340,8 @@ def test_reductions_and_scans_integer_extremes(dtype):
     with np.errstate(all="ignore"):
         for name, nf in (("sum", np.sum), ("prod", np.prod), ("cumulative_sum", np.cumulative_sum),
                          ("cumulative_prod", np.cumulative_prod)):
-            got = getattr(gt, name)(x).get()
-            assert got.dtype == expected_sum_dtype(h.dtype), name
-            np.testing.assert_array_equal(got, nf(h, dtype=got.dtype), err_msg=name)
-        np.testing.assert_array_equal(gt.sum(x, dtype=gt_dtype(h.dtype)).get(), np.sum(h, dtype=h.dtype))
+            acc = expected_sum_dtype(h.dtype)
+            assert_same(getattr(gt, name)(x), np.asarray(nf(h, dtype=acc)), err_msg=name)
+        assert_same(gt.sum(x, dtype=gt_dtype(h.dtype)), np.asarray(np.sum(h, dtype=h.dtype)))
     assert gt.max(x).get() == info.max and gt.min(x).get() == info.min
     assert int(gt.argmax(x)) == 1 and int(gt.argmin(x)) == 0

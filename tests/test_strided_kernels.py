@@ -23,7 +23,7 @@ import gputensor as gt
 from gputensor._backend import BackendError, BackendErrorKind, get_backend, ops_gemm, ops_scan
 from gputensor._backend import kernels
 
-from _helpers_b import gpu
+from _compare import gpu
 
 NP = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
 # rounding unit of the stored result and of the accumulation

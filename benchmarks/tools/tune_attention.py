@@ -1,6 +1,6 @@
 """Diagnostic (not a benchmark): the prefill attention kernel variants on the current adapter.
 
-``python3 -m benchmarks.tune_attention [--small] [--variants old,new,...] [--dtype float32]``
+``python3 -m benchmarks.tools.tune_attention [--small] [--variants old,new,...] [--dtype float32]``
 times ``backend.attention`` (batch 4, heads 16, head_dim 64 and 128, seq 1024 and 4096, causal and
 not) with every kernel variant of ``ops_attention.VARIANTS`` (``old``: attention.wgsl; ``new``:
 attention_flash.wgsl with the tiles ops_attention picks; ``new-BQxTC[-dc8]``: attention_flash with
@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from .bench_attention import attention_reference, visible_pairs
+from ..bench_attention import attention_reference, visible_pairs
 from .tune_gemm import time_calls
 
 

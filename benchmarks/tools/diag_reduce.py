@@ -1,6 +1,6 @@
 """Diagnostic (not a benchmark): the reduction kernels' vector path on and off, beside torch.
 
-``python3 -m benchmarks.diag_reduce [--small] [--sweep]``: sum and max of a 64M-element float32
+``python3 -m benchmarks.tools.diag_reduce [--small] [--sweep]``: sum and max of a 64M-element float32
 array (256 MiB; 64K elements with ``--small``) over all of it ("full"), along the last axis
 (16384 x 4096, "last") and along the first axis (4096 x 16384, "first"), each under several
 settings of the planner's knobs (``ops_reduce.configure``): the vector path on and off (the other
@@ -8,7 +8,7 @@ knobs at their defaults), and with ``--sweep`` also a grid of TARGET_WORKGROUPS,
 flight and vectors per invocation. Per line: wall time per call (20 calls + ``backend.synchronize()``, best of 3), the
 GPU time of one profiled call (``gt.profile()``, best of 3) with its kernels, torch's CUDA-event
 time for the same operation (when torch has CUDA) and torch's time over ours (>= 1: as fast as
-torch), and a check of the result against NumPy. The timing helpers are benchmarks.diag_kernels'.
+torch), and a check of the result against NumPy. The timing helpers are benchmarks.tools.diag_kernels'.
 
 The environment variables GPUTENSOR_REDUCE_WORKGROUPS, GPUTENSOR_REDUCE_VEC4_UNROLL and
 GPUTENSOR_REDUCE_VEC4_VECTORS set the defaults of the knobs a line does not name (printed first).

@@ -1,4 +1,4 @@
-"""Where gputensor's host time goes on the current adapter: ``python -m benchmarks.host_profile``.
+"""Where gputensor's host time goes on the current adapter: ``python -m benchmarks.tools.host_profile``.
 
 A diagnostic, not a benchmark: it times the raw wgpu calls that every gputensor operation makes
 (encoder, pass, finish, submit, write_buffer, bind group creation, a mapped readback) and runs
@@ -12,24 +12,20 @@ from __future__ import annotations
 import cProfile
 import io
 import pstats
-import statistics
 import sys
 import time
 from collections.abc import Callable
 
 import numpy as np
 
+from .. import _timing
+
 SMALL = '--small' in sys.argv  # tiny sizes, for a smoke run on a software adapter
 
 
 def _time(fn: Callable[[], object], reps: int) -> float:
     """Median of ``reps`` single-call wall times of ``fn`` in microseconds."""
-    samples = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples) * 1e6
+    return _timing.median_call_s(fn, reps) * 1e6
 
 
 def _profile(title: str, fn: Callable[[], object], top: int = 22) -> None:
@@ -101,15 +97,13 @@ def main() -> int:
             be.binary(BinaryOp.ADD, a, b, c, n)
         be.synchronize()
 
-    t0 = time.perf_counter()
-    big_adds()
-    print(f"\nbinary add {n} f32: {(time.perf_counter() - t0) / 200 * 1e6:.1f} us per call (200 calls + sync)")
-    stats0 = dict(ctx.stats)
-    t0 = time.perf_counter()
-    for _ in range(200):
+    def add_big() -> None:
         be.binary(BinaryOp.ADD, a, b, c, n)
-    rec = (time.perf_counter() - t0) / 200 * 1e6
-    be.synchronize()
+
+    wall = _timing.time_calls(add_big, be.synchronize, reps=200, repeats=1) * 1e6
+    print(f"\nbinary add {n} f32: {wall:.1f} us per call (200 calls + sync)")
+    stats0 = dict(ctx.stats)
+    rec = _timing.host_per_call(add_big, be.synchronize, calls=200, batches=1) * 1e6
     print(f"  recording alone: {rec:.1f} us per call; submits {ctx.stats['submits'] - stats0['submits']}")
     _profile(f"200 x binary add {n} f32 + sync", big_adds)
 
@@ -121,10 +115,9 @@ def main() -> int:
             be.binary(BinaryOp.ADD, sa, sb, sc, small)
         be.synchronize()
 
-    small_adds(10)
-    t0 = time.perf_counter()
-    small_adds()
-    print(f"\nbinary add 1024 f32 (same buffers): {(time.perf_counter() - t0) / 2000 * 1e6:.1f} us per call")
+    wall = _timing.time_calls(lambda: be.binary(BinaryOp.ADD, sa, sb, sc, small), be.synchronize, reps=2000,
+                              repeats=1) * 1e6
+    print(f"\nbinary add 1024 f32 (same buffers): {wall:.1f} us per call")
     _profile("2000 x binary add 1024 f32 + sync", small_adds, 15)
 
     x = gt.asarray(np.random.default_rng(0).random(1024, dtype=np.float32))
@@ -138,10 +131,8 @@ def main() -> int:
             gt.asnumpy(y)
 
     for fused in (False, True):
-        chain(fused)
-        t0 = time.perf_counter()
-        chain(fused)
-        print(f"\n1000-op chain, fusion {fused}: {(time.perf_counter() - t0) / 1000 * 1e6:.1f} us per op")
+        per_op = _timing.time_calls(lambda: chain(fused), lambda: None, reps=1, repeats=1) / 1000 * 1e6
+        print(f"\n1000-op chain, fusion {fused}: {per_op:.1f} us per op")
     _profile("1000-op chain, fusion off", lambda: chain(False), 30)
 
     s = gt.asarray(np.float32(1.5))
@@ -151,13 +142,7 @@ def main() -> int:
     big_n = 1 << (24 if SMALL else 30)
     big = be.alloc(big_n)
     big2 = be.alloc(big_n)
-    be.copy_dtod(big2, big, big_n)
-    be.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(10):
-        be.copy_dtod(big2, big, big_n)
-    be.synchronize()
-    dt = (time.perf_counter() - t0) / 10
+    dt = _timing.time_calls(lambda: be.copy_dtod(big2, big, big_n), be.synchronize, reps=10, repeats=1)
     print(f"\ncopy_dtod {big_n >> 20} MiB (copy_buffer_to_buffer): {dt * 1e3:.2f} ms = {2 * (big_n) / dt / 1e9:.0f} GB/s")
     from gputensor._backend import ops_elementwise
 
@@ -165,19 +150,10 @@ def main() -> int:
         ops_elementwise.copy_strided(be, ops_elementwise.ArrayOperand(big, "uint32", (1,)),
                                      ops_elementwise.ArrayOperand(big2, "uint32", (1,)), [big_n // 4])
 
-    kernel_copy()
-    be.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(10):
-        kernel_copy()
-    be.synchronize()
-    dt = (time.perf_counter() - t0) / 10
+    dt = _timing.time_calls(kernel_copy, be.synchronize, reps=10, repeats=1)
     print(f"elementwise u32 copy kernel {big_n >> 20} MiB: {dt * 1e3:.2f} ms = {2 * big_n / dt / 1e9:.0f} GB/s")
-    t0 = time.perf_counter()
-    for _ in range(10):
-        ctx.clear(be.resolve(big, big_n)[0].buffer, 0, big_n)
-    be.synchronize()
-    dt = (time.perf_counter() - t0) / 10
+    dt = _timing.time_calls(lambda: ctx.clear(be.resolve(big, big_n)[0].buffer, 0, big_n), be.synchronize,
+                            reps=10, repeats=1)
     print(f"clear_buffer {big_n >> 20} MiB: {dt * 1e3:.2f} ms = {(big_n) / dt / 1e9:.0f} GB/s")
 
     keys = gt.asarray(np.random.default_rng(2).random(1 << (18 if SMALL else 24), dtype=np.float32))

@@ -1,6 +1,6 @@
 """Diagnostic (not a benchmark): split-K choices for float32 gemm and conv2d on the current adapter.
 
-``python3 -m benchmarks.tune_splitk [--small] [--reps N]`` times five problems with few output
+``python3 -m benchmarks.tools.tune_splitk [--small] [--reps N]`` times five problems with few output
 tiles (two ResNet-50 convolutions at batch 32 through ``backend.conv2d_forward``, and gemms
 64x4096x4096, 4096x4096x64 and 1024^3, row-major m x n x k, through ``backend.gemm``) with
 
@@ -208,7 +208,7 @@ def tuned_row(be: Any, runner: Runner, reps: int) -> tuple[str, float, float, st
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m benchmarks.tune_splitk", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python3 -m benchmarks.tools.tune_splitk", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--small", action="store_true", help="small shapes (software adapters)")
     parser.add_argument("--reps", type=int, default=20, help="calls per timed batch (default 20)")

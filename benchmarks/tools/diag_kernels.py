@@ -1,13 +1,13 @@
 """Diagnostic (not a benchmark): GPU time per kernel of the cases still short of their targets.
 
-``python3 -m benchmarks.diag_kernels [--small]``: for a full and a last-axis reduction over
+``python3 -m benchmarks.tools.diag_kernels [--small]``: for a full and a last-axis reduction over
 256 MiB, the two conv2d layers, float32 attention (d64/d128, seq 4096) and the skinny gemm, one
 profiled call (``gt.profile()``: timestamp queries, one pass per dispatch) prints each kernel's
 GPU time, beside the wall time per call of a batch of calls and torch's CUDA-event time for the
 same operation (when torch has CUDA). Tells kernel time from gaps and host time.
 
 Its helpers (``wall_us``, ``torch_us``, ``gpu_us``, ``load_torch``, ``upload``, ``run_case``)
-are shared with the other diagnostics (benchmarks.diag_reduce).
+are shared with the other diagnostics (benchmarks.tools.diag_reduce).
 """
 
 from __future__ import annotations
@@ -19,52 +19,33 @@ from typing import Any
 
 import numpy as np
 
+from .. import _timing
+from .._timing import TorchTimer
+
 SMALL = "--small" in sys.argv
 
 
 def wall_us(fn: Callable[[], object], sync: Callable[[], object], reps: int, best: int = 1) -> float:
     """Wall time per call in microseconds of ``reps`` calls of ``fn`` followed by ``sync()``
-    (after one warm-up call); the best of ``best`` such batches."""
-    fn()
-    sync()
-    times = []
-    for _ in range(max(1, best)):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t0) / reps * 1e6)
-    return min(times)
+    (after one warm-up call); the best of ``best`` such batches (``_timing.time_calls``)."""
+    return _timing.time_calls(fn, sync, reps, max(1, best)) * 1e6
 
 
 def torch_us(torch: Any, fn: Callable[[], object], reps: int, best: int = 1) -> float:
     """CUDA-event time per call in microseconds of ``reps`` calls of ``fn`` (after a warm-up);
-    the best of ``best`` batches."""
-    return min(_torch_batch(torch, fn, reps) for _ in range(max(1, best)))
-
-
-def _torch_batch(torch: Any, fn: Callable[[], object], reps: int) -> float:
+    the best of ``best`` batches (``_timing.TorchTimer``)."""
+    timer = TorchTimer(torch)
     fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(reps):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / reps * 1e3
+    timer.sync()
+    return min(timer.batch(lambda i: fn(), reps, 0).gpu_s for _ in range(max(1, best))) * 1e6
 
 
 def gpu_us(fn: Callable[[], object], sync: Callable[[], object]) -> tuple[float, str]:
-    """GPU time of one profiled call of ``fn`` (``gt.profile()``: timestamp queries, one pass per
-    dispatch) in microseconds, and its kernels as text ('name xCOUNT TIMEus, ...')."""
-    import gputensor as gt
-
-    with gt.profile() as prof:
-        fn()
-        sync()
-    kernels = ", ".join(f"{r.name} x{r.count} {1e6 * (r.gpu_total_s or 0):.1f}us" for r in prof.records)
-    return sum((r.gpu_total_s or 0) for r in prof.records) * 1e6, kernels
+    """GPU time of one profiled call of ``fn`` (``_timing.gpu_profile``: timestamp queries, one
+    pass per dispatch) in microseconds, and its kernels as text ('name TIMEus, ...')."""
+    total, kernels, _ = _timing.gpu_profile(fn)
+    text = ", ".join(f"{name} {1e6 * t:.1f}us" for name, t in sorted(kernels.items(), key=lambda kv: -kv[1]))
+    return (total or 0.0) * 1e6, text
 
 
 def load_torch() -> Any:

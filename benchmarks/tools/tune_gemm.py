@@ -1,6 +1,6 @@
 """Diagnostic (not a benchmark): float32 gemm tile configurations on the current adapter.
 
-``python3 -m benchmarks.tune_gemm [N ...]`` times ``a @ b`` (N x N float32, default 4096) with
+``python3 -m benchmarks.tools.tune_gemm [N ...]`` times ``a @ b`` (N x N float32, default 4096) with
 each candidate GPU tile configuration in place of ``ops_gemm.TILES_LARGE`` and torch's fp32
 matmul (TF32 off) in the same process, and checks every result against torch's; then the
 shipped tiles once more with the kernel's ``//#unroll`` loops left as loops. Used to pick
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 import sys
-import time
 
 import numpy as np
+
+from .. import _timing
 
 CANDIDATES = [
     (128, 128, 8, 8, 8),
@@ -25,18 +26,9 @@ CANDIDATES = [
 
 
 def time_calls(fn, sync, reps: int = 20, repeats: int = 3) -> float:  # noqa: ANN001
-    """Milliseconds per call of ``fn``: one warm-up call, then the best of ``repeats`` batches of
-    ``reps`` calls each followed by ``sync()`` (wall clock)."""
-    fn()
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        sync()
-        best = min(best, (time.perf_counter() - t0) / reps)
-    return best * 1e3
+    """Milliseconds per call of ``fn`` (``_timing.time_calls``: one warm-up call, then the best of
+    ``repeats`` batches of ``reps`` calls each followed by ``sync()``, wall clock)."""
+    return _timing.time_calls(fn, sync, reps, repeats) * 1e3
 
 
 def _clear_compiled(ctx, kernels) -> None:  # noqa: ANN001

@@ -1,0 +1,161 @@
+"""Host cost of public calls: ``python -m benchmarks.host_cost [--quick] [--calls N] [--json PATH]``.
+
+Runs on any adapter, the CPU adapter (lavapipe) included: it times the host, not the device.
+For each public call on small inputs (1,024 float32 elements; 32x32 for matmul) it reports the
+host time per call spent *recording* it (``_timing.host_per_call``: calls back to back, every
+result held, a sync after each batch outside the timed part; the best of the batches, since
+other processes on a shared host only add time), with elementwise fusion off, and that time
+relative to an eager ``a + b`` timed the same way. The goal: every call at
+most 3x the eager elementwise op on any host, and at most 15 µs on the GPU machine's host.
+
+Calls marked ``reads back`` wait for the device inside the call (the output size depends on the
+data); their host time includes that wait.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._timing import host_per_call
+
+#: Goal: host time of any public call over that of an eager ``a + b``.
+GOAL_RATIO = 3.0
+#: Goal: host µs of any public call on the GPU machine's host.
+GOAL_US = 15.0
+N = 1024
+
+
+def calls(gt: Any) -> list[tuple[str, Callable[[], Any], bool]]:
+    """(label, call, reads back) for every timed public call; the first is the baseline."""
+    rng = np.random.default_rng(0)
+    a_np = rng.random(N, dtype=np.float32)
+    a, b = gt.asarray(a_np), gt.asarray(rng.random(N, dtype=np.float32))
+    m2 = gt.asarray(rng.random((32, 32), dtype=np.float32))
+    x2 = gt.asarray(rng.random((32, 32), dtype=np.float32))
+    cond = a > 0.5
+    idx = gt.asarray(rng.integers(0, N, 256))
+    sorted_a = gt.sort(a)
+    gt.synchronize()
+    return [
+        ("a + b (eager, the baseline)", lambda: a + b, False),
+        ("gt.add(a, b)", lambda: gt.add(a, b), False),
+        ("gt.exp(a)", lambda: gt.exp(a), False),
+        ("a * 2.0 (python scalar)", lambda: a * 2.0, False),
+        ("gt.where(c, a, b)", lambda: gt.where(cond, a, b), False),
+        ("gt.astype(a, float16)", lambda: gt.astype(a, gt.float16), False),
+        ("gt.sum(a)", lambda: gt.sum(a), False),
+        ("gt.mean(x, axis=0)", lambda: gt.mean(x2, axis=0), False),
+        ("gt.max(x, axis=-1, keepdims=True)", lambda: gt.max(x2, axis=-1, keepdims=True), False),
+        ("gt.var(a)", lambda: gt.var(a), False),
+        ("gt.argmax(a)", lambda: gt.argmax(a), False),
+        ("x @ y (32x32)", lambda: m2 @ x2, False),
+        ("gt.matmul(x, y) (32x32)", lambda: gt.matmul(m2, x2), False),
+        ("gt.take(a, idx)", lambda: gt.take(a, idx), False),
+        ("a[idx]", lambda: a[idx], False),
+        ("a[1:-1] (basic slice)", lambda: a[1:-1], False),
+        ("a[3] (integer index)", lambda: a[3], False),
+        ("gt.sort(a)", lambda: gt.sort(a), False),
+        ("gt.argsort(a)", lambda: gt.argsort(a), False),
+        ("gt.cumulative_sum(a)", lambda: gt.cumulative_sum(a), False),
+        ("gt.searchsorted(s, a)", lambda: gt.searchsorted(sorted_a, a), False),
+        ("gt.concat([a, b])", lambda: gt.concat([a, b]), False),
+        ("gt.stack([a, b])", lambda: gt.stack([a, b]), False),
+        ("gt.reshape(a, (32, 32))", lambda: gt.reshape(a, (32, 32)), False),
+        ("gt.permute_dims(x, (1, 0))", lambda: gt.permute_dims(x2, (1, 0)), False),
+        ("gt.flip(a)", lambda: gt.flip(a), False),
+        ("gt.zeros(1024)", lambda: gt.zeros(N), False),
+        ("gt.empty(1024)", lambda: gt.empty(N), False),
+        ("gt.full(1024, 3.0)", lambda: gt.full(N, 3.0), False),
+        ("gt.arange(1024)", lambda: gt.arange(N), False),
+        ("gt.asarray(numpy array) (upload)", lambda: gt.asarray(a_np), False),
+        ("a[a > 0.5] (boolean mask)", lambda: a[cond], True),
+        ("gt.nonzero(c)", lambda: gt.nonzero(cond), True),
+        ("gt.unique_values(a)", lambda: gt.unique_values(a), True),
+        ("float(gt.sum(a))", lambda: float(gt.sum(a)), True),
+    ]
+
+
+def measure(n_calls: int, batches: int = 5) -> list[dict[str, Any]]:
+    """One row per call: label, host µs per call, ratio to the baseline, reads back, error.
+
+    Each time is the best batch (``min``: other processes on a shared host only add time); the
+    baseline is measured before, between and after the other calls and its best is the
+    reference."""
+    import gputensor as gt
+
+    def best_us(fn: Callable[[], Any]) -> float:
+        return host_per_call(fn, gt.synchronize, n_calls, batches, statistic=min) * 1e6
+
+    rows: list[dict[str, Any]] = []
+    with gt.fusion(False):
+        table = calls(gt)
+        baseline = table[0][1]
+        base = []
+        for k, (label, fn, reads_back) in enumerate(table):
+            row: dict[str, Any] = {"call": label, "reads_back": reads_back, "host_us": None, "ratio": None,
+                                   "error": None}
+            try:
+                fn()  # compile and plan outside the timing
+                gt.synchronize()
+                row["host_us"] = best_us(fn)
+            except Exception as exc:  # noqa: BLE001 - a call that raises is reported, the run goes on
+                row["error"] = f"{type(exc).__name__}: {exc}"
+            rows.append(row)
+            if k == len(table) // 2:
+                base.append(best_us(baseline))
+        base.append(best_us(baseline))
+    ref = min(base + [rows[0]["host_us"]])
+    rows[0]["host_us"] = ref
+    for row in rows:
+        if row["host_us"] is not None:
+            row["ratio"] = row["host_us"] / ref
+    return rows
+
+
+def format_rows(rows: Sequence[dict[str, Any]], adapter: str) -> str:
+    """The rows as a Markdown table (call, host µs per call, x eager add, within the two goals)."""
+    lines = [f"host cost per public call on {adapter} (fusion off; goals: at most {GOAL_RATIO:g}x an eager a + b, "
+             f"at most {GOAL_US:g} µs on the GPU machine's host)", "",
+             f"| call | host µs per call | x eager `a + b` | within {GOAL_RATIO:g}x | within {GOAL_US:g} µs |",
+             "|---|---|---|---|---|"]
+    for r in rows:
+        label = r["call"] + (" (reads back)" if r["reads_back"] else "")
+        if r["error"]:
+            lines.append(f"| {label} | error: {r['error'][:60]} | - | - | - |")
+            continue
+        ok = "yes" if r["ratio"] <= GOAL_RATIO else "no"
+        fast = "yes" if r["host_us"] <= GOAL_US else "no"
+        lines.append(f"| {label} | {r['host_us']:.1f} | {r['ratio']:.1f} | {ok} | {fast} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; prints the table, writes JSON with ``--json``."""
+    import os
+
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    p = argparse.ArgumentParser(prog="python -m benchmarks.host_cost", description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="fewer calls per batch (a smoke run)")
+    p.add_argument("--calls", type=int, default=None, help="calls per timed batch (default 200, quick 20)")
+    p.add_argument("--json", dest="json_path", metavar="PATH", help="write the rows as JSON")
+    ns = p.parse_args(argv)
+    from gputensor._backend import get_backend
+
+    adapter = str(get_backend().context.adapter_info.get("device", "?"))
+    n_calls = ns.calls or (20 if ns.quick else 200)
+    rows = measure(n_calls, batches=3 if ns.quick else 5)
+    print(format_rows(rows, adapter))
+    if ns.json_path:
+        with open(ns.json_path, "w") as f:
+            json.dump({"adapter": adapter, "calls_per_batch": n_calls, "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
