@@ -170,3 +170,8 @@ from ._backend.autotune import autotune  # noqa: E402
 
 __all__ += ["autotune"]
 # --- end gemm-family plan autotuner ---
+
+# --- neural-network functions: gputensor.nn ---
+from . import nn  # noqa: E402
+
+__all__ += ["nn"]
