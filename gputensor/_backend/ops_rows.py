@@ -45,8 +45,11 @@ WORKGROUP = 256
 MAX_CACHED_UNITS = 8
 #: Units per lane the planner aims for.
 TARGET_UNITS = 4
-#: Rows side by side in a workgroup for strided rows.
+#: Rows side by side in a workgroup for strided rows (32 float32: 128 bytes per element step),
+#: at least MIN_STRIDED_ROWS (32 bytes) when there are fewer than TARGET_GROUPS workgroups.
 STRIDED_ROWS = 32
+MIN_STRIDED_ROWS = 8
+TARGET_GROUPS = 264
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ def plan_rows(rows: int, n: int, strided: bool) -> RowPlan:
     units = -(-n // 4)
     if strided:
         rpw = min(STRIDED_ROWS, _pow2_ceil(rows))
+        if -(-rows // rpw) < TARGET_GROUPS:  # few rows: more lanes per row, fewer rows side by side
+            rpw = min(rpw, MIN_STRIDED_ROWS)
         tpr = min(WORKGROUP // rpw, _pow2_ceil(-(-units // TARGET_UNITS)))
     else:
         tpr = min(WORKGROUP, _pow2_ceil(-(-units // TARGET_UNITS)))
@@ -81,6 +86,12 @@ def plan_rows(rows: int, n: int, strided: bool) -> RowPlan:
     vpt = -(-units // tpr)
     cached = vpt <= MAX_CACHED_UNITS
     return RowPlan(tpr, rpw, vpt if cached else 1, cached, strided)
+
+
+def _reduce_parts(tpr: int) -> int:
+    """Partial results of the kernel's two-level row reduction: the largest power of two whose
+    square is at most ``tpr``."""
+    return 1 << (tpr.bit_length() - 1) // 2
 
 
 _F16_BITS = "ew_f16_bits_f32"
@@ -153,6 +164,8 @@ def row_defines(op: str, x_storage: str, y_storage: str, w_storage: str, plan: R
         "T_STRIDE": plan.rpw if plan.strided else 1,
         "R_STRIDE": 1 if plan.strided else plan.tpr,
         "VPT": plan.vpt,
+        "RA": plan.tpr // _reduce_parts(plan.tpr),
+        "RB": _reduce_parts(plan.tpr),
         "CACHED": "true" if plan.cached else "false",
         "VEC": "true" if vec else "false",
         "W_VEC": "true" if w_vec else "false",

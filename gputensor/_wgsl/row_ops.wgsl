@@ -25,6 +25,9 @@ const WG: u32 = {{WG}}u;
 const T_STRIDE: u32 = {{T_STRIDE}}u;
 const R_STRIDE: u32 = {{R_STRIDE}}u;
 const VPT: u32 = {{VPT}}u;
+// row_reduce: RB partial results of RA lanes each (RA * RB = TPR)
+const RA: u32 = {{RA}}u;
+const RB: u32 = {{RB}}u;
 const CACHED: bool = {{CACHED}};
 // Units are loaded and stored as one vector (step 1, n and every row's first element index
 // multiples of 4); otherwise element by element through x_step / y_step.
@@ -73,6 +76,7 @@ struct Params {
 {{MATH}}
 
 var<workgroup> red: array<T, WG>;
+var<workgroup> part: array<T, RPW * RB>;
 
 fn neg_inf() -> T {
     return {{NEG_INF}};
@@ -177,19 +181,29 @@ fn unit_sum_sq(v: vec4<T>, m: vec4<bool>, shift: T) -> T {
 }
 
 // The max (is_max) or the sum of `value` over the lanes of each row; every lane gets it.
+// Two levels (3 barriers whatever TPR): lanes t < RB combine RA lane values each (lanes t * RA ..
+// t * RA + RA - 1, in order), then every lane combines the RB partial results (in order).
 // Called by every invocation of the workgroup (it holds barriers).
-fn row_reduce(value: T, lid: u32, t: u32, is_max: bool) -> T {
+fn row_reduce(value: T, lid: u32, slot: u32, t: u32, is_max: bool) -> T {
     red[lid] = value;
     workgroupBarrier();
-    for (var s = TPR / 2u; s > 0u; s = s / 2u) {
-        if (t < s) {
-            let a = red[lid];
-            let b = red[lid + s * T_STRIDE];
-            red[lid] = select(a + b, max(a, b), is_max);
+    let lane0 = lid - t * T_STRIDE;
+    if (t < RB) {
+        var acc = select(T(0), neg_inf(), is_max);
+        //#unroll
+        for (var a = 0u; a < RA; a++) {
+            let b = red[lane0 + (t * RA + a) * T_STRIDE];
+            acc = select(acc + b, max(acc, b), is_max);
         }
-        workgroupBarrier();
+        part[slot * RB + t] = acc;
     }
-    let r = red[lid - t * T_STRIDE];
+    workgroupBarrier();
+    var r = select(T(0), neg_inf(), is_max);
+    //#unroll
+    for (var b = 0u; b < RB; b++) {
+        let p = part[slot * RB + b];
+        r = select(r + p, max(r, p), is_max);
+    }
     workgroupBarrier();
     return r;
 }
@@ -261,7 +275,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 mx = max(mx, unit_max(load_unit(xb, u), unit_mask(u)));
             }
         }
-        let row_max = row_reduce(mx, lid, t, true);
+        let row_max = row_reduce(mx, lid, slot, t, true);
         // logsumexp shifts by a finite max only (an infinite one gives +-inf, not NaN)
         var shift = row_max;
         if (OP == OP_LOGSUMEXP && !(abs(row_max) < -neg_inf())) {
@@ -281,7 +295,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 sm += unit_sum_exp(load_unit(xb, u), unit_mask(u), shift);
             }
         }
-        let total = row_reduce(sm, lid, t, false);
+        let total = row_reduce(sm, lid, slot, t, false);
         if (OP == OP_LOGSUMEXP) {
             if (live && t == 0u) {
                 sty(yb, shift + row_log(total));
@@ -308,7 +322,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                     s1 += unit_sum(load_unit(xb, u), unit_mask(u));
                 }
             }
-            mean = row_reduce(s1, lid, t, false) / count;
+            mean = row_reduce(s1, lid, slot, t, false) / count;
         }
         var s2 = T(0);
         if (CACHED) {
@@ -324,7 +338,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 s2 += unit_sum_sq(load_unit(xb, u), unit_mask(u), mean);
             }
         }
-        let ms = row_reduce(s2, lid, t, false) / count;
+        let ms = row_reduce(s2, lid, slot, t, false) / count;
         a = mean;
         b = T(1) / sqrt(ms + eps);
     }
