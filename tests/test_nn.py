@@ -446,3 +446,15 @@ def test_bench_nn_quick(tmp_path, capsys):
     results = json.loads(out.read_text())["results"]
     assert [r["case"] for r in results] == ["conv2d.1x1", "sdpa.decode.d16", "rms_norm.f32", "softmax.f16"]
     assert all(r["check"] == "ok" and r["gputensor"]["wall_us"] > 0 for r in results)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_rows_of_unaligned_views(dtype):
+    """Row starts that are not multiples of 4 elements (a view at an odd offset) read and write
+    element by element; float16 outputs still own whole words."""
+    x = _data((6, 13), dtype)
+    a = gt.asarray(x)
+    for view, host in ((a[:, 1:5], x[:, 1:5]), (a[1:, 3:11], x[1:, 3:11]), (a[:, 1:], x[:, 1:])):
+        _close(nn.softmax(view), ref_softmax(host, -1), dtype)
+        _close(nn.rms_norm(view, host.shape[-1]), ref_rms_norm(host, 1), dtype, factor=8)
+        _close(nn.logsumexp(view, axis=-1), ref_logsumexp(host, -1), dtype, factor=4)

@@ -193,6 +193,8 @@ def _storage(backend, dtype: str) -> tuple[int, str]:
 
 
 def _ints(name: str, values: Sequence[int]) -> tuple[int, ...]:
+    if type(values) is tuple and all(type(v) is int for v in values):
+        return values
     out = []
     for v in values:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
@@ -205,6 +207,76 @@ def _eps_words(eps: float) -> tuple[int, int]:
     hi = float(np.float32(eps))
     lo = float(np.float32(eps - hi))
     return struct.unpack("<I", struct.pack("<f", hi))[0], struct.unpack("<I", struct.pack("<f", lo))[0]
+
+
+@dataclass(frozen=True)
+class _Static:
+    """What a row problem's pointers do not change: the launch shape, whether it may use vector
+    units (``vec_ok``, before the operands' alignment is known), the dispatch chunks over the
+    outermost row dim (``(b0 x, b0 y, x span, y span, word template, grid)``: element offsets of
+    the chunk's row 0 and the element ranges it touches relative to them) and the f16 scratch
+    route (``scratch``)."""
+
+    plan: RowPlan
+    vec_ok: bool
+    y_vec_strides: bool
+    chunks: tuple[tuple[int, int, tuple[int, int], tuple[int, int], tuple[int, ...], tuple[int, int, int]], ...]
+    scratch: bool
+
+
+def _static(backend, key: tuple) -> _Static:
+    """The pointer-free part of ``row_op`` for its validated arguments (cached per backend)."""
+    cache = _STATIC.setdefault(id(backend), {})
+    entry = cache.get(key)
+    if entry is not None:
+        return entry
+    (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, eps) = key
+    itemsize, x_storage = _storage(backend, dtype)
+    y_size, y_storage = _storage(backend, y_dtype)
+    rows = math.prod(row_shape)
+    lse = op == "logsumexp"
+    vec_ok = (x_step == 1 and n % 4 == 0 and (lse or y_step == 1)
+              and all(s % 4 == 0 for s in x_row_strides) and x_storage != "f64")
+    y_vec_strides = lse or all(s % 4 == 0 for s in y_row_strides)
+    plan = plan_rows(rows, n, strided=x_step != 1)
+    limit = backend.max_window_bytes()
+    outer, rest = row_shape[0], row_shape[1:]
+    y_count = 1 if lse else n
+    x_rest = extent(rest + (n,), x_row_strides[1:] + (x_step,))
+    y_rest = extent(rest + (y_count,), y_row_strides[1:] + (y_step,))
+    per = outer
+    for step, inner in ((abs(x_row_strides[0]) * itemsize, (x_rest[1] - x_rest[0]) * itemsize),
+                        (abs(y_row_strides[0]) * y_size, (y_rest[1] - y_rest[0]) * y_size)):
+        if inner > limit:
+            raise unsupported(f"row ops: one block of {inner} bytes exceeds the {limit}-byte binding window")
+        if step:
+            per = min(per, (limit - inner) // step + 1)
+    per = max(1, per)
+    inner_rows = rows // outer
+    eps_words = _eps_words(float(eps))
+    ctx = backend.context
+    chunks = []
+    for a0 in range(0, outer, per):
+        cnt = min(per, outer - a0)
+        shape = (cnt,) + rest
+        pad = (1,) * (MAX_ROW_DIMS - len(shape))
+        zeros = (0,) * (MAX_ROW_DIMS - len(shape))
+        words = [cnt * inner_rows, n, -(-n // 4), len(shape), 0, 0, 0, 0, x_step, y_step,
+                 *eps_words, *shape, *pad, *x_row_strides, *zeros, *y_row_strides, *zeros]
+        chunks.append((a0 * x_row_strides[0], a0 * y_row_strides[0],
+                       extent(shape + (n,), x_row_strides + (x_step,)),
+                       extent(shape + (y_count,), y_row_strides + (y_step,)),
+                       tuple(w & 0xFFFFFFFF for w in words), ctx.fold_grid(-(-(cnt * inner_rows) // plan.rpw))))
+    scratch = y_storage == "f16" and not (vec_ok and not lse and y_vec_strides)
+    entry = _Static(plan, vec_ok, y_vec_strides, tuple(chunks), scratch)
+    if len(cache) >= 1024:
+        cache.clear()
+    cache[key] = entry
+    return entry
+
+
+#: id(backend) -> {row_op arguments without pointers: _Static}.
+_STATIC: dict[int, dict[tuple, _Static]] = {}
 
 
 def row_op(backend, op: str, x: int, dtype: str, row_shape: Sequence[int], x_row_strides: Sequence[int],
@@ -243,81 +315,61 @@ def row_op(backend, op: str, x: int, dtype: str, row_shape: Sequence[int], x_row
         raise invalid_argument(f"row ops: empty problem ({row_shape} rows of {n})")
     if (weight is not None or bias is not None) and op not in ("layer_norm", "rms_norm"):
         raise invalid_argument(f"row ops: {op} takes no weight or bias")
-    rows = math.prod(row_shape)
-    if op == "logsumexp":
+    lse = op == "logsumexp"
+    if lse:
         y_step = 0
-    ctx = backend.context
-    # float16 output only as whole u32 words per row: otherwise through a float32 scratch
-    vec_ok = (x_step == 1 and n % 4 == 0 and (op == "logsumexp" or y_step == 1)
-              and all(s % 4 == 0 for s in x_row_strides) and x_storage != "f64")
-    scratch = None
-    if y_storage == "f16" and not (vec_ok and op != "logsumexp" and all(s % 4 == 0 for s in y_row_strides)):
-        # contiguous f32 rows in the same row order, cast into y afterwards
-        out_shape = tuple(row_shape) + (() if op == "logsumexp" else (n,))
-        scratch_strides = tuple(int(s) for s in np.cumprod((1,) + out_shape[::-1])[-2::-1])
-        scratch = backend.alloc(max(4, math.prod(out_shape) * 4), zero=False)
-        try:
-            row_op(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, scratch, "float32",
-                   scratch_strides[:len(row_shape)], 1, weight=weight, bias=bias, eps=eps)
-            y_strides = tuple(y_row_strides) + (() if op == "logsumexp" else (y_step,))
-            copy_strided(backend, ArrayOperand(scratch, "float32", scratch_strides),
-                         ArrayOperand(y, y_dtype, y_strides), out_shape)
-        finally:
-            backend.free(scratch)
+    eps = float(eps)
+    st = _static(backend, (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, eps))
+    if st.scratch:
+        _through_scratch(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, y, y_dtype, y_row_strides,
+                         y_step, weight, bias, eps)
         return
-
-    plan = plan_rows(rows, n, strided=x_step != 1)
-    vec = vec_ok and (op == "logsumexp" or all(s % 4 == 0 for s in y_row_strides))
-    limit = backend.max_window_bytes()
-    outer, rest = row_shape[0], row_shape[1:]
-    x_rest = extent(rest + (n,), x_row_strides[1:] + (x_step,))
-    y_rest = extent(rest + (1 if op == "logsumexp" else n,), y_row_strides[1:] + (y_step,))
-    spans = [(abs(x_row_strides[0]) * itemsize, (x_rest[1] - x_rest[0]) * itemsize),
-             (abs(y_row_strides[0]) * y_size, (y_rest[1] - y_rest[0]) * y_size)]
-    per = outer
-    for step, inner in spans:
-        if inner > limit:
-            raise unsupported(f"row ops: one block of {inner} bytes exceeds the {limit}-byte binding window")
-        if step:
-            per = min(per, (limit - inner) // step + 1)
-    per = max(1, per)
-    inner_rows = rows // outer
-    w_ranges = []
-    for name, ptr in (("weight", weight), ("bias", bias)):
-        if ptr is not None:
-            w_ranges.append(backend.window(ptr, n * itemsize, itemsize))
-    w_vec = vec and all(w.first % 4 == 0 for w in w_ranges)
-    defines = row_defines(op, x_storage, y_storage, x_storage, plan, vec, w_vec, weight is not None,
-                          bias is not None)
-    eps_words = _eps_words(float(eps))
-    w_win = w_ranges[0] if weight is not None else None
-    b_win = w_ranges[-1] if bias is not None else None
+    params = [(ptr, n * itemsize) for ptr in (weight, bias) if ptr is not None]
+    w_wins = [backend.window(ptr, nbytes, itemsize) for ptr, nbytes in params]
     records = []
-    for a0 in range(0, outer, per):
-        cnt = min(per, outer - a0)
-        shape = (cnt,) + rest
-        wins = []
-        for ptr, strides, step, size, count in ((x, x_row_strides, x_step, itemsize, n),
-                                                (y, y_row_strides, y_step, y_size,
-                                                 1 if op == "logsumexp" else n)):
-            base = ptr + a0 * strides[0] * size
-            lo, stop = extent(shape + (count,), tuple(strides) + (step,))
-            win = backend.window(base + lo * size, (stop - lo) * size, size)
-            wins.append((win, win.first - lo))
-        (xw, x_first), (yw, y_first) = wins
-        if vec and (x_first % 4 or (op != "logsumexp" and y_first % 4)):
-            raise AssertionError("row ops: misaligned vector window")
-        pad = (1,) * (MAX_ROW_DIMS - len(shape))
-        zeros = (0,) * (MAX_ROW_DIMS - len(shape))
-        words = [cnt * inner_rows, n, -(-n // 4), len(shape), x_first, y_first,
-                 w_win.first if w_win else 0, b_win.first if b_win else 0, x_step, y_step,
-                 *eps_words, *shape, *pad, *x_row_strides, *zeros, *y_row_strides, *zeros]
-        words = [w & 0xFFFFFFFF for w in words]
-        buffers = [xw.binding, yw.binding, (w_win or xw).binding, (b_win or xw).binding]
-        groups = -(-(cnt * inner_rows) // plan.rpw)
-        records.append((words, buffers, ctx.fold_grid(groups)))
-    for words, buffers, grid in records:
+    vec = st.vec_ok and st.y_vec_strides
+    for bx, by, (xlo, xstop), (ylo, ystop), _, _ in st.chunks:
+        regions, firsts = backend.bindings((x, y), (itemsize, y_size),
+                                           ((bx + xlo, xstop - xlo, xlo), (by + ylo, ystop - ylo, ylo)))
+        records.append((regions, firsts))
+        vec = vec and firsts[0] % 4 == 0 and (lse or firsts[1] % 4 == 0)
+    if y_storage == "f16" and not vec:  # an unaligned float16 output: whole words are not owned
+        _through_scratch(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, y, y_dtype, y_row_strides,
+                         y_step, weight, bias, eps)
+        return
+    w_vec = vec and all(w.first % 4 == 0 for w in w_wins)
+    defines = row_defines(op, x_storage, y_storage, x_storage, st.plan, vec, w_vec, weight is not None,
+                          bias is not None)
+    w_win = w_wins[0] if weight is not None else None
+    b_win = w_wins[-1] if bias is not None else None
+    ctx = backend.context
+    for (regions, firsts), (_, _, _, _, template, grid) in zip(records, st.chunks):
+        words = list(template)
+        words[4] = firsts[0] & 0xFFFFFFFF
+        words[5] = firsts[1] & 0xFFFFFFFF
+        words[6] = w_win.first if w_win else 0
+        words[7] = b_win.first if b_win else 0
+        buffers = [regions[0], regions[1], w_win.binding if w_win else regions[0],
+                   b_win.binding if b_win else regions[0]]
         ctx.dispatch("row_ops", words, buffers, grid, defines)
+
+
+def _through_scratch(backend, op: str, x: int, dtype: str, row_shape: tuple[int, ...], x_row_strides: tuple[int, ...],
+                     n: int, x_step: int, y: int, y_dtype: str, y_row_strides: tuple[int, ...], y_step: int,
+                     weight: int | None, bias: int | None, eps: float) -> None:
+    """``row_op`` into a contiguous float32 scratch buffer (same row order), then cast into the
+    float16 ``y``: for outputs whose rows do not own whole u32 words."""
+    out_shape = tuple(row_shape) + (() if op == "logsumexp" else (n,))
+    scratch_strides = tuple(int(s) for s in np.cumprod((1,) + out_shape[::-1])[-2::-1])
+    scratch = backend.alloc(max(4, math.prod(out_shape) * 4), zero=False)
+    try:
+        row_op(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, scratch, "float32",
+               scratch_strides[:len(row_shape)], 1, weight=weight, bias=bias, eps=eps)
+        y_strides = tuple(y_row_strides) + (() if op == "logsumexp" else (y_step,))
+        copy_strided(backend, ArrayOperand(scratch, "float32", scratch_strides),
+                     ArrayOperand(y, y_dtype, y_strides), out_shape)
+    finally:
+        backend.free(scratch)
 
 
 __all__ = ["OPS", "RowPlan", "plan_rows", "row_defines", "row_op"]

@@ -22,6 +22,22 @@ __all__ = ["layer_norm", "log_softmax", "logsumexp", "rms_norm", "softmax"]
 
 
 def _layout(x: GpuArray, y_strides: Sequence[int], row_axes: Sequence[int]) -> tuple | None:
+    """:func:`_row_view`, cached by the shape, strides and axes."""
+    key = (x.shape, x._strides, tuple(y_strides), tuple(row_axes))
+    layout = _LAYOUTS.get(key, False)
+    if layout is False:
+        layout = _row_view(x, y_strides, row_axes)
+        if len(_LAYOUTS) >= 1024:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = layout
+    return layout
+
+
+#: (shape, strides, output strides, row axes) -> the row view (or None).
+_LAYOUTS: dict[tuple, tuple | None] = {}
+
+
+def _row_view(x: GpuArray, y_strides: Sequence[int], row_axes: Sequence[int]) -> tuple | None:
     """The row view of ``x`` (and of the output with element strides ``y_strides`` per dim of
     ``x``) whose rows run over ``row_axes``: (row dims, x and y strides of the row dims, n,
     x step, y step), or None when the row axes do not form one strided run or the other dims
