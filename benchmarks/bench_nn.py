@@ -168,14 +168,20 @@ class Timing:
     cold_s: float
 
 
-def _reps(call: Callable[[], Any], sync: Callable[[], None], target_s: float) -> int:
-    """Calls per batch so that a batch lasts about ``target_s`` (3 to 1000)."""
+#: Device bytes the results of one batch may hold (every result is kept until the batch's sync).
+HELD_BYTES = 16e9
+
+
+def _reps(call: Callable[[], Any], sync: Callable[[], None], target_s: float, result_bytes: int) -> int:
+    """Calls per batch so that a batch lasts about ``target_s`` (3 to 1000), and its results fit
+    ``HELD_BYTES``."""
     t0 = time.perf_counter()
     keep = [call() for _ in range(2)]
     sync()
     per = (time.perf_counter() - t0) / 2
     del keep
-    return int(min(1000, max(3, target_s / max(per, 1e-7))))
+    reps = min(1000, target_s / max(per, 1e-7), HELD_BYTES / max(result_bytes, 1))
+    return int(max(3, reps))
 
 
 def _batches(call: Callable[[], Any], sync: Callable[[], None], reps: int, batches: int = 3) -> tuple[float, float]:
@@ -210,7 +216,7 @@ def time_gputensor(case: NnCase, host: dict[str, np.ndarray], env: Env, target_s
     def call() -> Any:
         return case.gt_fn(args)
 
-    reps = _reps(call, gt.synchronize, target_s)
+    reps = _reps(call, gt.synchronize, target_s, result.nbytes)
     env.warm_clocks()
     _batches(call, gt.synchronize, reps, 1)  # discarded
     host_s, wall_s = _batches(call, gt.synchronize, reps)
@@ -237,12 +243,13 @@ def time_torch(case: NnCase, host: dict[str, np.ndarray], env: Env, target_s: fl
     sync()
     cold = time.perf_counter() - t0
     result = first.float().cpu().numpy()
+    result_bytes = first.numel() * first.element_size()
     del first
 
     def call() -> Any:
         return case.torch_fn(F, args)
 
-    reps = _reps(call, sync, target_s)
+    reps = _reps(call, sync, target_s, result_bytes)
     env.warm_clocks()
     _batches(call, sync, reps, 1)
     host_s, wall_s = _batches(call, sync, reps)

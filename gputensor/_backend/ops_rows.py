@@ -83,7 +83,7 @@ def plan_rows(rows: int, n: int, strided: bool) -> RowPlan:
     else:
         tpr = min(WORKGROUP, _pow2_ceil(-(-units // TARGET_UNITS)))
         rpw = max(1, min(WORKGROUP // tpr, _pow2_ceil(rows)))
-    vpt = -(-units // tpr)
+    vpt = _pow2_ceil(-(-units // tpr))  # (powers of two: fewer kernel specialisations)
     cached = vpt <= MAX_CACHED_UNITS
     return RowPlan(tpr, rpw, vpt if cached else 1, cached, strided)
 
