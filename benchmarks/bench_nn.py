@@ -229,6 +229,8 @@ def time_gputensor(case: NnCase, host: dict[str, np.ndarray], env: Env, target_s
     if prof.gpu_timing:
         total = sum(e.gpu_s or 0.0 for e in prof.events)
         gpu_us = total / n_prof * 1e6
+    del args
+    gt.get_default_memory_pool().free_all_blocks()  # the batches' results: not kept for the next case
     return Timing(host_s * 1e6, gpu_us, wall_s * 1e6, reps, cold), result
 
 
@@ -261,6 +263,8 @@ def time_torch(case: NnCase, host: dict[str, np.ndarray], env: Env, target_s: fl
     sync()
     del keep
     gpu_us = start.elapsed_time(end) * 1e3 / reps
+    del args
+    torch.cuda.empty_cache()
     return Timing(host_s * 1e6, gpu_us, wall_s * 1e6, reps, cold), result
 
 
