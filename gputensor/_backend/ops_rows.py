@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import os
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,9 +43,10 @@ MAX_ROW_DIMS = 4
 #: Invocations per workgroup.
 WORKGROUP = 256
 #: Units (4 elements) per lane held in registers; longer rows are streamed.
-MAX_CACHED_UNITS = 8
-#: Units per lane the planner aims for.
-TARGET_UNITS = 4
+MAX_CACHED_UNITS = 16
+#: Units per lane the planner aims for (a power of two; environment GPUTENSOR_ROWS_UNITS, read
+#: at import, for tuning: 8 gives rows of 4096 elements 128 lanes of 8 units).
+TARGET_UNITS = int(os.environ.get("GPUTENSOR_ROWS_UNITS", "4"))
 #: Rows side by side in a workgroup for strided rows (32 float32: 128 bytes per element step),
 #: at least MIN_STRIDED_ROWS (32 bytes) when there are fewer than TARGET_GROUPS workgroups.
 STRIDED_ROWS = 32
