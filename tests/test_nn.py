@@ -462,3 +462,29 @@ def test_rows_of_unaligned_views(dtype):
         _close(nn.softmax(view), ref_softmax(host, -1), dtype)
         _close(nn.rms_norm(view, host.shape[-1]), ref_rms_norm(host, 1), dtype, factor=8)
         _close(nn.logsumexp(view, axis=-1), ref_logsumexp(host, -1), dtype, factor=4)
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 40000), -1), ((5000, 3), 0), ((2, 17000), 1)])
+def test_streamed_rows(shape, axis):
+    """Rows too long for the lanes' registers are streamed: one pass for the statistics, one
+    for the output; -inf entries and an all -inf row included."""
+    x = _data(shape, np.float32)
+    index = [slice(None)] * 2
+    index[1 - (axis % 2)] = 0
+    first = x[tuple(index)]
+    first[::7] = -np.inf
+    index[1 - (axis % 2)] = 1
+    x[tuple(index)] = -np.inf
+    a = gt.asarray(x)
+    got = gt.asnumpy(nn.softmax(a, axis=axis))
+    want = ref_softmax(x, axis)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(np.nan_to_num(got), np.nan_to_num(want), rtol=2e-5, atol=1e-7)
+    ls = gt.asnumpy(nn.log_softmax(a, axis=axis))
+    ok = np.isfinite(ref_log_softmax(x, axis))
+    np.testing.assert_allclose(ls[ok], ref_log_softmax(x, axis)[ok], rtol=1e-4, atol=1e-4)
+    y = _data(shape, np.float32, 2.0, 5.0)
+    if axis in (-1, 1):
+        _close(nn.layer_norm(gt.asarray(y), shape[-1]), ref_layer_norm(y, 1), "float32", factor=20)
+        _close(nn.rms_norm(gt.asarray(y), shape[-1]), ref_rms_norm(y, 1), "float32", factor=20)
+    _close(nn.logsumexp(gt.asarray(y), axis=axis), ref_logsumexp(y, axis), "float32", factor=4)

@@ -13,7 +13,10 @@
 //
 // Statistics are exact two-level sums: the max first, then sum(exp(x - max)) (softmax family);
 // the mean first, then sum((x - mean)^2) (layer_norm); sum(x^2) (rms_norm). Each lane sums its
-// units, then a tree over the row's lanes in workgroup memory combines the lane sums.
+// units, then a two-level reduction over the row's lanes in workgroup memory combines the lane
+// sums. A streamed row gets its statistics in one pass instead (softmax: a running max and
+// rescaled sum per lane; layer_norm: per-lane counts, means and squared deviations merged with
+// Chan's formulas), so it is read twice: once for them, once for the output.
 //#include common
 
 alias T = {{T}};
@@ -260,7 +263,50 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // statistics a (shift) and b (scale or offset) of the row
     var a = T(0);
     var b = T(0);
-    if (OP <= OP_LOGSUMEXP) {
+    let eps = T(params.eps_hi) + T(params.eps_lo);
+    if (!CACHED && (OP == OP_SOFTMAX || OP == OP_LOG_SOFTMAX)) {
+        // a streamed row: one statistics pass, a running (max, sum of exp(x - max)) per lane,
+        // then the lane sums rescaled to the row max (-inf lanes hold only -inf: they add 0)
+        var m = neg_inf();
+        var sm = T(0);
+        for (var u = t; u < units; u += TPR) {
+            let v = load_unit(xb, u);
+            let mk = unit_mask(u);
+            let m_new = max(m, unit_max(v, mk));
+            if (m_new != neg_inf()) {
+                sm = sm * select(row_exp(m - m_new), T(1), m == m_new) + unit_sum_exp(v, mk, m_new);
+            }
+            m = m_new;
+        }
+        let row_max = row_reduce(m, lid, slot, t, true);
+        let own = select(sm * select(row_exp(m - row_max), T(1), m == row_max), T(0), m == neg_inf());
+        let total = row_reduce(own, lid, slot, t, false);
+        a = row_max;
+        b = select(total, row_log(total), OP == OP_LOG_SOFTMAX);
+    } else if (!CACHED && OP == OP_LAYER_NORM) {
+        // a streamed row: one statistics pass, each lane's (count, mean, squared deviations)
+        // merged unit by unit (Chan et al.), then the lanes' merged over the row
+        var cnt = T(0);
+        var mean_t = T(0);
+        var m2 = T(0);
+        for (var u = t; u < units; u += TPR) {
+            let v = load_unit(xb, u);
+            let mk = unit_mask(u);
+            let c = unit_sum(vec4<T>(T(1)), mk);
+            let um = unit_sum(v, mk) / c;
+            let um2 = unit_sum_sq(v, mk, um);
+            let merged = cnt + c;
+            let d = um - mean_t;
+            mean_t = mean_t + d * (c / merged);
+            m2 = m2 + um2 + d * d * (cnt * c / merged);
+            cnt = merged;
+        }
+        let mean = row_reduce(cnt * mean_t, lid, slot, t, false) / count;
+        let dm = mean_t - mean;
+        let total = row_reduce(m2 + cnt * dm * dm, lid, slot, t, false);
+        a = mean;
+        b = T(1) / sqrt(total / count + eps);
+    } else if (OP <= OP_LOGSUMEXP) {
         var mx = neg_inf();
         if (CACHED) {
             //#unroll
@@ -305,7 +351,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         a = shift;
         b = select(total, row_log(total), OP == OP_LOG_SOFTMAX);
     } else {
-        let eps = T(params.eps_hi) + T(params.eps_lo);
         var mean = T(0);
         if (OP == OP_LAYER_NORM) {
             var s1 = T(0);
