@@ -99,11 +99,48 @@ def _reduce_parts(tpr: int) -> int:
 _F16_BITS = "ew_f16_bits_f32"
 
 
-def _loader_source(name: str, storage: str, vec: bool, write: bool, array: str) -> str:
+def _pair_source(name: str, storage: str, pair: bool, write: bool, array: str) -> str:
+    """WGSL of ``ld<name>8(i) -> Pair`` / ``st<name>8(i, p)`` (8 elements from a multiple of 8):
+    one 16-byte access of float16 data with ``pair`` (the binding is an array of vec4<u32>),
+    else two 4-element accessors."""
+    b = array
+    if not pair:
+        if write:
+            return f"fn st{name}8(i: u32, p: Pair) {{ st{name}4(i, p.lo); st{name}4(i + 4u, p.hi); }}\n"
+        return f"fn ld{name}8(i: u32) -> Pair {{ return Pair(ld{name}4(i), ld{name}4(i + 4u)); }}\n"
+    if storage != "f16":
+        raise AssertionError("paired units are float16 only")
+    if write:
+        return (f"fn st{name}8(i: u32, p: Pair) {{\n"
+                f"    {b}[i >> 3u] = vec4<u32>({_F16_BITS}(f32(p.lo.x)) | ({_F16_BITS}(f32(p.lo.y)) << 16u),\n"
+                f"        {_F16_BITS}(f32(p.lo.z)) | ({_F16_BITS}(f32(p.lo.w)) << 16u),\n"
+                f"        {_F16_BITS}(f32(p.hi.x)) | ({_F16_BITS}(f32(p.hi.y)) << 16u),\n"
+                f"        {_F16_BITS}(f32(p.hi.z)) | ({_F16_BITS}(f32(p.hi.w)) << 16u));\n}}\n")
+    return (f"fn ld{name}8(i: u32) -> Pair {{\n"
+            f"    let w = {b}[i >> 3u];\n"
+            f"    let a = unpack2x16float(w.x);\n    let c = unpack2x16float(w.y);\n"
+            f"    let d = unpack2x16float(w.z);\n    let e = unpack2x16float(w.w);\n"
+            f"    return Pair(vec4<T>(T(a.x), T(a.y), T(c.x), T(c.y)), vec4<T>(T(d.x), T(d.y), T(e.x), T(e.y)));\n}}\n")
+
+
+def _loader_source(name: str, storage: str, vec: bool, write: bool, array: str, pair: bool = False) -> str:
     """WGSL of one binding's accessor: ``ld<name>(i) -> T`` / ``ld<name>4(i) -> vec4<T>`` for
     reads, ``st<name>(i, v)`` / ``st<name>4(i, v)`` for writes (element indices; quads at
     multiples of 4), for ``storage`` 'f16' (packed u32 words), 'f32' or 'f64'."""
     b = array
+    if pair:
+        if write:
+            return (f"fn st{name}4(i: u32, v: vec4<T>) {{\n"
+                    f"    let k = (i >> 2u) & 1u;\n"
+                    f"    {b}[i >> 3u][2u * k] = {_F16_BITS}(f32(v.x)) | ({_F16_BITS}(f32(v.y)) << 16u);\n"
+                    f"    {b}[i >> 3u][2u * k + 1u] = {_F16_BITS}(f32(v.z)) | ({_F16_BITS}(f32(v.w)) << 16u);\n}}\n"
+                    f"fn st{name}(i: u32, v: T) {{ }}\n")
+        return (f"fn ld{name}4(i: u32) -> vec4<T> {{\n"
+                f"    let w = {b}[i >> 3u];\n"
+                f"    let h = select(w.xy, w.zw, ((i >> 2u) & 1u) == 1u);\n"
+                f"    let lo = unpack2x16float(h.x);\n    let hi = unpack2x16float(h.y);\n"
+                f"    return vec4<T>(T(lo.x), T(lo.y), T(hi.x), T(hi.y));\n}}\n"
+                f"fn ld{name}(i: u32) -> T {{ return T(0); }}\n")
     if not write:
         if storage == "f16":
             if vec:
@@ -148,11 +185,15 @@ _NEG_INF = {"f32": "bitcast<f32>(0xff800000u)", "f64": "bitcast<f64>(0xfff000000
 
 @functools.lru_cache(maxsize=256)
 def row_defines(op: str, x_storage: str, y_storage: str, w_storage: str, plan: RowPlan, vec: bool,
-                w_vec: bool, has_w: bool, has_b: bool) -> dict[str, object]:
-    """The placeholders of row_ops.wgsl for one specialisation."""
+                w_vec: bool, has_w: bool, has_b: bool, pair: bool = False) -> dict[str, object]:
+    """The placeholders of row_ops.wgsl for one specialisation (``pair``: float16 rows in paired
+    units, see the kernel)."""
     compute = "f64" if x_storage == "f64" else "f32"
     y_vec = vec and op != "logsumexp"
-    loaders = (_loader_source("x", x_storage, vec, False, "X") + _loader_source("y", y_storage, y_vec, True, "Y")
+    y_pair = pair and y_vec
+    loaders = (_loader_source("x", x_storage, vec, False, "X", pair)
+               + _loader_source("y", y_storage, y_vec, True, "Y", y_pair)
+               + _pair_source("x", x_storage, pair, False, "X") + _pair_source("y", y_storage, y_pair, True, "Y")
                + _loader_source("w", w_storage, w_vec, False, "W") + _loader_source("b", w_storage, w_vec, False, "B"))
     math_code = _MATH[compute]
     library = kernels.library_code(math_code + loaders)
@@ -170,11 +211,12 @@ def row_defines(op: str, x_storage: str, y_storage: str, w_storage: str, plan: R
         "RB": _reduce_parts(plan.tpr),
         "CACHED": "true" if plan.cached else "false",
         "VEC": "true" if vec else "false",
+        "PAIR": "true" if pair else "false",
         "W_VEC": "true" if w_vec else "false",
         "HAS_W": "true" if has_w else "false",
         "HAS_B": "true" if has_b else "false",
-        "XA": _array_type(x_storage, vec),
-        "YA": _array_type(y_storage, y_vec),
+        "XA": "vec4<u32>" if pair else _array_type(x_storage, vec),
+        "YA": "vec4<u32>" if y_pair else _array_type(y_storage, y_vec),
         "WA": _array_type(w_storage, w_vec),
         "LOADERS": loaders,
         "MATH": library + "\n" + math_code,
@@ -222,6 +264,7 @@ class _Static:
     plan: RowPlan
     vec_ok: bool
     y_vec_strides: bool
+    pair_ok: bool
     chunks: tuple[tuple[int, int, tuple[int, int], tuple[int, int], tuple[int, ...], tuple[int, int, int]], ...]
     scratch: bool
 
@@ -270,7 +313,9 @@ def _static(backend, key: tuple) -> _Static:
                        extent(shape + (y_count,), y_row_strides + (y_step,)),
                        tuple(w & 0xFFFFFFFF for w in words), ctx.fold_grid(-(-(cnt * inner_rows) // plan.rpw))))
     scratch = y_storage == "f16" and not (vec_ok and not lse and y_vec_strides)
-    entry = _Static(plan, vec_ok, y_vec_strides, tuple(chunks), scratch)
+    pair_ok = (vec_ok and not lse and n % 8 == 0 and plan.cached and plan.vpt >= 2
+               and all(s % 8 == 0 for s in x_row_strides + y_row_strides))
+    entry = _Static(plan, vec_ok, y_vec_strides, pair_ok, tuple(chunks), scratch)
     if len(cache) >= 1024:
         cache.clear()
     cache[key] = entry
@@ -340,8 +385,10 @@ def row_op(backend, op: str, x: int, dtype: str, row_shape: Sequence[int], x_row
                          y_step, weight, bias, eps)
         return
     w_vec = vec and all(w.first % 4 == 0 for w in w_wins)
+    pair = (vec and st.pair_ok and x_storage == "f16" and y_storage == "f16"
+            and all(f % 8 == 0 for regions_firsts in records for f in regions_firsts[1]))
     defines = row_defines(op, x_storage, y_storage, x_storage, st.plan, vec, w_vec, weight is not None,
-                          bias is not None)
+                          bias is not None, pair)
     w_win = w_wins[0] if weight is not None else None
     b_win = w_wins[-1] if bias is not None else None
     ctx = backend.context

@@ -35,6 +35,10 @@ const CACHED: bool = {{CACHED}};
 // Units are loaded and stored as one vector (step 1, n and every row's first element index
 // multiples of 4); otherwise element by element through x_step / y_step.
 const VEC: bool = {{VEC}};
+// Cached units are loaded and stored two at a time (8 consecutive elements, one 16-byte access
+// of float16 data): lane t holds the unit pairs t, t + TPR, ... (VPT even, n and every row's
+// first element multiples of 8).
+const PAIR: bool = {{PAIR}};
 const W_VEC: bool = {{W_VEC}};
 const HAS_W: bool = {{HAS_W}};
 const HAS_B: bool = {{HAS_B}};
@@ -71,8 +75,8 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> W: array<{{WA}}>;
 @group(0) @binding(4) var<storage, read_write> B: array<{{WA}}>;
 
-// ldx(i) / ldx4(i): element i / elements i..i+3 of X as T; sty(i, v) / sty4(i, v): store into Y;
-// ldw(i), ldw4(i), ldb(i), ldb4(i): weight and bias.
+// ldx(i) / ldx4(i) / ldx8(i): element i / elements i..i+3 / i..i+7 of X as T; sty(i, v) /
+// sty4(i, v) / sty8(i, p): store into Y; ldw(i), ldw4(i), ldb(i), ldb4(i): weight and bias.
 {{LOADERS}}
 
 // row_exp, row_log and the library functions they call.
@@ -98,6 +102,19 @@ fn row_offsets(r: u32) -> vec2<u32> {
         yo += i * params.ys[d];
     }
     return vec2<u32>(xo + rem * params.xs[0], yo + rem * params.ys[0]);
+}
+
+struct Pair {
+    lo: vec4<T>,
+    hi: vec4<T>,
+}
+
+// The unit lane t caches in its slot c.
+fn cached_unit(c: u32, t: u32) -> u32 {
+    if (PAIR) {
+        return ((c >> 1u) * TPR + t) * 2u + (c & 1u);
+    }
+    return c * TPR + t;
 }
 
 // Lanes of unit u that lie inside the row.
@@ -253,8 +270,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (CACHED) {
         //#unroll
         for (var c = 0u; c < VPT; c++) {
-            let u = c * TPR + t;
-            if (u < units) {
+            let u = cached_unit(c, t);
+            if (PAIR) {
+                if ((c & 1u) == 0u && u < units) {
+                    let p = ldx8(xb + 4u * u);
+                    cache[c] = p.lo;
+                    cache[c + 1u] = p.hi;
+                }
+            } else if (u < units) {
                 cache[c] = load_unit(xb, u);
             }
         }
@@ -311,7 +334,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (CACHED) {
             //#unroll
             for (var c = 0u; c < VPT; c++) {
-                let u = c * TPR + t;
+                let u = cached_unit(c, t);
                 if (u < units) {
                     mx = max(mx, unit_max(cache[c], unit_mask(u)));
                 }
@@ -331,7 +354,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (CACHED) {
             //#unroll
             for (var c = 0u; c < VPT; c++) {
-                let u = c * TPR + t;
+                let u = cached_unit(c, t);
                 if (u < units) {
                     sm += unit_sum_exp(cache[c], unit_mask(u), shift);
                 }
@@ -357,7 +380,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             if (CACHED) {
                 //#unroll
                 for (var c = 0u; c < VPT; c++) {
-                    let u = c * TPR + t;
+                    let u = cached_unit(c, t);
                     if (u < units) {
                         s1 += unit_sum(cache[c], unit_mask(u));
                     }
@@ -373,7 +396,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (CACHED) {
             //#unroll
             for (var c = 0u; c < VPT; c++) {
-                let u = c * TPR + t;
+                let u = cached_unit(c, t);
                 if (u < units) {
                     s2 += unit_sum_sq(cache[c], unit_mask(u), mean);
                 }
@@ -391,8 +414,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (CACHED) {
         //#unroll
         for (var c = 0u; c < VPT; c++) {
-            let u = c * TPR + t;
-            if (u < units) {
+            let u = cached_unit(c, t);
+            if (PAIR) {
+                if ((c & 1u) == 0u && u < units) {
+                    sty8(yb + 4u * u, Pair(out_unit(cache[c], u, a, b), out_unit(cache[c + 1u], u + 1u, a, b)));
+                }
+            } else if (u < units) {
                 store_unit(yb, u, out_unit(cache[c], u, a, b));
             }
         }
