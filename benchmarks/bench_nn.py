@@ -19,7 +19,7 @@ synchronisation that ends it. Reported per call, medians over the batches:
   (``gt.profile``) over a few calls; torch: CUDA events around a batch;
 * ``wall us``: loop plus the final synchronisation;
 * ``speed``: torch wall time / gputensor wall time (above 1: gputensor is faster), beside the
-  target.
+  target; ``gpu``: the same ratio of the device times.
 
 ``--quick`` runs tiny sizes (seconds, any adapter: the CI smoke test uses it on lavapipe);
 ``--only`` selects cases by substring, ``--json PATH`` writes the results, ``--no-torch`` skips
@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"adapter: {gt._dispatch.adapter_description()}")
     print(f"torch: {torch.__version__ if torch is not None else 'absent (' + str(note) + ')'}")
     header = (f"{'case':<22} {'gt host us':>11} {'gt gpu us':>10} {'gt wall us':>11} {'torch host':>11} "
-              f"{'torch gpu':>10} {'torch wall':>11} {'speed':>6} {'target':>6}  check")
+              f"{'torch gpu':>10} {'torch wall':>11} {'speed':>6} {'gpu':>6} {'target':>6}  check")
     print(header)
     rng = np.random.default_rng(0)
     results = []
@@ -325,11 +325,14 @@ def main(argv: list[str] | None = None) -> int:
             want = case.reference(host)
         row["check"] = "unchecked (no torch)" if want is None else _check(got, want, case.tol)
         speed = t.wall_us / g.wall_us if t is not None else None
+        gpu_speed = t.gpu_us / g.gpu_us if t is not None and t.gpu_us and g.gpu_us else None
         row["speed"] = speed
+        row["gpu_speed"] = gpu_speed
         results.append(row)
         print(f"{case.name:<22} {_fmt(g.host_us):>11} {_fmt(g.gpu_us):>10} {_fmt(g.wall_us):>11} "
               f"{_fmt(t.host_us if t else None):>11} {_fmt(t.gpu_us if t else None):>10} "
               f"{_fmt(t.wall_us if t else None):>11} {('-' if speed is None else f'{speed:.2f}x'):>6} "
+              f"{('-' if gpu_speed is None else f'{gpu_speed:.2f}x'):>6} "
               f"{case.target:>5.1f}x  {row['check']}", flush=True)
         del host
     if args.json:
