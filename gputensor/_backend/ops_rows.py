@@ -9,10 +9,13 @@ float16 (packed in u32 words, computed in f32), float32 (f32) and float64 (f64, 
 
 Launch shape (``plan_rows``): TPR invocations per row, RPW rows per workgroup (TPR * RPW <= 256).
 Rows of adjacent elements give a row TPR adjacent lanes reading units of 4 elements (one vec4
-load where the step is 1 and n and every row's first element are multiples of 4); strided rows
-put RPW neighbouring rows side by side so that the loads coalesce across rows. A row of at most
+load where the step is 1 and n and every row's first element are multiples of 4; float16 rows
+whose n and starts are multiples of 8 load two units with one 16-byte access); strided rows put
+RPW neighbouring rows side by side so that the loads coalesce across rows. A row of at most
 ``TPR * 4 * MAX_CACHED_UNITS`` elements is held in registers and read once; longer rows are read
-again for each statistic and for the output (the re-reads hit the L2 cache on large GPUs).
+twice, once for the statistics (running max and rescaled sums, Chan-merged means and squared
+deviations) and once for the output (the re-read hits the L2 cache on large GPUs). Launch plans
+without the pointers are cached per problem (``_static``).
 
 A float16 output that cannot be stored as whole u32 words per row (odd row lengths, strided
 rows, logsumexp) is computed into a float32 scratch buffer and cast into place.
