@@ -22,8 +22,12 @@ import math
 from .. import _dispatch
 from .._array_object import GpuArray
 from .._backend import ops_attention
+from .._creation_functions import arange
 from .._dtypes import DTYPE_CATEGORIES, bool as bool_dtype, float16, float32
+from .._elementwise_functions import add, less_equal, multiply
+from .._linear_algebra_functions import matmul, matrix_transpose
 from .._manipulation_functions import _view, broadcast_to, reshape
+from .._searching_functions import where
 from .._shapes import broadcast_shapes
 from ._common import as_dtype, common_float_dtype, contiguous, float_array, real_number
 from ._rows import softmax
@@ -61,11 +65,6 @@ def _kernel(q: GpuArray, k: GpuArray, v: GpuArray, batch: tuple[int, ...], scale
 def _composed(q: GpuArray, k: GpuArray, v: GpuArray, attn_mask: GpuArray | None, causal: bool, scale: float,
               dtype) -> GpuArray:
     """Attention as gemm, fused scale and mask, row softmax, gemm (see the module docstring)."""
-    from .._creation_functions import arange
-    from .._elementwise_functions import add, less_equal, multiply
-    from .._linear_algebra_functions import matmul, matrix_transpose
-    from .._searching_functions import where
-
     compute = float32 if dtype == float16 else dtype
     q, k, v = (as_dtype(a, compute) for a in (q, k, v))
     L, S = q.shape[-2], k.shape[-2]

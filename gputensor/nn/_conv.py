@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from .. import _dispatch
 from .._array_object import GpuArray
 from .._backend import ops_conv
+from .._elementwise_functions import add
 from .._manipulation_functions import _view, expand_dims, reshape, squeeze
 from .._shapes import is_contiguous
 from ._common import common_float_dtype, contiguous, float_array, int_tuple
@@ -156,6 +157,4 @@ def conv2d(x: GpuArray, weight: GpuArray, bias: GpuArray | None = None, *,
                                            eh * full._strides[2] + ew * full._strides[3]))
     if bias is None:
         return out
-    from .._elementwise_functions import add
-
     return add(out, reshape(contiguous(bias, dtype), (k, 1, 1)))

@@ -14,8 +14,14 @@ from collections.abc import Sequence
 from .. import _dispatch
 from .._array_object import GpuArray
 from .._backend import ops_rows
+from .._creation_functions import full
+from .._elementwise_functions import abs as abs_
+from .._elementwise_functions import add, exp, less, log, subtract
 from .._manipulation_functions import _copy_contiguous, reshape
+from .._searching_functions import where
 from .._shapes import contiguous_strides, merge_dims, normalize_axis
+from .._statistical_functions import max as max_
+from .._statistical_functions import sum as sum_
 from ._common import as_dtype, common_float_dtype, contiguous, float_array, int_tuple, real_number
 
 __all__ = ["layer_norm", "log_softmax", "logsumexp", "rms_norm", "softmax"]
@@ -112,13 +118,6 @@ def logsumexp(x: GpuArray, /, axis: int | Sequence[int] | None = None, keepdims:
     Raises ``TypeError`` for a non-array or a non-floating dtype, ``AxisError`` for an axis out
     of range, ``ValueError`` for repeated axes.
     """
-    from .._creation_functions import full
-    from .._elementwise_functions import abs as abs_
-    from .._elementwise_functions import exp, less, log, subtract, add
-    from .._searching_functions import where
-    from .._statistical_functions import max as max_
-    from .._statistical_functions import sum as sum_
-
     x = float_array(x, "x")
     if x.ndim == 0:
         if axis not in (None, (), 0, -1):
