@@ -161,3 +161,8 @@ __all__ += ["fusion", "fusion_enabled", "set_fusion"]
 from ._backend.autotune import autotune  # noqa: E402
 
 __all__ += ["autotune"]
+
+# --- neural-network functions: gputensor.nn ---
+from . import nn  # noqa: E402
+
+__all__ += ["nn"]

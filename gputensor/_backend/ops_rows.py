@@ -1,0 +1,427 @@
+"""Fused row operations: softmax, log_softmax, logsumexp, layer_norm and rms_norm over rows.
+
+One kernel (``_wgsl/row_ops.wgsl``) serves every op. A problem is ``rows`` rows of ``n``
+elements, each row read through an element step (``x_step``: 1 for the last axis, larger for a
+strided row view of another axis) from a row base that is row-major over up to 4 row dims with
+strides of any sign. The output has its own row strides and step (logsumexp: one value per row).
+float16 (packed in u32 words, computed in f32), float32 (f32) and float64 (f64, with the software
+``exp_f64`` / ``log_f64``; needs ``shader-f64``).
+
+Launch shape (``plan_rows``): TPR invocations per row, RPW rows per workgroup (TPR * RPW <= 256).
+Rows of adjacent elements give a row TPR adjacent lanes reading units of 4 elements (one vec4
+load where the step is 1 and n and every row's first element are multiples of 4; float16 rows
+whose n and starts are multiples of 8 load two units with one 16-byte access); strided rows put
+RPW neighbouring rows side by side so that the loads coalesce across rows. A row of at most
+``TPR * 4 * MAX_CACHED_UNITS`` elements is held in registers and read once; longer rows are read
+twice, once for the statistics (running max and rescaled sums, Chan-merged means and squared
+deviations) and once for the output (the re-read hits the L2 cache on large GPUs). Launch plans
+without the pointers are cached per problem (``_static``).
+
+A float16 output that cannot be stored as whole u32 words per row (odd row lengths, strided
+rows, logsumexp) is computed into a float32 scratch buffer and cast into place.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+import os
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import kernels
+from .errors import invalid_argument, unsupported
+from .ops_elementwise import ArrayOperand, copy_strided, extent
+
+#: op name -> the kernel's OP constant.
+OPS = {"softmax": 0, "log_softmax": 1, "logsumexp": 2, "layer_norm": 3, "rms_norm": 4}
+#: float dtype -> (itemsize, compute type, adapter feature).
+DTYPES = {"float16": (2, "f32", None), "float32": (4, "f32", None), "float64": (8, "f64", "shader-f64")}
+#: Most row dims a problem may have (merge or copy first).
+MAX_ROW_DIMS = 4
+#: Invocations per workgroup.
+WORKGROUP = 256
+#: Units (4 elements) per lane held in registers; longer rows are streamed.
+MAX_CACHED_UNITS = 16
+#: Units per lane the planner aims for (a power of two; environment GPUTENSOR_ROWS_UNITS, read
+#: at import, for tuning: 8 gives rows of 4096 elements 128 lanes of 8 units).
+TARGET_UNITS = int(os.environ.get("GPUTENSOR_ROWS_UNITS", "4"))
+#: Rows side by side in a workgroup for strided rows (32 float32: 128 bytes per element step),
+#: at least MIN_STRIDED_ROWS (32 bytes) when there are fewer than TARGET_GROUPS workgroups.
+STRIDED_ROWS = 32
+MIN_STRIDED_ROWS = 8
+TARGET_GROUPS = 264
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    """``tpr`` lanes per row, ``rpw`` rows per workgroup, ``vpt`` cached units per lane (when
+    ``cached``), ``strided`` lane layout (neighbouring rows side by side)."""
+
+    tpr: int
+    rpw: int
+    vpt: int
+    cached: bool
+    strided: bool
+
+    @property
+    def workgroup(self) -> int:
+        return self.tpr * self.rpw
+
+
+def _pow2_ceil(v: int) -> int:
+    return 1 << max(0, (int(v) - 1).bit_length())
+
+
+def plan_rows(rows: int, n: int, strided: bool) -> RowPlan:
+    """The launch shape for ``rows`` rows of ``n >= 1`` elements (see the module docstring)."""
+    units = -(-n // 4)
+    if strided:
+        rpw = min(STRIDED_ROWS, _pow2_ceil(rows))
+        if -(-rows // rpw) < TARGET_GROUPS:  # few rows: more lanes per row, fewer rows side by side
+            rpw = min(rpw, MIN_STRIDED_ROWS)
+        tpr = min(WORKGROUP // rpw, _pow2_ceil(-(-units // TARGET_UNITS)))
+    else:
+        tpr = min(WORKGROUP, _pow2_ceil(-(-units // TARGET_UNITS)))
+        rpw = max(1, min(WORKGROUP // tpr, _pow2_ceil(rows)))
+    vpt = _pow2_ceil(-(-units // tpr))  # (powers of two: fewer kernel specialisations)
+    cached = vpt <= MAX_CACHED_UNITS
+    return RowPlan(tpr, rpw, vpt if cached else 1, cached, strided)
+
+
+def _reduce_parts(tpr: int) -> int:
+    """Partial results of the kernel's two-level row reduction: the largest power of two whose
+    square is at most ``tpr``."""
+    return 1 << (tpr.bit_length() - 1) // 2
+
+
+_F16_BITS = "ew_f16_bits_f32"
+
+
+def _pair_source(name: str, storage: str, pair: bool, write: bool, array: str) -> str:
+    """WGSL of ``ld<name>8(i) -> Pair`` / ``st<name>8(i, p)`` (8 elements from a multiple of 8):
+    one 16-byte access of float16 data with ``pair`` (the binding is an array of vec4<u32>),
+    else two 4-element accessors."""
+    b = array
+    if not pair:
+        if write:
+            return f"fn st{name}8(i: u32, p: Pair) {{ st{name}4(i, p.lo); st{name}4(i + 4u, p.hi); }}\n"
+        return f"fn ld{name}8(i: u32) -> Pair {{ return Pair(ld{name}4(i), ld{name}4(i + 4u)); }}\n"
+    if storage != "f16":
+        raise AssertionError("paired units are float16 only")
+    if write:
+        return (f"fn st{name}8(i: u32, p: Pair) {{\n"
+                f"    {b}[i >> 3u] = vec4<u32>({_F16_BITS}(f32(p.lo.x)) | ({_F16_BITS}(f32(p.lo.y)) << 16u),\n"
+                f"        {_F16_BITS}(f32(p.lo.z)) | ({_F16_BITS}(f32(p.lo.w)) << 16u),\n"
+                f"        {_F16_BITS}(f32(p.hi.x)) | ({_F16_BITS}(f32(p.hi.y)) << 16u),\n"
+                f"        {_F16_BITS}(f32(p.hi.z)) | ({_F16_BITS}(f32(p.hi.w)) << 16u));\n}}\n")
+    return (f"fn ld{name}8(i: u32) -> Pair {{\n"
+            f"    let w = {b}[i >> 3u];\n"
+            f"    let a = unpack2x16float(w.x);\n    let c = unpack2x16float(w.y);\n"
+            f"    let d = unpack2x16float(w.z);\n    let e = unpack2x16float(w.w);\n"
+            f"    return Pair(vec4<T>(T(a.x), T(a.y), T(c.x), T(c.y)), vec4<T>(T(d.x), T(d.y), T(e.x), T(e.y)));\n}}\n")
+
+
+def _loader_source(name: str, storage: str, vec: bool, write: bool, array: str, pair: bool = False) -> str:
+    """WGSL of one binding's accessor: ``ld<name>(i) -> T`` / ``ld<name>4(i) -> vec4<T>`` for
+    reads, ``st<name>(i, v)`` / ``st<name>4(i, v)`` for writes (element indices; quads at
+    multiples of 4), for ``storage`` 'f16' (packed u32 words), 'f32' or 'f64'."""
+    b = array
+    if pair:
+        if write:
+            return (f"fn st{name}4(i: u32, v: vec4<T>) {{\n"
+                    f"    let k = (i >> 2u) & 1u;\n"
+                    f"    {b}[i >> 3u][2u * k] = {_F16_BITS}(f32(v.x)) | ({_F16_BITS}(f32(v.y)) << 16u);\n"
+                    f"    {b}[i >> 3u][2u * k + 1u] = {_F16_BITS}(f32(v.z)) | ({_F16_BITS}(f32(v.w)) << 16u);\n}}\n"
+                    f"fn st{name}(i: u32, v: T) {{ }}\n")
+        return (f"fn ld{name}4(i: u32) -> vec4<T> {{\n"
+                f"    let w = {b}[i >> 3u];\n"
+                f"    let h = select(w.xy, w.zw, ((i >> 2u) & 1u) == 1u);\n"
+                f"    let lo = unpack2x16float(h.x);\n    let hi = unpack2x16float(h.y);\n"
+                f"    return vec4<T>(T(lo.x), T(lo.y), T(hi.x), T(hi.y));\n}}\n"
+                f"fn ld{name}(i: u32) -> T {{ return T(0); }}\n")
+    if not write:
+        if storage == "f16":
+            if vec:
+                return (f"fn ld{name}4(i: u32) -> vec4<T> {{\n"
+                        f"    let w = {b}[i >> 2u];\n"
+                        f"    let lo = unpack2x16float(w.x);\n    let hi = unpack2x16float(w.y);\n"
+                        f"    return vec4<T>(T(lo.x), T(lo.y), T(hi.x), T(hi.y));\n}}\n"
+                        f"fn ld{name}(i: u32) -> T {{ return T(0); }}\n")
+            return (f"fn ld{name}(i: u32) -> T {{ return T(unpack2x16float({b}[i >> 1u])[i & 1u]); }}\n"
+                    f"fn ld{name}4(i: u32) -> vec4<T> {{ return vec4<T>(T(0)); }}\n")
+        if vec:
+            return (f"fn ld{name}4(i: u32) -> vec4<T> {{ return vec4<T>({b}[i >> 2u]); }}\n"
+                    f"fn ld{name}(i: u32) -> T {{ return T(0); }}\n")
+        return (f"fn ld{name}(i: u32) -> T {{ return T({b}[i]); }}\n"
+                f"fn ld{name}4(i: u32) -> vec4<T> {{ return vec4<T>(T(0)); }}\n")
+    if storage == "f16":
+        if not vec:
+            raise AssertionError("float16 rows are stored as whole words only")
+        return (f"fn st{name}4(i: u32, v: vec4<T>) {{\n"
+                f"    {b}[i >> 2u] = vec2<u32>({_F16_BITS}(f32(v.x)) | ({_F16_BITS}(f32(v.y)) << 16u),\n"
+                f"                          {_F16_BITS}(f32(v.z)) | ({_F16_BITS}(f32(v.w)) << 16u));\n}}\n"
+                f"fn st{name}(i: u32, v: T) {{ }}\n")
+    if vec:
+        return (f"fn st{name}4(i: u32, v: vec4<T>) {{ {b}[i >> 2u] = vec4<{storage}>(v); }}\n"
+                f"fn st{name}(i: u32, v: T) {{ }}\n")
+    return (f"fn st{name}(i: u32, v: T) {{ {b}[i] = {storage}(v); }}\n"
+            f"fn st{name}4(i: u32, v: vec4<T>) {{ }}\n")
+
+
+def _array_type(storage: str, vec: bool) -> str:
+    if storage == "f16":
+        return "vec2<u32>" if vec else "u32"
+    return f"vec4<{storage}>" if vec else storage
+
+
+_MATH = {
+    "f32": "fn row_exp(x: f32) -> f32 { return exp(x); }\nfn row_log(x: f32) -> f32 { return log_f32(x); }\n",
+    "f64": "fn row_exp(x: f64) -> f64 { return exp_f64(x); }\nfn row_log(x: f64) -> f64 { return log_f64(x); }\n",
+}
+_NEG_INF = {"f32": "bitcast<f32>(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
+
+
+@functools.lru_cache(maxsize=256)
+def row_defines(op: str, x_storage: str, y_storage: str, w_storage: str, plan: RowPlan, vec: bool,
+                w_vec: bool, has_w: bool, has_b: bool, pair: bool = False) -> dict[str, object]:
+    """The placeholders of row_ops.wgsl for one specialisation (``pair``: float16 rows in paired
+    units, see the kernel)."""
+    compute = "f64" if x_storage == "f64" else "f32"
+    y_vec = vec and op != "logsumexp"
+    y_pair = pair and y_vec
+    loaders = (_loader_source("x", x_storage, vec, False, "X", pair)
+               + _loader_source("y", y_storage, y_vec, True, "Y", y_pair)
+               + _pair_source("x", x_storage, pair, False, "X") + _pair_source("y", y_storage, y_pair, True, "Y")
+               + _loader_source("w", w_storage, w_vec, False, "W") + _loader_source("b", w_storage, w_vec, False, "B"))
+    math_code = _MATH[compute]
+    library = kernels.library_code(math_code + loaders)
+    return {
+        "ENABLE": "",
+        "T": compute,
+        "OP": OPS[op],
+        "TPR": plan.tpr,
+        "RPW": plan.rpw,
+        "WG": plan.workgroup,
+        "T_STRIDE": plan.rpw if plan.strided else 1,
+        "R_STRIDE": 1 if plan.strided else plan.tpr,
+        "VPT": plan.vpt,
+        "RA": plan.tpr // _reduce_parts(plan.tpr),
+        "RB": _reduce_parts(plan.tpr),
+        "CACHED": "true" if plan.cached else "false",
+        "VEC": "true" if vec else "false",
+        "PAIR": "true" if pair else "false",
+        "W_VEC": "true" if w_vec else "false",
+        "HAS_W": "true" if has_w else "false",
+        "HAS_B": "true" if has_b else "false",
+        "XA": "vec4<u32>" if pair else _array_type(x_storage, vec),
+        "YA": "vec4<u32>" if y_pair else _array_type(y_storage, y_vec),
+        "WA": _array_type(w_storage, w_vec),
+        "LOADERS": loaders,
+        "MATH": library + "\n" + math_code,
+        "NEG_INF": _NEG_INF[compute],
+    }
+
+
+def _storage(backend, dtype: str) -> tuple[int, str]:
+    """(itemsize, storage name) of a float dtype name; BackendError for others or a missing
+    feature."""
+    try:
+        itemsize, _, feature = DTYPES[str(dtype)]
+    except KeyError:
+        raise invalid_argument(f"row ops: dtype must be one of {sorted(DTYPES)}, not {dtype!r}") from None
+    if not backend.supports(feature):
+        raise unsupported(f"{dtype} needs the adapter feature {feature!r}, which this adapter lacks")
+    return itemsize, {"float16": "f16", "float32": "f32", "float64": "f64"}[dtype]
+
+
+def _ints(name: str, values: Sequence[int]) -> tuple[int, ...]:
+    if type(values) is tuple and all(type(v) is int for v in values):
+        return values
+    out = []
+    for v in values:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+            raise invalid_argument(f"row ops: {name} must be integers, not {values!r}")
+        out.append(int(v))
+    return tuple(out)
+
+
+def _eps_words(eps: float) -> tuple[int, int]:
+    hi = float(np.float32(eps))
+    lo = float(np.float32(eps - hi))
+    return struct.unpack("<I", struct.pack("<f", hi))[0], struct.unpack("<I", struct.pack("<f", lo))[0]
+
+
+@dataclass(frozen=True)
+class _Static:
+    """What a row problem's pointers do not change: the launch shape, whether it may use vector
+    units (``vec_ok``, before the operands' alignment is known), the dispatch chunks over the
+    outermost row dim (``(b0 x, b0 y, x span, y span, word template, grid)``: element offsets of
+    the chunk's row 0 and the element ranges it touches relative to them) and the f16 scratch
+    route (``scratch``)."""
+
+    plan: RowPlan
+    vec_ok: bool
+    y_vec_strides: bool
+    pair_ok: bool
+    chunks: tuple[tuple[int, int, tuple[int, int], tuple[int, int], tuple[int, ...], tuple[int, int, int]], ...]
+    scratch: bool
+
+
+def _static(backend, key: tuple) -> _Static:
+    """The pointer-free part of ``row_op`` for its validated arguments (cached per backend)."""
+    cache = _STATIC.setdefault(id(backend), {})
+    entry = cache.get(key)
+    if entry is not None:
+        return entry
+    (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, eps) = key
+    itemsize, x_storage = _storage(backend, dtype)
+    y_size, y_storage = _storage(backend, y_dtype)
+    rows = math.prod(row_shape)
+    lse = op == "logsumexp"
+    vec_ok = (x_step == 1 and n % 4 == 0 and (lse or y_step == 1)
+              and all(s % 4 == 0 for s in x_row_strides) and x_storage != "f64")
+    y_vec_strides = lse or all(s % 4 == 0 for s in y_row_strides)
+    plan = plan_rows(rows, n, strided=x_step != 1)
+    limit = backend.max_window_bytes()
+    outer, rest = row_shape[0], row_shape[1:]
+    y_count = 1 if lse else n
+    x_rest = extent(rest + (n,), x_row_strides[1:] + (x_step,))
+    y_rest = extent(rest + (y_count,), y_row_strides[1:] + (y_step,))
+    per = outer
+    for step, inner in ((abs(x_row_strides[0]) * itemsize, (x_rest[1] - x_rest[0]) * itemsize),
+                        (abs(y_row_strides[0]) * y_size, (y_rest[1] - y_rest[0]) * y_size)):
+        if inner > limit:
+            raise unsupported(f"row ops: one block of {inner} bytes exceeds the {limit}-byte binding window")
+        if step:
+            per = min(per, (limit - inner) // step + 1)
+    per = max(1, per)
+    inner_rows = rows // outer
+    eps_words = _eps_words(float(eps))
+    ctx = backend.context
+    chunks = []
+    for a0 in range(0, outer, per):
+        cnt = min(per, outer - a0)
+        shape = (cnt,) + rest
+        pad = (1,) * (MAX_ROW_DIMS - len(shape))
+        zeros = (0,) * (MAX_ROW_DIMS - len(shape))
+        words = [cnt * inner_rows, n, -(-n // 4), len(shape), 0, 0, 0, 0, x_step, y_step,
+                 *eps_words, *shape, *pad, *x_row_strides, *zeros, *y_row_strides, *zeros]
+        chunks.append((a0 * x_row_strides[0], a0 * y_row_strides[0],
+                       extent(shape + (n,), x_row_strides + (x_step,)),
+                       extent(shape + (y_count,), y_row_strides + (y_step,)),
+                       tuple(w & 0xFFFFFFFF for w in words), ctx.fold_grid(-(-(cnt * inner_rows) // plan.rpw))))
+    scratch = y_storage == "f16" and not (vec_ok and not lse and y_vec_strides)
+    pair_ok = (vec_ok and not lse and n % 8 == 0 and plan.cached and plan.vpt >= 2
+               and all(s % 8 == 0 for s in x_row_strides + y_row_strides))
+    entry = _Static(plan, vec_ok, y_vec_strides, pair_ok, tuple(chunks), scratch)
+    if len(cache) >= 1024:
+        cache.clear()
+    cache[key] = entry
+    return entry
+
+
+#: id(backend) -> {row_op arguments without pointers: _Static}.
+_STATIC: dict[int, dict[tuple, _Static]] = {}
+
+
+def row_op(backend, op: str, x: int, dtype: str, row_shape: Sequence[int], x_row_strides: Sequence[int],
+           n: int, x_step: int, y: int, y_dtype: str, y_row_strides: Sequence[int], y_step: int, *,
+           weight: int | None = None, bias: int | None = None, eps: float = 0.0) -> None:
+    """Record ``y = op(x)`` over rows: row ``r`` (row-major over ``row_shape``, up to 4 dims) of
+    ``x`` holds the ``n`` elements ``x + (offset(r) + j * x_step) * itemsize``, offset(r) the dot
+    product of r's index with ``x_row_strides`` (elements, any sign); ``y`` likewise with its own
+    strides and step (logsumexp writes one element per row: ``y_step`` is ignored).
+
+    ``op`` is one of ``OPS``: softmax, log_softmax (along the row), logsumexp (one per row; a
+    finite max is subtracted first, infinite ones give +-inf), layer_norm ((x - mean) / sqrt(var
+    + eps) * weight + bias) and rms_norm (x / sqrt(mean(x^2) + eps) * weight), ``weight`` and
+    ``bias`` pointers to ``n`` contiguous elements of ``dtype`` or None. ``y_dtype`` is ``dtype``
+    (float32 is also accepted for a float16 ``dtype``).
+
+    Raises BackendError: invalid argument for an unknown op or dtype, ``n < 1``, more than 4 row
+    dims, strides that do not match the dims, or pointers out of range or misaligned; unsupported
+    for a dtype the adapter lacks or a row block that does not fit one binding window. Nothing
+    is recorded when it raises.
+    """
+    if op not in OPS:
+        raise invalid_argument(f"row ops: unknown op {op!r}")
+    itemsize, x_storage = _storage(backend, dtype)
+    y_size, y_storage = _storage(backend, y_dtype)
+    if y_dtype != dtype and not (dtype == "float16" and y_dtype == "float32"):
+        raise invalid_argument(f"row ops: output dtype {y_dtype} for input {dtype}")
+    row_shape = _ints("row_shape", row_shape) or (1,)
+    x_row_strides = _ints("x_row_strides", x_row_strides) or (0,)
+    y_row_strides = _ints("y_row_strides", y_row_strides) or (0,)
+    (n, x_step, y_step) = _ints("n and steps", (n, x_step, y_step))
+    if len(row_shape) > MAX_ROW_DIMS or len(x_row_strides) != len(row_shape) or len(y_row_strides) != len(row_shape):
+        raise invalid_argument(f"row ops: row dims {row_shape} with strides {x_row_strides}, {y_row_strides} "
+                               f"(at most {MAX_ROW_DIMS} dims)")
+    if n < 1 or min(row_shape) < 1:
+        raise invalid_argument(f"row ops: empty problem ({row_shape} rows of {n})")
+    if (weight is not None or bias is not None) and op not in ("layer_norm", "rms_norm"):
+        raise invalid_argument(f"row ops: {op} takes no weight or bias")
+    lse = op == "logsumexp"
+    if lse:
+        y_step = 0
+    eps = float(eps)
+    st = _static(backend, (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, eps))
+    if st.scratch:
+        _through_scratch(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, y, y_dtype, y_row_strides,
+                         y_step, weight, bias, eps)
+        return
+    params = [(ptr, n * itemsize) for ptr in (weight, bias) if ptr is not None]
+    w_wins = [backend.window(ptr, nbytes, itemsize) for ptr, nbytes in params]
+    records = []
+    vec = st.vec_ok and st.y_vec_strides
+    for bx, by, (xlo, xstop), (ylo, ystop), _, _ in st.chunks:
+        regions, firsts = backend.bindings((x, y), (itemsize, y_size),
+                                           ((bx + xlo, xstop - xlo, xlo), (by + ylo, ystop - ylo, ylo)))
+        records.append((regions, firsts))
+        vec = vec and firsts[0] % 4 == 0 and (lse or firsts[1] % 4 == 0)
+    if y_storage == "f16" and not vec:  # an unaligned float16 output: whole words are not owned
+        _through_scratch(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, y, y_dtype, y_row_strides,
+                         y_step, weight, bias, eps)
+        return
+    w_vec = vec and all(w.first % 4 == 0 for w in w_wins)
+    pair = (vec and st.pair_ok and x_storage == "f16" and y_storage == "f16"
+            and all(f % 8 == 0 for regions_firsts in records for f in regions_firsts[1]))
+    defines = row_defines(op, x_storage, y_storage, x_storage, st.plan, vec, w_vec, weight is not None,
+                          bias is not None, pair)
+    w_win = w_wins[0] if weight is not None else None
+    b_win = w_wins[-1] if bias is not None else None
+    ctx = backend.context
+    for (regions, firsts), (_, _, _, _, template, grid) in zip(records, st.chunks):
+        words = list(template)
+        words[4] = firsts[0] & 0xFFFFFFFF
+        words[5] = firsts[1] & 0xFFFFFFFF
+        words[6] = w_win.first if w_win else 0
+        words[7] = b_win.first if b_win else 0
+        buffers = [regions[0], regions[1], w_win.binding if w_win else regions[0],
+                   b_win.binding if b_win else regions[0]]
+        ctx.dispatch("row_ops", words, buffers, grid, defines)
+
+
+def _through_scratch(backend, op: str, x: int, dtype: str, row_shape: tuple[int, ...], x_row_strides: tuple[int, ...],
+                     n: int, x_step: int, y: int, y_dtype: str, y_row_strides: tuple[int, ...], y_step: int,
+                     weight: int | None, bias: int | None, eps: float) -> None:
+    """``row_op`` into a contiguous float32 scratch buffer (same row order), then cast into the
+    float16 ``y``: for outputs whose rows do not own whole u32 words."""
+    out_shape = tuple(row_shape) + (() if op == "logsumexp" else (n,))
+    scratch_strides = tuple(int(s) for s in np.cumprod((1,) + out_shape[::-1])[-2::-1])
+    scratch = backend.alloc(max(4, math.prod(out_shape) * 4), zero=False)
+    try:
+        row_op(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, scratch, "float32",
+               scratch_strides[:len(row_shape)], 1, weight=weight, bias=bias, eps=eps)
+        y_strides = tuple(y_row_strides) + (() if op == "logsumexp" else (y_step,))
+        copy_strided(backend, ArrayOperand(scratch, "float32", scratch_strides),
+                     ArrayOperand(y, y_dtype, y_strides), out_shape)
+    finally:
+        backend.free(scratch)
+
+
+__all__ = ["OPS", "RowPlan", "plan_rows", "row_defines", "row_op"]
