@@ -482,6 +482,25 @@ class GpuArray:
 _OPERAND_TYPES = (GpuArray, builtins.bool, int, float, complex)
 
 
+def check_power(base: Any, exponent: Any) -> None:
+    """NumPy's rule for ``base ** exponent``: ``ValueError`` for an integer array ``base`` and a
+    negative Python int ``exponent``. (A device array of exponents is not read back: negative
+    entries give ``trunc(base ** exponent)``, i.e. 1 for base 1, +-1 for base -1, else 0.)"""
+    if (type(exponent) is int and exponent < 0 and isinstance(base, GpuArray)
+            and base._dtype.kind in "iu"):
+        raise ValueError("Integers to negative integer powers are not allowed.")
+
+
+def _checked_power(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` (``__pow__``/``__ipow__``) with :func:`check_power` first."""
+    def power(self: GpuArray, other: Any) -> Any:
+        check_power(self, other)
+        return method(self, other)
+
+    power.__name__, power.__doc__ = method.__name__, method.__doc__
+    return power
+
+
 def _make_binary(row: ElementwiseOp) -> Callable[..., Any]:
     # (made by _dispatch, fully imported by now: it has the fused fast path)
     method = _dispatch.binary_operator(row.name, False, GpuArray)
@@ -530,11 +549,12 @@ def _install_dunders() -> None:
         if row.arity == 1:
             setattr(GpuArray, row.dunder, _make_unary(row))
             continue
-        setattr(GpuArray, row.dunder, _make_binary(row))
+        power = _checked_power if row.name == "pow" else (lambda method: method)
+        setattr(GpuArray, row.dunder, power(_make_binary(row)))
         if row.reflected_dunder:
             setattr(GpuArray, row.reflected_dunder, _make_reflected(row))
         if row.inplace_dunder:
-            setattr(GpuArray, row.inplace_dunder, _make_inplace(row))
+            setattr(GpuArray, row.inplace_dunder, power(_make_inplace(row)))
 
 
 _install_dunders()

@@ -21,6 +21,7 @@ upload them.
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -81,6 +82,20 @@ def _shape_arg(shape: Any) -> tuple[int, ...]:
     if any(n < 0 for n in out):
         raise ValueError(f"negative dimensions are not allowed: {tuple(out)}")
     return tuple(out)
+
+
+def _check_request(count: int, dtype: DType) -> None:
+    """``MemoryError`` at once when ``count`` elements of ``dtype`` exceed the adapter's largest
+    buffer or the memory pool's limit (before any host memory is spent on the values)."""
+    nbytes = int(count) * dtype.itemsize
+    pool = _dispatch.backend().memory_pool
+    limit = _dispatch.backend().context.max_buffer_size
+    where = "the adapter's max buffer size"
+    if pool.get_limit() and pool.get_limit() < limit:
+        limit, where = pool.get_limit(), "the memory pool's limit"
+    if nbytes > limit:
+        raise MemoryError(f"an array of {count} {dtype} elements ({nbytes} bytes) exceeds {where} "
+                          f"({limit} bytes)")
 
 
 def _device_dtype(np_dtype: np.dtype) -> DType:
@@ -313,6 +328,13 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         dtype = default_dtype("int" if all_int else "float")
     if dtype == _dtypes.bool:
         raise TypeError("arange does not support the bool dtype")
+    if all_int:
+        count = len(range(start, stop, step))
+    else:
+        count = max(0, math.ceil((stop - start) / step)) if math.isfinite((stop - start) / step) else -1
+        if count < 0:
+            raise ValueError(f"arange({start}, {stop}, {step}) has no finite length")
+    _check_request(count, dtype)
     if all_int and dtype.kind in "iu":
         values = np.arange(start, stop, step, dtype=np.int64 if dtype.kind == "i" else np.uint64)
     else:  # NumPy's float64 values (start + i * delta), rounded to the dtype
@@ -337,6 +359,7 @@ def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: DType
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"num must be non-negative, got {num}")
+    _check_request(num, dtype)
     values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
     return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)
 

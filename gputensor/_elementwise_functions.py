@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import _dispatch, _dtypes
-from ._array_object import GpuArray
+from ._array_object import GpuArray, check_power
 from ._ops import ELEMENTWISE_OPS, ElementwiseOp
 
 __all__ = sorted(ELEMENTWISE_OPS) + ["clip"]
@@ -33,6 +33,8 @@ def _make_function(row: ElementwiseOp) -> Callable[..., GpuArray]:
         func = unary
     else:
         def binary(x1: GpuArray | int | float | bool, x2: GpuArray | int | float | bool, /) -> GpuArray:
+            if name == "pow":
+                check_power(x1, x2)
             return _dispatch.binary_function(name, x1, x2)
 
         func = binary

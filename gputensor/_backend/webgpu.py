@@ -148,7 +148,8 @@ class WebGpuBackend(ComputeBackend):
                 pool = self._pool
                 if pool is None:
                     pool = MemoryPool(ctx.create_storage, ctx.release_buffer,
-                                      max_size=ctx.max_buffer_size, on_free_all=ctx.clear_staging)
+                                      max_size=ctx.max_buffer_size, on_free_all=ctx.clear_staging,
+                                      wait=ctx.synchronize)
                     self._pool = pool
         return pool
 
