@@ -113,6 +113,12 @@ def synchronize() -> None:
 
 __all__ += ["asnumpy", "synchronize"]
 
+# ---- faults: a lost device, a new one ------------------------------------------------------
+from ._backend.device_state import DeviceLostError  # noqa: E402
+from ._reset import reset  # noqa: E402
+
+__all__ += ["DeviceLostError", "reset"]
+
 
 # --- execution engine (issue 5): memory pool, batched readback ---
 def get_default_memory_pool() -> Any:

@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from . import kernels
+from . import device_state, kernels
 from .mapping import Mapper, wait_mode
 from .errors import BackendError, device_error, invalid_argument, out_of_memory, unsupported
 
@@ -241,7 +241,12 @@ def adapter_names(info: Mapping[str, Any]) -> list[str]:
 
 
 def choose_adapter(adapters: Sequence[Any], hint: str | None) -> Any:
-    """Pick the adapter to use from ``adapters`` (objects with an ``info`` mapping).
+    """The first adapter of ``rank_adapters(adapters, hint)`` (BackendError as there)."""
+    return rank_adapters(adapters, hint)[0]
+
+
+def rank_adapters(adapters: Sequence[Any], hint: str | None) -> list[Any]:
+    """The adapters to try, best first, from ``adapters`` (objects with an ``info`` mapping).
 
     ``hint`` (normally ``$GPUTENSOR_ADAPTER``) keeps only adapters one of whose names
     (``adapter_names``) contains it, case-insensitively. Among the rest: discrete GPUs, then
@@ -260,7 +265,7 @@ def choose_adapter(adapters: Sequence[Any], hint: str | None) -> Any:
             f"no WebGPU adapter{where}. Adapters found: {found}. On Debian/Ubuntu without a GPU, "
             "`apt-get install mesa-vulkan-drivers` provides lavapipe, a Vulkan adapter on the CPU."
         )
-    return min(candidates, key=lambda a: adapter_sort_key(a.info))
+    return sorted(candidates, key=lambda a: adapter_sort_key(a.info))
 
 
 class _Staging:
@@ -404,6 +409,8 @@ class WgpuContext:
         self.adapter = adapter
         self.device = device
         self.queue = device.queue
+        #: Why the device is lost (the first cause), None while it works (``device_state``).
+        self.lost: str | None = None
         self.adapter_info = dict(adapter.info)
         self.features = frozenset(str(f) for f in device.features)
         self.limits = dict(device.limits)
@@ -464,7 +471,11 @@ class WgpuContext:
     @staticmethod
     def _new_steps(hint: str | None) -> Generator[Any, Any, "WgpuContext"]:
         adapters = yield wgpu.gpu.enumerate_adapters_async()
-        adapter = choose_adapter(adapters, hint)
+        ranked = rank_adapters(adapters, hint)  # the next one when a device cannot be created
+        return (yield from device_state.open_first(ranked, hint, WgpuContext._open_steps, adapter_description))
+
+    @staticmethod
+    def _open_steps(adapter: Any) -> Generator[Any, Any, "WgpuContext"]:
         features = [f for f in WANTED_FEATURES if f in adapter.features]
         limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
         device = yield adapter.request_device_async(
@@ -477,7 +488,9 @@ class WgpuContext:
         """Select an adapter (``adapter`` or ``$GPUTENSOR_ADAPTER`` narrows the choice) and create
         the device with the adapter's maximum buffer/binding limits and the useful features.
 
-        Raises BackendError (unsupported) when no adapter matches.
+        Raises BackendError (unsupported) when no adapter matches, (device error) when the
+        device cannot be created (naming the adapter; without ``adapter``/``$GPUTENSOR_ADAPTER``
+        each adapter is tried in turn, see ``device_state.open_first``).
         """
         return await _run_async(cls._new_steps(adapter or os.environ.get("GPUTENSOR_ADAPTER")))
 
@@ -513,7 +526,7 @@ class WgpuContext:
         try:
             return self.device.create_buffer(size=size, usage=_STORAGE_USAGE)
         except Exception as exc:  # wgpu raises its own error types
-            raise out_of_memory(f"could not allocate {size} bytes: {exc}") from exc
+            raise device_state.classify(self, out_of_memory(f"could not allocate {size} bytes: {exc}")) from exc
 
     def upload(self, data: Any) -> Any:
         """A new storage buffer holding the bytes of ``data`` (any buffer-protocol object)."""
@@ -745,7 +758,7 @@ class WgpuContext:
                     label=name, layout=layout, compute={"module": module, "entry_point": "main"}
                 )
             except Exception as exc:
-                raise device_error(f"kernel {name!r} failed to compile: {exc}") from exc
+                raise device_state.classify(self, device_error(f"kernel {name!r} failed to compile: {exc}")) from exc
             self._pipelines[key] = pipe
             self.stats["pipelines_compiled"] += 1
         return pipe
@@ -924,7 +937,7 @@ class WgpuContext:
         try:
             group = self.device.create_bind_group(layout=bgl, entries=entries)
         except Exception as exc:
-            raise device_error(f"kernel {name}: cannot bind its buffers: {exc}") from exc
+            raise device_state.classify(self, device_error(f"kernel {name}: cannot bind its buffers: {exc}")) from exc
         self.stats["bind_groups_created"] += 1
         if len(self._groups) >= BIND_GROUP_CACHE_SIZE:  # down to three quarters, oldest first
             self._evict(len(self._groups) - BIND_GROUP_CACHE_SIZE * 3 // 4)
@@ -1024,7 +1037,7 @@ class WgpuContext:
                     self.queue.write_buffer(self._ring, 0, self._ring_data, 0, ring_used)
                 self.queue.submit([command_buffer])
             except Exception as exc:
-                raise device_error(f"submit failed: {exc}") from exc
+                raise device_state.classify(self, device_error(f"submit failed: {exc}")) from exc
             finally:
                 del keepalive
             self.stats["submits"] += 1
@@ -1126,7 +1139,7 @@ class WgpuContext:
             try:
                 self.flush()
             except BackendError as exc:
-                raise device_error(f"readback submit failed: {exc.message}") from None
+                raise device_state.classify(self, device_error(f"readback submit failed: {exc.message}")) from None
         return stagings
 
     def _map_read(self, staging: Any, size: int, awaitable: bool = False) -> Any:
@@ -1304,6 +1317,8 @@ async def _run_async(steps: Generator[Any, Any, Any]) -> Any:
 
 def _wrap_wgpu_error(exc: Exception) -> BackendError:
     text = str(exc)
+    if device_state.is_lost_text(text):
+        return device_state.classify(None, device_error(text))
     if "memory" in text.lower():
         return out_of_memory(text)
     return device_error(text)
