@@ -45,8 +45,9 @@ class DeviceLostError(BackendError):
     """The WebGPU device is lost (or was reset): its arrays are gone; ``gputensor.reset()``
     continues on a new device. A ``BackendError`` of kind device error (a ``RuntimeError``)."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, cause: str = "") -> None:
         super().__init__(BackendErrorKind.DEVICE_ERROR, message)
+        self.cause = cause or message
 
 
 def is_lost_text(text: str) -> bool:
@@ -71,17 +72,17 @@ def _lost(ctx: Any, cause: str) -> DeviceLostError:
     if ctx is not None and getattr(ctx, "lost", None) is None:
         ctx.lost = cause
     first = getattr(ctx, "lost", None) or cause
+    where = f"the WebGPU device {_name(ctx)}" if ctx is not None else "the WebGPU device"
     return DeviceLostError(
-        f"the WebGPU device {_name(ctx)} is lost ({first}); its arrays are gone. "
-        "Call gputensor.reset() to continue on a new device."
-    )
+        f"{where} is lost ({first}); its arrays are gone. "
+        "Call gputensor.reset() to continue on a new device.", first)
 
 
 def classify(ctx: Any, exc: BackendError) -> BackendError:
     """``exc``, or ``DeviceLostError`` when it says the device is lost or ``ctx`` (a WgpuContext
     or None) is already marked lost (the context is marked then)."""
     if isinstance(exc, DeviceLostError):
-        return exc
+        return exc if ctx is None else _lost(ctx, exc.cause)
     if (ctx is not None and getattr(ctx, "lost", None) is not None) or is_lost_text(exc.message):
         return _lost(ctx, exc.message)
     return exc
