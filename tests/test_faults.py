@@ -337,11 +337,12 @@ def test_scatter_duplicates_across_windows(monkeypatch: pytest.MonkeyPatch) -> N
     several boxes; the last write still wins everywhere."""
     monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 1024)
     rng = np.random.default_rng(9)
-    base = rng.standard_normal((600, 3)).astype(np.float32)
-    idx = rng.integers(-600, 600, 2000)
-    values = rng.standard_normal((2000, 3)).astype(np.float32)
-    expect = base.copy()
-    expect[idx] = values
-    x = gt.asarray(base)
-    x[gt.asarray(idx)] = gt.asarray(values)
-    np.testing.assert_array_equal(x.get(), expect)
+    for dtype in (np.float32, np.int8, np.float64):
+        base = rng.integers(-100, 100, (600, 3)).astype(dtype)
+        idx = rng.integers(-600, 600, 2000)
+        values = rng.integers(-100, 100, (2000, 3)).astype(dtype)
+        expect = base.copy()
+        expect[idx] = values
+        x = gt.asarray(base)
+        x[gt.asarray(idx)] = gt.asarray(values)
+        np.testing.assert_array_equal(x.get(), expect, err_msg=str(dtype))

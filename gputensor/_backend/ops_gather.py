@@ -238,31 +238,38 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
     }
     isizes = [storage_type(ix.dtype).itemsize for ix in indices]
     plain_k = 0 if scatter else 1
-    # a scatter through index arrays may write an element more than once: claim, then write
-    win = None
-    passes: list[tuple[dict[str, object], int | None]] = [(defines, None)]
-    if scatter and indices and count > 1:
-        win = backend.alloc(4 * max(1, xhi - xlo))  # zero-filled: no point has claimed yet
-        binding = f"@group(0) @binding({3 + len(indices)}) var<storage, read_write> win: array<atomic<u32>>;"
-        at = "win[params.w_first + bi - params.lo]"
-        passes = [(dict(defines, WIN_BINDING=binding, WINNER=f"atomicMax(&{at}, point);\n        return;"), win),
-                  (dict(defines, WIN_BINDING=binding,
-                        WINNER=f"if (atomicLoad(&{at}) != point) {{\n            return;\n        }}"), win)]
-        limit = max(256, limit // 4 * min(4, size))  # a window of the indexed side and its winners fit
-    try:
-        for pass_defines, win_ptr in passes:
-            for outer in (_ndindex(outer_shape) if outer_shape else [()]):
-                sub_sets = [st[lead:] for st in msets]
-                off0 = [sum(c * st[d] for d, c in enumerate(outer)) for st in msets]
-                # boxes fitting the plain data side and the index arrays; the indexed side is
-                # covered by window masks
-                split_sets = [sub_sets[plain_k]] + sub_sets[2:-1]
-                for box_shape, coords in _boxes(list(inner_shape), split_sets, [size] + isizes, limit):
-                    offs = [o + sum(c * s_ for c, s_ in zip(coords, st)) for o, st in zip(off0, sub_sets)]
-                    _dispatch_box(backend, pass_defines, scatter, size, box_shape, sub_sets, offs,
-                                  a_ptr, b_ptr, indices, isizes, indexed_extent, limit, win_ptr)
-    finally:
-        if win is not None:
+
+    def run(pass_defines: dict[str, object], extent_: tuple[int, int], win: tuple[int, int] | None) -> None:
+        for outer in (_ndindex(outer_shape) if outer_shape else [()]):
+            sub_sets = [st[lead:] for st in msets]
+            off0 = [sum(c * st[d] for d, c in enumerate(outer)) for st in msets]
+            # boxes fitting the plain data side and the index arrays; the indexed side is
+            # covered by window masks
+            split_sets = [sub_sets[plain_k]] + sub_sets[2:-1]
+            for box_shape, coords in _boxes(list(inner_shape), split_sets, [size] + isizes, limit):
+                offs = [o + sum(c * s_ for c, s_ in zip(coords, st)) for o, st in zip(off0, sub_sets)]
+                _dispatch_box(backend, pass_defines, scatter, size, box_shape, sub_sets, offs,
+                              a_ptr, b_ptr, indices, isizes, extent_, limit, win)
+
+    if not (scatter and indices and count > 1):
+        run(defines, indexed_extent, None)
+        return
+    # a scatter through index arrays may write an element more than once: per window of the
+    # destination, every point claims its element, then the winners write
+    binding = f"@group(0) @binding({3 + len(indices)}) var<storage, read_write> win: array<atomic<u32>>;"
+    at = "win[params.w_first + bi - params.lo]"
+    claim = dict(defines, WIN_BINDING=binding, WINNER=f"atomicMax(&{at}, point);\n        return;")
+    write = dict(defines, WIN_BINDING=binding,
+                 WINNER=f"if (atomicLoad(&{at}) != point) {{\n            return;\n        }}")
+    limit = max(256, limit // 4 * min(4, size))  # a window of the destination and its winners fit
+    chunk = max(1, limit // size)
+    for c0 in range(xlo, xhi, chunk):
+        c1 = min(xhi, c0 + chunk)
+        win = backend.alloc(4 * (c1 - c0))  # zero-filled: no point has claimed yet
+        try:
+            run(claim, (c0, c1), (win, c0))
+            run(write, (c0, c1), (win, c0))
+        finally:
             backend.free(win)  # (the pool hands it out again only to work recorded later)
 
 
@@ -278,9 +285,10 @@ def _row_major(shape: Sequence[int]) -> list[int]:
 def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size: int,
                   shape: list[int], sets: list[list[int]], offs: list[int], a_ptr: int, b_ptr: int,
                   indices: Sequence[IndexOperand], isizes: list[int], indexed_extent: tuple[int, int],
-                  limit: int, win: int | None = None) -> None:
-    """Record the dispatches of one box: one per window of the indexed side (with ``win``, the
-    winners of a two-pass scatter: one u32 per element of ``indexed_extent``)."""
+                  limit: int, win: tuple[int, int] | None = None) -> None:
+    """Record the dispatches of one box: one per window of the indexed side (with ``win`` =
+    (pointer, first element), the winners of a two-pass scatter: u32 ``k`` for element
+    ``first + k`` of the indexed side)."""
     ctx = backend.context
     count = math.prod(shape)
     rank = len(shape)
@@ -322,9 +330,9 @@ def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size:
         a_first, b_first = (pfirst, xfirst) if scatter else (xfirst, pfirst)
         a_bind, b_bind = (pbind, xbind) if scatter else (xbind, pbind)
         extra, w_first = [], 0
-        if win is not None:  # the winners of elements [c0, c1) (element k of win is xlo + k)
-            wbind, wbase = _bind_range(backend, win, c0 - xlo, c1 - xlo, 4)
-            extra, w_first = [wbind], wbase + c0 - xlo
+        if win is not None:  # the winners of elements [c0, c1)
+            wbind, wbase = _bind_range(backend, win[0], c0 - win[1], c1 - win[1], 4)
+            extra, w_first = [wbind], wbase + c0 - win[1]
         params = [count, rank, _i32(a_first), _i32(b_first), _i32(xbase + c0), _i32(xbase + c1),
                   _i32(w_first), _i32(offs[-1])]
         params += idx_first + idx_n + idx_mul + dims + istr
