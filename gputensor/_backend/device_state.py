@@ -98,7 +98,7 @@ def stale_pointer(ptr: int, ident: int, first_id: int, ctx: Any) -> BackendError
     """``DeviceLostError`` for a pointer of allocation ``ident`` that is not live in a backend
     whose first allocation id is ``first_id`` when it belongs to an earlier (retired) backend or
     the backend's device is lost; None otherwise (an ordinary bad pointer)."""
-    if ctx is not None and ctx.lost is not None:
+    if getattr(ctx, "lost", None) is not None:
         return _lost(ctx, ctx.lost)
     if 0 < ident < first_id:
         return DeviceLostError(

@@ -113,7 +113,7 @@ class WebGpuBackend(ComputeBackend):
         ctx = self._ctx
         if ctx is None:
             raise not_initialized("call init() before using the webgpu backend")
-        if ctx.lost is not None:
+        if getattr(ctx, "lost", None) is not None:
             device_state.check(ctx)
         return ctx
 
@@ -170,7 +170,7 @@ class WebGpuBackend(ComputeBackend):
         ctx = self._ctx
         pool = self._pool
         if (ctx is not None and pool is not None and type(nbytes) is int
-                and 0 < nbytes <= ctx.max_binding_size and ctx.lost is None):  # the usual array: a size that binds whole
+                and 0 < nbytes <= ctx.max_binding_size and getattr(ctx, "lost", None) is None):  # the usual array: a size that binds whole
             buffer, fresh = pool.malloc(nbytes)
             ident = next(self._ids)
             self._allocations[ident] = Allocation(buffer, nbytes, (buffer, 0, (nbytes + 3) // 4 * 4))
