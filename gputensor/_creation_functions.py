@@ -105,8 +105,10 @@ def _check_request(count: int, dtype: DType, host_bytes: int = 0) -> None:
     pool = _dispatch.backend().memory_pool
     limit = _dispatch.backend().context.max_buffer_size
     where = "the adapter's max buffer size"
-    if pool.get_limit() and pool.get_limit() < limit:
-        limit, where = pool.get_limit(), "the memory pool's limit"
+    if pool.get_limit():
+        room = pool.get_limit() - pool.used_bytes()  # (the pool releases its cache when needed)
+        if room < limit:
+            limit, where = room, f"the room left under the memory pool's limit of {pool.get_limit()} bytes"
     if nbytes > limit:
         raise MemoryError(f"an array of {count} {dtype} elements ({nbytes} bytes) exceeds {where} "
                           f"({limit} bytes)")
