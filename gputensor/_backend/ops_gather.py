@@ -251,8 +251,8 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
                 _dispatch_box(backend, pass_defines, scatter, size, box_shape, sub_sets, offs,
                               a_ptr, b_ptr, indices, isizes, extent_, limit, win)
 
-    if not (scatter and indices and count > 1):
-        run(defines, indexed_extent, None)
+    if not (scatter and indices and count > 1 and any(a_strides)):
+        run(defines, indexed_extent, None)  # (one value for every point: any winner stores it)
         return
     # a scatter through index arrays may write an element more than once: per window of the
     # destination, every point claims its element, then the winners write
