@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import gputensor as gt
-from gputensor._backend import BackendError, WebGpuBackend, WgpuContext, device_state, ops_sort
+from gputensor._backend import BackendError, WebGpuBackend, WgpuContext, config, device_state, ops_sort
 from gputensor._backend.memory_pool import MemoryPool, limit_from_env, parse_size
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -205,6 +205,11 @@ def test_pool_limit_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert pool.get_limit() == 64 << 10
     monkeypatch.setenv("GPUTENSOR_POOL_LIMIT", "")
     assert MemoryPool(lambda n: bytearray(n), lambda b: None).get_limit() == 0
+    monkeypatch.setenv("GPUTENSOR_POOL_LIMIT", "lots")
+    with pytest.raises(ValueError, match="GPUTENSOR_POOL_LIMIT"):
+        MemoryPool(lambda n: bytearray(n), lambda b: None)
+    with config.override(pool_limit=1 << 20):  # a row of the knob table
+        assert MemoryPool(lambda n: bytearray(n), lambda b: None).get_limit() == 1 << 20
 
 
 def test_pool_waits_before_the_retry() -> None:
