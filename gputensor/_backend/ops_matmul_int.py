@@ -17,20 +17,22 @@ The kernel (``_wgsl/matmul_int.wgsl``) is the register-tiled, double-buffered sh
 design of the float GEMM (``gemm_core.wgsl``) with integer multiply-add and a row-major C; the
 tile configuration comes from ``ops_gemm.gemm_tiles`` (64-bit accumulators use the f64 choices:
 same workgroup-memory footprint). A storage binding holds at most ``backend.max_window_bytes()``:
-``ops_gemm.plan_blocks`` splits the problem into blocks of batch, m, n and k such that every
+``layout.plan_blocks`` splits the problem into blocks of batch, m, n and k such that every
 operand block fits one binding (k blocks after the first accumulate into C; integer addition
 wraps, so the result is exact), and each block binds the window that covers exactly its elements.
 """
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import invalid_argument, unsupported
-from .ops_gemm import MAX_GRID_Z, Extent, block_starts, check_int, gemm_tiles, plan_blocks
-from .wgsl_types import STORAGE_TYPES, convert, storage_type
+from .errors import invalid_argument
+from .launch import record_dispatches, strided_window
+from .layout import block_starts, plan_blocks, strided_extent
+from .ops_gemm import MAX_GRID_Z, gemm_tiles
+from .validate import check_distinct, check_dtype, check_int, check_strided_pointer, check_strides
+from .wgsl_types import convert, storage_type
 
 __all__ = ["ACCUMULATORS", "INPUT_DTYPES", "KERNEL", "accumulator_dtype", "matmul_int"]
 
@@ -61,71 +63,6 @@ def accumulator_dtype(result_dtype: str) -> str:
         raise invalid_argument(f"no integer accumulator for dtype {result_dtype!r}") from None
 
 
-def _check_strides(name: str, strides: Any) -> tuple[int, int, int]:
-    if not isinstance(strides, Sequence) or len(strides) != 3:
-        raise invalid_argument(f"{name} must be 3 element strides (batch, row, column), not {strides!r}")
-    out = []
-    for s in strides:
-        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
-            raise invalid_argument(f"{name} must hold integers, not {strides!r}")
-        out.append(int(s))
-    return out[0], out[1], out[2]
-
-
-def _check_dtype(backend: Any, name: str, dtype: Any, allowed: Sequence[str]) -> str:
-    dtype = str(dtype)
-    if dtype not in allowed:
-        raise invalid_argument(f"{name} must be one of {', '.join(allowed)}, not {dtype!r}")
-    feature = STORAGE_TYPES[dtype].feature
-    if not backend.supports(feature):
-        raise unsupported(f"{dtype} needs the adapter feature {feature!r}, which this device lacks")
-    return dtype
-
-
-def _span(dims: Sequence[tuple[int, int]]) -> tuple[int, int]:
-    """(lowest, highest) element offset touched by dims [(size, stride), ...] from element 0."""
-    lo = sum(s * (n - 1) for n, s in dims if s < 0)
-    hi = sum(s * (n - 1) for n, s in dims if s > 0)
-    return lo, hi
-
-
-def _check_pointer(backend: Any, name: str, ptr: Any, itemsize: int,
-                   dims: Sequence[tuple[int, int]]) -> None:
-    """Validate that every element of the operand lies in one allocation, aligned."""
-    if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
-        raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
-    lo, hi = _span(dims)
-    _, offset = backend.resolve(int(ptr) + lo * itemsize, (hi - lo + 1) * itemsize)
-    if offset % itemsize:
-        raise invalid_argument(f"{name} (offset {offset}) is not aligned to the item size {itemsize}")
-
-
-def _check_no_overlap(dims: Sequence[tuple[int, int]]) -> None:
-    """C's elements must be distinct: sorted by |stride|, each stride must step over everything
-    the smaller ones reach."""
-    reach = 0
-    for n, s in sorted(((n, abs(s)) for n, s in dims if n > 1), key=lambda d: d[1]):
-        if s <= reach:
-            raise invalid_argument("C's strides make two of its elements share memory")
-        reach += s * (n - 1)
-
-
-def _extent(itemsize: int, terms: Sequence[tuple[str, int]]) -> Extent:
-    """The byte extent of a block with the given (dimension, element stride) terms."""
-    ordered = sorted(((dim, abs(s) * itemsize) for dim, s in terms), key=lambda t: -t[1])
-    return Extent(itemsize, tuple(ordered))
-
-
-def _window(backend: Any, ptr: int, itemsize: int, origin: int,
-            dims: Sequence[tuple[int, int]]) -> tuple[Any, int]:
-    """(binding, first) of the block whose element [0, 0, 0] is ``origin`` elements from ``ptr``
-    and whose dimensions are ``dims``: the window covers exactly the touched range, ``first`` is
-    the element index of the block's element [0, 0, 0] in it."""
-    lo, hi = _span(dims)
-    win = backend.window(ptr + (origin + lo) * itemsize, (hi - lo + 1) * itemsize, itemsize)
-    return win.binding, win.first - lo
-
-
 def matmul_int(backend: Any, m: int, n: int, k: int, batch: int,
                a: int, a_dtype: str, a_strides: Sequence[int],
                b: int, b_dtype: str, b_strides: Sequence[int],
@@ -148,12 +85,12 @@ def matmul_int(backend: Any, m: int, n: int, k: int, batch: int,
     n = check_int("n", n)
     k = check_int("k", k)
     batch = check_int("batch", batch)
-    sa = _check_strides("a_strides", a_strides)
-    sb = _check_strides("b_strides", b_strides)
-    sc = _check_strides("c_strides", c_strides)
-    a_dtype = _check_dtype(backend, "a_dtype", a_dtype, INPUT_DTYPES)
-    b_dtype = _check_dtype(backend, "b_dtype", b_dtype, INPUT_DTYPES)
-    c_dtype = _check_dtype(backend, "c_dtype", c_dtype, tuple(ACCUMULATORS))
+    sa = check_strides("a_strides", a_strides, 3, "(batch, row, column)")
+    sb = check_strides("b_strides", b_strides, 3, "(batch, row, column)")
+    sc = check_strides("c_strides", c_strides, 3, "(batch, row, column)")
+    a_dtype = check_dtype(backend, "a_dtype", str(a_dtype), INPUT_DTYPES).name
+    b_dtype = check_dtype(backend, "b_dtype", str(b_dtype), INPUT_DTYPES).name
+    c_dtype = check_dtype(backend, "c_dtype", str(c_dtype), tuple(ACCUMULATORS)).name
     if not isinstance(accumulate, bool):
         raise invalid_argument(f"accumulate must be a bool, not {accumulate!r}")
     if m == 0 or n == 0 or batch == 0:
@@ -166,16 +103,16 @@ def matmul_int(backend: Any, m: int, n: int, k: int, batch: int,
     a_dims = [(batch, sa[0]), (m, sa[1]), (max(k, 1), sa[2])]
     b_dims = [(batch, sb[0]), (max(k, 1), sb[1]), (n, sb[2])]
     c_dims = [(batch, sc[0]), (m, sc[1]), (n, sc[2])]
-    _check_no_overlap(c_dims)
-    _check_pointer(backend, "C", c, tc.itemsize, c_dims)
+    check_distinct("C", c_dims)
+    check_strided_pointer(backend, "C", c, tc.itemsize, c_dims)
     if k > 0:
-        _check_pointer(backend, "A", a, ta.itemsize, a_dims)
-        _check_pointer(backend, "B", b, tb.itemsize, b_dims)
+        check_strided_pointer(backend, "A", a, ta.itemsize, a_dims)
+        check_strided_pointer(backend, "B", b, tb.itemsize, b_dims)
 
     extents = [
-        _extent(ta.itemsize, [("batch", sa[0]), ("m", sa[1]), ("k", sa[2])]),
-        _extent(tb.itemsize, [("batch", sb[0]), ("k", sb[1]), ("n", sb[2])]),
-        _extent(tc.itemsize, [("batch", sc[0]), ("m", sc[1]), ("n", sc[2])]),
+        strided_extent([("batch", sa[0]), ("m", sa[1]), ("k", sa[2])], ta.itemsize),
+        strided_extent([("batch", sb[0]), ("k", sb[1]), ("n", sb[2])], tb.itemsize),
+        strided_extent([("batch", sc[0]), ("m", sc[1]), ("n", sc[2])], tc.itemsize),
     ]
     blocks = plan_blocks({"batch": batch, "m": m, "n": n, "k": max(k, 1)},
                          extents if k > 0 else extents[2:], backend.max_window_bytes(),
@@ -203,16 +140,16 @@ def matmul_int(backend: Any, m: int, n: int, k: int, batch: int,
     for q0, qb in block_starts(batch, blocks["batch"]):
         for j0, nb in block_starts(n, blocks["n"]):
             for i0, mb in block_starts(m, blocks["m"]):
-                c_bind, c_first = _window(backend, c, tc.itemsize, q0 * sc[0] + i0 * sc[1] + j0 * sc[2],
-                                          [(qb, sc[0]), (mb, sc[1]), (nb, sc[2])])
+                c_bind, c_first = strided_window(backend, c, tc.itemsize, q0 * sc[0] + i0 * sc[1] + j0 * sc[2],
+                                                 [(qb, sc[0]), (mb, sc[1]), (nb, sc[2])])
                 tiles_m = -(-mb // tiles.bm)
                 tiles_n = -(-nb // tiles.bn)
                 for kb_index, (p0, kb) in enumerate(k_blocks):
                     if kb > 0:
-                        a_bind, a_first = _window(
+                        a_bind, a_first = strided_window(
                             backend, a, ta.itemsize, q0 * sa[0] + i0 * sa[1] + p0 * sa[2],
                             [(qb, sa[0]), (mb, sa[1]), (kb, sa[2])])
-                        b_bind, b_first = _window(
+                        b_bind, b_first = strided_window(
                             backend, b, tb.itemsize, q0 * sb[0] + p0 * sb[1] + j0 * sb[2],
                             [(qb, sb[0]), (kb, sb[1]), (nb, sb[2])])
                     else:  # k == 0: A and B are not read; bind C in their place
@@ -225,5 +162,4 @@ def matmul_int(backend: Any, m: int, n: int, k: int, batch: int,
                               tiles_m, tiles_n, int(accumulate or kb_index > 0)]
                     gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n)
                     records.append((params, [a_bind, b_bind, c_bind], (gx, gy, qb)))
-    for params, bindings, grid in records:
-        ctx.dispatch(KERNEL, params, bindings, grid, defines)
+    record_dispatches(ctx, KERNEL, defines, records)
