@@ -1,6 +1,6 @@
 {{ENABLE}}
-// Flash-attention forward, register-tiled (ops_attention.py, the default prefill kernel; the
-// older attention.wgsl stays selectable). One workgroup per (batch*head, block of BQ query rows,
+// Flash-attention forward, register-tiled (ops_attention.py, the default prefill kernel for
+// float16/float32; the general attention_tiled.wgsl stays selectable). One workgroup per (batch*head, block of BQ query rows,
 // split of the key/value sequence); never materialises the score matrix.
 //
 // NT = NX * NY invocations, NY = BQ / 4; invocation (ty, tx) = (tid / NX, tid % NX) owns the

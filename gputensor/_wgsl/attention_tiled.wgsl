@@ -1,8 +1,9 @@
 {{ENABLE}}
 // Flash-attention forward, tiled (ops_attention.py): one workgroup per (batch*head, block of BQ
-// query rows, split of the key/value sequence). Never materialises the score matrix. Used for
-// float64 and as the "old" variant (GPUTENSOR_ATTENTION_KERNEL=old); attention_flash.wgsl, with
-// larger register tiles and vec4 reads of V, is the default for float16/float32.
+// query rows, split of the key/value sequence). Never materialises the score matrix. The
+// general prefill kernel: every dtype, float64 included, and the "tiled" variant
+// (GPUTENSOR_ATTENTION_KERNEL=tiled); attention_flash.wgsl, with larger register tiles and vec4
+// reads of V, is the default for float16/float32.
 //
 // Per K/V tile of BK = 64 keys:
 //   S-phase: S[BQ][BK] = Q_blk K_tile^T; invocation (ty, tx) owns rows 4ty..4ty+3 x keys
