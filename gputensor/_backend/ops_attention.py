@@ -89,6 +89,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import invalid_argument, unsupported
+from .kernels import template_source
 
 if TYPE_CHECKING:
     from .webgpu import WebGpuBackend
@@ -236,36 +237,10 @@ class FlashShape:
                 "QKV": f"vec4<{storage}>" if vec else storage, "LOADERS": _flash_loaders(vec)}
 
 
-_LOADER_SCALAR = """
-fn ld4_{x}(i: u32) -> vec4<T> {{
-    return vec4<T>(T({x}[i]), T({x}[i + 1u]), T({x}[i + 2u]), T({x}[i + 3u]));
-}}
-
-fn ld4_{x}m(i: u32, ok: bool, n: u32) -> vec4<T> {{
-    let f = params.{x}_first;
-    let m = vec4<bool>(ok && n > 0u, ok && n > 1u, ok && n > 2u, ok && n > 3u);
-    let a = vec4<T>(T({x}[select(f, i, m.x)]), T({x}[select(f, i + 1u, m.y)]),
-                    T({x}[select(f, i + 2u, m.z)]), T({x}[select(f, i + 3u, m.w)]));
-    return select(vec4<T>(T(0)), a, m);
-}}
-"""
-
-_LOADER_VEC = """
-fn ld4_{x}(i: u32) -> vec4<T> {{
-    return vec4<T>({x}[i / 4u]);
-}}
-
-fn ld4_{x}m(i: u32, ok: bool, n: u32) -> vec4<T> {{
-    let m = ok && n > 0u;
-    return select(vec4<T>(T(0)), vec4<T>({x}[select(params.{x}_first, i, m) / 4u]), m);
-}}
-"""
-
-
 def _flash_loaders(vec: bool) -> str:
-    """attention_flash.wgsl's LOADERS: ld4_q/k/v and ld4_qm/km/vm (see the kernel)."""
-    template = _LOADER_VEC if vec else _LOADER_SCALAR
-    return "".join(template.format(x=x) for x in "qkv")
+    """attention_flash.wgsl's LOADERS: ld4_q/k/v and ld4_qm/km/vm, from
+    attention_flash_quad_loads.wgsl (``vec``) or attention_flash_scalar_loads.wgsl."""
+    return template_source("attention_flash_quad_loads" if vec else "attention_flash_scalar_loads")
 
 
 def _flash_shape(head_dim: int, compute_size: int, storage_limit: int, block_q: int, tile_cols: int,
