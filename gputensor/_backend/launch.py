@@ -27,6 +27,7 @@ No wgpu here.
 
 from __future__ import annotations
 
+import operator
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -68,17 +69,27 @@ class BindingSlot(NamedTuple):
 
 class Step(NamedTuple):
     """One dispatch of a program: ``pipeline``, ``defines``, the parameter template ``words``,
-    ``grid``, the slot of each binding (``slots``), ``patches`` ((word, slot, extra): word =
-    first element of the slot's window + extra) and ``placeholder`` (when not 0, the last binding
-    is a placeholder of that many bytes instead of its slot)."""
+    ``grid``, ``take`` (the bindings of the step from the list of every slot's binding: those of
+    ``slots``, in order, as a tuple), ``patches`` ((word, slot, extra): word = first element of
+    the slot's window + extra), ``placeholder`` (when not 0, the last binding is a placeholder of
+    that many bytes instead of its slot) and ``slots``."""
 
     pipeline: Any
     defines: dict[str, object]
     words: tuple[int, ...]
     grid: tuple[int, int, int]
-    slots: tuple[int, ...]
+    take: Callable[[Sequence[Any]], tuple[Any, ...]]
     patches: tuple[tuple[int, int, int], ...]
     placeholder: int
+    slots: tuple[int, ...]
+
+
+def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """A callable that returns ``tuple(items[s] for s in slots)`` (an ``itemgetter``)."""
+    if len(slots) == 1:
+        only = slots[0]
+        return lambda items: (items[only],)
+    return operator.itemgetter(*slots)
 
 
 #: A dispatch as the planner hands it to ``LaunchProgram.compile``: (pipeline, defines, parameter
@@ -117,7 +128,8 @@ class LaunchProgram:
                 bound.append(slot)
                 if word:
                     patches.append((word, slot, extra))
-            steps.append(Step(pipe, defines, words, grid, tuple(bound), tuple(patches), hold))
+            steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), hold,
+                              tuple(bound)))
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
                    tuple((int(nbytes), int(vec)) for nbytes, vec in aux))
 
@@ -132,6 +144,9 @@ class LaunchProgram:
         and fresh scratch allocations; ``placeholder(backend, nbytes, binding1, binding0)`` makes
         a placeholder binding. False, with nothing recorded, when a scratch buffer does not have
         the vector layout the program assumed (the caller then takes its reference path)."""
+        if not self.aux:
+            self.replay(backend, ctx, bases, placeholder)
+            return True
         auxes: list[int] = []
         try:
             for nbytes, vec in self.aux:
@@ -178,10 +193,10 @@ class LaunchProgram:
         record = ctx.record
         pack = self.packer.pack
         kernel = self.kernel
-        for pipe, defines, words, grid, slots, patches, hold in self.steps:
-            bound = [bindings[slot] for slot in slots]
+        for pipe, defines, words, grid, take, patches, hold, _ in self.steps:
+            bound = take(bindings)
             if hold:  # a placeholder of ``hold`` bytes in the last slot
-                bound[-1] = placeholder(backend, hold, bound[1], bound[0])
+                bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
             patched = list(words)
             for word, slot, extra in patches:
                 patched[word] = (firsts[slot] + extra) & _U32
