@@ -90,6 +90,7 @@ import numpy as np
 
 from .errors import invalid_argument, unsupported
 from .kernels import template_source
+from .validate import check_pointer
 
 if TYPE_CHECKING:
     from .webgpu import WebGpuBackend
@@ -224,17 +225,22 @@ class FlashShape:
         """Workgroup memory of the kernel: the two ring slots and the transposed probabilities."""
         return (2 * self.slot_vec4 + TILE_KEYS * (self.block_q // 4 + 1)) * 4 * compute_size
 
-    @functools.lru_cache(maxsize=64)  # noqa: B019 - few shapes, all alive as long as the module
     def defines(self, storage: str = "f32", vec: bool = False) -> dict[str, object]:
         """The kernel's tile placeholders and its q/k/v element type and loaders for ``storage``
         ('f16', 'f32'), quad loads (``vec``: head_dim and every operand's first element index
-        multiples of 4) or scalar ones."""
-        nt, dp, dc, kc = self.invocations, self.padded_head_dim, self.depth_chunk, self.key_chunk
-        return {"BQ": self.block_q, "TC": self.tile_cols, "NX": self.nx, "NT": nt, "DP": dp,
-                "QPT": dp // (4 * self.nx), "DC": dc, "DC4": dc // 4, "KC": kc,
-                "QQ": self.block_q * dc // (4 * nt), "KQ": TILE_KEYS * dc // (4 * nt),
-                "VQ": kc * dp // (4 * nt), "SLOT4": self.slot_vec4,
-                "QKV": f"vec4<{storage}>" if vec else storage, "LOADERS": _flash_loaders(vec)}
+        multiples of 4) or scalar ones (cached: treat as read-only)."""
+        return _flash_defines(self, storage, vec)
+
+
+@functools.lru_cache(maxsize=64)
+def _flash_defines(shape: FlashShape, storage: str, vec: bool) -> dict[str, object]:
+    """``FlashShape.defines``."""
+    nt, dp, dc, kc = shape.invocations, shape.padded_head_dim, shape.depth_chunk, shape.key_chunk
+    return {"BQ": shape.block_q, "TC": shape.tile_cols, "NX": shape.nx, "NT": nt, "DP": dp,
+            "QPT": dp // (4 * shape.nx), "DC": dc, "DC4": dc // 4, "KC": kc,
+            "QQ": shape.block_q * dc // (4 * nt), "KQ": TILE_KEYS * dc // (4 * nt),
+            "VQ": kc * dp // (4 * nt), "SLOT4": shape.slot_vec4,
+            "QKV": f"vec4<{storage}>" if vec else storage, "LOADERS": _flash_loaders(vec)}
 
 
 def _flash_loaders(vec: bool) -> str:
@@ -360,17 +366,6 @@ def _f32_bits(x: float) -> int:
     return struct.unpack("<I", struct.pack("<f", x))[0]
 
 
-def _check_pointer(backend: WebGpuBackend, name: str, ptr: int, nbytes: int,
-                   itemsize: int) -> tuple[object, int]:
-    """(allocation, byte offset) of ``ptr`` after checking its range and item alignment."""
-    alloc, offset = backend.resolve(ptr, nbytes)
-    if offset % itemsize:
-        raise invalid_argument(
-            f"attention: {name} pointer offset {offset} is not a multiple of the item size {itemsize}"
-        )
-    return alloc, offset
-
-
 def attention(backend: WebGpuBackend, q: int, k: int, v: int, o: int, batch: int, heads: int,
               seq_q: int, seq_kv: int, head_dim: int, scale: float, causal: bool,
               *, dtype: str = "float32") -> None:
@@ -418,7 +413,7 @@ def attention(backend: WebGpuBackend, q: int, k: int, v: int, o: int, batch: int
     slab_kv = seq_kv * head_dim * itemsize
     ranges = {}
     for name, ptr, slab in (("q", q, slab_q), ("k", k, slab_kv), ("v", v, slab_kv), ("o", o, slab_q)):
-        ranges[name] = _check_pointer(backend, name, ptr, n_bh * slab, itemsize)
+        ranges[name] = check_pointer(backend, f"attention: {name}", ptr, n_bh * slab, itemsize)
     o_alloc, o_off = ranges["o"]
     o_end = o_off + n_bh * slab_q
     for name, slab in (("q", slab_q), ("k", slab_kv), ("v", slab_kv)):
