@@ -35,7 +35,8 @@ from typing import Any, NamedTuple
 
 from .layout import strided_span
 
-__all__ = ["BindingSlot", "LaunchProgram", "Region", "Step", "record_dispatches", "strided_window"]
+__all__ = ["BindingSlot", "LaunchProgram", "Region", "Step", "record_dispatches", "strided_region",
+           "strided_window"]
 
 _U32 = 0xFFFFFFFF
 
@@ -164,6 +165,35 @@ class LaunchProgram:
             for ptr in reversed(auxes):
                 backend.free(ptr)  # the recorded dispatches keep the pool blocks alive until they run
 
+    def dispatch(self, backend: Any, ctx: Any, ptrs: Sequence[int],
+                 placeholder: Callable[[Any, int, Any, Any], Any] | None = None) -> None:
+        """The reference path of ``run``: record every step through ``WgpuContext.dispatch``
+        (which a wrapper such as the profiler's or a test spy sees), with the windows of the
+        operands whose element [0, ...] is at ``ptrs[base]`` checked by ``backend.window``. For
+        programs without scratch allocations. BackendError (invalid argument) for a window
+        that is out of range or misaligned, before anything is recorded."""
+        if self.aux:
+            raise ValueError("LaunchProgram.dispatch: a program with scratch allocations")
+        bindings: list[Any] = []
+        firsts: list[int] = []
+        for base, rel, nbytes, itemsize, vec in self.slots:
+            win = backend.window(ptrs[base] + rel, nbytes, itemsize)
+            bindings.append((win.buffer, win.offset, -(-win.size // vec) * vec) if vec else win.binding)
+            firsts.append(win.first)
+        records = []
+        for _, defines, words, grid, take, patches, hold, _ in self.steps:
+            bound = take(bindings)
+            if hold:
+                if placeholder is None:
+                    raise ValueError("LaunchProgram.dispatch: a placeholder binding needs ``placeholder``")
+                bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
+            patched = list(words)
+            for word, slot, extra in patches:
+                patched[word] = (firsts[slot] + extra) & _U32
+            records.append((patched, list(bound), grid, defines))
+        for words, bound, grid, defines in records:
+            ctx.dispatch(self.kernel, words, bound, grid, defines)
+
     def replay(self, backend: Any, ctx: Any, bases: Sequence[tuple[Any, int, int, int, int]],
                placeholder: Callable[[Any, int, Any, Any], Any]) -> None:
         """Record every step with the operands (scratch included) at ``bases`` (see ``run``)."""
@@ -201,6 +231,16 @@ class LaunchProgram:
             for word, slot, extra in patches:
                 patched[word] = (firsts[slot] + extra) & _U32
             record(kernel, pipe, defines, pack(*patched), bound, *grid)
+
+
+def strided_region(base: int, itemsize: int, origin: int, dims: Sequence[tuple[int, int]],
+                   word: int = 0) -> Region:
+    """The ``Region`` of the block of operand ``base`` whose element [0, ...] is ``origin``
+    elements from the operand's element [0, ...] and whose dimensions are ``dims`` = [(size,
+    stride), ...] (strides of any sign): the window covers exactly the touched offsets, and
+    parameter ``word`` (0: none) takes the window index of the block's element [0, ...]."""
+    lo, hi = strided_span(dims)
+    return Region(base, (origin + lo) * itemsize, (hi - lo + 1) * itemsize, itemsize, 0, word, -lo)
 
 
 def strided_window(backend: Any, ptr: int, itemsize: int, origin: int,
