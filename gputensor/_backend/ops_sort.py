@@ -297,7 +297,7 @@ def _key_defines(dtype: str, mode: str, descending: bool) -> dict[str, object]:
 # ------------------------------------------------------------------------------------------
 def _check_dtype(backend: Any, dtype: Any, what: str = "dtype") -> str:
     """``dtype`` after ``validate.check_dtype`` against the sortable dtypes."""
-    check_dtype(backend, what, dtype, SORT_DTYPES)
+    check_dtype(backend, what, dtype, STORAGE_TYPES)  # (SORT_DTYPES, as a dict)
     return dtype
 
 

@@ -6,7 +6,7 @@ is recorded. No wgpu here; the pointer checks go through ``backend.resolve``.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from .errors import invalid_argument, unsupported
@@ -19,6 +19,8 @@ __all__ = ["check_distinct", "check_dtype", "check_int", "check_ints", "check_po
 
 def check_int(name: str, value: Any, minimum: int = 0) -> int:
     """``value`` as an int >= minimum; BackendError (invalid argument) otherwise (bools too)."""
+    if type(value) is int and value >= minimum:  # the usual case, without the ABC check
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise invalid_argument(f"{name} must be an integer, not {value!r}")
     value = int(value)
@@ -66,9 +68,10 @@ def check_scalar(name: str, value: Any) -> float:
     return float(value)
 
 
-def check_dtype(backend: Any, name: str, dtype: Any, allowed: Sequence[str]) -> StorageType:
-    """The storage type of ``dtype`` (a name among ``allowed``). BackendError: invalid argument
-    for another value, unsupported when the adapter lacks the dtype's feature."""
+def check_dtype(backend: Any, name: str, dtype: Any, allowed: Collection[str]) -> StorageType:
+    """The storage type of ``dtype`` (a name among ``allowed``: a sequence, set or mapping of
+    names). BackendError: invalid argument for another value, unsupported when the adapter lacks
+    the dtype's feature."""
     if not isinstance(dtype, str) or dtype not in allowed:
         raise invalid_argument(f"{name} must be one of {', '.join(allowed)}, not {dtype!r}")
     st = storage_type(dtype)
@@ -81,9 +84,11 @@ def check_pointer(backend: Any, name: str, ptr: Any, nbytes: int, itemsize: int)
     """(allocation, byte offset) of the device pointer ``ptr`` after checking that ``nbytes``
     from it lie in one live allocation and that it is aligned to ``itemsize``. BackendError
     (invalid argument) otherwise."""
-    if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
-        raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
-    alloc, offset = backend.resolve(int(ptr), nbytes)
+    if type(ptr) is not int:
+        if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
+            raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
+        ptr = int(ptr)
+    alloc, offset = backend.resolve(ptr, nbytes)
     if offset % itemsize:
         raise invalid_argument(f"{name} (offset {offset}) is not aligned to the item size {itemsize}")
     return alloc, offset
@@ -95,11 +100,13 @@ def check_strided_pointer(backend: Any, name: str, ptr: Any, itemsize: int,
     dimensions ``dims`` = [(size, stride), ...] (sizes >= 1, element strides of any sign), after
     checking that every touched element, lowest to highest, lies in one live allocation and that
     the pointer is aligned to ``itemsize``. BackendError (invalid argument) otherwise."""
-    if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
-        raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
+    if type(ptr) is not int:
+        if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
+            raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
+        ptr = int(ptr)
     lo, hi = strided_span(dims)
     nbytes = (hi - lo + 1) * itemsize
-    alloc, offset = backend.resolve(int(ptr) + lo * itemsize, nbytes)
+    alloc, offset = backend.resolve(ptr + lo * itemsize, nbytes)
     if offset % itemsize:
         raise invalid_argument(f"{name} (offset {offset}) is not aligned to the item size {itemsize}")
     return alloc, offset, offset + nbytes
