@@ -272,7 +272,6 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
         "HELPERS": library_code(helpers + body) + "\n" + helpers,
         "IS_NAN": infs.is_nan("v"),
         "NAN": infs.nan,
-        "INF": infs.inf,
         "BODY": body,
     }
 
