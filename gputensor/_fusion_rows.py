@@ -195,13 +195,10 @@ def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
         return False
     first = stats[0][1]
     shape, axes, kept = first.shape, first.axes, first.kept
-    acc_types = {record.dtype.info.accumulator for _, record in stats}
-    if len(acc_types) != 1 or any(r.shape != shape or r.axes != axes for _, r in stats):
+    if any(r.shape != shape or r.axes != axes for _, r in stats):
         return False
     if dst.shape not in (shape, kept) or root.shape != dst.shape:
         return False
-    per_row = dst.shape == kept and kept != shape
-    acc = "f64" if acc_types == {"float64"} else "f32"
     stat_index = {id(storage): (k, r.kept) for k, (storage, r) in enumerate(stats)}
 
     # operand slots: the inputs read (distinct elements), then dst, then the statistics' storages
@@ -216,6 +213,73 @@ def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
             arrays.append(leaf)
         return k
 
+    # the kernel by the DAGs' structure keys and how their leaves map to slots and statistics
+    sources = [record.source for _, record in stats] + [root]
+    structure: list[Any] = []
+    values: list[Any] = []
+    for src in sources:
+        if type(src) is _fusion._Node:
+            if src.skey is None:
+                structure = None  # type: ignore[assignment]
+                break
+            structure.append((src.skey, tuple([_param(leaf, slot_of, stat_index) for leaf in src.leaves])))
+            values += src.scalars
+        else:
+            structure.append((0, _param(src, slot_of, stat_index)))
+    be = backend()
+    plan_key = None
+    if structure is not None:
+        plan_key = (tuple(structure), tuple([(r.op, r.dtype.name, r.axes, r.shape) for _, r in stats]),
+                    tuple([(a._dtype.name, a._shape, a._strides) for a in arrays]),
+                    dst._dtype.name, dst._shape, dst._strides)
+        entry = _PLANS.get(plan_key)
+        if entry is not None and entry[0] is be:
+            _launch(be, entry, arrays, dst, stats, values)
+            return True
+    arrays.clear()
+    keys.clear()
+    entry = _plan(be, root, dst, stats, stat_index, slot_of, arrays)
+    if entry is None:
+        return False
+    if plan_key is not None:
+        if len(_PLANS) >= _PLANS_SIZE:
+            _PLANS.pop(next(iter(_PLANS)), None)
+        _PLANS[plan_key] = entry
+    _launch(be, entry, arrays, dst, stats, entry[-1])
+    return True
+
+
+#: (DAG structures and leaf mapping, statistics, slot layouts, dst layout) -> a row kernel plan
+#: (``_plan``), for DAGs with structure keys.
+_PLANS: dict[Any, tuple[Any, ...]] = {}
+_PLANS_SIZE = 1024
+
+
+def _launch(be: Any, entry: tuple[Any, ...], arrays: list[GpuArray], dst: GpuArray,
+            stats: list[tuple[_Storage, _RowStat]], scalars: Sequence[Any]) -> None:
+    """Record the planned row kernel for these operands, then settle the statistics it stores."""
+    _, spec, oshape, n, steps, ostrides, spans, n_writes, _ = entry
+    ptrs = [_fusion.leaf_ptr(a) for a in arrays]
+    ptrs.append(dst._ptr)
+    writes = [storage for storage, _ in stats[:n_writes]]
+    for storage in writes:
+        ptrs.append(_fusion._PTR_SLOT.__get__(storage))
+    ops_row_fusion.row_fusion(be, spec, ptrs, spans, oshape, n, steps, ostrides, scalars)
+    for storage in writes:
+        _fusion.settle_pending(storage)
+
+
+def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowStat]], stat_index: dict[int, Any],
+          slot_of: Any, arrays: list[GpuArray]) -> tuple[Any, ...] | None:
+    """(backend, spec, row dims, n, steps, row strides, spans, statistics stored, scalar values)
+    of the row kernel, or None when the DAG does not fit one (see the module docstring)."""
+    first = stats[0][1]
+    shape, axes, kept = first.shape, first.axes, first.kept
+    acc_types = {record.dtype.info.accumulator for _, record in stats}
+    if len(acc_types) != 1:
+        return None
+    per_row = dst.shape == kept and kept != shape
+    acc = "f64" if acc_types == {"float64"} else "f32"
     scalars: list[tuple[Any, DType]] = []
     functions = []
     for _, record in stats:
@@ -224,58 +288,43 @@ def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
     n_inputs = len(arrays)
     limit = max_storage_bindings()
     if n_inputs + 1 > limit:
-        return False
-    writes = [storage for storage, _ in stats][: max(0, limit - n_inputs - 1)]
+        return None
+    n_writes = min(len(stats), limit - n_inputs - 1)
 
     # layout over the full shape: rows over the kept dims, the reduced dims one strided run
-    ptrs = [_fusion.leaf_ptr(a) for a in arrays] + [dst._ptr]
     dtypes = [a.dtype.name for a in arrays] + [dst.dtype.name]
     strides = [broadcast_strides(a.shape, a._strides, shape) for a in arrays]
     strides.append(broadcast_strides(dst.shape, dst._strides, shape))
     kept_strides = broadcast_strides(kept, contiguous_strides(kept), shape)
-    for storage in writes:
-        ptrs.append(_fusion._PTR_SLOT.__get__(storage))
-        dtypes.append(_stat_dtype(stats, storage))
+    for _, record in stats[:n_writes]:
+        dtypes.append(record.dtype.name)
         strides.append(kept_strides)
     reduced = [d for d in range(len(shape)) if d in axes]
     outer = [d for d in range(len(shape)) if d not in axes]
     rshape, rstrides = merge_dims([shape[d] for d in reduced], [[s[d] for d in reduced] for s in strides])
     if len(rshape) != 1:
-        return False
+        return None
     n = rshape[0]
-    steps = [s[0] for s in rstrides]
+    steps = tuple(s[0] for s in rstrides)
     oshape, ostrides = merge_dims([shape[d] for d in outer], [[s[d] for d in outer] for s in strides])
     if len(oshape) > ops_row_fusion.MAX_ROW_DIMS:
-        return False
-    be = backend()
+        return None
     window = be.max_window_bytes()
     spans = []
-    for k, (dtype, st) in enumerate(zip(dtypes, strides)):
+    for k, dtype in enumerate(dtypes):
         lo, stop = extent(list(oshape) + [n], list(ostrides[k]) + [steps[k]])
         if (stop - lo) * storage_type(dtype).itemsize > window:
-            return False
+            return None
         spans.append((lo, stop))
     rows = math.prod(oshape)
     main = next((steps[k] for k in range(n_inputs) if steps[k] != 0), 1)
     varying = sum(1 for k in range(n_inputs) if steps[k] != 0)
-    tpr, rpw, vpt, cached = ops_row_fusion.plan(rows, n, main != 1 and main != 0, varying)
-    write_slot = {id(storage): n_inputs + 1 + j for j, storage in enumerate(writes)}
-    spec_stats = tuple(
-        ops_row_fusion.RowStat(record.op, record.dtype.name, fn, write_slot.get(id(storage), -1))
-        for (storage, record), fn in zip(stats, functions))
+    strided = main not in (0, 1)
+    tpr, rpw, vpt, cached = ops_row_fusion.plan(rows, n, strided, varying)
+    spec_stats = tuple(ops_row_fusion.RowStat(record.op, record.dtype.name, fn, n_inputs + 1 + k if k < n_writes else -1)
+                       for k, ((_, record), fn) in enumerate(zip(stats, functions)))
     spec_arrays = tuple((dtype, steps[k] != 0, k >= n_inputs) for k, dtype in enumerate(dtypes))
     spec = ops_row_fusion.RowFusionSpec(spec_arrays, tuple(d.name for _, d in scalars), spec_stats, root_fn,
-                                        n_inputs, per_row, acc, tpr, rpw, main != 1 and main != 0, vpt, cached)
-    ops_row_fusion.row_fusion(be, spec, ptrs, spans, oshape, n, steps, ostrides, [v for v, _ in scalars])
-    for storage in writes:
-        _fusion.settle_pending(storage)
-    return True
-
-
-def _stat_dtype(stats: list[tuple[_Storage, _RowStat]], storage: _Storage) -> str:
-    for s, record in stats:
-        if s is storage:
-            return record.dtype.name
-    raise AssertionError("not a statistic of this kernel")
-
-
+                                        n_inputs, per_row, acc, tpr, rpw, strided, vpt, cached)
+    return (be, spec, tuple(oshape), n, steps, tuple(tuple(s) for s in ostrides), tuple(spans), n_writes,
+            [v for v, _ in scalars])
