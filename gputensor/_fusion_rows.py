@@ -26,7 +26,7 @@ reads it (``ptr``: readback, any other kernel, a fused kernel through ``_fusion.
 ``gt.synchronize()``). The fallback cases: reduced axes that do not merge into one strided run
 for every operand, more than 4 row dims after merging, statistics of different axes or shapes,
 mixed float32/float64 accumulation, more operands than storage bindings, an operand larger
-than one binding window.
+than one binding window, fewer than ``MIN_STREAMED_ROWS`` rows too long for registers.
 
 Row kernels are cached by their generated text's inputs (``ops_row_fusion.row_fusion_defines``
 on the spec); the pattern is walked at each materialisation (one walk per fused row kernel).
@@ -53,6 +53,9 @@ __all__ = ["STATISTICS", "lazy_statistic"]
 STATISTICS = ("sum", "mean", "max", "min")
 #: Most statistics one row kernel computes.
 MAX_STATISTICS = 8
+#: Fewest rows a row kernel takes when its rows do not fit in registers (one workgroup streams
+#: each row; fewer, longer rows run faster on the eager reductions, which split rows).
+MIN_STREAMED_ROWS = 128
 _FLOATS = ("float16", "float32", "float64")
 
 
@@ -321,6 +324,8 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
     varying = sum(1 for k in range(n_inputs) if steps[k] != 0)
     strided = main not in (0, 1)
     tpr, rpw, vpt, cached = ops_row_fusion.plan(rows, n, strided, varying)
+    if not cached and rows < MIN_STREAMED_ROWS:
+        return None  # a few long rows: the eager reductions spread each row over the device
     spec_stats = tuple(ops_row_fusion.RowStat(record.op, record.dtype.name, fn, n_inputs + 1 + k if k < n_writes else -1)
                        for k, ((_, record), fn) in enumerate(zip(stats, functions)))
     spec_arrays = tuple((dtype, steps[k] != 0, k >= n_inputs) for k, dtype in enumerate(dtypes))

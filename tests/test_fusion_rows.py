@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gputensor as gt
-from gputensor import _fusion
+from gputensor import _fusion, _fusion_rows
 from gputensor._backend import get_backend
 
 from _compare import assert_close, tolerance
@@ -150,6 +150,24 @@ def test_row_lengths(n):
     _check(fused, unfused, ref, "float32")
 
 
+def test_streamed_rows(backend, monkeypatch):
+    """Rows too long for registers: read again per pass (one dispatch); few of them fall back."""
+    xn = _data((5, 20011), np.float32, 19)
+    x = gt.asarray(xn)
+    gt.synchronize()
+    d0 = _dispatches(backend)
+    few = gt.asnumpy(softmax(gt, x))
+    assert _dispatches(backend) - d0 > 1  # the eager reductions
+    monkeypatch.setattr(_fusion_rows, "MIN_STREAMED_ROWS", 1)
+    d0 = _dispatches(backend)
+    fused = gt.asnumpy(softmax(gt, x))
+    assert _dispatches(backend) - d0 == 1
+    _check(fused, few, softmax(np, xn.astype(np.float64)), "float32")
+    wn = _data((20011,), np.float32, 20)
+    fused, unfused, ref = _run(lambda xp, x, w: layer_norm(xp, x, w, 1.0), [xn, wn], "float32")
+    _check(fused, unfused, ref, "float32")
+
+
 def test_many_rows():
     xn = _data((3000, 20), np.float32, 10)
     fused, unfused, ref = _run(log_softmax, [xn], "float32")
@@ -159,7 +177,9 @@ def test_many_rows():
 def test_non_contiguous_inputs():
     base = _data((12, 40), np.float32, 11)
     xb = gt.asarray(base)
-    for view, ref_view in [(xb[:, ::2], base[:, ::2]), (xb.T, base.T), (xb[::-1, 3:29], base[::-1, 3:29])]:
+    for view, ref_view in [(xb[:, ::2], base[:, ::2]), (xb.T, base.T), (xb[::-1, 3:29], base[::-1, 3:29]),
+                            (xb[:, ::-1], base[:, ::-1]), (xb[::2, ::-3], base[::2, ::-3])]:
+        assert gt.asnumpy(view).shape == ref_view.shape
         fused = gt.asnumpy(softmax(gt, view))
         with gt.fusion(False):
             unfused = gt.asnumpy(softmax(gt, view))
