@@ -27,6 +27,12 @@ floating-point rounding) and writes only the result; the object then becomes a p
 * Reductions fuse their elementwise prologue instead: ``gt.sum(a * b)``, ``gt.max(gt.abs(x))``
   evaluate the DAG inside the reduction's loads (``ops_reduce.Prologue``); the lazy argument
   stays lazy.
+* Reductions with ``keepdims=True`` of floats (``sum``, ``mean``, ``max``, ``min``) are *pending
+  row statistics* (``_fusion_rows``): storage allocated, nothing recorded (``_PendingStorage``,
+  ``_PENDING``). A lazy array whose DAG reads them is materialised together with them as one
+  row kernel when they form a row pattern (``record.fuse``); anything else that reads one
+  (``ptr``, :func:`leaf_ptr`, a flush of a storage it reads, :func:`materialize_all`) first
+  computes it with its own reduction (``resolve_pending``).
 * Copies into existing arrays (``x[...] = a * b``, in-place operators ``a += b * c`` on an array
   with storage) evaluate the DAG straight into the destination.
 * An in-place operator on a *lazy* array (``y = a * 2; y += 1``) just extends its DAG: nobody
