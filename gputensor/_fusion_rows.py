@@ -323,13 +323,18 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
     main = next((steps[k] for k in range(n_inputs) if steps[k] != 0), 1)
     varying = sum(1 for k in range(n_inputs) if steps[k] != 0)
     strided = main not in (0, 1)
-    tpr, rpw, vpt, cached = ops_row_fusion.plan(rows, n, strided, varying)
+    dst_st = storage_type(dst.dtype.name)
+    d = n_inputs
+    word_store = (dst_st.packed and not per_row and steps[d] == 1 and n % dst_st.lanes == 0
+                  and all(s % dst_st.lanes == 0 for s in ostrides[d]))
+    lanes = dst_st.lanes if word_store else 1
+    tpr, rpw, vpt, cached = ops_row_fusion.plan(rows, n, strided, varying, lanes)
     if not cached and rows < MIN_STREAMED_ROWS:
         return None  # a few long rows: the eager reductions spread each row over the device
     spec_stats = tuple(ops_row_fusion.RowStat(record.op, record.dtype.name, fn, n_inputs + 1 + k if k < n_writes else -1)
                        for k, ((_, record), fn) in enumerate(zip(stats, functions)))
     spec_arrays = tuple((dtype, steps[k] != 0, k >= n_inputs) for k, dtype in enumerate(dtypes))
     spec = ops_row_fusion.RowFusionSpec(spec_arrays, tuple(d.name for _, d in scalars), spec_stats, root_fn,
-                                        n_inputs, per_row, acc, tpr, rpw, strided, vpt, cached)
+                                        n_inputs, per_row, acc, tpr, rpw, strided, vpt, cached, lanes, word_store)
     return (be, spec, tuple(oshape), n, steps, tuple(tuple(s) for s in ostrides), tuple(spans), n_writes,
             [v for v, _ in scalars])

@@ -117,6 +117,21 @@ def test_softmax_family_dtypes(fn, dtype):
     _check(fused, unfused, ref, dtype)
 
 
+@pytest.mark.parametrize("n", [64, 37])
+def test_packed_outputs(n):
+    """float16 and bool results: whole words per lane where the rows allow it, else lane by lane."""
+    xn = _data((5, n), np.float16, 21)
+    fused, unfused, ref = _run(softmax, [xn], "float16")
+    _check(fused, unfused, ref, "float16")
+    x32 = _data((5, n), np.float32, 22)
+    x = gt.asarray(x32)
+    above = gt.asnumpy(x > gt.mean(x, axis=-1, keepdims=True))
+    assert above.dtype == np.bool_
+    mean = x32.mean(-1, keepdims=True, dtype=np.float64)
+    close = np.abs(x32 - mean) < 1e-5
+    np.testing.assert_array_equal(above[~close], (x32 > mean)[~close])
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
 def test_layer_norm_dtypes(dtype):
     xn, wn, bn = _data((6, 50), dtype, 4), _data((50,), dtype, 5), _data((50,), dtype, 6)

@@ -25,8 +25,10 @@ No wgpu here.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Sequence
+from typing import Any
 from dataclasses import dataclass
 
 from .elementwise import scalar_words, store_round
@@ -77,7 +79,10 @@ class RowFusionSpec:
     """Everything that changes the generated kernel: ``arrays`` (per operand slot: dtype name,
     whether it varies along the row, whether it is written), ``scalars`` (dtype names of the
     scalar parameters), the statistics, the output function ``root`` stored into slot ``dst``
-    (``per_row``: one element per row), the accumulation type ``acc`` and the launch shape."""
+    (``per_row``: one element per row), the accumulation type ``acc`` and the launch shape:
+    ``vpt`` units of ``lanes`` consecutive elements per lane (cached in registers with
+    ``cached``); ``word_store``: the packed output is stored as whole u32 words (its rows start
+    at word boundaries, step 1, ``n`` a multiple of ``lanes`` = its elements per word)."""
 
     arrays: tuple[tuple[str, bool, bool], ...]
     scalars: tuple[str, ...]
@@ -91,14 +96,18 @@ class RowFusionSpec:
     strided: bool
     vpt: int
     cached: bool
+    lanes: int = 1
+    word_store: bool = False
 
 
-def plan(rows: int, n: int, strided: bool, varying: int) -> tuple[int, int, int, bool]:
-    """(TPR, RPW, elements per lane, cached) for ``rows`` rows of ``n`` elements with
-    ``varying`` operands read along the row (``ops_rows.plan_rows``' lanes and rows)."""
+def plan(rows: int, n: int, strided: bool, varying: int, lanes: int = 1) -> tuple[int, int, int, bool]:
+    """(TPR, RPW, units of ``lanes`` elements per lane, cached) for ``rows`` rows of ``n``
+    elements with ``varying`` operands read along the row (``ops_rows.plan_rows``' lanes and
+    rows)."""
     p = plan_rows(rows, n, strided)
-    per_lane = 1 << max(0, (-(-n // p.tpr) - 1).bit_length())
-    cached = per_lane * max(1, varying) <= MAX_CACHED_VALUES
+    units = -(-n // lanes)
+    per_lane = 1 << max(0, (-(-units // p.tpr) - 1).bit_length())
+    cached = per_lane * lanes * max(1, varying) <= MAX_CACHED_VALUES
     return p.tpr, p.rpw, per_lane, cached
 
 
@@ -165,9 +174,9 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
     bindings, helpers = [], []
     for a, (dtype, _, written) in enumerate(spec.arrays):
         st = storage_type(dtype)
-        elem = "atomic<u32>" if written and st.packed else st.array
+        elem = "atomic<u32>" if written and st.packed and not (spec.word_store and a == spec.dst) else st.array
         bindings.append(f"@group(0) @binding({a + 1}) var<storage, read_write> A{a}: array<{elem}>;")
-        if written:
+        if written and not (spec.word_store and a == spec.dst):
             helpers.append(_store_source(a, dtype))
         else:
             helpers.append(f"fn ld{a}(i: u32) -> {st.compute} {{ return {st.load_expr(f'A{a}', 'i')}; }}\n")
@@ -202,58 +211,72 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
     for a in reads:
         if a not in varying:
             lines.append(f"    let r{a} = ld{a}(o{a});")
+    L = spec.lanes  # elements per unit: lane t takes units t, t + TPR, ... of L elements
     if spec.cached:
         for a in varying:
             t = _compute(spec.arrays[a][0])
-            lines.append(f"    var c{a}: array<{t}, VPT>;")
-        lines.append("    //#unroll")
-        lines.append("    for (var c = 0u; c < VPT; c++) {")
-        lines.append("        let j = c * TPR + t;")
-        lines.append("        if (j < n) {")
-        for a in varying:
-            lines.append(f"            c{a}[c] = ld{a}(o{a} + j * step{a});")
-        lines.append("        }")
-        lines.append("    }")
+            lines.append(f"    var c{a}: array<{t}, {spec.vpt * L}>;")
 
-    def element_values() -> dict[int, str]:
-        values = {}
-        for a in reads:
-            if a not in varying:
-                values[a] = f"r{a}"
-            elif spec.cached:
-                values[a] = f"c{a}[c]"
-            else:
-                values[a] = f"ld{a}(o{a} + j * step{a})"
-        return values
-
-    def loop(body: list[str]) -> list[str]:
+    def value_at(a: int, e: int) -> str:
+        if a not in varying:
+            return f"r{a}"
         if spec.cached:
-            head = ["    //#unroll", "    for (var c = 0u; c < VPT; c++) {", "        let j = c * TPR + t;",
-                    "        if (j < n) {"]
-            return head + ["            " + b for b in body] + ["        }", "    }"]
-        return ["    for (var j = t; j < n; j += TPR) {"] + ["        " + b for b in body] + ["    }"]
+            return f"c{a}[c * {L}u + {e}u]"
+        return f"ld{a}(o{a} + j * step{a})"
 
-    values = element_values()
+    def loop(body: Any, word: str = "") -> list[str]:
+        """Per unit of the lane, per element e of it (j its index in the row, j < n):
+        ``body(e)``; ``word`` runs after each unit (u its index)."""
+        if spec.cached:
+            out = ["    //#unroll", "    for (var c = 0u; c < VPT; c++) {", "        let u = c * TPR + t;"]
+        else:
+            out = [f"    for (var u = t; u * {L}u < n; u += TPR) {{"]
+        if word:
+            out.append("        var w = 0u;")
+        for e in range(L):
+            out += [f"        {{ let j = u * {L}u + {e}u;", "            if (j < n) {"]
+            out += ["                " + b for b in body(e)]
+            out += ["            }", "        }"]
+        if word:
+            out.append(f"        if (u * {L}u < n) {{ {word} }}")
+        return out + ["    }"]
+
+    if spec.cached:
+        lines += loop(lambda e: [f"c{a}[c * {L}u + {e}u] = ld{a}(o{a} + j * step{a});" for a in varying])
     for k, stat in enumerate(spec.stats):
         kind = _KINDS[stat.kind]
-        call = convert(f"stat{k}({_arg_values(stat.fn, spec, values)})", stat.fn.expr_type, acc)
         lines.append(f"    var acc{k} = {_identity(stat.kind, acc)};")
-        lines += loop([f"acc{k} = combine(acc{k}, {call}, {kind}u);"])
+
+        def accumulate(e: int, k: int = k, stat: RowStat = stat, kind: int = kind) -> list[str]:
+            values = {a: value_at(a, e) for a in reads}
+            call = convert(f"stat{k}({_arg_values(stat.fn, spec, values)})", stat.fn.expr_type, acc)
+            return [f"acc{k} = combine(acc{k}, {call}, {kind}u);"]
+
+        lines += loop(accumulate)
         lines.append(f"    let red{k} = row_reduce(acc{k}, lid, slot, t, {kind}u);")
         total = f"(red{k} / {acc}(P(1u)))" if stat.kind == "mean" else f"red{k}"
         value = store_round(convert(total, acc, _compute(stat.dtype)), stat.dtype)
         lines.append(f"    let s{k} = {value};")
         if stat.out >= 0:
             lines.append(f"    if (live && t == 0u) {{ st{stat.out}(o{stat.out}, s{k}); }}")
-    dst_t = _compute(spec.arrays[spec.dst][0])
+    dst_st = storage_type(spec.arrays[spec.dst][0])
+    dst_t = dst_st.compute
     d = spec.dst
+
+    def output(e: int) -> str:
+        values = {a: value_at(a, e) for a in reads}
+        return convert(f"root({_arg_values(spec.root, spec, values)})", spec.root.expr_type, dst_t)
+
     if spec.per_row:
         row_values = {a: (f"r{a}" if a not in varying else f"ld{a}(o{a})") for a in reads}
         value = convert(f"root({_arg_values(spec.root, spec, row_values)})", spec.root.expr_type, dst_t)
         lines.append(f"    if (live && t == 0u) {{ st{d}(o{d}, {value}); }}")
+    elif spec.word_store:  # whole u32 words of a packed output: lane bits gathered per unit
+        bits = 32 // L
+        lines += loop(lambda e: [f"w = w | ({dst_st.bits_expr(output(e))} << {e * bits}u);"],
+                      word=f"A{d}[o{d} / {L}u + u] = w;")
     else:
-        value = convert(f"root({_arg_values(spec.root, spec, values)})", spec.root.expr_type, dst_t)
-        lines += loop([f"st{d}(o{d} + j * step{d}, {value});"])
+        lines += loop(lambda e: [f"st{d}(o{d} + j * step{d}, {output(e)});"])
     body = "\n".join(lines)
     infs = storage_type("float64" if acc == "f64" else "float32")
     return {
@@ -303,6 +326,8 @@ def row_fusion(backend, spec: RowFusionSpec, ptrs: Sequence[int], spans: Sequenc
     binding window (callers check ``max_window_bytes`` first)."""
     itemsizes = [storage_type(dtype).itemsize for dtype, _, _ in spec.arrays]
     regions, firsts = backend.bindings(ptrs, itemsizes, [(lo, stop - lo, lo) for lo, stop in spans])
+    if spec.word_store and firsts[spec.dst] % spec.lanes:  # (the output's window starts mid-word)
+        spec = dataclasses.replace(spec, word_store=False)
     words = param_words(spec, row_shape, n, firsts, steps, row_strides, scalars)
     rows = words[0]
     ctx = backend.context
