@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gputensor as gt
 from gputensor import _fusion, _fusion_rows
@@ -305,3 +307,32 @@ def test_fallbacks_give_the_same_values():
     xi = gt.asarray(np.arange(12, dtype=np.int32).reshape(3, 4))
     np.testing.assert_array_equal(gt.asnumpy(xi - gt.max(xi, axis=-1, keepdims=True)),
                                   np.arange(12).reshape(3, 4) - np.arange(12).reshape(3, 4).max(-1, keepdims=True))
+
+
+# ---------------------------------------------------------------------------------------------
+# random row programs: chained statistics of elementwise expressions, fused against unfused
+# ---------------------------------------------------------------------------------------------
+_UNARY = [lambda xp, a: xp.exp(a * 0.25), lambda xp, a: xp.abs(a), lambda xp, a: a * a, lambda xp, a: xp.tanh(a)]
+_STATS = ["sum", "mean", "max", "min"]
+
+
+@settings(max_examples=6, deadline=None)
+@given(shape=st.sampled_from([(4, 9), (3, 5, 8), (17,), (2, 3, 4)]), axis_pick=st.integers(0, 7),
+       ops=st.lists(st.tuples(st.integers(0, len(_UNARY) - 1), st.sampled_from(_STATS)), min_size=1, max_size=3),
+       dtype=st.sampled_from(["float32", "float16"]))
+def test_random_row_programs(shape, axis_pick, ops, dtype):
+    axes = [-1, 0, (0, -1)] if len(shape) > 1 else [-1, 0]
+    axis = axes[axis_pick % len(axes)]
+    xn = _data(shape, dtype, axis_pick)
+
+    def program(xp, x):
+        y = x
+        for u, stat in ops:
+            s = getattr(xp, stat)(_UNARY[u](xp, y), axis=axis, keepdims=True)
+            y = (y - s) * 0.5
+        return y
+
+    fused, unfused, ref = _run(program, [xn], dtype)
+    rtol, _ = tolerance(dtype, "chained")
+    scale = max(1.0, float(np.max(np.abs(ref))))
+    np.testing.assert_allclose(fused, unfused, rtol=rtol, atol=rtol * scale)
