@@ -304,17 +304,21 @@ def settle_pending(storage: _Storage) -> None:
 
 
 def resolve_pending(storage: _Storage) -> None:
-    """Compute a pending statistic into its storage now (its own reduction kernel)."""
+    """Compute a pending statistic into its storage now (its own reduction kernel); the
+    reduction's exceptions propagate and leave it pending."""
     with _LOCK:
         record = _PENDING.pop(storage, None)
         if type(storage) is not _PendingStorage:
             return
         storage.__class__ = _Storage  # (the reduction writes it through ``ptr``)
-        try:
-            if record is not None:
+        if record is not None:
+            try:
                 record.resolve(storage)
-        finally:
-            storage.__class__ = _WatchedStorage  # (lazy arrays may read it)
+            except BaseException:  # still pending: a later read raises again
+                storage.__class__ = _PendingStorage
+                _PENDING[storage] = record
+                raise
+        storage.__class__ = _WatchedStorage  # (lazy arrays may read it)
 
 #: Weak references to the lazy arrays made so far: ``synchronize()`` and write hazards look
 #: here. References to arrays that died or were materialised stay until the next sweep
@@ -928,10 +932,11 @@ def materialize_all() -> None:
         pending = _live()
     for x in pending:
         materialize(x)
-    with _LOCK:
-        statistics = list(_PENDING.keys())
-    for storage in statistics:
-        resolve_pending(storage)
+    if _PENDING:
+        with _LOCK:
+            statistics = list(_PENDING.keys())
+        for storage in statistics:
+            resolve_pending(storage)
 
 
 def _flush_storage(storage: _Storage) -> None:
@@ -940,7 +945,7 @@ def _flush_storage(storage: _Storage) -> None:
         if type(storage) is not _WatchedStorage:
             return
         while True:
-            statistics = [st for st, record in list(_PENDING.items()) if record.reads(storage)]
+            statistics = [st for st, record in list(_PENDING.items()) if record.reads(storage)] if _PENDING else []
             for st in statistics:
                 resolve_pending(st)
             readers = [x for x in _live()
