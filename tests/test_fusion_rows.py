@@ -185,6 +185,25 @@ def test_streamed_rows(backend, monkeypatch):
     _check(fused, unfused, ref, "float32")
 
 
+def test_masked_softmax(backend):
+    """A bool mask and a where() in the row program (attention-style masking), one dispatch."""
+    xn = _data((6, 24), np.float32, 23)
+    maskn = np.random.default_rng(1).random((6, 24)) > 0.3
+    maskn[:, 0] = True
+    x, mask = gt.asarray(xn), gt.asarray(maskn)
+
+    def masked(xp, x, mask):
+        return softmax(xp, xp.where(mask, x, -np.inf))
+
+    gt.synchronize()
+    d0 = _dispatches(backend)
+    fused = gt.asnumpy(masked(gt, x, mask))
+    assert _dispatches(backend) - d0 == 1
+    with gt.fusion(False):
+        unfused = gt.asnumpy(masked(gt, x, mask))
+    _check(fused, unfused, masked(np, xn.astype(np.float64), maskn), "float32")
+
+
 def test_many_rows():
     xn = _data((3000, 20), np.float32, 10)
     fused, unfused, ref = _run(log_softmax, [xn], "float32")
