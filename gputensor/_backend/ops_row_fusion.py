@@ -128,7 +128,8 @@ def _identity(kind: str, acc: str) -> str:
     return f"{acc}(0)"
 
 
-def _arg_values(fn: RowFunction, spec: RowFusionSpec, value_of: dict[int, str]) -> str:
+def _arg_values(fn: RowFunction, value_of: dict[int, str]) -> str:
+    """The WGSL arguments of a call of ``fn``: operand values from ``value_of``."""
     args = []
     for kind, k in fn.params:
         if kind == "a":
@@ -176,8 +177,9 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
         st = storage_type(dtype)
         elem = "atomic<u32>" if written and st.packed and not (spec.word_store and a == spec.dst) else st.array
         bindings.append(f"@group(0) @binding({a + 1}) var<storage, read_write> A{a}: array<{elem}>;")
-        if written and not (spec.word_store and a == spec.dst):
-            helpers.append(_store_source(a, dtype))
+        if written:
+            if not (spec.word_store and a == spec.dst):
+                helpers.append(_store_source(a, dtype))
         else:
             helpers.append(f"fn ld{a}(i: u32) -> {st.compute} {{ return {st.load_expr(f'A{a}', 'i')}; }}\n")
     for k, stat in enumerate(spec.stats):
@@ -249,7 +251,7 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
 
         def accumulate(e: int, k: int = k, stat: RowStat = stat, kind: int = kind) -> list[str]:
             values = {a: value_at(a, e) for a in reads}
-            call = convert(f"stat{k}({_arg_values(stat.fn, spec, values)})", stat.fn.expr_type, acc)
+            call = convert(f"stat{k}({_arg_values(stat.fn, values)})", stat.fn.expr_type, acc)
             return [f"acc{k} = combine(acc{k}, {call}, {kind}u);"]
 
         lines += loop(accumulate)
@@ -265,11 +267,11 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
 
     def output(e: int) -> str:
         values = {a: value_at(a, e) for a in reads}
-        return convert(f"root({_arg_values(spec.root, spec, values)})", spec.root.expr_type, dst_t)
+        return convert(f"root({_arg_values(spec.root, values)})", spec.root.expr_type, dst_t)
 
     if spec.per_row:
         row_values = {a: (f"r{a}" if a not in varying else f"ld{a}(o{a})") for a in reads}
-        value = convert(f"root({_arg_values(spec.root, spec, row_values)})", spec.root.expr_type, dst_t)
+        value = convert(f"root({_arg_values(spec.root, row_values)})", spec.root.expr_type, dst_t)
         lines.append(f"    if (live && t == 0u) {{ st{d}(o{d}, {value}); }}")
     elif spec.word_store:  # whole u32 words of a packed output: lane bits gathered per unit
         bits = 32 // L
