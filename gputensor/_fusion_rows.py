@@ -17,7 +17,9 @@ the reduced axes kept as 1 (``logsumexp``). Then one kernel (``_backend/ops_row_
 computes per row the statistics in order (chained ones included: ``max`` then
 ``sum(exp(x - max))``; ``mean`` then ``mean((x - mean) ** 2)``), stores each into its own
 storage (so a statistic the user kept is computed once, and is settled), and writes the
-output: the row is read once when it fits in registers. ``softmax``, ``log_softmax``,
+output: the row is read once when it fits in registers, and the elementwise values of a
+statistic that the output reads again (softmax: ``e = exp(x - m)`` in ``e / sum(e)``) are kept
+there instead of recomputed (sources without scalars, so the plan cache's scalar order holds). ``softmax``, ``log_softmax``,
 ``layer_norm`` and ``logsumexp`` written with ``gt`` ops are one dispatch.
 
 Anything else falls back to the eager path unchanged: the statistic is computed by its own
@@ -171,6 +173,49 @@ def _function(node: Any, slot_of: Any, stat_index: dict[int, Any], scalars: list
     return ops_row_fusion.RowFunction(tuple(params), lets, expr, expr_type)
 
 
+def _shared_sources(root: Any, stats: list[tuple[_Storage, _RowStat]]) -> dict[int, Any]:
+    """{k: node} for the statistics whose elementwise source node (without scalars: the root's
+    scalars keep their order) is also a node of the DAG ``root``."""
+    sources = {id(r.source): k for k, (_, r) in enumerate(stats)
+               if type(r.source) is _fusion._Node and r.source.n_scalars == 0}
+    found: dict[int, Any] = {}
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        k = sources.get(id(node))
+        if k is not None and node is not root:
+            found[k] = node
+            continue
+        todo.extend(x for x in node.operands if type(x) is _fusion._Node)
+    return found
+
+
+def _placeholder(node: Any) -> GpuArray:
+    """A leaf standing for a node's value in a rewritten DAG (no device memory: never bound)."""
+    storage = object.__new__(_Storage)
+    return GpuArray._new(storage, node.shape, contiguous_strides(node.shape), 0, node.dtype)
+
+
+def _substitute(node: Any, placeholders: dict[int, GpuArray], memo: dict[int, Any]) -> Any:
+    """The DAG ``node`` with the nodes of ``placeholders`` replaced by their placeholder leaves."""
+    done = memo.get(id(node))
+    if done is not None:
+        return done
+    operands = []
+    for x in node.operands:
+        if type(x) is _fusion._Node:
+            leaf = placeholders.get(id(x))
+            x = _substitute(x, placeholders, memo) if leaf is None else leaf
+        operands.append(x)
+    new = _fusion._new_node(node.op, _fusion.op_key(node.op), node.dtype, node.shape, operands)
+    memo[id(node)] = new
+    return new
+
+
 class _NoRowPattern(Exception):
     """The DAG is not a row pattern (internal: ``_fuse_rows`` returns False)."""
 
@@ -179,6 +224,8 @@ def _param(leaf: GpuArray, slot_of: Any, stat_index: dict[int, tuple[int, tuple[
     entry = stat_index.get(id(leaf._storage))
     if entry is None:
         return ("a", slot_of(leaf))
+    if entry[0] == "v":
+        return entry
     k, kept = entry
     if leaf._shape != kept or leaf._offset != 0 or leaf._strides != tuple(contiguous_strides(kept)):
         raise _NoRowPattern  # another view of the statistic's storage
@@ -331,7 +378,19 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
     tpr, rpw, vpt, cached = ops_row_fusion.plan(rows, n, strided, varying, lanes)
     if not cached and rows < MIN_STREAMED_ROWS:
         return None  # a few long rows: the eager reductions spread each row over the device
-    spec_stats = tuple(ops_row_fusion.RowStat(record.op, record.dtype.name, fn, n_inputs + 1 + k if k < n_writes else -1)
+    keep: set[int] = set()
+    if cached and not per_row:  # the output reads a statistic's elementwise values: kept in registers
+        shared = _shared_sources(root, stats)
+        if shared:
+            placeholders = {id(node): _placeholder(node) for node in shared.values()}
+            substituted = _substitute(root, placeholders, {})
+            index = dict(stat_index)
+            for k, node in shared.items():
+                index[id(placeholders[id(node)]._storage)] = ("v", k)
+            root_fn = _function(substituted, slot_of, index, [], round_root=False)
+            keep = set(shared)
+    spec_stats = tuple(ops_row_fusion.RowStat(record.op, record.dtype.name, fn, n_inputs + 1 + k if k < n_writes else -1,
+                                              k in keep)
                        for k, ((_, record), fn) in enumerate(zip(stats, functions)))
     spec_arrays = tuple((dtype, steps[k] != 0, k >= n_inputs) for k, dtype in enumerate(dtypes))
     spec = ops_row_fusion.RowFusionSpec(spec_arrays, tuple(d.name for _, d in scalars), spec_stats, root_fn,

@@ -357,3 +357,18 @@ def test_random_row_programs(shape, axis_pick, ops, dtype):
     rtol, _ = tolerance(dtype, "chained")
     scale = max(1.0, float(np.max(np.abs(ref))))
     np.testing.assert_allclose(fused, unfused, rtol=rtol, atol=rtol * scale)
+
+
+def test_repeated_patterns_reuse_plans():
+    """The same structure again (new data, scalars in the output): the cached plan, same values;
+    a statistic's elementwise values read again by the output (softmax's exp) stay in registers."""
+    rng = np.random.default_rng(24)
+    for scale in (2.0, -0.5, 3.0):
+        xn = rng.standard_normal((8, 64)).astype(np.float32)
+        x = gt.asarray(xn)
+        m = gt.max(x, axis=-1, keepdims=True)
+        e = gt.exp(x - m)
+        y = scale * e / gt.sum(e, axis=-1, keepdims=True) - 0.5
+        ref = np.exp(xn.astype(np.float64) - xn.max(-1, keepdims=True))
+        assert_close(gt.asnumpy(y), scale * ref / ref.sum(-1, keepdims=True) - 0.5, "float32", "chained")
+        assert_close(gt.asnumpy(m), xn.max(-1, keepdims=True), "float32", "exact")

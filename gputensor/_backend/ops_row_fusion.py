@@ -11,7 +11,8 @@ along the row). One kernel (``_wgsl/row_fusion.wgsl``) evaluates, per row:
    elements, then the row's lanes are combined in workgroup memory (``row_reduce``); a
    statistic with an output slot is stored there (one element per row);
 2. the output function of the operands and statistics, stored per element (or once per row
-   for an output that holds one element per row).
+   for an output that holds one element per row); where it reads a statistic's elementwise
+   values (softmax's ``exp(x - max)``), a cached row keeps them in registers (``keep``).
 
 The launch shape is ``ops_rows.plan_rows``'s (TPR lanes per row, RPW rows per workgroup,
 neighbouring rows side by side for strided rows). A row of at most ``TPR * VPT`` elements keeps
@@ -54,7 +55,8 @@ _KINDS = {"sum": 0, "mean": 0, "max": 1, "min": 2}
 class RowFunction:
     """An elementwise function of one element: ``params`` name its inputs ``x0, x1, ...`` in
     order, each ``('a', slot)`` (the operand's value at the element, in its compute type),
-    ``('s', k)`` (statistic k) or ``('p', q)`` (scalar parameter q); ``lets`` / ``expr`` /
+    ``('s', k)`` (statistic k), ``('v', k)`` (the value of statistic k's function at the
+    element, kept) or ``('p', q)`` (scalar parameter q); ``lets`` / ``expr`` /
     ``expr_type`` as ``elementwise.fused_program`` gives them."""
 
     params: tuple[tuple[str, int], ...]
@@ -66,12 +68,15 @@ class RowFunction:
 @dataclass(frozen=True)
 class RowStat:
     """A statistic: ``kind`` ('sum', 'mean', 'max', 'min') of ``fn`` over the row, of dtype
-    ``dtype``; ``out`` the operand slot it is stored into (-1: none)."""
+    ``dtype``; ``out`` the operand slot it is stored into (-1: none); ``keep``: the values of
+    ``fn`` stay in registers for the output function, which reads them as ``('v', k)``
+    (cached rows only)."""
 
     kind: str
     dtype: str
     fn: RowFunction
     out: int
+    keep: bool = False
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,8 @@ def _arg_values(fn: RowFunction, value_of: dict[int, str]) -> str:
     for kind, k in fn.params:
         if kind == "a":
             args.append(value_of[k])
+        elif kind == "v":
+            args.append(value_of[("v", k)])
         elif kind == "s":
             args.append(f"s{k}")
         else:
@@ -146,6 +153,8 @@ def _function_source(name: str, fn: RowFunction, spec: RowFusionSpec) -> str:
     for kind, k in fn.params:
         if kind == "a":
             types.append(_compute(spec.arrays[k][0]))
+        elif kind == "v":
+            types.append(spec.stats[k].fn.expr_type)
         elif kind == "s":
             types.append(_compute(spec.stats[k].dtype))
         else:
@@ -249,10 +258,17 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
         kind = _KINDS[stat.kind]
         lines.append(f"    var acc{k} = {_identity(stat.kind, acc)};")
 
+        if stat.keep:
+            lines.append(f"    var v{k}: array<{stat.fn.expr_type}, {spec.vpt * L}>;")
+
         def accumulate(e: int, k: int = k, stat: RowStat = stat, kind: int = kind) -> list[str]:
             values = {a: value_at(a, e) for a in reads}
-            call = convert(f"stat{k}({_arg_values(stat.fn, values)})", stat.fn.expr_type, acc)
-            return [f"acc{k} = combine(acc{k}, {call}, {kind}u);"]
+            call = f"stat{k}({_arg_values(stat.fn, values)})"
+            if stat.keep:
+                index = f"c * {L}u + {e}u"
+                return [f"v{k}[{index}] = {call};",
+                        f"acc{k} = combine(acc{k}, {convert(f'v{k}[{index}]', stat.fn.expr_type, acc)}, {kind}u);"]
+            return [f"acc{k} = combine(acc{k}, {convert(call, stat.fn.expr_type, acc)}, {kind}u);"]
 
         lines += loop(accumulate)
         lines.append(f"    let red{k} = row_reduce(acc{k}, lid, slot, t, {kind}u);")
@@ -266,7 +282,8 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
     d = spec.dst
 
     def output(e: int) -> str:
-        values = {a: value_at(a, e) for a in reads}
+        values: dict[Any, str] = {a: value_at(a, e) for a in reads}
+        values.update({("v", k): f"v{k}[c * {L}u + {e}u]" for k, stat in enumerate(spec.stats) if stat.keep})
         return convert(f"root({_arg_values(spec.root, values)})", spec.root.expr_type, dst_t)
 
     if spec.per_row:
