@@ -70,11 +70,10 @@ def _matmul_nd(a: GpuArray, b: GpuArray, dtype: DType) -> GpuArray:
     out_shape = batch + (m, n)
     if dtype not in _FLOATING:
         return _matmul_integer(a, b, dtype, batch)
-    out = GpuArray._empty(out_shape, dtype)
-    if out.size == 0:
-        return out
-    if k == 0:
-        _dispatch.fill(out, 0)
+    # zero-filled only when k == 0 (then zeros are the result); otherwise the gemm (beta 0,
+    # which never reads the output) writes every element
+    out = GpuArray._empty(out_shape, dtype, zero=k == 0)
+    if out.size == 0 or k == 0:
         return out
     # dtype promotion (float32 @ float64 -> float64): the astype conversion is the only copy;
     # layouts are never copied (gemm_batched reads any strides in place)

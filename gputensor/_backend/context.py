@@ -508,5 +508,9 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers):
         self._flush_bytes = FLUSH_BYTES  # the device has run out of work: start it early again
 
     def synchronize(self) -> None:
-        """Submit recorded work and block until the device has finished all of it."""
+        """Submit recorded work and block until the device has finished all of it; returns at
+        once when nothing was recorded or submitted since the last completed wait (a readback
+        or ``synchronize``). Raises DeviceLostError on a device marked lost."""
+        if self._encoder is None and self._completed_submits == self.stats["submits"] and self.lost is None:
+            return
         run_sync(self._readback_steps([(self._fence_src, 0, 4)]), self._wait)

@@ -196,6 +196,9 @@ class Transfers:
             size=UPLOAD_RING_BYTES, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         )
         self._upload_used = 0
+        #: Submits known to be complete (a readback's mapping completed after them): while it
+        #: equals ``stats["submits"]`` and nothing is recorded, ``synchronize`` has nothing to wait for.
+        self._completed_submits = 0
 
     def upload(self, data: Any) -> Any:
         """A new storage buffer holding the bytes of ``data`` (any buffer-protocol object)."""
@@ -352,6 +355,7 @@ class Transfers:
                 lo, hi = max(start, offset), min(start + length, end)
                 pieces.append((k, buf, start, length, lo - start, hi - lo, lo - offset))
         budget = chunk * max(1, TRANSFER_DEPTH)
+        done_mark = 0  # submits known complete once the last mapping has completed
         in_flight: collections.deque[tuple[_Piece, Any, Any]] = collections.deque()  # piece, staging, promise
         staged_bytes = 0
         next_piece = 0
@@ -365,7 +369,8 @@ class Transfers:
             if group_end > next_piece:
                 group = pieces[next_piece:group_end]
                 next_piece = group_end
-                for piece, staging in zip(group, self._stage(group)):
+                stagings, done_mark = self._stage(group)
+                for piece, staging in zip(group, stagings):
                     in_flight.append((piece, staging, self._map_read(staging, piece[3], awaitable)))
             piece, staging, promise = in_flight.popleft()
             yield promise
@@ -380,14 +385,17 @@ class Transfers:
             staging.unmap()
             self._staging.give(staging)
             staged_bytes -= length
+        if done_mark > self._completed_submits:
+            self._completed_submits = done_mark
         if into is None:
             out = [bytes(v) if isinstance(v, bytearray) else v for v in out]
         return out
 
-    def _stage(self, pieces: Sequence[_Piece]) -> list[Any]:
+    def _stage(self, pieces: Sequence[_Piece]) -> tuple[list[Any], int]:
         """Record the device copies of ``pieces`` into staging buffers after all recorded work
-        and submit them; the staging buffers, in order. Raises BackendError (device error) when
-        the submit fails."""
+        and submit them; the staging buffers, in order, and the number of submits made so far
+        (all of them are complete once these copies are mapped: the queue runs in order).
+        Raises BackendError (device error) when the submit fails."""
         stagings = []
         with self._lock:
             for _, buf, start, length, _, _, _ in pieces:
@@ -402,7 +410,8 @@ class Transfers:
                 self.flush()
             except BackendError as exc:
                 raise device_state.classify(self, device_error(f"readback submit failed: {exc.message}")) from None
-        return stagings
+            mark = self.stats["submits"]
+        return stagings, mark
 
     def _map_read(self, staging: Any, size: int, awaitable: bool = False) -> Any:
         """Start mapping ``staging`` for reading: through the mapper (see ``mapping.py``) unless
