@@ -111,13 +111,16 @@ class IndexOperand:
     """An index array read at each point of the iteration space: ``ptr`` of its element at
     point 0, integer ``dtype``, ``strides`` (elements, one per iteration dim, 0 = broadcast),
     ``n`` (negative values get ``n`` added; 0 = none) and ``mul`` (element stride the index is
-    multiplied by on the indexed side)."""
+    multiplied by on the indexed side). ``check``: for a gather, the ``IndexError`` text of
+    this array when its values are to be checked on the device (``index_checks``: raised at the
+    next wait); empty when they are known to lie in ``[-n, n)``."""
 
     ptr: int
     dtype: str
     strides: tuple[int, ...]
     n: int
     mul: int
+    check: str = ""
 
 
 def _merge(shape: Sequence[int], stride_sets: Sequence[Sequence[int]]) -> tuple[list[int], list[list[int]]]:
@@ -219,6 +222,7 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
         lo, hi = extent(shape, ix.strides)
         backend.resolve(ix.ptr + lo * isz, (hi - lo) * isz)
 
+    checked = [bool(ix.check) and not scatter for ix in indices]
     # the last stride set numbers the points in row-major order (the winner of a scatter)
     sets = ([list(a_strides), list(b_strides)] + [list(ix.strides) for ix in indices]
             + [_row_major(shape)])
@@ -237,14 +241,18 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
         "A_LOADER": bits_loader("load_a", "a", dtype),
         "B_STORE": b_store,
         "IDX_LOADERS": "\n\n".join([_index_loader(k, ix.dtype) for k, ix in enumerate(indices)]
-                                   + [_index_offset_fn(len(indices))]),
+                                   + [_range_fn(k, ix.dtype) for k, ix in enumerate(indices) if checked[k]]
+                                   + [_index_offset_fn(len(indices), checked)]),
         "WIN_BINDING": "",
         "WINNER": "",
+        "CHECK_BINDING": "",
+        "CHECK_FLAG": "",
     }
     isizes = [storage_type(ix.dtype).itemsize for ix in indices]
     plain_k = 0 if scatter else 1
 
-    def run(pass_defines: dict[str, object], extent_: tuple[int, int], win: tuple[int, int] | None) -> None:
+    def run(pass_defines: dict[str, object], extent_: tuple[int, int], win: tuple[int, int] | None,
+            check: tuple[Any, int] | None = None) -> None:
         for outer in (_ndindex(outer_shape) if outer_shape else [()]):
             sub_sets = [st[lead:] for st in msets]
             off0 = [sum(c * st[d] for d, c in enumerate(outer)) for st in msets]
@@ -254,8 +262,17 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
             for box_shape, coords in _boxes(list(inner_shape), split_sets, [size] + isizes, limit):
                 offs = [o + sum(c * s_ for c, s_ in zip(coords, st)) for o, st in zip(off0, sub_sets)]
                 _dispatch_box(backend, pass_defines, scatter, size, box_shape, sub_sets, offs,
-                              a_ptr, b_ptr, indices, isizes, extent_, limit, win)
+                              a_ptr, b_ptr, indices, isizes, extent_, limit, win, check)
 
+    if any(checked):  # the flag buffer last; the slot's message per index array
+        ctx = backend.context
+        with ctx._lock:  # the slot is reserved and its dispatches recorded as one
+            region, slot = ctx.reserve_index_check([ix.check for ix in indices])
+            defines["CHECK_BINDING"] = (f"@group(0) @binding({3 + len(indices)}) "
+                                        "var<storage, read_write> checks: array<atomic<u32>>;")
+            defines["CHECK_FLAG"] = "atomicOr(&checks[params.check_slot], bad_bits);"
+            run(defines, indexed_extent, None, (region, slot))
+        return
     if not (scatter and indices and count > 1 and any(a_strides)):
         run(defines, indexed_extent, None)  # (one value for every point: any winner stores it)
         return
@@ -290,10 +307,12 @@ def _row_major(shape: Sequence[int]) -> list[int]:
 def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size: int,
                   shape: list[int], sets: list[list[int]], offs: list[int], a_ptr: int, b_ptr: int,
                   indices: Sequence[IndexOperand], isizes: list[int], indexed_extent: tuple[int, int],
-                  limit: int, win: tuple[int, int] | None = None) -> None:
+                  limit: int, win: tuple[int, int] | None = None,
+                  check: tuple[Any, int] | None = None) -> None:
     """Record the dispatches of one box: one per window of the indexed side (with ``win`` =
     (pointer, first element), the winners of a two-pass scatter: u32 ``k`` for element
-    ``first + k`` of the indexed side)."""
+    ``first + k`` of the indexed side; with ``check`` = (flag buffer binding, slot), the
+    device-side index check's flags)."""
     ctx = backend.context
     count = math.prod(shape)
     rank = len(shape)
@@ -341,6 +360,9 @@ def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size:
         params = [count, rank, _i32(a_first), _i32(b_first), _i32(xbase + c0), _i32(xbase + c1),
                   _i32(w_first), _i32(offs[-1])]
         params += idx_first + idx_n + idx_mul + dims + istr
+        if check is not None:
+            extra = extra + [check[0]]
+        params += [check[1] if check is not None else 0, 0, 0, 0]
         ctx.dispatch("gather", params, [a_bind, b_bind] + ibinds + extra, grid, defines)
 
 
@@ -374,11 +396,29 @@ def _cas_store(dtype: str) -> str:
     )
 
 
-def _index_offset_fn(nidx: int) -> str:
+def _range_fn(k: int, dtype: str) -> str:
+    """WGSL ``fn idx{k}_in_range(i: u32, n: i32) -> bool``: whether element i of ``ix{k}`` lies
+    in [-n, n) (all of its bits: a 64-bit value's high word, an unsigned value's top bit)."""
+    size = storage_type(dtype).itemsize
+    kind = _kind(dtype)
+    if size == 8:
+        exact = ("b.y == select(0u, 0xFFFFFFFFu, bitcast<i32>(b.x) < 0i)" if kind == "i"
+                 else "b.y == 0u && b.x < 0x80000000u")
+    elif size == 4 and kind == "u":
+        exact = "b.x < 0x80000000u"
+    else:
+        exact = "true"
+    return (f"fn idx{k}_in_range(i: u32, n: i32) -> bool {{\n    let b = idx{k}_bits(i);\n"
+            f"    let v = idx{k}_load(i);\n    return ({exact}) && v >= -n && v < n;\n}}")
+
+
+def _index_offset_fn(nidx: int, checked: Sequence[bool] = ()) -> str:
     comps = "xyzw"
     lines = ["fn index_offset(at: vec4<u32>) -> u32 {", "    var off = 0u;"]
     for k in range(nidx):
         c = comps[k]
+        if k < len(checked) and checked[k]:
+            lines.append(f"    if (!idx{k}_in_range(at.{c}, bitcast<i32>(params.idx_n.{c}))) {{ bad_bits |= {1 << k}u; }}")
         lines += [
             f"    var v{k} = idx{k}_load(at.{c});",
             f"    if (v{k} < 0i) {{ v{k} += bitcast<i32>(params.idx_n.{c}); }}",
