@@ -211,6 +211,15 @@ def take_checked(x: GpuArray, indices: GpuArray) -> GpuArray:
     return _gather(x, 0, (indices.shape[0],), [0], [ix], [[indices._strides[0]]])
 
 
+def take_checked_now(x: GpuArray, indices: GpuArray) -> GpuArray:
+    """``x[indices]`` for a 1-D ``x`` and 1-D integer ``indices``, their range checked at the
+    call (a device min/max reduction read back): ``IndexError`` before anything runs. For
+    callers whose own error must come at the call (``searchsorted``'s ``sorter``)."""
+    ix = _Index(indices, x.shape[0], x._strides[0], 0)
+    _check_ranges([ix])
+    return _gather(x, 0, (indices.shape[0],), [0], [ix], [[indices._strides[0]]])
+
+
 # ---------------------------------------------------------------------------------------------
 # take, take_along_axis
 # ---------------------------------------------------------------------------------------------
