@@ -514,6 +514,8 @@ def advanced_getitem(x: GpuArray, key: Any) -> GpuArray:
     arrays at the next call that waits for the device (see the module docstring);
     ``TypeError`` for unsupported index objects.
     """
+    if isinstance(key, GpuArray) and key.ndim == 1 and key.dtype in _INTEGER and x.ndim:
+        return take(x, key, axis=0)  # (the usual x[idx]: the same gather, without the key parse)
     plan = _plan(x, key)
     return _gather(x, plan.base, plan.shape, plan.strides, plan.indices, plan.idx_strides,
                    (plan.bshape, plan.b_at))
