@@ -55,7 +55,7 @@ from ._shapes import broadcast_shapes, broadcast_strides, contiguous_strides, no
 
 __all__ = ["take", "take_along_axis"]
 
-_INTEGER = DTYPE_CATEGORIES["integer"]
+_INTEGER = frozenset(DTYPE_CATEGORIES["integer"])  # (membership tests: one hash, not a scan)
 
 
 # ---------------------------------------------------------------------------------------------

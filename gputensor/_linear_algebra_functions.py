@@ -44,8 +44,8 @@ from ._statistical_functions import sum as sum_
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]  # + matmul_result_shape (internal)
 
-_NUMERIC = DTYPE_CATEGORIES["numeric"]
-_FLOATING = DTYPE_CATEGORIES["real floating"]
+_NUMERIC = frozenset(DTYPE_CATEGORIES["numeric"])  # (membership tests: one hash, not a scan)
+_FLOATING = frozenset(DTYPE_CATEGORIES["real floating"])  # (membership tests: one hash, not a scan)
 
 
 def matrix_transpose(x: GpuArray, /) -> GpuArray:
