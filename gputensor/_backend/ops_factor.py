@@ -98,7 +98,7 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     if op in ("solve", "inv"):
         if b is None:
             raise invalid_argument(f"{op} needs B")
-        cols = k if op == "solve" else n
+        cols = max(1, k) if op == "solve" else n
         b_reg, b_first = _bind(backend, b, (batch - 1) * b_bs + (n - 1) * b_ld + cols, itemsize)
     elif op == "det":
         if b is None:
@@ -112,7 +112,8 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     if flag is None and op in ("cholesky", "solve", "inv"):
         raise invalid_argument(f"{op} needs a flag buffer")
     words = [batch, n, cols if op == "solve" else n, a_first, a_ld, a_bs, b_first, b_ld, b_bs, 0, 0, 0]
-    defines = {"T": wgsl, "NMAX": _nmax(n), "OP": _SMALL_OPS[op], **_math_defines(wgsl)}
+    defines = {"T": wgsl, "NMAX": _nmax(n), "OP": _SMALL_OPS[op], "XS": _nmax(n) * _WG if cols else 1,
+               **_math_defines(wgsl)}
     ctx.dispatch("linalg_small", words, [a_reg, b_reg, f_reg], _groups(ctx, batch), defines)
 
 

@@ -18,6 +18,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> X: array<T>;
 
 var<workgroup> t: array<T, NB * NB>;
+// column lid of the block: x[r * WG + lid]
+var<workgroup> x: array<T, NB * WG>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -34,32 +36,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         return;
     }
     let base = p.x_first + col * p.x_cs;
-    var x: array<T, NB>;
     for (var r = 0u; r < n; r++) {
-        x[r] = X[base + r * p.x_rs];
+        x[r * WG + lid] = X[base + r * p.x_rs];
     }
     if MODE == 2u {
         for (var ii = 0u; ii < n; ii++) {
             let i = n - 1u - ii;
-            var s = x[i];
+            var s = x[i * WG + lid];
             for (var q = i + 1u; q < n; q++) {
-                s = s - t[i * NB + q] * x[q];
+                s = s - t[i * NB + q] * x[q * WG + lid];
             }
-            x[i] = s / t[i * NB + i];
+            x[i * WG + lid] = s / t[i * NB + i];
         }
     } else {
         for (var i = 0u; i < n; i++) {
-            var s = x[i];
+            var s = x[i * WG + lid];
             for (var q = 0u; q < i; q++) {
-                s = s - t[i * NB + q] * x[q];
+                s = s - t[i * NB + q] * x[q * WG + lid];
             }
             if MODE == 1u {
                 s = s / t[i * NB + i];
             }
-            x[i] = s;
+            x[i * WG + lid] = s;
         }
     }
     for (var r = 0u; r < n; r++) {
-        X[base + r * p.x_rs] = x[r];
+        X[base + r * p.x_rs] = x[r * WG + lid];
     }
 }
