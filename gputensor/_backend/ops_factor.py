@@ -70,6 +70,14 @@ def _nmax(n: int) -> int:
     return 8 if n <= 8 else 16 if n <= 16 else 32
 
 
+def _panel_wg(ctx: Any) -> int:
+    """Invocations of the one-workgroup panel kernels: 1024 on GPUs (a panel streams through one
+    multiprocessor, so it needs every warp it can get to hide the memory latency), 256 on
+    software adapters."""
+    limit = int(ctx.limits.get("max-compute-invocations-per-workgroup", 256))
+    return 256 if ctx.is_software or limit < 1024 else 1024
+
+
 def _groups(ctx: Any, count: int) -> tuple[int, int, int]:
     return ctx.fold_grid(count)
 
@@ -210,10 +218,11 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     a_reg, a_first = _bind(backend, a, (n - 1) * ld + n, itemsize)
     p_reg, p_first = _bind(backend, piv, n, 4)
     f_reg = _bind(backend, flag, 1, 4)[0]
+    wg = _panel_wg(ctx)
     for j0 in range(0, n, NB):
         jb = min(NB, n - j0)
         words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, 0, 0]
-        ctx.dispatch("linalg_lu_panel", words, [a_reg, p_reg, f_reg], (1, 1, 1), {"T": wgsl})
+        ctx.dispatch("linalg_lu_panel", words, [a_reg, p_reg, f_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
         laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb))
         rest = n - j0 - jb
         if not rest:
@@ -282,12 +291,13 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
         v_reg, v_first = _bind(backend, v, m * k, itemsize)
         t_reg, t_first = _bind(backend, tb, len(blocks) * NB * NB, itemsize)
         g_reg, g_first = _bind(backend, g, NB * NB, itemsize)
+        wg = _panel_wg(ctx)
         for bi, j0 in enumerate(blocks):
             jb = min(NB, k - j0)
             mp = m - j0
             t_off = bi * NB * NB
             words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
-            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {"T": wgsl})
+            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
             vs = v + (j0 * k + j0) * itemsize
             _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1))
             ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1),
