@@ -69,6 +69,7 @@ from typing import Any
 
 from . import config, ops_scan
 from .errors import BackendError, invalid_argument, unsupported
+from .validate import check_dtype, check_int, check_pointer
 from .wgsl_types import STORAGE_TYPES, storage_type
 
 __all__ = [
@@ -290,25 +291,18 @@ def _key_defines(dtype: str, mode: str, descending: bool) -> dict[str, object]:
 # ------------------------------------------------------------------------------------------
 # validation and windows
 # ------------------------------------------------------------------------------------------
-def _check_int(name: str, value: Any, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise invalid_argument(f"{name} must be an int >= {minimum}, got {value!r}")
-    return value
-
-
 def _check_dtype(backend: Any, dtype: Any, what: str = "dtype") -> str:
-    if not isinstance(dtype, str) or dtype not in STORAGE_TYPES:
-        raise invalid_argument(f"{what} must be one of {sorted(STORAGE_TYPES)}, not {dtype!r}")
-    st = storage_type(dtype)
-    if not backend.supports(st.feature):
-        raise unsupported(f"{dtype} needs the adapter feature {st.feature!r}, which this adapter lacks")
+    """``dtype`` after ``validate.check_dtype`` against the sortable dtypes."""
+    check_dtype(backend, what, dtype, STORAGE_TYPES)  # (SORT_DTYPES, as a dict)
     return dtype
 
 
 def _check_span(backend: Any, ptr: int, nbytes: int, itemsize: int, what: str) -> None:
-    _, offset = backend.resolve(ptr, nbytes)
-    if offset % itemsize:
-        raise invalid_argument(f"{what}: pointer offset {offset} is not a multiple of the item size {itemsize}")
+    """``validate.check_pointer`` with the argument order of this module's callers."""
+    check_pointer(backend, what, ptr, nbytes, itemsize)
+
+
+_check_int = check_int
 
 
 def window_limit(backend: Any) -> int:
@@ -630,16 +624,16 @@ def _radix_pass(backend: Any, job: _Job, p: int, first: bool, r0: int, nr: int, 
 # ------------------------------------------------------------------------------------------
 def _prepare(backend: Any, src: int, dtype: Any, rows: Any, n: Any, ld: Any) -> tuple[str, int, int, int]:
     dtype = _check_dtype(backend, dtype)
-    rows = _check_int("rows", rows)
-    n = _check_int("n", n)
-    ld = n if ld is None else _check_int("ld", ld)
+    rows = check_int("rows", rows)
+    n = check_int("n", n)
+    ld = n if ld is None else check_int("ld", ld)
     if ld < n:
         raise invalid_argument(f"ld = {ld} must be >= n = {n}")
     if rows * max(n, 1) >= 2**32 - 1 or n >= 2**31:
         raise unsupported(f"sorting {rows} x {n} elements exceeds the 32-bit index range")
     if rows and n:
-        _check_span(backend, src, ((rows - 1) * ld + n) * storage_type(dtype).itemsize,
-                    storage_type(dtype).itemsize, "source")
+        check_pointer(backend, "source", src, ((rows - 1) * ld + n) * storage_type(dtype).itemsize,
+                      storage_type(dtype).itemsize)
     return dtype, rows, n, ld
 
 
@@ -653,7 +647,7 @@ def sort_values(backend: Any, src: int, dtype: str, rows: int, n: int, out: int,
     """
     dtype, rows, n, ld = _prepare(backend, src, dtype, rows, n, ld)
     if rows and n:
-        _check_span(backend, out, rows * n * storage_type(dtype).itemsize, storage_type(dtype).itemsize, "output")
+        check_pointer(backend, "output", out, rows * n * storage_type(dtype).itemsize, storage_type(dtype).itemsize)
     _sort(backend, _Job(src, dtype, rows, n, ld, "bij", bool(descending), 1, out, dtype, None))
 
 
@@ -671,7 +665,7 @@ def argsort(backend: Any, src: int, dtype: str, rows: int, n: int, out: int, *,
     _check_dtype(backend, index_dtype, "index_dtype")
     size = storage_type(index_dtype).itemsize
     if rows and n:
-        _check_span(backend, out, rows * n * size, size, "output")
+        check_pointer(backend, "output", out, rows * n * size, size)
     _sort(backend, _Job(src, dtype, rows, n, ld, "canon", bool(descending), 2, out, index_dtype, None))
 
 
@@ -684,9 +678,9 @@ def sort_keys(backend: Any, src: int, dtype: str, n: int, keys: int, perm: int |
     dtype, _, n, _ = _prepare(backend, src, dtype, 1, n, None)
     kw = key_words(dtype)
     if n:
-        _check_span(backend, keys, n * kw * 4, 4, "keys")
+        check_pointer(backend, "keys", keys, n * kw * 4, 4)
         if perm is not None:
-            _check_span(backend, perm, n * 4, 4, "perm")
+            check_pointer(backend, "perm", perm, n * 4, 4)
     _sort(backend, _Job(src, dtype, 1, n, n, "canon", False, 0, keys, "uint32", perm))
     return kw
 
@@ -713,18 +707,18 @@ def searchsorted(backend: Any, sorted_ptr: int, n: int, queries: int, m: int, dt
     if index_dtype not in ("int64", "int32"):
         raise invalid_argument(f"index_dtype must be 'int64' or 'int32', not {index_dtype!r}")
     _check_dtype(backend, index_dtype, "index_dtype")
-    n = _check_int("n", n)
-    m = _check_int("m", m)
+    n = check_int("n", n)
+    m = check_int("m", m)
     if n >= 2**31 or m >= 2**32 - 1:
         raise unsupported("searchsorted sizes exceed the 32-bit index range")
     size = storage_type(dtype).itemsize
     osize = storage_type(index_dtype).itemsize
     if m == 0:
         return
-    _check_span(backend, queries, m * size, size, "queries")
-    _check_span(backend, out, m * osize, osize, "output")
+    check_pointer(backend, "queries", queries, m * size, size)
+    check_pointer(backend, "output", out, m * osize, osize)
     if n:
-        _check_span(backend, sorted_ptr, n * size, size, "sorted array")
+        check_pointer(backend, "sorted array", sorted_ptr, n * size, size)
     ctx = backend.context
     limit = window_limit(backend)
     defines = {
