@@ -10,6 +10,10 @@ ones (33, 70: two and three blocks of 32) on the blocked algorithms.
 
 from __future__ import annotations
 
+import importlib
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -310,3 +314,16 @@ def test_large_stack_of_small_matrices() -> None:
     x = gt.linalg.solve(gt.asarray(a), gt.asarray(b)).get()
     np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(gt.linalg.inv(gt.asarray(a)).get(), np.linalg.inv(a), rtol=1e-10, atol=1e-12)
+
+
+def test_benchmark_quick_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python3 -m benchmarks.bench_linalg --quick`` on two cases: results checked, a table printed."""
+    root = Path(__file__).resolve().parents[1]
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    bench_linalg = importlib.import_module("benchmarks.bench_linalg")
+    status = bench_linalg.main(["--quick", "--no-torch", "--only", "cholesky.n48.f32,solve.b200x8x8.f32",
+                                "--target-s", "0.001"])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    assert "cholesky.n48.f32" in printed and "gputensor:ok" in printed and "numpy/gt" in printed

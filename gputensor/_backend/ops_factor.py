@@ -36,6 +36,7 @@ from typing import Any
 
 from . import kernels, ops_gemm
 from .errors import invalid_argument
+from .validate import check_dtype, check_int
 
 #: Largest order the batched small kernels take (workgroup memory holds the matrix).
 SMALL_MAX = 32
@@ -50,8 +51,7 @@ _WG = 64
 
 def _dtype(backend: Any, dtype: str) -> tuple[int, str]:
     """(itemsize, WGSL type) of float32 / float64; BackendError otherwise."""
-    if dtype not in ("float32", "float64"):
-        raise invalid_argument(f"factorizations take float32 or float64, not {dtype!r}")
+    check_dtype(backend, "dtype", dtype, ("float32", "float64"))
     return backend.float_dtype(dtype)
 
 
@@ -98,6 +98,8 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     """
     if op not in _SMALL_OPS:
         raise invalid_argument(f"unknown small factorization {op!r}")
+    n, batch, k, a_ld, a_bs, b_ld, b_bs = (check_int(name, v) for name, v in (
+        ("n", n), ("batch", batch), ("k", k), ("a_ld", a_ld), ("a_bs", a_bs), ("b_ld", b_ld), ("b_bs", b_bs)))
     if not 1 <= n <= SMALL_MAX or batch < 1:
         raise invalid_argument(f"small factorization of order {n} (1..{SMALL_MAX}), batch {batch}")
     itemsize, wgsl = _dtype(backend, dtype)
@@ -130,6 +132,8 @@ def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld:
     """Householder QR of a stack of m x n matrices (1 <= m, n <= SMALL_MAX), one workgroup
     each: Q (m x kq) and R (kr x n, zeros below the diagonal), kq and kr each min(m, n) or m.
     ``a`` is only read. BackendError (invalid argument) for bad sizes or pointers."""
+    m, n, batch, kq, kr = (check_int(name, v) for name, v in (("m", m), ("n", n), ("batch", batch), ("kq", kq),
+                                                                ("kr", kr)))
     k = min(m, n)
     if not (1 <= m <= SMALL_MAX and 1 <= n <= SMALL_MAX) or batch < 1 or kq not in (k, m) or kr not in (k, m):
         raise invalid_argument(f"small QR of {m} x {n} (kq {kq}, kr {kr}), batch {batch}")
