@@ -17,8 +17,8 @@ Two families of kernels:
   disjoint regions of one buffer):
 
   - Cholesky, right-looking: the diagonal block on the small kernel, the panel below it by a
-    triangular solve (``linalg_trsm.wgsl``), the trailing matrix's lower part by gemm in
-    column stripes;
+    triangular solve (``linalg_trsm.wgsl``), the trailing matrix's lower part by gemm (two
+    column stripes from 512 columns on);
   - LU, right-looking (getrf): the panel with pivot search on one workgroup
     (``linalg_lu_panel.wgsl``), row swaps of the other columns (``linalg_laswp.wgsl``), the
     block row by a unit-lower triangular solve, the trailing matrix by gemm; ``lu_solve``
@@ -187,8 +187,9 @@ def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int
 
 
 def _stripes(count: int) -> list[tuple[int, int]]:
-    """Column stripes of a lower-triangle update: up to 4 of at least 256 columns."""
-    parts = max(1, min(4, count // 256))
+    """Column stripes of a lower-triangle update: two halves from 512 columns (each stripe is one
+    gemm call; more of them would save flops but cost host time per call)."""
+    parts = 2 if count >= 512 else 1
     step = -(-count // parts)
     return [(s, min(step, count - s)) for s in range(0, count, step)]
 
