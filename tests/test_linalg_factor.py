@@ -327,3 +327,16 @@ def test_benchmark_quick_runs(capsys: pytest.CaptureFixture[str]) -> None:
     printed = capsys.readouterr().out
     assert status == 0, printed
     assert "cholesky.n48.f32" in printed and "gputensor:ok" in printed and "numpy/gt" in printed
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@numpy_gt_allclose()
+def test_nan_input_gives_nan_as_numpy(xp) -> None:
+    """NaN input is not singular: the results are NaN, as NumPy's (slogdet's sign then depends on
+    the pivot order and is not compared)."""
+    out = []
+    for n in (3, 40):
+        a = xp.asarray(np.full((n, n), np.nan))
+        out += [xp.linalg.solve(a, xp.asarray(np.ones(n))), xp.linalg.inv(a), xp.linalg.det(a),
+                xp.linalg.slogdet(a).logabsdet, xp.linalg.cholesky(a)]
+    return out

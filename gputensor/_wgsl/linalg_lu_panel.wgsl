@@ -54,7 +54,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         let pv = rv[0];
         if lid == 0u {
             piv[p.piv_first + c] = p.row0 + pr;
-            if !(pv > T(0)) {
+            if pv == T(0) {
                 atomicOr(&flag[0], 1u);
             }
         }

@@ -1,10 +1,10 @@
 // Batched small factorizations: one workgroup per matrix of order n <= NM, the matrix held in
 // workgroup memory (row stride NM). Matrix `bid` is A[a_first + bid * a_bs + i * a_ld + j].
 //
-// OP 0 (Cholesky): A = L L^T, L written in place (zeros above the diagonal); a pivot that is not
-//   positive (or NaN) sets flag[0].
+// OP 0 (Cholesky): A = L L^T, L written in place (zeros above the diagonal); a pivot <= 0 sets
+//   flag[0] (NaN input is not flagged: it gives NaN factors, as in NumPy).
 // OP 1..3 (LU with partial pivoting, row swaps as LAPACK's getrf): a pivot column of zeros sets
-//   flag[0] (OP 1, 2) and is skipped, as getrf does.
+//   flag[0] (OP 1, 2) and is skipped, as getrf does (NaN columns are not flagged).
 //   OP 1: B (n x k, B[b_first + bid * b_bs + i * b_ld + j]) is overwritten by A^-1 B;
 //   OP 2: B (n x n) is overwritten by A^-1;
 //   OP 3: B[b_first + 3 * bid + 0, 1, 2] = det, sign, log|det| (sign 0 and -inf when singular).
@@ -37,7 +37,7 @@ fn cholesky(n: u32, lid: u32) {
     for (var j = 0u; j < n; j++) {
         if lid == 0u {
             let d = a[j * NM + j];
-            if !(d > T(0)) {
+            if d <= T(0) {
                 atomicOr(&flag[0], 1u);
             }
             a[j * NM + j] = sqrt(d);
@@ -73,7 +73,7 @@ fn lu(n: u32, lid: u32) {
                 }
             }
             piv[c] = best;
-            if !(bv > T(0)) && OP != 3u {
+            if bv == T(0) && OP != 3u {
                 atomicOr(&flag[0], 1u);
             }
         }

@@ -14,6 +14,7 @@ Singular and non-positive-definite input:
 * ``det`` returns 0 and ``slogdet`` (0, -inf) for a singular matrix, without a readback (as
   NumPy); ``qr`` of a rank-deficient matrix returns a valid factorization (Q orthogonal, R with
   zeros on its diagonal where a column is dependent).
+* NaN input is neither singular nor indefinite: the results are NaN, as NumPy's.
 
 Non-arrays and dtypes other than float32 / float64 raise ``TypeError`` (float16 included, as in
 NumPy), shapes that do not fit ``ValueError``.
