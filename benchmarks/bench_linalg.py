@@ -10,7 +10,8 @@ ratios (above 1: gputensor faster). Targets (issue 15): faster than NumPy from n
 n = 4096 cholesky, solve and qr at least 0.3x torch; the 8 x 8 stacks at least 1x torch.
 
 ``python3 -m benchmarks.bench_linalg`` (``--quick``: tiny sizes, any adapter; ``--only
-PATTERN`` selects cases by fnmatch; ``--no-torch``; ``--json PATH``).
+PATTERN`` selects cases by fnmatch; ``--no-torch``; ``--no-check``: without gputensor's flag
+readback, as torch's ``*_ex`` functions; ``--json PATH``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 import gputensor as gt
+from gputensor._backend import config
 
 from . import _timing
 
@@ -147,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="tiny sizes (seconds; any adapter)")
     parser.add_argument("--only", default="*", help="fnmatch pattern(s) of case ids, comma separated")
     parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--no-check", action="store_true",
+                        help="GPUTENSOR_LINALG_CHECK=0: no singularity readback in cholesky / solve / inv")
     parser.add_argument("--target-s", type=float, default=None, help="seconds per timed batch")
     parser.add_argument("--json", default=None, help="write the results to this file")
     args = parser.parse_args(argv)
@@ -163,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     patterns = args.only.split(",")
     print(f"adapter: {gt._dispatch.adapter_description()}; torch: {torch.__version__ if torch else 'off'}")
     print(f"{'case':<26}{'numpy ms':>11}{'gt ms':>11}{'torch ms':>11}{'numpy/gt':>10}{'gt/torch':>10}  checks")
+    previous = config.assign(linalg_check=False) if args.no_check else None
     rows = []
     t_start = time.perf_counter()
     for case in cases(args.quick):
@@ -176,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{case.id:<26}{fmt['numpy']}{fmt['gputensor']}{fmt['torch']}"
               f"{_ratio(ms['numpy'], ms['gputensor']):>10}{_ratio(ms['torch'], ms['gputensor']):>10}  {checks}")
     print(f"total {time.perf_counter() - t_start:.1f} s")
+    if previous is not None:
+        config.assign(**previous)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"adapter": gt._dispatch.adapter_description(), "quick": args.quick, "results": rows}, f, indent=1)

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import gputensor as gt
+from gputensor._backend import config
 from gputensor.linalg import LinAlgError
 
 from _compare import numpy_gt_allclose
@@ -340,3 +341,13 @@ def test_nan_input_gives_nan_as_numpy(xp) -> None:
         out += [xp.linalg.solve(a, xp.asarray(np.ones(n))), xp.linalg.inv(a), xp.linalg.det(a),
                 xp.linalg.slogdet(a).logabsdet, xp.linalg.cholesky(a)]
     return out
+
+
+def test_check_off_gives_non_finite_results() -> None:
+    singular = np.ones((2, 5, 5))
+    with config.override(linalg_check=False):
+        x = gt.linalg.inv(gt.asarray(singular)).get()
+        lower = gt.linalg.cholesky(gt.asarray(-np.eye(40))).get()
+    assert not np.all(np.isfinite(x)) and np.isnan(lower).any()
+    with pytest.raises(LinAlgError):
+        gt.linalg.inv(gt.asarray(singular))

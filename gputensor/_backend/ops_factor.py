@@ -32,6 +32,7 @@ Two families of kernels:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from . import kernels, ops_gemm
@@ -55,6 +56,7 @@ def _dtype(backend: Any, dtype: str) -> tuple[int, str]:
     return backend.float_dtype(dtype)
 
 
+@functools.lru_cache(maxsize=None)
 def _math_defines(wgsl: str) -> dict[str, str]:
     log = _LOG[wgsl]
     return {"LOG": log, "MATH": kernels.library_code(f"{log}(x)"), "NEG_INF": _NEG_INF[wgsl]}
