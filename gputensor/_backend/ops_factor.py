@@ -43,6 +43,9 @@ from .validate import check_dtype, check_int
 SMALL_MAX = 32
 #: Block size of the blocked algorithms (the panel kernels take at most 32 columns).
 NB = 32
+#: Block size of the blocked Cholesky factorization where the diagonal block and the
+#: triangular solve fit workgroup memory at it (float32): half the steps of NB.
+CHOLESKY_NB = 64
 
 _SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
 _LOG = {"f32": "log_f32", "f64": "log_f64"}
@@ -69,7 +72,19 @@ def _bind(backend: Any, ptr: int, elements: int, itemsize: int) -> tuple[tuple[A
 
 
 def _nmax(n: int) -> int:
-    return 8 if n <= 8 else 16 if n <= 16 else 32
+    return 8 if n <= 8 else 16 if n <= 16 else 32 if n <= 32 else 64
+
+
+def _workgroup_bytes(ctx: Any) -> int:
+    return int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
+
+
+def cholesky_block(backend: Any, dtype: str) -> int:
+    """The block size of ``cholesky_blocked``: CHOLESKY_NB where its kernels fit the adapter's
+    workgroup memory (float32 in 32 KiB), else NB."""
+    itemsize, _ = _dtype(backend, dtype)
+    need = CHOLESKY_NB * CHOLESKY_NB * itemsize + CHOLESKY_NB * 32 * itemsize  # trsm's triangle + columns
+    return CHOLESKY_NB if need + 1024 <= _workgroup_bytes(backend.context) else NB
 
 
 def _panel_wg(ctx: Any) -> int:
@@ -87,8 +102,8 @@ def _groups(ctx: Any, count: int) -> tuple[int, int, int]:
 # ---- batched small matrices -------------------------------------------------------------------
 def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: int, a_bs: int, *,
           b: int | None = None, k: int = 0, b_ld: int = 0, b_bs: int = 0, flag: int | None = None) -> None:
-    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX),
-    in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
+    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX;
+    cholesky: up to CHOLESKY_NB, for the diagonal blocks of ``cholesky_blocked``), in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
 
     * ``cholesky``: A := L (zeros above the diagonal);
     * ``solve``: A := its LU factors, B (n x k, batch stride ``b_bs``) := A^-1 B;
@@ -102,8 +117,9 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
         raise invalid_argument(f"unknown small factorization {op!r}")
     n, batch, k, a_ld, a_bs, b_ld, b_bs = (check_int(name, v) for name, v in (
         ("n", n), ("batch", batch), ("k", k), ("a_ld", a_ld), ("a_bs", a_bs), ("b_ld", b_ld), ("b_bs", b_bs)))
-    if not 1 <= n <= SMALL_MAX or batch < 1:
-        raise invalid_argument(f"small factorization of order {n} (1..{SMALL_MAX}), batch {batch}")
+    limit = CHOLESKY_NB if op == "cholesky" else SMALL_MAX
+    if not 1 <= n <= limit or batch < 1:
+        raise invalid_argument(f"small {op} of order {n} (1..{limit}), batch {batch}")
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (n - 1) * a_ld + n, itemsize)
@@ -151,11 +167,12 @@ def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld:
 
 # ---- building blocks of the blocked algorithms -------------------------------------------------
 def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
-         x_cs: int) -> None:
+         x_cs: int, nb: int = NB) -> None:
     """X := op(T)^-1 X for an n x n triangle T (n <= NB; row-major, ``t_ld``) and the n x k block
     X whose element (r, c) lies ``r * x_rs + c * x_cs`` elements from ``x``. ``mode`` 0: unit
-    lower, 1: lower, 2: upper. T and X may lie in one allocation (disjoint regions)."""
-    if not 1 <= n <= NB or mode not in (0, 1, 2):
+    lower, 1: lower, 2: upper. T and X may lie in one allocation (disjoint regions). ``nb`` (32
+    or 64) is the kernel's largest order."""
+    if nb not in (NB, CHOLESKY_NB) or not 1 <= n <= nb or mode not in (0, 1, 2):
         raise invalid_argument(f"trsm of order {n}, mode {mode}")
     if k < 1:
         return
@@ -164,8 +181,9 @@ def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
     t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
     x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
     words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, 0]
-    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], _groups(ctx, -(-k // _WG)),
-                 {"T": wgsl, "NB": NB, "MODE": mode})
+    wg = 64 if nb <= 32 else 32
+    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], _groups(ctx, -(-k // wg)),
+                 {"T": wgsl, "NB": nb, "MODE": mode, "WG": wg})
 
 
 def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
@@ -198,18 +216,20 @@ def _stripes(count: int) -> list[tuple[int, int]]:
 
 # ---- blocked factorizations (one matrix) ------------------------------------------------------
 def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int) -> None:
-    """Lower Cholesky factor of the n x n matrix at ``a`` in place (right-looking, blocks of NB);
-    the strict upper triangle is left with unspecified values. ``flag`` as in ``small``."""
+    """Lower Cholesky factor of the n x n matrix at ``a`` in place (right-looking, blocks of
+    ``cholesky_block``); the strict upper triangle is left with unspecified values. ``flag`` as
+    in ``small``."""
     itemsize, _ = _dtype(backend, dtype)
-    for j0 in range(0, n, NB):
-        jb = min(NB, n - j0)
+    nb = cholesky_block(backend, dtype)
+    for j0 in range(0, n, nb):
+        jb = min(nb, n - j0)
         d = a + (j0 * ld + j0) * itemsize
         small(backend, "cholesky", dtype, jb, 1, d, ld, 0, flag=flag)
         rest = n - j0 - jb
         if not rest:
             continue
         p = a + ((j0 + jb) * ld + j0) * itemsize
-        trsm(backend, dtype, 1, jb, rest, d, ld, p, 1, ld)  # P := P L^-T, as L P^T = P^T
+        trsm(backend, dtype, 1, jb, rest, d, ld, p, 1, ld, nb)  # P := P L^-T, as L P^T = P^T
         for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= P[s0:] P[s0:s0+sb]^T
             c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
             ps = p + s0 * ld * itemsize
@@ -331,5 +351,5 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             backend.free(ptr)
 
 
-__all__ = ["NB", "SMALL_MAX", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["CHOLESKY_NB", "NB", "SMALL_MAX", "cholesky_block", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]

@@ -1,5 +1,5 @@
 // Triangular solve on the left, one invocation per right-hand column: X := op(T)^-1 X for an
-// n x n triangle (n <= NB) T[t_first + i * t_ld + j] and an n x k block X whose element (r, c)
+// n x n triangle (n <= NB, 32 or 64) T[t_first + i * t_ld + j] and an n x k block X whose element (r, c)
 // is X[x_first + r * x_rs + c * x_cs]. MODE 0: unit lower (forward), 1: lower (forward),
 // 2: upper (backward). T and X may be bindings of one buffer when their regions are disjoint.
 //#include common
@@ -7,7 +7,7 @@
 alias T = {{T}};
 const NB: u32 = {{NB}}u;
 const MODE: u32 = {{MODE}}u;
-const WG: u32 = 64u;
+const WG: u32 = {{WG}}u;
 
 struct Params {
     n: u32, k: u32, t_first: u32, t_ld: u32,
@@ -21,7 +21,7 @@ var<workgroup> t: array<T, NB * NB>;
 // column lid of the block: x[r * WG + lid]
 var<workgroup> x: array<T, NB * WG>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let n = p.n;
