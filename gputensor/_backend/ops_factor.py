@@ -186,6 +186,28 @@ def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
                  {"T": wgsl, "NB": nb, "MODE": mode, "WG": wg})
 
 
+#: Most right-hand columns ``lu_solve`` takes through ``trsv`` (one workgroup per column, the
+#: triangle streamed once per column) instead of the blocked trsm + gemm substitution.
+TRSV_MAX_K = 8
+
+
+def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
+         x_cs: int) -> None:
+    """X := T^-1 X for the n x n triangle T (row-major, ``t_ld``; ``mode`` 0: unit lower, 2:
+    upper) and the k columns of X (element (r, c) ``r * x_rs + c * x_cs`` elements from ``x``),
+    one workgroup per column, in one dispatch. T and X may lie in one allocation (disjoint)."""
+    if mode not in (0, 2) or n < 1:
+        raise invalid_argument(f"trsv of order {n}, mode {mode}")
+    if k < 1:
+        return
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    words = [n, t_first, t_ld, x_first, x_rs, x_cs, 0, 0]
+    ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, 1, 1), {"T": wgsl, "MODE": mode, "WG": _panel_wg(ctx)})
+
+
 def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
           skip: tuple[int, int] = (0, 0)) -> None:
     """Swap rows r and piv[r] of the rows x cols matrix at ``x`` for r = k1, ..., k2 - 1 in
@@ -264,9 +286,14 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
 
 def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int) -> None:
     """X := A^-1 X for the n x k matrix at ``x`` from ``lu_blocked``'s factors of A (``lu``,
-    ``piv``): row swaps, then blocked forward (unit L) and backward (U) substitution."""
+    ``piv``): row swaps, then forward (unit L) and backward (U) substitution: ``trsv`` for up
+    to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for the rest)."""
     itemsize, _ = _dtype(backend, dtype)
     laswp(backend, dtype, x, n, k, x_ld, piv, 0, n)
+    if k <= TRSV_MAX_K:
+        trsv(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1)
+        trsv(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1)
+        return
     starts = list(range(0, n, NB))
     for j0 in starts:
         jb = min(NB, n - j0)
@@ -351,5 +378,5 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             backend.free(ptr)
 
 
-__all__ = ["CHOLESKY_NB", "NB", "SMALL_MAX", "cholesky_block", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["CHOLESKY_NB", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_block", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]
