@@ -211,7 +211,8 @@ def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
 def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
           skip: tuple[int, int] = (0, 0)) -> None:
     """Swap rows r and piv[r] of the rows x cols matrix at ``x`` for r = k1, ..., k2 - 1 in
-    order (absolute row indices in the u32 array ``piv``), in every column outside ``skip``."""
+    order (absolute row indices in the u32 array ``piv``, getrf's: piv[r] >= r), in every
+    column outside ``skip``."""
     if cols < 1 or k2 <= k1:
         return
     itemsize, wgsl = _dtype(backend, dtype)
@@ -219,7 +220,7 @@ def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv
     x_reg, x_first = _bind(backend, x, (rows - 1) * x_ld + cols, itemsize)
     p_reg, p_first = _bind(backend, piv, k2, 4)
     words = [cols, k1, k2, x_first, x_ld, p_first, skip[0], skip[1]]
-    ctx.dispatch("linalg_laswp", words, [x_reg, p_reg], _groups(ctx, -(-cols // _WG)), {"T": wgsl})
+    ctx.dispatch("linalg_laswp", words, [x_reg, p_reg], _groups(ctx, -(-cols // 32)), {"T": wgsl})
 
 
 def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
