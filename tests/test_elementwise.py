@@ -407,6 +407,35 @@ def test_integer_power():
     assert (x ** 2).dtype == gt.int64
 
 
+@pytest.mark.parametrize("narrow", ["int8", "int16", "int32"])
+def test_int64_with_narrower_signed_operand(narrow):
+    """The narrow operand is sign-extended to int64 inside the kernel; ops that compare it with
+    constants (shifts, floored division and remainder) see its value."""
+    if "shader-int64" not in gt.Device().features:
+        pytest.skip("the adapter lacks shader-int64")
+    a = np.array([1, 5, 7, -7, 1, -128], dtype=np.int64)
+    b = np.array([-2, -3, 2, 2, 0, 3], dtype=narrow)
+    s = np.array([0, 1, 2, 3, 0, 1], dtype=narrow)
+    ga, gb, gs = gt.asarray(a), gt.asarray(b), gt.asarray(s)
+    with np.errstate(divide="ignore"):  # x // 0 and x % 0 are 0 in both
+        assert_same(ga // gb, a // b)
+        assert_same(ga % gb, a % b)
+    assert_same(ga << gs, a << s)
+    assert_same(ga >> gs, a >> s)
+    assert_same(gt.bitwise_left_shift(gt.asarray(1, dtype=gt.int64), gt.asarray(0, dtype=getattr(gt, narrow))),
+                np.asarray(np.int64(1) << np.array(0, dtype=narrow)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_acosh_below_one_is_nan(dtype):
+    if dtype == "float64" and "shader-f64" not in gt.Device().features:
+        pytest.skip("the adapter lacks shader-f64")
+    x = np.array([-1.1e30 if dtype != "float16" else -6e4, -3.0, 0.5, 0.999, 1.0, 2.0], dtype=dtype)
+    with np.errstate(invalid="ignore"):
+        expected = np.arccosh(x)
+    assert_same(gt.acosh(gt.asarray(x)), expected, "transcendental")
+
+
 # ---- clip ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float16", "float32", "float64"])
 def test_clip(dtype):

@@ -212,6 +212,10 @@ def convert(value: str, src: str, dst: str, *, int64: bool = True) -> str:
         return f"bitcast<i64>(u64({value}))"
     if src == "i32" and dst == "u64":
         return f"bitcast<u64>(i64({value}))"
+    if src == "i32" and dst == "i64":
+        # the shift pair is the sign extension itself: lavapipe miscompiles comparisons of a
+        # plain i64(i32) with constants (i64(y) < i64(64) is false for y = 0).
+        return f"((i64({value}) << 32u) >> 32u)"
     return f"{dst}({value})"
 
 
