@@ -97,7 +97,7 @@ def _python_kind(values: np.ndarray) -> str:
     if kind == "f":
         return "float"
     if kind == "c":
-        raise TypeError("complex values are not supported: gputensor has no complex dtypes yet")
+        return "complex"
     raise TypeError(f"cannot make an array from values of NumPy dtype {values.dtype}")
 
 
@@ -119,6 +119,8 @@ def _from_python(obj: Any, dtype: DType | None) -> GpuArray:
                 _dtypes.check_scalar_in_range(target, v)
         raise TypeError(f"cannot make an array from {type(obj).__name__} data")
     kind = _python_kind(values)
+    if kind == "complex" and dtype is not None and dtype.kind != "c":
+        raise TypeError(f"complex values cannot be stored as {dtype}")
     if dtype is None:
         dtype = default_dtype(kind)
         if kind == "int":
@@ -167,12 +169,10 @@ def asarray(
     if copy is False:
         raise ValueError("copying host data to the GPU is always a copy (copy=False given)")
     if isinstance(obj, (builtins.bool, int, float, complex)) and not isinstance(obj, np.generic):
-        if isinstance(obj, complex):
-            raise TypeError("complex values are not supported: gputensor has no complex dtypes yet")
         return _from_python(obj, dtype)
     if isinstance(obj, (np.ndarray, np.generic)):
         host = np.asarray(obj)
-        if host.dtype.kind not in "biuf":
+        if host.dtype.kind not in "biufc":
             raise TypeError(f"NumPy dtype {host.dtype} is not supported by gputensor")
         target = dtype or _device_dtype(host.dtype)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -215,7 +215,7 @@ def zeros(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: A
 
 def _fill_value_dtype(fill_value: Any) -> DType:
     if isinstance(fill_value, complex):
-        raise TypeError("complex fill values are not supported: gputensor has no complex dtypes yet")
+        return default_dtype("complex")
     if isinstance(fill_value, builtins.bool):
         return default_dtype("bool")
     if isinstance(fill_value, int):
@@ -229,8 +229,9 @@ def _fill_value_dtype(fill_value: Any) -> DType:
 
 def full(shape: int | tuple[int, ...], fill_value: Any, *, dtype: DType | None = None,
          device: Any = None) -> GpuArray:
-    """A new array filled with ``fill_value`` (Python bool/int/float; dtype defaults from its
-    kind). Raises ``OverflowError`` for ints out of the dtype's range, ``TypeError`` for complex."""
+    """A new array filled with ``fill_value`` (Python bool/int/float/complex; dtype defaults from
+    its kind). Raises ``OverflowError`` for ints out of the dtype's range, ``TypeError`` for a
+    complex value with a real ``dtype``."""
     check_device(device)
     dtype = _check_dtype_arg(dtype) or _fill_value_dtype(fill_value)
     zero = isinstance(fill_value, int) and fill_value == 0  # else the fill writes every element

@@ -37,7 +37,8 @@ class __array_namespace_info__:  # noqa: N801 - the spec's name
         return DEFAULT_DEVICE
 
     def default_dtypes(self, *, device: Device | None = None) -> dict[str, DType | None]:
-        """``real floating``: float32; ``complex floating``: None (no complex dtypes);
+        """``real floating``: float32; ``complex floating``: complex128 (complex64 without
+        ``shader-f64``);
         ``integral``/``indexing``: int64 (int32 without ``shader-int64``).
         ``ValueError`` for an unknown device."""
         return check_device(device).default_dtypes()
