@@ -59,7 +59,7 @@ def where(condition: GpuArray, x1: GpuArray | bool | int | float, x2: GpuArray |
 
 def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
     _check_array(x)
-    if x.dtype not in DTYPE_CATEGORIES["numeric"]:
+    if x.dtype not in DTYPE_CATEGORIES["real numeric"]:
         raise TypeError(f"{op} needs a real numeric dtype, got {x.dtype}")
     if not isinstance(keepdims, builtins.bool):
         raise TypeError("keepdims must be a bool")

@@ -9,10 +9,11 @@ load, and every element of the new contiguous result is written once; nothing is
 
 Dtypes (the spec's rules, as array-api-strict): ``sum``/``prod``/``cumulative_*`` of a signed
 integer give the default integer dtype (int64), of an unsigned integer the unsigned integer of
-the same width (uint64), of a float the same float; ``dtype=`` overrides (the input is cast
-first). float16 always accumulates in float32. ``mean``/``var``/``std`` need a floating dtype;
-``max``/``min`` a real numeric one; boolean inputs raise ``TypeError`` except where the spec
-allows them.
+the same width (uint64), of a float or complex the same dtype; ``dtype=`` overrides (the input is
+cast first). float16 always accumulates in float32, complex in complex (the reduction kernels'
+complex accumulator; complex scans as described at ``cumulative_sum``). ``mean`` needs a floating
+dtype (complex included), ``var``/``std`` a real floating one; ``max``/``min`` a real numeric
+one; boolean inputs raise ``TypeError`` except where the spec allows them.
 
 Errors: ``TypeError`` for bad dtypes or non-arrays, :class:`~gputensor._shapes.AxisError` for
 out-of-range axes, ``ValueError`` for repeated axes, ``max``/``min`` over zero elements and a
@@ -43,7 +44,9 @@ __all__ = [
 ]
 
 _NUMERIC = DTYPE_CATEGORIES["numeric"]
-_FLOATING = DTYPE_CATEGORIES["real floating"]
+_REAL_NUMERIC = DTYPE_CATEGORIES["real numeric"]
+_FLOATING = DTYPE_CATEGORIES["floating"]
+_REAL_FLOATING = DTYPE_CATEGORIES["real floating"]
 
 
 def _check_dtype_arg(dtype: object) -> DType:
@@ -129,7 +132,7 @@ def max(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: 
     """Maximum over ``axis`` (NaN propagates). Real numeric dtypes only (``TypeError``);
     ``ValueError`` when reducing zero elements."""
     _check_array(x)
-    if x.dtype not in _NUMERIC:
+    if x.dtype not in _REAL_NUMERIC:
         raise TypeError(f"max needs a real numeric dtype, got {x.dtype}")
     return _reduce("max", x, axis, keepdims, x.dtype)
 
@@ -138,24 +141,26 @@ def min(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: 
     """Minimum over ``axis`` (NaN propagates). Real numeric dtypes only (``TypeError``);
     ``ValueError`` when reducing zero elements."""
     _check_array(x)
-    if x.dtype not in _NUMERIC:
+    if x.dtype not in _REAL_NUMERIC:
         raise TypeError(f"min needs a real numeric dtype, got {x.dtype}")
     return _reduce("min", x, axis, keepdims, x.dtype)
 
 
 def mean(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> GpuArray:
-    """Arithmetic mean over ``axis`` (float16 accumulates in float32). Floating dtypes only
-    (``TypeError``); zero elements give NaN."""
+    """Arithmetic mean over ``axis`` (float16 accumulates in float32; complex in complex).
+    Floating dtypes only, complex included (``TypeError``); zero elements give NaN (complex:
+    NaN + NaN j)."""
     _check_array(x)
     if x.dtype not in _FLOATING:
         raise TypeError(f"mean needs a floating dtype, got {x.dtype}")
-    return _reduce("mean", x, axis, keepdims, x.dtype, _acc_dtype(x.dtype), math.nan)
+    empty = complex(math.nan, math.nan) if x.dtype.kind == "c" else math.nan
+    return _reduce("mean", x, axis, keepdims, x.dtype, _acc_dtype(x.dtype), empty)
 
 
 def _var(op: str, x: GpuArray, axis, correction: float, keepdims: bool) -> GpuArray:
     _check_array(x)
-    if x.dtype not in _FLOATING:
-        raise TypeError(f"{op} needs a floating dtype, got {x.dtype}")
+    if x.dtype not in _REAL_FLOATING:
+        raise TypeError(f"{op} needs a real floating dtype, got {x.dtype}")
     if isinstance(correction, bool) or not isinstance(correction, (int, float)):
         raise TypeError(f"correction must be a real number, not {type(correction).__name__}")
     if correction < 0:

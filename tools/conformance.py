@@ -1,0 +1,102 @@
+"""Run the official Array API conformance suite (data-apis/array-api-tests) against gputensor.
+
+``python tools/conformance.py [--suite DIR] [--max-examples N] [-- PYTEST_ARGS...]`` runs the
+suite's ``array_api_tests/`` with ``ARRAY_API_TESTS_MODULE=gputensor`` (this checkout's package),
+the xfail file ``array-api-tests-xfails.txt`` of the repository root (each entry with its reason)
+and a bounded number of hypothesis examples, then prints the counts, the pass rate and the wall
+time. The suite folder is only read: no pytest cache (``-p no:cacheprovider``), no bytecode
+(``PYTHONDONTWRITEBYTECODE``), the JSON report under the temporary directory; hypothesis keeps
+its example database in this repository's ``.hypothesis/`` (git-ignored).
+
+Exit status: pytest's (0 when every test passed, skipped or xfailed); 2 with instructions when
+the suite is not there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SUITE = ROOT.parent / "shared" / "array-api-tests"
+XFAILS = ROOT / "array-api-tests-xfails.txt"
+
+HOW = """\
+The Array API test suite was not found at {suite}.
+Get it (the suite with its `array-api` submodule, which holds the spec it reads) with:
+    git clone --recurse-submodules https://github.com/data-apis/array-api-tests.git {suite}
+or point ARRAY_API_TESTS_DIR (or --suite) at an existing clone."""
+
+
+def suite_present(suite: Path) -> bool:
+    """Whether ``suite`` holds the test package and the spec submodule it parses."""
+    return (suite / "array_api_tests" / "__init__.py").is_file() and (suite / "array-api" / "spec").is_dir()
+
+
+def pytest_command(suite: Path, max_examples: int, report: Path, extra: list[str]) -> list[str]:
+    """The pytest command line: the suite's own ini file and rootdir, nothing written there."""
+    return [
+        sys.executable, "-m", "pytest", str(suite / "array_api_tests"),
+        "-c", str(suite / "pytest.ini"), "--rootdir", str(suite), "-p", "no:cacheprovider",
+        "--max-examples", str(max_examples), "--xfails-file", str(XFAILS),
+        "--json-report", "--json-report-file", str(report), "--json-report-omit", "log", "streams",
+        "-q", "-rfE", *extra,
+    ]
+
+
+def summarize(report: Path, wall: float) -> str:
+    """'N passed, N failed, ...' with the pass rate, from the JSON report."""
+    try:
+        data = json.loads(report.read_text())
+    except (OSError, ValueError):
+        return f"no JSON report at {report}; wall time {wall:.0f} s"
+    counts = Counter(t["outcome"] for t in data.get("tests", []))
+    for c in data.get("collectors", []):
+        if c.get("outcome") == "failed":
+            counts["error"] += 1
+    order = ["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
+    parts = [f"{counts[k]} {k}" for k in order if counts[k]]
+    run = counts["passed"] + counts["failed"] + counts["error"] + counts["xfailed"] + counts["xpassed"]
+    rate = 100.0 * (counts["passed"] + counts["xpassed"]) / run if run else 0.0
+    return (f"array-api-tests: {', '.join(parts)}; {rate:.1f}% of the tests run passed "
+            f"(xfailed count as not passed); wall time {wall:.0f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the arguments, check the suite is there, run it and print the summary."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", type=Path,
+                        default=Path(os.environ.get("ARRAY_API_TESTS_DIR", DEFAULT_SUITE)),
+                        help="the array-api-tests checkout (default: ../shared/array-api-tests)")
+    parser.add_argument("--max-examples", type=int, default=20, help="hypothesis examples per test")
+    parser.add_argument("--report", type=Path,
+                        default=Path(tempfile.gettempdir()) / "gputensor-array-api-tests.json",
+                        help="where the JSON report goes (never inside the suite)")
+    parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
+    args = parser.parse_args(argv)
+    suite = args.suite.resolve()
+    if not suite_present(suite):
+        print(HOW.format(suite=suite), file=sys.stderr)
+        return 2
+    env = dict(os.environ)
+    env.update(ARRAY_API_TESTS_MODULE="gputensor", PYTHONDONTWRITEBYTECODE="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+    env.pop("HYPOTHESIS_PROFILE", None)  # the suite loads its own profile
+    cmd = pytest_command(suite, args.max_examples, args.report, args.pytest_args)
+    print("+ ARRAY_API_TESTS_MODULE=gputensor " + " ".join(cmd[1:]), flush=True)
+    start = time.perf_counter()
+    rc = subprocess.run(cmd, cwd=ROOT, env=env).returncode
+    print(summarize(args.report, time.perf_counter() - start), flush=True)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
