@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import math
 
-from . import _dispatch
+from . import _complex_views, _dispatch
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
 from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType
+from ._elementwise_functions import multiply
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, normalize_axes, normalize_axis, size_of
 
@@ -208,8 +209,41 @@ def _cumulative(op: str, x: GpuArray, axis: int | None, dtype: DType | None, inc
         _dispatch.fill(first, 0 if op == "sum" else 1)
         dst = _view(out, x.shape, strides, strides[ax])
     if x.size:
-        kernels.scan_axis(op, x, ax, dst, kernels.scan_dtype(out_dtype))
+        if out_dtype.kind == "c":
+            _complex_scan(op, x, ax, dst)
+        else:
+            if x.dtype.kind == "c":  # the input is cast first: its real part
+                x = _complex_views.part(x, 0)
+            kernels.scan_axis(op, x, ax, dst, kernels.scan_dtype(out_dtype))
     return out
+
+
+def _complex_scan(op: str, x: GpuArray, ax: int, dst: GpuArray) -> None:
+    """``dst`` (complex, x's shape) = the inclusive scan of ``x`` along ``ax``.
+
+    A sum is the sums of the parts: one real scan per part, read and written through the parts'
+    views (a real ``x`` gives the real part; the imaginary part is 0). A product doubles the
+    distance: ``dst`` starts as ``x`` and ``dst[i] *= dst[i - s]`` for ``s = 1, 2, 4, ...``
+    (Hillis-Steele, log2(n) complex multiply kernels over views along the axis)."""
+    parts = [_complex_views.part(dst, k) for k in (0, 1)]
+    if op == "sum":
+        acc = kernels.scan_dtype(parts[0].dtype)
+        if x.dtype.kind == "c":
+            for k in (0, 1):
+                kernels.scan_axis("sum", _complex_views.part(x, k), ax, parts[k], acc)
+        else:
+            kernels.scan_axis("sum", x, ax, parts[0], acc)
+            _dispatch.fill(parts[1], 0)
+        return
+    _dispatch.copy_into(dst, x)
+    n = x.shape[ax]
+    step = 1
+    while step < n:
+        shape = dst.shape[:ax] + (n - step,) + dst.shape[ax + 1:]
+        head = _view(dst, shape, dst._strides)
+        tail = _view(dst, shape, dst._strides, step * dst._strides[ax])
+        _dispatch.copy_into(tail, multiply(tail, head))
+        step *= 2
 
 
 def cumulative_sum(x: GpuArray, /, *, axis: int | None = None, dtype: DType | None = None,
