@@ -59,7 +59,7 @@ def where(condition: GpuArray, x1: GpuArray | bool | int | float, x2: GpuArray |
 
 def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
     _check_array(x)
-    if x.dtype not in DTYPE_CATEGORIES["numeric"]:
+    if x.dtype not in DTYPE_CATEGORIES["real numeric"]:
         raise TypeError(f"{op} needs a real numeric dtype, got {x.dtype}")
     if not isinstance(keepdims, builtins.bool):
         raise TypeError("keepdims must be a bool")
@@ -129,6 +129,8 @@ def nonzero(x: GpuArray, /) -> tuple[GpuArray, ...]:
     _check_array(x)
     if x.ndim == 0:
         raise ValueError("nonzero is not allowed on 0-dimensional arrays")
+    if x.dtype.kind == "c":
+        x = _nonzero_mask(x)  # (either part nonzero)
     if x.ndim == 1:
         return (nonzero_flat(x)[1],)
     count, flat = nonzero_flat(x, uint32)

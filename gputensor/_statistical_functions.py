@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 _NUMERIC = DTYPE_CATEGORIES["numeric"]
+_REAL_NUMERIC = DTYPE_CATEGORIES["real numeric"]
 _FLOATING = DTYPE_CATEGORIES["real floating"]
 
 
@@ -129,7 +130,7 @@ def max(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: 
     """Maximum over ``axis`` (NaN propagates). Real numeric dtypes only (``TypeError``);
     ``ValueError`` when reducing zero elements."""
     _check_array(x)
-    if x.dtype not in _NUMERIC:
+    if x.dtype not in _REAL_NUMERIC:
         raise TypeError(f"max needs a real numeric dtype, got {x.dtype}")
     return _reduce("max", x, axis, keepdims, x.dtype)
 
@@ -138,7 +139,7 @@ def min(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: 
     """Minimum over ``axis`` (NaN propagates). Real numeric dtypes only (``TypeError``);
     ``ValueError`` when reducing zero elements."""
     _check_array(x)
-    if x.dtype not in _NUMERIC:
+    if x.dtype not in _REAL_NUMERIC:
         raise TypeError(f"min needs a real numeric dtype, got {x.dtype}")
     return _reduce("min", x, axis, keepdims, x.dtype)
 

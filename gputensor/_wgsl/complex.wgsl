@@ -270,6 +270,13 @@ fn cx_sinh_TT(z: vec2<TT>) -> vec2<TT> {
     let x = z.x;
     let y = z.y;
     if (_cx_isfinite_TT(x) && _cx_isfinite_TT(y)) {
+        if (abs(x) > TT(20)) {
+            // sinh x = cosh x = e^|x| / 2 to the last bit; two halves, as e^|x| overflows where
+            // the products may not
+            let h = ew_exp_TT(TT(0.5) * abs(x));
+            let re = TT(0.5) * (h * cos_TT(y)) * h;
+            return vec2<TT>(select(re, ew_neg_TT(re), ew_signbit_TT(x)), TT(0.5) * (h * sin_TT(y)) * h);
+        }
         if (y == TT(0)) { return vec2<TT>(ew_sinh_TT(x), y); }
         return vec2<TT>(ew_sinh_TT(x) * cos_TT(y), ew_cosh_TT(x) * sin_TT(y));
     }
@@ -289,6 +296,11 @@ fn cx_cosh_TT(z: vec2<TT>) -> vec2<TT> {
     let x = z.x;
     let y = z.y;
     if (_cx_isfinite_TT(x) && _cx_isfinite_TT(y)) {
+        if (abs(x) > TT(20)) {
+            let h = ew_exp_TT(TT(0.5) * abs(x));
+            let im = TT(0.5) * (h * sin_TT(y)) * h;
+            return vec2<TT>(TT(0.5) * (h * cos_TT(y)) * h, select(im, ew_neg_TT(im), ew_signbit_TT(x)));
+        }
         if (y == TT(0)) { return vec2<TT>(ew_cosh_TT(x), select(y, ew_neg_TT(y), ew_signbit_TT(x))); }
         return vec2<TT>(ew_cosh_TT(x) * cos_TT(y), ew_sinh_TT(x) * sin_TT(y));
     }
