@@ -288,6 +288,14 @@ def _real_scalar(value: Any, name: str) -> int | float:
     raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
 
 
+def _complex_scalar(value: Any, name: str) -> complex:
+    if isinstance(value, (builtins.bool, np.bool_)):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    if isinstance(value, (int, float, complex, np.number)):
+        return complex(value)
+    raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+
+
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: DType | None = None, device: Any = None) -> GpuArray:
     """Evenly spaced values in ``[start, stop)``: NumPy's ``arange`` values (computed in float64
@@ -309,8 +317,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     all_int = all(isinstance(v, int) for v in (start, stop, step))
     if dtype is None:
         dtype = default_dtype("int" if all_int else "float")
-    if dtype == _dtypes.bool:
-        raise TypeError("arange does not support the bool dtype")
+    if dtype == _dtypes.bool or dtype.kind == "c":
+        raise TypeError(f"arange needs a real numeric dtype, not {dtype}")
     if all_int and dtype.kind in "iu":
         values = np.arange(start, stop, step, dtype=np.int64 if dtype.kind == "i" else np.uint64)
     else:  # NumPy's float64 values (start + i * delta), rounded to the dtype
@@ -321,21 +329,29 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 
 def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: DType | None = None,
              device: Any = None, endpoint: builtins.bool = True) -> GpuArray:
-    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace`` values).
+    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace`` values,
+    computed in float64 / complex128 and rounded to ``dtype``). Complex bounds give the default
+    complex dtype when ``dtype`` is None.
 
-    Raises ``ValueError`` for negative ``num``, ``TypeError`` for complex or non-real bounds
-    and non-floating dtypes.
+    Raises ``ValueError`` for negative ``num``, ``TypeError`` for non-numeric bounds, complex
+    bounds with a real ``dtype`` and non-floating dtypes.
     """
     check_device(device)
-    dtype = _check_dtype_arg(dtype) or default_dtype("float")
-    if dtype.kind != "f":
-        raise TypeError(f"linspace needs a real floating dtype, not {dtype}")
-    start = _real_scalar(start, "start")
-    stop = _real_scalar(stop, "stop")
+    is_complex = isinstance(start, (complex, np.complexfloating)) or isinstance(stop, (complex, np.complexfloating))
+    dtype = _check_dtype_arg(dtype) or default_dtype("complex" if is_complex else "float")
+    if dtype.kind not in "fc":
+        raise TypeError(f"linspace needs a floating dtype, not {dtype}")
+    if dtype.kind == "c":
+        start = _complex_scalar(start, "start")
+        stop = _complex_scalar(stop, "stop")
+    else:
+        start = _real_scalar(start, "start")
+        stop = _real_scalar(stop, "stop")
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"num must be non-negative, got {num}")
-    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
+    wide = np.complex128 if dtype.kind == "c" else np.float64
+    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=wide)
     return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)
 
 

@@ -368,10 +368,13 @@ def resolve_elementwise_dtypes(name: str, args: Sequence[Any]) -> tuple[DType, D
             dtype = _dtypes.promote_scalar(dtype, a, default_float=default_float)
     if dtype not in allowed:
         raise TypeError(f"{name} only accepts {row.category} dtypes, got {dtype} after promotion")
-    if row.result == "float" and dtype.kind != "f":
+    if row.result == "float" and dtype.kind not in "fc":
         dtype = default_float
     if row.result == "bool":
         return dtype, _dtypes.bool, _dtypes.bool
+    if row.result == "real" and dtype.kind == "c":
+        part = _dtypes.DTYPES_BY_NAME[dtype.info.component]
+        return dtype, part, part
     return dtype, dtype, dtype
 
 

@@ -129,6 +129,8 @@ def nonzero(x: GpuArray, /) -> tuple[GpuArray, ...]:
     _check_array(x)
     if x.ndim == 0:
         raise ValueError("nonzero is not allowed on 0-dimensional arrays")
+    if x.dtype.kind == "c":
+        x = _nonzero_mask(x)  # (either part nonzero)
     if x.ndim == 1:
         return (nonzero_flat(x)[1],)
     count, flat = nonzero_flat(x, uint32)

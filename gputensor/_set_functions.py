@@ -62,8 +62,11 @@ class UniqueInverseResult(NamedTuple):
 
 
 def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool) -> dict[str, GpuArray]:
-    """The requested parts of ``unique`` of ``x`` (see the module docstring)."""
+    """The requested parts of ``unique`` of ``x`` (see the module docstring). ``TypeError`` for
+    complex ``x`` (its values are not ordered, and the kernels sort)."""
     _check_array(x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"unique needs a real or bool dtype, got {x.dtype}")
     index_dtype = kernels.default_int()
     flat = _as_contiguous(reshape(x, (-1,)))
     n = flat.size
