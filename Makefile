@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test conformance adapter install bench clean
+.PHONY: demo test conformance soak adapter install bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ CONFORMANCE_EXAMPLES ?= $(if $(FULL),20,10)
 CONFORMANCE_ARGS ?=
 conformance: adapter
 	$(PY) tools/conformance.py --max-examples $(CONFORMANCE_EXAMPLES) -- $(CONFORMANCE_ARGS)
+
+# The soak test for longer: threads x seconds of checked mixed operations (make soak SOAK_SECONDS=1800).
+SOAK_SECONDS ?= 300
+soak: adapter
+	SOAK_SECONDS=$(SOAK_SECONDS) $(PY) -m pytest -q -s -p no:cacheprovider tests/test_soak.py
 
 bench: adapter
 	$(PY) -m benchmarks
