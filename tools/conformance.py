@@ -4,7 +4,10 @@
 suite's ``array_api_tests/`` with ``ARRAY_API_TESTS_MODULE=gputensor`` (this checkout's package),
 the xfail file ``array-api-tests-xfails.txt`` of the repository root (each entry with its reason)
 and a bounded number of hypothesis examples, then prints the counts, the pass rate and the wall
-time. The suite folder is only read: no pytest cache (``-p no:cacheprovider``), no bytecode
+time. Extensions are optional in the standard: the suite skips the tests of an extension the
+namespace lacks except ``test_has_names``, whose entries for it this tool skips too (a skips file
+under the temporary directory), so ``gputensor.linalg``/``gputensor.fft`` are checked exactly when
+they exist. The suite folder is only read: no pytest cache (``-p no:cacheprovider``), no bytecode
 (``PYTHONDONTWRITEBYTECODE``), the JSON report under the temporary directory; hypothesis keeps
 its example database in this repository's ``.hypothesis/`` (git-ignored).
 
@@ -15,6 +18,8 @@ the suite is not there.
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
 import json
 import os
 import subprocess
@@ -40,12 +45,38 @@ def suite_present(suite: Path) -> bool:
     return (suite / "array_api_tests" / "__init__.py").is_file() and (suite / "array-api" / "spec").is_dir()
 
 
-def pytest_command(suite: Path, max_examples: int, report: Path, extra: list[str]) -> list[str]:
+def extension_functions(suite: Path, version: str, ext: str) -> list[str]:
+    """The functions of extension ``ext`` in the spec's stubs for ``version`` (its ``__all__``,
+    aliases of main-namespace functions included, as the suite lists them)."""
+    stub = suite / "array-api" / "src" / "array_api_stubs" / f"_{version.replace('.', '_')}" / f"{ext}.py"
+    tree = ast.parse(stub.read_text())
+    names: list[str] = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(getattr(t, "id", None) == "__all__" for t in targets) and node.value is not None:
+            names = list(ast.literal_eval(node.value))
+    return names
+
+
+def absent_extension_skips(suite: Path) -> list[str]:
+    """``test_has_names`` ids of the extensions (linalg, fft) this checkout's gputensor lacks."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        xp = importlib.import_module("gputensor")
+    finally:
+        sys.path.pop(0)
+    version = getattr(xp, "__array_api_version__", "2024.12")
+    return [f"array_api_tests/test_has_names.py::test_has_names[{ext}-{name}]"
+            for ext in ("linalg", "fft") if not hasattr(xp, ext)
+            for name in extension_functions(suite, version, ext)]
+
+
+def pytest_command(suite: Path, max_examples: int, report: Path, skips: Path, extra: list[str]) -> list[str]:
     """The pytest command line: the suite's own ini file and rootdir, nothing written there."""
     return [
         sys.executable, "-m", "pytest", str(suite / "array_api_tests"),
         "-c", str(suite / "pytest.ini"), "--rootdir", str(suite), "-p", "no:cacheprovider",
-        "--max-examples", str(max_examples), "--xfails-file", str(XFAILS),
+        "--max-examples", str(max_examples), "--xfails-file", str(XFAILS), "--skips-file", str(skips),
         "--json-report", "--json-report-file", str(report), "--json-report-omit", "log", "streams",
         "-q", "-rfE", *extra,
     ]
@@ -94,7 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
     env.pop("HYPOTHESIS_PROFILE", None)  # the suite loads its own profile
-    cmd = pytest_command(suite, args.max_examples, args.report, args.pytest_args)
+    skips = args.report.with_suffix(".skips.txt")
+    absent = absent_extension_skips(suite)
+    skips.write_text("".join(line + "\n" for line in absent))
+    if absent:
+        print(f"skipping test_has_names of {len(absent)} functions of extensions gputensor lacks", flush=True)
+    cmd = pytest_command(suite, args.max_examples, args.report, skips, args.pytest_args)
     print("+ ARRAY_API_TESTS_MODULE=gputensor " + " ".join(cmd[1:]), flush=True)
     start = time.perf_counter()
     rc = subprocess.run(cmd, cwd=ROOT, env=env).returncode
