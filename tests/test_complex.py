@@ -10,7 +10,7 @@ import warnings
 import array_api_strict as xps
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -162,6 +162,7 @@ def _ref(xp, name):
 
 
 @pytest.mark.parametrize("name", UNARY)
+@settings(max_examples=5)
 @given(data=st.data())
 def test_unary_against_numpy(name, cdtype, data):
     host = data.draw(complex_arrays(cdtype, max_magnitude=30.0 if name in ("exp", "expm1", "sinh", "cosh") else 1e3))
@@ -199,6 +200,7 @@ def test_unary_wide_range(name, cdtype):
 
 
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "pow", "equal", "not_equal"])
+@settings(max_examples=5)
 @given(data=st.data())
 def test_binary_against_numpy(name, cdtype, data):
     a = data.draw(complex_arrays(cdtype, 30.0 if name == "pow" else 1e3, max_side=4))
@@ -406,6 +408,7 @@ def test_creation(cdtype):
         gt.full((2,), 1j, dtype=gt.float32)
 
 
+@settings(max_examples=5)
 @given(data=st.data())
 def test_views_and_indexing(cdtype, data):
     host = data.draw(hnp.arrays(np.dtype(cdtype), (4, 5), elements=complex_values(cdtype)))
@@ -439,6 +442,7 @@ def test_setitem_errors():
 
 
 # ---------------------------------------------------------------------------------- fusion
+@settings(max_examples=5)
 @given(data=st.data())
 def test_fused_chains_match_unfused(cdtype, data):
     a = data.draw(hnp.arrays(np.dtype(cdtype), (7,), elements=complex_values(cdtype, 10.0)))
