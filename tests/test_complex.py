@@ -56,7 +56,9 @@ def wide_grid(dtype: str) -> np.ndarray:
 
 
 def complex_values(dtype: str, max_magnitude: float = 1e3):
-    part = st.floats(-max_magnitude, max_magnitude, allow_nan=False, width=32 if dtype == "complex64" else 64)
+    # (no subnormals: NVIDIA flushes them, as the README's Accuracy section says)
+    part = st.floats(-max_magnitude, max_magnitude, allow_nan=False, allow_subnormal=False,
+                     width=32 if dtype == "complex64" else 64)
     return st.builds(complex, part, part)
 
 
@@ -221,7 +223,9 @@ def test_division_robust(cdtype):
     with np.errstate(all="ignore"):
         expected = a / b
     assert_same(gt.asarray(a) / gt.asarray(b), expected, "arith")
-    assert_same(gt.reciprocal(gt.asarray(b)), np.reciprocal(b), "arith")
+    with np.errstate(all="ignore"):
+        expected = np.reciprocal(b)
+    assert_same(gt.reciprocal(gt.asarray(b)), expected, "arith")
 
 
 def test_integer_powers_are_numpy_products(cdtype):
@@ -335,7 +339,8 @@ def test_special_values_match_numpy_classes(name, cdtype):
         both_nan = np.isnan(g) & np.isnan(w)
         inf_match = np.isinf(g) & np.isinf(w)
         finite = np.isfinite(w) & np.isfinite(g)
-        close = finite & (np.abs(g - w) <= 1e-5 * np.maximum(np.abs(want), 1e-30))
+        with np.errstate(invalid="ignore"):
+            close = finite & (np.abs(g - w) <= 1e-5 * np.maximum(np.abs(want), 1e-30))
         ok = both_nan | inf_match | close | (g == w)
         # NumPy's glibc differs from C99 in a few sign-unspecified NaN/inf corners: allow a NaN
         # against NumPy's inf or NaN only where an input part is non-finite
@@ -447,7 +452,7 @@ def test_setitem_errors():
 def test_fused_chains_match_unfused(cdtype, data):
     a = data.draw(hnp.arrays(np.dtype(cdtype), (7,), elements=complex_values(cdtype, 10.0)))
     b = data.draw(hnp.arrays(np.dtype(cdtype), (7,), elements=complex_values(cdtype, 10.0)))
-    r = data.draw(hnp.arrays(PART[cdtype], (7,), elements=st.floats(-5, 5, width=32)))
+    r = data.draw(hnp.arrays(PART[cdtype], (7,), elements=st.floats(-5, 5, width=32, allow_subnormal=False)))
 
     def chain():
         x, y, s = gt.asarray(a), gt.asarray(b), gt.asarray(r)
