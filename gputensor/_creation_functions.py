@@ -388,7 +388,7 @@ def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: DType
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"num must be non-negative, got {num}")
-    _check_request(num, dtype, 16 * num)
+    _check_request(num, dtype, (32 if dtype.kind == "c" else 16) * num)
     wide = np.complex128 if dtype.kind == "c" else np.float64
     values = np.linspace(start, stop, num, endpoint=endpoint, dtype=wide)
     return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)

@@ -198,12 +198,6 @@ def scalar_value(value: PythonScalar, dtype: DType) -> Any:
     kind = dtype.kind
     if kind == "f" and dtype.itemsize != 2:
         return float(value)  # OverflowError for ints beyond the float range
-    if kind == "c":
-        if isinstance(value, int) and not isinstance(value, builtins.bool):
-            float(value)  # OverflowError for ints beyond the float range
-        return complex(value)
-    if isinstance(value, complex):
-        raise TypeError(f"a complex value cannot be converted to {dtype}")
     if kind == "b":
         return builtins.bool(value)
     if kind in "iu":
@@ -213,6 +207,12 @@ def scalar_value(value: PythonScalar, dtype: DType) -> Any:
             value = int(value)
         _dtypes.check_scalar_in_range(dtype, int(value))
         return int(value)
+    if kind == "c":
+        if isinstance(value, int) and not isinstance(value, builtins.bool):
+            float(value)  # OverflowError for ints beyond the float range
+        return complex(value)
+    if isinstance(value, complex):
+        raise TypeError(f"a complex value cannot be converted to {dtype}")
     with np.errstate(over="ignore"):
         return float(dtype.numpy.type(value))  # (rounded to the narrow float)
 

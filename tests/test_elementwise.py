@@ -307,7 +307,8 @@ def test_weak_scalar_errors():
     with pytest.raises(OverflowError):
         gt.add(gt.asarray([1], dtype=gt.int8), 200)
     with pytest.raises(TypeError):
-        gt.add(gt.asarray([1.0]), 1j)
+        gt.add(gt.asarray([1]), 1j)
+    assert gt.add(gt.asarray([1.0], dtype=gt.float32), 1j).dtype == gt.complex64
     with pytest.raises(TypeError):
         gt.add(1, 2)
     with pytest.raises(TypeError):

@@ -82,7 +82,7 @@ def test_every_row_is_installed():
             if dunder is not None:
                 assert getattr(gt.GpuArray, dunder).__name__ == dunder, (name, dunder)
     # every WGSL form names a known family, compute type or dtype
-    keys = {"f", "i", "u", "b"} | {t.compute for t in wgsl_types.DTYPE_TABLE.values()} | set(wgsl_types.DTYPE_TABLE)
+    keys = {"f", "i", "u", "b", "c"} | {t.compute for t in wgsl_types.DTYPE_TABLE.values()} | set(wgsl_types.DTYPE_TABLE)
     for row in elementwise_ops.OPS.values():
         assert set(row.forms) <= keys, row.name
 

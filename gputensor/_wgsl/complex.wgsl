@@ -58,7 +58,7 @@ fn cx_div_TT(a: vec2<TT>, b: vec2<TT>) -> vec2<TT> {
     let abi = abs(b.y);
     if (abr >= abi) {
         if (abr == TT(0) && abi == TT(0)) {
-            return vec2<TT>(a.x / abr, a.y / abr);
+            return vec2<TT>(_cx_div_zero_TT(a.x), _cx_div_zero_TT(a.y));
         }
         let rat = b.y / b.x;
         let scl = TT(1) / (b.x + b.y * rat);
@@ -67,6 +67,12 @@ fn cx_div_TT(a: vec2<TT>, b: vec2<TT>) -> vec2<TT> {
     let rat = b.x / b.y;
     let scl = TT(1) / (b.y + b.x * rat);
     return vec2<TT>((a.x * rat + a.y) * scl, (a.y * rat - a.x) * scl);
+}
+
+// @fn _cx_div_zero f32 f64
+// v / +0 (inf with v's sign; NaN for 0 and NaN), spelled out: compilers may fold 0 / 0.
+fn _cx_div_zero_TT(v: TT) -> TT {
+    return select(_cx_copysign_TT(ew_inf_TT(), v), ew_nan_TT(), v == TT(0) || ew_isnan_TT(v));
 }
 
 // @fn cx_neg f32 f64
@@ -99,7 +105,18 @@ fn cx_sign_TT(z: vec2<TT>) -> vec2<TT> {
 }
 
 // @fn cx_reciprocal f32 f64
-fn cx_reciprocal_TT(z: vec2<TT>) -> vec2<TT> { return cx_div_TT(vec2<TT>(TT(1), TT(0)), z); }
+// NumPy's 1 / z (the ratio of the smaller to the larger part; 1 / 0 is NaN + NaN j).
+fn cx_reciprocal_TT(z: vec2<TT>) -> vec2<TT> {
+    if (z.x == TT(0) && z.y == TT(0)) { return _cx_nan2_TT(); }
+    if (abs(z.y) <= abs(z.x)) {
+        let q = z.y / z.x;
+        let d = z.x + z.y * q;
+        return vec2<TT>(TT(1) / d, ew_neg_TT(q / d));
+    }
+    let q = z.x / z.y;
+    let d = z.x * q + z.y;
+    return vec2<TT>(q / d, ew_neg_TT(TT(1) / d));
+}
 
 // @fn _cx_log_abs f32 f64
 // log|z| for finite z, without overflow or underflow, accurate near the unit circle.
@@ -158,7 +175,7 @@ fn cx_exp_TT(z: vec2<TT>) -> vec2<TT> {
             return vec2<TT>(x * cos_TT(y), x * sin_TT(y));
         }
         if (!_cx_isfinite_TT(y)) { return vec2<TT>(TT(0), TT(0)); }
-        return vec2<TT>(TT(0) * cos_TT(y), TT(0) * sin_TT(y));
+        return vec2<TT>(_cx_copysign_TT(TT(0), cos_TT(y)), _cx_copysign_TT(TT(0), sin_TT(y)));
     }
     if (ew_isnan_TT(x)) {
         if (y == TT(0)) { return z; }
@@ -238,12 +255,12 @@ fn cx_sqrt_TT(z: vec2<TT>) -> vec2<TT> {
 fn cx_square_TT(z: vec2<TT>) -> vec2<TT> { return cx_mul_TT(z, z); }
 
 // @fn cx_pow f32 f64
-// NumPy's power: z^0 = 1; 0^w = 0 for real w > 0, else NaN; small integer real exponents by
+// NumPy's power: z^0 = 1; 0^w = 0 for Re w > 0, else NaN; small integer real exponents by
 // repeated squaring (negative ones through the reciprocal); else exp(w log z).
 fn cx_pow_TT(a: vec2<TT>, b: vec2<TT>) -> vec2<TT> {
     if (b.x == TT(0) && b.y == TT(0)) { return vec2<TT>(TT(1), TT(0)); }
     if (a.x == TT(0) && a.y == TT(0)) {
-        if (b.x > TT(0) && b.y == TT(0)) { return vec2<TT>(TT(0), TT(0)); }
+        if (b.x > TT(0)) { return vec2<TT>(TT(0), TT(0)); }
         return _cx_nan2_TT();
     }
     if (b.y == TT(0) && floor(b.x) == b.x && abs(b.x) < TT(100)) {
@@ -275,7 +292,9 @@ fn cx_sinh_TT(z: vec2<TT>) -> vec2<TT> {
             // the products may not
             let h = ew_exp_TT(TT(0.5) * abs(x));
             let re = TT(0.5) * (h * cos_TT(y)) * h;
-            return vec2<TT>(select(re, ew_neg_TT(re), ew_signbit_TT(x)), TT(0.5) * (h * sin_TT(y)) * h);
+            var im = TT(0.5) * (h * sin_TT(y)) * h;
+            if (y == TT(0)) { im = y; }
+            return vec2<TT>(select(re, ew_neg_TT(re), ew_signbit_TT(x)), im);
         }
         if (y == TT(0)) { return vec2<TT>(ew_sinh_TT(x), y); }
         return vec2<TT>(ew_sinh_TT(x) * cos_TT(y), ew_cosh_TT(x) * sin_TT(y));
@@ -298,7 +317,8 @@ fn cx_cosh_TT(z: vec2<TT>) -> vec2<TT> {
     if (_cx_isfinite_TT(x) && _cx_isfinite_TT(y)) {
         if (abs(x) > TT(20)) {
             let h = ew_exp_TT(TT(0.5) * abs(x));
-            let im = TT(0.5) * (h * sin_TT(y)) * h;
+            var im = TT(0.5) * (h * sin_TT(y)) * h;
+            if (y == TT(0)) { im = y; }
             return vec2<TT>(TT(0.5) * (h * cos_TT(y)) * h, select(im, ew_neg_TT(im), ew_signbit_TT(x)));
         }
         if (y == TT(0)) { return vec2<TT>(ew_cosh_TT(x), select(y, ew_neg_TT(y), ew_signbit_TT(x))); }
