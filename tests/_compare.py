@@ -238,9 +238,6 @@ def _compare(np_result: Any, gt_result: Any, family: str, rtol: Any, atol: Any, 
                                  f"got {np.broadcast_to(gc, ok.shape)[bad][:6]}, "
                                  f"want {np.broadcast_to(rc, ok.shape)[bad][:6]}")
     else:
-        if expected.dtype.kind == "c" or actual.dtype.kind == "c":  # the parts, each as a real
-            actual = np.stack([np.real(actual), np.imag(actual)])
-            expected = np.stack([np.real(expected), np.imag(expected)])
         with np.errstate(all="ignore"):
             g64, r64 = actual.astype(np.float64), expected.astype(np.float64)
             ok = (g64 == r64) | (np.isnan(g64) & np.isnan(r64)) | (np.abs(g64 - r64) <= a + r * np.abs(r64))
