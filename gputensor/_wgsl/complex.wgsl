@@ -206,7 +206,10 @@ fn cx_expm1_TT(z: vec2<TT>) -> vec2<TT> {
         }
         return vec2<TT>(e.x - TT(1), e.y);
     }
-    if (y == TT(0)) { return vec2<TT>(ew_expm1_TT(x), y); }
+    if (y == TT(0)) {
+        if (x == TT(0)) { return vec2<TT>(TT(0), y); }  // the spec's expm1(-0 + 0j) = +0 + 0j
+        return vec2<TT>(ew_expm1_TT(x), y);
+    }
     let h = sin_TT(TT(0.5) * y);
     let re = ew_expm1_TT(x) * cos_TT(y) - TT(2) * h * h;
     return vec2<TT>(re, ew_exp_TT(x) * sin_TT(y));

@@ -129,8 +129,7 @@ fn ew_asinh_TT(x: TT) -> TT {
 
 // @fn ew_acosh f32 f64
 fn ew_acosh_TT(x: TT) -> TT {
-    // below 1 (the formula's 2t + t*t turns positive again for t < -2): NaN
-    if (x < TT(1)) { return ew_nan_TT(); }
+    if (x < TT(1)) { return ew_nan_TT(); }  // (for x < -1 the formula below is finite)
     if (x > TT(1e8)) { return ew_log_TT(x) + TT(0.69314718055994530942); }
     let t = x - TT(1);
     return ew_log1p_TT(t + sqrt(TT(2) * t + t * t));
