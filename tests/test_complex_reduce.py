@@ -1,5 +1,5 @@
 """Complex reductions, scans and products against NumPy: sum, prod, mean, cumulative_sum,
-cumulative_prod, matmul, tensordot, vecdot (conjugating x1); the functions the spec keeps to
+cumulative_prod, matmul, tensordot, vecdot (conjugating x1), the unique family; the functions the spec keeps to
 real dtypes (max, min, argmax, argmin, sort, argsort, var, std) raise TypeError for complex."""
 
 from __future__ import annotations
@@ -149,3 +149,21 @@ def test_real_only_functions_reject_complex(name):
     x = gt.asarray(np.array([1 + 2j, 3 - 1j], dtype=np.complex64))
     with pytest.raises(TypeError):
         getattr(gt, name)(x)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_unique_of_complex(dtype):
+    _need(dtype)
+    nan = float("nan")
+    z = np.array([[1 + 2j, 0j, -0j, 1 + 2j, 3 - 1j], [nan + 0j, 3 - 1j, 1 + 1j, complex(nan, nan), 1 + 2j]],
+                 dtype=dtype)
+    values, index, inverse, counts = np.unique(z, return_index=True, return_inverse=True, return_counts=True,
+                                               equal_nan=False)
+    r = gt.unique_all(gt.asarray(z))
+    assert_same(r.values, values)
+    assert_same(r.indices, index)
+    assert_same(r.inverse_indices, inverse.reshape(z.shape))
+    assert_same(r.counts, counts)
+    assert_same(gt.unique_values(gt.asarray(z[0, ::-1])), np.unique(z[0, ::-1]))
+    c = gt.unique_counts(gt.asarray(np.zeros(0, dtype)))
+    assert c.values.shape == (0,) and c.counts.shape == (0,)
