@@ -348,9 +348,8 @@ fn cx_tanh_TT(z: vec2<TT>) -> vec2<TT> {
         return _cx_nan2_TT();
     }
     if (ew_isinf_TT(x)) {
-        var im = _cx_copysign_TT(TT(0), y);
-        if (_cx_isfinite_TT(y)) { im = _cx_copysign_TT(TT(0), sin_TT(y) * cos_TT(y)); }
-        return vec2<TT>(_cx_copysign_TT(TT(1), x), im);
+        // the spec's 1 + 0j for finite y > 0 (C99's sign of sin(2y) differs), conjugate below
+        return vec2<TT>(_cx_copysign_TT(TT(1), x), _cx_copysign_TT(TT(0), y));
     }
     if (!_cx_isfinite_TT(y)) {
         if (x == TT(0)) { return vec2<TT>(x, ew_nan_TT()); }
