@@ -535,6 +535,9 @@ def test_special_values_every_floating_function(dtype):
         expected = _reference(func, args, dtype, dtype)
         if name == "nextafter":  # C99: y when x == y (NumPy < 2.5 returns x for float16)
             expected = np.where(args[0] == args[1], args[1], expected)
+        if name == "floor_divide":  # an infinite operand: the spec's floor(a / b), i.e. a / b
+            with np.errstate(all="ignore"):
+                expected = np.where(np.isinf(args[0]) | np.isinf(args[1]), args[0] / args[1], expected)
         if family == "exact" and name not in ("nextafter",):
             family = "arith"
         if name in ("floor_divide", "remainder"):
