@@ -206,7 +206,8 @@ _ROWS: tuple[ElementwiseOp, ...] = (
        doc="True division; integer inputs give the default floating dtype (as NumPy)."),
     _b("floor_divide", "real numeric", {"f": "ew_floordiv_{T}(x0, x1)", "i": "ew_floordiv_{T}(x0, x1)",
                                         "u": "select(x0 / x1, {T}(0), x1 == {T}(0))"},
-       dunder="__floordiv__", doc="Floor division; integer division by zero gives 0 (as NumPy); an infinite float operand gives the spec's floor(x1 / x2) (NumPy: NaN, -1.0)."),
+       dunder="__floordiv__", doc="Floor division; integer division by zero gives 0 (as NumPy); an infinite "
+                                   "float operand gives the spec's floor(x1 / x2) (NumPy: NaN, -1.0)."),
     _b("hypot", "real floating", {"f": "ew_hypot_{T}(x0, x1)"}, doc="sqrt(x1**2 + x2**2) without undue overflow."),
     _b("logaddexp", "real floating", {"f": "ew_logaddexp_{T}(x0, x1)"}, doc="log(exp(x1) + exp(x2))."),
     _b("maximum", "real numeric", {"f": "ew_max_{T}(x0, x1)", "i": "max(x0, x1)", "u": "max(x0, x1)"},
