@@ -44,10 +44,11 @@ __all__ = [
     "var",
 ]
 
-_NUMERIC = DTYPE_CATEGORIES["numeric"]
-_REAL_NUMERIC = DTYPE_CATEGORIES["real numeric"]
-_FLOATING = DTYPE_CATEGORIES["floating"]
-_REAL_FLOATING = DTYPE_CATEGORIES["real floating"]
+# (membership tests against frozensets: one hash, not a scan)
+_NUMERIC = frozenset(DTYPE_CATEGORIES["numeric"])
+_REAL_NUMERIC = frozenset(DTYPE_CATEGORIES["real numeric"])
+_FLOATING = frozenset(DTYPE_CATEGORIES["floating"])
+_REAL_FLOATING = frozenset(DTYPE_CATEGORIES["real floating"])
 
 
 def _check_dtype_arg(dtype: object) -> DType:
