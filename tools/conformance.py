@@ -58,8 +58,9 @@ def extension_functions(suite: Path, version: str, ext: str) -> list[str]:
     return names
 
 
-def absent_extension_skips(suite: Path) -> list[str]:
-    """``test_has_names`` ids of the extensions (linalg, fft) this checkout's gputensor lacks."""
+def absent_extension_skips(suite: Path, disabled: tuple[str, ...] = ()) -> list[str]:
+    """``test_has_names`` ids of the extensions (linalg, fft) this checkout's gputensor lacks or
+    that ``--disable-extension`` disables (``disabled``)."""
     sys.path.insert(0, str(ROOT))
     try:
         xp = importlib.import_module("gputensor")
@@ -67,7 +68,7 @@ def absent_extension_skips(suite: Path) -> list[str]:
         sys.path.pop(0)
     version = getattr(xp, "__array_api_version__", "2024.12")
     return [f"array_api_tests/test_has_names.py::test_has_names[{ext}-{name}]"
-            for ext in ("linalg", "fft") if not hasattr(xp, ext)
+            for ext in ("linalg", "fft") if not hasattr(xp, ext) or ext in disabled
             for name in extension_functions(suite, version, ext)]
 
 
@@ -126,7 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     env.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
     env.pop("HYPOTHESIS_PROFILE", None)  # the suite loads its own profile
     skips = args.report.with_suffix(".skips.txt")
-    absent = absent_extension_skips(suite)
+    extra = args.pytest_args
+    at = extra.index("--disable-extension") if "--disable-extension" in extra else len(extra)
+    disabled = tuple(a for a in extra[at + 1:] if a in ("linalg", "fft"))
+    absent = absent_extension_skips(suite, disabled)
     skips.write_text("".join(line + "\n" for line in absent))
     if absent:
         print(f"skipping test_has_names of {len(absent)} functions of extensions gputensor lacks", flush=True)
