@@ -490,3 +490,12 @@ def test_complex_scalar_arguments():
     assert_same(gt.where(gt.asarray([True]), z, 2j), np.array([1 + 1j], dtype=np.complex64))
     assert_same(gt.pow(z, 2), np.array([(1 + 1j) ** 2], dtype=np.complex64), "arith")
     assert cmath.isclose(complex(gt.multiply(z[0], 1j)), (1 + 1j) * 1j)
+
+
+def test_user_kernels_take_complex():
+    """ElementwiseKernel parameters of complex dtypes are vec2 values (.x real, .y imaginary)."""
+    z = np.array([2 + 3j, 1 - 1j], dtype=np.complex64)
+    parts = gt.ElementwiseKernel("complex64 x", "float32 z", "z = x.x * x.y;")
+    assert_same(parts(gt.asarray(z)), (z.real * z.imag).astype(np.float32))
+    scaled = gt.ElementwiseKernel("complex64 x, float32 s", "complex64 z", "z = x * s;")
+    assert_same(scaled(gt.asarray(z), 2.0), z * 2)

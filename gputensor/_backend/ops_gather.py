@@ -34,7 +34,7 @@ import functools
 import math
 import struct
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import ops_scan
@@ -281,7 +281,7 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
         half = _HALF_DTYPE
         _move(backend, scatter, half, shape + [2], a_ptr, [2 * s for s in a_strides] + [1],
               b_ptr, [2 * s for s in b_strides] + [1],
-              [IndexOperand(ix.ptr, ix.dtype, tuple(ix.strides) + (0,), ix.n, 2 * ix.mul) for ix in indices],
+              [replace(ix, strides=tuple(ix.strides) + (0,), mul=2 * ix.mul) for ix in indices],
               (2 * indexed_extent[0], 2 * indexed_extent[1]))
         return
     if len(indices) > MAXIDX:
