@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test soak adapter install bench clean
+.PHONY: demo test conformance soak adapter install bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,16 @@ demo: adapter
 
 test: adapter
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The official Array API test suite (../shared/array-api-tests, or ARRAY_API_TESTS_DIR) with the
+# xfails of array-api-tests-xfails.txt: CONFORMANCE_EXAMPLES hypothesis examples per test in CI,
+# the suite's 20 with FULL=1; no hypothesis deadline (first calls compile their kernels, and a
+# shared CPU adapter is slow: timing is no part of conformance); CONFORMANCE_ARGS: more pytest
+# arguments.
+CONFORMANCE_EXAMPLES ?= $(if $(FULL),20,10)
+CONFORMANCE_ARGS ?=
+conformance: adapter
+	$(PY) tools/conformance.py --max-examples $(CONFORMANCE_EXAMPLES) -- --disable-deadline $(CONFORMANCE_ARGS)
 
 # The soak test for longer: threads x seconds of checked mixed operations (make soak SOAK_SECONDS=1800).
 SOAK_SECONDS ?= 300

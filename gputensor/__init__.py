@@ -32,6 +32,8 @@ from ._dtypes import (  # noqa: E402
     float16,
     float32,
     float64,
+    complex64,
+    complex128,
     int8,
     int16,
     int32,
@@ -55,6 +57,8 @@ __all__ += [
     "float16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
 ]
 
 # ---- array object and device ---------------------------------------------------------------

@@ -263,9 +263,17 @@ class GpuArray:
         return builtins.bool(self._scalar("bool"))
 
     def __int__(self) -> int:
+        """The value of a size-1 array as a Python int; ``TypeError`` for complex arrays (as the
+        spec and array-api-strict)."""
+        if self._dtype.kind == "c":
+            raise TypeError("int() is not allowed on complex floating-point arrays")
         return int(self._scalar("int"))
 
     def __float__(self) -> float:
+        """The value of a size-1 array as a Python float; ``TypeError`` for complex arrays (as the
+        spec and array-api-strict)."""
+        if self._dtype.kind == "c":
+            raise TypeError("float() is not allowed on complex floating-point arrays")
         return float(self._scalar("float"))
 
     def __complex__(self) -> complex:

@@ -128,7 +128,7 @@ def _python_kind(values: np.ndarray) -> str:
     if kind == "f":
         return "float"
     if kind == "c":
-        raise TypeError("complex values are not supported: gputensor has no complex dtypes yet")
+        return "complex"
     raise TypeError(f"cannot make an array from values of NumPy dtype {values.dtype}")
 
 
@@ -150,6 +150,8 @@ def _from_python(obj: Any, dtype: DType | None) -> GpuArray:
                 _dtypes.check_scalar_in_range(target, v)
         raise TypeError(f"cannot make an array from {type(obj).__name__} data")
     kind = _python_kind(values)
+    if kind == "complex" and dtype is not None and dtype.kind != "c":
+        raise TypeError(f"complex values cannot be stored as {dtype}")
     if dtype is None:
         dtype = default_dtype(kind)
         if kind == "int":
@@ -198,12 +200,10 @@ def asarray(
     if copy is False:
         raise ValueError("copying host data to the GPU is always a copy (copy=False given)")
     if isinstance(obj, (builtins.bool, int, float, complex)) and not isinstance(obj, np.generic):
-        if isinstance(obj, complex):
-            raise TypeError("complex values are not supported: gputensor has no complex dtypes yet")
         return _from_python(obj, dtype)
     if isinstance(obj, (np.ndarray, np.generic)):
         host = np.asarray(obj)
-        if host.dtype.kind not in "biuf":
+        if host.dtype.kind not in "biufc":
             raise TypeError(f"NumPy dtype {host.dtype} is not supported by gputensor")
         target = dtype or _device_dtype(host.dtype)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -246,7 +246,7 @@ def zeros(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: A
 
 def _fill_value_dtype(fill_value: Any) -> DType:
     if isinstance(fill_value, complex):
-        raise TypeError("complex fill values are not supported: gputensor has no complex dtypes yet")
+        return default_dtype("complex")
     if isinstance(fill_value, builtins.bool):
         return default_dtype("bool")
     if isinstance(fill_value, int):
@@ -260,8 +260,9 @@ def _fill_value_dtype(fill_value: Any) -> DType:
 
 def full(shape: int | tuple[int, ...], fill_value: Any, *, dtype: DType | None = None,
          device: Any = None) -> GpuArray:
-    """A new array filled with ``fill_value`` (Python bool/int/float; dtype defaults from its
-    kind). Raises ``OverflowError`` for ints out of the dtype's range, ``TypeError`` for complex."""
+    """A new array filled with ``fill_value`` (Python bool/int/float/complex; dtype defaults from
+    its kind). Raises ``OverflowError`` for ints out of the dtype's range, ``TypeError`` for a
+    complex value with a real ``dtype``."""
     check_device(device)
     dtype = _check_dtype_arg(dtype) or _fill_value_dtype(fill_value)
     zero = isinstance(fill_value, int) and fill_value == 0  # else the fill writes every element
@@ -318,6 +319,14 @@ def _real_scalar(value: Any, name: str) -> int | float:
     raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
 
 
+def _complex_scalar(value: Any, name: str) -> complex:
+    if isinstance(value, (builtins.bool, np.bool_)):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    if isinstance(value, (int, float, complex, np.number)):
+        return complex(value)
+    raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+
+
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: DType | None = None, device: Any = None) -> GpuArray:
     """Evenly spaced values in ``[start, stop)``: NumPy's ``arange`` values (computed in float64
@@ -339,8 +348,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     all_int = all(isinstance(v, int) for v in (start, stop, step))
     if dtype is None:
         dtype = default_dtype("int" if all_int else "float")
-    if dtype == _dtypes.bool:
-        raise TypeError("arange does not support the bool dtype")
+    if dtype == _dtypes.bool or dtype.kind == "c":
+        raise TypeError(f"arange needs a real numeric dtype, not {dtype}")
     if all_int:
         count = len(range(start, stop, step))
     else:
@@ -358,22 +367,30 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 
 def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: DType | None = None,
              device: Any = None, endpoint: builtins.bool = True) -> GpuArray:
-    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace`` values).
+    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace`` values,
+    computed in float64 / complex128 and rounded to ``dtype``). Complex bounds give the default
+    complex dtype when ``dtype`` is None.
 
-    Raises ``ValueError`` for negative ``num``, ``TypeError`` for complex or non-real bounds
-    and non-floating dtypes.
+    Raises ``ValueError`` for negative ``num``, ``TypeError`` for non-numeric bounds, complex
+    bounds with a real ``dtype`` and non-floating dtypes.
     """
     check_device(device)
-    dtype = _check_dtype_arg(dtype) or default_dtype("float")
-    if dtype.kind != "f":
-        raise TypeError(f"linspace needs a real floating dtype, not {dtype}")
-    start = _real_scalar(start, "start")
-    stop = _real_scalar(stop, "stop")
+    is_complex = isinstance(start, (complex, np.complexfloating)) or isinstance(stop, (complex, np.complexfloating))
+    dtype = _check_dtype_arg(dtype) or default_dtype("complex" if is_complex else "float")
+    if dtype.kind not in "fc":
+        raise TypeError(f"linspace needs a floating dtype, not {dtype}")
+    if dtype.kind == "c":
+        start = _complex_scalar(start, "start")
+        stop = _complex_scalar(stop, "stop")
+    else:
+        start = _real_scalar(start, "start")
+        stop = _real_scalar(stop, "stop")
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"num must be non-negative, got {num}")
-    _check_request(num, dtype, 16 * num)
-    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
+    _check_request(num, dtype, (32 if dtype.kind == "c" else 16) * num)
+    wide = np.complex128 if dtype.kind == "c" else np.float64
+    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=wide)
     return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)
 
 

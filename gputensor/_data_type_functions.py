@@ -20,6 +20,7 @@ from ._devices import DEFAULT_DEVICE, check_device, default_dtype
 from ._dispatch import contiguous_copy
 from ._dtypes import (
     DTYPE_CATEGORIES,
+    DTYPES_BY_NAME,
     float64 as _dtypes_float64,
     SAME_KIND_PROMOTIONS,
     DType,
@@ -100,7 +101,8 @@ def can_cast(from_: Any, to: DType, /) -> bool:
     """Return whether ``from_`` can be cast to ``to`` by type promotion.
 
     ``from_`` is a dtype or an array; True when ``from_`` and ``to`` are of
-    the same kind (bool, integer or floating) and promote to ``to``.  The
+    the same kind (bool, integer or floating: real and complex floating count as one) and
+    promote to ``to``.  The
     integer/floating promotion extension does not make cross-kind casts safe,
     matching the spec and array-api-strict.
 
@@ -168,7 +170,9 @@ def finfo(type: Any, /) -> finfo_object:
     """Return machine limits for a floating dtype (or an array of one).
 
     Values are Python floats taken from NumPy; ``dtype`` is the gputensor
-    dtype.  Raises ``TypeError`` if ``type`` is not a dtype or array and
+    dtype. For a complex dtype the limits are those of its real component
+    (``finfo(complex64)`` describes float32, with ``dtype`` float32, as the
+    spec and array-api-strict give).  Raises ``TypeError`` if ``type`` is not a dtype or array and
     ``ValueError`` if its dtype is not floating.
     """
     dtype = _dtype_of(type)
@@ -177,6 +181,8 @@ def finfo(type: Any, /) -> finfo_object:
     try:
         return _FINFO[dtype]
     except KeyError:
+        if dtype.kind == "c":
+            return _FINFO[DTYPES_BY_NAME[dtype.info.component]]
         raise ValueError(f"finfo() requires a floating dtype, got {dtype}") from None
 
 
@@ -246,8 +252,10 @@ def astype(x: Any, dtype: DType, /, *, copy: bool = True, device: Any = None) ->
     values are unspecified).
 
     ``copy=False`` returns ``x`` itself when the dtype already matches (and the device is the
-    same), else a new array. Raises ``TypeError`` if ``x`` is not a gputensor array, ``dtype``
-    is not a dtype or the device lacks it; ``ValueError`` for another device.
+    same), else a new array. Real to complex sets the imaginary part to 0. Raises
+    ``TypeError`` if ``x`` is not a gputensor array, ``dtype`` is not a dtype or the device
+    lacks it, and for a complex ``x`` with a real (or bool) ``dtype`` (the spec does not permit
+    that cast; array-api-strict raises); ``ValueError`` for another device.
     """
     if not isinstance(x, GpuArray):
         raise TypeError(f"astype expects a gputensor array, got {type(x).__name__}")
@@ -257,4 +265,7 @@ def astype(x: Any, dtype: DType, /, *, copy: bool = True, device: Any = None) ->
     DEFAULT_DEVICE.check_dtype(dtype)
     if not copy and dtype == x.dtype:
         return x
+    if x.dtype.kind == "c" and dtype.kind != "c":
+        raise TypeError(f"casting {x.dtype} to {dtype} is not permitted (the Array API "
+                        "standard does not allow complex to real casts)")
     return contiguous_copy(x, dtype)

@@ -75,9 +75,10 @@ class Device:
     def default_dtypes(self) -> dict[str, DType]:
         """The spec's ``default_dtypes`` dict: real floating, complex floating, integral, indexing."""
         integral = _dtypes.int64 if self.supports_dtype(_dtypes.int64) else _dtypes.int32
+        wide = self.supports_dtype(_dtypes.complex128)
         return {
             "real floating": _dtypes.float32,
-            "complex floating": None,  # type: ignore[dict-item] # no complex dtypes yet
+            "complex floating": _dtypes.complex128 if wide else _dtypes.complex64,
             "integral": integral,
             "indexing": integral,
         }
@@ -101,7 +102,7 @@ def default_dtypes(device: Device | None = None) -> dict[str, DType]:
 
 
 def default_dtype(kind: str, device: Device | None = None) -> DType:
-    """Default dtype for a Python value kind: ``'bool'``, ``'int'`` or ``'float'``."""
+    """Default dtype for a Python value kind: ``'bool'``, ``'int'``, ``'float'`` or ``'complex'``."""
     if kind == "bool":
         return _dtypes.bool
     defaults = default_dtypes(device)
@@ -109,4 +110,6 @@ def default_dtype(kind: str, device: Device | None = None) -> DType:
         return defaults["integral"]
     if kind == "float":
         return defaults["real floating"]
+    if kind == "complex":
+        return defaults["complex floating"]
     raise ValueError(f"unknown kind {kind!r}")

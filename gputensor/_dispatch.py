@@ -108,7 +108,7 @@ __all__ = [
     "max_storage_bindings",
 ]
 
-PythonScalar = Union[builtins.bool, int, float]
+PythonScalar = Union[builtins.bool, int, float, complex]
 Input = Union["GpuArray", tuple[Any, DType]]
 
 
@@ -192,7 +192,8 @@ def scalar_value(value: PythonScalar, dtype: DType) -> Any:
     """``value`` as the Python number a scalar operand of ``dtype`` carries.
 
     Integers must fit integer dtypes (``OverflowError`` otherwise); float16 values are rounded to
-    float16 first (so the op sees what NumPy would); bool dtypes take ``bool(value)``.
+    float16 first (so the op sees what NumPy would); bool dtypes take ``bool(value)``; complex
+    dtypes take ``complex(value)``. A complex value for a real dtype raises ``TypeError``.
     """
     kind = dtype.kind
     if kind == "f" and dtype.itemsize != 2:
@@ -206,6 +207,12 @@ def scalar_value(value: PythonScalar, dtype: DType) -> Any:
             value = int(value)
         _dtypes.check_scalar_in_range(dtype, int(value))
         return int(value)
+    if kind == "c":
+        if isinstance(value, int) and not isinstance(value, builtins.bool):
+            float(value)  # OverflowError for ints beyond the float range
+        return complex(value)
+    if isinstance(value, complex):
+        raise TypeError(f"a complex value cannot be converted to {dtype}")
     with np.errstate(over="ignore"):
         return float(dtype.numpy.type(value))  # (rounded to the narrow float)
 
@@ -214,11 +221,12 @@ def fill(dst: GpuArray, value: Any) -> None:
     """``dst[...] = value`` for a Python (or NumPy) scalar ``value``, converted to ``dst.dtype``
     as NumPy's assignment does (float to int truncates; ints must fit: ``OverflowError``).
 
-    Raises ``TypeError`` for complex and non-numeric values.
+    Raises ``TypeError`` for complex values into real arrays and for non-numeric values.
     """
-    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
         value = value.item()
-    if isinstance(value, complex) or not isinstance(value, (builtins.bool, int, float)):
+    if (isinstance(value, complex) and dst.dtype.kind != "c") or not isinstance(
+            value, (builtins.bool, int, float, complex)):
         raise TypeError(f"cannot assign a {type(value).__name__} to a {dst.dtype} array")
     value = scalar_value(value, dst.dtype)
     if size_of(dst.shape) == 0:
@@ -360,10 +368,13 @@ def resolve_elementwise_dtypes(name: str, args: Sequence[Any]) -> tuple[DType, D
             dtype = _dtypes.promote_scalar(dtype, a, default_float=default_float)
     if dtype not in allowed:
         raise TypeError(f"{name} only accepts {row.category} dtypes, got {dtype} after promotion")
-    if row.result == "float" and dtype.kind != "f":
+    if row.result == "float" and dtype.kind not in "fc":
         dtype = default_float
     if row.result == "bool":
         return dtype, _dtypes.bool, _dtypes.bool
+    if row.result == "real" and dtype.kind == "c":
+        part = _dtypes.DTYPES_BY_NAME[dtype.info.component]
+        return dtype, part, part
     return dtype, dtype, dtype
 
 

@@ -6,29 +6,34 @@ storage, compute type, lanes, adapter feature, loads, bit patterns, literals, co
 accumulator); this module makes one :class:`DType` singleton per row, the categories from the
 rows' kinds and the promotion table from the kinds and NumPy's ``result_type``.
 
-Supported dtypes are the Array API real dtypes plus ``float16``:
+Supported dtypes are the Array API dtypes plus ``float16``:
 ``bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-float16, float32, float64``.  Complex dtypes are not supported yet.
+float16, float32, float64, complex64, complex128``.
 
 Each :class:`DType` carries the facts the namespace needs (``name``, ``numpy``, ``itemsize``,
 ``kind``), and its table row as :attr:`DType.info`; ``wgsl_compute`` (8/16-bit integers are
 computed as ``i32``/``u32``, ``float16`` in ``f32``), ``packed`` (1- and 2-byte dtypes are
 stored packed in ``u32`` words, with NumPy's byte layout) and ``feature`` (``shader-int64`` for
-``int64``/``uint64``, ``shader-f64`` for ``float64``; ``float16`` needs none) come from it.
+``int64``/``uint64``, ``shader-f64`` for ``float64`` and ``complex128``; ``float16`` and
+``complex64`` need none) come from it.
 
 Promotion
 ---------
-``SAME_KIND_PROMOTIONS`` is the Array API 2024.12 promotion table restricted
-to real dtypes, plus ``float16`` as an extension (``float16`` with ``float16``,
-``float32``, ``float64`` gives ``float16``, ``float32``, ``float64``).
+``SAME_KIND_PROMOTIONS`` is the Array API 2024.12 promotion table (real and
+complex floating dtypes promote together: ``float32`` with ``complex64`` gives
+``complex64``, ``float64`` with ``complex64`` gives ``complex128``), plus
+``float16`` as an extension (``float16`` with ``float16``, ``float32``,
+``float64``, ``complex64``, ``complex128`` gives ``float16``, ``float32``,
+``float64``, ``complex64``, ``complex128``).
 
 ``MIXED_KIND_PROMOTIONS`` is an extension the spec leaves undefined:
 integer with floating dtypes promote as ``numpy.result_type`` does (for
 example ``int8 + float16 -> float16``, ``int32 + float32 -> float64``).
 
 Pairs missing from both tables raise ``TypeError``, as in array-api-strict:
-``bool`` with any numeric dtype, and ``uint64`` with any signed integer dtype
-(NumPy gives ``float64``; the spec leaves it undefined).
+``bool`` with any numeric dtype, ``uint64`` with any signed integer dtype
+(NumPy gives ``float64``; the spec leaves it undefined) and integer with complex
+dtypes.
 
 Python scalars follow the spec's "mixing arrays with Python scalars" rules as
 implemented by array-api-strict 2.6.1 (see :func:`promote_scalar`), with one
@@ -60,6 +65,8 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
     "ALL_DTYPES",
     "DTYPES_BY_NAME",
     "DTYPE_CATEGORIES",
@@ -149,6 +156,8 @@ uint64 = DTYPES_BY_NAME["uint64"]
 float16 = DTYPES_BY_NAME["float16"]
 float32 = DTYPES_BY_NAME["float32"]
 float64 = DTYPES_BY_NAME["float64"]
+complex64 = DTYPES_BY_NAME["complex64"]
+complex128 = DTYPES_BY_NAME["complex128"]
 
 # ---------------------------------------------------------------------------
 # Categories (the spec's names; "real floating-point" / "floating-point" /
@@ -188,13 +197,16 @@ DTYPE_CATEGORIES: dict[str, tuple[DType, ...]] = {
 # ---------------------------------------------------------------------------
 # Promotion, from the dtypes' kinds: every pair NumPy promotes, except the pairs
 # the spec leaves undefined and array-api-strict rejects (bool with a number,
-# uint64 with a signed integer). Within one kind, and signed with unsigned
-# integers, NumPy's result is the spec's; integer with floating is the extension.
+# uint64 with a signed integer, integer with complex). Within one kind, real with
+# complex floating, and signed with unsigned integers, NumPy's result is the
+# spec's; integer with real floating is the extension.
 # ---------------------------------------------------------------------------
 def _promotes(a: DType, b: DType) -> builtins.bool:
     if (a.kind == "b") != (b.kind == "b"):
         return False
     kinds = {a.kind, b.kind}
+    if "c" in kinds and kinds & {"i", "u"}:
+        return False  # integer with complex (array-api-strict rejects it)
     if kinds == {"i", "u"} and max(a, b, key=lambda d: d.kind == "u").itemsize == 8:
         return False  # uint64 with a signed integer
     return True
@@ -252,7 +264,7 @@ def dtype_from_any(x: object) -> DType:
     ``"f4"``).  Raises ``TypeError`` for Python types (``bool``, ``int``,
     ``float``, ``complex``: creation functions pick their defaults), for
     ``None``, for anything that is not a dtype, and for dtypes gputensor does
-    not support (complex, object, str, datetime, ...).
+    not support (object, str, datetime, clongdouble, ...).
     """
     if isinstance(x, DType):
         return x
@@ -276,7 +288,7 @@ def dtype_from_any(x: object) -> DType:
         supported = ", ".join(DTYPES_BY_NAME)
         raise TypeError(
             f"dtype {np_dtype.name!r} is not supported by gputensor "
-            f"(supported: {supported}; complex dtypes are not supported yet)"
+            f"(supported: {supported})"
         ) from None
 
 
@@ -289,7 +301,7 @@ _INTEGER_BOUNDS: dict[DType, tuple[int, int]] = {
 }
 
 
-def check_scalar_in_range(dtype: DType, value: builtins.bool | int | float) -> None:
+def check_scalar_in_range(dtype: DType, value: builtins.bool | int | float | complex) -> None:
     """Raise ``OverflowError`` if a Python int does not fit ``dtype``.
 
     For integer dtypes the int must lie within the dtype's bounds (as
@@ -307,7 +319,7 @@ def check_scalar_in_range(dtype: DType, value: builtins.bool | int | float) -> N
                 f"Python int {value} is out of bounds for {dtype} "
                 f"(range [{low}, {high}])"
             )
-    elif dtype.kind == "f":
+    elif dtype.kind in "fc":
         float(value)  # raises OverflowError: int too large to convert to float
 
 
@@ -329,7 +341,11 @@ def promote_scalar(
       and raise ``TypeError`` with bool arrays.  Extension: with integer
       arrays the result is ``default_float`` (NumPy's behaviour; strict
       raises).
-    * ``complex`` scalars raise ``TypeError``: complex is not supported yet.
+    * ``complex`` scalars mix with floating arrays: complex arrays keep their
+      dtype, real floating arrays give the complex dtype of their precision
+      (``float32`` -> ``complex64``, ``float64`` -> ``complex128``, and
+      ``float16`` -> ``complex64``); ``TypeError`` with bool and integer
+      arrays (as array-api-strict).
     * anything else raises ``TypeError``.
     """
     if isinstance(value, builtins.bool):
@@ -344,14 +360,15 @@ def promote_scalar(
     if isinstance(value, float):
         if dtype == bool:
             raise TypeError("Python float scalars cannot be promoted with bool arrays")
-        if dtype.kind == "f":
+        if dtype.kind in "fc":
             return dtype
         return default_float
     if isinstance(value, complex):
-        raise TypeError(
-            "Python complex scalars are not supported: gputensor has no "
-            "complex dtypes yet"
-        )
+        if dtype.kind == "c":
+            return dtype
+        if dtype.kind == "f":
+            return complex128 if dtype.itemsize == 8 else complex64
+        raise TypeError("Python complex scalars can only be promoted with floating-point arrays")
     raise TypeError(
         f"expected a Python scalar (bool, int, float), got {type(value).__name__}"
     )

@@ -467,13 +467,22 @@ def _plan(x: GpuArray, key: Any) -> _Plan:
                 indices.append(_Index(arr, 1, 0, axis, checked=True))
             else:
                 want = x.shape[axis : axis + k]
+                sizes, strides = x.shape[axis : axis + k], x._strides[axis : axis + k]
+                if tuple(mask.shape) != tuple(want) and all(m in (w, 0) for m, w in zip(mask.shape, want)):
+                    # a mask dim of size 0 selects nothing (the spec's rule; NumPy raises)
+                    for d in range(k):
+                        none = GpuArray._empty((0,), kernels.default_int())
+                        indices.append(_Index(none, sizes[d], strides[d], axis + d, checked=True))
+                    adv_positions.append(pos)
+                    seen_adv = True
+                    axis += k
+                    continue
                 if tuple(mask.shape) != tuple(want):
                     bad = next(d for d in range(k) if mask.shape[d] != want[d])
                     raise IndexError(
                         f"boolean index did not match indexed array along axis {axis + bad}; size of "
                         f"axis is {want[bad]} but size of corresponding boolean axis is {mask.shape[bad]}"
                     )
-                sizes, strides = x.shape[axis : axis + k], x._strides[axis : axis + k]
                 mergeable = all(strides[d] == strides[d + 1] * sizes[d + 1] for d in range(k - 1))
                 if mergeable or k == 1:
                     count, flat = nonzero_flat(mask)

@@ -13,6 +13,13 @@ __all__ = ["__array_namespace_info__"]
 #: Dimensions the kernels accept (parameters are per-dimension words in a uniform buffer).
 MAX_DIMENSIONS = 64
 
+#: The dtypes the Array API standard defines; ``dtypes()`` lists only these (gputensor's
+#: float16 stays available as ``gputensor.float16`` but is not a standard dtype).
+STANDARD_DTYPES = frozenset({
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128",
+})
+
 
 class __array_namespace_info__:  # noqa: N801 - the spec's name
     """Capabilities, devices and dtypes of gputensor (one device: the WebGPU adapter)."""
@@ -30,17 +37,18 @@ class __array_namespace_info__:  # noqa: N801 - the spec's name
         return DEFAULT_DEVICE
 
     def default_dtypes(self, *, device: Device | None = None) -> dict[str, DType | None]:
-        """``real floating``: float32; ``complex floating``: None (no complex dtypes);
+        """``real floating``: float32; ``complex floating``: complex128 (complex64 without
+        ``shader-f64``);
         ``integral``/``indexing``: int64 (int32 without ``shader-int64``).
         ``ValueError`` for an unknown device."""
         return check_device(device).default_dtypes()
 
     def dtypes(self, *, device: Device | None = None,
                kind: str | tuple[str, ...] | None = None) -> dict[str, DType]:
-        """Supported dtypes by name, optionally of one ``kind`` (``isdtype`` kinds, or a tuple
-        of them). ``ValueError`` for an unknown kind or device."""
+        """Supported standard dtypes by name (float16 is not one), optionally of one ``kind``
+        (``isdtype`` kinds, or a tuple of them). ``ValueError`` for an unknown kind or device."""
         device = check_device(device)
-        supported = device.supported_dtypes()
+        supported = [dt for dt in device.supported_dtypes() if dt.name in STANDARD_DTYPES]
         if kind is None:
             return {dt.name: dt for dt in supported}
         if isinstance(kind, (str, tuple)):

@@ -120,12 +120,13 @@ def broadcast_to(x: GpuArray, /, shape: tuple[int, ...]) -> GpuArray:
     return _view(x, shape, strides)
 
 
-def broadcast_arrays(*arrays: GpuArray) -> tuple[GpuArray, ...]:
-    """Views of ``arrays`` broadcast to their common shape; ``ValueError`` if they do not broadcast."""
+def broadcast_arrays(*arrays: GpuArray) -> list[GpuArray]:
+    """A list of views of ``arrays`` broadcast to their common shape (the 2024.12 spec returns
+    a list); ``ValueError`` if they do not broadcast."""
     for a in arrays:
         _check_array(a, "arrays")
     shape = broadcast_shapes(*(a.shape for a in arrays))
-    return tuple(broadcast_to(a, shape) for a in arrays)
+    return [broadcast_to(a, shape) for a in arrays]
 
 
 def expand_dims(x: GpuArray, /, axis: int = 0) -> GpuArray:

@@ -30,7 +30,8 @@ from ._statistical_functions import _reduce
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
 
-def where(condition: GpuArray, x1: GpuArray | bool | int | float, x2: GpuArray | bool | int | float, /) -> GpuArray:
+def where(condition: GpuArray, x1: GpuArray | bool | int | float | complex,
+          x2: GpuArray | bool | int | float | complex, /) -> GpuArray:
     """``x1`` where ``condition`` is true, else ``x2``, broadcast together; ``x1``/``x2`` may be
     Python scalars (weak, as in the spec), not both.
 
@@ -40,7 +41,7 @@ def where(condition: GpuArray, x1: GpuArray | bool | int | float, x2: GpuArray |
     _check_array(condition, "condition")
     if condition.dtype != bool_dtype:
         raise TypeError(f"condition must have a boolean dtype, got {condition.dtype}")
-    scalars = (builtins.bool, int, float)
+    scalars = (builtins.bool, int, float, complex)
     if not isinstance(x1, GpuArray) and not isinstance(x2, GpuArray):
         raise TypeError(f"where needs at least one array among x1 and x2, got {type(x1).__name__} and {type(x2).__name__}")
     for v in (x1, x2):
@@ -59,7 +60,7 @@ def where(condition: GpuArray, x1: GpuArray | bool | int | float, x2: GpuArray |
 
 def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
     _check_array(x)
-    if x.dtype not in DTYPE_CATEGORIES["numeric"]:
+    if x.dtype not in DTYPE_CATEGORIES["real numeric"]:
         raise TypeError(f"{op} needs a real numeric dtype, got {x.dtype}")
     if not isinstance(keepdims, builtins.bool):
         raise TypeError("keepdims must be a bool")
@@ -129,6 +130,8 @@ def nonzero(x: GpuArray, /) -> tuple[GpuArray, ...]:
     _check_array(x)
     if x.ndim == 0:
         raise ValueError("nonzero is not allowed on 0-dimensional arrays")
+    if x.dtype.kind == "c":
+        x = _nonzero_mask(x)  # (either part nonzero)
     if x.ndim == 1:
         return (nonzero_flat(x)[1],)
     count, flat = nonzero_flat(x, uint32)

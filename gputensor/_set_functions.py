@@ -31,15 +31,19 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _dispatch
+from . import _complex_views, _dispatch
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
 from ._backend import ops_gather, ops_sort
 from ._creation_functions import asarray
 from ._data_type_functions import astype
+from ._dtypes import bool as bool_dtype
 from ._dtypes import uint32
-from ._indexing_functions import take_checked
-from ._manipulation_functions import _as_contiguous, _check_array, reshape
+from ._elementwise_functions import not_equal, subtract
+from ._indexing_functions import nonzero_flat, take, take_checked
+from ._manipulation_functions import _as_contiguous, _check_array, _view, concat, reshape
+from ._sorting_functions import argsort
+from ._statistical_functions import cumulative_sum
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -62,7 +66,8 @@ class UniqueInverseResult(NamedTuple):
 
 
 def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool) -> dict[str, GpuArray]:
-    """The requested parts of ``unique`` of ``x`` (see the module docstring)."""
+    """The requested parts of ``unique`` of ``x`` (see the module docstring; complex ``x``:
+    :func:`_unique_complex`)."""
     _check_array(x)
     index_dtype = kernels.default_int()
     flat = _as_contiguous(reshape(x, (-1,)))
@@ -74,6 +79,8 @@ def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool
         out["counts"] = GpuArray._empty((0,), index_dtype)
         out["inverse_indices"] = GpuArray._empty(x.shape, index_dtype)
         return out
+    if x.dtype.kind == "c":
+        return _unique_complex(x, flat, index_dtype)
     if not (want_index or want_inverse):
         counted = _unique_by_counting(flat, want_counts, index_dtype)
         if counted is not None:
@@ -120,6 +127,36 @@ def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool
         if counts is not None:
             out["counts"] = counts
     return out
+
+
+def _unique_complex(x: GpuArray, flat: GpuArray, index_dtype: Any) -> dict[str, GpuArray]:
+    """Every part of ``unique`` of the complex ``x`` (``flat``: it flattened, contiguous, not
+    empty), in lexicographic order of (real, imaginary) with NaNs last per part, as NumPy.
+
+    Two stable argsorts (by the imaginary part, then by the real part of that order) give the
+    order, in which a group of equal values starts where a value differs from the one before
+    (NaNs differ from everything: distinct, as the standard says; -0 equals +0, and the sort
+    keeps the first occurrence first); the group starts are compacted, values, first indices
+    and counts taken from them, and the inverse indices are the group numbers (a cumulative
+    sum of the starts) put back in input order by the inverse permutation."""
+    n = flat.size
+    by_imag = argsort(_complex_views.part(flat, 1), stable=True)
+    order = take(by_imag, argsort(take(_complex_views.part(flat, 0), by_imag), stable=True))
+    ordered = take(flat, order)
+    starts_mask = GpuArray._empty((n,), bool_dtype)
+    _dispatch.fill(_view(starts_mask, (1,), (1,)), True)
+    if n > 1:
+        _dispatch.copy_into(_view(starts_mask, (n - 1,), (1,), 1),
+                            not_equal(_view(ordered, (n - 1,), (1,), 1), _view(ordered, (n - 1,), (1,))))
+    starts = nonzero_flat(starts_mask)[1]
+    ends = concat([_view(starts, (starts.size - 1,), (1,), 1), asarray([n], dtype=starts.dtype)])
+    group = subtract(cumulative_sum(astype(starts_mask, index_dtype)), 1)
+    return {
+        "values": take(ordered, starts),
+        "indices": astype(take(order, starts), index_dtype),
+        "counts": astype(subtract(ends, starts), index_dtype),
+        "inverse_indices": reshape(take(group, argsort(order, stable=True)), x.shape),
+    }
 
 
 #: ``unique_values`` / ``unique_counts`` of at least this many integers (or bools) whose values

@@ -9,10 +9,11 @@ load, and every element of the new contiguous result is written once; nothing is
 
 Dtypes (the spec's rules, as array-api-strict): ``sum``/``prod``/``cumulative_*`` of a signed
 integer give the default integer dtype (int64), of an unsigned integer the unsigned integer of
-the same width (uint64), of a float the same float; ``dtype=`` overrides (the input is cast
-first). float16 always accumulates in float32. ``mean``/``var``/``std`` need a floating dtype;
-``max``/``min`` a real numeric one; boolean inputs raise ``TypeError`` except where the spec
-allows them.
+the same width (uint64), of a float or complex the same dtype; ``dtype=`` overrides (the input is
+cast first). float16 always accumulates in float32, complex in complex (the reduction kernels'
+complex accumulator; complex scans as described at ``cumulative_sum``). ``mean`` needs a floating
+dtype (complex included), ``var``/``std`` a real floating one; ``max``/``min`` a real numeric
+one; boolean inputs raise ``TypeError`` except where the spec allows them.
 
 Errors: ``TypeError`` for bad dtypes or non-arrays, :class:`~gputensor._shapes.AxisError` for
 out-of-range axes, ``ValueError`` for repeated axes, ``max``/``min`` over zero elements and a
@@ -23,11 +24,12 @@ from __future__ import annotations
 
 import math
 
-from . import _dispatch
+from . import _complex_views, _dispatch
 from . import _function_kernels as kernels
 from . import _fusion_rows
 from ._array_object import GpuArray
 from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType
+from ._elementwise_functions import multiply
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, normalize_axes, normalize_axis, size_of
 
@@ -43,8 +45,11 @@ __all__ = [
     "var",
 ]
 
-_NUMERIC = frozenset(DTYPE_CATEGORIES["numeric"])  # (membership tests: one hash, not a scan)
-_FLOATING = frozenset(DTYPE_CATEGORIES["real floating"])  # (membership tests: one hash, not a scan)
+# (membership tests against frozensets: one hash, not a scan)
+_NUMERIC = frozenset(DTYPE_CATEGORIES["numeric"])
+_REAL_NUMERIC = frozenset(DTYPE_CATEGORIES["real numeric"])
+_FLOATING = frozenset(DTYPE_CATEGORIES["floating"])
+_REAL_FLOATING = frozenset(DTYPE_CATEGORIES["real floating"])
 
 
 def _check_dtype_arg(dtype: object) -> DType:
@@ -134,7 +139,7 @@ def max(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: 
     """Maximum over ``axis`` (NaN propagates). Real numeric dtypes only (``TypeError``);
     ``ValueError`` when reducing zero elements."""
     _check_array(x)
-    if x.dtype not in _NUMERIC:
+    if x.dtype not in _REAL_NUMERIC:
         raise TypeError(f"max needs a real numeric dtype, got {x.dtype}")
     return _reduce("max", x, axis, keepdims, x.dtype)
 
@@ -143,24 +148,26 @@ def min(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: 
     """Minimum over ``axis`` (NaN propagates). Real numeric dtypes only (``TypeError``);
     ``ValueError`` when reducing zero elements."""
     _check_array(x)
-    if x.dtype not in _NUMERIC:
+    if x.dtype not in _REAL_NUMERIC:
         raise TypeError(f"min needs a real numeric dtype, got {x.dtype}")
     return _reduce("min", x, axis, keepdims, x.dtype)
 
 
 def mean(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> GpuArray:
-    """Arithmetic mean over ``axis`` (float16 accumulates in float32). Floating dtypes only
-    (``TypeError``); zero elements give NaN."""
+    """Arithmetic mean over ``axis`` (float16 accumulates in float32; complex in complex).
+    Floating dtypes only, complex included (``TypeError``); zero elements give NaN (complex:
+    NaN + NaN j)."""
     _check_array(x)
     if x.dtype not in _FLOATING:
         raise TypeError(f"mean needs a floating dtype, got {x.dtype}")
-    return _reduce("mean", x, axis, keepdims, x.dtype, _acc_dtype(x.dtype), math.nan)
+    empty = complex(math.nan, math.nan) if x.dtype.kind == "c" else math.nan
+    return _reduce("mean", x, axis, keepdims, x.dtype, _acc_dtype(x.dtype), empty)
 
 
 def _var(op: str, x: GpuArray, axis, correction: float, keepdims: bool) -> GpuArray:
     _check_array(x)
-    if x.dtype not in _FLOATING:
-        raise TypeError(f"{op} needs a floating dtype, got {x.dtype}")
+    if x.dtype not in _REAL_FLOATING:
+        raise TypeError(f"{op} needs a real floating dtype, got {x.dtype}")
     if isinstance(correction, bool) or not isinstance(correction, (int, float)):
         raise TypeError(f"correction must be a real number, not {type(correction).__name__}")
     if correction < 0:
@@ -208,8 +215,41 @@ def _cumulative(op: str, x: GpuArray, axis: int | None, dtype: DType | None, inc
         _dispatch.fill(first, 0 if op == "sum" else 1)
         dst = _view(out, x.shape, strides, strides[ax])
     if x.size:
-        kernels.scan_axis(op, x, ax, dst, kernels.scan_dtype(out_dtype))
+        if out_dtype.kind == "c":
+            _complex_scan(op, x, ax, dst)
+        else:
+            if x.dtype.kind == "c":  # the input is cast first: its real part
+                x = _complex_views.part(x, 0)
+            kernels.scan_axis(op, x, ax, dst, kernels.scan_dtype(out_dtype))
     return out
+
+
+def _complex_scan(op: str, x: GpuArray, ax: int, dst: GpuArray) -> None:
+    """``dst`` (complex, x's shape) = the inclusive scan of ``x`` along ``ax``.
+
+    A sum is the sums of the parts: one real scan per part, read and written through the parts'
+    views (a real ``x`` gives the real part; the imaginary part is 0). A product doubles the
+    distance: ``dst`` starts as ``x`` and ``dst[i] *= dst[i - s]`` for ``s = 1, 2, 4, ...``
+    (Hillis-Steele, log2(n) complex multiply kernels over views along the axis)."""
+    parts = [_complex_views.part(dst, k) for k in (0, 1)]
+    if op == "sum":
+        acc = kernels.scan_dtype(parts[0].dtype)
+        if x.dtype.kind == "c":
+            for k in (0, 1):
+                kernels.scan_axis("sum", _complex_views.part(x, k), ax, parts[k], acc)
+        else:
+            kernels.scan_axis("sum", x, ax, parts[0], acc)
+            _dispatch.fill(parts[1], 0)
+        return
+    _dispatch.copy_into(dst, x)
+    n = x.shape[ax]
+    step = 1
+    while step < n:
+        shape = dst.shape[:ax] + (n - step,) + dst.shape[ax + 1:]
+        head = _view(dst, shape, dst._strides)
+        tail = _view(dst, shape, dst._strides, step * dst._strides[ax])
+        _dispatch.copy_into(tail, multiply(tail, head))
+        step *= 2
 
 
 def cumulative_sum(x: GpuArray, /, *, axis: int | None = None, dtype: DType | None = None,

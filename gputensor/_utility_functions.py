@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._array_object import GpuArray
 from ._dtypes import DTYPE_CATEGORIES, bool as bool_dtype
-from ._elementwise_functions import subtract
+from ._elementwise_functions import not_equal, subtract
 from ._manipulation_functions import _check_array, _index, _view, concat
 from ._shapes import normalize_axis
 from ._statistical_functions import _reduce
@@ -20,12 +20,16 @@ def all(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: 
     """Whether every element along ``axis`` is true (non-zero; NaN is true). Zero elements give
     True. :class:`AxisError` / ``ValueError`` / ``TypeError`` for bad axes."""
     _check_array(x)
+    if x.dtype.kind == "c":
+        x = not_equal(x, 0)  # (either part nonzero)
     return _reduce("all", x, axis, keepdims, bool_dtype, None, True)
 
 
 def any(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> GpuArray:
     """Whether any element along ``axis`` is true (non-zero). Zero elements give False."""
     _check_array(x)
+    if x.dtype.kind == "c":
+        x = not_equal(x, 0)
     return _reduce("any", x, axis, keepdims, bool_dtype, None, False)
 
 

@@ -79,6 +79,10 @@ TOLERANCES: dict[str, dict[str, tuple[float, float]]] = {
     # NVIDIA measured, ~7e-7) by absolute error, large relative to results near zero
     "builtin": {**_EXACT, "float16": (1e-3, 1e-4), "float32": (4e-6, 1e-6), "float64": (1e-13, 1e-15)},
 }
+# complex64 / complex128 results take their parts' tolerances, relative to the modulus (see
+# ``_compare``)
+for _family in TOLERANCES.values():
+    _family["complex64"], _family["complex128"] = _family["float32"], _family["float64"]
 
 
 def _name(dtype: object) -> str:
@@ -119,6 +123,8 @@ ALL = [np.dtype(n) for n in ("bool",) + INT_NAMES + FLOAT_NAMES]
 NUMERIC = [d for d in ALL if d.kind in "iuf"]
 INTEGER = [d for d in ALL if d.kind in "iu"]
 FLOATING = [np.dtype(n) for n in FLOAT_NAMES]
+COMPLEX_NAMES = ("complex64", "complex128")
+COMPLEX = [np.dtype(n) for n in COMPLEX_NAMES]
 
 
 def for_dtypes(dtypes: Iterable[object], name: str = "dtype") -> Callable[[Callable[..., Any]], Any]:
@@ -216,6 +222,21 @@ def _compare(np_result: Any, gt_result: Any, family: str, rtol: Any, atol: Any, 
         a = a + r * np.asarray(scale, dtype=np.float64)
     if (r == 0 and np.all(a == 0)) or (expected.dtype.kind not in "fc" and actual.dtype.kind not in "fc"):
         np.testing.assert_array_equal(actual, expected, err_msg=where, strict=False)
+    elif "c" in (expected.dtype.kind, actual.dtype.kind):
+        # each part within the tolerance relative to the expected modulus (the usual measure of
+        # complex error: a part much smaller than the modulus carries its cancellation)
+        with np.errstate(all="ignore"):
+            gc, rc = actual.astype(np.complex128), expected.astype(np.complex128)
+            mag = np.abs(rc)
+            ok = np.ones(np.broadcast_shapes(gc.shape, rc.shape), dtype=bool)
+            for part in (np.real, np.imag):
+                g64, r64 = part(gc), part(rc)
+                ok &= (g64 == r64) | (np.isnan(g64) & np.isnan(r64)) | (np.abs(g64 - r64) <= a + r * mag)
+        if not np.all(ok):
+            bad = ~ok
+            raise AssertionError(f"{where}: {int(bad.sum())} of {bad.size} values beyond rtol={r:g} (+atol): "
+                                 f"got {np.broadcast_to(gc, ok.shape)[bad][:6]}, "
+                                 f"want {np.broadcast_to(rc, ok.shape)[bad][:6]}")
     else:
         with np.errstate(all="ignore"):
             g64, r64 = actual.astype(np.float64), expected.astype(np.float64)

@@ -537,4 +537,8 @@ def test_missing_adapter_features_raise_type_error_naming_them(monkeypatch):
     info = gt.__array_namespace_info__()
     assert info.default_dtypes()["integral"] == gt.int32 == info.default_dtypes()["indexing"]
     assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32",
-                                  "float16", "float32"}
+                                  "float32", "complex64"}  # float16 is no standard dtype
+    assert info.default_dtypes()["complex floating"] == gt.complex64
+    assert gt.asarray(np.ones(2, dtype=np.complex128)).dtype == gt.complex64
+    with pytest.raises(TypeError, match="shader-f64"):
+        gt.zeros(2, dtype=gt.complex128)

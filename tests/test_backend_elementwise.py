@@ -727,7 +727,7 @@ def test_generic_errors(backend: WebGpuBackend) -> None:
         (INVALID, lambda: elementwise(backend, "x0", "f32", [f32(p)], ["f32"], f32(p), [4.0])),
         (INVALID, lambda: elementwise(backend, "x0", "f32", [f32(p, (1, 1))], ["f32"], f32(p), [4])),
         (INVALID, lambda: elementwise(backend, "x0", "f32", [ArrayOperand(p, "float128", (1,))], ["f32"], f32(p), [4])),
-        (INVALID, lambda: elementwise(backend, "x0", "f32", [ScalarOperand(1, "complex64")], ["f32"], f32(p), [4])),
+        (INVALID, lambda: elementwise(backend, "x0", "f32", [ScalarOperand(1, "float128")], ["f32"], f32(p), [4])),
         (INVALID, lambda: elementwise(backend, "x0", "f32", [f32(p)], ["f32"], f32(p), [17])),  # past the end
         (INVALID, lambda: elementwise(backend, "x0", "f32", [f32(p, (2,))], ["f32"], f32(p), [9])),
         (INVALID, lambda: elementwise(backend, "x0", "f32", [f32(p + 8, (-1,))], ["f32"], f32(p), [4])),  # before the start

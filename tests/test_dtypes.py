@@ -31,6 +31,8 @@ EXPECTED_DTYPES = {
     "float16": (2, "f", "f32", True, None),
     "float32": (4, "f", "f32", False, None),
     "float64": (8, "f", "f64", False, "shader-f64"),
+    "complex64": (8, "c", "vec2<f32>", False, None),
+    "complex128": (16, "c", "vec2<f64>", False, "shader-f64"),
 }
 OUR_DTYPES = [getattr(dt, name) for name in EXPECTED_DTYPES]
 # Dtypes that array-api-strict also has (all but float16).
@@ -88,8 +90,8 @@ def test_dtype_fields(name):
 def test_all_dtypes_listed():
     assert [d.name for d in dt.ALL_DTYPES] == list(EXPECTED_DTYPES)
     assert set(dt.DTYPES_BY_NAME) == set(EXPECTED_DTYPES)
-    assert not hasattr(dt, "complex64") and not hasattr(dt, "complex128")
-    assert "complex dtypes are not supported" in dt.__doc__.lower()
+    assert dt.complex64 is dt.DTYPES_BY_NAME["complex64"]
+    assert dt.complex128 is dt.DTYPES_BY_NAME["complex128"]
 
 
 def test_dtype_equality_hash_and_identity():
@@ -133,6 +135,8 @@ STRICT_CATEGORY_NAMES = {
     "floating": "floating-point",
     "real floating-point": "real floating-point",
     "floating-point": "floating-point",
+    "complex floating": "complex floating-point",
+    "complex floating-point": "complex floating-point",
 }
 
 
@@ -142,9 +146,9 @@ def test_categories_match_strict(category):
         repr(d).split(".")[-1]
         for d in xps._dtypes._dtype_categories[STRICT_CATEGORY_NAMES[category]]
     }
-    strict_members -= {"complex64", "complex128"}
     our_members = {d.name for d in dt.DTYPE_CATEGORIES[category]}
-    has_float16 = category in ("all", "real numeric", "numeric") or "floating" in category
+    has_float16 = (category in ("all", "real numeric", "numeric") or "floating" in category) and (
+        "complex" not in category)
     expected_extra = {"float16"} if has_float16 else set()
     assert our_members == strict_members | expected_extra
 
@@ -162,13 +166,10 @@ def test_signed_unsigned_categories():
 def test_spec_pairs_match_strict():
     checked = 0
     for (a, b), result in xps._dtypes._promotion_table.items():
-        names = {repr(d).split(".")[-1] for d in (a, b, result)}
-        if names & {"complex64", "complex128"}:
-            continue
         assert dt.result_type_pair(ours(a), ours(b)) is ours(result), (a, b)
         assert dt.SAME_KIND_PROMOTIONS[ours(a), ours(b)] is ours(result)
         checked += 1
-    assert checked == 61  # 8x8 integer pairs minus 6 uint64/signed, 4 float, bool
+    assert checked == 73  # 8x8 integer pairs minus 6 uint64/signed, 16 real/complex floating, bool
 
 
 @pytest.mark.parametrize("a, b", list(itertools.product(OUR_DTYPES, repeat=2)))
@@ -184,14 +185,15 @@ def test_every_pair(a, b):
         return
     bool_with_numeric = (a == dt.bool) != (b == dt.bool)
     uint64_with_signed = {a.kind, b.kind} == {"u", "i"} and dt.uint64 in (a, b)
-    if bool_with_numeric or uint64_with_signed:
+    integer_with_complex = "c" in (a.kind, b.kind) and {a.kind, b.kind} & {"i", "u"}
+    if bool_with_numeric or uint64_with_signed or integer_with_complex:
         assert got == ("raises", TypeError)
         with pytest.raises(TypeError, match="cannot be type promoted"):
             dt.result_type_pair(a, b)
         return
     assert got[0] == "ok"
-    if a.kind == b.kind == "f":  # float16 extension
-        assert got[1].itemsize == max(a.itemsize, b.itemsize)
+    if a.kind in "fc" and b.kind in "fc":  # float16 extension
+        assert got[1].name == np.result_type(a.numpy, b.numpy).name
         assert (a, b) in dt.SAME_KIND_PROMOTIONS
     else:  # integer with floating: NumPy
         assert got[1].name == np.result_type(a.numpy, b.numpy).name
@@ -258,8 +260,7 @@ def test_dtype_from_any(spelling, expected):
         (object(), "not a dtype"),
         (np.ones(2), "not a dtype"),
         (xps.float32, "not a dtype"),
-        ("complex64", "not supported"),
-        (np.complex128, "not supported"),
+        ("complex256" if hasattr(np, "complex256") else "G", "not supported"),
         (np.dtype(object), "not supported"),
         (np.str_, "not supported"),
         ("datetime64[s]", "not supported"),
@@ -280,9 +281,7 @@ def test_promote_scalar_matches_strict(name, scalar):
     dtype = getattr(dt, name)
     expected = outcome(xps.result_type, getattr(xps, name), scalar)
     got = outcome(dt.promote_scalar, dtype, scalar)
-    if isinstance(scalar, complex):
-        assert got == ("raises", TypeError)  # complex is not supported yet
-    elif isinstance(scalar, float) and dtype.kind in "iu":
+    if isinstance(scalar, float) and dtype.kind in "iu":
         assert expected == ("raises", TypeError)
         assert got == ("ok", dt.float64)  # extension: NumPy's behaviour
         assert dt.promote_scalar(dtype, scalar, default_float=dt.float32) is dt.float32
@@ -296,8 +295,10 @@ def test_promote_scalar_matches_strict(name, scalar):
 @pytest.mark.parametrize("scalar", SCALARS, ids=repr)
 def test_promote_scalar_float16(scalar):
     got = outcome(dt.promote_scalar, dt.float16, scalar)
-    if isinstance(scalar, (bool, complex)):
+    if isinstance(scalar, bool):
         assert got == ("raises", TypeError)
+    elif isinstance(scalar, complex):
+        assert got == ("ok", dt.complex64)
     elif isinstance(scalar, int) and scalar >= 2**1024:
         assert got == ("raises", OverflowError)
     else:
@@ -360,14 +361,12 @@ def test_result_type_matches_strict(args):
     kinds = {a.kind for a in args if isinstance(a, dt.DType)}
     has_float_scalar = any(type(a) is float for a in args)
     extension = bool(kinds & {"i", "u"}) and ("f" in kinds or has_float_scalar)
-    if has_complex:
-        assert got == ("raises", TypeError)  # complex is not supported yet
-    elif expected[0] == "ok":
+    if expected[0] == "ok":
         assert got == ("ok", ours(expected[1]))
     elif got[0] == "ok":
         # Only the documented extensions may succeed where strict raises.
         assert extension and "b" not in kinds, (args, expected, got)
-        assert got[1].kind == "f"
+        assert got[1].kind == ("c" if has_complex else "f")
     else:
         assert got == expected
 

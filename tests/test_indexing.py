@@ -430,3 +430,15 @@ def test_int32_index_outputs(be):
             np.testing.assert_array_equal(got, np.nonzero(a)[d])
     finally:
         plan.free()
+
+
+def test_boolean_mask_with_a_zero_size_dim_selects_nothing():
+    """The spec lets each mask dim equal the array's or be 0 (NumPy raises for the latter)."""
+    x = gt.asarray(np.arange(12).reshape(3, 4))
+    assert x[gt.asarray(np.zeros((0,), bool))].shape == (0, 4)
+    assert x[gt.asarray(np.zeros((3, 0), bool))].shape == (0,)
+    assert gt.asarray([False])[gt.asarray(np.zeros((0,), bool))].shape == (0,)
+    x[gt.asarray(np.zeros((0, 4), bool))] = 5
+    np.testing.assert_array_equal(x.get(), np.arange(12).reshape(3, 4))
+    with pytest.raises(IndexError):
+        x[gt.asarray(np.zeros((2,), bool))]

@@ -220,13 +220,13 @@ def test_info_namespace():
     defaults = info.default_dtypes()
     assert defaults["real floating"] == gt.float32
     assert defaults["integral"] == gt.int64 == defaults["indexing"]
-    assert defaults["complex floating"] is None
+    assert defaults["complex floating"] == gt.complex128
     dtypes = info.dtypes()
     assert set(dtypes) == {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                           "uint64", "float16", "float32", "float64"}
+                           "uint64", "float32", "float64", "complex64", "complex128"}  # no float16: not standard
     assert set(info.dtypes(kind="signed integer")) == {"int8", "int16", "int32", "int64"}
-    assert set(info.dtypes(kind=("bool", "real floating"))) == {"bool", "float16", "float32", "float64"}
-    assert info.dtypes(kind="complex floating") == {}
+    assert set(info.dtypes(kind=("bool", "real floating"))) == {"bool", "float32", "float64"}
+    assert info.dtypes(kind="complex floating") == {"complex64": gt.complex64, "complex128": gt.complex128}
     with pytest.raises(ValueError):
         info.dtypes(kind="nope")
     with pytest.raises(ValueError):

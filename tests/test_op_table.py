@@ -82,7 +82,7 @@ def test_every_row_is_installed():
             if dunder is not None:
                 assert getattr(gt.GpuArray, dunder).__name__ == dunder, (name, dunder)
     # every WGSL form names a known family, compute type or dtype
-    keys = {"f", "i", "u", "b"} | {t.compute for t in wgsl_types.DTYPE_TABLE.values()} | set(wgsl_types.DTYPE_TABLE)
+    keys = {"f", "i", "u", "b", "c"} | {t.compute for t in wgsl_types.DTYPE_TABLE.values()} | set(wgsl_types.DTYPE_TABLE)
     for row in elementwise_ops.OPS.values():
         assert set(row.forms) <= keys, row.name
 
@@ -102,7 +102,8 @@ def test_dtypes_are_the_table_rows():
         assert r.numpy == np.result_type(a.numpy, b.numpy)
     assert (_dtypes.bool, _dtypes.int8) not in _dtypes.PROMOTION_TABLE
     assert (_dtypes.uint64, _dtypes.int8) not in _dtypes.PROMOTION_TABLE
-    assert len(_dtypes.PROMOTION_TABLE) == 114
+    assert (_dtypes.int8, _dtypes.complex64) not in _dtypes.PROMOTION_TABLE
+    assert len(_dtypes.PROMOTION_TABLE) == 130
 
 
 def test_new_reduction_row_of_a_kind():

@@ -353,7 +353,7 @@ def test_definition_errors() -> None:
     with pytest.raises(ValueError, match="cannot parse"):
         gt.ElementwiseKernel("float32", "float32 z", "z = 1.0;")
     with pytest.raises(TypeError, match="not a gputensor dtype"):
-        gt.ElementwiseKernel("complex64 x", "float32 z", "z = 1.0;")
+        gt.ElementwiseKernel("float128 x", "float32 z", "z = 1.0;")
     with pytest.raises(ValueError, match="reserved"):
         gt.ElementwiseKernel("float32 i", "float32 z", "z = 1.0;")
     with pytest.raises(ValueError, match="reserved"):

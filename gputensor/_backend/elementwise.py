@@ -95,7 +95,7 @@ class ElementwiseSpec:
         for j in range(k):
             dt, scalar = self.inputs[j]
             if scalar:
-                base += 2 if storage_type(dt).itemsize == 8 else 1
+                base += max(1, storage_type(dt).itemsize // 4)
         return base
 
     def n_param_words(self) -> int:
@@ -115,7 +115,7 @@ def vector_width(spec: ElementwiseSpec) -> int:
     """Elements per invocation of the contiguous vector variant of ``spec``, or 1 if it has none.
 
     'direct': 4 (vec4 loads) when every array operand is a 4-byte type, 2 (vec2) when every one
-    is an 8-byte type. 'word': every array operand packed with the output's lanes per word: one
+    is an 8-byte type (not complex: a complex element is a vec2 already). 'word': every array operand packed with the output's lanes per word: one
     vec4<u32> per operand, 4 * lanes elements.
     """
     if spec.ndim != 0 or spec.store == "atomic":
@@ -128,8 +128,8 @@ def vector_width(spec: ElementwiseSpec) -> int:
             return PACKED_VECTOR_WORDS * lanes
         return 1
     sizes = {st.itemsize for st in types}
-    if any(st.packed for st in types) or len(sizes) != 1:
-        return 1
+    if any(st.packed or st.complex for st in types) or len(sizes) != 1:
+        return 1  # (a complex element is already a vec2)
     return {4: 4, 8: 2}.get(sizes.pop(), 1)
 
 

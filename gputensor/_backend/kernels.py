@@ -143,7 +143,7 @@ _FN_MARKER = re.compile(r"^// @fn ([A-Za-z0-9_]+)((?: [a-z0-9]+)*)\s*$", re.MULT
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 #: Function libraries an elementwise expression may call (``// @fn`` markers, see ewise_helpers.wgsl).
-LIBRARIES = ("ewise_helpers", "f64math", "f32math")
+LIBRARIES = ("ewise_helpers", "complex", "f64math", "f32math")
 
 
 @functools.lru_cache(maxsize=None)

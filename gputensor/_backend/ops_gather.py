@@ -34,7 +34,7 @@ import functools
 import math
 import struct
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import ops_scan
@@ -79,6 +79,8 @@ MAXIDX = 4
 ITEMS = 8
 _U32 = 0xFFFFFFFF
 _INDEX_DTYPES = tuple(t.name for t in STORAGE_TYPES.values() if t.kind in "iu")
+#: The 8-byte dtype whose bits the halves of a 16-byte element move as (no adapter feature).
+_HALF_DTYPE = "complex64"
 
 
 def _kind(dtype: str) -> str:
@@ -274,6 +276,14 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
     rank = len(shape)
     if len(a_strides) != rank or len(b_strides) != rank:
         raise invalid_argument("strides must have one entry per dim of the iteration space")
+    if storage_type(dtype).itemsize == 16:
+        # 16-byte elements (complex128) move as two 8-byte halves: a trailing dim of 2
+        half = _HALF_DTYPE
+        _move(backend, scatter, half, shape + [2], a_ptr, [2 * s for s in a_strides] + [1],
+              b_ptr, [2 * s for s in b_strides] + [1],
+              [replace(ix, strides=tuple(ix.strides) + (0,), mul=2 * ix.mul) for ix in indices],
+              (2 * indexed_extent[0], 2 * indexed_extent[1]))
+        return
     if len(indices) > MAXIDX:
         raise invalid_argument(f"at most {MAXIDX} index arrays per gather/scatter, got {len(indices)}")
     for ix in indices:

@@ -168,12 +168,16 @@ def configure(*, target_workgroups: int | None = None, vec4: bool | None = None,
 
 
 #: dtype kind -> the accumulator kind the reduction tables are keyed by.
-_KINDS = {"b": "bool", "i": "int", "u": "uint", "f": "float"}
+_KINDS = {"b": "bool", "i": "int", "u": "uint", "f": "float", "c": "complex"}
 
 
 def _kind_of(t: StorageType) -> str:
-    """'bool', 'int', 'uint' or 'float': the accumulator kind of dtype row ``t``."""
+    """'bool', 'int', 'uint', 'float' or 'complex': the accumulator kind of dtype row ``t``."""
     return _KINDS[t.kind]
+
+
+#: The complex product of ``a`` and ``b`` (``vec2``: real, imaginary), NumPy's plain formula.
+_COMPLEX_MUL = "{ACC}(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)"
 
 
 _NAN_MAX = "select(select(max(a, b), b, acc_is_nan(b)), a, acc_is_nan(a))"
@@ -231,8 +235,8 @@ class _PlainKind(ReductionKind):
     def defines(self, types: _Types, d: dict[str, object], kind: str, acc_c: str, dst_compute: str) -> None:
         spec = types.spec
         d.update(types.vector_defines(0, str(d["SRC_COMPUTE"])))
-        post = spec.pick(spec.post, kind).replace("{ACC}", acc_c)
-        d["COMBINE"] = spec.pick(spec.combine, kind)
+        post = spec.pick(spec.post, kind).replace("{ACC}", acc_c).replace("{PART}", types.acc.real_compute)
+        d["COMBINE"] = spec.pick(spec.combine, kind).replace("{ACC}", acc_c)
         d["IDENTITY"] = literal(_identity_value(spec, types.acc), acc_c)
         d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
 
@@ -275,9 +279,10 @@ class ReductionOp:
     """One reduction, as data.
 
     ``kind``: the :class:`ReductionKind` (its kernel and state); ``combine``/``identity``/``post``: per accumulator kind ('bool',
-    'int', 'uint', 'float'; key '*' = any other kind) the combine expression over ``a, b``, the
-    identity (a number, or 'min'/'max' of the accumulation dtype) and the post-map over ``r``
-    (``{ACC}`` is replaced by the accumulator's WGSL type); ``acc``: default accumulation dtype
+    'int', 'uint', 'float', 'complex'; key '*' = any other kind) the combine expression over
+    ``a, b``, the identity (a number, or 'min'/'max' of the accumulation dtype) and the post-map
+    over ``r`` (``{ACC}`` is replaced by the accumulator's WGSL type, ``{PART}`` by the type of
+    a complex accumulator's parts); ``acc``: default accumulation dtype
     ('dst', 'src' or 'bool'); ``acc_kinds``/``dst_kinds``: allowed kinds; ``nonempty``: a
     reduction over zero elements is an error (no identity).
 
@@ -312,12 +317,16 @@ class ReductionOp:
 
 
 _NUMERIC = frozenset({"int", "uint", "float"})
+#: kinds sum, prod and mean accumulate and write (complex included)
+_WITH_COMPLEX = frozenset({"bool", "int", "uint", "float", "complex"})
 
 REDUCTION_OPS: dict[str, ReductionOp] = {
     op.name: op
     for op in (
-        ReductionOp("sum", PLAIN, "dst", {"bool": "a || b", "*": "a + b"}, {"bool": False, "*": 0}),
-        ReductionOp("prod", PLAIN, "dst", {"bool": "a && b", "*": "a * b"}, {"bool": True, "*": 1}),
+        ReductionOp("sum", PLAIN, "dst", {"bool": "a || b", "*": "a + b"}, {"bool": False, "*": 0},
+                    acc_kinds=_WITH_COMPLEX, dst_kinds=_WITH_COMPLEX),
+        ReductionOp("prod", PLAIN, "dst", {"bool": "a && b", "complex": _COMPLEX_MUL, "*": "a * b"},
+                    {"bool": True, "*": 1}, acc_kinds=_WITH_COMPLEX, dst_kinds=_WITH_COMPLEX),
         ReductionOp("max", PLAIN, "src",
                     {"bool": "a || b", "float": _NAN_MAX, "*": "max(a, b)"},
                     {"bool": False, "float": -math.inf, "*": "min"}, nonempty=True,
@@ -327,8 +336,9 @@ REDUCTION_OPS: dict[str, ReductionOp] = {
                     {"bool": True, "float": math.inf, "*": "max"}, nonempty=True,
                     vector_combine={"float": "min"}),
         ReductionOp("mean", PLAIN, "dst", {"*": "a + b"}, {"*": 0},
-                    {"float": "r / {ACC}(params.count)", "*": "acc_wrap(r) / {ACC}(params.count)"},
-                    acc_kinds=_NUMERIC),
+                    {"float": "r / {ACC}(params.count)", "complex": "r / {PART}(params.count)",
+                     "*": "acc_wrap(r) / {ACC}(params.count)"},
+                    acc_kinds=_NUMERIC | {"complex"}, dst_kinds=_WITH_COMPLEX),
         ReductionOp("all", PLAIN, "bool", {"*": "a && b"}, {"*": True}, acc_kinds=frozenset({"bool"})),
         ReductionOp("any", PLAIN, "bool", {"*": "a || b"}, {"*": False}, acc_kinds=frozenset({"bool"})),
         ReductionOp("argmax", ARG, "src", identity={"*": 0}, dst_kinds=frozenset({"int", "uint"}),
@@ -402,7 +412,7 @@ class _Types:
 
     @property
     def shared_bytes(self) -> int:
-        return 8 if self.shared in ("f64", "i64", "u64") else 4
+        return max(4, self.acc.compute_bits // 8)
 
     def defines(self, *, in_partial: bool, out_partial: bool,
                 prologue: "_PrologueCode | None" = None) -> dict[str, object]:
@@ -472,7 +482,9 @@ class _Types:
         fold = "combine(a[0], a[1])" if width == 2 else "combine(combine(a[0], a[1]), combine(a[2], a[3]))"
         if not on:
             width, unroll = 4, 1
-            code = f"fn load_vec(v: u32) -> vec4<{compute}> {{\n    return vec4<{compute}>();\n}}"
+            # (a vector of complex values is no WGSL type: their stub returns an array)
+            vec_t = f"array<{compute}, 4>" if compute.startswith("vec") else f"vec4<{compute}>"
+            code = f"fn load_vec(v: u32) -> {vec_t} {{\n    return {vec_t}();\n}}"
         elif not track:
             unroll = _knobs().vec4_unroll
             code = (f"@group(0) @binding(3) var<storage, read_write> srcv: array<vec{width}<{self.src.array}>>;\n\n"
@@ -507,7 +519,9 @@ class _Types:
                 f"    return select(r, {_convert('bitcast<f32>(m)', 'f32', acc_c)}, m > 0x7F800000u);\n}}"
             )
             fold = f"nan_fold({fold})"
+        vec_type = f"array<{compute}, 4>" if compute.startswith("vec") else f"vec{width}<{compute}>"
         return {"VEC": "true" if on else "false", "VW": width, "VU": unroll, "VEC_SRC": code, "VEC_FOLD": fold,
+                "VEC_T": vec_type,
                 "VEC_COMBINE": vcombine or "combine", "VEC_LOAD_SRC": "load_src_nan" if track else "load_src"}
 
 
@@ -1158,7 +1172,7 @@ class _Planner:
         src = self.types.src
         knobs = _knobs()
         if (not knobs.vec4 or not self.vectors or self.prologue is not None or not self.types.spec.kind.vector
-                or src.packed or src.itemsize not in (4, 8)):
+                or src.packed or src.complex or src.itemsize not in (4, 8)):
             return 0
         red = view.red
         if len(red) != 1 or red[0].s != 1 or red[0].n < knobs.vec4_min_length:

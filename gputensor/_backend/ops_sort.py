@@ -102,8 +102,8 @@ WINDOW_LIMIT: int | None = None
 #: kernel). ``GPUTENSOR_SORT_SUBGROUP=0`` in the environment sets it False at import.
 SUBGROUP_RANK: bool = config.value("sort_subgroup")
 _U32 = 0xFFFFFFFF
-#: dtypes a sort or search accepts (all real dtypes and bool).
-SORT_DTYPES = tuple(STORAGE_TYPES)
+#: dtypes a sort or search accepts (all real dtypes and bool; complex values have no order).
+SORT_DTYPES = tuple(t.name for t in STORAGE_TYPES.values() if t.kind != "c")
 
 # ------------------------------------------------------------------------------------------
 # WGSL generation: loaders, key mappings, output writers
@@ -668,6 +668,8 @@ def _radix_pass(backend: Any, job: _Job, p: int, first: bool, r0: int, nr: int, 
 # ------------------------------------------------------------------------------------------
 def _prepare(backend: Any, src: int, dtype: Any, rows: Any, n: Any, ld: Any) -> tuple[str, int, int, int]:
     dtype = _check_dtype(backend, dtype)
+    if dtype not in SORT_DTYPES:
+        raise invalid_argument(f"{dtype} values have no order to sort or search by")
     rows = check_int("rows", rows)
     n = check_int("n", n)
     ld = n if ld is None else check_int("ld", ld)

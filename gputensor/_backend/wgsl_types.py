@@ -21,6 +21,11 @@ float16 is computed in f32 and stored rounded to f16 with an exact round-to-near
 as NumPy computes its float16 ufuncs,
 so it needs no adapter feature. 64-bit types need ``shader-int64`` / ``shader-f64``.
 
+complex64 and complex128 are stored as NumPy stores them, interleaved (real, imaginary) pairs of
+float32 / float64, bound as ``array<vec2<f32>>`` / ``array<vec2<f64>>`` and computed as that
+``vec2`` (``.x`` the real part, ``.y`` the imaginary part); complex128 needs ``shader-f64``.
+Their op forms call the helpers of ``_wgsl/complex.wgsl``.
+
 A *compute type* (``f32``, ``i32``, ``bool``, ...) has the facts of the dtype stored as it
 (:func:`compute_info`: ``f32`` is float32's row), so tables keyed by compute type are not
 needed either.
@@ -50,7 +55,7 @@ __all__ = [
 class DTypeInfo:
     """Every fact about one dtype (a row of :data:`DTYPE_TABLE`).
 
-    ``name``: NumPy's name; ``kind``: NumPy's kind letter (``b``, ``i``, ``u``, ``f``);
+    ``name``: NumPy's name; ``kind``: NumPy's kind letter (``b``, ``i``, ``u``, ``f``, ``c``);
     ``itemsize``: bytes per element; ``array``: element type of the storage array it is bound
     as; ``compute``: WGSL type values have in registers; ``lanes``: elements per u32 word for
     packed types (1 otherwise); ``load``: expression template over ``{buf}`` and ``{i}``
@@ -64,7 +69,8 @@ class DTypeInfo:
     floats, the WGSL type and feature of the dtype as a native type (``f16`` needs
     ``shader-f16``; the BLAS-like kernels use it), else None; ``fallback``: the dtype host
     data of this dtype becomes on an adapter without its ``feature`` (``asarray`` of a NumPy
-    float64 array on such an adapter gives float32), or empty.
+    float64 array on such an adapter gives float32), or empty; ``component``: for complex
+    dtypes, the real dtype of each of the two parts (else empty).
     """
 
     name: str
@@ -81,6 +87,18 @@ class DTypeInfo:
     accumulator: str = ""
     native: tuple[str, str | None] | None = None
     fallback: str = ""
+    component: str = ""
+
+    @property
+    def complex(self) -> bool:
+        """Whether this is a complex dtype (a ``vec2`` of its component's float type)."""
+        return self.kind == "c"
+
+    @property
+    def real_compute(self) -> str:
+        """The scalar WGSL float type of a complex dtype's parts (``f32``, ``f64``); the compute
+        type itself for other dtypes."""
+        return DTYPE_TABLE[self.component].compute if self.component else self.compute
 
     @property
     def packed(self) -> bool:
@@ -94,7 +112,7 @@ class DTypeInfo:
 
     @property
     def family(self) -> str:
-        """'f', 'i', 'u' or 'b': the family of the compute type (the op forms' key)."""
+        """'f', 'i', 'u', 'b' or 'c': the family of the compute type (the op forms' key)."""
         return self.kind
 
     @property
@@ -114,19 +132,22 @@ class DTypeInfo:
 
     @property
     def inf(self) -> str:
-        """WGSL of +inf in the compute type (floating dtypes)."""
-        return _float_constant(0x7F800000, self.compute)
+        """WGSL of +inf in the compute type (floating dtypes; complex: of its parts' type)."""
+        return _float_constant(0x7F800000, self.real_compute)
 
     @property
     def nan(self) -> str:
-        """WGSL of a quiet NaN in the compute type (floating dtypes)."""
-        return _float_constant(0x7FC00000, self.compute)
+        """WGSL of a quiet NaN in the compute type (floating dtypes; complex: of its parts' type)."""
+        return _float_constant(0x7FC00000, self.real_compute)
 
     def is_nan(self, value: str) -> str:
         """WGSL test ``value`` (a compute value) is NaN, from its bits: compilers may fold
         ``x != x`` (naga emits ordered comparisons, the NVIDIA driver folds f64
         self-comparisons); an f64 NaN converts to an f32 NaN (no 64-bit integers needed).
-        ``false`` for non-floating dtypes."""
+        ``false`` for non-floating dtypes; complex: either part NaN."""
+        if self.complex:
+            part = DTYPE_TABLE[self.component]
+            return f"({part.is_nan(f'({value}).x')} || {part.is_nan(f'({value}).y')})"
         if self.compute == "f32":
             return f"((bitcast<u32>({value}) & 0x7FFFFFFFu) > 0x7F800000u)"
         if self.compute == "f64":
@@ -155,6 +176,11 @@ class DTypeInfo:
         """WGSL of a scalar of this dtype kept in parameter words ``word`` (and ``word + 1`` for
         64-bit types; the words carry the compute type's bits), as its compute type; ``read``
         is the WGSL function that reads a word."""
+        if self.complex:
+            part = DTYPE_TABLE[self.component]
+            step = part.itemsize // 4
+            return (f"{self.compute}({part.param_load(word, read)}, "
+                    f"{part.param_load(word + step, read)})")
         if self.itemsize == 8:
             bits = f"((u64({read}({word + 1}u)) << 32u) | u64({read}({word}u)))"
             return bits if self.compute == "u64" else f"bitcast<{self.compute}>({bits})"
@@ -164,7 +190,7 @@ class DTypeInfo:
             return f"{read}({word}u)"
         return f"bitcast<{self.compute}>({read}({word}u))"
 
-    def literal(self, value: float | int | bool) -> str:
+    def literal(self, value: float | int | bool | complex) -> str:
         """A WGSL literal of ``value`` in the compute type (see :func:`literal`)."""
         return literal(value, self.compute)
 
@@ -175,7 +201,10 @@ class DTypeInfo:
         return convert(value, from_compute, self.compute)
 
 
-_COMPUTE_BITS = {"bool": 1, "i32": 32, "u32": 32, "f32": 32, "i64": 64, "u64": 64, "f64": 64}
+_COMPUTE_BITS = {"bool": 1, "i32": 32, "u32": 32, "f32": 32, "i64": 64, "u64": 64, "f64": 64,
+                 "vec2<f32>": 64, "vec2<f64>": 128}
+#: complex compute type -> the float type of its parts
+_COMPLEX_PARTS = {"vec2<f32>": "f32", "vec2<f64>": "f64"}
 
 
 def _float_constant(f32_bits: int, compute: str) -> str:
@@ -190,9 +219,13 @@ def convert(value: str, src: str, dst: str, *, int64: bool = True) -> str:
     results where WGSL differs (bool from numbers is ``!= 0`` with NaN true; numbers from bool
     are 0/1; 32- to 64-bit integers extend by the source's signedness). ``int64=False``: for
     kernels that may lack 64-bit integers (f64 with ``shader-f64`` only), f64 to bool without
-    them."""
+    them. Complex (``vec2<f32>``/``vec2<f64>``): a real value becomes the real part (imaginary
+    part 0), a complex value converts as a real one by its real part (NumPy's ``astype``
+    discards the imaginary part) and to bool as "either part nonzero" (NaN true)."""
     if src == dst:
         return value
+    if src in _COMPLEX_PARTS or dst in _COMPLEX_PARTS:
+        return _convert_complex(value, src, dst, int64)
     if dst == "bool":
         # floats by their bits: naga's float `!=` is an ordered comparison (NaN != 0 is false),
         # NumPy's bool(NaN) is True; -0.0 is False.
@@ -212,7 +245,25 @@ def convert(value: str, src: str, dst: str, *, int64: bool = True) -> str:
         return f"bitcast<i64>(u64({value}))"
     if src == "i32" and dst == "u64":
         return f"bitcast<u64>(i64({value}))"
+    if src == "i32" and dst == "i64":
+        # the shift pair is the sign extension itself: lavapipe miscompiles comparisons of a
+        # plain i64(i32) with constants (i64(y) < i64(64) is false for y = 0).
+        return f"((i64({value}) << 32u) >> 32u)"
     return f"{dst}({value})"
+
+
+def _convert_complex(value: str, src: str, dst: str, int64: bool) -> str:
+    """:func:`convert` where ``src`` or ``dst`` is a complex compute type."""
+    if src in _COMPLEX_PARTS and dst in _COMPLEX_PARTS:
+        return f"{dst}({value})"
+    if dst in _COMPLEX_PARTS:
+        part = _COMPLEX_PARTS[dst]
+        return f"{dst}({convert(value, src, part, int64=int64)}, {part}(0))"
+    part = _COMPLEX_PARTS[src]
+    if dst == "bool":
+        return (f"({convert(f'({value}).x', part, 'bool', int64=int64)} || "
+                f"{convert(f'({value}).y', part, 'bool', int64=int64)})")
+    return convert(f"({value}).x", part, dst, int64=int64)
 
 
 _PACKED_U8 = "(({buf}[{i} >> 2u] >> (8u * ({i} & 3u))) & 0xFFu)"
@@ -250,6 +301,10 @@ DTYPE_TABLE: dict[str, DTypeInfo] = {
                   native=("f32", None)),
         DTypeInfo("float64", "f", 8, "f64", "f64", 1, "{buf}[{i}]", "", "shader-f64", accumulator="float64",
                   native=("f64", "shader-f64"), fallback="float32"),
+        DTypeInfo("complex64", "c", 8, "vec2<f32>", "vec2<f32>", 1, "{buf}[{i}]", "", None,
+                  accumulator="complex64", component="float32"),
+        DTypeInfo("complex128", "c", 16, "vec2<f64>", "vec2<f64>", 1, "{buf}[{i}]", "", "shader-f64",
+                  accumulator="complex128", fallback="complex64", component="float64"),
     )
 }
 
@@ -279,8 +334,13 @@ def compute_info(compute: str) -> DTypeInfo:
         raise KeyError(f"no dtype is computed as {compute!r}; known: {sorted(_BY_COMPUTE)}") from None
 
 
-def literal(value: float | int | bool, compute: str) -> str:
-    """A WGSL literal of compute type ``compute`` (inf/nan built from bit patterns)."""
+def literal(value: float | int | bool | complex, compute: str) -> str:
+    """A WGSL literal of compute type ``compute`` (inf/nan built from bit patterns; a complex
+    type takes a complex ``value``, as a ``vec2`` of its parts)."""
+    if compute in _COMPLEX_PARTS:
+        z = complex(value)
+        part = _COMPLEX_PARTS[compute]
+        return f"{compute}({literal(z.real, part)}, {literal(z.imag, part)})"
     if compute == "bool":
         return "true" if value else "false"
     if compute in ("i32", "u32", "i64", "u64"):

@@ -129,6 +129,7 @@ fn ew_asinh_TT(x: TT) -> TT {
 
 // @fn ew_acosh f32 f64
 fn ew_acosh_TT(x: TT) -> TT {
+    if (x < TT(1)) { return ew_nan_TT(); }  // (for x < -1 the formula below is finite)
     if (x > TT(1e8)) { return ew_log_TT(x) + TT(0.69314718055994530942); }
     let t = x - TT(1);
     return ew_log1p_TT(t + sqrt(TT(2) * t + t * t));
@@ -295,8 +296,11 @@ fn ew_pick_f64(a: f64, b: f64, c: bool) -> f64 {
 
 // @fn ew_floordiv f32 f64
 fn ew_floordiv_TT(a: TT, b: TT) -> TT {
-    // NumPy's npy_divmod, step by step (C's `if (v)` is true for NaN: written !(v == 0)).
+    // NumPy's npy_divmod, step by step (C's `if (v)` is true for NaN: written !(v == 0)),
+    // except for an infinite operand, where the spec's floor(a / b) is the quotient itself:
+    // +-inf for infinity // finite, +-0 for finite // infinity (NumPy: NaN and -1.0).
     if (b == TT(0)) { return a / b; }
+    if (ew_isinf_TT(a) || ew_isinf_TT(b)) { return a / b; }
     let m = ew_fmod_TT(a, b);
     var d = (a - m) / b;
     if (!(m == TT(0))) {

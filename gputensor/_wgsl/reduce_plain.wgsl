@@ -48,7 +48,7 @@ fn reduce_vec(e0: u32, e1: u32, y: u32) -> {{ACC}} {
     }
     var v = v0 + y;
     for (; v + (VU - 1u) * TY < v1; v += VU * TY) {
-        var xs: array<vec{{VW}}<{{SRC_COMPUTE}}>, VU>;
+        var xs: array<{{VEC_T}}, VU>;
         //#unroll
         for (var u = 0u; u < VU; u++) {
             xs[u] = load_vec(v + u * TY);
