@@ -166,3 +166,8 @@ __all__ += ["autotune"]
 from . import nn  # noqa: E402
 
 __all__ += ["nn"]
+
+# --- the linear-algebra extension: gputensor.linalg ---
+from . import linalg  # noqa: E402
+
+__all__ += ["linalg"]
