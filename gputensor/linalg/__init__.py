@@ -15,19 +15,28 @@ from __future__ import annotations
 from .._linear_algebra_functions import matmul, matrix_transpose, tensordot, vecdot
 from ._basic import cross, diagonal, matrix_norm, matrix_rank, outer, pinv, trace, vector_norm
 from ._errors import LinAlgError
+from ._factor import QRResult, SlogdetResult, cholesky, det, inv, matrix_power, qr, slogdet, solve
 from ._spectral import EighResult, SVDResult, eigh, eigvalsh, svd, svdvals
 
+# the 23 functions of the 2024.12 extension, then the exception and the result types
 __all__ = [
+    "cholesky",
     "cross",
+    "det",
     "diagonal",
     "eigh",
     "eigvalsh",
+    "inv",
     "matmul",
     "matrix_norm",
+    "matrix_power",
     "matrix_rank",
     "matrix_transpose",
     "outer",
     "pinv",
+    "qr",
+    "slogdet",
+    "solve",
     "svd",
     "svdvals",
     "tensordot",
@@ -36,5 +45,7 @@ __all__ = [
     "vector_norm",
     "LinAlgError",
     "EighResult",
+    "QRResult",
+    "SlogdetResult",
     "SVDResult",
 ]

@@ -1,4 +1,4 @@
-"""The linear-algebra extension's exception."""
+"""The linalg extension's exception."""
 
 from __future__ import annotations
 
@@ -6,5 +6,6 @@ __all__ = ["LinAlgError"]
 
 
 class LinAlgError(ValueError):
-    """A linear-algebra routine failed on its input (singular or non-positive-definite
-    matrices, no convergence); a ``ValueError``, as NumPy's ``numpy.linalg.LinAlgError``."""
+    """A linear-algebra routine failed on its input: a singular or non-positive-definite matrix
+    where the operation needs it to be, or an iteration that did not converge (a
+    ``ValueError``, as NumPy's ``numpy.linalg.LinAlgError``)."""

@@ -1,0 +1,83 @@
+// LU panel with partial pivoting (LAPACK's getf2 on an mp x jb panel, jb <= 32), one workgroup,
+// in global memory: element (i, j) of the panel is A[a_first + i * ld + j]. For each column: the
+// first row of largest magnitude is the pivot, its index (plus row0, the panel's first row in the
+// matrix) goes to piv[piv_first + c], the rows are swapped across the panel, the column below is
+// scaled and the rest of the panel updated. A zero pivot column sets flag[0] and is skipped.
+//#include common
+
+alias T = {{T}};
+const WG: u32 = 256u;
+
+struct Params {
+    a_first: u32, ld: u32, mp: u32, jb: u32,
+    row0: u32, piv_first: u32, p0: u32, p1: u32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> A: array<T>;
+@group(0) @binding(2) var<storage, read_write> piv: array<u32>;
+@group(0) @binding(3) var<storage, read_write> flag: array<atomic<u32>>;
+
+var<workgroup> rv: array<T, WG>;
+var<workgroup> ri: array<u32, WG>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) lid: u32) {
+    let mp = p.mp;
+    let jb = p.jb;
+    let a0 = p.a_first;
+    let ld = p.ld;
+    for (var c = 0u; c < jb; c++) {
+        var bv = T(-1);
+        var bi = c;
+        for (var i = c + lid; i < mp; i += WG) {
+            let v = abs(A[a0 + i * ld + c]);
+            if v > bv {
+                bv = v;
+                bi = i;
+            }
+        }
+        rv[lid] = bv;
+        ri[lid] = bi;
+        workgroupBarrier();
+        for (var s = WG / 2u; s > 0u; s = s >> 1u) {
+            if lid < s {
+                let ov = rv[lid + s];
+                let oi = ri[lid + s];
+                if ov > rv[lid] || (ov == rv[lid] && oi < ri[lid]) {
+                    rv[lid] = ov;
+                    ri[lid] = oi;
+                }
+            }
+            workgroupBarrier();
+        }
+        let pr = ri[0];
+        let pv = rv[0];
+        if lid == 0u {
+            piv[p.piv_first + c] = p.row0 + pr;
+            if !(pv > T(0)) {
+                atomicOr(&flag[0], 1u);
+            }
+        }
+        if pr != c {
+            for (var q = lid; q < jb; q += WG) {
+                let t = A[a0 + c * ld + q];
+                A[a0 + c * ld + q] = A[a0 + pr * ld + q];
+                A[a0 + pr * ld + q] = t;
+            }
+        }
+        storageBarrier();
+        workgroupBarrier();
+        let d = A[a0 + c * ld + c];
+        if d != T(0) {
+            for (var i = c + 1u + lid; i < mp; i += WG) {
+                let l = A[a0 + i * ld + c] / d;
+                A[a0 + i * ld + c] = l;
+                for (var q = c + 1u; q < jb; q++) {
+                    A[a0 + i * ld + q] = A[a0 + i * ld + q] - l * A[a0 + c * ld + q];
+                }
+            }
+        }
+        storageBarrier();
+        workgroupBarrier();
+    }
+}
