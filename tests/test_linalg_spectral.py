@@ -289,3 +289,10 @@ def test_outer_errors() -> None:
         gt.linalg.outer(gt.ones((2, 2)), gt.ones(2))
     with pytest.raises(TypeError):
         gt.linalg.outer(gt.ones(2, dtype=gt.bool), gt.ones(2))
+
+
+def test_benchmark_quick_runs() -> None:
+    from benchmarks import bench_linalg_spectral
+
+    rows = bench_linalg_spectral.run(["--quick", "--no-torch", "--only", "batch"])
+    assert rows and rows[0]["check"]["gputensor"] < 1e-4 and rows[0]["seconds"]["gputensor"] > 0

@@ -9,7 +9,9 @@ Two launchers:
   the rows of Vh; 'eigh' takes a symmetric matrix (its lower triangle) and writes eigenvalues
   (ascending) and eigenvectors (as columns).
 * :func:`jacobi_sweeps` -- sweeps of the round-robin ordering over matrices in device memory,
-  one dispatch per step with one workgroup per column pair (``_wgsl/svd_jacobi_step.wgsl``);
+  one dispatch per step with one workgroup per pair of column blocks (``_wgsl/svd_jacobi_block.wgsl``:
+  the pair's Gram matrix, diagonalised by two-sided Jacobi in workgroup memory, rotates the
+  columns);
   the caller prepares the columns, reads the per-sweep flags to see convergence, and derives
   the results (norms, sorting) with ordinary array operations.
 
@@ -116,40 +118,50 @@ def jacobi_small(backend, mode: str, dtype: str, batch: int, m: int, n: int, x: 
     ctx.dispatch("svd_jacobi_small", words, [w.binding for w in wins], ctx.fold_grid(batch), defines)
 
 
+#: Columns per block of the block kernel (two blocks, 32 columns, per workgroup).
+BLOCK = 16
+#: Most inner two-sided Jacobi sweeps on a block pair's Gram matrix.
+INNER_SWEEPS = 8
+
+
 @functools.lru_cache(maxsize=32)
-def step_defines(wgsl: str, with_v: bool, m: int) -> dict[str, object]:
+def block_defines(wgsl: str, with_v: bool, m: int) -> dict[str, object]:
+    """Placeholders of svd_jacobi_block.wgsl (tiles of 64 rows, 32 for f64: workgroup memory)."""
     dtype = "float32" if wgsl == "f32" else "float64"
     tol, loose = tolerances(dtype, m)
-    return {"T": wgsl, "WG": STEP_WG, "WITH_V": "true" if with_v else "false",
-            "TOL": literal(tol, wgsl), "LOOSE": literal(loose, wgsl)}
+    return {"T": wgsl, "TR": 64 if wgsl == "f32" else 32, "INNER": INNER_SWEEPS,
+            "WITH_V": "true" if with_v else "false", "TOL": literal(tol, wgsl), "LOOSE": literal(loose, wgsl)}
 
 
 def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: int | None, flags: int,
                   first_sweep: int, sweeps: int, max_sweeps: int = MAX_SWEEPS) -> None:
-    """Record sweeps ``first_sweep .. first_sweep + sweeps - 1`` of one-sided Jacobi over
+    """Record sweeps ``first_sweep .. first_sweep + sweeps - 1`` of block one-sided Jacobi over
     ``batch`` matrices of ``n`` columns of length ``m`` at ``x`` (column j of matrix b at
     element ``(b * n + j) * m``), rotating the n x n ``v`` (stored the same way) along when it
-    is given. ``flags`` holds ``batch * max_sweeps`` u32 words, zero before sweep 0: word
-    ``b * max_sweeps + s`` becomes 1 when sweep ``s`` rotated a pair of matrix b beyond the
-    convergence threshold; a sweep after one that left it 0 does nothing.
+    is given. A sweep is the round-robin ordering over blocks of ``BLOCK`` columns, one
+    dispatch per step, one workgroup per block pair. ``flags`` holds ``batch * max_sweeps``
+    u32 words, zero before sweep 0: word ``b * max_sweeps + s`` becomes 1 when sweep ``s``
+    found a pair of columns of matrix b beyond the convergence threshold; a sweep after one
+    that left it 0 does nothing.
 
     Raises BackendError (invalid argument) for sizes below 1, sweeps outside ``max_sweeps`` or
     pointers out of range; (unsupported) for float64 without ``shader-f64``.
     """
     itemsize, wgsl = _storage(backend, dtype)
-    if min(batch, m, n) < 1 or first_sweep < 0 or first_sweep + sweeps > max_sweeps:
+    if min(batch, m, n) < 1 or first_sweep < 0 or sweeps < 0 or first_sweep + sweeps > max_sweeps:
         raise invalid_argument(f"jacobi_sweeps: bad problem {batch} x {m} x {n}, sweeps {first_sweep}+{sweeps}")
     if n < 2 or sweeps < 1:
         return
-    np_ = n + (n & 1)
-    defines = step_defines(wgsl, v is not None, m)
+    nb = -(-n // BLOCK)
+    nb += nb & 1
+    defines = block_defines(wgsl, v is not None, m)
     ctx = backend.context
     xw = backend.window(x, batch * n * m * itemsize, itemsize)
     vw = backend.window(v, batch * n * n * itemsize, itemsize) if v is not None else xw
     fw = backend.window(flags, batch * max_sweeps * 4, 4)
     buffers = [xw.binding, vw.binding, fw.binding]
-    grid = ctx.fold_grid(batch * (np_ // 2))
+    grid = ctx.fold_grid(batch * (nb // 2))
     for sweep in range(first_sweep, first_sweep + sweeps):
-        for step in range(np_ - 1):
-            words = [batch, m, n, np_, step, sweep, max_sweeps, xw.first, vw.first, fw.first]
-            ctx.dispatch("svd_jacobi_step", words, buffers, grid, defines)
+        for step in range(nb - 1):
+            words = [batch, m, n, nb, step, sweep, max_sweeps, xw.first, vw.first, fw.first]
+            ctx.dispatch("svd_jacobi_block", words, buffers, grid, defines)
