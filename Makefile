@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test adapter install bench clean
+.PHONY: demo test soak adapter install bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ demo: adapter
 
 test: adapter
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The soak test for longer: threads x seconds of checked mixed operations (make soak SOAK_SECONDS=1800).
+SOAK_SECONDS ?= 300
+soak: adapter
+	SOAK_SECONDS=$(SOAK_SECONDS) $(PY) -m pytest -q -s -p no:cacheprovider tests/test_soak.py
 
 bench: adapter
 	$(PY) -m benchmarks

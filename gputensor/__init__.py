@@ -116,6 +116,12 @@ def synchronize() -> None:
 
 __all__ += ["asnumpy", "synchronize"]
 
+# ---- faults: a lost device, a new one ------------------------------------------------------
+from ._backend.device_state import DeviceLostError  # noqa: E402
+from ._reset import reset  # noqa: E402
+
+__all__ += ["DeviceLostError", "reset"]
+
 
 def get_default_memory_pool() -> Any:
     """The device memory pool (a caching allocator in the style of CuPy's): ``used_bytes()``,

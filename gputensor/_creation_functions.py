@@ -21,7 +21,9 @@ upload them.
 from __future__ import annotations
 
 import builtins
+import math
 import operator
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,6 +80,35 @@ def _shape_arg(shape: Any) -> tuple[int, ...]:
     if any(n < 0 for n in out):
         raise ValueError(f"negative dimensions are not allowed: {tuple(out)}")
     return tuple(out)
+
+
+def _host_memory() -> int:
+    """Bytes of physical host memory (0 when unknown)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def _check_request(count: int, dtype: DType, host_bytes: int = 0) -> None:
+    """``MemoryError`` at once when ``count`` elements of ``dtype`` exceed the adapter's largest
+    buffer or the memory pool's limit, or when the ``host_bytes`` of host memory the values are
+    computed in exceed the host's memory (checked before any memory is spent)."""
+    host = _host_memory()
+    if host and host_bytes > host:
+        raise MemoryError(f"an array of {count} elements needs {host_bytes} bytes of host memory to "
+                          f"compute its values; the host has {host}")
+    nbytes = int(count) * dtype.itemsize
+    pool = _dispatch.backend().memory_pool
+    limit = _dispatch.backend().context.max_buffer_size
+    where = "the adapter's max buffer size"
+    if pool.get_limit():
+        room = pool.get_limit() - pool.used_bytes()  # (the pool releases its cache when needed)
+        if room < limit:
+            limit, where = room, f"the room left under the memory pool's limit of {pool.get_limit()} bytes"
+    if nbytes > limit:
+        raise MemoryError(f"an array of {count} {dtype} elements ({nbytes} bytes) exceeds {where} "
+                          f"({limit} bytes)")
 
 
 def _device_dtype(np_dtype: np.dtype) -> DType:
@@ -310,6 +341,13 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         dtype = default_dtype("int" if all_int else "float")
     if dtype == _dtypes.bool:
         raise TypeError("arange does not support the bool dtype")
+    if all_int:
+        count = len(range(start, stop, step))
+    else:
+        count = max(0, math.ceil((stop - start) / step)) if math.isfinite((stop - start) / step) else -1
+        if count < 0:
+            raise ValueError(f"arange({start}, {stop}, {step}) has no finite length")
+    _check_request(count, dtype, 16 * count)  # 8-byte values and their cast
     if all_int and dtype.kind in "iu":
         values = np.arange(start, stop, step, dtype=np.int64 if dtype.kind == "i" else np.uint64)
     else:  # NumPy's float64 values (start + i * delta), rounded to the dtype
@@ -334,6 +372,7 @@ def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: DType
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"num must be non-negative, got {num}")
+    _check_request(num, dtype, 16 * num)
     values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
     return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)
 

@@ -24,6 +24,16 @@ from ._ops import ELEMENTWISE_OPS, ElementwiseOp
 __all__ = sorted(ELEMENTWISE_OPS) + ["clip"]
 
 
+def check_power(base: Any, exponent: Any) -> None:
+    """NumPy's rule for ``base ** exponent`` (``pow``, ``**``, ``**=``): ``ValueError`` for an
+    integer array ``base`` and a negative Python int ``exponent``. (A device array of exponents
+    is not read back: negative entries give ``trunc(base ** exponent)``, i.e. 1 for base 1, +-1
+    for base -1, else 0.)"""
+    if (type(exponent) is int and exponent < 0 and isinstance(base, GpuArray)
+            and base._dtype.kind in "iu"):
+        raise ValueError("Integers to negative integer powers are not allowed.")
+
+
 def _make_function(row: ElementwiseOp) -> Callable[..., GpuArray]:
     name = row.name
     if row.arity == 1:
@@ -35,6 +45,8 @@ def _make_function(row: ElementwiseOp) -> Callable[..., GpuArray]:
         func = unary
     else:
         def binary(x1: GpuArray | int | float | bool, x2: GpuArray | int | float | bool, /) -> GpuArray:
+            if name == "pow":
+                check_power(x1, x2)
             return _dispatch.binary_function(name, x1, x2)
 
         func = binary

@@ -5,10 +5,11 @@ transfers. The methods here call the engine and the namespace, which sit above i
 above both and are set on the class when ``gputensor`` is imported (``install``):
 
 * the operator dunders, generated from the op table ``_ops.ELEMENTWISE_OPS`` (``__add__``,
-  ``__radd__``, ``__iadd__``, comparisons, unary operators); Python scalars are weak. In-place
-  operators write into the same buffer (views see the change) and raise ``TypeError`` when the
-  result dtype would differ from the left operand's (the spec's rule) and ``ValueError`` when
-  broadcasting would change its shape;
+  ``__radd__``, ``__iadd__``, comparisons, unary operators); Python scalars are weak;
+  ``__pow__``/``__ipow__`` refuse an integer array to a negative Python int (``check_power``,
+  ``ValueError`` as NumPy). In-place operators write into the same buffer (views see the
+  change) and raise ``TypeError`` when the result dtype would differ from the left operand's
+  (the spec's rule) and ``ValueError`` when broadcasting would change its shape;
 * ``__getitem__`` / ``__setitem__`` (basic keys as views, integer-array and boolean-mask keys
   through ``_indexing_functions``);
 * ``__matmul__``, ``__rmatmul__``, ``__imatmul__`` (``_linear_algebra_functions.matmul``).
@@ -106,6 +107,20 @@ def __imatmul__(self: GpuArray, other: Any) -> GpuArray:
 _OPERAND_TYPES = (GpuArray, builtins.bool, int, float, complex)
 
 
+def _checked_power(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` (``__pow__``/``__ipow__``) with ``_elementwise_functions.check_power`` first."""
+    def power(self: GpuArray, other: Any) -> Any:
+        _elementwise_functions.check_power(self, other)
+        return method(self, other)
+
+    power.__name__, power.__doc__ = method.__name__, method.__doc__
+    return power
+
+
+def _unchecked(method: Callable[..., Any]) -> Callable[..., Any]:
+    return method
+
+
 def _make_binary(row: ElementwiseOp) -> Callable[..., Any]:
     method = _dispatch.binary_operator(row.name, False, GpuArray)
     method.__name__ = row.dunder or row.name
@@ -154,11 +169,12 @@ def install_dunders(row: ElementwiseOp) -> None:
     if row.arity == 1:
         setattr(GpuArray, row.dunder, _make_unary(row))
         return
-    setattr(GpuArray, row.dunder, _make_binary(row))
+    checked = _checked_power if row.name == "pow" else _unchecked
+    setattr(GpuArray, row.dunder, checked(_make_binary(row)))
     if row.reflected_dunder:
         setattr(GpuArray, row.reflected_dunder, _make_reflected(row))
     if row.inplace_dunder:
-        setattr(GpuArray, row.inplace_dunder, _make_inplace(row))
+        setattr(GpuArray, row.inplace_dunder, checked(_make_inplace(row)))
 
 
 def install_op(row: ElementwiseOp) -> Callable[..., GpuArray]:

@@ -28,8 +28,8 @@ def backend():
 
 
 #: Prefill kernels (ops_attention.KERNEL_VARIANT) the correctness tests run with.
-PREFILL_VARIANTS = ["new", "old"]
-PREFILL_KERNELS = ("attention_flash", "attention")
+PREFILL_VARIANTS = ["flash", "tiled"]
+PREFILL_KERNELS = ("attention_flash", "attention_tiled")
 
 
 @pytest.fixture(params=PREFILL_VARIANTS)
@@ -236,7 +236,7 @@ def test_interior_pointers(backend, variant, dtype):
 def test_flash_interior_pointers_quad_loads(backend, monkeypatch, dtype, aligned):
     # attention_flash binds q, k, v as arrays of vec4 when head_dim and every operand's first
     # element are multiples of 4 (aligned), else loads scalars: both from interior pointers.
-    monkeypatch.setattr(ops_attention, "KERNEL_VARIANT", "new")
+    monkeypatch.setattr(ops_attention, "KERNEL_VARIANT", "flash")
     shape_q, shape_kv = (1, 2, 70, 64), (1, 2, 100, 64)
     nq, nkv = int(np.prod(shape_q)), int(np.prod(shape_kv))
     pad = 4 if aligned else 5
@@ -267,7 +267,7 @@ def test_random_shapes(backend, batch, heads, seq_q, seq_kv, head_dim, causal, s
 
 # ---- the register-tiled kernel (attention_flash.wgsl) and its tile variants -------------------
 
-FLASH_VARIANTS = [name for name in ops_attention.VARIANTS if name != "old"]
+FLASH_VARIANTS = [name for name in ops_attention.VARIANTS if name != "tiled"]
 
 
 @pytest.mark.parametrize("kernel", FLASH_VARIANTS)
@@ -293,7 +293,7 @@ def test_flash_variants(backend, monkeypatch, kernel, seq_q, seq_kv, head_dim, c
     check(backend, 1, 2, seq_q, seq_kv, head_dim, causal, seed=head_dim)
 
 
-@pytest.mark.parametrize("kernel", ["new", "new-64x4", "new-32x4"])
+@pytest.mark.parametrize("kernel", ["flash", "flash-64x4", "flash-32x4"])
 @pytest.mark.parametrize("head_dim", [64, 128, 80, 256])
 def test_flash_float16(backend, monkeypatch, kernel, head_dim):
     monkeypatch.setattr(ops_attention, "KERNEL_VARIANT", kernel)
@@ -359,13 +359,13 @@ def test_slab_larger_than_window_is_unsupported(backend, monkeypatch):
 
 def test_plan_choices(backend):
     limit = 1 << 31
-    big = ops_attention.plan_attention(64, 4096, 4096, 128, 2, 4, limit, 49152, variant="old")
-    assert (big.kernel, big.block_q, big.splits, big.slabs_per_dispatch) == ("attention", 64, 1, 64)
+    big = ops_attention.plan_attention(64, 4096, 4096, 128, 2, 4, limit, 49152, variant="tiled")
+    assert (big.kernel, big.block_q, big.splits, big.slabs_per_dispatch) == ("attention_tiled", 64, 1, 64)
     assert big.padded_head_dim == 128 and big.key_chunk * big.padded_head_dim <= big.stage_vec4 * 4
-    f64 = ops_attention.plan_attention(1, 100, 100, 256, 8, 8, limit, 32768, variant="new")
-    assert f64.kernel == "attention"  # float64 always runs the old kernel
+    f64 = ops_attention.plan_attention(1, 100, 100, 256, 8, 8, limit, 32768, variant="flash")
+    assert f64.kernel == "attention_tiled"  # float64 always runs the tiled kernel
     assert f64.block_q == 32 and f64.key_chunk * 256 <= f64.stage_vec4 * 4
-    assert ops_attention.plan_attention(1, 100, 100, 100, 4, 4, limit, variant="old").padded_head_dim == 112
+    assert ops_attention.plan_attention(1, 100, 100, 100, 4, 4, limit, variant="tiled").padded_head_dim == 112
     decode = ops_attention.plan_attention(64, 1, 32768, 128, 2, 4, limit)
     assert decode.kernel == "attention_decode" and decode.splits * 64 >= ops_attention.DECODE_TARGET_GROUPS
     with pytest.raises(BackendError) as info:
@@ -373,7 +373,7 @@ def test_plan_choices(backend):
     assert info.value.kind is BackendErrorKind.UNSUPPORTED
 
 
-def _flash(head_dim, storage_limit, variant="new", itemsize=4):
+def _flash(head_dim, storage_limit, variant="flash", itemsize=4):
     plan = ops_attention.plan_attention(64, 4096, 4096, head_dim, itemsize, 4, 1 << 31, storage_limit,
                                         variant=variant)
     assert plan.kernel == "attention_flash"
@@ -393,12 +393,23 @@ def test_flash_plan_choices():
     # (64x4); the default takes 64x8 where it pads less.
     assert [_flash(d, 49152).padded_head_dim for d in (1, 33, 80, 96, 100, 129, 200)] == [32, 64, 96, 96, 128, 192, 256]
     assert [_flash(d, 49152).tile_cols for d in (1, 33, 64, 80, 100, 128)] == [8, 4, 4, 8, 4, 4]
-    assert _flash(64, 49152, "new-64x4").tile_cols == 4 and _flash(64, 49152, "new-64x4").invocations == 256
-    assert _flash(64, 49152, "new-64x8-dc8").depth_chunk == 8
-    assert _flash(200, 49152, "new-64x8").tile_cols == 4  # 64x8 covers head_dim <= 128 only
+    assert _flash(64, 49152, "flash-64x4").tile_cols == 4 and _flash(64, 49152, "flash-64x4").invocations == 256
+    assert _flash(64, 49152, "flash-64x8-dc8").depth_chunk == 8
+    assert _flash(200, 49152, "flash-64x8").tile_cols == 4  # 64x8 covers head_dim <= 128 only
     with pytest.raises(BackendError) as info:
         ops_attention.plan_attention(1, 100, 100, 64, 4, 4, 1 << 31, variant="newest")
     assert info.value.kind is BackendErrorKind.INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("earlier,current", [("new", "flash"), ("old", "tiled"), ("new-64x4", "flash-64x4"),
+                                             ("new-32x4", "flash-32x4"), ("new-64x8-dc8", "flash-64x8-dc8")])
+def test_earlier_variant_names(earlier, current):
+    """GPUTENSOR_ATTENTION_KERNEL's earlier names plan exactly what the current names do."""
+    assert ops_attention.canonical_variant(earlier) == current
+    for head_dim, storage_limit in ((64, 49152), (100, 32768), (256, 49152)):
+        args = (64, 4096, 4096, head_dim, 4, 4, 1 << 31, storage_limit)
+        assert (ops_attention.plan_attention(*args, variant=earlier)
+                == ops_attention.plan_attention(*args, variant=current))
 
 
 @pytest.mark.parametrize("storage_limit", [32768, 49152])

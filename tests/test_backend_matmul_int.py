@@ -279,3 +279,38 @@ def test_errors_record_nothing(backend, monkeypatch):
     finally:
         backend.free(a)
         backend.free(c)
+
+
+def test_repeated_calls_replay_the_same_dispatches(backend, monkeypatch):
+    """A repeated call (its structure's program kept per backend) records what the first call
+    did, checks its pointers again, and a dispatch wrapper still sees every dispatch."""
+    rng = np.random.default_rng(11)
+    a_vals = values(rng, "int16", (3, 17, 9), False)
+    b_vals = values(rng, "int8", (3, 9, 13), False)
+    expect = reference(a_vals, b_vals, "int32")
+    a = Strided(backend, a_vals, layout("negative", 3, 17, 9))
+    b = Strided(backend, b_vals, layout("col", 3, 9, 13))
+    outs = [Strided(backend, np.zeros((3, 17, 13), np.int32), layout("padded", 3, 17, 13)) for _ in range(3)]
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: 700)  # several blocks per call
+    try:
+        counts = []
+        for i, c in enumerate(outs):
+            before = backend.context.stats["dispatches"]
+            if i == 2:  # through the reference path, seen by a spy
+                seen = []
+                original = backend.context.dispatch
+                monkeypatch.setattr(backend.context, "dispatch",
+                                    lambda name, *args, **kw: (seen.append(name), original(name, *args, **kw)))
+            matmul_int(backend, 17, 13, 9, 3, a.ptr, "int16", a.strides, b.ptr, "int8", b.strides,
+                       c.ptr, "int32", c.strides)
+            counts.append(backend.context.stats["dispatches"] - before)
+            np.testing.assert_array_equal(c.download()[c.index], expect)
+        assert counts[0] > 1 and counts[0] == counts[1] == counts[2] == len(seen)
+        freed = Strided(backend, np.zeros((3, 17, 13), np.int32), layout("padded", 3, 17, 13))
+        freed.free()
+        with pytest.raises(BackendError):
+            matmul_int(backend, 17, 13, 9, 3, a.ptr, "int16", a.strides, b.ptr, "int8", b.strides,
+                       freed.ptr, "int32", freed.strides)
+    finally:
+        for x in (a, b, *outs):
+            x.free()

@@ -609,8 +609,8 @@ def test_raw_kernel_errors(backend) -> None:
         gt.RawKernel(SCALE_2D, "1x")
     with pytest.raises(TypeError):
         gt.RawKernel(b"code")
-    # wrong number of arrays for the shader's bindings: the layout lacks binding 2
-    with pytest.raises(gt.KernelCompileError, match="1..1"):
+    # wrong number of arrays for the shader's bindings: TypeError naming them
+    with pytest.raises(TypeError, match=r"takes 2 arrays .*binding 2 \(`y`"):
         k(1, (a,), params=(1, 1, 1.0, 0))
     # 8-byte NumPy scalars become two words; other NumPy scalars are refused
     from gputensor._user_kernels import _pack_params
@@ -655,3 +655,118 @@ def test_dtype_the_device_lacks(monkeypatch: pytest.MonkeyPatch) -> None:
     k = gt.ElementwiseKernel("float32 x", "float64 z", "z = f64(x);", "to_f64")
     with pytest.raises(TypeError, match="shader-f64"):
         k(gt.asarray(np.ones(2, np.float32)))
+
+
+# ---- RawKernel: the bindings the shader declares -----------------------------------------------
+AXPY_ANY = """
+struct P { n: u32, a: f32 }
+@group(0) @binding(0) var<storage, read> x: array<f32>;   // an input at binding 0
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@binding(2) @group(0) var<uniform> p: P;
+// @group(0) @binding(9) var<storage, read> commented_out: array<f32>;
+@compute @workgroup_size(64)
+fn axpy(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < p.n) { y[g.x] = p.a * x[g.x] + y[g.x]; }
+}
+"""
+
+
+def test_raw_kernel_reads_its_bindings() -> None:
+    """Any binding numbers, `read` access and the uniform anywhere: arguments by position (the
+    storage bindings, params=; or every binding, the uniform's entry its params) or by binding
+    number or name."""
+    k = gt.RawKernel(AXPY_ANY, "axpy")
+    assert [(b.number, b.space, b.access, b.name) for b in k.bindings] == [
+        (0, "storage", "read", "x"), (1, "storage", "read_write", "y"), (2, "uniform", "", "p")]
+    xn = np.arange(100, dtype=np.float32)
+    x = gt.asarray(xn)
+    y = gt.ones(100, dtype=gt.float32)
+    k(2, (x, y), params=(100, 2.0))
+    expect = 2 * xn + 1
+    np.testing.assert_array_equal(gt.asnumpy(y), expect)
+    k(2, (x, y, (100, 1.0)))  # every binding in order: the uniform's entry is its params
+    expect = expect + xn
+    np.testing.assert_array_equal(gt.asnumpy(y), expect)
+    k(2, {1: y, 0: x, 2: (50, 1.0)})  # by binding number
+    expect[:50] += xn[:50]
+    np.testing.assert_array_equal(gt.asnumpy(y), expect)
+    k(2, {"x": x, "y": y}, params=(100, -1.0))  # by variable name
+    np.testing.assert_array_equal(gt.asnumpy(y), expect - xn)
+
+
+def test_raw_kernel_sparse_numbers_default_access_and_packed() -> None:
+    src = """
+@group(0) @binding(7) var<storage, read_write> out: array<u32>;
+@group(0) @binding(3) var<storage> src: array<u32>;
+@compute @workgroup_size(4)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    out[g.x] = src[g.x] + 0x01010101u;
+}
+"""
+    k = gt.RawKernel(src)
+    assert [b.number for b in k.bindings] == [3, 7]
+    src_bytes = gt.asarray(np.arange(8, dtype=np.int8))  # packed bytes bind as array<u32>
+    out = gt.zeros(8, dtype=gt.uint8)
+    k(1, (src_bytes, out))  # binding order: 3 then 7
+    np.testing.assert_array_equal(gt.asnumpy(out), np.arange(1, 9, dtype=np.uint8))
+
+
+def test_raw_kernel_binding_errors_name_the_binding() -> None:
+    k = gt.RawKernel(AXPY_ANY, "axpy")
+    x = gt.zeros(8, dtype=gt.float32)
+    with pytest.raises(TypeError, match=r"takes 2 arrays.*3 given"):
+        k(1, (x, x, x), params=(8, 1.0))  # more arrays than the shader declares
+    with pytest.raises(TypeError, match=r"takes 2 arrays.*1 given"):
+        k(1, (x,), params=(8, 1.0))
+    with pytest.raises(TypeError, match=r"binding 1 \(`y`.*cannot take a int32"):
+        k(1, (x, gt.zeros(8, dtype=gt.int32)), params=(8, 1.0))
+    with pytest.raises(TypeError, match=r"binding 2 \(`p`.*needs params"):
+        k(1, (x, x))
+    with pytest.raises(TypeError, match="no binding 5"):
+        k(1, {0: x, 1: x, 5: x}, params=(8, 1.0))
+    with pytest.raises(TypeError, match=r"no array for binding 1"):
+        k(1, {0: x}, params=(8, 1.0))
+    with pytest.raises(TypeError, match="given twice"):
+        k(1, {0: x, 1: x, 2: (8, 1.0)}, params=(8, 1.0))
+    plain = gt.RawKernel("@group(0) @binding(0) var<storage, read_write> a: array<f32>;\n"
+                         "@compute @workgroup_size(1) fn main() { a[0] = 1.0; }")
+    with pytest.raises(TypeError, match="no var<uniform>"):
+        plain(1, (x,), params=(1,))
+    with pytest.raises(TypeError, match=r"binding 0 .*cannot take a uint8"):
+        plain(1, (gt.zeros(4, dtype=gt.uint8),))
+    with pytest.raises(ValueError, match=r"@group\(1\)"):
+        gt.RawKernel("@group(1) @binding(0) var<storage, read_write> a: array<f32>;\n"
+                     "@compute @workgroup_size(1) fn main() { a[0] = 1.0; }")
+    with pytest.raises(ValueError, match="at most one var<uniform>"):
+        gt.RawKernel("@group(0) @binding(0) var<uniform> a: vec4<f32>;\n"
+                     "@group(0) @binding(1) var<uniform> b: vec4<f32>;\n"
+                     "@compute @workgroup_size(1) fn main() { }")
+    with pytest.raises(ValueError, match="textures"):
+        gt.RawKernel("@group(0) @binding(0) var t: texture_2d<f32>;\n"
+                     "@compute @workgroup_size(1) fn main() { }")
+    with pytest.raises(ValueError, match="used twice"):
+        gt.RawKernel("@group(0) @binding(0) var<storage, read_write> a: array<f32>;\n"
+                     "@group(0) @binding(0) var<storage, read_write> b: array<f32>;\n"
+                     "@compute @workgroup_size(1) fn main() { }")
+
+
+def test_raw_kernel_vector_and_struct_elements() -> None:
+    src = """
+struct Pair { a: f32, b: f32 }
+@group(0) @binding(0) var<storage, read> v: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> pairs: array<Pair>;
+@group(0) @binding(2) var<storage, read_write> out: array<vec2f>;
+@compute @workgroup_size(1)
+fn main() {
+    out[0] = vec2f(v[0].x + v[0].w, pairs[1].a + pairs[1].b);
+}
+"""
+    k = gt.RawKernel(src)
+    v = gt.asarray(np.array([1, 2, 3, 4], np.float32))
+    pairs = gt.asarray(np.array([0, 0, 5, 6], np.float32))
+    out = gt.zeros(2, dtype=gt.float32)
+    k(1, (v, pairs, out))
+    np.testing.assert_array_equal(gt.asnumpy(out), np.array([5, 11], np.float32))
+    with pytest.raises(TypeError, match=r"binding 0 .*vec4<f32>.*cannot take a int32"):
+        k(1, (gt.zeros(4, dtype=gt.int32), pairs, out))
+    k(1, (v, gt.zeros(4, dtype=gt.int32), out))  # an array of structs takes any dtype

@@ -1,6 +1,7 @@
 """The compute backend layer: the only part of gputensor that talks to wgpu.
 
-``get_backend()`` returns the process-wide WebGpuBackend, initialised on first use.
+``get_backend()`` returns the process-wide WebGpuBackend, initialised on first use;
+``reset_backend()`` retires it (its device is destroyed unless already lost) and makes a new one.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import threading
 
 from .base import BackendTranspose, BinaryOp, ComputeBackend, ReduceOp, UnaryOp
 from .context import WgpuContext
+from . import device_state
+from .device_state import DeviceLostError
 from .errors import BackendError, BackendErrorKind
 from .webgpu import WebGpuBackend
 
@@ -18,11 +21,13 @@ __all__ = [
     "BackendTranspose",
     "BinaryOp",
     "ComputeBackend",
+    "DeviceLostError",
     "ReduceOp",
     "UnaryOp",
     "WebGpuBackend",
     "WgpuContext",
     "get_backend",
+    "reset_backend",
 ]
 
 _default: WebGpuBackend | None = None
@@ -39,3 +44,15 @@ def get_backend() -> WebGpuBackend:
                 backend.init()
                 _default = backend
     return _default
+
+
+def reset_backend() -> WebGpuBackend:
+    """Retire the shared backend (``device_state.retire``: arrays made on it raise
+    DeviceLostError from now on) and return a new, initialised one on a newly created device.
+    Raises BackendError as ``WgpuContext.new`` when no device can be created."""
+    global _default
+    with _default_lock:
+        old, _default = _default, None
+        if old is not None and old.is_initialized():
+            device_state.retire(old._ctx)
+    return get_backend()

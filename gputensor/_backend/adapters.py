@@ -1,22 +1,27 @@
 """Choosing the adapter and opening its device.
 
-``choose_adapter`` ranks the enumerated adapters (hardware before software, Vulkan/Metal/D3D12
+``rank_adapters`` ranks the enumerated adapters (hardware before software, Vulkan/Metal/D3D12
 before GL) after narrowing them by the ``adapter`` knob (``$GPUTENSOR_ADAPTER``);
-``device_steps`` requests the device with the ``WANTED_FEATURES`` the adapter offers and the
-``WANTED_LIMITS`` at the adapter's maximum (a promise-yielding generator, see ``promises``).
+``choose_adapter`` is the first of them. ``device_steps`` opens the device of the best-ranked
+adapter that can create one (``device_state.open_first``: the next adapter when device creation
+fails, unless the user named the adapter); ``request_device_steps`` requests one adapter's
+device with the ``WANTED_FEATURES`` the adapter offers and the ``WANTED_LIMITS`` at the
+adapter's maximum. Both are promise-yielding generators (see ``promises``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 import wgpu
 
+from . import device_state
 from .errors import unsupported
 
 __all__ = ["WANTED_FEATURES", "WANTED_LIMITS", "adapter_sort_key", "adapter_description",
-           "adapter_names", "choose_adapter", "device_steps"]
+           "adapter_names", "choose_adapter", "rank_adapters", "device_steps",
+           "request_device_steps"]
 
 #: Features requested when the adapter offers them.
 WANTED_FEATURES = ("shader-f16", "shader-f64", "shader-int64", "subgroup", "timestamp-query")
@@ -65,7 +70,12 @@ def adapter_names(info: Mapping[str, Any]) -> list[str]:
 
 
 def choose_adapter(adapters: Sequence[Any], hint: str | None) -> Any:
-    """Pick the adapter to use from ``adapters`` (objects with an ``info`` mapping).
+    """The first adapter of ``rank_adapters(adapters, hint)`` (BackendError as there)."""
+    return rank_adapters(adapters, hint)[0]
+
+
+def rank_adapters(adapters: Sequence[Any], hint: str | None) -> list[Any]:
+    """The adapters to try, best first, from ``adapters`` (objects with an ``info`` mapping).
 
     ``hint`` (normally ``$GPUTENSOR_ADAPTER``) keeps only adapters one of whose names
     (``adapter_names``) contains it, case-insensitively. Among the rest: discrete GPUs, then
@@ -84,18 +94,27 @@ def choose_adapter(adapters: Sequence[Any], hint: str | None) -> Any:
             f"no WebGPU adapter{where}. Adapters found: {found}. On Debian/Ubuntu without a GPU, "
             "`apt-get install mesa-vulkan-drivers` provides lavapipe, a Vulkan adapter on the CPU."
         )
-    return min(candidates, key=lambda a: adapter_sort_key(a.info))
+    return sorted(candidates, key=lambda a: adapter_sort_key(a.info))
 
 
-def device_steps(hint: str | None) -> Generator[Any, Any, tuple[Any, Any]]:
-    """Enumerate the adapters, pick one (``choose_adapter`` with ``hint``) and request its
-    device; yields the promises, returns ``(adapter, device)``. Raises BackendError
-    (unsupported) when no adapter matches."""
-    adapters = yield wgpu.gpu.enumerate_adapters_async()
-    adapter = choose_adapter(adapters, hint)
+def request_device_steps(adapter: Any) -> Generator[Any, Any, Any]:
+    """Request ``adapter``'s device with the wanted features and limits; yields the promise,
+    returns the device (wgpu's own error types when it cannot be created)."""
     features = [f for f in WANTED_FEATURES if f in adapter.features]
     limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
     device = yield adapter.request_device_async(
         label="gputensor", required_features=features, required_limits=limits
     )
-    return adapter, device
+    return device
+
+
+def device_steps(hint: str | None, open_steps: Callable[[Any], Generator[Any, Any, Any]]) -> Generator[Any, Any, Any]:
+    """Enumerate the adapters, rank them (``rank_adapters`` with ``hint``) and return
+    ``open_steps(adapter)``'s result for the first adapter whose device can be created
+    (``device_state.open_first``; ``open_steps`` normally requests the device with
+    ``request_device_steps`` and builds the context on it); yields the promises. Raises
+    BackendError (unsupported) when no adapter matches, (device error) when no device can be
+    created (naming the adapter ``hint`` chose, else every adapter tried)."""
+    adapters = yield wgpu.gpu.enumerate_adapters_async()
+    ranked = rank_adapters(adapters, hint)  # the next one when a device cannot be created
+    return (yield from device_state.open_first(ranked, hint, open_steps, adapter_description))

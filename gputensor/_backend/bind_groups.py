@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from . import device_state
 from .errors import device_error
 
 __all__ = ["BindGroups", "BIND_GROUP_CACHE_SIZE"]
@@ -56,7 +57,7 @@ class BindGroups:
         try:
             group = self.device.create_bind_group(layout=bgl, entries=entries)
         except Exception as exc:
-            raise device_error(f"kernel {name}: cannot bind its buffers: {exc}") from exc
+            raise device_state.classify(self, device_error(f"kernel {name}: cannot bind its buffers: {exc}")) from exc
         self.stats["bind_groups_created"] += 1
         if len(self._groups) >= BIND_GROUP_CACHE_SIZE:  # down to three quarters, oldest first
             self._evict(len(self._groups) - BIND_GROUP_CACHE_SIZE * 3 // 4)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from typing import Any
 from .errors import invalid_argument
 
 __all__ = ["Knob", "KNOBS", "value", "override", "assign", "environment_value", "parse_switch",
-           "generation"]
+           "parse_size", "generation"]
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
@@ -100,6 +101,28 @@ def _wait_style(env: str, raw: str | None, default: str) -> str:
     return mode or default
 
 
+_SIZE_SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """Bytes of a size such as ``"1048576"``, ``"512M"``, ``"2GiB"``, ``"1.5G"`` (binary units;
+    case-insensitive). Raises ValueError for anything else."""
+    found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([KMGT]?)(?:I?B)?\s*", str(text), re.IGNORECASE)
+    if found is None:
+        raise ValueError(f"not a size in bytes: {text!r} (examples: 1048576, 512M, 2GiB)")
+    return int(float(found.group(1)) * _SIZE_SUFFIXES[found.group(2).upper()])
+
+
+def _size(env: str, raw: str | None, default: int) -> int:
+    """Bytes (``parse_size``); unset or blank is ``default``. ValueError naming ``env`` otherwise."""
+    if raw is None or not raw.strip():
+        return default
+    try:
+        return parse_size(raw)
+    except ValueError as exc:
+        raise ValueError(f"{env}: {exc}") from None
+
+
 def _text(env: str, raw: str | None, default: str | None) -> str | None:
     """The text itself; unset or empty is ``default``."""
     return raw if raw else default
@@ -129,6 +152,8 @@ KNOBS: tuple[Knob, ...] = (
          "threads for one large host copy (0 or not an integer: automatic)"),
     Knob("dump_wgsl", "GPUTENSOR_DUMP_WGSL", _text, None, True,
          "folder that receives every rendered kernel source"),
+    Knob("pool_limit", "GPUTENSOR_POOL_LIMIT", _size, 0, True,
+         "the memory pool's initial limit in bytes (K/M/G/T suffixes, binary; 0: none)"),
     Knob("fusion", "GPUTENSOR_FUSION", _not_off, True, False,
          "elementwise fusion on at start (gputensor.set_fusion changes it at run time)"),
     Knob("autotune", "GPUTENSOR_AUTOTUNE", parse_switch, False, True,

@@ -42,7 +42,7 @@ from typing import Any
 
 import wgpu
 
-from . import config
+from . import config, device_state
 from .adapters import (  # noqa: F401 - the adapter choice, also offered here
     WANTED_FEATURES,
     WANTED_LIMITS,
@@ -51,6 +51,8 @@ from .adapters import (  # noqa: F401 - the adapter choice, also offered here
     adapter_sort_key,
     choose_adapter,
     device_steps,
+    rank_adapters,
+    request_device_steps,
 )
 from .bind_groups import BindGroups
 from .device import DeviceFacts
@@ -176,7 +178,11 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers):
     # ---- creation -----------------------------------------------------------------------
     @staticmethod
     def _new_steps(hint: str | None) -> Generator[Any, Any, "WgpuContext"]:
-        adapter, device = yield from device_steps(hint)
+        return (yield from device_steps(hint, WgpuContext._open_steps))
+
+    @staticmethod
+    def _open_steps(adapter: Any) -> Generator[Any, Any, "WgpuContext"]:
+        device = yield from request_device_steps(adapter)
         return WgpuContext(adapter, device)
 
     @classmethod
@@ -184,7 +190,9 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers):
         """Select an adapter (``adapter`` or ``$GPUTENSOR_ADAPTER`` narrows the choice) and create
         the device with the adapter's maximum buffer/binding limits and the useful features.
 
-        Raises BackendError (unsupported) when no adapter matches.
+        Raises BackendError (unsupported) when no adapter matches, (device error) when the
+        device cannot be created (naming the adapter; without ``adapter``/``$GPUTENSOR_ADAPTER``
+        each adapter is tried in turn, see ``device_state.open_first``).
         """
         return await run_async(cls._new_steps(adapter or config.value("adapter")))
 
@@ -207,7 +215,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers):
         try:
             return self.device.create_buffer(size=size, usage=_STORAGE_USAGE)
         except Exception as exc:  # wgpu raises its own error types
-            raise out_of_memory(f"could not allocate {size} bytes: {exc}") from exc
+            raise device_state.classify(self, out_of_memory(f"could not allocate {size} bytes: {exc}")) from exc
 
     def copy_buffer(self, src: Any, src_offset: int, dst: Any, dst_offset: int, size: int) -> None:
         """Record a device copy of ``size`` bytes (offsets and size multiples of 4).
@@ -486,7 +494,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers):
                     self.queue.write_buffer(self._ring, 0, self._ring_data, 0, ring_used)
                 self.queue.submit([command_buffer])
             except Exception as exc:
-                raise device_error(f"submit failed: {exc}") from exc
+                raise device_state.classify(self, device_error(f"submit failed: {exc}")) from exc
             finally:
                 del keepalive
             self.stats["submits"] += 1

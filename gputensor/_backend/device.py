@@ -16,13 +16,15 @@ __all__ = ["DeviceFacts"]
 
 class DeviceFacts:
     """Public attributes: ``device``, ``queue``, ``adapter``, ``adapter_info`` (a dict),
-    ``features`` (frozenset of granted feature names), ``limits`` (dict of granted limits) and
-    the limits above as ints."""
+    ``features`` (frozenset of granted feature names), ``limits`` (dict of granted limits), the
+    limits above as ints and ``lost`` (why the device is lost, None while it works)."""
 
     def _init_device(self, adapter: Any, device: Any) -> None:
         self.adapter = adapter
         self.device = device
         self.queue = device.queue
+        #: Why the device is lost (the first cause), None while it works (``device_state``).
+        self.lost: str | None = None
         self.adapter_info = dict(adapter.info)
         self.features = frozenset(str(f) for f in device.features)
         self.limits = dict(device.limits)

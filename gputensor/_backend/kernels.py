@@ -4,9 +4,10 @@ A template names its placeholders as ``{{NAME}}``. ``render`` substitutes every 
 fails on a placeholder it was not given, or on a value given for a placeholder the template does
 not have. A line ``//#include NAME`` pulls in ``NAME.wgsl`` (once); a line ``//#unroll`` above a
 loop ``for (var i = 0u; i < N; i++) {`` with a constant ``N`` expands it into its iterations
-(``unroll_loops``). No wgpu here: this module is
-pure text, so it can be tested and inspected without a device. Set ``GPUTENSOR_DUMP_WGSL=DIR`` to
-write each rendered source to DIR.
+(``unroll_loops``); ``// @fn`` markers make function libraries (``library_code``).
+``gputensor/_wgsl/README.md`` describes these mechanisms, when to use which, and why each one
+exists. No wgpu here: this module is pure text, so it can be tested and inspected without a
+device. Set ``GPUTENSOR_DUMP_WGSL=DIR`` to write each rendered source to DIR.
 """
 
 from __future__ import annotations

@@ -13,11 +13,13 @@ Policy
 * ``used_bytes()``: bytes of blocks handed out and not yet freed; ``free_bytes()``: bytes cached
   in the free lists; ``total_bytes()``: both, i.e. the device memory the pool holds.
   ``n_free_blocks()``, ``free_all_blocks()`` (release every cached block) and an optional limit
-  (``set_limit``/``get_limit``) complete the CuPy-like surface.
+  (``set_limit``/``get_limit``; ``$GPUTENSOR_POOL_LIMIT`` sets the initial one: bytes, with an
+  optional ``K``/``M``/``G``/``T`` suffix, binary, e.g. ``512M``) complete the CuPy-like surface.
 * Allocation failure (the allocator raised BackendError out of memory, or the limit would be
-  exceeded): release every cached block and retry once; if that fails too, raise BackendError
-  (out of memory) naming the requested size and the pool's used/total bytes. The frontend maps
-  it to ``MemoryError``.
+  exceeded): release every cached block, wait until the device has finished the work already
+  submitted (``wait``: released buffers are reclaimed once no work uses them) and retry once;
+  if that fails too, raise BackendError (out of memory) naming the requested size and the pool's
+  used/total bytes. The frontend maps it to ``MemoryError``.
 
 Why reuse is safe without waiting for the device
 ------------------------------------------------
@@ -54,6 +56,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from . import config
+from .config import parse_size  # noqa: F401 - the size syntax, offered here too
 from .errors import BackendError, BackendErrorKind, invalid_argument, out_of_memory
 
 #: Requests up to this size round up to a multiple of ``SMALL_STEP``.
@@ -62,6 +66,12 @@ SMALL_STEP = 256
 #: Geometric bins per power of two above ``SMALL_LIMIT``.
 STEPS_PER_OCTAVE = 8
 _OCTAVE_SHIFT = STEPS_PER_OCTAVE.bit_length() - 1
+
+
+def limit_from_env() -> int:
+    """The pool limit ``$GPUTENSOR_POOL_LIMIT`` asks for (the ``pool_limit`` knob; 0: none or
+    unset). Raises ValueError for a value that is not a size (see ``config.parse_size``)."""
+    return config.value("pool_limit")
 
 
 def bin_size(nbytes: int) -> int:
@@ -81,20 +91,24 @@ class MemoryPool:
     BackendError out of memory when it cannot); ``release(buffer)`` gives one back to the device
     for good; buffers have a ``size`` attribute. ``max_size``: the largest buffer ``allocate`` can
     make (bins are clamped to it). ``on_free_all()`` runs after the cache was released (the
-    backend drops its pooled transfer staging buffers there).
+    backend drops its pooled transfer staging buffers there). ``wait()`` blocks until submitted
+    work is done (called before the retry of a failed allocation). The initial limit comes from
+    ``$GPUTENSOR_POOL_LIMIT`` (ValueError when it is not a size).
     """
 
     def __init__(self, allocate: Callable[[int], Any], release: Callable[[Any], None],
-                 max_size: int | None = None, on_free_all: Callable[[], None] | None = None) -> None:
+                 max_size: int | None = None, on_free_all: Callable[[], None] | None = None,
+                 wait: Callable[[], None] | None = None) -> None:
         self._allocate = allocate
         self._release = release
         self._on_free_all = on_free_all
+        self._wait = wait
         self._max_size = None if max_size is None else int(max_size) // 4 * 4
         self._lock = threading.Lock()
         self._free: dict[int, list[Any]] = {}
         self._pending: collections.deque[Any] = collections.deque()
         self._held = 0  # bytes of every block the pool holds, in use or cached
-        self._limit = 0  # 0: no limit
+        self._limit = limit_from_env()  # 0: no limit
         self._bins: dict[int, int] = {}  # request size -> bin (see _bin)
         self.stats = {"hits": 0, "misses": 0, "releases": 0}
 
@@ -147,11 +161,17 @@ class MemoryPool:
             except BackendError as exc:
                 if exc.kind is not BackendErrorKind.OUT_OF_MEMORY:
                     raise
-                if attempt == 0 and any(self._free.values()):
+                if attempt == 0 and (any(self._free.values()) or self._wait is not None):
                     self._free_all_locked()
+                    if self._wait is not None and not self._limit_hit(size):
+                        self._wait()  # released blocks are reclaimed once no work uses them
                     continue
                 raise out_of_memory(self._message(nbytes, size, exc.message)) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _limit_hit(self, size: int) -> bool:
+        """Whether a block of ``size`` bytes would pass the limit (lock held)."""
+        return bool(self._limit) and self._held + size > self._limit
 
     def _message(self, nbytes: int, size: int, cause: str) -> str:
         return (f"out of device memory allocating {nbytes} bytes (a {size}-byte block); "

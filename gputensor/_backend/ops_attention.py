@@ -35,15 +35,17 @@ Kernels (gputensor/_wgsl)
   through a two-slot ring, the next chunk fetched into registers while the current one is used:
   one barrier per chunk, DP/DC + 64/KC + 2 per tile. About 37 KiB of workgroup memory with DC =
   16 (H200: 48 KiB), 29 KiB with DC = 8 (lavapipe: 32 KiB). See ``FlashShape``.
-* ``attention.wgsl`` (prefill; float64, and every dtype with ``KERNEL_VARIANT = "old"``): 256
+* ``attention_tiled.wgsl`` (prefill, the general kernel: float64, and every dtype with
+  ``KERNEL_VARIANT = "tiled"``): 256
   invocations (128 for float64) in a 16 x 16 grid, each owning a 4x4 score micro-tile and a
   4-row x head_dim/16-column output tile (scalar, lane-indexed reads of V). Q^T/K^T chunks of 16
   head-dim columns, the probabilities P^T and chunks of V are staged in workgroup memory (about
   26 KiB; 31 KiB for float64); query blocks of 64 rows (32 for float64).
 * The prefill kernel is chosen by ``KERNEL_VARIANT`` (environment ``GPUTENSOR_ATTENTION_KERNEL``,
-  default ``new``; ``old`` selects attention.wgsl; ``new-64x8``, ``new-64x4``, ``new-32x4``,
-  ``new-64x8-dc8`` force attention_flash tiles). ``python -m benchmarks.tune_attention`` times
-  them side by side.
+  default ``flash``; ``tiled`` selects attention_tiled.wgsl; ``flash-64x8``, ``flash-64x4``,
+  ``flash-32x4``, ``flash-64x8-dc8`` force attention_flash tiles; the earlier names ``new``,
+  ``new-BQxTC[-dc8]`` and ``old`` mean the same, see ``VARIANT_ALIASES``).
+  ``python -m benchmarks.tune_attention`` times them side by side.
 * ``attention_decode.wgsl`` (``seq_q <= DECODE_MAX_SEQ_Q``): one workgroup of 256 per
   (batch*head, query row, key split); 16-lane groups score 4 keys each with coalesced loads of K,
   then each invocation accumulates one output column over a share of the tile's keys.
@@ -52,7 +54,7 @@ Kernels (gputensor/_wgsl)
   ``MIN_SPLIT_KEYS`` keys), each split writes a partial record ``(m, l, acc[head_dim])`` to a
   scratch buffer (``backend.alloc``, freed once recorded) and ``attention_combine.wgsl`` merges
   them.
-The head dimension is padded (``padded_head_dim``: to 16 for attention.wgsl and the decode kernel,
+The head dimension is padded (``padded_head_dim``: to 16 for attention_tiled.wgsl and the decode kernel,
 to 32 or 64 for attention_flash.wgsl) and compiled into the kernel; ``head_dim`` itself is a
 parameter, so one pipeline serves every head_dim of a padding.
 Two habits keep the kernels fast on NVIDIA's Vulkan driver, where naga bounds every loop with a
@@ -87,6 +89,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import invalid_argument, unsupported
+from .kernels import template_source
+from .validate import check_pointer
 
 if TYPE_CHECKING:
     from .webgpu import WebGpuBackend
@@ -106,7 +110,7 @@ DECODE_TARGET_GROUPS = 1024
 MIN_SPLIT_KEYS = 256
 
 _LOG2E = 1.4426950408889634
-_DC = 16  # head-dim columns per staged Q/K chunk of the tiled kernel (attention.wgsl DC)
+_DC = 16  # head-dim columns per staged Q/K chunk of the tiled kernel (attention_tiled.wgsl DC)
 _F32_MAX = float(np.finfo(np.float32).max)
 #: WGSL literal of the most negative finite value per compute type: the running max before any
 #: visible key (-inf would turn exp2(m_old - m_new) into NaN for rows that saw no key yet).
@@ -116,25 +120,36 @@ _MOST_NEGATIVE = {
 }
 
 
-#: Prefill kernel variant: ``"new"`` (attention_flash.wgsl, tiles chosen per head_dim and
-#: adapter), ``"new-BQxTC"`` (attention_flash.wgsl with BQ query rows per workgroup and TC keys
-#: per invocation: ``new-64x8``, ``new-64x4``, ``new-32x4``; ``-dc8`` appended forces 8-column
-#: Q/K chunks) or ``"old"`` (attention.wgsl). Read from ``GPUTENSOR_ATTENTION_KERNEL`` at import;
-#: benchmarks/tune_attention.py sets it per run. float64 always uses the old kernel.
-KERNEL_VARIANT: str = os.environ.get("GPUTENSOR_ATTENTION_KERNEL", "new")
+#: Prefill kernel variant: ``"flash"`` (attention_flash.wgsl, tiles chosen per head_dim and
+#: adapter), ``"flash-BQxTC"`` (attention_flash.wgsl with BQ query rows per workgroup and TC keys
+#: per invocation: ``flash-64x8``, ``flash-64x4``, ``flash-32x4``; ``-dc8`` appended forces
+#: 8-column Q/K chunks) or ``"tiled"`` (attention_tiled.wgsl). Read from
+#: ``GPUTENSOR_ATTENTION_KERNEL`` at import; benchmarks/tune_attention.py sets it per run.
+#: float64 always uses the tiled kernel.
+KERNEL_VARIANT: str = os.environ.get("GPUTENSOR_ATTENTION_KERNEL", "flash")
 #: Variants benchmarks/tune_attention.py times by default.
-VARIANTS = ("old", "new", "new-64x4", "new-32x4", "new-64x8-dc8")
+VARIANTS = ("tiled", "flash", "flash-64x4", "flash-32x4", "flash-64x8-dc8")
+#: Earlier names of the variants, still accepted: ``new`` is ``flash``, ``new-BQxTC[-dc8]`` is
+#: ``flash-BQxTC[-dc8]``, ``old`` is ``tiled``.
+VARIANT_ALIASES = {"new": "flash", "old": "tiled"}
+
+
+def canonical_variant(variant: str) -> str:
+    """``variant`` under its current name (``VARIANT_ALIASES``; ``new-...`` is ``flash-...``)."""
+    if isinstance(variant, str) and variant.startswith("new-"):
+        return "flash-" + variant[4:]
+    return VARIANT_ALIASES.get(variant, variant)
 
 
 @dataclass(frozen=True)
 class AttentionPlan:
     """How one attention call is carried out.
 
-    ``kernel``: ``"attention_flash"`` (tiled, register micro-tiles), ``"attention"`` (older
-    tiled kernel) or ``"attention_decode"``; ``block_q``: query rows per workgroup (1 for
+    ``kernel``: ``"attention_flash"`` (register micro-tiles), ``"attention_tiled"`` (the
+    general tiled kernel) or ``"attention_decode"``; ``block_q``: query rows per workgroup (1 for
     decode); ``padded_head_dim``: head_dim rounded up to the kernel's column granularity;
     ``key_chunk``: V keys staged at once (tiled kernels); ``stage_vec4``: size of the staging
-    area (attention) or of one ring slot (attention_flash) in vec4; ``splits`` / ``split_len``:
+    area (attention_tiled) or of one ring slot (attention_flash) in vec4; ``splits`` / ``split_len``:
     key-sequence splits and keys per split (a multiple of 64); ``slabs_per_dispatch``: (batch,
     head) slabs per dispatch so every binding fits one window. attention_flash only:
     ``tile_cols``: keys per invocation in the score tile (TC), ``depth_chunk``: head-dim columns
@@ -210,49 +225,28 @@ class FlashShape:
         """Workgroup memory of the kernel: the two ring slots and the transposed probabilities."""
         return (2 * self.slot_vec4 + TILE_KEYS * (self.block_q // 4 + 1)) * 4 * compute_size
 
-    @functools.lru_cache(maxsize=64)  # noqa: B019 - few shapes, all alive as long as the module
     def defines(self, storage: str = "f32", vec: bool = False) -> dict[str, object]:
         """The kernel's tile placeholders and its q/k/v element type and loaders for ``storage``
         ('f16', 'f32'), quad loads (``vec``: head_dim and every operand's first element index
-        multiples of 4) or scalar ones."""
-        nt, dp, dc, kc = self.invocations, self.padded_head_dim, self.depth_chunk, self.key_chunk
-        return {"BQ": self.block_q, "TC": self.tile_cols, "NX": self.nx, "NT": nt, "DP": dp,
-                "QPT": dp // (4 * self.nx), "DC": dc, "DC4": dc // 4, "KC": kc,
-                "QQ": self.block_q * dc // (4 * nt), "KQ": TILE_KEYS * dc // (4 * nt),
-                "VQ": kc * dp // (4 * nt), "SLOT4": self.slot_vec4,
-                "QKV": f"vec4<{storage}>" if vec else storage, "LOADERS": _flash_loaders(vec)}
+        multiples of 4) or scalar ones (cached: treat as read-only)."""
+        return _flash_defines(self, storage, vec)
 
 
-_LOADER_SCALAR = """
-fn ld4_{x}(i: u32) -> vec4<T> {{
-    return vec4<T>(T({x}[i]), T({x}[i + 1u]), T({x}[i + 2u]), T({x}[i + 3u]));
-}}
-
-fn ld4_{x}m(i: u32, ok: bool, n: u32) -> vec4<T> {{
-    let f = params.{x}_first;
-    let m = vec4<bool>(ok && n > 0u, ok && n > 1u, ok && n > 2u, ok && n > 3u);
-    let a = vec4<T>(T({x}[select(f, i, m.x)]), T({x}[select(f, i + 1u, m.y)]),
-                    T({x}[select(f, i + 2u, m.z)]), T({x}[select(f, i + 3u, m.w)]));
-    return select(vec4<T>(T(0)), a, m);
-}}
-"""
-
-_LOADER_VEC = """
-fn ld4_{x}(i: u32) -> vec4<T> {{
-    return vec4<T>({x}[i / 4u]);
-}}
-
-fn ld4_{x}m(i: u32, ok: bool, n: u32) -> vec4<T> {{
-    let m = ok && n > 0u;
-    return select(vec4<T>(T(0)), vec4<T>({x}[select(params.{x}_first, i, m) / 4u]), m);
-}}
-"""
+@functools.lru_cache(maxsize=64)
+def _flash_defines(shape: FlashShape, storage: str, vec: bool) -> dict[str, object]:
+    """``FlashShape.defines``."""
+    nt, dp, dc, kc = shape.invocations, shape.padded_head_dim, shape.depth_chunk, shape.key_chunk
+    return {"BQ": shape.block_q, "TC": shape.tile_cols, "NX": shape.nx, "NT": nt, "DP": dp,
+            "QPT": dp // (4 * shape.nx), "DC": dc, "DC4": dc // 4, "KC": kc,
+            "QQ": shape.block_q * dc // (4 * nt), "KQ": TILE_KEYS * dc // (4 * nt),
+            "VQ": kc * dp // (4 * nt), "SLOT4": shape.slot_vec4,
+            "QKV": f"vec4<{storage}>" if vec else storage, "LOADERS": _flash_loaders(vec)}
 
 
 def _flash_loaders(vec: bool) -> str:
-    """attention_flash.wgsl's LOADERS: ld4_q/k/v and ld4_qm/km/vm (see the kernel)."""
-    template = _LOADER_VEC if vec else _LOADER_SCALAR
-    return "".join(template.format(x=x) for x in "qkv")
+    """attention_flash.wgsl's LOADERS: ld4_q/k/v and ld4_qm/km/vm, from
+    attention_flash_quad_loads.wgsl (``vec``) or attention_flash_scalar_loads.wgsl."""
+    return template_source("attention_flash_quad_loads" if vec else "attention_flash_scalar_loads")
 
 
 def _flash_shape(head_dim: int, compute_size: int, storage_limit: int, block_q: int, tile_cols: int,
@@ -288,13 +282,14 @@ def _flash_shape(head_dim: int, compute_size: int, storage_limit: int, block_q: 
 
 def _flash_plan_shape(variant: str, head_dim: int, compute_size: int,
                       storage_limit: int) -> FlashShape | None:
-    """The attention_flash tiles of kernel ``variant`` ("new", "new-BQxTC[-dc8]") for this head
-    dim, or None when the variant does not apply (then the old kernel runs)."""
+    """The attention_flash tiles of kernel ``variant`` ("flash", "flash-BQxTC[-dc8]", under its
+    current name) for this head dim, or None when the variant does not apply (then the tiled
+    kernel runs)."""
     if compute_size == 8:
         return None
-    if variant == "new":
+    if variant == "flash":
         # 64 rows x 4 keys per invocation (256 invocations) measured fastest on the H200 at
-        # head_dim 64 and 128 (benchmarks.tune_attention, session 4: 0.58-0.71x torch against
+        # head_dim 64 and 128 (benchmarks.tune_attention on an H200: 0.58-0.71x torch against
         # 0.53-0.64x for 64x8). It pads the head dim to a multiple of 64, 64x8 to one of 32:
         # 64x8 where it pads less (head_dim 80: 96 against 128) or where 64x4 does not fit
         # (lavapipe's 32 KiB), then 32x4.
@@ -304,7 +299,7 @@ def _flash_plan_shape(variant: str, head_dim: int, compute_size: int,
         if four is not None and (eight is None or four.padded_head_dim <= eight.padded_head_dim):
             return four
         return eight if eight is not None else small
-    m = re.fullmatch(r"new-(\d+)x(\d+)(-dc8)?", variant)
+    m = re.fullmatch(r"flash-(\d+)x(\d+)(-dc8)?", variant)
     if m is None:
         raise invalid_argument(f"attention: unknown kernel variant {variant!r} (GPUTENSOR_ATTENTION_KERNEL)")
     bq, tc = int(m.group(1)), int(m.group(2))
@@ -313,7 +308,7 @@ def _flash_plan_shape(variant: str, head_dim: int, compute_size: int,
     chunks = (8,) if m.group(3) else (16, 8)
     shape = _flash_shape(head_dim, compute_size, storage_limit, bq, tc, chunks)
     if shape is None:  # this head_dim needs other tiles: the default choice
-        return _flash_plan_shape("new", head_dim, compute_size, storage_limit)
+        return _flash_plan_shape("flash", head_dim, compute_size, storage_limit)
     return shape
 
 
@@ -327,7 +322,7 @@ def plan_attention(n_bh: int, seq_q: int, seq_kv: int, head_dim: int, itemsize: 
     the tiles do not fit ``storage_limit`` bytes of workgroup memory; (invalid argument) for an
     unknown variant.
     """
-    variant = KERNEL_VARIANT if variant is None else variant
+    variant = canonical_variant(KERNEL_VARIANT if variant is None else variant)
     padded = -(-head_dim // HEAD_DIM_STEP) * HEAD_DIM_STEP
     slab_q = seq_q * head_dim * itemsize
     slab_kv = seq_kv * head_dim * itemsize
@@ -342,13 +337,13 @@ def plan_attention(n_bh: int, seq_q: int, seq_kv: int, head_dim: int, itemsize: 
         kernel, block_q, key_chunk, stage_vec4 = "attention_decode", 1, 0, 0
         base_groups, target = n_bh * seq_q, DECODE_TARGET_GROUPS
     else:
-        if variant != "old":
+        if variant != "tiled":
             flash = _flash_plan_shape(variant, head_dim, compute_size, storage_limit)
         if flash is not None:
             kernel, block_q, key_chunk, stage_vec4 = "attention_flash", flash.block_q, flash.key_chunk, flash.slot_vec4
             padded = flash.padded_head_dim
         else:
-            kernel = "attention"
+            kernel = "attention_tiled"
             block_q, key_chunk, stage_vec4 = _tiled_shape(padded, compute_size, storage_limit)
         base_groups, target = n_bh * -(-seq_q // block_q), TILED_TARGET_GROUPS
     splits = 1
@@ -369,17 +364,6 @@ def plan_attention(n_bh: int, seq_q: int, seq_kv: int, head_dim: int, itemsize: 
 def _f32_bits(x: float) -> int:
     """The IEEE bits of ``x`` rounded to float32."""
     return struct.unpack("<I", struct.pack("<f", x))[0]
-
-
-def _check_pointer(backend: WebGpuBackend, name: str, ptr: int, nbytes: int,
-                   itemsize: int) -> tuple[object, int]:
-    """(allocation, byte offset) of ``ptr`` after checking its range and item alignment."""
-    alloc, offset = backend.resolve(ptr, nbytes)
-    if offset % itemsize:
-        raise invalid_argument(
-            f"attention: {name} pointer offset {offset} is not a multiple of the item size {itemsize}"
-        )
-    return alloc, offset
 
 
 def attention(backend: WebGpuBackend, q: int, k: int, v: int, o: int, batch: int, heads: int,
@@ -429,7 +413,7 @@ def attention(backend: WebGpuBackend, q: int, k: int, v: int, o: int, batch: int
     slab_kv = seq_kv * head_dim * itemsize
     ranges = {}
     for name, ptr, slab in (("q", q, slab_q), ("k", k, slab_kv), ("v", v, slab_kv), ("o", o, slab_q)):
-        ranges[name] = _check_pointer(backend, name, ptr, n_bh * slab, itemsize)
+        ranges[name] = check_pointer(backend, f"attention: {name}", ptr, n_bh * slab, itemsize)
     o_alloc, o_off = ranges["o"]
     o_end = o_off + n_bh * slab_q
     for name, slab in (("q", slab_q), ("k", slab_kv), ("v", slab_kv)):
@@ -453,7 +437,7 @@ def attention(backend: WebGpuBackend, q: int, k: int, v: int, o: int, batch: int
     }
     defines = dict(common, OUT=compute if split else storage, DP=plan.padded_head_dim,
                    SPLIT="true" if split else "false")
-    if plan.kernel == "attention":
+    if plan.kernel == "attention_tiled":
         defines.update(BQ=plan.block_q, KC=plan.key_chunk, STAGE4=plan.stage_vec4)
     flash = None
     if plan.kernel == "attention_flash":

@@ -20,27 +20,24 @@ NCHW (adding to the output for input-channel blocks after the first). With autot
 
 from __future__ import annotations
 
-import numbers
 import struct
 from collections.abc import Sequence
 from typing import Any
 
 from . import autotune
 from .errors import invalid_argument, unsupported
+from .layout import Extent, block_starts, plan_blocks
 from .ops_gemm import (
-    Extent,
     GemmTiles,
     SplitRecord,
-    block_starts,
-    check_int,
     combine_params,
     dispatch_gemm_records,
     kernel_types,
-    plan_blocks,
     plan_splitk,
     split_defines,
     split_depth,
 )
+from .validate import check_int, check_pointer
 
 #: Kernel name of the implicit-GEMM convolution template.
 KERNEL = "conv2d"
@@ -162,11 +159,7 @@ def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
     _, _, oh, ow = out_shape
     for name, ptr, count in (("input", input, n * c * h * w), ("filter", filter, k * c * fh * fw),
                              ("output", output, n * k * oh * ow)):
-        if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
-            raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
-        _, offset = backend.resolve(int(ptr), count * itemsize)
-        if offset % itemsize:
-            raise invalid_argument(f"{name} (offset {offset}) is not aligned to the item size {itemsize}")
+        check_pointer(backend, name, ptr, count * itemsize, itemsize)
 
     limit = backend.max_window_bytes() // itemsize
     blocks = plan_conv_blocks(in_shape, f_shape, out_shape, (sh, sw), limit)

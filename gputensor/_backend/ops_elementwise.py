@@ -30,6 +30,7 @@ from . import elementwise as codegen
 from .base import BinaryOp, UnaryOp
 from .elementwise_ops import expression
 from .errors import invalid_argument, unsupported
+from .layout import extent, merge_dims, plan_chunks
 from .plan_cache import PlanCache
 from .wgsl_types import storage_type
 
@@ -53,77 +54,8 @@ class ScalarOperand:
 
 Operand = ArrayOperand | ScalarOperand
 
-
-def merge_dims(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[list[int], list[list[int]]]:
-    """Drop size-1 dims and merge neighbours that are contiguous for every stride list."""
-    dims = [(n, [s[d] for s in strides]) for d, n in enumerate(shape) if n != 1]
-    if not dims:  # one element: its strides do not matter, so it takes the contiguous path
-        return [1], [[1] for _ in strides]
-    out_shape = [dims[0][0]]
-    out_strides = [[st] for st in dims[0][1]]
-    for n, sts in dims[1:]:
-        if all(prev[-1] == st * n for prev, st in zip(out_strides, sts)):
-            out_shape[-1] *= n
-            for prev, st in zip(out_strides, sts):
-                prev[-1] = st
-        else:
-            out_shape.append(n)
-            for prev, st in zip(out_strides, sts):
-                prev.append(st)
-    return out_shape, out_strides
-
-
-def extent(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
-    """The half-open range ``[lo, stop)`` of element offsets, relative to element [0, ..., 0],
-    that a view of ``shape`` with element ``strides`` (any sign) touches; ``(0, 0)`` when the
-    view is empty. The one implementation of this for the backend and the frontend."""
-    lo = hi = 0
-    for n, s in zip(shape, strides):
-        if n == 0:
-            return 0, 0
-        if s < 0:
-            lo += s * (n - 1)
-        else:
-            hi += s * (n - 1)
-    return lo, hi + 1
-
-
-def plan_chunks(shape: list[int], strides: list[list[int]], itemsizes: list[int],
-                limit: int) -> list[tuple[list[int], list[int]]]:
-    """Split an iteration space so each operand's touched bytes fit ``limit``.
-
-    Returns ``(sub_shape, element_offsets)`` pairs; ``element_offsets[k]`` is where operand k's
-    element [0,...,0] of the chunk lies relative to the whole view's. Splits the outermost dim into
-    row blocks; when one row is still too large it recurses into the remaining dims.
-    """
-    def fits(shp: Sequence[int], sts: list[Sequence[int]]) -> bool:
-        for st, size in zip(sts, itemsizes):
-            lo, stop = extent(shp, st)
-            if (stop - lo) * size > limit:
-                return False
-        return True
-
-    if fits(shape, strides):
-        return [(list(shape), [0] * len(strides))]
-    rows = shape[0]
-    inner = [st[1:] for st in strides]
-    lo_rows, hi_rows = 1, rows
-    if not fits([1] + shape[1:], strides):
-        if len(shape) == 1:
-            raise invalid_argument("one element does not fit a binding")  # pragma: no cover
-        chunks = []
-        for r in range(rows):
-            for sub_shape, offs in plan_chunks(shape[1:], inner, itemsizes, limit):
-                chunks.append(([1] + sub_shape, [r * st[0] + o for st, o in zip(strides, offs)]))
-        return chunks
-    while lo_rows < hi_rows:  # largest row block that fits
-        mid = (lo_rows + hi_rows + 1) // 2
-        if fits([mid] + shape[1:], strides):
-            lo_rows = mid
-        else:
-            hi_rows = mid - 1
-    block = lo_rows
-    return [([min(block, rows - r)] + shape[1:], [r * st[0] for st in strides]) for r in range(0, rows, block)]
+__all__ = ["ArrayOperand", "Operand", "ScalarOperand", "binary", "copy_bytes", "copy_strided", "elementwise",
+           "extent", "launch_plan", "merge_dims", "plan_chunks", "unary"]
 
 
 def _check_dtype(backend, dtype: str) -> None:

@@ -9,7 +9,10 @@ indices count from the end). This covers ``take``, ``take_along_axis`` and NumPy
 indexing with slices around the indexed axes. Values move as raw bits (same dtype on both
 sides); packed 8/16-bit destinations are updated lane by lane with an atomic compare-exchange, so
 neighbouring elements are never clobbered (scatters with duplicate indices store one of the
-values per element). The host checks index ranges before calling (the kernel trusts them).
+values per element). A scatter through index arrays stores, where several points write one
+element, the value of the last point in row-major order (NumPy's rule): a claim pass keeps the
+largest point index per element (``atomicMax``), then the write pass stores only the winners.
+The host checks index ranges before calling (the kernel trusts them).
 
 Large operands: the indexed side is bound window by window (each dispatch moves only the points
 whose element lies in its window); the other operands are split into boxes of the iteration
@@ -216,7 +219,9 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
         lo, hi = extent(shape, ix.strides)
         backend.resolve(ix.ptr + lo * isz, (hi - lo) * isz)
 
-    sets = [list(a_strides), list(b_strides)] + [list(ix.strides) for ix in indices]
+    # the last stride set numbers the points in row-major order (the winner of a scatter)
+    sets = ([list(a_strides), list(b_strides)] + [list(ix.strides) for ix in indices]
+            + [_row_major(shape)])
     mshape, msets = _merge(shape, sets)
     # dims beyond MAXD: loop over the leading ones on the host
     lead = max(0, len(mshape) - MAXD)
@@ -233,26 +238,62 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
         "B_STORE": b_store,
         "IDX_LOADERS": "\n\n".join([_index_loader(k, ix.dtype) for k, ix in enumerate(indices)]
                                    + [_index_offset_fn(len(indices))]),
+        "WIN_BINDING": "",
+        "WINNER": "",
     }
     isizes = [storage_type(ix.dtype).itemsize for ix in indices]
     plain_k = 0 if scatter else 1
-    for outer in (_ndindex(outer_shape) if outer_shape else [()]):
-        sub_sets = [st[lead:] for st in msets]
-        off0 = [sum(c * st[d] for d, c in enumerate(outer)) for st in msets]
-        # boxes fitting the plain data side and the index arrays; the indexed side is covered
-        # by window masks
-        split_sets = [sub_sets[plain_k]] + sub_sets[2:]
-        for box_shape, coords in _boxes(list(inner_shape), split_sets, [size] + isizes, limit):
-            offs = [o + sum(c * s_ for c, s_ in zip(coords, st)) for o, st in zip(off0, sub_sets)]
-            _dispatch_box(backend, defines, scatter, size, box_shape, sub_sets, offs,
-                          a_ptr, b_ptr, indices, isizes, indexed_extent, limit)
+
+    def run(pass_defines: dict[str, object], extent_: tuple[int, int], win: tuple[int, int] | None) -> None:
+        for outer in (_ndindex(outer_shape) if outer_shape else [()]):
+            sub_sets = [st[lead:] for st in msets]
+            off0 = [sum(c * st[d] for d, c in enumerate(outer)) for st in msets]
+            # boxes fitting the plain data side and the index arrays; the indexed side is
+            # covered by window masks
+            split_sets = [sub_sets[plain_k]] + sub_sets[2:-1]
+            for box_shape, coords in _boxes(list(inner_shape), split_sets, [size] + isizes, limit):
+                offs = [o + sum(c * s_ for c, s_ in zip(coords, st)) for o, st in zip(off0, sub_sets)]
+                _dispatch_box(backend, pass_defines, scatter, size, box_shape, sub_sets, offs,
+                              a_ptr, b_ptr, indices, isizes, extent_, limit, win)
+
+    if not (scatter and indices and count > 1 and any(a_strides)):
+        run(defines, indexed_extent, None)  # (one value for every point: any winner stores it)
+        return
+    # a scatter through index arrays may write an element more than once: per window of the
+    # destination, every point claims its element, then the winners write
+    binding = f"@group(0) @binding({3 + len(indices)}) var<storage, read_write> win: array<atomic<u32>>;"
+    at = "win[params.w_first + bi - params.lo]"
+    claim = dict(defines, WIN_BINDING=binding, WINNER=f"atomicMax(&{at}, point);\n        return;")
+    write = dict(defines, WIN_BINDING=binding,
+                 WINNER=f"if (atomicLoad(&{at}) != point) {{\n            return;\n        }}")
+    limit = max(256, limit // 4 * min(4, size))  # a window of the destination and its winners fit
+    chunk = max(1, limit // size)
+    for c0 in range(xlo, xhi, chunk):
+        c1 = min(xhi, c0 + chunk)
+        win = backend.alloc(4 * (c1 - c0))  # zero-filled: no point has claimed yet
+        try:
+            run(claim, (c0, c1), (win, c0))
+            run(write, (c0, c1), (win, c0))
+        finally:
+            backend.free(win)  # (the pool hands it out again only to work recorded later)
+
+
+def _row_major(shape: Sequence[int]) -> list[int]:
+    """Row-major element strides of ``shape``."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(1, n)
+    return strides[::-1]
 
 
 def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size: int,
                   shape: list[int], sets: list[list[int]], offs: list[int], a_ptr: int, b_ptr: int,
                   indices: Sequence[IndexOperand], isizes: list[int], indexed_extent: tuple[int, int],
-                  limit: int) -> None:
-    """Record the dispatches of one box: one per window of the indexed side."""
+                  limit: int, win: tuple[int, int] | None = None) -> None:
+    """Record the dispatches of one box: one per window of the indexed side (with ``win`` =
+    (pointer, first element), the winners of a two-pass scatter: u32 ``k`` for element
+    ``first + k`` of the indexed side)."""
     ctx = backend.context
     count = math.prod(shape)
     rank = len(shape)
@@ -275,7 +316,7 @@ def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size:
     dims = []
     for d in range(MAXD):
         if d < rank:
-            dims += [shape[d], _i32(sets[0][d]), _i32(sets[1][d]), 0]
+            dims += [shape[d], _i32(sets[0][d]), _i32(sets[1][d]), _i32(sets[-1][d])]
         else:
             dims += [1, 0, 0, 0]
     istr = []
@@ -293,9 +334,14 @@ def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size:
         xfirst = xbase + offs[x_k]
         a_first, b_first = (pfirst, xfirst) if scatter else (xfirst, pfirst)
         a_bind, b_bind = (pbind, xbind) if scatter else (xbind, pbind)
-        params = [count, rank, _i32(a_first), _i32(b_first), _i32(xbase + c0), _i32(xbase + c1), 0, 0]
+        extra, w_first = [], 0
+        if win is not None:  # the winners of elements [c0, c1)
+            wbind, wbase = _bind_range(backend, win[0], c0 - win[1], c1 - win[1], 4)
+            extra, w_first = [wbind], wbase + c0 - win[1]
+        params = [count, rank, _i32(a_first), _i32(b_first), _i32(xbase + c0), _i32(xbase + c1),
+                  _i32(w_first), _i32(offs[-1])]
         params += idx_first + idx_n + idx_mul + dims + istr
-        ctx.dispatch("gather", params, [a_bind, b_bind] + ibinds, grid, defines)
+        ctx.dispatch("gather", params, [a_bind, b_bind] + ibinds + extra, grid, defines)
 
 
 def _ndindex(shape: Sequence[int]) -> Iterator[tuple[int, ...]]:
@@ -362,7 +408,8 @@ def scatter(backend: Any, dtype: str, shape: Sequence[int], src: int, src_stride
             indices: Sequence[IndexOperand]) -> None:
     """``dst[m . dst_strides + sum_k norm(I_k[m]) * mul_k] = src[m . src_strides]`` for every
     point ``m`` of ``shape`` (the mirror of :func:`gather`; ``dst_extent`` bounds the written
-    offsets). With duplicate destinations one of the values is stored (unspecified which).
+    offsets). With duplicate destinations the last point (row-major order of ``shape``) wins,
+    as in NumPy's assignment, on every adapter.
 
     Raises BackendError as :func:`gather`.
     """

@@ -43,7 +43,6 @@ candidates, timed on the first call per adapter / family / shape bucket and cach
 
 from __future__ import annotations
 
-import numbers
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -52,7 +51,9 @@ from typing import Any
 from . import autotune, config
 from .base import BackendTranspose
 from .errors import invalid_argument
-from .ops_elementwise import extent
+from .launch import strided_window
+from .layout import Extent, block_starts, plan_blocks, strided_extent, strided_span
+from .validate import check_distinct, check_int, check_pointer, check_scalar, check_strided_pointer, check_strides
 
 #: Kernel name of the GEMM template.
 KERNEL = "gemm"
@@ -382,69 +383,7 @@ def pack_scalars(acc_type: str, *values: float) -> bytes:
     return struct.pack("<" + ("d" if acc_type == "f64" else "f") * len(values), *values)
 
 
-# ---- block planning (pure) -------------------------------------------------------------------
-@dataclass(frozen=True)
-class Extent:
-    """The touched span of one operand, in elements, as a function of the block sizes:
-    ``base + sum((block[dim] - 1) * stride for dim, stride in terms)``.
-
-    ``terms`` are ordered outermost (largest stride) first. A column-major r x c block with
-    leading dimension ld is ``Extent(1, (("c", ld), ("r", 1)))``: (c-1)*ld + r elements.
-    """
-
-    base: int
-    terms: tuple[tuple[str, int], ...]
-
-    def span(self, blocks: Mapping[str, int]) -> int:
-        """Elements from the block's first touched element to its last, inclusive."""
-        return self.base + sum((blocks[dim] - 1) * stride for dim, stride in self.terms)
-
-
-def plan_blocks(
-    sizes: Mapping[str, int],
-    extents: Sequence[Extent],
-    limit: int,
-    caps: Mapping[str, int] | None = None,
-) -> dict[str, int]:
-    """Block sizes (per dimension of ``sizes``) such that every extent's span is <= ``limit``.
-
-    Each over-limit operand shrinks its outermost dimension first (the one whose stride makes
-    the span large), down to the largest block that fits, moving inwards only when even one
-    step of that dimension is too much. ``caps`` bounds blocks further (e.g. the grid's z).
-    Blocks are then evened out (ceil(size / count)), which never grows a span. Raises
-    ValueError when even blocks of 1 do not fit. All sizes must be >= 1.
-    """
-    blocks = {dim: int(size) for dim, size in sizes.items()}
-    if any(size < 1 for size in blocks.values()):
-        raise ValueError(f"block planning needs positive sizes, got {dict(sizes)}")
-    for dim, cap in (caps or {}).items():
-        blocks[dim] = max(1, min(blocks[dim], int(cap)))
-    while True:
-        over = next((e for e in extents if e.span(blocks) > limit), None)
-        if over is None:
-            break
-        before = dict(blocks)
-        for dim, stride in over.terms:
-            if blocks[dim] == 1 or stride == 0:
-                continue
-            rest = over.span(blocks) - (blocks[dim] - 1) * stride
-            if rest <= limit:
-                blocks[dim] = min(blocks[dim], (limit - rest) // stride + 1)
-                break
-            blocks[dim] = 1
-        if blocks == before:
-            raise ValueError(f"an operand block of {over.base} elements exceeds the limit {limit}")
-    for dim, size in sizes.items():
-        count = -(-int(size) // blocks[dim])
-        blocks[dim] = -(-int(size) // count)
-    return blocks
-
-
-def block_starts(size: int, block: int) -> list[tuple[int, int]]:
-    """``(start, length)`` of each block of ``size`` in steps of ``block``."""
-    return [(start, min(block, size - start)) for start in range(0, size, block)]
-
-
+# ---- block planning (pure; the planner is layout.plan_blocks) ---------------------------------
 def operand_extents(trans_a: bool, trans_b: bool, lda: int, ldb: int, ldc: int,
                     stride_a: int, stride_b: int, stride_c: int) -> tuple[Extent, Extent, Extent]:
     """The extents of A, B and C over dimensions 'batch', 'm', 'n', 'k'."""
@@ -468,23 +407,6 @@ def plan_gemm_blocks(trans_a: bool, trans_b: bool, m: int, n: int, k: int, batch
 
 
 # ---- validation --------------------------------------------------------------------------
-def check_int(name: str, value: Any, minimum: int = 0) -> int:
-    """``value`` as an int >= minimum; BackendError (invalid argument) otherwise."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise invalid_argument(f"{name} must be an integer, not {value!r}")
-    value = int(value)
-    if value < minimum:
-        raise invalid_argument(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
-def check_scalar(name: str, value: Any) -> float:
-    """``value`` as a float; BackendError (invalid argument) for non-real values."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise invalid_argument(f"{name} must be a real number, not {value!r}")
-    return float(value)
-
-
 def check_transpose(name: str, value: Any) -> bool:
     """Whether ``value`` (a BackendTranspose, or 'N'/'T'/'C') transposes; CONJ_TRANS is TRANS
     for real data. BackendError (invalid argument) for anything else."""
@@ -497,14 +419,6 @@ def check_transpose(name: str, value: Any) -> bool:
 
 def _span_bytes(extent: Extent, blocks: Mapping[str, int], itemsize: int) -> int:
     return extent.span(blocks) * itemsize
-
-
-def _check_pointer(backend: Any, name: str, ptr: int, nbytes: int, itemsize: int) -> None:
-    if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
-        raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
-    _, offset = backend.resolve(int(ptr), nbytes)
-    if offset % itemsize:
-        raise invalid_argument(f"{name} (offset {offset}) is not aligned to the item size {itemsize}")
 
 
 # ---- operations ------------------------------------------------------------------------------
@@ -566,10 +480,10 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     reads_ab = k > 0 and alpha != 0.0
     extents = operand_extents(ta, tb, lda, ldb, ldc, stride_a, stride_b, stride_c)
     full = {"batch": batch, "m": m, "n": n, "k": max(k, 1)}
-    _check_pointer(backend, "C", c, _span_bytes(extents[2], full, itemsize), itemsize)
+    check_pointer(backend, "C", c, _span_bytes(extents[2], full, itemsize), itemsize)
     if k > 0:
-        _check_pointer(backend, "A", a, _span_bytes(extents[0], full, itemsize), itemsize)
-        _check_pointer(backend, "B", b, _span_bytes(extents[1], full, itemsize), itemsize)
+        check_pointer(backend, "A", a, _span_bytes(extents[0], full, itemsize), itemsize)
+        check_pointer(backend, "B", b, _span_bytes(extents[1], full, itemsize), itemsize)
 
     limit = backend.max_window_bytes() // itemsize
     blocks = plan_gemm_blocks(ta, tb, m, n, max(k, 1), batch, lda, ldb, ldc,
@@ -644,47 +558,6 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
 
 
 # ---- general strides ---------------------------------------------------------------------------
-def _check_strides(name: str, strides: Any, count: int) -> tuple[int, ...]:
-    """``strides`` as a tuple of ``count`` ints (any sign); BackendError (invalid argument)
-    otherwise."""
-    if isinstance(strides, (str, bytes)) or not isinstance(strides, Sequence) or len(strides) != count:
-        raise invalid_argument(f"{name} must be {count} integer element strides, not {strides!r}")
-    out = []
-    for s in strides:
-        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
-            raise invalid_argument(f"{name} must hold integers, not {strides!r}")
-        out.append(int(s))
-    return tuple(out)
-
-
-def strided_span(dims: Sequence[tuple[int, int]]) -> tuple[int, int]:
-    """``(lowest, highest)`` element offset, relative to element [0, ...], that an operand with
-    dimensions ``dims`` = [(size, stride), ...] (sizes >= 1, strides of any sign) touches."""
-    lo, stop = extent([n for n, _ in dims], [s for _, s in dims])
-    return lo, stop - 1
-
-
-def strided_extent(terms: Sequence[tuple[str, int]]) -> Extent:
-    """The element extent (for ``plan_blocks``) of an operand whose block dimension ``dim`` has
-    element stride ``stride`` (any sign) for each ``(dim, stride)`` of ``terms``: the span from its
-    lowest to its highest touched offset is ``1 + sum((block - 1) * |stride|)``."""
-    ordered = sorted(((dim, abs(s)) for dim, s in terms), key=lambda t: -t[1])
-    return Extent(1, tuple(ordered))
-
-
-def check_distinct(name: str, dims: Sequence[tuple[int, int]]) -> None:
-    """BackendError (invalid argument) unless the elements of an operand with dimensions
-    ``dims`` = [(size, stride), ...] are pairwise distinct: sorted by |stride|, every stride must
-    step over everything the smaller ones reach (a sufficient condition: exotic layouts whose
-    dimensions interleave without colliding are refused too; every view of a contiguous array
-    passes)."""
-    reach = 0
-    for n, s in sorted(((n, abs(s)) for n, s in dims if n > 1), key=lambda d: d[1]):
-        if s <= reach:
-            raise invalid_argument(f"{name}'s strides make two of its elements share memory")
-        reach += s * (n - 1)
-
-
 def blas_layout(rows: int, cols: int, row_stride: int, col_stride: int) -> tuple[bool, int] | None:
     """How a rows x cols operand with these element strides reads as a BLAS operand: ``(False,
     ld)`` for column-major (``X[i + j*ld]``), ``(True, ld)`` for the transpose of a column-major
@@ -716,27 +589,6 @@ def plan_strided_blocks(m: int, n: int, k: int, batch: int, a_strides: Sequence[
         ]
     return plan_blocks({"batch": batch, "m": m, "n": n, "k": k}, extents, limit,
                        caps={"batch": MAX_GRID_Z})
-
-
-def _strided_window(backend: Any, ptr: int, itemsize: int, origin: int,
-                    dims: Sequence[tuple[int, int]]) -> tuple[Any, int]:
-    """(binding, first) of the block whose element [0, 0, 0] is ``origin`` elements from ``ptr``
-    and whose dimensions are ``dims``: the window covers exactly the touched offsets; ``first`` is
-    the element index of the block's element [0, 0, 0] in it."""
-    lo, hi = strided_span(dims)
-    win = backend.window(ptr + (origin + lo) * itemsize, (hi - lo + 1) * itemsize, itemsize)
-    return win.binding, win.first - lo
-
-
-def _check_strided_pointer(backend: Any, name: str, ptr: Any, itemsize: int,
-                           dims: Sequence[tuple[int, int]]) -> None:
-    """Every element of the operand lies in one live allocation, aligned to the item size."""
-    if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
-        raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
-    lo, hi = strided_span(dims)
-    _, offset = backend.resolve(int(ptr) + lo * itemsize, (hi - lo + 1) * itemsize)
-    if offset % itemsize:
-        raise invalid_argument(f"{name} (offset {offset}) is not aligned to the item size {itemsize}")
 
 
 def _u32(value: int) -> int:
@@ -775,21 +627,21 @@ def gemm_strided(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
     m = check_int("m", m)
     n = check_int("n", n)
     k = check_int("k", k)
-    ar, ac = _check_strides("a_strides", a_strides, 2)
-    br, bc = _check_strides("b_strides", b_strides, 2)
-    cr, cc = _check_strides("c_strides", c_strides, 2)
+    ar, ac = check_strides("a_strides", a_strides, 2)
+    br, bc = check_strides("b_strides", b_strides, 2)
+    cr, cc = check_strides("c_strides", c_strides, 2)
     batch = check_int("batch", batch)
-    qa, qb, qc = _check_strides("batch_strides", batch_strides, 3)
+    qa, qb, qc = check_strides("batch_strides", batch_strides, 3)
     alpha = check_scalar("alpha", alpha)
     beta = check_scalar("beta", beta)
     itemsize, wgsl_type = backend.float_dtype(dtype)
     if m == 0 or n == 0 or batch == 0:
         return
     check_distinct("C", [(batch, qc), (m, cr), (n, cc)])
-    _check_strided_pointer(backend, "C", c, itemsize, [(batch, qc), (m, cr), (n, cc)])
+    check_strided_pointer(backend, "C", c, itemsize, [(batch, qc), (m, cr), (n, cc)])
     if k > 0:
-        _check_strided_pointer(backend, "A", a, itemsize, [(batch, qa), (m, ar), (k, ac)])
-        _check_strided_pointer(backend, "B", b, itemsize, [(batch, qb), (k, br), (n, bc)])
+        check_strided_pointer(backend, "A", a, itemsize, [(batch, qa), (m, ar), (k, ac)])
+        check_strided_pointer(backend, "B", b, itemsize, [(batch, qb), (k, br), (n, bc)])
 
     # Orient: C's consecutive stores (runs of rows) should follow its smaller stride.
     row_step = abs(cr) if m > 1 else float("inf")
@@ -855,17 +707,17 @@ def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
     for q0, qn in block_starts(batch, blocks["batch"]):
         for j0, nb in block_starts(n, blocks["n"]):
             for i0, mb in block_starts(m, blocks["m"]):
-                c_bind, c_first = _strided_window(
+                c_bind, c_first = strided_window(
                     backend, c, itemsize, q0 * sc[0] + i0 * sc[1] + j0 * sc[2],
                     [(qn, sc[0]), (mb, sc[1]), (nb, sc[2])])
                 tiles_m = -(-mb // tiles.bm)
                 tiles_n = -(-nb // tiles.bn)
                 for kb_index, (p0, kb) in enumerate(k_blocks):
                     if reads_ab:
-                        a_bind, a_first = _strided_window(
+                        a_bind, a_first = strided_window(
                             backend, a, itemsize, q0 * sa[0] + i0 * sa[1] + p0 * sa[2],
                             [(qn, sa[0]), (mb, sa[1]), (kb, sa[2])])
-                        b_bind, b_first = _strided_window(
+                        b_bind, b_first = strided_window(
                             backend, b, itemsize, q0 * sb[0] + p0 * sb[1] + j0 * sb[2],
                             [(qn, sb[0]), (kb, sb[1]), (nb, sb[2])])
                     else:  # A and B are not read: bind C in their place

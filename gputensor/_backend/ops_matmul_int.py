@@ -17,19 +17,28 @@ The kernel (``_wgsl/matmul_int.wgsl``) is the register-tiled, double-buffered sh
 design of the float GEMM (``gemm_core.wgsl``) with integer multiply-add and a row-major C; the
 tile configuration comes from ``ops_gemm.gemm_tiles`` (64-bit accumulators use the f64 choices:
 same workgroup-memory footprint). A storage binding holds at most ``backend.max_window_bytes()``:
-``ops_gemm.plan_blocks`` splits the problem into blocks of batch, m, n and k such that every
+``layout.plan_blocks`` splits the problem into blocks of batch, m, n and k such that every
 operand block fits one binding (k blocks after the first accumulate into C; integer addition
 wraps, so the result is exact), and each block binds the window that covers exactly its elements.
+
+The dispatches of a call structure (sizes, dtypes, strides, ``accumulate``) are planned once, as a
+``launch.LaunchProgram`` kept per backend when the arguments are plain ints and tuples of ints;
+a repeated call checks its pointers and replays the program.
 """
 
 from __future__ import annotations
 
-import numbers
+import struct
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from .errors import invalid_argument, unsupported
-from .ops_gemm import MAX_GRID_Z, Extent, block_starts, check_int, gemm_tiles, plan_blocks
+from .errors import invalid_argument
+from .launch import LaunchProgram, strided_region
+from .layout import block_starts, plan_blocks, strided_extent
+from .ops_gemm import MAX_GRID_Z, gemm_tiles
+from .plan_cache import PlanCache
+from .validate import check_distinct, check_dtype, check_int, check_strided_pointer, check_strides
 from .wgsl_types import STORAGE_TYPES, convert, storage_type
 
 __all__ = ["ACCUMULATORS", "INPUT_DTYPES", "KERNEL", "accumulator_dtype", "matmul_int"]
@@ -57,71 +66,6 @@ def accumulator_dtype(result_dtype: str) -> str:
     raise invalid_argument(f"no integer accumulator for dtype {result_dtype!r}")
 
 
-def _check_strides(name: str, strides: Any) -> tuple[int, int, int]:
-    if not isinstance(strides, Sequence) or len(strides) != 3:
-        raise invalid_argument(f"{name} must be 3 element strides (batch, row, column), not {strides!r}")
-    out = []
-    for s in strides:
-        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
-            raise invalid_argument(f"{name} must hold integers, not {strides!r}")
-        out.append(int(s))
-    return out[0], out[1], out[2]
-
-
-def _check_dtype(backend: Any, name: str, dtype: Any, allowed: Sequence[str]) -> str:
-    dtype = str(dtype)
-    if dtype not in allowed:
-        raise invalid_argument(f"{name} must be one of {', '.join(allowed)}, not {dtype!r}")
-    feature = STORAGE_TYPES[dtype].feature
-    if not backend.supports(feature):
-        raise unsupported(f"{dtype} needs the adapter feature {feature!r}, which this device lacks")
-    return dtype
-
-
-def _span(dims: Sequence[tuple[int, int]]) -> tuple[int, int]:
-    """(lowest, highest) element offset touched by dims [(size, stride), ...] from element 0."""
-    lo = sum(s * (n - 1) for n, s in dims if s < 0)
-    hi = sum(s * (n - 1) for n, s in dims if s > 0)
-    return lo, hi
-
-
-def _check_pointer(backend: Any, name: str, ptr: Any, itemsize: int,
-                   dims: Sequence[tuple[int, int]]) -> None:
-    """Validate that every element of the operand lies in one allocation, aligned."""
-    if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
-        raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
-    lo, hi = _span(dims)
-    _, offset = backend.resolve(int(ptr) + lo * itemsize, (hi - lo + 1) * itemsize)
-    if offset % itemsize:
-        raise invalid_argument(f"{name} (offset {offset}) is not aligned to the item size {itemsize}")
-
-
-def _check_no_overlap(dims: Sequence[tuple[int, int]]) -> None:
-    """C's elements must be distinct: sorted by |stride|, each stride must step over everything
-    the smaller ones reach."""
-    reach = 0
-    for n, s in sorted(((n, abs(s)) for n, s in dims if n > 1), key=lambda d: d[1]):
-        if s <= reach:
-            raise invalid_argument("C's strides make two of its elements share memory")
-        reach += s * (n - 1)
-
-
-def _extent(itemsize: int, terms: Sequence[tuple[str, int]]) -> Extent:
-    """The byte extent of a block with the given (dimension, element stride) terms."""
-    ordered = sorted(((dim, abs(s) * itemsize) for dim, s in terms), key=lambda t: -t[1])
-    return Extent(itemsize, tuple(ordered))
-
-
-def _window(backend: Any, ptr: int, itemsize: int, origin: int,
-            dims: Sequence[tuple[int, int]]) -> tuple[Any, int]:
-    """(binding, first) of the block whose element [0, 0, 0] is ``origin`` elements from ``ptr``
-    and whose dimensions are ``dims``: the window covers exactly the touched range, ``first`` is
-    the element index of the block's element [0, 0, 0] in it."""
-    lo, hi = _span(dims)
-    win = backend.window(ptr + (origin + lo) * itemsize, (hi - lo + 1) * itemsize, itemsize)
-    return win.binding, win.first - lo
-
-
 def matmul_int(backend: Any, m: int, n: int, k: int, batch: int,
                a: int, a_dtype: str, a_strides: Sequence[int],
                b: int, b_dtype: str, b_strides: Sequence[int],
@@ -140,38 +84,115 @@ def matmul_int(backend: Any, m: int, n: int, k: int, batch: int,
     unless every check passes (C's pointer is checked whenever m, n, batch > 0; A's and B's
     whenever k > 0 as well).
     """
+    key = None
+    if (type(m) is int and type(n) is int and type(k) is int and type(batch) is int
+            and type(a_dtype) is str and type(b_dtype) is str and type(c_dtype) is str
+            and type(a_strides) is tuple and type(b_strides) is tuple and type(c_strides) is tuple
+            and type(accumulate) is bool and getattr(backend, "_ctx", None) is not None
+            and all(type(v) is int for v in (*a_strides, *b_strides, *c_strides))):
+        # (the tile chooser is part of the key: tests replace it to force configurations)
+        key = (m, n, k, batch, a_dtype, b_dtype, c_dtype, a_strides, b_strides, c_strides, accumulate,
+               backend.max_window_bytes(), gemm_tiles)
+        call = _plans(backend).get(key)
+        if call is not None and call.ctx is backend._ctx and (
+                call.program is None or call.program.valid_for(call.ctx)):
+            call.launch(backend, a, b, c)
+            return
+    call = _structure(backend, m, n, k, batch, a_dtype, a_strides, b_dtype, b_strides, c_dtype, c_strides,
+                      accumulate)
+    if key is not None:
+        _keep_plan(_plans(backend), key, call)  # (only a valid structure is cached)
+    call.launch(backend, a, b, c)
+
+
+@dataclass(frozen=True, eq=False)
+class _Call:
+    """A validated ``matmul_int`` call on the context ``ctx``, everything but the pointers: the
+    operands' (size, stride) dims and item sizes (A's and B's pointers are checked only when
+    ``reads``) and the call's program (None: nothing to record)."""
+
+    ctx: Any
+    dims: tuple[tuple[tuple[int, int], ...], ...]
+    itemsizes: tuple[int, int, int]
+    reads: bool
+    program: LaunchProgram | None
+
+    def launch(self, backend: Any, a: int, b: int, c: int) -> None:
+        """Check the pointers (BackendError as ``matmul_int`` says) and record the program."""
+        if self.program is None and not self.dims:
+            return  # an empty result: nothing is checked or recorded
+        (a_dims, b_dims, c_dims), (a_size, b_size, c_size) = self.dims, self.itemsizes
+        c_alloc, c_off, _ = check_strided_pointer(backend, "C", c, c_size, c_dims)
+        bases = [None, None, (c_alloc, c_off)]
+        if self.reads:
+            bases[0] = check_strided_pointer(backend, "A", a, a_size, a_dims)[:2]
+            bases[1] = check_strided_pointer(backend, "B", b, b_size, b_dims)[:2]
+        program = self.program
+        if program is None:
+            return
+        ctx = self.ctx
+        if ctx.__dict__.get("dispatch") is not None or type(a) is not int or type(b) is not int \
+                or type(c) is not int:
+            program.dispatch(backend, ctx, (a, b, c))
+            return
+        # element 0 of each operand: its allocation's buffer and the byte offset in it (the
+        # lowest touched byte is ``dims``' lowest offset below it)
+        runs = []
+        for ptr, base, size, dims in ((a, bases[0], a_size, a_dims), (b, bases[1], b_size, b_dims),
+                                      (c, bases[2], c_size, c_dims)):
+            if base is None:
+                runs.append((None, 0, 0, 0, ptr))
+                continue
+            alloc, low = base
+            offset = low - _low(dims) * size
+            runs.append((alloc.buffer, alloc.buffer.size, alloc.nbytes, offset, ptr))
+        program.run(backend, ctx, runs, _no_placeholder)
+
+
+def _low(dims: Sequence[tuple[int, int]]) -> int:
+    """The lowest element offset (<= 0) that dims [(size, stride), ...] reach from element 0."""
+    return sum(s * (n - 1) for n, s in dims if s < 0)
+
+
+def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
+    raise AssertionError("matmul_int programs bind no placeholders")
+
+
+def _structure(backend: Any, m: Any, n: Any, k: Any, batch: Any, a_dtype: Any, a_strides: Any, b_dtype: Any,
+               b_strides: Any, c_dtype: Any, c_strides: Any, accumulate: Any) -> _Call:
+    """Validate the pointer-free arguments of ``matmul_int`` and plan its dispatches."""
     m = check_int("m", m)
     n = check_int("n", n)
     k = check_int("k", k)
     batch = check_int("batch", batch)
-    sa = _check_strides("a_strides", a_strides)
-    sb = _check_strides("b_strides", b_strides)
-    sc = _check_strides("c_strides", c_strides)
-    a_dtype = _check_dtype(backend, "a_dtype", a_dtype, INPUT_DTYPES)
-    b_dtype = _check_dtype(backend, "b_dtype", b_dtype, INPUT_DTYPES)
-    c_dtype = _check_dtype(backend, "c_dtype", c_dtype, tuple(ACCUMULATORS))
+    sa = check_strides("a_strides", a_strides, 3, "(batch, row, column)")
+    sb = check_strides("b_strides", b_strides, 3, "(batch, row, column)")
+    sc = check_strides("c_strides", c_strides, 3, "(batch, row, column)")
+    a_dtype = check_dtype(backend, "a_dtype", str(a_dtype), INPUT_DTYPES).name
+    b_dtype = check_dtype(backend, "b_dtype", str(b_dtype), INPUT_DTYPES).name
+    c_dtype = check_dtype(backend, "c_dtype", str(c_dtype), tuple(ACCUMULATORS)).name
     if not isinstance(accumulate, bool):
         raise invalid_argument(f"accumulate must be a bool, not {accumulate!r}")
     if m == 0 or n == 0 or batch == 0:
-        return
+        return _Call(backend.context, (), (0, 0, 0), False, None)
     ta, tb, tc = storage_type(a_dtype), storage_type(b_dtype), storage_type(c_dtype)
     if k == 0:
         # A and B are not read: C is bound in their place, so type them as C (a binding too
         # small for their element type would be invalid).
         ta = tb = tc
-    a_dims = [(batch, sa[0]), (m, sa[1]), (max(k, 1), sa[2])]
-    b_dims = [(batch, sb[0]), (max(k, 1), sb[1]), (n, sb[2])]
-    c_dims = [(batch, sc[0]), (m, sc[1]), (n, sc[2])]
-    _check_no_overlap(c_dims)
-    _check_pointer(backend, "C", c, tc.itemsize, c_dims)
-    if k > 0:
-        _check_pointer(backend, "A", a, ta.itemsize, a_dims)
-        _check_pointer(backend, "B", b, tb.itemsize, b_dims)
+    a_dims = ((batch, sa[0]), (m, sa[1]), (max(k, 1), sa[2]))
+    b_dims = ((batch, sb[0]), (max(k, 1), sb[1]), (n, sb[2]))
+    c_dims = ((batch, sc[0]), (m, sc[1]), (n, sc[2]))
+    check_distinct("C", c_dims)
+    dims = (a_dims, b_dims, c_dims)
+    itemsizes = (ta.itemsize, tb.itemsize, tc.itemsize)
+    if k == 0 and accumulate:
+        return _Call(backend.context, dims, itemsizes, False, None)  # C += nothing (the pointers are still checked)
 
     extents = [
-        _extent(ta.itemsize, [("batch", sa[0]), ("m", sa[1]), ("k", sa[2])]),
-        _extent(tb.itemsize, [("batch", sb[0]), ("k", sb[1]), ("n", sb[2])]),
-        _extent(tc.itemsize, [("batch", sc[0]), ("m", sc[1]), ("n", sc[2])]),
+        strided_extent([("batch", sa[0]), ("m", sa[1]), ("k", sa[2])], ta.itemsize),
+        strided_extent([("batch", sb[0]), ("k", sb[1]), ("n", sb[2])], tb.itemsize),
+        strided_extent([("batch", sc[0]), ("m", sc[1]), ("n", sc[2])], tc.itemsize),
     ]
     blocks = plan_blocks({"batch": batch, "m": m, "n": n, "k": max(k, 1)},
                          extents if k > 0 else extents[2:], backend.max_window_bytes(),
@@ -190,36 +211,42 @@ def matmul_int(backend: Any, m: int, n: int, k: int, batch: int,
         "A_K_FAST": "true" if abs(sa[2]) <= abs(sa[1]) else "false",
         "B_N_FAST": "true" if abs(sb[2]) <= abs(sb[1]) else "false",
     }
-
-    if k == 0 and accumulate:
-        return  # C += nothing
-    # Build every dispatch (windows validated) before recording any.
+    pipe = ctx.pipeline(KERNEL, 3, defines)
+    # Every dispatch: operands 0 (A), 1 (B), 2 (C); the first-element words are 3, 7 and 11.
     records = []
     k_blocks = block_starts(k, blocks["k"]) if k > 0 else [(0, 0)]
     for q0, qb in block_starts(batch, blocks["batch"]):
         for j0, nb in block_starts(n, blocks["n"]):
             for i0, mb in block_starts(m, blocks["m"]):
-                c_bind, c_first = _window(backend, c, tc.itemsize, q0 * sc[0] + i0 * sc[1] + j0 * sc[2],
-                                          [(qb, sc[0]), (mb, sc[1]), (nb, sc[2])])
+                c_region = strided_region(2, tc.itemsize, q0 * sc[0] + i0 * sc[1] + j0 * sc[2],
+                                          [(qb, sc[0]), (mb, sc[1]), (nb, sc[2])], _C_FIRST)
                 tiles_m = -(-mb // tiles.bm)
                 tiles_n = -(-nb // tiles.bn)
                 for kb_index, (p0, kb) in enumerate(k_blocks):
                     if kb > 0:
-                        a_bind, a_first = _window(
-                            backend, a, ta.itemsize, q0 * sa[0] + i0 * sa[1] + p0 * sa[2],
-                            [(qb, sa[0]), (mb, sa[1]), (kb, sa[2])])
-                        b_bind, b_first = _window(
-                            backend, b, tb.itemsize, q0 * sb[0] + p0 * sb[1] + j0 * sb[2],
-                            [(qb, sb[0]), (kb, sb[1]), (nb, sb[2])])
-                    else:  # k == 0: A and B are not read; bind C in their place
-                        a_bind = b_bind = c_bind
-                        a_first = b_first = 0
-                    params = [mb, nb, kb,
-                              a_first, sa[1], sa[2], sa[0],
-                              b_first, sb[1], sb[2], sb[0],
-                              c_first, sc[1], sc[2], sc[0],
-                              tiles_m, tiles_n, int(accumulate or kb_index > 0)]
+                        a_region = strided_region(0, ta.itemsize, q0 * sa[0] + i0 * sa[1] + p0 * sa[2],
+                                                  [(qb, sa[0]), (mb, sa[1]), (kb, sa[2])], _A_FIRST)
+                        b_region = strided_region(1, tb.itemsize, q0 * sb[0] + p0 * sb[1] + j0 * sb[2],
+                                                  [(qb, sb[0]), (kb, sb[1]), (nb, sb[2])], _B_FIRST)
+                    else:  # k == 0: A and B are not read; bind C in their place (first words 0)
+                        a_region = b_region = c_region._replace(word=0, extra=0)
+                    words = tuple(w & 0xFFFFFFFF for w in (
+                        mb, nb, kb,
+                        0, sa[1], sa[2], sa[0],
+                        0, sb[1], sb[2], sb[0],
+                        0, sc[1], sc[2], sc[0],
+                        tiles_m, tiles_n, int(accumulate or kb_index > 0)))
                     gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n)
-                    records.append((params, [a_bind, b_bind, c_bind], (gx, gy, qb)))
-    for params, bindings, grid in records:
-        ctx.dispatch(KERNEL, params, bindings, grid, defines)
+                    records.append((pipe, defines, words, (gx, gy, qb), (a_region, b_region, c_region)))
+    program = LaunchProgram.compile(KERNEL, _WORDS, ctx, records, ())
+    return _Call(ctx, dims, itemsizes, k > 0, program)
+
+
+#: Parameter words of matmul_int.wgsl taking the window index of A's, B's and C's block element [0, 0, 0].
+_A_FIRST, _B_FIRST, _C_FIRST = 3, 7, 11
+_WORDS = struct.Struct("<18I")
+
+#: Calls kept per backend, by their plain arguments (``_plans(backend)``: its dict).
+_PLAN_CACHE = PlanCache(256)
+_plans = _PLAN_CACHE.of
+_keep_plan = _PLAN_CACHE.keep

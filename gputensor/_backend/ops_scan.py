@@ -52,17 +52,17 @@ mode, on where its operands start mod 4 elements; the dispatches of each phase o
 free, are cached per plan (``_steps``, from ``_layout``'s window blocks and kernel defines). The
 hot path: a call with plain arguments (str, int, tuples of ints) finds a ``_Launch`` for its
 structure in a per-backend ``PlanCache`` (``scan``'s calls by (op, dtype, rows, n, ld)), holding
-per alignment variant the whole call compiled (``_Program``: pipelines, grids, parameter words,
-the windows relative to the operands); a repeated call checks its pointers, allocates the unit
-totals, computes the windows, patches the first-element words and calls ``WgpuContext.record``
-per dispatch. ``_execute`` is the reference path (every window checked, every dispatch through
+per alignment variant the whole call compiled (a ``launch.LaunchProgram``: pipelines, grids,
+parameter templates, binding slots relative to the operands); a repeated call checks its
+pointers and replays the program (unit totals allocated, windows computed, first-element words
+patched, ``WgpuContext.record`` per dispatch). ``_execute`` is the reference path (every window checked, every dispatch through
 ``WgpuContext.dispatch``): arguments that are not plain, a ``dispatch`` wrapper on the context
 (profiler, test spies) and every error take it, so both raise and record the same.
 
 Operands larger than one binding window: the rows (up to three merged row dimensions inside a
 dispatch, more are looped over) and the units are split into blocks whose touched spans in src,
 dst and aux -- measured from the lowest to the highest offset, so negative strides split like
-positive ones -- each fit one window (``ops_gemm.plan_blocks``).
+positive ones -- each fit one window (``layout.plan_blocks``).
 """
 
 from __future__ import annotations
@@ -77,8 +77,10 @@ from typing import Any
 
 from .errors import invalid_argument, unsupported
 from .kernels import library_code
-from .ops_gemm import Extent, block_starts, check_distinct, plan_blocks, strided_span
+from .launch import LaunchProgram, Region
+from .layout import block_starts, merge_dims, plan_blocks, strided_extent, strided_span
 from .plan_cache import PlanCache
+from .validate import check_distinct, check_dtype, check_int, check_ints, check_strided_pointer
 from .wgsl_types import STORAGE_TYPES, StorageType, convert, literal, storage_type
 
 __all__ = ["DTYPES", "OPS", "RowDim", "accumulator_dtype", "choose_mode", "chunk_length", "merge_rows", "scan",
@@ -169,15 +171,10 @@ def merge_rows(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) -> 
     """The row dimensions (every dimension but the axis, in their order) with size-1 dimensions
     dropped and neighbours merged where both operands allow it (``stride[i] == size[i+1] *
     stride[i+1]``), then sorted by |dst stride| ascending (the first is the fastest)."""
-    dims: list[RowDim] = []
-    for n, s, d in zip(sizes, src, dst):
-        if n == 1:
-            continue
-        if dims and dims[-1].src == n * s and dims[-1].dst == n * d:
-            dims[-1] = RowDim(dims[-1].size * n, s, d)
-        else:
-            dims.append(RowDim(n, s, d))
-    return sorted(dims, key=lambda r: abs(r.dst))
+    if all(n == 1 for n in sizes):
+        return []
+    merged, (s_src, s_dst) = merge_dims(sizes, [src, dst])
+    return sorted((RowDim(n, s, d) for n, s, d in zip(merged, s_src, s_dst)), key=lambda r: abs(r.dst))
 
 
 def choose_mode(n: int, dst_axis_stride: int, rows: Sequence[RowDim]) -> int:
@@ -198,58 +195,6 @@ def chunk_length(n: int, total_rows: int) -> int:
     if n <= MAX_SERIAL or total_rows >= TARGET_INVOCATIONS:
         return max(n, 1)
     return max(MIN_CHUNK, -(-n * total_rows // TARGET_INVOCATIONS))
-
-
-def _extent(itemsize: int, base: int, terms: Sequence[tuple[str, int]]) -> Extent:
-    """A byte extent: ``base`` elements always, plus (block - 1) * |stride| per term."""
-    ordered = sorted(((dim, abs(s) * itemsize) for dim, s in terms if s), key=lambda t: -t[1])
-    return Extent(base * itemsize, tuple(ordered))
-
-
-# ---- validation --------------------------------------------------------------------------------
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise invalid_argument(f"{name} must be an int >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_ints(name: str, values: Any, count: int | None = None, minimum: int | None = None) -> tuple[int, ...]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise invalid_argument(f"{name} must be a sequence of integers, not {values!r}")
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise invalid_argument(f"{name} must hold integers, not {values!r}")
-        if minimum is not None and v < minimum:
-            raise invalid_argument(f"{name} must hold integers >= {minimum}, not {values!r}")
-        out.append(int(v))
-    if count is not None and len(out) != count:
-        raise invalid_argument(f"{name} must have {count} entries (one per dimension), not {len(out)}")
-    return tuple(out)
-
-
-def _check_dtype(backend: Any, name: str, dtype: Any, allowed: Sequence[str]) -> StorageType:
-    dtype = str(dtype)
-    if dtype not in allowed:
-        raise invalid_argument(f"{name} must be one of {', '.join(allowed)}, not {dtype!r}")
-    st = storage_type(dtype)
-    if not backend.supports(st.feature):
-        raise unsupported(f"{dtype} needs the adapter feature {st.feature!r}, which this adapter lacks")
-    return st
-
-
-def _byte_range(backend: Any, name: str, ptr: Any, itemsize: int,
-                dims: Sequence[tuple[int, int]]) -> tuple[int, int, int]:
-    """(allocation id, first byte, end byte) of the operand; BackendError when a touched element
-    lies outside its allocation or the pointer is misaligned."""
-    if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
-        raise invalid_argument(f"{name} must be a device pointer, not {ptr!r}")
-    lo, hi = strided_span(dims)
-    start = int(ptr) + lo * itemsize
-    alloc, offset = backend.resolve(start, (hi - lo + 1) * itemsize)
-    if offset % itemsize:
-        raise invalid_argument(f"{name} (offset {offset}) is not aligned to the item size {itemsize}")
-    return id(alloc), offset, offset + (hi - lo + 1) * itemsize
 
 
 # ---- kernel specialisation ---------------------------------------------------------------------
@@ -510,17 +455,17 @@ def _layout(plan: _Plan, phase: int) -> tuple[dict[str, object], tuple[tuple[int
     sizes = {"u": plan.nunits, "r0": rows[0].size, "r1": rows[1].size, "r2": rows[2].size}
     span = min(unit, plan.n) - 1  # axis steps inside one unit
     extents = [
-        _extent(plan.src.itemsize, 1 + span * abs(plan.src_axis),
-                [("u", unit * plan.src_axis)] + [(f"r{i}", r.src) for i, r in enumerate(rows)]),
+        strided_extent([("u", unit * plan.src_axis)] + [(f"r{i}", r.src) for i, r in enumerate(rows)],
+                       plan.src.itemsize, 1 + span * abs(plan.src_axis)),
     ]
     if phase == 1:
-        extents.append(_extent(plan.dst.itemsize, 1 + span * abs(plan.dst_axis),
-                               [("u", unit * plan.dst_axis)] + [(f"r{i}", r.dst) for i, r in enumerate(rows)]))
+        extents.append(strided_extent([("u", unit * plan.dst_axis)] + [(f"r{i}", r.dst) for i, r in enumerate(rows)],
+                                      plan.dst.itemsize, 1 + span * abs(plan.dst_axis)))
     aux_rows = [(f"r{i}", r.aux) for i, r in enumerate(rows)]
     if phase == 1 and plan.carry == CARRY_REDUCED:  # every block reads its rows' totals from unit 0
-        extents.append(_extent(acc.itemsize, 1 + (plan.nunits - 1) * plan.aux_us, aux_rows))
+        extents.append(strided_extent(aux_rows, acc.itemsize, 1 + (plan.nunits - 1) * plan.aux_us))
     elif plan.nunits > 1:
-        extents.append(_extent(acc.itemsize, 1 + plan.aux_us, [("u", plan.aux_us)] + aux_rows))
+        extents.append(strided_extent([("u", plan.aux_us)] + aux_rows, acc.itemsize, 1 + plan.aux_us))
     try:
         blocks = plan_blocks(sizes, extents, plan.limit)
     except ValueError as exc:
@@ -700,14 +645,14 @@ def _structure(backend: Any, op: Any, src_dtype: Any, shape: Any, src_strides: A
     pointers'); BackendError as ``scan_strided`` says."""
     if op not in OPS:
         raise invalid_argument(f"scan op must be one of {sorted(OPS)}, not {op!r}")
-    src_st = _check_dtype(backend, "src_dtype", src_dtype, tuple(STORAGE_TYPES))
-    dst_st = _check_dtype(backend, "dst_dtype", dst_dtype, tuple(d for d in STORAGE_TYPES if d != "bool"))
+    src_st = check_dtype(backend, "src_dtype", str(src_dtype), tuple(STORAGE_TYPES))
+    dst_st = check_dtype(backend, "dst_dtype", str(dst_dtype), tuple(d for d in STORAGE_TYPES if d != "bool"))
     acc_name = accumulator_dtype(dst_st.name) if acc_dtype is None else acc_dtype
-    acc = _check_dtype(backend, "acc_dtype", acc_name, DTYPES)
-    shape = _check_ints("shape", shape, minimum=0)
+    acc = check_dtype(backend, "acc_dtype", str(acc_name), DTYPES)
+    shape = check_ints("shape", shape, minimum=0)
     ndim = len(shape)
-    s_src = _check_ints("src_strides", src_strides, ndim)
-    s_dst = _check_ints("dst_strides", dst_strides, ndim)
+    s_src = check_ints("src_strides", src_strides, ndim)
+    s_dst = check_ints("dst_strides", dst_strides, ndim)
     if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) or not -ndim <= axis < ndim:
         raise invalid_argument(f"axis {axis!r} is out of range for {ndim} dimensions")
     axis = int(axis) % ndim
@@ -732,10 +677,10 @@ def _execute(backend: Any, s: _Scan, src: Any, dst: Any) -> None:
     if s.empty:
         return
     src_st, dst_st = s.src_st, s.dst_st
-    src_range = _byte_range(backend, "src", src, src_st.itemsize, s.src_dims)
-    dst_range = _byte_range(backend, "dst", dst, dst_st.itemsize, s.dst_dims)
+    src_range = check_strided_pointer(backend, "src", src, src_st.itemsize, s.src_dims)
+    dst_range = check_strided_pointer(backend, "dst", dst, dst_st.itemsize, s.dst_dims)
     in_place = src == dst and s.same_layout
-    if (not in_place and src_range[0] == dst_range[0]
+    if (not in_place and src_range[0] is dst_range[0]
             and src_range[1] < dst_range[2] and dst_range[1] < src_range[2]):
         raise invalid_argument("src and dst overlap with different layouts (only an in-place scan "
                                "with the same layout may share memory)")
@@ -749,31 +694,6 @@ def _execute(backend: Any, s: _Scan, src: Any, dst: Any) -> None:
 #: outer row dims, take ``_execute`` every time).
 MAX_PROGRAM_DISPATCHES = 256
 
-#: A dispatch of ``_Launch._compile`` before its windows are shared: (pipeline, defines,
-#: parameter words, grid, bindings); a binding is ``_Region``'s tuple with the operand replaced
-#: by a base (0 src, 1 dst, 2 + k the k-th aux allocation, -1 a placeholder) and the element
-#: offset by a byte offset from the base's element 0.
-_Record = tuple[Any, dict[str, object], tuple[int, ...], tuple[int, int, int], tuple[_Region, ...]]
-
-
-@dataclass(frozen=True, eq=False)
-class _Program:
-    """A ``_Launch`` variant's whole call, compiled for a context whose
-    ``max_workgroups_per_dim`` was ``max_workgroups``. ``windows``: the distinct bindings, each
-    (base: 0 src, 1 dst, 2 + k the k-th aux allocation; byte offset from the base's element 0,
-    bytes, itemsize, vector bytes to round up to or 0). ``records``: the dispatches in order,
-    each (pipeline, defines, parameter words, grid, the window of each of its three bindings,
-    (word, window, extra) for each word that takes a window's first element plus extra, and
-    ``hold``: when not 0 the aux slot takes a placeholder of that many bytes instead). ``aux``:
-    the aux allocations, each (bytes, vector bytes its buffer size must be a multiple of, 0
-    for none: where the program planned the vector mode for it)."""
-
-    max_workgroups: int
-    windows: tuple[tuple[int, int, int, int, int], ...]
-    records: tuple[tuple[Any, dict[str, object], tuple[int, ...], tuple[int, int, int], tuple[int, int, int],
-                         tuple[tuple[int, int, int], ...], int], ...]
-    aux: tuple[tuple[int, int], ...]
-
 
 class _Launch:
     """The hot path of one validated structure ``s`` on one backend (made for ``ctx`` and a
@@ -781,7 +701,7 @@ class _Launch:
 
     Everything but the pointers is planned once per *variant*: a structure whose level-0 rows
     may take the vector mode depends on where the operands start mod 4 elements (``_aligned``),
-    so its programs are kept per (src head, dst head). A program (``_Program``) is the whole
+    so its programs are kept per (src head, dst head). A program (``launch.LaunchProgram``) is the whole
     call -- every level of the reduce-then-scan, for every outer index -- as dispatches
     (pipelines, grids, parameter words precomputed, windows relative to the operands) and the
     sizes of the aux allocations the levels use.
@@ -797,7 +717,7 @@ class _Launch:
         self.window_bytes = window_bytes
         #: variant -> its program, or None when too long to keep (replaced whole: racing
         #: threads just compile equal ones)
-        self.programs: dict[tuple[int | None, int | None], _Program | None] = {}
+        self.programs: dict[tuple[int | None, int | None], LaunchProgram | None] = {}
         self.src_vec = self.dst_vec = 0
         self.src_lo = self.src_bytes = self.dst_lo = self.dst_bytes = 0
         if s.empty:
@@ -807,7 +727,7 @@ class _Launch:
                 self.src_vec = 4 * s.src_st.itemsize
             if _vectorizable(s.dst_st, s.dst_axis, [r.dst for r in s.inner], ctx):
                 self.dst_vec = 4 * s.dst_st.itemsize
-        # the byte ranges of ``_byte_range``: lowest touched byte relative to element 0, length
+        # the byte ranges of ``check_strided_pointer``: lowest touched byte relative to element 0, length
         lo, hi = strided_span(s.src_dims)
         self.src_lo, self.src_bytes = lo * s.src_st.itemsize, (hi - lo + 1) * s.src_st.itemsize
         lo, hi = strided_span(s.dst_dims)
@@ -856,75 +776,18 @@ class _Launch:
         program = self.programs.get(variant, False)
         if program is False or (program is not None and program.max_workgroups != ctx.max_workgroups_per_dim):
             program = self.programs[variant] = self._compile(ctx, src_head, dst_head)
-        if program is None:
+        if program is None or not program.run(
+                backend, ctx, [(src_buffer, src_size, src_alloc.nbytes, src_off, src),
+                               (dst_buffer, dst_size, dst_alloc.nbytes, dst_off, dst)], _placeholder):
             _execute(backend, s, src, dst)
-            return
-        bases = [(src_buffer, src_size, src_alloc.nbytes, src_off, src),
-                 (dst_buffer, dst_size, dst_alloc.nbytes, dst_off, dst)]
-        auxes: list[int] = []
-        try:
-            for nbytes, vec in program.aux:
-                ptr = backend.alloc(nbytes, zero=False)
-                auxes.append(ptr)
-                alloc = backend.resolve(ptr, 0)[0]
-                buffer = alloc.buffer
-                size = buffer.size
-                if vec and size % vec:  # not the vector layout the program assumed
-                    break
-                bases.append((buffer, size, alloc.nbytes, 0, ptr))
-            else:
-                self._record(backend, ctx, program, bases)
-                return
-        finally:
-            for ptr in reversed(auxes):
-                backend.free(ptr)
-        _execute(backend, s, src, dst)
 
-    @staticmethod
-    def _record(backend: Any, ctx: Any, program: _Program, bases: Sequence[tuple[Any, int, int, int, int]]) -> None:
-        """Record ``program`` with the operands at ``bases`` ((buffer, its size, allocation size,
-        byte offset of element 0, pointer) of src, dst and the aux allocations, all checked)."""
-        align = ctx.storage_offset_alignment
-        max_binding = ctx.max_binding_size
-        bindings: list[Any] = []
-        firsts: list[int] = []
-        for base, rel, nbytes, itemsize, vec in program.windows:
-            buffer, stop, limit, off, ptr = bases[base]
-            off += rel
-            # ``window`` without its checks, which the range checks made
-            start = off // align * align
-            end = (off + nbytes + 3) // 4 * 4
-            if end < stop:
-                stop = end
-            width = stop - start if stop - start > 4 else 4
-            if off < 0 or off + nbytes > limit or width > max_binding:
-                # not reached (the ranges are checked, windows fit by planning): raises
-                win = backend.window(ptr + rel, nbytes, itemsize)
-                start, width, first = win.offset, win.size, win.first
-            else:
-                first = (off - start) // itemsize
-            if vec:
-                width = -(-width // vec) * vec
-            bindings.append((buffer, start, width))
-            firsts.append(first)
-        record = ctx.record
-        pack = _WORDS.pack
-        for pipe, defines, words, grid, (s0, s1, s2), patches, hold in program.records:
-            bound = [bindings[s0], bindings[s1], bindings[s2]]
-            if hold:  # a placeholder of ``hold`` bytes in the aux slot
-                bound[2] = _placeholder(backend, hold, bound[1], bound[0])
-            patched = list(words)
-            for word, slot, extra in patches:
-                patched[word] = (firsts[slot] + extra) & _U32
-            record(KERNEL, pipe, defines, pack(*patched), bound, *grid)
-
-    def _compile(self, ctx: Any, src_head: int | None, dst_head: int | None) -> _Program | None:
+    def _compile(self, ctx: Any, src_head: int | None, dst_head: int | None) -> LaunchProgram | None:
         """The program of the variant (``src_head``, ``dst_head``: ``_aligned`` of src and dst at
         element [0, ...], None where they cannot be bound as vectors), as ``programs`` holds
         it; None when it has more than ``MAX_PROGRAM_DISPATCHES`` dispatches. The same levels,
         plans and steps as ``_execute``'s ``_run`` for such pointers, in the same order."""
         s = self.s
-        records: list[_Record] = []
+        records: list[tuple[Any, ...]] = []
         aux: list[list[int]] = []
         ssz, dsz = s.src_st.itemsize, s.dst_st.itemsize
         for off_src, off_dst in s.outer:
@@ -936,25 +799,9 @@ class _Launch:
                         (1, off_dst * dsz, s.dst_st, s.dst_axis), vector)
             if len(records) > MAX_PROGRAM_DISPATCHES:
                 return None
-        # each distinct window once: the dispatches of a call share most of theirs
-        windows: dict[tuple[int, int, int, int, int], int] = {}
-        compiled = []
-        for pipe, defines, words, grid, regions in records:
-            slots, patches, hold = [], [], 0
-            for base, rel, nbytes, itemsize, vec, word, extra in regions:
-                if base < 0:
-                    slots.append(0)  # (replaced by the placeholder)
-                    hold = itemsize
-                    continue
-                slot = windows.setdefault((base, rel, nbytes, itemsize, vec), len(windows))
-                slots.append(slot)
-                if word:
-                    patches.append((word, slot, extra))
-            compiled.append((pipe, defines, words, grid, tuple(slots), tuple(patches), hold))
-        return _Program(ctx.max_workgroups_per_dim, tuple(windows), tuple(compiled),
-                        tuple((nbytes, vec) for nbytes, vec in aux))
+        return LaunchProgram.compile(KERNEL, _WORDS, ctx, records, aux)
 
-    def _level(self, ctx: Any, records: list[_Record], aux: list[list[int]], n: int, rows: list[RowDim],
+    def _level(self, ctx: Any, records: list[tuple[Any, ...]], aux: list[list[int]], n: int, rows: list[RowDim],
                src: tuple[int, int, StorageType, int], dst: tuple[int, int, StorageType, int],
                vector: _Vector | None) -> None:
         """Append the dispatches of ``_run`` for one level (``src``/``dst``: base, byte offset of
@@ -985,17 +832,17 @@ class _Launch:
         self._emit(ctx, records, plan, 1, refs)
 
     @staticmethod
-    def _emit(ctx: Any, records: list[_Record], plan: _Plan, phase: int, refs: Sequence[tuple[int, int]]) -> None:
+    def _emit(ctx: Any, records: list[tuple[Any, ...]], plan: _Plan, phase: int, refs: Sequence[tuple[int, int]]) -> None:
         """Append the dispatches of ``_phase`` (its ``_steps``) with their operands' (src, dst,
         aux) bases and byte offsets ``refs``."""
         for step in _steps(plan, phase):
             regions = []
             for operand, elem, nbytes, itemsize, vec, word, extra in step.regions:
                 if operand < 0:
-                    regions.append((-1, 0, 0, itemsize, 0, 0, 0))
+                    regions.append(Region(-1, 0, 0, itemsize, 0, 0, 0))
                 else:
                     base, rel = refs[operand]
-                    regions.append((base, rel + elem * itemsize, nbytes, itemsize, vec, word, extra))
+                    regions.append(Region(base, rel + elem * itemsize, nbytes, itemsize, vec, word, extra))
             records.append((ctx.pipeline(KERNEL, 3, step.defines), step.defines, step.words,
                             ctx.fold_grid(step.groups), tuple(regions)))
 
@@ -1108,9 +955,9 @@ def scan(backend: Any, op: str, ptr: int, dtype: str, rows: int, n: int, ld: int
     st = storage_type(dtype)
     if not backend.supports(st.feature):
         raise unsupported(f"{dtype} needs the adapter feature {st.feature!r}, which this adapter lacks")
-    rows = _check_int("rows", rows, 0)
-    n = _check_int("n", n, 0)
-    ld = n if ld is None else _check_int("ld", ld, 0)
+    rows = check_int("rows", rows, 0)
+    n = check_int("n", n, 0)
+    ld = n if ld is None else check_int("ld", ld, 0)
     if ld < n:
         raise invalid_argument(f"ld = {ld} must be >= n = {n}")
     if rows == 0 or n == 0:

@@ -52,7 +52,8 @@ requested output directly (sorted values in the source dtype -- packed 8/16-bit 
 column indices (argsort / unique carry them; sort carries none).
 
 Bitonic sort (``n <= BITONIC_C``): one kernel, ``BITONIC_C`` slots per workgroup, several short
-rows per workgroup, compare-exchange on (key, column): stable as well.
+rows per workgroup, compare-exchange on (key, column): stable as well. Its dispatches for a call structure are
+planned once as a ``launch.LaunchProgram`` kept per backend; a repeated call replays it.
 
 Large operands: rows are processed in units whose every buffer fits one binding window; a
 single row larger than a window is processed in chunks of tiles, and the scatter of each chunk
@@ -63,12 +64,16 @@ is dispatched once per destination window (writing only the elements that land i
 from __future__ import annotations
 
 import functools
+import struct
 import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from . import config, ops_scan
 from .errors import BackendError, invalid_argument, unsupported
+from .launch import LaunchProgram, Region
+from .plan_cache import PlanCache
+from .validate import check_dtype, check_int, check_pointer
 from .wgsl_types import STORAGE_TYPES, storage_type
 
 __all__ = [
@@ -290,25 +295,18 @@ def _key_defines(dtype: str, mode: str, descending: bool) -> dict[str, object]:
 # ------------------------------------------------------------------------------------------
 # validation and windows
 # ------------------------------------------------------------------------------------------
-def _check_int(name: str, value: Any, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise invalid_argument(f"{name} must be an int >= {minimum}, got {value!r}")
-    return value
-
-
 def _check_dtype(backend: Any, dtype: Any, what: str = "dtype") -> str:
-    if not isinstance(dtype, str) or dtype not in STORAGE_TYPES:
-        raise invalid_argument(f"{what} must be one of {sorted(STORAGE_TYPES)}, not {dtype!r}")
-    st = storage_type(dtype)
-    if not backend.supports(st.feature):
-        raise unsupported(f"{dtype} needs the adapter feature {st.feature!r}, which this adapter lacks")
+    """``dtype`` after ``validate.check_dtype`` against the sortable dtypes."""
+    check_dtype(backend, what, dtype, STORAGE_TYPES)  # (SORT_DTYPES, as a dict)
     return dtype
 
 
 def _check_span(backend: Any, ptr: int, nbytes: int, itemsize: int, what: str) -> None:
-    _, offset = backend.resolve(ptr, nbytes)
-    if offset % itemsize:
-        raise invalid_argument(f"{what}: pointer offset {offset} is not a multiple of the item size {itemsize}")
+    """``validate.check_pointer`` with the argument order of this module's callers."""
+    check_pointer(backend, what, ptr, nbytes, itemsize)
+
+
+_check_int = check_int
 
 
 def window_limit(backend: Any) -> int:
@@ -457,9 +455,35 @@ def _sort(backend: Any, job: _Job) -> None:
 
 
 def _bitonic(backend: Any, job: _Job) -> None:
+    """Record the bitonic sort of ``job`` (rows of at most ``BITONIC_C`` elements; arguments and
+    pointer ranges already checked): its ``LaunchProgram`` (planned once per job structure and
+    kept per backend) replayed, or recorded through ``WgpuContext.dispatch`` where a wrapper
+    (the profiler's, a test spy) watches it."""
     ctx = backend.context
-    st = storage_type(job.dtype)
     limit = window_limit(backend)
+    key = ("bitonic", job.dtype, job.rows, job.n, job.ld, job.mode, job.descending, job.out_mode,
+           job.out_dtype, job.vals is not None, limit, BITONIC_C)
+    plans = _PLANS.of(backend)
+    program = plans.get(key)
+    if program is None or not program.valid_for(ctx):
+        program = _bitonic_program(ctx, job, limit)
+        _PLANS.keep(plans, key, program)
+    ptrs = (job.src, job.out, job.out if job.vals is None else job.vals)
+    if ctx.__dict__.get("dispatch") is not None:
+        program.dispatch(backend, ctx, ptrs, _dummy_placeholder)
+        return
+    bases = []
+    for ptr in ptrs:
+        alloc, offset = backend.resolve(ptr, 0)
+        buffer = alloc.buffer
+        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr))
+    program.run(backend, ctx, bases, _dummy_placeholder)
+
+
+def _bitonic_program(ctx: Any, job: _Job, limit: int) -> LaunchProgram:
+    """The dispatches of ``_bitonic`` for the structure of ``job``: operands 0 (src), 1 (out)
+    and 2 (vals, or a dummy binding), in units of whole workgroups of rows that fit ``limit``."""
+    st = storage_type(job.dtype)
     np2 = 1 << max(0, (job.n - 1).bit_length())
     lnp = np2.bit_length() - 1
     rpt = BITONIC_C // np2
@@ -477,17 +501,31 @@ def _bitonic(backend: Any, job: _Job) -> None:
         "SRC_LOADER": bits_loader("src_bits", "src", job.dtype),
         "WRITE_OUT": write,
     }
+    pipe = ctx.pipeline("sort_bitonic", 3, defines)
+    records = []
     for r0 in range(0, job.rows, nr):
         rows = min(nr, job.rows - r0)
-        sbind, sfirst = _bind(backend, job.src, r0 * job.ld, (rows - 1) * job.ld + job.n, st.itemsize)
-        dbind, dfirst = _bind(backend, job.out, r0 * job.n, rows * job.n, out_size)
+        src = Region(0, r0 * job.ld * st.itemsize, ((rows - 1) * job.ld + job.n) * st.itemsize, st.itemsize,
+                     0, 4, 0)
+        dst = Region(1, r0 * job.n * out_size, rows * job.n * out_size, out_size, 0, 6, 0)
         if job.out_mode == 0 and job.vals is not None:
-            vbind, vfirst = _bind(backend, job.vals, r0 * job.n, rows * job.n, 4)
-        else:
-            vbind, vfirst = dummy(backend, 0), 0
-        params = [rows, job.n, np2, lnp, sfirst, job.ld, dfirst, vfirst, 0, _U32]
-        groups = -(-rows // rpt)
-        ctx.dispatch("sort_bitonic", params, [sbind, dbind, vbind], ctx.fold_grid(groups), defines)
+            vals = Region(2, r0 * job.n * 4, rows * job.n * 4, 4, 0, 7, 0)
+        else:  # the dummy binding (its first element word stays 0)
+            vals = Region(-1, 0, 0, _DUMMY_BYTES, 0, 0, 0)
+        words = (rows, job.n, np2, lnp, 0, job.ld, 0, 0, 0, _U32)
+        records.append((pipe, defines, words, ctx.fold_grid(-(-rows // rpt)), (src, dst, vals)))
+    return LaunchProgram.compile("sort_bitonic", _BITONIC_WORDS, ctx, records, ())
+
+
+def _dummy_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:
+    """The placeholder of a program's unused binding: ``dummy(backend, 0)``."""
+    return dummy(backend, 0)
+
+
+#: Bitonic programs kept per backend (``_bitonic``).
+_PLANS = PlanCache(256)
+_BITONIC_WORDS = struct.Struct("<10I")
+_DUMMY_BYTES = 256
 
 
 def _radix(backend: Any, job: _Job) -> None:
@@ -630,16 +668,16 @@ def _radix_pass(backend: Any, job: _Job, p: int, first: bool, r0: int, nr: int, 
 # ------------------------------------------------------------------------------------------
 def _prepare(backend: Any, src: int, dtype: Any, rows: Any, n: Any, ld: Any) -> tuple[str, int, int, int]:
     dtype = _check_dtype(backend, dtype)
-    rows = _check_int("rows", rows)
-    n = _check_int("n", n)
-    ld = n if ld is None else _check_int("ld", ld)
+    rows = check_int("rows", rows)
+    n = check_int("n", n)
+    ld = n if ld is None else check_int("ld", ld)
     if ld < n:
         raise invalid_argument(f"ld = {ld} must be >= n = {n}")
     if rows * max(n, 1) >= 2**32 - 1 or n >= 2**31:
         raise unsupported(f"sorting {rows} x {n} elements exceeds the 32-bit index range")
     if rows and n:
-        _check_span(backend, src, ((rows - 1) * ld + n) * storage_type(dtype).itemsize,
-                    storage_type(dtype).itemsize, "source")
+        check_pointer(backend, "source", src, ((rows - 1) * ld + n) * storage_type(dtype).itemsize,
+                      storage_type(dtype).itemsize)
     return dtype, rows, n, ld
 
 
@@ -653,7 +691,7 @@ def sort_values(backend: Any, src: int, dtype: str, rows: int, n: int, out: int,
     """
     dtype, rows, n, ld = _prepare(backend, src, dtype, rows, n, ld)
     if rows and n:
-        _check_span(backend, out, rows * n * storage_type(dtype).itemsize, storage_type(dtype).itemsize, "output")
+        check_pointer(backend, "output", out, rows * n * storage_type(dtype).itemsize, storage_type(dtype).itemsize)
     _sort(backend, _Job(src, dtype, rows, n, ld, "bij", bool(descending), 1, out, dtype, None))
 
 
@@ -671,7 +709,7 @@ def argsort(backend: Any, src: int, dtype: str, rows: int, n: int, out: int, *,
     _check_dtype(backend, index_dtype, "index_dtype")
     size = storage_type(index_dtype).itemsize
     if rows and n:
-        _check_span(backend, out, rows * n * size, size, "output")
+        check_pointer(backend, "output", out, rows * n * size, size)
     _sort(backend, _Job(src, dtype, rows, n, ld, "canon", bool(descending), 2, out, index_dtype, None))
 
 
@@ -684,9 +722,9 @@ def sort_keys(backend: Any, src: int, dtype: str, n: int, keys: int, perm: int |
     dtype, _, n, _ = _prepare(backend, src, dtype, 1, n, None)
     kw = key_words(dtype)
     if n:
-        _check_span(backend, keys, n * kw * 4, 4, "keys")
+        check_pointer(backend, "keys", keys, n * kw * 4, 4)
         if perm is not None:
-            _check_span(backend, perm, n * 4, 4, "perm")
+            check_pointer(backend, "perm", perm, n * 4, 4)
     _sort(backend, _Job(src, dtype, 1, n, n, "canon", False, 0, keys, "uint32", perm))
     return kw
 
@@ -713,18 +751,18 @@ def searchsorted(backend: Any, sorted_ptr: int, n: int, queries: int, m: int, dt
     if index_dtype not in ("int64", "int32"):
         raise invalid_argument(f"index_dtype must be 'int64' or 'int32', not {index_dtype!r}")
     _check_dtype(backend, index_dtype, "index_dtype")
-    n = _check_int("n", n)
-    m = _check_int("m", m)
+    n = check_int("n", n)
+    m = check_int("m", m)
     if n >= 2**31 or m >= 2**32 - 1:
         raise unsupported("searchsorted sizes exceed the 32-bit index range")
     size = storage_type(dtype).itemsize
     osize = storage_type(index_dtype).itemsize
     if m == 0:
         return
-    _check_span(backend, queries, m * size, size, "queries")
-    _check_span(backend, out, m * osize, osize, "output")
+    check_pointer(backend, "queries", queries, m * size, size)
+    check_pointer(backend, "output", out, m * osize, osize)
     if n:
-        _check_span(backend, sorted_ptr, n * size, size, "sorted array")
+        check_pointer(backend, "sorted array", sorted_ptr, n * size, size)
     ctx = backend.context
     limit = window_limit(backend)
     defines = {

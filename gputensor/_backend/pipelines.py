@@ -16,7 +16,7 @@ from typing import Any
 
 import wgpu
 
-from . import kernels
+from . import device_state, kernels
 from .errors import device_error, invalid_argument
 
 __all__ = ["Pipelines"]
@@ -97,7 +97,7 @@ class Pipelines:
                     label=name, layout=layout, compute={"module": module, "entry_point": "main"}
                 )
             except Exception as exc:
-                raise device_error(f"kernel {name!r} failed to compile: {exc}") from exc
+                raise device_state.classify(self, device_error(f"kernel {name!r} failed to compile: {exc}")) from exc
             self._pipelines[key] = pipe
             self.stats["pipelines_compiled"] += 1
         return pipe

@@ -1,9 +1,16 @@
 """Per-backend launch-plan caches, bounded: the one cache mechanism of the op modules.
 
-A plan (pipelines, windows, parameter bytes of a kind of call) depends on the backend it was
-made for (its features and binding window), so each backend has its own dict of plans. Lookups
-read that dict without a lock (a dict read is atomic); insertions take the cache's lock and drop
-the oldest entry when the dict is full. No wgpu here.
+A plan (pipelines, windows, parameter bytes of a kind of call: for most families a
+``launch.LaunchProgram``) depends on the backend it was made for (its features and binding
+window), so each backend has its own dict of plans. Lookups read that dict without a lock (a
+dict read is atomic); insertions take the cache's lock and drop the oldest entry when the dict
+is full. No wgpu here.
+
+The caching idiom of the backend: whatever depends on a backend or its device (plans, programs,
+pipelines) goes in a ``PlanCache`` keyed by the call's plain arguments (exact ints, strs and
+tuples of them, so that equal keys mean identical calls) plus the module settings planning
+reads; pure functions of hashable values (WGSL text, placeholder values) are memoised with
+``functools.lru_cache``, bounded.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
+from . import device_state
 from .errors import BackendError, device_error, out_of_memory
 
 __all__ = ["run_sync", "run_async", "wrap_wgpu_error"]
@@ -54,8 +55,11 @@ async def run_async(steps: Generator[Any, Any, Any]) -> Any:
 
 
 def wrap_wgpu_error(exc: Exception) -> BackendError:
-    """A wgpu error as BackendError: out of memory when its text says so, else device error."""
+    """A wgpu error as BackendError: DeviceLostError when its text says the device is lost,
+    out of memory when it says so, else device error."""
     text = str(exc)
+    if device_state.is_lost_text(text):
+        return device_state.classify(None, device_error(text))
     if "memory" in text.lower():
         return out_of_memory(text)
     return device_error(text)

@@ -25,7 +25,7 @@ from typing import Any
 
 import wgpu
 
-from . import config
+from . import config, device_state
 from .errors import BackendError, device_error, invalid_argument
 from .host_memory import fill_mapped, host_copy, readable_bytes, round_up, writable_bytes
 from .mapping import Mapper, wait_mode
@@ -84,7 +84,10 @@ class _Staging:
             bucket = self._free.get(cap)
             if bucket:
                 return bucket.pop()
-        return self._device.create_buffer(size=cap, usage=_STAGING_USAGE)
+        try:
+            return self._device.create_buffer(size=cap, usage=_STAGING_USAGE)
+        except Exception as exc:  # wgpu's own error types (a lost device, out of memory)
+            raise wrap_wgpu_error(exc) from exc
 
     def give(self, buf: Any) -> None:
         if buf.size > self.KEEP_LIMIT:  # large staging buffers are not kept
@@ -135,7 +138,10 @@ class _UploadStaging:
                 found = self._free[same[0]]
                 del self._free[same[0]]
         if found is None:
-            return self._device.create_buffer(size=size, usage=_UPLOAD_USAGE, mapped_at_creation=True)
+            try:
+                return self._device.create_buffer(size=size, usage=_UPLOAD_USAGE, mapped_at_creation=True)
+            except Exception as exc:  # wgpu's own error types (a lost device, out of memory)
+                raise wrap_wgpu_error(exc) from exc
         buf, promise = found
         try:
             promise.sync_wait()
@@ -231,7 +237,10 @@ class Transfers:
                 if self._upload_used + body_len > UPLOAD_RING_BYTES:
                     self.flush()
                 at = self._upload_used
-                self.queue.write_buffer(self._upload_ring, at, body)
+                try:
+                    self.queue.write_buffer(self._upload_ring, at, body)
+                except Exception as exc:  # wgpu's own error types (a lost device)
+                    raise device_state.classify(self, device_error(f"write failed: {exc}")) from exc
                 self._upload_used = at + body_len
                 self._record_copy(self._upload_ring, at, buf, body_start, body_len)
             for start, chunk in ((offset, mv[:head]), (body_start + body_len, mv[head + body_len :])):
@@ -250,7 +259,10 @@ class Transfers:
         threads = self._copy_threads()
         for pos in range(0, body.nbytes, chunk):
             piece = body[pos : pos + chunk]
-            staging = self._upload_staging.take(chunk)
+            try:
+                staging = self._upload_staging.take(chunk)
+            except BackendError as exc:
+                raise device_state.classify(self, exc) from None
             fill_mapped(staging, piece, threads)
             staging.unmap()
             with self._lock:
@@ -379,14 +391,17 @@ class Transfers:
         stagings = []
         with self._lock:
             for _, buf, start, length, _, _, _ in pieces:
-                staging = self._staging.take(length)
+                try:
+                    staging = self._staging.take(length)
+                except BackendError as exc:
+                    raise device_state.classify(self, exc) from None
                 stagings.append(staging)
                 self._end_pass().copy_buffer_to_buffer(buf, start, staging, 0, length)
                 self._keepalive.append(buf)
             try:
                 self.flush()
             except BackendError as exc:
-                raise device_error(f"readback submit failed: {exc.message}") from None
+                raise device_state.classify(self, device_error(f"readback submit failed: {exc.message}")) from None
         return stagings
 
     def _map_read(self, staging: Any, size: int, awaitable: bool = False) -> Any:

@@ -12,14 +12,13 @@ element offsets in their parameters.
 
 from __future__ import annotations
 
-import itertools
 import numbers
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from . import ops_attention, ops_conv, ops_elementwise, ops_gemm, ops_reduce
+from . import device_state, ops_attention, ops_conv, ops_elementwise, ops_gemm, ops_reduce
 from .adapters import adapter_description
 from .base import BackendTranspose, BinaryOp, ComputeBackend, ReduceOp, UnaryOp
 from .context import WgpuContext
@@ -85,7 +84,8 @@ class WebGpuBackend(ComputeBackend):
         # Plain dict operations (atomic under the GIL) and an atomic counter: no lock, so that
         # ``free`` is safe in garbage-collector finalizers running inside ``alloc``.
         self._allocations: dict[int, Allocation] = {}
-        self._ids = itertools.count(1)
+        self._ids = device_state.ALLOCATION_IDS  # shared: no id of a retired backend comes again
+        self._first_id = next(self._ids)
         self._pool: MemoryPool | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -107,10 +107,14 @@ class WebGpuBackend(ComputeBackend):
 
     @property
     def context(self) -> WgpuContext:
-        """The WgpuContext; BackendError (not initialised) before ``init()``."""
-        if self._ctx is None:
+        """The WgpuContext; BackendError (not initialised) before ``init()``, DeviceLostError
+        once its device is lost."""
+        ctx = self._ctx
+        if ctx is None:
             raise not_initialized("call init() before using the webgpu backend")
-        return self._ctx
+        if getattr(ctx, "lost", None) is not None:
+            device_state.check(ctx)
+        return ctx
 
     def __repr__(self) -> str:
         if self._ctx is None:
@@ -147,7 +151,8 @@ class WebGpuBackend(ComputeBackend):
                 pool = self._pool
                 if pool is None:
                     pool = MemoryPool(ctx.create_storage, ctx.release_buffer,
-                                      max_size=ctx.max_buffer_size, on_free_all=ctx.clear_staging)
+                                      max_size=ctx.max_buffer_size, on_free_all=ctx.clear_staging,
+                                      wait=ctx.synchronize)
                     self._pool = pool
         return pool
 
@@ -164,7 +169,7 @@ class WebGpuBackend(ComputeBackend):
         ctx = self._ctx
         pool = self._pool
         if (ctx is not None and pool is not None and type(nbytes) is int
-                and 0 < nbytes <= ctx.max_binding_size):  # the usual array: a size that binds whole
+                and 0 < nbytes <= ctx.max_binding_size and getattr(ctx, "lost", None) is None):  # the usual array: a size that binds whole
             buffer, fresh = pool.malloc(nbytes)
             ident = next(self._ids)
             self._allocations[ident] = Allocation(buffer, nbytes, (buffer, 0, (nbytes + 3) // 4 * 4))
@@ -241,7 +246,8 @@ class WebGpuBackend(ComputeBackend):
         ident, offset = ptr >> _PTR_SHIFT, ptr & _OFFSET_MASK
         alloc = self._allocations.get(ident)
         if alloc is None or ptr < 0:
-            raise invalid_argument(f"unknown or freed device pointer {ptr:#x}")
+            raise (device_state.stale_pointer(ptr, ident, self._first_id, self._ctx)
+                   or invalid_argument(f"unknown or freed device pointer {ptr:#x}"))
         if nbytes < 0 or offset + nbytes > alloc.nbytes:
             raise invalid_argument(
                 f"access of {nbytes} bytes at offset {offset} is past the end of a "

@@ -1,6 +1,6 @@
 {{ENABLE}}
 // Flash-decoding combine (ops_attention.py): merges the per-split partial records
-// (m, l, acc[0..head_dim)) written by attention.wgsl / attention_decode.wgsl with SPLIT = true.
+// (m, l, acc[0..head_dim)) written by attention_tiled.wgsl, attention_flash.wgsl or attention_decode.wgsl with SPLIT = true.
 // One invocation per output element (row, d):
 //   M = max_s m_s;  o = sum_s 2^(m_s - M) acc_s[d] / sum_s 2^(m_s - M) l_s   (0 when the sum is 0,
 //   i.e. every key of the row was masked).

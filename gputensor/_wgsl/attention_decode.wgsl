@@ -22,6 +22,7 @@
 
 alias S = {{STORAGE}};
 alias T = {{COMPUTE}};
+alias out_t = {{OUT}};  // the element type of o: STORAGE, or COMPUTE for split records
 
 const WG: u32 = 256u;
 const BK: u32 = 64u;
@@ -36,7 +37,7 @@ const NEG: T = {{NEG}};
 @group(0) @binding(1) var<storage, read_write> q: array<S>;
 @group(0) @binding(2) var<storage, read_write> k: array<S>;
 @group(0) @binding(3) var<storage, read_write> v: array<S>;
-@group(0) @binding(4) var<storage, read_write> o: array<{{OUT}}>;
+@group(0) @binding(4) var<storage, read_write> o: array<out_t>;
 
 var<workgroup> qs: array<T, DP + 48u>;   // zero padded: batches may read past DP
 var<workgroup> red: array<T, BK * RS>;
@@ -192,16 +193,16 @@ fn main(
         if (SPLIT) {
             let rec = params.o_first + ((bh * seq_q + row) * params.splits + split) * (hd + 2u);
             if (tid == 0u) {
-                o[rec] = {{OUT}}(m);
-                o[rec + 1u] = {{OUT}}(lsum);
+                o[rec] = out_t(m);
+                o[rec + 1u] = out_t(lsum);
             }
-            o[rec + 2u + tid] = {{OUT}}(a);
+            o[rec + 2u + tid] = out_t(a);
         } else {
             var out = T(0);
             if (lsum > T(0)) {
                 out = a / lsum;
             }
-            o[params.o_first + (bh * seq_q + row) * hd + tid] = {{OUT}}(out);
+            o[params.o_first + (bh * seq_q + row) * hd + tid] = out_t(out);
         }
     }
 }

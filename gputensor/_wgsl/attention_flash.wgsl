@@ -1,6 +1,6 @@
 {{ENABLE}}
-// Flash-attention forward, register-tiled (ops_attention.py, the default prefill kernel; the
-// older attention.wgsl stays selectable). One workgroup per (batch*head, block of BQ query rows,
+// Flash-attention forward, register-tiled (ops_attention.py, the default prefill kernel for
+// float16/float32; the general attention_tiled.wgsl stays selectable). One workgroup per (batch*head, block of BQ query rows,
 // split of the key/value sequence); never materialises the score matrix.
 //
 // NT = NX * NY invocations, NY = BQ / 4; invocation (ty, tx) = (tid / NX, tid % NX) owns the
@@ -43,6 +43,7 @@
 
 alias S = {{STORAGE}};
 alias T = {{COMPUTE}};
+alias out_t = {{OUT}};  // the element type of o: STORAGE, or COMPUTE for split records
 
 const BQ: u32 = {{BQ}}u;
 const BK: u32 = 64u;
@@ -73,7 +74,7 @@ const NEG: T = {{NEG}};
 @group(0) @binding(1) var<storage, read_write> q: array<{{QKV}}>;
 @group(0) @binding(2) var<storage, read_write> k: array<{{QKV}}>;
 @group(0) @binding(3) var<storage, read_write> v: array<{{QKV}}>;
-@group(0) @binding(4) var<storage, read_write> o: array<{{OUT}}>;
+@group(0) @binding(4) var<storage, read_write> o: array<out_t>;
 
 // Two slots: Q rows [BQ][RS4] then K rows [BK][RS4] of a chunk, or V [KC][DP4] of a chunk.
 var<workgroup> ring: array<vec4<T>, 2u * SLOT4>;
@@ -95,9 +96,10 @@ struct Ctx {
     full_q: bool,    // every row of the block exists and head_dim == DP
 }
 
-// Global quad loads (LOADERS, from ops_attention): ld4_X(i) reads elements i..i+3 of X as a
-// vec4<T>; ld4_Xm(i, ok, n) the same with components c >= n (or all when !ok) 0 and never read
-// out of range. With VEC the bindings are arrays of vec4 (head_dim and every `first` are
+// Global quad loads (LOADERS: attention_flash_quad_loads.wgsl when VEC, else
+// attention_flash_scalar_loads.wgsl; ops_attention picks one): ld4_X(i) reads elements i..i+3
+// of X as a vec4<T>; ld4_Xm(i, ok, n) the same with components c >= n (or all when !ok) 0 and
+// never read out of range. With VEC the bindings are arrays of vec4 (head_dim and every `first` are
 // multiples of 4, so i is too and a quad is whole or outside: n is 0 or at least 4).
 {{LOADERS}}
 
@@ -382,8 +384,8 @@ fn main(
             let out_row = bh * seq_q + row;
             let rec = params.o_first + (out_row * params.splits + split) * (hd + 2u);
             if (SPLIT && tx == 0u) {
-                o[rec] = {{OUT}}(m[r]);
-                o[rec + 1u] = {{OUT}}(lsum[r]);
+                o[rec] = out_t(m[r]);
+                o[rec + 1u] = out_t(lsum[r]);
             }
             //#unroll
             for (var cq = 0u; cq < QPT; cq++) {
@@ -397,9 +399,9 @@ fn main(
                     let col = col0 + e;
                     if (col < hd) {
                         if (SPLIT) {
-                            o[rec + 2u + col] = {{OUT}}(a[e]);
+                            o[rec + 2u + col] = out_t(a[e]);
                         } else {
-                            o[params.o_first + out_row * hd + col] = {{OUT}}(a[e]);
+                            o[params.o_first + out_row * hd + col] = out_t(a[e]);
                         }
                     }
                 }

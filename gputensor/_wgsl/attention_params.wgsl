@@ -1,4 +1,4 @@
-// The parameters of the attention kernels (attention.wgsl, attention_flash.wgsl,
+// The parameters of the attention kernels (attention_tiled.wgsl, attention_flash.wgsl,
 // attention_decode.wgsl; packed by ops_attention.py), pulled in with `//#include attention_params`.
 // q_blocks: blocks of query rows per (batch, head) (the decode kernel's blocks are single rows).
 struct Params {

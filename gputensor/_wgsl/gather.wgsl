@@ -12,6 +12,12 @@
 // the points whose indexed element lies in [lo, hi) of that binding. Index arrays of any
 // integer dtype are read as raw bits and sign-extended; the host checked their range first.
 // u32 arithmetic wraps, so strides and offsets may be negative (i32 bits).
+//
+// Scatters store what a sequential loop over the points in row-major order stores: the value of
+// the LAST point that writes an element. They run in two passes (WINNER): a claim pass does
+// atomicMax(win[element], point + 1) with the point's linear index (m_first + sum_d c_d *
+// dims[d].w, so boxes and windows of one scatter number their points as the whole space does),
+// then the write pass stores only the points whose claim won.
 //#include common
 
 const SCATTER: bool = {{SCATTER}};
@@ -25,12 +31,12 @@ struct Params {
     b_first: u32,    // binding element of B at point 0 (wrapping)
     lo: u32,         // indexed side: binding elements [lo, hi) are this dispatch's
     hi: u32,
-    pad0: u32,
-    pad1: u32,
+    w_first: u32,    // winner binding element of the indexed side's binding element lo
+    m_first: u32,    // linear index of point 0 in the whole iteration space
     idx_first: vec4<u32>,               // binding element of index array k at point 0
     idx_n: vec4<u32>,                   // normalisation length of index array k (0: none)
     idx_mul: vec4<u32>,                 // element stride of index array k (i32 bits)
-    dims: array<vec4<u32>, 6>,          // x: size, y: A stride, z: B stride (i32 bits)
+    dims: array<vec4<u32>, 6>,          // x: size, y: A stride, z: B stride (i32 bits), w: linear stride
     istride: array<vec4<u32>, 6>,       // stride of index array k in component k (i32 bits)
 }
 
@@ -38,6 +44,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> a: array<u32>;
 @group(0) @binding(2) var<storage, read_write> b: array<{{B_ARRAY}}>;
 {{IDX_BINDINGS}}
+{{WIN_BINDING}}
 
 {{A_LOADER}}
 
@@ -55,6 +62,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var rest = m;
     var ao = 0u;
     var bo = 0u;
+    var mo = 0u;
     var io = vec4<u32>(0u, 0u, 0u, 0u);
     for (var d = params.rank; d > 0u; d--) {
         let dim = params.dims[d - 1u];
@@ -62,6 +70,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         rest = rest / dim.x;
         ao += c * dim.y;
         bo += c * dim.z;
+        mo += c * dim.w;
         io += c * params.istride[d - 1u];
     }
     let ioff = index_offset(params.idx_first + io);
@@ -72,6 +81,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (bi < params.lo || bi >= params.hi) {
             return;
         }
+        let point = params.m_first + mo + 1u;
+        {{WINNER}}
     } else {
         ai += ioff;
         if (ai < params.lo || ai >= params.hi) {

@@ -1,8 +1,9 @@
 {{ENABLE}}
 // Flash-attention forward, tiled (ops_attention.py): one workgroup per (batch*head, block of BQ
-// query rows, split of the key/value sequence). Never materialises the score matrix. Used for
-// float64 and as the "old" variant (GPUTENSOR_ATTENTION_KERNEL=old); attention_flash.wgsl, with
-// larger register tiles and vec4 reads of V, is the default for float16/float32.
+// query rows, split of the key/value sequence). Never materialises the score matrix. The
+// general prefill kernel: every dtype, float64 included, and the "tiled" variant
+// (GPUTENSOR_ATTENTION_KERNEL=tiled); attention_flash.wgsl, with larger register tiles and vec4
+// reads of V, is the default for float16/float32.
 //
 // Per K/V tile of BK = 64 keys:
 //   S-phase: S[BQ][BK] = Q_blk K_tile^T; invocation (ty, tx) owns rows 4ty..4ty+3 x keys
@@ -33,6 +34,7 @@
 
 alias S = {{STORAGE}};
 alias T = {{COMPUTE}};
+alias out_t = {{OUT}};  // the element type of o: STORAGE, or COMPUTE for split records
 
 const BQ: u32 = {{BQ}}u;
 const BK: u32 = 64u;
@@ -56,7 +58,7 @@ const NEG: T = {{NEG}};
 @group(0) @binding(1) var<storage, read_write> q: array<S>;
 @group(0) @binding(2) var<storage, read_write> k: array<S>;
 @group(0) @binding(3) var<storage, read_write> v: array<S>;
-@group(0) @binding(4) var<storage, read_write> o: array<{{OUT}}>;
+@group(0) @binding(4) var<storage, read_write> o: array<out_t>;
 
 // Staging area, reused in turn for: Q^T|K^T chunks, row-max partials, V chunks, row-sum partials.
 var<workgroup> stage: array<vec4<T>, STAGE4>;
@@ -184,9 +186,9 @@ fn store_col(col: u32, a: vec4<T>, row_first: u32, bh: u32, split: u32, inv: vec
         }
         if (SPLIT) {
             let rec = params.o_first + ((bh * params.seq_q + row) * params.splits + split) * (hd + 2u);
-            o[rec + 2u + col] = {{OUT}}(a[i]);
+            o[rec + 2u + col] = out_t(a[i]);
         } else {
-            o[params.o_first + (bh * params.seq_q + row) * hd + col] = {{OUT}}(a[i] * inv[i]);
+            o[params.o_first + (bh * params.seq_q + row) * hd + col] = out_t(a[i] * inv[i]);
         }
     }
 }
@@ -390,8 +392,8 @@ fn main(
             let row = row_first + i;
             if (row < seq_q) {
                 let rec = params.o_first + ((bh * seq_q + row) * params.splits + split) * (hd + 2u);
-                o[rec] = {{OUT}}(m[i]);
-                o[rec + 1u] = {{OUT}}(lsum[i]);
+                o[rec] = out_t(m[i]);
+                o[rec + 1u] = out_t(lsum[i]);
             }
         }
     }

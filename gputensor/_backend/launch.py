@@ -1,0 +1,263 @@
+"""The launch layer of the op modules: a compiled, pointer-free launch program and its replay,
+and the binding helpers every launcher shares.
+
+An op module plans a call once per call structure (everything but the pointers) and keeps the
+result in a ``plan_cache.PlanCache``. What it keeps, for the hot path, is a ``LaunchProgram``:
+
+* ``slots``: the distinct storage bindings of the call (``BindingSlot``), each relative to an
+  operand *base*: 0, 1, ... the caller's operands, then the scratch allocations the program
+  makes itself (``aux``);
+* ``steps``: the dispatches in order (``Step``): the compiled pipeline, the kernel's defines,
+  the parameter template (u32 words with the first-element words left 0), the grid, the slot of
+  each binding, the *patches* (parameter words that take a slot's first element plus a
+  constant) and, where a kernel variant does not use a binding, the size of the placeholder
+  that stands in for it.
+
+``LaunchProgram.run`` replays it for new pointers: it allocates the scratch, computes every
+slot's window from its base's buffer and offset (``WebGpuBackend.window`` without the checks,
+which the caller's range checks made), patches the words and calls ``WgpuContext.record`` per
+dispatch. A call whose program does not apply (a scratch buffer of the wrong size for a vector
+layout) reports it, and the caller takes its reference path (every dispatch through
+``WgpuContext.dispatch``), which raises and records the same.
+
+``strided_window`` binds one block of a strided operand (its window covers exactly the offsets
+the block touches); ``record_dispatches`` records a list of prepared dispatches.
+No wgpu here.
+"""
+
+from __future__ import annotations
+
+import operator
+import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from .layout import strided_span
+
+__all__ = ["BindingSlot", "LaunchProgram", "Region", "Step", "record_dispatches", "strided_region",
+           "strided_window"]
+
+_U32 = 0xFFFFFFFF
+
+
+class Region(NamedTuple):
+    """A binding of a dispatch as a planner describes it, before slots are shared: ``base`` (an
+    operand or scratch base, -1 for a placeholder of at least ``itemsize`` bytes), ``offset``
+    (bytes from the base's element 0 to the window's lowest element), ``nbytes``, ``itemsize``,
+    ``vector`` (bytes to round the binding up to, 0: none), ``word`` (the parameter word that
+    takes the window index of the lowest element plus ``extra``; 0: none) and ``extra``."""
+
+    base: int
+    offset: int
+    nbytes: int
+    itemsize: int
+    vector: int
+    word: int
+    extra: int
+
+
+class BindingSlot(NamedTuple):
+    """A distinct binding of a program: ``base``, byte ``offset`` from its element 0, ``nbytes``,
+    ``itemsize`` and ``vector`` as in ``Region``."""
+
+    base: int
+    offset: int
+    nbytes: int
+    itemsize: int
+    vector: int
+
+
+class Step(NamedTuple):
+    """One dispatch of a program: ``pipeline``, ``defines``, the parameter template ``words``,
+    ``grid``, ``take`` (the bindings of the step from the list of every slot's binding: those of
+    ``slots``, in order, as a tuple), ``patches`` ((word, slot, extra): word = first element of
+    the slot's window + extra), ``placeholder`` (when not 0, the last binding is a placeholder of
+    that many bytes instead of its slot) and ``slots``."""
+
+    pipeline: Any
+    defines: dict[str, object]
+    words: tuple[int, ...]
+    grid: tuple[int, int, int]
+    take: Callable[[Sequence[Any]], tuple[Any, ...]]
+    patches: tuple[tuple[int, int, int], ...]
+    placeholder: int
+    slots: tuple[int, ...]
+
+
+def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """A callable that returns ``tuple(items[s] for s in slots)`` (an ``itemgetter``)."""
+    if len(slots) == 1:
+        only = slots[0]
+        return lambda items: (items[only],)
+    return operator.itemgetter(*slots)
+
+
+#: A dispatch as the planner hands it to ``LaunchProgram.compile``: (pipeline, defines, parameter
+#: words, grid, its bindings' regions).
+Record = tuple[Any, dict[str, object], tuple[int, ...], tuple[int, int, int], tuple[Region, ...]]
+
+
+@dataclass(frozen=True, eq=False)
+class LaunchProgram:
+    """A whole call compiled for a context whose ``max_workgroups_per_dim`` was ``max_workgroups``
+    (see the module docstring). ``kernel``: the template name every step records as;
+    ``packer``: the struct of its parameter words; ``aux``: the scratch allocations, each
+    (bytes, vector bytes its buffer size must be a multiple of, 0 for none)."""
+
+    kernel: str
+    packer: struct.Struct
+    max_workgroups: int
+    slots: tuple[BindingSlot, ...]
+    steps: tuple[Step, ...]
+    aux: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def compile(cls, kernel: str, packer: struct.Struct, ctx: Any, records: Sequence[Record],
+                aux: Sequence[Sequence[int]]) -> "LaunchProgram":
+        """The program of ``records`` (in order) on ``ctx``, each distinct binding one slot."""
+        slots: dict[BindingSlot, int] = {}
+        steps = []
+        for pipe, defines, words, grid, regions in records:
+            bound, patches, hold = [], [], 0
+            for base, offset, nbytes, itemsize, vector, word, extra in regions:
+                if base < 0:
+                    bound.append(0)  # (replaced by the placeholder)
+                    hold = itemsize
+                    continue
+                slot = slots.setdefault(BindingSlot(base, offset, nbytes, itemsize, vector), len(slots))
+                bound.append(slot)
+                if word:
+                    patches.append((word, slot, extra))
+            steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), hold,
+                              tuple(bound)))
+        return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
+                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux))
+
+    def valid_for(self, ctx: Any) -> bool:
+        """Whether the program's grids hold on ``ctx`` (its workgroup limit is unchanged)."""
+        return self.max_workgroups == ctx.max_workgroups_per_dim
+
+    def run(self, backend: Any, ctx: Any, bases: list[tuple[Any, int, int, int, int]],
+            placeholder: Callable[[Any, int, Any, Any], Any]) -> bool:
+        """Replay the program with the caller's operands at ``bases`` (per base: (buffer, its
+        size, allocation size, byte offset of element 0, pointer), every range already checked)
+        and fresh scratch allocations; ``placeholder(backend, nbytes, binding1, binding0)`` makes
+        a placeholder binding. False, with nothing recorded, when a scratch buffer does not have
+        the vector layout the program assumed (the caller then takes its reference path)."""
+        if not self.aux:
+            self.replay(backend, ctx, bases, placeholder)
+            return True
+        auxes: list[int] = []
+        try:
+            for nbytes, vec in self.aux:
+                ptr = backend.alloc(nbytes, zero=False)
+                auxes.append(ptr)
+                alloc = backend.resolve(ptr, 0)[0]
+                buffer = alloc.buffer
+                size = buffer.size
+                if vec and size % vec:  # not the vector layout the program assumed
+                    return False
+                bases.append((buffer, size, alloc.nbytes, 0, ptr))
+            self.replay(backend, ctx, bases, placeholder)
+            return True
+        finally:
+            for ptr in reversed(auxes):
+                backend.free(ptr)  # the recorded dispatches keep the pool blocks alive until they run
+
+    def dispatch(self, backend: Any, ctx: Any, ptrs: Sequence[int],
+                 placeholder: Callable[[Any, int, Any, Any], Any] | None = None) -> None:
+        """The reference path of ``run``: record every step through ``WgpuContext.dispatch``
+        (which a wrapper such as the profiler's or a test spy sees), with the windows of the
+        operands whose element [0, ...] is at ``ptrs[base]`` checked by ``backend.window``. For
+        programs without scratch allocations. BackendError (invalid argument) for a window
+        that is out of range or misaligned, before anything is recorded."""
+        if self.aux:
+            raise ValueError("LaunchProgram.dispatch: a program with scratch allocations")
+        bindings: list[Any] = []
+        firsts: list[int] = []
+        for base, rel, nbytes, itemsize, vec in self.slots:
+            win = backend.window(ptrs[base] + rel, nbytes, itemsize)
+            bindings.append((win.buffer, win.offset, -(-win.size // vec) * vec) if vec else win.binding)
+            firsts.append(win.first)
+        records = []
+        for _, defines, words, grid, take, patches, hold, _ in self.steps:
+            bound = take(bindings)
+            if hold:
+                if placeholder is None:
+                    raise ValueError("LaunchProgram.dispatch: a placeholder binding needs ``placeholder``")
+                bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
+            patched = list(words)
+            for word, slot, extra in patches:
+                patched[word] = (firsts[slot] + extra) & _U32
+            records.append((patched, list(bound), grid, defines))
+        for words, bound, grid, defines in records:
+            ctx.dispatch(self.kernel, words, bound, grid, defines)
+
+    def replay(self, backend: Any, ctx: Any, bases: Sequence[tuple[Any, int, int, int, int]],
+               placeholder: Callable[[Any, int, Any, Any], Any]) -> None:
+        """Record every step with the operands (scratch included) at ``bases`` (see ``run``)."""
+        align = ctx.storage_offset_alignment
+        max_binding = ctx.max_binding_size
+        bindings: list[Any] = []
+        firsts: list[int] = []
+        for base, rel, nbytes, itemsize, vec in self.slots:
+            buffer, stop, limit, off, ptr = bases[base]
+            off += rel
+            # ``window`` without its checks, which the range checks made
+            start = off // align * align
+            end = (off + nbytes + 3) // 4 * 4
+            if end < stop:
+                stop = end
+            width = stop - start if stop - start > 4 else 4
+            if off < 0 or off + nbytes > limit or width > max_binding:
+                # not reached (the ranges are checked, windows fit by planning): raises
+                win = backend.window(ptr + rel, nbytes, itemsize)
+                start, width, first = win.offset, win.size, win.first
+            else:
+                first = (off - start) // itemsize
+            if vec:
+                width = -(-width // vec) * vec
+            bindings.append((buffer, start, width))
+            firsts.append(first)
+        record = ctx.record
+        pack = self.packer.pack
+        kernel = self.kernel
+        for pipe, defines, words, grid, take, patches, hold, _ in self.steps:
+            bound = take(bindings)
+            if hold:  # a placeholder of ``hold`` bytes in the last slot
+                bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
+            patched = list(words)
+            for word, slot, extra in patches:
+                patched[word] = (firsts[slot] + extra) & _U32
+            record(kernel, pipe, defines, pack(*patched), bound, *grid)
+
+
+def strided_region(base: int, itemsize: int, origin: int, dims: Sequence[tuple[int, int]],
+                   word: int = 0) -> Region:
+    """The ``Region`` of the block of operand ``base`` whose element [0, ...] is ``origin``
+    elements from the operand's element [0, ...] and whose dimensions are ``dims`` = [(size,
+    stride), ...] (strides of any sign): the window covers exactly the touched offsets, and
+    parameter ``word`` (0: none) takes the window index of the block's element [0, ...]."""
+    lo, hi = strided_span(dims)
+    return Region(base, (origin + lo) * itemsize, (hi - lo + 1) * itemsize, itemsize, 0, word, -lo)
+
+
+def strided_window(backend: Any, ptr: int, itemsize: int, origin: int,
+                   dims: Sequence[tuple[int, int]]) -> tuple[Any, int]:
+    """(binding, first) of the block whose element [0, ...] is ``origin`` elements from ``ptr``
+    and whose dimensions are ``dims`` = [(size, stride), ...] (strides of any sign): the window
+    covers exactly the touched offsets; ``first`` is the element index of the block's element
+    [0, ...] in it. BackendError (invalid argument) as ``WebGpuBackend.window``."""
+    lo, hi = strided_span(dims)
+    win = backend.window(ptr + (origin + lo) * itemsize, (hi - lo + 1) * itemsize, itemsize)
+    return win.binding, win.first - lo
+
+
+def record_dispatches(ctx: Any, kernel: str, defines: dict[str, object],
+                      dispatches: Sequence[tuple[Sequence[int] | bytes, list[Any], tuple[int, int, int]]]) -> None:
+    """Record prepared dispatches ``(params, bindings, grid)`` of ``kernel`` through
+    ``WgpuContext.dispatch`` (a launcher builds, and so validates, every dispatch of a call
+    before it records the first)."""
+    for params, bindings, grid in dispatches:
+        ctx.dispatch(kernel, params, bindings, grid, defines)
