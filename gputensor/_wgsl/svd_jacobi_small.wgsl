@@ -13,8 +13,8 @@
 // u_j = b_j / |b_j|, v_j the accumulated rotations, written in descending order of sigma.
 // EIGH mode: B = A / s + 2 I with s the infinity norm of A (its lower triangle mirrored), so B
 // is symmetric positive definite with eigenvalues in [1, 3]: B V = U diag(sigma) has U = V,
-// so the eigenvectors are the normalised final columns and lambda_j = s (|b_j| - 2); written in
-// ascending order. Matrices with a non-finite entry give NaN results (status 0).
+// so the eigenvectors are the normalised final columns u_j, and the eigenvalues their Rayleigh
+// quotients u_j^T A u_j (more accurate than s (|b_j| - 2)); written in ascending order. Matrices with a non-finite entry give NaN results (status 0).
 //
 // Output vector r, component i goes to element first + r * vs + i * es of its binding.
 
@@ -54,6 +54,7 @@ var<workgroup> Bs: array<T, M * N>;
 var<workgroup> Vs: array<T, VN>;
 var<workgroup> red: array<T, 3u * WG>;
 var<workgroup> nrm: array<T, NP>;
+var<workgroup> lam: array<T, NP>;
 var<workgroup> rank: array<u32, NP>;
 var<workgroup> flag: atomic<u32>;
 var<workgroup> flag_plain: u32;
@@ -278,12 +279,30 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
             nrm[c1] = sqrt(red[WG + lid]);
         }
         workgroupBarrier();
+        // ---- EIGH: eigenvalues as the Rayleigh quotients u_j^T A u_j of the input
+        for (var j = lid; j < N; j += WG) {
+            if (EIGH) {
+                let d = nrm[j];
+                var rq = T(0);
+                for (var i = 0u; i < N; i++) {
+                    var t = T(0);
+                    for (var o = 0u; o < N; o++) {
+                        t += X[xbase + max(i, o) * N + min(i, o)] * Bs[j * M + o];
+                    }
+                    rq += Bs[j * M + i] * t;
+                }
+                lam[j] = rq / (d * d);
+            } else {
+                lam[j] = nrm[j];
+            }
+        }
+        workgroupBarrier();
         // ---- ranks: SVD descending, EIGH ascending (ties by column index)
         for (var j = lid; j < N; j += WG) {
-            let kj = nrm[j];
+            let kj = lam[j];
             var rk = 0u;
             for (var o = 0u; o < N; o++) {
-                let ko = nrm[o];
+                let ko = lam[o];
                 var before: bool;
                 if (EIGH) {
                     before = ko < kj;
@@ -307,7 +326,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         if (bad != 0u) {
             S[sbase + j] = nan;
         } else if (EIGH) {
-            S[sbase + rank[j]] = scale * (nrm[j] - T(2));
+            S[sbase + rank[j]] = lam[j];
         } else {
             S[sbase + rank[j]] = scale * nrm[j];
         }

@@ -15,11 +15,12 @@ The input is scaled by its largest magnitude first. Left vectors of zero singula
 the extra columns of ``full_matrices=True``, are an orthonormal basis of the complement of the
 others: the eigenvectors of eigenvalue 1 of the projector ``I - U U^T`` (:func:`_complete`).
 
-``eigh``: the lower triangle of A, mirrored, is scaled by its infinity norm ``s`` and shifted,
-``B = A / s + 2 I`` (eigenvalues in [1, 3], so B is well conditioned and positive definite);
-for such a B the orthogonalised columns are ``sigma_j v_j``: the eigenvectors are the
-normalised columns and ``lambda_j = s (sigma_j - 2)``, accurate to a few ulp of ``|A|``
-(as LAPACK's). Repeated eigenvalues get an orthonormal basis of their eigenspace.
+``eigh``: the lower triangle of A, mirrored, is scaled and shifted, ``B = A / s + 2 I`` with
+``s`` at least the spectral radius (the infinity norm for small matrices; 1.25 times a
+power-iteration estimate for large ones, checked), so B is positive definite with eigenvalues
+in [1, 3]; for such a B the orthogonalised columns are ``sigma_j v_j``: the eigenvectors are the
+normalised columns and the eigenvalues their Rayleigh quotients ``v_j^T A v_j``. Repeated
+eigenvalues get an orthonormal basis of their eigenspace.
 
 Non-finite entries give NaN results; a matrix that does not converge in
 ``ops_spectral.MAX_SWEEPS`` sweeps raises :class:`LinAlgError`.
@@ -29,12 +30,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from .. import _dispatch
 from .._array_object import GpuArray
-from .._creation_functions import eye, tril, zeros
+from .._creation_functions import asarray, eye, tril, zeros
 from .._dtypes import uint32
 from .._elementwise_functions import abs as abs_
-from .._elementwise_functions import add, divide, greater, logical_not, multiply, sqrt, subtract
+from .._elementwise_functions import add, divide, greater, logical_not, minimum, multiply, sqrt, subtract
 from .._indexing_functions import take_along_axis
 from .._manipulation_functions import broadcast_to, concat, expand_dims, reshape
 from .._linear_algebra_functions import matmul, matrix_transpose
@@ -51,6 +54,8 @@ __all__ = ["EighResult", "SVDResult", "eigh", "eigvalsh", "svd", "svdvals"]
 
 #: Sweeps recorded between two reads of the convergence flags (large matrices).
 SWEEPS_PER_CHECK = 4
+#: Power iterations of the spectral-radius estimate that sets eigh's shift (large matrices).
+POWER_ITERATIONS = 12
 
 
 class EighResult(NamedTuple):
@@ -116,23 +121,54 @@ def _eigh(x: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
     if n <= ops_spectral.SMALL_MAX:
         w, e, _ = _small("eigh", a, n, n, batch)
     else:
-        low = tril(a)
-        sym = add(low, matrix_transpose(tril(a, k=-1)))
-        scale = max_(sum_(abs_(sym), axis=-1), axis=-1)
-        scale = where(greater(scale, 0.0), scale, 1.0)
-        s3 = reshape(scale, (batch, 1, 1))
-        b = contiguous(add(divide(sym, s3), multiply(eye(n, dtype=x.dtype), 2.0)))
-        _sweeps(b, None, "eigh")
-        norms = sqrt(sum_(multiply(b, b), axis=-1))  # (batch, n)
-        values = multiply(reshape(scale, (batch, 1)), subtract(norms, 2.0))
-        order = argsort(values, axis=-1)
-        w = take_along_axis(values, order, axis=-1)
-        e = None
-        if vectors:
-            rows = take_along_axis(divide(b, expand_dims(norms, -1)), expand_dims(order, -1), axis=-2)
-            e = contiguous(matrix_transpose(rows))
+        w, e = _eigh_large(a, vectors)
     w = reshape(w, batch_shape + (n,))
     return w, (reshape(e, x.shape) if vectors else None)
+
+
+def _spectral_radius_estimate(sym: GpuArray, iterations: int = POWER_ITERATIONS) -> GpuArray:
+    """A lower bound of the spectral radius of each symmetric matrix in ``sym`` (batch, n, n):
+    ``|A v|`` for ``v`` after a few power iterations from a fixed start (batch,)."""
+    batch, n, _ = sym.shape
+    start = np.random.default_rng(12345).standard_normal(n).astype(sym.dtype.numpy)
+    v = broadcast_to(reshape(asarray(start / np.linalg.norm(start)), (1, n, 1)), (batch, n, 1))
+    est = None
+    for _ in range(iterations):
+        w = matmul(sym, v)
+        est = sqrt(sum_(multiply(w, w), axis=(-2, -1), keepdims=True))
+        v = divide(w, where(greater(est, 0.0), est, 1.0))
+    assert est is not None
+    return reshape(est, (batch,))
+
+
+def _eigh_large(a: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
+    """eigh of (batch, n, n) contiguous matrices by block one-sided Jacobi on the shifted
+    ``B = A / s + 2 I``: ``s`` is 1.25 times a power-iteration estimate of the spectral radius
+    (capped by the infinity norm, which bounds it); the eigenvalues are the Rayleigh quotients
+    ``u^T A u`` of the normalised columns. A shift too small to make B positive definite shows as
+    Rayleigh quotients away from ``s (|b_j| - 2)``: then the infinity norm is the shift."""
+    batch, n, _ = a.shape
+    sym = contiguous(add(tril(a), matrix_transpose(tril(a, k=-1))))
+    inf_norm = max_(sum_(abs_(sym), axis=-1), axis=-1)
+    scale = minimum(inf_norm, multiply(_spectral_radius_estimate(sym), 1.25))
+    for attempt in range(2):
+        scale = where(greater(scale, 0.0), scale, 1.0)
+        b = contiguous(add(divide(sym, reshape(scale, (batch, 1, 1))), multiply(eye(n, dtype=a.dtype), 2.0)))
+        _sweeps(b, None, "eigh")
+        norms = sqrt(sum_(multiply(b, b), axis=-1))  # (batch, n)
+        rows = divide(b, expand_dims(norms, -1))  # the eigenvectors as rows
+        values = sum_(multiply(rows, matmul(rows, sym)), axis=-1)
+        shifted = multiply(reshape(scale, (batch, 1)), subtract(norms, 2.0))
+        off = greater(abs_(subtract(values, shifted)), multiply(reshape(scale, (batch, 1)), 0.01))
+        if attempt or not bool(any_(off)):
+            break
+        scale = inf_norm
+    order = argsort(values, axis=-1)
+    w = take_along_axis(values, order, axis=-1)
+    e = None
+    if vectors:
+        e = contiguous(matrix_transpose(take_along_axis(rows, expand_dims(order, -1), axis=-2)))
+    return w, e
 
 
 def eigh(x: GpuArray, /) -> EighResult:
