@@ -10,10 +10,15 @@ ones (33, 70: two and three blocks of 32) on the blocked algorithms.
 
 from __future__ import annotations
 
+import importlib
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import gputensor as gt
+from gputensor._backend import config
 from gputensor.linalg import LinAlgError
 
 from _compare import numpy_gt_allclose
@@ -310,3 +315,39 @@ def test_large_stack_of_small_matrices() -> None:
     x = gt.linalg.solve(gt.asarray(a), gt.asarray(b)).get()
     np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(gt.linalg.inv(gt.asarray(a)).get(), np.linalg.inv(a), rtol=1e-10, atol=1e-12)
+
+
+def test_benchmark_quick_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python3 -m benchmarks.bench_linalg --quick`` on two cases: results checked, a table printed."""
+    root = Path(__file__).resolve().parents[1]
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    bench_linalg = importlib.import_module("benchmarks.bench_linalg")
+    status = bench_linalg.main(["--quick", "--no-torch", "--only", "cholesky.n48.f32,solve.b200x8x8.f32",
+                                "--target-s", "0.001"])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    assert "cholesky.n48.f32" in printed and "gputensor:ok" in printed and "numpy/gt" in printed
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@numpy_gt_allclose()
+def test_nan_input_gives_nan_as_numpy(xp) -> None:
+    """NaN input is not singular: the results are NaN, as NumPy's (slogdet's sign then depends on
+    the pivot order and is not compared)."""
+    out = []
+    for n in (3, 40):
+        a = xp.asarray(np.full((n, n), np.nan))
+        out += [xp.linalg.solve(a, xp.asarray(np.ones(n))), xp.linalg.inv(a), xp.linalg.det(a),
+                xp.linalg.slogdet(a).logabsdet, xp.linalg.cholesky(a)]
+    return out
+
+
+def test_check_off_gives_non_finite_results() -> None:
+    singular = np.ones((2, 5, 5))
+    with config.override(linalg_check=False):
+        x = gt.linalg.inv(gt.asarray(singular)).get()
+        lower = gt.linalg.cholesky(gt.asarray(-np.eye(40))).get()
+    assert not np.all(np.isfinite(x)) and np.isnan(lower).any()
+    with pytest.raises(LinAlgError):
+        gt.linalg.inv(gt.asarray(singular))

@@ -17,8 +17,8 @@ Two families of kernels:
   disjoint regions of one buffer):
 
   - Cholesky, right-looking: the diagonal block on the small kernel, the panel below it by a
-    triangular solve (``linalg_trsm.wgsl``), the trailing matrix's lower part by gemm in
-    column stripes;
+    triangular solve (``linalg_trsm.wgsl``), the trailing matrix's lower part by gemm (two
+    column stripes from 512 columns on);
   - LU, right-looking (getrf): the panel with pivot search on one workgroup
     (``linalg_lu_panel.wgsl``), row swaps of the other columns (``linalg_laswp.wgsl``), the
     block row by a unit-lower triangular solve, the trailing matrix by gemm; ``lu_solve``
@@ -32,15 +32,20 @@ Two families of kernels:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from . import kernels, ops_gemm
 from .errors import invalid_argument
+from .validate import check_dtype, check_int
 
 #: Largest order the batched small kernels take (workgroup memory holds the matrix).
 SMALL_MAX = 32
 #: Block size of the blocked algorithms (the panel kernels take at most 32 columns).
 NB = 32
+#: Block size of the blocked Cholesky factorization where the diagonal block and the
+#: triangular solve fit workgroup memory at it (float32): half the steps of NB.
+CHOLESKY_NB = 64
 
 _SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
 _LOG = {"f32": "log_f32", "f64": "log_f64"}
@@ -50,11 +55,11 @@ _WG = 64
 
 def _dtype(backend: Any, dtype: str) -> tuple[int, str]:
     """(itemsize, WGSL type) of float32 / float64; BackendError otherwise."""
-    if dtype not in ("float32", "float64"):
-        raise invalid_argument(f"factorizations take float32 or float64, not {dtype!r}")
+    check_dtype(backend, "dtype", dtype, ("float32", "float64"))
     return backend.float_dtype(dtype)
 
 
+@functools.lru_cache(maxsize=None)
 def _math_defines(wgsl: str) -> dict[str, str]:
     log = _LOG[wgsl]
     return {"LOG": log, "MATH": kernels.library_code(f"{log}(x)"), "NEG_INF": _NEG_INF[wgsl]}
@@ -67,7 +72,27 @@ def _bind(backend: Any, ptr: int, elements: int, itemsize: int) -> tuple[tuple[A
 
 
 def _nmax(n: int) -> int:
-    return 8 if n <= 8 else 16 if n <= 16 else 32
+    return 8 if n <= 8 else 16 if n <= 16 else 32 if n <= 32 else 64
+
+
+def _workgroup_bytes(ctx: Any) -> int:
+    return int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
+
+
+def cholesky_block(backend: Any, dtype: str) -> int:
+    """The block size of ``cholesky_blocked``: CHOLESKY_NB where its kernels fit the adapter's
+    workgroup memory (float32 in 32 KiB), else NB."""
+    itemsize, _ = _dtype(backend, dtype)
+    need = CHOLESKY_NB * CHOLESKY_NB * itemsize + CHOLESKY_NB * 32 * itemsize  # trsm's triangle + columns
+    return CHOLESKY_NB if need + 1024 <= _workgroup_bytes(backend.context) else NB
+
+
+def _panel_wg(ctx: Any) -> int:
+    """Invocations of the one-workgroup panel kernels: 1024 on GPUs (a panel streams through one
+    multiprocessor, so it needs every warp it can get to hide the memory latency), 256 on
+    software adapters."""
+    limit = int(ctx.limits.get("max-compute-invocations-per-workgroup", 256))
+    return 256 if ctx.is_software or limit < 1024 else 1024
 
 
 def _groups(ctx: Any, count: int) -> tuple[int, int, int]:
@@ -77,8 +102,8 @@ def _groups(ctx: Any, count: int) -> tuple[int, int, int]:
 # ---- batched small matrices -------------------------------------------------------------------
 def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: int, a_bs: int, *,
           b: int | None = None, k: int = 0, b_ld: int = 0, b_bs: int = 0, flag: int | None = None) -> None:
-    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX),
-    in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
+    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX;
+    cholesky: up to CHOLESKY_NB, for the diagonal blocks of ``cholesky_blocked``), in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
 
     * ``cholesky``: A := L (zeros above the diagonal);
     * ``solve``: A := its LU factors, B (n x k, batch stride ``b_bs``) := A^-1 B;
@@ -90,15 +115,18 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     """
     if op not in _SMALL_OPS:
         raise invalid_argument(f"unknown small factorization {op!r}")
-    if not 1 <= n <= SMALL_MAX or batch < 1:
-        raise invalid_argument(f"small factorization of order {n} (1..{SMALL_MAX}), batch {batch}")
+    n, batch, k, a_ld, a_bs, b_ld, b_bs = (check_int(name, v) for name, v in (
+        ("n", n), ("batch", batch), ("k", k), ("a_ld", a_ld), ("a_bs", a_bs), ("b_ld", b_ld), ("b_bs", b_bs)))
+    limit = CHOLESKY_NB if op == "cholesky" else SMALL_MAX
+    if not 1 <= n <= limit or batch < 1:
+        raise invalid_argument(f"small {op} of order {n} (1..{limit}), batch {batch}")
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (n - 1) * a_ld + n, itemsize)
     if op in ("solve", "inv"):
         if b is None:
             raise invalid_argument(f"{op} needs B")
-        cols = k if op == "solve" else n
+        cols = max(1, k) if op == "solve" else n
         b_reg, b_first = _bind(backend, b, (batch - 1) * b_bs + (n - 1) * b_ld + cols, itemsize)
     elif op == "det":
         if b is None:
@@ -112,7 +140,8 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     if flag is None and op in ("cholesky", "solve", "inv"):
         raise invalid_argument(f"{op} needs a flag buffer")
     words = [batch, n, cols if op == "solve" else n, a_first, a_ld, a_bs, b_first, b_ld, b_bs, 0, 0, 0]
-    defines = {"T": wgsl, "NMAX": _nmax(n), "OP": _SMALL_OPS[op], **_math_defines(wgsl)}
+    defines = {"T": wgsl, "NMAX": _nmax(n), "OP": _SMALL_OPS[op], "XS": _nmax(n) * _WG if cols else 1,
+               **_math_defines(wgsl)}
     ctx.dispatch("linalg_small", words, [a_reg, b_reg, f_reg], _groups(ctx, batch), defines)
 
 
@@ -121,6 +150,8 @@ def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld:
     """Householder QR of a stack of m x n matrices (1 <= m, n <= SMALL_MAX), one workgroup
     each: Q (m x kq) and R (kr x n, zeros below the diagonal), kq and kr each min(m, n) or m.
     ``a`` is only read. BackendError (invalid argument) for bad sizes or pointers."""
+    m, n, batch, kq, kr = (check_int(name, v) for name, v in (("m", m), ("n", n), ("batch", batch), ("kq", kq),
+                                                                ("kr", kr)))
     k = min(m, n)
     if not (1 <= m <= SMALL_MAX and 1 <= n <= SMALL_MAX) or batch < 1 or kq not in (k, m) or kr not in (k, m):
         raise invalid_argument(f"small QR of {m} x {n} (kq {kq}, kr {kr}), batch {batch}")
@@ -136,11 +167,12 @@ def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld:
 
 # ---- building blocks of the blocked algorithms -------------------------------------------------
 def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
-         x_cs: int) -> None:
+         x_cs: int, nb: int = NB) -> None:
     """X := op(T)^-1 X for an n x n triangle T (n <= NB; row-major, ``t_ld``) and the n x k block
     X whose element (r, c) lies ``r * x_rs + c * x_cs`` elements from ``x``. ``mode`` 0: unit
-    lower, 1: lower, 2: upper. T and X may lie in one allocation (disjoint regions)."""
-    if not 1 <= n <= NB or mode not in (0, 1, 2):
+    lower, 1: lower, 2: upper. T and X may lie in one allocation (disjoint regions). ``nb`` (32
+    or 64) is the kernel's largest order."""
+    if nb not in (NB, CHOLESKY_NB) or not 1 <= n <= nb or mode not in (0, 1, 2):
         raise invalid_argument(f"trsm of order {n}, mode {mode}")
     if k < 1:
         return
@@ -149,8 +181,31 @@ def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
     t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
     x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
     words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, 0]
-    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], _groups(ctx, -(-k // _WG)),
-                 {"T": wgsl, "NB": NB, "MODE": mode})
+    wg = 64 if nb <= 32 else 32
+    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], _groups(ctx, -(-k // wg)),
+                 {"T": wgsl, "NB": nb, "MODE": mode, "WG": wg})
+
+
+#: Most right-hand columns ``lu_solve`` takes through ``trsv`` (one workgroup per column, the
+#: triangle streamed once per column) instead of the blocked trsm + gemm substitution.
+TRSV_MAX_K = 8
+
+
+def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
+         x_cs: int) -> None:
+    """X := T^-1 X for the n x n triangle T (row-major, ``t_ld``; ``mode`` 0: unit lower, 2:
+    upper) and the k columns of X (element (r, c) ``r * x_rs + c * x_cs`` elements from ``x``),
+    one workgroup per column, in one dispatch. T and X may lie in one allocation (disjoint)."""
+    if mode not in (0, 2) or n < 1:
+        raise invalid_argument(f"trsv of order {n}, mode {mode}")
+    if k < 1:
+        return
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    words = [n, t_first, t_ld, x_first, x_rs, x_cs, 0, 0]
+    ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, 1, 1), {"T": wgsl, "MODE": mode, "WG": _panel_wg(ctx)})
 
 
 def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
@@ -174,26 +229,29 @@ def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int
 
 
 def _stripes(count: int) -> list[tuple[int, int]]:
-    """Column stripes of a lower-triangle update: up to 4 of at least 256 columns."""
-    parts = max(1, min(4, count // 256))
+    """Column stripes of a lower-triangle update: two halves from 512 columns (each stripe is one
+    gemm call; more of them would save flops but cost host time per call)."""
+    parts = 2 if count >= 512 else 1
     step = -(-count // parts)
     return [(s, min(step, count - s)) for s in range(0, count, step)]
 
 
 # ---- blocked factorizations (one matrix) ------------------------------------------------------
 def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int) -> None:
-    """Lower Cholesky factor of the n x n matrix at ``a`` in place (right-looking, blocks of NB);
-    the strict upper triangle is left with unspecified values. ``flag`` as in ``small``."""
+    """Lower Cholesky factor of the n x n matrix at ``a`` in place (right-looking, blocks of
+    ``cholesky_block``); the strict upper triangle is left with unspecified values. ``flag`` as
+    in ``small``."""
     itemsize, _ = _dtype(backend, dtype)
-    for j0 in range(0, n, NB):
-        jb = min(NB, n - j0)
+    nb = cholesky_block(backend, dtype)
+    for j0 in range(0, n, nb):
+        jb = min(nb, n - j0)
         d = a + (j0 * ld + j0) * itemsize
         small(backend, "cholesky", dtype, jb, 1, d, ld, 0, flag=flag)
         rest = n - j0 - jb
         if not rest:
             continue
         p = a + ((j0 + jb) * ld + j0) * itemsize
-        trsm(backend, dtype, 1, jb, rest, d, ld, p, 1, ld)  # P := P L^-T, as L P^T = P^T
+        trsm(backend, dtype, 1, jb, rest, d, ld, p, 1, ld, nb)  # P := P L^-T, as L P^T = P^T
         for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= P[s0:] P[s0:s0+sb]^T
             c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
             ps = p + s0 * ld * itemsize
@@ -209,10 +267,11 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     a_reg, a_first = _bind(backend, a, (n - 1) * ld + n, itemsize)
     p_reg, p_first = _bind(backend, piv, n, 4)
     f_reg = _bind(backend, flag, 1, 4)[0]
+    wg = _panel_wg(ctx)
     for j0 in range(0, n, NB):
         jb = min(NB, n - j0)
         words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, 0, 0]
-        ctx.dispatch("linalg_lu_panel", words, [a_reg, p_reg, f_reg], (1, 1, 1), {"T": wgsl})
+        ctx.dispatch("linalg_lu_panel", words, [a_reg, p_reg, f_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
         laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb))
         rest = n - j0 - jb
         if not rest:
@@ -227,9 +286,14 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
 
 def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int) -> None:
     """X := A^-1 X for the n x k matrix at ``x`` from ``lu_blocked``'s factors of A (``lu``,
-    ``piv``): row swaps, then blocked forward (unit L) and backward (U) substitution."""
+    ``piv``): row swaps, then forward (unit L) and backward (U) substitution: ``trsv`` for up
+    to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for the rest)."""
     itemsize, _ = _dtype(backend, dtype)
     laswp(backend, dtype, x, n, k, x_ld, piv, 0, n)
+    if k <= TRSV_MAX_K:
+        trsv(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1)
+        trsv(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1)
+        return
     starts = list(range(0, n, NB))
     for j0 in starts:
         jb = min(NB, n - j0)
@@ -281,12 +345,13 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
         v_reg, v_first = _bind(backend, v, m * k, itemsize)
         t_reg, t_first = _bind(backend, tb, len(blocks) * NB * NB, itemsize)
         g_reg, g_first = _bind(backend, g, NB * NB, itemsize)
+        wg = _panel_wg(ctx)
         for bi, j0 in enumerate(blocks):
             jb = min(NB, k - j0)
             mp = m - j0
             t_off = bi * NB * NB
             words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
-            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {"T": wgsl})
+            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
             vs = v + (j0 * k + j0) * itemsize
             _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1))
             ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1),
@@ -313,5 +378,5 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             backend.free(ptr)
 
 
-__all__ = ["NB", "SMALL_MAX", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["CHOLESKY_NB", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_block", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]

@@ -6,7 +6,7 @@
 //#include common
 
 alias T = {{T}};
-const WG: u32 = 256u;
+const WG: u32 = {{WG}}u;
 
 struct Params {
     a_first: u32, ld: u32, mp: u32, jb: u32,
@@ -20,7 +20,7 @@ struct Params {
 var<workgroup> rv: array<T, WG>;
 var<workgroup> ri: array<u32, WG>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size({{WG}})
 fn main(@builtin(local_invocation_index) lid: u32) {
     let mp = p.mp;
     let jb = p.jb;
@@ -54,7 +54,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         let pv = rv[0];
         if lid == 0u {
             piv[p.piv_first + c] = p.row0 + pr;
-            if !(pv > T(0)) {
+            if pv == T(0) {
                 atomicOr(&flag[0], 1u);
             }
         }

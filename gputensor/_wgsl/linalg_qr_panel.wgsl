@@ -7,8 +7,9 @@
 //#include common
 
 alias T = {{T}};
-const WG: u32 = 256u;
+const WG: u32 = {{WG}}u;
 const NB: u32 = 32u;
+const RS: u32 = WG / NB;
 
 struct Params {
     a_first: u32, ld: u32, mp: u32, jb: u32,
@@ -32,7 +33,7 @@ fn reduce_sum(lid: u32) {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size({{WG}})
 fn main(@builtin(local_invocation_index) lid: u32) {
     let mp = p.mp;
     let jb = p.jb;
@@ -72,7 +73,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         let live = qq > c && qq < jb;
         var part = T(0);
         if live {
-            for (var i = c + 1u + rs; i < mp; i += 8u) {
+            for (var i = c + 1u + rs; i < mp; i += RS) {
                 part = part + A[a0 + i * ld + c] * A[a0 + i * ld + qq];
             }
         }
@@ -80,7 +81,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         workgroupBarrier();
         if lid < NB && lid > c && lid < jb {
             var w = A[a0 + c * ld + lid];
-            for (var r = 0u; r < 8u; r++) {
+            for (var r = 0u; r < RS; r++) {
                 w = w + red[r * NB + lid];
             }
             wv[lid] = w * tau;
@@ -91,7 +92,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
             if rs == 0u {
                 A[a0 + c * ld + qq] = A[a0 + c * ld + qq] - w;
             }
-            for (var i = c + 1u + rs; i < mp; i += 8u) {
+            for (var i = c + 1u + rs; i < mp; i += RS) {
                 A[a0 + i * ld + qq] = A[a0 + i * ld + qq] - w * A[a0 + i * ld + c];
             }
         }

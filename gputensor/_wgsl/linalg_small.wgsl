@@ -1,10 +1,10 @@
 // Batched small factorizations: one workgroup per matrix of order n <= NM, the matrix held in
 // workgroup memory (row stride NM). Matrix `bid` is A[a_first + bid * a_bs + i * a_ld + j].
 //
-// OP 0 (Cholesky): A = L L^T, L written in place (zeros above the diagonal); a pivot that is not
-//   positive (or NaN) sets flag[0].
+// OP 0 (Cholesky): A = L L^T, L written in place (zeros above the diagonal); a pivot <= 0 sets
+//   flag[0] (NaN input is not flagged: it gives NaN factors, as in NumPy).
 // OP 1..3 (LU with partial pivoting, row swaps as LAPACK's getrf): a pivot column of zeros sets
-//   flag[0] (OP 1, 2) and is skipped, as getrf does.
+//   flag[0] (OP 1, 2) and is skipped, as getrf does (NaN columns are not flagged).
 //   OP 1: B (n x k, B[b_first + bid * b_bs + i * b_ld + j]) is overwritten by A^-1 B;
 //   OP 2: B (n x n) is overwritten by A^-1;
 //   OP 3: B[b_first + 3 * bid + 0, 1, 2] = det, sign, log|det| (sign 0 and -inf when singular).
@@ -14,6 +14,7 @@ alias T = {{T}};
 const NM: u32 = {{NMAX}}u;
 const OP: u32 = {{OP}}u;
 const WG: u32 = 64u;
+const XS: u32 = {{XS}}u;
 
 struct Params {
     batch: u32, n: u32, k: u32, a_first: u32,
@@ -27,6 +28,8 @@ struct Params {
 
 var<workgroup> a: array<T, NM * NM>;
 var<workgroup> piv: array<u32, NM>;
+// right-hand columns, one per invocation: xs[i * WG + lid] (OP 1, 2)
+var<workgroup> xs: array<T, XS>;
 
 {{MATH}}
 
@@ -34,7 +37,7 @@ fn cholesky(n: u32, lid: u32) {
     for (var j = 0u; j < n; j++) {
         if lid == 0u {
             let d = a[j * NM + j];
-            if !(d > T(0)) {
+            if d <= T(0) {
                 atomicOr(&flag[0], 1u);
             }
             a[j * NM + j] = sqrt(d);
@@ -70,7 +73,7 @@ fn lu(n: u32, lid: u32) {
                 }
             }
             piv[c] = best;
-            if !(bv > T(0)) && OP != 3u {
+            if bv == T(0) && OP != 3u {
                 atomicOr(&flag[0], 1u);
             }
         }
@@ -103,27 +106,28 @@ fn lu(n: u32, lid: u32) {
     }
 }
 
-fn lu_solve_column(n: u32, x: ptr<function, array<T, NM>>) {
+// Solve in place for the column held at xs[i * WG + lid] (i < n) of this invocation.
+fn lu_solve_column(n: u32, lid: u32) {
     for (var c = 0u; c < n; c++) {
         let pr = piv[c];
-        let t = (*x)[c];
-        (*x)[c] = (*x)[pr];
-        (*x)[pr] = t;
+        let t = xs[c * WG + lid];
+        xs[c * WG + lid] = xs[pr * WG + lid];
+        xs[pr * WG + lid] = t;
     }
     for (var i = 0u; i < n; i++) {
-        var s = (*x)[i];
+        var s = xs[i * WG + lid];
         for (var q = 0u; q < i; q++) {
-            s = s - a[i * NM + q] * (*x)[q];
+            s = s - a[i * NM + q] * xs[q * WG + lid];
         }
-        (*x)[i] = s;
+        xs[i * WG + lid] = s;
     }
     for (var ii = 0u; ii < n; ii++) {
         let i = n - 1u - ii;
-        var s = (*x)[i];
+        var s = xs[i * WG + lid];
         for (var q = i + 1u; q < n; q++) {
-            s = s - a[i * NM + q] * (*x)[q];
+            s = s - a[i * NM + q] * xs[q * WG + lid];
         }
-        (*x)[i] = s / a[i * NM + i];
+        xs[i * WG + lid] = s / a[i * NM + i];
     }
 }
 
@@ -183,17 +187,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let bbase = p.b_first + bid * p.b_bs;
     for (var col = lid; col < p.k; col += WG) {
-        var x: array<T, NM>;
         for (var i = 0u; i < n; i++) {
             if OP == 2u {
-                x[i] = select(T(0), T(1), i == col);
+                xs[i * WG + lid] = select(T(0), T(1), i == col);
             } else {
-                x[i] = B[bbase + i * p.b_ld + col];
+                xs[i * WG + lid] = B[bbase + i * p.b_ld + col];
             }
         }
-        lu_solve_column(n, &x);
+        lu_solve_column(n, lid);
         for (var i = 0u; i < n; i++) {
-            B[bbase + i * p.b_ld + col] = x[i];
+            B[bbase + i * p.b_ld + col] = xs[i * WG + lid];
         }
     }
 }

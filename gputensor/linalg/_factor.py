@@ -10,10 +10,13 @@ Singular and non-positive-definite input:
 * ``cholesky`` raises :class:`LinAlgError` when a matrix of the stack is not positive definite,
   ``solve`` and ``inv`` when one is singular (a zero pivot column in LU with partial pivoting).
   The kernels set a device flag; reading it back (4 bytes) makes these three calls wait for
-  their result, as NumPy's and torch's checks do.
+  their result, as NumPy's and torch's checks do. ``GPUTENSOR_LINALG_CHECK=0`` (or
+  ``config.override(linalg_check=False)``) skips the readback: such input then gives inf / NaN
+  in the result, as the spec allows, and the calls stay asynchronous.
 * ``det`` returns 0 and ``slogdet`` (0, -inf) for a singular matrix, without a readback (as
   NumPy); ``qr`` of a rank-deficient matrix returns a valid factorization (Q orthogonal, R with
   zeros on its diagonal where a column is dependent).
+* NaN input is neither singular nor indefinite: the results are NaN, as NumPy's.
 
 Non-arrays and dtypes other than float32 / float64 raise ``TypeError`` (float16 included, as in
 NumPy), shapes that do not fit ``ValueError``.
@@ -28,7 +31,7 @@ import numpy as np
 
 from .. import _dispatch
 from .._array_object import GpuArray
-from .._backend import ops_factor
+from .._backend import config, ops_factor
 from .._creation_functions import eye, tril, triu
 from .._data_type_functions import result_type
 from .._dtypes import float32, float64, uint32
@@ -82,8 +85,9 @@ def _new_flag() -> GpuArray:
 
 
 def _raise_if_set(flag: GpuArray, message: str) -> None:
-    """Read the device flag back (one 4-byte readback) and raise LinAlgError when it is set."""
-    if int(np.asarray(flag.get())[0]):
+    """Read the device flag back (one 4-byte readback) and raise LinAlgError when it is set;
+    nothing with ``GPUTENSOR_LINALG_CHECK=0`` (``config.override(linalg_check=False)``)."""
+    if config.value("linalg_check") and int(np.asarray(flag.get())[0]):
         raise LinAlgError(message)
 
 
