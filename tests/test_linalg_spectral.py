@@ -296,3 +296,12 @@ def test_benchmark_quick_runs() -> None:
 
     rows = bench_linalg_spectral.run(["--quick", "--no-torch", "--only", "batch"])
     assert rows and rows[0]["check"]["gputensor"] < 1e-4 and rows[0]["seconds"]["gputensor"] > 0
+
+
+def test_no_convergence_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gputensor._backend import ops_spectral
+
+    monkeypatch.setattr(ops_spectral, "MAX_SWEEPS", 1)
+    a = np.random.default_rng(4).standard_normal((40, 40)).astype(np.float32)
+    with pytest.raises(LinAlgError, match="converge"):
+        gt.linalg.svdvals(gt.asarray(a))
