@@ -76,3 +76,26 @@ def test_lda_svd(dtype: str) -> None:
         proba = _host(est.predict_proba(gt.asarray(x)))
     np.testing.assert_array_equal(pred, ref.predict(x))
     np.testing.assert_allclose(proba, ref.predict_proba(x), rtol=tol * 10, atol=tol * 10)
+
+
+@pytest.mark.parametrize("name", ("RidgeCV", "RidgeClassifier", "Nystroem", "GaussianMixture", "Pipeline"))
+def test_more_estimators(name: str) -> None:
+    """More of the estimators that need gputensor.linalg (eigh, svd, cholesky, ...), float64."""
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.linear_model import RidgeClassifier, RidgeCV
+    from sklearn.mixture import GaussianMixture
+    from sklearn.pipeline import make_pipeline
+
+    x, y, labels = _data("float64")
+    runs = {
+        "RidgeCV": lambda x, y, c: RidgeCV().fit(x, y).predict(x),
+        "RidgeClassifier": lambda x, y, c: RidgeClassifier(solver="svd").fit(x, c).predict(x),
+        "Nystroem": lambda x, y, c: Nystroem(n_components=10, random_state=0).fit(x).transform(x),
+        "GaussianMixture": lambda x, y, c: GaussianMixture(2, covariance_type="full", init_params="random_from_data",
+                                                           random_state=0).fit(x).means_,
+        "Pipeline": lambda x, y, c: make_pipeline(PCA(n_components=3), RidgeCV()).fit(x, y).predict(x),
+    }
+    ref = runs[name](x, y, labels)
+    with sklearn.config_context(array_api_dispatch=True):
+        out = _host(runs[name](gt.asarray(x), gt.asarray(y), gt.asarray(labels)))
+    np.testing.assert_allclose(out, ref, rtol=1e-8, atol=1e-8)
