@@ -129,7 +129,8 @@ def block_defines(wgsl: str, with_v: bool, m: int) -> dict[str, object]:
     """Placeholders of svd_jacobi_block.wgsl (tiles of 64 rows, 32 for f64: workgroup memory)."""
     dtype = "float32" if wgsl == "f32" else "float64"
     tol, loose = tolerances(dtype, m)
-    return {"T": wgsl, "TR": 64 if wgsl == "f32" else 32, "INNER": INNER_SWEEPS,
+    rows = 64 if wgsl == "f32" else 32
+    return {"T": wgsl, "TR": rows, "PER": rows * 2 * BLOCK // 256, "INNER": INNER_SWEEPS,
             "WITH_V": "true" if with_v else "false", "TOL": literal(tol, wgsl), "LOOSE": literal(loose, wgsl)}
 
 

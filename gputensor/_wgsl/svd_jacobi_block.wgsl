@@ -8,7 +8,7 @@
 // takes pair k of matrix b, K = 2 BS columns:
 //
 // 1. G = B^T B, the K x K Gram matrix of the pair's columns (tiles of TR rows in workgroup
-//    memory);
+//    memory, 2 x 2 entries per invocation);
 // 2. if some |G_pq| > TOL sqrt(G_pp G_qq): cyclic two-sided Jacobi on G (round-robin over the
 //    K columns, at most INNER sweeps) accumulating the rotations in R (orthogonal, K x K);
 //    beyond LOOSE the matrix's flag for this sweep is set, F[f_first + b * max_sweeps + sweep];
@@ -22,8 +22,7 @@ const BS: u32 = 16u;
 const K: u32 = 32u;
 const WG: u32 = 256u;
 const TR: u32 = {{TR}}u;
-const PER: u32 = TR * K / WG;   // tile elements per invocation
-const GPER: u32 = K * K / WG;   // Gram entries per invocation
+const PER: u32 = {{PER}}u;   // tile elements per invocation (TR * K / WG)
 const INNER: u32 = {{INNER}}u;
 const WITH_V: bool = {{WITH_V}};
 
@@ -107,6 +106,7 @@ fn apply(which: u32, base: u32, len: u32, bi: u32, bj: u32, lid: u32) {
         load_tile(which, base, len, i0, bi, bj, lid);
         workgroupBarrier();
         var out: array<T, PER>;
+        //#unroll
         for (var t = 0u; t < PER; t++) {
             let e = lid + t * WG;
             let c = e / TR;
@@ -118,6 +118,7 @@ fn apply(which: u32, base: u32, len: u32, bi: u32, bj: u32, lid: u32) {
             out[t] = acc;
         }
         workgroupBarrier();
+        //#unroll
         for (var t = 0u; t < PER; t++) {
             let e = lid + t * WG;
             let c = e / TR;
@@ -166,29 +167,33 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
     let tol = {{TOL}};
     let loose = {{LOOSE}};
 
-    // ---- 1. the Gram matrix
-    var acc: array<T, GPER>;
-    for (var t = 0u; t < GPER; t++) {
-        acc[t] = T(0);
-    }
+    // ---- 1. the Gram matrix: invocation lid sums the 2 x 2 entries (p0 + a, q0 + b)
+    let p0 = 2u * (lid / 16u);
+    let q0 = 2u * (lid % 16u);
+    var g00 = T(0);
+    var g01 = T(0);
+    var g10 = T(0);
+    var g11 = T(0);
     for (var i0 = 0u; i0 < m; i0 += TR) {
         load_tile(0u, xbase, m, i0, bi, bj, lid);
         workgroupBarrier();
-        for (var t = 0u; t < GPER; t++) {
-            let e = lid + t * WG;
-            let p = e / K;
-            let q = e % K;
-            var s = T(0);
-            for (var i = 0u; i < TR; i++) {
-                s += tile[p * TR + i] * tile[q * TR + i];
-            }
-            acc[t] += s;
+        for (var i = 0u; i < TR; i++) {
+            let x0 = tile[p0 * TR + i];
+            let x1 = tile[(p0 + 1u) * TR + i];
+            let y0 = tile[q0 * TR + i];
+            let y1 = tile[(q0 + 1u) * TR + i];
+            g00 += x0 * y0;
+            g01 += x0 * y1;
+            g10 += x1 * y0;
+            g11 += x1 * y1;
         }
         workgroupBarrier();
     }
-    for (var t = 0u; t < GPER; t++) {
-        let e = lid + t * WG;
-        G[e] = acc[t];
+    G[p0 * K + q0] = g00;
+    G[p0 * K + q0 + 1u] = g01;
+    G[(p0 + 1u) * K + q0] = g10;
+    G[(p0 + 1u) * K + q0 + 1u] = g11;
+    for (var e = lid; e < K * K; e += WG) {
         R[e] = select(T(0), T(1), e / K == e % K);
     }
     if (lid == 0u) {
@@ -198,8 +203,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
 
     // ---- 2. test, then diagonalise G by two-sided Jacobi
     var any_loose = false;
-    for (var t = 0u; t < GPER; t++) {
-        let e = lid + t * WG;
+    for (var e = lid; e < K * K; e += WG) {
         let p = e / K;
         let q = e % K;
         if (p < q) {
