@@ -121,7 +121,7 @@ def jacobi_small(backend, mode: str, dtype: str, batch: int, m: int, n: int, x: 
 #: Columns per block of the block kernel (two blocks, 32 columns, per workgroup).
 BLOCK = 16
 #: Most inner two-sided Jacobi sweeps on a block pair's Gram matrix.
-INNER_SWEEPS = 8
+INNER_SWEEPS = 2
 
 
 @functools.lru_cache(maxsize=32)
