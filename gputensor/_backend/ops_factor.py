@@ -20,7 +20,7 @@ Two families of kernels:
     triangular solve (``linalg_trsm.wgsl``), the trailing matrix's lower part by gemm (two
     column stripes from 512 columns on);
   - LU, right-looking (getrf): the panel with pivot search on one workgroup
-    (``linalg_lu_panel.wgsl``), row swaps of the other columns (``linalg_laswp.wgsl``), the
+    (``linalg_lu_panel.wgsl``, two sub-panels of ``LU_HALF`` columns per block), row swaps of the other columns (``linalg_laswp.wgsl``), the
     block row by a unit-lower triangular solve, the trailing matrix by gemm; ``lu_solve``
     swaps the right-hand sides and runs blocked forward and backward substitution (triangular
     solves of the diagonal blocks, gemm for the rest);
@@ -211,7 +211,8 @@ def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
 def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
           skip: tuple[int, int] = (0, 0)) -> None:
     """Swap rows r and piv[r] of the rows x cols matrix at ``x`` for r = k1, ..., k2 - 1 in
-    order (absolute row indices in the u32 array ``piv``), in every column outside ``skip``."""
+    order (absolute row indices in the u32 array ``piv``, getrf's: piv[r] >= r), in every
+    column outside ``skip``."""
     if cols < 1 or k2 <= k1:
         return
     itemsize, wgsl = _dtype(backend, dtype)
@@ -219,7 +220,7 @@ def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv
     x_reg, x_first = _bind(backend, x, (rows - 1) * x_ld + cols, itemsize)
     p_reg, p_first = _bind(backend, piv, k2, 4)
     words = [cols, k1, k2, x_first, x_ld, p_first, skip[0], skip[1]]
-    ctx.dispatch("linalg_laswp", words, [x_reg, p_reg], _groups(ctx, -(-cols // _WG)), {"T": wgsl})
+    ctx.dispatch("linalg_laswp", words, [x_reg, p_reg], _groups(ctx, -(-cols // 32)), {"T": wgsl})
 
 
 def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
@@ -258,6 +259,13 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
             _gemm(backend, dtype, rest - s0, sb, jb, -1.0, ps, (ld, 1), ps, (1, ld), 1.0, c, (ld, 1))
 
 
+#: Width of the panel kernel's sub-panels in ``lu_blocked``: a block of NB columns is factored as
+#: two halves (the panel kernel streams its panel through one multiprocessor once per column, so
+#: half the width halves that traffic; the halves are joined by row swaps, a triangular solve
+#: and a gemm).
+LU_HALF = 16
+
+
 def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int) -> None:
     """LU factorization with partial pivoting of the n x n matrix at ``a`` in place (getrf:
     unit L below the diagonal, U on and above it); ``piv`` (n u32) receives the absolute row
@@ -268,15 +276,29 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     p_reg, p_first = _bind(backend, piv, n, 4)
     f_reg = _bind(backend, flag, 1, 4)[0]
     wg = _panel_wg(ctx)
+
+    def panel(j: int, width: int) -> None:  # columns [j, j + width), rows j..n, pivots j..j + width
+        words = [a_first + j * ld + j, ld, n - j, width, j, p_first + j, 0, 0]
+        ctx.dispatch("linalg_lu_panel", words, [a_reg, p_reg, f_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
+
     for j0 in range(0, n, NB):
         jb = min(NB, n - j0)
-        words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, 0, 0]
-        ctx.dispatch("linalg_lu_panel", words, [a_reg, p_reg, f_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
+        d = a + (j0 * ld + j0) * itemsize
+        if jb > LU_HALF:
+            h, w = LU_HALF, jb - LU_HALF
+            panel(j0, h)
+            laswp(backend, dtype, a + (j0 + h) * itemsize, n, w, ld, piv, j0, j0 + h)
+            trsm(backend, dtype, 0, h, w, d, ld, d + h * itemsize, ld, 1)
+            _gemm(backend, dtype, n - j0 - h, w, h, -1.0, d + h * ld * itemsize, (ld, 1), d + h * itemsize, (ld, 1),
+                  1.0, d + (h * ld + h) * itemsize, (ld, 1))
+            panel(j0 + h, w)
+            laswp(backend, dtype, a + j0 * itemsize, n, h, ld, piv, j0 + h, j0 + jb)
+        else:
+            panel(j0, jb)
         laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb))
         rest = n - j0 - jb
         if not rest:
             continue
-        d = a + (j0 * ld + j0) * itemsize
         u12 = d + jb * itemsize
         trsm(backend, dtype, 0, jb, rest, d, ld, u12, ld, 1)
         l21 = d + jb * ld * itemsize
@@ -378,5 +400,5 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             backend.free(ptr)
 
 
-__all__ = ["CHOLESKY_NB", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_block", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["CHOLESKY_NB", "LU_HALF", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_block", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]

@@ -2,7 +2,8 @@
 // in global memory: element (i, j) of the panel is A[a_first + i * ld + j]. For each column: the
 // first row of largest magnitude is the pivot, its index (plus row0, the panel's first row in the
 // matrix) goes to piv[piv_first + c], the rows are swapped across the panel, the column below is
-// scaled and the rest of the panel updated. A zero pivot column sets flag[0] and is skipped.
+// scaled and the rest of the panel updated; the same pass finds the candidates of the next
+// pivot. A zero pivot column sets flag[0] and is skipped (an all-NaN column is not flagged).
 //#include common
 
 alias T = {{T}};
@@ -26,16 +27,18 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     let jb = p.jb;
     let a0 = p.a_first;
     let ld = p.ld;
-    for (var c = 0u; c < jb; c++) {
-        var bv = T(-1);
-        var bi = c;
-        for (var i = c + lid; i < mp; i += WG) {
-            let v = abs(A[a0 + i * ld + c]);
-            if v > bv {
-                bv = v;
-                bi = i;
-            }
+    // each invocation's largest magnitude (and its first row) of the column to pivot next,
+    // among its rows i = lid, lid + WG, ...: column 0 here, column c + 1 while updating for c
+    var bv = T(-1);
+    var bi = 0u;
+    for (var i = lid; i < mp; i += WG) {
+        let v = abs(A[a0 + i * ld]);
+        if v > bv {
+            bv = v;
+            bi = i;
         }
+    }
+    for (var c = 0u; c < jb; c++) {
         rv[lid] = bv;
         ri[lid] = bi;
         workgroupBarrier();
@@ -50,8 +53,8 @@ fn main(@builtin(local_invocation_index) lid: u32) {
             }
             workgroupBarrier();
         }
-        let pr = ri[0];
         let pv = rv[0];
+        let pr = select(c, ri[0], pv >= T(0));
         if lid == 0u {
             piv[p.piv_first + c] = p.row0 + pr;
             if pv == T(0) {
@@ -68,12 +71,22 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         storageBarrier();
         workgroupBarrier();
         let d = A[a0 + c * ld + c];
-        if d != T(0) {
-            for (var i = c + 1u + lid; i < mp; i += WG) {
+        let next = c + 1u < jb;
+        bv = T(-1);
+        bi = c + 1u;
+        for (var i = c + 1u + lid; i < mp; i += WG) {
+            if d != T(0) {
                 let l = A[a0 + i * ld + c] / d;
                 A[a0 + i * ld + c] = l;
                 for (var q = c + 1u; q < jb; q++) {
                     A[a0 + i * ld + q] = A[a0 + i * ld + q] - l * A[a0 + c * ld + q];
+                }
+            }
+            if next {
+                let v = abs(A[a0 + i * ld + c + 1u]);
+                if v > bv {
+                    bv = v;
+                    bi = i;
                 }
             }
         }
