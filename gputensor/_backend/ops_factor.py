@@ -91,7 +91,8 @@ def _panel_wg(ctx: Any) -> int:
     """Invocations of the one-workgroup panel kernels: 1024 on GPUs (a panel streams through one
     multiprocessor, so it needs every warp it can get to hide the memory latency), 256 on
     software adapters."""
-    limit = int(ctx.limits.get("max-compute-invocations-per-workgroup", 256))
+    limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)),
+                int(ctx.limits.get("max-compute-workgroup-size-x", 256)))
     return 256 if ctx.is_software or limit < 1024 else 1024
 
 
