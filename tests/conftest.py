@@ -8,6 +8,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+# scikit-learn's array API dispatch (test_sklearn) needs scipy's, switched on before scipy is imported
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 settings.register_profile(
     "ci", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True

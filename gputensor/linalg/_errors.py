@@ -6,5 +6,6 @@ __all__ = ["LinAlgError"]
 
 
 class LinAlgError(ValueError):
-    """A matrix is singular or not positive definite where the operation needs it to be (a
+    """A linear-algebra routine failed on its input: a singular or non-positive-definite matrix
+    where the operation needs it to be, or an iteration that did not converge (a
     ``ValueError``, as NumPy's ``numpy.linalg.LinAlgError``)."""

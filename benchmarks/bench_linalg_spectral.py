@@ -1,0 +1,181 @@
+"""gputensor.linalg's eigh and svd beside torch.linalg and NumPy (host LAPACK) in one process:
+``python3 -m benchmarks.bench_linalg_spectral``.
+
+Cases (float32, random input; symmetric for eigh):
+
+* ``eigh.n{512,1024,4096}``, ``svd.n{512,1024,4096}`` (``full_matrices=False``);
+* ``eigh.batch10000.n8``: 10,000 symmetric 8x8 matrices.
+
+Each framework's call is made once (cold: compilation), its result checked (residual
+``||A V - V diag(w)|| / ||A||`` or ``||U diag(S) Vh - A|| / ||A||``, orthogonality of the
+vectors), then timed: ``time_calls`` (``benchmarks/_timing.py``) gives the best over a few batches
+of the wall seconds per call, each batch ending with the framework's synchronisation. Cases
+whose single call takes longer than ``--budget`` seconds (default 60; a 4096 SVD on a slow
+adapter) are timed by that one call. Printed: seconds per call per framework, and the ratios
+``vs torch`` (torch time / gputensor time; above 1 gputensor is faster) and ``vs numpy``
+beside the targets (faster than NumPy from n = 512; eigh and svd at n = 4096 at least 0.2x
+torch; batched 8x8 eigh at least 1x torch).
+
+``--quick`` runs tiny sizes (any adapter, seconds); ``--only`` selects cases by substring;
+``--no-torch`` skips torch; ``--no-numpy`` skips NumPy; ``--json PATH`` writes the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import gputensor as gt
+
+from ._harness import detect_torch
+from ._timing import time_calls
+
+
+@dataclasses.dataclass
+class SpectralCase:
+    """``kind`` 'eigh' or 'svd' on ``batch`` (0: a single matrix) n x n float32 matrices;
+    ``torch_target``: the wanted torch-time / gputensor-time ratio (None: no target)."""
+
+    name: str
+    kind: str
+    n: int
+    batch: int
+    torch_target: float | None
+    numpy_target: float | None = 1.0
+
+
+def cases(quick: bool) -> list[SpectralCase]:
+    if quick:
+        return [SpectralCase("eigh.n48", "eigh", 48, 0, None), SpectralCase("svd.n40", "svd", 40, 0, None),
+                SpectralCase("eigh.batch100.n8", "eigh", 8, 100, None, None)]
+    out = []
+    for n in (512, 1024, 4096):
+        target = 0.2 if n == 4096 else None
+        out.append(SpectralCase(f"eigh.n{n}", "eigh", n, 0, target))
+        out.append(SpectralCase(f"svd.n{n}", "svd", n, 0, target))
+    out.append(SpectralCase("eigh.batch10000.n8", "eigh", 8, 10000, 1.0, None))
+    return out
+
+
+def _input(case: SpectralCase) -> np.ndarray:
+    rng = np.random.default_rng(case.n)
+    shape = ((case.batch,) if case.batch else ()) + (case.n, case.n)
+    a = rng.standard_normal(shape).astype(np.float32)
+    if case.kind == "eigh":
+        a = (a + np.swapaxes(a, -1, -2)) / 2
+    return a
+
+
+def _check(case: SpectralCase, a: np.ndarray, result: tuple[np.ndarray, ...]) -> float:
+    """The larger of the relative residual and the orthogonality error (float64 arithmetic)."""
+    a64 = a.astype(np.float64)
+    norm = float(np.linalg.norm(a64.reshape(-1)))  # Frobenius over the stack
+    if case.kind == "eigh":
+        w, v = (r.astype(np.float64) for r in result)
+        res = float(np.linalg.norm((a64 @ v - v * w[..., None, :]).reshape(-1))) / norm
+        orth = float(np.abs(np.swapaxes(v, -1, -2) @ v - np.eye(case.n)).max())
+    else:
+        u, s, vh = (r.astype(np.float64) for r in result)
+        res = float(np.linalg.norm(((u * s[..., None, :]) @ vh - a64).reshape(-1))) / norm
+        orth = max(float(np.abs(np.swapaxes(u, -1, -2) @ u - np.eye(case.n)).max()),
+                   float(np.abs(vh @ np.swapaxes(vh, -1, -2) - np.eye(case.n)).max()))
+    return max(res, orth)
+
+
+def _time(fn: Callable[[], Any], sync: Callable[[], Any], budget: float) -> float:
+    t0 = time.perf_counter()
+    fn()
+    sync()
+    single = time.perf_counter() - t0
+    if single > budget:
+        return single
+    reps = max(1, min(10, int(budget / 4 / max(single, 1e-6))))
+    return time_calls(fn, sync, reps=reps, repeats=2 if single > 1 else 3)
+
+
+def _frameworks(case: SpectralCase, a: np.ndarray, torch: Any, use_numpy: bool) -> dict[str, tuple[Callable, Callable,
+                                                                                                   Callable]]:
+    """name -> (call, sync, to_numpy(result))."""
+    out = {}
+    ga = gt.asarray(a)
+    if case.kind == "eigh":
+        out["gputensor"] = (lambda: gt.linalg.eigh(ga), gt.synchronize, lambda r: tuple(gt.asnumpy(x) for x in r))
+    else:
+        out["gputensor"] = (lambda: gt.linalg.svd(ga, full_matrices=False), gt.synchronize,
+                            lambda r: tuple(gt.asnumpy(x) for x in r))
+    if torch is not None:
+        ta = torch.asarray(a, device="cuda")
+        if case.kind == "eigh":
+            call = lambda: torch.linalg.eigh(ta)  # noqa: E731
+        else:
+            call = lambda: torch.linalg.svd(ta, full_matrices=False)  # noqa: E731
+        out["torch"] = (call, torch.cuda.synchronize, lambda r: tuple(x.cpu().numpy() for x in r))
+    if use_numpy:
+        if case.kind == "eigh":
+            call = lambda: np.linalg.eigh(a)  # noqa: E731
+        else:
+            call = lambda: np.linalg.svd(a, full_matrices=False)  # noqa: E731
+        out["numpy"] = (call, lambda: None, lambda r: tuple(r))
+    return out
+
+
+def run(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    p = argparse.ArgumentParser(prog="python3 -m benchmarks.bench_linalg_spectral")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--only", default=None)
+    p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--no-numpy", action="store_true")
+    p.add_argument("--budget", type=float, default=60.0)
+    p.add_argument("--json", default=None)
+    args = p.parse_args(argv)
+    torch, why = detect_torch(not args.no_torch)
+    if torch is None and not args.no_torch:
+        print(f"torch: not used ({why})")
+    rows = []
+    print(f"{'case':<22}{'gputensor s':>13}{'torch s':>11}{'numpy s':>11}{'vs torch':>10}{'target':>8}"
+          f"{'vs numpy':>10}{'target':>8}  check")
+    for case in cases(args.quick):
+        if args.only and args.only not in case.name:
+            continue
+        a = _input(case)
+        times: dict[str, float] = {}
+        checks: dict[str, float] = {}
+        for name, (call, sync, host) in _frameworks(case, a, torch, not args.no_numpy).items():
+            result = call()
+            sync()
+            checks[name] = _check(case, a, host(result))
+            del result
+            times[name] = _time(call, sync, args.budget)
+        g = times["gputensor"]
+        vs_torch = times["torch"] / g if "torch" in times else None
+        vs_numpy = times["numpy"] / g if "numpy" in times else None
+        row = {"case": case.name, "seconds": times, "check": checks, "vs_torch": vs_torch,
+               "torch_target": case.torch_target, "vs_numpy": vs_numpy, "numpy_target": case.numpy_target}
+        rows.append(row)
+
+        def fmt(x: float | None, spec: str = ".3g") -> str:
+            return "-" if x is None else format(x, spec)
+
+        print(f"{case.name:<22}{fmt(g):>13}{fmt(times.get('torch')):>11}{fmt(times.get('numpy')):>11}"
+              f"{fmt(vs_torch, '.2f'):>10}{fmt(case.torch_target):>8}{fmt(vs_numpy, '.2f'):>10}"
+              f"{fmt(case.numpy_target):>8}  {fmt(checks['gputensor'], '.1e')}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"adapter": str(gt._dispatch.backend()), "quick": args.quick, "rows": rows}, f, indent=1)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    run(argv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

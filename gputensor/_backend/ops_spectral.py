@@ -1,0 +1,168 @@
+"""One-sided (Hestenes) Jacobi kernels for the SVD and the symmetric eigenproblem.
+
+Two launchers:
+
+* :func:`jacobi_small` -- batches of small matrices (both dims at most ``SMALL_MAX``), one
+  workgroup per matrix, every sweep in workgroup memory, results sorted and written by the
+  kernel (``_wgsl/svd_jacobi_small.wgsl``). ``mode`` 'svd' takes columns of the matrix
+  (``x`` holds the matrix transposed, row-major) and writes singular values (descending), U and
+  the rows of Vh; 'eigh' takes a symmetric matrix (its lower triangle) and writes eigenvalues
+  (ascending) and eigenvectors (as columns).
+* :func:`jacobi_sweeps` -- sweeps of the round-robin ordering over matrices in device memory,
+  one dispatch per step with one workgroup per pair of column blocks (``_wgsl/svd_jacobi_block.wgsl``:
+  the pair's Gram matrix, diagonalised by two-sided Jacobi in workgroup memory, rotates the
+  columns);
+  the caller prepares the columns, reads the per-sweep flags to see convergence, and derives
+  the results (norms, sorting) with ordinary array operations.
+
+Rotations are applied when ``|g| > TOL sqrt(a b)`` (``a``, ``b`` the squared column norms,
+``g`` their dot product) and a sweep counts as unconverged when some ``|g|`` exceeds ``LOOSE``
+times the same bound, so that rounding noise between the two never stops convergence.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from .errors import invalid_argument
+from .wgsl_types import DTYPE_TABLE, literal
+
+__all__ = ["SMALL_MAX", "MAX_SWEEPS", "tolerances", "jacobi_small", "jacobi_sweeps"]
+
+#: Largest matrix dim the workgroup-memory kernel takes.
+SMALL_MAX = 32
+#: Sweeps before a matrix counts as not converged.
+MAX_SWEEPS = 40
+#: Lanes per workgroup of the step kernel.
+STEP_WG = 256
+#: Most lanes of the small kernel.
+SMALL_WG = 256
+
+
+def tolerances(dtype: str, m: int) -> tuple[float, float]:
+    """(rotation threshold, convergence threshold) for columns of length ``m``."""
+    tol = _EPS[dtype] * max(1.0, math.sqrt(m))
+    return tol, 64.0 * tol
+
+
+_EPS = {"float32": 2.0 ** -23, "float64": 2.0 ** -52}
+_ITEMSIZE = {"float32": 4, "float64": 8}
+
+
+def _storage(backend, dtype: str) -> tuple[int, str]:
+    if dtype not in _EPS:
+        raise invalid_argument(f"jacobi: dtype must be float32 or float64, not {dtype!r}")
+    return backend.float_dtype(dtype)  # BackendError (unsupported) without shader-f64
+
+
+def _pow2_ceil(v: int) -> int:
+    return 1 << max(0, (int(v) - 1).bit_length())
+
+
+@functools.lru_cache(maxsize=128)
+def small_defines(mode: str, wgsl: str, m: int, n: int, sweeps: int) -> dict[str, object]:
+    """Placeholders of svd_jacobi_small.wgsl for one specialisation."""
+    np_ = n + (n & 1)
+    pairs = np_ // 2
+    tpp = min(_pow2_ceil(m), max(1, _pow2_ceil(SMALL_WG // pairs + 1) // 2))
+    while pairs * tpp > SMALL_WG:
+        tpp //= 2
+    dtype = "float32" if wgsl == "f32" else "float64"
+    tol, loose = tolerances(dtype, m)
+    info = DTYPE_TABLE[dtype]
+    return {
+        "T": wgsl, "M": m, "N": n, "NP": np_, "P": pairs, "TPP": tpp, "WG": pairs * tpp,
+        "EIGH": "true" if mode == "eigh" else "false", "SWEEPS": sweeps,
+        "VN": 1 if mode == "eigh" else n * n,
+        "MAXF": literal(_MAXF[dtype], wgsl),
+        "TOL": literal(tol, wgsl), "LOOSE": literal(loose, wgsl), "NAN": info.nan,
+    }
+
+
+_MAXF = {"float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+
+
+def jacobi_small(backend, mode: str, dtype: str, batch: int, m: int, n: int, x: int, s: int,
+                 u: int, u_strides: tuple[int, int], v: int | None, v_strides: tuple[int, int],
+                 status: int, *, sweeps: int = MAX_SWEEPS) -> None:
+    """Record the small-matrix Jacobi kernel over ``batch`` contiguous matrices at ``x``.
+
+    'svd': ``x`` holds each m x n matrix (m >= n) transposed (n rows of m); writes ``n``
+    singular values per matrix at ``s`` (descending), the left vectors at ``u`` (vector r,
+    component i at ``r * u_strides[0] + i * u_strides[1]`` within the matrix's m * n block) and
+    the right vectors at ``v`` (its n * n block, ``v_strides`` likewise). 'eigh': ``x`` holds
+    n x n matrices (m == n; only the lower triangle is read); eigenvalues at ``s`` (ascending),
+    eigenvectors at ``u``; ``v`` unused. ``status`` gets one u32 per matrix: 1 when it did not
+    converge in ``sweeps`` sweeps. Matrices with a non-finite entry give NaN.
+
+    Raises BackendError: invalid argument for a bad mode, dtype or size (dims from 1 to
+    SMALL_MAX, m >= n, m == n for 'eigh') or pointers out of range; unsupported for float64
+    without ``shader-f64``.
+    """
+    if mode not in ("svd", "eigh"):
+        raise invalid_argument(f"jacobi: unknown mode {mode!r}")
+    itemsize, wgsl = _storage(backend, dtype)
+    if not (1 <= n <= m <= SMALL_MAX) or (mode == "eigh" and m != n) or batch < 1:
+        raise invalid_argument(f"jacobi_small: bad problem {batch} x {m} x {n} ({mode})")
+    defines = small_defines(mode, wgsl, m, n, int(sweeps))
+    ctx = backend.context
+    wins = [backend.window(x, batch * m * n * itemsize, itemsize),
+            backend.window(s, batch * n * itemsize, itemsize),
+            backend.window(u, batch * m * n * itemsize, itemsize),
+            backend.window(v if v is not None else u, batch * (n * n if v is not None else m * n) * itemsize,
+                           itemsize),
+            backend.window(status, batch * 4, 4)]
+    words = [batch, wins[0].first, wins[1].first, wins[2].first, u_strides[0], u_strides[1],
+             wins[3].first, v_strides[0], v_strides[1], wins[4].first]
+    ctx.dispatch("svd_jacobi_small", words, [w.binding for w in wins], ctx.fold_grid(batch), defines)
+
+
+#: Columns per block of the block kernel (two blocks, 32 columns, per workgroup).
+BLOCK = 16
+#: Most inner two-sided Jacobi sweeps on a block pair's Gram matrix.
+INNER_SWEEPS = 2
+
+
+@functools.lru_cache(maxsize=32)
+def block_defines(wgsl: str, with_v: bool, m: int) -> dict[str, object]:
+    """Placeholders of svd_jacobi_block.wgsl (tiles of 64 rows, 32 for f64: workgroup memory)."""
+    dtype = "float32" if wgsl == "f32" else "float64"
+    tol, loose = tolerances(dtype, m)
+    rows = 64 if wgsl == "f32" else 32
+    return {"T": wgsl, "TR": rows, "PER": rows * 2 * BLOCK // 256, "INNER": INNER_SWEEPS,
+            "WITH_V": "true" if with_v else "false", "TOL": literal(tol, wgsl), "LOOSE": literal(loose, wgsl)}
+
+
+def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: int | None, flags: int,
+                  first_sweep: int, sweeps: int, max_sweeps: int = MAX_SWEEPS) -> None:
+    """Record sweeps ``first_sweep .. first_sweep + sweeps - 1`` of block one-sided Jacobi over
+    ``batch`` matrices of ``n`` columns of length ``m`` at ``x`` (column j of matrix b at
+    element ``(b * n + j) * m``), rotating the n x n ``v`` (stored the same way) along when it
+    is given. A sweep is the round-robin ordering over blocks of ``BLOCK`` columns, one
+    dispatch per step, one workgroup per block pair. ``flags`` holds ``batch * max_sweeps``
+    u32 words, zero before sweep 0: word ``b * max_sweeps + s`` becomes 1 when sweep ``s``
+    found a pair of columns of matrix b beyond the convergence threshold; a sweep after one
+    that left it 0 does nothing.
+
+    Raises BackendError (invalid argument) for sizes below 1, sweeps outside ``max_sweeps`` or
+    pointers out of range; (unsupported) for float64 without ``shader-f64``.
+    """
+    itemsize, wgsl = _storage(backend, dtype)
+    if min(batch, m, n) < 1 or first_sweep < 0 or sweeps < 0 or first_sweep + sweeps > max_sweeps:
+        raise invalid_argument(f"jacobi_sweeps: bad problem {batch} x {m} x {n}, sweeps {first_sweep}+{sweeps}")
+    if n < 2 or sweeps < 1:
+        return
+    nb = -(-n // BLOCK)
+    nb += nb & 1
+    defines = block_defines(wgsl, v is not None, m)
+    ctx = backend.context
+    xw = backend.window(x, batch * n * m * itemsize, itemsize)
+    vw = backend.window(v, batch * n * n * itemsize, itemsize) if v is not None else xw
+    fw = backend.window(flags, batch * max_sweeps * 4, 4)
+    buffers = [xw.binding, vw.binding, fw.binding]
+    grid = ctx.fold_grid(batch * (nb // 2))
+    for sweep in range(first_sweep, first_sweep + sweeps):
+        for step in range(nb - 1):
+            words = [batch, m, n, nb, step, sweep, max_sweeps, xw.first, vw.first, fw.first]
+            ctx.dispatch("svd_jacobi_block", words, buffers, grid, defines)

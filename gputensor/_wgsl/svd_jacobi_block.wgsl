@@ -1,0 +1,300 @@
+// One step of a block one-sided Jacobi sweep over matrices in device memory (ops_spectral.py),
+// for matrices too large for svd_jacobi_small.
+//
+// X holds `batch` matrices of `n` columns of length `m`, column j of matrix b at
+// X[x_first + (b * n + j) * m ..] (the matrix transposed, row-major). The columns form nb
+// blocks of BS (nb even; columns past n are zero and never written). Step r of the round-robin
+// (circle) ordering over the blocks pairs them into nb / 2 disjoint pairs; workgroup (b, k)
+// takes pair k of matrix b, K = 2 BS columns:
+//
+// 1. G = B^T B, the K x K Gram matrix of the pair's columns (tiles of TR rows in workgroup
+//    memory, 2 x 2 entries per invocation);
+// 2. if some |G_pq| > TOL sqrt(G_pp G_qq): cyclic two-sided Jacobi on G (round-robin over the
+//    K columns, at most INNER sweeps) accumulating the rotations in R (orthogonal, K x K);
+//    beyond LOOSE the matrix's flag for this sweep is set, F[f_first + b * max_sweeps + sweep];
+// 3. B <- B R, and with WITH_V the same columns of V (n x n, stored the same way) <- V R.
+//
+// A sweep whose previous sweep left the flag at 0 has converged and does nothing.
+
+alias T = {{T}};
+
+const BS: u32 = 16u;
+const K: u32 = 32u;
+const WG: u32 = 256u;
+const TR: u32 = {{TR}}u;
+const PER: u32 = {{PER}}u;   // tile elements per invocation (TR * K / WG)
+const INNER: u32 = {{INNER}}u;
+const WITH_V: bool = {{WITH_V}};
+
+struct Params {
+    batch: u32,
+    m: u32,
+    n: u32,
+    nb: u32,
+    step: u32,
+    sweep: u32,
+    max_sweeps: u32,
+    x_first: u32,
+    v_first: u32,
+    f_first: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> V: array<T>;
+@group(0) @binding(3) var<storage, read_write> F: array<atomic<u32>>;
+
+var<workgroup> G: array<T, K * K>;
+var<workgroup> R: array<T, K * K>;
+var<workgroup> tile: array<T, TR * K>;
+var<workgroup> cs: array<vec2<T>, BS>;
+var<workgroup> flag: atomic<u32>;
+var<workgroup> flag_plain: u32;
+
+//#include common
+
+fn pair_of(r: u32, k: u32, np: u32) -> vec2<u32> {
+    let L = np - 1u;
+    var a: u32;
+    var b: u32;
+    if (k == 0u) {
+        a = r;
+        b = L;
+    } else {
+        a = (r + k) % L;
+        b = (r + L - k) % L;
+    }
+    return vec2<u32>(min(a, b), max(a, b));
+}
+
+fn uniform_flag(lid: u32) -> u32 {
+    workgroupBarrier();
+    if (lid == 0u) {
+        flag_plain = atomicLoad(&flag);
+    }
+    return workgroupUniformLoad(&flag_plain);
+}
+
+// Global column of local column c (0..K) of block pair (bi, bj).
+fn column(c: u32, bi: u32, bj: u32) -> u32 {
+    return select(bj * BS + c - BS, bi * BS + c, c < BS);
+}
+
+// tile <- rows i0 .. i0 + TR of the pair's columns of the matrix at `base` (column length len),
+// zeros outside. Buffer 0: X, 1: V.
+fn load_tile(which: u32, base: u32, len: u32, i0: u32, bi: u32, bj: u32, lid: u32) {
+    for (var e = lid; e < TR * K; e += WG) {
+        let c = e / TR;
+        let i = e % TR;
+        let col = column(c, bi, bj);
+        let row = i0 + i;
+        var v = T(0);
+        if (col < params.n && row < len) {
+            if (which == 0u) {
+                v = X[base + col * len + row];
+            } else {
+                v = V[base + col * len + row];
+            }
+        }
+        tile[e] = v;
+    }
+}
+
+// Columns <- columns R over the whole column length (buffer `which`).
+fn apply(which: u32, base: u32, len: u32, bi: u32, bj: u32, lid: u32) {
+    for (var i0 = 0u; i0 < len; i0 += TR) {
+        load_tile(which, base, len, i0, bi, bj, lid);
+        workgroupBarrier();
+        var out: array<T, PER>;
+        //#unroll
+        for (var t = 0u; t < PER; t++) {
+            let e = lid + t * WG;
+            let c = e / TR;
+            let i = e % TR;
+            var acc = T(0);
+            for (var q = 0u; q < K; q++) {
+                acc += tile[q * TR + i] * R[q * K + c];
+            }
+            out[t] = acc;
+        }
+        workgroupBarrier();
+        //#unroll
+        for (var t = 0u; t < PER; t++) {
+            let e = lid + t * WG;
+            let c = e / TR;
+            let i = e % TR;
+            let col = column(c, bi, bj);
+            let row = i0 + i;
+            if (col < params.n && row < len) {
+                if (which == 0u) {
+                    X[base + col * len + row] = out[t];
+                } else {
+                    V[base + col * len + row] = out[t];
+                }
+            }
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let lid = lid3.x;
+    let gid = linear_group(wid, nwg);
+    let pairs = params.nb / 2u;
+    let mat = gid / pairs;
+    let k = gid % pairs;
+    if (mat >= params.batch) {
+        return;
+    }
+    let fbase = params.f_first + mat * params.max_sweeps;
+    if (lid == 0u) {
+        var s = 0u;
+        if (params.sweep > 0u && atomicLoad(&F[fbase + params.sweep - 1u]) == 0u) {
+            s = 1u;
+        }
+        atomicStore(&flag, s);
+    }
+    if (uniform_flag(lid) != 0u) {
+        return;
+    }
+    let bp = pair_of(params.step, k, params.nb);
+    let bi = bp.x;
+    let bj = bp.y;
+    let m = params.m;
+    let n = params.n;
+    let xbase = params.x_first + mat * n * m;
+    let tol = {{TOL}};
+    let loose = {{LOOSE}};
+
+    // ---- 1. the Gram matrix: invocation lid sums the 2 x 2 entries (p0 + a, q0 + b)
+    let p0 = 2u * (lid / 16u);
+    let q0 = 2u * (lid % 16u);
+    var g00 = T(0);
+    var g01 = T(0);
+    var g10 = T(0);
+    var g11 = T(0);
+    for (var i0 = 0u; i0 < m; i0 += TR) {
+        load_tile(0u, xbase, m, i0, bi, bj, lid);
+        workgroupBarrier();
+        for (var i = 0u; i < TR; i++) {
+            let x0 = tile[p0 * TR + i];
+            let x1 = tile[(p0 + 1u) * TR + i];
+            let y0 = tile[q0 * TR + i];
+            let y1 = tile[(q0 + 1u) * TR + i];
+            g00 += x0 * y0;
+            g01 += x0 * y1;
+            g10 += x1 * y0;
+            g11 += x1 * y1;
+        }
+        workgroupBarrier();
+    }
+    G[p0 * K + q0] = g00;
+    G[p0 * K + q0 + 1u] = g01;
+    G[(p0 + 1u) * K + q0] = g10;
+    G[(p0 + 1u) * K + q0 + 1u] = g11;
+    for (var e = lid; e < K * K; e += WG) {
+        R[e] = select(T(0), T(1), e / K == e % K);
+    }
+    if (lid == 0u) {
+        atomicStore(&flag, 0u);
+    }
+    workgroupBarrier();
+
+    // ---- 2. test, then diagonalise G by two-sided Jacobi
+    var any_loose = false;
+    for (var e = lid; e < K * K; e += WG) {
+        let p = e / K;
+        let q = e % K;
+        if (p < q) {
+            let bound = sqrt(G[p * K + p]) * sqrt(G[q * K + q]);
+            let g = abs(G[e]);
+            if (g > tol * bound) {
+                atomicStore(&flag, 1u);
+            }
+            if (g > loose * bound) {
+                any_loose = true;
+            }
+        }
+    }
+    if (any_loose) {
+        atomicStore(&F[fbase + params.sweep], 1u);
+    }
+    if (uniform_flag(lid) == 0u) {
+        return;
+    }
+    for (var sw = 0u; sw < INNER; sw++) {
+        workgroupBarrier();
+        if (lid == 0u) {
+            atomicStore(&flag, 0u);
+        }
+        workgroupBarrier();
+        for (var r = 0u; r < K - 1u; r++) {
+            if (lid < BS) {
+                let pq = pair_of(r, lid, K);
+                let a = G[pq.x * K + pq.x];
+                let b = G[pq.y * K + pq.y];
+                let g = G[pq.x * K + pq.y];
+                var c = T(1);
+                var s = T(0);
+                if (abs(g) > tol * sqrt(a) * sqrt(b)) {
+                    atomicStore(&flag, 1u);
+                    let zeta = (b - a) / (T(2) * g);
+                    var t: T;
+                    if (abs(zeta) > T(1e15)) {
+                        t = T(0.5) / zeta;
+                    } else {
+                        t = sign(zeta) / (abs(zeta) + sqrt(T(1) + zeta * zeta));
+                        if (zeta == T(0)) {
+                            t = T(1);
+                        }
+                    }
+                    c = T(1) / sqrt(T(1) + t * t);
+                    s = c * t;
+                }
+                cs[lid] = vec2<T>(c, s);
+            }
+            workgroupBarrier();
+            // G <- G J and R <- R J (columns p, q of every row)
+            for (var e = lid; e < K * BS; e += WG) {
+                let i = e / BS;
+                let pr = e % BS;
+                let pq = pair_of(r, pr, K);
+                let c = cs[pr].x;
+                let s = cs[pr].y;
+                let gp = G[i * K + pq.x];
+                let gq = G[i * K + pq.y];
+                G[i * K + pq.x] = c * gp - s * gq;
+                G[i * K + pq.y] = s * gp + c * gq;
+                let rp = R[i * K + pq.x];
+                let rq = R[i * K + pq.y];
+                R[i * K + pq.x] = c * rp - s * rq;
+                R[i * K + pq.y] = s * rp + c * rq;
+            }
+            workgroupBarrier();
+            // G <- J^T G (rows p, q of every column)
+            for (var e = lid; e < K * BS; e += WG) {
+                let j = e / BS;
+                let pr = e % BS;
+                let pq = pair_of(r, pr, K);
+                let c = cs[pr].x;
+                let s = cs[pr].y;
+                let gp = G[pq.x * K + j];
+                let gq = G[pq.y * K + j];
+                G[pq.x * K + j] = c * gp - s * gq;
+                G[pq.y * K + j] = s * gp + c * gq;
+            }
+            workgroupBarrier();
+        }
+        if (uniform_flag(lid) == 0u) {
+            break;
+        }
+    }
+
+    // ---- 3. rotate the columns (and V's)
+    workgroupBarrier();
+    apply(0u, xbase, m, bi, bj, lid);
+    if (WITH_V) {
+        apply(1u, params.v_first + mat * n * n, n, bi, bj, lid);
+    }
+}

@@ -1,0 +1,363 @@
+// One-sided (Hestenes) Jacobi SVD / symmetric eigensolver for small matrices, one workgroup
+// per matrix, the whole iteration in workgroup memory (ops_spectral.py).
+//
+// The workgroup holds B (M rows x N columns, column j at Bs[j * M ..]) and, for the SVD, V
+// (N x N, column j at Vs[j * N ..]). A sweep runs the NP - 1 steps of the round-robin
+// (circle) ordering of NP = N rounded up to even columns: each step pairs every column with
+// one other, P = NP / 2 disjoint pairs, and TPP lanes per pair compute the pair's
+// a = |b_p|^2, b = |b_q|^2, g = b_p . b_q (a tree over the lanes), then rotate both columns
+// (and V's) by the angle that makes them orthogonal when |g| > TOL sqrt(a) sqrt(b). Sweeps stop
+// when one has no pair beyond LOOSE (unconverged after MAX_SWEEPS: status 1).
+//
+// SVD mode: B is the input scaled by 1 / max|x|; afterwards sigma_j = |b_j| (times the scale),
+// u_j = b_j / |b_j|, v_j the accumulated rotations, written in descending order of sigma.
+// EIGH mode: B = A / s + 2 I with s the infinity norm of A (its lower triangle mirrored), so B
+// is symmetric positive definite with eigenvalues in [1, 3]: B V = U diag(sigma) has U = V,
+// so the eigenvectors are the normalised final columns u_j, and the eigenvalues their Rayleigh
+// quotients u_j^T A u_j (more accurate than s (|b_j| - 2)); written in ascending order. Matrices with a non-finite entry give NaN results (status 0).
+//
+// Output vector r, component i goes to element first + r * vs + i * es of its binding.
+
+alias T = {{T}};
+
+const M: u32 = {{M}}u;
+const N: u32 = {{N}}u;
+const NP: u32 = {{NP}}u;
+const P: u32 = {{P}}u;
+const TPP: u32 = {{TPP}}u;
+const WG: u32 = {{WG}}u;
+const EIGH: bool = {{EIGH}};
+const MAX_SWEEPS: u32 = {{SWEEPS}}u;
+const VN: u32 = {{VN}}u;
+
+struct Params {
+    batch: u32,      // matrices in this dispatch
+    x_first: u32,    // element index of matrix 0 in X
+    s_first: u32,    // sigma / eigenvalues: element index of matrix 0
+    u_first: u32,    // U (SVD) / eigenvectors (EIGH)
+    u_vs: u32,
+    u_es: u32,
+    v_first: u32,    // V as rows of Vh (SVD only)
+    v_vs: u32,
+    v_es: u32,
+    st_first: u32,   // status word of matrix 0
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> S: array<T>;
+@group(0) @binding(3) var<storage, read_write> U: array<T>;
+@group(0) @binding(4) var<storage, read_write> Vh: array<T>;
+@group(0) @binding(5) var<storage, read_write> Status: array<u32>;
+
+var<workgroup> Bs: array<T, M * N>;
+var<workgroup> Vs: array<T, VN>;
+var<workgroup> red: array<T, 3u * WG>;
+var<workgroup> nrm: array<T, NP>;
+var<workgroup> lam: array<T, NP>;
+var<workgroup> rank: array<u32, NP>;
+var<workgroup> flag: atomic<u32>;
+var<workgroup> flag_plain: u32;
+
+//#include common
+
+// Pair k of round-robin step r over NP players (player NP - 1 fixed, the others rotating).
+fn pair_of(r: u32, k: u32) -> vec2<u32> {
+    let L = NP - 1u;
+    var a: u32;
+    var b: u32;
+    if (k == 0u) {
+        a = r;
+        b = L;
+    } else {
+        a = (r + k) % L;
+        b = (r + L - k) % L;
+    }
+    return vec2<u32>(min(a, b), max(a, b));
+}
+
+// Sum red[slot * WG + lid] over the TPP lanes of each pair (result at the pair's lane 0).
+fn reduce3(lid: u32, lane: u32) {
+    for (var s = TPP / 2u; s > 0u; s = s / 2u) {
+        if (lane < s) {
+            red[lid] += red[lid + s];
+            red[WG + lid] += red[WG + lid + s];
+            red[2u * WG + lid] += red[2u * WG + lid + s];
+        }
+        workgroupBarrier();
+    }
+}
+
+fn uniform_flag(lid: u32) -> u32 {
+    workgroupBarrier();
+    if (lid == 0u) {
+        flag_plain = atomicLoad(&flag);
+    }
+    return workgroupUniformLoad(&flag_plain);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let lid = lid3.x;
+    let mat = linear_group(wid, nwg);
+    if (mat >= params.batch) {
+        return;
+    }
+    let k = lid / TPP;
+    let lane = lid % TPP;
+    let maxf = {{MAXF}};
+    let tol = {{TOL}};
+    let loose = {{LOOSE}};
+
+    // ---- load (EIGH: the lower triangle, mirrored), find the scale, flag non-finite input
+    if (lid == 0u) {
+        atomicStore(&flag, 0u);
+    }
+    workgroupBarrier();
+    let xbase = params.x_first + mat * M * N;
+    var local_bad = false;
+    for (var e = lid; e < M * N; e += WG) {
+        let j = e / M;
+        let i = e % M;
+        var v: T;
+        if (EIGH) {
+            v = X[xbase + max(i, j) * N + min(i, j)];
+        } else {
+            v = X[xbase + e];
+        }
+        if (!(abs(v) <= maxf)) {
+            local_bad = true;
+        }
+        Bs[e] = v;
+    }
+    if (local_bad) {
+        atomicStore(&flag, 1u);
+    }
+    let bad = uniform_flag(lid);
+    var scale = T(1);
+    if (bad == 0u) {
+        var local_max = T(0);
+        if (EIGH) {
+            for (var j = lid; j < N; j += WG) {
+                var t = T(0);
+                for (var i = 0u; i < M; i++) {
+                    t += abs(Bs[j * M + i]);
+                }
+                local_max = max(local_max, t);
+            }
+        } else {
+            for (var e = lid; e < M * N; e += WG) {
+                local_max = max(local_max, abs(Bs[e]));
+            }
+        }
+        red[lid] = local_max;
+        workgroupBarrier();
+        if (lid == 0u) {
+            var mx = T(0);
+            for (var t = 0u; t < WG; t++) {
+                mx = max(mx, red[t]);
+            }
+            red[0] = mx;
+        }
+        workgroupBarrier();
+        let mx = red[0];
+        if (mx > T(0)) {
+            scale = mx;
+        }
+        let inv = T(1) / scale;
+        for (var e = lid; e < M * N; e += WG) {
+            var v = Bs[e] * inv;
+            if (EIGH && e / M == e % M) {
+                v += T(2);
+            }
+            Bs[e] = v;
+        }
+        if (!EIGH) {
+            for (var e = lid; e < VN; e += WG) {
+                Vs[e] = select(T(0), T(1), e / N == e % N);
+            }
+        }
+        workgroupBarrier();
+    }
+
+    // ---- sweeps
+    var status = 0u;
+    if (bad == 0u) {
+        status = 1u;
+        for (var sweep = 0u; sweep < MAX_SWEEPS; sweep++) {
+            if (lid == 0u) {
+                atomicStore(&flag, 0u);
+            }
+            for (var r = 0u; r < NP - 1u; r++) {
+                let pq = pair_of(r, k);
+                let p = pq.x;
+                let q = pq.y;
+                let valid = q < N;
+                var a = T(0);
+                var b = T(0);
+                var g = T(0);
+                if (valid) {
+                    for (var i = lane; i < M; i += TPP) {
+                        let x = Bs[p * M + i];
+                        let y = Bs[q * M + i];
+                        a += x * x;
+                        b += y * y;
+                        g += x * y;
+                    }
+                }
+                red[lid] = a;
+                red[WG + lid] = b;
+                red[2u * WG + lid] = g;
+                workgroupBarrier();
+                reduce3(lid, lane);
+                a = red[k * TPP];
+                b = red[WG + k * TPP];
+                g = red[2u * WG + k * TPP];
+                let bound = sqrt(a) * sqrt(b);
+                if (valid && abs(g) > tol * bound) {
+                    if (lane == 0u && abs(g) > loose * bound) {
+                        atomicStore(&flag, 1u);
+                    }
+                    let zeta = (b - a) / (T(2) * g);
+                    var t: T;
+                    if (abs(zeta) > T(1e15)) {
+                        t = T(0.5) / zeta;
+                    } else {
+                        t = sign(zeta) / (abs(zeta) + sqrt(T(1) + zeta * zeta));
+                        if (zeta == T(0)) {
+                            t = T(1);
+                        }
+                    }
+                    let c = T(1) / sqrt(T(1) + t * t);
+                    let s = c * t;
+                    for (var i = lane; i < M; i += TPP) {
+                        let x = Bs[p * M + i];
+                        let y = Bs[q * M + i];
+                        Bs[p * M + i] = c * x - s * y;
+                        Bs[q * M + i] = s * x + c * y;
+                    }
+                    if (!EIGH) {
+                        for (var i = lane; i < N; i += TPP) {
+                            let x = Vs[p * N + i];
+                            let y = Vs[q * N + i];
+                            Vs[p * N + i] = c * x - s * y;
+                            Vs[q * N + i] = s * x + c * y;
+                        }
+                    }
+                }
+                workgroupBarrier();
+            }
+            if (uniform_flag(lid) == 0u) {
+                status = 0u;
+                break;
+            }
+        }
+
+        // ---- column norms (pair slot k holds columns k and k + P)
+        var a = T(0);
+        var b = T(0);
+        let c0 = k;
+        let c1 = k + P;
+        for (var i = lane; i < M; i += TPP) {
+            if (c0 < N) {
+                let x = Bs[c0 * M + i];
+                a += x * x;
+            }
+            if (c1 < N) {
+                let y = Bs[c1 * M + i];
+                b += y * y;
+            }
+        }
+        red[lid] = a;
+        red[WG + lid] = b;
+        red[2u * WG + lid] = T(0);
+        workgroupBarrier();
+        reduce3(lid, lane);
+        if (lane == 0u) {
+            nrm[c0] = sqrt(red[lid]);
+            nrm[c1] = sqrt(red[WG + lid]);
+        }
+        workgroupBarrier();
+        // ---- EIGH: eigenvalues as the Rayleigh quotients u_j^T A u_j of the input
+        for (var j = lid; j < N; j += WG) {
+            if (EIGH) {
+                let d = nrm[j];
+                var rq = T(0);
+                for (var i = 0u; i < N; i++) {
+                    var t = T(0);
+                    for (var o = 0u; o < N; o++) {
+                        t += X[xbase + max(i, o) * N + min(i, o)] * Bs[j * M + o];
+                    }
+                    rq += Bs[j * M + i] * t;
+                }
+                lam[j] = rq / (d * d);
+            } else {
+                lam[j] = nrm[j];
+            }
+        }
+        workgroupBarrier();
+        // ---- ranks: SVD descending, EIGH ascending (ties by column index)
+        for (var j = lid; j < N; j += WG) {
+            let kj = lam[j];
+            var rk = 0u;
+            for (var o = 0u; o < N; o++) {
+                let ko = lam[o];
+                var before: bool;
+                if (EIGH) {
+                    before = ko < kj;
+                } else {
+                    before = ko > kj;
+                }
+                if (before || (ko == kj && o < j)) {
+                    rk += 1u;
+                }
+            }
+            rank[j] = rk;
+        }
+        workgroupBarrier();
+    }
+
+    // ---- outputs
+    let nan = {{NAN}};
+    let sbase = params.s_first + mat * N;
+    let ubase = params.u_first + mat * M * N;
+    for (var j = lid; j < N; j += WG) {
+        if (bad != 0u) {
+            S[sbase + j] = nan;
+        } else if (EIGH) {
+            S[sbase + rank[j]] = lam[j];
+        } else {
+            S[sbase + rank[j]] = scale * nrm[j];
+        }
+    }
+    for (var e = lid; e < M * N; e += WG) {
+        let j = e / M;
+        let i = e % M;
+        if (bad != 0u) {
+            U[ubase + j * params.u_vs + i * params.u_es] = nan;
+        } else {
+            let d = nrm[j];
+            var v = T(0);
+            if (d > T(0)) {
+                v = Bs[e] / d;
+            }
+            U[ubase + rank[j] * params.u_vs + i * params.u_es] = v;
+        }
+    }
+    if (!EIGH) {
+        let vbase = params.v_first + mat * N * N;
+        for (var e = lid; e < N * N; e += WG) {
+            let j = e / N;
+            let i = e % N;
+            if (bad != 0u) {
+                Vh[vbase + j * params.v_vs + i * params.v_es] = nan;
+            } else {
+                Vh[vbase + rank[j] * params.v_vs + i * params.v_es] = Vs[e];
+            }
+        }
+    }
+    if (lid == 0u) {
+        Status[params.st_first + mat] = status;
+    }
+}

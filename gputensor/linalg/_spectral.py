@@ -1,0 +1,289 @@
+"""The symmetric eigenproblem and the SVD on the device: eigh, eigvalsh, svd, svdvals.
+
+Both run one-sided (Hestenes) Jacobi (``_backend/ops_spectral.py``): columns are rotated in
+pairs, the round-robin ordering pairing every column once per step, until all columns are
+orthogonal to working precision (relative to their norms).
+
+* Matrices whose dims are at most ``ops_spectral.SMALL_MAX`` run in one kernel, one workgroup
+  per matrix, all sweeps in workgroup memory, the results sorted by the kernel.
+* Larger matrices run one dispatch per step over device memory; convergence flags are read
+  back every few sweeps; norms, sorting and normalisation are array operations.
+
+``svd``: the columns of the matrix (of its transpose when it has more columns than rows) are
+orthogonalised, V accumulating the rotations: ``sigma_j = |b_j|``, ``u_j = b_j / sigma_j``.
+The input is scaled by its largest magnitude first. Left vectors of zero singular values, and
+the extra columns of ``full_matrices=True``, are an orthonormal basis of the complement of the
+others: the eigenvectors of eigenvalue 1 of the projector ``I - U U^T`` (:func:`_complete`).
+
+``eigh``: the lower triangle of A, mirrored, is scaled and shifted, ``B = A / s + 2 I`` with
+``s`` at least the spectral radius (the infinity norm for small matrices; 1.25 times a
+power-iteration estimate for large ones, checked), so B is positive definite with eigenvalues
+in [1, 3]; for such a B the orthogonalised columns are ``sigma_j v_j``: the eigenvectors are the
+normalised columns and the eigenvalues their Rayleigh quotients ``v_j^T A v_j``. Repeated
+eigenvalues get an orthonormal basis of their eigenspace.
+
+Non-finite entries give NaN results; a matrix that does not converge in
+``ops_spectral.MAX_SWEEPS`` sweeps raises :class:`LinAlgError` (small matrices: a status
+word per matrix read back after the kernel, skipped with ``GPUTENSOR_LINALG_CHECK=0``; large
+ones read their convergence flags every ``SWEEPS_PER_CHECK`` sweeps in any case).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import _dispatch
+from .._array_object import GpuArray
+from .._creation_functions import asarray, eye, tril, zeros
+from .._dtypes import uint32
+from .._elementwise_functions import abs as abs_
+from .._elementwise_functions import add, divide, greater, logical_not, minimum, multiply, sqrt, subtract
+from .._indexing_functions import take_along_axis
+from .._manipulation_functions import broadcast_to, concat, expand_dims, reshape
+from .._linear_algebra_functions import matmul, matrix_transpose
+from .._searching_functions import where
+from .._sorting_functions import argsort
+from .._utility_functions import any as any_
+from .._statistical_functions import max as max_
+from .._statistical_functions import sum as sum_
+from .._backend import config, ops_spectral
+from ._common import batch_size, contiguous, float_matrices, tiny
+from ._errors import LinAlgError
+
+__all__ = ["EighResult", "SVDResult", "eigh", "eigvalsh", "svd", "svdvals"]
+
+#: Sweeps recorded between two reads of the convergence flags (large matrices).
+SWEEPS_PER_CHECK = 4
+#: Power iterations of the spectral-radius estimate that sets eigh's shift (large matrices).
+POWER_ITERATIONS = 12
+
+
+class EighResult(NamedTuple):
+    """``eigh``'s result: eigenvalues (ascending) and eigenvectors (as columns)."""
+
+    eigenvalues: GpuArray
+    eigenvectors: GpuArray
+
+
+class SVDResult(NamedTuple):
+    """``svd``'s result: ``U``, ``S`` (descending) and ``Vh`` with ``x = U diag(S) Vh``."""
+
+    U: GpuArray
+    S: GpuArray
+    Vh: GpuArray
+
+
+def _check_status(status: GpuArray, fn: str) -> None:
+    if config.value("linalg_check") and bool(any_(status)):
+        raise LinAlgError(f"{fn} did not converge")
+
+
+def _small(mode: str, cols: GpuArray, m: int, n: int, batch: int) -> tuple[GpuArray, GpuArray, GpuArray | None]:
+    """Run the workgroup-memory kernel on ``batch`` contiguous matrices ``cols`` (svd: n columns
+    of length m as rows; eigh: n x n). Returns (values, normalised vectors as columns (batch, m,
+    n), accumulated vectors as rows (batch, n, n) or None)."""
+    dtype = cols.dtype
+    s = GpuArray._empty((batch, n), dtype, zero=False)
+    u = GpuArray._empty((batch, m, n), dtype, zero=False)
+    v = GpuArray._empty((batch, n, n), dtype, zero=False) if mode == "svd" else None
+    status = GpuArray._empty((batch,), uint32, zero=False)
+    _dispatch.call(ops_spectral.jacobi_small, mode, dtype.name, batch, m, n, cols._ptr, s._ptr, u._ptr, (1, n),
+                   None if v is None else v._ptr, (n, 1), status._ptr)
+    _check_status(status, "eigh" if mode == "eigh" else "svd")
+    return s, u, v
+
+
+def _sweeps(cols: GpuArray, v: GpuArray | None, fn: str) -> None:
+    """One-sided Jacobi over the contiguous ``cols`` (batch, n, m) (columns as rows) until
+    every matrix converged, rotating ``v`` (batch, n, n) along; ``LinAlgError`` if one does not."""
+    batch, n, m = cols.shape
+    limit = ops_spectral.MAX_SWEEPS
+    flags = zeros((batch, limit), dtype=uint32)
+    sweep = 0
+    while sweep < limit:
+        count = min(SWEEPS_PER_CHECK, limit - sweep)
+        _dispatch.call(ops_spectral.jacobi_sweeps, cols.dtype.name, batch, m, n, cols._ptr,
+                       None if v is None else v._ptr, flags._ptr, sweep, count, limit)
+        sweep += count
+        if not bool(any_(flags[:, sweep - 1])):
+            return
+    raise LinAlgError(f"{fn} did not converge in {limit} sweeps")
+
+
+def _eigh(x: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
+    n = x.shape[-1]
+    batch_shape = x.shape[:-2]
+    batch = batch_size(x)
+    if n == 0 or batch == 0:
+        return (GpuArray._empty(batch_shape + (n,), x.dtype),
+                GpuArray._empty(x.shape, x.dtype) if vectors else None)
+    a = reshape(contiguous(x), (batch, n, n))
+    if n <= ops_spectral.SMALL_MAX:
+        w, e, _ = _small("eigh", a, n, n, batch)
+    else:
+        w, e = _eigh_large(a, vectors)
+    w = reshape(w, batch_shape + (n,))
+    return w, (reshape(e, x.shape) if vectors else None)
+
+
+def _spectral_radius_estimate(sym: GpuArray, iterations: int = POWER_ITERATIONS) -> GpuArray:
+    """A lower bound of the spectral radius of each symmetric matrix in ``sym`` (batch, n, n):
+    ``|A v|`` for ``v`` after a few power iterations from a fixed start (batch,)."""
+    batch, n, _ = sym.shape
+    start = np.random.default_rng(12345).standard_normal(n).astype(sym.dtype.numpy)
+    v = broadcast_to(reshape(asarray(start / np.linalg.norm(start)), (1, n, 1)), (batch, n, 1))
+    est = None
+    for _ in range(iterations):
+        w = matmul(sym, v)
+        est = sqrt(sum_(multiply(w, w), axis=(-2, -1), keepdims=True))
+        v = divide(w, where(greater(est, 0.0), est, 1.0))
+    assert est is not None
+    return reshape(est, (batch,))
+
+
+def _eigh_large(a: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
+    """eigh of (batch, n, n) contiguous matrices by block one-sided Jacobi on the shifted
+    ``B = A / s + 2 I``: ``s`` is 1.25 times a power-iteration estimate of the spectral radius
+    (capped by the infinity norm, which bounds it); the eigenvalues are the Rayleigh quotients
+    ``u^T A u`` of the normalised columns. A shift too small to make B positive definite shows as
+    Rayleigh quotients away from ``s (|b_j| - 2)``: then the infinity norm is the shift."""
+    batch, n, _ = a.shape
+    sym = contiguous(add(tril(a), matrix_transpose(tril(a, k=-1))))
+    inf_norm = max_(sum_(abs_(sym), axis=-1), axis=-1)
+    scale = minimum(inf_norm, multiply(_spectral_radius_estimate(sym), 1.25))
+    for attempt in range(2):
+        scale = where(greater(scale, 0.0), scale, 1.0)
+        b = contiguous(add(divide(sym, reshape(scale, (batch, 1, 1))), multiply(eye(n, dtype=a.dtype), 2.0)))
+        _sweeps(b, None, "eigh")
+        norms = sqrt(sum_(multiply(b, b), axis=-1))  # (batch, n)
+        rows = divide(b, expand_dims(norms, -1))  # the eigenvectors as rows
+        values = sum_(multiply(rows, matmul(rows, sym)), axis=-1)
+        shifted = multiply(reshape(scale, (batch, 1)), subtract(norms, 2.0))
+        off = greater(abs_(subtract(values, shifted)), multiply(reshape(scale, (batch, 1)), 0.01))
+        if attempt or not bool(any_(off)):
+            break
+        scale = inf_norm
+    order = argsort(values, axis=-1)
+    w = take_along_axis(values, order, axis=-1)
+    e = None
+    if vectors:
+        e = contiguous(matrix_transpose(take_along_axis(rows, expand_dims(order, -1), axis=-2)))
+    return w, e
+
+
+def eigh(x: GpuArray, /) -> EighResult:
+    """Eigenvalues (ascending) and orthonormal eigenvectors (columns) of the symmetric matrices
+    in ``x`` (``..., n, n``), from their lower triangles, as ``EighResult(eigenvalues,
+    eigenvectors)``.
+
+    Raises ``TypeError`` for non-arrays and dtypes other than float32/float64 (float64 needs
+    ``shader-f64``), ``ValueError`` for fewer than 2 dims or non-square matrices,
+    :class:`LinAlgError` when the iteration does not converge. Non-finite input gives NaN.
+    """
+    x = float_matrices(x, "eigh", square=True)
+    w, e = _eigh(x, True)
+    assert e is not None
+    return EighResult(w, e)
+
+
+def eigvalsh(x: GpuArray, /) -> GpuArray:
+    """The eigenvalues (ascending) of the symmetric matrices in ``x``; as :func:`eigh`."""
+    x = float_matrices(x, "eigvalsh", square=True)
+    return _eigh(x, False)[0]
+
+
+def _complete(q: GpuArray, valid: GpuArray, width: int) -> GpuArray:
+    """``q`` (batch, m, k): orthonormal columns where ``valid`` (batch, k; valid columns first)
+    widened to ``width`` columns: the other columns become an orthonormal basis of the
+    complement of the valid ones, the eigenvectors of eigenvalue 1 of ``I - Q Q^T`` (ascending
+    eigenvalues: the r zeros first, so column j >= r of the eigenvectors fills position j)."""
+    batch, m, k = q.shape
+    qv = where(expand_dims(valid, -2), q, 0.0)
+    proj = subtract(eye(m, dtype=q.dtype), matmul(qv, matrix_transpose(qv)))
+    _, basis = _eigh(proj, True)
+    assert basis is not None
+    if width > k:
+        qv = concat([qv, zeros((batch, m, width - k), dtype=q.dtype)], axis=-1)
+        valid = concat([valid, zeros((batch, width - k), dtype=valid.dtype)], axis=-1)
+    return contiguous(where(expand_dims(valid, -2), qv, basis[..., :width]))
+
+
+def _svd(x: GpuArray, vectors: bool, full_matrices: bool) -> tuple[GpuArray | None, GpuArray, GpuArray | None]:
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    batch_shape = x.shape[:-2]
+    batch = batch_size(x)
+    dtype = x.dtype
+    if batch == 0 or k == 0:
+        s = GpuArray._empty(batch_shape + (k,), dtype)
+        if not vectors:
+            return None, s, None
+        um, vn = (m, n) if full_matrices else (k, k)
+        u = reshape(eye(m, um, dtype=dtype), (1,) * len(batch_shape) + (m, um)) if batch else None
+        u = contiguous(broadcast_to(u, batch_shape + (m, um))) if u is not None else GpuArray._empty(
+            batch_shape + (m, um), dtype)
+        vh = reshape(eye(vn, n, dtype=dtype), (1,) * len(batch_shape) + (vn, n)) if batch else None
+        vh = contiguous(broadcast_to(vh, batch_shape + (vn, n))) if vh is not None else GpuArray._empty(
+            batch_shape + (vn, n), dtype)
+        return u, s, vh
+    a = reshape(contiguous(x), (batch, m, n))
+    tall = m >= n
+    cm, cn = (m, n) if tall else (n, m)  # column length and columns of the orthogonalised matrix
+    cols = contiguous(matrix_transpose(a)) if tall else a  # (batch, cn, cm): the columns as rows
+    if cm <= ops_spectral.SMALL_MAX:
+        s, q, vrows = _small("svd", cols, cm, cn, batch)
+    else:
+        scale = max_(abs_(reshape(cols, (batch, cn * cm))), axis=-1)
+        scale = where(greater(scale, 0.0), scale, 1.0)
+        cols = contiguous(divide(cols, reshape(scale, (batch, 1, 1))))
+        v = contiguous(broadcast_to(eye(cn, dtype=dtype), (batch, cn, cn))) if vectors else None
+        _sweeps(cols, v, "svd")
+        norms = sqrt(sum_(multiply(cols, cols), axis=-1))  # (batch, cn)
+        order = argsort(norms, axis=-1, descending=True)
+        sorted_norms = take_along_axis(norms, order, axis=-1)
+        s = multiply(sorted_norms, reshape(scale, (batch, 1)))
+        q = vrows = None
+        if vectors:
+            safe = where(greater(norms, 0.0), norms, 1.0)
+            rows = take_along_axis(divide(cols, expand_dims(safe, -1)), expand_dims(order, -1), axis=-2)
+            q = matrix_transpose(rows)  # (batch, cm, cn)
+            vrows = take_along_axis(v, expand_dims(order, -1), axis=-2)
+    s_out = reshape(s, batch_shape + (k,))
+    if not vectors:
+        return None, s_out, None
+    assert q is not None and vrows is not None
+    width = cm if full_matrices else cn
+    valid = greater(s, tiny(dtype) * 1024.0)
+    if width > cn or bool(any_(logical_not(valid))):
+        q = _complete(contiguous(q), valid, width)
+    if tall:
+        u, vh = q, vrows
+    else:
+        u, vh = matrix_transpose(vrows), matrix_transpose(q)
+    u = reshape(contiguous(u), batch_shape + u.shape[-2:])
+    vh = reshape(contiguous(vh), batch_shape + vh.shape[-2:])
+    return u, s_out, vh
+
+
+def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
+    """The singular value decomposition ``x = U diag(S) Vh`` of the matrices in ``x`` (``...,
+    m, n``): ``S`` descending (``..., k``, k = min(m, n)); ``U`` (``..., m, m``) and ``Vh``
+    (``..., n, n``) orthonormal with ``full_matrices``, else ``(..., m, k)`` and ``(..., k, n)``.
+
+    Raises ``TypeError`` for non-arrays and dtypes other than float32/float64, ``ValueError``
+    for fewer than 2 dims, :class:`LinAlgError` when the iteration does not converge.
+    Non-finite input gives NaN.
+    """
+    x = float_matrices(x, "svd")
+    u, s, vh = _svd(x, True, bool(full_matrices))
+    assert u is not None and vh is not None
+    return SVDResult(u, s, vh)
+
+
+def svdvals(x: GpuArray, /) -> GpuArray:
+    """The singular values (descending) of the matrices in ``x``; as :func:`svd`."""
+    x = float_matrices(x, "svdvals")
+    return _svd(x, False, False)[1]
+
