@@ -96,6 +96,7 @@ del _module_name, _module, _name
 
 # the array object's operators, indexing and ``@`` (they call the function modules above)
 from . import _operators  # noqa: E402,F401
+from . import _pickle  # noqa: E402,F401  (pickling and copies by value)
 from . import _dispatch  # noqa: E402
 from ._shapes import is_contiguous as _is_contiguous  # noqa: E402
 

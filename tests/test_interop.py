@@ -252,8 +252,9 @@ def test_astype():
     assert float(x[0]) != 0
     with pytest.raises(TypeError):
         gt.astype(h, gt.float32)
+    assert gt.astype(x, np.float32).dtype == gt.float32  # NumPy's spellings are dtypes too
     with pytest.raises(TypeError):
-        gt.astype(x, np.float32)
+        gt.astype(x, "not a dtype")
     with pytest.raises(ValueError):
         gt.astype(x, gt.int8, device="cpu")
 
