@@ -173,3 +173,11 @@ __all__ += ["autotune"]
 from . import nn  # noqa: E402
 
 __all__ += ["nn"]
+
+# --- NumPy's names, protocols and array methods ---
+from . import _interop_numpy, _methods, _numpy_names  # noqa: E402
+
+ndarray = GpuArray
+__all__ += ["ndarray"] + _numpy_names.install(globals())
+_interop_numpy.install(globals())
+_methods.install(globals())
