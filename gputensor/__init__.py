@@ -175,9 +175,10 @@ from . import nn  # noqa: E402
 __all__ += ["nn"]
 
 # --- NumPy's names, protocols and array methods ---
-from . import _interop_numpy, _methods, _numpy_names  # noqa: E402
+from . import _dask, _interop_numpy, _methods, _numpy_names  # noqa: E402
 
 ndarray = GpuArray
 __all__ += ["ndarray"] + _numpy_names.install(globals())
 _interop_numpy.install(globals())
 _methods.install(globals())
+_dask.watch()  # dask.array's dispatch for gputensor chunks: now, or when dask.array is imported

@@ -60,6 +60,7 @@ FUNCTION_NAMES: dict[str, str] = {
 }
 
 _NAMESPACE: dict[str, Any] = {}
+_ADAPTER_FUNCTIONS = frozenset(ADAPTERS.values())
 _OPERAND_TYPES = (GpuArray, int, float, complex, bool, np.generic)
 
 
@@ -225,6 +226,11 @@ def array_function(self: GpuArray, func: Any, types: tuple[type, ...], args: tup
     impl = _resolve(_numpy_name(func))
     if impl is None:
         return NotImplemented
+    if impl in _ADAPTER_FUNCTIONS:  # written with NumPy's signature
+        kwargs = dict(kwargs)
+        out = kwargs.pop("out", None)
+        result = impl(*args, **kwargs)
+        return result if out is None else _write_out(out, result)
     positional, keywords, out = _translate(func, impl, args, dict(kwargs))
     if "dtype" in keywords and keywords["dtype"] is not None:
         keywords["dtype"] = _dtypes.as_dtype(keywords["dtype"])

@@ -153,6 +153,7 @@ def install(namespace: dict[str, Any]) -> None:
     for name, fn in _METHODS.items():
         if name == "item" or name not in GpuArray.__dict__ or name in ("__format__", "__iter__"):
             setattr(GpuArray, name, fn)
+    GpuArray.__array_priority__ = 100  # (CuPy's: wins over NumPy arrays in mixed dask graphs)
     for name, prop in _PROPERTIES.items():
         if name not in GpuArray.__dict__:
             setattr(GpuArray, name, prop)

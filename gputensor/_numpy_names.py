@@ -14,8 +14,11 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from . import _creation_functions as _creation
-from . import _dispatch
+from . import _devices, _dispatch, _dtypes
+from . import _sorting_functions as _sort
 from . import _elementwise_functions as _ew
 from . import _linear_algebra_functions as _la
 from . import _manipulation_functions as _manip
@@ -171,9 +174,13 @@ def size(a: Any, axis: int | None = None) -> int:
     return a.size if axis is None else a.shape[axis]
 
 
-def array(obj: Any, dtype: Any = None, *, copy: bool = True) -> GpuArray:
-    """CuPy's ``array``: ``asarray`` that copies by default."""
-    return _creation.asarray(obj, dtype=dtype, copy=copy)
+def array(obj: Any, dtype: Any = None, *, copy: bool = True, order: str = "K",
+          subok: bool = False, ndmin: int = 0) -> GpuArray:
+    """CuPy's ``array``: ``asarray`` that copies by default; ``ndmin`` leading axes of one."""
+    out = _creation.asarray(obj, dtype=dtype, copy=copy)
+    if out.ndim < ndmin:
+        out = _manip.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+    return out
 
 
 def moveaxis(a: GpuArray, source: Any, destination: Any) -> GpuArray:
@@ -210,6 +217,93 @@ def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
     return builtins.bool(_utility.all(isclose(a, b, rtol, atol, equal_nan)))
 
 
+def _like(fill: Callable[..., GpuArray]) -> Callable[..., GpuArray]:
+    def like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True,
+             shape: Any = None, *, device: Any = None) -> GpuArray:
+        return fill(a.shape if shape is None else shape, dtype=a.dtype if dtype is None else dtype,
+                    device=device)
+
+    return like
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True,
+              shape: Any = None, *, device: Any = None) -> GpuArray:
+    """NumPy's ``full_like`` (with ``shape=``)."""
+    return _creation.full(a.shape if shape is None else shape, fill_value,
+                          dtype=a.dtype if dtype is None else dtype, device=device)
+
+
+def quantile(a: GpuArray, q: Any, axis: int | None = None, out: Any = None,
+             overwrite_input: bool = False, method: str = "linear",
+             keepdims: bool = False) -> GpuArray:
+    """NumPy's ``quantile`` (``method='linear'``): a sort along ``axis`` (the flattened array
+    without one), then the interpolation between the two nearest ranks, on the device."""
+    if method != "linear":
+        raise TypeError(f"gputensor's quantile supports method='linear' only, not {method!r}")
+    x, ax = _flat_or(a, axis)
+    ax = ax % x.ndim if x.ndim else 0
+    x = _manip.moveaxis(x, ax, -1)
+    n = x.shape[-1]
+    if n == 0:
+        raise ValueError("quantile of an empty axis")
+    srt = _sort.sort(x, axis=-1)
+    if srt.dtype.kind != "f":
+        srt = _creation.asarray(srt, dtype=_dtypes_float64())
+    qs = np.atleast_1d(np.asarray(q, dtype=np.float64))
+    if ((qs < 0) | (qs > 1)).any():
+        raise ValueError("quantiles must be in the range [0, 1]")
+    pos = qs * (n - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, n - 1)
+    frac = (pos - lo).tolist()
+    parts = []
+    for i, j, f in zip(lo.tolist(), hi.tolist(), frac):
+        low, high = srt[..., i], srt[..., j]
+        parts.append(_ew.add(low, _ew.multiply(_ew.subtract(high, low), f)))
+    res = _manip.stack(parts, axis=0)
+    if keepdims:
+        res = _manip.expand_dims(res, axis=-1 if axis is not None else 1)
+        if axis is None:
+            res = _manip.reshape(res, (len(parts),) + (1,) * a.ndim)
+        else:
+            res = _manip.moveaxis(res, -1, 1 + ax)
+    return res if np.ndim(q) else res[0]
+
+
+def percentile(a: GpuArray, q: Any, axis: int | None = None, out: Any = None,
+               overwrite_input: bool = False, method: str = "linear",
+               keepdims: bool = False) -> GpuArray:
+    """NumPy's ``percentile``: ``quantile`` at ``q / 100``."""
+    return quantile(a, np.asarray(q, dtype=np.float64) / 100, axis, None, overwrite_input, method, keepdims)
+
+
+def median(a: GpuArray, axis: int | None = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> GpuArray:
+    """NumPy's ``median``: the 0.5 ``quantile``."""
+    return quantile(a, 0.5, axis, None, overwrite_input, "linear", keepdims)
+
+
+def _dtypes_float64() -> Any:
+    return _dtypes.float64 if _devices.DEFAULT_DEVICE.supports_dtype(_dtypes.float64) else _dtypes.float32
+
+
+def _nan_to_zero(a: GpuArray) -> GpuArray:
+    return _search.where(_ew.isnan(a), 0, a) if a.dtype.kind == "f" else a
+
+
+def nansum(a: GpuArray, axis: Any = None, dtype: Any = None, out: Any = None,
+           keepdims: bool = False) -> GpuArray:
+    """NumPy's ``nansum``: NaNs count as zero."""
+    return _stats.sum(_nan_to_zero(a), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def nanmean(a: GpuArray, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False) -> GpuArray:
+    """NumPy's ``nanmean``: the mean of the values that are not NaN (NaN where none is)."""
+    count = _stats.sum(_ew.logical_not(_ew.isnan(a)), axis=axis, dtype=a.dtype, keepdims=keepdims)
+    return _ew.divide(nansum(a, axis, dtype, None, keepdims), count)
+
+
 #: NumPy name -> a function with NumPy's signature (module-level names and protocol targets).
 ADAPTERS: dict[str, Callable[..., Any]] = {
     "cumsum": cumsum,
@@ -222,6 +316,15 @@ ADAPTERS: dict[str, Callable[..., Any]] = {
     "squeeze": squeeze,
     "copy": copy,
     "isclose": isclose,
+    "zeros_like": _like(_creation.zeros),
+    "ones_like": _like(_creation.ones),
+    "empty_like": _like(_creation.empty),
+    "full_like": full_like,
+    "quantile": quantile,
+    "percentile": percentile,
+    "median": median,
+    "nansum": nansum,
+    "nanmean": nanmean,
     "allclose": allclose,
     "clip": clip,
     "dot": dot,
