@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run_script(code: str, timeout: float = 120) -> str:
     """Run ``code`` in a fresh interpreter on this checkout; its stdout (fails on a non-zero exit)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_RUNTIME_DIR=os.environ.get("XDG_RUNTIME_DIR", "/tmp"))
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, PYTHONPATH=path, XDG_RUNTIME_DIR=os.environ.get("XDG_RUNTIME_DIR", "/tmp"))
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
@@ -124,9 +125,10 @@ def test_lost_text_detection() -> None:
 
 # ---- adapter fallback -----------------------------------------------------------------------------
 class _Failing:
-    """A fake adapter ranked first (a discrete GPU) whose device creation fails."""
+    """A fake adapter ranked first (a discrete Vulkan GPU, enumerated first) whose device creation
+    fails."""
 
-    info = {"device": "FakeGPU 9000", "vendor": "fake", "description": "", "backend_type": "OpenGL",
+    info = {"device": "FakeGPU 9000", "vendor": "fake", "description": "", "backend_type": "Vulkan",
             "adapter_type": "DiscreteGPU"}
     features: frozenset[str] = frozenset()
     limits: dict[str, int] = {}

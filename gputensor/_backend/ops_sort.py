@@ -52,7 +52,8 @@ requested output directly (sorted values in the source dtype -- packed 8/16-bit 
 column indices (argsort / unique carry them; sort carries none).
 
 Bitonic sort (``n <= BITONIC_C``): one kernel, ``BITONIC_C`` slots per workgroup, several short
-rows per workgroup, compare-exchange on (key, column): stable as well.
+rows per workgroup, compare-exchange on (key, column): stable as well. Its dispatches for a call structure are
+planned once as a ``launch.LaunchProgram`` kept per backend; a repeated call replays it.
 
 Large operands: rows are processed in units whose every buffer fits one binding window; a
 single row larger than a window is processed in chunks of tiles, and the scatter of each chunk
@@ -63,12 +64,15 @@ is dispatched once per destination window (writing only the elements that land i
 from __future__ import annotations
 
 import functools
+import struct
 import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from . import config, ops_scan
 from .errors import BackendError, invalid_argument, unsupported
+from .launch import LaunchProgram, Region
+from .plan_cache import PlanCache
 from .validate import check_dtype, check_int, check_pointer
 from .wgsl_types import STORAGE_TYPES, storage_type
 
@@ -451,9 +455,35 @@ def _sort(backend: Any, job: _Job) -> None:
 
 
 def _bitonic(backend: Any, job: _Job) -> None:
+    """Record the bitonic sort of ``job`` (rows of at most ``BITONIC_C`` elements; arguments and
+    pointer ranges already checked): its ``LaunchProgram`` (planned once per job structure and
+    kept per backend) replayed, or recorded through ``WgpuContext.dispatch`` where a wrapper
+    (the profiler's, a test spy) watches it."""
     ctx = backend.context
-    st = storage_type(job.dtype)
     limit = window_limit(backend)
+    key = ("bitonic", job.dtype, job.rows, job.n, job.ld, job.mode, job.descending, job.out_mode,
+           job.out_dtype, job.vals is not None, limit, BITONIC_C)
+    plans = _PLANS.of(backend)
+    program = plans.get(key)
+    if program is None or not program.valid_for(ctx):
+        program = _bitonic_program(ctx, job, limit)
+        _PLANS.keep(plans, key, program)
+    ptrs = (job.src, job.out, job.out if job.vals is None else job.vals)
+    if ctx.__dict__.get("dispatch") is not None:
+        program.dispatch(backend, ctx, ptrs, _dummy_placeholder)
+        return
+    bases = []
+    for ptr in ptrs:
+        alloc, offset = backend.resolve(ptr, 0)
+        buffer = alloc.buffer
+        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr))
+    program.run(backend, ctx, bases, _dummy_placeholder)
+
+
+def _bitonic_program(ctx: Any, job: _Job, limit: int) -> LaunchProgram:
+    """The dispatches of ``_bitonic`` for the structure of ``job``: operands 0 (src), 1 (out)
+    and 2 (vals, or a dummy binding), in units of whole workgroups of rows that fit ``limit``."""
+    st = storage_type(job.dtype)
     np2 = 1 << max(0, (job.n - 1).bit_length())
     lnp = np2.bit_length() - 1
     rpt = BITONIC_C // np2
@@ -471,17 +501,31 @@ def _bitonic(backend: Any, job: _Job) -> None:
         "SRC_LOADER": bits_loader("src_bits", "src", job.dtype),
         "WRITE_OUT": write,
     }
+    pipe = ctx.pipeline("sort_bitonic", 3, defines)
+    records = []
     for r0 in range(0, job.rows, nr):
         rows = min(nr, job.rows - r0)
-        sbind, sfirst = _bind(backend, job.src, r0 * job.ld, (rows - 1) * job.ld + job.n, st.itemsize)
-        dbind, dfirst = _bind(backend, job.out, r0 * job.n, rows * job.n, out_size)
+        src = Region(0, r0 * job.ld * st.itemsize, ((rows - 1) * job.ld + job.n) * st.itemsize, st.itemsize,
+                     0, 4, 0)
+        dst = Region(1, r0 * job.n * out_size, rows * job.n * out_size, out_size, 0, 6, 0)
         if job.out_mode == 0 and job.vals is not None:
-            vbind, vfirst = _bind(backend, job.vals, r0 * job.n, rows * job.n, 4)
-        else:
-            vbind, vfirst = dummy(backend, 0), 0
-        params = [rows, job.n, np2, lnp, sfirst, job.ld, dfirst, vfirst, 0, _U32]
-        groups = -(-rows // rpt)
-        ctx.dispatch("sort_bitonic", params, [sbind, dbind, vbind], ctx.fold_grid(groups), defines)
+            vals = Region(2, r0 * job.n * 4, rows * job.n * 4, 4, 0, 7, 0)
+        else:  # the dummy binding (its first element word stays 0)
+            vals = Region(-1, 0, 0, _DUMMY_BYTES, 0, 0, 0)
+        words = (rows, job.n, np2, lnp, 0, job.ld, 0, 0, 0, _U32)
+        records.append((pipe, defines, words, ctx.fold_grid(-(-rows // rpt)), (src, dst, vals)))
+    return LaunchProgram.compile("sort_bitonic", _BITONIC_WORDS, ctx, records, ())
+
+
+def _dummy_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:
+    """The placeholder of a program's unused binding: ``dummy(backend, 0)``."""
+    return dummy(backend, 0)
+
+
+#: Bitonic programs kept per backend (``_bitonic``).
+_PLANS = PlanCache(256)
+_BITONIC_WORDS = struct.Struct("<10I")
+_DUMMY_BYTES = 256
 
 
 def _radix(backend: Any, job: _Job) -> None:
