@@ -300,8 +300,53 @@ def nansum(a: GpuArray, axis: Any = None, dtype: Any = None, out: Any = None,
 def nanmean(a: GpuArray, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False) -> GpuArray:
     """NumPy's ``nanmean``: the mean of the values that are not NaN (NaN where none is)."""
-    count = _stats.sum(_ew.logical_not(_ew.isnan(a)), axis=axis, dtype=a.dtype, keepdims=keepdims)
+    kept = _dispatch.contiguous_copy(_ew.logical_not(_ew.isnan(a)), a.dtype)
+    count = _stats.sum(kept, axis=axis, keepdims=keepdims)
     return _ew.divide(nansum(a, axis, dtype, None, keepdims), count)
+
+
+def _nan_extreme(reduce: Callable[..., GpuArray], fill: float) -> Callable[..., GpuArray]:
+    def nan_reduce(a: GpuArray, axis: Any = None, out: Any = None, keepdims: bool = False,
+                   **ignored: Any) -> GpuArray:
+        if a.dtype.kind != "f":
+            return reduce(a, axis=axis, keepdims=keepdims)
+        nan = _ew.isnan(a)
+        got = reduce(_search.where(nan, fill, a), axis=axis, keepdims=keepdims)
+        none = _utility.all(nan, axis=axis, keepdims=keepdims)
+        return _search.where(none, float("nan"), got)
+
+    return nan_reduce
+
+
+def nanvar(a: GpuArray, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+           keepdims: bool = False, **ignored: Any) -> GpuArray:
+    """NumPy's ``nanvar``: the variance of the values that are not NaN."""
+    mean = nanmean(a, axis, dtype, None, True)
+    dev = _ew.subtract(a, mean)
+    sq = nanmean(_ew.multiply(dev, dev), axis, dtype, None, keepdims)
+    if not ddof:
+        return sq
+    kept = _dispatch.contiguous_copy(_ew.logical_not(_ew.isnan(a)), sq.dtype)
+    n = _stats.sum(kept, axis=axis, keepdims=keepdims)
+    return _ew.divide(_ew.multiply(sq, n), _ew.subtract(n, ddof))
+
+
+def nanstd(a: GpuArray, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+           keepdims: bool = False, **ignored: Any) -> GpuArray:
+    """NumPy's ``nanstd``."""
+    return _ew.sqrt(nanvar(a, axis, dtype, None, ddof, keepdims))
+
+
+def nanprod(a: GpuArray, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False, **ignored: Any) -> GpuArray:
+    """NumPy's ``nanprod``: NaNs count as one."""
+    x = _search.where(_ew.isnan(a), 1, a) if a.dtype.kind == "f" else a
+    return _stats.prod(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def nancumsum(a: GpuArray, axis: int | None = None, dtype: Any = None, out: Any = None) -> GpuArray:
+    """NumPy's ``nancumsum``: NaNs count as zero."""
+    return cumsum(_nan_to_zero(a), axis, dtype)
 
 
 #: NumPy name -> a function with NumPy's signature (module-level names and protocol targets).
@@ -325,6 +370,12 @@ ADAPTERS: dict[str, Callable[..., Any]] = {
     "median": median,
     "nansum": nansum,
     "nanmean": nanmean,
+    "nanmax": _nan_extreme(_stats.max, float("-inf")),
+    "nanmin": _nan_extreme(_stats.min, float("inf")),
+    "nanvar": nanvar,
+    "nanstd": nanstd,
+    "nanprod": nanprod,
+    "nancumsum": nancumsum,
     "allclose": allclose,
     "clip": clip,
     "dot": dot,
