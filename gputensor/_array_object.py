@@ -297,10 +297,13 @@ class GpuArray:
 
         return gputensor
 
-    def to_device(self, device: Any, /, *, stream: Any = None) -> GpuArray:
-        """Return ``self`` for gputensor's device; ``ValueError`` for any other device."""
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Any:
+        """Return ``self`` for gputensor's device; ``"cpu"``: a NumPy copy (as array-api-compat's
+        ``to_device`` does for CuPy); ``ValueError`` for any other device."""
         if stream is not None:
             raise ValueError("gputensor has no streams; stream must be None")
+        if isinstance(device, str) and device == "cpu":
+            return self.get()
         check_device(device)
         return self
 

@@ -215,6 +215,7 @@ def test_info_namespace():
     info = gt.__array_namespace_info__()
     caps = info.capabilities()
     assert set(caps) == {"boolean indexing", "data-dependent shapes", "max dimensions"}
+    assert caps["boolean indexing"] is True and caps["data-dependent shapes"] is True
     assert info.default_device() == gt.Device()
     assert info.devices() == [gt.Device()]
     defaults = info.default_dtypes()
