@@ -84,8 +84,8 @@ class GpuArray:
     """
 
     __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "__weakref__")
-    # Make NumPy defer to our reflected operators (np_array + gpu_array -> __radd__ ->
-    # TypeError) instead of converting us through __array__.
+    # NumPy must never convert us through __array__ in its operators: None defers them to our
+    # reflected operators; ``gputensor._interop_numpy`` replaces it with the ufunc protocol.
     __array_ufunc__ = None
     __hash__ = None  # type: ignore[assignment]  # mutable, like NumPy arrays
 

@@ -57,8 +57,8 @@ def test_map_blocks_and_blockwise():
     np.testing.assert_array_equal(host, H)
 
 
-ROWS, COLS, CHUNK_ROWS = 2048, 256, 128  # 2 MiB of float32 in 128 KiB chunks
-POOL_LIMIT = 1 << 19  # 512 KiB per worker: the array is 4x what a worker's pool may hold
+ROWS, COLS, CHUNK_ROWS = 4096, 256, 128  # 4 MiB of float32 in 128 KiB chunks
+POOL_LIMIT = 1 << 20  # 1 MiB per worker: the array is 4x what a worker's pool may hold
 
 
 def _block(block_info=None):
@@ -78,14 +78,15 @@ def _worker_setup() -> str:
     return gt.Device().adapter
 
 
-def _statistics(client) -> None:
+def _statistics(client, distributed) -> None:
     big = da.map_blocks(_block, chunks=((CHUNK_ROWS,) * (ROWS // CHUNK_ROWS), (COLS,)),
                         dtype=np.float32, meta=gt.empty((0, 0)))
     assert big.nbytes >= 4 * POOL_LIMIT
     # sums, squares and extremes (the OpenGL worker has no float64, which dask's mean and var
     # ask for): mean and std from them, each worker's chunks on its own adapter
-    stats = client.compute([big.sum(axis=0), (big * big).sum(axis=0), big.max(axis=1), big.min()],
-                           sync=True)
+    futures = client.compute([big.sum(axis=0), (big * big).sum(axis=0), big.max(axis=1), big.min()])
+    distributed.wait(futures, timeout=180)  # a failure, never a hang
+    stats = client.gather(futures)
     for got in stats:
         assert isinstance(got, gt.GpuArray), type(got)  # moved back by value
     total, squares, row_max, low = (s.get().astype(np.float64) for s in stats)
@@ -129,4 +130,4 @@ def test_distributed_processes_one_worker_per_adapter():
             got = client.submit(lambda a: gt.cumulative_sum(a, axis=1), x, workers=[address],
                                 pure=False).result()
             np.testing.assert_allclose(got.get(), np.cumsum(H, axis=1), rtol=1e-5)
-        _statistics(client)
+        _statistics(client, distributed)
