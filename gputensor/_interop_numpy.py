@@ -120,7 +120,8 @@ def _translate(np_func: Callable[..., Any], impl: Callable[..., Any], args: tupl
     **kwargs)``, and its ``out`` (None when not given)."""
     np_sig, sig = _signature(np_func), _signature(impl)
     if np_sig is None or sig is None:
-        return list(args), dict(kwargs), kwargs.pop("out", None) if "out" in kwargs else None
+        out = kwargs.pop("out", None)
+        return list(args), kwargs, out
     bound = np_sig.bind(*args, **kwargs)  # NumPy's TypeError for a wrong call
     passed = dict(bound.arguments)
     for p in np_sig.parameters.values():
