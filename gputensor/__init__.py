@@ -172,7 +172,10 @@ __all__ += ["autotune"]
 # --- neural-network functions: gputensor.nn ---
 from . import nn  # noqa: E402
 
-__all__ += ["nn"]
+# --- the linalg extension: gputensor.linalg ---
+from . import linalg  # noqa: E402
+
+__all__ += ["nn", "linalg"]
 
 # --- NumPy's names, protocols and array methods ---
 from . import _dask, _interop_numpy, _methods, _numpy_names  # noqa: E402

@@ -42,8 +42,8 @@ __all__ = [
     "var",
 ]
 
-_NUMERIC = DTYPE_CATEGORIES["numeric"]
-_FLOATING = DTYPE_CATEGORIES["real floating"]
+_NUMERIC = frozenset(DTYPE_CATEGORIES["numeric"])  # (membership tests: one hash, not a scan)
+_FLOATING = frozenset(DTYPE_CATEGORIES["real floating"])  # (membership tests: one hash, not a scan)
 
 
 def _check_dtype_arg(dtype: object) -> DType:
