@@ -100,6 +100,7 @@ del _module_name, _module, _name
 
 # the array object's operators, indexing and ``@`` (they call the function modules above)
 from . import _operators  # noqa: E402,F401
+from . import _pickle  # noqa: E402,F401  (pickling and copies by value)
 from . import _dispatch  # noqa: E402
 from ._shapes import is_contiguous as _is_contiguous  # noqa: E402
 
@@ -179,3 +180,12 @@ from . import nn  # noqa: E402
 from . import linalg  # noqa: E402
 
 __all__ += ["nn", "linalg"]
+
+# --- NumPy's names, protocols and array methods ---
+from . import _dask, _interop_numpy, _methods, _numpy_names  # noqa: E402
+
+ndarray = GpuArray
+__all__ += ["ndarray"] + _numpy_names.install(globals())
+_interop_numpy.install(globals())
+_methods.install(globals())
+_dask.watch()  # dask.array's dispatch for gputensor chunks: now, or when dask.array is imported

@@ -84,8 +84,8 @@ class GpuArray:
     """
 
     __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "__weakref__")
-    # Make NumPy defer to our reflected operators (np_array + gpu_array -> __radd__ ->
-    # TypeError) instead of converting us through __array__.
+    # NumPy must never convert us through __array__ in its operators: None defers them to our
+    # reflected operators; ``gputensor._interop_numpy`` replaces it with the ufunc protocol.
     __array_ufunc__ = None
     __hash__ = None  # type: ignore[assignment]  # mutable, like NumPy arrays
 
@@ -305,10 +305,13 @@ class GpuArray:
 
         return gputensor
 
-    def to_device(self, device: Any, /, *, stream: Any = None) -> GpuArray:
-        """Return ``self`` for gputensor's device; ``ValueError`` for any other device."""
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Any:
+        """Return ``self`` for gputensor's device; ``"cpu"``: a NumPy copy (as array-api-compat's
+        ``to_device`` does for CuPy); ``ValueError`` for any other device."""
         if stream is not None:
             raise ValueError("gputensor has no streams; stream must be None")
+        if isinstance(device, str) and device == "cpu":
+            return self.get()
         check_device(device)
         return self
 

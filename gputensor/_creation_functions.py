@@ -57,9 +57,7 @@ __all__ = [
 def _check_dtype_arg(dtype: Any) -> DType | None:
     if dtype is None:
         return None
-    if not isinstance(dtype, DType):
-        raise TypeError(f"dtype must be a gputensor dtype or None, not {dtype!r}")
-    return DEFAULT_DEVICE.check_dtype(dtype)
+    return DEFAULT_DEVICE.check_dtype(_dtypes.as_dtype(dtype))
 
 
 def _shape_arg(shape: Any) -> tuple[int, ...]:

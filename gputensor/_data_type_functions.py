@@ -24,6 +24,7 @@ from ._dtypes import (
     float64 as _dtypes_float64,
     SAME_KIND_PROMOTIONS,
     DType,
+    as_dtype,
     promote_scalar,
     result_type_pair,
 )
@@ -44,11 +45,19 @@ Kind = Union[DType, str, tuple[Union[DType, str], ...]]
 
 
 def _dtype_of(x: Any) -> DType | None:
-    """Return ``x`` if it is a DType, ``x.dtype`` if that is one, else None."""
+    """Return ``x`` if it is a DType, ``x.dtype`` if that is one, the DType a NumPy dtype, dtype
+    string or Python type spells (``as_dtype``), else None."""
     if isinstance(x, DType):
         return x
     dtype = getattr(x, "dtype", None)
-    return dtype if isinstance(dtype, DType) else None
+    if isinstance(dtype, DType):
+        return dtype
+    if isinstance(x, (np.dtype, str, type)):
+        try:
+            return as_dtype(x)
+        except TypeError:
+            return None
+    return None
 
 
 def result_type(*arrays_and_dtypes: Any) -> DType:
@@ -112,8 +121,7 @@ def can_cast(from_: Any, to: DType, /) -> bool:
     from_dtype = _dtype_of(from_)
     if from_dtype is None:
         raise TypeError(f"{from_=}, but should be an array or dtype")
-    if not isinstance(to, DType):
-        raise TypeError(f"{to=}, but should be a dtype")
+    to = as_dtype(to)
     return SAME_KIND_PROMOTIONS.get((from_dtype, to)) == to
 
 
@@ -227,7 +235,9 @@ def isdtype(dtype: DType, kind: Kind) -> bool:
     unknown kind name.
     """
     if not isinstance(dtype, DType):
-        raise TypeError(f"'dtype' must be a dtype, not a {type(dtype)!r}")
+        if not isinstance(dtype, (np.dtype, str, type)):
+            raise TypeError(f"'dtype' must be a dtype, not a {type(dtype)!r}")
+        dtype = as_dtype(dtype)
     if isinstance(kind, tuple):
         if any(isinstance(k, tuple) for k in kind):
             raise TypeError("'kind' must be a dtype, str, or tuple of dtypes and strs")
@@ -237,8 +247,8 @@ def isdtype(dtype: DType, kind: Kind) -> bool:
             return dtype in _ISDTYPE_KINDS[kind]
         except KeyError:
             raise ValueError(f"Unrecognized data type kind: {kind!r}") from None
-    if isinstance(kind, DType):
-        return dtype == kind
+    if isinstance(kind, (DType, np.dtype, type)):
+        return dtype == as_dtype(kind)
     raise TypeError(
         "'kind' must be a dtype, str, or tuple of dtypes and strs, "
         f"not {type(kind).__name__}"
@@ -259,8 +269,7 @@ def astype(x: Any, dtype: DType, /, *, copy: bool = True, device: Any = None) ->
     """
     if not isinstance(x, GpuArray):
         raise TypeError(f"astype expects a gputensor array, got {type(x).__name__}")
-    if not isinstance(dtype, DType):
-        raise TypeError(f"dtype must be a gputensor dtype, not {dtype!r}")
+    dtype = as_dtype(dtype)
     check_device(device)
     DEFAULT_DEVICE.check_dtype(dtype)
     if not copy and dtype == x.dtype:

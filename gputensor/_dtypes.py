@@ -75,6 +75,7 @@ __all__ = [
     "PROMOTION_TABLE",
     "result_type_pair",
     "dtype_from_any",
+    "as_dtype",
     "promote_scalar",
     "check_scalar_in_range",
 ]
@@ -86,9 +87,12 @@ class DType:
     dtype table (``_backend.wgsl_types.DTYPE_TABLE``, which carries every fact about the dtype:
     :attr:`info`).
 
-    Equality holds only between :class:`DType` objects (a NumPy dtype never
-    compares equal; use :attr:`numpy` to convert).  Instances are hashable
-    and pickle to the same singleton.
+    A DType compares equal to the NumPy spellings of the same type (``np.float32``,
+    ``np.dtype('float32')``, ``'float32'``, ``'<f4'``, ``'f4'``), as CuPy's dtypes (which are
+    NumPy's) do, and hashes as its NumPy dtype, so either finds the other in a dict.
+    ``np.dtype(gt.float32)`` is ``np.dtype('float32')`` (through :attr:`dtype`), and NumPy's
+    descriptive attributes (``type``, ``char``, ``str``, ...) are the NumPy dtype's. Instances
+    pickle to the same singleton.
     """
 
     name: str
@@ -127,18 +131,40 @@ class DType:
     def __repr__(self) -> str:
         return f"gputensor.{self.name}"
 
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The NumPy dtype (what ``np.dtype(gt_dtype)`` returns)."""
+        return self.numpy
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _NUMPY_DTYPE_ATTRIBUTES:
+            return getattr(self.numpy, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def __eq__(self, other: object) -> builtins.bool:
-        if not isinstance(other, DType):
-            return False
-        return self.name == other.name
+        if other.__class__ is DType:
+            return self.name == other.name  # type: ignore[attr-defined]
+        if isinstance(other, (np.dtype, str, type)):
+            try:
+                return builtins.bool(np.dtype(other) == self.numpy)
+            except (TypeError, ValueError):
+                return False
+        return False
 
     def __hash__(self) -> int:
-        return hash(self.name)
+        return hash(self.numpy)
 
     def __reduce__(self) -> str:
         # Pickle and copy by module attribute name, so the singleton survives.
         return self.name
 
+
+#: NumPy dtype attributes a DType answers as its NumPy dtype (not ``shape``/``ndim``, which
+#: would make a dtype look like an array to duck-typing libraries).
+_NUMPY_DTYPE_ATTRIBUTES = frozenset({
+    "type", "char", "str", "num", "descr", "byteorder", "alignment", "base", "fields", "names",
+    "flags", "hasobject", "isbuiltin", "isnative", "isalignedstruct", "metadata", "subdtype",
+})
 
 #: name -> DType, one per row of the dtype table, in its order.
 DTYPES_BY_NAME: dict[str, DType] = {name: DType.from_info(info) for name, info in DTYPE_TABLE.items()}
@@ -290,6 +316,25 @@ def dtype_from_any(x: object) -> DType:
             f"dtype {np_dtype.name!r} is not supported by gputensor "
             f"(supported: {supported})"
         ) from None
+
+
+#: Python types as NumPy reads them where a dtype is expected (``dtype=float`` is float64).
+_PYTHON_TYPE_DTYPES = {builtins.bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+
+
+def as_dtype(x: object) -> DType:
+    """The :class:`DType` ``x`` spells, wherever the namespace takes a dtype: a DType, a NumPy
+    dtype or scalar type, a dtype string (``'float32'``, ``'<f4'``, ``'f8'``), a Python type
+    (NumPy's reading: ``float`` is float64, ``int`` int64, ``bool`` bool, ``complex``
+    complex128) or an object whose ``dtype`` attribute is a NumPy dtype. Raises ``TypeError``
+    (as :func:`dtype_from_any`) for anything else or a dtype gputensor lacks."""
+    if x.__class__ is DType:
+        return x  # type: ignore[return-value]
+    if isinstance(x, type) and x in _PYTHON_TYPE_DTYPES:
+        return dtype_from_any(_PYTHON_TYPE_DTYPES[x])
+    if isinstance(getattr(x, "dtype", None), np.dtype) and not isinstance(x, (np.ndarray, np.generic)):
+        return dtype_from_any(x.dtype)  # type: ignore[attr-defined]
+    return dtype_from_any(x)
 
 
 # ---------------------------------------------------------------------------

@@ -25,10 +25,11 @@ class __array_namespace_info__:  # noqa: N801 - the spec's name
     """Capabilities, devices and dtypes of gputensor (one device: the WebGPU adapter)."""
 
     def capabilities(self) -> dict[str, Any]:
-        """``boolean indexing`` and ``data-dependent shapes`` are not supported yet."""
+        """Boolean indexing (``x[mask]``, ``x[mask] = v``) and data-dependent shapes
+        (``nonzero``, ``unique_*``) work; arrays have at most ``max dimensions`` axes."""
         return {
-            "boolean indexing": False,
-            "data-dependent shapes": False,
+            "boolean indexing": True,
+            "data-dependent shapes": True,
             "max dimensions": MAX_DIMENSIONS,
         }
 

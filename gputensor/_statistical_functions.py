@@ -28,7 +28,7 @@ from . import _complex_views, _dispatch
 from . import _function_kernels as kernels
 from . import _fusion_rows
 from ._array_object import GpuArray
-from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType
+from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType, as_dtype
 from ._elementwise_functions import multiply
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, normalize_axes, normalize_axis, size_of
@@ -53,8 +53,7 @@ _REAL_FLOATING = frozenset(DTYPE_CATEGORIES["real floating"])
 
 
 def _check_dtype_arg(dtype: object) -> DType:
-    if not isinstance(dtype, DType):
-        raise TypeError(f"dtype must be a gputensor dtype, not {dtype!r}")
+    dtype = as_dtype(dtype)
     if not kernels.supports_dtype(dtype):
         raise TypeError(f"{dtype.name} needs the adapter feature {dtype.feature!r}, which this device lacks")
     return dtype

@@ -115,7 +115,7 @@ from ._array_object import GpuArray
 from ._backend import elementwise as codegen
 from ._backend import kernels
 from ._backend.elementwise import _scalar_load  # private helper of the generic generator, reused
-from ._backend.errors import BackendError, BackendErrorKind
+from ._backend.errors import BackendError, BackendErrorKind, restore_exception
 from ._backend.ops_elementwise import extent, merge_dims, plan_chunks
 from ._backend.wgsl_types import convert, storage_type
 from ._devices import DEFAULT_DEVICE, default_dtype
@@ -153,6 +153,9 @@ class KernelCompileError(ValueError):
         self.column = column
         self.compiler_message = compiler_message
         self.source = source
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return restore_exception, (type(self), self.args, self.__dict__)
 
 
 _LOCATION = re.compile(r"(┌─ )([^\n:]*):(\d+):(\d+)")

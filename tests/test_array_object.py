@@ -374,8 +374,8 @@ def test_namespace_and_device():
         x.__array_namespace__(api_version="2099.01")
     assert x.to_device(x.device) is x
     assert x.to_device("webgpu") is x
-    with pytest.raises(ValueError):
-        x.to_device("cpu")
+    host = x.to_device("cpu")  # a NumPy copy, as array-api-compat's to_device gives for CuPy
+    assert isinstance(host, np.ndarray) and host.tolist() == [1.0]
 
 
 def test_dlpack_host_copy():
@@ -434,7 +434,7 @@ def test_to_device_errors():
     x = gt.asarray([1.0, 2.0])
     assert x.to_device(gt.Device()) is x and x.to_device("webgpu:0") is x
     assert x.to_device(x.device, stream=None) is x
-    for bad in ("cpu", "webgpu:1", gt.Device("webgpu:1"), object(), 0):
+    for bad in ("webgpu:1", gt.Device("webgpu:1"), object(), 0):
         with pytest.raises(ValueError):
             x.to_device(bad)
     with pytest.raises(ValueError):
@@ -475,8 +475,8 @@ def _error_cases():
         (TypeError, lambda: gt.matmul(b, b.T)),
         (TypeError, lambda: gt.sum(b)),
         (TypeError, lambda: gt.where(i, f, f)),
-        (TypeError, lambda: gt.astype(f, "int8")),
-        (TypeError, lambda: gt.zeros(2, dtype=np.float32)),
+        (TypeError, lambda: gt.astype(f, "no dtype")),
+        (TypeError, lambda: gt.zeros(2, dtype=np.complex64)),
         (ValueError, lambda: f + gt.zeros((5,))),
         (ValueError, lambda: f.__iadd__(gt.zeros((2, 3, 4)))),
         (ValueError, lambda: f.__setitem__(slice(None), gt.zeros((2, 4)))),

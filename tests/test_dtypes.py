@@ -97,10 +97,13 @@ def test_all_dtypes_listed():
 def test_dtype_equality_hash_and_identity():
     assert dt.float32 == dt.float32
     assert dt.float32 != dt.float64
-    assert dt.float32 != np.float32
-    assert dt.float32 != np.dtype("float32")
-    assert dt.float32 != "float32"
-    assert np.dtype("float32") != dt.float32
+    # as CuPy's (NumPy's) dtypes: equal to NumPy's spellings, hashed as the NumPy dtype
+    assert dt.float32 == np.float32 and dt.float32 == np.dtype("float32")
+    assert dt.float32 == "float32" and dt.float32 == "<f4" and dt.float64 == "f8"
+    assert np.dtype("float32") == dt.float32 and dt.float32 != np.float64
+    assert dt.float32 != "not a dtype" and dt.float32 != 1.5 and dt.float32 != object
+    assert {np.dtype("float32"): 1}[dt.float32] == 1 and {dt.int8: 2}[np.dtype("int8")] == 2
+    assert np.dtype(dt.float32) == np.dtype("float32") and dt.int16.type is np.int16
     assert len({dt.int8, dt.int8, dt.uint8}) == 2
     assert {dt.float32: 1}[dt.float32] == 1
     for dtype in OUR_DTYPES:
@@ -380,8 +383,9 @@ def test_result_type_duck_arrays_and_errors():
         dtf.result_type()
     with pytest.raises(ValueError, match="at least one"):
         dtf.result_type(1, 2.0)
-    for bad in ("float32", np.float32, np.dtype("float32"), Duck(np.float32),
-                np.ones(2), None, [dt.int8]):
+    for spelled in ("float32", np.float32, np.dtype("float32"), "<f4"):  # NumPy's spellings
+        assert dtf.result_type(dt.int8, spelled) is dt.float32
+    for bad in ("not a dtype", Duck(np.float32), np.ones(2), None, [dt.int8]):
         with pytest.raises(TypeError, match="result_type"):
             dtf.result_type(dt.int8, bad)
     with pytest.raises(OverflowError):
@@ -413,8 +417,7 @@ def test_can_cast_float16():
 
 @pytest.mark.parametrize(
     "from_, to",
-    [(np.int8, dt.int8), ("int8", dt.int8), (Duck(np.int8), dt.int8),
-     (dt.int8, "int8"), (dt.int8, np.int8), (dt.int8, Duck(dt.int8)), (None, dt.int8)],
+    [(Duck(np.int8), dt.int8), (dt.int8, Duck(dt.int8)), (None, dt.int8), (dt.int8, "no")],
     ids=repr,
 )
 def test_can_cast_errors(from_, to):
@@ -467,7 +470,18 @@ def test_finfo_iinfo_errors_match_strict(name):
             assert got[1] is expected[1] is ValueError
 
 
-@pytest.mark.parametrize("bad", ["float32", np.float32, np.dtype("int8"), None, 3])
+def test_numpy_spellings_of_dtypes():
+    """NumPy dtypes, scalar types, dtype strings and Python types are dtypes wherever the
+    namespace takes one (as in CuPy), beyond array-api-strict."""
+    assert dtf.can_cast(np.int8, "int16") and not dtf.can_cast("f8", np.float32)
+    assert dtf.finfo("float32").eps == np.finfo(np.float32).eps
+    assert dtf.finfo(np.dtype("f2")).bits == 16 and dtf.iinfo(np.int8).max == 127
+    assert dtf.iinfo(int).bits == 64 and dtf.finfo(float).bits == 64
+    with pytest.raises(ValueError):
+        dtf.finfo(np.dtype("int8"))
+
+
+@pytest.mark.parametrize("bad", ["not a dtype", None, 3])
 def test_finfo_iinfo_reject_non_dtypes(bad):
     for ours_func, strict_func in ((dtf.finfo, xps.finfo), (dtf.iinfo, xps.iinfo)):
         assert outcome(strict_func, bad) == ("raises", TypeError)
@@ -521,6 +535,9 @@ def kind_cases():
 @pytest.mark.parametrize("name", SHARED_NAMES)
 @pytest.mark.parametrize("kind", list(kind_cases()), ids=repr)
 def test_isdtype_matches_strict(name, kind):
+    if kind is np.int8 or isinstance(kind, np.dtype):  # NumPy's spellings are dtypes here
+        assert dtf.isdtype(getattr(dt, name), kind) == (name == "int8")
+        return
     expected = outcome(xps.isdtype, getattr(xps, name), strict_kind(kind))
     got = outcome(dtf.isdtype, getattr(dt, name), kind)
     assert got == expected
@@ -532,7 +549,8 @@ def test_isdtype_float16_and_bad_dtype():
     assert not dtf.isdtype(dt.float16, "integral")
     assert dtf.isdtype(dt.float16, dt.float16)
     assert not dtf.isdtype(dt.float16, dt.float32)
-    for bad in (np.int8, "int8", Duck(dt.int8), None):
+    assert dtf.isdtype(np.int8, "signed integer") and dtf.isdtype("f2", "real floating")
+    for bad in ("not a dtype", Duck(dt.int8), None):
         assert outcome(xps.isdtype, bad, "bool") == ("raises", TypeError)
         with pytest.raises(TypeError):
             dtf.isdtype(bad, "bool")

@@ -215,6 +215,7 @@ def test_info_namespace():
     info = gt.__array_namespace_info__()
     caps = info.capabilities()
     assert set(caps) == {"boolean indexing", "data-dependent shapes", "max dimensions"}
+    assert caps["boolean indexing"] is True and caps["data-dependent shapes"] is True
     assert info.default_device() == gt.Device()
     assert info.devices() == [gt.Device()]
     defaults = info.default_dtypes()
@@ -252,8 +253,9 @@ def test_astype():
     assert float(x[0]) != 0
     with pytest.raises(TypeError):
         gt.astype(h, gt.float32)
+    assert gt.astype(x, np.float32).dtype == gt.float32  # NumPy's spellings are dtypes too
     with pytest.raises(TypeError):
-        gt.astype(x, np.float32)
+        gt.astype(x, "not a dtype")
     with pytest.raises(ValueError):
         gt.astype(x, gt.int8, device="cpu")
 

@@ -266,7 +266,7 @@ def test_errors():
     with pytest.raises(AxisError):
         gt.cumulative_sum(x, axis=2)
     with pytest.raises(TypeError):
-        gt.sum(x, dtype="float32")
+        gt.sum(x, dtype="not a dtype")
     with pytest.raises(ValueError):
         gt.var(x, correction=-1)
     with pytest.raises(ValueError):

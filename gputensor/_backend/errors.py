@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 
 class BackendErrorKind(enum.Enum):
@@ -18,13 +19,28 @@ class BackendErrorKind(enum.Enum):
         return self.value
 
 
+def restore_exception(cls: type[BaseException], args: tuple[Any, ...],
+                      state: dict[str, Any]) -> BaseException:
+    """An exception of ``cls`` with ``args`` and the attributes ``state``, made without calling
+    ``cls.__init__`` (what unpickling an exception whose ``__init__`` takes other arguments than
+    its ``args`` calls: see ``BackendError.__reduce__``)."""
+    exc = cls.__new__(cls, *args)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
+
 class BackendError(RuntimeError):
-    """An error raised by a compute backend; ``kind`` says which of the five kinds it is."""
+    """An error raised by a compute backend; ``kind`` says which of the five kinds it is.
+    Pickles with its message and attributes (subclasses too)."""
 
     def __init__(self, kind: BackendErrorKind, message: str) -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return restore_exception, (type(self), self.args, self.__dict__)
 
 
 def invalid_argument(message: str) -> BackendError:

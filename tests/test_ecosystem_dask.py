@@ -1,0 +1,133 @@
+"""dask.array with gputensor chunks, and dask.distributed workers (threads; processes, one per
+adapter) computing on data larger than a worker's memory-pool limit, checked against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gputensor as gt
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+H = np.random.default_rng(0).random((64, 48)).astype(np.float32)
+
+CASES = [
+    ("elementwise", lambda m, d: m.exp(d) * 2 + 1, 1e-6),
+    ("sum axis 0", lambda m, d: d.sum(axis=0), 1e-5),
+    ("mean", lambda m, d: d.mean(), 1e-5),
+    ("mean axis 1", lambda m, d: d.mean(axis=1), 1e-5),
+    ("std axis 0", lambda m, d: d.std(axis=0), 1e-4),
+    ("var", lambda m, d: d.var(), 1e-4),
+    ("max axis 1", lambda m, d: d.max(axis=1), 0),
+    ("min", lambda m, d: d.min(), 0),
+    ("argmax axis 0", lambda m, d: d.argmax(axis=0), 0),
+    ("matmul", lambda m, d: d @ d.T, 1e-4),
+    ("tensordot", lambda m, d: m.tensordot(d, d, axes=([1], [1])), 1e-4),
+    ("rechunk", lambda m, d: (d.rechunk((32, 48)) if m is da else d) + 0, 0),
+    ("slice and transpose", lambda m, d: d[::2, 5:30].T * 3, 1e-6),
+    ("concatenate", lambda m, d: m.concatenate([d, d], axis=0), 0),
+    ("cumsum", lambda m, d: d.cumsum(axis=0), 1e-4),
+    ("nansum", lambda m, d: m.nansum(d), 1e-4),
+    ("where", lambda m, d: m.where(d > 0.5, d, 0), 0),
+    ("any", lambda m, d: (d > 0.99).any(), 0),
+]
+
+
+@pytest.mark.parametrize("name, call, rtol", CASES, ids=[c[0] for c in CASES])
+def test_dask_array_of_gputensor_chunks(name, call, rtol):
+    d = da.from_array(gt.asarray(H), chunks=(16, 16), asarray=False)
+    assert isinstance(d._meta, gt.GpuArray)
+    lazy = call(da, d)
+    assert isinstance(lazy._meta, gt.GpuArray), type(lazy._meta)
+    got = lazy.compute(scheduler="sync")
+    assert isinstance(got, gt.GpuArray), type(got)
+    want = call(np, H)
+    np.testing.assert_allclose(got.get(), want, rtol=rtol, atol=1e-5 if rtol else 0)
+
+
+def test_map_blocks_and_blockwise():
+    d = da.from_array(gt.asarray(H), chunks=(16, 24), asarray=False)
+    got = d.map_blocks(lambda b: gt.exp(b) - b, dtype=np.float32).compute(scheduler="sync")
+    np.testing.assert_allclose(got.get(), np.exp(H) - H, rtol=1e-6)
+    both = da.blockwise(gt.multiply, "ij", d, "ij", d, "ij", dtype=np.float32)
+    np.testing.assert_allclose(both.compute(scheduler="threads").get(), H * H, rtol=1e-6)
+    host = np.asarray(d.compute())
+    np.testing.assert_array_equal(host, H)
+
+
+ROWS, COLS, CHUNK_ROWS = 4096, 256, 128  # 4 MiB of float32 in 128 KiB chunks
+POOL_LIMIT = 1 << 20  # 1 MiB per worker: the array is 4x what a worker's pool may hold
+
+
+def _block(block_info=None):
+    """A chunk made on the worker from its position (no data leaves the client)."""
+    r0, r1 = block_info[None]["array-location"][0]
+    rng = np.random.default_rng(r0)
+    return gt.asarray(rng.standard_normal((r1 - r0, COLS)).astype(np.float32))
+
+
+def _host_data() -> np.ndarray:
+    return np.concatenate([np.random.default_rng(r).standard_normal((CHUNK_ROWS, COLS)).astype(np.float32)
+                           for r in range(0, ROWS, CHUNK_ROWS)])
+
+
+def _worker_setup() -> str:
+    gt.get_default_memory_pool().set_limit(POOL_LIMIT)
+    return gt.Device().adapter
+
+
+def _statistics(client, distributed) -> None:
+    big = da.map_blocks(_block, chunks=((CHUNK_ROWS,) * (ROWS // CHUNK_ROWS), (COLS,)),
+                        dtype=np.float32, meta=gt.empty((0, 0)))
+    assert big.nbytes >= 4 * POOL_LIMIT
+    # sums, squares and extremes (the OpenGL worker has no float64, which dask's mean and var
+    # ask for): mean and std from them, each worker's chunks on its own adapter
+    futures = client.compute([big.sum(axis=0), (big * big).sum(axis=0), big.max(axis=1), big.min()])
+    distributed.wait(futures, timeout=180)  # a failure, never a hang
+    stats = client.gather(futures)
+    for got in stats:
+        assert isinstance(got, gt.GpuArray), type(got)  # moved back by value
+    total, squares, row_max, low = (s.get().astype(np.float64) for s in stats)
+    host = _host_data().astype(np.float64)
+    np.testing.assert_allclose(total, host.sum(axis=0), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(row_max, host.max(axis=1), rtol=1e-6)
+    assert low == host.min()
+    mean = total.sum() / host.size
+    std = np.sqrt(squares / ROWS - (total / ROWS) ** 2)
+    np.testing.assert_allclose(mean, host.mean(), rtol=1e-3, atol=1e-5)
+    np.testing.assert_allclose(std, host.std(axis=0), rtol=1e-3)
+
+
+def test_distributed_threads():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        x = client.scatter(gt.asarray(H))
+        total = client.submit(lambda a: gt.sum(a * 2), x).result()
+        np.testing.assert_allclose(float(total), (H * 2).sum(), rtol=1e-5)
+        d = da.from_array(gt.asarray(H), chunks=(16, 16), asarray=False)
+        np.testing.assert_allclose(d.mean(axis=0).compute().get(), H.mean(axis=0), rtol=1e-5)
+
+
+def test_distributed_processes_one_worker_per_adapter():
+    """Two worker processes, each on its own adapter (lavapipe through Vulkan, llvmpipe through
+    OpenGL), each with a pool limit a quarter of the data: chunks and results move by value."""
+    distributed = pytest.importorskip("distributed")
+    workers = {
+        adapter: {"cls": distributed.Nanny,
+                  "options": {"nthreads": 1, "env": {"GPUTENSOR_ADAPTER": adapter}}}
+        for adapter in ("vulkan", "gl")
+    }
+    scheduler = {"cls": distributed.Scheduler, "options": {"dashboard_address": None}}
+    with distributed.SpecCluster(workers=workers, scheduler=scheduler) as cluster, \
+            distributed.Client(cluster) as client:
+        adapters = client.run(_worker_setup)
+        assert sorted("OpenGL" in a for a in adapters.values()) == [False, True], adapters
+        x = gt.asarray(H)
+        for address in adapters:  # each worker computes on its own adapter
+            got = client.submit(lambda a: gt.cumulative_sum(a, axis=1), x, workers=[address],
+                                pure=False).result()
+            np.testing.assert_allclose(got.get(), np.cumsum(H, axis=1), rtol=1e-5)
+        _statistics(client, distributed)
