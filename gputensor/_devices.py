@@ -17,7 +17,18 @@ from typing import Any
 from . import _dtypes, _runtime
 from ._dtypes import DType
 
-__all__ = ["Device", "DEFAULT_DEVICE", "check_device", "default_dtype", "default_dtypes"]
+__all__ = ["Device", "DEFAULT_DEVICE", "UnsupportedDTypeError", "check_device", "default_dtype",
+           "default_dtypes"]
+
+
+class UnsupportedDTypeError(TypeError):
+    """A dtype the device lacks the WebGPU feature for was asked for (a ``dtype=`` argument or
+    host data of that dtype): ``dtype`` and ``feature`` (the missing feature) say which."""
+
+    def __init__(self, message: str, dtype: DType, feature: str | None) -> None:
+        super().__init__(message)
+        self.dtype = dtype
+        self.feature = feature
 
 
 class Device:
@@ -66,7 +77,7 @@ class Device:
             raise self.unsupported(dtype)
         return dtype
 
-    def unsupported(self, dtype: DType, what: str = "") -> TypeError:
+    def unsupported(self, dtype: DType, what: str = "") -> UnsupportedDTypeError:
         """The ``TypeError`` for ``dtype`` on a device without its feature: names the adapter,
         the missing WebGPU feature and the conversion to the dtype the device has (float64:
         float32; int64/uint64: int32/uint32); ``what`` says what was asked instead of the dtype
@@ -74,9 +85,9 @@ class Device:
         narrower = dtype.info.fallback
         hint = (f"; convert with x.astype(np.{narrower}) or gt.asarray(x, dtype=gt.{narrower})"
                 if narrower and not what else "")
-        return TypeError(
+        return UnsupportedDTypeError(
             f"{what or dtype.name} is not supported on this device (adapter "
-            f"{_runtime.adapter_name()} lacks {dtype.feature}){hint}"
+            f"{_runtime.adapter_name()} lacks {dtype.feature}){hint}", dtype, dtype.feature
         )
 
     def supported_dtypes(self) -> tuple[DType, ...]:

@@ -4,7 +4,9 @@ the ``requires`` marker.
 ``@pytest.mark.requires("shader-f64", ...)`` says a test needs adapter features; it is skipped,
 naming the missing feature, where the adapter lacks one. A test parametrized over a dtype (an
 argument whose name contains ``dtype``) whose value needs a feature (float64: ``shader-f64``;
-int64/uint64: ``shader-int64``) requires it without saying so. The terminal summary shows the
+int64/uint64: ``shader-int64``) requires it without saying so, and a test that fails because it
+asked gputensor for such a dtype (``UnsupportedDTypeError``: float64 host data on an adapter
+without ``shader-f64``) is reported skipped for that feature. The terminal summary shows the
 adapter, its features and how many tests each missing feature skipped.
 """
 
@@ -34,6 +36,8 @@ NO_ADAPTER = (
 
 #: missing feature -> node ids of the tests it skipped
 _SKIPPED_FOR: dict[str, list[str]] = collections.defaultdict(list)
+#: missing feature -> how many of those tests asked for its dtype only while running
+_FOUND_AT_RUN_TIME: collections.Counter[str] = collections.Counter()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -78,6 +82,49 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip(f"the adapter lacks {', '.join(missing)}")
 
 
+def _unsupported_dtype(excinfo: pytest.ExceptionInfo) -> object | None:
+    """The ``UnsupportedDTypeError`` a test failed with (directly or as the cause of the
+    comparison helper's error), else None."""
+    return _unsupported_in(excinfo.value)
+
+
+def _unsupported_in(error: BaseException | None) -> object | None:
+    """``error`` or its cause when it is an ``UnsupportedDTypeError``; for an exception group
+    (hypothesis' several failures), the first when every member is one."""
+    from gputensor._devices import UnsupportedDTypeError
+
+    if isinstance(error, BaseExceptionGroup):
+        found = [_unsupported_in(e) for e in error.exceptions]
+        return found[0] if found and all(found) else None
+    for _ in range(4):
+        if isinstance(error, UnsupportedDTypeError):
+            return error
+        if error is None:
+            return None
+        error = error.__cause__ or error.__context__
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A test that asked for a dtype the adapter lacks (float64 host data without shader-f64:
+    gputensor raises ``UnsupportedDTypeError``) needs that feature: it is reported skipped,
+    naming the feature, and counted in the summary as found at run time."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "call" or call.excinfo is None or not report.failed:
+        return
+    error = _unsupported_dtype(call.excinfo)
+    if error is None:
+        return
+    feature = str(getattr(error, "feature", None))
+    _SKIPPED_FOR[feature].append(item.nodeid)
+    _FOUND_AT_RUN_TIME[feature] += 1
+    report.outcome = "skipped"
+    report.longrepr = (str(item.path), item.location[1] or 0,
+                       f"Skipped: the adapter lacks {feature} (the test made {error.dtype} data)")
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     """Per adapter what ran: the adapter, its features, the tests skipped per missing feature."""
     from gputensor._backend import get_backend
@@ -94,7 +141,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if not _SKIPPED_FOR:
         write("no test skipped for a missing feature")
     for feature, nodes in sorted(_SKIPPED_FOR.items()):
-        write(f"skipped for lack of {feature}: {len(nodes)} tests")
+        late = _FOUND_AT_RUN_TIME[feature]
+        found = f" ({late} of them while running: they made data of a dtype that needs it)" if late else ""
+        write(f"skipped for lack of {feature}: {len(nodes)} tests{found}")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

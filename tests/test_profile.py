@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 import pytest
-import wgpu
+from gputensor._backend.implementation import wgpu
 
 import gputensor as gt
 from gputensor import _profile

@@ -40,9 +40,7 @@ import threading
 from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
-import wgpu
-
-from . import config, device_state
+from . import config, device_state, implementation
 from .adapters import (  # noqa: F401 - the adapter choice, also offered here
     WANTED_FEATURES,
     WANTED_LIMITS,
@@ -61,6 +59,7 @@ from .host_memory import readable_bytes, round_up, writable_bytes  # noqa: F401 
 from .pipelines import Pipelines
 from .promises import run_async, run_sync
 from .transfers import Region, Transfers
+from .implementation import wgpu
 
 #: Commands recorded before the open batch is submitted on its own.
 MAX_BATCH = 256
@@ -126,12 +125,8 @@ class _PassCalls:
 
     @classmethod
     def load(cls) -> "_PassCalls | None":
-        try:
-            from wgpu.backends.wgpu_native import _api
-
-            return cls(_api.lib, _api.ffi)
-        except (ImportError, AttributeError):  # pragma: no cover - another wgpu-py
-            return None
+        api = implementation.native_api()
+        return None if api is None else cls(api.lib, api.ffi)
 
 
 class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers):
