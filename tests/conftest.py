@@ -91,6 +91,7 @@ def _unsupported_dtype(excinfo: pytest.ExceptionInfo) -> object | None:
 def _unsupported_in(error: BaseException | None) -> object | None:
     """``error`` or its cause when it is an ``UnsupportedDTypeError``; for an exception group
     (hypothesis' several failures), the first when every member is one."""
+    from gputensor._backend.errors import BackendError
     from gputensor._devices import UnsupportedDTypeError
 
     if isinstance(error, BaseExceptionGroup):
@@ -99,6 +100,8 @@ def _unsupported_in(error: BaseException | None) -> object | None:
     for _ in range(4):
         if isinstance(error, UnsupportedDTypeError):
             return error
+        if isinstance(error, BackendError) and getattr(error, "feature", None):
+            return error  # the backend's "needs the adapter feature X" (native float16: shader-f16)
         if error is None:
             return None
         error = error.__cause__ or error.__context__
@@ -108,8 +111,9 @@ def _unsupported_in(error: BaseException | None) -> object | None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """A test that asked for a dtype the adapter lacks (float64 host data without shader-f64:
-    gputensor raises ``UnsupportedDTypeError``) needs that feature: it is reported skipped,
-    naming the feature, and counted in the summary as found at run time."""
+    gputensor raises ``UnsupportedDTypeError``; a backend call of a dtype whose native type
+    needs a feature: ``BackendError`` with its ``feature``) needs that feature: it is reported
+    skipped, naming the feature, and counted in the summary as found at run time."""
     outcome = yield
     report = outcome.get_result()
     if call.when != "call" or call.excinfo is None or not report.failed:
@@ -121,8 +125,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     _SKIPPED_FOR[feature].append(item.nodeid)
     _FOUND_AT_RUN_TIME[feature] += 1
     report.outcome = "skipped"
+    what = f"the test made {error.dtype} data" if hasattr(error, "dtype") else str(error)
     report.longrepr = (str(item.path), item.location[1] or 0,
-                       f"Skipped: the adapter lacks {feature} (the test made {error.dtype} data)")
+                       f"Skipped: the adapter lacks {feature} ({what})")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -142,7 +147,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         write("no test skipped for a missing feature")
     for feature, nodes in sorted(_SKIPPED_FOR.items()):
         late = _FOUND_AT_RUN_TIME[feature]
-        found = f" ({late} of them while running: they made data of a dtype that needs it)" if late else ""
+        found = f" ({late} of them while running: they asked for a dtype that needs it)" if late else ""
         write(f"skipped for lack of {feature}: {len(nodes)} tests{found}")
 
 
