@@ -111,6 +111,28 @@ def _np_softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def _gt_log_softmax(gt: Any, x: Any) -> Any:
+    m = gt.max(x, axis=-1, keepdims=True)
+    return x - m - gt.log(gt.sum(gt.exp(x - m), axis=-1, keepdims=True))
+
+
+def _np_log_softmax(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    m = x.max(axis=-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
+
+
+def _gt_logsumexp(gt: Any, x: Any) -> Any:
+    m = gt.max(x, axis=-1, keepdims=True)
+    return m + gt.log(gt.sum(gt.exp(x - m), axis=-1, keepdims=True))
+
+
+def _np_logsumexp(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    m = x.max(axis=-1, keepdims=True)
+    return m + np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
+
+
 _EPS = 1e-5
 
 
@@ -277,6 +299,12 @@ def ops(quick: bool) -> list[Op]:
                   _gt_softmax, _torch_softmax, _cupy_softmax, _np_softmax, 1e-5))
     out.append(Op("api.softmax_builtin.f32", "the same gt code against torch.softmax (fused)", _rows(shape2),
                   _gt_softmax, lambda torch, x: torch.softmax(x, dim=-1), None, _np_softmax, 1e-5))
+    out.append(Op("api.log_softmax_builtin.f32", "log-softmax with gt ops against torch.log_softmax (fused)",
+                  _rows(shape2), _gt_log_softmax, lambda torch, x: torch.log_softmax(x, dim=-1), None,
+                  _np_log_softmax, 1e-5))
+    out.append(Op("api.logsumexp_builtin.f32", "logsumexp with gt ops (keepdims) against torch.logsumexp",
+                  _rows(shape2), _gt_logsumexp, lambda torch, x: torch.logsumexp(x, dim=-1, keepdim=True), None,
+                  _np_logsumexp, 1e-5, out_bytes=lambda h: 4 * rows))
     out.append(Op("api.layernorm.f32", f"layer norm with gt.mean/sqrt, ({rows}, {cols}) f32", ln_inputs,
                   _gt_layernorm, _torch_layernorm, _cupy_layernorm, _np_layernorm, 1e-4))
     out.append(Op("api.layernorm_builtin.f32", "the same gt code against torch layer_norm (fused)", ln_inputs,

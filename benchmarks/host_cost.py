@@ -9,7 +9,8 @@ relative to an eager ``a + b`` timed the same way. The goal: every call at
 most 3x the eager elementwise op on any host, and at most 15 µs on the GPU machine's host.
 
 Calls marked ``reads back`` wait for the device inside the call (the output size depends on the
-data); their host time includes that wait.
+data); their host time includes that wait. A second table gives the cost of a fresh device
+allocation beside a pooled one, for sizes up to 256 MiB (``--quick``: 1 MiB).
 """
 
 from __future__ import annotations
@@ -118,6 +119,49 @@ def measure(n_calls: int, batches: int = 5) -> list[dict[str, Any]]:
     return rows
 
 
+#: Sizes (bytes) whose fresh and pooled allocation ``alloc_rows`` times.
+ALLOC_SIZES = (1 << 20, 16 << 20, 64 << 20, 256 << 20)
+
+
+def alloc_rows(sizes: Sequence[int], reps: int = 5) -> list[dict[str, Any]]:
+    """Per size: the median host µs of ``gt.empty`` when the pool must make a fresh device buffer
+    (its cache released first, the device idle) and when a freed block of that size is reused."""
+    import time
+
+    import gputensor as gt
+
+    pool = gt.get_default_memory_pool()
+    rows = []
+    for nbytes in sizes:
+        fresh, pooled = [], []
+        for _ in range(reps):
+            gt.synchronize()
+            pool.free_all_blocks()
+            t0 = time.perf_counter()
+            x = gt.empty(nbytes // 4, dtype=gt.float32)
+            gt.synchronize()
+            fresh.append(time.perf_counter() - t0)
+            del x
+            gt.synchronize()
+            t0 = time.perf_counter()
+            y = gt.empty(nbytes // 4, dtype=gt.float32)
+            gt.synchronize()
+            pooled.append(time.perf_counter() - t0)
+            del y
+        pool.free_all_blocks()
+        rows.append({"bytes": nbytes, "fresh_us": sorted(fresh)[reps // 2] * 1e6,
+                     "pooled_us": sorted(pooled)[reps // 2] * 1e6})
+    return rows
+
+
+def format_alloc(rows: Sequence[dict[str, Any]]) -> str:
+    """The allocation rows as a Markdown table."""
+    lines = ["allocation: `gt.empty(n)` with a fresh device buffer vs a pooled block (median µs, "
+             "the sync after it included)", "", "| bytes | fresh µs | pooled µs |", "|---|---|---|"]
+    lines += [f"| {r['bytes']:,} | {r['fresh_us']:.0f} | {r['pooled_us']:.0f} |" for r in rows]
+    return "\n".join(lines)
+
+
 def format_rows(rows: Sequence[dict[str, Any]], adapter: str) -> str:
     """The rows as a Markdown table (call, host µs per call, x eager add, within the two goals)."""
     lines = [f"host cost per public call on {adapter} (fusion off; goals: at most {GOAL_RATIO:g}x an eager a + b, "
@@ -151,9 +195,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     n_calls = ns.calls or (20 if ns.quick else 200)
     rows = measure(n_calls, batches=3 if ns.quick else 5)
     print(format_rows(rows, adapter))
+    allocs = alloc_rows(ALLOC_SIZES[:1] if ns.quick else ALLOC_SIZES, 3 if ns.quick else 5)
+    print()
+    print(format_alloc(allocs))
     if ns.json_path:
         with open(ns.json_path, "w") as f:
-            json.dump({"adapter": adapter, "calls_per_batch": n_calls, "rows": rows}, f, indent=1)
+            json.dump({"adapter": adapter, "calls_per_batch": n_calls, "rows": rows, "alloc": allocs}, f, indent=1)
     return 0
 
 

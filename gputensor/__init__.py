@@ -171,4 +171,7 @@ __all__ += ["autotune"]
 # --- neural-network functions: gputensor.nn ---
 from . import nn  # noqa: E402
 
-__all__ += ["nn"]
+# --- the linalg extension: gputensor.linalg ---
+from . import linalg  # noqa: E402
+
+__all__ += ["nn", "linalg"]

@@ -58,7 +58,8 @@ def reduce(op: str, x: GpuArray, axes: Sequence[int], out_dtype: DType, acc_dtyp
     into a new contiguous array of ``out_dtype`` whose shape is ``x.shape`` without ``axes``."""
     axes = tuple(sorted(axes))
     out_shape = tuple(n for d, n in enumerate(x.shape) if d not in axes)
-    out = GpuArray._empty(out_shape, out_dtype)
+    # not zero-filled: the kernel writes every element (packed lanes clear, then set, their bits)
+    out = GpuArray._empty(out_shape, out_dtype, zero=False)
     if out.size == 0:
         return out
     # elementwise fusion: a lazy x (an elementwise expression) is evaluated inside the

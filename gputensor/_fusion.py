@@ -27,6 +27,12 @@ floating-point rounding) and writes only the result; the object then becomes a p
 * Reductions fuse their elementwise prologue instead: ``gt.sum(a * b)``, ``gt.max(gt.abs(x))``
   evaluate the DAG inside the reduction's loads (``ops_reduce.Prologue``); the lazy argument
   stays lazy.
+* Reductions with ``keepdims=True`` of floats (``sum``, ``mean``, ``max``, ``min``) are *pending
+  row statistics* (``_fusion_rows``): storage allocated, nothing recorded (``_PendingStorage``,
+  ``_PENDING``). A lazy array whose DAG reads them is materialised together with them as one
+  row kernel when they form a row pattern (``record.fuse``); anything else that reads one
+  (``ptr``, :func:`leaf_ptr`, a flush of a storage it reads, :func:`materialize_all`) first
+  computes it with its own reduction (``resolve_pending``).
 * Copies into existing arrays (``x[...] = a * b``, in-place operators ``a += b * c`` on an array
   with storage) evaluate the DAG straight into the destination.
 * An in-place operator on a *lazy* array (``y = a * 2; y += 1``) just extends its DAG: nobody
@@ -107,6 +113,10 @@ __all__ = [
     "materialize_all",
     "materialize_into",
     "max_inputs",
+    "add_pending",
+    "pending_record",
+    "resolve_pending",
+    "settle_pending",
     "set_fusion",
     "write_fused",
 ]
@@ -251,7 +261,64 @@ class _WatchedStorage(_Storage):
         return _PTR_SLOT.__get__(self)
 
 
+class _PendingStorage(_Storage):
+    """The storage of a *pending row statistic* (``_fusion_rows``): allocated, not yet written.
+    Reading ``ptr`` computes it first (its record's ``resolve``); a fused kernel that reads it
+    as a leaf either computes it in the same kernel (the row kernels) or resolves it through
+    :func:`leaf_ptr`."""
+
+    __slots__ = ()
+
+    @property  # type: ignore[override]
+    def ptr(self) -> int:
+        resolve_pending(self)
+        return self.ptr
+
+
 _LOCK = threading.RLock()
+
+#: pending statistic storage -> its record (an object with ``resolve(storage)``, ``reads(storage)``
+#: and ``fuse(node, dst) -> bool``; see ``_fusion_rows``). Weak keys: a statistic nobody can
+#: read any more is dropped with its storage.
+_PENDING: weakref.WeakKeyDictionary[_Storage, Any] = weakref.WeakKeyDictionary()
+
+
+def add_pending(storage: _Storage, record: Any) -> None:
+    """Make ``storage`` (new, unwatched) a pending statistic computed by ``record``."""
+    storage.__class__ = _PendingStorage
+    _PENDING[storage] = record
+
+
+def pending_record(storage: _Storage) -> Any:
+    """The record of a pending statistic's storage, or None."""
+    return _PENDING.get(storage)
+
+
+def settle_pending(storage: _Storage) -> None:
+    """A pending statistic's storage now holds its value (written by a kernel): drop its
+    record; the storage stays watched (lazy arrays may read it)."""
+    with _LOCK:
+        _PENDING.pop(storage, None)
+        if type(storage) is _PendingStorage:
+            storage.__class__ = _WatchedStorage
+
+
+def resolve_pending(storage: _Storage) -> None:
+    """Compute a pending statistic into its storage now (its own reduction kernel); the
+    reduction's exceptions propagate and leave it pending."""
+    with _LOCK:
+        record = _PENDING.pop(storage, None)
+        if type(storage) is not _PendingStorage:
+            return
+        storage.__class__ = _Storage  # (the reduction writes it through ``ptr``)
+        if record is not None:
+            try:
+                record.resolve(storage)
+            except BaseException:  # still pending: a later read raises again
+                storage.__class__ = _PendingStorage
+                _PENDING[storage] = record
+                raise
+        storage.__class__ = _WatchedStorage  # (lazy arrays may read it)
 
 #: Weak references to the lazy arrays made so far: ``synchronize()`` and write hazards look
 #: here. References to arrays that died or were materialised stay until the next sweep
@@ -315,8 +382,11 @@ def node_of(x: LazyArray) -> _Node:
 
 def leaf_ptr(leaf: GpuArray) -> int:
     """Pointer of a leaf's element [0, ..., 0], read without triggering the write-hazard flush
-    (reads do not conflict with pending readers)."""
-    return _PTR_SLOT.__get__(leaf._storage) + leaf._offset * leaf._dtype.itemsize
+    (reads do not conflict with pending readers); a pending statistic is computed first."""
+    storage = leaf._storage
+    if type(storage) is _PendingStorage:
+        resolve_pending(storage)
+    return _PTR_SLOT.__get__(storage) + leaf._offset * leaf._dtype.itemsize
 
 
 # ---- structure keys ---------------------------------------------------------------------------
@@ -862,6 +932,11 @@ def materialize_all() -> None:
         pending = _live()
     for x in pending:
         materialize(x)
+    if _PENDING:
+        with _LOCK:
+            statistics = list(_PENDING.keys())
+        for storage in statistics:
+            resolve_pending(storage)
 
 
 def _flush_storage(storage: _Storage) -> None:
@@ -870,10 +945,14 @@ def _flush_storage(storage: _Storage) -> None:
         if type(storage) is not _WatchedStorage:
             return
         while True:
+            statistics = [st for st, record in list(_PENDING.items()) if record.reads(storage)] if _PENDING else []
+            for st in statistics:
+                resolve_pending(st)
             readers = [x for x in _live()
                        if any(leaf._storage is storage for leaf in x._node.leaves)]
             for x in readers:
                 materialize(x)
+            readers += statistics
             if not readers and type(storage) is _Storage:
                 return
             storage.__class__ = _Storage  # then scan again (see _register)
@@ -937,11 +1016,18 @@ def materialize_into(node: Any, dst: GpuArray) -> None:
     (materialising a lazy array): nothing can overlap ``dst`` or read it. A DAG with a structure
     key (``_fusion._Node.skey``) finds its launch plan by that key, the leaves' layouts and the
     shape, and launches it with the pointers and scalar values: no walk over the DAG."""
+    leaves = node.leaves
+    for leaf in leaves:
+        storage = leaf._storage
+        if type(storage) is _PendingStorage:  # a row statistic: one row kernel if it fits
+            record = _PENDING.get(storage)
+            if record is not None and record.fuse(node, dst):
+                return
+            break
     skey = node.skey
     if skey is None:
         write_fused(node, dst)
         return
-    leaves = node.leaves
     be = backend()
     key = (skey, dst._dtype.name, tuple([(leaf._dtype.name, leaf._shape, leaf._strides) for leaf in leaves]),
            dst._shape)

@@ -10,12 +10,20 @@ positions where they are true: a mask over ``k`` axes becomes their ``nonzero`` 
 index into the merged axes when the array's strides allow it, else one array per axis); a 0-d
 mask (or a Python bool) adds an axis of length 1 (True) or 0 (False).
 
-No index is read back to the host: out-of-range integer indices are found by a device-side
-min/max reduction of each index array, read back once for all arrays of one call (index arrays
-given as host data -- lists, NumPy arrays -- are checked on the host before they are uploaded),
-and raise ``IndexError`` before any kernel writes. Index arrays made from boolean masks are in
-range by construction. Only the number of true mask elements is read back (the output shape
-depends on it).
+No index is read back to the host, and a gather (``take``, ``take_along_axis``, ``x[idx]``)
+does not wait for the device: its kernel checks every index it reads, and an out-of-range one
+raises ``IndexError`` at the next call that waits for the device -- ``x.get()``, ``float(x)``,
+``np.asarray(x)``, ``gt.synchronize()``, any readback, in whichever thread waits first --
+naming the axis and its size (``_backend/index_checks.py``); the gather's result then holds
+unspecified values where its indices were out of range. This is how CUDA (and so CuPy and
+torch on CUDA) report asynchronous errors. Gathers that need a range check before they run
+(more than ``ops_gather.MAXIDX`` index arrays, which are combined first; an axis of length 0;
+an empty result) and assignments check with a device-side min/max reduction of each index
+array, read back once for all arrays of one call, and raise ``IndexError`` at the call, before
+any kernel writes. Index arrays given as host data -- lists, NumPy arrays -- are checked on
+the host before they are uploaded, and index arrays made from boolean masks are in range by
+construction. Only the number of true mask elements is read back (the output shape depends
+on it).
 
 Assignment (``x[key] = value``) scatters ``value`` (broadcast to the shape ``x[key]`` would have,
 cast to ``x.dtype`` as NumPy assignment casts) into ``x``; with repeated indices one of the
@@ -47,7 +55,7 @@ from ._shapes import broadcast_shapes, broadcast_strides, contiguous_strides, no
 
 __all__ = ["take", "take_along_axis"]
 
-_INTEGER = DTYPE_CATEGORIES["integer"]
+_INTEGER = frozenset(DTYPE_CATEGORIES["integer"])  # (membership tests: one hash, not a scan)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -118,7 +126,10 @@ def _host_index(value: Any, n: int, axis: int) -> _Index:
 
 
 def _index_operands(indices: Sequence[_Index], it_strides: Sequence[Sequence[int]]) -> list[Any]:
-    return [IndexOperand(ix.arr._ptr, ix.arr.dtype.name, tuple(st), ix.n, ix.stride)
+    """The backend's operands of ``indices``; an unchecked one carries its ``IndexError`` text
+    (a gather checks it on the device, see the module docstring)."""
+    return [IndexOperand(ix.arr._ptr, ix.arr.dtype.name, tuple(st), ix.n, ix.stride,
+                         "" if ix.checked else f"index out of bounds for axis {ix.axis} with size {ix.n}")
             for ix, st in zip(indices, it_strides)]
 
 
@@ -163,6 +174,11 @@ def _gather(x: GpuArray, base: int, out_shape: tuple[int, ...], src_strides: Seq
     """``out[m] = x_flat[base + m . src_strides + sum_k norm(idx_k[m]) * stride_k]`` (a new
     contiguous array); ``bspec`` = (broadcast index shape, its first dim in ``out_shape``)."""
     out = GpuArray._empty(out_shape, x.dtype, zero=False)  # every element is written
+    if out.size == 0 or len(indices) > ops_gather.MAXIDX or any(ix.n == 0 for ix in indices):
+        # checked here, waiting for the device: no gather runs (an empty result), or the index
+        # arrays are combined first (which needs them in range), or an axis of length 0 (every
+        # index is out of range)
+        _check_ranges(indices)
     if out.size == 0:
         return out
     indices, idx_strides = _fit_indices(indices, idx_strides, bspec, len(out_shape))
@@ -195,6 +211,15 @@ def take_checked(x: GpuArray, indices: GpuArray) -> GpuArray:
     return _gather(x, 0, (indices.shape[0],), [0], [ix], [[indices._strides[0]]])
 
 
+def take_checked_now(x: GpuArray, indices: GpuArray) -> GpuArray:
+    """``x[indices]`` for a 1-D ``x`` and 1-D integer ``indices``, their range checked at the
+    call (a device min/max reduction read back): ``IndexError`` before anything runs. For
+    callers whose own error must come at the call (``searchsorted``'s ``sorter``)."""
+    ix = _Index(indices, x.shape[0], x._strides[0], 0)
+    _check_ranges([ix])
+    return _gather(x, 0, (indices.shape[0],), [0], [ix], [[indices._strides[0]]])
+
+
 # ---------------------------------------------------------------------------------------------
 # take, take_along_axis
 # ---------------------------------------------------------------------------------------------
@@ -209,11 +234,11 @@ def _integer_indices(indices: object, name: str = "indices") -> GpuArray:
 def take(x: GpuArray, indices: GpuArray, /, *, axis: int | None = None) -> GpuArray:
     """Elements of ``x`` at ``indices`` (1-D integer array; negative values count from the end)
     along ``axis`` (required unless ``x`` is 1-D): ``x``'s shape with the axis replaced by
-    ``len(indices)``. One gather kernel; the index range is checked on the device first.
+    ``len(indices)``. One gather kernel, which checks the index range itself (no wait).
 
     Raises ``TypeError`` for non-arrays or non-integer indices; ``ValueError`` for N-d indices,
-    a missing axis or a 0-d ``x``; ``IndexError`` for an index out of range (before anything is
-    written); :class:`AxisError` for a bad axis.
+    a missing axis or a 0-d ``x``; ``IndexError`` for an index out of range, at the next call
+    that waits for the device (see the module docstring); :class:`AxisError` for a bad axis.
     """
     _check_array(x)
     indices = _integer_indices(indices)
@@ -228,7 +253,6 @@ def take(x: GpuArray, indices: GpuArray, /, *, axis: int | None = None) -> GpuAr
     ax = normalize_axis(axis, x.ndim)
     n = x.shape[ax]
     ix = _Index(indices, n, x._strides[ax], ax)
-    _check_ranges([ix])
     out_shape = x.shape[:ax] + (indices.shape[0],) + x.shape[ax + 1 :]
     src_strides = list(x._strides)
     src_strides[ax] = 0
@@ -244,7 +268,8 @@ def take_along_axis(x: GpuArray, indices: GpuArray, /, *, axis: int = -1) -> Gpu
 
     Raises ``TypeError`` for non-arrays or non-integer indices; ``ValueError`` for different
     numbers of dimensions or shapes that do not broadcast; ``IndexError`` for an index out of
-    range (before anything is written); :class:`AxisError` for a bad axis.
+    range, at the next call that waits for the device (see the module docstring);
+    :class:`AxisError` for a bad axis.
     """
     _check_array(x)
     indices = _integer_indices(indices)
@@ -260,7 +285,6 @@ def take_along_axis(x: GpuArray, indices: GpuArray, /, *, axis: int = -1) -> Gpu
     out_shape = tuple(shape)
     n = x.shape[ax]
     ix = _Index(indices, n, x._strides[ax], ax)
-    _check_ranges([ix])
     x_shape = tuple(out_shape[d] if d == ax else s for d, s in enumerate(x.shape))
     x_strides = list(x._strides)
     x_strides[ax] = 0
@@ -485,11 +509,14 @@ def advanced_getitem(x: GpuArray, key: Any) -> GpuArray:
     """``x[key]`` for a key with integer-array or boolean-mask indices (NumPy semantics, see the
     module docstring): a new contiguous array.
 
-    Raises ``IndexError`` for out-of-range or malformed indices and mismatched masks (before any
-    kernel writes), ``TypeError`` for unsupported index objects.
+    Raises ``IndexError`` for malformed indices and mismatched masks, and for out-of-range
+    indices on the host (lists, NumPy arrays), at the call; for out-of-range indices in device
+    arrays at the next call that waits for the device (see the module docstring);
+    ``TypeError`` for unsupported index objects.
     """
+    if isinstance(key, GpuArray) and key.ndim == 1 and key.dtype in _INTEGER and x.ndim:
+        return take(x, key, axis=0)  # (the usual x[idx]: the same gather, without the key parse)
     plan = _plan(x, key)
-    _check_ranges(plan.indices)
     return _gather(x, plan.base, plan.shape, plan.strides, plan.indices, plan.idx_strides,
                    (plan.bshape, plan.b_at))
 
@@ -499,7 +526,8 @@ def advanced_setitem(x: GpuArray, key: Any, value: Any) -> None:
     GpuArray, Python scalar or anything ``asarray`` accepts) is broadcast to the shape of
     ``x[key]`` and cast to ``x.dtype`` (NumPy's assignment casting), then scattered into ``x``.
 
-    Raises ``IndexError`` as :func:`advanced_getitem`; ``ValueError`` when ``value`` does not
+    Raises ``IndexError`` for malformed or out-of-range indices, at the call (before anything
+    is written: device index arrays are checked with one readback); ``ValueError`` when ``value`` does not
     broadcast; ``TypeError`` for complex or non-numeric values; ``OverflowError`` for Python
     ints out of the dtype's range.
     """

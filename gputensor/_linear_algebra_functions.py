@@ -44,8 +44,8 @@ from ._statistical_functions import sum as sum_
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]  # + matmul_result_shape (internal)
 
-_NUMERIC = DTYPE_CATEGORIES["numeric"]
-_FLOATING = DTYPE_CATEGORIES["real floating"]
+_NUMERIC = frozenset(DTYPE_CATEGORIES["numeric"])  # (membership tests: one hash, not a scan)
+_FLOATING = frozenset(DTYPE_CATEGORIES["real floating"])  # (membership tests: one hash, not a scan)
 
 
 def matrix_transpose(x: GpuArray, /) -> GpuArray:
@@ -70,11 +70,10 @@ def _matmul_nd(a: GpuArray, b: GpuArray, dtype: DType) -> GpuArray:
     out_shape = batch + (m, n)
     if dtype not in _FLOATING:
         return _matmul_integer(a, b, dtype, batch)
-    out = GpuArray._empty(out_shape, dtype)
-    if out.size == 0:
-        return out
-    if k == 0:
-        _dispatch.fill(out, 0)
+    # zero-filled only when k == 0 (then zeros are the result); otherwise the gemm (beta 0,
+    # which never reads the output) writes every element
+    out = GpuArray._empty(out_shape, dtype, zero=k == 0)
+    if out.size == 0 or k == 0:
         return out
     # dtype promotion (float32 @ float64 -> float64): the astype conversion is the only copy;
     # layouts are never copied (gemm_batched reads any strides in place)
@@ -82,13 +81,20 @@ def _matmul_nd(a: GpuArray, b: GpuArray, dtype: DType) -> GpuArray:
         a = _copy_contiguous(a, dtype)
     if b.dtype != dtype:
         b = _copy_contiguous(b, dtype)
-    a = broadcast_to(a, batch + (m, k))
-    b = broadcast_to(b, batch + (k, n))
-    # broadcast_to sets the stride of size-1 matrix dims to 0: restore a valid layout
-    a = _view(a, a.shape, a._strides[:-2] + _fix_matrix_strides(m, k, a._strides[-2:]))
-    b = _view(b, b.shape, b._strides[:-2] + _fix_matrix_strides(k, n, b._strides[-2:]))
+    a = _gemm_operand(a, batch + (m, k))
+    b = _gemm_operand(b, batch + (k, n))
     kernels.gemm_batched(a, b, out)
     return out
+
+
+def _gemm_operand(x: GpuArray, shape: tuple[int, ...]) -> GpuArray:
+    """``x`` broadcast to ``shape`` (its batch dims) with a gemm layout for its matrix dims: the
+    array itself when it already has that shape and no size-1 matrix dim."""
+    if x.shape == shape and shape[-1] != 1 and shape[-2] != 1:
+        return x
+    x = broadcast_to(x, shape)
+    # broadcast_to sets the stride of size-1 matrix dims to 0: restore a valid layout
+    return _view(x, x.shape, x._strides[:-2] + _fix_matrix_strides(shape[-2], shape[-1], x._strides[-2:]))
 
 
 def _fix_matrix_strides(rows: int, cols: int, strides: Sequence[int]) -> tuple[int, int]:

@@ -80,7 +80,8 @@ def _view(x: GpuArray, shape: Sequence[int], strides: Sequence[int], offset_delt
 
 
 def _empty(shape: Sequence[int], dtype: DType) -> GpuArray:
-    return GpuArray._empty(tuple(shape), dtype)
+    """A new array for a result that the copies after it write entirely (not zero-filled)."""
+    return GpuArray._empty(tuple(shape), dtype, zero=False)
 
 
 def _copy_contiguous(x: GpuArray, dtype: DType | None = None) -> GpuArray:

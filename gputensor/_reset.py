@@ -28,6 +28,7 @@ def reset() -> None:
     be created."""
     with _fusion._LOCK:  # lazy arrays of the old device: never evaluated now
         _fusion._LIVE.clear()
+        _fusion._PENDING.clear()  # (pending row statistics too)
     for cached in _DEVICE_CACHES:
         cached.cache_clear()
     reset_backend()

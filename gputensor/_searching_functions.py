@@ -22,7 +22,7 @@ from ._backend import ops_sort
 from ._data_type_functions import result_type
 from ._dtypes import DTYPE_CATEGORIES, uint32
 from ._dtypes import bool as bool_dtype
-from ._indexing_functions import nonzero_flat, take, unravel_flat
+from ._indexing_functions import nonzero_flat, take_checked_now, unravel_flat
 from ._manipulation_functions import _check_array, _copy_contiguous, reshape
 from ._shapes import contiguous_strides, is_contiguous, normalize_axis
 from ._statistical_functions import _reduce
@@ -174,7 +174,7 @@ def searchsorted(x1: GpuArray, x2: GpuArray | int | float, /, *, side: str = "le
         if sorter.shape != x1.shape:
             raise ValueError(f"sorter must have the shape of x1 {x1.shape}, got {sorter.shape}")
         try:
-            x1 = take(x1, sorter)
+            x1 = take_checked_now(x1, sorter)
         except IndexError as exc:
             raise ValueError(f"sorter index out of range: {exc}") from None
     a = x1 if x1.dtype == dtype and is_contiguous(x1.shape, x1._strides) else _copy_contiguous(x1, dtype)

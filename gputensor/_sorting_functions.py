@@ -28,7 +28,7 @@ from ._shapes import normalize_axis
 
 __all__ = ["argsort", "sort"]
 
-_REAL = DTYPE_CATEGORIES["real numeric"]
+_REAL = frozenset(DTYPE_CATEGORIES["real numeric"])  # (membership tests: one hash, not a scan)
 
 
 def _check(x: object, name: str, axis: object, descending: object, stable: object) -> tuple[GpuArray, int]:

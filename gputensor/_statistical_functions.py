@@ -25,6 +25,7 @@ import math
 
 from . import _dispatch
 from . import _function_kernels as kernels
+from . import _fusion_rows
 from ._array_object import GpuArray
 from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
@@ -42,8 +43,8 @@ __all__ = [
     "var",
 ]
 
-_NUMERIC = DTYPE_CATEGORIES["numeric"]
-_FLOATING = DTYPE_CATEGORIES["real floating"]
+_NUMERIC = frozenset(DTYPE_CATEGORIES["numeric"])  # (membership tests: one hash, not a scan)
+_FLOATING = frozenset(DTYPE_CATEGORIES["real floating"])  # (membership tests: one hash, not a scan)
 
 
 def _check_dtype_arg(dtype: object) -> DType:
@@ -98,6 +99,10 @@ def _reduce(op: str, x: GpuArray, axis, keepdims: bool, out_dtype: DType,
         if empty_value is None:
             raise ValueError(f"{op} of zero elements has no identity: the reduced axes are empty")
         return _filled(out_shape, empty_value, out_dtype)
+    if keepdims and op in _fusion_rows.STATISTICS:  # a pending row statistic (fusion on, floats)
+        pending = _fusion_rows.lazy_statistic(op, x, axes, out_dtype, acc_dtype)
+        if pending is not None:
+            return pending
     result = kernels.reduce(op, x, axes, out_dtype, acc_dtype, ddof=ddof)
     if keepdims:
         result = _view(result, out_shape, contiguous_strides(out_shape))

@@ -1,5 +1,6 @@
 """take, take_along_axis, integer-array / boolean-mask __getitem__ and __setitem__,
-count_nonzero and nonzero against NumPy; IndexError before any kernel writes; windows split."""
+count_nonzero and nonzero against NumPy; IndexError (gathers: at the next wait; scatters: before any
+write); windows split."""
 
 from __future__ import annotations
 
@@ -94,14 +95,16 @@ def test_take_along_axis_with_argsort():
         assert_copied(gt.take_along_axis(x, i, axis=axis), np.sort(a, axis=axis))
 
 
-def test_take_errors_before_any_write():
+def test_take_errors():
+    """Out-of-range device indices raise IndexError at the next wait (here ``.get()``), the
+    other errors at the call."""
     x = gt.asarray(np.arange(12.0).reshape(3, 4))
     with pytest.raises(IndexError):
-        gt.take(x, gt.asarray(np.array([0, 4])), axis=1)
+        gt.take(x, gt.asarray(np.array([0, 4])), axis=1).get()
     with pytest.raises(IndexError):
-        gt.take(x, gt.asarray(np.array([-5])), axis=1)
+        gt.take(x, gt.asarray(np.array([-5])), axis=1).get()
     with pytest.raises(IndexError):
-        gt.take(x, gt.asarray(np.array([3], np.uint64)), axis=0)
+        gt.take(x, gt.asarray(np.array([3], np.uint64)), axis=0).get()
     with pytest.raises(TypeError):
         gt.take(x, gt.asarray(np.array([0.0])), axis=0)
     with pytest.raises(ValueError):
@@ -111,7 +114,7 @@ def test_take_errors_before_any_write():
     with pytest.raises(AxisError):
         gt.take(x, gt.asarray(np.array([0])), axis=2)
     with pytest.raises(IndexError):
-        gt.take_along_axis(x, gt.asarray(np.array([[4]])), axis=1)
+        gt.take_along_axis(x, gt.asarray(np.array([[4]])), axis=1).get()
     with pytest.raises(ValueError):
         gt.take_along_axis(x, gt.asarray(np.array([0])), axis=1)
     with pytest.raises(ValueError):
@@ -178,8 +181,8 @@ def test_advanced_getitem_property(data):
     try:
         ref = a[np_key]
     except IndexError:
-        with pytest.raises(IndexError):
-            gt.asarray(a)[gt_key]
+        with pytest.raises(IndexError):  # at the call or at the next wait
+            gt.asarray(a)[gt_key].get()
         return
     assert_copied(gt.asarray(a)[gt_key], ref)
 
@@ -263,8 +266,8 @@ def test_getitem_errors():
                 (gt.asarray(np.array([True, False])),), (gt.asarray(np.ones((3, 5), bool)),),
                 (gt.asarray(np.array([0.5])),), (0, 0, gt.asarray(np.array([0]))),
                 (Ellipsis, Ellipsis, gt.asarray(np.array([0]))), (gt.asarray(np.array([4], np.uint8)), 0)):
-        with pytest.raises(IndexError):
-            x[key]
+        with pytest.raises(IndexError):  # at the call or (device indices) at the next wait
+            x[key].get()
     with pytest.raises(IndexError):
         x[gt.asarray(np.array([0])), "a"]
 

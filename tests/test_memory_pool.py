@@ -109,6 +109,32 @@ def test_pool_lifo_and_counts() -> None:
     assert dev.calls == 5 and pool.stats["hits"] == 5 and pool.stats["misses"] == 5
 
 
+def test_pool_near_equal_large_sizes_share_blocks() -> None:
+    """Above NEAR_LIMIT a request whose bin is empty takes a free block of one of the next
+    NEAR_BINS bins (bounded waste); small requests keep their exact bin."""
+    from gputensor._backend.memory_pool import NEAR_BINS, NEAR_LIMIT
+
+    dev = FakeDevice()
+    pool = MemoryPool(dev.allocate, dev.release)
+    big = NEAR_LIMIT * 2
+    a, _ = pool.malloc(big + 300_000)  # the 2.5 MiB bin
+    pool.free(a)
+    b, fresh = pool.malloc(big + 1)  # its own bin (2.25 MiB) is empty: the next one serves it
+    assert b is a and not fresh and dev.calls == 1
+    assert b.size - (big + 1) < (big + 1) // 4
+    pool.free(b)
+    far = bin_size(big + 1)
+    for _ in range(NEAR_BINS):
+        far = bin_size(far + 1)
+    c, fresh = pool.malloc(far // 2)  # much smaller: a block of its own
+    assert fresh and dev.calls == 2
+    pool.free(c)
+    d, _ = pool.malloc(3000)
+    pool.free(d)
+    e, fresh = pool.malloc(200)  # small: exact bins only
+    assert fresh and e is not d
+
+
 def test_pool_negative_size() -> None:
     pool = MemoryPool(FakeDevice().allocate, FakeDevice().release)
     with pytest.raises(BackendError) as info:

@@ -105,10 +105,10 @@ def test_take_runs_and_errors():
     run_both(lambda xp: xp.take(xp.asarray(a), xp.asarray(idx), axis=1))
     for bad_idx, axis in (([10], 1), ([-5], 0)):  # out of range: IndexError in both
         run_both(lambda xp: xp.take(xp.asarray(a), xp.asarray(np.array(bad_idx)), axis=axis), accept_error=IndexError)
+    with pytest.raises(IndexError):  # checked on the device: raised at the next wait
+        gt.take(x, gpu(np.array([10])), axis=1).get()
     with pytest.raises(IndexError):
-        gt.take(x, gpu(np.array([10])), axis=1)
-    with pytest.raises(IndexError):
-        gt.take(x, gpu(np.array([-5])), axis=0)
+        gt.take(x, gpu(np.array([-5])), axis=0).get()
     with pytest.raises(TypeError):
         gt.take(x, gpu(np.array([1.0])), axis=0)
     with pytest.raises(ValueError):

@@ -56,6 +56,7 @@ from .bind_groups import BindGroups
 from .device import DeviceFacts
 from .errors import BackendError, device_error, invalid_argument, out_of_memory
 from .host_memory import readable_bytes, round_up, writable_bytes  # noqa: F401 - offered here too
+from .index_checks import IndexChecks
 from .pipelines import Pipelines
 from .promises import run_async, run_sync
 from .transfers import Region, Transfers
@@ -129,7 +130,7 @@ class _PassCalls:
         return None if api is None else cls(api.lib, api.ffi)
 
 
-class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers):
+class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
     """The WebGPU device, queue and adapter, a compiled-pipeline cache and the open command batch.
 
     Public attributes (``DeviceFacts``): ``device``, ``queue``, ``adapter``, ``adapter_info`` (a
@@ -144,6 +145,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers):
                       "bind_groups_created": 0, "clears": 0}
         self._init_pipelines()
         self._init_transfers(device, self.adapter_info.get("adapter_type") == "CPU")
+        self._init_index_checks()
         self._encoder: Any = None
         self._pass: Any = None
         self._pass_pipeline: Any = None  # the pipeline last set in the open pass
@@ -503,5 +505,11 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers):
         self._flush_bytes = FLUSH_BYTES  # the device has run out of work: start it early again
 
     def synchronize(self) -> None:
-        """Submit recorded work and block until the device has finished all of it."""
+        """Submit recorded work and block until the device has finished all of it; returns at
+        once when nothing was recorded or submitted since the last completed wait (a readback
+        or ``synchronize``). Raises DeviceLostError on a device marked lost, ``IndexError`` for
+        an out-of-range gather recorded before (``index_checks``)."""
+        if (self._encoder is None and self._completed_submits == self.stats["submits"] and self.lost is None
+                and not self._check_messages):
+            return
         run_sync(self._readback_steps([(self._fence_src, 0, 4)]), self._wait)

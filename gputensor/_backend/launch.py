@@ -191,8 +191,9 @@ class LaunchProgram:
             for word, slot, extra in patches:
                 patched[word] = (firsts[slot] + extra) & _U32
             records.append((patched, list(bound), grid, defines))
+        pack = self.packer.pack  # (parameter structs with float fields, e.g. gemm's scales)
         for words, bound, grid, defines in records:
-            ctx.dispatch(self.kernel, words, bound, grid, defines)
+            ctx.dispatch(self.kernel, pack(*words), bound, grid, defines)
 
     def replay(self, backend: Any, ctx: Any, bases: Sequence[tuple[Any, int, int, int, int]],
                placeholder: Callable[[Any, int, Any, Any], Any]) -> None:

@@ -9,7 +9,10 @@ Policy
   to 4 KiB, and above that to one of 8 geometric steps per power of two (waste at most 12.5%).
   Each block is one WebGPU buffer of exactly its bin size; blocks are never split or merged (a
   WebGPU buffer cannot be cut, and a few dozen bins keep the number of cached blocks small).
-  Only the exact bin is searched.
+  Requests up to ``NEAR_LIMIT`` are served from their exact bin; larger ones, when their bin has
+  no free block, from a free block of one of the next ``NEAR_BINS`` bins (at most about 1/4 more
+  than the request), so near-equal large sizes share blocks instead of making a fresh buffer
+  (a fresh device allocation is the expensive case: milliseconds for hundreds of MiB on a GPU).
 * ``used_bytes()``: bytes of blocks handed out and not yet freed; ``free_bytes()``: bytes cached
   in the free lists; ``total_bytes()``: both, i.e. the device memory the pool holds.
   ``n_free_blocks()``, ``free_all_blocks()`` (release every cached block) and an optional limit
@@ -65,6 +68,9 @@ SMALL_LIMIT = 4096
 SMALL_STEP = 256
 #: Geometric bins per power of two above ``SMALL_LIMIT``.
 STEPS_PER_OCTAVE = 8
+#: Requests above this size may take a free block of one of the next ``NEAR_BINS`` bins.
+NEAR_LIMIT = 1 << 20
+NEAR_BINS = 2
 _OCTAVE_SHIFT = STEPS_PER_OCTAVE.bit_length() - 1
 
 
@@ -144,6 +150,14 @@ class MemoryPool:
             if bucket:
                 self.stats["hits"] += 1
                 return bucket.pop(), False
+            if size > NEAR_LIMIT:
+                near = size
+                for _ in range(NEAR_BINS):
+                    near = bin_size(near + 1)
+                    bucket = self._free.get(near)
+                    if bucket:
+                        self.stats["hits"] += 1
+                        return bucket.pop(), False
             buf = self._new_block(size, nbytes)
             self._held += size
             self.stats["misses"] += 1

@@ -12,7 +12,10 @@ neighbouring elements are never clobbered (scatters with duplicate indices store
 values per element). A scatter through index arrays stores, where several points write one
 element, the value of the last point in row-major order (NumPy's rule): a claim pass keeps the
 largest point index per element (``atomicMax``), then the write pass stores only the winners.
-The host checks index ranges before calling (the kernel trusts them).
+The host checks index ranges before calling a scatter (the kernel trusts them); a gather's
+kernel checks the indices marked ``IndexOperand.check`` itself (``index_checks``: an error
+flag read at the next wait). A call that is one dispatch is planned once per call structure
+(``_OnePlan``, kept per backend) and replayed with new pointers.
 
 Large operands: the indexed side is bound window by window (each dispatch moves only the points
 whose element lies in its window); the other operands are split into boxes of the iteration
@@ -29,11 +32,13 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import ops_scan
+from .plan_cache import PlanCache
 from .errors import invalid_argument, unsupported
 from .ops_elementwise import extent
 from .ops_sort import (
@@ -111,13 +116,16 @@ class IndexOperand:
     """An index array read at each point of the iteration space: ``ptr`` of its element at
     point 0, integer ``dtype``, ``strides`` (elements, one per iteration dim, 0 = broadcast),
     ``n`` (negative values get ``n`` added; 0 = none) and ``mul`` (element stride the index is
-    multiplied by on the indexed side)."""
+    multiplied by on the indexed side). ``check``: for a gather, the ``IndexError`` text of
+    this array when its values are to be checked on the device (``index_checks``: raised at the
+    next wait); empty when they are known to lie in ``[-n, n)``."""
 
     ptr: int
     dtype: str
     strides: tuple[int, ...]
     n: int
     mul: int
+    check: str = ""
 
 
 def _merge(shape: Sequence[int], stride_sets: Sequence[Sequence[int]]) -> tuple[list[int], list[list[int]]]:
@@ -184,9 +192,83 @@ def _boxes(shape: list[int], stride_sets: list[list[int]], sizes: list[int],
 # ------------------------------------------------------------------------------------------
 # gather / scatter
 # ------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class _OnePlan:
+    """A gather/scatter that is one dispatch (one box, one window of the indexed side, no
+    winner pass), planned for the context ``ctx``: everything but the pointers. ``plain``,
+    ``xrange`` and ``iranges``: the [lo, hi) element ranges bound of the plain side, the indexed
+    side and each index array (relative to their pointers; also the ranges checked);
+    ``sizes``: their item sizes; ``words``: the parameter words after ``idx_first``."""
+
+    ctx: Any
+    pipe: Any
+    defines: dict[str, object]
+    count: int
+    rank: int
+    plain: tuple[int, int]
+    xrange: tuple[int, int]
+    iranges: tuple[tuple[int, int], ...]
+    size: int
+    isizes: tuple[int, ...]
+    words: tuple[int, ...]
+    grid: tuple[int, int, int]
+    checks: tuple[str, ...]
+    packer: struct.Struct
+
+    def launch(self, backend: Any, scatter: bool, a_ptr: int, b_ptr: int,
+               indices: Sequence[IndexOperand]) -> None:
+        """Check the pointer ranges (BackendError as ``gather`` says) and record the dispatch."""
+        size = self.size
+        plain_ptr, xptr = (a_ptr, b_ptr) if scatter else (b_ptr, a_ptr)
+        pbind, pfirst = _bind_range(backend, plain_ptr, self.plain[0], self.plain[1], size)
+        xlo, xhi = self.xrange
+        xbind, xbase = _bind_range(backend, xptr, xlo, xhi, size)
+        ibinds, ifirsts = [], [0, 0, 0, 0]
+        for k, (ix, (lo, hi), isz) in enumerate(zip(indices, self.iranges, self.isizes)):
+            bind, first = _bind_range(backend, ix.ptr, lo, hi, isz)
+            ibinds.append(bind)
+            ifirsts[k] = first & _U32
+        a_first, b_first = (pfirst, xbase) if scatter else (xbase, pfirst)
+        head = [self.count, self.rank, a_first & _U32, b_first & _U32, (xbase + xlo) & _U32,
+                (xbase + xhi) & _U32, 0, 0]
+        bindings = [pbind, xbind] if scatter else [xbind, pbind]
+        bindings += ibinds
+        ctx = self.ctx
+        spy = ctx.__dict__.get("dispatch") is not None
+        if not self.checks:
+            words = head + ifirsts + list(self.words) + [0, 0, 0, 0]
+            if spy:
+                ctx.dispatch("gather", words, bindings, self.grid, self.defines)
+            else:
+                ctx.record("gather", self.pipe, self.defines, self.packer.pack(*words), bindings, *self.grid)
+            return
+        with ctx._lock:  # the slot is reserved and its dispatch recorded as one
+            region, slot = ctx.reserve_index_check(self.checks)
+            words = head + ifirsts + list(self.words) + [slot, 0, 0, 0]
+            bindings.append(region)
+            if spy:
+                ctx.dispatch("gather", words, bindings, self.grid, self.defines)
+            else:
+                ctx.record("gather", self.pipe, self.defines, self.packer.pack(*words), bindings, *self.grid)
+
+
+#: One-dispatch gathers/scatters kept per backend, by their plain arguments.
+_MOVE_PLANS = PlanCache(256)
+
+
 def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: int,
           a_strides: Sequence[int], b_ptr: int, b_strides: Sequence[int],
           indices: Sequence[IndexOperand], indexed_extent: tuple[int, int]) -> None:
+    try:
+        key: tuple[Any, ...] | None = (
+            scatter, dtype, tuple(shape), tuple(a_strides), tuple(b_strides), tuple(indexed_extent),
+            tuple((ix.dtype, ix.strides, ix.n, ix.mul, bool(ix.check)) for ix in indices), window_limit(backend))
+        plan = _MOVE_PLANS.of(backend).get(key)
+    except TypeError:  # unhashable arguments: the checks below report them
+        key, plan = None, None
+    if plan is not None and plan.ctx is backend._ctx and type(a_ptr) is int and type(b_ptr) is int:
+        plan.launch(backend, scatter, a_ptr, b_ptr, indices)
+        return
     dtype = _check_dtype(backend, dtype)
     shape = [_check_int("shape entries", int(s)) for s in shape]
     rank = len(shape)
@@ -219,6 +301,7 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
         lo, hi = extent(shape, ix.strides)
         backend.resolve(ix.ptr + lo * isz, (hi - lo) * isz)
 
+    checked = [bool(ix.check) and not scatter for ix in indices]
     # the last stride set numbers the points in row-major order (the winner of a scatter)
     sets = ([list(a_strides), list(b_strides)] + [list(ix.strides) for ix in indices]
             + [_row_major(shape)])
@@ -226,25 +309,19 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
     # dims beyond MAXD: loop over the leading ones on the host
     lead = max(0, len(mshape) - MAXD)
     outer_shape, inner_shape = mshape[:lead], mshape[lead:]
-    b_arr, b_store = store_bits_code("store_b", "b", dtype)
-    b_store = b_store if not b_arr.startswith("atomic") else _cas_store(dtype)
-    defines = {
-        "SCATTER": "true" if scatter else "false",
-        "NIDX": len(indices),
-        "B_ARRAY": b_arr,
-        "IDX_BINDINGS": "\n".join(
-            f"@group(0) @binding({3 + k}) var<storage, read_write> ix{k}: array<u32>;" for k in range(len(indices))),
-        "A_LOADER": bits_loader("load_a", "a", dtype),
-        "B_STORE": b_store,
-        "IDX_LOADERS": "\n\n".join([_index_loader(k, ix.dtype) for k, ix in enumerate(indices)]
-                                   + [_index_offset_fn(len(indices))]),
-        "WIN_BINDING": "",
-        "WINNER": "",
-    }
+    winners = scatter and bool(indices) and count > 1 and any(a_strides)
+    if key is not None and not lead and not winners and (xhi - xlo) * size <= limit:
+        plan = _plan_one(backend, scatter, dtype, size, mshape, msets, indices, checked, indexed_extent, limit)
+        if plan is not None:
+            _MOVE_PLANS.keep(_MOVE_PLANS.of(backend), key, plan)
+            plan.launch(backend, scatter, a_ptr, b_ptr, indices)
+            return
+    defines = _move_defines(scatter, dtype, indices, checked)
     isizes = [storage_type(ix.dtype).itemsize for ix in indices]
     plain_k = 0 if scatter else 1
 
-    def run(pass_defines: dict[str, object], extent_: tuple[int, int], win: tuple[int, int] | None) -> None:
+    def run(pass_defines: dict[str, object], extent_: tuple[int, int], win: tuple[int, int] | None,
+            check: tuple[Any, int] | None = None) -> None:
         for outer in (_ndindex(outer_shape) if outer_shape else [()]):
             sub_sets = [st[lead:] for st in msets]
             off0 = [sum(c * st[d] for d, c in enumerate(outer)) for st in msets]
@@ -254,9 +331,15 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
             for box_shape, coords in _boxes(list(inner_shape), split_sets, [size] + isizes, limit):
                 offs = [o + sum(c * s_ for c, s_ in zip(coords, st)) for o, st in zip(off0, sub_sets)]
                 _dispatch_box(backend, pass_defines, scatter, size, box_shape, sub_sets, offs,
-                              a_ptr, b_ptr, indices, isizes, extent_, limit, win)
+                              a_ptr, b_ptr, indices, isizes, extent_, limit, win, check)
 
-    if not (scatter and indices and count > 1 and any(a_strides)):
+    if any(checked):  # the flag buffer last; the slot's message per index array
+        ctx = backend.context
+        with ctx._lock:  # the slot is reserved and its dispatches recorded as one
+            region, slot = ctx.reserve_index_check([ix.check for ix in indices])
+            run(defines, indexed_extent, None, (region, slot))
+        return
+    if not winners:
         run(defines, indexed_extent, None)  # (one value for every point: any winner stores it)
         return
     # a scatter through index arrays may write an element more than once: per window of the
@@ -278,6 +361,68 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
             backend.free(win)  # (the pool hands it out again only to work recorded later)
 
 
+def _move_defines(scatter: bool, dtype: str, indices: Sequence[IndexOperand],
+                  checked: Sequence[bool]) -> dict[str, object]:
+    """The gather kernel's placeholders for a call without a winner pass."""
+    b_arr, b_store = store_bits_code("store_b", "b", dtype)
+    b_store = b_store if not b_arr.startswith("atomic") else _cas_store(dtype)
+    n = len(indices)
+    defines: dict[str, object] = {
+        "SCATTER": "true" if scatter else "false",
+        "NIDX": n,
+        "B_ARRAY": b_arr,
+        "IDX_BINDINGS": "\n".join(
+            f"@group(0) @binding({3 + k}) var<storage, read_write> ix{k}: array<u32>;" for k in range(n)),
+        "A_LOADER": bits_loader("load_a", "a", dtype),
+        "B_STORE": b_store,
+        "IDX_LOADERS": "\n\n".join([_index_loader(k, ix.dtype) for k, ix in enumerate(indices)]
+                                   + [_range_fn(k, ix.dtype) for k, ix in enumerate(indices) if checked[k]]
+                                   + [_index_offset_fn(n, checked)]),
+        "WIN_BINDING": "",
+        "WINNER": "",
+        "CHECK_BINDING": "",
+        "CHECK_FLAG": "",
+    }
+    if any(checked):
+        defines["CHECK_BINDING"] = (f"@group(0) @binding({3 + n}) "
+                                    "var<storage, read_write> checks: array<atomic<u32>>;")
+        defines["CHECK_FLAG"] = "atomicOr(&checks[params.check_slot], bad_bits);"
+    return defines
+
+
+def _plan_one(backend: Any, scatter: bool, dtype: str, size: int, mshape: list[int],
+              msets: list[list[int]], indices: Sequence[IndexOperand], checked: Sequence[bool],
+              indexed_extent: tuple[int, int], limit: int) -> _OnePlan | None:
+    """The one-dispatch plan of a call whose merged space ``mshape`` has at most ``MAXD`` dims
+    and whose indexed side fits one window, or None when the other operands need several boxes."""
+    plain_k = 0 if scatter else 1
+    isizes = [storage_type(ix.dtype).itemsize for ix in indices]
+    boxes = list(_boxes(list(mshape), [msets[plain_k]] + msets[2:-1], [size] + isizes, limit))
+    if len(boxes) != 1 or any(boxes[0][1]):
+        return None
+    rank = len(mshape)
+    plain = extent(mshape, msets[plain_k])
+    iranges = tuple(extent(mshape, msets[2 + k]) for k in range(len(indices)))
+    dims: list[int] = []
+    for d in range(MAXD):
+        dims += [mshape[d], _i32(msets[0][d]), _i32(msets[1][d]), _i32(msets[-1][d])] if d < rank else [1, 0, 0, 0]
+    istr: list[int] = []
+    for d in range(MAXD):
+        istr += [(_i32(msets[2 + k][d]) if d < rank else 0) if k < len(indices) else 0 for k in range(4)]
+    pad4 = lambda v: (list(v) + [0, 0, 0, 0])[:4]  # noqa: E731
+    words = tuple(pad4([_i32(ix.n) for ix in indices]) + pad4([_i32(ix.mul) for ix in indices]) + dims + istr)
+    defines = _move_defines(scatter, dtype, indices, checked)
+    ctx = backend.context
+    n_bind = 2 + len(indices) + (1 if any(checked) else 0)
+    pipe = ctx.pipeline("gather", n_bind, defines)
+    count = math.prod(mshape)
+    grid = ctx.fold_grid(-(-count // WG))
+    checks = tuple(ix.check for ix in indices) if any(checked) else ()
+    packer = struct.Struct(f"<{8 + 4 + len(words) + 4}I")
+    return _OnePlan(ctx, pipe, defines, count, rank, plain, tuple(indexed_extent), iranges, size,
+                    tuple(isizes), words, grid, checks, packer)
+
+
 def _row_major(shape: Sequence[int]) -> list[int]:
     """Row-major element strides of ``shape``."""
     strides, step = [], 1
@@ -290,10 +435,12 @@ def _row_major(shape: Sequence[int]) -> list[int]:
 def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size: int,
                   shape: list[int], sets: list[list[int]], offs: list[int], a_ptr: int, b_ptr: int,
                   indices: Sequence[IndexOperand], isizes: list[int], indexed_extent: tuple[int, int],
-                  limit: int, win: tuple[int, int] | None = None) -> None:
+                  limit: int, win: tuple[int, int] | None = None,
+                  check: tuple[Any, int] | None = None) -> None:
     """Record the dispatches of one box: one per window of the indexed side (with ``win`` =
     (pointer, first element), the winners of a two-pass scatter: u32 ``k`` for element
-    ``first + k`` of the indexed side)."""
+    ``first + k`` of the indexed side; with ``check`` = (flag buffer binding, slot), the
+    device-side index check's flags)."""
     ctx = backend.context
     count = math.prod(shape)
     rank = len(shape)
@@ -341,6 +488,9 @@ def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size:
         params = [count, rank, _i32(a_first), _i32(b_first), _i32(xbase + c0), _i32(xbase + c1),
                   _i32(w_first), _i32(offs[-1])]
         params += idx_first + idx_n + idx_mul + dims + istr
+        if check is not None:
+            extra = extra + [check[0]]
+        params += [check[1] if check is not None else 0, 0, 0, 0]
         ctx.dispatch("gather", params, [a_bind, b_bind] + ibinds + extra, grid, defines)
 
 
@@ -374,11 +524,29 @@ def _cas_store(dtype: str) -> str:
     )
 
 
-def _index_offset_fn(nidx: int) -> str:
+def _range_fn(k: int, dtype: str) -> str:
+    """WGSL ``fn idx{k}_in_range(i: u32, n: i32) -> bool``: whether element i of ``ix{k}`` lies
+    in [-n, n) (all of its bits: a 64-bit value's high word, an unsigned value's top bit)."""
+    size = storage_type(dtype).itemsize
+    kind = _kind(dtype)
+    if size == 8:
+        exact = ("b.y == select(0u, 0xFFFFFFFFu, bitcast<i32>(b.x) < 0i)" if kind == "i"
+                 else "b.y == 0u && b.x < 0x80000000u")
+    elif size == 4 and kind == "u":
+        exact = "b.x < 0x80000000u"
+    else:
+        exact = "true"
+    return (f"fn idx{k}_in_range(i: u32, n: i32) -> bool {{\n    let b = idx{k}_bits(i);\n"
+            f"    let v = idx{k}_load(i);\n    return ({exact}) && v >= -n && v < n;\n}}")
+
+
+def _index_offset_fn(nidx: int, checked: Sequence[bool] = ()) -> str:
     comps = "xyzw"
     lines = ["fn index_offset(at: vec4<u32>) -> u32 {", "    var off = 0u;"]
     for k in range(nidx):
         c = comps[k]
+        if k < len(checked) and checked[k]:
+            lines.append(f"    if (!idx{k}_in_range(at.{c}, bitcast<i32>(params.idx_n.{c}))) {{ bad_bits |= {1 << k}u; }}")
         lines += [
             f"    var v{k} = idx{k}_load(at.{c});",
             f"    if (v{k} < 0i) {{ v{k} += bitcast<i32>(params.idx_n.{c}); }}",

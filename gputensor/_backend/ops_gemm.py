@@ -51,8 +51,9 @@ from typing import Any
 from . import autotune, config
 from .base import BackendTranspose
 from .errors import invalid_argument
-from .launch import strided_window
+from .launch import LaunchProgram, Region, strided_window
 from .layout import Extent, block_starts, plan_blocks, strided_extent, strided_span
+from .plan_cache import PlanCache
 from .validate import check_distinct, check_int, check_pointer, check_scalar, check_strided_pointer, check_strides
 
 #: Kernel name of the GEMM template.
@@ -449,8 +450,22 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     """``C_i = alpha*op(A_i)*op(B_i) + beta*C_i`` for i < batch, X_i = X + i*stride_x
     (strides in elements, >= 0), as cublasSgemmStridedBatched (``splits`` as in ``gemm``).
 
+    A call without split-K is planned once per call structure (everything but the pointers) as
+    a ``LaunchProgram`` (kept per backend); a repeated call checks its pointers and replays it.
+
     Raises BackendError as ``gemm`` does, and invalid argument for a negative stride or batch.
     """
+    key: tuple[Any, ...] | None = None
+    if type(m) is int and type(n) is int and type(k) is int and type(batch) is int:
+        key = (trans_a, trans_b, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch,
+               alpha, beta, dtype, splits, splitk_override(), autotune.enabled())
+        try:
+            call = _GEMM_PLANS.of(backend).get(key)
+        except TypeError:  # unhashable arguments: the checks below report them
+            key = call = None
+        if call is not None and call.ctx is backend._ctx and call.program.valid_for(call.ctx):
+            call.launch(backend, a, b, c)
+            return
     ta = check_transpose("trans_a", trans_a)
     tb = check_transpose("trans_b", trans_b)
     m = check_int("m", m)
@@ -480,10 +495,11 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     reads_ab = k > 0 and alpha != 0.0
     extents = operand_extents(ta, tb, lda, ldb, ldc, stride_a, stride_b, stride_c)
     full = {"batch": batch, "m": m, "n": n, "k": max(k, 1)}
-    check_pointer(backend, "C", c, _span_bytes(extents[2], full, itemsize), itemsize)
+    spans = tuple(_span_bytes(e, full, itemsize) for e in extents)
+    check_pointer(backend, "C", c, spans[2], itemsize)
     if k > 0:
-        check_pointer(backend, "A", a, _span_bytes(extents[0], full, itemsize), itemsize)
-        check_pointer(backend, "B", b, _span_bytes(extents[1], full, itemsize), itemsize)
+        check_pointer(backend, "A", a, spans[0], itemsize)
+        check_pointer(backend, "B", b, spans[1], itemsize)
 
     limit = backend.max_window_bytes() // itemsize
     blocks = plan_gemm_blocks(ta, tb, m, n, max(k, 1), batch, lda, ldb, ldc,
@@ -502,36 +518,34 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
 
         tune = autotune.Request(
             "gemm", wgsl_type, (("T" if ta else "N") + ("T" if tb else "N"),),
-            tuple(_span_bytes(e, full, itemsize) for e in extents), run)
+            spans, run)
     tiles, splits = plan_splitk(backend, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
                                 max(k, 1), min(batch, blocks["batch"]), splits, reads_ab, tune)
     defines = {**types, **tiles.defines(), **split_defines(types, splits > 1),
                "TRANS_A": "true" if ta else "false", "TRANS_B": "true" if tb else "false"}
+    packer = _GEMM_WORDS[acc_type]
 
-    # Build every dispatch (windows validated) before recording any.
+    # Every dispatch, pointer-free: operands 0 (A), 1 (B), 2 (C), parameter words (the window
+    # index words 8, 9, 10 left 0), grid, and the split-K part of the combine parameters.
     records = []
     k_blocks = block_starts(k, blocks["k"]) if reads_ab else [(0, 0)]
     for b0, bb in block_starts(batch, blocks["batch"]):
         for j0, nb in block_starts(n, blocks["n"]):
             for i0, mb in block_starts(m, blocks["m"]):
                 bl = {"batch": bb, "m": mb, "n": nb}
-                c_win = backend.window(
-                    c + (b0 * stride_c + i0 + j0 * ldc) * itemsize,
-                    _span_bytes(extents[2], {**bl, "k": 1}, itemsize), itemsize)
+                c_reg = Region(2, (b0 * stride_c + i0 + j0 * ldc) * itemsize,
+                               _span_bytes(extents[2], {**bl, "k": 1}, itemsize), itemsize, 0, _C_FIRST, 0)
                 for kb_index, (p0, kb) in enumerate(k_blocks):
                     bl_k = {**bl, "k": max(kb, 1)}
                     if reads_ab:
                         a_off = b0 * stride_a + ((p0 + i0 * lda) if ta else (i0 + p0 * lda))
                         b_off = b0 * stride_b + ((j0 + p0 * ldb) if tb else (p0 + j0 * ldb))
-                        a_win = backend.window(a + a_off * itemsize,
-                                               _span_bytes(extents[0], bl_k, itemsize), itemsize)
-                        b_win = backend.window(b + b_off * itemsize,
-                                               _span_bytes(extents[1], bl_k, itemsize), itemsize)
-                        a_bind, a_first = a_win.binding, a_win.first
-                        b_bind, b_first = b_win.binding, b_win.first
-                    else:  # A and B are not read: bind C in their place
-                        a_bind = b_bind = c_win.binding
-                        a_first = b_first = 0
+                        a_reg = Region(0, a_off * itemsize, _span_bytes(extents[0], bl_k, itemsize),
+                                       itemsize, 0, _A_FIRST, 0)
+                        b_reg = Region(1, b_off * itemsize, _span_bytes(extents[1], bl_k, itemsize),
+                                       itemsize, 0, _B_FIRST, 0)
+                    else:  # A and B are not read: bind C in their place (first words 0)
+                        a_reg = b_reg = c_reg._replace(word=0)
                     a_cols = mb if ta else kb
                     b_cols = kb if tb else nb
                     tiles_m = -(-mb // tiles.bm)
@@ -539,22 +553,86 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
                     scale_a = alpha if reads_ab else 0.0
                     scale_c = beta if kb_index == 0 else 1.0
                     n_split, kt_split = split_depth(kb, tiles.bk, splits)
-                    params = pack_scalars(acc_type, scale_a, scale_c)
-                    params += struct.pack(
-                        "<16I", mb, nb, kb,
-                        lda if a_cols > 1 else 0, ldb if b_cols > 1 else 0, ldc if nb > 1 else 0,
-                        a_first, b_first, c_win.first,
-                        stride_a if bb > 1 else 0, stride_b if bb > 1 else 0,
-                        stride_c if bb > 1 else 0,
-                        tiles_m, tiles_n, n_split, kt_split)
+                    words = (scale_a, scale_c, mb, nb, kb,
+                             lda if a_cols > 1 else 0, ldb if b_cols > 1 else 0, ldc if nb > 1 else 0,
+                             0, 0, 0,
+                             stride_a if bb > 1 else 0, stride_b if bb > 1 else 0,
+                             stride_c if bb > 1 else 0,
+                             tiles_m, tiles_n, n_split, kt_split)
                     split = None
                     if splits > 1:
-                        split = SplitRecord(n_split, bb * mb * nb, combine_params(
-                            acc_type, scale_a, scale_c, mb, nb, bb, n_split, c_win.first, 1,
-                            ldc if nb > 1 else 0, stride_c if bb > 1 else 0))
+                        split = (n_split, bb * mb * nb, (acc_type, scale_a, scale_c, mb, nb, bb, n_split),
+                                 (1, ldc if nb > 1 else 0, stride_c if bb > 1 else 0))
                     gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n * n_split)
-                    records.append((params, [a_bind, b_bind, c_win.binding], (gx, gy, bb), split))
-    dispatch_gemm_records(backend, KERNEL, types, defines, records)
+                    records.append((words, (a_reg, b_reg, c_reg), (gx, gy, bb), split))
+    if splits == 1:
+        pipe = ctx.pipeline(KERNEL, 3, defines)
+        program = LaunchProgram.compile(KERNEL, packer, ctx,
+                                        [(pipe, defines, w, g, regs) for w, regs, g, _ in records], ())
+        call = _GemmCall(ctx, program, spans, itemsize, k > 0)
+        if key is not None and tune is None:
+            _keep_plan(_GEMM_PLANS.of(backend), key, call)
+        call.launch(backend, a, b, c)
+        return
+    ptrs = (a, b, c)
+    dispatches = []
+    for words, regs, grid, split in records:
+        wins = [backend.window(ptrs[r.base] + r.offset, r.nbytes, itemsize) for r in regs]
+        patched = list(words)
+        for r, win in zip(regs, wins):
+            if r.word:
+                patched[r.word] = win.first
+        combine = None
+        if split is not None:
+            n_split, count, head, tail = split
+            combine = SplitRecord(n_split, count, combine_params(*head, wins[2].first, *tail))
+        dispatches.append((packer.pack(*patched), [w.binding for w in wins], grid, combine))
+    dispatch_gemm_records(backend, KERNEL, types, defines, dispatches)
+
+
+#: Parameter words of gemm_core.wgsl (scale_a, scale_c, then 16 u32) per accumulator type; the
+#: words that take the window index of A's, B's and C's block element [0, 0, 0].
+_GEMM_WORDS = {"f32": struct.Struct("<ff16I"), "f64": struct.Struct("<dd16I")}
+_A_FIRST, _B_FIRST, _C_FIRST = 8, 9, 10
+
+
+def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
+    raise AssertionError("gemm programs bind no placeholders")
+
+
+@dataclass(frozen=True, eq=False)
+class _GemmCall:
+    """A validated ``gemm_strided_batched`` call without split-K on the context ``ctx``,
+    everything but the pointers: its program, the byte spans of A, B and C (A's and B's
+    pointers are checked only when ``reads``: k > 0) and the item size."""
+
+    ctx: Any
+    program: LaunchProgram
+    spans: tuple[int, ...]
+    itemsize: int
+    reads: bool
+
+    def launch(self, backend: Any, a: int, b: int, c: int) -> None:
+        """Check the pointers (BackendError as ``gemm`` says) and record the program."""
+        itemsize = self.itemsize
+        c_alloc, c_off = check_pointer(backend, "C", c, self.spans[2], itemsize)
+        c_base = (c_alloc.buffer, c_alloc.buffer.size, c_alloc.nbytes, c_off, c)
+        bases = [c_base, c_base, c_base]
+        if self.reads:
+            for k, (name, ptr) in enumerate((("A", a), ("B", b))):
+                alloc, off = check_pointer(backend, name, ptr, self.spans[k], itemsize)
+                bases[k] = (alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr)
+        ctx = self.ctx
+        if ctx.__dict__.get("dispatch") is not None or type(a) is not int or type(b) is not int \
+                or type(c) is not int:
+            self.program.dispatch(backend, ctx, (a, b, c))
+            return
+        self.program.run(backend, ctx, bases, _no_placeholder)
+
+
+#: Calls kept per backend, by their plain arguments.
+_GEMM_PLANS = PlanCache(256)
+_keep_plan = _GEMM_PLANS.keep
 
 
 # ---- general strides ---------------------------------------------------------------------------

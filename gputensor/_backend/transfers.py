@@ -26,6 +26,7 @@ from typing import Any
 from . import config, device_state
 from .errors import BackendError, device_error, invalid_argument
 from .host_memory import fill_mapped, host_copy, readable_bytes, round_up, writable_bytes
+from .index_checks import raise_index_errors
 from .mapping import Mapper, wait_mode
 from .promises import run_async, run_sync, wrap_wgpu_error
 from .implementation import wgpu
@@ -195,6 +196,9 @@ class Transfers:
             size=UPLOAD_RING_BYTES, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         )
         self._upload_used = 0
+        #: Submits known to be complete (a readback's mapping completed after them): while it
+        #: equals ``stats["submits"]`` and nothing is recorded, ``synchronize`` has nothing to wait for.
+        self._completed_submits = 0
 
     def upload(self, data: Any) -> Any:
         """A new storage buffer holding the bytes of ``data`` (any buffer-protocol object)."""
@@ -351,6 +355,8 @@ class Transfers:
                 lo, hi = max(start, offset), min(start + length, end)
                 pieces.append((k, buf, start, length, lo - start, hi - lo, lo - offset))
         budget = chunk * max(1, TRANSFER_DEPTH)
+        done_mark = 0  # submits known complete once the last mapping has completed
+        checks: list[tuple[Any, int, list[tuple[str, ...]]]] = []  # armed index checks read back
         in_flight: collections.deque[tuple[_Piece, Any, Any]] = collections.deque()  # piece, staging, promise
         staged_bytes = 0
         next_piece = 0
@@ -364,7 +370,8 @@ class Transfers:
             if group_end > next_piece:
                 group = pieces[next_piece:group_end]
                 next_piece = group_end
-                for piece, staging in zip(group, self._stage(group)):
+                stagings, done_mark = self._stage(group, checks)
+                for piece, staging in zip(group, stagings):
                     in_flight.append((piece, staging, self._map_read(staging, piece[3], awaitable)))
             piece, staging, promise = in_flight.popleft()
             yield promise
@@ -379,14 +386,33 @@ class Transfers:
             staging.unmap()
             self._staging.give(staging)
             staged_bytes -= length
+        if not pieces and self._check_messages:  # nothing else to read: the index checks alone
+            with self._lock:
+                staged = self._stage_index_checks(self._staging)
+                if staged is not None:
+                    checks.append(staged)
+                    self.flush()
+                done_mark = self.stats["submits"]
+        flags = []
+        for staging, nbytes, messages in checks:
+            yield self._map_read(staging, nbytes, awaitable)
+            flags.append((bytes(staging.read_mapped(0, nbytes, copy=False)), messages))
+            staging.unmap()
+            self._staging.give(staging)
+        if done_mark > self._completed_submits:
+            self._completed_submits = done_mark
+        for raw, messages in flags:
+            raise_index_errors(raw, messages)
         if into is None:
             out = [bytes(v) if isinstance(v, bytearray) else v for v in out]
         return out
 
-    def _stage(self, pieces: Sequence[_Piece]) -> list[Any]:
+    def _stage(self, pieces: Sequence[_Piece], checks: list[Any]) -> tuple[list[Any], int]:
         """Record the device copies of ``pieces`` into staging buffers after all recorded work
-        and submit them; the staging buffers, in order. Raises BackendError (device error) when
-        the submit fails."""
+        and submit them (with the armed index checks, appended to ``checks``: see
+        ``index_checks``); the staging buffers, in order, and the number of submits made so far
+        (all of them are complete once these copies are mapped: the queue runs in order).
+        Raises BackendError (device error) when the submit fails."""
         stagings = []
         with self._lock:
             for _, buf, start, length, _, _, _ in pieces:
@@ -397,11 +423,15 @@ class Transfers:
                 stagings.append(staging)
                 self._end_pass().copy_buffer_to_buffer(buf, start, staging, 0, length)
                 self._keepalive.append(buf)
+            staged = self._stage_index_checks(self._staging)
+            if staged is not None:
+                checks.append(staged)
             try:
                 self.flush()
             except BackendError as exc:
                 raise device_state.classify(self, device_error(f"readback submit failed: {exc.message}")) from None
-        return stagings
+            mark = self.stats["submits"]
+        return stagings, mark
 
     def _map_read(self, staging: Any, size: int, awaitable: bool = False) -> Any:
         """Start mapping ``staging`` for reading: through the mapper (see ``mapping.py``) unless

@@ -10,7 +10,9 @@
 // neighbours in a word are never clobbered). The indexed side (A for a gather, B for a
 // scatter) may be larger than one binding: each dispatch binds one window of it and only moves
 // the points whose indexed element lies in [lo, hi) of that binding. Index arrays of any
-// integer dtype are read as raw bits and sign-extended; the host checked their range first.
+// integer dtype are read as raw bits and sign-extended; the host checked their range first,
+// or (CHECK_BINDING, gathers) each point checks its indices and, for one out of range, moves
+// nothing and ORs bit k (the index array) into checks[check_slot] (see _backend/index_checks.py).
 // u32 arithmetic wraps, so strides and offsets may be negative (i32 bits).
 //
 // Scatters store what a sequential loop over the points in row-major order stores: the value of
@@ -38,6 +40,7 @@ struct Params {
     idx_mul: vec4<u32>,                 // element stride of index array k (i32 bits)
     dims: array<vec4<u32>, 6>,          // x: size, y: A stride, z: B stride (i32 bits), w: linear stride
     istride: array<vec4<u32>, 6>,       // stride of index array k in component k (i32 bits)
+    check_slot: u32,                    // CHECK_BINDING: the word of `checks` this call's flags go to
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -45,6 +48,10 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> b: array<{{B_ARRAY}}>;
 {{IDX_BINDINGS}}
 {{WIN_BINDING}}
+{{CHECK_BINDING}}
+
+// bit k: index array k held a value out of range at this point (gathers with CHECK_BINDING)
+var<private> bad_bits: u32 = 0u;
 
 {{A_LOADER}}
 
@@ -74,6 +81,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         io += c * params.istride[d - 1u];
     }
     let ioff = index_offset(params.idx_first + io);
+    if (bad_bits != 0u) {  // an index out of range: flag it, move nothing
+        {{CHECK_FLAG}}
+        return;
+    }
     var ai = params.a_first + ao;
     var bi = params.b_first + bo;
     if (SCATTER) {

@@ -1,0 +1,405 @@
+"""Matrix factorizations on the device: Cholesky, LU with partial pivoting (solve, inverse,
+determinant) and Householder QR, in float32 and float64 (``shader-f64``).
+
+Matrices are row-major: element (i, j) of a matrix at pointer ``a`` with leading dimension
+``ld`` lies ``i * ld + j`` elements from ``a``; a stack has a batch stride. Everything runs in
+WGSL; nothing is read back (singularity is reported through a u32 flag buffer the caller owns:
+``flag`` is or-ed with 1 when a pivot is zero or a Cholesky pivot is not positive).
+
+Two families of kernels:
+
+* batched small matrices (order <= ``SMALL_MAX``): one workgroup per matrix, the matrix in
+  workgroup memory (``_wgsl/linalg_small.wgsl``: Cholesky, LU + solve / inverse / determinant;
+  ``_wgsl/linalg_qr_small.wgsl``: Householder QR with Q accumulated backwards) -- a whole stack
+  in one dispatch;
+* larger matrices, one at a time, blocked by ``NB`` columns, the trailing updates on the gemm
+  kernels (``ops_gemm.gemm_strided``, in place: the updated block and the factor blocks are
+  disjoint regions of one buffer):
+
+  - Cholesky, right-looking: the diagonal block on the small kernel, the panel below it by a
+    triangular solve (``linalg_trsm.wgsl``), the trailing matrix's lower part by gemm (two
+    column stripes from 512 columns on);
+  - LU, right-looking (getrf): the panel with pivot search on one workgroup
+    (``linalg_lu_panel.wgsl``, two sub-panels of ``LU_HALF`` columns per block), row swaps of the other columns (``linalg_laswp.wgsl``), the
+    block row by a unit-lower triangular solve, the trailing matrix by gemm; ``lu_solve``
+    swaps the right-hand sides and runs blocked forward and backward substitution (triangular
+    solves of the diagonal blocks, gemm for the rest);
+  - QR (geqrf): the panel on one workgroup (``linalg_qr_panel.wgsl``), the block reflector's
+    compact WY factor T from the Gram matrix V^T V (gemm, then ``linalg_qr_tmat.wgsl``), the
+    trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q accumulated backwards from the
+    identity with ``Q -= V (T (V^T Q))``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from . import kernels, ops_gemm
+from .errors import invalid_argument
+from .validate import check_dtype, check_int
+
+#: Largest order the batched small kernels take (workgroup memory holds the matrix).
+SMALL_MAX = 32
+#: Block size of the blocked algorithms (the panel kernels take at most 32 columns).
+NB = 32
+#: Block size of the blocked Cholesky factorization where the diagonal block and the
+#: triangular solve fit workgroup memory at it (float32): half the steps of NB.
+CHOLESKY_NB = 64
+
+_SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
+_LOG = {"f32": "log_f32", "f64": "log_f64"}
+_NEG_INF = {"f32": "bitcast<f32>(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
+_WG = 64
+
+
+def _dtype(backend: Any, dtype: str) -> tuple[int, str]:
+    """(itemsize, WGSL type) of float32 / float64; BackendError otherwise."""
+    check_dtype(backend, "dtype", dtype, ("float32", "float64"))
+    return backend.float_dtype(dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _math_defines(wgsl: str) -> dict[str, str]:
+    log = _LOG[wgsl]
+    return {"LOG": log, "MATH": kernels.library_code(f"{log}(x)"), "NEG_INF": _NEG_INF[wgsl]}
+
+
+def _bind(backend: Any, ptr: int, elements: int, itemsize: int) -> tuple[tuple[Any, int, int], int]:
+    """(binding region, index of ``ptr``'s element in it) for ``elements`` elements at ``ptr``."""
+    win = backend.window(ptr, max(1, elements) * itemsize, itemsize)
+    return win.binding, win.first
+
+
+def _nmax(n: int) -> int:
+    return 8 if n <= 8 else 16 if n <= 16 else 32 if n <= 32 else 64
+
+
+def _workgroup_bytes(ctx: Any) -> int:
+    return int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
+
+
+def cholesky_block(backend: Any, dtype: str) -> int:
+    """The block size of ``cholesky_blocked``: CHOLESKY_NB where its kernels fit the adapter's
+    workgroup memory (float32 in 32 KiB), else NB."""
+    itemsize, _ = _dtype(backend, dtype)
+    need = CHOLESKY_NB * CHOLESKY_NB * itemsize + CHOLESKY_NB * 32 * itemsize  # trsm's triangle + columns
+    return CHOLESKY_NB if need + 1024 <= _workgroup_bytes(backend.context) else NB
+
+
+def _panel_wg(ctx: Any) -> int:
+    """Invocations of the one-workgroup panel kernels: 1024 on GPUs (a panel streams through one
+    multiprocessor, so it needs every warp it can get to hide the memory latency), 256 on
+    software adapters."""
+    limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)),
+                int(ctx.limits.get("max-compute-workgroup-size-x", 256)))
+    return 256 if ctx.is_software or limit < 1024 else 1024
+
+
+def _groups(ctx: Any, count: int) -> tuple[int, int, int]:
+    return ctx.fold_grid(count)
+
+
+# ---- batched small matrices -------------------------------------------------------------------
+def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: int, a_bs: int, *,
+          b: int | None = None, k: int = 0, b_ld: int = 0, b_bs: int = 0, flag: int | None = None) -> None:
+    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX;
+    cholesky: up to CHOLESKY_NB, for the diagonal blocks of ``cholesky_blocked``), in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
+
+    * ``cholesky``: A := L (zeros above the diagonal);
+    * ``solve``: A := its LU factors, B (n x k, batch stride ``b_bs``) := A^-1 B;
+    * ``inv``: B (n x n) := A^-1;
+    * ``det``: B[3 q + 0, 1, 2] := det, sign, log|det| of matrix q.
+
+    ``flag`` (a u32) is or-ed with 1 for a matrix that is not positive definite (cholesky) or
+    singular (solve, inv). BackendError (invalid argument) for bad sizes or pointers.
+    """
+    if op not in _SMALL_OPS:
+        raise invalid_argument(f"unknown small factorization {op!r}")
+    n, batch, k, a_ld, a_bs, b_ld, b_bs = (check_int(name, v) for name, v in (
+        ("n", n), ("batch", batch), ("k", k), ("a_ld", a_ld), ("a_bs", a_bs), ("b_ld", b_ld), ("b_bs", b_bs)))
+    limit = CHOLESKY_NB if op == "cholesky" else SMALL_MAX
+    if not 1 <= n <= limit or batch < 1:
+        raise invalid_argument(f"small {op} of order {n} (1..{limit}), batch {batch}")
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (n - 1) * a_ld + n, itemsize)
+    if op in ("solve", "inv"):
+        if b is None:
+            raise invalid_argument(f"{op} needs B")
+        cols = max(1, k) if op == "solve" else n
+        b_reg, b_first = _bind(backend, b, (batch - 1) * b_bs + (n - 1) * b_ld + cols, itemsize)
+    elif op == "det":
+        if b is None:
+            raise invalid_argument("det needs its result buffer")
+        cols = 0
+        b_reg, b_first = _bind(backend, b, 3 * batch, itemsize)
+    else:
+        cols = 0
+        b_reg, b_first = a_reg, 0
+    f_reg = _bind(backend, flag, 1, 4)[0] if flag is not None else a_reg
+    if flag is None and op in ("cholesky", "solve", "inv"):
+        raise invalid_argument(f"{op} needs a flag buffer")
+    words = [batch, n, cols if op == "solve" else n, a_first, a_ld, a_bs, b_first, b_ld, b_bs, 0, 0, 0]
+    defines = {"T": wgsl, "NMAX": _nmax(n), "OP": _SMALL_OPS[op], "XS": _nmax(n) * _WG if cols else 1,
+               **_math_defines(wgsl)}
+    ctx.dispatch("linalg_small", words, [a_reg, b_reg, f_reg], _groups(ctx, batch), defines)
+
+
+def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld: int, a_bs: int,
+             q: int, q_ld: int, q_bs: int, kq: int, r: int, r_ld: int, r_bs: int, kr: int) -> None:
+    """Householder QR of a stack of m x n matrices (1 <= m, n <= SMALL_MAX), one workgroup
+    each: Q (m x kq) and R (kr x n, zeros below the diagonal), kq and kr each min(m, n) or m.
+    ``a`` is only read. BackendError (invalid argument) for bad sizes or pointers."""
+    m, n, batch, kq, kr = (check_int(name, v) for name, v in (("m", m), ("n", n), ("batch", batch), ("kq", kq),
+                                                                ("kr", kr)))
+    k = min(m, n)
+    if not (1 <= m <= SMALL_MAX and 1 <= n <= SMALL_MAX) or batch < 1 or kq not in (k, m) or kr not in (k, m):
+        raise invalid_argument(f"small QR of {m} x {n} (kq {kq}, kr {kr}), batch {batch}")
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (m - 1) * a_ld + n, itemsize)
+    q_reg, q_first = _bind(backend, q, (batch - 1) * q_bs + (m - 1) * q_ld + kq, itemsize)
+    r_reg, r_first = _bind(backend, r, (batch - 1) * r_bs + (kr - 1) * r_ld + n, itemsize)
+    words = [batch, m, n, kq, kr, a_first, a_ld, a_bs, q_first, q_ld, q_bs, r_first, r_ld, r_bs, 0, 0]
+    defines = {"T": wgsl, "NMAX": _nmax(max(m, n))}
+    ctx.dispatch("linalg_qr_small", words, [a_reg, q_reg, r_reg], _groups(ctx, batch), defines)
+
+
+# ---- building blocks of the blocked algorithms -------------------------------------------------
+def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
+         x_cs: int, nb: int = NB) -> None:
+    """X := op(T)^-1 X for an n x n triangle T (n <= NB; row-major, ``t_ld``) and the n x k block
+    X whose element (r, c) lies ``r * x_rs + c * x_cs`` elements from ``x``. ``mode`` 0: unit
+    lower, 1: lower, 2: upper. T and X may lie in one allocation (disjoint regions). ``nb`` (32
+    or 64) is the kernel's largest order."""
+    if nb not in (NB, CHOLESKY_NB) or not 1 <= n <= nb or mode not in (0, 1, 2):
+        raise invalid_argument(f"trsm of order {n}, mode {mode}")
+    if k < 1:
+        return
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, 0]
+    wg = 64 if nb <= 32 else 32
+    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], _groups(ctx, -(-k // wg)),
+                 {"T": wgsl, "NB": nb, "MODE": mode, "WG": wg})
+
+
+#: Most right-hand columns ``lu_solve`` takes through ``trsv`` (one workgroup per column, the
+#: triangle streamed once per column) instead of the blocked trsm + gemm substitution.
+TRSV_MAX_K = 8
+
+
+def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
+         x_cs: int) -> None:
+    """X := T^-1 X for the n x n triangle T (row-major, ``t_ld``; ``mode`` 0: unit lower, 2:
+    upper) and the k columns of X (element (r, c) ``r * x_rs + c * x_cs`` elements from ``x``),
+    one workgroup per column, in one dispatch. T and X may lie in one allocation (disjoint)."""
+    if mode not in (0, 2) or n < 1:
+        raise invalid_argument(f"trsv of order {n}, mode {mode}")
+    if k < 1:
+        return
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    words = [n, t_first, t_ld, x_first, x_rs, x_cs, 0, 0]
+    ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, 1, 1), {"T": wgsl, "MODE": mode, "WG": _panel_wg(ctx)})
+
+
+def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
+          skip: tuple[int, int] = (0, 0)) -> None:
+    """Swap rows r and piv[r] of the rows x cols matrix at ``x`` for r = k1, ..., k2 - 1 in
+    order (absolute row indices in the u32 array ``piv``, getrf's: piv[r] >= r), in every
+    column outside ``skip``."""
+    if cols < 1 or k2 <= k1:
+        return
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    x_reg, x_first = _bind(backend, x, (rows - 1) * x_ld + cols, itemsize)
+    p_reg, p_first = _bind(backend, piv, k2, 4)
+    words = [cols, k1, k2, x_first, x_ld, p_first, skip[0], skip[1]]
+    ctx.dispatch("linalg_laswp", words, [x_reg, p_reg], _groups(ctx, -(-cols // 32)), {"T": wgsl})
+
+
+def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
+          b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int]) -> None:
+    if m and n:
+        ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, dtype=dtype)
+
+
+def _stripes(count: int) -> list[tuple[int, int]]:
+    """Column stripes of a lower-triangle update: two halves from 512 columns (each stripe is one
+    gemm call; more of them would save flops but cost host time per call)."""
+    parts = 2 if count >= 512 else 1
+    step = -(-count // parts)
+    return [(s, min(step, count - s)) for s in range(0, count, step)]
+
+
+# ---- blocked factorizations (one matrix) ------------------------------------------------------
+def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int) -> None:
+    """Lower Cholesky factor of the n x n matrix at ``a`` in place (right-looking, blocks of
+    ``cholesky_block``); the strict upper triangle is left with unspecified values. ``flag`` as
+    in ``small``."""
+    itemsize, _ = _dtype(backend, dtype)
+    nb = cholesky_block(backend, dtype)
+    for j0 in range(0, n, nb):
+        jb = min(nb, n - j0)
+        d = a + (j0 * ld + j0) * itemsize
+        small(backend, "cholesky", dtype, jb, 1, d, ld, 0, flag=flag)
+        rest = n - j0 - jb
+        if not rest:
+            continue
+        p = a + ((j0 + jb) * ld + j0) * itemsize
+        trsm(backend, dtype, 1, jb, rest, d, ld, p, 1, ld, nb)  # P := P L^-T, as L P^T = P^T
+        for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= P[s0:] P[s0:s0+sb]^T
+            c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
+            ps = p + s0 * ld * itemsize
+            _gemm(backend, dtype, rest - s0, sb, jb, -1.0, ps, (ld, 1), ps, (1, ld), 1.0, c, (ld, 1))
+
+
+#: Width of the panel kernel's sub-panels in ``lu_blocked``: a block of NB columns is factored as
+#: two halves (the panel kernel streams its panel through one multiprocessor once per column, so
+#: half the width halves that traffic; the halves are joined by row swaps, a triangular solve
+#: and a gemm).
+LU_HALF = 16
+
+
+def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int) -> None:
+    """LU factorization with partial pivoting of the n x n matrix at ``a`` in place (getrf:
+    unit L below the diagonal, U on and above it); ``piv`` (n u32) receives the absolute row
+    swapped with row i at step i. ``flag`` is or-ed with 1 for a zero pivot column."""
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    a_reg, a_first = _bind(backend, a, (n - 1) * ld + n, itemsize)
+    p_reg, p_first = _bind(backend, piv, n, 4)
+    f_reg = _bind(backend, flag, 1, 4)[0]
+    wg = _panel_wg(ctx)
+
+    def panel(j: int, width: int) -> None:  # columns [j, j + width), rows j..n, pivots j..j + width
+        words = [a_first + j * ld + j, ld, n - j, width, j, p_first + j, 0, 0]
+        ctx.dispatch("linalg_lu_panel", words, [a_reg, p_reg, f_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
+
+    for j0 in range(0, n, NB):
+        jb = min(NB, n - j0)
+        d = a + (j0 * ld + j0) * itemsize
+        if jb > LU_HALF:
+            h, w = LU_HALF, jb - LU_HALF
+            panel(j0, h)
+            laswp(backend, dtype, a + (j0 + h) * itemsize, n, w, ld, piv, j0, j0 + h)
+            trsm(backend, dtype, 0, h, w, d, ld, d + h * itemsize, ld, 1)
+            _gemm(backend, dtype, n - j0 - h, w, h, -1.0, d + h * ld * itemsize, (ld, 1), d + h * itemsize, (ld, 1),
+                  1.0, d + (h * ld + h) * itemsize, (ld, 1))
+            panel(j0 + h, w)
+            laswp(backend, dtype, a + j0 * itemsize, n, h, ld, piv, j0 + h, j0 + jb)
+        else:
+            panel(j0, jb)
+        laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb))
+        rest = n - j0 - jb
+        if not rest:
+            continue
+        u12 = d + jb * itemsize
+        trsm(backend, dtype, 0, jb, rest, d, ld, u12, ld, 1)
+        l21 = d + jb * ld * itemsize
+        _gemm(backend, dtype, rest, rest, jb, -1.0, l21, (ld, 1), u12, (ld, 1), 1.0,
+              l21 + jb * itemsize, (ld, 1))
+
+
+def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int) -> None:
+    """X := A^-1 X for the n x k matrix at ``x`` from ``lu_blocked``'s factors of A (``lu``,
+    ``piv``): row swaps, then forward (unit L) and backward (U) substitution: ``trsv`` for up
+    to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for the rest)."""
+    itemsize, _ = _dtype(backend, dtype)
+    laswp(backend, dtype, x, n, k, x_ld, piv, 0, n)
+    if k <= TRSV_MAX_K:
+        trsv(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1)
+        trsv(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1)
+        return
+    starts = list(range(0, n, NB))
+    for j0 in starts:
+        jb = min(NB, n - j0)
+        d = lu + (j0 * ld + j0) * itemsize
+        xb = x + j0 * x_ld * itemsize
+        trsm(backend, dtype, 0, jb, k, d, ld, xb, x_ld, 1)
+        rest = n - j0 - jb
+        if rest:
+            _gemm(backend, dtype, rest, k, jb, -1.0, d + jb * ld * itemsize, (ld, 1), xb, (x_ld, 1), 1.0,
+                  xb + jb * x_ld * itemsize, (x_ld, 1))
+    for j0 in reversed(starts):
+        jb = min(NB, n - j0)
+        d = lu + (j0 * ld + j0) * itemsize
+        xb = x + j0 * x_ld * itemsize
+        trsm(backend, dtype, 2, jb, k, d, ld, xb, x_ld, 1)
+        if j0:
+            _gemm(backend, dtype, j0, k, jb, -1.0, lu + j0 * itemsize, (ld, 1), xb, (x_ld, 1), 1.0, x, (x_ld, 1))
+
+
+def det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r: int) -> None:
+    """r[0], r[1], r[2] := det, sign, log|det| from ``lu_blocked``'s factors."""
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    a_reg, a_first = _bind(backend, lu, (n - 1) * ld + n, itemsize)
+    p_reg, p_first = _bind(backend, piv, n, 4)
+    r_reg, r_first = _bind(backend, r, 3, itemsize)
+    words = [n, a_first, ld, p_first, r_first, 0, 0, 0]
+    ctx.dispatch("linalg_det", words, [a_reg, p_reg, r_reg], (1, 1, 1), {"T": wgsl, **_math_defines(wgsl)})
+
+
+def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int, q_ld: int, kq: int) -> None:
+    """Householder QR of the m x n matrix at ``a`` in place (R on and above the diagonal, the
+    reflectors below it), and Q (m x kq, kq = min(m, n) or m) at ``q``, which must hold the
+    first kq columns of the identity on entry."""
+    itemsize, wgsl = _dtype(backend, dtype)
+    k = min(m, n)
+    if k < 1:
+        return
+    ctx = backend.context
+    blocks = list(range(0, k, NB))
+    wide = max(n, kq, 1)
+    v = backend.alloc(m * k * itemsize, zero=False)
+    tb = backend.alloc(len(blocks) * NB * NB * itemsize, zero=False)
+    g = backend.alloc(NB * NB * itemsize, zero=False)
+    w = backend.alloc(NB * wide * itemsize, zero=False)
+    w2 = backend.alloc(NB * wide * itemsize, zero=False)
+    try:
+        a_reg, a_first = _bind(backend, a, (m - 1) * ld + n, itemsize)
+        v_reg, v_first = _bind(backend, v, m * k, itemsize)
+        t_reg, t_first = _bind(backend, tb, len(blocks) * NB * NB, itemsize)
+        g_reg, g_first = _bind(backend, g, NB * NB, itemsize)
+        wg = _panel_wg(ctx)
+        for bi, j0 in enumerate(blocks):
+            jb = min(NB, k - j0)
+            mp = m - j0
+            t_off = bi * NB * NB
+            words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
+            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
+            vs = v + (j0 * k + j0) * itemsize
+            _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1))
+            ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1),
+                         {"T": wgsl})
+            n2 = n - j0 - jb
+            if n2:
+                tm = tb + t_off * itemsize
+                c = a + (j0 * ld + j0 + jb) * itemsize
+                _gemm(backend, dtype, jb, n2, mp, 1.0, vs, (1, k), c, (ld, 1), 0.0, w, (n2, 1))
+                _gemm(backend, dtype, jb, n2, jb, 1.0, tm, (1, NB), w, (n2, 1), 0.0, w2, (n2, 1))
+                _gemm(backend, dtype, mp, n2, jb, -1.0, vs, (k, 1), w2, (n2, 1), 1.0, c, (ld, 1))
+        for bi, j0 in reversed(list(enumerate(blocks))):
+            jb = min(NB, k - j0)
+            mp = m - j0
+            nq = kq - j0
+            vs = v + (j0 * k + j0) * itemsize
+            tm = tb + bi * NB * NB * itemsize
+            q2 = q + (j0 * q_ld + j0) * itemsize
+            _gemm(backend, dtype, jb, nq, mp, 1.0, vs, (1, k), q2, (q_ld, 1), 0.0, w, (nq, 1))
+            _gemm(backend, dtype, jb, nq, jb, 1.0, tm, (NB, 1), w, (nq, 1), 0.0, w2, (nq, 1))
+            _gemm(backend, dtype, mp, nq, jb, -1.0, vs, (k, 1), w2, (nq, 1), 1.0, q2, (q_ld, 1))
+    finally:
+        for ptr in (v, tb, g, w, w2):
+            backend.free(ptr)
+
+
+__all__ = ["CHOLESKY_NB", "LU_HALF", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_block", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+           "qr_blocked", "qr_small", "small", "trsm"]

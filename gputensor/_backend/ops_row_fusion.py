@@ -1,0 +1,355 @@
+"""Generated row kernels: row statistics fused with the elementwise work before and after them.
+
+A *row problem* is ``rows`` rows of ``n`` elements over array operands (slots), each read or
+written at ``first + offset(r) + j * step`` for element ``j`` of row ``r`` (offset(r) row-major
+over up to 4 row dims with per-operand strides of any sign; ``step`` 0 for an operand constant
+along the row). One kernel (``_wgsl/row_fusion.wgsl``) evaluates, per row:
+
+1. the statistics in order, each the sum, mean, max or min over the row of an elementwise
+   function of the operands at element ``j`` and of the statistics before it (``max`` then
+   ``sum(exp(x - max))``; ``mean`` then ``mean((x - mean)^2)``): each lane accumulates its
+   elements, then the row's lanes are combined in workgroup memory (``row_reduce``); a
+   statistic with an output slot is stored there (one element per row);
+2. the output function of the operands and statistics, stored per element (or once per row
+   for an output that holds one element per row); where it reads a statistic's elementwise
+   values (softmax's ``exp(x - max)``), a cached row keeps them in registers (``keep``).
+
+The launch shape is ``ops_rows.plan_rows``'s (TPR lanes per row, RPW rows per workgroup,
+neighbouring rows side by side for strided rows). A row of at most ``TPR * VPT`` elements keeps
+the operands that vary along it in registers (``cached``: read once); longer rows are read
+again in each pass. Statistics accumulate in ``acc`` (f32 for float16 and float32, f64 for
+float64); max and min propagate NaN; each statistic is converted and rounded to its dtype as
+storing it would be, so the values are those of running the reductions one at a time. Packed
+outputs (float16, bool, small integers) are stored lane by lane with ``atomicAnd``/``atomicOr``.
+No wgpu here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Sequence
+from typing import Any
+from dataclasses import dataclass
+
+from .elementwise import scalar_words, store_round
+from .kernels import library_code
+from .ops_rows import plan_rows
+from .wgsl_types import convert, storage_type
+
+__all__ = ["MAX_ROW_DIMS", "RowFunction", "RowStat", "RowFusionSpec", "plan", "param_words", "row_fusion",
+           "row_fusion_defines"]
+
+#: Row dims a problem may have (the caller merges or falls back).
+MAX_ROW_DIMS = 4
+#: Register values per lane the cached variant may hold (operands varying along the row times
+#: elements per lane).
+MAX_CACHED_VALUES = 64
+#: Parameter words before the first operand's, and per operand.
+_HEAD = 8
+_PER_ARRAY = 8
+_KINDS = {"sum": 0, "mean": 0, "max": 1, "min": 2}
+
+
+@dataclass(frozen=True)
+class RowFunction:
+    """An elementwise function of one element: ``params`` name its inputs ``x0, x1, ...`` in
+    order, each ``('a', slot)`` (the operand's value at the element, in its compute type),
+    ``('s', k)`` (statistic k), ``('v', k)`` (the value of statistic k's function at the
+    element, kept) or ``('p', q)`` (scalar parameter q); ``lets`` / ``expr`` /
+    ``expr_type`` as ``elementwise.fused_program`` gives them."""
+
+    params: tuple[tuple[str, int], ...]
+    lets: str
+    expr: str
+    expr_type: str
+
+
+@dataclass(frozen=True)
+class RowStat:
+    """A statistic: ``kind`` ('sum', 'mean', 'max', 'min') of ``fn`` over the row, of dtype
+    ``dtype``; ``out`` the operand slot it is stored into (-1: none); ``keep``: the values of
+    ``fn`` stay in registers for the output function, which reads them as ``('v', k)``
+    (cached rows only)."""
+
+    kind: str
+    dtype: str
+    fn: RowFunction
+    out: int
+    keep: bool = False
+
+
+@dataclass(frozen=True)
+class RowFusionSpec:
+    """Everything that changes the generated kernel: ``arrays`` (per operand slot: dtype name,
+    whether it varies along the row, whether it is written), ``scalars`` (dtype names of the
+    scalar parameters), the statistics, the output function ``root`` stored into slot ``dst``
+    (``per_row``: one element per row), the accumulation type ``acc`` and the launch shape:
+    ``vpt`` units of ``lanes`` consecutive elements per lane (cached in registers with
+    ``cached``); ``word_store``: the packed output is stored as whole u32 words (its rows start
+    at word boundaries, step 1, ``n`` a multiple of ``lanes`` = its elements per word)."""
+
+    arrays: tuple[tuple[str, bool, bool], ...]
+    scalars: tuple[str, ...]
+    stats: tuple[RowStat, ...]
+    root: RowFunction
+    dst: int
+    per_row: bool
+    acc: str
+    tpr: int
+    rpw: int
+    strided: bool
+    vpt: int
+    cached: bool
+    lanes: int = 1
+    word_store: bool = False
+
+
+def plan(rows: int, n: int, strided: bool, varying: int, lanes: int = 1) -> tuple[int, int, int, bool]:
+    """(TPR, RPW, units of ``lanes`` elements per lane, cached) for ``rows`` rows of ``n``
+    elements with ``varying`` operands read along the row (``ops_rows.plan_rows``' lanes and
+    rows)."""
+    p = plan_rows(rows, n, strided)
+    units = -(-n // lanes)
+    per_lane = 1 << max(0, (-(-units // p.tpr) - 1).bit_length())
+    cached = per_lane * lanes * max(1, varying) <= MAX_CACHED_VALUES
+    return p.tpr, p.rpw, per_lane, cached
+
+
+def _compute(dtype: str) -> str:
+    return storage_type(dtype).compute
+
+
+def _reduce_parts(tpr: int) -> int:
+    return 1 << (tpr.bit_length() - 1) // 2
+
+
+def _identity(kind: str, acc: str) -> str:
+    st = storage_type("float64" if acc == "f64" else "float32")
+    if kind == "max":
+        return f"(-{st.inf})"
+    if kind == "min":
+        return st.inf
+    return f"{acc}(0)"
+
+
+def _arg_values(fn: RowFunction, value_of: dict[int, str]) -> str:
+    """The WGSL arguments of a call of ``fn``: operand values from ``value_of``."""
+    args = []
+    for kind, k in fn.params:
+        if kind == "a":
+            args.append(value_of[k])
+        elif kind == "v":
+            args.append(value_of[("v", k)])
+        elif kind == "s":
+            args.append(f"s{k}")
+        else:
+            args.append(f"p{k}")
+    return ", ".join(args)
+
+
+def _function_source(name: str, fn: RowFunction, spec: RowFusionSpec) -> str:
+    types = []
+    for kind, k in fn.params:
+        if kind == "a":
+            types.append(_compute(spec.arrays[k][0]))
+        elif kind == "v":
+            types.append(spec.stats[k].fn.expr_type)
+        elif kind == "s":
+            types.append(_compute(spec.stats[k].dtype))
+        else:
+            types.append(_compute(spec.scalars[k]))
+    params = ", ".join(f"x{i}: {t}" for i, t in enumerate(types))
+    body = (fn.lets + "\n") if fn.lets else ""
+    return f"fn {name}({params}) -> {fn.expr_type} {{\n{body}    return {fn.expr};\n}}\n"
+
+
+def _store_source(slot: int, dtype: str) -> str:
+    st = storage_type(dtype)
+    if not st.packed:
+        return f"fn st{slot}(i: u32, v: {st.compute}) {{ A{slot}[i] = {st.array}(v); }}\n"
+    bits = 32 // st.lanes
+    mask = (1 << bits) - 1
+    return (f"fn st{slot}(i: u32, v: {st.compute}) {{\n"
+            f"    let sh = (i % {st.lanes}u) * {bits}u;\n"
+            f"    atomicAnd(&A{slot}[i / {st.lanes}u], ~({mask}u << sh));\n"
+            f"    atomicOr(&A{slot}[i / {st.lanes}u], {st.bits_expr('v')} << sh);\n}}\n")
+
+
+@functools.lru_cache(maxsize=512)
+def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
+    """The placeholders of ``row_fusion.wgsl`` for ``spec`` (cached: treat as read-only)."""
+    acc = spec.acc
+    n_arrays = len(spec.arrays)
+    bindings, helpers = [], []
+    for a, (dtype, _, written) in enumerate(spec.arrays):
+        st = storage_type(dtype)
+        elem = "atomic<u32>" if written and st.packed and not (spec.word_store and a == spec.dst) else st.array
+        bindings.append(f"@group(0) @binding({a + 1}) var<storage, read_write> A{a}: array<{elem}>;")
+        if written:
+            if not (spec.word_store and a == spec.dst):
+                helpers.append(_store_source(a, dtype))
+        else:
+            helpers.append(f"fn ld{a}(i: u32) -> {st.compute} {{ return {st.load_expr(f'A{a}', 'i')}; }}\n")
+    for k, stat in enumerate(spec.stats):
+        helpers.append(_function_source(f"stat{k}", stat.fn, spec))
+    helpers.append(_function_source("root", spec.root, spec))
+    helpers = "".join(helpers)
+
+    lines = []
+    scalar_word = _HEAD + _PER_ARRAY * n_arrays
+    for q, dtype in enumerate(spec.scalars):
+        st = storage_type(dtype)
+        lines.append(f"    let p{q} = {st.param_load(scalar_word)};")
+        scalar_word += 2 if st.itemsize == 8 else 1
+    # each operand's element index of the row's element 0
+    lines.append("    var rem = select(0u, row, live);")
+    for a in range(n_arrays):
+        lines.append(f"    var o{a} = P({_HEAD + _PER_ARRAY * a}u);")
+    lines.append("    for (var d = P(2u) - 1u; d > 0u; d--) {")
+    lines.append("        let extent = P(4u + d);")
+    lines.append("        let i = rem % extent;")
+    lines.append("        rem = rem / extent;")
+    for a in range(n_arrays):
+        lines.append(f"        o{a} += i * P({_HEAD + _PER_ARRAY * a + 2}u + d);")
+    lines.append("    }")
+    for a in range(n_arrays):
+        lines.append(f"    o{a} += rem * P({_HEAD + _PER_ARRAY * a + 2}u);")
+        lines.append(f"    let step{a} = P({_HEAD + _PER_ARRAY * a + 1}u);")
+    reads = [a for a, (_, _, written) in enumerate(spec.arrays) if not written]
+    varying = [a for a in reads if spec.arrays[a][1]]
+    # operands constant along the row: one load per row
+    for a in reads:
+        if a not in varying:
+            lines.append(f"    let r{a} = ld{a}(o{a});")
+    L = spec.lanes  # elements per unit: lane t takes units t, t + TPR, ... of L elements
+    if spec.cached:
+        for a in varying:
+            t = _compute(spec.arrays[a][0])
+            lines.append(f"    var c{a}: array<{t}, {spec.vpt * L}>;")
+
+    def value_at(a: int, e: int) -> str:
+        if a not in varying:
+            return f"r{a}"
+        if spec.cached:
+            return f"c{a}[c * {L}u + {e}u]"
+        return f"ld{a}(o{a} + j * step{a})"
+
+    def loop(body: Any, word: str = "") -> list[str]:
+        """Per unit of the lane, per element e of it (j its index in the row, j < n):
+        ``body(e)``; ``word`` runs after each unit (u its index)."""
+        if spec.cached:
+            out = ["    //#unroll", "    for (var c = 0u; c < VPT; c++) {", "        let u = c * TPR + t;"]
+        else:
+            out = [f"    for (var u = t; u * {L}u < n; u += TPR) {{"]
+        if word:
+            out.append("        var w = 0u;")
+        for e in range(L):
+            out += [f"        {{ let j = u * {L}u + {e}u;", "            if (j < n) {"]
+            out += ["                " + b for b in body(e)]
+            out += ["            }", "        }"]
+        if word:
+            out.append(f"        if (u * {L}u < n) {{ {word} }}")
+        return out + ["    }"]
+
+    if spec.cached:
+        lines += loop(lambda e: [f"c{a}[c * {L}u + {e}u] = ld{a}(o{a} + j * step{a});" for a in varying])
+    for k, stat in enumerate(spec.stats):
+        kind = _KINDS[stat.kind]
+        lines.append(f"    var acc{k} = {_identity(stat.kind, acc)};")
+
+        if stat.keep:
+            lines.append(f"    var v{k}: array<{stat.fn.expr_type}, {spec.vpt * L}>;")
+
+        def accumulate(e: int, k: int = k, stat: RowStat = stat, kind: int = kind) -> list[str]:
+            values = {a: value_at(a, e) for a in reads}
+            call = f"stat{k}({_arg_values(stat.fn, values)})"
+            if stat.keep:
+                index = f"c * {L}u + {e}u"
+                return [f"v{k}[{index}] = {call};",
+                        f"acc{k} = combine(acc{k}, {convert(f'v{k}[{index}]', stat.fn.expr_type, acc)}, {kind}u);"]
+            return [f"acc{k} = combine(acc{k}, {convert(call, stat.fn.expr_type, acc)}, {kind}u);"]
+
+        lines += loop(accumulate)
+        lines.append(f"    let red{k} = row_reduce(acc{k}, lid, slot, t, {kind}u);")
+        total = f"(red{k} / {acc}(P(1u)))" if stat.kind == "mean" else f"red{k}"
+        value = store_round(convert(total, acc, _compute(stat.dtype)), stat.dtype)
+        lines.append(f"    let s{k} = {value};")
+        if stat.out >= 0:
+            lines.append(f"    if (live && t == 0u) {{ st{stat.out}(o{stat.out}, s{k}); }}")
+    dst_st = storage_type(spec.arrays[spec.dst][0])
+    dst_t = dst_st.compute
+    d = spec.dst
+
+    def output(e: int) -> str:
+        values: dict[Any, str] = {a: value_at(a, e) for a in reads}
+        values.update({("v", k): f"v{k}[c * {L}u + {e}u]" for k, stat in enumerate(spec.stats) if stat.keep})
+        return convert(f"root({_arg_values(spec.root, values)})", spec.root.expr_type, dst_t)
+
+    if spec.per_row:
+        row_values = {a: (f"r{a}" if a not in varying else f"ld{a}(o{a})") for a in reads}
+        value = convert(f"root({_arg_values(spec.root, row_values)})", spec.root.expr_type, dst_t)
+        lines.append(f"    if (live && t == 0u) {{ st{d}(o{d}, {value}); }}")
+    elif spec.word_store:  # whole u32 words of a packed output: lane bits gathered per unit
+        bits = 32 // L
+        lines += loop(lambda e: [f"w = w | ({dst_st.bits_expr(output(e))} << {e * bits}u);"],
+                      word=f"A{d}[o{d} / {L}u + u] = w;")
+    else:
+        lines += loop(lambda e: [f"st{d}(o{d} + j * step{d}, {output(e)});"])
+    body = "\n".join(lines)
+    infs = storage_type("float64" if acc == "f64" else "float32")
+    return {
+        "ENABLE": "",
+        "T": acc,
+        "TPR": spec.tpr,
+        "RPW": spec.rpw,
+        "WG": spec.tpr * spec.rpw,
+        "T_STRIDE": spec.rpw if spec.strided else 1,
+        "R_STRIDE": 1 if spec.strided else spec.tpr,
+        "VPT": spec.vpt,
+        "RA": spec.tpr // _reduce_parts(spec.tpr),
+        "RB": _reduce_parts(spec.tpr),
+        "NPARAM_VEC4": max(1, -(-(scalar_word) // 4)),
+        "BINDINGS": "\n".join(bindings),
+        "HELPERS": library_code(helpers + body) + "\n" + helpers,
+        "IS_NAN": infs.is_nan("v"),
+        "NAN": infs.nan,
+        "BODY": body,
+    }
+
+
+def param_words(spec: RowFusionSpec, row_shape: Sequence[int], n: int, firsts: Sequence[int],
+                steps: Sequence[int], row_strides: Sequence[Sequence[int]], scalars: Sequence[object]) -> list[int]:
+    """The kernel's parameter words: rows, n, row dims, per operand slot its first element
+    index, step and row strides, then the scalar parameters' words."""
+    rank = len(row_shape)
+    rows = 1
+    for r in row_shape:
+        rows *= r
+    words = [rows, n, rank, 0] + list(row_shape) + [1] * (MAX_ROW_DIMS - rank)
+    for first, step, strides in zip(firsts, steps, row_strides):
+        words += [first & 0xFFFFFFFF, step & 0xFFFFFFFF] + [s & 0xFFFFFFFF for s in strides]
+        words += [0] * (MAX_ROW_DIMS - rank) + [0, 0]
+    for value, dtype in zip(scalars, spec.scalars):
+        words += scalar_words(value, dtype)
+    return words
+
+
+def row_fusion(backend, spec: RowFusionSpec, ptrs: Sequence[int], spans: Sequence[tuple[int, int]],
+               row_shape: Sequence[int], n: int, steps: Sequence[int], row_strides: Sequence[Sequence[int]],
+               scalars: Sequence[object]) -> None:
+    """Record the row kernel of ``spec``: operand slot ``a`` at pointer ``ptrs[a]`` (its element
+    0) touching the element offsets ``spans[a] = (lo, stop)`` relative to it, with ``steps`` and
+    ``row_strides`` (elements) over the row dims ``row_shape`` (at most 4) of ``n`` elements.
+    Raises BackendError (invalid argument) for pointers out of range or a span larger than one
+    binding window (callers check ``max_window_bytes`` first)."""
+    itemsizes = [storage_type(dtype).itemsize for dtype, _, _ in spec.arrays]
+    regions, firsts = backend.bindings(ptrs, itemsizes, [(lo, stop - lo, lo) for lo, stop in spans])
+    if spec.word_store and firsts[spec.dst] % spec.lanes:  # (the output's window starts mid-word)
+        spec = dataclasses.replace(spec, word_store=False)
+    words = param_words(spec, row_shape, n, firsts, steps, row_strides, scalars)
+    rows = words[0]
+    ctx = backend.context
+    grid = ctx.fold_grid(-(-rows // spec.rpw))
+    ctx.dispatch("row_fusion", words, regions, grid, row_fusion_defines(spec))
+

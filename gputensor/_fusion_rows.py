@@ -1,0 +1,399 @@
+"""Row fusion: a reduction fused with the elementwise work before it and the broadcast work
+after it, in one generated row kernel.
+
+With fusion on, ``gt.sum``, ``gt.mean``, ``gt.max`` and ``gt.min`` of a real floating array
+with ``keepdims=True`` (over any axes, the result of the input's dtype) return a *pending row
+statistic* (:func:`lazy_statistic`): an array with its storage allocated but not yet written
+(``_fusion._PendingStorage``) and a :class:`_RowStat` record holding the reduction: its kind,
+its axes and its input (the elementwise DAG of a lazy input, else the input array). Nothing is
+recorded yet, and the input's leaves are watched as lazy arrays' leaves are (a write to them
+first computes the statistic).
+
+When a lazy elementwise array whose DAG reads pending statistics is materialised
+(``_fusion.materialize_into``), :meth:`_RowStat.fuse` looks for the row pattern: every pending
+statistic reached (through the DAG's leaves and the statistics' inputs, recursively) reduces
+the same axes of inputs of one full shape ``S``, and the output has shape ``S`` or ``S`` with
+the reduced axes kept as 1 (``logsumexp``). Then one kernel (``_backend/ops_row_fusion``)
+computes per row the statistics in order (chained ones included: ``max`` then
+``sum(exp(x - max))``; ``mean`` then ``mean((x - mean) ** 2)``), stores each into its own
+storage (so a statistic the user kept is computed once, and is settled), and writes the
+output: the row is read once when it fits in registers, and the elementwise values of a
+statistic that the output reads again (softmax: ``e = exp(x - m)`` in ``e / sum(e)``) are kept
+there instead of recomputed (sources without scalars, so the plan cache's scalar order holds). ``softmax``, ``log_softmax``,
+``layer_norm`` and ``logsumexp`` written with ``gt`` ops are one dispatch.
+
+Anything else falls back to the eager path unchanged: the statistic is computed by its own
+reduction kernel (with its elementwise prologue, ``_dispatch.reduce_fused``) when anything
+reads it (``ptr``: readback, any other kernel, a fused kernel through ``_fusion.leaf_ptr``,
+``gt.synchronize()``). The fallback cases: reduced axes that do not merge into one strided run
+for every operand, more than 4 row dims after merging, statistics of different axes or shapes,
+mixed float32/float64 accumulation, more operands than storage bindings, an operand larger
+than one binding window, fewer than ``MIN_STREAMED_ROWS`` rows too long for registers.
+
+Row kernels are cached by their generated text's inputs (``ops_row_fusion.row_fusion_defines``
+on the spec); the pattern is walked at each materialisation (one walk per fused row kernel).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from . import _dispatch, _fusion
+from ._array_object import GpuArray, _Storage
+from ._backend import ops_reduce, ops_row_fusion
+from ._backend.layout import extent, merge_dims
+from ._backend.wgsl_types import storage_type
+from ._dtypes import DType
+from ._runtime import backend, max_storage_bindings, translate
+from ._shapes import broadcast_strides, contiguous_strides
+
+__all__ = ["STATISTICS", "lazy_statistic"]
+
+#: Reductions that may be pending row statistics.
+STATISTICS = ("sum", "mean", "max", "min")
+#: Most statistics one row kernel computes.
+MAX_STATISTICS = 8
+#: Fewest rows a row kernel takes when its rows do not fit in registers (one workgroup streams
+#: each row; fewer, longer rows run faster on the eager reductions, which split rows).
+MIN_STREAMED_ROWS = 128
+_FLOATS = ("float16", "float32", "float64")
+
+
+class _RowStat:
+    """A pending row statistic: ``op`` over ``axes`` (sorted) of ``source`` (an elementwise
+    ``_fusion._Node`` or an array with storage) of shape ``shape``, giving ``dtype``
+    (accumulated in ``acc``); ``kept``: the result's shape (``shape`` with the axes as 1)."""
+
+    __slots__ = ("op", "source", "axes", "shape", "kept", "dtype", "acc")
+
+    def __init__(self, op: str, source: Any, axes: tuple[int, ...], shape: tuple[int, ...], dtype: DType,
+                 acc: DType | None) -> None:
+        self.op = op
+        self.source = source
+        self.axes = axes
+        self.shape = shape
+        self.kept = tuple(1 if d in axes else n for d, n in enumerate(shape))
+        self.dtype = dtype
+        self.acc = acc
+
+    def leaves(self) -> tuple[GpuArray, ...]:
+        """The arrays the statistic reads."""
+        source = self.source
+        return source.leaves if type(source) is _fusion._Node else (source,)
+
+    def reads(self, storage: _Storage) -> bool:
+        """Whether the statistic reads ``storage``."""
+        return any(leaf._storage is storage for leaf in self.leaves())
+
+    def resolve(self, storage: _Storage) -> None:
+        """Compute the statistic into ``storage`` with its own reduction kernel."""
+        source = self.source
+        x = _fusion.lazy_array(source) if type(source) is _fusion._Node else source
+        out_shape = tuple(n for d, n in enumerate(self.shape) if d not in self.axes)
+        out = GpuArray._new(storage, out_shape, contiguous_strides(out_shape), 0, self.dtype)
+        if _dispatch.reduce_fused(self.op, x, self.axes, out, acc_dtype=self.acc):
+            return
+        with _dispatch.backend_errors():
+            ops_reduce.reduce_strided(backend(), self.op, x._ptr, x.dtype.name, tuple(x.shape), tuple(x._strides),
+                                      self.axes, out._ptr, self.dtype.name,
+                                      acc_dtype=None if self.acc is None else self.acc.name,
+                                      dst_strides=tuple(out._strides))
+
+    def fuse(self, root: Any, dst: GpuArray) -> bool:
+        """Compute the lazy DAG ``root`` (which reads this statistic) into the new contiguous
+        ``dst`` with one row kernel, the statistics it reads included; False (nothing recorded)
+        when the DAG is not a row pattern (see the module docstring)."""
+        try:
+            return _fuse_rows(root, dst)
+        except Exception as exc:
+            raise translate(exc) from None
+
+
+def lazy_statistic(op: str, x: GpuArray, axes: Sequence[int], dtype: DType, acc: DType | None) -> GpuArray | None:
+    """The pending row statistic ``op(x, axis=axes, keepdims=True)`` of result ``dtype``
+    (validated by the caller; ``x`` non-empty, ``axes`` non-empty), or None where it cannot be
+    one (fusion off, not a real floating dtype, a result dtype other than ``x``'s)."""
+    if (not _fusion.fusion_enabled() or op not in STATISTICS or dtype is not x.dtype
+            or dtype.name not in _FLOATS or not axes):
+        return None
+    axes = tuple(sorted(axes))
+    shape = x.shape
+    kept = tuple(1 if d in axes else n for d, n in enumerate(shape))
+    if type(x) is _fusion.LazyArray:
+        source: Any = _fusion.node_of(x)
+    else:
+        source = x
+    out = GpuArray._empty(kept, dtype, zero=False)
+    record = _RowStat(op, source, axes, shape, dtype, acc)
+    with _fusion._LOCK:
+        for leaf in record.leaves():
+            storage = leaf._storage
+            if type(storage) is _Storage:
+                storage.__class__ = _fusion._WatchedStorage
+        _fusion.add_pending(out._storage, record)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the row pattern
+# ---------------------------------------------------------------------------------------------
+def _collect(leaves: Sequence[GpuArray], stats: list[tuple[_Storage, _RowStat]]) -> bool:
+    """Append the pending statistics among ``leaves`` and those they read, each after the ones
+    it reads; False when there are too many."""
+    for leaf in leaves:
+        storage = leaf._storage
+        if type(storage) is not _fusion._PendingStorage or any(s is storage for s, _ in stats):
+            continue
+        record = _fusion.pending_record(storage)
+        if record is None:
+            continue
+        if not _collect(record.leaves(), stats):
+            return False
+        stats.append((storage, record))
+        if len(stats) > MAX_STATISTICS:
+            return False
+    return True
+
+
+def _function(node: Any, slot_of: Any, stat_index: dict[int, Any], scalars: list[tuple[Any, DType]], *,
+              round_root: bool) -> ops_row_fusion.RowFunction:
+    """The row function of a DAG (``_fusion._Node``) or of one array: its parameters mapped to
+    operand slots, statistics and scalar parameters."""
+    if type(node) is not _fusion._Node:
+        compute = node.dtype.info.compute
+        param = _param(node, slot_of, stat_index)
+        return ops_row_fusion.RowFunction((param,), "", "x0", compute)
+    leaves, pairs, lets, expr, expr_type = _fusion.program(node, round_root=round_root)
+    params = [_param(leaf, slot_of, stat_index) for leaf in leaves]
+    for pair in pairs:
+        params.append(("p", len(scalars)))
+        scalars.append(pair)
+    return ops_row_fusion.RowFunction(tuple(params), lets, expr, expr_type)
+
+
+def _shared_sources(root: Any, stats: list[tuple[_Storage, _RowStat]]) -> dict[int, Any]:
+    """{k: node} for the statistics whose elementwise source node (without scalars: the root's
+    scalars keep their order) is also a node of the DAG ``root``."""
+    sources = {id(r.source): k for k, (_, r) in enumerate(stats)
+               if type(r.source) is _fusion._Node and r.source.n_scalars == 0}
+    found: dict[int, Any] = {}
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        k = sources.get(id(node))
+        if k is not None and node is not root:
+            found[k] = node
+            continue
+        todo.extend(x for x in node.operands if type(x) is _fusion._Node)
+    return found
+
+
+def _placeholder(node: Any) -> GpuArray:
+    """A leaf standing for a node's value in a rewritten DAG (no device memory: never bound)."""
+    storage = object.__new__(_Storage)
+    return GpuArray._new(storage, node.shape, contiguous_strides(node.shape), 0, node.dtype)
+
+
+def _substitute(node: Any, placeholders: dict[int, GpuArray], memo: dict[int, Any]) -> Any:
+    """The DAG ``node`` with the nodes of ``placeholders`` replaced by their placeholder leaves."""
+    done = memo.get(id(node))
+    if done is not None:
+        return done
+    operands = []
+    for x in node.operands:
+        if type(x) is _fusion._Node:
+            leaf = placeholders.get(id(x))
+            x = _substitute(x, placeholders, memo) if leaf is None else leaf
+        operands.append(x)
+    new = _fusion._new_node(node.op, _fusion.op_key(node.op), node.dtype, node.shape, operands)
+    memo[id(node)] = new
+    return new
+
+
+class _NoRowPattern(Exception):
+    """The DAG is not a row pattern (internal: ``_fuse_rows`` returns False)."""
+
+
+def _param(leaf: GpuArray, slot_of: Any, stat_index: dict[int, tuple[int, tuple[int, ...]]]) -> tuple[str, int]:
+    entry = stat_index.get(id(leaf._storage))
+    if entry is None:
+        return ("a", slot_of(leaf))
+    if entry[0] == "v":
+        return entry
+    k, kept = entry
+    if leaf._shape != kept or leaf._offset != 0 or leaf._strides != tuple(contiguous_strides(kept)):
+        raise _NoRowPattern  # another view of the statistic's storage
+    return ("s", k)
+
+
+def _fuse_rows(root: Any, dst: GpuArray) -> bool:
+    try:
+        return _fuse_pattern(root, dst)
+    except _NoRowPattern:
+        return False
+
+
+def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
+    stats: list[tuple[_Storage, _RowStat]] = []
+    if not _collect(root.leaves, stats) or not stats:
+        return False
+    first = stats[0][1]
+    shape, axes, kept = first.shape, first.axes, first.kept
+    if any(r.shape != shape or r.axes != axes for _, r in stats):
+        return False
+    if dst.shape not in (shape, kept) or root.shape != dst.shape:
+        return False
+    stat_index = {id(storage): (k, r.kept) for k, (storage, r) in enumerate(stats)}
+
+    # operand slots: the inputs read (distinct elements), then dst, then the statistics' storages
+    arrays: list[GpuArray] = []
+    keys: dict[Any, int] = {}
+
+    def slot_of(leaf: GpuArray) -> int:
+        key = _fusion._leaf_key(leaf)
+        k = keys.get(key)
+        if k is None:
+            k = keys[key] = len(arrays)
+            arrays.append(leaf)
+        return k
+
+    # the kernel by the DAGs' structure keys and how their leaves map to slots and statistics
+    sources = [record.source for _, record in stats] + [root]
+    structure: list[Any] = []
+    values: list[Any] = []
+    for src in sources:
+        if type(src) is _fusion._Node:
+            if src.skey is None:
+                structure = None  # type: ignore[assignment]
+                break
+            structure.append((src.skey, tuple([_param(leaf, slot_of, stat_index) for leaf in src.leaves])))
+            values += src.scalars
+        else:
+            structure.append((0, _param(src, slot_of, stat_index)))
+    be = backend()
+    plan_key = None
+    if structure is not None:
+        plan_key = (tuple(structure), tuple([(r.op, r.dtype.name, r.axes, r.shape) for _, r in stats]),
+                    tuple([(a._dtype.name, a._shape, a._strides) for a in arrays]),
+                    dst._dtype.name, dst._shape, dst._strides)
+        entry = _PLANS.get(plan_key)
+        if entry is not None and entry[0] is be:
+            _launch(be, entry, arrays, dst, stats, values)
+            return True
+    arrays.clear()
+    keys.clear()
+    entry = _plan(be, root, dst, stats, stat_index, slot_of, arrays)
+    if entry is None:
+        return False
+    if plan_key is not None:
+        if len(_PLANS) >= _PLANS_SIZE:
+            _PLANS.pop(next(iter(_PLANS)), None)
+        _PLANS[plan_key] = entry
+    _launch(be, entry, arrays, dst, stats, entry[-1])
+    return True
+
+
+#: (DAG structures and leaf mapping, statistics, slot layouts, dst layout) -> a row kernel plan
+#: (``_plan``), for DAGs with structure keys.
+_PLANS: dict[Any, tuple[Any, ...]] = {}
+_PLANS_SIZE = 1024
+
+
+def _launch(be: Any, entry: tuple[Any, ...], arrays: list[GpuArray], dst: GpuArray,
+            stats: list[tuple[_Storage, _RowStat]], scalars: Sequence[Any]) -> None:
+    """Record the planned row kernel for these operands, then settle the statistics it stores."""
+    _, spec, oshape, n, steps, ostrides, spans, n_writes, _ = entry
+    ptrs = [_fusion.leaf_ptr(a) for a in arrays]
+    ptrs.append(dst._ptr)
+    writes = [storage for storage, _ in stats[:n_writes]]
+    for storage in writes:
+        ptrs.append(_fusion._PTR_SLOT.__get__(storage))
+    ops_row_fusion.row_fusion(be, spec, ptrs, spans, oshape, n, steps, ostrides, scalars)
+    for storage in writes:
+        _fusion.settle_pending(storage)
+
+
+def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowStat]], stat_index: dict[int, Any],
+          slot_of: Any, arrays: list[GpuArray]) -> tuple[Any, ...] | None:
+    """(backend, spec, row dims, n, steps, row strides, spans, statistics stored, scalar values)
+    of the row kernel, or None when the DAG does not fit one (see the module docstring)."""
+    first = stats[0][1]
+    shape, axes, kept = first.shape, first.axes, first.kept
+    acc_types = {record.dtype.info.accumulator for _, record in stats}
+    if len(acc_types) != 1:
+        return None
+    per_row = dst.shape == kept and kept != shape
+    acc = "f64" if acc_types == {"float64"} else "f32"
+    scalars: list[tuple[Any, DType]] = []
+    functions = []
+    for _, record in stats:
+        functions.append(_function(record.source, slot_of, stat_index, scalars, round_root=True))
+    root_fn = _function(root, slot_of, stat_index, scalars, round_root=False)
+    n_inputs = len(arrays)
+    limit = max_storage_bindings()
+    if n_inputs + 1 > limit:
+        return None
+    n_writes = min(len(stats), limit - n_inputs - 1)
+
+    # layout over the full shape: rows over the kept dims, the reduced dims one strided run
+    dtypes = [a.dtype.name for a in arrays] + [dst.dtype.name]
+    strides = [broadcast_strides(a.shape, a._strides, shape) for a in arrays]
+    strides.append(broadcast_strides(dst.shape, dst._strides, shape))
+    kept_strides = broadcast_strides(kept, contiguous_strides(kept), shape)
+    for _, record in stats[:n_writes]:
+        dtypes.append(record.dtype.name)
+        strides.append(kept_strides)
+    reduced = [d for d in range(len(shape)) if d in axes]
+    outer = [d for d in range(len(shape)) if d not in axes]
+    rshape, rstrides = merge_dims([shape[d] for d in reduced], [[s[d] for d in reduced] for s in strides])
+    if len(rshape) != 1:
+        return None
+    n = rshape[0]
+    steps = tuple(s[0] for s in rstrides)
+    oshape, ostrides = merge_dims([shape[d] for d in outer], [[s[d] for d in outer] for s in strides])
+    if len(oshape) > ops_row_fusion.MAX_ROW_DIMS:
+        return None
+    window = be.max_window_bytes()
+    spans = []
+    for k, dtype in enumerate(dtypes):
+        lo, stop = extent(list(oshape) + [n], list(ostrides[k]) + [steps[k]])
+        if (stop - lo) * storage_type(dtype).itemsize > window:
+            return None
+        spans.append((lo, stop))
+    rows = math.prod(oshape)
+    main = next((steps[k] for k in range(n_inputs) if steps[k] != 0), 1)
+    varying = sum(1 for k in range(n_inputs) if steps[k] != 0)
+    strided = main not in (0, 1)
+    dst_st = storage_type(dst.dtype.name)
+    d = n_inputs
+    word_store = (dst_st.packed and not per_row and steps[d] == 1 and n % dst_st.lanes == 0
+                  and all(s % dst_st.lanes == 0 for s in ostrides[d]))
+    lanes = dst_st.lanes if word_store else 1
+    tpr, rpw, vpt, cached = ops_row_fusion.plan(rows, n, strided, varying, lanes)
+    if not cached and rows < MIN_STREAMED_ROWS:
+        return None  # a few long rows: the eager reductions spread each row over the device
+    keep: set[int] = set()
+    if cached and not per_row:  # the output reads a statistic's elementwise values: kept in registers
+        shared = _shared_sources(root, stats)
+        if shared:
+            placeholders = {id(node): _placeholder(node) for node in shared.values()}
+            substituted = _substitute(root, placeholders, {})
+            index = dict(stat_index)
+            for k, node in shared.items():
+                index[id(placeholders[id(node)]._storage)] = ("v", k)
+            root_fn = _function(substituted, slot_of, index, [], round_root=False)
+            keep = set(shared)
+    spec_stats = tuple(ops_row_fusion.RowStat(record.op, record.dtype.name, fn, n_inputs + 1 + k if k < n_writes else -1,
+                                              k in keep)
+                       for k, ((_, record), fn) in enumerate(zip(stats, functions)))
+    spec_arrays = tuple((dtype, steps[k] != 0, k >= n_inputs) for k, dtype in enumerate(dtypes))
+    spec = ops_row_fusion.RowFusionSpec(spec_arrays, tuple(d.name for _, d in scalars), spec_stats, root_fn,
+                                        n_inputs, per_row, acc, tpr, rpw, strided, vpt, cached, lanes, word_store)
+    return (be, spec, tuple(oshape), n, steps, tuple(tuple(s) for s in ostrides), tuple(spans), n_writes,
+            [v for v, _ in scalars])

@@ -1,0 +1,113 @@
+// Householder QR of an mp x jb panel (LAPACK's geqr2, jb <= 32), one workgroup, in global
+// memory: element (i, j) of the panel is A[a_first + i * ld + j]. R's part goes on and above the
+// diagonal, the reflectors' tails (v[0] = 1) below it, tau_c to Tb[t_first + c * 33]; the
+// reflectors are also written out explicitly (unit diagonal, zeros above) to
+// V[v_first + i * v_ld + j] for the blocked updates. Invocation lid = rs * 32 + qq takes column
+// qq of the panel and rows rs, rs + 8, ... in the reflector updates.
+//#include common
+
+alias T = {{T}};
+const WG: u32 = {{WG}}u;
+const NB: u32 = 32u;
+const RS: u32 = WG / NB;
+
+struct Params {
+    a_first: u32, ld: u32, mp: u32, jb: u32,
+    v_first: u32, v_ld: u32, t_first: u32, p0: u32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> A: array<T>;
+@group(0) @binding(2) var<storage, read_write> V: array<T>;
+@group(0) @binding(3) var<storage, read_write> Tb: array<T>;
+
+var<workgroup> red: array<T, WG>;
+var<workgroup> wv: array<T, NB>;
+
+fn reduce_sum(lid: u32) {
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
+        if lid < s {
+            red[lid] = red[lid] + red[lid + s];
+        }
+        workgroupBarrier();
+    }
+}
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(local_invocation_index) lid: u32) {
+    let mp = p.mp;
+    let jb = p.jb;
+    let a0 = p.a_first;
+    let ld = p.ld;
+    let qq = lid % NB;
+    let rs = lid / NB;
+    for (var c = 0u; c < jb; c++) {
+        var s = T(0);
+        for (var i = c + 1u + lid; i < mp; i += WG) {
+            let x = A[a0 + i * ld + c];
+            s = s + x * x;
+        }
+        red[lid] = s;
+        reduce_sum(lid);
+        let xn2 = red[0];
+        let alpha = A[a0 + c * ld + c];
+        workgroupBarrier();
+        var tau = T(0);
+        if xn2 != T(0) {
+            let norm = sqrt(alpha * alpha + xn2);
+            let beta = select(-norm, norm, alpha < T(0));
+            tau = (beta - alpha) / beta;
+            let scale = T(1) / (alpha - beta);
+            for (var i = c + 1u + lid; i < mp; i += WG) {
+                A[a0 + i * ld + c] = A[a0 + i * ld + c] * scale;
+            }
+            if lid == 0u {
+                A[a0 + c * ld + c] = beta;
+            }
+        }
+        if lid == 0u {
+            Tb[p.t_first + c * (NB + 1u)] = tau;
+        }
+        storageBarrier();
+        workgroupBarrier();
+        let live = qq > c && qq < jb;
+        var part = T(0);
+        if live {
+            for (var i = c + 1u + rs; i < mp; i += RS) {
+                part = part + A[a0 + i * ld + c] * A[a0 + i * ld + qq];
+            }
+        }
+        red[lid] = part;
+        workgroupBarrier();
+        if lid < NB && lid > c && lid < jb {
+            var w = A[a0 + c * ld + lid];
+            for (var r = 0u; r < RS; r++) {
+                w = w + red[r * NB + lid];
+            }
+            wv[lid] = w * tau;
+        }
+        workgroupBarrier();
+        if live {
+            let w = wv[qq];
+            if rs == 0u {
+                A[a0 + c * ld + qq] = A[a0 + c * ld + qq] - w;
+            }
+            for (var i = c + 1u + rs; i < mp; i += RS) {
+                A[a0 + i * ld + qq] = A[a0 + i * ld + qq] - w * A[a0 + i * ld + c];
+            }
+        }
+        storageBarrier();
+        workgroupBarrier();
+    }
+    for (var e = lid; e < mp * jb; e += WG) {
+        let i = e / jb;
+        let j = e % jb;
+        var v = A[a0 + i * ld + j];
+        if i == j {
+            v = T(1);
+        } else if i < j {
+            v = T(0);
+        }
+        V[p.v_first + i * p.v_ld + j] = v;
+    }
+}

@@ -1,0 +1,40 @@
+// The triangular factor of a block reflector (LAPACK's larft, forward, columnwise):
+// H_0 H_1 ... H_{jb-1} = I - V T V^T, from tau (on T's diagonal, Tb[t_first + c * 33]) and the
+// Gram matrix G = V^T V (G[g_first + i * jb + j]): T[r][i] = -tau_i * sum_q T[r][q] G[q][i]
+// (r <= q < i). T is jb x jb upper triangular at Tb[t_first + i * 32 + j], zeros below.
+
+alias T = {{T}};
+const NB: u32 = 32u;
+
+struct Params { jb: u32, t_first: u32, g_first: u32, p0: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> Tb: array<T>;
+@group(0) @binding(2) var<storage, read_write> G: array<T>;
+
+var<workgroup> t: array<T, NB * NB>;
+
+@compute @workgroup_size(32)
+fn main(@builtin(local_invocation_index) lid: u32) {
+    let jb = p.jb;
+    for (var e = lid; e < NB * NB; e += NB) {
+        t[e] = T(0);
+    }
+    workgroupBarrier();
+    if lid < jb {
+        t[lid * (NB + 1u)] = Tb[p.t_first + lid * (NB + 1u)];
+    }
+    workgroupBarrier();
+    for (var i = 1u; i < jb; i++) {
+        if lid < i {
+            var s = T(0);
+            for (var q = lid; q < i; q++) {
+                s = s + t[lid * NB + q] * G[p.g_first + q * jb + i];
+            }
+            t[lid * NB + i] = -t[i * (NB + 1u)] * s;
+        }
+        workgroupBarrier();
+    }
+    for (var e = lid; e < NB * NB; e += NB) {
+        Tb[p.t_first + e] = t[e];
+    }
+}

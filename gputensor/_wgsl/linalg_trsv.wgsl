@@ -1,0 +1,78 @@
+// Triangular solve of a few right-hand columns, one workgroup per column, the whole n x n
+// triangle streamed once per column: x := T^-1 x for T[t_first + i * t_ld + j] (MODE 0: unit
+// lower, forward; 2: upper, backward) and column c of X, element r at
+// X[x_first + r * x_rs + c * x_cs]. Blocks of 32 rows: invocation 0 solves the diagonal block
+// into workgroup memory, then every invocation updates its rows of the rest of the column.
+//#include common
+
+alias T = {{T}};
+const WG: u32 = {{WG}}u;
+const MODE: u32 = {{MODE}}u;
+const BS: u32 = 32u;
+
+struct Params {
+    n: u32, t_first: u32, t_ld: u32, x_first: u32,
+    x_rs: u32, x_cs: u32, p0: u32, p1: u32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> Tm: array<T>;
+@group(0) @binding(2) var<storage, read_write> X: array<T>;
+
+var<workgroup> xb: array<T, BS>;
+
+fn tri(i: u32, j: u32) -> T {
+    return Tm[p.t_first + i * p.t_ld + j];
+}
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let n = p.n;
+    let xc = p.x_first + wid.x * p.x_cs;
+    let blocks = (n + BS - 1u) / BS;
+    for (var bb = 0u; bb < blocks; bb++) {
+        var b0 = bb * BS;
+        if MODE == 2u {
+            b0 = (blocks - 1u - bb) * BS;
+        }
+        let bn = min(BS, n - b0);
+        if lid == 0u {
+            if MODE == 2u {
+                for (var ii = 0u; ii < bn; ii++) {
+                    let i = bn - 1u - ii;
+                    var s = X[xc + (b0 + i) * p.x_rs];
+                    for (var q = i + 1u; q < bn; q++) {
+                        s = s - tri(b0 + i, b0 + q) * xb[q];
+                    }
+                    s = s / tri(b0 + i, b0 + i);
+                    xb[i] = s;
+                    X[xc + (b0 + i) * p.x_rs] = s;
+                }
+            } else {
+                for (var i = 0u; i < bn; i++) {
+                    var s = X[xc + (b0 + i) * p.x_rs];
+                    for (var q = 0u; q < i; q++) {
+                        s = s - tri(b0 + i, b0 + q) * xb[q];
+                    }
+                    xb[i] = s;
+                    X[xc + (b0 + i) * p.x_rs] = s;
+                }
+            }
+        }
+        workgroupBarrier();
+        var r0 = b0 + bn;
+        var r1 = n;
+        if MODE == 2u {
+            r0 = 0u;
+            r1 = b0;
+        }
+        for (var r = r0 + lid; r < r1; r += WG) {
+            var s = T(0);
+            for (var q = 0u; q < bn; q++) {
+                s = s + tri(r, b0 + q) * xb[q];
+            }
+            X[xc + r * p.x_rs] = X[xc + r * p.x_rs] - s;
+        }
+        storageBarrier();
+        workgroupBarrier();
+    }
+}

@@ -1,0 +1,311 @@
+"""The factorization half of the linalg extension: cholesky, solve, inv, det, slogdet, qr and
+matrix_power, on stacks of matrices (any leading batch dims), float32 and float64.
+
+Every factorization runs on the GPU (``_backend/ops_factor.py``): stacks of matrices of order
+up to ``ops_factor.SMALL_MAX`` (32) in one dispatch, one workgroup per matrix; larger matrices
+one after another on blocked algorithms whose trailing updates are gemm.
+
+Singular and non-positive-definite input:
+
+* ``cholesky`` raises :class:`LinAlgError` when a matrix of the stack is not positive definite,
+  ``solve`` and ``inv`` when one is singular (a zero pivot column in LU with partial pivoting).
+  The kernels set a device flag; reading it back (4 bytes) makes these three calls wait for
+  their result, as NumPy's and torch's checks do. ``GPUTENSOR_LINALG_CHECK=0`` (or
+  ``config.override(linalg_check=False)``) skips the readback: such input then gives inf / NaN
+  in the result, as the spec allows, and the calls stay asynchronous.
+* ``det`` returns 0 and ``slogdet`` (0, -inf) for a singular matrix, without a readback (as
+  NumPy); ``qr`` of a rank-deficient matrix returns a valid factorization (Q orthogonal, R with
+  zeros on its diagonal where a column is dependent).
+* NaN input is neither singular nor indefinite: the results are NaN, as NumPy's.
+
+Non-arrays and dtypes other than float32 / float64 raise ``TypeError`` (float16 included, as in
+NumPy), shapes that do not fit ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import _dispatch
+from .._array_object import GpuArray
+from .._backend import config, ops_factor
+from .._creation_functions import eye, tril, triu
+from .._data_type_functions import result_type
+from .._dtypes import float32, float64, uint32
+from .._linear_algebra_functions import matmul, matrix_transpose
+from .._manipulation_functions import _copy_contiguous, broadcast_to, reshape
+from .._shapes import broadcast_shapes
+from ._errors import LinAlgError
+
+__all__ = ["QRResult", "SlogdetResult", "cholesky", "det", "inv", "lu_factor", "matrix_power", "qr",
+           "slogdet", "solve"]
+
+_FLOATS = (float32, float64)
+
+
+class SlogdetResult(NamedTuple):
+    sign: GpuArray
+    logabsdet: GpuArray
+
+
+class QRResult(NamedTuple):
+    Q: GpuArray
+    R: GpuArray
+
+
+def _float_array(x: object, name: str) -> GpuArray:
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"{name} must be a gputensor array, not {type(x).__name__}")
+    if x.dtype not in _FLOATS:
+        raise TypeError(f"{name}: linalg needs float32 or float64 arrays, got {x.dtype}")
+    return x
+
+
+def _square(x: object, fn: str) -> GpuArray:
+    x = _float_array(x, "x")
+    if x.ndim < 2:
+        raise ValueError(f"{fn} needs an array of at least 2 dimensions, got shape {x.shape}")
+    if x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"{fn} needs square matrices, got shape {x.shape}")
+    return x
+
+
+def _batch(shape: tuple[int, ...]) -> int:
+    count = 1
+    for s in shape:
+        count *= s
+    return count
+
+
+def _new_flag() -> GpuArray:
+    return GpuArray._empty((1,), uint32)
+
+
+def _raise_if_set(flag: GpuArray, message: str) -> None:
+    """Read the device flag back (one 4-byte readback) and raise LinAlgError when it is set;
+    nothing with ``GPUTENSOR_LINALG_CHECK=0`` (``config.override(linalg_check=False)``)."""
+    if config.value("linalg_check") and int(np.asarray(flag.get())[0]):
+        raise LinAlgError(message)
+
+
+def lu_factor(a: GpuArray) -> tuple[GpuArray, GpuArray, GpuArray]:
+    """LU factorization with partial pivoting, in place, of the C-contiguous float array ``a``
+    (a stack of n x n matrices, n >= 1): (a holding unit L below the diagonal and U on and above
+    it, the pivots (..., n) as uint32 absolute row indices as LAPACK's getrf, zero-based, a
+    uint32 flag that is nonzero when a matrix is singular). Runs on the blocked kernels for
+    every order (internal; for other linalg functions)."""
+    n = a.shape[-1]
+    batch = _batch(a.shape[:-2])
+    piv = GpuArray._empty(a.shape[:-1], uint32)
+    flag = _new_flag()
+    size = n * n * a.dtype.itemsize
+    for q in range(batch):
+        _dispatch.call(ops_factor.lu_blocked, a.dtype.name, n, a._ptr + q * size, n,
+                       piv._ptr + q * n * 4, flag._ptr)
+    return a, piv, flag
+
+
+def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
+    """The lower (``upper=False``) or upper Cholesky factor of each symmetric positive-definite
+    matrix of ``x`` (..., M, M); only the lower triangle of ``x`` is read.
+
+    Raises ``LinAlgError`` when a matrix is not positive definite (reads a device flag back),
+    ``TypeError`` for non-float32/float64 input, ``ValueError`` for non-square shapes."""
+    x = _square(x, "cholesky")
+    n = x.shape[-1]
+    a = _copy_contiguous(x)
+    if a.size == 0:
+        return a
+    batch = _batch(x.shape[:-2])
+    flag = _new_flag()
+    name = a.dtype.name
+    if n <= ops_factor.SMALL_MAX:
+        _dispatch.call(ops_factor.small, "cholesky", name, n, batch, a._ptr, n, n * n, flag=flag._ptr)
+        lower = a
+    else:
+        size = n * n * a.dtype.itemsize
+        for q in range(batch):
+            _dispatch.call(ops_factor.cholesky_blocked, name, n, a._ptr + q * size, n, flag._ptr)
+        lower = tril(a)
+    _raise_if_set(flag, "Matrix is not positive definite")
+    if upper:
+        return _copy_contiguous(matrix_transpose(lower))
+    return lower
+
+
+def _lu_solve_into(a: GpuArray, b: GpuArray | None, out: GpuArray) -> None:
+    """out := A^-1 B (or A^-1 when ``b`` is None: ``out`` then receives the inverse) for the
+    contiguous stacks ``a`` (destroyed) and ``out`` (..., n, k) holding B; LinAlgError when a
+    matrix is singular."""
+    n = a.shape[-1]
+    k = out.shape[-1]
+    batch = _batch(a.shape[:-2])
+    name = a.dtype.name
+    flag = _new_flag()
+    if n <= ops_factor.SMALL_MAX:
+        op = "inv" if b is None else "solve"
+        _dispatch.call(ops_factor.small, op, name, n, batch, a._ptr, n, n * n, b=out._ptr, k=k, b_ld=k,
+                       b_bs=n * k, flag=flag._ptr)
+    else:
+        if b is None:
+            _dispatch.copy_into(out, broadcast_to(eye(n, dtype=a.dtype), out.shape))
+        piv = GpuArray._empty((n,), uint32)
+        isz = a.dtype.itemsize
+        for q in range(batch):
+            lu = a._ptr + q * n * n * isz
+            _dispatch.call(ops_factor.lu_blocked, name, n, lu, n, piv._ptr, flag._ptr)
+            _dispatch.call(ops_factor.lu_solve, name, n, k, lu, n, piv._ptr, out._ptr + q * n * k * isz, k)
+    _raise_if_set(flag, "Singular matrix")
+
+
+def solve(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
+    """The solution X of A X = B for each square matrix A of ``x1`` (..., M, M): ``x2`` of shape
+    (M,) is one right-hand side for every matrix (result ``x1.shape[:-2] + (M,)``), otherwise
+    ``x2`` is (..., M, K) with batch dims broadcast against ``x1``'s. LU with partial pivoting.
+
+    Raises ``LinAlgError`` for a singular matrix (reads a device flag back), ``TypeError`` for
+    non-float32/float64 input, ``ValueError`` for shapes that do not fit."""
+    x1 = _square(x1, "solve")
+    x2 = _float_array(x2, "x2")
+    dtype = result_type(x1, x2)
+    n = x1.shape[-1]
+    if x2.ndim == 0:
+        raise ValueError("solve: x2 must have at least 1 dimension")
+    vector = x2.ndim == 1
+    if vector:
+        if x2.shape[0] != n:
+            raise ValueError(f"solve: x2 of shape {x2.shape} does not fit x1 of shape {x1.shape}")
+        batch = x1.shape[:-2]
+        b = reshape(x2, (n, 1))
+    else:
+        if x2.shape[-2] != n:
+            raise ValueError(f"solve: x2 of shape {x2.shape} does not fit x1 of shape {x1.shape}")
+        batch = broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+        b = x2
+    k = b.shape[-1]
+    out = _copy_contiguous(broadcast_to(b, batch + (n, k)), dtype)
+    if out.size and n:
+        a = _copy_contiguous(broadcast_to(x1, batch + (n, n)), dtype)
+        _lu_solve_into(a, b, out)
+    return reshape(out, batch + (n,)) if vector else out
+
+
+def inv(x: GpuArray, /) -> GpuArray:
+    """The inverse of each square matrix of ``x`` (..., M, M), by LU with partial pivoting.
+
+    Raises ``LinAlgError`` for a singular matrix (reads a device flag back), ``TypeError`` and
+    ``ValueError`` as :func:`solve`."""
+    x = _square(x, "inv")
+    a = _copy_contiguous(x)
+    if a.size == 0:
+        return a
+    out = GpuArray._empty(x.shape, x.dtype, zero=False)
+    _lu_solve_into(a, None, out)
+    return out
+
+
+def _det_parts(x: GpuArray, fn: str) -> GpuArray:
+    """(..., 3): det, sign, log|det| of each matrix of ``x``."""
+    x = _square(x, fn)
+    n = x.shape[-1]
+    parts = GpuArray._empty(x.shape[:-2] + (3,), x.dtype, zero=False)
+    batch = _batch(x.shape[:-2])
+    if batch == 0:
+        return parts
+    if n == 0:
+        _dispatch.copy_into(parts, broadcast_to(GpuArray._from_numpy(
+            np.array([1.0, 1.0, 0.0], dtype=x.dtype.numpy), x.dtype), parts.shape))
+        return parts
+    a = _copy_contiguous(x)
+    name = a.dtype.name
+    if n <= ops_factor.SMALL_MAX:
+        _dispatch.call(ops_factor.small, "det", name, n, batch, a._ptr, n, n * n, b=parts._ptr)
+        return parts
+    a, piv, _ = lu_factor(a)
+    isz = a.dtype.itemsize
+    for q in range(batch):
+        _dispatch.call(ops_factor.det_from_lu, name, n, a._ptr + q * n * n * isz, n, piv._ptr + q * n * 4,
+                       parts._ptr + 3 * q * isz)
+    return parts
+
+
+def det(x: GpuArray, /) -> GpuArray:
+    """The determinant of each square matrix of ``x`` (..., M, M): the product of LU's pivots
+    with the permutation's sign; 0 for a singular matrix. ``TypeError`` / ``ValueError`` as
+    :func:`solve`."""
+    return _copy_contiguous(_det_parts(x, "det")[..., 0])
+
+
+def slogdet(x: GpuArray, /) -> SlogdetResult:
+    """(sign, log|det|) of each square matrix of ``x`` (..., M, M); (0, -inf) for a singular
+    matrix. ``TypeError`` / ``ValueError`` as :func:`solve`."""
+    parts = _det_parts(x, "slogdet")
+    return SlogdetResult(_copy_contiguous(parts[..., 1]), _copy_contiguous(parts[..., 2]))
+
+
+def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
+    """Householder QR of each matrix of ``x`` (..., M, N): ``mode='reduced'`` gives Q (..., M, K)
+    and R (..., K, N), K = min(M, N); ``'complete'`` Q (..., M, M) and R (..., M, N). The signs
+    follow LAPACK's reflectors (R's diagonal may be negative, as in NumPy).
+
+    Raises ``TypeError`` for non-float32/float64 input, ``ValueError`` for fewer than 2 dims or
+    an unknown mode."""
+    x = _float_array(x, "x")
+    if x.ndim < 2:
+        raise ValueError(f"qr needs an array of at least 2 dimensions, got shape {x.shape}")
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"qr: mode must be 'reduced' or 'complete', not {mode!r}")
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    kq = kr = k if mode == "reduced" else m
+    batch_shape = x.shape[:-2]
+    batch = _batch(batch_shape)
+    q = _copy_contiguous(broadcast_to(eye(m, kq, dtype=x.dtype), batch_shape + (m, kq)))
+    if batch == 0 or k == 0:
+        return QRResult(q, GpuArray._empty(batch_shape + (kr, n), x.dtype))
+    a = _copy_contiguous(x)
+    name = a.dtype.name
+    if m <= ops_factor.SMALL_MAX and n <= ops_factor.SMALL_MAX:
+        r = GpuArray._empty(batch_shape + (kr, n), x.dtype, zero=False)
+        _dispatch.call(ops_factor.qr_small, name, m, n, batch, a._ptr, n, m * n, q._ptr, kq, m * kq, kq,
+                       r._ptr, n, kr * n, kr)
+        return QRResult(q, r)
+    isz = a.dtype.itemsize
+    for b in range(batch):
+        _dispatch.call(ops_factor.qr_blocked, name, m, n, a._ptr + b * m * n * isz, n,
+                       q._ptr + b * m * kq * isz, kq, kq)
+    r = triu(a if kr == m else a[..., :kr, :])
+    return QRResult(q, _copy_contiguous(r))
+
+
+def matrix_power(x: GpuArray, n: int, /) -> GpuArray:
+    """``x`` (..., M, M) raised to the integer power ``n`` by repeated squaring (matmul); ``n ==
+    0`` gives identity matrices, ``n < 0`` powers of the inverse (``LinAlgError`` when a matrix
+    is singular). Raises ``TypeError`` for a non-integer ``n`` or non-float32/float64 input,
+    ``ValueError`` for non-square shapes."""
+    x = _square(x, "matrix_power")
+    if isinstance(n, bool):
+        raise TypeError("matrix_power: n must be an integer, not bool")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"matrix_power: n must be an integer, not {type(n).__name__}") from None
+    m = x.shape[-1]
+    if n == 0:
+        return _copy_contiguous(broadcast_to(eye(m, dtype=x.dtype), x.shape))
+    if n < 0:
+        x = inv(x)
+        n = -n
+    result = None
+    base = x
+    while True:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if not n:
+            break
+        base = matmul(base, base)
+    return result if result is not x else _copy_contiguous(x)
