@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test conformance soak adapter install bench clean
+.PHONY: demo test test-gl demo-dawn conformance soak adapter install bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,15 @@ CONFORMANCE_ARGS ?=
 conformance: adapter
 	$(PY) tools/conformance.py --max-examples $(CONFORMANCE_EXAMPLES) -- --disable-deadline $(CONFORMANCE_ARGS)
 
+# The suite on llvmpipe through OpenGL (no shader-f64, shader-int64, subgroups; 16 storage buffers).
+test-gl: adapter
+	GPUTENSOR_ADAPTER=gl $(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The demo on Dawn (wgpudawn) with the lavapipe of Mesa 25, set up in .dawn by tools/dawn_lavapipe.sh.
+demo-dawn: $(STAMP)
+	PYTHON=$(PY) tools/dawn_lavapipe.sh .dawn
+	. .dawn/env.sh && $(PY) -m gputensor
+
 # The soak test for longer: threads x seconds of checked mixed operations (make soak SOAK_SECONDS=1800).
 SOAK_SECONDS ?= 300
 soak: adapter
@@ -43,4 +52,4 @@ bench: adapter
 	$(PY) -m benchmarks
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) .dawn build *.egg-info

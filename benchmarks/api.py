@@ -317,7 +317,9 @@ def ops(quick: bool) -> list[Op]:
     out.append(_matmul(f"api.matmul.f32.batched{batch}x{bside}", f"a @ b, {batch} x {bside}² f32",
                        (batch, bside, bside), (batch, bside, bside), np.float32, 4e-6))
     n64 = mm_sizes[0]
-    out.append(_matmul(f"api.matmul.f64.{n64}", f"a @ b, {n64}² f64", (n64, n64), (n64, n64), np.float64, 1e-14))
+    if _device_has("float64"):  # shader-f64
+        out.append(_matmul(f"api.matmul.f64.{n64}", f"a @ b, {n64}² f64", (n64, n64), (n64, n64), np.float64,
+                           1e-14))
     out.append(Op("api.loop.small", f"Python loop: {_LOOP_STEPS} x (tanh(y @ w), 0.5*y + x), 64x64 f32",
                   lambda rng: {"x": uniform(rng, (64, 64), np.float32),
                                "w": uniform(rng, (64, 64), np.float32, -0.2, 0.2)},
@@ -472,6 +474,13 @@ class ApiCase(Case):
     def cupy(self, env: Env, host: dict[str, np.ndarray]) -> Prepared:
         cp = env.cupy
         return self._prepare(env, self.op.cupy, cp, env.to_cupy, cp.asnumpy, host)
+
+
+def _device_has(dtype: str) -> bool:
+    """Whether gputensor's device has ``dtype`` (float64 needs shader-f64)."""
+    import gputensor
+
+    return dtype in gputensor.__array_namespace_info__().dtypes()
 
 
 def cases(quick: bool) -> list[Case]:

@@ -109,12 +109,21 @@ def _check_request(count: int, dtype: DType, host_bytes: int = 0) -> None:
                           f"({limit} bytes)")
 
 
-def _device_dtype(np_dtype: np.dtype) -> DType:
-    """The gputensor dtype for a NumPy dtype (with the device fallbacks)."""
-    dtype = _dtypes.dtype_from_any(np_dtype)
-    if not DEFAULT_DEVICE.supports_dtype(dtype) and dtype.info.fallback:
-        dtype = _dtypes.DTYPES_BY_NAME[dtype.info.fallback]
-    return DEFAULT_DEVICE.check_dtype(dtype)
+def _device_dtype(host: np.ndarray) -> DType:
+    """The gputensor dtype host data of NumPy dtype ``host.dtype`` is stored as, never changing
+    a value: its own dtype where the device has it; int64/uint64 without ``shader-int64``:
+    int32/uint32 when every value fits (the device's default integer dtype), else
+    ``TypeError``; float64 without ``shader-f64``: ``TypeError`` saying how to convert."""
+    dtype = _dtypes.dtype_from_any(host.dtype)
+    if DEFAULT_DEVICE.supports_dtype(dtype):
+        return dtype
+    if dtype.kind in "iu" and dtype.info.fallback:
+        narrow = _dtypes.DTYPES_BY_NAME[dtype.info.fallback]
+        info = np.iinfo(narrow.numpy)
+        if not host.size or (info.min <= int(host.min()) and int(host.max()) <= info.max):
+            return narrow
+        raise DEFAULT_DEVICE.unsupported(dtype, f"{dtype.name} data with values beyond {narrow.name}")
+    raise DEFAULT_DEVICE.unsupported(dtype)
 
 
 def _python_kind(values: np.ndarray) -> str:
@@ -203,7 +212,7 @@ def asarray(
         host = np.asarray(obj)
         if host.dtype.kind not in "biufc":
             raise TypeError(f"NumPy dtype {host.dtype} is not supported by gputensor")
-        target = dtype or _device_dtype(host.dtype)
+        target = dtype or _device_dtype(host)
         with np.errstate(over="ignore", invalid="ignore"):
             return GpuArray._from_numpy(host.astype(target.numpy, copy=False), target)
     if isinstance(obj, (list, tuple)):

@@ -17,7 +17,18 @@ from typing import Any
 from . import _dtypes, _runtime
 from ._dtypes import DType
 
-__all__ = ["Device", "DEFAULT_DEVICE", "check_device", "default_dtype", "default_dtypes"]
+__all__ = ["Device", "DEFAULT_DEVICE", "UnsupportedDTypeError", "check_device", "default_dtype",
+           "default_dtypes"]
+
+
+class UnsupportedDTypeError(TypeError):
+    """A dtype the device lacks the WebGPU feature for was asked for (a ``dtype=`` argument or
+    host data of that dtype): ``dtype`` and ``feature`` (the missing feature) say which."""
+
+    def __init__(self, message: str, dtype: DType, feature: str | None) -> None:
+        super().__init__(message)
+        self.dtype = dtype
+        self.feature = feature
 
 
 class Device:
@@ -58,15 +69,26 @@ class Device:
         return dtype.feature is None or dtype.feature in self.features
 
     def check_dtype(self, dtype: DType) -> DType:
-        """Return ``dtype`` if supported; raise ``TypeError`` naming the missing feature."""
+        """Return ``dtype`` if supported; raise ``TypeError`` naming the missing feature and
+        the conversion to use (:meth:`unsupported`)."""
         if not isinstance(dtype, DType):
             raise TypeError(f"expected a gputensor dtype, got {dtype!r}")
         if not self.supports_dtype(dtype):
-            raise TypeError(
-                f"{dtype.name} is not supported on {self}: the adapter lacks the WebGPU "
-                f"feature {dtype.feature!r}"
-            )
+            raise self.unsupported(dtype)
         return dtype
+
+    def unsupported(self, dtype: DType, what: str = "") -> UnsupportedDTypeError:
+        """The ``TypeError`` for ``dtype`` on a device without its feature: names the adapter,
+        the missing WebGPU feature and the conversion to the dtype the device has (float64:
+        float32; int64/uint64: int32/uint32); ``what`` says what was asked instead of the dtype
+        (then without the conversion: data beyond the narrower dtype)."""
+        narrower = dtype.info.fallback
+        hint = (f"; convert with x.astype(np.{narrower}) or gt.asarray(x, dtype=gt.{narrower})"
+                if narrower and not what else "")
+        return UnsupportedDTypeError(
+            f"{what or dtype.name} is not supported on this device (adapter "
+            f"{_runtime.adapter_name()} lacks {dtype.feature}){hint}", dtype, dtype.feature
+        )
 
     def supported_dtypes(self) -> tuple[DType, ...]:
         """Every dtype the device supports, in the order of ``_dtypes.ALL_DTYPES``."""

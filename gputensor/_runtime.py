@@ -17,13 +17,14 @@ from typing import Any
 import numpy as np
 
 from ._backend import get_backend, ops_elementwise
+from ._backend.adapters import adapter_description as adapter_names_text
 from ._backend.errors import BackendError, BackendErrorKind
 from ._backend.ops_elementwise import ArrayOperand
 from ._backend.wgsl_types import storage_type
 from ._shapes import contiguous_strides
 
 __all__ = [
-    "backend", "adapter_features", "adapter_description", "alloc", "free", "upload", "download",
+    "backend", "adapter_features", "adapter_description", "adapter_name", "alloc", "free", "upload", "download",
     "download_strided", "compute_type", "max_storage_bindings", "translate", "backend_errors", "call",
 ]
 
@@ -41,6 +42,11 @@ def adapter_features() -> frozenset[str]:
 def adapter_description() -> str:
     """One line naming the adapter."""
     return repr(backend())
+
+
+def adapter_name() -> str:
+    """The adapter's name as ``python -m gputensor`` prints it (device, backend, type)."""
+    return adapter_names_text(backend().context.adapter_info)
 
 
 _COMPUTE: dict[Any, str] = {}

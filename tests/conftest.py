@@ -1,7 +1,18 @@
-"""Shared test set-up: a WebGPU adapter is required (never skipped) and hypothesis profiles."""
+"""Shared test set-up: a WebGPU adapter is required (never skipped), hypothesis profiles, and
+the ``requires`` marker.
+
+``@pytest.mark.requires("shader-f64", ...)`` says a test needs adapter features; it is skipped,
+naming the missing feature, where the adapter lacks one. A test parametrized over a dtype (an
+argument whose name contains ``dtype``) whose value needs a feature (float64: ``shader-f64``;
+int64/uint64: ``shader-int64``) requires it without saying so, and a test that fails because it
+asked gputensor for such a dtype (``UnsupportedDTypeError``: float64 host data on an adapter
+without ``shader-f64``) is reported skipped for that feature. The terminal summary shows the
+adapter, its features and how many tests each missing feature skipped.
+"""
 
 from __future__ import annotations
 
+import collections
 import os
 
 import pytest
@@ -23,6 +34,123 @@ NO_ADAPTER = (
     "Vulkan/Metal/D3D12 support, or on Debian/Ubuntu the lavapipe software adapter: "
     "`sudo apt-get install -y mesa-vulkan-drivers` (`make test` does this for you as root)."
 )
+
+
+#: missing feature -> node ids of the tests it skipped
+_SKIPPED_FOR: dict[str, list[str]] = collections.defaultdict(list)
+#: missing feature -> how many of those tests asked for its dtype only while running
+_FOUND_AT_RUN_TIME: collections.Counter[str] = collections.Counter()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "requires(*features): the test needs these WebGPU adapter features (skipped, "
+        "naming the feature, where the adapter lacks one)")
+
+
+def _adapter_features() -> frozenset[str]:
+    from gputensor._backend import get_backend
+
+    return frozenset(str(f) for f in get_backend().context.features)
+
+
+def _dtype_feature(value: object) -> str | None:
+    """The adapter feature a dtype parameter value (a name, NumPy or gputensor dtype) needs."""
+    import gputensor as gt
+
+    name = value if isinstance(value, str) else getattr(value, "name", None)
+    dtype = getattr(gt, name, None) if isinstance(name, str) else None
+    return getattr(dtype, "feature", None) if isinstance(dtype, type(gt.float32)) else None
+
+
+def required_features(item: pytest.Item) -> set[str]:
+    """The features ``item`` needs: its ``requires`` markers' and its dtype parameters'."""
+    needed = {str(f) for mark in item.iter_markers("requires") for f in mark.args}
+    callspec = getattr(item, "callspec", None)
+    for name, value in (callspec.params.items() if callspec else ()):
+        if "dtype" in name:
+            feature = _dtype_feature(value)
+            if feature:
+                needed.add(feature)
+    return needed
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a test that needs a feature the adapter lacks, naming it."""
+    missing = sorted(required_features(item) - _adapter_features())
+    if missing:
+        for feature in missing:
+            _SKIPPED_FOR[feature].append(item.nodeid)
+        pytest.skip(f"the adapter lacks {', '.join(missing)}")
+
+
+def _unsupported_dtype(excinfo: pytest.ExceptionInfo) -> object | None:
+    """The ``UnsupportedDTypeError`` a test failed with (directly or as the cause of the
+    comparison helper's error), else None."""
+    return _unsupported_in(excinfo.value)
+
+
+def _unsupported_in(error: BaseException | None) -> object | None:
+    """``error`` or its cause when it is an ``UnsupportedDTypeError``; for an exception group
+    (hypothesis' several failures), the first when every member is one."""
+    from gputensor._backend.errors import BackendError
+    from gputensor._devices import UnsupportedDTypeError
+
+    if isinstance(error, BaseExceptionGroup):
+        found = [_unsupported_in(e) for e in error.exceptions]
+        return found[0] if found and all(found) else None
+    for _ in range(4):
+        if isinstance(error, UnsupportedDTypeError):
+            return error
+        if isinstance(error, BackendError) and getattr(error, "feature", None):
+            return error  # the backend's "needs the adapter feature X" (native float16: shader-f16)
+        if error is None:
+            return None
+        error = error.__cause__ or error.__context__
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A test that asked for a dtype the adapter lacks (float64 host data without shader-f64:
+    gputensor raises ``UnsupportedDTypeError``; a backend call of a dtype whose native type
+    needs a feature: ``BackendError`` with its ``feature``) needs that feature: it is reported
+    skipped, naming the feature, and counted in the summary as found at run time."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "call" or call.excinfo is None or not report.failed:
+        return
+    error = _unsupported_dtype(call.excinfo)
+    if error is None:
+        return
+    feature = str(getattr(error, "feature", None))
+    _SKIPPED_FOR[feature].append(item.nodeid)
+    _FOUND_AT_RUN_TIME[feature] += 1
+    report.outcome = "skipped"
+    what = f"the test made {error.dtype} data" if hasattr(error, "dtype") else str(error)
+    report.longrepr = (str(item.path), item.location[1] or 0,
+                       f"Skipped: the adapter lacks {feature} ({what})")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """Per adapter what ran: the adapter, its features, the tests skipped per missing feature."""
+    from gputensor._backend import get_backend
+
+    try:
+        backend = get_backend()
+        features = sorted(_adapter_features())
+    except Exception:  # noqa: BLE001 - the session start reported it
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("gputensor adapter")
+    write(f"adapter: {backend}")
+    write(f"features: {', '.join(features) or 'none'}")
+    if not _SKIPPED_FOR:
+        write("no test skipped for a missing feature")
+    for feature, nodes in sorted(_SKIPPED_FOR.items()):
+        late = _FOUND_AT_RUN_TIME[feature]
+        found = f" ({late} of them while running: they asked for a dtype that needs it)" if late else ""
+        write(f"skipped for lack of {feature}: {len(nodes)} tests{found}")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

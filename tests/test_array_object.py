@@ -113,7 +113,8 @@ def test_repr_and_str():
     x = gt.asarray([1.5, -2.0], dtype=gt.float32)
     r = repr(x)
     assert r.startswith("GpuArray([ 1.5, -2. ]") and "dtype=float32" in r and "webgpu:0" in r
-    assert "dtype=int64" in repr(gt.asarray([[1, 2], [3, 4]]))
+    integral = gt.__array_namespace_info__().default_dtypes()["integral"]  # int32 without shader-int64
+    assert f"dtype={integral.name}" in repr(gt.asarray([[1, 2], [3, 4]]))
     assert "shape=(0, 3)" in repr(gt.zeros((0, 3)))
     assert "dtype=bool" in repr(gt.asarray(True))
     assert str(x) == str(np.array([1.5, -2.0], dtype=np.float32))
@@ -518,8 +519,9 @@ def test_errors_are_raised_before_any_kernel_runs(backend):
 
 def test_missing_adapter_features_raise_type_error_naming_them(monkeypatch):
     """On an adapter without shader-f64 / shader-int64 (Metal, GL): those dtypes raise TypeError
-    naming the feature, NumPy float64/int64 data falls back to float32/int32 and the defaults
-    and ``__array_namespace_info__`` follow."""
+    naming the feature (float64 data too, with the conversion to use), NumPy int64 data is
+    stored as int32 only where its values fit, and the defaults and ``__array_namespace_info__``
+    follow."""
     from gputensor import _runtime
 
     x = gt.asarray([1.0, 2.0])
@@ -530,9 +532,19 @@ def test_missing_adapter_features_raise_type_error_naming_them(monkeypatch):
         gt.astype(x, gt.int64)
     with pytest.raises(TypeError, match="shader-int64"):
         gt.asarray([1, 2], dtype=gt.uint64)
-    assert gt.asarray(np.ones(2)).dtype == gt.float32
+    with pytest.raises(TypeError, match=r"float64 is not supported on this device \(adapter .* lacks "
+                       r"shader-f64\); convert with x.astype\(np.float32\) or gt.asarray\(x, dtype=gt.float32\)"):
+        gt.asarray(np.ones(2))
+    assert gt.asarray(np.ones(2), dtype=gt.float32).dtype == gt.float32
+    # int64/uint64 data keeps its values: narrowed where every value fits, else TypeError
+    np.testing.assert_array_equal(gt.asarray(np.array([-2**31, 2**31 - 1])).get(), [-2**31, 2**31 - 1])
     assert gt.asarray(np.ones(2, dtype=np.int64)).dtype == gt.int32
     assert gt.asarray(np.ones(2, dtype=np.uint64)).dtype == gt.uint32
+    assert gt.asarray(np.ones(0, dtype=np.int64)).dtype == gt.int32
+    for big in (np.array([1, 2**31]), np.array([-2**31 - 1]), np.array([2**32], dtype=np.uint64),
+                np.int64(2**40)):
+        with pytest.raises(TypeError, match="beyond .*shader-int64"):
+            gt.asarray(big)
     assert gt.asarray(3).dtype == gt.int32
     info = gt.__array_namespace_info__()
     assert info.default_dtypes()["integral"] == gt.int32 == info.default_dtypes()["indexing"]

@@ -155,10 +155,9 @@ def test_conv_splitk(backend, kernels_run, in_shape, f_shape, stride, padding, s
     assert ("gemm_combine" in kernels_run) == (depth_tiles > 1)
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float64"])
+@pytest.mark.parametrize("dtype", [pytest.param("float16", marks=pytest.mark.requires("shader-f16")),
+                                   pytest.param("float64", marks=pytest.mark.requires("shader-f64"))])
 def test_conv_splitk_other_dtypes(backend, dtype):
-    if not backend.supports({"float16": "shader-f16", "float64": "shader-f64"}[dtype]):
-        pytest.skip(f"adapter without {dtype}")
     run_conv(backend, (2, 12, 7, 9), (5, 12, 3, 3), 1, 1, dtype=dtype, splits=3, leads=(1, 3, 1))
 
 

@@ -168,7 +168,7 @@ def test_context_gl_adapter_when_present(monkeypatch: pytest.MonkeyPatch) -> Non
     """`GPUTENSOR_ADAPTER=gl` picks an OpenGL adapter where one is enumerated (lavapipe machines
     have llvmpipe on GL too). Its device works, or (GL without a usable context, as on headless
     NVIDIA) fails as a BackendError, never as a raw wgpu exception."""
-    import wgpu
+    from gputensor._backend.implementation import wgpu
 
     adapters = wgpu.gpu.enumerate_adapters_sync()
     if not any("gl" in str(a.info.get("backend_type", "")).lower() for a in adapters):
@@ -927,7 +927,7 @@ def test_mapping_styles_transfer_exactly(ctx: WgpuContext, wait_style: str) -> N
 def test_mapper_request_states(ctx: WgpuContext) -> None:
     """A mapper request leaves the buffer mapped as wgpu-py's own mapping does (read_mapped and
     unmap work); mapping a buffer that is not unmapped raises RuntimeError and leaves it usable."""
-    import wgpu
+    from gputensor._backend.implementation import wgpu
 
     from gputensor._backend.mapping import Mapper
 

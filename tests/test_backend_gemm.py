@@ -454,10 +454,9 @@ def test_splitk_batched(backend, kernels_run):
     assert kernels_run.count("gemm_combine") == 2
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float64"])
+@pytest.mark.parametrize("dtype", [pytest.param("float16", marks=pytest.mark.requires("shader-f16")),
+                                   pytest.param("float64", marks=pytest.mark.requires("shader-f64"))])
 def test_splitk_other_dtypes(backend, dtype):
-    if not backend.supports({"float16": "shader-f16", "float64": "shader-f64"}[dtype]):
-        pytest.skip(f"adapter without {dtype}")
     run_gemm(backend, N, T, 45, 70, 67, 0.5, 1.5, dtype=dtype, extra_ld=(1, 0, 3),
              leads=(1, 3, 5), splits=3)
     run_gemm(backend, T, N, 30, 20, 100, 1.0, 0.0, batch=2, dtype=dtype, c_nan=True, splits=4)

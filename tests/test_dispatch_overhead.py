@@ -248,8 +248,6 @@ def test_plan_cache_pointers_and_alignment_vary(backend) -> None:
 def test_plan_cache_scalar_values(backend, dtype: str) -> None:
     """The scalar operand's value is per call (never part of the plan): fills of equal-comparing
     but different values (0.0 / -0.0, 1 / 1.0 / True, NaN) give their own bits."""
-    if dtype == "float64" and not backend.supports("shader-f64"):
-        pytest.skip("no f64")
     from gputensor._backend.wgsl_types import storage_type
 
     st = storage_type(dtype)

@@ -150,7 +150,7 @@ class _Ready:
 
 
 def test_adapter_failing_at_device_creation_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
-    import wgpu
+    from gputensor._backend.implementation import wgpu
 
     real = wgpu.gpu.enumerate_adapters_sync()
     fake = _Failing()

@@ -211,6 +211,7 @@ def test_array_methods_match_strict():
             assert hasattr(x, name), name
 
 
+@pytest.mark.requires("shader-f64", "shader-int64")  # the sets below (without them: test_array_object)
 def test_info_namespace():
     info = gt.__array_namespace_info__()
     caps = info.capabilities()

@@ -33,7 +33,7 @@ def test_graph_sees_the_package(graph) -> None:
     assert {"gputensor", "gputensor._dispatch", "gputensor._backend.context"} <= modules
     sources = {e.source for e in edges}
     assert "gputensor._dispatch" in sources and "gputensor._backend.webgpu" in sources
-    assert any(e.source == "gputensor._backend.context" for e in wgpu_imports)
+    assert any(e.source == "gputensor._backend.implementation" for e in wgpu_imports)
     assert any(e.function is not None for e in edges), "function-level imports must be counted"
 
 

@@ -22,9 +22,8 @@ if str(ROOT) not in sys.path:  # the benchmarks package lives beside gputensor
 
 #: (rtol, atol) per dtype of results against float64 references (the test's own table).
 TOL = {"float16": (4e-3, 4e-3), "float32": (2e-5, 2e-6), "float64": (1e-12, 1e-13)}
-_HAS_F64 = "shader-f64" in gt._dispatch.adapter_features()
 #: float64 needs the adapter's shader-f64 (lavapipe and the H200 have it; Metal has not).
-F64 = pytest.param("float64", marks=pytest.mark.skipif(not _HAS_F64, reason="adapter lacks shader-f64"))
+F64 = pytest.param("float64", marks=pytest.mark.requires("shader-f64"))
 DTYPES = ["float16", "float32", F64]
 
 rng = np.random.default_rng(1234)
@@ -190,7 +189,7 @@ def test_layer_norm_and_rms_norm(shape, k, dtype, affine):
     _close(nn.rms_norm(a, ns, wa), ref_rms_norm(x, k, w), dtype, factor=8)
 
 
-@pytest.mark.skipif(not _HAS_F64, reason="adapter lacks shader-f64")
+@pytest.mark.requires("shader-f64")
 def test_norms_non_contiguous_and_promotion():
     x = _data((6, 10), np.float32)
     w = _data((6,), np.float64)

@@ -115,7 +115,7 @@ def read_graph(root: Path) -> tuple[set[str], list[Edge], list[Edge]]:
                     sub = f"{base}.{alias.name}"
                     targets.append(sub if sub in modules else base)
             for target in targets:
-                if target == "wgpu" or target.startswith("wgpu."):
+                if target.split(".")[0] in ("wgpu", "wgpudawn"):  # either WebGPU implementation
                     wgpu_imports.append(Edge(module, target, node.lineno, function))
                     continue
                 # ``import a.b.c`` binds ``a`` but depends on ``a.b.c``: take the longest known name

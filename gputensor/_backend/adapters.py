@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
-import wgpu
-
-from . import device_state
+from . import device_state, implementation
 from .errors import unsupported
+from .implementation import wgpu
 
 __all__ = ["WANTED_FEATURES", "WANTED_LIMITS", "adapter_sort_key", "adapter_description",
            "adapter_names", "choose_adapter", "rank_adapters", "device_steps",
@@ -100,7 +99,9 @@ def rank_adapters(adapters: Sequence[Any], hint: str | None) -> list[Any]:
 def request_device_steps(adapter: Any) -> Generator[Any, Any, Any]:
     """Request ``adapter``'s device with the wanted features and limits; yields the promise,
     returns the device (wgpu's own error types when it cannot be created)."""
-    features = [f for f in WANTED_FEATURES if f in adapter.features]
+    names = implementation.FEATURES
+    features = [names.get(f, f) for f in WANTED_FEATURES
+                if f not in implementation.SKIPPED_FEATURES and names.get(f, f) in adapter.features]
     limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
     device = yield adapter.request_device_async(
         label="gputensor", required_features=features, required_limits=limits

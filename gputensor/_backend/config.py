@@ -123,6 +123,15 @@ def _size(env: str, raw: str | None, default: int) -> int:
         raise ValueError(f"{env}: {exc}") from None
 
 
+def _implementation(env: str, raw: str | None, default: str) -> str:
+    """'native', 'dawn', or '' (unset: whichever is installed, wgpu-native first). ValueError
+    otherwise."""
+    name = (raw or "").strip().lower()
+    if name not in ("", "native", "dawn"):
+        raise ValueError(f"{env} must be 'native' (wgpu-py on wgpu-native) or 'dawn' (wgpudawn), not {name!r}")
+    return name or default
+
+
 def _text(env: str, raw: str | None, default: str | None) -> str | None:
     """The text itself; unset or empty is ``default``."""
     return raw if raw else default
@@ -143,6 +152,9 @@ class Knob:
 
 
 KNOBS: tuple[Knob, ...] = (
+    Knob("wgpu", "GPUTENSOR_WGPU", _implementation, "", False,
+         "WebGPU implementation: native (wgpu-py on wgpu-native) or dawn (wgpudawn on Dawn); "
+         "'' : wgpu-native where installed, else Dawn"),
     Knob("adapter", "GPUTENSOR_ADAPTER", _text, None, True,
          "adapter to use: a backend name (vulkan, gl, ...) or part of the device name"),
     Knob("wait", "GPUTENSOR_WAIT", _wait_style, "", True,

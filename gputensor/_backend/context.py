@@ -40,9 +40,7 @@ import threading
 from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
-import wgpu
-
-from . import config, device_state
+from . import config, device_state, implementation
 from .adapters import (  # noqa: F401 - the adapter choice, also offered here
     WANTED_FEATURES,
     WANTED_LIMITS,
@@ -62,6 +60,7 @@ from .index_checks import IndexChecks
 from .pipelines import Pipelines
 from .promises import run_async, run_sync
 from .transfers import Region, Transfers
+from .implementation import wgpu
 
 #: Commands recorded before the open batch is submitted on its own.
 MAX_BATCH = 256
@@ -127,12 +126,8 @@ class _PassCalls:
 
     @classmethod
     def load(cls) -> "_PassCalls | None":
-        try:
-            from wgpu.backends.wgpu_native import _api
-
-            return cls(_api.lib, _api.ffi)
-        except (ImportError, AttributeError):  # pragma: no cover - another wgpu-py
-            return None
+        api = implementation.native_api()
+        return None if api is None else cls(api.lib, api.ffi)
 
 
 class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import implementation
 from .adapters import adapter_description
 
 __all__ = ["DeviceFacts"]
@@ -26,7 +27,8 @@ class DeviceFacts:
         #: Why the device is lost (the first cause), None while it works (``device_state``).
         self.lost: str | None = None
         self.adapter_info = dict(adapter.info)
-        self.features = frozenset(str(f) for f in device.features)
+        ours = {name: feature for feature, name in implementation.FEATURES.items()}
+        self.features = frozenset(ours.get(str(f), str(f)) for f in device.features)
         self.limits = dict(device.limits)
         self.storage_offset_alignment = int(self.limits.get("min-storage-buffer-offset-alignment", 256))
         self.max_binding_size = int(self.limits["max-storage-buffer-binding-size"]) // 4 * 4

@@ -37,6 +37,7 @@ class BackendError(RuntimeError):
     def __init__(self, kind: BackendErrorKind, message: str) -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
+        self.feature: str | None = None
         self.message = message
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -48,9 +49,12 @@ def invalid_argument(message: str) -> BackendError:
     return BackendError(BackendErrorKind.INVALID_ARGUMENT, message)
 
 
-def unsupported(message: str) -> BackendError:
-    """A ``BackendError`` of kind unsupported."""
-    return BackendError(BackendErrorKind.UNSUPPORTED, message)
+def unsupported(message: str, feature: str | None = None) -> BackendError:
+    """A ``BackendError`` of kind unsupported; ``feature``: the adapter feature that is missing
+    (kept as the error's ``feature`` attribute), when that is why."""
+    error = BackendError(BackendErrorKind.UNSUPPORTED, message)
+    error.feature = feature
+    return error
 
 
 def device_error(message: str) -> BackendError:

@@ -36,9 +36,10 @@ import threading
 import time
 from typing import Any
 
-from wgpu import enums
+from . import config, implementation
+from .implementation import wgpu
 
-from . import config
+enums = wgpu.enums
 
 __all__ = ["MapRequest", "Mapper", "SLEEP_SECONDS", "SPIN_SECONDS", "wait_mode"]
 
@@ -113,14 +114,8 @@ class Mapper:
     @classmethod
     def load(cls, device: Any, spin: bool) -> "Mapper | None":
         """A mapper for the wgpu-py ``device``, or None when wgpu-py lacks the internals used."""
-        try:
-            from wgpu.backends.wgpu_native import _api
-
-            for name in ("ffi", "lib", "new_struct", "from_c_string_view"):
-                getattr(_api, name)
-            return cls(device, _api, spin)
-        except (ImportError, AttributeError):  # pragma: no cover - another wgpu-py
-            return None
+        api = implementation.native_api()
+        return None if api is None else cls(device, api, spin)
 
     def map(self, buffer: Any, mode: int, offset: int, size: int) -> MapRequest:
         """Start mapping ``size`` bytes of ``buffer`` at ``offset`` (``mode``: wgpu.MapMode.READ or

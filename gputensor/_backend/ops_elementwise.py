@@ -64,7 +64,7 @@ def _check_dtype(backend, dtype: str) -> None:
     except KeyError as exc:
         raise invalid_argument(str(exc)) from None
     if not backend.supports(st.feature):
-        raise unsupported(f"{dtype} needs the adapter feature {st.feature!r}, which this adapter lacks")
+        raise unsupported(f"{dtype} needs the adapter feature {st.feature!r}, which this adapter lacks", st.feature)
 
 
 def elementwise(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: Sequence[str],
@@ -403,7 +403,7 @@ def _plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: 
     )
     for feature in spec.features():
         if not backend.supports(feature):
-            raise unsupported(f"this operation needs the adapter feature {feature!r}")
+            raise unsupported(f"this operation needs the adapter feature {feature!r}", feature)
     ctx = backend.context
     # contiguous operands of one 4- or 8-byte type take vector loads where aligned
     width = codegen.vector_width(spec)

@@ -856,7 +856,7 @@ def _dtype(backend: "WebGpuBackend", name: Any, what: str) -> StorageType:
     except KeyError:
         raise invalid_argument(f"{what} {name!r} is not one of {sorted(STORAGE_TYPES)}") from None
     if not backend.supports(t.feature):
-        raise unsupported(f"{what} {t.name} needs the adapter feature {t.feature!r}, which this adapter lacks")
+        raise unsupported(f"{what} {t.name} needs the adapter feature {t.feature!r}, which this adapter lacks", t.feature)
     return t
 
 

@@ -235,7 +235,7 @@ def _storage(backend, dtype: str) -> tuple[int, str]:
     except KeyError:
         raise invalid_argument(f"row ops: dtype must be one of {sorted(DTYPES)}, not {dtype!r}") from None
     if not backend.supports(feature):
-        raise unsupported(f"{dtype} needs the adapter feature {feature!r}, which this adapter lacks")
+        raise unsupported(f"{dtype} needs the adapter feature {feature!r}, which this adapter lacks", feature)
     return itemsize, {"float16": "f16", "float32": "f32", "float64": "f64"}[dtype]
 
 

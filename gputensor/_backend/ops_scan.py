@@ -954,7 +954,7 @@ def scan(backend: Any, op: str, ptr: int, dtype: str, rows: int, n: int, ld: int
         raise invalid_argument(f"scan dtype must be one of {DTYPES}, not {dtype!r}")
     st = storage_type(dtype)
     if not backend.supports(st.feature):
-        raise unsupported(f"{dtype} needs the adapter feature {st.feature!r}, which this adapter lacks")
+        raise unsupported(f"{dtype} needs the adapter feature {st.feature!r}, which this adapter lacks", st.feature)
     rows = check_int("rows", rows, 0)
     n = check_int("n", n, 0)
     ld = n if ld is None else check_int("ld", ld, 0)

@@ -14,10 +14,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-import wgpu
-
 from . import device_state, kernels
 from .errors import device_error, invalid_argument
+from .implementation import wgpu
 
 __all__ = ["Pipelines"]
 

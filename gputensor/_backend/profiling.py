@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import wgpu
+from . import implementation
+from .implementation import wgpu
 
 __all__ = [
     "DispatchEvent", "TimestampSink", "label", "current_label", "timestamp_period",
@@ -83,13 +84,7 @@ class DispatchEvent:
 def timestamp_period(queue: Any) -> float:
     """Nanoseconds per timestamp tick of ``queue`` (wgpu-native's ``wgpuQueueGetTimestampPeriod``;
     1.0 when it cannot be asked, which is what wgpu-native reports on Vulkan adapters seen so far)."""
-    try:
-        from wgpu.backends.wgpu_native._ffi import lib  # private to wgpu-py; optional
-
-        period = float(lib.wgpuQueueGetTimestampPeriod(queue._internal))
-        return period if period > 0 else 1.0
-    except Exception:  # noqa: BLE001 - any failure: assume nanoseconds
-        return 1.0
+    return implementation.timestamp_period(queue)
 
 
 class TimestampSink:

@@ -23,14 +23,13 @@ import threading
 from collections.abc import Generator, Iterable, Sequence
 from typing import Any
 
-import wgpu
-
 from . import config, device_state
 from .errors import BackendError, device_error, invalid_argument
 from .host_memory import fill_mapped, host_copy, readable_bytes, round_up, writable_bytes
 from .index_checks import raise_index_errors
 from .mapping import Mapper, wait_mode
 from .promises import run_async, run_sync, wrap_wgpu_error
+from .implementation import wgpu
 
 __all__ = ["Transfers", "Region", "STAGED_UPLOAD_MAX", "UPLOAD_RING_BYTES", "TRANSFER_CHUNK",
            "TRANSFER_DEPTH"]

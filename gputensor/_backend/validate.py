@@ -76,7 +76,7 @@ def check_dtype(backend: Any, name: str, dtype: Any, allowed: Collection[str]) -
         raise invalid_argument(f"{name} must be one of {', '.join(allowed)}, not {dtype!r}")
     st = storage_type(dtype)
     if not backend.supports(st.feature):
-        raise unsupported(f"{dtype} needs the adapter feature {st.feature!r}, which this adapter lacks")
+        raise unsupported(f"{dtype} needs the adapter feature {st.feature!r}, which this adapter lacks", st.feature)
     return st
 
 

@@ -136,7 +136,7 @@ class WebGpuBackend(ComputeBackend):
         except KeyError:
             raise invalid_argument(f"dtype must be one of {sorted(FLOAT_DTYPES)}, not {dtype!r}") from None
         if not self.supports(feature):
-            raise unsupported(f"{dtype} needs the adapter feature {feature!r}, which this adapter lacks")
+            raise unsupported(f"{dtype} needs the adapter feature {feature!r}, which this adapter lacks", feature)
         return itemsize, wgsl_type
 
     # ---- memory ------------------------------------------------------------------------------

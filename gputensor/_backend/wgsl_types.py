@@ -67,9 +67,10 @@ class DTypeInfo:
     value as storing it keeps (8/16-bit integers wrap, float16 rounds; empty: unchanged);
     ``accumulator``: the dtype sums and scans of this dtype accumulate in; ``native``: for
     floats, the WGSL type and feature of the dtype as a native type (``f16`` needs
-    ``shader-f16``; the BLAS-like kernels use it), else None; ``fallback``: the dtype host
-    data of this dtype becomes on an adapter without its ``feature`` (``asarray`` of a NumPy
-    float64 array on such an adapter gives float32), or empty; ``component``: for complex
+    ``shader-f16``; the BLAS-like kernels use it), else None; ``fallback``: the narrower dtype of
+    the same kind the device has where it lacks ``feature``: NumPy int64/uint64 data whose values
+    fit is stored as it there (values never change; data that does not fit, and float64 data,
+    raise ``TypeError`` naming it as the conversion), or empty; ``component``: for complex
     dtypes, the real dtype of each of the two parts (else empty).
     """
 

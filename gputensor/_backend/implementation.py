@@ -1,0 +1,105 @@
+"""The WebGPU implementation under the backend: wgpu-py on wgpu-native, or wgpudawn on Dawn.
+
+Everything that differs between the two sits here; the other backend modules import ``wgpu``
+from this module (``from .implementation import wgpu``) and use only the public wgpu-py API,
+plus what this module offers:
+
+* ``NAME``: ``"native"`` or ``"dawn"``, chosen once per process by the ``wgpu`` knob
+  (``GPUTENSOR_WGPU=native|dawn``; unset: wgpu-native where ``wgpu`` is installed, else Dawn
+  where ``wgpudawn`` is). wgpudawn installs as its own module, beside wgpu-py.
+* :func:`native_api`: wgpu-native's cffi module (``lib``, ``ffi``, ``new_struct``,
+  ``from_c_string_view``) for the host-cost paths that call it directly (the pass calls of
+  ``context``, the mapping callbacks and polls of ``mapping``), or None: on Dawn, and on a
+  wgpu-py that lacks those internals, the callers take the public API instead.
+* :func:`timestamp_period`: nanoseconds per timestamp tick.
+* :data:`FEATURES`: the implementation's name of each feature gputensor asks for (Dawn calls
+  ``subgroup`` ``subgroups``), and :data:`SKIPPED_FEATURES`, those not asked for on this
+  implementation (the kernels' subgroup code is written for naga's WGSL).
+
+Raises ImportError at import naming the package to install when the chosen implementation is
+missing, ValueError (from the knob) for another value of ``GPUTENSOR_WGPU``.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from . import config
+
+__all__ = ["NAME", "wgpu", "native_api", "timestamp_period", "FEATURES", "SKIPPED_FEATURES",
+           "PACKAGES"]
+
+#: implementation -> the Python package that provides it
+PACKAGES = {"native": "wgpu", "dawn": "wgpudawn"}
+
+_asked = config.value("wgpu")
+wgpu: ModuleType
+if _asked == "dawn":
+    try:
+        import wgpudawn as wgpu
+    except ImportError as exc:
+        raise ImportError("GPUTENSOR_WGPU=dawn needs the wgpudawn package: pip install wgpudawn") from exc
+    NAME = "dawn"
+elif _asked == "native":
+    try:
+        import wgpu
+    except ImportError as exc:
+        raise ImportError("GPUTENSOR_WGPU=native needs wgpu-py: pip install wgpu") from exc
+    NAME = "native"
+else:
+    try:
+        import wgpu
+        NAME = "native"
+    except ImportError:
+        try:
+            import wgpudawn as wgpu
+        except ImportError:
+            raise ImportError("gputensor needs a WebGPU implementation: pip install wgpu "
+                              "(wgpu-native) or pip install wgpudawn (Dawn)") from None
+        NAME = "dawn"
+
+#: gputensor's feature name -> the implementation's
+FEATURES: dict[str, str] = {"subgroup": "subgroups"} if NAME == "dawn" else {}
+#: features gputensor does not ask for on this implementation
+SKIPPED_FEATURES: frozenset[str] = frozenset({"subgroup"}) if NAME == "dawn" else frozenset()
+
+_NATIVE_NAMES = ("ffi", "lib", "new_struct", "from_c_string_view")
+_NATIVE_CALLS = ("wgpuDevicePoll", "wgpuBufferMapAsync", "wgpuComputePassEncoderSetPipeline",
+                 "wgpuComputePassEncoderSetBindGroup", "wgpuComputePassEncoderDispatchWorkgroups",
+                 "wgpuQueueGetTimestampPeriod")
+_native: list[Any] = []
+
+
+def native_api() -> Any | None:
+    """wgpu-native's cffi module (``wgpu.backends.wgpu_native._api``) when the implementation
+    is wgpu-native and it has every name and C call gputensor uses, else None."""
+    if not _native:
+        api = None
+        if NAME == "native":
+            try:
+                from wgpu.backends.wgpu_native import _api
+
+                for name in _NATIVE_NAMES:
+                    getattr(_api, name)
+                for name in _NATIVE_CALLS:
+                    getattr(_api.lib, name)
+                api = _api
+            except (ImportError, AttributeError):  # pragma: no cover - another wgpu-py
+                api = None
+        _native.append(api)
+    return _native[0]
+
+
+def timestamp_period(queue: Any) -> float:
+    """Nanoseconds per timestamp tick of ``queue``: wgpu-native's ``wgpuQueueGetTimestampPeriod``;
+    1.0 where it cannot be asked (Dawn resolves timestamps in nanoseconds; so does wgpu-native
+    on the Vulkan adapters seen so far)."""
+    api = native_api()
+    if api is None:
+        return 1.0
+    try:
+        period = float(api.lib.wgpuQueueGetTimestampPeriod(queue._internal))
+        return period if period > 0 else 1.0
+    except Exception:  # noqa: BLE001 - any failure: assume nanoseconds
+        return 1.0
