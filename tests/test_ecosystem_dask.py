@@ -84,9 +84,13 @@ def _statistics(client, distributed) -> None:
     assert big.nbytes >= 4 * POOL_LIMIT
     # sums, squares and extremes (the OpenGL worker has no float64, which dask's mean and var
     # ask for): mean and std from them, each worker's chunks on its own adapter
-    futures = client.compute([big.sum(axis=0), (big * big).sum(axis=0), big.max(axis=1), big.min()])
-    distributed.wait(futures, timeout=180)  # a failure, never a hang
-    stats = client.gather(futures)
+    # one reduction at a time: each chunk then has one consumer and is freed after it (dask does
+    # not see device memory, so four graphs sharing the chunks could keep more than a pool holds)
+    stats = []
+    for lazy in (big.sum(axis=0), (big * big).sum(axis=0), big.max(axis=1), big.min()):
+        future = client.compute(lazy)
+        distributed.wait(future, timeout=180)  # a failure, never a hang
+        stats.append(future.result())
     for got in stats:
         assert isinstance(got, gt.GpuArray), type(got)  # moved back by value
     total, squares, row_max, low = (s.get().astype(np.float64) for s in stats)
