@@ -57,8 +57,8 @@ def test_map_blocks_and_blockwise():
     np.testing.assert_array_equal(host, H)
 
 
-ROWS, COLS, CHUNK_ROWS = 4096, 256, 128  # 4 MiB of float32 in 128 KiB chunks
-POOL_LIMIT = 1 << 20  # 1 MiB per worker: the array is 4x what a worker's pool may hold
+ROWS, COLS, CHUNK_ROWS = 16384, 256, 128  # 16 MiB of float32 in 128 KiB chunks
+POOL_LIMIT = 4 << 20  # 4 MiB per worker: the array is 4x what a worker's pool may hold
 
 
 def _block(block_info=None):
