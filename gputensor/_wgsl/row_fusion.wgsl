@@ -13,15 +13,7 @@
 
 alias T = {{T}};
 
-const TPR: u32 = {{TPR}}u;
-const RPW: u32 = {{RPW}}u;
-const WG: u32 = {{WG}}u;
-const T_STRIDE: u32 = {{T_STRIDE}}u;
-const R_STRIDE: u32 = {{R_STRIDE}}u;
-const VPT: u32 = {{VPT}}u;
-// row_reduce: RB partial results of RA lanes each (RA * RB = TPR)
-const RA: u32 = {{RA}}u;
-const RB: u32 = {{RB}}u;
+//#include row_layout
 
 @group(0) @binding(0) var<uniform> params: array<vec4<u32>, {{NPARAM_VEC4}}>;
 {{BINDINGS}}
@@ -32,8 +24,6 @@ fn P(i: u32) -> u32 {
 
 {{HELPERS}}
 
-var<workgroup> red: array<T, WG>;
-var<workgroup> part: array<T, RPW * RB>;
 
 fn is_nan_t(v: T) -> bool {
     return {{IS_NAN}};

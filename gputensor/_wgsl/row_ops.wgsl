@@ -22,15 +22,7 @@
 alias T = {{T}};
 
 const OP: u32 = {{OP}}u;
-const TPR: u32 = {{TPR}}u;
-const RPW: u32 = {{RPW}}u;
-const WG: u32 = {{WG}}u;
-const T_STRIDE: u32 = {{T_STRIDE}}u;
-const R_STRIDE: u32 = {{R_STRIDE}}u;
-const VPT: u32 = {{VPT}}u;
-// row_reduce: RB partial results of RA lanes each (RA * RB = TPR)
-const RA: u32 = {{RA}}u;
-const RB: u32 = {{RB}}u;
+//#include row_layout
 const CACHED: bool = {{CACHED}};
 // Units are loaded and stored as one vector (step 1, n and every row's first element index
 // multiples of 4); otherwise element by element through x_step / y_step.
@@ -82,8 +74,6 @@ struct Params {
 // row_exp, row_log and the library functions they call.
 {{MATH}}
 
-var<workgroup> red: array<T, WG>;
-var<workgroup> part: array<T, RPW * RB>;
 
 fn neg_inf() -> T {
     return {{NEG_INF}};
