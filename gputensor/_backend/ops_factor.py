@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from . import kernels, ops_gemm
+from . import config, kernels, ops_gemm
 from .errors import invalid_argument
 from .validate import check_dtype, check_int
 
@@ -77,14 +77,6 @@ def _nmax(n: int) -> int:
 
 def _workgroup_bytes(ctx: Any) -> int:
     return int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
-
-
-def cholesky_block(backend: Any, dtype: str) -> int:
-    """The block size of ``cholesky_blocked``: CHOLESKY_NB where its kernels fit the adapter's
-    workgroup memory (float32 in 32 KiB), else NB."""
-    itemsize, _ = _dtype(backend, dtype)
-    need = CHOLESKY_NB * CHOLESKY_NB * itemsize + CHOLESKY_NB * 32 * itemsize  # trsm's triangle + columns
-    return CHOLESKY_NB if need + 1024 <= _workgroup_bytes(backend.context) else NB
 
 
 def _panel_wg(ctx: Any) -> int:
@@ -239,25 +231,76 @@ def _stripes(count: int) -> list[tuple[int, int]]:
 
 
 # ---- blocked factorizations (one matrix) ------------------------------------------------------
+#: Block widths ``GPUTENSOR_LINALG_BLOCK`` takes (the register-blocked diagonal kernels hold an
+#: NB x NB block on 16 x 16 or 32 x 32 invocations).
+BLOCK_SIZES = (16, 32, 64, 128)
+#: Default block width of ``cholesky_blocked``.
+CHOLESKY_BLOCK = 64
+
+
+def block_width(default: int) -> int:
+    """The block width in effect: ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
+    when set, else ``default``. BackendError (invalid argument) for a width not in BLOCK_SIZES."""
+    nb = int(config.value("linalg_block")) or default
+    if nb not in BLOCK_SIZES:
+        raise invalid_argument(f"GPUTENSOR_LINALG_BLOCK={nb} must be one of {BLOCK_SIZES}")
+    return nb
+
+
+def _block_threads(ctx: Any, nb: int) -> int:
+    """Invocations per dimension of a diagonal-block kernel of width ``nb``: 32 (1024 in all)
+    for 128 on GPUs that allow it, else 16 (``nb`` / 16 elements per invocation and dimension)."""
+    big = not ctx.is_software and int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)) >= 1024
+    return 32 if nb == 128 and big else 16
+
+
+def copy_block(backend: Any, dtype: str, rows: int, cols: int, src: int, s_ld: int, dst: int, d_ld: int) -> None:
+    """D[i, j] := S[i, j] for a rows x cols block (row-major, leading dimensions ``s_ld`` and
+    ``d_ld``; S and D must not overlap)."""
+    if rows < 1 or cols < 1:
+        return
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    s_reg, s_first = _bind(backend, src, (rows - 1) * s_ld + cols, itemsize)
+    d_reg, d_first = _bind(backend, dst, (rows - 1) * d_ld + cols, itemsize)
+    words = [rows, cols, s_first, s_ld, d_first, d_ld, 0, 0]
+    ctx.dispatch("linalg_copy_block", words, [s_reg, d_reg], _groups(ctx, -(-rows * cols // 256)), {"T": wgsl})
+
+
 def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int) -> None:
     """Lower Cholesky factor of the n x n matrix at ``a`` in place (right-looking, blocks of
-    ``cholesky_block``); the strict upper triangle is left with unspecified values. ``flag`` as
-    in ``small``."""
-    itemsize, _ = _dtype(backend, dtype)
-    nb = cholesky_block(backend, dtype)
-    for j0 in range(0, n, nb):
-        jb = min(nb, n - j0)
-        d = a + (j0 * ld + j0) * itemsize
-        small(backend, "cholesky", dtype, jb, 1, d, ld, 0, flag=flag)
-        rest = n - j0 - jb
-        if not rest:
-            continue
-        p = a + ((j0 + jb) * ld + j0) * itemsize
-        trsm(backend, dtype, 1, jb, rest, d, ld, p, 1, ld, nb)  # P := P L^-T, as L P^T = P^T
-        for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= P[s0:] P[s0:s0+sb]^T
-            c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
-            ps = p + s0 * ld * itemsize
-            _gemm(backend, dtype, rest - s0, sb, jb, -1.0, ps, (ld, 1), ps, (1, ld), 1.0, c, (ld, 1))
+    ``block_width(CHOLESKY_BLOCK)`` columns); the strict upper triangle is left with unspecified
+    values. Per block: one workgroup factors the diagonal block and inverts it
+    (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-T (into scratch, then copied
+    back), the trailing lower part the gemm C -= P P^T. ``flag`` as in ``small``."""
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    nb = block_width(CHOLESKY_BLOCK)
+    th = _block_threads(ctx, nb)
+    defines = {"T": wgsl, "NB": nb, "TH": th, "R": nb // th}
+    xs = backend.alloc(nb * nb * itemsize, zero=False)
+    ws = backend.alloc(max(1, n - min(nb, n)) * nb * itemsize, zero=False)
+    try:
+        f_reg = _bind(backend, flag, 1, 4)[0]
+        x_reg, x_first = _bind(backend, xs, nb * nb, itemsize)
+        for j0 in range(0, n, nb):
+            jb = min(nb, n - j0)
+            d = a + (j0 * ld + j0) * itemsize
+            d_reg, d_first = _bind(backend, d, (jb - 1) * ld + jb, itemsize)
+            ctx.dispatch("linalg_chol_block", [jb, d_first, ld, x_first], [d_reg, x_reg, f_reg], (1, 1, 1), defines)
+            rest = n - j0 - jb
+            if not rest:
+                continue
+            p = d + jb * ld * itemsize
+            _gemm(backend, dtype, rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1))  # W := P L^-T
+            for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^T
+                c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
+                w0 = ws + s0 * jb * itemsize
+                _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1))
+            copy_block(backend, dtype, rest, jb, ws, jb, p, ld)
+    finally:
+        backend.free(xs)
+        backend.free(ws)
 
 
 #: Width of the panel kernel's sub-panels in ``lu_blocked``: a block of NB columns is factored as
@@ -401,5 +444,5 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             backend.free(ptr)
 
 
-__all__ = ["CHOLESKY_NB", "LU_HALF", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_block", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["BLOCK_SIZES", "CHOLESKY_BLOCK", "CHOLESKY_NB", "block_width", "copy_block", "LU_HALF", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]
