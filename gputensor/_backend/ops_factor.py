@@ -303,42 +303,35 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
         backend.free(ws)
 
 
-#: Width of the panel kernel's sub-panels in ``lu_blocked``: a block of NB columns is factored as
-#: two halves (the panel kernel streams its panel through one multiprocessor once per column, so
-#: half the width halves that traffic; the halves are joined by row swaps, a triangular solve
-#: and a gemm).
-LU_HALF = 16
+#: Default block width of ``lu_blocked`` (the panel kernel holds a row of the panel in
+#: registers: at most 32 columns).
+LU_BLOCK = 32
 
 
 def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int) -> None:
     """LU factorization with partial pivoting of the n x n matrix at ``a`` in place (getrf:
     unit L below the diagonal, U on and above it); ``piv`` (n u32) receives the absolute row
-    swapped with row i at step i. ``flag`` is or-ed with 1 for a zero pivot column."""
+    swapped with row i at step i. ``flag`` is or-ed with 1 for a zero pivot column.
+
+    Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, four dispatches each:
+    the panel on one workgroup (``linalg_lu_block.wgsl``), the row swaps of the other columns
+    (``linalg_laswp.wgsl``), the block row by a unit-lower triangular solve, the trailing
+    matrix by gemm."""
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
+    nb = min(block_width(LU_BLOCK), NB)
     a_reg, a_first = _bind(backend, a, (n - 1) * ld + n, itemsize)
     p_reg, p_first = _bind(backend, piv, n, 4)
     f_reg = _bind(backend, flag, 1, 4)[0]
     wg = _panel_wg(ctx)
-
-    def panel(j: int, width: int) -> None:  # columns [j, j + width), rows j..n, pivots j..j + width
-        words = [a_first + j * ld + j, ld, n - j, width, j, p_first + j, 0, 0]
-        ctx.dispatch("linalg_lu_panel", words, [a_reg, p_reg, f_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
-
-    for j0 in range(0, n, NB):
-        jb = min(NB, n - j0)
+    if itemsize == 8 and wg > 512:
+        wg = 512  # (a row of doubles in registers per invocation)
+    defines = {"T": wgsl, "WG": wg, "JB": nb}
+    for j0 in range(0, n, nb):
+        jb = min(nb, n - j0)
         d = a + (j0 * ld + j0) * itemsize
-        if jb > LU_HALF:
-            h, w = LU_HALF, jb - LU_HALF
-            panel(j0, h)
-            laswp(backend, dtype, a + (j0 + h) * itemsize, n, w, ld, piv, j0, j0 + h)
-            trsm(backend, dtype, 0, h, w, d, ld, d + h * itemsize, ld, 1)
-            _gemm(backend, dtype, n - j0 - h, w, h, -1.0, d + h * ld * itemsize, (ld, 1), d + h * itemsize, (ld, 1),
-                  1.0, d + (h * ld + h) * itemsize, (ld, 1))
-            panel(j0 + h, w)
-            laswp(backend, dtype, a + j0 * itemsize, n, h, ld, piv, j0 + h, j0 + jb)
-        else:
-            panel(j0, jb)
+        words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, 0, 0]
+        ctx.dispatch("linalg_lu_block", words, [a_reg, p_reg, f_reg], (1, 1, 1), defines)
         laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb))
         rest = n - j0 - jb
         if not rest:
@@ -444,5 +437,5 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             backend.free(ptr)
 
 
-__all__ = ["BLOCK_SIZES", "CHOLESKY_BLOCK", "CHOLESKY_NB", "block_width", "copy_block", "LU_HALF", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["BLOCK_SIZES", "CHOLESKY_BLOCK", "CHOLESKY_NB", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]
