@@ -43,9 +43,6 @@ from .validate import check_dtype, check_int
 SMALL_MAX = 32
 #: Block size of the blocked algorithms (the panel kernels take at most 32 columns).
 NB = 32
-#: Block size of the blocked Cholesky factorization where the diagonal block and the
-#: triangular solve fit workgroup memory at it (float32): half the steps of NB.
-CHOLESKY_NB = 64
 
 _SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
 _LOG = {"f32": "log_f32", "f64": "log_f64"}
@@ -75,10 +72,6 @@ def _nmax(n: int) -> int:
     return 8 if n <= 8 else 16 if n <= 16 else 32 if n <= 32 else 64
 
 
-def _workgroup_bytes(ctx: Any) -> int:
-    return int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
-
-
 def _panel_wg(ctx: Any) -> int:
     """Invocations of the one-workgroup panel kernels: 1024 on GPUs (a panel streams through one
     multiprocessor, so it needs every warp it can get to hide the memory latency), 256 on
@@ -95,8 +88,8 @@ def _groups(ctx: Any, count: int) -> tuple[int, int, int]:
 # ---- batched small matrices -------------------------------------------------------------------
 def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: int, a_bs: int, *,
           b: int | None = None, k: int = 0, b_ld: int = 0, b_bs: int = 0, flag: int | None = None) -> None:
-    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX;
-    cholesky: up to CHOLESKY_NB, for the diagonal blocks of ``cholesky_blocked``), in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
+    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX),
+    in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
 
     * ``cholesky``: A := L (zeros above the diagonal);
     * ``solve``: A := its LU factors, B (n x k, batch stride ``b_bs``) := A^-1 B;
@@ -110,9 +103,8 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
         raise invalid_argument(f"unknown small factorization {op!r}")
     n, batch, k, a_ld, a_bs, b_ld, b_bs = (check_int(name, v) for name, v in (
         ("n", n), ("batch", batch), ("k", k), ("a_ld", a_ld), ("a_bs", a_bs), ("b_ld", b_ld), ("b_bs", b_bs)))
-    limit = CHOLESKY_NB if op == "cholesky" else SMALL_MAX
-    if not 1 <= n <= limit or batch < 1:
-        raise invalid_argument(f"small {op} of order {n} (1..{limit}), batch {batch}")
+    if not 1 <= n <= SMALL_MAX or batch < 1:
+        raise invalid_argument(f"small {op} of order {n} (1..{SMALL_MAX}), batch {batch}")
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (n - 1) * a_ld + n, itemsize)
@@ -160,12 +152,12 @@ def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld:
 
 # ---- building blocks of the blocked algorithms -------------------------------------------------
 def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
-         x_cs: int, nb: int = NB) -> None:
+         x_cs: int) -> None:
     """X := op(T)^-1 X for an n x n triangle T (n <= NB; row-major, ``t_ld``) and the n x k block
-    X whose element (r, c) lies ``r * x_rs + c * x_cs`` elements from ``x``. ``mode`` 0: unit
-    lower, 1: lower, 2: upper. T and X may lie in one allocation (disjoint regions). ``nb`` (32
-    or 64) is the kernel's largest order."""
-    if nb not in (NB, CHOLESKY_NB) or not 1 <= n <= nb or mode not in (0, 1, 2):
+    X whose element (r, c) lies ``r * x_rs + c * x_cs`` elements from ``x``, one invocation per
+    column. ``mode`` 0: unit lower, 1: lower, 2: upper. T and X may lie in one allocation
+    (disjoint regions)."""
+    if not 1 <= n <= NB or mode not in (0, 1, 2):
         raise invalid_argument(f"trsm of order {n}, mode {mode}")
     if k < 1:
         return
@@ -174,9 +166,9 @@ def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
     t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
     x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
     words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, 0]
-    wg = 64 if nb <= 32 else 32
+    wg = 64
     ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], _groups(ctx, -(-k // wg)),
-                 {"T": wgsl, "NB": nb, "MODE": mode, "WG": wg})
+                 {"T": wgsl, "NB": NB, "MODE": mode, "WG": wg})
 
 
 #: Most right-hand columns ``lu_solve`` takes through ``trsv`` (one workgroup per column, the
@@ -437,5 +429,5 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             backend.free(ptr)
 
 
-__all__ = ["BLOCK_SIZES", "CHOLESKY_BLOCK", "CHOLESKY_NB", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]
