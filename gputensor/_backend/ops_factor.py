@@ -12,22 +12,30 @@ Two families of kernels:
   workgroup memory (``_wgsl/linalg_small.wgsl``: Cholesky, LU + solve / inverse / determinant;
   ``_wgsl/linalg_qr_small.wgsl``: Householder QR with Q accumulated backwards) -- a whole stack
   in one dispatch;
-* larger matrices, one at a time, blocked by ``NB`` columns, the trailing updates on the gemm
-  kernels (``ops_gemm.gemm_strided``, in place: the updated block and the factor blocks are
-  disjoint regions of one buffer):
+* larger matrices, one at a time, blocked (``block_width``: ``GPUTENSOR_LINALG_BLOCK`` or
+  each factorization's default), the trailing updates on the gemm kernels
+  (``ops_gemm.gemm_strided``, in place: the updated block and the factor blocks are disjoint
+  regions of one buffer); every dispatch of a call is recorded into the open batch (no wait, no
+  readback):
 
-  - Cholesky, right-looking: the diagonal block on the small kernel, the panel below it by a
-    triangular solve (``linalg_trsm.wgsl``), the trailing matrix's lower part by gemm (two
-    column stripes from 512 columns on);
-  - LU, right-looking (getrf): the panel with pivot search on one workgroup
-    (``linalg_lu_panel.wgsl``, two sub-panels of ``LU_HALF`` columns per block), row swaps of the other columns (``linalg_laswp.wgsl``), the
-    block row by a unit-lower triangular solve, the trailing matrix by gemm; ``lu_solve``
-    swaps the right-hand sides and runs blocked forward and backward substitution (triangular
-    solves of the diagonal blocks, gemm for the rest);
-  - QR (geqrf): the panel on one workgroup (``linalg_qr_panel.wgsl``), the block reflector's
-    compact WY factor T from the Gram matrix V^T V (gemm, then ``linalg_qr_tmat.wgsl``), the
-    trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q accumulated backwards from the
-    identity with ``Q -= V (T (V^T Q))``.
+  - Cholesky, right-looking (``CHOLESKY_BLOCK`` columns): one workgroup factors the diagonal
+    block in registers and inverts it (``linalg_chol_block.wgsl``), the panel below is the gemm
+    P L^-T (into scratch, copied back by ``linalg_copy_block.wgsl``), the trailing matrix's
+    lower part the gemm C -= P P^T (two column stripes from 512 columns on);
+  - LU, right-looking (getrf, ``LU_BLOCK`` columns): the panel with pivot search on one
+    workgroup, each row updated in registers by the invocation that owns it
+    (``linalg_lu_block.wgsl``), row swaps of the other columns (``linalg_laswp.wgsl``), the
+    block row by a unit-lower triangular solve (``linalg_trsm.wgsl``, a column per invocation
+    in registers), the trailing matrix by gemm; ``lu_solve`` swaps the right-hand sides and
+    runs forward and backward substitution: ``linalg_trsv.wgsl`` for a few columns, else
+    blocked (triangular solves of the diagonal blocks, gemm for the rest);
+  - QR (geqrf, ``NB`` columns): the panel on one workgroup (``linalg_qr_panel.wgsl``), the
+    block reflector's compact WY factor T from the Gram matrix V^T V (gemm, then
+    ``linalg_qr_tmat.wgsl``), the trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q
+    accumulated backwards from the identity with ``Q -= V (T (V^T Q))``.
+
+Every kernel names its scalar type once (``alias T = {{T}};``), so other element types need
+only their arithmetic, not new kernels' structure.
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ from .validate import check_dtype, check_int
 
 #: Largest order the batched small kernels take (workgroup memory holds the matrix).
 SMALL_MAX = 32
-#: Block size of the blocked algorithms (the panel kernels take at most 32 columns).
+#: Block width of QR and the largest order of trsm and the LU panel (32 columns).
 NB = 32
 
 _SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
