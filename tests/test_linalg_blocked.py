@@ -202,3 +202,43 @@ def test_small_stacks_one_dispatch(n: int) -> None:
         before = stats["dispatches"]
         call()
         assert stats["dispatches"] - before <= 2
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize("n", [1, 5, 8, 13, 16, 24, 32])
+@pytest.mark.parametrize("k", [1, 7, 32, 40])
+def test_small_stacks_solve_inv_cholesky(dtype: str, n: int, k: int) -> None:
+    """Stacks of small matrices (a row per invocation, several matrices per workgroup; more
+    than 32 right-hand columns on the workgroup-per-matrix kernel) against NumPy."""
+    rng = _rng(n * 100 + k)
+    batch = 19  # not a multiple of the matrices per workgroup
+    a = _well(rng, (batch,), n).astype(dtype)
+    b = rng.standard_normal((batch, n, k)).astype(dtype)
+    spd = _spd(rng, (batch,), n).astype(dtype)
+    x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+    a64 = a.astype(np.float64)
+    _close(x, np.linalg.solve(a64, b.astype(np.float64)), dtype)
+    if k == 1:
+        _close(gt.asnumpy(gt.linalg.inv(gt.asarray(a))), np.linalg.inv(a64), dtype)
+        lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(spd)))
+        _close(lower, np.linalg.cholesky(spd.astype(np.float64)), dtype)
+
+
+@for_dtypes(DTYPES)
+def test_small_stack_with_one_singular_matrix(dtype: str) -> None:
+    rng = _rng(11)
+    a = _well(rng, (10,), 8)
+    a[7, 3] = a[7, 5]  # rows 3 and 5 of matrix 7 equal
+    a = a.astype(dtype)
+    spd = _spd(rng, (10,), 8)
+    spd[4, 2, 2] = -1.0
+    with pytest.raises(LinAlgError):
+        gt.linalg.inv(gt.asarray(a))
+    with pytest.raises(LinAlgError):
+        gt.linalg.solve(gt.asarray(a), gt.asarray(np.ones((10, 8, 1), dtype=dtype)))
+    with pytest.raises(LinAlgError):
+        gt.linalg.cholesky(gt.asarray(spd.astype(dtype)))
+    keep = np.arange(10) != 7
+    with config.override(linalg_check=False):
+        ainv = gt.asnumpy(gt.linalg.inv(gt.asarray(a)))
+    _close(ainv[keep], np.linalg.inv(a[keep].astype(np.float64)), dtype)

@@ -53,6 +53,9 @@ SMALL_MAX = 32
 NB = 32
 
 _SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
+#: Most right-hand columns of a small ``solve`` on the row-per-invocation kernel
+#: (``linalg_small_rows.wgsl``; more go to ``linalg_small.wgsl``).
+ROWS_MAX_K = 32
 _LOG = {"f32": "log_f32", "f64": "log_f64"}
 _NEG_INF = {"f32": "bitcast<f32>(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
 _WG = 64
@@ -133,8 +136,14 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     if flag is None and op in ("cholesky", "solve", "inv"):
         raise invalid_argument(f"{op} needs a flag buffer")
     words = [batch, n, cols if op == "solve" else n, a_first, a_ld, a_bs, b_first, b_ld, b_bs, 0, 0, 0]
-    defines = {"T": wgsl, "NMAX": _nmax(n), "OP": _SMALL_OPS[op], "XS": _nmax(n) * _WG if cols else 1,
-               **_math_defines(wgsl)}
+    nm = _nmax(n)
+    if op != "det" and cols <= ROWS_MAX_K:  # a row per invocation, 64 // nm matrices per workgroup
+        km = nm if op == "inv" else 1 << max(0, cols - 1).bit_length() if cols else 1
+        defines = {"T": wgsl, "NM": nm, "G": _WG // nm, "KM": km, "OP": _SMALL_OPS[op]}
+        ctx.dispatch("linalg_small_rows", words, [a_reg, b_reg, f_reg], _groups(ctx, -(-batch // (_WG // nm))),
+                     defines)
+        return
+    defines = {"T": wgsl, "NMAX": nm, "OP": _SMALL_OPS[op], "XS": nm * _WG if cols else 1, **_math_defines(wgsl)}
     ctx.dispatch("linalg_small", words, [a_reg, b_reg, f_reg], _groups(ctx, batch), defines)
 
 
