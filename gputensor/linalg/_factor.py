@@ -2,11 +2,11 @@
 matrix_power, on stacks of matrices (any leading batch dims), float32 and float64.
 
 Every factorization runs on the GPU (``_backend/ops_factor.py``): stacks of matrices of order
-up to ``ops_factor.SMALL_MAX`` (32) in one dispatch, one workgroup per matrix; larger matrices
+up to ``ops_factor.SMALL_MAX`` (32) in one dispatch for the whole stack; larger matrices
 one after another on blocked algorithms whose trailing updates are gemm, every dispatch of a
 call in one recorded batch. ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
-sets the block width (16, 32, 64 or 128; LU and QR take at most 32); another value raises
-``ValueError``.
+sets the block width of Cholesky and LU (16, 32, 64 or 128; LU takes at most 32); another
+value raises ``ValueError``.
 
 Singular and non-positive-definite input:
 
