@@ -13,7 +13,8 @@ n = 4096 cholesky, solve and qr at least 0.3x torch; the 8 x 8 stacks at least 1
 ``python3 -m benchmarks.bench_linalg`` (``--quick``: tiny sizes, any adapter; ``--only
 PATTERN`` selects cases by fnmatch; ``--no-torch``; ``--no-check``: without gputensor's flag
 readback, as torch's ``*_ex`` functions; ``--block NB``: the blocked factorizations' block
-width, as ``GPUTENSOR_LINALG_BLOCK``; ``--json PATH``).
+width, as ``GPUTENSOR_LINALG_BLOCK``; ``--profile``: after each case, gputensor's kernels of one
+call with their GPU times (``gt.profile()``); ``--json PATH``).
 """
 
 from __future__ import annotations
@@ -144,6 +145,17 @@ def run_case(case: Case, torch: Any, warmer: _timing.ClockWarmer, target_s: floa
     return row
 
 
+def profile_case(case: Case) -> str:
+    """gputensor's dispatches of one call of ``case`` with their GPU times (``gt.profile()``)."""
+    data = {k: gt.asarray(v) for k, v in make_inputs(case, np.random.default_rng(0)).items()}
+    fn = call_for(gt, case)
+    fn(data)
+    gt.synchronize()
+    with gt.profile() as report:
+        fn(data)
+    return str(report)
+
+
 def _ratio(num: float | None, den: float | None) -> str:
     return f"{num / den:7.2f}x" if num and den else "      -"
 
@@ -157,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="GPUTENSOR_LINALG_CHECK=0: no singularity readback in cholesky / solve / inv")
     parser.add_argument("--block", type=int, default=0,
                         help="block width of the blocked factorizations (16/32/64/128; 0: defaults)")
+    parser.add_argument("--profile", action="store_true",
+                        help="print the GPU time per kernel of one gputensor call of each case")
     parser.add_argument("--target-s", type=float, default=None, help="seconds per timed batch")
     parser.add_argument("--json", default=None, help="write the results to this file")
     args = parser.parse_args(argv)
@@ -189,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         fmt = {k: f"{v:11.3f}" if v else f"{'-':>11}" for k, v in ms.items()}
         print(f"{case.id:<26}{fmt['numpy']}{fmt['gputensor']}{fmt['torch']}"
               f"{_ratio(ms['numpy'], ms['gputensor']):>10}{_ratio(ms['torch'], ms['gputensor']):>10}  {checks}")
+        if args.profile:
+            print(profile_case(case))
     print(f"total {time.perf_counter() - t_start:.1f} s")
     if previous is not None:
         config.assign(**previous)
