@@ -8,10 +8,11 @@ WGSL; nothing is read back (singularity is reported through a u32 flag buffer th
 
 Two families of kernels:
 
-* batched small matrices (order <= ``SMALL_MAX``): one workgroup per matrix, the matrix in
-  workgroup memory (``_wgsl/linalg_small.wgsl``: Cholesky, LU + solve / inverse / determinant;
-  ``_wgsl/linalg_qr_small.wgsl``: Householder QR with Q accumulated backwards) -- a whole stack
-  in one dispatch;
+* batched small matrices (order <= ``SMALL_MAX``), a whole stack in one dispatch: a row per
+  invocation in registers, 64 / n matrices per workgroup (``_wgsl/linalg_small_rows.wgsl``:
+  Cholesky, Gauss-Jordan solve / inverse), or one workgroup per matrix with the matrix in
+  workgroup memory (``_wgsl/linalg_small.wgsl``: LU + determinant or wide solves;
+  ``_wgsl/linalg_qr_small.wgsl``: Householder QR with Q accumulated backwards);
 * larger matrices, one at a time, blocked (``block_width``: ``GPUTENSOR_LINALG_BLOCK`` or
   each factorization's default), the trailing updates on the gemm kernels
   (``ops_gemm.gemm_strided``, in place: the updated block and the factor blocks are disjoint
@@ -108,7 +109,10 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     * ``det``: B[3 q + 0, 1, 2] := det, sign, log|det| of matrix q.
 
     ``flag`` (a u32) is or-ed with 1 for a matrix that is not positive definite (cholesky) or
-    singular (solve, inv). BackendError (invalid argument) for bad sizes or pointers.
+    singular (solve, inv). Cholesky, inv and solve with up to ROWS_MAX_K columns run with a row
+    per invocation (``linalg_small_rows.wgsl``, 64 / n matrices per workgroup), det and wider
+    solves one workgroup per matrix (``linalg_small.wgsl``). BackendError (invalid argument)
+    for bad sizes or pointers.
     """
     if op not in _SMALL_OPS:
         raise invalid_argument(f"unknown small factorization {op!r}")
