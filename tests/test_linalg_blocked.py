@@ -163,6 +163,24 @@ def test_not_positive_definite_in_any_block(dtype: str, where: int) -> None:
 
 
 @for_dtypes(DTYPES)
+def test_stack_with_one_indefinite_blocked_matrix(dtype: str) -> None:
+    """The blocked Cholesky runs the whole stack at once: one indefinite matrix raises, the others
+    are factored (seen with the check off)."""
+    n = 40
+    a = _spd(_rng(9), (5,), n)
+    a[3, 30, 30] = -1.0
+    a = a.astype(dtype)
+    with config.override(linalg_block=16):
+        with pytest.raises(LinAlgError):
+            gt.linalg.cholesky(gt.asarray(a))
+        with config.override(linalg_check=False):
+            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    keep = np.arange(5) != 3
+    _close(lower[keep], np.linalg.cholesky(a[keep].astype(np.float64)), dtype)
+    assert np.isnan(lower[3]).any()
+
+
+@for_dtypes(DTYPES)
 @pytest.mark.parametrize("where", [0, 20, 44])
 def test_singular_in_any_block(dtype: str, where: int) -> None:
     """A zero column in any block: solve and inv raise LinAlgError, det is 0, slogdet (0, -inf)."""

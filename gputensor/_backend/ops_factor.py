@@ -230,9 +230,10 @@ def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv
 
 
 def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
-          b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int]) -> None:
+          b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], batch: int = 1,
+          bs: tuple[int, int, int] = (0, 0, 0)) -> None:
     if m and n:
-        ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, dtype=dtype)
+        ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs, dtype=dtype)
 
 
 def _stripes(count: int) -> list[tuple[int, int]]:
@@ -267,50 +268,67 @@ def _block_threads(ctx: Any, nb: int) -> int:
     return 32 if nb == 128 and big else 16
 
 
-def copy_block(backend: Any, dtype: str, rows: int, cols: int, src: int, s_ld: int, dst: int, d_ld: int) -> None:
-    """D[i, j] := S[i, j] for a rows x cols block (row-major, leading dimensions ``s_ld`` and
-    ``d_ld``; S and D must not overlap)."""
-    if rows < 1 or cols < 1:
+def copy_block(backend: Any, dtype: str, rows: int, cols: int, src: int, s_ld: int, dst: int, d_ld: int,
+               count: int = 1, s_bs: int = 0, d_bs: int = 0) -> None:
+    """D_q[i, j] := S_q[i, j] for a rows x cols block of ``count`` matrices (row-major, leading
+    dimensions ``s_ld`` and ``d_ld``, matrix q ``q * s_bs`` / ``q * d_bs`` elements on; S and D
+    must not overlap)."""
+    if rows < 1 or cols < 1 or count < 1:
         return
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
-    s_reg, s_first = _bind(backend, src, (rows - 1) * s_ld + cols, itemsize)
-    d_reg, d_first = _bind(backend, dst, (rows - 1) * d_ld + cols, itemsize)
-    words = [rows, cols, s_first, s_ld, d_first, d_ld, 0, 0]
-    ctx.dispatch("linalg_copy_block", words, [s_reg, d_reg], _groups(ctx, -(-rows * cols // 256)), {"T": wgsl})
+    s_reg, s_first = _bind(backend, src, (count - 1) * s_bs + (rows - 1) * s_ld + cols, itemsize)
+    d_reg, d_first = _bind(backend, dst, (count - 1) * d_bs + (rows - 1) * d_ld + cols, itemsize)
+    words = [rows, cols, s_first, s_ld, d_first, d_ld, s_bs, d_bs, count, 0, 0, 0]
+    ctx.dispatch("linalg_copy_block", words, [s_reg, d_reg], _groups(ctx, -(-count * rows * cols // 256)),
+                 {"T": wgsl})
 
 
-def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int) -> None:
-    """Lower Cholesky factor of the n x n matrix at ``a`` in place (right-looking, blocks of
-    ``block_width(CHOLESKY_BLOCK)`` columns); the strict upper triangle is left with unspecified
-    values. Per block: one workgroup factors the diagonal block and inverts it
+def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, batch: int = 1,
+                     bs: int = 0) -> None:
+    """Lower Cholesky factors of the ``batch`` n x n matrices at ``a`` (matrix q ``q * bs``
+    elements on) in place (right-looking, blocks of ``block_width(CHOLESKY_BLOCK)`` columns);
+    the strict upper triangles are left with unspecified values. Each step is one dispatch for
+    the whole stack: one workgroup per matrix factors the diagonal block and inverts it
     (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-T (into scratch, then copied
     back), the trailing lower part the gemm C -= P P^T. ``flag`` as in ``small``."""
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
+    if batch < 1:
+        return
+    chunk = ctx.max_workgroups_per_dim
+    if batch > chunk:  # (a grid dimension's worth of matrices at a time)
+        for q0 in range(0, batch, chunk):
+            cholesky_blocked(backend, dtype, n, a + q0 * bs * itemsize, ld, flag, min(chunk, batch - q0), bs)
+        return
     nb = block_width(CHOLESKY_BLOCK)
     th = _block_threads(ctx, nb)
     defines = {"T": wgsl, "NB": nb, "TH": th, "R": nb // th}
-    xs = backend.alloc(nb * nb * itemsize, zero=False)
-    ws = backend.alloc(max(1, n - min(nb, n)) * nb * itemsize, zero=False)
+    wrest = max(1, n - min(nb, n)) * nb  # scratch elements per matrix for the panel
+    xs = backend.alloc(batch * nb * nb * itemsize, zero=False)
+    ws = backend.alloc(batch * wrest * itemsize, zero=False)
     try:
         f_reg = _bind(backend, flag, 1, 4)[0]
-        x_reg, x_first = _bind(backend, xs, nb * nb, itemsize)
+        x_reg, x_first = _bind(backend, xs, batch * nb * nb, itemsize)
         for j0 in range(0, n, nb):
             jb = min(nb, n - j0)
             d = a + (j0 * ld + j0) * itemsize
-            d_reg, d_first = _bind(backend, d, (jb - 1) * ld + jb, itemsize)
-            ctx.dispatch("linalg_chol_block", [jb, d_first, ld, x_first], [d_reg, x_reg, f_reg], (1, 1, 1), defines)
+            d_reg, d_first = _bind(backend, d, (batch - 1) * bs + (jb - 1) * ld + jb, itemsize)
+            ctx.dispatch("linalg_chol_block", [jb, d_first, ld, x_first, bs, 0, 0, 0], [d_reg, x_reg, f_reg],
+                         (batch, 1, 1), defines)
             rest = n - j0 - jb
             if not rest:
                 continue
             p = d + jb * ld * itemsize
-            _gemm(backend, dtype, rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1))  # W := P L^-T
+            # W := P L^-T
+            _gemm(backend, dtype, rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch,
+                  (bs, nb * nb, wrest))
             for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^T
                 c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
                 w0 = ws + s0 * jb * itemsize
-                _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1))
-            copy_block(backend, dtype, rest, jb, ws, jb, p, ld)
+                _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1), batch,
+                      (wrest, wrest, bs))
+            copy_block(backend, dtype, rest, jb, ws, jb, p, ld, batch, wrest, bs)
     finally:
         backend.free(xs)
         backend.free(ws)

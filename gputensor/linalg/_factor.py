@@ -3,8 +3,9 @@ matrix_power, on stacks of matrices (any leading batch dims), float32 and float6
 
 Every factorization runs on the GPU (``_backend/ops_factor.py``): stacks of matrices of order
 up to ``ops_factor.SMALL_MAX`` (32) in one dispatch for the whole stack; larger matrices
-one after another on blocked algorithms whose trailing updates are gemm, every dispatch of a
-call in one recorded batch. ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
+on blocked algorithms whose trailing updates are gemm (Cholesky: each step one dispatch for
+the whole stack; LU and QR: one matrix after another), every dispatch of a call in one recorded
+batch. ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
 sets the block width of Cholesky and LU (16, 32, 64 or 128; LU takes at most 32); another
 value raises ``ValueError``.
 
@@ -138,10 +139,8 @@ def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
         _dispatch.call(ops_factor.small, "cholesky", name, n, batch, a._ptr, n, n * n, flag=flag._ptr)
         lower = a
     else:
-        size = n * n * a.dtype.itemsize
         _check_block_width()
-        for q in range(batch):
-            _dispatch.call(ops_factor.cholesky_blocked, name, n, a._ptr + q * size, n, flag._ptr)
+        _dispatch.call(ops_factor.cholesky_blocked, name, n, a._ptr, n, flag._ptr, batch, n * n)
         lower = tril(a)
     _raise_if_set(flag, "Matrix is not positive definite")
     if upper:
