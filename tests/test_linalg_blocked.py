@@ -200,6 +200,31 @@ def test_singular_in_any_block(dtype: str, where: int) -> None:
     assert sign == 0.0 and logabs == -np.inf
 
 
+@for_dtypes(DTYPES)
+def test_stack_with_one_singular_blocked_matrix(dtype: str) -> None:
+    """The blocked LU runs the whole stack at once: one singular matrix raises in solve / inv,
+    has det 0, and the others are solved (seen with the check off)."""
+    n = 45
+    rng = _rng(21)
+    a = _well(rng, (3,), n)
+    a[1, :, 17] = 0.0
+    a = a.astype(dtype)
+    b = rng.standard_normal((3, n, 1)).astype(dtype)
+    with config.override(linalg_block=16):
+        with pytest.raises(LinAlgError):
+            gt.linalg.solve(gt.asarray(a), gt.asarray(b))
+        with pytest.raises(LinAlgError):
+            gt.linalg.inv(gt.asarray(a))
+        det = gt.asnumpy(gt.linalg.det(gt.asarray(a)))
+        with config.override(linalg_check=False):
+            x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+    keep = np.array([True, False, True])
+    a64 = a[keep].astype(np.float64)
+    assert det[1] == 0.0
+    assert np.all(np.abs(det[keep] - np.linalg.det(a64)) <= EPS[dtype] * n * np.abs(np.linalg.det(a64)))
+    assert _max(a64 @ x[keep] - b[keep]) <= EPS[dtype] * n * _max(a64) * _max(x[keep])
+
+
 def test_block_width_must_be_supported() -> None:
     a = gt.asarray(_spd(_rng(0), (), 40).astype("float32"))
     with config.override(linalg_block=24):

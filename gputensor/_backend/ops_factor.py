@@ -173,23 +173,24 @@ def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld:
 
 # ---- building blocks of the blocked algorithms -------------------------------------------------
 def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
-         x_cs: int) -> None:
+         x_cs: int, batch: int = 1, t_bs: int = 0, x_bs: int = 0) -> None:
     """X := op(T)^-1 X for an n x n triangle T (n <= NB; row-major, ``t_ld``) and the n x k block
     X whose element (r, c) lies ``r * x_rs + c * x_cs`` elements from ``x``, one invocation per
-    column. ``mode`` 0: unit lower, 1: lower, 2: upper. T and X may lie in one allocation
-    (disjoint regions)."""
+    column, for ``batch`` pairs (T_q ``q * t_bs``, X_q ``q * x_bs`` elements on; at most a grid
+    dimension of them). ``mode`` 0: unit lower, 1: lower, 2: upper. T and X may lie in one
+    allocation (disjoint regions)."""
     if not 1 <= n <= NB or mode not in (0, 1, 2):
         raise invalid_argument(f"trsm of order {n}, mode {mode}")
     if k < 1:
         return
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
-    t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
-    x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
-    words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, 0]
+    t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, t_bs, x_bs, 0, 0, 0]
     wg = 64
-    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], _groups(ctx, -(-k // wg)),
-                 {"T": wgsl, "NB": NB, "MODE": mode, "WG": wg})
+    gx, gy, _ = _groups(ctx, -(-k // wg))
+    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], (gx, gy, batch), {"T": wgsl, "NB": NB, "MODE": mode, "WG": wg})
 
 
 #: Most right-hand columns ``lu_solve`` takes through ``trsv`` (one workgroup per column, the
@@ -198,35 +199,39 @@ TRSV_MAX_K = 8
 
 
 def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
-         x_cs: int) -> None:
+         x_cs: int, batch: int = 1, t_bs: int = 0, x_bs: int = 0) -> None:
     """X := T^-1 X for the n x n triangle T (row-major, ``t_ld``; ``mode`` 0: unit lower, 2:
     upper) and the k columns of X (element (r, c) ``r * x_rs + c * x_cs`` elements from ``x``),
-    one workgroup per column, in one dispatch. T and X may lie in one allocation (disjoint)."""
+    one workgroup per column and matrix of ``batch`` (T_q ``q * t_bs``, X_q ``q * x_bs``
+    elements on), in one dispatch. T and X may lie in one allocation (disjoint)."""
     if mode not in (0, 2) or n < 1:
         raise invalid_argument(f"trsv of order {n}, mode {mode}")
     if k < 1:
         return
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
-    t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
-    x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
-    words = [n, t_first, t_ld, x_first, x_rs, x_cs, 0, 0]
-    ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, 1, 1), {"T": wgsl, "MODE": mode, "WG": _panel_wg(ctx)})
+    t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    words = [n, t_first, t_ld, x_first, x_rs, x_cs, t_bs, x_bs]
+    ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, batch, 1),
+                 {"T": wgsl, "MODE": mode, "WG": _panel_wg(ctx)})
 
 
 def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
-          skip: tuple[int, int] = (0, 0)) -> None:
+          skip: tuple[int, int] = (0, 0), batch: int = 1, x_bs: int = 0, piv_bs: int = 0) -> None:
     """Swap rows r and piv[r] of the rows x cols matrix at ``x`` for r = k1, ..., k2 - 1 in
     order (absolute row indices in the u32 array ``piv``, getrf's: piv[r] >= r), in every
-    column outside ``skip``."""
+    column outside ``skip``; for ``batch`` matrices (X_q ``q * x_bs`` elements on, their pivots
+    ``q * piv_bs`` entries on)."""
     if cols < 1 or k2 <= k1:
         return
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
-    x_reg, x_first = _bind(backend, x, (rows - 1) * x_ld + cols, itemsize)
-    p_reg, p_first = _bind(backend, piv, k2, 4)
-    words = [cols, k1, k2, x_first, x_ld, p_first, skip[0], skip[1]]
-    ctx.dispatch("linalg_laswp", words, [x_reg, p_reg], _groups(ctx, -(-cols // 32)), {"T": wgsl})
+    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (rows - 1) * x_ld + cols, itemsize)
+    p_reg, p_first = _bind(backend, piv, (batch - 1) * piv_bs + k2, 4)
+    words = [cols, k1, k2, x_first, x_ld, p_first, skip[0], skip[1], x_bs, piv_bs, 0, 0]
+    gx, gy, _ = _groups(ctx, -(-cols // 32))
+    ctx.dispatch("linalg_laswp", words, [x_reg, p_reg], (gx, gy, batch), {"T": wgsl})
 
 
 def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
@@ -339,20 +344,28 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
 LU_BLOCK = 32
 
 
-def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int) -> None:
-    """LU factorization with partial pivoting of the n x n matrix at ``a`` in place (getrf:
-    unit L below the diagonal, U on and above it); ``piv`` (n u32) receives the absolute row
-    swapped with row i at step i. ``flag`` is or-ed with 1 for a zero pivot column.
+def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int, batch: int = 1,
+               bs: int = 0) -> None:
+    """LU factorization with partial pivoting of the ``batch`` n x n matrices at ``a`` (matrix q
+    ``q * bs`` elements on) in place (getrf: unit L below the diagonal, U on and above it);
+    ``piv`` (batch x n u32) receives the absolute row swapped with row i at step i. ``flag`` is
+    or-ed with 1 for a zero pivot column.
 
-    Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, four dispatches each:
-    the panel on one workgroup (``linalg_lu_block.wgsl``), the row swaps of the other columns
-    (``linalg_laswp.wgsl``), the block row by a unit-lower triangular solve, the trailing
-    matrix by gemm."""
+    Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, four dispatches each
+    for the whole stack: the panel on one workgroup per matrix (``linalg_lu_block.wgsl``), the
+    row swaps of the other columns (``linalg_laswp.wgsl``), the block row by a unit-lower
+    triangular solve, the trailing matrix by gemm."""
+    chunk = backend.context.max_workgroups_per_dim
+    if batch > chunk:  # (a grid dimension's worth of matrices at a time)
+        for q0 in range(0, batch, chunk):
+            lu_blocked(backend, dtype, n, a + q0 * bs * backend.float_dtype(dtype)[0], ld, piv + q0 * n * 4, flag,
+                       min(chunk, batch - q0), bs)
+        return
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
     nb = min(block_width(LU_BLOCK), NB)
-    a_reg, a_first = _bind(backend, a, (n - 1) * ld + n, itemsize)
-    p_reg, p_first = _bind(backend, piv, n, 4)
+    a_reg, a_first = _bind(backend, a, (batch - 1) * bs + (n - 1) * ld + n, itemsize)
+    p_reg, p_first = _bind(backend, piv, batch * n, 4)
     f_reg = _bind(backend, flag, 1, 4)[0]
     wg = _panel_wg(ctx)
     if itemsize == 8 and wg > 512:
@@ -361,57 +374,75 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     for j0 in range(0, n, nb):
         jb = min(nb, n - j0)
         d = a + (j0 * ld + j0) * itemsize
-        words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, 0, 0]
-        ctx.dispatch("linalg_lu_block", words, [a_reg, p_reg, f_reg], (1, 1, 1), defines)
-        laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb))
+        words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, bs, n]
+        ctx.dispatch("linalg_lu_block", words, [a_reg, p_reg, f_reg], (batch, 1, 1), defines)
+        laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb), batch, bs, n)
         rest = n - j0 - jb
         if not rest:
             continue
         u12 = d + jb * itemsize
-        trsm(backend, dtype, 0, jb, rest, d, ld, u12, ld, 1)
+        trsm(backend, dtype, 0, jb, rest, d, ld, u12, ld, 1, batch, bs, bs)
         l21 = d + jb * ld * itemsize
         _gemm(backend, dtype, rest, rest, jb, -1.0, l21, (ld, 1), u12, (ld, 1), 1.0,
-              l21 + jb * itemsize, (ld, 1))
+              l21 + jb * itemsize, (ld, 1), batch, (bs, bs, bs))
 
 
-def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int) -> None:
+def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int,
+             batch: int = 1, lu_bs: int = 0, x_bs: int = 0) -> None:
     """X := A^-1 X for the n x k matrix at ``x`` from ``lu_blocked``'s factors of A (``lu``,
-    ``piv``): row swaps, then forward (unit L) and backward (U) substitution: ``trsv`` for up
-    to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for the rest)."""
+    ``piv``), for ``batch`` of them (LU_q ``q * lu_bs``, X_q ``q * x_bs`` elements on, pivots
+    ``q * n`` entries on): row swaps, then forward (unit L) and backward (U) substitution:
+    ``trsv`` for up to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for
+    the rest)."""
     itemsize, _ = _dtype(backend, dtype)
-    laswp(backend, dtype, x, n, k, x_ld, piv, 0, n)
+    chunk = backend.context.max_workgroups_per_dim
+    if batch > chunk:  # (a grid dimension's worth of matrices at a time)
+        for q0 in range(0, batch, chunk):
+            lu_solve(backend, dtype, n, k, lu + q0 * lu_bs * itemsize, ld, piv + q0 * n * 4, x + q0 * x_bs * itemsize,
+                     x_ld, min(chunk, batch - q0), lu_bs, x_bs)
+        return
+    laswp(backend, dtype, x, n, k, x_ld, piv, 0, n, (0, 0), batch, x_bs, n)
     if k <= TRSV_MAX_K:
-        trsv(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1)
-        trsv(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1)
+        trsv(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
+        trsv(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
         return
     starts = list(range(0, n, NB))
     for j0 in starts:
         jb = min(NB, n - j0)
         d = lu + (j0 * ld + j0) * itemsize
         xb = x + j0 * x_ld * itemsize
-        trsm(backend, dtype, 0, jb, k, d, ld, xb, x_ld, 1)
+        trsm(backend, dtype, 0, jb, k, d, ld, xb, x_ld, 1, batch, lu_bs, x_bs)
         rest = n - j0 - jb
         if rest:
             _gemm(backend, dtype, rest, k, jb, -1.0, d + jb * ld * itemsize, (ld, 1), xb, (x_ld, 1), 1.0,
-                  xb + jb * x_ld * itemsize, (x_ld, 1))
+                  xb + jb * x_ld * itemsize, (x_ld, 1), batch, (lu_bs, x_bs, x_bs))
     for j0 in reversed(starts):
         jb = min(NB, n - j0)
         d = lu + (j0 * ld + j0) * itemsize
         xb = x + j0 * x_ld * itemsize
-        trsm(backend, dtype, 2, jb, k, d, ld, xb, x_ld, 1)
+        trsm(backend, dtype, 2, jb, k, d, ld, xb, x_ld, 1, batch, lu_bs, x_bs)
         if j0:
-            _gemm(backend, dtype, j0, k, jb, -1.0, lu + j0 * itemsize, (ld, 1), xb, (x_ld, 1), 1.0, x, (x_ld, 1))
+            _gemm(backend, dtype, j0, k, jb, -1.0, lu + j0 * itemsize, (ld, 1), xb, (x_ld, 1), 1.0, x, (x_ld, 1),
+                  batch, (lu_bs, x_bs, x_bs))
 
 
-def det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r: int) -> None:
-    """r[0], r[1], r[2] := det, sign, log|det| from ``lu_blocked``'s factors."""
+def det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r: int, batch: int = 1,
+                bs: int = 0) -> None:
+    """r[3 q + 0, 1, 2] := det, sign, log|det| of matrix q < batch from ``lu_blocked``'s factors
+    (LU_q ``q * bs`` elements on, pivots ``q * n`` entries on), one workgroup per matrix."""
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
-    a_reg, a_first = _bind(backend, lu, (n - 1) * ld + n, itemsize)
-    p_reg, p_first = _bind(backend, piv, n, 4)
-    r_reg, r_first = _bind(backend, r, 3, itemsize)
-    words = [n, a_first, ld, p_first, r_first, 0, 0, 0]
-    ctx.dispatch("linalg_det", words, [a_reg, p_reg, r_reg], (1, 1, 1), {"T": wgsl, **_math_defines(wgsl)})
+    chunk = ctx.max_workgroups_per_dim
+    if batch > chunk:  # (a grid dimension's worth of matrices at a time)
+        for q0 in range(0, batch, chunk):
+            det_from_lu(backend, dtype, n, lu + q0 * bs * itemsize, ld, piv + q0 * n * 4, r + 3 * q0 * itemsize,
+                        min(chunk, batch - q0), bs)
+        return
+    a_reg, a_first = _bind(backend, lu, (batch - 1) * bs + (n - 1) * ld + n, itemsize)
+    p_reg, p_first = _bind(backend, piv, batch * n, 4)
+    r_reg, r_first = _bind(backend, r, 3 * batch, itemsize)
+    words = [n, a_first, ld, p_first, r_first, bs, n, 0]
+    ctx.dispatch("linalg_det", words, [a_reg, p_reg, r_reg], (batch, 1, 1), {"T": wgsl, **_math_defines(wgsl)})
 
 
 def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int, q_ld: int, kq: int) -> None:
