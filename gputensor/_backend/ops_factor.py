@@ -319,9 +319,9 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
             jb = min(nb, n - j0)
             d = a + (j0 * ld + j0) * itemsize
             d_reg, d_first = _bind(backend, d, (batch - 1) * bs + (jb - 1) * ld + jb, itemsize)
-            ctx.dispatch("linalg_chol_block", [jb, d_first, ld, x_first, bs, 0, 0, 0], [d_reg, x_reg, f_reg],
-                         (batch, 1, 1), defines)
             rest = n - j0 - jb
+            ctx.dispatch("linalg_chol_block", [jb, d_first, ld, x_first, bs, int(rest > 0), 0, 0],
+                         [d_reg, x_reg, f_reg], (batch, 1, 1), defines)
             if not rest:
                 continue
             p = d + jb * ld * itemsize
