@@ -38,6 +38,9 @@ def where(condition: GpuArray, x1: GpuArray | bool | int | float | complex,
     Raises ``TypeError`` for a non-bool condition, two scalars or dtypes that do not promote;
     ``ValueError`` for shapes that do not broadcast.
     """
+    key, ready = _dispatch.cached_eager("where()", (condition, x1, x2))
+    if ready is not None:
+        return ready
     _check_array(condition, "condition")
     if condition.dtype != bool_dtype:
         raise TypeError(f"condition must have a boolean dtype, got {condition.dtype}")
@@ -55,7 +58,9 @@ def where(condition: GpuArray, x1: GpuArray | bool | int | float | complex,
     inputs = [condition]
     for v in (x1, x2):
         inputs.append(v if isinstance(v, GpuArray) else (_dispatch.scalar_value(v, dtype), dtype))
-    return _dispatch.run_elementwise("where", inputs, [bool_dtype, dtype, dtype], dtype, dtype)
+    value, plan = _dispatch.run_elementwise_plan("where", inputs, [bool_dtype, dtype, dtype], dtype, dtype)
+    _dispatch.remember_eager(key, dtype, value, plan)
+    return value
 
 
 def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
