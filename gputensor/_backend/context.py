@@ -148,6 +148,9 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         self._init_index_checks()
         self._encoder: Any = None
         self._pass: Any = None
+        #: (encoder, compute pass) made ahead for the next batch while a wait has the host idle
+        #: (``prepare_next_batch``), taken by ``_open_encoder``; None when there is none.
+        self._spare: tuple[Any, Any] | None = None
         self._pass_pipeline: Any = None  # the pipeline last set in the open pass
         self._recorded = 0
         self._pending_bytes = 0
@@ -414,7 +417,10 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             else:
                 compute_pass = self._pass
                 if compute_pass is None:
-                    compute_pass = self._pass = self._open_encoder().begin_compute_pass()
+                    encoder = self._open_encoder()  # (may bring the spare batch's open pass)
+                    compute_pass = self._pass
+                    if compute_pass is None:
+                        compute_pass = self._pass = encoder.begin_compute_pass()
                     self._pass_pipeline = None
                 calls = self._pass_calls
                 if calls is not None:
@@ -447,8 +453,30 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
 
     def _open_encoder(self) -> Any:
         if self._encoder is None:
-            self._encoder = self.device.create_command_encoder()
+            spare = self._spare
+            if spare is not None:
+                self._spare = None
+                self._encoder, self._pass = spare
+                self._pass_pipeline = None
+            else:
+                self._encoder = self.device.create_command_encoder()
         return self._encoder
+
+    def prepare_next_batch(self) -> None:
+        """Make the next batch's command encoder and compute pass now, while this thread is
+        about to wait for the device (a readback, ``synchronize``): on a GPU their creation
+        costs tens of microseconds of host time that the wait hides. Nothing is recorded, so
+        ``synchronize`` still sees an idle context; a failure (a lost device) is left to the
+        next recording call to report."""
+        if self._spare is not None or self.lost is not None:
+            return
+        with self._lock:
+            if self._spare is None and self._encoder is None:
+                try:
+                    encoder = self.device.create_command_encoder()
+                    self._spare = (encoder, encoder.begin_compute_pass())
+                except Exception:  # noqa: BLE001 - reported by the next call that records
+                    self._spare = None
 
     def _count_command(self) -> None:
         self._recorded += 1
@@ -511,5 +539,8 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         an out-of-range gather recorded before (``index_checks``)."""
         if (self._encoder is None and self._completed_submits == self.stats["submits"] and self.lost is None
                 and not self._check_messages):
+            return
+        if self._mapper is not None:
+            self._read_small(self._fence_src, 0, 4)
             return
         run_sync(self._readback_steps([(self._fence_src, 0, 4)]), self._wait)
