@@ -502,6 +502,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
                 return
             encoder, compute_pass = self._encoder, self._pass
             ring_used = self._ring_used
+            upload_used = self._upload_used
             # Reset first, so that a failure below never leaves a half-finished encoder behind.
             self._encoder = None
             self._pass = None
@@ -517,6 +518,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
                 command_buffer = encoder.finish()
                 if ring_used:
                     self.queue.write_buffer(self._ring, 0, self._ring_data, 0, ring_used)
+                self.flush_uploads(upload_used)
                 self.queue.submit([command_buffer])
             except Exception as exc:
                 raise device_state.classify(self, device_error(f"submit failed: {exc}")) from exc

@@ -206,6 +206,10 @@ class Transfers:
             size=UPLOAD_RING_BYTES, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         )
         self._upload_used = 0
+        #: The upload ring's bytes for the open batch, staged in host memory and written to the
+        #: ring with one ``write_buffer`` just before the batch is submitted (``flush_uploads``).
+        self._upload_data = bytearray(UPLOAD_RING_BYTES)
+        self._upload_view = memoryview(self._upload_data)
         #: Submits known to be complete (a readback's mapping completed after them): while it
         #: equals ``stats["submits"]`` and nothing is recorded, ``synchronize`` has nothing to wait for.
         self._completed_submits = 0
@@ -244,21 +248,24 @@ class Transfers:
             self._write_staged(buf, body_start, body)
         with self._lock:
             if 0 < body_len <= STAGED_UPLOAD_MAX:
-                # Small: into the upload ring (nothing recorded reads the region this batch
-                # uses; earlier batches that did were submitted before this write_buffer), then a
-                # copy recorded in order with the other work: no submit needed.
+                # Small: into the upload ring's host bytes (written to the ring just before the
+                # batch's submit: earlier batches that read the ring were submitted before that
+                # write_buffer), then a copy recorded in order with the other work: no submit.
                 if self._upload_used + body_len > UPLOAD_RING_BYTES:
                     self.flush()
                 at = self._upload_used
-                try:
-                    self.queue.write_buffer(self._upload_ring, at, body)
-                except Exception as exc:  # wgpu's own error types (a lost device)
-                    raise device_state.classify(self, device_error(f"write failed: {exc}")) from exc
+                self._upload_view[at : at + body_len] = body
                 self._upload_used = at + body_len
                 self._record_copy(self._upload_ring, at, buf, body_start, body_len)
             for start, chunk in ((offset, mv[:head]), (body_start + body_len, mv[head + body_len :])):
                 if len(chunk):
                     self._patch_bytes(buf, start, bytes(chunk))
+
+    def flush_uploads(self, used: int) -> None:
+        """Write the first ``used`` staged bytes of the upload ring to the device (the context's
+        ``flush``, lock held, before it submits the batch whose copies read them)."""
+        if used:
+            self.queue.write_buffer(self._upload_ring, 0, self._upload_data, 0, used)
 
     def _write_staged(self, buf: Any, start: int, body: memoryview) -> None:
         """Write ``body`` (a multiple of 4 bytes) into ``buf`` at ``start`` (a multiple of 4), in
