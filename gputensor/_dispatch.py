@@ -97,6 +97,7 @@ __all__ = [
     "elementwise_op",
     "run_elementwise",
     "run_elementwise_plan",
+    "cache_put",
     "cached_eager",
     "remember_eager",
     "resolve_elementwise_dtypes",
@@ -665,11 +666,12 @@ def remember_eager(key: tuple[Any, ...] | None, scalar_dtype: DType, value: GpuA
     structure ``key`` (:func:`cached_eager`); scalar arguments are converted to
     ``scalar_dtype`` (``scalar_value``). Nothing without a key or a plan."""
     if key is not None and plan is not None and type(value) is _ao.GpuArray:
-        _cache_put(_EAGER, key, _EagerCall(scalar_dtype, value, plan, backend()))
+        cache_put(_EAGER, key, _EagerCall(scalar_dtype, value, plan, backend()))
 
 
-def _cache_put(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], entry: Any) -> None:
-    """``cache[key] = entry``, the oldest entry dropped first when the cache is full."""
+def cache_put(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], entry: Any) -> None:
+    """``cache[key] = entry``, the oldest entry dropped first when the cache is full (the
+    plan caches of the namespace functions)."""
     with _OP_CACHE_LOCK:
         if len(cache) >= _OP_CACHE_SIZE:
             cache.pop(next(iter(cache)), None)
@@ -688,9 +690,9 @@ def _remember(name: str, args: Sequence[Any], layout: tuple[Any, ...] | None, co
             expr = expression(name, c, compute.name)
         except KeyError:  # (an empty result never looked the op up)
             return
-        _cache_put(_RESOLVED, key, _ResolvedOp(expr, (c,) * len(args), compute_type(expr_dtype), result, compute))
+        cache_put(_RESOLVED, key, _ResolvedOp(expr, (c,) * len(args), compute_type(expr_dtype), result, compute))
     if plan is not None and layout is not None and type(value) is _ao.GpuArray:
-        _cache_put(_EAGER, layout, _EagerCall(compute, value, plan, backend()))
+        cache_put(_EAGER, layout, _EagerCall(compute, value, plan, backend()))
 
 
 # ---------------------------------------------------------------------------------------------
