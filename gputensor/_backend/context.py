@@ -130,6 +130,45 @@ class _PassCalls:
         return None if api is None else cls(api.lib, api.ffi)
 
 
+class _BindGroupCall:
+    """wgpu-native's ``wgpuDeviceCreateBindGroup`` called with a descriptor built here: wgpu-py's
+    ``create_bind_group`` checks and converts every entry in Python, several times the cost of
+    the call itself (a bind group is made whenever an op binds buffers it has not bound
+    together before). Errors are raised as wgpu-py raises them (its error-capturing ``libf``);
+    the result is wgpu-py's ``GPUBindGroup`` (released when it dies). ``load()`` is None
+    without these internals (``BindGroups._create_bind_group`` then takes the public API)."""
+
+    __slots__ = ("_create", "_ffi", "_wrap", "_device")
+
+    def __init__(self, api: Any, device: Any) -> None:
+        self._create = getattr(api, "libf", api.lib).wgpuDeviceCreateBindGroup
+        self._ffi = api.ffi
+        self._wrap = api.GPUBindGroup
+        self._device = device
+
+    @classmethod
+    def load(cls, device: Any) -> "_BindGroupCall | None":
+        api = implementation.native_api()
+        if api is None or not hasattr(api, "GPUBindGroup"):
+            return None
+        return cls(api, device)
+
+    def __call__(self, layout: Any, regions: Sequence[Region]) -> Any:
+        ffi = self._ffi
+        entries = ffi.new("WGPUBindGroupEntry[]", len(regions))  # zero-filled: no sampler, no view
+        for k, (buf, offset, size) in enumerate(regions):
+            entry = entries[k]
+            entry.binding = k
+            entry.buffer = buf._internal
+            entry.offset = offset
+            entry.size = size
+        desc = ffi.new("WGPUBindGroupDescriptor *")
+        desc.layout = layout._internal
+        desc.entryCount = len(regions)
+        desc.entries = entries
+        return self._wrap("", self._create(self._device._internal, desc), self._device)
+
+
 class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
     """The WebGPU device, queue and adapter, a compiled-pipeline cache and the open command batch.
 
@@ -174,6 +213,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         self._ring_used = 0
         self._param_windows: dict[int, tuple[int, int]] = {}  # see param_window
         self._pass_calls = _PassCalls.load()
+        self._bind_group_call = _BindGroupCall.load(device)
 
     # ---- creation -----------------------------------------------------------------------
     @staticmethod
@@ -446,6 +486,14 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
                 self._count_command_flush()
         finally:
             lock.release()
+
+    def _create_bind_group(self, layout: Any, regions: Sequence[Region]) -> Any:
+        """A bind group of ``layout`` binding ``regions[k]`` at binding ``k`` (``_BindGroupCall``
+        where wgpu-py's internals allow, else the public API)."""
+        call = self._bind_group_call
+        if call is None:
+            return super()._create_bind_group(layout, regions)
+        return call(layout, regions)
 
     #: A memoryview of ``_ring_data`` (made by the first ``record``): its slice assignment is
     #: cheaper than the bytearray's.
