@@ -1,0 +1,119 @@
+"""The real-transform steps around a half-length complex DFT: a real DFT of even length
+n = 2h is a complex DFT of length h of the samples read as h complex values z[j] = x[2j] +
+i x[2j+1] (a free view of contiguous real data), then :func:`rfft_post` forms the h + 1
+values X[0..h]; the inverse is :func:`irfft_pre` (the h values whose inverse complex DFT is
+the real result read as pairs) followed by the inverse complex DFT of length h.
+
+Both kernels (``_wgsl/fft_real_post.wgsl``, ``_wgsl/fft_real_pre.wgsl``) take contiguous rows
+(a batch of ``rows``) and one invocation per pair of outputs (k, h - k), k = 0..h/2, with the
+twiddles exp(-2 pi i k / n) from a table computed in float64 on the host once per (n, dtype)
+and backend, uploaded and kept in a ``PlanCache`` (its allocation is released when the entry
+is dropped). A scale (the norm) and a conjugation (hfft / ihfft) are folded into the kernels.
+No wgpu here.
+"""
+
+from __future__ import annotations
+
+import struct
+import weakref
+from typing import Any
+
+import numpy as np
+
+from .errors import invalid_argument
+from .plan_cache import PlanCache
+from .validate import check_dtype, check_int, check_scalar
+
+__all__ = ["rfft_post", "irfft_pre", "twiddles"]
+
+_COMPLEX = {"complex64": ("float32", np.complex64), "complex128": ("float64", np.complex128)}
+_WG = 256
+#: Parameter structs: the scale, then the u32 words (32 bytes either way).
+_PARAMS = {"f32": struct.Struct("<f7I"), "f64": struct.Struct("<d6I")}
+_PAD = {"f32": "pad: u32,", "f64": ""}
+_PAD_WORDS = {"f32": (0,), "f64": ()}
+
+_TABLES = PlanCache(64)
+
+
+def _release(backend_ref: "weakref.ref[Any]", ptr: int) -> None:
+    backend = backend_ref()
+    if backend is not None:
+        try:
+            backend.free(ptr)
+        except Exception:  # noqa: BLE001 - a retired or closing backend: nothing to give back
+            pass
+
+
+class _Table:
+    """A device copy of a twiddle table; its allocation is freed when the object goes."""
+
+    __slots__ = ("ptr", "nbytes", "__weakref__")
+
+    def __init__(self, backend: Any, values: np.ndarray) -> None:
+        self.ptr = backend.alloc(values.nbytes, zero=False)
+        self.nbytes = values.nbytes
+        weakref.finalize(self, _release, weakref.ref(backend), self.ptr)
+        backend.copy_htod(self.ptr, values)
+
+
+def twiddles(n: int, dtype: str) -> np.ndarray:
+    """exp(-2 pi i k / n) for k = 0..n/4 (h/2, h = n/2), computed in float64, as ``dtype``."""
+    k = np.arange(n // 4 + 1, dtype=np.float64)
+    return np.exp(-2j * np.pi * k / n).astype(_COMPLEX[dtype][1])
+
+
+def _table(backend: Any, n: int, dtype: str) -> _Table:
+    plans = _TABLES.of(backend)
+    key = (n, dtype)
+    table = plans.get(key)
+    if table is None:
+        table = _Table(backend, twiddles(n, dtype))
+        _TABLES.keep(plans, key, table)
+    return table
+
+
+def _run(backend: Any, kernel: str, dtype: str, n: int, rows: int, src: int, dst: int, scale: float,
+         conj: bool, src_len: int, dst_len: int) -> None:
+    check_dtype(backend, "dtype", dtype, _COMPLEX)
+    n = check_int("n", n, 2)
+    rows = check_int("rows", rows, 1)
+    scale = check_scalar("scale", scale)
+    if n % 2:
+        raise invalid_argument(f"{kernel}: n must be even, got {n}")
+    itemsize, wgsl = backend.float_dtype(_COMPLEX[dtype][0])
+    itemsize *= 2
+    h = n // 2
+    pairs = h // 2 + 1
+    table = _table(backend, n, dtype)
+    ctx = backend.context
+    src_win = backend.window(src, rows * src_len(h) * itemsize, itemsize)
+    dst_win = backend.window(dst, rows * dst_len(h) * itemsize, itemsize)
+    tw_win = backend.window(table.ptr, table.nbytes, itemsize)
+    params = _PARAMS[wgsl].pack(scale, *_PAD_WORDS[wgsl], h, pairs, rows, int(bool(conj)),
+                                src_win.first, dst_win.first)
+    grid = ctx.fold_grid(-(-pairs * rows // _WG))
+    ctx.dispatch(kernel, params, [src_win.binding, dst_win.binding, tw_win.binding], grid,
+                 {"T": wgsl, "PAD": _PAD[wgsl]})
+
+
+def rfft_post(backend: Any, dtype: str, n: int, rows: int, z: int, x: int, scale: float = 1.0,
+              conj: bool = False) -> None:
+    """X := the h + 1 = n/2 + 1 values of the length-n DFT of each real row whose samples read
+    as complex values have the length-h DFT Z (``rows`` contiguous rows of h ``dtype`` values
+    at ``z``; X: ``rows`` contiguous rows of h + 1 at ``x``, another allocation), times
+    ``scale``, conjugated with ``conj``. Raises BackendError (invalid argument) for a bad
+    dtype, an odd or too small ``n``, rows < 1 or pointers out of range; (unsupported) for
+    complex128 without ``shader-f64``."""
+    _run(backend, "fft_real_post", dtype, n, rows, z, x, scale, conj, lambda h: h, lambda h: h + 1)
+
+
+def irfft_pre(backend: Any, dtype: str, n: int, rows: int, x: int, z: int, scale: float = 1.0,
+              conj: bool = False) -> None:
+    """Z := the h = n/2 values per row whose unnormalized length-h inverse DFT is ``scale`` *
+    n * (y[2j] + i y[2j+1]), y the length-n real inverse DFT of the Hermitian spectrum whose
+    first h + 1 values are the row of X (conjugated first with ``conj``; the imaginary parts of
+    X[0] and X[h] are ignored). X: ``rows`` contiguous rows of h + 1 ``dtype`` values at ``x``;
+    Z: ``rows`` contiguous rows of h at ``z`` (another allocation). BackendError as
+    :func:`rfft_post`."""
+    _run(backend, "fft_real_pre", dtype, n, rows, x, z, scale, conj, lambda h: h + 1, lambda h: h)
