@@ -24,12 +24,13 @@ from .errors import invalid_argument
 from .plan_cache import PlanCache
 from .validate import check_dtype, check_int, check_scalar
 
-__all__ = ["rfft_post", "irfft_pre", "twiddles"]
+__all__ = ["rfft_post", "irfft_pre", "frequencies", "twiddles"]
 
 _COMPLEX = {"complex64": ("float32", np.complex64), "complex128": ("float64", np.complex128)}
 _WG = 256
 #: Parameter structs: the scale, then the u32 words (32 bytes either way).
 _PARAMS = {"f32": struct.Struct("<f7I"), "f64": struct.Struct("<d6I")}
+_FREQ_PARAMS = {"f32": struct.Struct("<f5I"), "f64": struct.Struct("<d4I")}
 _PAD = {"f32": "pad: u32,", "f64": ""}
 _PAD_WORDS = {"f32": (0,), "f64": ()}
 
@@ -117,3 +118,22 @@ def irfft_pre(backend: Any, dtype: str, n: int, rows: int, x: int, z: int, scale
     Z: ``rows`` contiguous rows of h at ``z`` (another allocation). BackendError as
     :func:`rfft_post`."""
     _run(backend, "fft_real_pre", dtype, n, rows, x, z, scale, conj, lambda h: h + 1, lambda h: h)
+
+
+def frequencies(backend: Any, dtype: str, count: int, n: int, cut: int, scale: float, out: int) -> None:
+    """out[i] := i * scale for i < ``cut``, (i - n) * scale for cut <= i < ``count`` (the
+    ``count`` contiguous float32 / float64 values at ``out``): the sample frequencies of
+    ``fftfreq`` (count n, cut (n + 1) // 2) and ``rfftfreq`` (count = cut = n // 2 + 1).
+    BackendError (invalid argument) for a bad dtype, sizes or pointer; (unsupported) for
+    float64 without ``shader-f64``."""
+    check_dtype(backend, "dtype", dtype, ("float32", "float64"))
+    count = check_int("count", count, 1)
+    n = check_int("n", n, count)
+    cut = check_int("cut", cut)
+    scale = check_scalar("scale", scale)
+    itemsize, wgsl = backend.float_dtype(dtype)
+    win = backend.window(out, count * itemsize, itemsize)
+    params = _FREQ_PARAMS[wgsl].pack(scale, *_PAD_WORDS[wgsl], count, min(cut, count), n, win.first)
+    ctx = backend.context
+    ctx.dispatch("fft_real_freq", params, [win.binding], ctx.fold_grid(-(-count // _WG)),
+                 {"T": wgsl, "PAD": _PAD[wgsl]})
