@@ -11,6 +11,8 @@ full-length complex transform), 1 and 2 (the smallest cases of each).
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +23,12 @@ import gputensor as gt
 import gputensor.fft as gfft
 
 from _compare import gpu, to_numpy
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # the benchmarks package lives beside gputensor, not inside it
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import bench_fft  # noqa: E402
 
 DTYPES = ("float32", "float64")
 COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
@@ -247,3 +255,12 @@ def test_errors() -> None:
             fn(ints)
         with pytest.raises(IndexError):
             fn(real, axes=3)
+
+
+def test_benchmark_quick(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m benchmarks.bench_fft --quick`` runs and checks its results (two cases)."""
+    status = bench_fft.main(["--quick", "--no-torch", "--no-cupy", "--only", "rfft.f32.2^10,rfft.f32.257xb16",
+                             "--target-s", "0.001"])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    assert "rfft.f32.2^10" in printed and "gputensor:ok" in printed and "gt wall" in printed
