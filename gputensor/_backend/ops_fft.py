@@ -1,0 +1,449 @@
+"""Complex-to-complex DFTs along one axis of a strided array: batched, any length.
+
+:func:`c2c` records ``dst = scale * DFT(src)`` along one axis (sign -1 forward, +1 inverse), for
+any strides of ``src`` and ``dst`` (complex elements, any sign) and any number of transforms.
+Its plan, a ``launch.LaunchProgram`` with its tables, is made once per call structure (length,
+dtype, direction, scale, the batch dims and strides) and replayed for new pointers.
+
+* Lengths whose prime factors are 2, 3, 5 and 7, up to :func:`workgroup_length` (what two
+  copies of ``C`` transforms take in the adapter's workgroup memory): one dispatch of
+  ``_wgsl/fft_stockham.wgsl``, the mixed-radix Stockham passes (radices 8, 4, 2, 3, 5, 7) on C
+  transforms per workgroup, read and written through their strides.
+* Longer such lengths: the four-step decomposition n = n1 * m (``_four_step``): the length-m
+  transforms of the n1 interleaved subsequences (recursively decomposed when m is still too
+  long) into a contiguous scratch array, then the length-n1 transforms across them with the
+  twiddles W_n^(i k) applied on load, written to ``dst`` through its strides.
+* Lengths with a prime factor above 7: Bluestein's chirp-z (``_bluestein``), the convolution
+  with the chirp through transforms of a length m >= 2n - 1 of the kind above
+  (``_wgsl/fft_chirp.wgsl`` does the chirp multiplies, the zero padding and the product with
+  the chirp's spectrum, which is computed on the device once per plan).
+
+Twiddle and chirp tables are computed in float64 on the host once per plan (the chirp's angle
+from k^2 mod 2n, exact for every k) and uploaded; the transforms run on the device. No wgpu here.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .errors import invalid_argument, unsupported
+from .launch import LaunchProgram, Region
+from .layout import strided_span
+from .plan_cache import PlanCache
+
+__all__ = ["MAX_BATCH_DIMS", "RADICES", "c2c", "factor", "fast_length", "merge_batch", "workgroup_length"]
+
+#: Batch dims a kernel takes (the caller's, after merging, at most ``MAX_BATCH_DIMS - 2``:
+#: each level of a four-step decomposition adds one).
+MAX_BATCH_DIMS = 4
+#: The radices of the Stockham passes, in the order a length is factored.
+RADICES = (8, 4, 2, 3, 5, 7)
+#: Largest number of transforms a workgroup takes at once.
+MAX_PER_GROUP = 64
+#: Invocations per workgroup of the Stockham kernel (at most).
+WG = 256
+
+_COMPLEX = {"complex64": (8, "f32", None), "complex128": (16, "f64", "shader-f64")}
+_WORDS = struct.Struct("<24I")
+_U32 = 0xFFFFFFFF
+
+
+def _storage(backend: Any, dtype: str) -> tuple[int, str]:
+    try:
+        itemsize, wgsl, feature = _COMPLEX[str(dtype)]
+    except KeyError:
+        raise invalid_argument(f"fft: dtype must be complex64 or complex128, not {dtype!r}") from None
+    if feature is not None and not backend.supports(feature):
+        raise unsupported(f"{dtype} needs the adapter feature {feature!r}, which this adapter lacks", feature)
+    return itemsize, wgsl
+
+
+def factor(n: int) -> tuple[int, ...] | None:
+    """The radices (from ``RADICES``) whose product is ``n``, largest first for powers of two;
+    None when ``n`` has a prime factor above 7. ``(1,)`` for ``n == 1``."""
+    if n == 1:
+        return (1,)
+    out = []
+    rest = n
+    twos = 0
+    while rest % 2 == 0:
+        rest //= 2
+        twos += 1
+    out += [8] * (twos // 3)
+    if twos % 3 == 2:
+        out.append(4)
+    elif twos % 3 == 1:
+        out.append(2)
+    for r in (3, 5, 7):
+        while rest % r == 0:
+            rest //= r
+            out.append(r)
+    return tuple(out) if rest == 1 else None
+
+
+def fast_length(n: int) -> int:
+    """The smallest length >= ``n`` whose prime factors are 2, 3, 5 and 7."""
+    best = 1 << max(0, (n - 1).bit_length())
+    p7 = 1
+    while p7 < best:
+        p5 = p7
+        while p5 < best:
+            p3 = p5
+            while p3 < best:
+                v = p3
+                while v < n:
+                    v *= 2
+                best = min(best, v)
+                p3 *= 3
+            p5 *= 5
+        p7 *= 7
+    return best
+
+
+def workgroup_length(ctx: Any, itemsize: int) -> int:
+    """The longest transform the workgroup-memory kernel takes on ``ctx`` (two copies of it in
+    workgroup memory, with the per-entry offsets)."""
+    storage = int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
+    return max(1, (storage - 64) // (2 * itemsize))
+
+
+class _View(NamedTuple):
+    """One side of a transform: operand ``base``, ``origin`` (elements from its element 0),
+    ``axis`` stride and the stride of each batch dim."""
+
+    base: int
+    origin: int
+    axis: int
+    strides: tuple[int, ...]
+
+
+class _Planner:
+    """Builds the records (dispatches) and scratch list of one call, and its tables."""
+
+    def __init__(self, backend: Any, ctx: Any, dtype: str, itemsize: int, wgsl: str) -> None:
+        self.backend, self.ctx, self.dtype = backend, ctx, dtype
+        self.itemsize, self.wgsl = itemsize, wgsl
+        self.lw = workgroup_length(ctx, itemsize)
+        self.records: list[Any] = []
+        self.aux: list[list[int]] = []
+        self.tables: list[np.ndarray] = []
+        self.table_len = 0
+        self.inner: dict[int, int] = {}  # length -> table offset of its twiddles
+        self.chirps: list[tuple[int, int, int, bool]] = []  # spectra to compute: (n, m, offset, inverse)
+
+    # ---- tables ----------------------------------------------------------------------------
+    def _table(self, values: np.ndarray) -> int:
+        off = self.table_len
+        self.tables.append(values)
+        self.table_len += len(values)
+        return off
+
+    def twiddles(self, n: int) -> int:
+        off = self.inner.get(n)
+        if off is None:
+            off = self.inner[n] = self._table(np.exp(-2j * np.pi * np.arange(n) / n))
+        return off
+
+    # ---- the scratch operands (bases 3, 4, ...) ------------------------------------------------
+    def scratch(self, elements: int) -> int:
+        self.aux.append([max(1, elements) * self.itemsize, 0])
+        return 2 + len(self.aux)
+
+    # ---- the transforms ----------------------------------------------------------------------
+    def transform(self, n: int, sizes: Sequence[int], src: _View, dst: _View, inverse: bool,
+                  scale: float) -> None:
+        radices = factor(n)
+        if radices is None:
+            self._bluestein(n, sizes, src, dst, inverse, scale)
+        elif n <= self.lw:
+            self._stockham(n, radices, sizes, src, dst, inverse, scale, None)
+        else:
+            self._four_step(n, sizes, src, dst, inverse, scale)
+
+    def _split(self, n: int) -> int:
+        """The column length n1 of a four-step decomposition of ``n`` (> the workgroup length):
+        the largest divisor of ``n`` of at most min(workgroup length, sqrt(n)); the rows (n / n1)
+        may need a decomposition of their own."""
+        limit = min(self.lw, math.isqrt(n))
+        for d in range(limit, 1, -1):
+            if n % d == 0:
+                return d
+        raise invalid_argument(f"fft: no decomposition of length {n}")
+
+    def _four_step(self, n: int, sizes: Sequence[int], src: _View, dst: _View, inverse: bool,
+                   scale: float) -> None:
+        n1 = self._split(n)
+        m = n // n1
+        batch = math.prod(sizes)
+        tmp = self.scratch(batch * n)
+        outer = []
+        acc = n
+        for size in sizes:
+            outer.append(acc)
+            acc *= size
+        # the length-m transforms of x[i1 + n1 i2] into tmp[b, i1, k2]
+        a_src = _View(src.base, src.origin, src.axis * n1, (src.axis, *src.strides))
+        a_dst = _View(tmp, 0, 1, (m, *outer))
+        self.transform(m, (n1, *sizes), a_src, a_dst, inverse, 1.0)
+        # the length-n1 transforms over i1 of W_n^(i1 k2) tmp[b, i1, k2], k2 the first batch dim
+        b_src = _View(tmp, 0, m, (1, *outer))
+        b_dst = _View(dst.base, dst.origin, dst.axis * m, (dst.axis, *dst.strides))
+        self._stockham(n1, factor(n1), (m, *sizes), b_src, b_dst, inverse, scale, (n, 0))
+
+    def _stockham(self, n: int, radices: tuple[int, ...] | None, sizes: Sequence[int], src: _View,
+                  dst: _View, inverse: bool, scale: float, twiddle: tuple[int, int] | None) -> None:
+        assert radices is not None and n <= self.lw
+        dims = [(s, a, b) for s, a, b in zip(sizes, src.strides, dst.strides)]
+        tdim = 0xFFFF
+        if twiddle is not None:
+            tdim = 0
+        keep = [i for i, d in enumerate(dims) if d[0] > 1 or i == (0 if twiddle is not None else -1)]
+        dims = [dims[i] for i in keep]
+        if twiddle is not None:
+            tdim = keep.index(0) if 0 in keep else 0xFFFF
+        if len(dims) > MAX_BATCH_DIMS:
+            raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
+        batch = math.prod(d[0] for d in dims) if dims else 1
+        per = 1
+        while (per * 2 <= MAX_PER_GROUP and per * 2 * n <= self.lw and per * 2 <= batch
+               and per * 2 <= WG):
+            per *= 2
+        wg = 32
+        while wg * 2 <= WG and wg * 2 <= per * n:
+            wg *= 2
+        along_load = abs(src.axis) == 1 or per == 1
+        along_store = abs(dst.axis) == 1 or per == 1
+        tw_split = 1
+        lo = hi = 0
+        if twiddle is not None:
+            total = twiddle[0]
+            tw_split = 1 << ((total.bit_length() + 1) // 2)
+            lo = self._table(np.exp(-2j * np.pi * np.arange(tw_split) / total))
+            hi = self._table(np.exp(-2j * np.pi * tw_split * np.arange(-(-total // tw_split)) / total))
+        inner = self.twiddles(n)
+        defines = _stockham_defines(self.wgsl, n, per, wg, radices, inverse, twiddle is not None,
+                                    along_load, along_store, float(scale))
+        padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
+        words = [batch, 0, 0, src.axis & _U32, dst.axis & _U32, 0, lo, hi, tw_split, tdim, inner, 0,
+                 *(d[0] for d in padded), *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
+        isz = self.itemsize
+        regions = (
+            self._region(src, n, [(d[0], d[1]) for d in dims], 1),
+            self._region(dst, n, [(d[0], d[2]) for d in dims], 2),
+            Region(2, 0, 0, isz, 0, 5, 0),  # the table: size filled in at compile
+        )
+        grid = self.ctx.fold_grid(-(-batch // per))
+        pipe = self.ctx.pipeline("fft_stockham", 3, defines)
+        self.records.append((pipe, defines, tuple(words), grid, regions))
+
+    def _region(self, view: _View, n: int, dims: list[tuple[int, int]], word: int) -> Region:
+        full = [(n, view.axis), *dims]
+        lo, hi = strided_span(full)
+        isz = self.itemsize
+        return Region(view.base, (view.origin + lo) * isz, (hi - lo + 1) * isz, isz, 0, word, -lo)
+
+    def _bluestein(self, n: int, sizes: Sequence[int], src: _View, dst: _View, inverse: bool,
+                   scale: float) -> None:
+        m = fast_length(2 * n - 1)
+        batch = math.prod(sizes)
+        k = np.arange(n, dtype=np.int64)
+        w = np.exp(-1j * np.pi * ((k * k) % (2 * n)) / n)  # exp(-i pi k^2 / n), exact angles
+        chirp = self._table(w)
+        h = np.zeros(m, dtype=np.complex128)
+        hk = np.conj(w) if not inverse else w  # the kernel of the convolution
+        h[:n] = hk
+        h[m - n + 1:] = hk[1:][::-1]
+        spec = self._table(np.zeros(m, dtype=np.complex128))
+        self.chirps.append((m, spec, len(self.tables) - 1, inverse))
+        self.tables[-1] = h  # the kernel itself; its spectrum replaces it on the device
+        a = self.scratch(batch * m)
+        b = self.scratch(batch * m)
+        dims = [(s, st) for s, st in zip(sizes, src.strides)]
+        self._chirp(0, batch * m, n, m, src, _View(a, 0, 1, ()), dims, chirp, spec, inverse, 1.0)
+        contiguous = tuple(m * math.prod(sizes[:i]) for i in range(len(sizes)))
+        self.transform(m, sizes, _View(a, 0, 1, contiguous), _View(b, 0, 1, contiguous), False, 1.0)
+        self._chirp(1, batch * m, n, m, _View(b, 0, 1, ()), _View(a, 0, 1, ()), [], chirp, spec, inverse, 1.0)
+        self.transform(m, sizes, _View(a, 0, 1, contiguous), _View(b, 0, 1, contiguous), True, 1.0)
+        dims = [(s, st) for s, st in zip(sizes, dst.strides)]
+        self._chirp(2, batch * n, n, m, _View(b, 0, 1, ()), dst, dims, chirp, spec, inverse, scale / m)
+
+    def _chirp(self, mode: int, total: int, n: int, m: int, src: _View, dst: _View,
+               dims: list[tuple[int, int]], chirp: int, spec: int, inverse: bool, scale: float) -> None:
+        dims = [d for d in dims if d[0] > 1]
+        if len(dims) > MAX_BATCH_DIMS:
+            raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
+        batch = total // (m if mode < 2 else n)
+        strided = src if mode == 0 else dst
+        padded = dims + [(1, 0)] * (MAX_BATCH_DIMS - len(dims))
+        words = [total, n, m, 0, 0, 0, chirp, spec, strided.axis & _U32, 0, 0, 0,
+                 *(d[0] for d in padded), *(d[1] & _U32 for d in padded), 0, 0, 0, 0]
+        isz = self.itemsize
+        if mode == 0:
+            r_src = self._region(src, n, dims, 3)
+            r_dst = Region(dst.base, 0, batch * m * isz, isz, 0, 4, 0)
+        elif mode == 1:
+            r_src = Region(src.base, 0, batch * m * isz, isz, 0, 3, 0)
+            r_dst = Region(dst.base, 0, batch * m * isz, isz, 0, 4, 0)
+        else:
+            r_src = Region(src.base, 0, batch * m * isz, isz, 0, 3, 0)
+            r_dst = self._region(dst, n, dims, 4)
+        defines = _chirp_defines(self.wgsl, mode, inverse, float(scale))
+        grid = self.ctx.fold_grid(-(-total // 256))
+        pipe = self.ctx.pipeline("fft_chirp", 3, defines)
+        self.records.append((pipe, defines, tuple(words), grid, (r_src, r_dst, Region(2, 0, 0, isz, 0, 5, 0))))
+
+    def finish(self) -> tuple[list[Any], np.ndarray]:
+        """The records with the table's size in its regions, and the table (float64 values)."""
+        table = np.concatenate(self.tables) if self.tables else np.zeros(1, np.complex128)
+        nbytes = len(table) * self.itemsize
+        records = []
+        for pipe, defines, words, grid, regions in self.records:
+            regions = tuple(r._replace(nbytes=nbytes) if r.base == 2 else r for r in regions)
+            records.append((pipe, defines, words, grid, regions))
+        return records, table
+
+
+def _literal(value: float, wgsl: str) -> str:
+    """A decimal WGSL literal of a finite ``value`` (a constant expression, which the bit-pattern
+    literals of ``wgsl_types.literal`` are not)."""
+    return f"{float(value)!r}{'f' if wgsl == 'f32' else 'lf'}"
+
+
+def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...], inverse: bool,
+                      twiddle: bool, along_load: bool, along_store: bool, scale: float) -> dict[str, object]:
+    t = wgsl
+    c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
+    s = {f"S{r}{k}": _literal(math.sin(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
+    out: dict[str, object] = {
+        "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices),
+        "RADICES": ", ".join(f"{r}u" for r in radices),
+        "INVERSE": "true" if inverse else "false", "TWIDDLE": "true" if twiddle else "false",
+        "ALONG_LOAD": "true" if along_load else "false", "ALONG_STORE": "true" if along_store else "false",
+        "SCALE": _literal(scale, t), "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
+        "R2": _literal(math.sqrt(0.5), t),
+    }
+    for key in ("C51", "C52", "S51", "S52", "C71", "C72", "C73", "S71", "S72", "S73"):
+        out[key] = c.get(key, s.get(key))
+    return out
+
+
+def _chirp_defines(wgsl: str, mode: int, inverse: bool, scale: float) -> dict[str, object]:
+    return {"T": wgsl, "MODE": mode, "INVERSE": "true" if inverse else "false", "SCALE": _literal(scale, wgsl)}
+
+
+class _Plan:
+    """A compiled call: its program, the table allocation (base 2) and what the spectra need."""
+
+    def __init__(self, program: LaunchProgram, table_ptr: int) -> None:
+        self.program = program
+        self.table_ptr = table_ptr
+
+
+_PLANS = PlanCache(64)
+
+
+def _placeholder(backend: Any, itemsize: int, *bindings: Any) -> Any:
+    raise invalid_argument("fft: no placeholder bindings")
+
+
+def _bases(backend: Any, ptrs: Sequence[int]) -> list[tuple[Any, int, int, int, int]]:
+    out = []
+    for ptr in ptrs:
+        alloc, off = backend.resolve(ptr, 0)
+        out.append((alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr))
+    return out
+
+
+def _upload(backend: Any, values: np.ndarray, dtype: str) -> int:
+    host = np.ascontiguousarray(values.astype(np.complex64 if dtype == "complex64" else np.complex128))
+    ptr = backend.alloc(max(host.nbytes, 8), zero=False)
+    backend.copy_htod(ptr, host)
+    return ptr
+
+
+def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
+    dtype, n, sizes, src_axis, src_strides, dst_axis, dst_strides, inverse, scale = key
+    itemsize, wgsl = _storage(backend, dtype)
+    ctx = backend.context
+    planner = _Planner(backend, ctx, dtype, itemsize, wgsl)
+    planner.transform(n, sizes, _View(0, 0, src_axis, src_strides), _View(1, 0, dst_axis, dst_strides),
+                      inverse, scale)
+    chirps = list(planner.chirps)
+    records, table = planner.finish()
+    table_ptr = _upload(backend, table, dtype)
+    for m, spec, index, _ in chirps:
+        # the spectrum of the chirp kernel, in place of the kernel in the table (a transform of
+        # the kernel's copy into the table)
+        sub = _Planner(backend, ctx, dtype, itemsize, wgsl)
+        sub.transform(m, (1,), _View(0, 0, 1, (m,)), _View(1, spec, 1, (m,)), False, 1.0)
+        sub_records, sub_table = sub.finish()
+        kernel_ptr = _upload(backend, table[spec:spec + m], dtype)
+        sub_ptr = _upload(backend, sub_table, dtype)
+        # the sub-program's operands: 0 the kernel copy, 1 the plan table, 2 its own twiddles
+        program = LaunchProgram.compile("fft", _WORDS, ctx, sub_records, sub.aux)
+        try:
+            if not program.run(backend, ctx, _bases(backend, [kernel_ptr, table_ptr, sub_ptr]), _placeholder):
+                raise invalid_argument("fft: the chirp spectrum's program did not apply")
+        finally:
+            backend.free(kernel_ptr)
+            backend.free(sub_ptr)
+    return _Plan(LaunchProgram.compile("fft", _WORDS, ctx, records, planner.aux), table_ptr)
+
+
+def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    """Batch dims without size-1 dims, merged where both sides allow, sorted by source stride."""
+    dims = sorted(((int(s), int(a), int(b)) for s, a, b in zip(sizes, src, dst) if s != 1),
+                  key=lambda d: (abs(d[1]), abs(d[2])))
+    merged: list[tuple[int, int, int]] = []
+    for s, a, b in dims:
+        if merged:
+            ps, pa, pb = merged[-1]
+            if a == pa * ps and b == pb * ps:
+                merged[-1] = (ps * s, pa, pb)
+                continue
+        merged.append((s, a, b))
+    return (tuple(d[0] for d in merged), tuple(d[1] for d in merged), tuple(d[2] for d in merged))
+
+
+def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst_axis: int,
+        batch_shape: Sequence[int], src_strides: Sequence[int], dst_strides: Sequence[int], *,
+        inverse: bool, scale: float = 1.0) -> None:
+    """Record ``dst = scale * DFT(src)`` of length ``n`` along one axis, for every entry of
+    ``batch_shape``: element i of entry (j0, j1, ...) of ``src`` is at element ``i * src_axis +
+    sum j_d src_strides[d]`` from the pointer ``src`` (complex elements, any sign), ``dst``
+    likewise; sign -1 (``inverse=False``) or +1. ``src`` and ``dst`` must not overlap.
+
+    Raises BackendError: invalid argument for a length below 1, a dtype other than complex64 /
+    complex128, more than ``MAX_BATCH_DIMS - 2`` batch dims that do not merge, pointers out of
+    range; unsupported for complex128 without ``shader-f64``.
+    """
+    if n < 1:
+        raise invalid_argument(f"fft: length must be at least 1, not {n}")
+    if len(batch_shape) != len(src_strides) or len(batch_shape) != len(dst_strides):
+        raise invalid_argument("fft: batch shape and strides differ in length")
+    if 0 in batch_shape:
+        return
+    sizes, sstr, dstr = merge_batch(batch_shape, src_strides, dst_strides)
+    if len(sizes) > MAX_BATCH_DIMS - 2:
+        raise invalid_argument(f"fft: at most {MAX_BATCH_DIMS - 2} batch dims that do not merge")
+    if not sizes:
+        sizes, sstr, dstr = (1,), (0,), (0,)
+    key = (str(dtype), int(n), sizes, int(src_axis), sstr, int(dst_axis), dstr, bool(inverse), float(scale))
+    plans = _PLANS.of(backend)
+    plan = plans.get(key)
+    if plan is None or not plan.program.valid_for(backend.context):
+        plan = _make_plan(backend, key)
+        _PLANS.keep(plans, key, plan)
+    itemsize = _COMPLEX[str(dtype)][0]
+    # range checks of both operands (the windows of the program's regions)
+    for ptr, axis, strides in ((src, src_axis, sstr), (dst, dst_axis, dstr)):
+        lo, hi = strided_span([(n, axis), *zip(sizes, strides)])
+        backend.window(ptr + lo * itemsize, (hi - lo + 1) * itemsize, itemsize)
+    ctx = backend.context
+    if not plan.program.run(backend, ctx, _bases(backend, [src, dst, plan.table_ptr]), _placeholder):
+        raise invalid_argument("fft: the program did not apply")
