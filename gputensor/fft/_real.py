@@ -27,13 +27,12 @@ from .. import _dispatch
 from .._array_object import GpuArray
 from .._backend import ops_fft_real
 from .._complex_views import as_pairs, component_dtype, from_pairs, part
-from .._creation_functions import zeros
 from .._data_type_functions import astype
 from .._elementwise_functions import conj
 from .._manipulation_functions import _copy_contiguous, concat, flip, moveaxis, reshape
 from .._shapes import is_contiguous
 from . import _args
-from ._c2c import c2c
+from ._c2c import c2c, resize_axis
 
 __all__ = ["rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft"]
 
@@ -46,23 +45,10 @@ def _index(axis: int, length: int, ndim: int) -> tuple[slice, ...]:
     return (slice(None),) * axis + (slice(0, length),) + (slice(None),) * (ndim - axis - 1)
 
 
-def _resize(x: GpuArray, axis: int, n: int) -> GpuArray:
-    """``x`` truncated (a view) or zero-padded (a new array, on the device) to length ``n``
-    along ``axis``."""
-    m = x.shape[axis]
-    if m == n:
-        return x
-    if m > n:
-        return x[_index(axis, n, x.ndim)]
-    out = zeros(x.shape[:axis] + (n,) + x.shape[axis + 1:], dtype=x.dtype)
-    out[_index(axis, m, x.ndim)] = x
-    return out
-
-
 def _last_contiguous(x: GpuArray, axis: int, n: int) -> GpuArray:
     """``x`` with ``axis`` moved last and resized to ``n``, C-contiguous at an even offset (a
     view where ``x`` already is, else a device copy)."""
-    y = _resize(moveaxis(x, axis, -1) if axis != x.ndim - 1 else x, x.ndim - 1, n)
+    y = resize_axis(moveaxis(x, axis, -1) if axis != x.ndim - 1 else x, n, x.ndim - 1)
     if is_contiguous(y.shape, y._strides) and y._offset % 2 == 0:
         return y
     return _copy_contiguous(y)
@@ -80,7 +66,7 @@ def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> GpuA
     / float64 array ``x``, times ``scale``, conjugated with ``conjugate``."""
     cdtype = _args.complex_dtype_of(x.dtype)
     if n % 2:
-        z = c2c(astype(_resize(x, axis, n), cdtype), axis, False, scale)
+        z = c2c(astype(resize_axis(x, n, axis), cdtype), axis, False, scale)
         out = z[_index(axis, n // 2 + 1, x.ndim)]
         return conj(out) if conjugate else out
     y = _last_contiguous(x, axis, n)
@@ -99,7 +85,7 @@ def _irfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> Gpu
     (of the unnormalized transform), ``x`` conjugated first with ``conjugate``."""
     m = n // 2 + 1
     if n % 2:
-        half = _resize(x, axis, m)
+        half = resize_axis(x, m, axis)
         if conjugate:
             half = conj(half)
         tail = flip(conj(half[(slice(None),) * axis + (slice(1, m),)]), axis=axis)
@@ -165,7 +151,7 @@ def ihfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: Norm = 
 def _c2c_axes(x: GpuArray, lengths: Sequence[int], axes: Sequence[int], norm: str, inverse: bool) -> GpuArray:
     """Complex DFTs along ``axes`` in the order given, each after resizing to its length."""
     for length, ax in zip(lengths, axes):
-        x = c2c(_resize(x, ax, length), ax, inverse, _args.scale_factor(norm, length, inverse))
+        x = c2c(resize_axis(x, length, ax), ax, inverse, _args.scale_factor(norm, length, inverse))
     return x
 
 
