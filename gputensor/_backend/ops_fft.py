@@ -24,6 +24,7 @@ from k^2 mod 2n, exact for every k) and uploaded; the transforms run on the devi
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from collections.abc import Sequence
@@ -49,7 +50,7 @@ MAX_PER_GROUP = 64
 WG = 256
 
 _COMPLEX = {"complex64": (8, "f32", None), "complex128": (16, "f64", "shader-f64")}
-_WORDS = struct.Struct("<24I")
+_WORDS = struct.Struct("<28I")
 _U32 = 0xFFFFFFFF
 
 
@@ -134,6 +135,7 @@ class _Planner:
         self.tables: list[np.ndarray] = []
         self.table_len = 0
         self.inner: dict[int, int] = {}  # length -> table offset of its twiddles
+        self.scales: dict[float, int] = {}  # scale -> table offset of its entry
         self.chirps: list[tuple[int, int, int, bool]] = []  # spectra to compute: (n, m, offset, inverse)
 
     # ---- tables ----------------------------------------------------------------------------
@@ -141,6 +143,13 @@ class _Planner:
         off = self.table_len
         self.tables.append(values)
         self.table_len += len(values)
+        return off
+
+    def scale_entry(self, scale: float) -> int:
+        """The table offset of an entry holding ``scale``."""
+        off = self.scales.get(scale)
+        if off is None:
+            off = self.scales[scale] = self._table(np.array([scale], dtype=np.complex128))
         return off
 
     def twiddles(self, n: int) -> int:
@@ -210,8 +219,7 @@ class _Planner:
             raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
         batch = math.prod(d[0] for d in dims) if dims else 1
         per = 1
-        while (per * 2 <= MAX_PER_GROUP and per * 2 * n <= self.lw and per * 2 <= batch
-               and per * 2 <= WG):
+        while per * 2 <= MAX_PER_GROUP and per * 2 * n <= self.lw and per * 2 <= WG:
             per *= 2
         wg = 32
         while wg * 2 <= WG and wg * 2 <= per * n:
@@ -226,11 +234,11 @@ class _Planner:
             lo = self._table(np.exp(-2j * np.pi * np.arange(tw_split) / total))
             hi = self._table(np.exp(-2j * np.pi * tw_split * np.arange(-(-total // tw_split)) / total))
         inner = self.twiddles(n)
-        defines = _stockham_defines(self.wgsl, n, per, wg, radices, inverse, twiddle is not None,
-                                    along_load, along_store, float(scale))
+        defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None)
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
-        words = [batch, 0, 0, src.axis & _U32, dst.axis & _U32, 0, lo, hi, tw_split, tdim, inner, 0,
-                 *(d[0] for d in padded), *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
+        flags = int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
+        words = [batch, 0, 0, src.axis & _U32, dst.axis & _U32, 0, lo, hi, tw_split, tdim, inner, flags,
+                 self.scale_entry(scale), 0, 0, 0, *(d[0] for d in padded), *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
         isz = self.itemsize
         regions = (
             self._region(src, n, [(d[0], d[1]) for d in dims], 1),
@@ -280,8 +288,8 @@ class _Planner:
         batch = total // (m if mode < 2 else n)
         strided = src if mode == 0 else dst
         padded = dims + [(1, 0)] * (MAX_BATCH_DIMS - len(dims))
-        words = [total, n, m, 0, 0, 0, chirp, spec, strided.axis & _U32, 0, 0, 0,
-                 *(d[0] for d in padded), *(d[1] & _U32 for d in padded), 0, 0, 0, 0]
+        words = [total, n, m, 0, 0, 0, chirp, spec, strided.axis & _U32, int(inverse), self.scale_entry(scale), 0,
+                 *(d[0] for d in padded), *(d[1] & _U32 for d in padded), *(0,) * 8]
         isz = self.itemsize
         if mode == 0:
             r_src = self._region(src, n, dims, 3)
@@ -292,7 +300,7 @@ class _Planner:
         else:
             r_src = Region(src.base, 0, batch * m * isz, isz, 0, 3, 0)
             r_dst = self._region(dst, n, dims, 4)
-        defines = _chirp_defines(self.wgsl, mode, inverse, float(scale))
+        defines = _chirp_defines(self.wgsl, mode)
         grid = self.ctx.fold_grid(-(-total // 256))
         pipe = self.ctx.pipeline("fft_chirp", 3, defines)
         self.records.append((pipe, defines, tuple(words), grid, (r_src, r_dst, Region(2, 0, 0, isz, 0, 5, 0))))
@@ -314,17 +322,19 @@ def _literal(value: float, wgsl: str) -> str:
     return f"{float(value)!r}{'f' if wgsl == 'f32' else 'lf'}"
 
 
-def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...], inverse: bool,
-                      twiddle: bool, along_load: bool, along_store: bool, scale: float) -> dict[str, object]:
+@functools.lru_cache(maxsize=256)
+def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
+                      twiddle: bool) -> dict[str, object]:
+    """The placeholders of fft_stockham.wgsl (cached: treat as read-only)."""
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     s = {f"S{r}{k}": _literal(math.sin(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     out: dict[str, object] = {
         "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices),
         "RADICES": ", ".join(f"{r}u" for r in radices),
-        "INVERSE": "true" if inverse else "false", "TWIDDLE": "true" if twiddle else "false",
-        "ALONG_LOAD": "true" if along_load else "false", "ALONG_STORE": "true" if along_store else "false",
-        "SCALE": _literal(scale, t), "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
+        "TWIDDLE": "true" if twiddle else "false",
+        **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
+        "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
         "R2": _literal(math.sqrt(0.5), t),
     }
     for key in ("C51", "C52", "S51", "S52", "C71", "C72", "C73", "S71", "S72", "S73"):
@@ -332,8 +342,10 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
     return out
 
 
-def _chirp_defines(wgsl: str, mode: int, inverse: bool, scale: float) -> dict[str, object]:
-    return {"T": wgsl, "MODE": mode, "INVERSE": "true" if inverse else "false", "SCALE": _literal(scale, wgsl)}
+@functools.lru_cache(maxsize=8)
+def _chirp_defines(wgsl: str, mode: int) -> dict[str, object]:
+    """The placeholders of fft_chirp.wgsl (cached: treat as read-only)."""
+    return {"T": wgsl, "MODE": mode}
 
 
 class _Plan:

@@ -5,10 +5,13 @@
 // sizes below d); its element i is read at src_first + sum coord_d * src_stride_d + i * src_axis
 // and its result element k written at dst_first + sum coord_d * dst_stride_d + k * dst_axis
 // (strides in complex elements, any sign: i32 bits). The passes run the forward DFT (sign -1);
-// INVERSE conjugates on load and on store (conj(DFT(conj(x))) is the DFT of sign +1). TWIDDLE
+// bit 0 of p.flags (inverse) conjugates on load and on store (conj(DFT(conj(x))) is the DFT of
+// sign +1). Invocations take consecutive elements of one entry where bit 2 (load) / bit 3
+// (store) of p.flags is set (a contiguous axis), else the same element of consecutive entries. TWIDDLE
 // multiplies element i of entry b on load by W^(i * coord_tdim(b)), W = exp(-2 pi i / n) for the length n of the whole transform,
 // from two tables (W^(q % tw_split) * W^(tw_split * (q / tw_split)), both computed in float64 on
-// the host): the twiddles of a four-step decomposition. Results are multiplied by SCALE.
+// the host): the twiddles of a four-step decomposition. Results are multiplied by the real part
+// of table entry p.scale_at (bit 1 of p.flags; else by 1).
 //
 // Pass with radix R after passes of total length L (M = N / R butterflies): butterfly j (k =
 // j % L, blk = j / L) reads x[j + q M] (q < R), multiplies input q by w^q (w = exp(-2 pi i k /
@@ -23,11 +26,14 @@ const C: u32 = {{C}}u;
 const WG: u32 = {{WG}}u;
 const NPASS: u32 = {{NPASS}}u;
 const RADICES = array<u32, NPASS>({{RADICES}});
-const INVERSE: bool = {{INVERSE}};
 const TWIDDLE: bool = {{TWIDDLE}};
-const ALONG_LOAD: bool = {{ALONG_LOAD}};
-const ALONG_STORE: bool = {{ALONG_STORE}};
-const SCALE: T = {{SCALE}};
+// the radices the passes use (the others' code is left out)
+const USE2: bool = {{USE2}};
+const USE3: bool = {{USE3}};
+const USE4: bool = {{USE4}};
+const USE5: bool = {{USE5}};
+const USE7: bool = {{USE7}};
+const USE8: bool = {{USE8}};
 const MAXB: u32 = 4u;
 const HALF: u32 = C * N;
 
@@ -49,7 +55,8 @@ const R2: T = {{R2}};
 struct Params {
     n_batch: u32, src_first: u32, dst_first: u32, src_axis: u32,
     dst_axis: u32, tw_first: u32, tw2_lo: u32, tw2_hi: u32,
-    tw_split: u32, tdim: u32, tw_inner: u32, pad: u32,
+    tw_split: u32, tdim: u32, tw_inner: u32, flags: u32,
+    scale_at: u32, pad0: u32, pad1: u32, pad2: u32,
     size: vec4<u32>,
     src_stride: vec4<u32>,
     dst_stride: vec4<u32>,
@@ -267,11 +274,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
     let count = min(C, p.n_batch - b0);
+    let inverse = (p.flags & 1u) != 0u;
+    let along_load = (p.flags & 4u) != 0u;
+    let along_store = (p.flags & 8u) != 0u;
     let sa = signed(p.src_axis);
     for (var e = lid; e < HALF; e += WG) {
         var c: u32;
         var i: u32;
-        if ALONG_LOAD {
+        if along_load {
             c = e / N;
             i = e % N;
         } else {
@@ -280,7 +290,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         if c < count {
             var v = src[u32(src_off[c] + i32(i) * sa)];
-            v = conj_if(v, INVERSE);
+            v = conj_if(v, inverse);
             if TWIDDLE {
                 let q = i * tcoord[c];
                 let w = cmul(tw[p.tw_first + p.tw2_lo + q % p.tw_split], tw[p.tw_first + p.tw2_hi + q / p.tw_split]);
@@ -302,12 +312,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let base = c * N;
             switch R {
                 case 1u: { sh[outb + base + jj] = sh[inb + base + jj]; }
-                case 2u: { pass2(jj, base, inb, outb, L); }
-                case 3u: { pass3(jj, base, inb, outb, L); }
-                case 4u: { pass4(jj, base, inb, outb, L); }
-                case 5u: { pass5(jj, base, inb, outb, L); }
-                case 7u: { pass7(jj, base, inb, outb, L); }
-                default: { pass8(jj, base, inb, outb, L); }
+                case 2u: { if USE2 { pass2(jj, base, inb, outb, L); } }
+                case 3u: { if USE3 { pass3(jj, base, inb, outb, L); } }
+                case 4u: { if USE4 { pass4(jj, base, inb, outb, L); } }
+                case 5u: { if USE5 { pass5(jj, base, inb, outb, L); } }
+                case 7u: { if USE7 { pass7(jj, base, inb, outb, L); } }
+                default: { if USE8 { pass8(jj, base, inb, outb, L); } }
             }
         }
         workgroupBarrier();
@@ -317,10 +327,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         outb = t;
     }
     let da = signed(p.dst_axis);
+    var scale = T(1.0);
+    if (p.flags & 2u) != 0u {
+        scale = tw[p.tw_first + p.scale_at].x;
+    }
     for (var e = lid; e < HALF; e += WG) {
         var c: u32;
         var k: u32;
-        if ALONG_STORE {
+        if along_store {
             c = e / N;
             k = e % N;
         } else {
@@ -328,8 +342,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             k = e / C;
         }
         if c < count {
-            let v = conj_if(sh[inb + c * N + k], INVERSE);
-            dst[u32(dst_off[c] + i32(k) * da)] = v * SCALE;
+            let v = conj_if(sh[inb + c * N + k], inverse);
+            dst[u32(dst_off[c] + i32(k) * da)] = v * scale;
         }
     }
 }
