@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import math
 import struct
+import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -395,11 +396,23 @@ def _chirp_defines(wgsl: str, mode: int) -> dict[str, object]:
 
 
 class _Plan:
-    """A compiled call: its program, the table allocation (base 2) and what the spectra need."""
+    """A compiled call: its program and its table allocation (base 2), freed with the plan."""
 
-    def __init__(self, program: LaunchProgram, table_ptr: int) -> None:
+    def __init__(self, backend: Any, program: LaunchProgram, table_ptr: int) -> None:
         self.program = program
         self.table_ptr = table_ptr
+        weakref.finalize(self, _release, weakref.ref(backend), table_ptr)
+
+
+def _release(backend_ref: Any, ptr: int) -> None:
+    """Free a dropped plan's table (nothing when its backend is gone or was reset)."""
+    backend = backend_ref()
+    if backend is None:
+        return
+    try:
+        backend.free(ptr)
+    except Exception:  # noqa: BLE001 - a retired device's pointer: its memory went with it
+        pass
 
 
 _PLANS = PlanCache(64)
@@ -450,7 +463,7 @@ def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
         finally:
             backend.free(kernel_ptr)
             backend.free(sub_ptr)
-    return _Plan(LaunchProgram.compile("fft", _WORDS, ctx, records, planner.aux), table_ptr)
+    return _Plan(backend, LaunchProgram.compile("fft", _WORDS, ctx, records, planner.aux), table_ptr)
 
 
 def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) -> tuple[tuple[int, ...], ...]:
