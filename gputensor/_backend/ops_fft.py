@@ -222,13 +222,14 @@ class _Planner:
             self._four_step(n, sizes, src, dst, inverse, scale)
 
     def _split(self, n: int) -> int:
-        """The column length n1 of a four-step decomposition of ``n`` (too long for a workgroup):
-        the smallest n1 whose rows (n / n1) fit a workgroup, so that the column pass reads many
-        adjacent columns; else (three levels or more) the longest n1 of at most a sixteenth of a
+        """The column length n1 of a four-step decomposition of ``n`` (too long for a workgroup).
+        The column pass reads ``lw / n1`` adjacent columns per workgroup, so n1 is at most a
+        quarter of a workgroup (32-byte runs): the smallest such n1 whose rows (n / n1) fit a
+        workgroup; else (three levels or more) the longest n1 of at most a sixteenth of a
         workgroup, the rows decomposed in turn."""
         fits = [d for d in _divisors(n)[1:-1] if self.shape(d) is not None]
         for d in fits:
-            if self.shape(n // d) is not None:
+            if d <= max(2, self.lw // 4) and self.shape(n // d) is not None:
                 return d
         short = [d for d in fits if d <= max(2, self.lw // 16)]
         if not short:

@@ -253,6 +253,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
     var L = 1u;
+    //#unroll
     for (var s = 0u; s < NPASS; s++) {
         let R = RADICES[s];
         let M = N / R;
