@@ -336,7 +336,8 @@ class _Planner:
         batch = total // (m if mode < 2 else n)
         strided = src if mode == 0 else dst
         padded = dims + [(1, 0)] * (MAX_BATCH_DIMS - len(dims))
-        words = [total, n, m, 0, 0, 0, chirp, spec, strided.axis & _U32, int(inverse), self.scale_entry(scale), 0,
+        words = [total, n, m, 0, 0, 0, chirp, spec, strided.axis & _U32, int(inverse), self.scale_entry(scale),
+                 len(dims),
                  *(d[0] for d in padded), *(d[1] & _U32 for d in padded), *(0,) * 8]
         isz = self.itemsize
         if mode == 0:
