@@ -24,8 +24,10 @@ from k^2 mod 2n, exact for every k) and uploaded; the transforms run on the devi
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
+import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -36,7 +38,8 @@ from .launch import LaunchProgram, Region
 from .layout import strided_span
 from .plan_cache import PlanCache
 
-__all__ = ["MAX_BATCH_DIMS", "RADICES", "c2c", "factor", "fast_length", "merge_batch", "workgroup_length"]
+__all__ = ["MAX_BATCH_DIMS", "RADICES", "c2c", "factor", "fast_length", "group_shape", "merge_batch",
+           "workgroup_length"]
 
 #: Batch dims a kernel takes (the caller's, after merging, at most ``MAX_BATCH_DIMS - 2``:
 #: each level of a four-step decomposition adds one).
@@ -44,12 +47,14 @@ MAX_BATCH_DIMS = 4
 #: The radices of the Stockham passes, in the order a length is factored.
 RADICES = (8, 4, 2, 3, 5, 7)
 #: Largest number of transforms a workgroup takes at once.
-MAX_PER_GROUP = 64
-#: Invocations per workgroup of the Stockham kernel (at most).
-WG = 256
+MAX_PER_GROUP = 256
+#: Most elements a workgroup holds.
+TARGET = 4096
+#: Most invocations per workgroup of the Stockham kernel.
+MAX_INVOCATIONS = 1024
 
 _COMPLEX = {"complex64": (8, "f32", None), "complex128": (16, "f64", "shader-f64")}
-_WORDS = struct.Struct("<24I")
+_WORDS = struct.Struct("<28I")
 _U32 = 0xFFFFFFFF
 
 
@@ -64,8 +69,9 @@ def _storage(backend: Any, dtype: str) -> tuple[int, str]:
 
 
 def factor(n: int) -> tuple[int, ...] | None:
-    """The radices (from ``RADICES``) whose product is ``n``, largest first for powers of two;
-    None when ``n`` has a prime factor above 7. ``(1,)`` for ``n == 1``."""
+    """The radices (from ``RADICES``) whose product is ``n``: eights, then fours (radix 2 only
+    for a single factor 2), then 3, 5, 7; None when ``n`` has a prime factor above 7; ``(1,)``
+    for ``n == 1``."""
     if n == 1:
         return (1,)
     out = []
@@ -74,16 +80,30 @@ def factor(n: int) -> tuple[int, ...] | None:
     while rest % 2 == 0:
         rest //= 2
         twos += 1
-    out += [8] * (twos // 3)
-    if twos % 3 == 2:
-        out.append(4)
-    elif twos % 3 == 1:
+    if twos == 1:
         out.append(2)
+    elif twos % 3 == 1:
+        out += [8] * (twos // 3 - 1) + [4, 4]
+    else:
+        out += [8] * (twos // 3) + [4] * (twos % 3 == 2)
     for r in (3, 5, 7):
         while rest % r == 0:
             rest //= r
             out.append(r)
     return tuple(out) if rest == 1 else None
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of a 7-smooth ``n``, ascending."""
+    out = [1]
+    rest = n
+    for p in (2, 3, 5, 7):
+        k = 0
+        while rest % p == 0:
+            rest //= p
+            k += 1
+        out = [d * p ** e for d in out for e in range(k + 1)]
+    return sorted(out)
 
 
 def fast_length(n: int) -> int:
@@ -106,10 +126,31 @@ def fast_length(n: int) -> int:
 
 
 def workgroup_length(ctx: Any, itemsize: int) -> int:
-    """The longest transform the workgroup-memory kernel takes on ``ctx`` (two copies of it in
-    workgroup memory, with the per-entry offsets)."""
+    """The most elements the workgroup-memory kernel holds on ``ctx`` (its entries' offsets
+    aside), at most ``TARGET``."""
     storage = int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
-    return max(1, (storage - 64) // (2 * itemsize))
+    return max(1, min(TARGET, storage // itemsize))
+
+
+def group_shape(ctx: Any, itemsize: int, n: int) -> tuple[int, int] | None:
+    """(transforms per workgroup, invocations per workgroup) of the workgroup-memory kernel for
+    length ``n`` on ``ctx``; None when one transform does not fit (workgroup memory, or one
+    butterfly of the smallest radix per invocation within the invocation limit)."""
+    radices = factor(n)
+    if radices is None:
+        return None
+    rmin = min(radices)
+    limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)), MAX_INVOCATIONS)
+    held = workgroup_length(ctx, itemsize)
+    if n > held or -(-n // rmin) > limit:
+        return None
+    per = 1
+    while per * 2 <= MAX_PER_GROUP and per * 2 * n <= held and -(-per * 2 * n // rmin) <= limit:
+        per *= 2
+    wg = -(-per * n // rmin)
+    unit = max(32, per)  # (a multiple of per: an invocation's entry is the same in every column step)
+    wg = min(limit, -(-wg // unit) * unit)
+    return per, wg
 
 
 class _View(NamedTuple):
@@ -129,18 +170,33 @@ class _Planner:
         self.backend, self.ctx, self.dtype = backend, ctx, dtype
         self.itemsize, self.wgsl = itemsize, wgsl
         self.lw = workgroup_length(ctx, itemsize)
+        self._shapes: dict[int, tuple[int, int] | None] = {}
         self.records: list[Any] = []
         self.aux: list[list[int]] = []
         self.tables: list[np.ndarray] = []
         self.table_len = 0
         self.inner: dict[int, int] = {}  # length -> table offset of its twiddles
+        self.scales: dict[float, int] = {}  # scale -> table offset of its entry
         self.chirps: list[tuple[int, int, int, bool]] = []  # spectra to compute: (n, m, offset, inverse)
+
+    def shape(self, n: int) -> tuple[int, int] | None:
+        """``group_shape`` of length ``n`` (memoised for the plan)."""
+        if n not in self._shapes:
+            self._shapes[n] = group_shape(self.ctx, self.itemsize, n)
+        return self._shapes[n]
 
     # ---- tables ----------------------------------------------------------------------------
     def _table(self, values: np.ndarray) -> int:
         off = self.table_len
         self.tables.append(values)
         self.table_len += len(values)
+        return off
+
+    def scale_entry(self, scale: float) -> int:
+        """The table offset of an entry holding ``scale``."""
+        off = self.scales.get(scale)
+        if off is None:
+            off = self.scales[scale] = self._table(np.array([scale], dtype=np.complex128))
         return off
 
     def twiddles(self, n: int) -> int:
@@ -160,20 +216,25 @@ class _Planner:
         radices = factor(n)
         if radices is None:
             self._bluestein(n, sizes, src, dst, inverse, scale)
-        elif n <= self.lw:
+        elif self.shape(n) is not None:
             self._stockham(n, radices, sizes, src, dst, inverse, scale, None)
         else:
             self._four_step(n, sizes, src, dst, inverse, scale)
 
     def _split(self, n: int) -> int:
-        """The column length n1 of a four-step decomposition of ``n`` (> the workgroup length):
-        the largest divisor of ``n`` of at most min(workgroup length, sqrt(n)); the rows (n / n1)
-        may need a decomposition of their own."""
-        limit = min(self.lw, math.isqrt(n))
-        for d in range(limit, 1, -1):
-            if n % d == 0:
+        """The column length n1 of a four-step decomposition of ``n`` (too long for a workgroup).
+        The column pass reads ``lw / n1`` adjacent columns per workgroup, so n1 is at most a
+        quarter of a workgroup (32-byte runs): the smallest such n1 whose rows (n / n1) fit a
+        workgroup; else (three levels or more) the longest n1 of at most a sixteenth of a
+        workgroup, the rows decomposed in turn."""
+        fits = [d for d in _divisors(n)[1:-1] if self.shape(d) is not None]
+        for d in fits:
+            if d <= max(2, self.lw // 4) and self.shape(n // d) is not None:
                 return d
-        raise invalid_argument(f"fft: no decomposition of length {n}")
+        short = [d for d in fits if d <= max(2, self.lw // 16)]
+        if not short:
+            raise invalid_argument(f"fft: no decomposition of length {n}")
+        return short[-1]
 
     def _four_step(self, n: int, sizes: Sequence[int], src: _View, dst: _View, inverse: bool,
                    scale: float) -> None:
@@ -197,7 +258,9 @@ class _Planner:
 
     def _stockham(self, n: int, radices: tuple[int, ...] | None, sizes: Sequence[int], src: _View,
                   dst: _View, inverse: bool, scale: float, twiddle: tuple[int, int] | None) -> None:
-        assert radices is not None and n <= self.lw
+        shape = self.shape(n)
+        assert radices is not None and shape is not None
+        per, wg = shape
         dims = [(s, a, b) for s, a, b in zip(sizes, src.strides, dst.strides)]
         tdim = 0xFFFF
         if twiddle is not None:
@@ -209,13 +272,6 @@ class _Planner:
         if len(dims) > MAX_BATCH_DIMS:
             raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
         batch = math.prod(d[0] for d in dims) if dims else 1
-        per = 1
-        while (per * 2 <= MAX_PER_GROUP and per * 2 * n <= self.lw and per * 2 <= batch
-               and per * 2 <= WG):
-            per *= 2
-        wg = 32
-        while wg * 2 <= WG and wg * 2 <= per * n:
-            wg *= 2
         along_load = abs(src.axis) == 1 or per == 1
         along_store = abs(dst.axis) == 1 or per == 1
         tw_split = 1
@@ -226,11 +282,11 @@ class _Planner:
             lo = self._table(np.exp(-2j * np.pi * np.arange(tw_split) / total))
             hi = self._table(np.exp(-2j * np.pi * tw_split * np.arange(-(-total // tw_split)) / total))
         inner = self.twiddles(n)
-        defines = _stockham_defines(self.wgsl, n, per, wg, radices, inverse, twiddle is not None,
-                                    along_load, along_store, float(scale))
+        defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None)
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
-        words = [batch, 0, 0, src.axis & _U32, dst.axis & _U32, 0, lo, hi, tw_split, tdim, inner, 0,
-                 *(d[0] for d in padded), *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
+        flags = int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
+        words = [batch, 0, 0, src.axis & _U32, dst.axis & _U32, 0, lo, hi, tw_split, tdim, inner, flags,
+                 self.scale_entry(scale), len(dims), 0, 0, *(d[0] for d in padded), *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
         isz = self.itemsize
         regions = (
             self._region(src, n, [(d[0], d[1]) for d in dims], 1),
@@ -280,8 +336,9 @@ class _Planner:
         batch = total // (m if mode < 2 else n)
         strided = src if mode == 0 else dst
         padded = dims + [(1, 0)] * (MAX_BATCH_DIMS - len(dims))
-        words = [total, n, m, 0, 0, 0, chirp, spec, strided.axis & _U32, 0, 0, 0,
-                 *(d[0] for d in padded), *(d[1] & _U32 for d in padded), 0, 0, 0, 0]
+        words = [total, n, m, 0, 0, 0, chirp, spec, strided.axis & _U32, int(inverse), self.scale_entry(scale),
+                 len(dims),
+                 *(d[0] for d in padded), *(d[1] & _U32 for d in padded), *(0,) * 8]
         isz = self.itemsize
         if mode == 0:
             r_src = self._region(src, n, dims, 3)
@@ -292,7 +349,7 @@ class _Planner:
         else:
             r_src = Region(src.base, 0, batch * m * isz, isz, 0, 3, 0)
             r_dst = self._region(dst, n, dims, 4)
-        defines = _chirp_defines(self.wgsl, mode, inverse, float(scale))
+        defines = _chirp_defines(self.wgsl, mode)
         grid = self.ctx.fold_grid(-(-total // 256))
         pipe = self.ctx.pipeline("fft_chirp", 3, defines)
         self.records.append((pipe, defines, tuple(words), grid, (r_src, r_dst, Region(2, 0, 0, isz, 0, 5, 0))))
@@ -314,17 +371,19 @@ def _literal(value: float, wgsl: str) -> str:
     return f"{float(value)!r}{'f' if wgsl == 'f32' else 'lf'}"
 
 
-def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...], inverse: bool,
-                      twiddle: bool, along_load: bool, along_store: bool, scale: float) -> dict[str, object]:
+@functools.lru_cache(maxsize=256)
+def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
+                      twiddle: bool) -> dict[str, object]:
+    """The placeholders of fft_stockham.wgsl (cached: treat as read-only)."""
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     s = {f"S{r}{k}": _literal(math.sin(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     out: dict[str, object] = {
         "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices),
         "RADICES": ", ".join(f"{r}u" for r in radices),
-        "INVERSE": "true" if inverse else "false", "TWIDDLE": "true" if twiddle else "false",
-        "ALONG_LOAD": "true" if along_load else "false", "ALONG_STORE": "true" if along_store else "false",
-        "SCALE": _literal(scale, t), "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
+        "TWIDDLE": "true" if twiddle else "false",
+        **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
+        "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
         "R2": _literal(math.sqrt(0.5), t),
     }
     for key in ("C51", "C52", "S51", "S52", "C71", "C72", "C73", "S71", "S72", "S73"):
@@ -332,16 +391,30 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
     return out
 
 
-def _chirp_defines(wgsl: str, mode: int, inverse: bool, scale: float) -> dict[str, object]:
-    return {"T": wgsl, "MODE": mode, "INVERSE": "true" if inverse else "false", "SCALE": _literal(scale, wgsl)}
+@functools.lru_cache(maxsize=8)
+def _chirp_defines(wgsl: str, mode: int) -> dict[str, object]:
+    """The placeholders of fft_chirp.wgsl (cached: treat as read-only)."""
+    return {"T": wgsl, "MODE": mode}
 
 
 class _Plan:
-    """A compiled call: its program, the table allocation (base 2) and what the spectra need."""
+    """A compiled call: its program and its table allocation (base 2), freed with the plan."""
 
-    def __init__(self, program: LaunchProgram, table_ptr: int) -> None:
+    def __init__(self, backend: Any, program: LaunchProgram, table_ptr: int) -> None:
         self.program = program
         self.table_ptr = table_ptr
+        weakref.finalize(self, _release, weakref.ref(backend), table_ptr)
+
+
+def _release(backend_ref: Any, ptr: int) -> None:
+    """Free a dropped plan's table (nothing when its backend is gone or was reset)."""
+    backend = backend_ref()
+    if backend is None:
+        return
+    try:
+        backend.free(ptr)
+    except Exception:  # noqa: BLE001 - a retired device's pointer: its memory went with it
+        pass
 
 
 _PLANS = PlanCache(64)
@@ -392,7 +465,7 @@ def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
         finally:
             backend.free(kernel_ptr)
             backend.free(sub_ptr)
-    return _Plan(LaunchProgram.compile("fft", _WORDS, ctx, records, planner.aux), table_ptr)
+    return _Plan(backend, LaunchProgram.compile("fft", _WORDS, ctx, records, planner.aux), table_ptr)
 
 
 def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) -> tuple[tuple[int, ...], ...]:

@@ -5,23 +5,22 @@
 // MODE 1 (multiply): dst[b m + k] = src[b m + k] * tab[spec + k]                  (k < m)
 // MODE 2 (store):    dst[entry b, element k] = src[b m + k] * w[k] * SCALE         (k < n)
 //
-// w[k] = tab[chirp + k] = exp(-i pi (k^2 mod 2n) / n) (computed in float64 on the host); INVERSE
-// uses conj(w). Entry b of the strided side has coordinates along up to 4 batch dims (dim 0
-// fastest) and offset first + sum coord_d * stride_d, element k at + k * axis (complex
-// elements, any sign: i32 bits).
+// w[k] = tab[chirp + k] = exp(-i pi (k^2 mod 2n) / n) (computed in float64 on the host); bit 0
+// of p.flags (inverse) uses conj(w); SCALE is the real part of tab[scale_at]. Entry b of the
+// strided side has coordinates along its p.nb (at most 4) batch dims (dim 0 fastest) and
+// offset first + sum coord_d * stride_d, element k at + k * axis (complex elements, any sign:
+// i32 bits).
 //#include common
 
 alias T = {{T}};
 alias C2 = vec2<T>;
 const MODE: u32 = {{MODE}}u;
-const INVERSE: bool = {{INVERSE}};
-const SCALE: T = {{SCALE}};
 const WG: u32 = 256u;
 
 struct Params {
     total: u32, n: u32, m: u32, src_first: u32,
     dst_first: u32, tab_first: u32, chirp: u32, spec: u32,
-    axis: u32, pad0: u32, pad1: u32, pad2: u32,
+    axis: u32, flags: u32, scale_at: u32, nb: u32,
     size: vec4<u32>,
     stride: vec4<u32>,
 }
@@ -36,7 +35,7 @@ fn cmul(a: C2, b: C2) -> C2 {
 
 fn chirp(k: u32) -> C2 {
     let w = tab[p.tab_first + p.chirp + k];
-    if INVERSE {
+    if (p.flags & 1u) != 0u {
         return C2(w.x, -w.y);
     }
     return w;
@@ -46,10 +45,13 @@ fn chirp(k: u32) -> C2 {
 fn strided(b: u32, k: u32) -> u32 {
     var rest = b;
     var off = i32(k) * bitcast<i32>(p.axis);
-    for (var d = 0u; d < 4u; d++) {
-        let size = max(p.size[d], 1u);
-        off += i32(rest % size) * bitcast<i32>(p.stride[d]);
-        rest = rest / size;
+    for (var d = 0u; d < p.nb; d++) {
+        var coord = rest;  // (the last dim takes the rest: no division for one dim)
+        if d + 1u < p.nb {
+            coord = rest % p.size[d];
+            rest = rest / p.size[d];
+        }
+        off += i32(coord) * bitcast<i32>(p.stride[d]);
     }
     return u32(off);
 }
@@ -76,6 +78,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let b = e / p.n;
         let k = e % p.n;
         let v = cmul(src[p.src_first + b * p.m + k], chirp(k));
-        dst[p.dst_first + strided(b, k)] = v * SCALE;
+        dst[p.dst_first + strided(b, k)] = v * tab[p.tab_first + p.scale_at].x;
     }
 }

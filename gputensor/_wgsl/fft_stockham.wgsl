@@ -5,15 +5,20 @@
 // sizes below d); its element i is read at src_first + sum coord_d * src_stride_d + i * src_axis
 // and its result element k written at dst_first + sum coord_d * dst_stride_d + k * dst_axis
 // (strides in complex elements, any sign: i32 bits). The passes run the forward DFT (sign -1);
-// INVERSE conjugates on load and on store (conj(DFT(conj(x))) is the DFT of sign +1). TWIDDLE
+// bit 0 of p.flags (inverse) conjugates on load and on store (conj(DFT(conj(x))) is the DFT of
+// sign +1). Invocations take consecutive elements of one entry where bit 2 (load) / bit 3
+// (store) of p.flags is set (a contiguous axis), else the same element of consecutive entries. TWIDDLE
 // multiplies element i of entry b on load by W^(i * coord_tdim(b)), W = exp(-2 pi i / n) for the length n of the whole transform,
 // from two tables (W^(q % tw_split) * W^(tw_split * (q / tw_split)), both computed in float64 on
-// the host): the twiddles of a four-step decomposition. Results are multiplied by SCALE.
+// the host): the twiddles of a four-step decomposition. Results are multiplied by the real part
+// of table entry p.scale_at (bit 1 of p.flags; else by 1).
 //
-// Pass with radix R after passes of total length L (M = N / R butterflies): butterfly j (k =
-// j % L, blk = j / L) reads x[j + q M] (q < R), multiplies input q by w^q (w = exp(-2 pi i k /
-// (L R)): table entry k q N / (L R) of the length-N table), takes the R-point DFT and writes
-// y_r to blk L R + k + r L. Two halves of workgroup memory alternate as source and destination.
+// Pass with radix R after passes of total length L (M = N / R butterflies per entry): butterfly
+// j (k = j % L, blk = j / L) reads x[j + q M] (q < R), multiplies input q by w^q (w = exp(-2 pi
+// i k / (L R)): table entry k q N / (L R) of the length-N table), takes the R-point DFT and
+// writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs in
+// registers across a barrier (WG >= C N / the smallest radix), so workgroup memory holds C N
+// elements once.
 //#include common
 
 alias T = {{T}};
@@ -23,13 +28,15 @@ const C: u32 = {{C}}u;
 const WG: u32 = {{WG}}u;
 const NPASS: u32 = {{NPASS}}u;
 const RADICES = array<u32, NPASS>({{RADICES}});
-const INVERSE: bool = {{INVERSE}};
 const TWIDDLE: bool = {{TWIDDLE}};
-const ALONG_LOAD: bool = {{ALONG_LOAD}};
-const ALONG_STORE: bool = {{ALONG_STORE}};
-const SCALE: T = {{SCALE}};
-const MAXB: u32 = 4u;
-const HALF: u32 = C * N;
+// the radices the passes use (the others' code is left out)
+const USE2: bool = {{USE2}};
+const USE3: bool = {{USE3}};
+const USE4: bool = {{USE4}};
+const USE5: bool = {{USE5}};
+const USE7: bool = {{USE7}};
+const USE8: bool = {{USE8}};
+const TOTAL: u32 = C * N;
 
 // the R-point DFT constants: cos and sin of 2 pi k / R (float64 on the host)
 const C3: T = {{C3}};
@@ -49,7 +56,8 @@ const R2: T = {{R2}};
 struct Params {
     n_batch: u32, src_first: u32, dst_first: u32, src_axis: u32,
     dst_axis: u32, tw_first: u32, tw2_lo: u32, tw2_hi: u32,
-    tw_split: u32, tdim: u32, tw_inner: u32, pad: u32,
+    tw_split: u32, tdim: u32, tw_inner: u32, flags: u32,
+    scale_at: u32, nb: u32, pad1: u32, pad2: u32,
     size: vec4<u32>,
     src_stride: vec4<u32>,
     dst_stride: vec4<u32>,
@@ -59,10 +67,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> dst: array<C2>;
 @group(0) @binding(3) var<storage, read_write> tw: array<C2>;
 
-var<workgroup> sh: array<C2, 2u * HALF>;
-var<workgroup> src_off: array<i32, C>;
-var<workgroup> dst_off: array<i32, C>;
-var<workgroup> tcoord: array<u32, C>;
+var<workgroup> sh: array<C2, TOTAL>;
 
 fn cmul(a: C2, b: C2) -> C2 {
     return C2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
@@ -85,49 +90,71 @@ fn twiddle(e: u32) -> C2 {
     return tw[p.tw_first + p.tw_inner + e];
 }
 
-fn pass2(j: u32, base: u32, inb: u32, outb: u32, L: u32) {
-    let M = N / 2u;
-    let k = j % L;
-    let o = base + (j / L) * L * 2u + k;
-    let step = k * (N / (L * 2u));
-    let a0 = sh[inb + base + j];
-    let a1 = cmul(sh[inb + base + j + M], twiddle(step));
-    sh[outb + o] = a0 + a1;
-    sh[outb + o + L] = a0 - a1;
+fn bf2(o: u32, L: u32, a0: C2, a1: C2) {
+    sh[o] = a0 + a1;
+    sh[o + L] = a0 - a1;
 }
 
-fn pass4(j: u32, base: u32, inb: u32, outb: u32, L: u32) {
-    let M = N / 4u;
-    let k = j % L;
-    let o = base + (j / L) * L * 4u + k;
-    let step = k * (N / (L * 4u));
-    let a0 = sh[inb + base + j];
-    let a1 = cmul(sh[inb + base + j + M], twiddle(step));
-    let a2 = cmul(sh[inb + base + j + 2u * M], twiddle(2u * step));
-    let a3 = cmul(sh[inb + base + j + 3u * M], twiddle(3u * step));
+fn bf3(o: u32, L: u32, a0: C2, a1: C2, a2: C2) {
+    let u = a1 + a2;
+    let v = a1 - a2;
+    let m = a0 + u * C3;
+    let w = mul_mi(v * S3);
+    sh[o] = a0 + u;
+    sh[o + L] = m + w;
+    sh[o + 2u * L] = m - w;
+}
+
+fn bf4(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2) {
     let t0 = a0 + a2;
     let t1 = a0 - a2;
     let t2 = a1 + a3;
     let t3 = mul_mi(a1 - a3);
-    sh[outb + o] = t0 + t2;
-    sh[outb + o + L] = t1 + t3;
-    sh[outb + o + 2u * L] = t0 - t2;
-    sh[outb + o + 3u * L] = t1 - t3;
+    sh[o] = t0 + t2;
+    sh[o + L] = t1 + t3;
+    sh[o + 2u * L] = t0 - t2;
+    sh[o + 3u * L] = t1 - t3;
 }
 
-fn pass8(j: u32, base: u32, inb: u32, outb: u32, L: u32) {
-    let M = N / 8u;
-    let k = j % L;
-    let o = base + (j / L) * L * 8u + k;
-    let step = k * (N / (L * 8u));
-    let a0 = sh[inb + base + j];
-    let a1 = cmul(sh[inb + base + j + M], twiddle(step));
-    let a2 = cmul(sh[inb + base + j + 2u * M], twiddle(2u * step));
-    let a3 = cmul(sh[inb + base + j + 3u * M], twiddle(3u * step));
-    let a4 = cmul(sh[inb + base + j + 4u * M], twiddle(4u * step));
-    let a5 = cmul(sh[inb + base + j + 5u * M], twiddle(5u * step));
-    let a6 = cmul(sh[inb + base + j + 6u * M], twiddle(6u * step));
-    let a7 = cmul(sh[inb + base + j + 7u * M], twiddle(7u * step));
+fn bf5(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2) {
+    let u1 = a1 + a4;
+    let v1 = a1 - a4;
+    let u2 = a2 + a3;
+    let v2 = a2 - a3;
+    let m1 = a0 + u1 * C51 + u2 * C52;
+    let m2 = a0 + u1 * C52 + u2 * C51;
+    let w1 = mul_mi(v1 * S51 + v2 * S52);
+    let w2 = mul_mi(v1 * S52 - v2 * S51);
+    sh[o] = a0 + u1 + u2;
+    sh[o + L] = m1 + w1;
+    sh[o + 2u * L] = m2 + w2;
+    sh[o + 3u * L] = m2 - w2;
+    sh[o + 4u * L] = m1 - w1;
+}
+
+fn bf7(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2) {
+    let u1 = a1 + a6;
+    let v1 = a1 - a6;
+    let u2 = a2 + a5;
+    let v2 = a2 - a5;
+    let u3 = a3 + a4;
+    let v3 = a3 - a4;
+    let m1 = a0 + u1 * C71 + u2 * C72 + u3 * C73;
+    let m2 = a0 + u1 * C72 + u2 * C73 + u3 * C71;
+    let m3 = a0 + u1 * C73 + u2 * C71 + u3 * C72;
+    let w1 = mul_mi(v1 * S71 + v2 * S72 + v3 * S73);
+    let w2 = mul_mi(v1 * S72 - v2 * S73 - v3 * S71);
+    let w3 = mul_mi(v1 * S73 - v2 * S71 + v3 * S72);
+    sh[o] = a0 + u1 + u2 + u3;
+    sh[o + L] = m1 + w1;
+    sh[o + 2u * L] = m2 + w2;
+    sh[o + 3u * L] = m3 + w3;
+    sh[o + 4u * L] = m3 - w3;
+    sh[o + 5u * L] = m2 - w2;
+    sh[o + 6u * L] = m1 - w1;
+}
+
+fn bf8(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2, a7: C2) {
     // radix 4 on the even and on the odd inputs
     let e0 = a0 + a4;
     let e1 = a0 - a4;
@@ -149,93 +176,40 @@ fn pass8(j: u32, base: u32, inb: u32, outb: u32, L: u32) {
     let G1 = C2((F1.x + F1.y) * R2, (F1.y - F1.x) * R2);
     let G2 = mul_mi(F2);
     let G3 = C2((F3.y - F3.x) * R2, (F3.x + F3.y) * -R2);
-    sh[outb + o] = E0 + F0;
-    sh[outb + o + L] = E1 + G1;
-    sh[outb + o + 2u * L] = E2 + G2;
-    sh[outb + o + 3u * L] = E3 + G3;
-    sh[outb + o + 4u * L] = E0 - F0;
-    sh[outb + o + 5u * L] = E1 - G1;
-    sh[outb + o + 6u * L] = E2 - G2;
-    sh[outb + o + 7u * L] = E3 - G3;
-}
-
-fn pass3(j: u32, base: u32, inb: u32, outb: u32, L: u32) {
-    let M = N / 3u;
-    let k = j % L;
-    let o = base + (j / L) * L * 3u + k;
-    let step = k * (N / (L * 3u));
-    let a0 = sh[inb + base + j];
-    let a1 = cmul(sh[inb + base + j + M], twiddle(step));
-    let a2 = cmul(sh[inb + base + j + 2u * M], twiddle(2u * step));
-    let u = a1 + a2;
-    let v = a1 - a2;
-    let m = a0 + u * C3;
-    let w = mul_mi(v * S3);
-    sh[outb + o] = a0 + u;
-    sh[outb + o + L] = m + w;
-    sh[outb + o + 2u * L] = m - w;
-}
-
-fn pass5(j: u32, base: u32, inb: u32, outb: u32, L: u32) {
-    let M = N / 5u;
-    let k = j % L;
-    let o = base + (j / L) * L * 5u + k;
-    let step = k * (N / (L * 5u));
-    let a0 = sh[inb + base + j];
-    let a1 = cmul(sh[inb + base + j + M], twiddle(step));
-    let a2 = cmul(sh[inb + base + j + 2u * M], twiddle(2u * step));
-    let a3 = cmul(sh[inb + base + j + 3u * M], twiddle(3u * step));
-    let a4 = cmul(sh[inb + base + j + 4u * M], twiddle(4u * step));
-    let u1 = a1 + a4;
-    let v1 = a1 - a4;
-    let u2 = a2 + a3;
-    let v2 = a2 - a3;
-    let m1 = a0 + u1 * C51 + u2 * C52;
-    let m2 = a0 + u1 * C52 + u2 * C51;
-    let w1 = mul_mi(v1 * S51 + v2 * S52);
-    let w2 = mul_mi(v1 * S52 - v2 * S51);
-    sh[outb + o] = a0 + u1 + u2;
-    sh[outb + o + L] = m1 + w1;
-    sh[outb + o + 2u * L] = m2 + w2;
-    sh[outb + o + 3u * L] = m2 - w2;
-    sh[outb + o + 4u * L] = m1 - w1;
-}
-
-fn pass7(j: u32, base: u32, inb: u32, outb: u32, L: u32) {
-    let M = N / 7u;
-    let k = j % L;
-    let o = base + (j / L) * L * 7u + k;
-    let step = k * (N / (L * 7u));
-    let a0 = sh[inb + base + j];
-    let a1 = cmul(sh[inb + base + j + M], twiddle(step));
-    let a2 = cmul(sh[inb + base + j + 2u * M], twiddle(2u * step));
-    let a3 = cmul(sh[inb + base + j + 3u * M], twiddle(3u * step));
-    let a4 = cmul(sh[inb + base + j + 4u * M], twiddle(4u * step));
-    let a5 = cmul(sh[inb + base + j + 5u * M], twiddle(5u * step));
-    let a6 = cmul(sh[inb + base + j + 6u * M], twiddle(6u * step));
-    let u1 = a1 + a6;
-    let v1 = a1 - a6;
-    let u2 = a2 + a5;
-    let v2 = a2 - a5;
-    let u3 = a3 + a4;
-    let v3 = a3 - a4;
-    let m1 = a0 + u1 * C71 + u2 * C72 + u3 * C73;
-    let m2 = a0 + u1 * C72 + u2 * C73 + u3 * C71;
-    let m3 = a0 + u1 * C73 + u2 * C71 + u3 * C72;
-    let w1 = mul_mi(v1 * S71 + v2 * S72 + v3 * S73);
-    let w2 = mul_mi(v1 * S72 - v2 * S73 - v3 * S71);
-    let w3 = mul_mi(v1 * S73 - v2 * S71 + v3 * S72);
-    sh[outb + o] = a0 + u1 + u2 + u3;
-    sh[outb + o + L] = m1 + w1;
-    sh[outb + o + 2u * L] = m2 + w2;
-    sh[outb + o + 3u * L] = m3 + w3;
-    sh[outb + o + 4u * L] = m3 - w3;
-    sh[outb + o + 5u * L] = m2 - w2;
-    sh[outb + o + 6u * L] = m1 - w1;
+    sh[o] = E0 + F0;
+    sh[o + L] = E1 + G1;
+    sh[o + 2u * L] = E2 + G2;
+    sh[o + 3u * L] = E3 + G3;
+    sh[o + 4u * L] = E0 - F0;
+    sh[o + 5u * L] = E1 - G1;
+    sh[o + 6u * L] = E2 - G2;
+    sh[o + 7u * L] = E3 - G3;
 }
 
 fn signed(word: u32) -> i32 {
     return bitcast<i32>(word);
+}
+
+// (offset of element 0 in src, in dst, twiddle coordinate) of batch entry b: its coordinates
+// along the p.nb batch dims (the last one takes the rest: no division for one dim)
+fn entry(b: u32) -> vec3<i32> {
+    var rest = b;
+    var so = i32(p.src_first);
+    var dof = i32(p.dst_first);
+    var tc = 0u;
+    for (var d = 0u; d < p.nb; d++) {
+        var coord = rest;
+        if d + 1u < p.nb {
+            coord = rest % p.size[d];
+            rest = rest / p.size[d];
+        }
+        so += i32(coord) * signed(p.src_stride[d]);
+        dof += i32(coord) * signed(p.dst_stride[d]);
+        if d == p.tdim {
+            tc = coord;
+        }
+    }
+    return vec3<i32>(so, dof, i32(tc));
 }
 
 @compute @workgroup_size(WG)
@@ -245,33 +219,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if b0 >= p.n_batch {
         return;  // (the whole workgroup: uniform)
     }
-    // the offsets of the workgroup's entries
-    for (var c = lid; c < C; c += WG) {
-        var rest = b0 + c;
-        var so = 0;
-        var dof = 0;
-        var tc = 0u;
-        for (var d = 0u; d < MAXB; d++) {
-            let size = max(p.size[d], 1u);
-            let coord = rest % size;
-            rest = rest / size;
-            so += i32(coord) * signed(p.src_stride[d]);
-            dof += i32(coord) * signed(p.dst_stride[d]);
-            if d == p.tdim {
-                tc = coord;
-            }
-        }
-        src_off[c] = so + i32(p.src_first);
-        dst_off[c] = dof + i32(p.dst_first);
-        tcoord[c] = tc;
-    }
-    workgroupBarrier();
     let count = min(C, p.n_batch - b0);
+    let inverse = (p.flags & 1u) != 0u;
+    let along_load = (p.flags & 4u) != 0u;
+    let along_store = (p.flags & 8u) != 0u;
     let sa = signed(p.src_axis);
-    for (var e = lid; e < HALF; e += WG) {
+    var last = C;  // the entry whose offsets `ent` holds (none yet)
+    var ent = vec3<i32>(0, 0, 0);
+    for (var e = lid; e < TOTAL; e += WG) {
         var c: u32;
         var i: u32;
-        if ALONG_LOAD {
+        if along_load {
             c = e / N;
             i = e % N;
         } else {
@@ -279,10 +237,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             i = e / C;
         }
         if c < count {
-            var v = src[u32(src_off[c] + i32(i) * sa)];
-            v = conj_if(v, INVERSE);
+            if c != last {
+                ent = entry(b0 + c);
+                last = c;
+            }
+            var v = src[u32(ent.x + i32(i) * sa)];
+            v = conj_if(v, inverse);
             if TWIDDLE {
-                let q = i * tcoord[c];
+                let q = i * u32(ent.z);
                 let w = cmul(tw[p.tw_first + p.tw2_lo + q % p.tw_split], tw[p.tw_first + p.tw2_hi + q / p.tw_split]);
                 v = cmul(v, w);
             }
@@ -290,37 +252,73 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
     workgroupBarrier();
-    var inb = 0u;
-    var outb = HALF;
     var L = 1u;
+    //#unroll
     for (var s = 0u; s < NPASS; s++) {
         let R = RADICES[s];
         let M = N / R;
-        for (var j = lid; j < C * M; j += WG) {
-            let c = j / M;
-            let jj = j % M;
-            let base = c * N;
+        let live = lid < C * M;  // (WG >= C * M: one butterfly per invocation)
+        let c = lid / M;
+        let jj = lid % M;
+        let at = c * N + jj;
+        let k = jj % L;
+        let step = k * (N / (L * R));
+        var a0 = C2(0.0, 0.0);
+        var a1 = a0;
+        var a2 = a0;
+        var a3 = a0;
+        var a4 = a0;
+        var a5 = a0;
+        var a6 = a0;
+        var a7 = a0;
+        if live {
+            a0 = sh[at];
+            if R > 1u {
+                a1 = cmul(sh[at + M], twiddle(step));
+            }
+            if R > 2u {
+                a2 = cmul(sh[at + 2u * M], twiddle(2u * step));
+            }
+            if R > 3u {
+                a3 = cmul(sh[at + 3u * M], twiddle(3u * step));
+            }
+            if R > 4u {
+                a4 = cmul(sh[at + 4u * M], twiddle(4u * step));
+            }
+            if (USE7 || USE8) && R > 5u {
+                a5 = cmul(sh[at + 5u * M], twiddle(5u * step));
+                a6 = cmul(sh[at + 6u * M], twiddle(6u * step));
+            }
+            if USE8 && R > 7u {
+                a7 = cmul(sh[at + 7u * M], twiddle(7u * step));
+            }
+        }
+        workgroupBarrier();
+        if live {
+            let o = c * N + (jj / L) * L * R + k;
             switch R {
-                case 1u: { sh[outb + base + jj] = sh[inb + base + jj]; }
-                case 2u: { pass2(jj, base, inb, outb, L); }
-                case 3u: { pass3(jj, base, inb, outb, L); }
-                case 4u: { pass4(jj, base, inb, outb, L); }
-                case 5u: { pass5(jj, base, inb, outb, L); }
-                case 7u: { pass7(jj, base, inb, outb, L); }
-                default: { pass8(jj, base, inb, outb, L); }
+                case 1u: { sh[o] = a0; }
+                case 2u: { if USE2 { bf2(o, L, a0, a1); } }
+                case 3u: { if USE3 { bf3(o, L, a0, a1, a2); } }
+                case 4u: { if USE4 { bf4(o, L, a0, a1, a2, a3); } }
+                case 5u: { if USE5 { bf5(o, L, a0, a1, a2, a3, a4); } }
+                case 7u: { if USE7 { bf7(o, L, a0, a1, a2, a3, a4, a5, a6); } }
+                default: { if USE8 { bf8(o, L, a0, a1, a2, a3, a4, a5, a6, a7); } }
             }
         }
         workgroupBarrier();
         L *= R;
-        let t = inb;
-        inb = outb;
-        outb = t;
     }
     let da = signed(p.dst_axis);
-    for (var e = lid; e < HALF; e += WG) {
+    last = C;
+    var scale = T(1.0);
+    if (p.flags & 2u) != 0u {
+        scale = tw[p.tw_first + p.scale_at].x;
+    }
+    for (var e = lid; e < TOTAL; e += WG) {
         var c: u32;
         var k: u32;
-        if ALONG_STORE {
+        if along_store {
             c = e / N;
             k = e % N;
         } else {
@@ -328,8 +326,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             k = e / C;
         }
         if c < count {
-            let v = conj_if(sh[inb + c * N + k], INVERSE);
-            dst[u32(dst_off[c] + i32(k) * da)] = v * SCALE;
+            if c != last {
+                ent = entry(b0 + c);
+                last = c;
+            }
+            let v = conj_if(sh[c * N + k], inverse);
+            dst[u32(ent.y + i32(k) * da)] = v * scale;
         }
     }
 }
