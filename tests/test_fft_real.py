@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import gputensor as gt
 import gputensor.fft as gfft
+from gputensor._backend import get_backend
 
 from _compare import gpu, to_numpy
 
@@ -178,6 +179,26 @@ def test_hypothesis_real_transforms(data: st.DataObject) -> None:
     _check(gfft.irfft(gpu(c), n=n, axis=axis, norm=norm), np.fft.irfft(c, n=n, axis=axis, norm=norm),
            "float32", 64)
     _check(gfft.hfft(gpu(c), n=n, axis=axis, norm=norm), np.fft.hfft(c, n=n, axis=axis, norm=norm), "float32", 64)
+
+
+def test_replayed_plans_and_profiling() -> None:
+    """Repeated calls replay their plans (nothing compiled), and the kernels show in profiles
+    (GPU or host-time mode alike)."""
+    x = gpu(_real(_rng(9), (5, 64), "float32"))
+    spec = gfft.rfft(x)
+    back = gfft.irfft(spec)
+    stats = get_backend().context.stats
+    before = stats.get("pipelines_compiled")
+    for _ in range(3):
+        spec = gfft.rfft(x)
+        back = gfft.irfft(spec)
+    assert stats.get("pipelines_compiled") == before
+    _check(back, to_numpy(x), "float32", 64)
+    for gpu_mode in (True, False):
+        with gt.profile(gpu=gpu_mode) as prof:
+            gfft.irfft(gfft.rfft(x))
+        names = {r.name for r in prof.records}
+        assert {"fft_real_post", "fft_real_pre"} <= names, names
 
 
 # ---- frequencies and shifts ------------------------------------------------------------------

@@ -9,7 +9,8 @@ Both kernels (``_wgsl/fft_real_post.wgsl``, ``_wgsl/fft_real_pre.wgsl``) take co
 twiddles exp(-2 pi i k / n) from a table computed in float64 on the host once per (n, dtype)
 and backend, uploaded and kept in a ``PlanCache`` (its allocation is released when the entry
 is dropped). A scale (the norm) and a conjugation (hfft / ihfft) are folded into the kernels.
-No wgpu here.
+A call is planned once per (kernel, dtype, n, rows, scale, conjugation) as a
+``launch.LaunchProgram`` and replayed for new pointers. No wgpu here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .errors import invalid_argument
+from .launch import LaunchProgram, Region
 from .plan_cache import PlanCache
 from .validate import check_dtype, check_int, check_scalar
 
@@ -74,28 +76,77 @@ def _table(backend: Any, n: int, dtype: str) -> _Table:
     return table
 
 
-def _run(backend: Any, kernel: str, dtype: str, n: int, rows: int, src: int, dst: int, scale: float,
-         conj: bool, src_len: int, dst_len: int) -> None:
+class _Plan:
+    """A planned call of one of the two kernels: its program (operands 0 the source, 1 the
+    destination, 2 the twiddle table), the table it binds (kept alive with the plan), the
+    bytes each operand spans and the complex item size."""
+
+    __slots__ = ("program", "table", "spans", "itemsize")
+
+    def __init__(self, program: LaunchProgram, table: _Table, spans: tuple[int, int], itemsize: int) -> None:
+        self.program = program
+        self.table = table
+        self.spans = spans
+        self.itemsize = itemsize
+
+
+_PLANS = PlanCache(128)
+
+
+def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
+    raise AssertionError("the real-transform kernels bind no placeholders")
+
+
+def _plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
+    kernel, dtype, n, rows, scale, conj = key
     check_dtype(backend, "dtype", dtype, _COMPLEX)
+    itemsize, wgsl = backend.float_dtype(_COMPLEX[dtype][0])
+    itemsize *= 2
+    h = n // 2
+    pairs = h // 2 + 1
+    src_len, dst_len = (h, h + 1) if kernel == "fft_real_post" else (h + 1, h)
+    table = _table(backend, n, dtype)
+    ctx = backend.context
+    defines = {"T": wgsl, "PAD": _PAD[wgsl]}
+    pipe = ctx.pipeline(kernel, 3, defines)
+    pad = _PAD_WORDS[wgsl]
+    words = (scale, *pad, h, pairs, rows, int(conj), 0, 0)
+    first = 5 + len(pad)  # the words of the source's and the destination's first element
+    spans = (rows * src_len * itemsize, rows * dst_len * itemsize)
+    regions = (Region(0, 0, spans[0], itemsize, 0, first, 0), Region(1, 0, spans[1], itemsize, 0, first + 1, 0),
+               Region(2, 0, table.nbytes, itemsize, 0, 0, 0))
+    grid = ctx.fold_grid(-(-pairs * rows // _WG))
+    program = LaunchProgram.compile(kernel, _PARAMS[wgsl], ctx, [(pipe, defines, words, grid, regions)], ())
+    return _Plan(program, table, spans, itemsize)
+
+
+def _run(backend: Any, kernel: str, dtype: str, n: int, rows: int, src: int, dst: int, scale: float,
+         conj: bool) -> None:
+    """Check the arguments, plan the call once per (kernel, dtype, n, rows, scale, conj) and
+    replay its program for ``src`` and ``dst``."""
     n = check_int("n", n, 2)
     rows = check_int("rows", rows, 1)
     scale = check_scalar("scale", scale)
     if n % 2:
         raise invalid_argument(f"{kernel}: n must be even, got {n}")
-    itemsize, wgsl = backend.float_dtype(_COMPLEX[dtype][0])
-    itemsize *= 2
-    h = n // 2
-    pairs = h // 2 + 1
-    table = _table(backend, n, dtype)
+    key = (kernel, dtype, n, rows, scale, bool(conj))
+    plans = _PLANS.of(backend)
+    plan = plans.get(key)
+    if plan is None or not plan.program.valid_for(backend.context):
+        plan = _plan(backend, key)
+        _PLANS.keep(plans, key, plan)
+    table = plan.table.ptr
+    bases = []
+    for ptr, nbytes in ((src, plan.spans[0]), (dst, plan.spans[1]), (table, plan.table.nbytes)):
+        alloc, offset = backend.resolve(ptr, nbytes)  # BackendError (invalid argument) out of range
+        if offset % plan.itemsize:
+            raise invalid_argument(f"{kernel}: pointer offset {offset} is not a multiple of {plan.itemsize}")
+        bases.append((alloc.buffer, alloc.buffer.size, alloc.nbytes, offset, ptr))
     ctx = backend.context
-    src_win = backend.window(src, rows * src_len(h) * itemsize, itemsize)
-    dst_win = backend.window(dst, rows * dst_len(h) * itemsize, itemsize)
-    tw_win = backend.window(table.ptr, table.nbytes, itemsize)
-    params = _PARAMS[wgsl].pack(scale, *_PAD_WORDS[wgsl], h, pairs, rows, int(bool(conj)),
-                                src_win.first, dst_win.first)
-    grid = ctx.fold_grid(-(-pairs * rows // _WG))
-    ctx.dispatch(kernel, params, [src_win.binding, dst_win.binding, tw_win.binding], grid,
-                 {"T": wgsl, "PAD": _PAD[wgsl]})
+    if ctx.__dict__.get("dispatch") is not None:  # a wrapped dispatch (host-time profiling, a spy)
+        plan.program.dispatch(backend, ctx, (src, dst, table))
+    else:
+        plan.program.run(backend, ctx, bases, _no_placeholder)
 
 
 def rfft_post(backend: Any, dtype: str, n: int, rows: int, z: int, x: int, scale: float = 1.0,
@@ -106,7 +157,7 @@ def rfft_post(backend: Any, dtype: str, n: int, rows: int, z: int, x: int, scale
     ``scale``, conjugated with ``conj``. Raises BackendError (invalid argument) for a bad
     dtype, an odd or too small ``n``, rows < 1 or pointers out of range; (unsupported) for
     complex128 without ``shader-f64``."""
-    _run(backend, "fft_real_post", dtype, n, rows, z, x, scale, conj, lambda h: h, lambda h: h + 1)
+    _run(backend, "fft_real_post", dtype, n, rows, z, x, scale, conj)
 
 
 def irfft_pre(backend: Any, dtype: str, n: int, rows: int, x: int, z: int, scale: float = 1.0,
@@ -117,7 +168,7 @@ def irfft_pre(backend: Any, dtype: str, n: int, rows: int, x: int, z: int, scale
     X[0] and X[h] are ignored). X: ``rows`` contiguous rows of h + 1 ``dtype`` values at ``x``;
     Z: ``rows`` contiguous rows of h at ``z`` (another allocation). BackendError as
     :func:`rfft_post`."""
-    _run(backend, "fft_real_pre", dtype, n, rows, x, z, scale, conj, lambda h: h + 1, lambda h: h)
+    _run(backend, "fft_real_pre", dtype, n, rows, x, z, scale, conj)
 
 
 def frequencies(backend: Any, dtype: str, count: int, n: int, cut: int, scale: float, out: int) -> None:
