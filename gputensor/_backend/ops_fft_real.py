@@ -6,7 +6,8 @@ the real result read as pairs) followed by the inverse complex DFT of length h.
 
 Both kernels (``_wgsl/fft_real_post.wgsl``, ``_wgsl/fft_real_pre.wgsl``) take contiguous rows
 (a batch of ``rows``) and one invocation per pair of outputs (k, h - k), k = 0..h/2, with the
-twiddles exp(-2 pi i k / n) from a table computed in float64 on the host once per (n, dtype)
+twiddles exp(-2 pi i k / n) as products of two entries of a two-level table (about sqrt(n)
+entries, so it stays in cache) computed in float64 on the host once per (n, dtype)
 and backend, uploaded and kept in a ``PlanCache`` (its allocation is released when the entry
 is dropped). A scale (the norm) and a conjugation (hfft / ihfft) are folded into the kernels.
 A call is planned once per (kernel, dtype, n, rows, scale, conjugation) as a
@@ -26,17 +27,17 @@ from .launch import LaunchProgram, Region
 from .plan_cache import PlanCache
 from .validate import check_dtype, check_int, check_scalar
 
-__all__ = ["rfft_post", "irfft_pre", "frequencies", "twiddles"]
+__all__ = ["rfft_post", "irfft_pre", "frequencies", "twiddle_split", "twiddles"]
 
 _COMPLEX = {"complex64": ("float32", np.complex64), "complex128": ("float64", np.complex128)}
 _WG = 256
 #: Parameter structs: the scale, then the u32 words (32 bytes either way).
-_PARAMS = {"f32": struct.Struct("<f7I"), "f64": struct.Struct("<d6I")}
+_PARAMS = {"f32": struct.Struct("<f9I"), "f64": struct.Struct("<d8I")}
 _FREQ_PARAMS = {"f32": struct.Struct("<f5I"), "f64": struct.Struct("<d4I")}
 _PAD = {"f32": "pad: u32,", "f64": ""}
 _PAD_WORDS = {"f32": (0,), "f64": ()}
 
-_TABLES = PlanCache(64)
+_TABLES = PlanCache(32)
 
 
 def _release(backend_ref: "weakref.ref[Any]", ptr: int) -> None:
@@ -60,9 +61,20 @@ class _Table:
         backend.copy_htod(self.ptr, values)
 
 
+def twiddle_split(n: int) -> tuple[int, int]:
+    """(shift, coarse entries) of the two-level twiddle table of length n: k = 0..n/4 is
+    (k >> shift, k & (2^shift - 1)), about sqrt(n/4) entries each."""
+    count = n // 4 + 1
+    shift = max(0, (count - 1).bit_length() + 1) // 2
+    return shift, -(-count // (1 << shift))
+
+
 def twiddles(n: int, dtype: str) -> np.ndarray:
-    """exp(-2 pi i k / n) for k = 0..n/4 (h/2, h = n/2), computed in float64, as ``dtype``."""
-    k = np.arange(n // 4 + 1, dtype=np.float64)
+    """The two-level table of exp(-2 pi i k / n), k = 0..n/4, as ``dtype``: the fine entries
+    w^j (j < 2^shift), then the coarse ones w^(i 2^shift) (``twiddle_split``), computed in
+    float64."""
+    shift, coarse = twiddle_split(n)
+    k = np.concatenate([np.arange(1 << shift, dtype=np.float64), np.arange(coarse, dtype=np.float64) * (1 << shift)])
     return np.exp(-2j * np.pi * k / n).astype(_COMPLEX[dtype][1])
 
 
@@ -110,7 +122,8 @@ def _plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
     defines = {"T": wgsl, "PAD": _PAD[wgsl]}
     pipe = ctx.pipeline(kernel, 3, defines)
     pad = _PAD_WORDS[wgsl]
-    words = (scale, *pad, h, pairs, rows, int(conj), 0, 0)
+    shift, _ = twiddle_split(n)
+    words = (scale, *pad, h, pairs, rows, int(conj), 0, 0, shift, 1 << shift)
     first = 5 + len(pad)  # the words of the source's and the destination's first element
     spans = (rows * src_len * itemsize, rows * dst_len * itemsize)
     regions = (Region(0, 0, spans[0], itemsize, 0, first, 0), Region(1, 0, spans[1], itemsize, 0, first + 1, 0),

@@ -3,7 +3,7 @@
 // X[0] and X[h] are ignored, as NumPy does); this writes the h values Z[k] whose length-h
 // inverse DFT (unnormalized) is scale * n * (x[2j] + i x[2j+1]), x the spectrum's real inverse.
 // One invocation per pair (k, h - k), k = 0..h/2, with S = X[k] + conj(X[h-k]), D = X[k] -
-// conj(X[h-k]) and the twiddle w = exp(-2 pi i k / n):
+// conj(X[h-k]) and the twiddle w = exp(-2 pi i k / n) (a product of two small tables' entries):
 //   Z[k] = scale (S + i conj(w) D),   Z[h - k] = scale conj(S - i conj(w) D),
 // X conjugated first when ``conj`` is set.
 //#include common
@@ -15,7 +15,7 @@ const WG: u32 = 256u;
 struct Params {
     scale: T, {{PAD}}
     h: u32, pairs: u32, rows: u32, conj: u32,
-    x_first: u32, z_first: u32,
+    x_first: u32, z_first: u32, shift: u32, coarse: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<C>;
@@ -24,6 +24,16 @@ struct Params {
 
 fn cmul(a: C, b: C) -> C {
     return C(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+// exp(-2 pi i k / n) as the product of a coarse and a fine table entry (W holds the fine
+// table, w^j for j < 2^shift, then the coarse one, w^(i 2^shift), from ``coarse`` on)
+fn twiddle(k: u32) -> C {
+    let fine = W[k & ((1u << p.shift) - 1u)];
+    if (k >> p.shift) == 0u {
+        return fine;
+    }
+    return cmul(W[p.coarse + (k >> p.shift)], fine);
 }
 
 @compute @workgroup_size(WG)
@@ -49,7 +59,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let sum = C(a.x + b.x, a.y - b.y);
     let dif = C(a.x - b.x, a.y + b.y);
-    let w = W[k];
+    let w = twiddle(k);
     let u = cmul(C(w.x, -w.y), dif);
     let lo = C(sum.x - u.y, sum.y + u.x);
     let hi = C(sum.x + u.y, sum.y - u.x);
