@@ -398,11 +398,16 @@ def _chirp_defines(wgsl: str, mode: int) -> dict[str, object]:
 
 
 class _Plan:
-    """A compiled call: its program and its table allocation (base 2), freed with the plan."""
+    """A compiled call: its program, its table allocation (base 2, freed with the plan) and the
+    spans of its operands (bytes from element 0 to the lowest touched byte, bytes touched)."""
 
-    def __init__(self, backend: Any, program: LaunchProgram, table_ptr: int) -> None:
+    def __init__(self, backend: Any, program: LaunchProgram, table_ptr: int,
+                 spans: tuple[tuple[int, int], tuple[int, int]]) -> None:
         self.program = program
         self.table_ptr = table_ptr
+        self.spans = spans
+        alloc, off = backend.resolve(table_ptr, 0)
+        self.table_base = (alloc.buffer, alloc.buffer.size, alloc.nbytes, off, table_ptr)
         weakref.finalize(self, _release, weakref.ref(backend), table_ptr)
 
 
@@ -465,7 +470,12 @@ def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
         finally:
             backend.free(kernel_ptr)
             backend.free(sub_ptr)
-    return _Plan(backend, LaunchProgram.compile("fft", _WORDS, ctx, records, planner.aux), table_ptr)
+    spans = []
+    for axis, strides in ((src_axis, src_strides), (dst_axis, dst_strides)):
+        lo, hi = strided_span([(n, axis), *zip(sizes, strides)])
+        spans.append((lo * itemsize, (hi - lo + 1) * itemsize))
+    return _Plan(backend, LaunchProgram.compile("fft", _WORDS, ctx, records, planner.aux), table_ptr,
+                 (spans[0], spans[1]))
 
 
 def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) -> tuple[tuple[int, ...], ...]:
@@ -501,22 +511,42 @@ def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst
         raise invalid_argument("fft: batch shape and strides differ in length")
     if 0 in batch_shape:
         return
+    key = (dtype, n, tuple(batch_shape), src_axis, tuple(src_strides), dst_axis, tuple(dst_strides),
+           inverse, scale)
+    plans = _PLANS.of(backend)
+    plan = plans.get(key)
+    ctx = backend.context
+    if plan is None or not plan.program.valid_for(ctx):
+        plan = _plan_for(backend, plans, str(dtype), int(n), batch_shape, int(src_axis), src_strides,
+                         int(dst_axis), dst_strides, bool(inverse), float(scale))
+        _PLANS.keep(plans, key, plan)
+    itemsize = _COMPLEX[str(dtype)][0]
+    (src_lo, src_bytes), (dst_lo, dst_bytes) = plan.spans
+    # range and alignment checks of both operands (the windows of the program's regions)
+    src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
+    dst_alloc, dst_off = backend.resolve(dst + dst_lo, dst_bytes)
+    if (src_off - src_lo) % itemsize or (dst_off - dst_lo) % itemsize:
+        raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
+    bases = [(src_alloc.buffer, src_alloc.buffer.size, src_alloc.nbytes, src_off - src_lo, src),
+             (dst_alloc.buffer, dst_alloc.buffer.size, dst_alloc.nbytes, dst_off - dst_lo, dst),
+             plan.table_base]
+    if not plan.program.run(backend, ctx, bases, _placeholder):
+        raise invalid_argument("fft: the program did not apply")
+
+
+def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: int, batch_shape: Sequence[int],
+              src_axis: int, src_strides: Sequence[int], dst_axis: int, dst_strides: Sequence[int], inverse: bool,
+              scale: float) -> _Plan:
+    """The plan of a call (its merged batch dims: shared by the calls that merge alike)."""
+    _storage(backend, dtype)  # invalid argument for another dtype, unsupported without shader-f64
     sizes, sstr, dstr = merge_batch(batch_shape, src_strides, dst_strides)
     if len(sizes) > MAX_BATCH_DIMS - 2:
         raise invalid_argument(f"fft: at most {MAX_BATCH_DIMS - 2} batch dims that do not merge")
     if not sizes:
         sizes, sstr, dstr = (1,), (0,), (0,)
-    key = (str(dtype), int(n), sizes, int(src_axis), sstr, int(dst_axis), dstr, bool(inverse), float(scale))
-    plans = _PLANS.of(backend)
+    key = ("merged", dtype, n, sizes, src_axis, sstr, dst_axis, dstr, inverse, scale)
     plan = plans.get(key)
     if plan is None or not plan.program.valid_for(backend.context):
-        plan = _make_plan(backend, key)
+        plan = _make_plan(backend, key[1:])
         _PLANS.keep(plans, key, plan)
-    itemsize = _COMPLEX[str(dtype)][0]
-    # range checks of both operands (the windows of the program's regions)
-    for ptr, axis, strides in ((src, src_axis, sstr), (dst, dst_axis, dstr)):
-        lo, hi = strided_span([(n, axis), *zip(sizes, strides)])
-        backend.window(ptr + lo * itemsize, (hi - lo + 1) * itemsize, itemsize)
-    ctx = backend.context
-    if not plan.program.run(backend, ctx, _bases(backend, [src, dst, plan.table_ptr]), _placeholder):
-        raise invalid_argument("fft: the program did not apply")
+    return plan
