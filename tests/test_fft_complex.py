@@ -240,3 +240,20 @@ def test_results_are_new_contiguous_arrays() -> None:
     assert y.strides == (3, 1)
     z = gt.fft.ifft(gt.fft.fft(x))
     _assert_fft_close(z, np.asarray(gt.asnumpy(x)).astype(np.complex128), "complex64", 6)
+
+
+@pytest.mark.parametrize("shape", ((4096, 8), (2 ** 16, 3)))
+@pytest.mark.parametrize("split", (True, False))
+def test_column_transforms(shape: tuple[int, int], split: bool) -> None:
+    """Transforms along axis 0 (entries adjacent in memory): four-step decompositions with the
+    entries innermost in the scratch array (``GPUTENSOR_FFT_COLUMN_SPLIT``, on by default), or
+    one workgroup pass where the length fits."""
+    from gputensor._backend import config
+
+    x = _random(shape, "complex64", seed=7)
+    with config.override(fft_column_split=split):
+        got = gt.fft.fft(gt.asarray(x), axis=0)
+        back = gt.fft.ifft(gt.asarray(x)[:, ::-1], axis=0, norm="ortho")
+    _assert_fft_close(got, np.fft.fft(x.astype(np.complex128), axis=0), "complex64", shape[0])
+    _assert_fft_close(back, np.fft.ifft(x[:, ::-1].astype(np.complex128), axis=0, norm="ortho"), "complex64",
+                      shape[0])

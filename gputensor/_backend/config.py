@@ -189,6 +189,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_check", "GPUTENSOR_LINALG_CHECK", _not_off, True, True,
          "linalg cholesky / solve / inv read a device flag back and raise LinAlgError for "
          "indefinite or singular input (off: no readback; such input gives inf / NaN)"),
+    Knob("fft_column_split", "GPUTENSOR_FFT_COLUMN_SPLIT", _not_off, True, False,
+         "fft: column transforms (entries adjacent in memory) that leave fewer than 4 entries to a "
+         "workgroup take a four-step decomposition (off: one workgroup pass, short reads)"),
 )
 
 _BY_NAME: dict[str, Knob] = {knob.name: knob for knob in KNOBS}

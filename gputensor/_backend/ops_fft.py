@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import config
 from .errors import invalid_argument, unsupported
 from .launch import LaunchProgram, Region
 from .layout import strided_span
@@ -52,6 +53,8 @@ MAX_PER_GROUP = 256
 TARGET = 4096
 #: Most invocations per workgroup of the Stockham kernel.
 MAX_INVOCATIONS = 1024
+#: Fewest adjacent entries a workgroup of a column transform reads (32-byte runs of complex64).
+MIN_RUN = 4
 
 _COMPLEX = {"complex64": (8, "f32", None), "complex128": (16, "f64", "shader-f64")}
 _WORDS = struct.Struct("<28I")
@@ -153,6 +156,12 @@ def group_shape(ctx: Any, itemsize: int, n: int) -> tuple[int, int] | None:
     return per, wg
 
 
+def _column_like(sizes: Sequence[int], src: _View) -> bool:
+    """Whether some batch dim of ``src`` is closer in memory than the transform's elements."""
+    inner = [abs(st) for size, st in zip(sizes, src.strides) if size > 1]
+    return bool(inner) and min(inner) < abs(src.axis)
+
+
 class _View(NamedTuple):
     """One side of a transform: operand ``base``, ``origin`` (elements from its element 0),
     ``axis`` stride and the stride of each batch dim."""
@@ -171,6 +180,7 @@ class _Planner:
         self.itemsize, self.wgsl = itemsize, wgsl
         self.lw = workgroup_length(ctx, itemsize)
         self._shapes: dict[int, tuple[int, int] | None] = {}
+        self.column_split = bool(config.value("fft_column_split"))
         self.records: list[Any] = []
         self.aux: list[list[int]] = []
         self.tables: list[np.ndarray] = []
@@ -212,63 +222,90 @@ class _Planner:
 
     # ---- the transforms ----------------------------------------------------------------------
     def transform(self, n: int, sizes: Sequence[int], src: _View, dst: _View, inverse: bool,
-                  scale: float) -> None:
+                  scale: float, top: bool = False) -> None:
+        """Append the dispatches of ``dst = scale * DFT(src)`` (``top``: the call's own operands,
+        whose column transforms may split; not the rows of a decomposition, which are columns by
+        construction)."""
         radices = factor(n)
+        column = _column_like(sizes, src)
         if radices is None:
             self._bluestein(n, sizes, src, dst, inverse, scale)
-        elif self.shape(n) is not None:
+        elif self.shape(n) is not None and not (top and column and self.column_split and self._split_column(n)):
             self._stockham(n, radices, sizes, src, dst, inverse, scale, None)
         else:
-            self._four_step(n, sizes, src, dst, inverse, scale)
+            self._four_step(n, sizes, src, dst, inverse, scale, column)
 
-    def _split(self, n: int) -> int:
-        """The column length n1 of a four-step decomposition of ``n`` (too long for a workgroup).
-        The column pass reads ``lw / n1`` adjacent columns per workgroup, so n1 is at most a
-        quarter of a workgroup (32-byte runs): the smallest such n1 whose rows (n / n1) fit a
-        workgroup; else (three levels or more) the longest n1 of at most a sixteenth of a
-        workgroup, the rows decomposed in turn."""
+    def _split_column(self, n: int) -> bool:
+        """Whether a column transform of length ``n`` (entries adjacent in memory, elements far
+        apart) that fits a workgroup takes a four-step decomposition instead: when fewer than
+        ``MIN_RUN`` entries fit a workgroup (reads of fewer than 32 bytes in a row) and ``n``
+        splits into two factors that each take ``MIN_RUN`` entries."""
+        shape = self.shape(n)
+        return shape is not None and shape[0] < MIN_RUN and self._split(n, True) is not None
+
+    def _split(self, n: int, column: bool = False) -> int | None:
+        """The column length n1 of a four-step decomposition of ``n``. The column pass reads
+        ``lw / n1`` adjacent columns per workgroup, so n1 is at most a quarter of a workgroup
+        (32-byte runs): the smallest such n1 whose rows (n / n1, strided too) fit a workgroup
+        ``MIN_RUN`` times, else (not ``column``) once; else (three levels or more) the longest
+        n1 of at most a sixteenth of a workgroup, the rows decomposed in turn. None
+        (``column``) or BackendError when there is none."""
         fits = [d for d in _divisors(n)[1:-1] if self.shape(d) is not None]
-        for d in fits:
-            if d <= max(2, self.lw // 4) and self.shape(n // d) is not None:
-                return d
+        for runs in (True, False):  # rows of MIN_RUN entries per workgroup first
+            for d in fits:
+                rows = self.shape(n // d)
+                if d <= max(2, self.lw // MIN_RUN) and rows is not None and (not runs or rows[0] >= MIN_RUN):
+                    return d
+            if column:
+                return None
         short = [d for d in fits if d <= max(2, self.lw // 16)]
         if not short:
             raise invalid_argument(f"fft: no decomposition of length {n}")
         return short[-1]
 
     def _four_step(self, n: int, sizes: Sequence[int], src: _View, dst: _View, inverse: bool,
-                   scale: float) -> None:
-        n1 = self._split(n)
+                   scale: float, column: bool) -> None:
+        """n = n1 m: the length-m transforms of the n1 subsequences x[i1 + n1 i2] into a scratch
+        array, then the length-n1 transforms over i1 of W_n^(i1 k2) times them (k2 the first
+        batch dim of that pass). The scratch holds the batch entries outermost (row-like
+        operands: each row's transform contiguous) or innermost (``column``: entries adjacent,
+        as in the operands)."""
+        n1 = (self._split(n, True) if column else None) or self._split(n)
+        assert n1 is not None
         m = n // n1
         batch = math.prod(sizes)
         tmp = self.scratch(batch * n)
-        outer = []
-        acc = n
+        cum = []
+        acc = 1
         for size in sizes:
-            outer.append(acc)
+            cum.append(acc)
             acc *= size
-        # the length-m transforms of x[i1 + n1 i2] into tmp[b, i1, k2]
+        if column:  # tmp[(i1 m + k2) batch + b]
+            a_dst = _View(tmp, 0, batch, (m * batch, *cum))
+            b_src = _View(tmp, 0, m * batch, (batch, *cum))
+        else:  # tmp[b n + i1 m + k2]
+            outer = tuple(c * n for c in cum)
+            a_dst = _View(tmp, 0, 1, (m, *outer))
+            b_src = _View(tmp, 0, m, (1, *outer))
         a_src = _View(src.base, src.origin, src.axis * n1, (src.axis, *src.strides))
-        a_dst = _View(tmp, 0, 1, (m, *outer))
         self.transform(m, (n1, *sizes), a_src, a_dst, inverse, 1.0)
-        # the length-n1 transforms over i1 of W_n^(i1 k2) tmp[b, i1, k2], k2 the first batch dim
-        b_src = _View(tmp, 0, m, (1, *outer))
         b_dst = _View(dst.base, dst.origin, dst.axis * m, (dst.axis, *dst.strides))
         self._stockham(n1, factor(n1), (m, *sizes), b_src, b_dst, inverse, scale, (n, 0))
 
     def _stockham(self, n: int, radices: tuple[int, ...] | None, sizes: Sequence[int], src: _View,
                   dst: _View, inverse: bool, scale: float, twiddle: tuple[int, int] | None) -> None:
+        """One dispatch of the workgroup kernel; ``twiddle`` (total length, index of the batch
+        dim whose coordinate multiplies the element index) for the column pass of a four-step
+        decomposition. Batch dims of size 1 are dropped, the others ordered by source stride
+        (adjacent entries of a workgroup adjacent in memory where possible)."""
         shape = self.shape(n)
         assert radices is not None and shape is not None
         per, wg = shape
-        dims = [(s, a, b) for s, a, b in zip(sizes, src.strides, dst.strides)]
-        tdim = 0xFFFF
-        if twiddle is not None:
-            tdim = 0
-        keep = [i for i, d in enumerate(dims) if d[0] > 1 or i == (0 if twiddle is not None else -1)]
-        dims = [dims[i] for i in keep]
-        if twiddle is not None:
-            tdim = keep.index(0) if 0 in keep else 0xFFFF
+        tdim_of = -1 if twiddle is None else twiddle[1]
+        dims = sorted(((s, a, b, i == tdim_of) for i, (s, a, b) in enumerate(zip(sizes, src.strides, dst.strides))
+                       if s > 1 or i == tdim_of), key=lambda d: (abs(d[1]), abs(d[2])))
+        tdim = next((i for i, d in enumerate(dims) if d[3]), 0xFFFF)
+        dims = [d[:3] for d in dims]
         if len(dims) > MAX_BATCH_DIMS:
             raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
         batch = math.prod(d[0] for d in dims) if dims else 1
@@ -398,11 +435,16 @@ def _chirp_defines(wgsl: str, mode: int) -> dict[str, object]:
 
 
 class _Plan:
-    """A compiled call: its program and its table allocation (base 2), freed with the plan."""
+    """A compiled call: its program, its table allocation (base 2, freed with the plan) and the
+    spans of its operands (bytes from element 0 to the lowest touched byte, bytes touched)."""
 
-    def __init__(self, backend: Any, program: LaunchProgram, table_ptr: int) -> None:
+    def __init__(self, backend: Any, program: LaunchProgram, table_ptr: int,
+                 spans: tuple[tuple[int, int], tuple[int, int]]) -> None:
         self.program = program
         self.table_ptr = table_ptr
+        self.spans = spans
+        alloc, off = backend.resolve(table_ptr, 0)
+        self.table_base = (alloc.buffer, alloc.buffer.size, alloc.nbytes, off, table_ptr)
         weakref.finalize(self, _release, weakref.ref(backend), table_ptr)
 
 
@@ -445,7 +487,7 @@ def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
     ctx = backend.context
     planner = _Planner(backend, ctx, dtype, itemsize, wgsl)
     planner.transform(n, sizes, _View(0, 0, src_axis, src_strides), _View(1, 0, dst_axis, dst_strides),
-                      inverse, scale)
+                      inverse, scale, top=True)
     chirps = list(planner.chirps)
     records, table = planner.finish()
     table_ptr = _upload(backend, table, dtype)
@@ -465,7 +507,12 @@ def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
         finally:
             backend.free(kernel_ptr)
             backend.free(sub_ptr)
-    return _Plan(backend, LaunchProgram.compile("fft", _WORDS, ctx, records, planner.aux), table_ptr)
+    spans = []
+    for axis, strides in ((src_axis, src_strides), (dst_axis, dst_strides)):
+        lo, hi = strided_span([(n, axis), *zip(sizes, strides)])
+        spans.append((lo * itemsize, (hi - lo + 1) * itemsize))
+    return _Plan(backend, LaunchProgram.compile("fft", _WORDS, ctx, records, planner.aux), table_ptr,
+                 (spans[0], spans[1]))
 
 
 def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) -> tuple[tuple[int, ...], ...]:
@@ -501,22 +548,43 @@ def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst
         raise invalid_argument("fft: batch shape and strides differ in length")
     if 0 in batch_shape:
         return
+    split = config.value("fft_column_split")
+    key = (dtype, n, tuple(batch_shape), src_axis, tuple(src_strides), dst_axis, tuple(dst_strides),
+           inverse, scale, split)
+    plans = _PLANS.of(backend)
+    plan = plans.get(key)
+    ctx = backend.context
+    if plan is None or not plan.program.valid_for(ctx):
+        plan = _plan_for(backend, plans, str(dtype), int(n), batch_shape, int(src_axis), src_strides,
+                         int(dst_axis), dst_strides, bool(inverse), float(scale), bool(split))
+        _PLANS.keep(plans, key, plan)
+    itemsize = _COMPLEX[str(dtype)][0]
+    (src_lo, src_bytes), (dst_lo, dst_bytes) = plan.spans
+    # range and alignment checks of both operands (the windows of the program's regions)
+    src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
+    dst_alloc, dst_off = backend.resolve(dst + dst_lo, dst_bytes)
+    if (src_off - src_lo) % itemsize or (dst_off - dst_lo) % itemsize:
+        raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
+    bases = [(src_alloc.buffer, src_alloc.buffer.size, src_alloc.nbytes, src_off - src_lo, src),
+             (dst_alloc.buffer, dst_alloc.buffer.size, dst_alloc.nbytes, dst_off - dst_lo, dst),
+             plan.table_base]
+    if not plan.program.run(backend, ctx, bases, _placeholder):
+        raise invalid_argument("fft: the program did not apply")
+
+
+def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: int, batch_shape: Sequence[int],
+              src_axis: int, src_strides: Sequence[int], dst_axis: int, dst_strides: Sequence[int], inverse: bool,
+              scale: float, split: bool) -> _Plan:
+    """The plan of a call (its merged batch dims: shared by the calls that merge alike)."""
+    _storage(backend, dtype)  # invalid argument for another dtype, unsupported without shader-f64
     sizes, sstr, dstr = merge_batch(batch_shape, src_strides, dst_strides)
     if len(sizes) > MAX_BATCH_DIMS - 2:
         raise invalid_argument(f"fft: at most {MAX_BATCH_DIMS - 2} batch dims that do not merge")
     if not sizes:
         sizes, sstr, dstr = (1,), (0,), (0,)
-    key = (str(dtype), int(n), sizes, int(src_axis), sstr, int(dst_axis), dstr, bool(inverse), float(scale))
-    plans = _PLANS.of(backend)
+    key = ("merged", dtype, n, sizes, src_axis, sstr, dst_axis, dstr, inverse, scale, split)
     plan = plans.get(key)
     if plan is None or not plan.program.valid_for(backend.context):
-        plan = _make_plan(backend, key)
+        plan = _make_plan(backend, key[1:-1])
         _PLANS.keep(plans, key, plan)
-    itemsize = _COMPLEX[str(dtype)][0]
-    # range checks of both operands (the windows of the program's regions)
-    for ptr, axis, strides in ((src, src_axis, sstr), (dst, dst_axis, dstr)):
-        lo, hi = strided_span([(n, axis), *zip(sizes, strides)])
-        backend.window(ptr + lo * itemsize, (hi - lo + 1) * itemsize, itemsize)
-    ctx = backend.context
-    if not plan.program.run(backend, ctx, _bases(backend, [src, dst, plan.table_ptr]), _placeholder):
-        raise invalid_argument("fft: the program did not apply")
+    return plan

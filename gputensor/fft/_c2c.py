@@ -38,7 +38,8 @@ def c2c(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> GpuArray:
     batch = shape[:axis] + shape[axis + 1:]
     dst_strides = out_strides[:axis] + out_strides[axis + 1:]
     src_strides = x._strides[:axis] + x._strides[axis + 1:]
-    if len(ops_fft.merge_batch(batch, src_strides, dst_strides)[0]) > ops_fft.MAX_BATCH_DIMS - 2:
+    if (len(batch) > ops_fft.MAX_BATCH_DIMS - 2
+            and len(ops_fft.merge_batch(batch, src_strides, dst_strides)[0]) > ops_fft.MAX_BATCH_DIMS - 2):
         x = _copy_contiguous(x)  # (batch dims that do not merge: rare high-rank strided views)
         src_strides = dst_strides
     call(ops_fft.c2c, x.dtype.name, shape[axis], x._ptr, x._strides[axis], out._ptr, out_strides[axis],
