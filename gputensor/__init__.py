@@ -179,7 +179,10 @@ from . import nn  # noqa: E402
 # --- the linalg extension: gputensor.linalg ---
 from . import linalg  # noqa: E402
 
-__all__ += ["nn", "linalg"]
+# --- the fft extension: gputensor.fft ---
+from . import fft  # noqa: E402
+
+__all__ += ["nn", "linalg", "fft"]
 
 # --- NumPy's names, protocols and array methods ---
 from . import _dask, _interop_numpy, _methods, _numpy_names  # noqa: E402

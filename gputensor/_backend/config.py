@@ -192,6 +192,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_block", "GPUTENSOR_LINALG_BLOCK", _count_or_auto, 0, True,
          "block (panel) width of the blocked linalg factorizations: 16, 32, 64 or 128 "
          "(0 or unset: each factorization's default)"),
+    Knob("fft_column_split", "GPUTENSOR_FFT_COLUMN_SPLIT", _not_off, True, False,
+         "fft: column transforms (entries adjacent in memory) that leave fewer than 4 entries to a "
+         "workgroup take a four-step decomposition (off: one workgroup pass, short reads)"),
 )
 
 _BY_NAME: dict[str, Knob] = {knob.name: knob for knob in KNOBS}

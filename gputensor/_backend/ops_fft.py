@@ -1,0 +1,590 @@
+"""Complex-to-complex DFTs along one axis of a strided array: batched, any length.
+
+:func:`c2c` records ``dst = scale * DFT(src)`` along one axis (sign -1 forward, +1 inverse), for
+any strides of ``src`` and ``dst`` (complex elements, any sign) and any number of transforms.
+Its plan, a ``launch.LaunchProgram`` with its tables, is made once per call structure (length,
+dtype, direction, scale, the batch dims and strides) and replayed for new pointers.
+
+* Lengths whose prime factors are 2, 3, 5 and 7, up to :func:`workgroup_length` (what two
+  copies of ``C`` transforms take in the adapter's workgroup memory): one dispatch of
+  ``_wgsl/fft_stockham.wgsl``, the mixed-radix Stockham passes (radices 8, 4, 2, 3, 5, 7) on C
+  transforms per workgroup, read and written through their strides.
+* Longer such lengths: the four-step decomposition n = n1 * m (``_four_step``): the length-m
+  transforms of the n1 interleaved subsequences (recursively decomposed when m is still too
+  long) into a contiguous scratch array, then the length-n1 transforms across them with the
+  twiddles W_n^(i k) applied on load, written to ``dst`` through its strides.
+* Lengths with a prime factor above 7: Bluestein's chirp-z (``_bluestein``), the convolution
+  with the chirp through transforms of a length m >= 2n - 1 of the kind above
+  (``_wgsl/fft_chirp.wgsl`` does the chirp multiplies, the zero padding and the product with
+  the chirp's spectrum, which is computed on the device once per plan).
+
+Twiddle and chirp tables are computed in float64 on the host once per plan (the chirp's angle
+from k^2 mod 2n, exact for every k) and uploaded; the transforms run on the device. No wgpu here.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import struct
+import weakref
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import config
+from .errors import invalid_argument, unsupported
+from .launch import LaunchProgram, Region
+from .layout import strided_span
+from .plan_cache import PlanCache
+
+__all__ = ["MAX_BATCH_DIMS", "RADICES", "c2c", "factor", "fast_length", "group_shape", "merge_batch",
+           "workgroup_length"]
+
+#: Batch dims a kernel takes (the caller's, after merging, at most ``MAX_BATCH_DIMS - 2``:
+#: each level of a four-step decomposition adds one).
+MAX_BATCH_DIMS = 4
+#: The radices of the Stockham passes, in the order a length is factored.
+RADICES = (8, 4, 2, 3, 5, 7)
+#: Largest number of transforms a workgroup takes at once.
+MAX_PER_GROUP = 256
+#: Most elements a workgroup holds.
+TARGET = 4096
+#: Most invocations per workgroup of the Stockham kernel.
+MAX_INVOCATIONS = 1024
+#: Fewest adjacent entries a workgroup of a column transform reads (32-byte runs of complex64).
+MIN_RUN = 4
+
+_COMPLEX = {"complex64": (8, "f32", None), "complex128": (16, "f64", "shader-f64")}
+_WORDS = struct.Struct("<28I")
+_U32 = 0xFFFFFFFF
+
+
+def _storage(backend: Any, dtype: str) -> tuple[int, str]:
+    try:
+        itemsize, wgsl, feature = _COMPLEX[str(dtype)]
+    except KeyError:
+        raise invalid_argument(f"fft: dtype must be complex64 or complex128, not {dtype!r}") from None
+    if feature is not None and not backend.supports(feature):
+        raise unsupported(f"{dtype} needs the adapter feature {feature!r}, which this adapter lacks", feature)
+    return itemsize, wgsl
+
+
+def factor(n: int) -> tuple[int, ...] | None:
+    """The radices (from ``RADICES``) whose product is ``n``: eights, then fours (radix 2 only
+    for a single factor 2), then 3, 5, 7; None when ``n`` has a prime factor above 7; ``(1,)``
+    for ``n == 1``."""
+    if n == 1:
+        return (1,)
+    out = []
+    rest = n
+    twos = 0
+    while rest % 2 == 0:
+        rest //= 2
+        twos += 1
+    if twos == 1:
+        out.append(2)
+    elif twos % 3 == 1:
+        out += [8] * (twos // 3 - 1) + [4, 4]
+    else:
+        out += [8] * (twos // 3) + [4] * (twos % 3 == 2)
+    for r in (3, 5, 7):
+        while rest % r == 0:
+            rest //= r
+            out.append(r)
+    return tuple(out) if rest == 1 else None
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of a 7-smooth ``n``, ascending."""
+    out = [1]
+    rest = n
+    for p in (2, 3, 5, 7):
+        k = 0
+        while rest % p == 0:
+            rest //= p
+            k += 1
+        out = [d * p ** e for d in out for e in range(k + 1)]
+    return sorted(out)
+
+
+def fast_length(n: int) -> int:
+    """The smallest length >= ``n`` whose prime factors are 2, 3, 5 and 7."""
+    best = 1 << max(0, (n - 1).bit_length())
+    p7 = 1
+    while p7 < best:
+        p5 = p7
+        while p5 < best:
+            p3 = p5
+            while p3 < best:
+                v = p3
+                while v < n:
+                    v *= 2
+                best = min(best, v)
+                p3 *= 3
+            p5 *= 5
+        p7 *= 7
+    return best
+
+
+def workgroup_length(ctx: Any, itemsize: int) -> int:
+    """The most elements the workgroup-memory kernel holds on ``ctx`` (its entries' offsets
+    aside), at most ``TARGET``."""
+    storage = int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
+    return max(1, min(TARGET, storage // itemsize))
+
+
+def group_shape(ctx: Any, itemsize: int, n: int) -> tuple[int, int] | None:
+    """(transforms per workgroup, invocations per workgroup) of the workgroup-memory kernel for
+    length ``n`` on ``ctx``; None when one transform does not fit (workgroup memory, or one
+    butterfly of the smallest radix per invocation within the invocation limit)."""
+    radices = factor(n)
+    if radices is None:
+        return None
+    rmin = min(radices)
+    limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)), MAX_INVOCATIONS)
+    held = workgroup_length(ctx, itemsize)
+    if n > held or -(-n // rmin) > limit:
+        return None
+    per = 1
+    while per * 2 <= MAX_PER_GROUP and per * 2 * n <= held and -(-per * 2 * n // rmin) <= limit:
+        per *= 2
+    wg = -(-per * n // rmin)
+    unit = max(32, per)  # (a multiple of per: an invocation's entry is the same in every column step)
+    wg = min(limit, -(-wg // unit) * unit)
+    return per, wg
+
+
+def _column_like(sizes: Sequence[int], src: _View) -> bool:
+    """Whether some batch dim of ``src`` is closer in memory than the transform's elements."""
+    inner = [abs(st) for size, st in zip(sizes, src.strides) if size > 1]
+    return bool(inner) and min(inner) < abs(src.axis)
+
+
+class _View(NamedTuple):
+    """One side of a transform: operand ``base``, ``origin`` (elements from its element 0),
+    ``axis`` stride and the stride of each batch dim."""
+
+    base: int
+    origin: int
+    axis: int
+    strides: tuple[int, ...]
+
+
+class _Planner:
+    """Builds the records (dispatches) and scratch list of one call, and its tables."""
+
+    def __init__(self, backend: Any, ctx: Any, dtype: str, itemsize: int, wgsl: str) -> None:
+        self.backend, self.ctx, self.dtype = backend, ctx, dtype
+        self.itemsize, self.wgsl = itemsize, wgsl
+        self.lw = workgroup_length(ctx, itemsize)
+        self._shapes: dict[int, tuple[int, int] | None] = {}
+        self.column_split = bool(config.value("fft_column_split"))
+        self.records: list[Any] = []
+        self.aux: list[list[int]] = []
+        self.tables: list[np.ndarray] = []
+        self.table_len = 0
+        self.inner: dict[int, int] = {}  # length -> table offset of its twiddles
+        self.scales: dict[float, int] = {}  # scale -> table offset of its entry
+        self.chirps: list[tuple[int, int, int, bool]] = []  # spectra to compute: (n, m, offset, inverse)
+
+    def shape(self, n: int) -> tuple[int, int] | None:
+        """``group_shape`` of length ``n`` (memoised for the plan)."""
+        if n not in self._shapes:
+            self._shapes[n] = group_shape(self.ctx, self.itemsize, n)
+        return self._shapes[n]
+
+    # ---- tables ----------------------------------------------------------------------------
+    def _table(self, values: np.ndarray) -> int:
+        off = self.table_len
+        self.tables.append(values)
+        self.table_len += len(values)
+        return off
+
+    def scale_entry(self, scale: float) -> int:
+        """The table offset of an entry holding ``scale``."""
+        off = self.scales.get(scale)
+        if off is None:
+            off = self.scales[scale] = self._table(np.array([scale], dtype=np.complex128))
+        return off
+
+    def twiddles(self, n: int) -> int:
+        off = self.inner.get(n)
+        if off is None:
+            off = self.inner[n] = self._table(np.exp(-2j * np.pi * np.arange(n) / n))
+        return off
+
+    # ---- the scratch operands (bases 3, 4, ...) ------------------------------------------------
+    def scratch(self, elements: int) -> int:
+        self.aux.append([max(1, elements) * self.itemsize, 0])
+        return 2 + len(self.aux)
+
+    # ---- the transforms ----------------------------------------------------------------------
+    def transform(self, n: int, sizes: Sequence[int], src: _View, dst: _View, inverse: bool,
+                  scale: float, top: bool = False) -> None:
+        """Append the dispatches of ``dst = scale * DFT(src)`` (``top``: the call's own operands,
+        whose column transforms may split; not the rows of a decomposition, which are columns by
+        construction)."""
+        radices = factor(n)
+        column = _column_like(sizes, src)
+        if radices is None:
+            self._bluestein(n, sizes, src, dst, inverse, scale)
+        elif self.shape(n) is not None and not (top and column and self.column_split and self._split_column(n)):
+            self._stockham(n, radices, sizes, src, dst, inverse, scale, None)
+        else:
+            self._four_step(n, sizes, src, dst, inverse, scale, column)
+
+    def _split_column(self, n: int) -> bool:
+        """Whether a column transform of length ``n`` (entries adjacent in memory, elements far
+        apart) that fits a workgroup takes a four-step decomposition instead: when fewer than
+        ``MIN_RUN`` entries fit a workgroup (reads of fewer than 32 bytes in a row) and ``n``
+        splits into two factors that each take ``MIN_RUN`` entries."""
+        shape = self.shape(n)
+        return shape is not None and shape[0] < MIN_RUN and self._split(n, True) is not None
+
+    def _split(self, n: int, column: bool = False) -> int | None:
+        """The column length n1 of a four-step decomposition of ``n``. The column pass reads
+        ``lw / n1`` adjacent columns per workgroup, so n1 is at most a quarter of a workgroup
+        (32-byte runs): the smallest such n1 whose rows (n / n1, strided too) fit a workgroup
+        ``MIN_RUN`` times, else (not ``column``) once; else (three levels or more) the longest
+        n1 of at most a sixteenth of a workgroup, the rows decomposed in turn. None
+        (``column``) or BackendError when there is none."""
+        fits = [d for d in _divisors(n)[1:-1] if self.shape(d) is not None]
+        for runs in (True, False):  # rows of MIN_RUN entries per workgroup first
+            for d in fits:
+                rows = self.shape(n // d)
+                if d <= max(2, self.lw // MIN_RUN) and rows is not None and (not runs or rows[0] >= MIN_RUN):
+                    return d
+            if column:
+                return None
+        short = [d for d in fits if d <= max(2, self.lw // 16)]
+        if not short:
+            raise invalid_argument(f"fft: no decomposition of length {n}")
+        return short[-1]
+
+    def _four_step(self, n: int, sizes: Sequence[int], src: _View, dst: _View, inverse: bool,
+                   scale: float, column: bool) -> None:
+        """n = n1 m: the length-m transforms of the n1 subsequences x[i1 + n1 i2] into a scratch
+        array, then the length-n1 transforms over i1 of W_n^(i1 k2) times them (k2 the first
+        batch dim of that pass). The scratch holds the batch entries outermost (row-like
+        operands: each row's transform contiguous) or innermost (``column``: entries adjacent,
+        as in the operands)."""
+        n1 = (self._split(n, True) if column else None) or self._split(n)
+        assert n1 is not None
+        m = n // n1
+        batch = math.prod(sizes)
+        tmp = self.scratch(batch * n)
+        cum = []
+        acc = 1
+        for size in sizes:
+            cum.append(acc)
+            acc *= size
+        if column:  # tmp[(i1 m + k2) batch + b]
+            a_dst = _View(tmp, 0, batch, (m * batch, *cum))
+            b_src = _View(tmp, 0, m * batch, (batch, *cum))
+        else:  # tmp[b n + i1 m + k2]
+            outer = tuple(c * n for c in cum)
+            a_dst = _View(tmp, 0, 1, (m, *outer))
+            b_src = _View(tmp, 0, m, (1, *outer))
+        a_src = _View(src.base, src.origin, src.axis * n1, (src.axis, *src.strides))
+        self.transform(m, (n1, *sizes), a_src, a_dst, inverse, 1.0)
+        b_dst = _View(dst.base, dst.origin, dst.axis * m, (dst.axis, *dst.strides))
+        self._stockham(n1, factor(n1), (m, *sizes), b_src, b_dst, inverse, scale, (n, 0))
+
+    def _stockham(self, n: int, radices: tuple[int, ...] | None, sizes: Sequence[int], src: _View,
+                  dst: _View, inverse: bool, scale: float, twiddle: tuple[int, int] | None) -> None:
+        """One dispatch of the workgroup kernel; ``twiddle`` (total length, index of the batch
+        dim whose coordinate multiplies the element index) for the column pass of a four-step
+        decomposition. Batch dims of size 1 are dropped, the others ordered by source stride
+        (adjacent entries of a workgroup adjacent in memory where possible)."""
+        shape = self.shape(n)
+        assert radices is not None and shape is not None
+        per, wg = shape
+        tdim_of = -1 if twiddle is None else twiddle[1]
+        dims = sorted(((s, a, b, i == tdim_of) for i, (s, a, b) in enumerate(zip(sizes, src.strides, dst.strides))
+                       if s > 1 or i == tdim_of), key=lambda d: (abs(d[1]), abs(d[2])))
+        tdim = next((i for i, d in enumerate(dims) if d[3]), 0xFFFF)
+        dims = [d[:3] for d in dims]
+        if len(dims) > MAX_BATCH_DIMS:
+            raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
+        batch = math.prod(d[0] for d in dims) if dims else 1
+        along_load = abs(src.axis) == 1 or per == 1
+        along_store = abs(dst.axis) == 1 or per == 1
+        tw_split = 1
+        lo = hi = 0
+        if twiddle is not None:
+            total = twiddle[0]
+            tw_split = 1 << ((total.bit_length() + 1) // 2)
+            lo = self._table(np.exp(-2j * np.pi * np.arange(tw_split) / total))
+            hi = self._table(np.exp(-2j * np.pi * tw_split * np.arange(-(-total // tw_split)) / total))
+        inner = self.twiddles(n)
+        defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None)
+        padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
+        flags = int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
+        words = [batch, 0, 0, src.axis & _U32, dst.axis & _U32, 0, lo, hi, tw_split, tdim, inner, flags,
+                 self.scale_entry(scale), len(dims), 0, 0, *(d[0] for d in padded), *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
+        isz = self.itemsize
+        regions = (
+            self._region(src, n, [(d[0], d[1]) for d in dims], 1),
+            self._region(dst, n, [(d[0], d[2]) for d in dims], 2),
+            Region(2, 0, 0, isz, 0, 5, 0),  # the table: size filled in at compile
+        )
+        grid = self.ctx.fold_grid(-(-batch // per))
+        pipe = self.ctx.pipeline("fft_stockham", 3, defines)
+        self.records.append((pipe, defines, tuple(words), grid, regions))
+
+    def _region(self, view: _View, n: int, dims: list[tuple[int, int]], word: int) -> Region:
+        full = [(n, view.axis), *dims]
+        lo, hi = strided_span(full)
+        isz = self.itemsize
+        return Region(view.base, (view.origin + lo) * isz, (hi - lo + 1) * isz, isz, 0, word, -lo)
+
+    def _bluestein(self, n: int, sizes: Sequence[int], src: _View, dst: _View, inverse: bool,
+                   scale: float) -> None:
+        m = fast_length(2 * n - 1)
+        batch = math.prod(sizes)
+        k = np.arange(n, dtype=np.int64)
+        w = np.exp(-1j * np.pi * ((k * k) % (2 * n)) / n)  # exp(-i pi k^2 / n), exact angles
+        chirp = self._table(w)
+        h = np.zeros(m, dtype=np.complex128)
+        hk = np.conj(w) if not inverse else w  # the kernel of the convolution
+        h[:n] = hk
+        h[m - n + 1:] = hk[1:][::-1]
+        spec = self._table(np.zeros(m, dtype=np.complex128))
+        self.chirps.append((m, spec, len(self.tables) - 1, inverse))
+        self.tables[-1] = h  # the kernel itself; its spectrum replaces it on the device
+        a = self.scratch(batch * m)
+        b = self.scratch(batch * m)
+        dims = [(s, st) for s, st in zip(sizes, src.strides)]
+        self._chirp(0, batch * m, n, m, src, _View(a, 0, 1, ()), dims, chirp, spec, inverse, 1.0)
+        contiguous = tuple(m * math.prod(sizes[:i]) for i in range(len(sizes)))
+        self.transform(m, sizes, _View(a, 0, 1, contiguous), _View(b, 0, 1, contiguous), False, 1.0)
+        self._chirp(1, batch * m, n, m, _View(b, 0, 1, ()), _View(a, 0, 1, ()), [], chirp, spec, inverse, 1.0)
+        self.transform(m, sizes, _View(a, 0, 1, contiguous), _View(b, 0, 1, contiguous), True, 1.0)
+        dims = [(s, st) for s, st in zip(sizes, dst.strides)]
+        self._chirp(2, batch * n, n, m, _View(b, 0, 1, ()), dst, dims, chirp, spec, inverse, scale / m)
+
+    def _chirp(self, mode: int, total: int, n: int, m: int, src: _View, dst: _View,
+               dims: list[tuple[int, int]], chirp: int, spec: int, inverse: bool, scale: float) -> None:
+        dims = [d for d in dims if d[0] > 1]
+        if len(dims) > MAX_BATCH_DIMS:
+            raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
+        batch = total // (m if mode < 2 else n)
+        strided = src if mode == 0 else dst
+        padded = dims + [(1, 0)] * (MAX_BATCH_DIMS - len(dims))
+        words = [total, n, m, 0, 0, 0, chirp, spec, strided.axis & _U32, int(inverse), self.scale_entry(scale),
+                 len(dims),
+                 *(d[0] for d in padded), *(d[1] & _U32 for d in padded), *(0,) * 8]
+        isz = self.itemsize
+        if mode == 0:
+            r_src = self._region(src, n, dims, 3)
+            r_dst = Region(dst.base, 0, batch * m * isz, isz, 0, 4, 0)
+        elif mode == 1:
+            r_src = Region(src.base, 0, batch * m * isz, isz, 0, 3, 0)
+            r_dst = Region(dst.base, 0, batch * m * isz, isz, 0, 4, 0)
+        else:
+            r_src = Region(src.base, 0, batch * m * isz, isz, 0, 3, 0)
+            r_dst = self._region(dst, n, dims, 4)
+        defines = _chirp_defines(self.wgsl, mode)
+        grid = self.ctx.fold_grid(-(-total // 256))
+        pipe = self.ctx.pipeline("fft_chirp", 3, defines)
+        self.records.append((pipe, defines, tuple(words), grid, (r_src, r_dst, Region(2, 0, 0, isz, 0, 5, 0))))
+
+    def finish(self) -> tuple[list[Any], np.ndarray]:
+        """The records with the table's size in its regions, and the table (float64 values)."""
+        table = np.concatenate(self.tables) if self.tables else np.zeros(1, np.complex128)
+        nbytes = len(table) * self.itemsize
+        records = []
+        for pipe, defines, words, grid, regions in self.records:
+            regions = tuple(r._replace(nbytes=nbytes) if r.base == 2 else r for r in regions)
+            records.append((pipe, defines, words, grid, regions))
+        return records, table
+
+
+def _literal(value: float, wgsl: str) -> str:
+    """A decimal WGSL literal of a finite ``value`` (a constant expression, which the bit-pattern
+    literals of ``wgsl_types.literal`` are not)."""
+    return f"{float(value)!r}{'f' if wgsl == 'f32' else 'lf'}"
+
+
+@functools.lru_cache(maxsize=256)
+def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
+                      twiddle: bool) -> dict[str, object]:
+    """The placeholders of fft_stockham.wgsl (cached: treat as read-only)."""
+    t = wgsl
+    c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
+    s = {f"S{r}{k}": _literal(math.sin(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
+    out: dict[str, object] = {
+        "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices),
+        "RADICES": ", ".join(f"{r}u" for r in radices),
+        "TWIDDLE": "true" if twiddle else "false",
+        **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
+        "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
+        "R2": _literal(math.sqrt(0.5), t),
+    }
+    for key in ("C51", "C52", "S51", "S52", "C71", "C72", "C73", "S71", "S72", "S73"):
+        out[key] = c.get(key, s.get(key))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _chirp_defines(wgsl: str, mode: int) -> dict[str, object]:
+    """The placeholders of fft_chirp.wgsl (cached: treat as read-only)."""
+    return {"T": wgsl, "MODE": mode}
+
+
+class _Plan:
+    """A compiled call: its program, its table allocation (base 2, freed with the plan) and the
+    spans of its operands (bytes from element 0 to the lowest touched byte, bytes touched)."""
+
+    def __init__(self, backend: Any, program: LaunchProgram, table_ptr: int,
+                 spans: tuple[tuple[int, int], tuple[int, int]]) -> None:
+        self.program = program
+        self.table_ptr = table_ptr
+        self.spans = spans
+        alloc, off = backend.resolve(table_ptr, 0)
+        self.table_base = (alloc.buffer, alloc.buffer.size, alloc.nbytes, off, table_ptr)
+        weakref.finalize(self, _release, weakref.ref(backend), table_ptr)
+
+
+def _release(backend_ref: Any, ptr: int) -> None:
+    """Free a dropped plan's table (nothing when its backend is gone or was reset)."""
+    backend = backend_ref()
+    if backend is None:
+        return
+    try:
+        backend.free(ptr)
+    except Exception:  # noqa: BLE001 - a retired device's pointer: its memory went with it
+        pass
+
+
+_PLANS = PlanCache(64)
+
+
+def _placeholder(backend: Any, itemsize: int, *bindings: Any) -> Any:
+    raise invalid_argument("fft: no placeholder bindings")
+
+
+def _bases(backend: Any, ptrs: Sequence[int]) -> list[tuple[Any, int, int, int, int]]:
+    out = []
+    for ptr in ptrs:
+        alloc, off = backend.resolve(ptr, 0)
+        out.append((alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr))
+    return out
+
+
+def _upload(backend: Any, values: np.ndarray, dtype: str) -> int:
+    host = np.ascontiguousarray(values.astype(np.complex64 if dtype == "complex64" else np.complex128))
+    ptr = backend.alloc(max(host.nbytes, 8), zero=False)
+    backend.copy_htod(ptr, host)
+    return ptr
+
+
+def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
+    dtype, n, sizes, src_axis, src_strides, dst_axis, dst_strides, inverse, scale = key
+    itemsize, wgsl = _storage(backend, dtype)
+    ctx = backend.context
+    planner = _Planner(backend, ctx, dtype, itemsize, wgsl)
+    planner.transform(n, sizes, _View(0, 0, src_axis, src_strides), _View(1, 0, dst_axis, dst_strides),
+                      inverse, scale, top=True)
+    chirps = list(planner.chirps)
+    records, table = planner.finish()
+    table_ptr = _upload(backend, table, dtype)
+    for m, spec, index, _ in chirps:
+        # the spectrum of the chirp kernel, in place of the kernel in the table (a transform of
+        # the kernel's copy into the table)
+        sub = _Planner(backend, ctx, dtype, itemsize, wgsl)
+        sub.transform(m, (1,), _View(0, 0, 1, (m,)), _View(1, spec, 1, (m,)), False, 1.0)
+        sub_records, sub_table = sub.finish()
+        kernel_ptr = _upload(backend, table[spec:spec + m], dtype)
+        sub_ptr = _upload(backend, sub_table, dtype)
+        # the sub-program's operands: 0 the kernel copy, 1 the plan table, 2 its own twiddles
+        program = LaunchProgram.compile("fft", _WORDS, ctx, sub_records, sub.aux)
+        try:
+            if not program.run(backend, ctx, _bases(backend, [kernel_ptr, table_ptr, sub_ptr]), _placeholder):
+                raise invalid_argument("fft: the chirp spectrum's program did not apply")
+        finally:
+            backend.free(kernel_ptr)
+            backend.free(sub_ptr)
+    spans = []
+    for axis, strides in ((src_axis, src_strides), (dst_axis, dst_strides)):
+        lo, hi = strided_span([(n, axis), *zip(sizes, strides)])
+        spans.append((lo * itemsize, (hi - lo + 1) * itemsize))
+    return _Plan(backend, LaunchProgram.compile("fft", _WORDS, ctx, records, planner.aux), table_ptr,
+                 (spans[0], spans[1]))
+
+
+def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    """Batch dims without size-1 dims, merged where both sides allow, sorted by source stride."""
+    dims = sorted(((int(s), int(a), int(b)) for s, a, b in zip(sizes, src, dst) if s != 1),
+                  key=lambda d: (abs(d[1]), abs(d[2])))
+    merged: list[tuple[int, int, int]] = []
+    for s, a, b in dims:
+        if merged:
+            ps, pa, pb = merged[-1]
+            if a == pa * ps and b == pb * ps:
+                merged[-1] = (ps * s, pa, pb)
+                continue
+        merged.append((s, a, b))
+    return (tuple(d[0] for d in merged), tuple(d[1] for d in merged), tuple(d[2] for d in merged))
+
+
+def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst_axis: int,
+        batch_shape: Sequence[int], src_strides: Sequence[int], dst_strides: Sequence[int], *,
+        inverse: bool, scale: float = 1.0) -> None:
+    """Record ``dst = scale * DFT(src)`` of length ``n`` along one axis, for every entry of
+    ``batch_shape``: element i of entry (j0, j1, ...) of ``src`` is at element ``i * src_axis +
+    sum j_d src_strides[d]`` from the pointer ``src`` (complex elements, any sign), ``dst``
+    likewise; sign -1 (``inverse=False``) or +1. ``src`` and ``dst`` must not overlap.
+
+    Raises BackendError: invalid argument for a length below 1, a dtype other than complex64 /
+    complex128, more than ``MAX_BATCH_DIMS - 2`` batch dims that do not merge, pointers out of
+    range; unsupported for complex128 without ``shader-f64``.
+    """
+    if n < 1:
+        raise invalid_argument(f"fft: length must be at least 1, not {n}")
+    if len(batch_shape) != len(src_strides) or len(batch_shape) != len(dst_strides):
+        raise invalid_argument("fft: batch shape and strides differ in length")
+    if 0 in batch_shape:
+        return
+    split = config.value("fft_column_split")
+    key = (dtype, n, tuple(batch_shape), src_axis, tuple(src_strides), dst_axis, tuple(dst_strides),
+           inverse, scale, split)
+    plans = _PLANS.of(backend)
+    plan = plans.get(key)
+    ctx = backend.context
+    if plan is None or not plan.program.valid_for(ctx):
+        plan = _plan_for(backend, plans, str(dtype), int(n), batch_shape, int(src_axis), src_strides,
+                         int(dst_axis), dst_strides, bool(inverse), float(scale), bool(split))
+        _PLANS.keep(plans, key, plan)
+    itemsize = _COMPLEX[str(dtype)][0]
+    (src_lo, src_bytes), (dst_lo, dst_bytes) = plan.spans
+    # range and alignment checks of both operands (the windows of the program's regions)
+    src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
+    dst_alloc, dst_off = backend.resolve(dst + dst_lo, dst_bytes)
+    if (src_off - src_lo) % itemsize or (dst_off - dst_lo) % itemsize:
+        raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
+    bases = [(src_alloc.buffer, src_alloc.buffer.size, src_alloc.nbytes, src_off - src_lo, src),
+             (dst_alloc.buffer, dst_alloc.buffer.size, dst_alloc.nbytes, dst_off - dst_lo, dst),
+             plan.table_base]
+    if not plan.program.run(backend, ctx, bases, _placeholder):
+        raise invalid_argument("fft: the program did not apply")
+
+
+def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: int, batch_shape: Sequence[int],
+              src_axis: int, src_strides: Sequence[int], dst_axis: int, dst_strides: Sequence[int], inverse: bool,
+              scale: float, split: bool) -> _Plan:
+    """The plan of a call (its merged batch dims: shared by the calls that merge alike)."""
+    _storage(backend, dtype)  # invalid argument for another dtype, unsupported without shader-f64
+    sizes, sstr, dstr = merge_batch(batch_shape, src_strides, dst_strides)
+    if len(sizes) > MAX_BATCH_DIMS - 2:
+        raise invalid_argument(f"fft: at most {MAX_BATCH_DIMS - 2} batch dims that do not merge")
+    if not sizes:
+        sizes, sstr, dstr = (1,), (0,), (0,)
+    key = ("merged", dtype, n, sizes, src_axis, sstr, dst_axis, dstr, inverse, scale, split)
+    plan = plans.get(key)
+    if plan is None or not plan.program.valid_for(backend.context):
+        plan = _make_plan(backend, key[1:-1])
+        _PLANS.keep(plans, key, plan)
+    return plan

@@ -1,0 +1,337 @@
+// Batched 1-D DFTs of length N in workgroup memory (mixed-radix Stockham autosort passes).
+//
+// Each workgroup transforms C consecutive batch entries b = group * C + c (b < n_batch). Entry b
+// has coordinates along up to MAXB batch dims (dim 0 fastest: b = sum coord_d * prod of the
+// sizes below d); its element i is read at src_first + sum coord_d * src_stride_d + i * src_axis
+// and its result element k written at dst_first + sum coord_d * dst_stride_d + k * dst_axis
+// (strides in complex elements, any sign: i32 bits). The passes run the forward DFT (sign -1);
+// bit 0 of p.flags (inverse) conjugates on load and on store (conj(DFT(conj(x))) is the DFT of
+// sign +1). Invocations take consecutive elements of one entry where bit 2 (load) / bit 3
+// (store) of p.flags is set (a contiguous axis), else the same element of consecutive entries. TWIDDLE
+// multiplies element i of entry b on load by W^(i * coord_tdim(b)), W = exp(-2 pi i / n) for the length n of the whole transform,
+// from two tables (W^(q % tw_split) * W^(tw_split * (q / tw_split)), both computed in float64 on
+// the host): the twiddles of a four-step decomposition. Results are multiplied by the real part
+// of table entry p.scale_at (bit 1 of p.flags; else by 1).
+//
+// Pass with radix R after passes of total length L (M = N / R butterflies per entry): butterfly
+// j (k = j % L, blk = j / L) reads x[j + q M] (q < R), multiplies input q by w^q (w = exp(-2 pi
+// i k / (L R)): table entry k q N / (L R) of the length-N table), takes the R-point DFT and
+// writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs in
+// registers across a barrier (WG >= C N / the smallest radix), so workgroup memory holds C N
+// elements once.
+//#include common
+
+alias T = {{T}};
+alias C2 = vec2<T>;
+const N: u32 = {{N}}u;
+const C: u32 = {{C}}u;
+const WG: u32 = {{WG}}u;
+const NPASS: u32 = {{NPASS}}u;
+const RADICES = array<u32, NPASS>({{RADICES}});
+const TWIDDLE: bool = {{TWIDDLE}};
+// the radices the passes use (the others' code is left out)
+const USE2: bool = {{USE2}};
+const USE3: bool = {{USE3}};
+const USE4: bool = {{USE4}};
+const USE5: bool = {{USE5}};
+const USE7: bool = {{USE7}};
+const USE8: bool = {{USE8}};
+const TOTAL: u32 = C * N;
+
+// the R-point DFT constants: cos and sin of 2 pi k / R (float64 on the host)
+const C3: T = {{C3}};
+const S3: T = {{S3}};
+const C51: T = {{C51}};
+const C52: T = {{C52}};
+const S51: T = {{S51}};
+const S52: T = {{S52}};
+const C71: T = {{C71}};
+const C72: T = {{C72}};
+const C73: T = {{C73}};
+const S71: T = {{S71}};
+const S72: T = {{S72}};
+const S73: T = {{S73}};
+const R2: T = {{R2}};
+
+struct Params {
+    n_batch: u32, src_first: u32, dst_first: u32, src_axis: u32,
+    dst_axis: u32, tw_first: u32, tw2_lo: u32, tw2_hi: u32,
+    tw_split: u32, tdim: u32, tw_inner: u32, flags: u32,
+    scale_at: u32, nb: u32, pad1: u32, pad2: u32,
+    size: vec4<u32>,
+    src_stride: vec4<u32>,
+    dst_stride: vec4<u32>,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> src: array<C2>;
+@group(0) @binding(2) var<storage, read_write> dst: array<C2>;
+@group(0) @binding(3) var<storage, read_write> tw: array<C2>;
+
+var<workgroup> sh: array<C2, TOTAL>;
+
+fn cmul(a: C2, b: C2) -> C2 {
+    return C2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+// -i * a
+fn mul_mi(a: C2) -> C2 {
+    return C2(a.y, -a.x);
+}
+
+fn conj_if(a: C2, flag: bool) -> C2 {
+    if flag {
+        return C2(a.x, -a.y);
+    }
+    return a;
+}
+
+// w^e for the pass twiddles: entry e (< N) of the length-N table
+fn twiddle(e: u32) -> C2 {
+    return tw[p.tw_first + p.tw_inner + e];
+}
+
+fn bf2(o: u32, L: u32, a0: C2, a1: C2) {
+    sh[o] = a0 + a1;
+    sh[o + L] = a0 - a1;
+}
+
+fn bf3(o: u32, L: u32, a0: C2, a1: C2, a2: C2) {
+    let u = a1 + a2;
+    let v = a1 - a2;
+    let m = a0 + u * C3;
+    let w = mul_mi(v * S3);
+    sh[o] = a0 + u;
+    sh[o + L] = m + w;
+    sh[o + 2u * L] = m - w;
+}
+
+fn bf4(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2) {
+    let t0 = a0 + a2;
+    let t1 = a0 - a2;
+    let t2 = a1 + a3;
+    let t3 = mul_mi(a1 - a3);
+    sh[o] = t0 + t2;
+    sh[o + L] = t1 + t3;
+    sh[o + 2u * L] = t0 - t2;
+    sh[o + 3u * L] = t1 - t3;
+}
+
+fn bf5(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2) {
+    let u1 = a1 + a4;
+    let v1 = a1 - a4;
+    let u2 = a2 + a3;
+    let v2 = a2 - a3;
+    let m1 = a0 + u1 * C51 + u2 * C52;
+    let m2 = a0 + u1 * C52 + u2 * C51;
+    let w1 = mul_mi(v1 * S51 + v2 * S52);
+    let w2 = mul_mi(v1 * S52 - v2 * S51);
+    sh[o] = a0 + u1 + u2;
+    sh[o + L] = m1 + w1;
+    sh[o + 2u * L] = m2 + w2;
+    sh[o + 3u * L] = m2 - w2;
+    sh[o + 4u * L] = m1 - w1;
+}
+
+fn bf7(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2) {
+    let u1 = a1 + a6;
+    let v1 = a1 - a6;
+    let u2 = a2 + a5;
+    let v2 = a2 - a5;
+    let u3 = a3 + a4;
+    let v3 = a3 - a4;
+    let m1 = a0 + u1 * C71 + u2 * C72 + u3 * C73;
+    let m2 = a0 + u1 * C72 + u2 * C73 + u3 * C71;
+    let m3 = a0 + u1 * C73 + u2 * C71 + u3 * C72;
+    let w1 = mul_mi(v1 * S71 + v2 * S72 + v3 * S73);
+    let w2 = mul_mi(v1 * S72 - v2 * S73 - v3 * S71);
+    let w3 = mul_mi(v1 * S73 - v2 * S71 + v3 * S72);
+    sh[o] = a0 + u1 + u2 + u3;
+    sh[o + L] = m1 + w1;
+    sh[o + 2u * L] = m2 + w2;
+    sh[o + 3u * L] = m3 + w3;
+    sh[o + 4u * L] = m3 - w3;
+    sh[o + 5u * L] = m2 - w2;
+    sh[o + 6u * L] = m1 - w1;
+}
+
+fn bf8(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2, a7: C2) {
+    // radix 4 on the even and on the odd inputs
+    let e0 = a0 + a4;
+    let e1 = a0 - a4;
+    let e2 = a2 + a6;
+    let e3 = mul_mi(a2 - a6);
+    let E0 = e0 + e2;
+    let E1 = e1 + e3;
+    let E2 = e0 - e2;
+    let E3 = e1 - e3;
+    let f0 = a1 + a5;
+    let f1 = a1 - a5;
+    let f2 = a3 + a7;
+    let f3 = mul_mi(a3 - a7);
+    let F0 = f0 + f2;
+    let F1 = f1 + f3;
+    let F2 = f0 - f2;
+    let F3 = f1 - f3;
+    // W8^1 = (1 - i) / sqrt 2, W8^2 = -i, W8^3 = -(1 + i) / sqrt 2
+    let G1 = C2((F1.x + F1.y) * R2, (F1.y - F1.x) * R2);
+    let G2 = mul_mi(F2);
+    let G3 = C2((F3.y - F3.x) * R2, (F3.x + F3.y) * -R2);
+    sh[o] = E0 + F0;
+    sh[o + L] = E1 + G1;
+    sh[o + 2u * L] = E2 + G2;
+    sh[o + 3u * L] = E3 + G3;
+    sh[o + 4u * L] = E0 - F0;
+    sh[o + 5u * L] = E1 - G1;
+    sh[o + 6u * L] = E2 - G2;
+    sh[o + 7u * L] = E3 - G3;
+}
+
+fn signed(word: u32) -> i32 {
+    return bitcast<i32>(word);
+}
+
+// (offset of element 0 in src, in dst, twiddle coordinate) of batch entry b: its coordinates
+// along the p.nb batch dims (the last one takes the rest: no division for one dim)
+fn entry(b: u32) -> vec3<i32> {
+    var rest = b;
+    var so = i32(p.src_first);
+    var dof = i32(p.dst_first);
+    var tc = 0u;
+    for (var d = 0u; d < p.nb; d++) {
+        var coord = rest;
+        if d + 1u < p.nb {
+            coord = rest % p.size[d];
+            rest = rest / p.size[d];
+        }
+        so += i32(coord) * signed(p.src_stride[d]);
+        dof += i32(coord) * signed(p.dst_stride[d]);
+        if d == p.tdim {
+            tc = coord;
+        }
+    }
+    return vec3<i32>(so, dof, i32(tc));
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let b0 = linear_group(wid, nwg) * C;
+    if b0 >= p.n_batch {
+        return;  // (the whole workgroup: uniform)
+    }
+    let count = min(C, p.n_batch - b0);
+    let inverse = (p.flags & 1u) != 0u;
+    let along_load = (p.flags & 4u) != 0u;
+    let along_store = (p.flags & 8u) != 0u;
+    let sa = signed(p.src_axis);
+    var last = C;  // the entry whose offsets `ent` holds (none yet)
+    var ent = vec3<i32>(0, 0, 0);
+    for (var e = lid; e < TOTAL; e += WG) {
+        var c: u32;
+        var i: u32;
+        if along_load {
+            c = e / N;
+            i = e % N;
+        } else {
+            c = e % C;
+            i = e / C;
+        }
+        if c < count {
+            if c != last {
+                ent = entry(b0 + c);
+                last = c;
+            }
+            var v = src[u32(ent.x + i32(i) * sa)];
+            v = conj_if(v, inverse);
+            if TWIDDLE {
+                let q = i * u32(ent.z);
+                let w = cmul(tw[p.tw_first + p.tw2_lo + q % p.tw_split], tw[p.tw_first + p.tw2_hi + q / p.tw_split]);
+                v = cmul(v, w);
+            }
+            sh[c * N + i] = v;
+        }
+    }
+    workgroupBarrier();
+    var L = 1u;
+    //#unroll
+    for (var s = 0u; s < NPASS; s++) {
+        let R = RADICES[s];
+        let M = N / R;
+        let live = lid < C * M;  // (WG >= C * M: one butterfly per invocation)
+        let c = lid / M;
+        let jj = lid % M;
+        let at = c * N + jj;
+        let k = jj % L;
+        let step = k * (N / (L * R));
+        var a0 = C2(0.0, 0.0);
+        var a1 = a0;
+        var a2 = a0;
+        var a3 = a0;
+        var a4 = a0;
+        var a5 = a0;
+        var a6 = a0;
+        var a7 = a0;
+        if live {
+            a0 = sh[at];
+            if R > 1u {
+                a1 = cmul(sh[at + M], twiddle(step));
+            }
+            if R > 2u {
+                a2 = cmul(sh[at + 2u * M], twiddle(2u * step));
+            }
+            if R > 3u {
+                a3 = cmul(sh[at + 3u * M], twiddle(3u * step));
+            }
+            if R > 4u {
+                a4 = cmul(sh[at + 4u * M], twiddle(4u * step));
+            }
+            if (USE7 || USE8) && R > 5u {
+                a5 = cmul(sh[at + 5u * M], twiddle(5u * step));
+                a6 = cmul(sh[at + 6u * M], twiddle(6u * step));
+            }
+            if USE8 && R > 7u {
+                a7 = cmul(sh[at + 7u * M], twiddle(7u * step));
+            }
+        }
+        workgroupBarrier();
+        if live {
+            let o = c * N + (jj / L) * L * R + k;
+            switch R {
+                case 1u: { sh[o] = a0; }
+                case 2u: { if USE2 { bf2(o, L, a0, a1); } }
+                case 3u: { if USE3 { bf3(o, L, a0, a1, a2); } }
+                case 4u: { if USE4 { bf4(o, L, a0, a1, a2, a3); } }
+                case 5u: { if USE5 { bf5(o, L, a0, a1, a2, a3, a4); } }
+                case 7u: { if USE7 { bf7(o, L, a0, a1, a2, a3, a4, a5, a6); } }
+                default: { if USE8 { bf8(o, L, a0, a1, a2, a3, a4, a5, a6, a7); } }
+            }
+        }
+        workgroupBarrier();
+        L *= R;
+    }
+    let da = signed(p.dst_axis);
+    last = C;
+    var scale = T(1.0);
+    if (p.flags & 2u) != 0u {
+        scale = tw[p.tw_first + p.scale_at].x;
+    }
+    for (var e = lid; e < TOTAL; e += WG) {
+        var c: u32;
+        var k: u32;
+        if along_store {
+            c = e / N;
+            k = e % N;
+        } else {
+            c = e % C;
+            k = e / C;
+        }
+        if c < count {
+            if c != last {
+                ent = entry(b0 + c);
+                last = c;
+            }
+            let v = conj_if(sh[c * N + k], inverse);
+            dst[u32(ent.y + i32(k) * da)] = v * scale;
+        }
+    }
+}

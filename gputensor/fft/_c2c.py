@@ -1,0 +1,63 @@
+"""The complex-to-complex transform along one axis, and resizing an axis, on the device.
+
+:func:`c2c` is the building block of every transform of ``gputensor.fft``: the unnormalised DFT
+(times ``scale``) of a complex64/complex128 array along one axis, read through the input's
+strides and offset (no transposed copy), written to a new C-contiguous array
+(``_backend/ops_fft.py``: Stockham passes in workgroup memory, four-step decompositions of long
+lengths, Bluestein's chirp-z for lengths with a prime factor above 7). :func:`resize_axis`
+truncates (a view) or zero-pads (a new array) along one axis.
+"""
+
+from __future__ import annotations
+
+from .._array_object import GpuArray
+from .._creation_functions import zeros
+from .._dispatch import copy_into
+from .._dtypes import complex64, complex128
+from .._manipulation_functions import _copy_contiguous
+from .._runtime import call
+from .._shapes import contiguous_strides
+from .._backend import ops_fft
+
+__all__ = ["c2c", "resize_axis"]
+
+
+def c2c(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> GpuArray:
+    """``scale`` times the DFT of ``x`` along ``axis`` (a non-negative axis of ``x``): sign -1
+    (``inverse=False``) or +1, length ``x.shape[axis]``, unnormalised. A new C-contiguous array
+    of ``x``'s shape and dtype. ``TypeError`` unless ``x`` is complex64 or complex128 (complex128
+    needs ``shader-f64``); ``ValueError`` for a zero-length axis with other elements present is
+    the caller's to raise (an empty ``x`` gives an empty result)."""
+    if x.dtype not in (complex64, complex128):
+        raise TypeError(f"c2c: expected a complex64 or complex128 array, not {x.dtype}")
+    shape = x.shape
+    out = GpuArray._empty(shape, x.dtype, zero=False)
+    if out.size == 0:
+        return out
+    out_strides = contiguous_strides(shape)
+    batch = shape[:axis] + shape[axis + 1:]
+    dst_strides = out_strides[:axis] + out_strides[axis + 1:]
+    src_strides = x._strides[:axis] + x._strides[axis + 1:]
+    if (len(batch) > ops_fft.MAX_BATCH_DIMS - 2
+            and len(ops_fft.merge_batch(batch, src_strides, dst_strides)[0]) > ops_fft.MAX_BATCH_DIMS - 2):
+        x = _copy_contiguous(x)  # (batch dims that do not merge: rare high-rank strided views)
+        src_strides = dst_strides
+    call(ops_fft.c2c, x.dtype.name, shape[axis], x._ptr, x._strides[axis], out._ptr, out_strides[axis],
+         batch, src_strides, dst_strides, inverse=bool(inverse), scale=float(scale))
+    return out
+
+
+def resize_axis(x: GpuArray, n: int, axis: int) -> GpuArray:
+    """``x`` with length ``n`` along ``axis`` (non-negative): ``x`` itself when it has that
+    length, its first ``n`` entries (a view) when longer, else a new array zero-padded at the
+    end."""
+    size = x.shape[axis]
+    if n == size:
+        return x
+    index = (slice(None),) * axis
+    if n < size:
+        return x[index + (slice(0, n),)]
+    out = zeros(x.shape[:axis] + (n,) + x.shape[axis + 1:], dtype=x.dtype)
+    if x.size:
+        copy_into(out[index + (slice(0, size),)], x)
+    return out
