@@ -487,7 +487,7 @@ class _Types:
             code = f"fn load_vec(v: u32) -> {vec_t} {{\n    return {vec_t}();\n}}"
         elif not track:
             unroll = _knobs().vec4_unroll
-            code = (f"@group(0) @binding(3) var<storage, read_write> srcv: array<vec{width}<{self.src.array}>>;\n\n"
+            code = (f"@group(0) @binding(3) var<storage, read> srcv: array<vec{width}<{self.src.array}>>;\n\n"
                     f"fn load_vec(v: u32) -> vec{width}<{compute}> {{\n    return srcv[v];\n}}")
         else:
             unroll = _knobs().vec4_unroll
@@ -501,7 +501,7 @@ class _Types:
             if width == 4:
                 lanes = "max(max(nan_bits.x, nan_bits.y), max(nan_bits.z, nan_bits.w))"
             code = (
-                f"@group(0) @binding(3) var<storage, read_write> srcv: array<vec{width}<{self.src.array}>>;\n\n"
+                f"@group(0) @binding(3) var<storage, read> srcv: array<vec{width}<{self.src.array}>>;\n\n"
                 f"// NaN tracking (the vector combine `{vcombine}` may drop a NaN operand): per lane, the largest\n"
                 f"// magnitude bits of the values loaded{via}; a NaN's are above 0x7F800000.\n"
                 f"var<private> nan_bits: {vec_u};\n\n"
@@ -623,7 +623,7 @@ def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int]
                 lines.append(f"    s{slot} += c{d} * pro_w({shape_word + rank * (1 + slot) + d}u);")
     for slot, (k, op) in enumerate(arrays):
         t = STORAGE_TYPES[op.dtype]
-        bindings.append(f"@group(0) @binding({first_binding + slot}) var<storage, read_write> leaf{slot}: array<{t.array}>;")
+        bindings.append(f"@group(0) @binding({first_binding + slot}) var<storage, read> leaf{slot}: array<{t.array}>;")
         index = f"pro_w({slot}u) + i" if linear else f"s{slot}"
         lines.append(f"    let x{k} = {t.load_expr(f'leaf{slot}', index)};")
     word = n_arr + len(static)

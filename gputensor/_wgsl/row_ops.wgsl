@@ -62,10 +62,10 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<{{XA}}>;
+@group(0) @binding(1) var<storage, read> X: array<{{XA}}>;
 @group(0) @binding(2) var<storage, read_write> Y: array<{{YA}}>;
-@group(0) @binding(3) var<storage, read_write> W: array<{{WA}}>;
-@group(0) @binding(4) var<storage, read_write> B: array<{{WA}}>;
+@group(0) @binding(3) var<storage, read> W: array<{{WA}}>;
+@group(0) @binding(4) var<storage, read> B: array<{{WA}}>;
 
 // ldx(i) / ldx4(i) / ldx8(i): element i / elements i..i+3 / i..i+7 of X as T; sty(i, v) /
 // sty4(i, v) / sty8(i, p): store into Y; ldw(i), ldw4(i), ldb(i), ldb4(i): weight and bias.
