@@ -84,7 +84,7 @@ class BindGroups:
             for i, how in moved:
                 buf, offset, size = buffers[i]
                 if how == UNUSED:
-                    bound[i] = (self._spare_binding(), 0, _SPARE_BYTES)
+                    bound[i] = self.spare_region(4)
                 else:
                     copy = (buf, offset, self.create_storage(size), size)
                     copies.append(copy)
@@ -149,12 +149,15 @@ class BindGroups:
                     promote.append(i)
         return tuple(sorted(promote)), moved
 
-    def _spare_binding(self) -> Any:
-        """A small storage buffer that stands in for bindings a kernel does not use (lock held)."""
-        spare = self._spare
-        if spare is None:
-            spare = self._spare = self.create_storage(_SPARE_BYTES)
-        return spare
+    def spare_region(self, nbytes: int) -> Region:
+        """A region of at least ``nbytes`` (and ``_SPARE_BYTES``) of a storage buffer of the
+        context's own, to stand in for a binding a kernel variant does not use: it overlaps no
+        operand of any dispatch. Takes the lock."""
+        with self._lock:
+            spare = self._spare
+            if spare is None or spare.size < nbytes:
+                spare = self._spare = self.create_storage(max(nbytes, _SPARE_BYTES))
+            return (spare, 0, spare.size)
 
     def _evict(self, count: int) -> None:
         """Drop the ``count`` oldest cached bind groups (lock held)."""

@@ -645,6 +645,10 @@ def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int]
 # ---- per-context scratch ---------------------------------------------------------------------
 
 
+#: Distinct 256-byte placeholder windows of the scratch's dummy buffer (one per storage binding).
+_DUMMY_SLOTS = 16
+
+
 class _Scratch:
     """Partial-state buffers of one context (grown on demand, reused by every reduction; the
     queue orders a reduction's passes after the previous reduction's), and a dummy binding."""
@@ -653,7 +657,7 @@ class _Scratch:
         self.ctx_ref = weakref.ref(ctx)  # weak: the WeakKeyDictionary entry must not keep ctx alive
         self.lock = threading.RLock()
         self.buffers: dict[str, Any] = {}
-        self.dummy = ctx.create_storage(256)
+        self.dummy = ctx.create_storage(256 * _DUMMY_SLOTS)
 
     def get(self, name: str, nbytes: int) -> tuple[Any, int, int]:
         """A binding of ``nbytes`` (rounded up to 4) at the start of scratch buffer ``name``."""
@@ -666,8 +670,11 @@ class _Scratch:
             self.buffers[name] = buf
         return (buf, 0, nbytes)
 
-    def dummy_region(self) -> tuple[Any, int, int]:
-        return (self.dummy, 0, 256)
+    def dummy_region(self, binding: int) -> tuple[Any, int, int]:
+        """A placeholder for storage binding ``binding`` (from 0) of a dispatch: 256 bytes that
+        no other binding of the dispatch overlaps (two written placeholders of one buffer that
+        overlap are refused by Dawn)."""
+        return (self.dummy, 256 * (binding % _DUMMY_SLOTS), 256)
 
 
 _SCRATCH: "weakref.WeakKeyDictionary[Any, _Scratch]" = weakref.WeakKeyDictionary()
@@ -1018,7 +1025,7 @@ class _Plan:
                 elif kind == 2:
                     bufs.append(scratch.get(a, nbytes))  # type: ignore[union-attr]
                 else:
-                    bufs.append(scratch.dummy_region())  # type: ignore[union-attr]
+                    bufs.append(scratch.dummy_region(len(bufs)))  # type: ignore[union-attr]
             if w5 or w6:
                 raw = raw[:20] + _TWO_WORDS.pack(w5, w6) + raw[28:]
             record(kernel, pipe, defines, raw, bufs, *grid)
@@ -1049,7 +1056,6 @@ class _Plan:
             return
         ctx = backend.context
         scratch = _scratch(ctx)
-        dummy = scratch.dummy_region()
         ssz, dsz = self.src_itemsize, self.dst_itemsize
         with scratch.lock:
             for step in self.steps:
@@ -1057,7 +1063,7 @@ class _Plan:
                 regions = []
                 for r in step.regions:
                     if r[0] == "src" and pro is not None:  # virtual source: index, no binding
-                        regions.append(dummy)
+                        regions.append(scratch.dummy_region(len(regions)))
                         params[5] = r[1]
                     elif r[0] == "src":
                         w = backend.window(src_ptr + r[1] * ssz, r[2] * ssz, ssz)
@@ -1073,7 +1079,7 @@ class _Plan:
                     elif r[0] == "scratch":
                         regions.append(scratch.get(r[1], r[2]))
                     else:
-                        regions.append(dummy)
+                        regions.append(scratch.dummy_region(len(regions)))
                 if step.prologue:
                     regions += leaf_regions
                     params += ext

@@ -27,11 +27,11 @@ fn ew_isnan_f64(x: f64) -> bool { return (bitcast<u64>(x) << 1u) > (u64(0xffe000
 // @fn ew_isinf f32 f64
 fn ew_isinf_TT(x: TT) -> bool { return x != TT(0) && x * TT(2) == x; }
 // @fn ew_nan f32
-fn ew_nan_f32() -> f32 { return bitcast<f32>(0x7fc00000u); }
+fn ew_nan_f32() -> f32 { let bits = 0x7fc00000u; return bitcast<f32>(bits); }
 // @fn ew_nan f64
 fn ew_nan_f64() -> f64 { return bitcast<f64>(u64(0x7ff80000u) << 32u); }
 // @fn ew_inf f32
-fn ew_inf_f32() -> f32 { return bitcast<f32>(0x7f800000u); }
+fn ew_inf_f32() -> f32 { let bits = 0x7f800000u; return bitcast<f32>(bits); }
 // @fn ew_inf f64
 fn ew_inf_f64() -> f64 { return bitcast<f64>(u64(0x7ff00000u) << 32u); }
 // @fn ew_atan2 f32
