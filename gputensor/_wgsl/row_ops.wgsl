@@ -265,7 +265,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 if ((c & 1u) == 0u && u < units) {
                     let p = ldx8(xb + 4u * u);
                     cache[c] = p.lo;
-                    cache[c + 1u] = p.hi;
+                    // (c + 1 < VPT here; the min keeps the unrolled dead branches' constant
+                    // index in range, which Mesa's GLSL compiler requires)
+                    cache[min(c + 1u, VPT - 1u)] = p.hi;
                 }
             } else if (u < units) {
                 cache[c] = load_unit(xb, u);
@@ -407,7 +409,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let u = cached_unit(c, t);
             if (PAIR) {
                 if ((c & 1u) == 0u && u < units) {
-                    sty8(yb + 4u * u, Pair(out_unit(cache[c], u, a, b), out_unit(cache[c + 1u], u + 1u, a, b)));
+                    sty8(yb + 4u * u, Pair(out_unit(cache[c], u, a, b), out_unit(cache[min(c + 1u, VPT - 1u)], u + 1u, a, b)));
                 }
             } else if (u < units) {
                 store_unit(yb, u, out_unit(cache[c], u, a, b));
