@@ -90,13 +90,8 @@ class BindGroups:
                     copies.append(copy)
                     bound[i] = (copy[2], 0, size)
         bgl, _ = self.bind_group_layout(self.layout_code[self.writable_variant(pipe, promote) if promote else pipe])
-        entries = [{"binding": 0, "resource": {"buffer": self._ring, "offset": 0, "size": window}}]
-        entries += [
-            {"binding": i + 1, "resource": {"buffer": b, "offset": o, "size": s}}
-            for i, (b, o, s) in enumerate(bound)
-        ]
         try:
-            group = self.device.create_bind_group(layout=bgl, entries=entries)
+            group = self._create_bind_group(bgl, [(self._ring, 0, window), *bound])
         except Exception as exc:
             raise device_state.classify(self, device_error(f"kernel {name}: cannot bind its buffers: {exc}")) from exc
         self.stats["bind_groups_created"] += 1
@@ -158,6 +153,12 @@ class BindGroups:
             if spare is None or spare.size < nbytes:
                 spare = self._spare = self.create_storage(max(nbytes, _SPARE_BYTES))
             return (spare, 0, spare.size)
+
+    def _create_bind_group(self, layout: Any, regions: Sequence[Region]) -> Any:
+        """A bind group of ``layout`` binding ``regions[k]`` at binding ``k`` (the context
+        overrides this with a direct call of wgpu-native where it can)."""
+        return self.device.create_bind_group(layout=layout, entries=[
+            {"binding": k, "resource": {"buffer": b, "offset": o, "size": s}} for k, (b, o, s) in enumerate(regions)])
 
     def _evict(self, count: int) -> None:
         """Drop the ``count`` oldest cached bind groups (lock held)."""
