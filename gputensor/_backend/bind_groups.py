@@ -61,7 +61,7 @@ class BindGroups:
         self._groups: dict[tuple[Any, ...], Any] = {}
         self._groups_by_buffer: dict[int, set[tuple[Any, ...]]] = {}
         self._dead_buffers: collections.deque[int] = collections.deque()
-        self._spare: Any = None
+        self._spare_storage: Any = None
 
     def _bind(self, name: str, key: tuple[Any, ...], window: int, buffers: Sequence[Region],
               pipe: Any) -> tuple[Any, tuple[int, ...], tuple[Copy, ...]]:
@@ -149,9 +149,9 @@ class BindGroups:
         context's own, to stand in for a binding a kernel variant does not use: it overlaps no
         operand of any dispatch. Takes the lock."""
         with self._lock:
-            spare = self._spare
+            spare = self._spare_storage
             if spare is None or spare.size < nbytes:
-                spare = self._spare = self.create_storage(max(nbytes, _SPARE_BYTES))
+                spare = self._spare_storage = self.create_storage(max(nbytes, _SPARE_BYTES))
             return (spare, 0, spare.size)
 
     def _create_bind_group(self, layout: Any, regions: Sequence[Region]) -> Any:
