@@ -10,8 +10,8 @@ const WG: u32 = 256u;
 
 struct Params { n: u32, a_first: u32, ld: u32, piv_first: u32, r_first: u32, a_bs: u32, piv_bs: u32, p0: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<T>;
-@group(0) @binding(2) var<storage, read_write> piv: array<u32>;
+@group(0) @binding(1) var<storage, read> A: array<T>;
+@group(0) @binding(2) var<storage, read> piv: array<u32>;
 @group(0) @binding(3) var<storage, read_write> R: array<T>;
 
 var<workgroup> dets: array<T, WG>;

@@ -20,7 +20,7 @@ struct Params {
 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> piv: array<u32>;
+@group(0) @binding(2) var<storage, read> piv: array<u32>;
 
 var<workgroup> dst: array<u32, 2u * CH>;
 var<workgroup> src: array<u32, 2u * CH>;

@@ -16,7 +16,7 @@ struct Params {
     r_ld: u32, r_bs: u32, p0: u32, p1: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<T>;
+@group(0) @binding(1) var<storage, read> A: array<T>;
 @group(0) @binding(2) var<storage, read_write> Q: array<T>;
 @group(0) @binding(3) var<storage, read_write> R: array<T>;
 

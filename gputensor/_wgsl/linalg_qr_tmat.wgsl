@@ -10,7 +10,7 @@ const NB: u32 = 32u;
 struct Params { jb: u32, t_first: u32, g_first: u32, p0: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> Tb: array<T>;
-@group(0) @binding(2) var<storage, read_write> G: array<T>;
+@group(0) @binding(2) var<storage, read> G: array<T>;
 
 var<workgroup> t: array<T, NB * NB>;
 var<workgroup> g: array<T, NB * NB>;

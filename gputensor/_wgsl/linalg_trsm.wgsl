@@ -18,7 +18,7 @@ struct Params {
     x_bs: u32, p0: u32, p1: u32, p2: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> Tm: array<T>;
+@group(0) @binding(1) var<storage, read> Tm: array<T>;
 @group(0) @binding(2) var<storage, read_write> X: array<T>;
 
 var<workgroup> t: array<T, NB * NB>;

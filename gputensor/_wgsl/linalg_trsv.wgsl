@@ -17,7 +17,7 @@ struct Params {
     x_rs: u32, x_cs: u32, t_bs: u32, x_bs: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> Tm: array<T>;
+@group(0) @binding(1) var<storage, read> Tm: array<T>;
 @group(0) @binding(2) var<storage, read_write> X: array<T>;
 
 var<workgroup> xb: array<T, BS>;

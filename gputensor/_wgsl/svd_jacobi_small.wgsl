@@ -44,7 +44,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(1) var<storage, read> X: array<T>;
 @group(0) @binding(2) var<storage, read_write> S: array<T>;
 @group(0) @binding(3) var<storage, read_write> U: array<T>;
 @group(0) @binding(4) var<storage, read_write> Vh: array<T>;
