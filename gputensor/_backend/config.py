@@ -189,6 +189,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_check", "GPUTENSOR_LINALG_CHECK", _not_off, True, True,
          "linalg cholesky / solve / inv read a device flag back and raise LinAlgError for "
          "indefinite or singular input (off: no readback; such input gives inf / NaN)"),
+    Knob("linalg_block", "GPUTENSOR_LINALG_BLOCK", _count_or_auto, 0, True,
+         "block (panel) width of the blocked linalg factorizations: 16, 32, 64 or 128 "
+         "(0 or unset: each factorization's default)"),
 )
 
 _BY_NAME: dict[str, Knob] = {knob.name: knob for knob in KNOBS}

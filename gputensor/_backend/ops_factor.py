@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from . import kernels, ops_gemm
+from . import config, kernels, ops_gemm
 from .errors import invalid_argument
 from .validate import check_dtype, check_int
 
@@ -43,9 +43,6 @@ from .validate import check_dtype, check_int
 SMALL_MAX = 32
 #: Block size of the blocked algorithms (the panel kernels take at most 32 columns).
 NB = 32
-#: Block size of the blocked Cholesky factorization where the diagonal block and the
-#: triangular solve fit workgroup memory at it (float32): half the steps of NB.
-CHOLESKY_NB = 64
 
 _SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
 _LOG = {"f32": "log_f32", "f64": "log_f64"}
@@ -75,18 +72,6 @@ def _nmax(n: int) -> int:
     return 8 if n <= 8 else 16 if n <= 16 else 32 if n <= 32 else 64
 
 
-def _workgroup_bytes(ctx: Any) -> int:
-    return int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
-
-
-def cholesky_block(backend: Any, dtype: str) -> int:
-    """The block size of ``cholesky_blocked``: CHOLESKY_NB where its kernels fit the adapter's
-    workgroup memory (float32 in 32 KiB), else NB."""
-    itemsize, _ = _dtype(backend, dtype)
-    need = CHOLESKY_NB * CHOLESKY_NB * itemsize + CHOLESKY_NB * 32 * itemsize  # trsm's triangle + columns
-    return CHOLESKY_NB if need + 1024 <= _workgroup_bytes(backend.context) else NB
-
-
 def _panel_wg(ctx: Any) -> int:
     """Invocations of the one-workgroup panel kernels: 1024 on GPUs (a panel streams through one
     multiprocessor, so it needs every warp it can get to hide the memory latency), 256 on
@@ -103,8 +88,8 @@ def _groups(ctx: Any, count: int) -> tuple[int, int, int]:
 # ---- batched small matrices -------------------------------------------------------------------
 def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: int, a_bs: int, *,
           b: int | None = None, k: int = 0, b_ld: int = 0, b_bs: int = 0, flag: int | None = None) -> None:
-    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX;
-    cholesky: up to CHOLESKY_NB, for the diagonal blocks of ``cholesky_blocked``), in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
+    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX),
+    in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
 
     * ``cholesky``: A := L (zeros above the diagonal);
     * ``solve``: A := its LU factors, B (n x k, batch stride ``b_bs``) := A^-1 B;
@@ -118,9 +103,8 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
         raise invalid_argument(f"unknown small factorization {op!r}")
     n, batch, k, a_ld, a_bs, b_ld, b_bs = (check_int(name, v) for name, v in (
         ("n", n), ("batch", batch), ("k", k), ("a_ld", a_ld), ("a_bs", a_bs), ("b_ld", b_ld), ("b_bs", b_bs)))
-    limit = CHOLESKY_NB if op == "cholesky" else SMALL_MAX
-    if not 1 <= n <= limit or batch < 1:
-        raise invalid_argument(f"small {op} of order {n} (1..{limit}), batch {batch}")
+    if not 1 <= n <= SMALL_MAX or batch < 1:
+        raise invalid_argument(f"small {op} of order {n} (1..{SMALL_MAX}), batch {batch}")
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (n - 1) * a_ld + n, itemsize)
@@ -168,12 +152,12 @@ def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld:
 
 # ---- building blocks of the blocked algorithms -------------------------------------------------
 def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
-         x_cs: int, nb: int = NB) -> None:
+         x_cs: int) -> None:
     """X := op(T)^-1 X for an n x n triangle T (n <= NB; row-major, ``t_ld``) and the n x k block
-    X whose element (r, c) lies ``r * x_rs + c * x_cs`` elements from ``x``. ``mode`` 0: unit
-    lower, 1: lower, 2: upper. T and X may lie in one allocation (disjoint regions). ``nb`` (32
-    or 64) is the kernel's largest order."""
-    if nb not in (NB, CHOLESKY_NB) or not 1 <= n <= nb or mode not in (0, 1, 2):
+    X whose element (r, c) lies ``r * x_rs + c * x_cs`` elements from ``x``, one invocation per
+    column. ``mode`` 0: unit lower, 1: lower, 2: upper. T and X may lie in one allocation
+    (disjoint regions)."""
+    if not 1 <= n <= NB or mode not in (0, 1, 2):
         raise invalid_argument(f"trsm of order {n}, mode {mode}")
     if k < 1:
         return
@@ -182,9 +166,9 @@ def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
     t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
     x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
     words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, 0]
-    wg = 64 if nb <= 32 else 32
+    wg = 64
     ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], _groups(ctx, -(-k // wg)),
-                 {"T": wgsl, "NB": nb, "MODE": mode, "WG": wg})
+                 {"T": wgsl, "NB": NB, "MODE": mode, "WG": wg})
 
 
 #: Most right-hand columns ``lu_solve`` takes through ``trsv`` (one workgroup per column, the
@@ -239,63 +223,107 @@ def _stripes(count: int) -> list[tuple[int, int]]:
 
 
 # ---- blocked factorizations (one matrix) ------------------------------------------------------
+#: Block widths ``GPUTENSOR_LINALG_BLOCK`` takes (the register-blocked diagonal kernels hold an
+#: NB x NB block on 16 x 16 or 32 x 32 invocations).
+BLOCK_SIZES = (16, 32, 64, 128)
+#: Default block width of ``cholesky_blocked``.
+CHOLESKY_BLOCK = 64
+
+
+def block_width(default: int) -> int:
+    """The block width in effect: ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
+    when set, else ``default``. BackendError (invalid argument) for a width not in BLOCK_SIZES."""
+    nb = int(config.value("linalg_block")) or default
+    if nb not in BLOCK_SIZES:
+        raise invalid_argument(f"GPUTENSOR_LINALG_BLOCK={nb} must be one of {BLOCK_SIZES}")
+    return nb
+
+
+def _block_threads(ctx: Any, nb: int) -> int:
+    """Invocations per dimension of a diagonal-block kernel of width ``nb``: 32 (1024 in all)
+    for 128 on GPUs that allow it, else 16 (``nb`` / 16 elements per invocation and dimension)."""
+    big = not ctx.is_software and int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)) >= 1024
+    return 32 if nb == 128 and big else 16
+
+
+def copy_block(backend: Any, dtype: str, rows: int, cols: int, src: int, s_ld: int, dst: int, d_ld: int) -> None:
+    """D[i, j] := S[i, j] for a rows x cols block (row-major, leading dimensions ``s_ld`` and
+    ``d_ld``; S and D must not overlap)."""
+    if rows < 1 or cols < 1:
+        return
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    s_reg, s_first = _bind(backend, src, (rows - 1) * s_ld + cols, itemsize)
+    d_reg, d_first = _bind(backend, dst, (rows - 1) * d_ld + cols, itemsize)
+    words = [rows, cols, s_first, s_ld, d_first, d_ld, 0, 0]
+    ctx.dispatch("linalg_copy_block", words, [s_reg, d_reg], _groups(ctx, -(-rows * cols // 256)), {"T": wgsl})
+
+
 def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int) -> None:
     """Lower Cholesky factor of the n x n matrix at ``a`` in place (right-looking, blocks of
-    ``cholesky_block``); the strict upper triangle is left with unspecified values. ``flag`` as
-    in ``small``."""
-    itemsize, _ = _dtype(backend, dtype)
-    nb = cholesky_block(backend, dtype)
-    for j0 in range(0, n, nb):
-        jb = min(nb, n - j0)
-        d = a + (j0 * ld + j0) * itemsize
-        small(backend, "cholesky", dtype, jb, 1, d, ld, 0, flag=flag)
-        rest = n - j0 - jb
-        if not rest:
-            continue
-        p = a + ((j0 + jb) * ld + j0) * itemsize
-        trsm(backend, dtype, 1, jb, rest, d, ld, p, 1, ld, nb)  # P := P L^-T, as L P^T = P^T
-        for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= P[s0:] P[s0:s0+sb]^T
-            c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
-            ps = p + s0 * ld * itemsize
-            _gemm(backend, dtype, rest - s0, sb, jb, -1.0, ps, (ld, 1), ps, (1, ld), 1.0, c, (ld, 1))
+    ``block_width(CHOLESKY_BLOCK)`` columns); the strict upper triangle is left with unspecified
+    values. Per block: one workgroup factors the diagonal block and inverts it
+    (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-T (into scratch, then copied
+    back), the trailing lower part the gemm C -= P P^T. ``flag`` as in ``small``."""
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    nb = block_width(CHOLESKY_BLOCK)
+    th = _block_threads(ctx, nb)
+    defines = {"T": wgsl, "NB": nb, "TH": th, "R": nb // th}
+    xs = backend.alloc(nb * nb * itemsize, zero=False)
+    ws = backend.alloc(max(1, n - min(nb, n)) * nb * itemsize, zero=False)
+    try:
+        f_reg = _bind(backend, flag, 1, 4)[0]
+        x_reg, x_first = _bind(backend, xs, nb * nb, itemsize)
+        for j0 in range(0, n, nb):
+            jb = min(nb, n - j0)
+            d = a + (j0 * ld + j0) * itemsize
+            d_reg, d_first = _bind(backend, d, (jb - 1) * ld + jb, itemsize)
+            ctx.dispatch("linalg_chol_block", [jb, d_first, ld, x_first], [d_reg, x_reg, f_reg], (1, 1, 1), defines)
+            rest = n - j0 - jb
+            if not rest:
+                continue
+            p = d + jb * ld * itemsize
+            _gemm(backend, dtype, rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1))  # W := P L^-T
+            for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^T
+                c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
+                w0 = ws + s0 * jb * itemsize
+                _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1))
+            copy_block(backend, dtype, rest, jb, ws, jb, p, ld)
+    finally:
+        backend.free(xs)
+        backend.free(ws)
 
 
-#: Width of the panel kernel's sub-panels in ``lu_blocked``: a block of NB columns is factored as
-#: two halves (the panel kernel streams its panel through one multiprocessor once per column, so
-#: half the width halves that traffic; the halves are joined by row swaps, a triangular solve
-#: and a gemm).
-LU_HALF = 16
+#: Default block width of ``lu_blocked`` (the panel kernel holds a row of the panel in
+#: registers: at most 32 columns).
+LU_BLOCK = 32
 
 
 def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int) -> None:
     """LU factorization with partial pivoting of the n x n matrix at ``a`` in place (getrf:
     unit L below the diagonal, U on and above it); ``piv`` (n u32) receives the absolute row
-    swapped with row i at step i. ``flag`` is or-ed with 1 for a zero pivot column."""
+    swapped with row i at step i. ``flag`` is or-ed with 1 for a zero pivot column.
+
+    Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, four dispatches each:
+    the panel on one workgroup (``linalg_lu_block.wgsl``), the row swaps of the other columns
+    (``linalg_laswp.wgsl``), the block row by a unit-lower triangular solve, the trailing
+    matrix by gemm."""
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
+    nb = min(block_width(LU_BLOCK), NB)
     a_reg, a_first = _bind(backend, a, (n - 1) * ld + n, itemsize)
     p_reg, p_first = _bind(backend, piv, n, 4)
     f_reg = _bind(backend, flag, 1, 4)[0]
     wg = _panel_wg(ctx)
-
-    def panel(j: int, width: int) -> None:  # columns [j, j + width), rows j..n, pivots j..j + width
-        words = [a_first + j * ld + j, ld, n - j, width, j, p_first + j, 0, 0]
-        ctx.dispatch("linalg_lu_panel", words, [a_reg, p_reg, f_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
-
-    for j0 in range(0, n, NB):
-        jb = min(NB, n - j0)
+    if itemsize == 8 and wg > 512:
+        wg = 512  # (a row of doubles in registers per invocation)
+    defines = {"T": wgsl, "WG": wg, "JB": nb}
+    for j0 in range(0, n, nb):
+        jb = min(nb, n - j0)
         d = a + (j0 * ld + j0) * itemsize
-        if jb > LU_HALF:
-            h, w = LU_HALF, jb - LU_HALF
-            panel(j0, h)
-            laswp(backend, dtype, a + (j0 + h) * itemsize, n, w, ld, piv, j0, j0 + h)
-            trsm(backend, dtype, 0, h, w, d, ld, d + h * itemsize, ld, 1)
-            _gemm(backend, dtype, n - j0 - h, w, h, -1.0, d + h * ld * itemsize, (ld, 1), d + h * itemsize, (ld, 1),
-                  1.0, d + (h * ld + h) * itemsize, (ld, 1))
-            panel(j0 + h, w)
-            laswp(backend, dtype, a + j0 * itemsize, n, h, ld, piv, j0 + h, j0 + jb)
-        else:
-            panel(j0, jb)
+        words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, 0, 0]
+        ctx.dispatch("linalg_lu_block", words, [a_reg, p_reg, f_reg], (1, 1, 1), defines)
         laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb))
         rest = n - j0 - jb
         if not rest:
@@ -401,5 +429,5 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             backend.free(ptr)
 
 
-__all__ = ["CHOLESKY_NB", "LU_HALF", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_block", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]

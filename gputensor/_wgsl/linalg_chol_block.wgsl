@@ -1,0 +1,116 @@
+// Diagonal block of the blocked Cholesky factorization, one workgroup of TH x TH invocations:
+// the n x n block (n <= NB) at A[a_first + i * ld + j] (lower triangle read) is replaced by its
+// lower factor L (zeros above the diagonal), and X[x_first + i * NB + j] receives L^-1 (lower,
+// zeros above), which turns the panel's triangular solve into a gemm.
+//
+// Invocation (tx, ty) holds elements (ty + TH * s, tx + TH * u), s, u < R, of the block and of
+// its inverse in registers. Step j is one barrier: the holders of column j of the block and of
+// row j of the inverse publish them (two buffers, alternating per step), then every invocation
+// updates its elements: right-looking Cholesky and, from the same column of L, forward
+// substitution of L X = I. A pivot <= 0 sets flag[0] (NaN input is not flagged).
+
+alias T = {{T}};
+const NB: u32 = {{NB}}u;
+const TH: u32 = {{TH}}u;
+const R: u32 = {{R}}u;
+
+struct Params { n: u32, a_first: u32, ld: u32, x_first: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> A: array<T>;
+@group(0) @binding(2) var<storage, read_write> X: array<T>;
+@group(0) @binding(3) var<storage, read_write> flag: array<atomic<u32>>;
+
+var<workgroup> col: array<T, 2u * NB>;
+var<workgroup> xrow: array<T, 2u * NB>;
+
+@compute @workgroup_size({{TH}}, {{TH}})
+fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
+    let tx = lid.x;
+    let ty = lid.y;
+    let n = p.n;
+    var a: array<T, R * R>;
+    var x: array<T, R * R>;
+    //#unroll
+    for (var s = 0u; s < R; s++) {
+        //#unroll
+        for (var u = 0u; u < R; u++) {
+            let i = ty + TH * s;
+            let c = tx + TH * u;
+            var v = T(0);
+            if i < n && c <= i {
+                v = A[p.a_first + i * p.ld + c];
+            }
+            a[s * R + u] = v;
+            x[s * R + u] = select(T(0), T(1), i == c);
+        }
+    }
+    for (var j = 0u; j < n; j++) {
+        let b = (j & 1u) * NB;
+        let jq = j / TH;
+        let jr = j % TH;
+        if tx == jr {
+            //#unroll
+            for (var s = 0u; s < R; s++) {
+                //#unroll
+                for (var u = 0u; u < R; u++) {
+                    if u == jq {
+                        col[b + ty + TH * s] = a[s * R + u];
+                    }
+                }
+            }
+        }
+        if ty == jr {
+            //#unroll
+            for (var s = 0u; s < R; s++) {
+                if s == jq {
+                    //#unroll
+                    for (var u = 0u; u < R; u++) {
+                        xrow[b + tx + TH * u] = x[s * R + u];
+                    }
+                }
+            }
+        }
+        workgroupBarrier();
+        let d = col[b + j];
+        if tx == 0u && ty == 0u && d <= T(0) {
+            atomicOr(&flag[0], 1u);
+        }
+        let ljj = sqrt(d);
+        let inv = T(1) / ljj;
+        //#unroll
+        for (var s = 0u; s < R; s++) {
+            let i = ty + TH * s;
+            let li = col[b + i] * inv;
+            //#unroll
+            for (var u = 0u; u < R; u++) {
+                let c = tx + TH * u;
+                let e = s * R + u;
+                if c > j && c <= i {
+                    a[e] = a[e] - li * (col[b + c] * inv);
+                } else if c == j && i >= j {
+                    a[e] = select(li, ljj, i == j);
+                }
+                if c <= j {
+                    let xj = xrow[b + c] * inv;
+                    if i > j {
+                        x[e] = x[e] - li * xj;
+                    } else if i == j {
+                        x[e] = xj;
+                    }
+                }
+            }
+        }
+    }
+    //#unroll
+    for (var s = 0u; s < R; s++) {
+        //#unroll
+        for (var u = 0u; u < R; u++) {
+            let i = ty + TH * s;
+            let c = tx + TH * u;
+            if i < n && c < n {
+                A[p.a_first + i * p.ld + c] = select(T(0), a[s * R + u], c <= i);
+                X[p.x_first + i * NB + c] = x[s * R + u];
+            }
+        }
+    }
+}
