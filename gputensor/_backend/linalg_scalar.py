@@ -37,11 +37,13 @@ def element(backend, dtype: str) -> DTypeInfo:
 
 
 @functools.lru_cache(maxsize=None)
-def scalar_defines(dtype: str) -> dict[str, str]:
-    """``{"T", "R", "SCALAR"}`` placeholders for ``dtype`` (one of :data:`LINALG_DTYPES`)."""
+def scalar_defines(dtype: str, uses: str = "") -> dict[str, str]:
+    """``{"T", "R", "SCALAR"}`` placeholders for ``dtype`` (one of :data:`LINALG_DTYPES`);
+    ``SCALAR`` also holds the library functions (``kernels.library_code``) that ``uses``, WGSL
+    calls of the kernel such as ``log_f32(x)``, names."""
     info = DTYPE_TABLE[dtype]
     real = info.real_compute
-    if not info.complex:
-        return {"T": info.compute, "R": real, "SCALAR": template_source("linalg_scalar_real")}
-    text = re.sub(r"(?<![A-Za-z0-9])TT(?![A-Za-z0-9])", real, template_source("linalg_scalar_complex"))
-    return {"T": info.compute, "R": real, "SCALAR": text + "\n\n" + library_code(text)}
+    name = "linalg_scalar_complex" if info.complex else "linalg_scalar_real"
+    text = re.sub(r"(?<![A-Za-z0-9])TT(?![A-Za-z0-9])", real, template_source(name))
+    library = library_code(text + "\n" + uses)
+    return {"T": info.compute, "R": real, "SCALAR": text + ("\n\n" + library if library else "")}

@@ -35,12 +35,19 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from . import config, kernels, ops_gemm
+from . import config, ops_gemm
 from .errors import invalid_argument
+from .linalg_scalar import element, scalar_defines
 from .validate import check_dtype, check_int
 
 #: Largest order the batched small kernels take (workgroup memory holds the matrix).
 SMALL_MAX = 32
+def small_max(op: str, dtype: str) -> int:
+    """Largest order ``small`` takes for ``op`` and ``dtype``: SMALL_MAX, 16 for complex128's
+    solve and inverse (the matrix and a column per invocation in 32 KiB of workgroup memory)."""
+    return 16 if op in ("solve", "inv") and dtype == "complex128" else SMALL_MAX
+
+
 #: Block size of the blocked algorithms (the panel kernels take at most 32 columns).
 NB = 32
 
@@ -56,10 +63,18 @@ def _dtype(backend: Any, dtype: str) -> tuple[int, str]:
     return backend.float_dtype(dtype)
 
 
+def _element(backend: Any, dtype: str) -> int:
+    """The itemsize of float32, float64, complex64 or complex128 (the kernels generic over the
+    element through ``linalg_scalar``); BackendError otherwise or without the dtype's feature."""
+    return element(backend, dtype).itemsize
+
+
 @functools.lru_cache(maxsize=None)
-def _math_defines(wgsl: str) -> dict[str, str]:
-    log = _LOG[wgsl]
-    return {"LOG": log, "MATH": kernels.library_code(f"{log}(x)"), "NEG_INF": _NEG_INF[wgsl]}
+def _math_defines(dtype: str) -> dict[str, str]:
+    """T, R and SCALAR (``linalg_scalar``, with the real log) and LOG, NEG_INF of the real type."""
+    real = scalar_defines(dtype)["R"]
+    log = _LOG[real]
+    return {"LOG": log, "NEG_INF": _NEG_INF[real], **scalar_defines(dtype, f"{log}(x)")}
 
 
 def _bind(backend: Any, ptr: int, elements: int, itemsize: int) -> tuple[tuple[Any, int, int], int]:
@@ -94,18 +109,20 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     * ``cholesky``: A := L (zeros above the diagonal);
     * ``solve``: A := its LU factors, B (n x k, batch stride ``b_bs``) := A^-1 B;
     * ``inv``: B (n x n) := A^-1;
-    * ``det``: B[3 q + 0, 1, 2] := det, sign, log|det| of matrix q.
+    * ``det``: B[3 q + 0, 1, 2] := det, sign, log|det| of matrix q (complex: sign det / |det|,
+      log|det| in the real part).
 
-    ``flag`` (a u32) is or-ed with 1 for a matrix that is not positive definite (cholesky) or
-    singular (solve, inv). BackendError (invalid argument) for bad sizes or pointers.
+    float32, float64, complex64 and complex128 (Cholesky: A = L L^H). ``flag`` (a u32) is or-ed
+    with 1 for a matrix that is not positive definite (cholesky) or singular (solve, inv).
+    BackendError (invalid argument) for bad sizes or pointers.
     """
     if op not in _SMALL_OPS:
         raise invalid_argument(f"unknown small factorization {op!r}")
     n, batch, k, a_ld, a_bs, b_ld, b_bs = (check_int(name, v) for name, v in (
         ("n", n), ("batch", batch), ("k", k), ("a_ld", a_ld), ("a_bs", a_bs), ("b_ld", b_ld), ("b_bs", b_bs)))
-    if not 1 <= n <= SMALL_MAX or batch < 1:
-        raise invalid_argument(f"small {op} of order {n} (1..{SMALL_MAX}), batch {batch}")
-    itemsize, wgsl = _dtype(backend, dtype)
+    if not 1 <= n <= small_max(op, dtype) or batch < 1:
+        raise invalid_argument(f"small {op} of order {n} (1..{small_max(op, dtype)}), batch {batch}")
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (n - 1) * a_ld + n, itemsize)
     if op in ("solve", "inv"):
@@ -125,8 +142,8 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     if flag is None and op in ("cholesky", "solve", "inv"):
         raise invalid_argument(f"{op} needs a flag buffer")
     words = [batch, n, cols if op == "solve" else n, a_first, a_ld, a_bs, b_first, b_ld, b_bs, 0, 0, 0]
-    defines = {"T": wgsl, "NMAX": _nmax(n), "OP": _SMALL_OPS[op], "XS": _nmax(n) * _WG if cols else 1,
-               **_math_defines(wgsl)}
+    defines = {"NMAX": _nmax(n), "OP": _SMALL_OPS[op], "XS": _nmax(n) * _WG if cols else 1,
+               **_math_defines(dtype)}
     ctx.dispatch("linalg_small", words, [a_reg, b_reg, f_reg], _groups(ctx, batch), defines)
 
 
@@ -365,14 +382,15 @@ def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: in
 
 
 def det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r: int) -> None:
-    """r[0], r[1], r[2] := det, sign, log|det| from ``lu_blocked``'s factors."""
-    itemsize, wgsl = _dtype(backend, dtype)
+    """r[0], r[1], r[2] := det, sign, log|det| from ``lu_blocked``'s factors (complex: sign
+    det / |det|, log|det| in the real part)."""
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, lu, (n - 1) * ld + n, itemsize)
     p_reg, p_first = _bind(backend, piv, n, 4)
     r_reg, r_first = _bind(backend, r, 3, itemsize)
     words = [n, a_first, ld, p_first, r_first, 0, 0, 0]
-    ctx.dispatch("linalg_det", words, [a_reg, p_reg, r_reg], (1, 1, 1), {"T": wgsl, **_math_defines(wgsl)})
+    ctx.dispatch("linalg_det", words, [a_reg, p_reg, r_reg], (1, 1, 1), _math_defines(dtype))
 
 
 def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int, q_ld: int, kq: int) -> None:
@@ -429,5 +447,5 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             backend.free(ptr)
 
 
-__all__ = ["BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]

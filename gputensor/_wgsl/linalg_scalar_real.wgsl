@@ -21,3 +21,7 @@ fn sc_abs(x: T) -> R { return abs(x); }
 fn sc_norm1(x: T) -> R { return abs(x); }
 // Whether both parts have magnitude at most maxf (finite).
 fn sc_finite(x: T, maxf: R) -> bool { return abs(x) <= maxf; }
+// The quotient a / b.
+fn sc_div(a: T, b: T) -> T { return a / b; }
+// Whether x is not zero.
+fn sc_nonzero(x: T) -> bool { return x != T(0); }
