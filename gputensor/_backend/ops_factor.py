@@ -178,14 +178,14 @@ def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
         raise invalid_argument(f"trsm of order {n}, mode {mode}")
     if k < 1:
         return
-    itemsize, wgsl = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
     x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
     words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, 0]
     wg = 64
     ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], _groups(ctx, -(-k // wg)),
-                 {"T": wgsl, "NB": NB, "MODE": mode, "WG": wg})
+                 {**scalar_defines(dtype), "NB": NB, "MODE": mode, "WG": wg})
 
 
 #: Most right-hand columns ``lu_solve`` takes through ``trsv`` (one workgroup per column, the
@@ -202,12 +202,13 @@ def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
         raise invalid_argument(f"trsv of order {n}, mode {mode}")
     if k < 1:
         return
-    itemsize, wgsl = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
     x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
     words = [n, t_first, t_ld, x_first, x_rs, x_cs, 0, 0]
-    ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, 1, 1), {"T": wgsl, "MODE": mode, "WG": _panel_wg(ctx)})
+    ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, 1, 1),
+                 {**scalar_defines(dtype), "MODE": mode, "WG": _panel_wg(ctx)})
 
 
 def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
@@ -217,6 +218,10 @@ def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv
     column outside ``skip``."""
     if cols < 1 or k2 <= k1:
         return
+    part = _parts(backend, dtype)
+    if part:  # complex: the same swaps of the rows of the (rows x 2 cols) real view
+        laswp(backend, part, x, rows, 2 * cols, 2 * x_ld, piv, k1, k2, (2 * skip[0], 2 * skip[1]))
+        return
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
     x_reg, x_first = _bind(backend, x, (rows - 1) * x_ld + cols, itemsize)
@@ -225,10 +230,33 @@ def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv
     ctx.dispatch("linalg_laswp", words, [x_reg, p_reg], _groups(ctx, -(-cols // 32)), {"T": wgsl})
 
 
+def _parts(backend: Any, dtype: str) -> str:
+    """The dtype of a complex dtype's parts ('' for real dtypes), checking the device has it."""
+    info = element(backend, dtype)
+    return info.component
+
+
 def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
-          b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int]) -> None:
-    if m and n:
+          b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], *, conj_a: bool = False,
+          conj_b: bool = False) -> None:
+    """C := alpha op(A) op(B) + beta C (real alpha, beta; op conjugates with ``conj_a`` /
+    ``conj_b``). Complex operands: the complex product from four real gemms over the
+    interleaved parts (Re C = Ar Br - Ai Bi, Im C = Ar Bi + Ai Br, the conjugations as signs)."""
+    if not (m and n):
+        return
+    part = _parts(backend, dtype)
+    if not part:
         ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, dtype=dtype)
+        return
+    ps = element(backend, part).itemsize
+    sa2, sb2, sc2 = (2 * sa[0], 2 * sa[1]), (2 * sb[0], 2 * sb[1]), (2 * sc[0], 2 * sc[1])
+    ga = -1.0 if conj_a else 1.0
+    gb = -1.0 if conj_b else 1.0
+    g = ops_gemm.gemm_strided
+    g(backend, m, n, k, alpha, a, sa2, b, sb2, beta, c, sc2, dtype=part)
+    g(backend, m, n, k, -alpha * ga * gb, a + ps, sa2, b + ps, sb2, 1.0, c, sc2, dtype=part)
+    g(backend, m, n, k, alpha * gb, a, sa2, b + ps, sb2, beta, c + ps, sc2, dtype=part)
+    g(backend, m, n, k, alpha * ga, a + ps, sa2, b, sb2, 1.0, c + ps, sc2, dtype=part)
 
 
 def _stripes(count: int) -> list[tuple[int, int]]:
@@ -268,6 +296,10 @@ def copy_block(backend: Any, dtype: str, rows: int, cols: int, src: int, s_ld: i
     ``d_ld``; S and D must not overlap)."""
     if rows < 1 or cols < 1:
         return
+    part = _parts(backend, dtype)
+    if part:  # complex: the (rows x 2 cols) real view
+        copy_block(backend, part, rows, 2 * cols, src, 2 * s_ld, dst, 2 * d_ld)
+        return
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
     s_reg, s_first = _bind(backend, src, (rows - 1) * s_ld + cols, itemsize)
@@ -280,13 +312,14 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     """Lower Cholesky factor of the n x n matrix at ``a`` in place (right-looking, blocks of
     ``block_width(CHOLESKY_BLOCK)`` columns); the strict upper triangle is left with unspecified
     values. Per block: one workgroup factors the diagonal block and inverts it
-    (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-T (into scratch, then copied
-    back), the trailing lower part the gemm C -= P P^T. ``flag`` as in ``small``."""
-    itemsize, wgsl = _dtype(backend, dtype)
+    (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-H (into scratch, then copied
+    back), the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
+    matrices are Hermitian (A = L L^H)."""
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     nb = block_width(CHOLESKY_BLOCK)
     th = _block_threads(ctx, nb)
-    defines = {"T": wgsl, "NB": nb, "TH": th, "R": nb // th}
+    defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
     xs = backend.alloc(nb * nb * itemsize, zero=False)
     ws = backend.alloc(max(1, n - min(nb, n)) * nb * itemsize, zero=False)
     try:
@@ -301,11 +334,13 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
             if not rest:
                 continue
             p = d + jb * ld * itemsize
-            _gemm(backend, dtype, rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1))  # W := P L^-T
-            for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^T
+            _gemm(backend, dtype, rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1),
+                  conj_b=True)  # W := P L^-H
+            for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^H
                 c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
                 w0 = ws + s0 * jb * itemsize
-                _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1))
+                _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1),
+                      conj_b=True)
             copy_block(backend, dtype, rest, jb, ws, jb, p, ld)
     finally:
         backend.free(xs)
@@ -326,16 +361,16 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     the panel on one workgroup (``linalg_lu_block.wgsl``), the row swaps of the other columns
     (``linalg_laswp.wgsl``), the block row by a unit-lower triangular solve, the trailing
     matrix by gemm."""
-    itemsize, wgsl = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     nb = min(block_width(LU_BLOCK), NB)
     a_reg, a_first = _bind(backend, a, (n - 1) * ld + n, itemsize)
     p_reg, p_first = _bind(backend, piv, n, 4)
     f_reg = _bind(backend, flag, 1, 4)[0]
     wg = _panel_wg(ctx)
-    if itemsize == 8 and wg > 512:
-        wg = 512  # (a row of doubles in registers per invocation)
-    defines = {"T": wgsl, "WG": wg, "JB": nb}
+    if itemsize >= 8 and wg > 512:
+        wg = 512 if itemsize == 8 else 256  # (a row of doubles / complex in registers per invocation)
+    defines = {**scalar_defines(dtype), "WG": wg, "JB": nb}
     for j0 in range(0, n, nb):
         jb = min(nb, n - j0)
         d = a + (j0 * ld + j0) * itemsize
@@ -356,7 +391,7 @@ def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: in
     """X := A^-1 X for the n x k matrix at ``x`` from ``lu_blocked``'s factors of A (``lu``,
     ``piv``): row swaps, then forward (unit L) and backward (U) substitution: ``trsv`` for up
     to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for the rest)."""
-    itemsize, _ = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     laswp(backend, dtype, x, n, k, x_ld, piv, 0, n)
     if k <= TRSV_MAX_K:
         trsv(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1)

@@ -3,9 +3,11 @@
 // lower, forward; 2: upper, backward) and column c of X, element r at
 // X[x_first + r * x_rs + c * x_cs]. Blocks of 32 rows: invocation 0 solves the diagonal block
 // into workgroup memory, then every invocation updates its rows of the rest of the column.
+// Elements are T (real, or complex as vec2) with the sc_* helpers of linalg_scalar_*.
 //#include common
 
 alias T = {{T}};
+alias R = {{R}};
 const WG: u32 = {{WG}}u;
 const MODE: u32 = {{MODE}}u;
 const BS: u32 = 32u;
@@ -24,6 +26,8 @@ fn tri(i: u32, j: u32) -> T {
     return Tm[p.t_first + i * p.t_ld + j];
 }
 
+{{SCALAR}}
+
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let n = p.n;
@@ -41,9 +45,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     let i = bn - 1u - ii;
                     var s = X[xc + (b0 + i) * p.x_rs];
                     for (var q = i + 1u; q < bn; q++) {
-                        s = s - tri(b0 + i, b0 + q) * xb[q];
+                        s = s - sc_mul(tri(b0 + i, b0 + q), xb[q]);
                     }
-                    s = s / tri(b0 + i, b0 + i);
+                    s = sc_div(s, tri(b0 + i, b0 + i));
                     xb[i] = s;
                     X[xc + (b0 + i) * p.x_rs] = s;
                 }
@@ -51,7 +55,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 for (var i = 0u; i < bn; i++) {
                     var s = X[xc + (b0 + i) * p.x_rs];
                     for (var q = 0u; q < i; q++) {
-                        s = s - tri(b0 + i, b0 + q) * xb[q];
+                        s = s - sc_mul(tri(b0 + i, b0 + q), xb[q]);
                     }
                     xb[i] = s;
                     X[xc + (b0 + i) * p.x_rs] = s;
@@ -68,7 +72,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         for (var r = r0 + lid; r < r1; r += WG) {
             var s = T(0);
             for (var q = 0u; q < bn; q++) {
-                s = s + tri(r, b0 + q) * xb[q];
+                s = s + sc_mul(tri(r, b0 + q), xb[q]);
             }
             X[xc + r * p.x_rs] = X[xc + r * p.x_rs] - s;
         }
