@@ -43,9 +43,10 @@ from .validate import check_dtype, check_int
 #: Largest order the batched small kernels take (workgroup memory holds the matrix).
 SMALL_MAX = 32
 def small_max(op: str, dtype: str) -> int:
-    """Largest order ``small`` takes for ``op`` and ``dtype``: SMALL_MAX, 16 for complex128's
-    solve and inverse (the matrix and a column per invocation in 32 KiB of workgroup memory)."""
-    return 16 if op in ("solve", "inv") and dtype == "complex128" else SMALL_MAX
+    """Largest order ``small`` (``qr_small`` for 'qr') takes for ``op`` and ``dtype``: SMALL_MAX,
+    16 for complex128's solve, inverse and QR (the matrix and a column per invocation, or A and
+    Q, in 32 KiB of workgroup memory)."""
+    return 16 if op in ("solve", "inv", "qr") and dtype == "complex128" else SMALL_MAX
 
 
 #: Block size of the blocked algorithms (the panel kernels take at most 32 columns).
@@ -151,19 +152,22 @@ def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld:
              q: int, q_ld: int, q_bs: int, kq: int, r: int, r_ld: int, r_bs: int, kr: int) -> None:
     """Householder QR of a stack of m x n matrices (1 <= m, n <= SMALL_MAX), one workgroup
     each: Q (m x kq) and R (kr x n, zeros below the diagonal), kq and kr each min(m, n) or m.
-    ``a`` is only read. BackendError (invalid argument) for bad sizes or pointers."""
+    ``a`` is only read. Complex dtypes: unitary Q (zgeqrf's reflectors); complex128 up to
+    order ``small_max('qr', 'complex128')``. BackendError (invalid argument) for bad sizes or
+    pointers."""
     m, n, batch, kq, kr = (check_int(name, v) for name, v in (("m", m), ("n", n), ("batch", batch), ("kq", kq),
                                                                 ("kr", kr)))
     k = min(m, n)
-    if not (1 <= m <= SMALL_MAX and 1 <= n <= SMALL_MAX) or batch < 1 or kq not in (k, m) or kr not in (k, m):
+    top = small_max("qr", dtype)
+    if not (1 <= m <= top and 1 <= n <= top) or batch < 1 or kq not in (k, m) or kr not in (k, m):
         raise invalid_argument(f"small QR of {m} x {n} (kq {kq}, kr {kr}), batch {batch}")
-    itemsize, wgsl = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (m - 1) * a_ld + n, itemsize)
     q_reg, q_first = _bind(backend, q, (batch - 1) * q_bs + (m - 1) * q_ld + kq, itemsize)
     r_reg, r_first = _bind(backend, r, (batch - 1) * r_bs + (kr - 1) * r_ld + n, itemsize)
     words = [batch, m, n, kq, kr, a_first, a_ld, a_bs, q_first, q_ld, q_bs, r_first, r_ld, r_bs, 0, 0]
-    defines = {"T": wgsl, "NMAX": _nmax(max(m, n))}
+    defines = {**scalar_defines(dtype), "NMAX": _nmax(max(m, n))}
     ctx.dispatch("linalg_qr_small", words, [a_reg, q_reg, r_reg], _groups(ctx, batch), defines)
 
 
@@ -431,8 +435,10 @@ def det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r:
 def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int, q_ld: int, kq: int) -> None:
     """Householder QR of the m x n matrix at ``a`` in place (R on and above the diagonal, the
     reflectors below it), and Q (m x kq, kq = min(m, n) or m) at ``q``, which must hold the
-    first kq columns of the identity on entry."""
-    itemsize, wgsl = _dtype(backend, dtype)
+    first kq columns of the identity on entry. Complex dtypes: zgeqrf's reflectors, the block
+    reflector I - V T V^H (G = V^H V), C := C - V T^H V^H C, Q := Q - V T V^H Q."""
+    itemsize = _element(backend, dtype)
+    sdef = scalar_defines(dtype)
     k = min(m, n)
     if k < 1:
         return
@@ -455,17 +461,16 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             mp = m - j0
             t_off = bi * NB * NB
             words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
-            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
+            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {**sdef, "WG": wg})
             vs = v + (j0 * k + j0) * itemsize
-            _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1))
-            ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1),
-                         {"T": wgsl})
+            _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1), conj_a=True)
+            ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1), sdef)
             n2 = n - j0 - jb
             if n2:
                 tm = tb + t_off * itemsize
                 c = a + (j0 * ld + j0 + jb) * itemsize
-                _gemm(backend, dtype, jb, n2, mp, 1.0, vs, (1, k), c, (ld, 1), 0.0, w, (n2, 1))
-                _gemm(backend, dtype, jb, n2, jb, 1.0, tm, (1, NB), w, (n2, 1), 0.0, w2, (n2, 1))
+                _gemm(backend, dtype, jb, n2, mp, 1.0, vs, (1, k), c, (ld, 1), 0.0, w, (n2, 1), conj_a=True)
+                _gemm(backend, dtype, jb, n2, jb, 1.0, tm, (1, NB), w, (n2, 1), 0.0, w2, (n2, 1), conj_a=True)
                 _gemm(backend, dtype, mp, n2, jb, -1.0, vs, (k, 1), w2, (n2, 1), 1.0, c, (ld, 1))
         for bi, j0 in reversed(list(enumerate(blocks))):
             jb = min(NB, k - j0)
@@ -474,7 +479,7 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             vs = v + (j0 * k + j0) * itemsize
             tm = tb + bi * NB * NB * itemsize
             q2 = q + (j0 * q_ld + j0) * itemsize
-            _gemm(backend, dtype, jb, nq, mp, 1.0, vs, (1, k), q2, (q_ld, 1), 0.0, w, (nq, 1))
+            _gemm(backend, dtype, jb, nq, mp, 1.0, vs, (1, k), q2, (q_ld, 1), 0.0, w, (nq, 1), conj_a=True)
             _gemm(backend, dtype, jb, nq, jb, 1.0, tm, (NB, 1), w, (nq, 1), 0.0, w2, (nq, 1))
             _gemm(backend, dtype, mp, nq, jb, -1.0, vs, (k, 1), w2, (nq, 1), 1.0, q2, (q_ld, 1))
     finally:

@@ -262,9 +262,11 @@ def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
     and R (..., K, N), K = min(M, N); ``'complete'`` Q (..., M, M) and R (..., M, N). The signs
     follow LAPACK's reflectors (R's diagonal may be negative, as in NumPy).
 
-    Raises ``TypeError`` for non-float32/float64 input, ``ValueError`` for fewer than 2 dims or
-    an unknown mode."""
-    x = _float_array(x, "x", complex_ok=False)
+    Complex input gives a unitary Q (LAPACK's zgeqrf reflectors, R's diagonal real).
+
+    Raises ``TypeError`` for other than float32, float64, complex64 and complex128 input,
+    ``ValueError`` for fewer than 2 dims or an unknown mode."""
+    x = _float_array(x, "x")
     if x.ndim < 2:
         raise ValueError(f"qr needs an array of at least 2 dimensions, got shape {x.shape}")
     if mode not in ("reduced", "complete"):
@@ -279,7 +281,7 @@ def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
         return QRResult(q, GpuArray._empty(batch_shape + (kr, n), x.dtype))
     a = _copy_contiguous(x)
     name = a.dtype.name
-    if m <= ops_factor.SMALL_MAX and n <= ops_factor.SMALL_MAX:
+    if max(m, n) <= ops_factor.small_max("qr", name):
         r = GpuArray._empty(batch_shape + (kr, n), x.dtype, zero=False)
         _dispatch.call(ops_factor.qr_small, name, m, n, batch, a._ptr, n, m * n, q._ptr, kq, m * kq, kq,
                        r._ptr, n, kr * n, kr)
