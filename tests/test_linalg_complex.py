@@ -241,3 +241,120 @@ def test_errors() -> None:
         gt.linalg.matrix_norm(gt.asarray(np.ones((2, 2), dtype=np.complex64)), ord="bad")
     with pytest.raises(TypeError):
         gt.linalg.vector_norm(gt.asarray(np.ones((2,), dtype=np.int32)))
+
+
+# ---- factorisations: cholesky, LU (solve, inv, det, slogdet, matrix_power), qr ---------------
+#: Orders on the batched small kernels (complex128's solve / inv / qr up to 16) and on the
+#: blocked paths (over 32; Cholesky blocks of 64 columns, so 70 runs its trailing gemms).
+FACTOR_ORDERS = (1, 4, 20, 40)
+
+
+def _hpd(rng: np.random.Generator, shape: tuple[int, ...], n: int, dtype: str) -> np.ndarray:
+    a = _cx(rng, shape + (n, n), "complex128")
+    return (a @ _ct(a) + n * np.eye(n)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("n", FACTOR_ORDERS + (70,))
+def test_cholesky(dtype: str, n: int) -> None:
+    rng = np.random.default_rng(20 + n)
+    a = _hpd(rng, (2,) if n < 70 else (), n, dtype)
+    junk = a.copy()
+    junk[..., np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]] = 7.0 - 3.0j  # only the lower triangle is read
+    lo = np.asarray(gt.linalg.cholesky(gt.asarray(junk)))
+    up = np.asarray(gt.linalg.cholesky(gt.asarray(junk), upper=True))
+    assert lo.dtype == np.dtype(dtype) and up.dtype == np.dtype(dtype)
+    norm = _norm(a)
+    assert np.abs(lo @ _ct(lo) - a).max() / norm < RES[dtype]
+    assert np.abs(_ct(up) @ up - a).max() / norm < RES[dtype]
+    assert not np.any(np.triu(lo, 1)) and not np.any(np.tril(up, -1))
+    np.testing.assert_allclose(lo, np.linalg.cholesky(a.astype(np.complex128)), rtol=0, atol=RES[dtype] * math.sqrt(norm))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_cholesky_not_positive_definite(dtype: str) -> None:
+    a = np.array([[1.0, 2.0j], [-2.0j, 1.0]], dtype=dtype)  # Hermitian, eigenvalues -1 and 3
+    with pytest.raises(gt.linalg.LinAlgError):
+        gt.linalg.cholesky(gt.asarray(a))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("n", FACTOR_ORDERS)
+def test_solve_inv(dtype: str, n: int) -> None:
+    rng = np.random.default_rng(30 + n)
+    a = (_cx(rng, (2, n, n), dtype) + 2 * math.sqrt(n) * np.eye(n)).astype(dtype)
+    b = _cx(rng, (2, n, 3), dtype)
+    v = _cx(rng, (n,), dtype)
+    ga = gt.asarray(a)
+    a64 = a.astype(np.complex128)
+    tol = RES[dtype] * 10
+    x = np.asarray(gt.linalg.solve(ga, gt.asarray(b)))
+    assert x.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(x, np.linalg.solve(a64, b), rtol=0, atol=tol)
+    x1 = np.asarray(gt.linalg.solve(ga, gt.asarray(v)))
+    np.testing.assert_allclose(x1, np.linalg.solve(a64, v[None, :, None])[..., 0], rtol=0, atol=tol)
+    inv = np.asarray(gt.linalg.inv(ga))
+    np.testing.assert_allclose(inv, np.linalg.inv(a64), rtol=0, atol=tol)
+    np.testing.assert_allclose(np.asarray(gt.linalg.matrix_power(ga, -2)), np.linalg.matrix_power(a64, -2),
+                               rtol=0, atol=tol)
+    np.testing.assert_allclose(np.asarray(gt.linalg.matrix_power(ga, 3)), np.linalg.matrix_power(a64, 3),
+                               rtol=RES[dtype] * 10, atol=tol * n ** 1.5)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_solve_singular(dtype: str) -> None:
+    a = np.array([[1.0 + 1.0j, 2.0], [2.0 + 2.0j, 4.0]], dtype=dtype)
+    with pytest.raises(gt.linalg.LinAlgError):
+        gt.linalg.solve(gt.asarray(a), gt.asarray(np.ones((2, 1), dtype=dtype)))
+    with pytest.raises(gt.linalg.LinAlgError):
+        gt.linalg.inv(gt.asarray(a))
+    assert complex(np.asarray(gt.linalg.det(gt.asarray(a)))) == 0
+    sign, logabs = gt.linalg.slogdet(gt.asarray(a))
+    assert complex(np.asarray(sign)) == 0 and float(np.asarray(logabs)) == -math.inf
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("n", (0,) + FACTOR_ORDERS)
+def test_det_slogdet(dtype: str, n: int) -> None:
+    rng = np.random.default_rng(40 + n)
+    a = (_cx(rng, (3, n, n), dtype) / math.sqrt(max(n, 1))).astype(dtype)
+    a64 = a.astype(np.complex128)
+    d = np.asarray(gt.linalg.det(gt.asarray(a)))
+    want = np.linalg.det(a64)
+    assert d.dtype == np.dtype(dtype) and d.shape == (3,)
+    np.testing.assert_allclose(d, want, rtol=RES[dtype] * 10 * max(n, 1), atol=1e-30)
+    sign, logabs = gt.linalg.slogdet(gt.asarray(a))
+    assert sign.dtype == getattr(gt, dtype) and logabs.dtype == getattr(gt, REAL[dtype])
+    ws, wl = np.linalg.slogdet(a64)
+    np.testing.assert_allclose(np.asarray(sign), ws, rtol=0, atol=RES[dtype] * 10 * max(n, 1))
+    np.testing.assert_allclose(np.asarray(logabs), wl, rtol=0, atol=RES[dtype] * 10 * max(n, 1))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (3, 5), (18, 18), (40, 35), (35, 40)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr(dtype: str, shape: tuple[int, int], mode: str) -> None:
+    rng = np.random.default_rng(sum(shape))
+    x = _cx(rng, (2,) + shape, dtype)
+    q, r = (np.asarray(t) for t in gt.linalg.qr(gt.asarray(x), mode=mode))
+    m, n = shape
+    k = min(m, n) if mode == "reduced" else m
+    assert q.dtype == np.dtype(dtype) and r.dtype == np.dtype(dtype)
+    assert q.shape == (2, m, k) and r.shape == (2, k, n)
+    assert np.abs(q @ r - x).max() / _norm(x) < RES[dtype]
+    assert _unitary_err(q.astype(np.complex128)) < RES[dtype]
+    assert not np.any(np.tril(r, -1))
+    # R agrees with NumPy's up to the phases of its rows
+    rn = np.linalg.qr(x.astype(np.complex128), mode=mode)[1]
+    np.testing.assert_allclose(np.abs(r), np.abs(rn), rtol=0, atol=RES[dtype] * _norm(x))
+
+
+def test_factor_errors() -> None:
+    with pytest.raises(ValueError):
+        gt.linalg.cholesky(gt.asarray(np.ones((2, 3), dtype=np.complex64)))
+    with pytest.raises(ValueError):
+        gt.linalg.solve(gt.asarray(np.eye(3, dtype=np.complex64)), gt.asarray(np.ones((2,), dtype=np.complex64)))
+    with pytest.raises(ValueError):
+        gt.linalg.qr(gt.asarray(np.ones((2, 2), dtype=np.complex64)), mode="r")
+    with pytest.raises(TypeError):
+        gt.linalg.det(gt.asarray(np.ones((2, 2), dtype=np.int32)))

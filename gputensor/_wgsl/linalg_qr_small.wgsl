@@ -50,15 +50,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var j = 0u; j < k; j++) {
         if lid == 0u {
             let alpha = a[j * NM + j];
-            var xn2 = R(0);
+            // the column's norm scaled by its largest part (no overflow or underflow of squares)
+            var mx = sc_maxpart(alpha);
+            var tail = false;
             for (var i = j + 1u; i < m; i++) {
-                xn2 = xn2 + sc_abs2(a[i * NM + j]);
+                mx = max(mx, sc_maxpart(a[i * NM + j]));
+                tail = tail || sc_nonzero(a[i * NM + j]);
+            }
+            var xn2 = R(0);
+            if mx > R(0) {
+                for (var i = j + 1u; i < m; i++) {
+                    xn2 = xn2 + sc_abs2(a[i * NM + j] / mx);
+                }
             }
             let ar = sc_re(alpha);
-            if xn2 == R(0) && sc_abs2(alpha - sc_from(ar)) == R(0) {
+            if !tail && sc_abs2(alpha - sc_from(ar)) == R(0) {
                 tau[j] = T(0);
             } else {
-                let norm = sqrt(sc_abs2(alpha) + xn2);
+                let norm = mx * sqrt(sc_abs2(alpha / mx) + xn2);
                 let beta = select(-norm, norm, ar < R(0));
                 tau[j] = (sc_from(beta) - alpha) / beta;
                 let scale = sc_div(sc_from(R(1)), alpha - sc_from(beta));

@@ -25,3 +25,5 @@ fn sc_finite(x: T, maxf: R) -> bool { return abs(x) <= maxf; }
 fn sc_div(a: T, b: T) -> T { return a / b; }
 // Whether x is not zero.
 fn sc_nonzero(x: T) -> bool { return x != T(0); }
+// max(|re x|, |im x|): |x| within a factor sqrt(2), without overflow.
+fn sc_maxpart(x: T) -> R { return abs(x); }

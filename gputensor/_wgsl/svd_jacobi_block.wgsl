@@ -262,7 +262,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
                         }
                     }
                     c = R(1) / sqrt(R(1) + t * t);
-                    se = g * ((c * t) / ag);
+                    se = (g / ag) * (c * t);  // s g / |g| (real: exactly +-s)
                 }
                 cs_c[lid] = c;
                 cs_se[lid] = se;

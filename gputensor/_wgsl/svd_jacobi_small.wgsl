@@ -170,7 +170,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
             }
         } else {
             for (var e = lid; e < M * N; e += WG) {
-                local_max = max(local_max, sc_norm1(Bs[e]));
+                local_max = max(local_max, sc_maxpart(Bs[e]));
             }
         }
         red[lid] = local_max;
@@ -187,9 +187,8 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         if (mx > R(0)) {
             scale = mx;
         }
-        let inv = R(1) / scale;
         for (var e = lid; e < M * N; e += WG) {
-            var v = Bs[e] * inv;
+            var v = Bs[e] / scale;  // (not times 1 / scale: that overflows for subnormal scales)
             if (EIGH && e / M == e % M) {
                 v += sc_from(R(2));
             }
@@ -253,8 +252,8 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
                         }
                     }
                     let c = R(1) / sqrt(R(1) + t * t);
-                    // J = [[c, se], [-conj(se), c]], se = s g / |g|
-                    let se = g * ((c * t) / ag);
+                    // J = [[c, se], [-conj(se), c]], se = s g / |g| (real: exactly +-s)
+                    let se = (g / ag) * (c * t);
                     let sec = sc_conj(se);
                     for (var i = lane; i < M; i += TPP) {
                         let x = Bs[p * M + i];
