@@ -12,22 +12,30 @@ Two families of kernels:
   workgroup memory (``_wgsl/linalg_small.wgsl``: Cholesky, LU + solve / inverse / determinant;
   ``_wgsl/linalg_qr_small.wgsl``: Householder QR with Q accumulated backwards) -- a whole stack
   in one dispatch;
-* larger matrices, one at a time, blocked by ``NB`` columns, the trailing updates on the gemm
-  kernels (``ops_gemm.gemm_strided``, in place: the updated block and the factor blocks are
-  disjoint regions of one buffer):
+* larger matrices, one at a time, blocked (``block_width``: ``GPUTENSOR_LINALG_BLOCK`` or
+  each factorization's default), the trailing updates on the gemm kernels
+  (``ops_gemm.gemm_strided``, in place: the updated block and the factor blocks are disjoint
+  regions of one buffer); every dispatch of a call is recorded into the open batch (no wait, no
+  readback):
 
-  - Cholesky, right-looking: the diagonal block on the small kernel, the panel below it by a
-    triangular solve (``linalg_trsm.wgsl``), the trailing matrix's lower part by gemm (two
-    column stripes from 512 columns on);
-  - LU, right-looking (getrf): the panel with pivot search on one workgroup
-    (``linalg_lu_panel.wgsl``, two sub-panels of ``LU_HALF`` columns per block), row swaps of the other columns (``linalg_laswp.wgsl``), the
-    block row by a unit-lower triangular solve, the trailing matrix by gemm; ``lu_solve``
-    swaps the right-hand sides and runs blocked forward and backward substitution (triangular
-    solves of the diagonal blocks, gemm for the rest);
-  - QR (geqrf): the panel on one workgroup (``linalg_qr_panel.wgsl``), the block reflector's
-    compact WY factor T from the Gram matrix V^T V (gemm, then ``linalg_qr_tmat.wgsl``), the
-    trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q accumulated backwards from the
-    identity with ``Q -= V (T (V^T Q))``.
+  - Cholesky, right-looking (``CHOLESKY_BLOCK`` columns): one workgroup factors the diagonal
+    block in registers and inverts it (``linalg_chol_block.wgsl``), the panel below is the gemm
+    P L^-T (into scratch, copied back by ``linalg_copy_block.wgsl``), the trailing matrix's
+    lower part the gemm C -= P P^T (two column stripes from 512 columns on);
+  - LU, right-looking (getrf, ``LU_BLOCK`` columns): the panel with pivot search on one
+    workgroup, each row updated in registers by the invocation that owns it
+    (``linalg_lu_block.wgsl``), row swaps of the other columns (``linalg_laswp.wgsl``), the
+    block row by a unit-lower triangular solve (``linalg_trsm.wgsl``, a column per invocation
+    in registers), the trailing matrix by gemm; ``lu_solve`` swaps the right-hand sides and
+    runs forward and backward substitution: ``linalg_trsv.wgsl`` for a few columns, else
+    blocked (triangular solves of the diagonal blocks, gemm for the rest);
+  - QR (geqrf, ``NB`` columns): the panel on one workgroup (``linalg_qr_panel.wgsl``), the
+    block reflector's compact WY factor T from the Gram matrix V^T V (gemm, then
+    ``linalg_qr_tmat.wgsl``), the trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q
+    accumulated backwards from the identity with ``Q -= V (T (V^T Q))``.
+
+Every kernel names its scalar type once (``alias T = {{T}};``), so other element types need
+only their arithmetic, not new kernels' structure.
 """
 
 from __future__ import annotations
@@ -49,10 +57,13 @@ def small_max(op: str, dtype: str) -> int:
     return 16 if op in ("solve", "inv", "qr") and dtype == "complex128" else SMALL_MAX
 
 
-#: Block size of the blocked algorithms (the panel kernels take at most 32 columns).
+#: Block width of QR and the largest order of trsm and the LU panel (32 columns).
 NB = 32
 
 _SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
+#: Most right-hand columns of a small ``solve`` on the row-per-invocation kernel
+#: (``linalg_small_rows.wgsl``; more go to ``linalg_small.wgsl``).
+ROWS_MAX_K = 32
 _LOG = {"f32": "log_f32", "f64": "log_f64"}
 _NEG_INF = {"f32": "bitcast<f32>(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
 _WG = 64
@@ -143,8 +154,14 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     if flag is None and op in ("cholesky", "solve", "inv"):
         raise invalid_argument(f"{op} needs a flag buffer")
     words = [batch, n, cols if op == "solve" else n, a_first, a_ld, a_bs, b_first, b_ld, b_bs, 0, 0, 0]
-    defines = {"NMAX": _nmax(n), "OP": _SMALL_OPS[op], "XS": _nmax(n) * _WG if cols else 1,
-               **_math_defines(dtype)}
+    nm = _nmax(n)
+    if op != "det" and cols <= ROWS_MAX_K:  # a row per invocation, 64 // nm matrices per workgroup
+        km = nm if op == "inv" else 1 << max(0, cols - 1).bit_length() if cols else 1
+        defines = {**scalar_defines(dtype), "NM": nm, "G": _WG // nm, "KM": km, "OP": _SMALL_OPS[op]}
+        ctx.dispatch("linalg_small_rows", words, [a_reg, b_reg, f_reg], _groups(ctx, -(-batch // (_WG // nm))),
+                     defines)
+        return
+    defines = {"NMAX": nm, "OP": _SMALL_OPS[op], "XS": nm * _WG if cols else 1, **_math_defines(dtype)}
     ctx.dispatch("linalg_small", words, [a_reg, b_reg, f_reg], _groups(ctx, batch), defines)
 
 

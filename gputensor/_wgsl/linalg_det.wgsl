@@ -1,11 +1,13 @@
 // Determinant from an LU factorization (ipiv as getrf's, absolute row indices): the n x n
 // factor is A[a_first + i * ld + j], pivots piv[piv_first + i]. Writes R[r_first + 0, 1, 2] =
-// det (the diagonal's product in order), sign (0 when singular; complex: det / |det|), log|det|
-// (-inf when singular; complex: the real part). Elements are T (real, or complex as vec2) with
-// the sc_* helpers of linalg_scalar_*.
+// det (the diagonal's product with the permutation's sign), sign (0 when singular), log|det|
+// (-inf when singular). One workgroup: invocation lid takes a run of consecutive diagonal
+// entries, then a tree combines the runs in order. Complex elements (vec2): sign det / |det|,
+// log|det| the real part; the sc_* helpers of linalg_scalar_*.
 
 alias T = {{T}};
 alias R = {{R}};
+const WG: u32 = 256u;
 
 struct Params { n: u32, a_first: u32, ld: u32, piv_first: u32, r_first: u32, p0: u32, p1: u32, p2: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
@@ -13,15 +15,23 @@ struct Params { n: u32, a_first: u32, ld: u32, piv_first: u32, r_first: u32, p0:
 @group(0) @binding(2) var<storage, read_write> piv: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Out: array<T>;
 
+var<workgroup> dets: array<T, WG>;
+var<workgroup> signs: array<T, WG>;
+var<workgroup> logs: array<R, WG>;
+var<workgroup> zeros: array<u32, WG>;
+
 {{SCALAR}}
 
-@compute @workgroup_size(1)
-fn main() {
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) lid: u32) {
+    let run = (p.n + WG - 1u) / WG;
+    let c0 = min(p.n, lid * run);
+    let c1 = min(p.n, c0 + run);
     var det = sc_from(R(1));
     var sign = sc_from(R(1));
     var logabs = R(0);
-    var zero = false;
-    for (var c = 0u; c < p.n; c++) {
+    var zero = 0u;
+    for (var c = c0; c < c1; c++) {
         let u = A[p.a_first + c * (p.ld + 1u)];
         det = sc_mul(det, u);
         if piv[p.piv_first + c] != c {
@@ -33,10 +43,27 @@ fn main() {
             sign = sc_mul(sign, u / au);
             logabs = logabs + {{LOG}}(au);
         } else {
-            zero = true;
+            zero = 1u;
         }
     }
-    Out[p.r_first] = det;
-    Out[p.r_first + 1u] = select(sign, T(0), zero);
-    Out[p.r_first + 2u] = sc_from(select(logabs, {{NEG_INF}}, zero));
+    dets[lid] = det;
+    signs[lid] = sign;
+    logs[lid] = logabs;
+    zeros[lid] = zero;
+    workgroupBarrier();
+    for (var s = 1u; s < WG; s = s << 1u) {
+        if lid % (2u * s) == 0u {
+            dets[lid] = sc_mul(dets[lid], dets[lid + s]);
+            signs[lid] = sc_mul(signs[lid], signs[lid + s]);
+            logs[lid] = logs[lid] + logs[lid + s];
+            zeros[lid] = zeros[lid] | zeros[lid + s];
+        }
+        workgroupBarrier();
+    }
+    if lid == 0u {
+        let z = zeros[0] != 0u;
+        Out[p.r_first] = dets[0];
+        Out[p.r_first + 1u] = select(signs[0], T(0), z);
+        Out[p.r_first + 2u] = sc_from(select(logs[0], {{NEG_INF}}, z));
+    }
 }

@@ -66,14 +66,21 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         let pr = select(c, ri[0], pv >= R(0));
         // the owners publish rows pr and c (whole panel rows: the columns before c hold L's
         // multipliers, swapped too)
+        // (unrolled: the row's loads are issued together)
         if lid == pr % WG {
-            for (var q = 0u; q < jb; q++) {
-                prow[q] = A[a0 + pr * ld + q];
+            //#unroll
+            for (var q = 0u; q < JB; q++) {
+                if q < jb {
+                    prow[q] = A[a0 + pr * ld + q];
+                }
             }
         }
         if lid == c % WG && pr != c {
-            for (var q = 0u; q < jb; q++) {
-                crow[q] = A[a0 + c * ld + q];
+            //#unroll
+            for (var q = 0u; q < JB; q++) {
+                if q < jb {
+                    crow[q] = A[a0 + c * ld + q];
+                }
             }
         }
         workgroupBarrier();

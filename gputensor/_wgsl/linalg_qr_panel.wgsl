@@ -14,6 +14,7 @@ alias R = {{R}};
 const WG: u32 = {{WG}}u;
 const NB: u32 = 32u;
 const RS: u32 = WG / NB;
+const U: u32 = 8u;
 
 struct Params {
     a_first: u32, ld: u32, mp: u32, jb: u32,
@@ -79,7 +80,22 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         let live = qq > c && qq < jb;
         var part = T(0);
         if live {
-            for (var i = c + 1u + rs; i < mp; i += RS) {
+            // U rows at a time: their loads are independent and issued together
+            var i = c + 1u + rs;
+            for (; i + (U - 1u) * RS < mp; i += U * RS) {
+                var xs: array<T, U>;
+                var ys: array<T, U>;
+                //#unroll
+                for (var u = 0u; u < U; u++) {
+                    xs[u] = A[a0 + (i + u * RS) * ld + c];
+                    ys[u] = A[a0 + (i + u * RS) * ld + qq];
+                }
+                //#unroll
+                for (var u = 0u; u < U; u++) {
+                    part = part + sc_dotc(xs[u], ys[u]);
+                }
+            }
+            for (; i < mp; i += RS) {
                 part = part + sc_dotc(A[a0 + i * ld + c], A[a0 + i * ld + qq]);
             }
         }
@@ -98,7 +114,21 @@ fn main(@builtin(local_invocation_index) lid: u32) {
             if rs == 0u {
                 A[a0 + c * ld + qq] = A[a0 + c * ld + qq] - w;
             }
-            for (var i = c + 1u + rs; i < mp; i += RS) {
+            var i = c + 1u + rs;
+            for (; i + (U - 1u) * RS < mp; i += U * RS) {
+                var xs: array<T, U>;
+                var ys: array<T, U>;
+                //#unroll
+                for (var u = 0u; u < U; u++) {
+                    xs[u] = A[a0 + (i + u * RS) * ld + c];
+                    ys[u] = A[a0 + (i + u * RS) * ld + qq];
+                }
+                //#unroll
+                for (var u = 0u; u < U; u++) {
+                    A[a0 + (i + u * RS) * ld + qq] = ys[u] - sc_mul(w, xs[u]);
+                }
+            }
+            for (; i < mp; i += RS) {
                 A[a0 + i * ld + qq] = A[a0 + i * ld + qq] - sc_mul(w, A[a0 + i * ld + c]);
             }
         }

@@ -4,8 +4,11 @@ solve, inv, det, slogdet and matrix_power also complex64 and complex128 (Hermiti
 positive-definite input for cholesky; slogdet's sign is complex of modulus 1, logabsdet real).
 
 Every factorization runs on the GPU (``_backend/ops_factor.py``): stacks of matrices of order
-up to ``ops_factor.SMALL_MAX`` (32) in one dispatch, one workgroup per matrix; larger matrices
-one after another on blocked algorithms whose trailing updates are gemm.
+up to ``ops_factor.SMALL_MAX`` (32) in one dispatch for the whole stack; larger matrices
+one after another on blocked algorithms whose trailing updates are gemm, every dispatch of a
+call in one recorded batch. ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
+sets the block width of Cholesky and LU (16, 32, 64 or 128; LU takes at most 32); another
+value raises ``ValueError``.
 
 Singular and non-positive-definite input:
 
@@ -96,6 +99,14 @@ def _raise_if_set(flag: GpuArray, message: str) -> None:
         raise LinAlgError(message)
 
 
+def _check_block_width() -> None:
+    """ValueError when ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``) is set to a
+    width the blocked factorizations do not take."""
+    nb = config.value("linalg_block")
+    if nb and nb not in ops_factor.BLOCK_SIZES:
+        raise ValueError(f"GPUTENSOR_LINALG_BLOCK={nb} must be 0 (the defaults) or one of {ops_factor.BLOCK_SIZES}")
+
+
 def lu_factor(a: GpuArray) -> tuple[GpuArray, GpuArray, GpuArray]:
     """LU factorization with partial pivoting, in place, of the C-contiguous float array ``a``
     (a stack of n x n matrices, n >= 1): (a holding unit L below the diagonal and U on and above
@@ -107,6 +118,7 @@ def lu_factor(a: GpuArray) -> tuple[GpuArray, GpuArray, GpuArray]:
     piv = GpuArray._empty(a.shape[:-1], uint32)
     flag = _new_flag()
     size = n * n * a.dtype.itemsize
+    _check_block_width()
     for q in range(batch):
         _dispatch.call(ops_factor.lu_blocked, a.dtype.name, n, a._ptr + q * size, n,
                        piv._ptr + q * n * 4, flag._ptr)
@@ -133,6 +145,7 @@ def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
         lower = a
     else:
         size = n * n * a.dtype.itemsize
+        _check_block_width()
         for q in range(batch):
             _dispatch.call(ops_factor.cholesky_blocked, name, n, a._ptr + q * size, n, flag._ptr)
         lower = tril(a)
@@ -161,6 +174,7 @@ def _lu_solve_into(a: GpuArray, b: GpuArray | None, out: GpuArray) -> None:
             _dispatch.copy_into(out, broadcast_to(eye(n, dtype=a.dtype), out.shape))
         piv = GpuArray._empty((n,), uint32)
         isz = a.dtype.itemsize
+        _check_block_width()
         for q in range(batch):
             lu = a._ptr + q * n * n * isz
             _dispatch.call(ops_factor.lu_blocked, name, n, lu, n, piv._ptr, flag._ptr)
