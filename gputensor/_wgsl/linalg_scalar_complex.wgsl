@@ -13,5 +13,5 @@ fn sc_abs(x: T) -> R { return cx_abs_TT(x); }
 fn sc_norm1(x: T) -> R { return abs(x.x) + abs(x.y); }
 fn sc_finite(x: T, maxf: R) -> bool { return abs(x.x) <= maxf && abs(x.y) <= maxf; }
 fn sc_div(a: T, b: T) -> T { return cx_div_TT(a, b); }
-fn sc_nonzero(x: T) -> bool { return x.x != R(0) || x.y != R(0); }
+fn sc_nonzero(x: T) -> bool { return !(x.x == R(0) && x.y == R(0)); }
 fn sc_maxpart(x: T) -> R { return max(abs(x.x), abs(x.y)); }

@@ -23,7 +23,7 @@ fn sc_norm1(x: T) -> R { return abs(x); }
 fn sc_finite(x: T, maxf: R) -> bool { return abs(x) <= maxf; }
 // The quotient a / b.
 fn sc_div(a: T, b: T) -> T { return a / b; }
-// Whether x is not zero.
-fn sc_nonzero(x: T) -> bool { return x != T(0); }
+// Whether x is not zero (NaN is not zero: written as !(x == 0), compilers order x != 0).
+fn sc_nonzero(x: T) -> bool { return !(x == T(0)); }
 // max(|re x|, |im x|): |x| within a factor sqrt(2), without overflow.
 fn sc_maxpart(x: T) -> R { return abs(x); }
