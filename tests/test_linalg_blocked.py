@@ -163,6 +163,24 @@ def test_not_positive_definite_in_any_block(dtype: str, where: int) -> None:
 
 
 @for_dtypes(DTYPES)
+def test_stack_with_one_indefinite_blocked_matrix(dtype: str) -> None:
+    """The blocked Cholesky runs the whole stack at once: one indefinite matrix raises, the others
+    are factored (seen with the check off)."""
+    n = 40
+    a = _spd(_rng(9), (5,), n)
+    a[3, 30, 30] = -1.0
+    a = a.astype(dtype)
+    with config.override(linalg_block=16):
+        with pytest.raises(LinAlgError):
+            gt.linalg.cholesky(gt.asarray(a))
+        with config.override(linalg_check=False):
+            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    keep = np.arange(5) != 3
+    _close(lower[keep], np.linalg.cholesky(a[keep].astype(np.float64)), dtype)
+    assert np.isnan(lower[3]).any()
+
+
+@for_dtypes(DTYPES)
 @pytest.mark.parametrize("where", [0, 20, 44])
 def test_singular_in_any_block(dtype: str, where: int) -> None:
     """A zero column in any block: solve and inv raise LinAlgError, det is 0, slogdet (0, -inf)."""
@@ -180,6 +198,31 @@ def test_singular_in_any_block(dtype: str, where: int) -> None:
         sign, logabs = (float(gt.asnumpy(t)) for t in gt.linalg.slogdet(gt.asarray(a)))
     assert det == 0.0
     assert sign == 0.0 and logabs == -np.inf
+
+
+@for_dtypes(DTYPES)
+def test_stack_with_one_singular_blocked_matrix(dtype: str) -> None:
+    """The blocked LU runs the whole stack at once: one singular matrix raises in solve / inv,
+    has det 0, and the others are solved (seen with the check off)."""
+    n = 45
+    rng = _rng(21)
+    a = _well(rng, (3,), n)
+    a[1, :, 17] = 0.0
+    a = a.astype(dtype)
+    b = rng.standard_normal((3, n, 1)).astype(dtype)
+    with config.override(linalg_block=16):
+        with pytest.raises(LinAlgError):
+            gt.linalg.solve(gt.asarray(a), gt.asarray(b))
+        with pytest.raises(LinAlgError):
+            gt.linalg.inv(gt.asarray(a))
+        det = gt.asnumpy(gt.linalg.det(gt.asarray(a)))
+        with config.override(linalg_check=False):
+            x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+    keep = np.array([True, False, True])
+    a64 = a[keep].astype(np.float64)
+    assert det[1] == 0.0
+    assert np.all(np.abs(det[keep] - np.linalg.det(a64)) <= EPS[dtype] * n * np.abs(np.linalg.det(a64)))
+    assert _max(a64 @ x[keep] - b[keep]) <= EPS[dtype] * n * _max(a64) * _max(x[keep])
 
 
 def test_block_width_must_be_supported() -> None:

@@ -8,10 +8,11 @@ WGSL; nothing is read back (singularity is reported through a u32 flag buffer th
 
 Two families of kernels:
 
-* batched small matrices (order <= ``SMALL_MAX``): one workgroup per matrix, the matrix in
-  workgroup memory (``_wgsl/linalg_small.wgsl``: Cholesky, LU + solve / inverse / determinant;
-  ``_wgsl/linalg_qr_small.wgsl``: Householder QR with Q accumulated backwards) -- a whole stack
-  in one dispatch;
+* batched small matrices (order <= ``SMALL_MAX``), a whole stack in one dispatch: a row per
+  invocation in registers, 64 / n matrices per workgroup (``_wgsl/linalg_small_rows.wgsl``:
+  Cholesky, Gauss-Jordan solve / inverse), or one workgroup per matrix with the matrix in
+  workgroup memory (``_wgsl/linalg_small.wgsl``: LU + determinant or wide solves;
+  ``_wgsl/linalg_qr_small.wgsl``: Householder QR with Q accumulated backwards);
 * larger matrices, one at a time, blocked (``block_width``: ``GPUTENSOR_LINALG_BLOCK`` or
   each factorization's default), the trailing updates on the gemm kernels
   (``ops_gemm.gemm_strided``, in place: the updated block and the factor blocks are disjoint
@@ -50,13 +51,6 @@ from .validate import check_dtype, check_int
 
 #: Largest order the batched small kernels take (workgroup memory holds the matrix).
 SMALL_MAX = 32
-def small_max(op: str, dtype: str) -> int:
-    """Largest order ``small`` (``qr_small`` for 'qr') takes for ``op`` and ``dtype``: SMALL_MAX,
-    16 for complex128's solve, inverse and QR (the matrix and a column per invocation, or A and
-    Q, in 32 KiB of workgroup memory)."""
-    return 16 if op in ("solve", "inv", "qr") and dtype == "complex128" else SMALL_MAX
-
-
 #: Block width of QR and the largest order of trsm and the LU panel (32 columns).
 NB = 32
 
@@ -81,12 +75,24 @@ def _element(backend: Any, dtype: str) -> int:
     return element(backend, dtype).itemsize
 
 
+def _parts(backend: Any, dtype: str) -> str:
+    """The dtype of a complex dtype's parts ('' for real dtypes), checking the device has it."""
+    return element(backend, dtype).component
+
+
 @functools.lru_cache(maxsize=None)
 def _math_defines(dtype: str) -> dict[str, str]:
     """T, R and SCALAR (``linalg_scalar``, with the real log) and LOG, NEG_INF of the real type."""
     real = scalar_defines(dtype)["R"]
     log = _LOG[real]
     return {"LOG": log, "NEG_INF": _NEG_INF[real], **scalar_defines(dtype, f"{log}(x)")}
+
+
+def small_max(op: str, dtype: str) -> int:
+    """Largest order ``small`` (``qr_small`` for 'qr') takes for ``op`` and ``dtype``: SMALL_MAX,
+    16 for complex128's solve, inverse and QR (the matrix and a column per invocation, or A and
+    Q, in 32 KiB of workgroup memory)."""
+    return 16 if op in ("solve", "inv", "qr") and dtype == "complex128" else SMALL_MAX
 
 
 def _bind(backend: Any, ptr: int, elements: int, itemsize: int) -> tuple[tuple[Any, int, int], int]:
@@ -121,12 +127,14 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     * ``cholesky``: A := L (zeros above the diagonal);
     * ``solve``: A := its LU factors, B (n x k, batch stride ``b_bs``) := A^-1 B;
     * ``inv``: B (n x n) := A^-1;
-    * ``det``: B[3 q + 0, 1, 2] := det, sign, log|det| of matrix q (complex: sign det / |det|,
-      log|det| in the real part).
+    * ``det``: B[3 q + 0, 1, 2] := det, sign, log|det| of matrix q.
 
-    float32, float64, complex64 and complex128 (Cholesky: A = L L^H). ``flag`` (a u32) is or-ed
-    with 1 for a matrix that is not positive definite (cholesky) or singular (solve, inv).
-    BackendError (invalid argument) for bad sizes or pointers.
+    float32, float64, complex64, complex128 (Cholesky of Hermitian A = L L^H; det's sign
+    det / |det|, log|det| in the real part). ``flag`` (a u32) is or-ed with 1 for a matrix that
+    is not positive definite (cholesky) or singular (solve, inv). Cholesky, inv and solve with up to ROWS_MAX_K columns run with a row
+    per invocation (``linalg_small_rows.wgsl``, 64 / n matrices per workgroup), det and wider
+    solves one workgroup per matrix (``linalg_small.wgsl``). BackendError (invalid argument)
+    for bad sizes or pointers.
     """
     if op not in _SMALL_OPS:
         raise invalid_argument(f"unknown small factorization {op!r}")
@@ -190,22 +198,24 @@ def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld:
 
 # ---- building blocks of the blocked algorithms -------------------------------------------------
 def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
-         x_cs: int) -> None:
+         x_cs: int, batch: int = 1, t_bs: int = 0, x_bs: int = 0) -> None:
     """X := op(T)^-1 X for an n x n triangle T (n <= NB; row-major, ``t_ld``) and the n x k block
     X whose element (r, c) lies ``r * x_rs + c * x_cs`` elements from ``x``, one invocation per
-    column. ``mode`` 0: unit lower, 1: lower, 2: upper. T and X may lie in one allocation
-    (disjoint regions)."""
+    column, for ``batch`` pairs (T_q ``q * t_bs``, X_q ``q * x_bs`` elements on; at most a grid
+    dimension of them). ``mode`` 0: unit lower, 1: lower, 2: upper. T and X may lie in one
+    allocation (disjoint regions)."""
     if not 1 <= n <= NB or mode not in (0, 1, 2):
         raise invalid_argument(f"trsm of order {n}, mode {mode}")
     if k < 1:
         return
     itemsize = _element(backend, dtype)
     ctx = backend.context
-    t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
-    x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
-    words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, 0]
+    t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, t_bs, x_bs, 0, 0, 0]
     wg = 64
-    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], _groups(ctx, -(-k // wg)),
+    gx, gy, _ = _groups(ctx, -(-k // wg))
+    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], (gx, gy, batch),
                  {**scalar_defines(dtype), "NB": NB, "MODE": mode, "WG": wg})
 
 
@@ -215,51 +225,49 @@ TRSV_MAX_K = 8
 
 
 def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
-         x_cs: int) -> None:
+         x_cs: int, batch: int = 1, t_bs: int = 0, x_bs: int = 0) -> None:
     """X := T^-1 X for the n x n triangle T (row-major, ``t_ld``; ``mode`` 0: unit lower, 2:
     upper) and the k columns of X (element (r, c) ``r * x_rs + c * x_cs`` elements from ``x``),
-    one workgroup per column, in one dispatch. T and X may lie in one allocation (disjoint)."""
+    one workgroup per column and matrix of ``batch`` (T_q ``q * t_bs``, X_q ``q * x_bs``
+    elements on), in one dispatch. T and X may lie in one allocation (disjoint)."""
     if mode not in (0, 2) or n < 1:
         raise invalid_argument(f"trsv of order {n}, mode {mode}")
     if k < 1:
         return
     itemsize = _element(backend, dtype)
     ctx = backend.context
-    t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
-    x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
-    words = [n, t_first, t_ld, x_first, x_rs, x_cs, 0, 0]
-    ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, 1, 1),
+    t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    words = [n, t_first, t_ld, x_first, x_rs, x_cs, t_bs, x_bs]
+    ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, batch, 1),
                  {**scalar_defines(dtype), "MODE": mode, "WG": _panel_wg(ctx)})
 
 
 def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
-          skip: tuple[int, int] = (0, 0)) -> None:
+          skip: tuple[int, int] = (0, 0), batch: int = 1, x_bs: int = 0, piv_bs: int = 0) -> None:
     """Swap rows r and piv[r] of the rows x cols matrix at ``x`` for r = k1, ..., k2 - 1 in
     order (absolute row indices in the u32 array ``piv``, getrf's: piv[r] >= r), in every
-    column outside ``skip``."""
+    column outside ``skip``; for ``batch`` matrices (X_q ``q * x_bs`` elements on, their pivots
+    ``q * piv_bs`` entries on)."""
     if cols < 1 or k2 <= k1:
         return
     part = _parts(backend, dtype)
     if part:  # complex: the same swaps of the rows of the (rows x 2 cols) real view
-        laswp(backend, part, x, rows, 2 * cols, 2 * x_ld, piv, k1, k2, (2 * skip[0], 2 * skip[1]))
+        laswp(backend, part, x, rows, 2 * cols, 2 * x_ld, piv, k1, k2, (2 * skip[0], 2 * skip[1]), batch, 2 * x_bs,
+              piv_bs)
         return
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
-    x_reg, x_first = _bind(backend, x, (rows - 1) * x_ld + cols, itemsize)
-    p_reg, p_first = _bind(backend, piv, k2, 4)
-    words = [cols, k1, k2, x_first, x_ld, p_first, skip[0], skip[1]]
-    ctx.dispatch("linalg_laswp", words, [x_reg, p_reg], _groups(ctx, -(-cols // 32)), {"T": wgsl})
-
-
-def _parts(backend: Any, dtype: str) -> str:
-    """The dtype of a complex dtype's parts ('' for real dtypes), checking the device has it."""
-    info = element(backend, dtype)
-    return info.component
+    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (rows - 1) * x_ld + cols, itemsize)
+    p_reg, p_first = _bind(backend, piv, (batch - 1) * piv_bs + k2, 4)
+    words = [cols, k1, k2, x_first, x_ld, p_first, skip[0], skip[1], x_bs, piv_bs, 0, 0]
+    gx, gy, _ = _groups(ctx, -(-cols // 32))
+    ctx.dispatch("linalg_laswp", words, [x_reg, p_reg], (gx, gy, batch), {"T": wgsl})
 
 
 def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
-          b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], *, conj_a: bool = False,
-          conj_b: bool = False) -> None:
+          b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], batch: int = 1,
+          bs: tuple[int, int, int] = (0, 0, 0), *, conj_a: bool = False, conj_b: bool = False) -> None:
     """C := alpha op(A) op(B) + beta C (real alpha, beta; op conjugates with ``conj_a`` /
     ``conj_b``). Complex operands: the complex product from four real gemms over the
     interleaved parts (Re C = Ar Br - Ai Bi, Im C = Ar Bi + Ai Br, the conjugations as signs)."""
@@ -267,17 +275,18 @@ def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int
         return
     part = _parts(backend, dtype)
     if not part:
-        ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, dtype=dtype)
+        ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs, dtype=dtype)
         return
     ps = element(backend, part).itemsize
     sa2, sb2, sc2 = (2 * sa[0], 2 * sa[1]), (2 * sb[0], 2 * sb[1]), (2 * sc[0], 2 * sc[1])
+    bs2 = (2 * bs[0], 2 * bs[1], 2 * bs[2])
     ga = -1.0 if conj_a else 1.0
     gb = -1.0 if conj_b else 1.0
     g = ops_gemm.gemm_strided
-    g(backend, m, n, k, alpha, a, sa2, b, sb2, beta, c, sc2, dtype=part)
-    g(backend, m, n, k, -alpha * ga * gb, a + ps, sa2, b + ps, sb2, 1.0, c, sc2, dtype=part)
-    g(backend, m, n, k, alpha * gb, a, sa2, b + ps, sb2, beta, c + ps, sc2, dtype=part)
-    g(backend, m, n, k, alpha * ga, a + ps, sa2, b, sb2, 1.0, c + ps, sc2, dtype=part)
+    g(backend, m, n, k, alpha, a, sa2, b, sb2, beta, c, sc2, batch, bs2, dtype=part)
+    g(backend, m, n, k, -alpha * ga * gb, a + ps, sa2, b + ps, sb2, 1.0, c, sc2, batch, bs2, dtype=part)
+    g(backend, m, n, k, alpha * gb, a, sa2, b + ps, sb2, beta, c + ps, sc2, batch, bs2, dtype=part)
+    g(backend, m, n, k, alpha * ga, a + ps, sa2, b, sb2, 1.0, c + ps, sc2, batch, bs2, dtype=part)
 
 
 def _stripes(count: int) -> list[tuple[int, int]]:
@@ -312,57 +321,72 @@ def _block_threads(ctx: Any, nb: int) -> int:
     return 32 if nb == 128 and big else 16
 
 
-def copy_block(backend: Any, dtype: str, rows: int, cols: int, src: int, s_ld: int, dst: int, d_ld: int) -> None:
-    """D[i, j] := S[i, j] for a rows x cols block (row-major, leading dimensions ``s_ld`` and
-    ``d_ld``; S and D must not overlap)."""
-    if rows < 1 or cols < 1:
+def copy_block(backend: Any, dtype: str, rows: int, cols: int, src: int, s_ld: int, dst: int, d_ld: int,
+               count: int = 1, s_bs: int = 0, d_bs: int = 0) -> None:
+    """D_q[i, j] := S_q[i, j] for a rows x cols block of ``count`` matrices (row-major, leading
+    dimensions ``s_ld`` and ``d_ld``, matrix q ``q * s_bs`` / ``q * d_bs`` elements on; S and D
+    must not overlap)."""
+    if rows < 1 or cols < 1 or count < 1:
         return
     part = _parts(backend, dtype)
     if part:  # complex: the (rows x 2 cols) real view
-        copy_block(backend, part, rows, 2 * cols, src, 2 * s_ld, dst, 2 * d_ld)
+        copy_block(backend, part, rows, 2 * cols, src, 2 * s_ld, dst, 2 * d_ld, count, 2 * s_bs, 2 * d_bs)
         return
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
-    s_reg, s_first = _bind(backend, src, (rows - 1) * s_ld + cols, itemsize)
-    d_reg, d_first = _bind(backend, dst, (rows - 1) * d_ld + cols, itemsize)
-    words = [rows, cols, s_first, s_ld, d_first, d_ld, 0, 0]
-    ctx.dispatch("linalg_copy_block", words, [s_reg, d_reg], _groups(ctx, -(-rows * cols // 256)), {"T": wgsl})
+    s_reg, s_first = _bind(backend, src, (count - 1) * s_bs + (rows - 1) * s_ld + cols, itemsize)
+    d_reg, d_first = _bind(backend, dst, (count - 1) * d_bs + (rows - 1) * d_ld + cols, itemsize)
+    words = [rows, cols, s_first, s_ld, d_first, d_ld, s_bs, d_bs, count, 0, 0, 0]
+    ctx.dispatch("linalg_copy_block", words, [s_reg, d_reg], _groups(ctx, -(-count * rows * cols // 256)),
+                 {"T": wgsl})
 
 
-def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int) -> None:
-    """Lower Cholesky factor of the n x n matrix at ``a`` in place (right-looking, blocks of
-    ``block_width(CHOLESKY_BLOCK)`` columns); the strict upper triangle is left with unspecified
-    values. Per block: one workgroup factors the diagonal block and inverts it
+def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, batch: int = 1,
+                     bs: int = 0) -> None:
+    """Lower Cholesky factors of the ``batch`` n x n matrices at ``a`` (matrix q ``q * bs``
+    elements on) in place (right-looking, blocks of ``block_width(CHOLESKY_BLOCK)`` columns);
+    the strict upper triangles are left with unspecified values. Each step is one dispatch for
+    the whole stack: one workgroup per matrix factors the diagonal block and inverts it
     (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-H (into scratch, then copied
     back), the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
     matrices are Hermitian (A = L L^H)."""
     itemsize = _element(backend, dtype)
     ctx = backend.context
+    if batch < 1:
+        return
+    chunk = ctx.max_workgroups_per_dim
+    if batch > chunk:  # (a grid dimension's worth of matrices at a time)
+        for q0 in range(0, batch, chunk):
+            cholesky_blocked(backend, dtype, n, a + q0 * bs * itemsize, ld, flag, min(chunk, batch - q0), bs)
+        return
     nb = block_width(CHOLESKY_BLOCK)
     th = _block_threads(ctx, nb)
     defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
-    xs = backend.alloc(nb * nb * itemsize, zero=False)
-    ws = backend.alloc(max(1, n - min(nb, n)) * nb * itemsize, zero=False)
+    wrest = max(1, n - min(nb, n)) * nb  # scratch elements per matrix for the panel
+    xs = backend.alloc(batch * nb * nb * itemsize, zero=False)
+    ws = backend.alloc(batch * wrest * itemsize, zero=False)
     try:
         f_reg = _bind(backend, flag, 1, 4)[0]
-        x_reg, x_first = _bind(backend, xs, nb * nb, itemsize)
+        x_reg, x_first = _bind(backend, xs, batch * nb * nb, itemsize)
         for j0 in range(0, n, nb):
             jb = min(nb, n - j0)
             d = a + (j0 * ld + j0) * itemsize
-            d_reg, d_first = _bind(backend, d, (jb - 1) * ld + jb, itemsize)
-            ctx.dispatch("linalg_chol_block", [jb, d_first, ld, x_first], [d_reg, x_reg, f_reg], (1, 1, 1), defines)
+            d_reg, d_first = _bind(backend, d, (batch - 1) * bs + (jb - 1) * ld + jb, itemsize)
             rest = n - j0 - jb
+            ctx.dispatch("linalg_chol_block", [jb, d_first, ld, x_first, bs, int(rest > 0), 0, 0],
+                         [d_reg, x_reg, f_reg], (batch, 1, 1), defines)
             if not rest:
                 continue
             p = d + jb * ld * itemsize
-            _gemm(backend, dtype, rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1),
-                  conj_b=True)  # W := P L^-H
+            # W := P L^-H
+            _gemm(backend, dtype, rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch,
+                  (bs, nb * nb, wrest), conj_b=True)
             for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^H
                 c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
                 w0 = ws + s0 * jb * itemsize
-                _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1),
-                      conj_b=True)
-            copy_block(backend, dtype, rest, jb, ws, jb, p, ld)
+                _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1), batch,
+                      (wrest, wrest, bs), conj_b=True)
+            copy_block(backend, dtype, rest, jb, ws, jb, p, ld, batch, wrest, bs)
     finally:
         backend.free(xs)
         backend.free(ws)
@@ -373,20 +397,28 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
 LU_BLOCK = 32
 
 
-def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int) -> None:
-    """LU factorization with partial pivoting of the n x n matrix at ``a`` in place (getrf:
-    unit L below the diagonal, U on and above it); ``piv`` (n u32) receives the absolute row
-    swapped with row i at step i. ``flag`` is or-ed with 1 for a zero pivot column.
+def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int, batch: int = 1,
+               bs: int = 0) -> None:
+    """LU factorization with partial pivoting of the ``batch`` n x n matrices at ``a`` (matrix q
+    ``q * bs`` elements on) in place (getrf: unit L below the diagonal, U on and above it);
+    ``piv`` (batch x n u32) receives the absolute row swapped with row i at step i. ``flag`` is
+    or-ed with 1 for a zero pivot column.
 
-    Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, four dispatches each:
-    the panel on one workgroup (``linalg_lu_block.wgsl``), the row swaps of the other columns
-    (``linalg_laswp.wgsl``), the block row by a unit-lower triangular solve, the trailing
-    matrix by gemm."""
+    Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, four dispatches each
+    for the whole stack: the panel on one workgroup per matrix (``linalg_lu_block.wgsl``), the
+    row swaps of the other columns (``linalg_laswp.wgsl``), the block row by a unit-lower
+    triangular solve, the trailing matrix by gemm."""
+    chunk = backend.context.max_workgroups_per_dim
+    if batch > chunk:  # (a grid dimension's worth of matrices at a time)
+        for q0 in range(0, batch, chunk):
+            lu_blocked(backend, dtype, n, a + q0 * bs * _element(backend, dtype), ld, piv + q0 * n * 4, flag,
+                       min(chunk, batch - q0), bs)
+        return
     itemsize = _element(backend, dtype)
     ctx = backend.context
     nb = min(block_width(LU_BLOCK), NB)
-    a_reg, a_first = _bind(backend, a, (n - 1) * ld + n, itemsize)
-    p_reg, p_first = _bind(backend, piv, n, 4)
+    a_reg, a_first = _bind(backend, a, (batch - 1) * bs + (n - 1) * ld + n, itemsize)
+    p_reg, p_first = _bind(backend, piv, batch * n, 4)
     f_reg = _bind(backend, flag, 1, 4)[0]
     wg = _panel_wg(ctx)
     if itemsize >= 8 and wg > 512:
@@ -395,58 +427,76 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     for j0 in range(0, n, nb):
         jb = min(nb, n - j0)
         d = a + (j0 * ld + j0) * itemsize
-        words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, 0, 0]
-        ctx.dispatch("linalg_lu_block", words, [a_reg, p_reg, f_reg], (1, 1, 1), defines)
-        laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb))
+        words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, bs, n]
+        ctx.dispatch("linalg_lu_block", words, [a_reg, p_reg, f_reg], (batch, 1, 1), defines)
+        laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb), batch, bs, n)
         rest = n - j0 - jb
         if not rest:
             continue
         u12 = d + jb * itemsize
-        trsm(backend, dtype, 0, jb, rest, d, ld, u12, ld, 1)
+        trsm(backend, dtype, 0, jb, rest, d, ld, u12, ld, 1, batch, bs, bs)
         l21 = d + jb * ld * itemsize
         _gemm(backend, dtype, rest, rest, jb, -1.0, l21, (ld, 1), u12, (ld, 1), 1.0,
-              l21 + jb * itemsize, (ld, 1))
+              l21 + jb * itemsize, (ld, 1), batch, (bs, bs, bs))
 
 
-def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int) -> None:
+def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int,
+             batch: int = 1, lu_bs: int = 0, x_bs: int = 0) -> None:
     """X := A^-1 X for the n x k matrix at ``x`` from ``lu_blocked``'s factors of A (``lu``,
-    ``piv``): row swaps, then forward (unit L) and backward (U) substitution: ``trsv`` for up
-    to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for the rest)."""
+    ``piv``), for ``batch`` of them (LU_q ``q * lu_bs``, X_q ``q * x_bs`` elements on, pivots
+    ``q * n`` entries on): row swaps, then forward (unit L) and backward (U) substitution:
+    ``trsv`` for up to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for
+    the rest)."""
     itemsize = _element(backend, dtype)
-    laswp(backend, dtype, x, n, k, x_ld, piv, 0, n)
+    chunk = backend.context.max_workgroups_per_dim
+    if batch > chunk:  # (a grid dimension's worth of matrices at a time)
+        for q0 in range(0, batch, chunk):
+            lu_solve(backend, dtype, n, k, lu + q0 * lu_bs * itemsize, ld, piv + q0 * n * 4, x + q0 * x_bs * itemsize,
+                     x_ld, min(chunk, batch - q0), lu_bs, x_bs)
+        return
+    laswp(backend, dtype, x, n, k, x_ld, piv, 0, n, (0, 0), batch, x_bs, n)
     if k <= TRSV_MAX_K:
-        trsv(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1)
-        trsv(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1)
+        trsv(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
+        trsv(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
         return
     starts = list(range(0, n, NB))
     for j0 in starts:
         jb = min(NB, n - j0)
         d = lu + (j0 * ld + j0) * itemsize
         xb = x + j0 * x_ld * itemsize
-        trsm(backend, dtype, 0, jb, k, d, ld, xb, x_ld, 1)
+        trsm(backend, dtype, 0, jb, k, d, ld, xb, x_ld, 1, batch, lu_bs, x_bs)
         rest = n - j0 - jb
         if rest:
             _gemm(backend, dtype, rest, k, jb, -1.0, d + jb * ld * itemsize, (ld, 1), xb, (x_ld, 1), 1.0,
-                  xb + jb * x_ld * itemsize, (x_ld, 1))
+                  xb + jb * x_ld * itemsize, (x_ld, 1), batch, (lu_bs, x_bs, x_bs))
     for j0 in reversed(starts):
         jb = min(NB, n - j0)
         d = lu + (j0 * ld + j0) * itemsize
         xb = x + j0 * x_ld * itemsize
-        trsm(backend, dtype, 2, jb, k, d, ld, xb, x_ld, 1)
+        trsm(backend, dtype, 2, jb, k, d, ld, xb, x_ld, 1, batch, lu_bs, x_bs)
         if j0:
-            _gemm(backend, dtype, j0, k, jb, -1.0, lu + j0 * itemsize, (ld, 1), xb, (x_ld, 1), 1.0, x, (x_ld, 1))
+            _gemm(backend, dtype, j0, k, jb, -1.0, lu + j0 * itemsize, (ld, 1), xb, (x_ld, 1), 1.0, x, (x_ld, 1),
+                  batch, (lu_bs, x_bs, x_bs))
 
 
-def det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r: int) -> None:
-    """r[0], r[1], r[2] := det, sign, log|det| from ``lu_blocked``'s factors (complex: sign
-    det / |det|, log|det| in the real part)."""
+def det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r: int, batch: int = 1,
+                bs: int = 0) -> None:
+    """r[3 q + 0, 1, 2] := det, sign, log|det| of matrix q < batch from ``lu_blocked``'s factors
+    (LU_q ``q * bs`` elements on, pivots ``q * n`` entries on), one workgroup per matrix
+    (complex: sign det / |det|, log|det| in the real part)."""
     itemsize = _element(backend, dtype)
     ctx = backend.context
-    a_reg, a_first = _bind(backend, lu, (n - 1) * ld + n, itemsize)
-    p_reg, p_first = _bind(backend, piv, n, 4)
-    r_reg, r_first = _bind(backend, r, 3, itemsize)
-    words = [n, a_first, ld, p_first, r_first, 0, 0, 0]
-    ctx.dispatch("linalg_det", words, [a_reg, p_reg, r_reg], (1, 1, 1), _math_defines(dtype))
+    chunk = ctx.max_workgroups_per_dim
+    if batch > chunk:  # (a grid dimension's worth of matrices at a time)
+        for q0 in range(0, batch, chunk):
+            det_from_lu(backend, dtype, n, lu + q0 * bs * itemsize, ld, piv + q0 * n * 4, r + 3 * q0 * itemsize,
+                        min(chunk, batch - q0), bs)
+        return
+    a_reg, a_first = _bind(backend, lu, (batch - 1) * bs + (n - 1) * ld + n, itemsize)
+    p_reg, p_first = _bind(backend, piv, batch * n, 4)
+    r_reg, r_first = _bind(backend, r, 3 * batch, itemsize)
+    words = [n, a_first, ld, p_first, r_first, bs, n, 0]
+    ctx.dispatch("linalg_det", words, [a_reg, p_reg, r_reg], (batch, 1, 1), _math_defines(dtype))
 
 
 def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int, q_ld: int, kq: int) -> None:

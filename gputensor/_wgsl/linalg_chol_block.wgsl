@@ -1,6 +1,7 @@
-// Diagonal block of the blocked Cholesky factorization, one workgroup of TH x TH invocations:
-// the n x n block (n <= NB) at A[a_first + i * ld + j] (lower triangle read) is replaced by its
-// lower factor L (zeros above the diagonal), and X[x_first + i * NB + j] receives L^-1 (lower,
+// Diagonal blocks of the blocked Cholesky factorization, one workgroup of TH x TH invocations
+// per matrix of a stack (workgroup q: matrix q): the n x n block (n <= NB) at
+// A[a_first + q * a_bs + i * ld + j] (lower triangle read) is replaced by its lower factor L
+// (zeros above the diagonal), and X[x_first + q * NB * NB + i * NB + j] receives L^-1 (lower,
 // zeros above), which turns the panel's triangular solve into a gemm.
 //
 // Invocation (tx, ty) holds elements (ty + TH * s, tx + TH * u), s, u < RR, of the block and of
@@ -17,7 +18,7 @@ const NB: u32 = {{NB}}u;
 const TH: u32 = {{TH}}u;
 const RR: u32 = {{RR}}u;
 
-struct Params { n: u32, a_first: u32, ld: u32, x_first: u32 }
+struct Params { n: u32, a_first: u32, ld: u32, x_first: u32, a_bs: u32, p0: u32, p1: u32, p2: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> A: array<T>;
 @group(0) @binding(2) var<storage, read_write> X: array<T>;
@@ -29,10 +30,12 @@ var<workgroup> xrow: array<T, 2u * NB>;
 {{SCALAR}}
 
 @compute @workgroup_size({{TH}}, {{TH}})
-fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
+fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let tx = lid.x;
     let ty = lid.y;
     let n = p.n;
+    let a_first = p.a_first + wid.x * p.a_bs;
+    let x_first = p.x_first + wid.x * NB * NB;
     var a: array<T, RR * RR>;
     var x: array<T, RR * RR>;
     //#unroll
@@ -43,7 +46,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
             let c = tx + TH * u;
             var v = T(0);
             if i < n && c <= i {
-                v = A[p.a_first + i * p.ld + c];
+                v = A[a_first + i * p.ld + c];
             }
             a[s * RR + u] = v;
             x[s * RR + u] = select(T(0), sc_from(R(1)), i == c);
@@ -113,8 +116,8 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
             let i = ty + TH * s;
             let c = tx + TH * u;
             if i < n && c < n {
-                A[p.a_first + i * p.ld + c] = select(T(0), a[s * RR + u], c <= i);
-                X[p.x_first + i * NB + c] = x[s * RR + u];
+                A[a_first + i * p.ld + c] = select(T(0), a[s * RR + u], c <= i);
+                X[x_first + i * NB + c] = x[s * RR + u];
             }
         }
     }

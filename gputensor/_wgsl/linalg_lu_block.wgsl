@@ -1,5 +1,6 @@
-// LU panel with partial pivoting (LAPACK's getf2 on an mp x jb panel, jb <= JB), one workgroup:
-// element (i, j) of the panel is A[a_first + i * ld + j]. Invocation lid owns the panel rows
+// LU panel with partial pivoting (LAPACK's getf2 on an mp x jb panel, jb <= JB), one workgroup
+// per matrix of a stack: element (i, j) of workgroup q's panel is
+// A[a_first + q * a_bs + i * ld + j], its pivots piv[piv_first + q * piv_bs + c]. Invocation lid owns the panel rows
 // i = lid, lid + WG, ... for the whole factorization, so only the two swapped rows cross
 // invocations (through workgroup memory): per column, the pivot is the first row of largest
 // magnitude (a tree reduction), its owner and the owner of row c publish their rows, swap
@@ -17,7 +18,7 @@ const JB: u32 = {{JB}}u;
 
 struct Params {
     a_first: u32, ld: u32, mp: u32, jb: u32,
-    row0: u32, piv_first: u32, p0: u32, p1: u32,
+    row0: u32, piv_first: u32, a_bs: u32, piv_bs: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> A: array<T>;
@@ -32,10 +33,11 @@ var<workgroup> crow: array<T, JB>;
 {{SCALAR}}
 
 @compute @workgroup_size({{WG}})
-fn main(@builtin(local_invocation_index) lid: u32) {
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
     let mp = p.mp;
     let jb = p.jb;
-    let a0 = p.a_first;
+    let a0 = p.a_first + wid.x * p.a_bs;
+    let piv0 = p.piv_first + wid.x * p.piv_bs;
     let ld = p.ld;
     // this invocation's largest magnitude (and its first row) of the column to pivot next
     var bv = R(-1);
@@ -85,7 +87,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         }
         workgroupBarrier();
         if lid == 0u {
-            piv[p.piv_first + c] = p.row0 + pr;
+            piv[piv0 + c] = p.row0 + pr;
             if pv == R(0) {
                 atomicOr(&flag[0], 1u);
             }

@@ -1,9 +1,8 @@
 // Batched small factorizations: one workgroup per matrix of order n <= NM, the matrix held in
 // workgroup memory (row stride NM). Matrix `bid` is A[a_first + bid * a_bs + i * a_ld + j].
 //
-// OP 0 (Cholesky): A = L L^H, L written in place (zeros above the diagonal; the diagonal's real
-//   part is read); a pivot <= 0 sets flag[0] (NaN input is not flagged: it gives NaN factors,
-//   as in NumPy).
+// (Cholesky, and solve / inverse with up to 32 right-hand columns, run on
+// linalg_small_rows.wgsl.)
 // OP 1..3 (LU with partial pivoting, row swaps as LAPACK's getrf): a pivot column of zeros sets
 //   flag[0] (OP 1, 2) and is skipped, as getrf does (NaN columns are not flagged).
 //   OP 1: B (n x k, B[b_first + bid * b_bs + i * b_ld + j]) is overwritten by A^-1 B;
@@ -36,33 +35,6 @@ var<workgroup> piv: array<u32, NM>;
 var<workgroup> xs: array<T, XS>;
 
 {{SCALAR}}
-
-fn cholesky(n: u32, lid: u32) {
-    for (var j = 0u; j < n; j++) {
-        if lid == 0u {
-            let d = sc_re(a[j * NM + j]);
-            if d <= R(0) {
-                atomicOr(&flag[0], 1u);
-            }
-            a[j * NM + j] = sc_from(sqrt(d));
-        }
-        workgroupBarrier();
-        let d = sc_re(a[j * NM + j]);
-        for (var i = j + 1u + lid; i < n; i += WG) {
-            a[i * NM + j] = a[i * NM + j] / d;
-        }
-        workgroupBarrier();
-        let m = n - j - 1u;
-        for (var t = lid; t < m * m; t += WG) {
-            let i = j + 1u + t / m;
-            let c = j + 1u + t % m;
-            if c <= i {
-                a[i * NM + c] = a[i * NM + c] - sc_mul(a[i * NM + j], sc_conj(a[c * NM + j]));
-            }
-        }
-        workgroupBarrier();
-    }
-}
 
 fn lu(n: u32, lid: u32) {
     for (var c = 0u; c < n; c++) {
@@ -151,15 +123,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         a[i * NM + j] = A[base + i * p.a_ld + j];
     }
     workgroupBarrier();
-    if OP == 0u {
-        cholesky(n, lid);
-        for (var t = lid; t < n * n; t += WG) {
-            let i = t / n;
-            let j = t % n;
-            A[base + i * p.a_ld + j] = select(T(0), a[i * NM + j], j <= i);
-        }
-        return;
-    }
     lu(n, lid);
     if OP == 3u {
         if lid == 0u {

@@ -2,8 +2,9 @@
 // n x n triangle (n <= NB <= 32) T[t_first + i * t_ld + j] and an n x k block X whose element
 // (r, c) is X[x_first + r * x_rs + c * x_cs]. MODE 0: unit lower (forward), 1: lower (forward),
 // 2: upper (backward). The triangle sits in workgroup memory, each column in registers (the
-// substitution unrolled). T and X may be bindings of one buffer when their regions are
-// disjoint.
+// substitution unrolled). Workgroups of z index q solve matrix q of a stack (T from
+// t_first + q * t_bs, X from x_first + q * x_bs). T and X may be bindings of one buffer when
+// their regions are disjoint.
 // Elements are T (real, or complex as vec2) with the sc_* helpers of linalg_scalar_*.
 //#include common
 
@@ -15,7 +16,8 @@ const WG: u32 = {{WG}}u;
 
 struct Params {
     n: u32, k: u32, t_first: u32, t_ld: u32,
-    x_first: u32, x_rs: u32, x_cs: u32, p0: u32,
+    x_first: u32, x_rs: u32, x_cs: u32, t_bs: u32,
+    x_bs: u32, p0: u32, p1: u32, p2: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> Tm: array<T>;
@@ -34,7 +36,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let j = e % NB;
         var v = T(0);
         if i < n && j < n {
-            v = Tm[p.t_first + i * p.t_ld + j];
+            v = Tm[p.t_first + wid.z * p.t_bs + i * p.t_ld + j];
         }
         t[e] = v;
     }
@@ -43,7 +45,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if col >= p.k {
         return;
     }
-    let base = p.x_first + col * p.x_cs;
+    let base = p.x_first + wid.z * p.x_bs + col * p.x_cs;
     var x: array<T, NB>;
     //#unroll
     for (var r = 0u; r < NB; r++) {

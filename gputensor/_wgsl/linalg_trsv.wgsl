@@ -16,7 +16,7 @@ const BS: u32 = 32u;
 
 struct Params {
     n: u32, t_first: u32, t_ld: u32, x_first: u32,
-    x_rs: u32, x_cs: u32, p0: u32, p1: u32,
+    x_rs: u32, x_cs: u32, t_bs: u32, x_bs: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> Tm: array<T>;
@@ -25,8 +25,10 @@ struct Params {
 var<workgroup> xb: array<T, BS>;
 var<workgroup> tb: array<T, BS * BS>;
 
+var<private> t_first: u32;
+
 fn tri(i: u32, j: u32) -> T {
-    return Tm[p.t_first + i * p.t_ld + j];
+    return Tm[t_first + i * p.t_ld + j];
 }
 
 {{SCALAR}}
@@ -34,7 +36,8 @@ fn tri(i: u32, j: u32) -> T {
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let n = p.n;
-    let xc = p.x_first + wid.x * p.x_cs;
+    t_first = p.t_first + wid.y * p.t_bs;
+    let xc = p.x_first + wid.y * p.x_bs + wid.x * p.x_cs;
     let blocks = (n + BS - 1u) / BS;
     for (var bb = 0u; bb < blocks; bb++) {
         var b0 = bb * BS;

@@ -5,8 +5,9 @@ positive-definite input for cholesky; slogdet's sign is complex of modulus 1, lo
 
 Every factorization runs on the GPU (``_backend/ops_factor.py``): stacks of matrices of order
 up to ``ops_factor.SMALL_MAX`` (32) in one dispatch for the whole stack; larger matrices
-one after another on blocked algorithms whose trailing updates are gemm, every dispatch of a
-call in one recorded batch. ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
+on blocked algorithms whose trailing updates are gemm (Cholesky and LU: each step one dispatch
+for the whole stack; QR: one matrix after another), every dispatch of a call in one recorded
+batch. ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
 sets the block width of Cholesky and LU (16, 32, 64 or 128; LU takes at most 32); another
 value raises ``ValueError``.
 
@@ -112,16 +113,13 @@ def lu_factor(a: GpuArray) -> tuple[GpuArray, GpuArray, GpuArray]:
     (a stack of n x n matrices, n >= 1): (a holding unit L below the diagonal and U on and above
     it, the pivots (..., n) as uint32 absolute row indices as LAPACK's getrf, zero-based, a
     uint32 flag that is nonzero when a matrix is singular). Runs on the blocked kernels for
-    every order (internal; for other linalg functions)."""
+    every order, a whole stack per step (internal; for other linalg functions)."""
     n = a.shape[-1]
     batch = _batch(a.shape[:-2])
     piv = GpuArray._empty(a.shape[:-1], uint32)
     flag = _new_flag()
-    size = n * n * a.dtype.itemsize
     _check_block_width()
-    for q in range(batch):
-        _dispatch.call(ops_factor.lu_blocked, a.dtype.name, n, a._ptr + q * size, n,
-                       piv._ptr + q * n * 4, flag._ptr)
+    _dispatch.call(ops_factor.lu_blocked, a.dtype.name, n, a._ptr, n, piv._ptr, flag._ptr, batch, n * n)
     return a, piv, flag
 
 
@@ -144,10 +142,8 @@ def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
         _dispatch.call(ops_factor.small, "cholesky", name, n, batch, a._ptr, n, n * n, flag=flag._ptr)
         lower = a
     else:
-        size = n * n * a.dtype.itemsize
         _check_block_width()
-        for q in range(batch):
-            _dispatch.call(ops_factor.cholesky_blocked, name, n, a._ptr + q * size, n, flag._ptr)
+        _dispatch.call(ops_factor.cholesky_blocked, name, n, a._ptr, n, flag._ptr, batch, n * n)
         lower = tril(a)
     _raise_if_set(flag, "Matrix is not positive definite")
     if upper:
@@ -172,13 +168,10 @@ def _lu_solve_into(a: GpuArray, b: GpuArray | None, out: GpuArray) -> None:
     else:
         if b is None:
             _dispatch.copy_into(out, broadcast_to(eye(n, dtype=a.dtype), out.shape))
-        piv = GpuArray._empty((n,), uint32)
-        isz = a.dtype.itemsize
+        piv = GpuArray._empty((batch, n), uint32)
         _check_block_width()
-        for q in range(batch):
-            lu = a._ptr + q * n * n * isz
-            _dispatch.call(ops_factor.lu_blocked, name, n, lu, n, piv._ptr, flag._ptr)
-            _dispatch.call(ops_factor.lu_solve, name, n, k, lu, n, piv._ptr, out._ptr + q * n * k * isz, k)
+        _dispatch.call(ops_factor.lu_blocked, name, n, a._ptr, n, piv._ptr, flag._ptr, batch, n * n)
+        _dispatch.call(ops_factor.lu_solve, name, n, k, a._ptr, n, piv._ptr, out._ptr, k, batch, n * n, n * k)
     _raise_if_set(flag, "Singular matrix")
 
 
@@ -246,10 +239,7 @@ def _det_parts(x: GpuArray, fn: str) -> GpuArray:
         _dispatch.call(ops_factor.small, "det", name, n, batch, a._ptr, n, n * n, b=parts._ptr)
         return parts
     a, piv, _ = lu_factor(a)
-    isz = a.dtype.itemsize
-    for q in range(batch):
-        _dispatch.call(ops_factor.det_from_lu, name, n, a._ptr + q * n * n * isz, n, piv._ptr + q * n * 4,
-                       parts._ptr + 3 * q * isz)
+    _dispatch.call(ops_factor.det_from_lu, name, n, a._ptr, n, piv._ptr, parts._ptr, batch, n * n)
     return parts
 
 
