@@ -2,7 +2,8 @@
 // per matrix of a stack (workgroup q: matrix q): the n x n block (n <= NB) at
 // A[a_first + q * a_bs + i * ld + j] (lower triangle read) is replaced by its lower factor L
 // (zeros above the diagonal), and X[x_first + q * NB * NB + i * NB + j] receives L^-1 (lower,
-// zeros above), which turns the panel's triangular solve into a gemm.
+// zeros above; only when with_inverse is nonzero), which turns the panel's triangular solve
+// into a gemm.
 //
 // Invocation (tx, ty) holds elements (ty + TH * s, tx + TH * u), s, u < RR, of the block and of
 // its inverse in registers. Step j is one barrier: the holders of column j of the block and of
@@ -18,7 +19,7 @@ const NB: u32 = {{NB}}u;
 const TH: u32 = {{TH}}u;
 const RR: u32 = {{RR}}u;
 
-struct Params { n: u32, a_first: u32, ld: u32, x_first: u32, a_bs: u32, p0: u32, p1: u32, p2: u32 }
+struct Params { n: u32, a_first: u32, ld: u32, x_first: u32, a_bs: u32, with_inverse: u32, p1: u32, p2: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> A: array<T>;
 @group(0) @binding(2) var<storage, read_write> X: array<T>;
@@ -36,6 +37,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let n = p.n;
     let a_first = p.a_first + wid.x * p.a_bs;
     let x_first = p.x_first + wid.x * NB * NB;
+    let with_x = p.with_inverse != 0u;
     var a: array<T, RR * RR>;
     var x: array<T, RR * RR>;
     //#unroll
@@ -67,7 +69,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
                 }
             }
         }
-        if ty == jr {
+        if ty == jr && with_x {
             //#unroll
             for (var s = 0u; s < RR; s++) {
                 if s == jq {
@@ -98,7 +100,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
                 } else if c == j && i >= j {
                     a[e] = select(li, sc_from(ljj), i == j);
                 }
-                if c <= j {
+                if with_x && c <= j {
                     let xj = xrow[b + c] * inv;
                     if i > j {
                         x[e] = x[e] - sc_mul(li, xj);
@@ -117,7 +119,9 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             let c = tx + TH * u;
             if i < n && c < n {
                 A[a_first + i * p.ld + c] = select(T(0), a[s * RR + u], c <= i);
-                X[x_first + i * NB + c] = x[s * RR + u];
+                if with_x {
+                    X[x_first + i * NB + c] = x[s * RR + u];
+                }
             }
         }
     }
