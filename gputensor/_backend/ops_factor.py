@@ -44,8 +44,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from . import config, kernels, ops_gemm
+from . import config, ops_gemm
 from .errors import invalid_argument
+from .linalg_scalar import element, scalar_defines
 from .validate import check_dtype, check_int
 
 #: Largest order the batched small kernels take (workgroup memory holds the matrix).
@@ -68,10 +69,30 @@ def _dtype(backend: Any, dtype: str) -> tuple[int, str]:
     return backend.float_dtype(dtype)
 
 
+def _element(backend: Any, dtype: str) -> int:
+    """The itemsize of float32, float64, complex64 or complex128 (the kernels generic over the
+    element through ``linalg_scalar``); BackendError otherwise or without the dtype's feature."""
+    return element(backend, dtype).itemsize
+
+
+def _parts(backend: Any, dtype: str) -> str:
+    """The dtype of a complex dtype's parts ('' for real dtypes), checking the device has it."""
+    return element(backend, dtype).component
+
+
 @functools.lru_cache(maxsize=None)
-def _math_defines(wgsl: str) -> dict[str, str]:
-    log = _LOG[wgsl]
-    return {"LOG": log, "MATH": kernels.library_code(f"{log}(x)"), "NEG_INF": _NEG_INF[wgsl]}
+def _math_defines(dtype: str) -> dict[str, str]:
+    """T, R and SCALAR (``linalg_scalar``, with the real log) and LOG, NEG_INF of the real type."""
+    real = scalar_defines(dtype)["R"]
+    log = _LOG[real]
+    return {"LOG": log, "NEG_INF": _NEG_INF[real], **scalar_defines(dtype, f"{log}(x)")}
+
+
+def small_max(op: str, dtype: str) -> int:
+    """Largest order ``small`` (``qr_small`` for 'qr') takes for ``op`` and ``dtype``: SMALL_MAX,
+    16 for complex128's solve, inverse and QR (the matrix and a column per invocation, or A and
+    Q, in 32 KiB of workgroup memory)."""
+    return 16 if op in ("solve", "inv", "qr") and dtype == "complex128" else SMALL_MAX
 
 
 def _bind(backend: Any, ptr: int, elements: int, itemsize: int) -> tuple[tuple[Any, int, int], int]:
@@ -108,8 +129,9 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     * ``inv``: B (n x n) := A^-1;
     * ``det``: B[3 q + 0, 1, 2] := det, sign, log|det| of matrix q.
 
-    ``flag`` (a u32) is or-ed with 1 for a matrix that is not positive definite (cholesky) or
-    singular (solve, inv). Cholesky, inv and solve with up to ROWS_MAX_K columns run with a row
+    float32, float64, complex64, complex128 (Cholesky of Hermitian A = L L^H; det's sign
+    det / |det|, log|det| in the real part). ``flag`` (a u32) is or-ed with 1 for a matrix that
+    is not positive definite (cholesky) or singular (solve, inv). Cholesky, inv and solve with up to ROWS_MAX_K columns run with a row
     per invocation (``linalg_small_rows.wgsl``, 64 / n matrices per workgroup), det and wider
     solves one workgroup per matrix (``linalg_small.wgsl``). BackendError (invalid argument)
     for bad sizes or pointers.
@@ -118,9 +140,9 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
         raise invalid_argument(f"unknown small factorization {op!r}")
     n, batch, k, a_ld, a_bs, b_ld, b_bs = (check_int(name, v) for name, v in (
         ("n", n), ("batch", batch), ("k", k), ("a_ld", a_ld), ("a_bs", a_bs), ("b_ld", b_ld), ("b_bs", b_bs)))
-    if not 1 <= n <= SMALL_MAX or batch < 1:
-        raise invalid_argument(f"small {op} of order {n} (1..{SMALL_MAX}), batch {batch}")
-    itemsize, wgsl = _dtype(backend, dtype)
+    if not 1 <= n <= small_max(op, dtype) or batch < 1:
+        raise invalid_argument(f"small {op} of order {n} (1..{small_max(op, dtype)}), batch {batch}")
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (n - 1) * a_ld + n, itemsize)
     if op in ("solve", "inv"):
@@ -143,11 +165,11 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     nm = _nmax(n)
     if op != "det" and cols <= ROWS_MAX_K:  # a row per invocation, 64 // nm matrices per workgroup
         km = nm if op == "inv" else 1 << max(0, cols - 1).bit_length() if cols else 1
-        defines = {"T": wgsl, "NM": nm, "G": _WG // nm, "KM": km, "OP": _SMALL_OPS[op]}
+        defines = {**scalar_defines(dtype), "NM": nm, "G": _WG // nm, "KM": km, "OP": _SMALL_OPS[op]}
         ctx.dispatch("linalg_small_rows", words, [a_reg, b_reg, f_reg], _groups(ctx, -(-batch // (_WG // nm))),
                      defines)
         return
-    defines = {"T": wgsl, "NMAX": nm, "OP": _SMALL_OPS[op], "XS": nm * _WG if cols else 1, **_math_defines(wgsl)}
+    defines = {"NMAX": nm, "OP": _SMALL_OPS[op], "XS": nm * _WG if cols else 1, **_math_defines(dtype)}
     ctx.dispatch("linalg_small", words, [a_reg, b_reg, f_reg], _groups(ctx, batch), defines)
 
 
@@ -155,19 +177,22 @@ def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld:
              q: int, q_ld: int, q_bs: int, kq: int, r: int, r_ld: int, r_bs: int, kr: int) -> None:
     """Householder QR of a stack of m x n matrices (1 <= m, n <= SMALL_MAX), one workgroup
     each: Q (m x kq) and R (kr x n, zeros below the diagonal), kq and kr each min(m, n) or m.
-    ``a`` is only read. BackendError (invalid argument) for bad sizes or pointers."""
+    ``a`` is only read. Complex dtypes: unitary Q (zgeqrf's reflectors); complex128 up to
+    order ``small_max('qr', 'complex128')``. BackendError (invalid argument) for bad sizes or
+    pointers."""
     m, n, batch, kq, kr = (check_int(name, v) for name, v in (("m", m), ("n", n), ("batch", batch), ("kq", kq),
                                                                 ("kr", kr)))
     k = min(m, n)
-    if not (1 <= m <= SMALL_MAX and 1 <= n <= SMALL_MAX) or batch < 1 or kq not in (k, m) or kr not in (k, m):
+    top = small_max("qr", dtype)
+    if not (1 <= m <= top and 1 <= n <= top) or batch < 1 or kq not in (k, m) or kr not in (k, m):
         raise invalid_argument(f"small QR of {m} x {n} (kq {kq}, kr {kr}), batch {batch}")
-    itemsize, wgsl = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (m - 1) * a_ld + n, itemsize)
     q_reg, q_first = _bind(backend, q, (batch - 1) * q_bs + (m - 1) * q_ld + kq, itemsize)
     r_reg, r_first = _bind(backend, r, (batch - 1) * r_bs + (kr - 1) * r_ld + n, itemsize)
     words = [batch, m, n, kq, kr, a_first, a_ld, a_bs, q_first, q_ld, q_bs, r_first, r_ld, r_bs, 0, 0]
-    defines = {"T": wgsl, "NMAX": _nmax(max(m, n))}
+    defines = {**scalar_defines(dtype), "NMAX": _nmax(max(m, n))}
     ctx.dispatch("linalg_qr_small", words, [a_reg, q_reg, r_reg], _groups(ctx, batch), defines)
 
 
@@ -183,14 +208,15 @@ def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
         raise invalid_argument(f"trsm of order {n}, mode {mode}")
     if k < 1:
         return
-    itemsize, wgsl = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
     x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
     words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, t_bs, x_bs, 0, 0, 0]
     wg = 64
     gx, gy, _ = _groups(ctx, -(-k // wg))
-    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], (gx, gy, batch), {"T": wgsl, "NB": NB, "MODE": mode, "WG": wg})
+    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], (gx, gy, batch),
+                 {**scalar_defines(dtype), "NB": NB, "MODE": mode, "WG": wg})
 
 
 #: Most right-hand columns ``lu_solve`` takes through ``trsv`` (one workgroup per column, the
@@ -208,13 +234,13 @@ def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
         raise invalid_argument(f"trsv of order {n}, mode {mode}")
     if k < 1:
         return
-    itemsize, wgsl = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
     x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
     words = [n, t_first, t_ld, x_first, x_rs, x_cs, t_bs, x_bs]
     ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, batch, 1),
-                 {"T": wgsl, "MODE": mode, "WG": _panel_wg(ctx)})
+                 {**scalar_defines(dtype), "MODE": mode, "WG": _panel_wg(ctx)})
 
 
 def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
@@ -224,6 +250,11 @@ def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv
     column outside ``skip``; for ``batch`` matrices (X_q ``q * x_bs`` elements on, their pivots
     ``q * piv_bs`` entries on)."""
     if cols < 1 or k2 <= k1:
+        return
+    part = _parts(backend, dtype)
+    if part:  # complex: the same swaps of the rows of the (rows x 2 cols) real view
+        laswp(backend, part, x, rows, 2 * cols, 2 * x_ld, piv, k1, k2, (2 * skip[0], 2 * skip[1]), batch, 2 * x_bs,
+              piv_bs)
         return
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
@@ -236,9 +267,26 @@ def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv
 
 def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
           b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], batch: int = 1,
-          bs: tuple[int, int, int] = (0, 0, 0)) -> None:
-    if m and n:
+          bs: tuple[int, int, int] = (0, 0, 0), *, conj_a: bool = False, conj_b: bool = False) -> None:
+    """C := alpha op(A) op(B) + beta C (real alpha, beta; op conjugates with ``conj_a`` /
+    ``conj_b``). Complex operands: the complex product from four real gemms over the
+    interleaved parts (Re C = Ar Br - Ai Bi, Im C = Ar Bi + Ai Br, the conjugations as signs)."""
+    if not (m and n):
+        return
+    part = _parts(backend, dtype)
+    if not part:
         ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs, dtype=dtype)
+        return
+    ps = element(backend, part).itemsize
+    sa2, sb2, sc2 = (2 * sa[0], 2 * sa[1]), (2 * sb[0], 2 * sb[1]), (2 * sc[0], 2 * sc[1])
+    bs2 = (2 * bs[0], 2 * bs[1], 2 * bs[2])
+    ga = -1.0 if conj_a else 1.0
+    gb = -1.0 if conj_b else 1.0
+    g = ops_gemm.gemm_strided
+    g(backend, m, n, k, alpha, a, sa2, b, sb2, beta, c, sc2, batch, bs2, dtype=part)
+    g(backend, m, n, k, -alpha * ga * gb, a + ps, sa2, b + ps, sb2, 1.0, c, sc2, batch, bs2, dtype=part)
+    g(backend, m, n, k, alpha * gb, a, sa2, b + ps, sb2, beta, c + ps, sc2, batch, bs2, dtype=part)
+    g(backend, m, n, k, alpha * ga, a + ps, sa2, b, sb2, 1.0, c + ps, sc2, batch, bs2, dtype=part)
 
 
 def _stripes(count: int) -> list[tuple[int, int]]:
@@ -280,6 +328,10 @@ def copy_block(backend: Any, dtype: str, rows: int, cols: int, src: int, s_ld: i
     must not overlap)."""
     if rows < 1 or cols < 1 or count < 1:
         return
+    part = _parts(backend, dtype)
+    if part:  # complex: the (rows x 2 cols) real view
+        copy_block(backend, part, rows, 2 * cols, src, 2 * s_ld, dst, 2 * d_ld, count, 2 * s_bs, 2 * d_bs)
+        return
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
     s_reg, s_first = _bind(backend, src, (count - 1) * s_bs + (rows - 1) * s_ld + cols, itemsize)
@@ -295,9 +347,10 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     elements on) in place (right-looking, blocks of ``block_width(CHOLESKY_BLOCK)`` columns);
     the strict upper triangles are left with unspecified values. Each step is one dispatch for
     the whole stack: one workgroup per matrix factors the diagonal block and inverts it
-    (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-T (into scratch, then copied
-    back), the trailing lower part the gemm C -= P P^T. ``flag`` as in ``small``."""
-    itemsize, wgsl = _dtype(backend, dtype)
+    (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-H (into scratch, then copied
+    back), the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
+    matrices are Hermitian (A = L L^H)."""
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     if batch < 1:
         return
@@ -308,7 +361,7 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
         return
     nb = block_width(CHOLESKY_BLOCK)
     th = _block_threads(ctx, nb)
-    defines = {"T": wgsl, "NB": nb, "TH": th, "R": nb // th}
+    defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
     wrest = max(1, n - min(nb, n)) * nb  # scratch elements per matrix for the panel
     xs = backend.alloc(batch * nb * nb * itemsize, zero=False)
     ws = backend.alloc(batch * wrest * itemsize, zero=False)
@@ -325,14 +378,14 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
             if not rest:
                 continue
             p = d + jb * ld * itemsize
-            # W := P L^-T
+            # W := P L^-H
             _gemm(backend, dtype, rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch,
-                  (bs, nb * nb, wrest))
-            for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^T
+                  (bs, nb * nb, wrest), conj_b=True)
+            for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^H
                 c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
                 w0 = ws + s0 * jb * itemsize
                 _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1), batch,
-                      (wrest, wrest, bs))
+                      (wrest, wrest, bs), conj_b=True)
             copy_block(backend, dtype, rest, jb, ws, jb, p, ld, batch, wrest, bs)
     finally:
         backend.free(xs)
@@ -358,19 +411,19 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     chunk = backend.context.max_workgroups_per_dim
     if batch > chunk:  # (a grid dimension's worth of matrices at a time)
         for q0 in range(0, batch, chunk):
-            lu_blocked(backend, dtype, n, a + q0 * bs * backend.float_dtype(dtype)[0], ld, piv + q0 * n * 4, flag,
+            lu_blocked(backend, dtype, n, a + q0 * bs * _element(backend, dtype), ld, piv + q0 * n * 4, flag,
                        min(chunk, batch - q0), bs)
         return
-    itemsize, wgsl = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     nb = min(block_width(LU_BLOCK), NB)
     a_reg, a_first = _bind(backend, a, (batch - 1) * bs + (n - 1) * ld + n, itemsize)
     p_reg, p_first = _bind(backend, piv, batch * n, 4)
     f_reg = _bind(backend, flag, 1, 4)[0]
     wg = _panel_wg(ctx)
-    if itemsize == 8 and wg > 512:
-        wg = 512  # (a row of doubles in registers per invocation)
-    defines = {"T": wgsl, "WG": wg, "JB": nb}
+    if itemsize >= 8 and wg > 512:
+        wg = 512 if itemsize == 8 else 256  # (a row of doubles / complex in registers per invocation)
+    defines = {**scalar_defines(dtype), "WG": wg, "JB": nb}
     for j0 in range(0, n, nb):
         jb = min(nb, n - j0)
         d = a + (j0 * ld + j0) * itemsize
@@ -394,7 +447,7 @@ def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: in
     ``q * n`` entries on): row swaps, then forward (unit L) and backward (U) substitution:
     ``trsv`` for up to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for
     the rest)."""
-    itemsize, _ = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     chunk = backend.context.max_workgroups_per_dim
     if batch > chunk:  # (a grid dimension's worth of matrices at a time)
         for q0 in range(0, batch, chunk):
@@ -429,8 +482,9 @@ def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: in
 def det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r: int, batch: int = 1,
                 bs: int = 0) -> None:
     """r[3 q + 0, 1, 2] := det, sign, log|det| of matrix q < batch from ``lu_blocked``'s factors
-    (LU_q ``q * bs`` elements on, pivots ``q * n`` entries on), one workgroup per matrix."""
-    itemsize, wgsl = _dtype(backend, dtype)
+    (LU_q ``q * bs`` elements on, pivots ``q * n`` entries on), one workgroup per matrix
+    (complex: sign det / |det|, log|det| in the real part)."""
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     chunk = ctx.max_workgroups_per_dim
     if batch > chunk:  # (a grid dimension's worth of matrices at a time)
@@ -442,14 +496,16 @@ def det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r:
     p_reg, p_first = _bind(backend, piv, batch * n, 4)
     r_reg, r_first = _bind(backend, r, 3 * batch, itemsize)
     words = [n, a_first, ld, p_first, r_first, bs, n, 0]
-    ctx.dispatch("linalg_det", words, [a_reg, p_reg, r_reg], (batch, 1, 1), {"T": wgsl, **_math_defines(wgsl)})
+    ctx.dispatch("linalg_det", words, [a_reg, p_reg, r_reg], (batch, 1, 1), _math_defines(dtype))
 
 
 def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int, q_ld: int, kq: int) -> None:
     """Householder QR of the m x n matrix at ``a`` in place (R on and above the diagonal, the
     reflectors below it), and Q (m x kq, kq = min(m, n) or m) at ``q``, which must hold the
-    first kq columns of the identity on entry."""
-    itemsize, wgsl = _dtype(backend, dtype)
+    first kq columns of the identity on entry. Complex dtypes: zgeqrf's reflectors, the block
+    reflector I - V T V^H (G = V^H V), C := C - V T^H V^H C, Q := Q - V T V^H Q."""
+    itemsize = _element(backend, dtype)
+    sdef = scalar_defines(dtype)
     k = min(m, n)
     if k < 1:
         return
@@ -472,17 +528,16 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             mp = m - j0
             t_off = bi * NB * NB
             words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
-            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
+            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {**sdef, "WG": wg})
             vs = v + (j0 * k + j0) * itemsize
-            _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1))
-            ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1),
-                         {"T": wgsl})
+            _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1), conj_a=True)
+            ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1), sdef)
             n2 = n - j0 - jb
             if n2:
                 tm = tb + t_off * itemsize
                 c = a + (j0 * ld + j0 + jb) * itemsize
-                _gemm(backend, dtype, jb, n2, mp, 1.0, vs, (1, k), c, (ld, 1), 0.0, w, (n2, 1))
-                _gemm(backend, dtype, jb, n2, jb, 1.0, tm, (1, NB), w, (n2, 1), 0.0, w2, (n2, 1))
+                _gemm(backend, dtype, jb, n2, mp, 1.0, vs, (1, k), c, (ld, 1), 0.0, w, (n2, 1), conj_a=True)
+                _gemm(backend, dtype, jb, n2, jb, 1.0, tm, (1, NB), w, (n2, 1), 0.0, w2, (n2, 1), conj_a=True)
                 _gemm(backend, dtype, mp, n2, jb, -1.0, vs, (k, 1), w2, (n2, 1), 1.0, c, (ld, 1))
         for bi, j0 in reversed(list(enumerate(blocks))):
             jb = min(NB, k - j0)
@@ -491,7 +546,7 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             vs = v + (j0 * k + j0) * itemsize
             tm = tb + bi * NB * NB * itemsize
             q2 = q + (j0 * q_ld + j0) * itemsize
-            _gemm(backend, dtype, jb, nq, mp, 1.0, vs, (1, k), q2, (q_ld, 1), 0.0, w, (nq, 1))
+            _gemm(backend, dtype, jb, nq, mp, 1.0, vs, (1, k), q2, (q_ld, 1), 0.0, w, (nq, 1), conj_a=True)
             _gemm(backend, dtype, jb, nq, jb, 1.0, tm, (NB, 1), w, (nq, 1), 0.0, w2, (nq, 1))
             _gemm(backend, dtype, mp, nq, jb, -1.0, vs, (k, 1), w2, (nq, 1), 1.0, q2, (q_ld, 1))
     finally:
@@ -499,5 +554,5 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             backend.free(ptr)
 
 
-__all__ = ["BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]

@@ -9,7 +9,10 @@
 // index plus row0 goes to piv[piv_first + c]. A zero pivot column sets flag[0] and is skipped
 // (an all-NaN column is not flagged), as getrf does.
 
+// Elements are T (real, or complex as vec2; magnitudes |re| + |im|, as getrf's) with the
+// sc_* helpers of linalg_scalar_*.
 alias T = {{T}};
+alias R = {{R}};
 const WG: u32 = {{WG}}u;
 const JB: u32 = {{JB}}u;
 
@@ -22,10 +25,12 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> piv: array<u32>;
 @group(0) @binding(3) var<storage, read_write> flag: array<atomic<u32>>;
 
-var<workgroup> rv: array<T, WG>;
+var<workgroup> rv: array<R, WG>;
 var<workgroup> ri: array<u32, WG>;
 var<workgroup> prow: array<T, JB>;
 var<workgroup> crow: array<T, JB>;
+
+{{SCALAR}}
 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -35,10 +40,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let piv0 = p.piv_first + wid.x * p.piv_bs;
     let ld = p.ld;
     // this invocation's largest magnitude (and its first row) of the column to pivot next
-    var bv = T(-1);
+    var bv = R(-1);
     var bi = 0u;
     for (var i = lid; i < mp; i += WG) {
-        let v = abs(A[a0 + i * ld]);
+        let v = sc_norm1(A[a0 + i * ld]);
         if v > bv {
             bv = v;
             bi = i;
@@ -60,7 +65,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             workgroupBarrier();
         }
         let pv = rv[0];
-        let pr = select(c, ri[0], pv >= T(0));
+        let pr = select(c, ri[0], pv >= R(0));
         // the owners publish rows pr and c (whole panel rows: the columns before c hold L's
         // multipliers, swapped too)
         // (unrolled: the row's loads are issued together)
@@ -83,13 +88,13 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         workgroupBarrier();
         if lid == 0u {
             piv[piv0 + c] = p.row0 + pr;
-            if pv == T(0) {
+            if pv == R(0) {
                 atomicOr(&flag[0], 1u);
             }
         }
         let d = prow[c];
         let next = c + 1u < jb;
-        bv = T(-1);
+        bv = R(-1);
         bi = c + 1u;
         var row: array<T, JB>;
         for (var i = lid; i < mp; i += WG) {
@@ -124,12 +129,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
                     l = row[q];
                 }
             }
-            if d != T(0) {
-                l = l / d;
+            if sc_nonzero(d) {
+                l = sc_div(l, d);
                 //#unroll
                 for (var q = 0u; q < JB; q++) {
                     if q > c && q < jb {
-                        row[q] = row[q] - l * prow[q];
+                        row[q] = row[q] - sc_mul(l, prow[q]);
                     }
                 }
             }
@@ -143,11 +148,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
                 }
             }
             if next {
-                var v = T(0);
+                var v = R(0);
                 //#unroll
                 for (var q = 0u; q < JB; q++) {
                     if q == c + 1u {
-                        v = abs(row[q]);
+                        v = sc_norm1(row[q]);
                     }
                 }
                 if v > bv {

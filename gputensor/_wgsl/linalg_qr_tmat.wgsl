@@ -4,7 +4,11 @@
 // (r <= q < i), G read once into workgroup memory. T is jb x jb upper triangular at
 // Tb[t_first + i * 32 + j], zeros below.
 
+// Complex elements (vec2): H = I - V T V^H with G = V^H V (zlarft), the sc_* helpers of
+// linalg_scalar_*.
+
 alias T = {{T}};
+alias R = {{R}};
 const NB: u32 = 32u;
 
 struct Params { jb: u32, t_first: u32, g_first: u32, p0: u32 }
@@ -14,6 +18,8 @@ struct Params { jb: u32, t_first: u32, g_first: u32, p0: u32 }
 
 var<workgroup> t: array<T, NB * NB>;
 var<workgroup> g: array<T, NB * NB>;
+
+{{SCALAR}}
 
 @compute @workgroup_size(32)
 fn main(@builtin(local_invocation_index) lid: u32) {
@@ -34,9 +40,9 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         if lid < i {
             var s = T(0);
             for (var q = lid; q < i; q++) {
-                s = s + t[lid * NB + q] * g[q * NB + i];
+                s = s + sc_mul(t[lid * NB + q], g[q * NB + i]);
             }
-            t[lid * NB + i] = -t[i * (NB + 1u)] * s;
+            t[lid * NB + i] = -sc_mul(t[i * (NB + 1u)], s);
         }
         workgroupBarrier();
     }

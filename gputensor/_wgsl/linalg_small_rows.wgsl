@@ -12,9 +12,12 @@
 //   step s holds unknown s: OP 1 overwrites B (n x k, k <= KM, B[b_first + mat * b_bs + i * b_ld
 //   + j]) by A^-1 B, OP 2 writes A^-1 to B (n x n). A pivot column of zeros sets flag[0] and is
 //   skipped.
+// Elements are T (real, or complex as vec2: Cholesky of Hermitian A = L L^H, pivots by |re| +
+// |im|) with the sc_* helpers of linalg_scalar_*.
 //#include common
 
 alias T = {{T}};
+alias R = {{R}};
 const NM: u32 = {{NM}}u;
 const G: u32 = {{G}}u;
 const KM: u32 = {{KM}}u;
@@ -48,6 +51,8 @@ fn entry(a: ptr<function, array<T, NM>>, c: u32) -> T {
     return v;
 }
 
+{{SCALAR}}
+
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -69,14 +74,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var c = 0u; c < n; c++) {
             let buf = (c & 1u) * WG + g * NM;
             if r == c && live {
-                let d = entry(&a, c);
-                if d <= T(0) {
+                let d = sc_re(entry(&a, c));
+                if d <= R(0) {
                     atomicOr(&flag[0], 1u);
                 }
-                cand[buf + c] = sqrt(d);
+                cand[buf + c] = sc_from(sqrt(d));
             }
             workgroupBarrier();
-            let lcc = cand[buf + c];
+            let lcc = sc_re(cand[buf + c]);
             var l = T(0);
             if r > c && live {
                 l = entry(&a, c) / lcc;
@@ -87,7 +92,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 //#unroll
                 for (var q = 0u; q < NM; q++) {
                     if q > c && q <= r {
-                        a[q] = a[q] - l * cand[buf + q];
+                        a[q] = a[q] - sc_mul(l, sc_conj(cand[buf + q]));
                     }
                     if q == c {
                         a[q] = l;
@@ -97,7 +102,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 //#unroll
                 for (var q = 0u; q < NM; q++) {
                     if q == c {
-                        a[q] = lcc;
+                        a[q] = sc_from(lcc);
                     }
                 }
             }
@@ -119,7 +124,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         x[q] = T(0);
         if live && q < p.k {
             if OP == 2u {
-                x[q] = select(T(0), T(1), q == r);
+                x[q] = select(T(0), sc_from(R(1)), q == r);
             } else {
                 x[q] = B[bbase + r * p.b_ld + q];
             }
@@ -129,19 +134,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var step = 0u;
     let pb = g * S;
     for (var c = 0u; c < n; c++) {
-        var v = T(-1);  // (done rows)
+        var v = R(-1);  // (done rows)
         if !done {
-            v = abs(entry(&a, c));
+            v = sc_norm1(entry(&a, c));
         }
-        cand[lid] = v;
+        cand[lid] = sc_from(v);
         workgroupBarrier();
         // the first available row, replaced by any later one that is not smaller or equal (NaN)
-        var best = T(0);
+        var best = R(0);
         var pr = NM;
         //#unroll
         for (var q = 0u; q < NM; q++) {
-            let cv = cand[g * NM + q];
-            if !(cv == T(-1)) && (pr == NM || !(cv <= best)) {
+            let cv = sc_re(cand[g * NM + q]);
+            if !(cv == R(-1)) && (pr == NM || !(cv <= best)) {
                 best = cv;
                 pr = q;
             }
@@ -157,21 +162,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
             done = true;
             step = c;
-            if best == T(0) {
+            if best == R(0) {
                 atomicOr(&flag[0], 1u);
             }
         }
         workgroupBarrier();
         let d = prow[pb + c];
-        if live && r != pr && d != T(0) {
-            let f = entry(&a, c) / d;
+        if live && r != pr && sc_nonzero(d) {
+            let f = sc_div(entry(&a, c), d);
             //#unroll
             for (var q = 0u; q < NM; q++) {
-                a[q] = select(a[q] - f * prow[pb + q], T(0), q == c);
+                a[q] = select(a[q] - sc_mul(f, prow[pb + q]), T(0), q == c);
             }
             //#unroll
             for (var q = 0u; q < KM; q++) {
-                x[q] = x[q] - f * prow[pb + NM + q];
+                x[q] = x[q] - sc_mul(f, prow[pb + NM + q]);
             }
         }
     }
@@ -180,7 +185,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         //#unroll
         for (var q = 0u; q < KM; q++) {
             if q < p.k {
-                B[bbase + step * p.b_ld + q] = x[q] / d;
+                B[bbase + step * p.b_ld + q] = sc_div(x[q], d);
             }
         }
     }

@@ -5,9 +5,11 @@
 // substitution unrolled). Workgroups of z index q solve matrix q of a stack (T from
 // t_first + q * t_bs, X from x_first + q * x_bs). T and X may be bindings of one buffer when
 // their regions are disjoint.
+// Elements are T (real, or complex as vec2) with the sc_* helpers of linalg_scalar_*.
 //#include common
 
 alias T = {{T}};
+alias R = {{R}};
 const NB: u32 = {{NB}}u;
 const MODE: u32 = {{MODE}}u;
 const WG: u32 = {{WG}}u;
@@ -22,6 +24,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> X: array<T>;
 
 var<workgroup> t: array<T, NB * NB>;
+
+{{SCALAR}}
 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -59,10 +63,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 //#unroll
                 for (var q = 0u; q < NB; q++) {
                     if q > i {
-                        s = s - t[i * NB + q] * x[q];
+                        s = s - sc_mul(t[i * NB + q], x[q]);
                     }
                 }
-                x[i] = s / t[i * NB + i];
+                x[i] = sc_div(s, t[i * NB + i]);
             }
         }
     } else {
@@ -72,11 +76,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             //#unroll
             for (var q = 0u; q < NB; q++) {
                 if q < i {
-                    s = s - t[i * NB + q] * x[q];
+                    s = s - sc_mul(t[i * NB + q], x[q]);
                 }
             }
             if MODE == 1u && i < n {
-                s = s / t[i * NB + i];
+                s = sc_div(s, t[i * NB + i]);
             }
             x[i] = s;
         }

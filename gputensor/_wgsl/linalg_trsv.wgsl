@@ -5,9 +5,11 @@
 // column are read into workgroup memory by all invocations, invocations 0..31 solve it (one
 // row each, one barrier per row), then every invocation updates its rows of the rest of the
 // column.
+// Elements are T (real, or complex as vec2) with the sc_* helpers of linalg_scalar_*.
 //#include common
 
 alias T = {{T}};
+alias R = {{R}};
 const WG: u32 = {{WG}}u;
 const MODE: u32 = {{MODE}}u;
 const BS: u32 = 32u;
@@ -28,6 +30,8 @@ var<private> t_first: u32;
 fn tri(i: u32, j: u32) -> T {
     return Tm[t_first + i * p.t_ld + j];
 }
+
+{{SCALAR}}
 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -62,7 +66,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
             if lid == q {
                 if MODE == 2u {
-                    s = s / tb[q * BS + q];
+                    s = sc_div(s, tb[q * BS + q]);
                 }
                 xb[q] = s;
                 X[xc + (b0 + q) * p.x_rs] = s;
@@ -70,7 +74,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             workgroupBarrier();
             let below = select(lid > q, lid < q, MODE == 2u);
             if lid < bn && below {
-                s = s - tb[lid * BS + q] * xb[q];
+                s = s - sc_mul(tb[lid * BS + q], xb[q]);
             }
         }
         workgroupBarrier();
@@ -85,7 +89,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             //#unroll
             for (var q = 0u; q < BS; q++) {
                 if q < bn {
-                    acc = acc + tri(r, b0 + q) * xb[q];
+                    acc = acc + sc_mul(tri(r, b0 + q), xb[q]);
                 }
             }
             X[xc + r * p.x_rs] = X[xc + r * p.x_rs] - acc;

@@ -1,5 +1,7 @@
 """The factorization half of the linalg extension: cholesky, solve, inv, det, slogdet, qr and
-matrix_power, on stacks of matrices (any leading batch dims), float32 and float64.
+matrix_power, on stacks of matrices (any leading batch dims), float32 and float64; cholesky,
+solve, inv, det, slogdet and matrix_power also complex64 and complex128 (Hermitian
+positive-definite input for cholesky; slogdet's sign is complex of modulus 1, logabsdet real).
 
 Every factorization runs on the GPU (``_backend/ops_factor.py``): stacks of matrices of order
 up to ``ops_factor.SMALL_MAX`` (32) in one dispatch for the whole stack; larger matrices
@@ -38,7 +40,8 @@ from .._array_object import GpuArray
 from .._backend import config, ops_factor
 from .._creation_functions import eye, tril, triu
 from .._data_type_functions import result_type
-from .._dtypes import float32, float64, uint32
+from .._dtypes import complex64, complex128, float32, float64, uint32
+from .._elementwise_functions import conj, real
 from .._linear_algebra_functions import matmul, matrix_transpose
 from .._manipulation_functions import _copy_contiguous, broadcast_to, reshape
 from .._shapes import broadcast_shapes
@@ -48,6 +51,7 @@ __all__ = ["QRResult", "SlogdetResult", "cholesky", "det", "inv", "lu_factor", "
            "slogdet", "solve"]
 
 _FLOATS = (float32, float64)
+_COMPLEX = (complex64, complex128)
 
 
 class SlogdetResult(NamedTuple):
@@ -60,11 +64,12 @@ class QRResult(NamedTuple):
     R: GpuArray
 
 
-def _float_array(x: object, name: str) -> GpuArray:
+def _float_array(x: object, name: str, complex_ok: bool = True) -> GpuArray:
     if not isinstance(x, GpuArray):
         raise TypeError(f"{name} must be a gputensor array, not {type(x).__name__}")
-    if x.dtype not in _FLOATS:
-        raise TypeError(f"{name}: linalg needs float32 or float64 arrays, got {x.dtype}")
+    if x.dtype not in _FLOATS and not (complex_ok and x.dtype in _COMPLEX):
+        kinds = "float32, float64, complex64 or complex128" if complex_ok else "float32 or float64"
+        raise TypeError(f"{name}: linalg needs {kinds} arrays, got {x.dtype}")
     return x
 
 
@@ -119,8 +124,9 @@ def lu_factor(a: GpuArray) -> tuple[GpuArray, GpuArray, GpuArray]:
 
 
 def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
-    """The lower (``upper=False``) or upper Cholesky factor of each symmetric positive-definite
-    matrix of ``x`` (..., M, M); only the lower triangle of ``x`` is read.
+    """The lower (``upper=False``) or upper Cholesky factor of each symmetric (Hermitian, for
+    complex) positive-definite matrix of ``x`` (..., M, M): ``x = L L^H`` (``U^H U``); only the
+    lower triangle of ``x`` is read (of the diagonal, the real part).
 
     Raises ``LinAlgError`` when a matrix is not positive definite (reads a device flag back),
     ``TypeError`` for non-float32/float64 input, ``ValueError`` for non-square shapes."""
@@ -141,7 +147,8 @@ def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
         lower = tril(a)
     _raise_if_set(flag, "Matrix is not positive definite")
     if upper:
-        return _copy_contiguous(matrix_transpose(lower))
+        t = matrix_transpose(lower)
+        return _copy_contiguous(conj(t) if t.dtype in _COMPLEX else t)
     return lower
 
 
@@ -154,7 +161,7 @@ def _lu_solve_into(a: GpuArray, b: GpuArray | None, out: GpuArray) -> None:
     batch = _batch(a.shape[:-2])
     name = a.dtype.name
     flag = _new_flag()
-    if n <= ops_factor.SMALL_MAX:
+    if n <= ops_factor.small_max("inv" if b is None else "solve", name):
         op = "inv" if b is None else "solve"
         _dispatch.call(ops_factor.small, op, name, n, batch, a._ptr, n, n * n, b=out._ptr, k=k, b_ld=k,
                        b_bs=n * k, flag=flag._ptr)
@@ -245,9 +252,13 @@ def det(x: GpuArray, /) -> GpuArray:
 
 def slogdet(x: GpuArray, /) -> SlogdetResult:
     """(sign, log|det|) of each square matrix of ``x`` (..., M, M); (0, -inf) for a singular
-    matrix. ``TypeError`` / ``ValueError`` as :func:`solve`."""
+    matrix. Complex input: the sign is ``det / |det|`` (complex), log|det| real.
+    ``TypeError`` / ``ValueError`` as :func:`solve`."""
     parts = _det_parts(x, "slogdet")
-    return SlogdetResult(_copy_contiguous(parts[..., 1]), _copy_contiguous(parts[..., 2]))
+    logabs = parts[..., 2]
+    if logabs.dtype in _COMPLEX:
+        logabs = real(logabs)
+    return SlogdetResult(_copy_contiguous(parts[..., 1]), _copy_contiguous(logabs))
 
 
 def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
@@ -255,8 +266,10 @@ def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
     and R (..., K, N), K = min(M, N); ``'complete'`` Q (..., M, M) and R (..., M, N). The signs
     follow LAPACK's reflectors (R's diagonal may be negative, as in NumPy).
 
-    Raises ``TypeError`` for non-float32/float64 input, ``ValueError`` for fewer than 2 dims or
-    an unknown mode."""
+    Complex input gives a unitary Q (LAPACK's zgeqrf reflectors, R's diagonal real).
+
+    Raises ``TypeError`` for other than float32, float64, complex64 and complex128 input,
+    ``ValueError`` for fewer than 2 dims or an unknown mode."""
     x = _float_array(x, "x")
     if x.ndim < 2:
         raise ValueError(f"qr needs an array of at least 2 dimensions, got shape {x.shape}")
@@ -272,7 +285,7 @@ def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
         return QRResult(q, GpuArray._empty(batch_shape + (kr, n), x.dtype))
     a = _copy_contiguous(x)
     name = a.dtype.name
-    if m <= ops_factor.SMALL_MAX and n <= ops_factor.SMALL_MAX:
+    if max(m, n) <= ops_factor.small_max("qr", name):
         r = GpuArray._empty(batch_shape + (kr, n), x.dtype, zero=False)
         _dispatch.call(ops_factor.qr_small, name, m, n, batch, a._ptr, n, m * n, q._ptr, kq, m * kq, kq,
                        r._ptr, n, kr * n, kr)
