@@ -189,3 +189,11 @@ __all__ += ["ndarray"] + _numpy_names.install(globals())
 _interop_numpy.install(globals())
 _methods.install(globals())
 _dask.watch()  # dask.array's dispatch for gputensor chunks: now, or when dask.array is imported
+
+# --- devices: one per adapter; operations follow their operands once a second one is used ---
+from . import _devices, _routing  # noqa: E402
+from ._devices import capabilities, devices, set_default_device  # noqa: E402
+from ._devices import current_device as default_device  # noqa: E402
+
+__all__ += ["capabilities", "devices", "default_device", "set_default_device"]
+_devices.on_multi(_routing.install(globals(), (ElementwiseKernel, RawKernel)))
