@@ -72,7 +72,7 @@ class DeviceRuntime:
             if self.be is None:
                 be = get_backend() if self.is_default else open_backend(self.info or {})
                 if self.info is None:
-                    self.info = dict(be.context.adapter_info)
+                    self.info = dict(be.context.adapter_info, ordinal=0)  # (the first of its kind)
                 self.be = be
                 _set_single(self)
             return self.be

@@ -15,7 +15,7 @@ array of another device): ``DeviceMismatchError``, a ``ValueError``. Backends re
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .adapters import adapter_description, rank_adapters, request_device_steps
@@ -42,23 +42,31 @@ class DeviceMismatchError(BackendError, ValueError):
 
 
 def key(info: Mapping[str, Any]) -> tuple[Any, ...]:
-    """What identifies an adapter across enumerations: its name, vendor, backend and type."""
+    """What identifies an adapter across enumerations: its name, vendor, backend and type, and
+    (``ordinal``) which of several identical adapters -- two GPUs of one model -- it is."""
     return tuple(str(info.get(f, "")) for f in ("device", "vendor_id", "device_id", "backend_type",
-                                                  "adapter_type", "description"))
+                                                  "adapter_type", "description", "ordinal"))
+
+
+def _with_ordinals(adapters: Sequence[Any]) -> list[tuple[dict[str, Any], Any]]:
+    """(info with its ``ordinal``: how many identical adapters came before it, adapter)."""
+    seen: dict[tuple[Any, ...], int] = {}
+    out = []
+    for adapter in adapters:
+        info = dict(adapter.info)
+        plain = key(info)
+        info["ordinal"] = seen.get(plain, 0)
+        seen[plain] = info["ordinal"] + 1
+        out.append((info, adapter))
+    return out
 
 
 def adapter_infos() -> list[dict[str, Any]]:
-    """Info dicts of the distinct adapters wgpu enumerates, best first (``rank_adapters``).
-    Raises BackendError (unsupported), listing what was found, when there is none."""
-    adapters = rank_adapters(wgpu.gpu.enumerate_adapters_sync(), None)
-    seen: set[tuple[Any, ...]] = set()
-    infos = []
-    for adapter in adapters:
-        info = dict(adapter.info)
-        if key(info) not in seen:
-            seen.add(key(info))
-            infos.append(info)
-    return infos
+    """Info dicts of the adapters wgpu enumerates, best first (``rank_adapters``), each with its
+    ``ordinal`` among identical adapters. Raises BackendError (unsupported), listing what was
+    found, when there is none."""
+    ranked = rank_adapters(wgpu.gpu.enumerate_adapters_sync(), None)
+    return [info for info, _ in _with_ordinals(ranked)]
 
 
 def open_context(info: Mapping[str, Any]) -> WgpuContext:
@@ -66,8 +74,9 @@ def open_context(info: Mapping[str, Any]) -> WgpuContext:
     it). Raises BackendError (device error) naming the adapter when it is no longer enumerated
     or its device cannot be created."""
     wanted = key(info)
-    for adapter in wgpu.gpu.enumerate_adapters_sync():
-        if key(adapter.info) == wanted:
+    ranked = rank_adapters(wgpu.gpu.enumerate_adapters_sync(), None)
+    for found, adapter in _with_ordinals(ranked):
+        if key(found) == wanted:
             try:
                 device = run_sync(request_device_steps(adapter))
             except Exception as exc:  # noqa: BLE001 - wgpu's own error types
