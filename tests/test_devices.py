@@ -305,3 +305,28 @@ def test_dask_worker_per_device(devs) -> None:
     assert_same(got_chain, np.exp(host * 0.5) - 1.0, rtol=1e-5, atol=1e-5, type_check=False)
     assert_same(got_total, (np.exp(host * 0.5) - 1.0).sum(axis=0), rtol=1e-4, atol=1e-4, type_check=False)
     assert_same(got_gram, host @ host.T, rtol=1e-4, atol=1e-3, type_check=False)
+
+
+def test_multi_device_benchmark_pieces(devs) -> None:
+    """``benchmarks/multi_device.py`` (its dask part runs by hand: ``--quick``): the device
+    choice, the to_device bandwidth rows and the formula its NumPy checks recompute."""
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[1])
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from benchmarks import multi_device as md
+
+    assert md.choose_devices(gt, None) == list(devs)
+    assert md.choose_devices(gt, "webgpu:1,webgpu:0") == [devs[1], devs[0]]
+    rows = md.bandwidth(gt, devs[0], devs[1], [0.25], reps=1)
+    assert rows[0]["MiB"] == 0.25 and all(v > 0 for k, v in rows[0].items() if k.endswith("GB/s"))
+    for dev in devs:
+        with dev:
+            block = md.formula_block("gputensor", 1000, 40, 24)
+            assert block.device == dev
+            assert_same(block, md.formula_block("numpy", 1000, 40, 24), rtol=1e-4, atol=1e-4, type_check=False)
+            assert_same(md.chain(block) @ md.weights("gputensor", 24, 6),
+                        md.chain(md.formula_block("numpy", 1000, 40, 24)) @ md.weights("numpy", 24, 6),
+                        rtol=1e-4, atol=1e-4, type_check=False)
