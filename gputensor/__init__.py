@@ -1,7 +1,8 @@
 """gputensor: a Python Array API (2024.12) library running on any GPU through WebGPU.
 
 ``import gputensor as gt``; ``a = gt.asarray(np_array)``; ``gt.exp(a) + 1``; ``a @ b``.
-Arrays live on the one WebGPU device (``gt.Device``); ``gt.asnumpy(x)`` / ``x.get()`` /
+Arrays live on WebGPU devices (``gt.devices()``: one ``gt.Device`` per adapter; ``x.to_device(d)``
+moves them); ``gt.asnumpy(x)`` / ``x.get()`` /
 ``np.asarray(x)`` read them back.  The public names are re-exported below section by section
 (the spec's sections), each extending ``__all__``.
 """

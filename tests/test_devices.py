@@ -173,6 +173,9 @@ def test_mixing_devices_raises_value_error(devs) -> None:
         "nn": lambda: gt.nn.scaled_dot_product_attention(a0[None], b1[None], b1[None]),
         "numpy": lambda: np.add(a0, b1),
         "method": lambda: a0.dot(b1),
+        "mask": lambda: a0[b1 > 0],
+        "user kernel": lambda: gt.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y;",
+                                                    "devices_add")(a0, b1),
     }
     for name, call in calls.items():
         with pytest.raises(ValueError, match="different devices"):
