@@ -15,13 +15,52 @@
 fn _cx_pi_TT() -> TT { return TT(3.14159265358979323846); }
 // @fn _cx_nan2 f32 f64
 fn _cx_nan2_TT() -> vec2<TT> { return vec2<TT>(ew_nan_TT(), ew_nan_TT()); }
-// @fn _cx_isfinite f32 f64
-fn _cx_isfinite_TT(x: TT) -> bool { return abs(x) < ew_inf_TT(); }
+// @fn _cx_bits f32
+// The parts' bits as one unsigned type, and back. Special values (infinities, the sign of zero)
+// are built and chosen on these bits: Vulkan drivers may compile float arithmetic, selects and
+// comparisons assuming no infinities, NaNs or signed zeros (NVIDIA does), so `inf * v`,
+// `select(v, -v, c)` or `abs(x) < inf` lose exactly the values these functions exist to get right.
+fn _cx_bits_f32(x: f32) -> u32 { return bitcast<u32>(x); }
+// @fn _cx_bits f64
+fn _cx_bits_f64(x: f64) -> u64 { return bitcast<u64>(x); }
+// @fn _cx_float f32
+fn _cx_float_f32(b: u32) -> f32 { return bitcast<f32>(b); }
+// @fn _cx_float f64
+fn _cx_float_f64(b: u64) -> f64 { return bitcast<f64>(b); }
+// @fn _cx_sign_mask f32
+fn _cx_sign_mask_f32() -> u32 { return 0x80000000u; }
+// @fn _cx_sign_mask f64
+fn _cx_sign_mask_f64() -> u64 { return u64(1) << 63u; }
+// @fn _cx_isfinite f32
+fn _cx_isfinite_f32(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
+// @fn _cx_isfinite f64
+fn _cx_isfinite_f64(x: f64) -> bool {
+    let e = u64(0x7ff00000u) << 32u;
+    return (bitcast<u64>(x) & e) != e;
+}
 // @fn _cx_copysign f32 f64
-// |a| with the sign bit of b (on the bits of the sign: no 0 - x).
+// |a| with the sign bit of b.
 fn _cx_copysign_TT(a: TT, b: TT) -> TT {
-    let m = abs(a);
-    return select(m, ew_neg_TT(m), ew_signbit_TT(b));
+    return _cx_negif_TT(abs(a), ew_signbit_TT(b));
+}
+// @fn _cx_negif f32 f64
+// -v where c holds, v otherwise (a flip of the sign bit).
+fn _cx_negif_TT(v: TT, c: bool) -> TT {
+    let b = _cx_bits_TT(v);
+    return _cx_float_TT(select(b, b ^ _cx_sign_mask_TT(), c));
+}
+// @fn _cx_pick f32 f64
+// select(f, t, c) on the bits.
+fn _cx_pick_TT(f: TT, t: TT, c: bool) -> TT {
+    return _cx_float_TT(select(_cx_bits_TT(f), _cx_bits_TT(t), c));
+}
+// @fn _cx_inf_mul f32 f64
+// An infinity with s's sign times v, as IEEE multiplies: NaN for a zero or NaN v, else an
+// infinity with the product's sign.
+fn _cx_inf_mul_TT(s: TT, v: TT) -> TT {
+    let inf = _cx_bits_TT(ew_inf_TT());
+    let sign = (_cx_bits_TT(s) ^ _cx_bits_TT(v)) & _cx_sign_mask_TT();
+    return _cx_pick_TT(_cx_float_TT(inf | sign), ew_nan_TT(), v == TT(0) || ew_isnan_TT(v));
 }
 // @fn _cx_big f32
 // Above this |z| the inverse functions use their asymptotic forms (exact to the last bit).
@@ -72,7 +111,7 @@ fn cx_div_TT(a: vec2<TT>, b: vec2<TT>) -> vec2<TT> {
 // @fn _cx_div_zero f32 f64
 // v / +0 (inf with v's sign; NaN for 0 and NaN), spelled out: compilers may fold 0 / 0.
 fn _cx_div_zero_TT(v: TT) -> TT {
-    return select(_cx_copysign_TT(ew_inf_TT(), v), ew_nan_TT(), v == TT(0) || ew_isnan_TT(v));
+    return _cx_pick_TT(_cx_copysign_TT(ew_inf_TT(), v), ew_nan_TT(), v == TT(0) || ew_isnan_TT(v));
 }
 
 // @fn cx_neg f32 f64
@@ -172,7 +211,7 @@ fn cx_exp_TT(z: vec2<TT>) -> vec2<TT> {
         if (x > TT(0)) {
             if (y == TT(0)) { return z; }
             if (!_cx_isfinite_TT(y)) { return vec2<TT>(x, ew_nan_TT()); }
-            return vec2<TT>(x * cos_TT(y), x * sin_TT(y));
+            return vec2<TT>(_cx_inf_mul_TT(x, cos_TT(y)), _cx_inf_mul_TT(x, sin_TT(y)));
         }
         if (!_cx_isfinite_TT(y)) { return vec2<TT>(TT(0), TT(0)); }
         return vec2<TT>(_cx_copysign_TT(TT(0), cos_TT(y)), _cx_copysign_TT(TT(0), sin_TT(y)));
@@ -297,7 +336,7 @@ fn cx_sinh_TT(z: vec2<TT>) -> vec2<TT> {
             let re = TT(0.5) * (h * cos_TT(y)) * h;
             var im = TT(0.5) * (h * sin_TT(y)) * h;
             if (y == TT(0)) { im = y; }
-            return vec2<TT>(select(re, ew_neg_TT(re), ew_signbit_TT(x)), im);
+            return vec2<TT>(_cx_negif_TT(re, ew_signbit_TT(x)), im);
         }
         if (y == TT(0)) { return vec2<TT>(ew_sinh_TT(x), y); }
         return vec2<TT>(ew_sinh_TT(x) * cos_TT(y), ew_cosh_TT(x) * sin_TT(y));
@@ -305,7 +344,7 @@ fn cx_sinh_TT(z: vec2<TT>) -> vec2<TT> {
     if (x == TT(0)) { return vec2<TT>(x, ew_nan_TT()); }
     if (ew_isinf_TT(x)) {
         if (y == TT(0)) { return z; }
-        if (_cx_isfinite_TT(y)) { return vec2<TT>(x * cos_TT(y), ew_inf_TT() * sin_TT(y)); }
+        if (_cx_isfinite_TT(y)) { return vec2<TT>(_cx_inf_mul_TT(x, cos_TT(y)), _cx_inf_mul_TT(ew_inf_TT(), sin_TT(y))); }
         return vec2<TT>(x, ew_nan_TT());
     }
     if (ew_isnan_TT(x) && y == TT(0)) { return z; }
@@ -322,15 +361,15 @@ fn cx_cosh_TT(z: vec2<TT>) -> vec2<TT> {
             let h = ew_exp_TT(TT(0.5) * abs(x));
             var im = TT(0.5) * (h * sin_TT(y)) * h;
             if (y == TT(0)) { im = y; }
-            return vec2<TT>(TT(0.5) * (h * cos_TT(y)) * h, select(im, ew_neg_TT(im), ew_signbit_TT(x)));
+            return vec2<TT>(TT(0.5) * (h * cos_TT(y)) * h, _cx_negif_TT(im, ew_signbit_TT(x)));
         }
-        if (y == TT(0)) { return vec2<TT>(ew_cosh_TT(x), select(y, ew_neg_TT(y), ew_signbit_TT(x))); }
+        if (y == TT(0)) { return vec2<TT>(ew_cosh_TT(x), _cx_negif_TT(y, ew_signbit_TT(x))); }
         return vec2<TT>(ew_cosh_TT(x) * cos_TT(y), ew_sinh_TT(x) * sin_TT(y));
     }
     if (x == TT(0)) { return vec2<TT>(ew_nan_TT(), TT(0)); }
     if (ew_isinf_TT(x)) {
-        if (y == TT(0)) { return vec2<TT>(ew_inf_TT(), select(y, ew_neg_TT(y), x < TT(0))); }
-        if (_cx_isfinite_TT(y)) { return vec2<TT>(ew_inf_TT() * cos_TT(y), x * sin_TT(y)); }
+        if (y == TT(0)) { return vec2<TT>(ew_inf_TT(), _cx_negif_TT(y, ew_signbit_TT(x))); }
+        if (_cx_isfinite_TT(y)) { return vec2<TT>(_cx_inf_mul_TT(ew_inf_TT(), cos_TT(y)), _cx_inf_mul_TT(x, sin_TT(y))); }
         return vec2<TT>(ew_inf_TT(), ew_nan_TT());
     }
     if (ew_isnan_TT(x) && y == TT(0)) { return z; }
@@ -475,7 +514,7 @@ fn cx_acos_TT(z: vec2<TT>) -> vec2<TT> {
     let x = z.x;
     let y = z.y;
     let pi = _cx_pi_TT();
-    let minus_inf = select(ew_neg_TT(ew_inf_TT()), ew_inf_TT(), ew_signbit_TT(y));
+    let minus_inf = _cx_negif_TT(ew_inf_TT(), !ew_signbit_TT(y));
     if (ew_isnan_TT(x)) {
         if (ew_isinf_TT(y)) { return vec2<TT>(x, minus_inf); }
         return _cx_nan2_TT();
@@ -493,7 +532,7 @@ fn cx_acos_TT(z: vec2<TT>) -> vec2<TT> {
     if (ew_isinf_TT(y)) { return vec2<TT>(TT(1.57079632679489661923), minus_inf); }
     let p = _cx_asin_parts_TT(abs(x), abs(y));
     let re = select(p.y, pi - p.y, ew_signbit_TT(x));
-    return vec2<TT>(re, select(ew_neg_TT(p.z), p.z, ew_signbit_TT(y)));
+    return vec2<TT>(re, _cx_negif_TT(p.z, !ew_signbit_TT(y)));
 }
 
 // @fn cx_acosh f32 f64
