@@ -3,8 +3,8 @@
 The multi-GPU workload (a machine with two H200s; ``--quick`` runs it with tiny sizes on any
 machine with two adapters, lavapipe and llvmpipe/GL on the CPU machines):
 
-1. the devices gputensor lists, and the ones used: the discrete GPUs where there are at least
-   two, else every device (``--devices webgpu:0,webgpu:1`` chooses);
+1. the devices gputensor lists, and the ones used: the discrete GPUs (Vulkan/Metal/D3D12)
+   where there are at least two, else every device (``--devices webgpu:0,webgpu:1`` chooses);
 2. ``x.to_device(d)`` bandwidth between the first two devices, both ways, for a few sizes (GB/s
    of array bytes; the copy goes device -> host -> device through the staging buffers: WebGPU
    has no peer copies);
@@ -101,12 +101,12 @@ def _worker_info(lib: str) -> str:
 
 # ---- devices and to_device ---------------------------------------------------------------------
 def choose_devices(gt: Any, names: str | None) -> list[Any]:
-    """The devices to use: ``names`` (comma-separated), else the discrete GPUs where there are
-    two or more, else every device."""
+    """The devices to use: ``names`` (comma-separated), else the discrete GPUs (not through
+    OpenGL) where there are two or more, else every device."""
     if names:
         return [gt.Device(n.strip()) for n in names.split(",")]
     devices = gt.devices()
-    discrete = [d for d in devices if "DiscreteGPU" in d.adapter]
+    discrete = [d for d in devices if "DiscreteGPU" in d.adapter and "OpenGL" not in d.adapter]
     return discrete if len(discrete) >= 2 else devices
 
 

@@ -140,7 +140,7 @@ _single: Any = None
 def runtimes() -> list[DeviceRuntime]:
     """Every device's runtime: the default device first (index 0), then the other adapters wgpu
     enumerates, in the ranking's order (enumerated once, on the first call; no device is
-    created)."""
+    created). ``GPUTENSOR_DEVICES=default``: the default device only."""
     global _RUNTIMES
     if _RUNTIMES is None:
         with _RUNTIMES_LOCK:
@@ -154,6 +154,8 @@ def runtimes() -> list[DeviceRuntime]:
                                  infos[0] if infos else None)
                     chosen = _adapters.key(first) if first is not None else None
                 others = [i for i in infos if _adapters.key(i) != chosen]
+                if (config.value("devices") or "all").strip().lower() == "default":
+                    others = []
                 _RUNTIMES = [_DEFAULT] + [DeviceRuntime(k + 1, info) for k, info in enumerate(others)]
     return _RUNTIMES
 
