@@ -130,7 +130,7 @@ __all__ += ["DeviceLostError", "reset"]
 
 
 def get_default_memory_pool() -> Any:
-    """The device memory pool (a caching allocator in the style of CuPy's): ``used_bytes()``,
+    """The current device's memory pool (a caching allocator in the style of CuPy's): ``used_bytes()``,
     ``free_bytes()``, ``total_bytes()``, ``n_free_blocks()``, ``free_all_blocks()``,
     ``set_limit(size)``/``get_limit()``. Freed arrays return their buffers to it for reuse."""
     return _dispatch.backend().memory_pool

@@ -32,7 +32,7 @@ __all__ = ["install", "routed", "runtime_of_args"]
 _NOT_ROUTED = frozenset({
     "devices", "default_device", "current_device", "set_default_device", "capabilities", "reset",
     "synchronize", "get_default_memory_pool", "fusion", "set_fusion", "fusion_enabled", "autotune",
-    "profile", "isdtype", "finfo", "iinfo", "asnumpy_many",
+    "profile", "isdtype", "finfo", "iinfo",
 })
 
 #: Array attributes that are not routed (metadata, the namespace, the device move itself).

@@ -15,7 +15,7 @@ array of another device): ``DeviceMismatchError``, a ``ValueError``. Backends re
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
 from .adapters import adapter_description, rank_adapters, request_device_steps
@@ -61,12 +61,21 @@ def _with_ordinals(adapters: Sequence[Any]) -> list[tuple[dict[str, Any], Any]]:
     return out
 
 
+def _enumerate_steps() -> Generator[Any, Any, Any]:
+    adapters = yield wgpu.gpu.enumerate_adapters_async()
+    return adapters
+
+
+def _enumerate() -> list[Any]:
+    """The adapters wgpu enumerates, ranked (``rank_adapters``; as ``adapters.device_steps``)."""
+    return rank_adapters(run_sync(_enumerate_steps()), None)
+
+
 def adapter_infos() -> list[dict[str, Any]]:
     """Info dicts of the adapters wgpu enumerates, best first (``rank_adapters``), each with its
     ``ordinal`` among identical adapters. Raises BackendError (unsupported), listing what was
     found, when there is none."""
-    ranked = rank_adapters(wgpu.gpu.enumerate_adapters_sync(), None)
-    return [info for info, _ in _with_ordinals(ranked)]
+    return [info for info, _ in _with_ordinals(_enumerate())]
 
 
 def open_context(info: Mapping[str, Any]) -> WgpuContext:
@@ -74,8 +83,7 @@ def open_context(info: Mapping[str, Any]) -> WgpuContext:
     it). Raises BackendError (device error) naming the adapter when it is no longer enumerated
     or its device cannot be created."""
     wanted = key(info)
-    ranked = rank_adapters(wgpu.gpu.enumerate_adapters_sync(), None)
-    for found, adapter in _with_ordinals(ranked):
+    for found, adapter in _with_ordinals(_enumerate()):
         if key(found) == wanted:
             try:
                 device = run_sync(request_device_steps(adapter))
