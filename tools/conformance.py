@@ -125,9 +125,6 @@ def main(argv: list[str] | None = None) -> int:
     env.update(ARRAY_API_TESTS_MODULE="gputensor", PYTHONDONTWRITEBYTECODE="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    # the suite moves arrays of every dtype to every listed device: the default device alone
-    # (a second adapter may lack float64, as GL does)
-    env.setdefault("GPUTENSOR_DEVICES", "default")
     env.pop("HYPOTHESIS_PROFILE", None)  # the suite loads its own profile
     skips = args.report.with_suffix(".skips.txt")
     extra = args.pytest_args
