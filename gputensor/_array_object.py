@@ -456,7 +456,12 @@ _STORAGE_SLOT = GpuArray.__dict__["_storage"]
 def runtime_of(x: GpuArray) -> _runtime.DeviceRuntime:
     """The device runtime ``x`` lives on, without evaluating a lazy array (whose device is its
     first leaf's); the current one for an array without device memory (a placeholder)."""
-    st = _STORAGE_SLOT.__get__(x)
+    if type(x) is GpuArray:  # (the usual array: its storage slot as it is)
+        st = x._storage
+        if type(st) is _Storage:
+            return st.rt
+    else:
+        st = _STORAGE_SLOT.__get__(x)
     rt = getattr(st, "rt", None)
     while rt is None:
         leaves = getattr(st, "leaves", None)  # a lazy array's root node

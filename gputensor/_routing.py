@@ -75,11 +75,27 @@ def routed(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` run on the device of its array arguments (see the module docstring)."""
     if getattr(fn, "__gputensor_routed__", False):
         return fn
+    array_type = _array_type
+    sequences = (list, tuple)
+    current = _runtime.current
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        rt = runtime_of_args(args, kwargs)
-        if rt is None or rt is _runtime.current():
+        rt = None
+        for value in args:  # the usual call: arrays among the positional arguments
+            if isinstance(value, array_type):
+                other = runtime_of(value)
+                if rt is None:
+                    rt = other
+                elif other is not rt:
+                    rt = runtime_of_args(args, kwargs)  # raises ValueError, naming both
+            elif type(value) in sequences:
+                rt = runtime_of_args(args, kwargs)
+                break
+        else:
+            if kwargs:
+                rt = runtime_of_args(args, kwargs)
+        if rt is None or rt is current():
             return fn(*args, **kwargs)
         with _runtime.use(rt):
             return fn(*args, **kwargs)
