@@ -157,6 +157,9 @@ KNOBS: tuple[Knob, ...] = (
          "'' : wgpu-native where installed, else Dawn"),
     Knob("adapter", "GPUTENSOR_ADAPTER", _text, None, True,
          "adapter to use: a backend name (vulkan, gl, ...) or part of the device name"),
+    Knob("devices", "GPUTENSOR_DEVICES", _text, None, True,
+         "which adapters are devices: unset or 'all': every adapter; 'default': the default "
+         "device only (one device per process, as before there were several)"),
     Knob("wait", "GPUTENSOR_WAIT", _wait_style, "", True,
          "how host waits for the device: spin, block or poller ('' : block on software "
          "adapters, spin on hardware)"),
