@@ -60,6 +60,13 @@ def reduce(op: str, x: GpuArray, axes: Sequence[int], out_dtype: DType, acc_dtyp
     return out
 
 
+def _balanced(n: int, most: int) -> int:
+    """The piece length that splits ``n`` into as few pieces of at most ``most`` (at least 1)
+    as possible, of nearly equal lengths."""
+    most = max(1, most)
+    return -(-n // -(-n // most))
+
+
 def _slice(x: GpuArray, axis: int, start: int, length: int) -> GpuArray:
     """The view ``x[..., start:start + length, ...]`` along ``axis``."""
     shape = x.shape[:axis] + (length,) + x.shape[axis + 1:]
@@ -85,7 +92,7 @@ def _into(op: str, x: GpuArray, axes: tuple[int, ...], out: GpuArray, acc: DType
     if nkeep > count:
         i = next(i for i, d in enumerate(kept) if x.shape[d] > 1)
         k = kept[i]
-        step = max(1, count // (nkeep // x.shape[k]))
+        step = _balanced(x.shape[k], count // (nkeep // x.shape[k]))
         for start in range(0, x.shape[k], step):
             n = min(step, x.shape[k] - start)
             _into(op, _slice(x, k, start, n), axes, _slice(out, i, start, n), acc, ddof, count)
@@ -95,7 +102,7 @@ def _into(op: str, x: GpuArray, axes: tuple[int, ...], out: GpuArray, acc: DType
         return
     r = next(d for d in axes if x.shape[d] > 1)
     inner = nred // x.shape[r]
-    step = max(1, count // inner)
+    step = _balanced(x.shape[r], count // inner)
     starts = list(range(0, x.shape[r], step))
     pieces = [_slice(x, r, s, min(step, x.shape[r] - s)) for s in starts]
     kshape = out.shape
