@@ -211,3 +211,29 @@ def test_outputs_and_reduced_both_over_limit():
             np.testing.assert_allclose(to_numpy(gt.var(x, axis=axis)), a.astype(np.float64).var(axis=axis),
                                        rtol=1e-5)
             np.testing.assert_array_equal(to_numpy(gt.argmin(x, axis=axis)), np.argmin(a, axis=axis))
+
+
+def test_complex_and_float16():
+    rng = np.random.default_rng(3)
+    c = (rng.standard_normal((3, 1500)) + 1j * rng.standard_normal((3, 1500))).astype(np.complex64)
+    x = gt.asarray(c)
+    for fn in ("sum", "mean"):
+        for axis in (None, 1):
+            np.testing.assert_allclose(to_numpy(getattr(gt, fn)(x, axis=axis)),
+                                       getattr(np, fn)(c.astype(np.complex128), axis=axis), rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(to_numpy(gt.any(x, axis=1)), np.any(c, axis=1))
+    h = rng.standard_normal((3, 1500)).astype(np.float16)
+    xh = gt.asarray(h)
+    for fn in ("mean", "var", "std"):
+        got = to_numpy(getattr(gt, fn)(xh, axis=1))
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got, getattr(np, fn)(h.astype(np.float64), axis=1), rtol=5e-3, atol=5e-3)
+    np.testing.assert_array_equal(to_numpy(gt.argmax(xh, axis=1)), np.argmax(h, axis=1))
+
+
+def test_lazy_source_over_limit_counts_within():
+    a = _data((3, 900), "float32")  # 2700 fused-source elements, 900 reduced, 3 outputs
+    x = gt.asarray(a)
+    np.testing.assert_allclose(to_numpy(gt.sum(x * 2, axis=1)), (a.astype(np.float64) * 2).sum(axis=1), rtol=2e-5)
+    np.testing.assert_allclose(to_numpy(gt.var(x * 2, axis=1, keepdims=True)),
+                               (a.astype(np.float64) * 2).var(axis=1, keepdims=True), rtol=1e-4)
