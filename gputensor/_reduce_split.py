@@ -24,7 +24,7 @@ materialised first: a fused source is limited to the same count.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -145,12 +145,13 @@ def _into(op: str, x: GpuArray, axes: tuple[int, ...], out: GpuArray, acc: DType
 
 
 def _materialized(x: GpuArray) -> GpuArray:
+    """``x``, computed into storage if it was lazy."""
     materialize(x)
     return x
 
 
-def _merged_variance(op: str, counts: list[int], partials, combine, dtype: DType, ddof: float,
-                     ndim: int) -> GpuArray:
+def _merged_variance(op: str, counts: list[int], partials: Callable[..., GpuArray],
+                     combine: Callable[..., GpuArray], dtype: DType, ddof: float, ndim: int) -> GpuArray:
     """var/std over pieces of ``counts`` reduced elements from their means and variances
     (Chan et al.): mean = sum(n_j mean_j) / n, M2 = sum(n_j var_j + n_j (mean_j - mean)**2),
     var = M2 / (n - ddof) (inf/NaN, as NumPy, where n - ddof <= 0)."""

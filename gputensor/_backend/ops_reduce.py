@@ -125,8 +125,9 @@ MAX_COUNT = 2**31 - 1
 
 def max_count() -> int:
     """Most outputs, reduced elements or fused-source elements one reduction accepts:
-    ``MAX_COUNT``, or less under the ``reduce_max_count`` knob (``GPUTENSOR_REDUCE_MAX_COUNT``)."""
-    return min(MAX_COUNT, config.value("reduce_max_count"))
+    ``MAX_COUNT``, or less (at least 1) under the ``reduce_max_count`` knob
+    (``GPUTENSOR_REDUCE_MAX_COUNT``)."""
+    return max(1, min(MAX_COUNT, config.value("reduce_max_count")))
 
 
 class _Knobs(NamedTuple):
