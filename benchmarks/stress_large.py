@@ -14,7 +14,8 @@ mean/variance; first occurrences for argmax/argmin). Prints one JSON line per ch
 ``reference``, ``rel_error``, ``ok``; tolerances: sum 1e-4 of the sum of |x|, mean/var/std
 1e-4 relative, the rest exact) and a final ``{"stress_large": ..., "ok": ...}`` line; exit status 1
 when a check fails or raises. ``GPUTENSOR_REDUCE_MAX_COUNT=1000`` with a small ``--elements``
-runs the same split paths on any adapter. Needs about 3x ``--elements`` * 4 bytes of device memory (the
+runs the same split paths on any adapter. ``--also-scan-sort`` also tries ``gt.cumulative_sum`` and ``gt.sort`` of the flat array (rows marked
+``informational``: not counted in ``ok``; the sort backend refuses rows of 2**31 or more elements). Needs about 3x ``--elements`` * 4 bytes of device memory (the
 array, the (N, 1) output) and 2x that of host memory.
 """
 
@@ -99,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--elements", type=int, default=3 * 2**30)
     parser.add_argument("--cols", type=int, default=32768)
     parser.add_argument("--block-rows", type=int, default=16384)
+    parser.add_argument("--also-scan-sort", action="store_true",
+                        help="also try gt.cumulative_sum and gt.sort of the flat array (reported, not counted in ok)")
     args = parser.parse_args(argv)
     n = args.elements - args.elements % args.cols
     print(f"{n} float32 elements ({n * 4 / 2**30:.1f} GiB)", flush=True)
@@ -141,6 +144,15 @@ def main(argv: list[str] | None = None) -> int:
     _check("max with a NaN", lambda: gt.max(flat), "nan", lambda v, r: bool(np.isnan(v).all()), results)
     _check("argmax with a NaN", lambda: gt.argmax(flat), nan_at, lambda v, r: int(v) == r, results)
     ok = all(r["ok"] for r in results)
+    if args.also_scan_sort:
+        info: list[dict[str, Any]] = []
+        ref_total = math.fsum(float(b.sum(dtype=np.float64)) for b in blocks[:1])  # first block, NaN-free
+        rows0 = blocks[0].size
+        _check("cumulative_sum (end of the first block)", lambda: gt.cumulative_sum(flat)[rows0 - 1], ref_total,
+               rel(1e-4), info)
+        _check("sort (is sorted at 3 spots)", lambda: gt.sort(flat)[gt.asarray([0, n // 2, n - 2])], "ascending",
+               lambda v, r: bool(v[0] <= v[1] <= v[2]), info)
+        results.extend(dict(r, informational=True) for r in info)
     print(json.dumps({"stress_large": results, "ok": ok}))
     return 0 if ok else 1
 
