@@ -30,14 +30,25 @@ import numpy as np
 
 from . import _dispatch
 from ._array_object import GpuArray
-from ._backend import ops_reduce
+from ._backend import config, ops_reduce
 from ._dtypes import DType
 from ._fusion import materialize
 from ._manipulation_functions import _copy_contiguous, _view
 
 __all__ = ["limit", "needs_split", "reduce"]
 
-limit = ops_reduce.max_count
+_limit: tuple[int, int] = (-1, ops_reduce.MAX_COUNT)  # (config.generation, max_count() then)
+
+
+def limit() -> int:
+    """The backend's ``ops_reduce.max_count()``, read again only after a knob changed."""
+    global _limit
+    generation, count = _limit
+    if generation != config.generation:
+        generation = config.generation
+        count = ops_reduce.max_count()
+        _limit = (generation, count)
+    return count
 
 
 def needs_split(shape: Sequence[int], axes: Sequence[int], count: int) -> bool:
