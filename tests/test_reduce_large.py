@@ -84,6 +84,7 @@ def _pairs():
             yield pytest.param(shape, axis, view, id=f"{shape}-{axis}-{view}")
 
 
+@pytest.mark.filterwarnings("ignore:Degrees of freedom:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
 @pytest.mark.parametrize("shape, axis, view", list(_pairs()))
 def test_float32_views(shape, axis, view):
     base = _data(shape, "float32")
@@ -163,6 +164,7 @@ def test_ties_keep_first_occurrence(fn):
                                           getattr(np, fn)(b, axis=axis))
 
 
+@pytest.mark.filterwarnings("ignore:Degrees of freedom:RuntimeWarning")
 def test_var_corrections():
     a = _data((2, 1600), "float64") * 1e3 + 1e6  # a large mean: the merge must not lose it
     x = gt.asarray(a)
