@@ -189,6 +189,9 @@ KNOBS: tuple[Knob, ...] = (
          "vector path, several outputs: least vectors per invocation of a row tile"),
     Knob("reduce_vec4_min_length", "GPUTENSOR_REDUCE_VEC4_MIN_LENGTH", _integer, 16, False,
          "vector path: shortest reduced range that takes it"),
+    Knob("reduce_max_count", "GPUTENSOR_REDUCE_MAX_COUNT", _integer, 2**31 - 1, False,
+         "most outputs or reduced elements of one reduction dispatch (at most 2**31 - 1); "
+         "the array functions split larger reductions into pieces of views"),
     Knob("linalg_check", "GPUTENSOR_LINALG_CHECK", _not_off, True, True,
          "linalg cholesky / solve / inv read a device flag back and raise LinAlgError for "
          "indefinite or singular input (off: no readback; such input gives inf / NaN)"),

@@ -123,6 +123,13 @@ MIN_PER_INVOCATION = 32
 MAX_COUNT = 2**31 - 1
 
 
+def max_count() -> int:
+    """Most outputs, reduced elements or fused-source elements one reduction accepts:
+    ``MAX_COUNT``, or less (at least 1) under the ``reduce_max_count`` knob
+    (``GPUTENSOR_REDUCE_MAX_COUNT``)."""
+    return max(1, min(MAX_COUNT, config.value("reduce_max_count")))
+
+
 class _Knobs(NamedTuple):
     """The planner's knob values (part of every plan-cache key)."""
 
@@ -1303,8 +1310,8 @@ def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int
     pro_code = None
     if prologue is not None:
         strides = tuple(_row_major(shape))
-        if math.prod(shape) > MAX_COUNT:
-            raise unsupported(f"a fused source of more than {MAX_COUNT} elements is not supported")
+        if math.prod(shape) > max_count():
+            raise unsupported(f"a fused source of more than {max_count()} elements is not supported")
         pro_code = _prologue_code(backend, prologue, shape, src_t, spec.kind.prologue_binding)
     strides = _ints(strides, "strides")
     if len(strides) != len(shape):
@@ -1333,8 +1340,8 @@ def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int
     nred = math.prod(shape[a] for a in red_axes)
     if nred == 0 and spec.nonempty:
         raise invalid_argument(f"zero-size reduction: {spec.name} of an empty range has no identity")
-    if nkeep > MAX_COUNT or nred > MAX_COUNT:
-        raise unsupported(f"reductions over more than {MAX_COUNT} outputs or elements are not supported")
+    if nkeep > max_count() or nred > max_count():
+        raise unsupported(f"reductions over more than {max_count()} outputs or elements are not supported")
 
     def span(shp: Sequence[int], std: Sequence[int], itemsize: int) -> tuple[int, int] | None:
         if 0 in shp:
