@@ -66,9 +66,20 @@ def _enumerate_steps() -> Generator[Any, Any, Any]:
     return adapters
 
 
+def computes(adapter: Any) -> bool:
+    """Whether ``adapter`` can run compute shaders: an OpenGL ES context without them (the NVIDIA
+    driver's EGL context on a headless GPU machine) reports zero compute limits, and its device
+    fails to create."""
+    limits = adapter.limits
+    return all(int(limits.get(k, 1)) > 0 for k in ("max-compute-invocations-per-workgroup",
+                                                   "max-compute-workgroups-per-dimension"))
+
+
 def _enumerate() -> list[Any]:
-    """The adapters wgpu enumerates, ranked (``rank_adapters``; as ``adapters.device_steps``)."""
-    return rank_adapters(run_sync(_enumerate_steps()), None)
+    """The adapters wgpu enumerates that can compute (``computes``), ranked (``rank_adapters``;
+    as ``adapters.device_steps``)."""
+    adapters = run_sync(_enumerate_steps())
+    return rank_adapters([a for a in adapters if computes(a)] or adapters, None)
 
 
 def adapter_infos() -> list[dict[str, Any]]:
