@@ -5,14 +5,18 @@ any strides of ``src`` and ``dst`` (complex elements, any sign) and any number o
 Its plan, a ``launch.LaunchProgram`` with its tables, is made once per call structure (length,
 dtype, direction, scale, the batch dims and strides) and replayed for new pointers.
 
-* Lengths whose prime factors are 2, 3, 5 and 7, up to :func:`workgroup_length` (what two
-  copies of ``C`` transforms take in the adapter's workgroup memory): one dispatch of
-  ``_wgsl/fft_stockham.wgsl``, the mixed-radix Stockham passes (radices 8, 4, 2, 3, 5, 7) on C
-  transforms per workgroup, read and written through their strides.
+* Lengths whose prime factors are 2, 3, 5 and 7 that fit a workgroup (:func:`group_shape`: at
+  most ``TARGET`` elements, within the adapter's workgroup memory, one butterfly of the smallest
+  radix per invocation): one dispatch of ``_wgsl/fft_stockham.wgsl``, the mixed-radix Stockham
+  passes (radices 8, 4, 2, 3, 5, 7) in place on C transforms per workgroup, read and written
+  through their strides. Column transforms of the call's operands that leave fewer than
+  ``MIN_RUN`` transforms to a workgroup take the four-step path instead
+  (``GPUTENSOR_FFT_COLUMN_SPLIT``).
 * Longer such lengths: the four-step decomposition n = n1 * m (``_four_step``): the length-m
   transforms of the n1 interleaved subsequences (recursively decomposed when m is still too
-  long) into a contiguous scratch array, then the length-n1 transforms across them with the
-  twiddles W_n^(i k) applied on load, written to ``dst`` through its strides.
+  long) into a scratch array (batch entries outermost for rows, innermost for columns), then
+  the length-n1 transforms across them with the twiddles W_n^(i k) applied on load, written to
+  ``dst`` through its strides.
 * Lengths with a prime factor above 7: Bluestein's chirp-z (``_bluestein``), the convolution
   with the chirp through transforms of a length m >= 2n - 1 of the kind above
   (``_wgsl/fft_chirp.wgsl`` does the chirp multiplies, the zero padding and the product with
@@ -187,7 +191,7 @@ class _Planner:
         self.table_len = 0
         self.inner: dict[int, int] = {}  # length -> table offset of its twiddles
         self.scales: dict[float, int] = {}  # scale -> table offset of its entry
-        self.chirps: list[tuple[int, int, int, bool]] = []  # spectra to compute: (n, m, offset, inverse)
+        self.chirps: list[tuple[int, int]] = []  # chirp spectra to compute: (length, table offset)
 
     def shape(self, n: int) -> tuple[int, int] | None:
         """``group_shape`` of length ``n`` (memoised for the plan)."""
@@ -351,9 +355,8 @@ class _Planner:
         hk = np.conj(w) if not inverse else w  # the kernel of the convolution
         h[:n] = hk
         h[m - n + 1:] = hk[1:][::-1]
-        spec = self._table(np.zeros(m, dtype=np.complex128))
-        self.chirps.append((m, spec, len(self.tables) - 1, inverse))
-        self.tables[-1] = h  # the kernel itself; its spectrum replaces it on the device
+        spec = self._table(h)  # the kernel; its spectrum replaces it on the device (``_make_plan``)
+        self.chirps.append((m, spec))
         a = self.scratch(batch * m)
         b = self.scratch(batch * m)
         dims = [(s, st) for s, st in zip(sizes, src.strides)]
@@ -481,7 +484,28 @@ def _upload(backend: Any, values: np.ndarray, dtype: str) -> int:
     return ptr
 
 
+def _chirp_spectrum(backend: Any, ctx: Any, dtype: str, itemsize: int, wgsl: str, table: np.ndarray,
+                    table_ptr: int, m: int, spec: int) -> None:
+    """Record the length-m transform of the chirp kernel ``table[spec:spec + m]`` (a copy of it)
+    into the plan's table at ``spec``, in its place."""
+    sub = _Planner(backend, ctx, dtype, itemsize, wgsl)
+    sub.transform(m, (1,), _View(0, 0, 1, (m,)), _View(1, spec, 1, (m,)), False, 1.0)
+    sub_records, sub_table = sub.finish()
+    kernel_ptr = _upload(backend, table[spec:spec + m], dtype)
+    sub_ptr = _upload(backend, sub_table, dtype)
+    # the sub-program's operands: 0 the kernel's copy, 1 the plan's table, 2 its own twiddles
+    program = LaunchProgram.compile("fft", _WORDS, ctx, sub_records, sub.aux)
+    try:
+        if not program.run(backend, ctx, _bases(backend, [kernel_ptr, table_ptr, sub_ptr]), _placeholder):
+            raise invalid_argument("fft: the chirp spectrum's program did not apply")
+    finally:
+        backend.free(kernel_ptr)  # the recorded dispatches keep the pool blocks alive until they run
+        backend.free(sub_ptr)
+
+
 def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
+    """The plan of a call with merged batch dims ``key`` (see ``c2c``): its program, its table
+    uploaded and the chirp spectra of its Bluestein transforms recorded."""
     dtype, n, sizes, src_axis, src_strides, dst_axis, dst_strides, inverse, scale = key
     itemsize, wgsl = _storage(backend, dtype)
     ctx = backend.context
@@ -491,22 +515,12 @@ def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
     chirps = list(planner.chirps)
     records, table = planner.finish()
     table_ptr = _upload(backend, table, dtype)
-    for m, spec, index, _ in chirps:
-        # the spectrum of the chirp kernel, in place of the kernel in the table (a transform of
-        # the kernel's copy into the table)
-        sub = _Planner(backend, ctx, dtype, itemsize, wgsl)
-        sub.transform(m, (1,), _View(0, 0, 1, (m,)), _View(1, spec, 1, (m,)), False, 1.0)
-        sub_records, sub_table = sub.finish()
-        kernel_ptr = _upload(backend, table[spec:spec + m], dtype)
-        sub_ptr = _upload(backend, sub_table, dtype)
-        # the sub-program's operands: 0 the kernel copy, 1 the plan table, 2 its own twiddles
-        program = LaunchProgram.compile("fft", _WORDS, ctx, sub_records, sub.aux)
-        try:
-            if not program.run(backend, ctx, _bases(backend, [kernel_ptr, table_ptr, sub_ptr]), _placeholder):
-                raise invalid_argument("fft: the chirp spectrum's program did not apply")
-        finally:
-            backend.free(kernel_ptr)
-            backend.free(sub_ptr)
+    try:
+        for m, spec in chirps:
+            _chirp_spectrum(backend, ctx, dtype, itemsize, wgsl, table, table_ptr, m, spec)
+    except BaseException:
+        backend.free(table_ptr)
+        raise
     spans = []
     for axis, strides in ((src_axis, src_strides), (dst_axis, dst_strides)):
         lo, hi = strided_span([(n, axis), *zip(sizes, strides)])
