@@ -327,7 +327,8 @@ class _Planner:
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
         words = [batch, 0, 0, src.axis & _U32, dst.axis & _U32, 0, lo, hi, tw_split, tdim, inner, flags,
-                 self.scale_entry(scale), len(dims), 0, 0, *(d[0] for d in padded), *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
+                 self.scale_entry(scale), len(dims), 0, 0, *(d[0] for d in padded),
+                 *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
         isz = self.itemsize
         regions = (
             self._region(src, n, [(d[0], d[1]) for d in dims], 1),

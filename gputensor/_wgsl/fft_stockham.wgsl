@@ -1,24 +1,27 @@
 // Batched 1-D DFTs of length N in workgroup memory (mixed-radix Stockham autosort passes).
 //
 // Each workgroup transforms C consecutive batch entries b = group * C + c (b < n_batch). Entry b
-// has coordinates along up to MAXB batch dims (dim 0 fastest: b = sum coord_d * prod of the
-// sizes below d); its element i is read at src_first + sum coord_d * src_stride_d + i * src_axis
-// and its result element k written at dst_first + sum coord_d * dst_stride_d + k * dst_axis
-// (strides in complex elements, any sign: i32 bits). The passes run the forward DFT (sign -1);
-// bit 0 of p.flags (inverse) conjugates on load and on store (conj(DFT(conj(x))) is the DFT of
-// sign +1). Invocations take consecutive elements of one entry where bit 2 (load) / bit 3
-// (store) of p.flags is set (a contiguous axis), else the same element of consecutive entries. TWIDDLE
-// multiplies element i of entry b on load by W^(i * coord_tdim(b)), W = exp(-2 pi i / n) for the length n of the whole transform,
-// from two tables (W^(q % tw_split) * W^(tw_split * (q / tw_split)), both computed in float64 on
-// the host): the twiddles of a four-step decomposition. Results are multiplied by the real part
-// of table entry p.scale_at (bit 1 of p.flags; else by 1).
+// has coordinates along the p.nb (at most 4) batch dims (dim 0 fastest: b = sum coord_d * prod
+// of the sizes below d); its element i is read at src_first + sum coord_d * src_stride_d + i *
+// src_axis and its result element k written at dst_first + sum coord_d * dst_stride_d + k *
+// dst_axis (strides in complex elements, any sign: i32 bits). Invocations take consecutive
+// elements of one entry where bit 2 (load) / bit 3 (store) of p.flags is set (a contiguous
+// axis), else the same element of consecutive entries (WG is a multiple of C: an invocation's
+// entry is the same at every step).
+//
+// The passes run the forward DFT (sign -1); bit 0 of p.flags (inverse) conjugates on load and
+// on store (conj(DFT(conj(x))) is the DFT of sign +1). TWIDDLE multiplies element i of entry b
+// on load by W^(i * coord_tdim(b)), W = exp(-2 pi i / n) for the length n of the whole
+// transform, from two tables (W^(q % tw_split) * W^(tw_split * (q / tw_split)), computed in
+// float64 on the host): the twiddles of a four-step decomposition. Results are multiplied by
+// the real part of table entry p.scale_at (bit 1 of p.flags; else by 1).
 //
 // Pass with radix R after passes of total length L (M = N / R butterflies per entry): butterfly
 // j (k = j % L, blk = j / L) reads x[j + q M] (q < R), multiplies input q by w^q (w = exp(-2 pi
 // i k / (L R)): table entry k q N / (L R) of the length-N table), takes the R-point DFT and
 // writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs in
 // registers across a barrier (WG >= C N / the smallest radix), so workgroup memory holds C N
-// elements once.
+// elements once. The pass loop is unrolled: each pass's radix is a constant.
 //#include common
 
 alias T = {{T}};
