@@ -79,7 +79,52 @@ def calls(gt: Any) -> list[tuple[str, Callable[[], Any], bool]]:
         ("gt.nonzero(c)", lambda: gt.nonzero(cond), True),
         ("gt.unique_values(a)", lambda: gt.unique_values(a), True),
         ("float(gt.sum(a))", lambda: float(gt.sum(a)), True),
+        ("gt.sum(a).item()", lambda: gt.sum(a).item(), True),
+        ("np.asarray(a + b)", lambda: np.asarray(a + b), True),
+        ("gt.synchronize() (nothing pending)", gt.synchronize, False),
     ]
+
+
+#: The calls whose device round trip ``readback_counts`` counts.
+READBACKS = ("float(gt.sum(a))", "gt.sum(a).item()", "np.asarray(a + b)", "gt.synchronize() (nothing pending)")
+
+
+def readback_counts(calls_per_row: int = 50) -> list[dict[str, Any]]:
+    """Per readback call of ``calls``: submits, buffer mappings, device polls and staging
+    buffers created per call (the context's counters), and the median wall µs of one call."""
+    import time
+
+    import gputensor as gt
+    from gputensor._backend import get_backend
+
+    stats = get_backend().context.stats
+    rows = []
+    with gt.fusion(False):
+        table = {label: fn for label, fn, _ in calls(gt)}
+        for label in READBACKS:
+            fn = table[label]
+            fn()
+            gt.synchronize()
+            before = dict(stats)
+            times = []
+            for _ in range(calls_per_row):
+                t0 = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t0)
+            row = {"call": label, "median_us": sorted(times)[len(times) // 2] * 1e6}
+            for key in ("submits", "maps", "polls", "staging_created"):
+                row[key] = (stats.get(key, 0) - before.get(key, 0)) / calls_per_row
+            rows.append(row)
+    return rows
+
+
+def format_readbacks(rows: Sequence[dict[str, Any]]) -> str:
+    """The readback rows as a Markdown table."""
+    lines = ["device round trips: per call (median wall µs of single calls; counters per call)", "",
+             "| call | median µs | submits | mappings | polls | staging buffers made |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r['call']} | {r['median_us']:.1f} | {r['submits']:g} | {r['maps']:g} | {r['polls']:.1f} | "
+              f"{r['staging_created']:g} |" for r in rows]
+    return "\n".join(lines)
 
 
 def measure(n_calls: int, batches: int = 5) -> list[dict[str, Any]]:
@@ -125,40 +170,75 @@ ALLOC_SIZES = (1 << 20, 16 << 20, 64 << 20, 256 << 20)
 
 def alloc_rows(sizes: Sequence[int], reps: int = 5) -> list[dict[str, Any]]:
     """Per size: the median host µs of ``gt.empty`` when the pool must make a fresh device buffer
-    (its cache released first, the device idle) and when a freed block of that size is reused."""
+    (its cache released first, the device idle) and when a freed block of that size is reused;
+    and where a fresh buffer's cost goes: the buffer's creation alone (``create_us``), its first
+    write by a kernel, waited for (``first_write_us``, where WebGPU's lazy zero-fill of a fresh
+    buffer lands), the same write into a pooled block (``pooled_write_us``), and the release of
+    the block to the device with the next wait (``release_us``)."""
     import time
 
     import gputensor as gt
+    from gputensor._backend import get_backend
 
     pool = gt.get_default_memory_pool()
+    ctx = get_backend().context
+    tiny = gt.zeros(4)
     rows = []
     for nbytes in sizes:
-        fresh, pooled = [], []
+        cols: dict[str, list[float]] = {k: [] for k in ("fresh", "pooled", "create", "first_write",
+                                                        "pooled_write", "release")}
         for _ in range(reps):
             gt.synchronize()
             pool.free_all_blocks()
+            (tiny + 1).get()  # a wait that polls: released buffers are reclaimed now
             t0 = time.perf_counter()
             x = gt.empty(nbytes // 4, dtype=gt.float32)
             gt.synchronize()
-            fresh.append(time.perf_counter() - t0)
+            cols["fresh"].append(time.perf_counter() - t0)
             del x
             gt.synchronize()
             t0 = time.perf_counter()
             y = gt.empty(nbytes // 4, dtype=gt.float32)
             gt.synchronize()
-            pooled.append(time.perf_counter() - t0)
+            cols["pooled"].append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            y[...] = 1.0
+            gt.synchronize()
+            cols["pooled_write"].append(time.perf_counter() - t0)
             del y
+            t0 = time.perf_counter()
+            buf = ctx.create_storage(nbytes)
+            cols["create"].append(time.perf_counter() - t0)
+            buf.destroy()
+            pool.free_all_blocks()
+            (tiny + 1).get()
+            z = gt.empty(nbytes // 4, dtype=gt.float32)
+            t0 = time.perf_counter()
+            z[...] = 1.0
+            gt.synchronize()
+            cols["first_write"].append(time.perf_counter() - t0)
+            del z
+            t0 = time.perf_counter()
+            pool.free_all_blocks()
+            (tiny + 1).get()
+            cols["release"].append(time.perf_counter() - t0)
         pool.free_all_blocks()
-        rows.append({"bytes": nbytes, "fresh_us": sorted(fresh)[reps // 2] * 1e6,
-                     "pooled_us": sorted(pooled)[reps // 2] * 1e6})
+        row: dict[str, Any] = {"bytes": nbytes}
+        for key, values in cols.items():
+            row[f"{key}_us"] = sorted(values)[reps // 2] * 1e6
+        rows.append(row)
     return rows
 
 
 def format_alloc(rows: Sequence[dict[str, Any]]) -> str:
     """The allocation rows as a Markdown table."""
-    lines = ["allocation: `gt.empty(n)` with a fresh device buffer vs a pooled block (median µs, "
-             "the sync after it included)", "", "| bytes | fresh µs | pooled µs |", "|---|---|---|"]
-    lines += [f"| {r['bytes']:,} | {r['fresh_us']:.0f} | {r['pooled_us']:.0f} |" for r in rows]
+    lines = ["allocation: `gt.empty(n)` with a fresh device buffer vs a pooled block (median µs, the sync "
+             "after it included); a fresh buffer's parts: its creation alone, its first kernel write "
+             "(waited for) beside the same write into a pooled block, its release with the next wait", "",
+             "| bytes | fresh µs | pooled µs | create µs | first write µs | pooled write µs | release µs |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['bytes']:,} | {r['fresh_us']:.0f} | {r['pooled_us']:.0f} | {r['create_us']:.0f} | "
+              f"{r['first_write_us']:.0f} | {r['pooled_write_us']:.0f} | {r['release_us']:.0f} |" for r in rows]
     return "\n".join(lines)
 
 
@@ -195,12 +275,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     n_calls = ns.calls or (20 if ns.quick else 200)
     rows = measure(n_calls, batches=3 if ns.quick else 5)
     print(format_rows(rows, adapter))
+    readbacks = readback_counts(10 if ns.quick else 50)
+    print()
+    print(format_readbacks(readbacks))
     allocs = alloc_rows(ALLOC_SIZES[:1] if ns.quick else ALLOC_SIZES, 3 if ns.quick else 5)
     print()
     print(format_alloc(allocs))
     if ns.json_path:
         with open(ns.json_path, "w") as f:
-            json.dump({"adapter": adapter, "calls_per_batch": n_calls, "rows": rows, "alloc": allocs}, f, indent=1)
+            json.dump({"adapter": adapter, "calls_per_batch": n_calls, "rows": rows, "readbacks": readbacks,
+                       "alloc": allocs}, f, indent=1)
     return 0
 
 

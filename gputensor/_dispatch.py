@@ -96,6 +96,10 @@ __all__ = [
     "fill",
     "elementwise_op",
     "run_elementwise",
+    "run_elementwise_plan",
+    "cache_put",
+    "cached_eager",
+    "remember_eager",
     "resolve_elementwise_dtypes",
     "scalar_value",
     "binary_operator",
@@ -269,6 +273,18 @@ def run_elementwise(
     dtype, ``ValueError`` for shapes that do not broadcast.
     """
     return _run_elementwise(op, inputs, casts, expr_dtype, out_dtype, out=out, op_dtype=op_dtype)[0]
+
+
+def run_elementwise_plan(
+    op: str,
+    inputs: Sequence[Input],
+    casts: Sequence[DType],
+    expr_dtype: DType,
+    out_dtype: DType,
+) -> tuple[GpuArray, Any]:
+    """:func:`run_elementwise` (a new result), also returning the backend launch plan it
+    recorded with (None when it recorded nothing), for :func:`remember_eager`."""
+    return _run_elementwise(op, inputs, casts, expr_dtype, out_dtype)
 
 
 def _run_elementwise(
@@ -630,8 +646,32 @@ def _eager_key(name: str, args: Sequence[Any]) -> tuple[tuple[Any, ...], list[Gp
     return tuple(key), arrays, scalars
 
 
-def _cache_put(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], entry: Any) -> None:
-    """``cache[key] = entry``, the oldest entry dropped first when the cache is full."""
+def cached_eager(name: str, args: Sequence[Any]) -> tuple[tuple[Any, ...] | None, GpuArray | None]:
+    """The ready eager launch of a call that is not a table op (``where``) by its argument
+    structure (as ``_eager_key``: dtypes, shapes, strides, scalar types): ``(key, result)``,
+    the result None when the structure has not succeeded before (or fusion is on: key None);
+    then run the call and hand its plan to :func:`remember_eager` under ``key``. Raises as the
+    cached launch (scalar ranges, pointers)."""
+    if _fusion._enabled:
+        return None, None
+    key, arrays, scalars = _eager_key(name, args)
+    call = _EAGER.get(key)
+    if call is not None and call.backend is backend():
+        return key, call(arrays, scalars)
+    return key, None
+
+
+def remember_eager(key: tuple[Any, ...] | None, scalar_dtype: DType, value: GpuArray, plan: Any) -> None:
+    """Keep the launch ``plan`` that wrote the new array ``value`` for later calls of the
+    structure ``key`` (:func:`cached_eager`); scalar arguments are converted to
+    ``scalar_dtype`` (``scalar_value``). Nothing without a key or a plan."""
+    if key is not None and plan is not None and type(value) is _ao.GpuArray:
+        cache_put(_EAGER, key, _EagerCall(scalar_dtype, value, plan, backend()))
+
+
+def cache_put(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], entry: Any) -> None:
+    """``cache[key] = entry``, the oldest entry dropped first when the cache is full (the
+    plan caches of the namespace functions)."""
     with _OP_CACHE_LOCK:
         if len(cache) >= _OP_CACHE_SIZE:
             cache.pop(next(iter(cache)), None)
@@ -650,9 +690,9 @@ def _remember(name: str, args: Sequence[Any], layout: tuple[Any, ...] | None, co
             expr = expression(name, c, compute.name)
         except KeyError:  # (an empty result never looked the op up)
             return
-        _cache_put(_RESOLVED, key, _ResolvedOp(expr, (c,) * len(args), compute_type(expr_dtype), result, compute))
+        cache_put(_RESOLVED, key, _ResolvedOp(expr, (c,) * len(args), compute_type(expr_dtype), result, compute))
     if plan is not None and layout is not None and type(value) is _ao.GpuArray:
-        _cache_put(_EAGER, layout, _EagerCall(compute, value, plan, backend()))
+        cache_put(_EAGER, layout, _EagerCall(compute, value, plan, backend()))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -231,6 +231,39 @@ def _integer_indices(indices: object, name: str = "indices") -> GpuArray:
     return indices
 
 
+class _TakePlan:
+    """What ``take`` computed for one call structure (``x`` and ``indices``: dtype, shape,
+    strides; the axis): a repeated call only allocates, binds its pointers and records the
+    gather (``run``), which checks the index range on the device as the first call's did."""
+
+    __slots__ = ("dtype", "out_shape", "out_strides", "src_strides", "extent", "idx_dtype", "idx_strides",
+                 "n", "stride", "message")
+
+    def __init__(self, x: GpuArray, indices: GpuArray, out_shape: tuple[int, ...], src_strides: Sequence[int],
+                 idx_strides: Sequence[int], ix: _Index) -> None:
+        self.dtype = x.dtype
+        self.out_shape = out_shape
+        self.out_strides = contiguous_strides(out_shape)
+        self.src_strides = tuple(src_strides)
+        self.extent = extent(x.shape, x._strides)
+        self.idx_dtype = indices.dtype.name
+        self.idx_strides = tuple(idx_strides)
+        self.n = ix.n
+        self.stride = ix.stride
+        self.message = f"index out of bounds for axis {ix.axis} with size {ix.n}"
+
+    def run(self, x: GpuArray, indices: GpuArray) -> GpuArray:
+        out = GpuArray._empty(self.out_shape, self.dtype, zero=False)  # every element is written
+        op = IndexOperand(indices._ptr, self.idx_dtype, self.idx_strides, self.n, self.stride, self.message)
+        _dispatch.call(ops_gather.gather, self.dtype.name, self.out_shape, x._ptr, self.src_strides, self.extent,
+                       out._ptr, self.out_strides, [op])
+        return out
+
+
+#: (x: dtype name, shape, strides; indices: the same; axis) -> ``_TakePlan``.
+_TAKE_PLANS: dict[tuple[Any, ...], _TakePlan] = {}
+
+
 def take(x: GpuArray, indices: GpuArray, /, *, axis: int | None = None) -> GpuArray:
     """Elements of ``x`` at ``indices`` (1-D integer array; negative values count from the end)
     along ``axis`` (required unless ``x`` is 1-D): ``x``'s shape with the axis replaced by
@@ -240,6 +273,12 @@ def take(x: GpuArray, indices: GpuArray, /, *, axis: int | None = None) -> GpuAr
     a missing axis or a 0-d ``x``; ``IndexError`` for an index out of range, at the next call
     that waits for the device (see the module docstring); :class:`AxisError` for a bad axis.
     """
+    key = None
+    if type(x) is GpuArray and type(indices) is GpuArray and (axis is None or type(axis) is int):
+        key = (x._dtype.name, x._shape, x._strides, indices._dtype.name, indices._shape, indices._strides, axis)
+        plan = _TAKE_PLANS.get(key)
+        if plan is not None:
+            return plan.run(x, indices)
     _check_array(x)
     indices = _integer_indices(indices)
     if indices.ndim != 1:
@@ -258,6 +297,10 @@ def take(x: GpuArray, indices: GpuArray, /, *, axis: int | None = None) -> GpuAr
     src_strides[ax] = 0
     idx_strides = [0] * x.ndim
     idx_strides[ax] = indices._strides[0]
+    if key is not None and n and size_of(out_shape):
+        plan = _TakePlan(x, indices, out_shape, src_strides, idx_strides, ix)
+        _dispatch.cache_put(_TAKE_PLANS, key, plan)
+        return plan.run(x, indices)
     return _gather(x, 0, out_shape, src_strides, [ix], [idx_strides])
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import _dispatch
 from ._array_object import GpuArray
+from ._backend import ops_concat
 from ._data_type_functions import result_type
 from ._dtypes import DTYPE_CATEGORIES, DType
 from ._shapes import (
@@ -262,6 +263,101 @@ def _check_same_device(arrays: Sequence[GpuArray]) -> None:
         raise ValueError("arrays are on different devices")
 
 
+class _ConcatPlan:
+    """How ``concat`` joins arrays of one structure (dtypes, shapes, strides, axis) with one
+    kernel per ``ops_concat.SOURCES`` inputs: every input C-contiguous, of the result's dtype,
+    and every block it fills a whole number of 4-byte words (``make`` says None otherwise)."""
+
+    __slots__ = ("shape", "axis", "dtype", "nbytes", "rows", "words", "itemsize")
+
+    def __init__(self, shape: tuple[int, ...], axis: int, dtype: DType, rows: int, words: list[int]) -> None:
+        self.shape = shape
+        self.axis = axis
+        self.dtype = dtype
+        self.nbytes = size_of(shape) * dtype.itemsize
+        self.rows = rows
+        self.words = words
+        self.itemsize = dtype.itemsize
+
+    @classmethod
+    def make(cls, arrays: Sequence[GpuArray], ax: int, shape: tuple[int, ...], dtype: DType) -> "_ConcatPlan | None":
+        """The plan for the validated ``arrays`` joined along ``ax`` into ``shape``, or None."""
+        if not size_of(shape) or size_of(shape) * dtype.itemsize > _dispatch.backend().max_window_bytes():
+            return None  # (a result larger than one binding: one strided copy per input)
+        rows = size_of(shape[:ax])
+        words = []
+        for a in arrays:
+            nbytes = size_of(a.shape[ax:]) * dtype.itemsize
+            if (type(a) is not GpuArray or a.dtype != dtype or not is_contiguous(a.shape, a._strides)
+                    or nbytes % 4):
+                return None
+            words.append(nbytes // 4)
+        return cls(shape, ax, dtype, rows, words)
+
+    def run(self, arrays: Sequence[GpuArray], new_axis: int | None = None) -> GpuArray:
+        """The concatenation of ``arrays`` (of this plan's structure; with ``new_axis``, the
+        ``stack`` of them: each seen with that new axis) as a new array, one kernel recorded per
+        ``ops_concat.SOURCES`` inputs. Inputs that are lazy or start off a 4-byte word are
+        copied one by one instead (``copy_into``)."""
+        itemsize = self.itemsize
+        ptrs = []
+        for a in arrays:
+            if type(a) is not GpuArray or (a._offset * itemsize) & 3:
+                if new_axis is not None:
+                    arrays = [expand_dims(x, axis=new_axis) for x in arrays]
+                return _concat_copies(arrays, self)
+            ptrs.append(a._ptr)
+        out = GpuArray._empty(self.shape, self.dtype, zero=False)  # every word is written
+        with _dispatch.backend_errors():
+            ops_concat.concat_words(_dispatch.backend(), out._ptr, self.rows, list(zip(ptrs, self.words)))
+        return out
+
+
+#: (axis, per input: dtype name, shape, strides) -> ``_ConcatPlan`` (``concat``; ``stack``'s
+#: plans are those of the concatenation of its inputs with the new axis).
+_CONCAT_PLANS: dict[tuple[object, ...], _ConcatPlan] = {}
+_STACK_PLANS: dict[tuple[object, ...], _ConcatPlan] = {}
+#: What ``_concat_plan`` answers for arguments that have no plan key (a list of non-arrays).
+_NO_PLAN = object()
+
+
+def _concat_key(arrays: object, axis: object) -> tuple[object, ...] | None:
+    """The ``_CONCAT_PLANS`` key of ``concat(arrays, axis=axis)``, or None (not a list or
+    tuple of arrays, or an axis that is not an int)."""
+    if type(arrays) not in (list, tuple) or type(axis) is not int:
+        return None
+    key: list[object] = [axis]
+    for a in arrays:
+        if not isinstance(a, GpuArray):
+            return None
+        key.append((a._dtype.name, a._shape, a._strides))
+    return tuple(key)
+
+
+def _concat_plan(arrays: object, axis: object) -> "_ConcatPlan | object | None":
+    """The cached plan of this call's structure, None when there is none yet, ``_NO_PLAN``
+    when the arguments have no key."""
+    key = _concat_key(arrays, axis)
+    if key is None:
+        return _NO_PLAN
+    return _CONCAT_PLANS.get(key)
+
+
+def _concat_copies(arrays: Sequence[GpuArray], plan: _ConcatPlan) -> GpuArray:
+    """``concat`` of arrays of ``plan``'s structure by one copy per input (``copy_into``)."""
+    out = _empty(plan.shape, plan.dtype)
+    ax = plan.axis
+    start = 0
+    for a in arrays:
+        n = a.shape[ax]
+        if n and a.size:
+            dst_shape = list(out._shape)
+            dst_shape[ax] = n
+            _dispatch.copy_into(_view(out, dst_shape, out._strides, start * out._strides[ax]), a)
+        start += n
+    return out
+
+
 def concat(arrays: tuple[GpuArray, ...] | list[GpuArray], /, *, axis: int | None = 0) -> GpuArray:
     """Join ``arrays`` along an existing ``axis`` (``None``: flatten them first).
 
@@ -269,8 +365,12 @@ def concat(arrays: tuple[GpuArray, ...] | list[GpuArray], /, *, axis: int | None
     with an axis, different ranks or mismatched sizes off ``axis``; ``TypeError`` for dtypes that
     do not promote; :class:`AxisError` for a bad axis.
     """
+    plan = _concat_plan(arrays, axis)
+    if plan is not None and plan is not _NO_PLAN:
+        return plan.run(arrays)
     if isinstance(arrays, GpuArray) or not isinstance(arrays, (tuple, list)):
         raise TypeError("concat expects a tuple or list of arrays")
+    key = plan is not _NO_PLAN and _concat_key(arrays, axis)
     arrays = [_check_array(a, "arrays") for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to concatenate")
@@ -297,6 +397,10 @@ def concat(arrays: tuple[GpuArray, ...] | list[GpuArray], /, *, axis: int | None
                 )
     out_shape = list(arrays[0].shape)
     out_shape[ax] = sum(a.shape[ax] for a in arrays)
+    ready = _ConcatPlan.make(arrays, ax, tuple(out_shape), dtype) if key else None
+    if ready is not None:
+        _dispatch.cache_put(_CONCAT_PLANS, key, ready)
+        return ready.run(arrays)
     out = _empty(out_shape, dtype)
     start = 0
     for a in arrays:
@@ -316,6 +420,10 @@ def stack(arrays: tuple[GpuArray, ...] | list[GpuArray], /, *, axis: int = 0) ->
     Raises ``ValueError`` for no arrays or differing shapes, ``TypeError`` for dtypes that do not
     promote, :class:`AxisError` for a bad axis.
     """
+    key = _concat_key(arrays, axis)
+    plan = _STACK_PLANS.get(key) if key is not None else None
+    if plan is not None:
+        return plan.run(arrays, plan.axis)  # type: ignore[arg-type]  # a list of arrays (key)
     if isinstance(arrays, GpuArray) or not isinstance(arrays, (tuple, list)):
         raise TypeError("stack expects a tuple or list of arrays")
     arrays = [_check_array(a, "arrays") for a in arrays]
@@ -327,7 +435,12 @@ def stack(arrays: tuple[GpuArray, ...] | list[GpuArray], /, *, axis: int = 0) ->
         if a.shape != shape:
             raise ValueError(f"all input arrays must have the same shape, got {shape} and {a.shape}")
     ax = normalize_axis(axis, len(shape) + 1)
-    return concat([expand_dims(a, ax) for a in arrays], axis=ax)
+    expanded = [expand_dims(a, axis=ax) for a in arrays]
+    out = concat(expanded, axis=ax)
+    plan = _CONCAT_PLANS.get(_concat_key(expanded, ax)) if key is not None else None  # type: ignore[arg-type]
+    if plan is not None:
+        _dispatch.cache_put(_STACK_PLANS, key, plan)  # type: ignore[arg-type]  # not None
+    return out
 
 
 def tile(x: GpuArray, repetitions: tuple[int, ...], /) -> GpuArray:

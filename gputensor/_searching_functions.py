@@ -25,7 +25,7 @@ from ._dtypes import bool as bool_dtype
 from ._indexing_functions import nonzero_flat, take_checked_now, unravel_flat
 from ._manipulation_functions import _check_array, _copy_contiguous, reshape
 from ._shapes import contiguous_strides, is_contiguous, normalize_axis
-from ._statistical_functions import _reduce
+from ._statistical_functions import _reduce, _ReducePlan
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
@@ -38,6 +38,9 @@ def where(condition: GpuArray, x1: GpuArray | bool | int | float | complex,
     Raises ``TypeError`` for a non-bool condition, two scalars or dtypes that do not promote;
     ``ValueError`` for shapes that do not broadcast.
     """
+    key, ready = _dispatch.cached_eager("where()", (condition, x1, x2))
+    if ready is not None:
+        return ready
     _check_array(condition, "condition")
     if condition.dtype != bool_dtype:
         raise TypeError(f"condition must have a boolean dtype, got {condition.dtype}")
@@ -55,10 +58,24 @@ def where(condition: GpuArray, x1: GpuArray | bool | int | float | complex,
     inputs = [condition]
     for v in (x1, x2):
         inputs.append(v if isinstance(v, GpuArray) else (_dispatch.scalar_value(v, dtype), dtype))
-    return _dispatch.run_elementwise("where", inputs, [bool_dtype, dtype, dtype], dtype, dtype)
+    value, plan = _dispatch.run_elementwise_plan("where", inputs, [bool_dtype, dtype, dtype], dtype, dtype)
+    _dispatch.remember_eager(key, dtype, value, plan)
+    return value
+
+
+#: (op, x: dtype name, shape, strides; axis, keepdims) -> the ``_ReducePlan`` of the reduction
+#: (over the flat view of a contiguous ``x`` for ``axis=None``).
+_ARG_PLANS: dict[tuple[object, ...], _ReducePlan] = {}
 
 
 def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
+    key = None
+    if type(x) is GpuArray and (axis is None or type(axis) is int) and type(keepdims) is builtins.bool:
+        key = (op, x._dtype.name, x._shape, x._strides, axis, keepdims)
+        plan = _ARG_PLANS.get(key)
+        if plan is not None:
+            src = x if axis is not None else GpuArray._view(x, (x.size,), (1,), x._offset)
+            return plan.run(op, src, kernels.default_int(), None, 0)
     _check_array(x)
     if x.dtype not in DTYPE_CATEGORIES["real numeric"]:
         raise TypeError(f"{op} needs a real numeric dtype, got {x.dtype}")
@@ -68,9 +85,13 @@ def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
     if axis is None:
         if x.size == 0:
             raise ValueError(f"{op} of an empty array")
+        shape = (1,) * x.ndim if keepdims else ()
+        if key is not None and is_contiguous(x.shape, x._strides):
+            plan = _ReducePlan((0,), (x.size,), shape)
+            _dispatch.cache_put(_ARG_PLANS, key, plan)
+            return plan.run(op, GpuArray._view(x, (x.size,), (1,), x._offset), index_dtype, None, 0)
         flat = reshape(x, (-1,))
         out = kernels.reduce(op, flat, (0,), index_dtype)
-        shape = (1,) * x.ndim if keepdims else ()
         return GpuArray._view(out, shape, contiguous_strides(shape), out._offset)
     ax = normalize_axis(axis, x.ndim)
     if x.shape[ax] == 0:
@@ -78,6 +99,10 @@ def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
     out_shape = x.shape[:ax] + x.shape[ax + 1 :]
     if 0 in out_shape:
         out = GpuArray._empty(out_shape, index_dtype)
+    elif key is not None:
+        plan = _ReducePlan((ax,), x.shape, x.shape[:ax] + (1,) + x.shape[ax + 1 :] if keepdims else None)
+        _dispatch.cache_put(_ARG_PLANS, key, plan)
+        return plan.run(op, x, index_dtype, None, 0)
     else:
         out = kernels.reduce(op, x, (ax,), index_dtype)
     if keepdims:

@@ -24,7 +24,7 @@ from ._array_object import GpuArray
 from ._backend import ops_sort
 from ._dtypes import DTYPE_CATEGORIES, DType
 from ._manipulation_functions import _as_contiguous, _check_array, _copy_contiguous, moveaxis
-from ._shapes import normalize_axis
+from ._shapes import is_contiguous, normalize_axis
 
 __all__ = ["argsort", "sort"]
 
@@ -45,6 +45,8 @@ def _check(x: object, name: str, axis: object, descending: object, stable: objec
 
 def _rows(x: GpuArray, ax: int) -> GpuArray:
     """``x`` with axis ``ax`` last, C-contiguous (a view when it already is)."""
+    if ax == x.ndim - 1 and is_contiguous(x._shape, x._strides):
+        return x
     return _as_contiguous(moveaxis(x, ax, -1))
 
 

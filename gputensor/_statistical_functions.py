@@ -27,6 +27,7 @@ import math
 from . import _complex_views, _dispatch
 from . import _function_kernels as kernels
 from . import _fusion_rows
+from ._fusion import fusion_enabled
 from ._array_object import GpuArray
 from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType, as_dtype
 from ._elementwise_functions import multiply
@@ -88,9 +89,56 @@ def _filled(shape: tuple[int, ...], value: object, dtype: DType) -> GpuArray:
     return out
 
 
+class _ReducePlan:
+    """What ``_reduce`` computed for one call structure (op, ``x``'s dtype, shape and strides,
+    the axis argument, keepdims, the dtypes, ddof) that ran the reduction kernel: the sorted
+    axes, the kernel's output shape and strides, and the keepdims view (None without)."""
+
+    __slots__ = ("axes", "shape", "strides", "view")
+
+    def __init__(self, axes: tuple[int, ...], x_shape: tuple[int, ...], view: tuple[int, ...] | None) -> None:
+        self.axes = tuple(sorted(axes))
+        self.shape = tuple(n for d, n in enumerate(x_shape) if d not in self.axes)
+        self.strides = contiguous_strides(self.shape)
+        self.view = None if view is None else (view, contiguous_strides(view))
+
+    def run(self, op: str, x: GpuArray, out_dtype: DType, acc_dtype: DType | None, ddof: float) -> GpuArray:
+        """The reduction of the array ``x`` (not lazy) into a new array."""
+        out = GpuArray._alloc(self.shape, self.strides, out_dtype, size_of(self.shape) * out_dtype.itemsize, False)
+        _dispatch.reduce_fused(op, x, self.axes, out, acc_dtype=acc_dtype, ddof=ddof)
+        if self.view is not None:
+            out = _view(out, *self.view)
+        return out
+
+
+#: (op, x: dtype name, shape, strides; axis, keepdims, dtype names, ddof) -> ``_ReducePlan``.
+_REDUCE_PLANS: dict[tuple[object, ...], _ReducePlan] = {}
+
+
+def _reduce_key(op: str, x: GpuArray, axis: object, keepdims: bool, out_dtype: DType,
+                acc_dtype: DType | None, ddof: float) -> tuple[object, ...] | None:
+    """The ``_REDUCE_PLANS`` key of a call, or None where no plan applies (a lazy ``x``, a
+    pending row statistic, an unhashable axis)."""
+    if type(x) is not GpuArray or (keepdims and op in _fusion_rows.STATISTICS and fusion_enabled()):
+        return None
+    if not (axis is None or type(axis) is int
+            or (type(axis) is tuple and all(type(a) is int for a in axis))):  # (True == 1: no bools)
+        return None
+    if type(keepdims) is not bool or type(ddof) not in (int, float):
+        return None
+    return (op, x._dtype.name, x._shape, x._strides, axis, keepdims, out_dtype.name,
+            None if acc_dtype is None else acc_dtype.name, ddof)
+
+
 def _reduce(op: str, x: GpuArray, axis, keepdims: bool, out_dtype: DType,
             acc_dtype: DType | None = None, empty_value: object = None, *, ddof: float = 0) -> GpuArray:
-    """Common path: normalise axes, handle empty cases, run the kernel, apply keepdims."""
+    """Common path: normalise axes, handle empty cases, run the kernel, apply keepdims (a
+    repeated call structure replays its ``_ReducePlan``)."""
+    key = _reduce_key(op, x, axis, keepdims, out_dtype, acc_dtype, ddof)
+    if key is not None:
+        plan = _REDUCE_PLANS.get(key)
+        if plan is not None:
+            return plan.run(op, x, out_dtype, acc_dtype, ddof)
     axes = normalize_axes(axis, x.ndim)
     out_shape = _out_shape(x.shape, axes, keepdims)
     if empty_value is None and any(x.shape[d] == 0 for d in axes):
@@ -107,6 +155,10 @@ def _reduce(op: str, x: GpuArray, axis, keepdims: bool, out_dtype: DType,
         pending = _fusion_rows.lazy_statistic(op, x, axes, out_dtype, acc_dtype)
         if pending is not None:
             return pending
+    if key is not None:
+        plan = _ReducePlan(axes, x.shape, out_shape if keepdims else None)
+        _dispatch.cache_put(_REDUCE_PLANS, key, plan)
+        return plan.run(op, x, out_dtype, acc_dtype, ddof)
     result = kernels.reduce(op, x, axes, out_dtype, acc_dtype, ddof=ddof)
     if keepdims:
         result = _view(result, out_shape, contiguous_strides(out_shape))

@@ -49,13 +49,8 @@ class BindGroups:
         ring's ``window`` at a dynamic offset first (lock held)."""
         n_storage = len(buffers)
         bgl, _ = self._layout(n_storage)
-        entries = [{"binding": 0, "resource": {"buffer": self._ring, "offset": 0, "size": window}}]
-        entries += [
-            {"binding": i + 1, "resource": {"buffer": b, "offset": o, "size": s}}
-            for i, (b, o, s) in enumerate(buffers)
-        ]
         try:
-            group = self.device.create_bind_group(layout=bgl, entries=entries)
+            group = self._create_bind_group(bgl, [(self._ring, 0, window), *buffers])
         except Exception as exc:
             raise device_state.classify(self, device_error(f"kernel {name}: cannot bind its buffers: {exc}")) from exc
         self.stats["bind_groups_created"] += 1
@@ -70,6 +65,12 @@ class BindGroups:
                 weakref.finalize(buf, self._dead_buffers.append, uid)
             keys.add(key)
         return group
+
+    def _create_bind_group(self, layout: Any, regions: Sequence[Region]) -> Any:
+        """A bind group of ``layout`` binding ``regions[k]`` at binding ``k`` (the context
+        overrides this with a direct call of wgpu-native where it can)."""
+        return self.device.create_bind_group(layout=layout, entries=[
+            {"binding": k, "resource": {"buffer": b, "offset": o, "size": s}} for k, (b, o, s) in enumerate(regions)])
 
     def _evict(self, count: int) -> None:
         """Drop the ``count`` oldest cached bind groups (lock held)."""

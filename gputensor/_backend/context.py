@@ -130,6 +130,45 @@ class _PassCalls:
         return None if api is None else cls(api.lib, api.ffi)
 
 
+class _BindGroupCall:
+    """wgpu-native's ``wgpuDeviceCreateBindGroup`` called with a descriptor built here: wgpu-py's
+    ``create_bind_group`` checks and converts every entry in Python, several times the cost of
+    the call itself (a bind group is made whenever an op binds buffers it has not bound
+    together before). Errors are raised as wgpu-py raises them (its error-capturing ``libf``);
+    the result is wgpu-py's ``GPUBindGroup`` (released when it dies). ``load()`` is None
+    without these internals (``BindGroups._create_bind_group`` then takes the public API)."""
+
+    __slots__ = ("_create", "_ffi", "_wrap", "_device")
+
+    def __init__(self, api: Any, device: Any) -> None:
+        self._create = getattr(api, "libf", api.lib).wgpuDeviceCreateBindGroup
+        self._ffi = api.ffi
+        self._wrap = api.GPUBindGroup
+        self._device = device
+
+    @classmethod
+    def load(cls, device: Any) -> "_BindGroupCall | None":
+        api = implementation.native_api()
+        if api is None or not hasattr(api, "GPUBindGroup"):
+            return None
+        return cls(api, device)
+
+    def __call__(self, layout: Any, regions: Sequence[Region]) -> Any:
+        ffi = self._ffi
+        entries = ffi.new("WGPUBindGroupEntry[]", len(regions))  # zero-filled: no sampler, no view
+        for k, (buf, offset, size) in enumerate(regions):
+            entry = entries[k]
+            entry.binding = k
+            entry.buffer = buf._internal
+            entry.offset = offset
+            entry.size = size
+        desc = ffi.new("WGPUBindGroupDescriptor *")
+        desc.layout = layout._internal
+        desc.entryCount = len(regions)
+        desc.entries = entries
+        return self._wrap("", self._create(self._device._internal, desc), self._device)
+
+
 class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
     """The WebGPU device, queue and adapter, a compiled-pipeline cache and the open command batch.
 
@@ -148,6 +187,9 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         self._init_index_checks()
         self._encoder: Any = None
         self._pass: Any = None
+        #: (encoder, compute pass) made ahead for the next batch while a wait has the host idle
+        #: (``prepare_next_batch``), taken by ``_open_encoder``; None when there is none.
+        self._spare: tuple[Any, Any] | None = None
         self._pass_pipeline: Any = None  # the pipeline last set in the open pass
         self._recorded = 0
         self._pending_bytes = 0
@@ -171,6 +213,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         self._ring_used = 0
         self._param_windows: dict[int, tuple[int, int]] = {}  # see param_window
         self._pass_calls = _PassCalls.load()
+        self._bind_group_call = _BindGroupCall.load(device)
 
     # ---- creation -----------------------------------------------------------------------
     @staticmethod
@@ -414,7 +457,10 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             else:
                 compute_pass = self._pass
                 if compute_pass is None:
-                    compute_pass = self._pass = self._open_encoder().begin_compute_pass()
+                    encoder = self._open_encoder()  # (may bring the spare batch's open pass)
+                    compute_pass = self._pass
+                    if compute_pass is None:
+                        compute_pass = self._pass = encoder.begin_compute_pass()
                     self._pass_pipeline = None
                 calls = self._pass_calls
                 if calls is not None:
@@ -441,14 +487,44 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         finally:
             lock.release()
 
+    def _create_bind_group(self, layout: Any, regions: Sequence[Region]) -> Any:
+        """A bind group of ``layout`` binding ``regions[k]`` at binding ``k`` (``_BindGroupCall``
+        where wgpu-py's internals allow, else the public API)."""
+        call = self._bind_group_call
+        if call is None:
+            return super()._create_bind_group(layout, regions)
+        return call(layout, regions)
+
     #: A memoryview of ``_ring_data`` (made by the first ``record``): its slice assignment is
     #: cheaper than the bytearray's.
     _ring_view: memoryview | None = None
 
     def _open_encoder(self) -> Any:
         if self._encoder is None:
-            self._encoder = self.device.create_command_encoder()
+            spare = self._spare
+            if spare is not None:
+                self._spare = None
+                self._encoder, self._pass = spare
+                self._pass_pipeline = None
+            else:
+                self._encoder = self.device.create_command_encoder()
         return self._encoder
+
+    def prepare_next_batch(self) -> None:
+        """Make the next batch's command encoder and compute pass now, while this thread is
+        about to wait for the device (a readback, ``synchronize``): on a GPU their creation
+        costs tens of microseconds of host time that the wait hides. Nothing is recorded, so
+        ``synchronize`` still sees an idle context; a failure (a lost device) is left to the
+        next recording call to report."""
+        if self._spare is not None or self.lost is not None:
+            return
+        with self._lock:
+            if self._spare is None and self._encoder is None:
+                try:
+                    encoder = self.device.create_command_encoder()
+                    self._spare = (encoder, encoder.begin_compute_pass())
+                except Exception:  # noqa: BLE001 - reported by the next call that records
+                    self._spare = None
 
     def _count_command(self) -> None:
         self._recorded += 1
@@ -474,6 +550,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
                 return
             encoder, compute_pass = self._encoder, self._pass
             ring_used = self._ring_used
+            upload_used = self._upload_used
             # Reset first, so that a failure below never leaves a half-finished encoder behind.
             self._encoder = None
             self._pass = None
@@ -489,6 +566,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
                 command_buffer = encoder.finish()
                 if ring_used:
                     self.queue.write_buffer(self._ring, 0, self._ring_data, 0, ring_used)
+                self.flush_uploads(upload_used)
                 self.queue.submit([command_buffer])
             except Exception as exc:
                 raise device_state.classify(self, device_error(f"submit failed: {exc}")) from exc
@@ -511,5 +589,8 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         an out-of-range gather recorded before (``index_checks``)."""
         if (self._encoder is None and self._completed_submits == self.stats["submits"] and self.lost is None
                 and not self._check_messages):
+            return
+        if self._mapper is not None:
+            self._read_small(self._fence_src, 0, 4)
             return
         run_sync(self._readback_steps([(self._fence_src, 0, 4)]), self._wait)

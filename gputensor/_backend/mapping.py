@@ -81,8 +81,12 @@ class MapRequest:
 class Mapper:
     """Maps buffers of one device with callbacks that fire on this module's polls."""
 
-    def __init__(self, device: Any, api: Any, spin: bool) -> None:
+    def __init__(self, device: Any, api: Any, spin: bool, stats: dict[str, int] | None = None) -> None:
         self.spin = bool(spin)
+        #: Counters (``maps``: mappings started, ``polls``: device polls made waiting for them).
+        self.stats = stats if stats is not None else {}
+        self.stats.setdefault("maps", 0)
+        self.stats.setdefault("polls", 0)
         self._api = api
         self._lib = getattr(api, "libf", api.lib)
         self._ffi = api.ffi
@@ -110,12 +114,17 @@ class Mapper:
             request.status = int(status)
 
         self._on_mapped = on_mapped  # kept alive as long as the mapper
+        self._info: Any = None  # the WGPUBufferMapCallbackInfo of ``map`` (made by its first call)
+        self._info_lock = threading.Lock()
 
     @classmethod
-    def load(cls, device: Any, spin: bool) -> "Mapper | None":
-        """A mapper for the wgpu-py ``device``, or None when wgpu-py lacks the internals used."""
+    def load(cls, device: Any, spin: bool, stats: dict[str, int] | None = None) -> "Mapper | None":
+        """A mapper for the wgpu-py ``device`` (counting into ``stats``), or None when wgpu-py
+        lacks the internals used."""
         api = implementation.native_api()
-        return None if api is None else cls(device, api, spin)
+        if api is None or not all(hasattr(api.lib, name) for name in ("wgpuBufferGetMappedRange", "wgpuBufferUnmap")):
+            return None
+        return cls(device, api, spin, stats)
 
     def map(self, buffer: Any, mode: int, offset: int, size: int) -> MapRequest:
         """Start mapping ``size`` bytes of ``buffer`` at ``offset`` (``mode``: wgpu.MapMode.READ or
@@ -126,15 +135,17 @@ class Mapper:
         request = MapRequest(self, buffer, int(mode), int(offset), int(size))
         with self._lock:
             self._pending[key] = request
-        info = self._api.new_struct(
-            "WGPUBufferMapCallbackInfo",
-            mode=self._callback_mode,
-            callback=self._on_mapped,
-            userdata1=self._ffi.cast("void *", key),
-        )
+        info = self._info
+        if info is None:  # one struct, passed by value: only its userdata changes per call
+            info = self._info = self._api.new_struct(
+                "WGPUBufferMapCallbackInfo", mode=self._callback_mode, callback=self._on_mapped,
+                userdata1=self._ffi.NULL)
         buffer._map_state = enums.BufferMapState.pending
+        self.stats["maps"] += 1
         try:
-            self._lib.wgpuBufferMapAsync(buffer._internal, int(mode), int(offset), int(size), info)
+            with self._info_lock:  # (not ``_lock``: a callback may fire inside the call)
+                info.userdata1 = self._ffi.cast("void *", key)
+                self._lib.wgpuBufferMapAsync(buffer._internal, int(mode), int(offset), int(size), info)
         except BaseException:
             with self._lock:
                 self._pending.pop(key, None)
@@ -147,15 +158,21 @@ class Mapper:
         wgpu-py's map handler sets. RuntimeError when the mapping failed."""
         if request.status is None:
             poll, device, null = self._lib.wgpuDevicePoll, self._device, self._null
-            if self.spin:
-                spin_until = time.perf_counter() + SPIN_SECONDS
-                while request.status is None:
-                    poll(device, False, null)
-                    if request.status is None and time.perf_counter() > spin_until:
-                        time.sleep(SLEEP_SECONDS)
-            else:
-                while request.status is None:
-                    poll(device, True, null)
+            polls = 0
+            try:
+                if self.spin:
+                    spin_until = time.perf_counter() + SPIN_SECONDS
+                    while request.status is None:
+                        poll(device, False, null)
+                        polls += 1
+                        if request.status is None and time.perf_counter() > spin_until:
+                            time.sleep(SLEEP_SECONDS)
+                else:
+                    while request.status is None:
+                        poll(device, True, null)
+                        polls += 1
+            finally:
+                self.stats["polls"] += polls
         buffer = request.buffer
         if request.status != self._success:
             buffer._map_state = enums.BufferMapState.unmapped
@@ -164,3 +181,24 @@ class Mapper:
             buffer._map_state = enums.BufferMapState.mapped
             buffer._mapped_status = (request.offset, request.offset + request.size, request.mode)
             buffer._mapped_memoryviews = []
+
+    def read(self, buffer: Any, size: int, skip: int, take: int, into: Any = None) -> bytes | None:
+        """Bytes ``[skip, skip + take)`` of the first ``size`` bytes of ``buffer``, mapped for
+        reading by ``wait`` from offset 0 (``size`` a multiple of 4): a ``bytes`` copy, or copied
+        into the writable memoryview ``into`` (``take`` bytes; None is returned). One copy,
+        straight from the mapped range (no wgpu-py memoryview bookkeeping)."""
+        ptr = self._lib.wgpuBufferGetMappedRange(buffer._internal, 0, size)
+        if ptr == self._null:
+            raise RuntimeError("the mapped range of a staging buffer is not available")
+        mapped = self._ffi.buffer(ptr, size)
+        if into is None:
+            return mapped[skip : skip + take]
+        into[:take] = memoryview(mapped)[skip : skip + take]
+        return None
+
+    def unmap(self, buffer: Any) -> None:
+        """Unmap ``buffer`` (mapped through ``wait``; no view of ``read`` outlives the copy),
+        leaving wgpu-py's state as its own ``unmap`` does."""
+        self._lib.wgpuBufferUnmap(buffer._internal)
+        buffer._map_state = enums.BufferMapState.unmapped
+        buffer._mapped_status = (0, 0, 0)

@@ -31,7 +31,7 @@ from .mapping import Mapper, wait_mode
 from .promises import run_async, run_sync, wrap_wgpu_error
 from .implementation import wgpu
 
-__all__ = ["Transfers", "Region", "STAGED_UPLOAD_MAX", "UPLOAD_RING_BYTES", "TRANSFER_CHUNK",
+__all__ = ["Transfers", "Region", "SMALL_READ_MAX", "STAGED_UPLOAD_MAX", "UPLOAD_RING_BYTES", "TRANSFER_CHUNK",
            "TRANSFER_DEPTH"]
 
 #: Host writes up to this size are staged in the upload ring (see ``WgpuContext.write``).
@@ -48,6 +48,10 @@ TRANSFER_CHUNK = 32 << 20
 #: Staging buffers of ``TRANSFER_CHUNK`` bytes one transfer keeps in flight (and each direction
 #: keeps pooled): a readback stages at most this many chunks ahead of its host copies.
 TRANSFER_DEPTH = 3
+
+#: Reads of up to this many bytes (scalars, small arrays, the fence of ``synchronize``) take
+#: the direct path (``Transfers._read_small``: no chunking, no generator steps).
+SMALL_READ_MAX = 64 * 1024
 
 #: Threads that share one large host copy (0: automatic, 1 on software adapters, whose device
 #: copies run on the same CPU cores, else up to 4). The ``copy_threads`` knob
@@ -72,10 +76,13 @@ class _Staging:
 
     KEEP_LIMIT = 64 << 20
 
-    def __init__(self, device: Any) -> None:
+    def __init__(self, device: Any, stats: dict[str, int] | None = None) -> None:
         self._device = device
         self._free: dict[int, list[Any]] = {}
         self._lock = threading.Lock()
+        #: ``staging_created``: staging buffers made (the others were reused).
+        self.stats = stats if stats is not None else {}
+        self.stats.setdefault("staging_created", 0)
 
     def take(self, size: int) -> Any:
         # small buffers are binned by power of two (and reused); large ones are made to measure
@@ -85,9 +92,11 @@ class _Staging:
             if bucket:
                 return bucket.pop()
         try:
-            return self._device.create_buffer(size=cap, usage=_STAGING_USAGE)
+            buf = self._device.create_buffer(size=cap, usage=_STAGING_USAGE)
         except Exception as exc:  # wgpu's own error types (a lost device, out of memory)
             raise wrap_wgpu_error(exc) from exc
+        self.stats["staging_created"] += 1
+        return buf
 
     def give(self, buf: Any) -> None:
         if buf.size > self.KEEP_LIMIT:  # large staging buffers are not kept
@@ -183,12 +192,13 @@ class Transfers:
     submits a batch."""
 
     def _init_transfers(self, device: Any, software: bool) -> None:
-        self._staging = _Staging(device)
+        stats = getattr(self, "stats", None)
+        self._staging = _Staging(device, stats)
         #: Maps staging buffers and completes the mappings in the waiting thread (``mapping.py``:
         #: spinning on hardware adapters, never a blocking wait while the device works); None
         #: with ``GPUTENSOR_WAIT=poller`` or a wgpu-py without the internals it uses.
         mode = wait_mode(software)
-        self._mapper = Mapper.load(device, spin=mode == "spin") if mode != "poller" else None
+        self._mapper = Mapper.load(device, spin=mode == "spin", stats=stats) if mode != "poller" else None
         self._upload_staging = _UploadStaging(device, self._mapper)
         self._poll = getattr(device, "_poll_wait", None)  # wait in this thread (no poller hop)
         self._nosync_map = True  # see _map_read
@@ -196,6 +206,10 @@ class Transfers:
             size=UPLOAD_RING_BYTES, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         )
         self._upload_used = 0
+        #: The upload ring's bytes for the open batch, staged in host memory and written to the
+        #: ring with one ``write_buffer`` just before the batch is submitted (``flush_uploads``).
+        self._upload_data = bytearray(UPLOAD_RING_BYTES)
+        self._upload_view = memoryview(self._upload_data)
         #: Submits known to be complete (a readback's mapping completed after them): while it
         #: equals ``stats["submits"]`` and nothing is recorded, ``synchronize`` has nothing to wait for.
         self._completed_submits = 0
@@ -234,21 +248,24 @@ class Transfers:
             self._write_staged(buf, body_start, body)
         with self._lock:
             if 0 < body_len <= STAGED_UPLOAD_MAX:
-                # Small: into the upload ring (nothing recorded reads the region this batch
-                # uses; earlier batches that did were submitted before this write_buffer), then a
-                # copy recorded in order with the other work: no submit needed.
+                # Small: into the upload ring's host bytes (written to the ring just before the
+                # batch's submit: earlier batches that read the ring were submitted before that
+                # write_buffer), then a copy recorded in order with the other work: no submit.
                 if self._upload_used + body_len > UPLOAD_RING_BYTES:
                     self.flush()
                 at = self._upload_used
-                try:
-                    self.queue.write_buffer(self._upload_ring, at, body)
-                except Exception as exc:  # wgpu's own error types (a lost device)
-                    raise device_state.classify(self, device_error(f"write failed: {exc}")) from exc
+                self._upload_view[at : at + body_len] = body
                 self._upload_used = at + body_len
                 self._record_copy(self._upload_ring, at, buf, body_start, body_len)
             for start, chunk in ((offset, mv[:head]), (body_start + body_len, mv[head + body_len :])):
                 if len(chunk):
                     self._patch_bytes(buf, start, bytes(chunk))
+
+    def flush_uploads(self, used: int) -> None:
+        """Write the first ``used`` staged bytes of the upload ring to the device (the context's
+        ``flush``, lock held, before it submits the batch whose copies read them)."""
+        if used:
+            self.queue.write_buffer(self._upload_ring, 0, self._upload_data, 0, used)
 
     def _write_staged(self, buf: Any, start: int, body: memoryview) -> None:
         """Write ``body`` (a multiple of 4 bytes) into ``buf`` at ``start`` (a multiple of 4), in
@@ -449,6 +466,45 @@ class Transfers:
                 self._nosync_map = False  # an older/newer wgpu-py without the mode
         return staging.map_async(wgpu.MapMode.READ, 0, size)
 
+    def _read_small(self, buf: Any, offset: int, size: int, into: memoryview | None = None) -> bytes | None:
+        """Read ``size`` bytes (0 < size <= ``SMALL_READ_MAX``) of ``buf`` at ``offset`` after all
+        recorded work, through the mapper (``_mapper`` not None): the copy into a pooled staging
+        buffer joins the open batch, one submit, one mapping, the next batch's encoder made
+        while the device works (``prepare_next_batch``), one host copy from the mapped range.
+        Returns the bytes, or copies them into ``into`` (None is returned). Raises
+        BackendError (invalid argument) for a region outside ``buf``, ``IndexError`` for armed
+        index checks that failed (``index_checks``), BackendError when the device fails."""
+        if offset < 0 or offset + size > buf.size:
+            raise invalid_argument(f"readback of {size} bytes at {offset} is outside a {buf.size}-byte buffer")
+        first = offset // 4 * 4
+        length = round_up(offset + size, 4) - first
+        checks: list[tuple[Any, int, list[tuple[str, ...]]]] = []
+        stagings, mark = self._stage([(0, buf, first, length, offset - first, size, 0)], checks)
+        mapper = self._mapper
+        staging = stagings[0]
+        requests = [(staging, length, mapper.map(staging, wgpu.MapMode.READ, 0, length))]
+        requests += [(st, nbytes, mapper.map(st, wgpu.MapMode.READ, 0, nbytes)) for st, nbytes, _ in checks]
+        self.prepare_next_batch()
+        self._wait()  # (with a mapper: only the flush bound's reset; the waits are below)
+        try:
+            for _, _, request in requests:
+                mapper.wait(request)
+        except Exception as exc:  # wgpu's own error types (a lost device)
+            raise wrap_wgpu_error(exc) from None
+        data = mapper.read(staging, length, offset - first, size, into)
+        mapper.unmap(staging)
+        self._staging.give(staging)
+        flags = []
+        for (st, nbytes, _), (_, _, messages) in zip(requests[1:], checks):
+            flags.append((mapper.read(st, nbytes, 0, nbytes), messages))
+            mapper.unmap(st)
+            self._staging.give(st)
+        if mark > self._completed_submits:
+            self._completed_submits = mark
+        for raw, messages in flags:
+            raise_index_errors(raw, messages)
+        return data
+
     def readback_into(self, buf: Any, offset_bytes: int, dst: Any) -> None:
         """Fill the writable bytes-like ``dst`` (all of its bytes) from ``buf`` at ``offset_bytes``,
         after all recorded work has run; one host copy from the mapped staging memory (chunk by
@@ -457,6 +513,9 @@ class Transfers:
         Raises BackendError (invalid argument) for a region outside ``buf`` or an unsuitable ``dst``.
         """
         view = writable_bytes(dst)
+        if 0 < view.nbytes <= SMALL_READ_MAX and self._mapper is not None and type(offset_bytes) is int:
+            self._read_small(buf, offset_bytes, view.nbytes, view)
+            return
         run_sync(self._readback_steps([(buf, offset_bytes, view.nbytes)], into=[view]), self._wait)
 
     def readback_many_into(self, regions: Sequence[Region], dsts: Sequence[Any]) -> None:
@@ -479,6 +538,9 @@ class Transfers:
     def readback(self, buf: Any, offset_bytes: int = 0, size_bytes: int | None = None) -> bytes:
         """Bytes ``[offset, offset+size)`` of ``buf`` after all recorded work has run."""
         size = buf.size - offset_bytes if size_bytes is None else size_bytes
+        if (self._mapper is not None and type(offset_bytes) is int and type(size) is int
+                and 0 < size <= SMALL_READ_MAX):
+            return self._read_small(buf, offset_bytes, size)
         return run_sync(self._readback_steps([(buf, offset_bytes, size)]), self._wait)[0]
 
     async def readback_async(self, buf: Any, offset_bytes: int = 0, size_bytes: int | None = None) -> bytes:

@@ -1,0 +1,127 @@
+"""The cached per-call paths of the namespace (a repeated call structure replays its plan):
+``where``, reductions, ``argmax``/``argmin``, ``take``/``x[idx]``, ``concat``/``stack``, and the
+direct small readback; each repeated call gives NumPy's result and the first call's errors,
+with fusion on and off."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gputensor as gt
+from gputensor._dispatch import backend as get_backend
+
+from _compare import assert_same
+
+RNG = np.random.default_rng(7)
+
+
+@pytest.fixture(params=[False, True], ids=["eager", "fused"])
+def fusion(request):
+    with gt.fusion(request.param):
+        yield request.param
+
+
+def _repeat(fn, expected, family="exact", times=3):
+    for _ in range(times):
+        assert_same(fn(), expected, family)
+
+
+def test_where_repeated(fusion) -> None:
+    c = RNG.random((4, 5)) > 0.5
+    a = RNG.random((4, 5)).astype(np.float32)
+    b = RNG.random((1, 5)).astype(np.float32)
+    gc, ga, gb = gt.asarray(c), gt.asarray(a), gt.asarray(b)
+    _repeat(lambda: gt.where(gc, ga, gb), np.where(c, a, b))
+    _repeat(lambda: gt.where(gc, ga, 2.5), np.where(c, a, np.float32(2.5)))
+    _repeat(lambda: gt.where(gc, -1.0, gb), np.where(c, np.float32(-1.0), b))
+    gi = gt.asarray(np.arange(20, dtype=np.int8).reshape(4, 5))
+    _repeat(lambda: gt.where(gc, gi, 3), np.where(c, np.arange(20, dtype=np.int8).reshape(4, 5), np.int8(3)))
+    for _ in range(2):  # a value-dependent error stays an error on the replayed path
+        with pytest.raises(OverflowError):
+            gt.where(gc, gi, 1000)
+        with pytest.raises(TypeError):
+            gt.where(ga, ga, gb)
+
+
+def test_reductions_repeated(fusion) -> None:
+    x = RNG.standard_normal((6, 7)).astype(np.float32)
+    g = gt.asarray(x)
+    for axis in (None, 0, 1, -1, (0, 1)):
+        for keepdims in (False, True):
+            _repeat(lambda: gt.max(g, axis=axis, keepdims=keepdims), np.max(x, axis=axis, keepdims=keepdims))
+            _repeat(lambda: gt.sum(g, axis=axis, keepdims=keepdims),
+                    np.sum(x, axis=axis, keepdims=keepdims), "reduction")
+            if axis is None or isinstance(axis, int):
+                _repeat(lambda: gt.argmax(g, axis=axis, keepdims=keepdims),
+                        np.argmax(x, axis=axis, keepdims=keepdims))
+                _repeat(lambda: gt.argmin(g, axis=axis, keepdims=keepdims),
+                        np.argmin(x, axis=axis, keepdims=keepdims))
+    t = g.T  # strided
+    _repeat(lambda: gt.argmax(t), np.argmax(x.T))
+    _repeat(lambda: gt.argmax(t, axis=0), np.argmax(x.T, axis=0))
+    _repeat(lambda: gt.std(g, axis=0, correction=1), np.std(x, axis=0, ddof=1), "reduction")
+    for _ in range(2):
+        with pytest.raises(TypeError):
+            gt.max(g, axis=True)  # a bool is no axis, also after axis=1 ran
+        with pytest.raises(ValueError):
+            gt.max(g, axis=(0, 0))
+
+
+def test_take_repeated(fusion) -> None:
+    x = RNG.random((5, 8)).astype(np.float32)
+    idx = np.array([0, -1, 3, 2, 3])
+    g, gi = gt.asarray(x), gt.asarray(idx)
+    _repeat(lambda: gt.take(g, gi, axis=1), np.take(x, idx, axis=1))
+    _repeat(lambda: gt.take(g, gi, axis=0), np.take(x, idx, axis=0))
+    flat = gt.asarray(x.ravel())
+    _repeat(lambda: flat[gi], x.ravel()[idx])
+    bad = gt.asarray(np.array([0, 40]))
+    for _ in range(2):  # out of range: IndexError at the next wait, every time
+        y = gt.take(flat, bad)
+        with pytest.raises(IndexError):
+            gt.synchronize()
+        del y
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "float16", "uint8", "bool", "complex64"])
+def test_concat_stack_repeated(fusion, dtype) -> None:
+    if dtype == "float64" and "shader-f64" not in get_backend().context.features:
+        pytest.skip("needs shader-f64")
+    hs = [(RNG.random(s) * 50).astype(dtype) for s in ((3, 4), (3, 2), (3, 5))]
+    gs = [gt.asarray(h) for h in hs]
+    _repeat(lambda: gt.concat(gs, axis=1), np.concatenate(hs, axis=1))
+    many = [(RNG.random((2, 3)) * 50).astype(dtype) for _ in range(11)]  # more inputs than one kernel takes
+    gm = [gt.asarray(h) for h in many]
+    _repeat(lambda: gt.concat(gm, axis=0), np.concatenate(many, axis=0))
+    _repeat(lambda: gt.concat(gm, axis=-1), np.concatenate(many, axis=-1))
+    for axis in (0, 1, 2, -1):
+        _repeat(lambda: gt.stack(gm, axis=axis), np.stack(many, axis=axis))
+    base = np.arange(24).astype(dtype)
+    gbase = gt.asarray(base)
+    # views starting inside a word, strided views, lazy inputs: the general copies
+    _repeat(lambda: gt.concat([gbase[1:6], gbase[3:9]]), np.concatenate([base[1:6], base[3:9]]))
+    _repeat(lambda: gt.concat([gbase[::3], gbase[2:4]]), np.concatenate([base[::3], base[2:4]]))
+    _repeat(lambda: gt.stack([gbase[1:5], gbase[2:6]]), np.stack([base[1:5], base[2:6]]))
+    with pytest.raises(ValueError):
+        gt.concat([gs[0], gs[1]], axis=0)
+
+
+def test_small_readbacks() -> None:
+    ctx = get_backend().context
+    x = gt.asarray(np.arange(1, 17, dtype=np.float32))
+    for _ in range(3):
+        assert float(gt.sum(x)) == 136.0
+        assert gt.max(x).item() == 16.0
+        assert_same(np.asarray(x[3:7]), np.arange(4, 8, dtype=np.float32))
+    u8 = gt.asarray(np.arange(11, dtype=np.uint8))
+    assert_same(np.asarray(u8[1:4]), np.arange(1, 4, dtype=np.uint8))  # a read inside a word
+    gt.synchronize()
+    before = dict(ctx.stats)
+    float(gt.sum(x))
+    delta = {k: ctx.stats[k] - before[k] for k in ("submits", "maps", "staging_created")}
+    assert delta == {"submits": 1, "maps": 1, "staging_created": 0}
+    gt.synchronize()
+    before = dict(ctx.stats)
+    gt.synchronize()
+    assert ctx.stats["submits"] == before["submits"] and ctx.stats["maps"] == before["maps"]
