@@ -57,6 +57,8 @@ MAX_PER_GROUP = 256
 TARGET = 4096
 #: Most invocations per workgroup of the Stockham kernel.
 MAX_INVOCATIONS = 1024
+#: log2 of the elements between the free slots of the workgroup memory (``entry_pitch``).
+PAD_SHIFT = 4
 #: Fewest adjacent entries a workgroup of a column transform reads (32-byte runs of complex64).
 MIN_RUN = 4
 
@@ -158,6 +160,19 @@ def group_shape(ctx: Any, itemsize: int, n: int) -> tuple[int, int] | None:
     unit = max(32, per)  # (a multiple of per: an invocation's entry is the same in every column step)
     wg = min(limit, -(-wg // unit) * unit)
     return per, wg
+
+
+def entry_pitch(ctx: Any, itemsize: int, n: int, per: int) -> tuple[int, int]:
+    """(pitch, pad shift) of the workgroup memory of ``per`` transforms of length ``n``: a free
+    slot after every 16 elements and an odd pitch (bank-conflict-free strided accesses) where
+    that fits the adapter's workgroup memory, else (n, 31): no padding."""
+    pitch = n + ((n - 1) >> PAD_SHIFT)
+    if per > 1:
+        pitch |= 1
+    storage = int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
+    if per * pitch * itemsize <= storage:
+        return pitch, PAD_SHIFT
+    return n, 31
 
 
 def _column_like(sizes: Sequence[int], src: _View) -> bool:
@@ -323,7 +338,8 @@ class _Planner:
             lo = self._table(np.exp(-2j * np.pi * np.arange(tw_split) / total))
             hi = self._table(np.exp(-2j * np.pi * tw_split * np.arange(-(-total // tw_split)) / total))
         inner = self.twiddles(n)
-        defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None)
+        pitch, pad = entry_pitch(self.ctx, self.itemsize, n, per)
+        defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad)
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
         words = [batch, 0, 0, src.axis & _U32, dst.axis & _U32, 0, lo, hi, tw_split, tdim, inner, flags,
@@ -414,13 +430,13 @@ def _literal(value: float, wgsl: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
-                      twiddle: bool) -> dict[str, object]:
+                      twiddle: bool, pitch: int, pad: int) -> dict[str, object]:
     """The placeholders of fft_stockham.wgsl (cached: treat as read-only)."""
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     s = {f"S{r}{k}": _literal(math.sin(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     out: dict[str, object] = {
-        "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices),
+        "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices), "PITCH": pitch, "PAD": pad,
         "RADICES": ", ".join(f"{r}u" for r in radices),
         "TWIDDLE": "true" if twiddle else "false",
         **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
