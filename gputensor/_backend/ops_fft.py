@@ -43,8 +43,8 @@ from .launch import LaunchProgram, Region
 from .layout import strided_span
 from .plan_cache import PlanCache
 
-__all__ = ["MAX_BATCH_DIMS", "RADICES", "c2c", "factor", "fast_length", "group_shape", "merge_batch",
-           "workgroup_length"]
+__all__ = ["MAX_BATCH_DIMS", "RADICES", "c2c", "entry_pitch", "factor", "fast_length", "group_shape",
+           "merge_batch", "row_group", "workgroup_length"]
 
 #: Batch dims a kernel takes (the caller's, after merging, at most ``MAX_BATCH_DIMS - 2``:
 #: each level of a four-step decomposition adds one).
@@ -59,6 +59,8 @@ TARGET = 4096
 MAX_INVOCATIONS = 1024
 #: log2 of the elements between the free slots of the workgroup memory (``entry_pitch``).
 PAD_SHIFT = 4
+#: Most invocations of a workgroup of contiguous transforms (``row_group``).
+ROW_INVOCATIONS = 256
 #: Fewest adjacent entries a workgroup of a column transform reads (32-byte runs of complex64).
 MIN_RUN = 4
 
@@ -156,10 +158,29 @@ def group_shape(ctx: Any, itemsize: int, n: int) -> tuple[int, int] | None:
     per = 1
     while per * 2 <= MAX_PER_GROUP and per * 2 * n <= held and -(-per * 2 * n // rmin) <= limit:
         per *= 2
+    return per, _invocations(n, per, rmin, limit)
+
+
+def _invocations(n: int, per: int, rmin: int, limit: int) -> int:
+    """The invocations of a workgroup of ``per`` transforms of length ``n`` (smallest radix
+    ``rmin``): one butterfly each, a multiple of 32 and of ``per``, at most ``limit``."""
     wg = -(-per * n // rmin)
     unit = max(32, per)  # (a multiple of per: an invocation's entry is the same in every column step)
-    wg = min(limit, -(-wg // unit) * unit)
-    return per, wg
+    return min(limit, -(-wg // unit) * unit)
+
+
+def row_group(ctx: Any, n: int, radices: tuple[int, ...], per: int, batch: int, rows: bool) -> tuple[int, int]:
+    """(transforms per workgroup, invocations) of a dispatch of ``batch`` transforms of length
+    ``n`` whose group shape is ``per`` transforms: no more transforms per workgroup than the
+    dispatch has, and (``rows``: elements contiguous on both sides, where more transforms per
+    workgroup do not lengthen the runs read) at most ``ROW_INVOCATIONS`` invocations where one
+    transform allows: small workgroups, several resident per multiprocessor, whose barriers
+    stall only themselves."""
+    rmin = min(radices)
+    limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)), MAX_INVOCATIONS)
+    while per > 1 and (per // 2 >= batch or (rows and _invocations(n, per, rmin, limit) > ROW_INVOCATIONS)):
+        per //= 2
+    return per, _invocations(n, per, rmin, limit)
 
 
 def entry_pitch(ctx: Any, itemsize: int, n: int, per: int) -> tuple[int, int]:
@@ -328,6 +349,7 @@ class _Planner:
         if len(dims) > MAX_BATCH_DIMS:
             raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
         batch = math.prod(d[0] for d in dims) if dims else 1
+        per, wg = row_group(self.ctx, n, radices, per, batch, abs(src.axis) == 1 and abs(dst.axis) == 1)
         along_load = abs(src.axis) == 1 or per == 1
         along_store = abs(dst.axis) == 1 or per == 1
         tw_split = 1
