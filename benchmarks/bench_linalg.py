@@ -1,7 +1,8 @@
 """gputensor.linalg factorizations beside torch.linalg and NumPy (host LAPACK) in one process.
 
 Cases: cholesky, solve (one right-hand side), qr (reduced), inv and det of n x n float32
-matrices for n = 512, 1024, 4096, and stacks of 10,000 8 x 8 solve / inv / cholesky. Each
+matrices for n = 512, 1024, 4096, and stacks of 10,000 8 x 8 and 1,000 32 x 32 solve / inv /
+cholesky. Each
 framework's result is checked (residuals against the input) before it is timed. Wall time per
 call: best of 3 batches of calls recorded back to back and one synchronisation (gputensor's
 cholesky / solve / inv read a 4-byte singularity flag back inside each call, as torch's checks
@@ -11,7 +12,9 @@ n = 4096 cholesky, solve and qr at least 0.3x torch; the 8 x 8 stacks at least 1
 
 ``python3 -m benchmarks.bench_linalg`` (``--quick``: tiny sizes, any adapter; ``--only
 PATTERN`` selects cases by fnmatch; ``--no-torch``; ``--no-check``: without gputensor's flag
-readback, as torch's ``*_ex`` functions; ``--json PATH``).
+readback, as torch's ``*_ex`` functions; ``--block NB``: the blocked factorizations' block
+width, as ``GPUTENSOR_LINALG_BLOCK``; ``--profile``: after each case, gputensor's kernels of one
+call with their GPU times (``gt.profile()``); ``--json PATH``).
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ class Case:
 def cases(quick: bool) -> list[Case]:
     orders = (48, 96) if quick else (512, 1024, 4096)
     out = [Case(f"{op}.n{n}.f32", op, n, ()) for op in ("cholesky", "solve", "qr", "inv", "det") for n in orders]
-    stack = (200,) if quick else (10000,)
-    out += [Case(f"{op}.b{stack[0]}x8x8.f32", op, 8, stack) for op in ("solve", "inv", "cholesky")]
+    stacks = (((200,), 8), ((50,), 32)) if quick else (((10000,), 8), ((1000,), 32))
+    for stack, n in stacks:
+        out += [Case(f"{op}.b{stack[0]}x{n}x{n}.f32", op, n, stack) for op in ("solve", "inv", "cholesky")]
     return out
 
 
@@ -141,6 +145,17 @@ def run_case(case: Case, torch: Any, warmer: _timing.ClockWarmer, target_s: floa
     return row
 
 
+def profile_case(case: Case) -> str:
+    """gputensor's dispatches of one call of ``case`` with their GPU times (``gt.profile()``)."""
+    data = {k: gt.asarray(v) for k, v in make_inputs(case, np.random.default_rng(0)).items()}
+    fn = call_for(gt, case)
+    fn(data)
+    gt.synchronize()
+    with gt.profile() as report:
+        fn(data)
+    return str(report)
+
+
 def _ratio(num: float | None, den: float | None) -> str:
     return f"{num / den:7.2f}x" if num and den else "      -"
 
@@ -152,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--no-check", action="store_true",
                         help="GPUTENSOR_LINALG_CHECK=0: no singularity readback in cholesky / solve / inv")
+    parser.add_argument("--block", type=int, default=0,
+                        help="block width of the blocked factorizations (16/32/64/128; 0: defaults)")
+    parser.add_argument("--profile", action="store_true",
+                        help="print the GPU time per kernel of one gputensor call of each case")
     parser.add_argument("--target-s", type=float, default=None, help="seconds per timed batch")
     parser.add_argument("--json", default=None, help="write the results to this file")
     args = parser.parse_args(argv)
@@ -168,7 +187,10 @@ def main(argv: list[str] | None = None) -> int:
     patterns = args.only.split(",")
     print(f"adapter: {gt._dispatch.adapter_description()}; torch: {torch.__version__ if torch else 'off'}")
     print(f"{'case':<26}{'numpy ms':>11}{'gt ms':>11}{'torch ms':>11}{'numpy/gt':>10}{'gt/torch':>10}  checks")
-    previous = config.assign(linalg_check=False) if args.no_check else None
+    settings = {"linalg_check": False} if args.no_check else {}
+    if args.block:
+        settings["linalg_block"] = args.block
+    previous = config.assign(**settings) if settings else None
     rows = []
     t_start = time.perf_counter()
     for case in cases(args.quick):
@@ -181,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         fmt = {k: f"{v:11.3f}" if v else f"{'-':>11}" for k, v in ms.items()}
         print(f"{case.id:<26}{fmt['numpy']}{fmt['gputensor']}{fmt['torch']}"
               f"{_ratio(ms['numpy'], ms['gputensor']):>10}{_ratio(ms['torch'], ms['gputensor']):>10}  {checks}")
+        if args.profile:
+            print(profile_case(case))
     print(f"total {time.perf_counter() - t_start:.1f} s")
     if previous is not None:
         config.assign(**previous)

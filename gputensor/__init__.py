@@ -1,7 +1,8 @@
 """gputensor: a Python Array API (2024.12) library running on any GPU through WebGPU.
 
 ``import gputensor as gt``; ``a = gt.asarray(np_array)``; ``gt.exp(a) + 1``; ``a @ b``.
-Arrays live on the one WebGPU device (``gt.Device``); ``gt.asnumpy(x)`` / ``x.get()`` /
+Arrays live on WebGPU devices (``gt.devices()``: one ``gt.Device`` per adapter; ``x.to_device(d)``
+moves them); ``gt.asnumpy(x)`` / ``x.get()`` /
 ``np.asarray(x)`` read them back.  The public names are re-exported below section by section
 (the spec's sections), each extending ``__all__``.
 """
@@ -129,7 +130,7 @@ __all__ += ["DeviceLostError", "reset"]
 
 
 def get_default_memory_pool() -> Any:
-    """The device memory pool (a caching allocator in the style of CuPy's): ``used_bytes()``,
+    """The current device's memory pool (a caching allocator in the style of CuPy's): ``used_bytes()``,
     ``free_bytes()``, ``total_bytes()``, ``n_free_blocks()``, ``free_all_blocks()``,
     ``set_limit(size)``/``get_limit()``. Freed arrays return their buffers to it for reuse."""
     return _dispatch.backend().memory_pool
@@ -192,3 +193,11 @@ __all__ += ["ndarray"] + _numpy_names.install(globals())
 _interop_numpy.install(globals())
 _methods.install(globals())
 _dask.watch()  # dask.array's dispatch for gputensor chunks: now, or when dask.array is imported
+
+# --- devices: one per adapter; operations follow their operands once a second one is used ---
+from . import _devices, _routing  # noqa: E402
+from ._devices import capabilities, devices, set_default_device  # noqa: E402
+from ._devices import current_device as default_device  # noqa: E402
+
+__all__ += ["capabilities", "devices", "default_device", "set_default_device"]
+_devices.on_multi(_routing.install(globals(), (ElementwiseKernel, RawKernel)))

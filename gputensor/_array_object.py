@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _runtime
+from . import _devices, _dtypes, _runtime
 from ._backend.ops_elementwise import extent
 from ._devices import DEFAULT_DEVICE, Device, check_device
 from ._dtypes import DType
@@ -42,13 +42,15 @@ _SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 
 class _Storage:
-    """Owns one backend allocation; frees it when garbage-collected (``__del__``: unlike a
-    ``weakref.finalize`` it registers nothing per allocation, which matters for small ops)."""
+    """Owns one backend allocation of the device runtime ``rt`` (the current one when it was
+    made); frees it there when garbage-collected (``__del__``: unlike a ``weakref.finalize`` it
+    registers nothing per allocation, which matters for small ops)."""
 
-    __slots__ = ("ptr", "nbytes", "__weakref__")
+    __slots__ = ("ptr", "nbytes", "rt", "__weakref__")
 
     def __init__(self, nbytes: int, zero: bool = True) -> None:
         # zero=False skips zero-filling a reused pool block
+        self.rt = _device_rt()  # (the device alloc allocates on)
         self.ptr = _runtime.alloc(nbytes, zero=zero)
         self.nbytes = nbytes
 
@@ -59,13 +61,31 @@ class _Storage:
         except AttributeError:  # the allocation failed in __init__
             return
         try:
-            _runtime.free(ptr)
+            _runtime.free(ptr, self.rt)
         except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to free into
             pass
 
 
 _STORAGE_PTR = _Storage.__dict__["ptr"]
 _new_object = object.__new__
+_current = _runtime.current
+#: The only device's runtime while the process uses one device (the allocation fast path
+#: stores it as it is); None once a second device is handed out (``_multi``).
+_ONLY_RT: _runtime.DeviceRuntime | None = _runtime._DEFAULT
+
+
+def _device_rt() -> _runtime.DeviceRuntime:
+    """The runtime a new allocation belongs to (the current one)."""
+    return _ONLY_RT or _current()
+
+
+def _multi() -> None:
+    """A second device was handed out: new storages record the current device."""
+    global _ONLY_RT
+    _ONLY_RT = None
+
+
+_devices.on_multi(_multi)
 
 
 #: shape (a tuple of non-negative ints) -> its C-contiguous strides, for ``GpuArray._empty``.
@@ -131,6 +151,7 @@ class GpuArray:
         C-contiguous strides (a tuple of ints), ``dtype`` supported by the device, ``nbytes``
         the array's size in bytes."""
         storage = _new_object(_Storage)  # (_Storage(nbytes, zero) without the __init__ call)
+        storage.rt = _ONLY_RT or _current()  # (the device alloc allocates on)
         storage.ptr = _runtime.alloc(nbytes, zero=zero)
         storage.nbytes = nbytes
         self = _new_object(cls)
@@ -181,7 +202,7 @@ class GpuArray:
     @property
     def device(self) -> Device:
         """The device the array lives on."""
-        return DEFAULT_DEVICE
+        return _devices.device_of_runtime(runtime_of(self))
 
     @property
     def strides(self) -> tuple[int, ...]:
@@ -217,6 +238,11 @@ class GpuArray:
     # ---- host transfer ---------------------------------------------------------------------
     def get(self) -> np.ndarray:
         """A NumPy copy of the array (waits for pending work)."""
+        if _runtime.multi:
+            rt = runtime_of(self)
+            if rt is not _current():
+                with _runtime.use(rt):
+                    return self.get()
         shape, dtype = self._shape, self._dtype
         host = np.empty(shape, dtype=dtype.numpy)
         if host.size == 0:
@@ -250,6 +276,8 @@ class GpuArray:
             raise TypeError(f"only size-1 arrays can be converted to Python {kind} scalars")
         # scalar readback: read the one element straight into a 1-element host array
         # (one pooled staging buffer, the pending batch and the copy in one submit)
+        if _runtime.multi:
+            return self.get().reshape(-1)[0].item()
         host = np.empty(1, dtype=self._dtype.numpy)
         _runtime.download(host, self._ptr)
         return host[0].item()
@@ -306,14 +334,22 @@ class GpuArray:
         return gputensor
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> Any:
-        """Return ``self`` for gputensor's device; ``"cpu"``: a NumPy copy (as array-api-compat's
-        ``to_device`` does for CuPy); ``ValueError`` for any other device."""
+        """The array on ``device`` (a ``Device`` or its name): ``self`` where it lives there
+        already, else a copy there (read back to the host, uploaded to ``device``: waits for
+        pending work). ``"cpu"``: a NumPy copy (as array-api-compat's ``to_device`` does for
+        CuPy). ``ValueError`` for an unknown device or a stream; ``TypeError`` when ``device``
+        lacks the array's dtype (float64 on an adapter without ``shader-f64``)."""
         if stream is not None:
             raise ValueError("gputensor has no streams; stream must be None")
         if isinstance(device, str) and device == "cpu":
             return self.get()
-        check_device(device)
-        return self
+        target = check_device(device)
+        rt = target._rt()
+        if rt is runtime_of(self):
+            return self
+        host = self.get()
+        with _runtime.use(rt):
+            return GpuArray._from_numpy(host, self._dtype)
 
     def __dlpack_device__(self) -> tuple[enum.IntEnum, int]:
         """``(kDLCPU, 0)``: DLPack consumers receive a host copy (see ``__dlpack__``)."""
@@ -412,3 +448,25 @@ class GpuArray:
         if empty:
             offset = self._offset
         return tuple(shape), tuple(strides), offset
+
+
+_STORAGE_SLOT = GpuArray.__dict__["_storage"]
+
+
+def runtime_of(x: GpuArray) -> _runtime.DeviceRuntime:
+    """The device runtime ``x`` lives on, without evaluating a lazy array (whose device is its
+    first leaf's); the current one for an array without device memory (a placeholder)."""
+    if type(x) is GpuArray:  # (the usual array: its storage slot as it is)
+        st = x._storage
+        if type(st) is _Storage:
+            return st.rt
+    else:
+        st = _STORAGE_SLOT.__get__(x)
+    rt = getattr(st, "rt", None)
+    while rt is None:
+        leaves = getattr(st, "leaves", None)  # a lazy array's root node
+        if not leaves:
+            return _current()
+        st = _STORAGE_SLOT.__get__(leaves[0])
+        rt = getattr(st, "rt", None)
+    return rt

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import _dispatch, _dtypes
 from ._array_object import GpuArray
-from ._devices import DEFAULT_DEVICE, check_device, default_dtype
+from ._devices import DEFAULT_DEVICE, check_device, default_dtype, placing
 from ._dtypes import DType
 from ._shapes import broadcast_strides
 
@@ -181,6 +181,7 @@ def _unwrap_nested(obj: Any) -> Any:
     return obj
 
 
+@placing
 def asarray(
     obj: Any,
     /,
@@ -194,9 +195,15 @@ def asarray(
     Raises ``TypeError`` for unsupported dtypes/values, ``ValueError`` for ``copy=False`` when a
     copy is needed and for ragged sequences, ``OverflowError`` for Python ints out of range.
     """
-    check_device(device)
+    target = check_device(device)
     dtype = _check_dtype_arg(dtype)
     if isinstance(obj, GpuArray):
+        if device is not None and obj.device != target:
+            if copy is False:
+                raise ValueError(f"moving an array from {obj.device} to {device} is a copy (copy=False given)")
+            obj = obj.to_device(device)
+            if dtype is None or dtype == obj.dtype:
+                return obj
         if dtype is not None and dtype != obj.dtype:
             if copy is False:
                 raise ValueError(f"casting {obj.dtype} to {dtype} needs a copy (copy=False given)")
@@ -236,6 +243,7 @@ def _supports_buffer(obj: Any) -> builtins.bool:
 
 
 # ---- shapes filled with one value ---------------------------------------------------------
+@placing
 def empty(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: Any = None) -> GpuArray:
     """A new array of ``shape`` (contents unspecified: a block reused from the memory pool keeps
     old data; no time is spent zero-filling)."""
@@ -244,6 +252,7 @@ def empty(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: A
                            zero=False)
 
 
+@placing
 def zeros(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: Any = None) -> GpuArray:
     """A new array of zeros (a new buffer is zero-filled; a reused pool block is cleared on the
     device)."""
@@ -265,6 +274,7 @@ def _fill_value_dtype(fill_value: Any) -> DType:
     raise TypeError(f"fill_value must be a Python scalar, not {type(fill_value).__name__}")
 
 
+@placing
 def full(shape: int | tuple[int, ...], fill_value: Any, *, dtype: DType | None = None,
          device: Any = None) -> GpuArray:
     """A new array filled with ``fill_value`` (Python bool/int/float/complex; dtype defaults from
@@ -283,6 +293,7 @@ def full(shape: int | tuple[int, ...], fill_value: Any, *, dtype: DType | None =
     return out
 
 
+@placing
 def ones(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: Any = None) -> GpuArray:
     """A new array of ones."""
     check_device(device)
@@ -292,23 +303,23 @@ def ones(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: An
 
 def empty_like(x: GpuArray, /, *, dtype: DType | None = None, device: Any = None) -> GpuArray:
     """A new array with the shape (and default dtype) of ``x``."""
-    return empty(_like(x).shape, dtype=dtype or x.dtype, device=device)
+    return empty(_like(x).shape, dtype=dtype or x.dtype, device=x.device if device is None else device)
 
 
 def zeros_like(x: GpuArray, /, *, dtype: DType | None = None, device: Any = None) -> GpuArray:
     """Zeros with the shape (and default dtype) of ``x``."""
-    return zeros(_like(x).shape, dtype=dtype or x.dtype, device=device)
+    return zeros(_like(x).shape, dtype=dtype or x.dtype, device=x.device if device is None else device)
 
 
 def ones_like(x: GpuArray, /, *, dtype: DType | None = None, device: Any = None) -> GpuArray:
     """Ones with the shape (and default dtype) of ``x``."""
-    return ones(_like(x).shape, dtype=dtype or x.dtype, device=device)
+    return ones(_like(x).shape, dtype=dtype or x.dtype, device=x.device if device is None else device)
 
 
 def full_like(x: GpuArray, /, fill_value: Any, *, dtype: DType | None = None,
               device: Any = None) -> GpuArray:
     """``fill_value`` with the shape (and default dtype) of ``x``."""
-    return full(_like(x).shape, fill_value, dtype=dtype or x.dtype, device=device)
+    return full(_like(x).shape, fill_value, dtype=dtype or x.dtype, device=x.device if device is None else device)
 
 
 def _like(x: Any) -> GpuArray:
@@ -334,6 +345,7 @@ def _complex_scalar(value: Any, name: str) -> complex:
     raise TypeError(f"{name} must be a number, not {type(value).__name__}")
 
 
+@placing
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: DType | None = None, device: Any = None) -> GpuArray:
     """Evenly spaced values in ``[start, stop)``: NumPy's ``arange`` values (computed in float64
@@ -372,6 +384,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)
 
 
+@placing
 def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: DType | None = None,
              device: Any = None, endpoint: builtins.bool = True) -> GpuArray:
     """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace`` values,
@@ -401,6 +414,7 @@ def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: DType
     return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)
 
 
+@placing
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DType | None = None,
         device: Any = None) -> GpuArray:
     """A 2-D array with ones on the ``k``-th diagonal (filled on the device through a strided
@@ -491,6 +505,7 @@ def triu(x: GpuArray, /, *, k: int = 0) -> GpuArray:
 _HOST_DLPACK_DEVICES = (1, 3, 11, 13)
 
 
+@placing
 def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> GpuArray:
     """An array from a DLPack producer. What is copied:
 
@@ -502,11 +517,14 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
       Producers on another device (a CUDA tensor, say) raise ``BufferError``: move them to the
       host first (zero-copy GPU-to-GPU import is not possible through WebGPU).
 
-    ``device`` must be None or gputensor's device (``ValueError``). ``TypeError`` for objects
+    ``device``: where the result lives (a gputensor array on another device is copied there;
+    ``ValueError`` for an unknown device). ``TypeError`` for objects
     without ``__dlpack__``. The exporting side is documented at ``GpuArray.__dlpack__``.
     """
-    check_device(device)
+    target = check_device(device)
     if isinstance(x, GpuArray):
+        if device is not None and x.device != target:
+            return x.to_device(device)
         return _dispatch.contiguous_copy(x) if copy else x
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"{type(x).__name__} does not support DLPack")

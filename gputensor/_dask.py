@@ -7,6 +7,12 @@ counts of the chunks' type (``mean``, ``var``), concatenation, ``tensordot``, ``
 is imported: at ``import gputensor`` when dask.array came first, else right after
 ``dask.array.backends`` is loaded (:func:`watch` puts a one-shot finder on ``sys.meta_path``
 that wraps that module's loading; nothing here imports dask).
+
+Several devices: one worker process per device, each with that device as its default
+(``gputensor.dask_plugin.DevicePlugin``, a dask.distributed worker plugin calling
+``gputensor.set_default_device`` at start-up): chunks are created, unpickled and computed on the
+worker's device. In one process, chunks on several devices are computed on their own device
+(the lookups below are routed as the public functions are).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from . import _linear_algebra_functions as _la
 from . import _manipulation_functions as _manip
 from ._array_object import GpuArray
 from ._dtypes import as_dtype
+from ._routing import routed
 
 __all__ = ["register", "registered", "watch"]
 
@@ -69,9 +76,10 @@ def register() -> bool:
     if dispatch is None or backends is None:
         return False
     _STATE["registered"] = True
-    dispatch.concatenate_lookup.register(GpuArray, _concatenate)
-    dispatch.tensordot_lookup.register(GpuArray, _tensordot)
-    dispatch.take_lookup.register(GpuArray, _take)
+    # (routed: on the chunks' device where one process holds chunks of several devices)
+    dispatch.concatenate_lookup.register(GpuArray, routed(_concatenate))
+    dispatch.tensordot_lookup.register(GpuArray, routed(_tensordot))
+    dispatch.take_lookup.register(GpuArray, routed(_take))
     dispatch.numel_lookup.register(GpuArray, backends._numel_arraylike)
     dispatch.nannumel_lookup.register(GpuArray, backends._nannumel)
     dispatch.percentile_lookup.register(GpuArray, backends.percentile)

@@ -1,4 +1,15 @@
-"""The gputensor device: one WebGPU adapter, its supported dtypes and default dtypes.
+"""gputensor devices: one per WebGPU adapter, their dtypes, default dtypes and capabilities.
+
+``devices()`` lists one :class:`Device` per adapter wgpu enumerates (``webgpu:0`` is the process
+default device: the adapter ``$GPUTENSOR_ADAPTER`` or the ranking chooses; the others follow in
+the ranking's order). Each device has its own WebGPU device, memory pool and caches
+(``_runtime.DeviceRuntime``), created on first use. An array lives on the device it was made
+on (``x.device``); operations run on their operands' device and their results live there;
+``x.to_device(d)`` copies between devices (through the host).
+
+Which device an operation without array arguments (creation functions without ``device=``,
+``gt.asarray(host)``, unpickling) uses: the *current* device -- ``with device:`` for the block
+(this thread or task only), else the process default (``set_default_device``).
 
 Device capabilities are data (array-api-strict's ``_devices.py`` pattern): a dtype is supported
 when the adapter granted the WebGPU feature the dtype's row in :mod:`gputensor._dtypes` names
@@ -6,19 +17,24 @@ when the adapter granted the WebGPU feature the dtype's row in :mod:`gputensor._
 available).  Default dtypes: ``float32`` for real floating, ``int64`` for integral (``int32``
 when the adapter lacks ``shader-int64``), ``int64``/``int32`` likewise for indexing, ``bool``.
 
-The adapter's features come through :mod:`gputensor._runtime` (the backend initialises on the
-first question about them).
+``CURRENT`` (also ``DEFAULT_DEVICE``) stands for the current device in the engine's dtype checks.
+Once a second device is handed out (``on_multi``), the hooks registered there run once:
+``gputensor`` then routes its public functions and array methods to their operands' device.
 """
 
 from __future__ import annotations
 
+import contextvars
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from . import _dtypes, _runtime
 from ._dtypes import DType
 
-__all__ = ["Device", "DEFAULT_DEVICE", "UnsupportedDTypeError", "check_device", "default_dtype",
-           "default_dtypes"]
+__all__ = ["Device", "CURRENT", "DEFAULT_DEVICE", "UnsupportedDTypeError", "check_device",
+           "default_dtype", "default_dtypes", "devices", "current_device", "set_default_device",
+           "device_of_runtime", "capabilities", "on_multi", "is_multi", "placing"]
 
 
 class UnsupportedDTypeError(TypeError):
@@ -30,39 +46,35 @@ class UnsupportedDTypeError(TypeError):
         self.dtype = dtype
         self.feature = feature
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (UnsupportedDTypeError, (str(self), self.dtype, self.feature))
 
-class Device:
-    """The (single) WebGPU device arrays live on.
 
-    Devices compare equal by name; ``str(device)`` is ``'webgpu:0'``.
-    """
+#: ``with device:`` blocks: the tokens to restore, innermost last (per thread / task).
+_TOKENS: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar("gputensor_device_tokens", default=())
 
-    __slots__ = ("_name",)
 
-    def __init__(self, name: str = "webgpu:0") -> None:
-        self._name = name
+class _DeviceFacts:
+    """The dtype facts of a device, from its runtime (``_rt()``)."""
 
-    def __repr__(self) -> str:
-        return f"gputensor.Device({self._name!r})"
+    __slots__ = ()
 
-    def __str__(self) -> str:
-        return self._name
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Device) and other._name == self._name
-
-    def __hash__(self) -> int:
-        return hash(("gputensor.Device", self._name))
+    def _rt(self) -> _runtime.DeviceRuntime:
+        raise NotImplementedError
 
     @property
     def features(self) -> frozenset[str]:
-        """WebGPU features the adapter granted (initialises the backend on first use)."""
-        return _runtime.adapter_features()
+        """WebGPU features the adapter granted (creates the device on first use)."""
+        rt = self._rt()
+        return _runtime.adapter_features() if rt is _runtime.current() else rt.features()
 
     @property
     def adapter(self) -> str:
-        """A one-line description of the adapter behind this device."""
-        return _runtime.adapter_description()
+        """A one-line description of the adapter behind this device (device, backend, type)."""
+        rt = self._rt()
+        if rt.info is None:
+            rt.start()
+        return rt.describe()
 
     def supports_dtype(self, dtype: DType) -> bool:
         """Whether arrays of ``dtype`` can live on this device."""
@@ -87,7 +99,7 @@ class Device:
                 if narrower and not what else "")
         return UnsupportedDTypeError(
             f"{what or dtype.name} is not supported on this device (adapter "
-            f"{_runtime.adapter_name()} lacks {dtype.feature}){hint}", dtype, dtype.feature
+            f"{self.adapter} lacks {dtype.feature}){hint}", dtype, dtype.feature
         )
 
     def supported_dtypes(self) -> tuple[DType, ...]:
@@ -106,21 +118,185 @@ class Device:
         }
 
 
-DEFAULT_DEVICE = Device()
+class Device(_DeviceFacts):
+    """A WebGPU adapter arrays can live on: ``gt.devices()`` lists them, ``x.device`` is an
+    array's. ``Device()`` is ``webgpu:0`` (the process default device), ``Device('webgpu:1')``
+    the next adapter (``ValueError`` for one that does not exist).
+
+    Devices compare equal by name; ``str(device)`` is ``'webgpu:<n>'``. ``with device:`` makes
+    it the current device of the block (this thread or task): creation functions without
+    ``device=`` and unpickled arrays go there. Pickles by name.
+    """
+
+    __slots__ = ("_name", "_runtime")
+
+    def __init__(self, name: str = "webgpu:0") -> None:
+        self._name = str(name)
+        self._runtime: _runtime.DeviceRuntime | None = None
+        if self._name != "webgpu:0":
+            self._rt()  # ValueError for a device that does not exist
+
+    @classmethod
+    def _of(cls, rt: _runtime.DeviceRuntime) -> Device:
+        self = object.__new__(cls)
+        self._name = f"webgpu:{rt.index}"
+        self._runtime = rt
+        return self
+
+    def _rt(self) -> _runtime.DeviceRuntime:
+        rt = self._runtime
+        if rt is None:
+            rt = self._runtime = _runtime_named(self._name)
+            if rt.index:
+                _activate()
+        return rt
+
+    def __repr__(self) -> str:
+        return f"gputensor.Device({self._name!r})"
+
+    def __str__(self) -> str:
+        return self._name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Device) and other._name == self._name
+
+    def __hash__(self) -> int:
+        return hash(("gputensor.Device", self._name))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Device, (self._name,))
+
+    def __enter__(self) -> Device:
+        rt = self._rt()
+        if rt.index:
+            _activate()
+        token = _runtime._CURRENT.set(rt)
+        _TOKENS.set(_TOKENS.get() + (token,))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        tokens = _TOKENS.get()
+        _TOKENS.set(tokens[:-1])
+        _runtime._CURRENT.reset(tokens[-1])
+
+    @property
+    def started(self) -> bool:
+        """Whether this device's WebGPU device exists (it was used)."""
+        return self._rt().started()
+
+
+class _CurrentDevice(_DeviceFacts):
+    """The current device (``current_device()``), resolved at every call: what the engine's
+    dtype checks ask (``CURRENT.check_dtype(dt)``)."""
+
+    __slots__ = ()
+
+    def _rt(self) -> _runtime.DeviceRuntime:
+        return _runtime.current()
+
+    @property
+    def features(self) -> frozenset[str]:
+        return _runtime.adapter_features()
+
+    def __repr__(self) -> str:
+        return "gputensor._devices.CURRENT"
+
+
+CURRENT = _CurrentDevice()
+#: The name the engine's modules use for the current device in their dtype checks.
+DEFAULT_DEVICE = CURRENT
+
+_MULTI_HOOKS: list[Callable[[], None]] = []
+_multi = False
+
+
+def on_multi(hook: Callable[[], None]) -> None:
+    """Call ``hook()`` once, when a device other than ``webgpu:0`` is first handed out (now, if
+    that happened already)."""
+    _MULTI_HOOKS.append(hook)
+    if _multi:
+        hook()
+
+
+def is_multi() -> bool:
+    """Whether a second device was handed out (the routing hooks ran)."""
+    return _multi
+
+
+def _activate() -> None:
+    global _multi
+    if not _multi:
+        _multi = True
+        _runtime.set_multi()
+        for hook in _MULTI_HOOKS:
+            hook()
+
+
+def device_of_runtime(rt: _runtime.DeviceRuntime) -> Device:
+    """The public Device of a runtime."""
+    device = rt.device
+    if device is None:
+        device = rt.device = Device._of(rt)
+        if rt.index:
+            _activate()
+    return device
+
+
+def _runtime_named(name: str) -> _runtime.DeviceRuntime:
+    prefix, _, number = name.partition(":")
+    if prefix == "webgpu" and (number == "" or number.isdigit()):
+        index = int(number or 0)
+        if index == 0:
+            return _runtime._DEFAULT
+        found = _runtime.runtimes()
+        if index < len(found):
+            return found[index]
+    known = ", ".join(f"webgpu:{rt.index}" for rt in _runtime.runtimes())
+    raise ValueError(f"unsupported device {name!r}; gputensor's devices are {known}")
+
+
+def devices() -> list[Device]:
+    """Every device: one per WebGPU adapter, ``webgpu:0`` (the process default) first. Lists
+    the adapters without creating their devices."""
+    return [device_of_runtime(rt) for rt in _runtime.runtimes()]
+
+
+def current_device() -> Device:
+    """The device operations without array arguments use: the innermost ``with device:``
+    block's, else the process default (``set_default_device``)."""
+    return device_of_runtime(_runtime.current())
+
+
+def set_default_device(device: Any) -> Device:
+    """Make ``device`` (a Device or its name) the process default -- for every thread outside a
+    ``with device:`` block -- and return the previous default. ``ValueError`` for an unknown
+    device. (A dask worker per device calls this at start-up: ``gputensor._dask``.)"""
+    rt = check_device(device)._rt()
+    if rt.index:
+        _activate()
+    return device_of_runtime(_runtime.set_default(rt))
 
 
 def check_device(device: Any) -> Device:
-    """Return the device ``device`` names (None means the default); ``ValueError`` otherwise."""
-    if device is None or device == DEFAULT_DEVICE:
-        return DEFAULT_DEVICE
-    if isinstance(device, str) and device in ("webgpu", "webgpu:0"):
-        return DEFAULT_DEVICE
-    raise ValueError(f"unsupported device {device!r}; gputensor has one device, {DEFAULT_DEVICE!r}")
+    """The Device ``device`` names: None is the current device; a Device; ``'webgpu'`` /
+    ``'webgpu:<n>'``. ``ValueError`` otherwise (``'cpu'`` too: arrays live on WebGPU devices;
+    ``x.to_device('cpu')`` is the way to the host)."""
+    if device is None:
+        return current_device()
+    if isinstance(device, Device):
+        device._rt()
+        if device._name != "webgpu:0":
+            _activate()
+        return device
+    if isinstance(device, str):
+        return device_of_runtime(_runtime_named(device))
+    known = ", ".join(f"webgpu:{rt.index}" for rt in _runtime.runtimes())
+    raise ValueError(f"unsupported device {device!r}; gputensor's devices are {known}")
 
 
 def default_dtypes(device: Device | None = None) -> dict[str, DType]:
-    """The default dtypes of ``device`` (see :meth:`Device.default_dtypes`)."""
-    return (device or DEFAULT_DEVICE).default_dtypes()
+    """The default dtypes of ``device`` (default: the current one; see ``default_dtypes``)."""
+    return (device or CURRENT).default_dtypes()
 
 
 def default_dtype(kind: str, device: Device | None = None) -> DType:
@@ -135,3 +311,50 @@ def default_dtype(kind: str, device: Device | None = None) -> DType:
     if kind == "complex":
         return defaults["complex floating"]
     raise ValueError(f"unknown kind {kind!r}")
+
+
+#: WebGPU features and what each makes available (``capabilities``).
+_FEATURE_KEYS = (("float64", "shader-f64"), ("int64", "shader-int64"), ("native float16", "shader-f16"),
+                 ("subgroups", "subgroup"), ("timestamp query", "timestamp-query"))
+
+
+def capabilities(device: Any = None) -> dict[str, Any]:
+    """What works on ``device`` (default: the current one; creates its WebGPU device): the
+    adapter, the dtypes (``dtypes``: names of the supported ones), 64-bit types, the WebGPU
+    features and the limits that bound array sizes. ``ValueError`` for an unknown device."""
+    dev = check_device(device)
+    rt = dev._rt()
+    ctx = rt.backend().context
+    features = dev.features
+    caps: dict[str, Any] = {
+        "device": str(dev),
+        "adapter": dev.adapter,
+        "backend": str(ctx.adapter_info.get("backend_type", "?")),
+        "adapter type": str(ctx.adapter_info.get("adapter_type", "?")),
+        "dtypes": tuple(dt.name for dt in dev.supported_dtypes()),
+    }
+    for key, feature in _FEATURE_KEYS:
+        caps[key] = feature in features
+    caps["complex128"] = caps["float64"]
+    caps["features"] = tuple(sorted(features))
+    caps["max buffer bytes"] = int(ctx.max_buffer_size)
+    caps["max binding bytes"] = int(ctx.max_binding_size)
+    caps["max storage bindings"] = rt.max_storage_bindings()
+    return caps
+
+
+def placing(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (a creation function with a ``device=`` keyword) run on the device ``device=``
+    names (None: the current device). ``ValueError`` for an unknown device."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        device = kwargs.get("device")
+        if device is not None:
+            rt = check_device(device)._rt()
+            if rt is not _runtime.current():
+                with _runtime.use(rt):
+                    return fn(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    return call

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 
 from . import _array_object as _ao
-from . import _devices, _dtypes, _fusion
+from . import _devices, _dtypes, _fusion, _runtime
 from ._backend import ops_elementwise, ops_reduce
 from ._backend.elementwise_ops import expression
 from ._backend.errors import BackendError, BackendErrorKind
@@ -123,7 +123,7 @@ def synchronize() -> None:
     """Materialise every lazy (fused) array, then wait until all recorded device work has
     finished."""
     _fusion.materialize_all()
-    backend().synchronize()
+    _runtime.synchronize_all()
 
 
 

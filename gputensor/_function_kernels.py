@@ -9,7 +9,6 @@ the missing feature.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -39,15 +38,13 @@ def supports_dtype(dtype: DType) -> bool:
     return dtype.feature is None or dtype.feature in _dispatch.adapter_features()
 
 
-@functools.lru_cache(maxsize=None)
 def default_int() -> DType:
-    """The default integer dtype: int64 (int32 without 'shader-int64')."""
+    """The current device's default integer dtype: int64 (int32 without 'shader-int64')."""
     return int64 if supports_dtype(int64) else int32
 
 
-@functools.lru_cache(maxsize=None)
 def default_uint() -> DType:
-    """The unsigned integer dtype with the default integer's width."""
+    """The unsigned integer dtype with the current device's default integer's width."""
     return uint64 if supports_dtype(uint64) else uint32
 
 

@@ -91,7 +91,8 @@ import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ._array_object import GpuArray, _Storage
+from . import _runtime
+from ._array_object import GpuArray, _Storage, runtime_of
 from ._backend import config, ops_elementwise
 from ._backend.elementwise import fused_program
 from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
@@ -915,6 +916,12 @@ def materialize(x: GpuArray) -> None:
     """Compute a lazy array into new storage (nothing for other arrays)."""
     if type(x) is not LazyArray:
         return
+    if _runtime.multi:  # several devices: on the device of the DAG's leaves
+        rt = runtime_of(x)
+        if rt is not _runtime.current():
+            with _runtime.use(rt):
+                materialize(x)
+            return
     with _LOCK:
         if type(x) is not LazyArray:
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._data_type_functions import isdtype
-from ._devices import DEFAULT_DEVICE, Device, check_device
+from ._devices import Device, capabilities, check_device, current_device, devices
 from ._dtypes import DType
 
 __all__ = ["__array_namespace_info__"]
@@ -22,32 +22,40 @@ STANDARD_DTYPES = frozenset({
 
 
 class __array_namespace_info__:  # noqa: N801 - the spec's name
-    """Capabilities, devices and dtypes of gputensor (one device: the WebGPU adapter)."""
+    """Capabilities, devices and dtypes of gputensor: one device per WebGPU adapter."""
 
-    def capabilities(self) -> dict[str, Any]:
-        """Boolean indexing (``x[mask]``, ``x[mask] = v``) and data-dependent shapes
-        (``nonzero``, ``unique_*``) work; arrays have at most ``max dimensions`` axes."""
-        return {
+    def capabilities(self, *, device: Device | None = None) -> dict[str, Any]:
+        """The spec's keys -- boolean indexing (``x[mask]``, ``x[mask] = v``) and data-dependent
+        shapes (``nonzero``, ``unique_*``) work on every device; arrays have at most ``max
+        dimensions`` axes -- and, with ``device`` given (a Device or its name), what that
+        device has (``gputensor.capabilities(device)``: adapter, dtypes, ``float64``, ``int64``,
+        features, limits; creates its WebGPU device). ``ValueError`` for an unknown device."""
+        caps: dict[str, Any] = {
             "boolean indexing": True,
             "data-dependent shapes": True,
             "max dimensions": MAX_DIMENSIONS,
         }
+        if device is not None:
+            caps.update(capabilities(device))
+        return caps
 
     def default_device(self) -> Device:
-        """The WebGPU device."""
-        return DEFAULT_DEVICE
+        """The current device: the innermost ``with device:`` block's, else the process default
+        (``webgpu:0`` unless ``gputensor.set_default_device`` chose another)."""
+        return current_device()
 
     def default_dtypes(self, *, device: Device | None = None) -> dict[str, DType | None]:
         """``real floating``: float32; ``complex floating``: complex128 (complex64 without
         ``shader-f64``);
-        ``integral``/``indexing``: int64 (int32 without ``shader-int64``).
-        ``ValueError`` for an unknown device."""
+        ``integral``/``indexing``: int64 (int32 without ``shader-int64``), for ``device``
+        (default: the current device). ``ValueError`` for an unknown device."""
         return check_device(device).default_dtypes()
 
     def dtypes(self, *, device: Device | None = None,
                kind: str | tuple[str, ...] | None = None) -> dict[str, DType]:
-        """Supported standard dtypes by name (float16 is not one), optionally of one ``kind``
-        (``isdtype`` kinds, or a tuple of them). ``ValueError`` for an unknown kind or device."""
+        """Supported standard dtypes of ``device`` (default: the current one) by name (float16
+        is not one), optionally of one ``kind`` (``isdtype`` kinds, or a tuple of them).
+        ``ValueError`` for an unknown kind or device."""
         device = check_device(device)
         supported = [dt for dt in device.supported_dtypes() if dt.name in STANDARD_DTYPES]
         if kind is None:
@@ -60,5 +68,5 @@ class __array_namespace_info__:  # noqa: N801 - the spec's name
         raise ValueError(f"unsupported kind: {kind!r}")
 
     def devices(self) -> list[Device]:
-        """All devices: the one WebGPU device."""
-        return [DEFAULT_DEVICE]
+        """All devices: one per WebGPU adapter, ``webgpu:0`` (the process default) first."""
+        return devices()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import builtins
 
-from . import _dispatch
+from . import _dispatch, _reduce_split
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
 from ._backend import ops_sort
@@ -86,6 +86,9 @@ def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
         if x.size == 0:
             raise ValueError(f"{op} of an empty array")
         shape = (1,) * x.ndim if keepdims else ()
+        if x.size > _reduce_split.limit():  # over all dims in place: row-major flat index
+            out = _reduce_split.reduce(op, x, tuple(range(x.ndim)), index_dtype)
+            return GpuArray._view(out, shape, contiguous_strides(shape), out._offset)
         if key is not None and is_contiguous(x.shape, x._strides):
             plan = _ReducePlan((0,), (x.size,), shape)
             _dispatch.cache_put(_ARG_PLANS, key, plan)
@@ -99,6 +102,8 @@ def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
     out_shape = x.shape[:ax] + x.shape[ax + 1 :]
     if 0 in out_shape:
         out = GpuArray._empty(out_shape, index_dtype)
+    elif x.size > _reduce_split.limit() and _reduce_split.needs_split(x.shape, (ax,), _reduce_split.limit()):
+        out = _reduce_split.reduce(op, x, (ax,), index_dtype)
     elif key is not None:
         plan = _ReducePlan((ax,), x.shape, x.shape[:ax] + (1,) + x.shape[ax + 1 :] if keepdims else None)
         _dispatch.cache_put(_ARG_PLANS, key, plan)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from . import _complex_views, _dispatch
+from . import _complex_views, _dispatch, _reduce_split
 from . import _function_kernels as kernels
 from . import _fusion_rows
 from ._fusion import fusion_enabled
@@ -133,7 +133,8 @@ def _reduce_key(op: str, x: GpuArray, axis: object, keepdims: bool, out_dtype: D
 def _reduce(op: str, x: GpuArray, axis, keepdims: bool, out_dtype: DType,
             acc_dtype: DType | None = None, empty_value: object = None, *, ddof: float = 0) -> GpuArray:
     """Common path: normalise axes, handle empty cases, run the kernel, apply keepdims (a
-    repeated call structure replays its ``_ReducePlan``)."""
+    repeated call structure replays its ``_ReducePlan``). A reduction with more outputs or
+    reduced elements than one dispatch takes runs in pieces (``_reduce_split``; no plan)."""
     key = _reduce_key(op, x, axis, keepdims, out_dtype, acc_dtype, ddof)
     if key is not None:
         plan = _REDUCE_PLANS.get(key)
@@ -151,6 +152,10 @@ def _reduce(op: str, x: GpuArray, axis, keepdims: bool, out_dtype: DType,
         if empty_value is None:
             raise ValueError(f"{op} of zero elements has no identity: the reduced axes are empty")
         return _filled(out_shape, empty_value, out_dtype)
+    count = _reduce_split.limit()
+    if size_of(x.shape) > count and _reduce_split.needs_split(x.shape, axes, count):
+        result = _reduce_split.reduce(op, x, axes, out_dtype, acc_dtype, ddof)
+        return _view(result, out_shape, contiguous_strides(out_shape)) if keepdims else result
     if keepdims and op in _fusion_rows.STATISTICS:  # a pending row statistic (fusion on, floats)
         pending = _fusion_rows.lazy_statistic(op, x, axes, out_dtype, acc_dtype)
         if pending is not None:

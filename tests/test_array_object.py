@@ -435,9 +435,11 @@ def test_to_device_errors():
     x = gt.asarray([1.0, 2.0])
     assert x.to_device(gt.Device()) is x and x.to_device("webgpu:0") is x
     assert x.to_device(x.device, stream=None) is x
-    for bad in ("webgpu:1", gt.Device("webgpu:1"), object(), 0):
+    for bad in ("webgpu:99", "cuda:0", object(), 0):
         with pytest.raises(ValueError):
             x.to_device(bad)
+    with pytest.raises(ValueError):
+        gt.Device("webgpu:99")
     with pytest.raises(ValueError):
         x.to_device(x.device, stream=1)
 

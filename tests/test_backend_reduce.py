@@ -1058,7 +1058,8 @@ def _render_without_vector_combine(defines) -> str:
     text = kernels.template_source("reduce_plain")
     text = text.replace("{{VEC_COMBINE}}", "combine").replace("{{VEC_LOAD_SRC}}", "load_src")
     values = {k: str(v) for k, v in defines.items() if k not in ("VEC_COMBINE", "VEC_LOAD_SRC")}
-    return kernels.unroll_loops(kernels._PLACEHOLDER.sub(lambda m: values[m.group(1)], text))
+    text = kernels.unroll_loops(kernels._PLACEHOLDER.sub(lambda m: values[m.group(1)], text))
+    return kernels.with_helpers(text)
 
 
 def test_vector_combine_changes_only_float_max_min(backend, knobs):

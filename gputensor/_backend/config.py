@@ -157,6 +157,9 @@ KNOBS: tuple[Knob, ...] = (
          "'' : wgpu-native where installed, else Dawn"),
     Knob("adapter", "GPUTENSOR_ADAPTER", _text, None, True,
          "adapter to use: a backend name (vulkan, gl, ...) or part of the device name"),
+    Knob("devices", "GPUTENSOR_DEVICES", _text, None, True,
+         "which adapters are devices: unset or 'all': every adapter; 'default': the default "
+         "device only (one device per process, as before there were several)"),
     Knob("wait", "GPUTENSOR_WAIT", _wait_style, "", True,
          "how host waits for the device: spin, block or poller ('' : block on software "
          "adapters, spin on hardware)"),
@@ -186,9 +189,15 @@ KNOBS: tuple[Knob, ...] = (
          "vector path, several outputs: least vectors per invocation of a row tile"),
     Knob("reduce_vec4_min_length", "GPUTENSOR_REDUCE_VEC4_MIN_LENGTH", _integer, 16, False,
          "vector path: shortest reduced range that takes it"),
+    Knob("reduce_max_count", "GPUTENSOR_REDUCE_MAX_COUNT", _integer, 2**31 - 1, False,
+         "most outputs or reduced elements of one reduction dispatch (at most 2**31 - 1); "
+         "the array functions split larger reductions into pieces of views"),
     Knob("linalg_check", "GPUTENSOR_LINALG_CHECK", _not_off, True, True,
          "linalg cholesky / solve / inv read a device flag back and raise LinAlgError for "
          "indefinite or singular input (off: no readback; such input gives inf / NaN)"),
+    Knob("linalg_block", "GPUTENSOR_LINALG_BLOCK", _count_or_auto, 0, True,
+         "block (panel) width of the blocked linalg factorizations: 16, 32, 64 or 128 "
+         "(0 or unset: each factorization's default)"),
     Knob("fft_column_split", "GPUTENSOR_FFT_COLUMN_SPLIT", _not_off, True, False,
          "fft: column transforms (entries adjacent in memory) that leave fewer than 4 entries to a "
          "workgroup take a four-step decomposition (off: one workgroup pass, short reads)"),

@@ -422,9 +422,11 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         size = len(raw)
         entry = self._param_windows.get(size)
         window, slot = entry if entry is not None else self.param_window(name, size)
-        # the cached bind group of the buffers (the ring at a dynamic offset first), keyed by
-        # (count, window, then per buffer: uid, offset, size); ``_uid`` is what ``uid`` returns
-        ids = [len(buffers), window]
+        # the cached bind group of the buffers (the ring at a dynamic offset first), the
+        # bindings it lays out writable beyond the pipeline's and the copies it reads, keyed by
+        # (the pipeline's layout number, window, then per buffer: uid, offset, size); ``_uid``
+        # is what ``uid`` returns
+        ids = [self.layout_code[pipe], window]
         pending = 0
         for buf, start, nbytes in buffers:
             ids += (buf._uid, start, nbytes)
@@ -435,9 +437,12 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         try:
             if self._dead_buffers:
                 self._purge_dead()
-            group = self._groups.get(key)
-            if group is None:
-                group = self._new_bind_group(name, key, window, buffers)
+            entry = self._groups.get(key)
+            group, writable, copies = entry if entry is not None else self._bind(name, key, window, buffers, pipe)
+            if writable:  # one buffer bound read-only and writable: see ``_bind``
+                pipe = self.writable_variant(pipe, writable)
+            if copies:
+                self.snapshot(copies)
             offset = self._ring_used
             if offset + (slot if slot > window else window) > UNIFORM_RING_BYTES:
                 self.flush()

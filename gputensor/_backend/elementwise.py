@@ -167,7 +167,7 @@ def render_defines(spec: ElementwiseSpec) -> dict[str, str]:
     bindings = []
     for slot, k in enumerate(arrays):
         st = storage_type(spec.inputs[k][0])
-        bindings.append(f"@group(0) @binding({slot + 1}) var<storage, read_write> in{k}: array<{elem(st.array)}>;")
+        bindings.append(f"@group(0) @binding({slot + 1}) var<storage, read> in{k}: array<{elem(st.array)}>;")
     out_elem = "atomic<u32>" if spec.store == "atomic" else elem(out_st.array)
     bindings.append(f"@group(0) @binding({len(arrays) + 1}) var<storage, read_write> out: array<{out_elem}>;")
 

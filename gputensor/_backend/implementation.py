@@ -15,6 +15,8 @@ plus what this module offers:
 * :data:`FEATURES`: the implementation's name of each feature gputensor asks for (Dawn calls
   ``subgroup`` ``subgroups``), and :data:`SKIPPED_FEATURES`, those not asked for on this
   implementation (the kernels' subgroup code is written for naga's WGSL).
+* :data:`WRITABLE_ALIASING_CHECKED`: whether a writable binding may overlap another binding of
+  its buffer in one dispatch (``bind_groups`` copies the read one where it may not).
 
 Raises ImportError at import naming the package to install when the chosen implementation is
 missing, ValueError (from the knob) for another value of ``GPUTENSOR_WGPU``.
@@ -28,7 +30,7 @@ from typing import Any
 from . import config
 
 __all__ = ["NAME", "wgpu", "native_api", "timestamp_period", "FEATURES", "SKIPPED_FEATURES",
-           "PACKAGES"]
+           "PACKAGES", "WRITABLE_ALIASING_CHECKED"]
 
 #: implementation -> the Python package that provides it
 PACKAGES = {"native": "wgpu", "dawn": "wgpudawn"}
@@ -63,6 +65,10 @@ else:
 FEATURES: dict[str, str] = {"subgroup": "subgroups"} if NAME == "dawn" else {}
 #: features gputensor does not ask for on this implementation
 SKIPPED_FEATURES: frozenset[str] = frozenset({"subgroup"}) if NAME == "dawn" else frozenset()
+#: whether the implementation rejects a dispatch in which a writable storage binding overlaps
+#: another binding of its buffer (Dawn does, as the WebGPU specification says; wgpu-native
+#: does not check)
+WRITABLE_ALIASING_CHECKED: bool = NAME == "dawn"
 
 _NATIVE_NAMES = ("ffi", "lib", "new_struct", "from_c_string_view")
 _NATIVE_CALLS = ("wgpuDevicePoll", "wgpuBufferMapAsync", "wgpuComputePassEncoderSetPipeline",

@@ -20,6 +20,12 @@ import re
 from collections.abc import Mapping
 
 from . import config
+from .wgsl_types import F32_BITS
+
+#: Functions a rendered kernel gets when it calls them and does not define them.
+_RUNTIME_HELPERS = {
+    F32_BITS: f"fn {F32_BITS}(bits: u32) -> f32 {{\n    return bitcast<f32>(bits);\n}}\n",
+}
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z0-9_]+)\}\}")
 _INCLUDE = re.compile(r"^//#include\s+([A-Za-z0-9_]+)\s*$", re.MULTILINE)
@@ -60,13 +66,21 @@ def _render_cached(name: str, items: tuple[tuple[str, str], ...]) -> str:
         raise KeyError(
             f"kernel {name!r}: missing placeholders {sorted(missing)}, unknown {sorted(unknown)}"
         )
-    text = unroll_loops(_PLACEHOLDER.sub(lambda m: values[m.group(1)], source))
+    text = with_helpers(unroll_loops(_PLACEHOLDER.sub(lambda m: values[m.group(1)], source)))
     dump_dir = config.value("dump_wgsl")
     if dump_dir:
         os.makedirs(dump_dir, exist_ok=True)
         digest = hashlib.sha1(repr(items).encode()).hexdigest()[:10]
         with open(os.path.join(dump_dir, f"{name}-{digest}.wgsl"), "w") as f:
             f.write(text)
+    return text
+
+
+def with_helpers(text: str) -> str:
+    """``text`` with the definitions of the runtime helpers (``F32_BITS``) it calls and lacks."""
+    for name, code in _RUNTIME_HELPERS.items():
+        if f"{name}(" in text and f"fn {name}(" not in text:
+            text += "\n" + code
     return text
 
 

@@ -8,26 +8,35 @@ WGSL; nothing is read back (singularity is reported through a u32 flag buffer th
 
 Two families of kernels:
 
-* batched small matrices (order <= ``SMALL_MAX``): one workgroup per matrix, the matrix in
-  workgroup memory (``_wgsl/linalg_small.wgsl``: Cholesky, LU + solve / inverse / determinant;
-  ``_wgsl/linalg_qr_small.wgsl``: Householder QR with Q accumulated backwards) -- a whole stack
-  in one dispatch;
-* larger matrices, one at a time, blocked by ``NB`` columns, the trailing updates on the gemm
-  kernels (``ops_gemm.gemm_strided``, in place: the updated block and the factor blocks are
-  disjoint regions of one buffer):
+* batched small matrices (order <= ``SMALL_MAX``), a whole stack in one dispatch: a row per
+  invocation in registers, 64 / n matrices per workgroup (``_wgsl/linalg_small_rows.wgsl``:
+  Cholesky, Gauss-Jordan solve / inverse), or one workgroup per matrix with the matrix in
+  workgroup memory (``_wgsl/linalg_small.wgsl``: LU + determinant or wide solves;
+  ``_wgsl/linalg_qr_small.wgsl``: Householder QR with Q accumulated backwards);
+* larger matrices, one at a time, blocked (``block_width``: ``GPUTENSOR_LINALG_BLOCK`` or
+  each factorization's default), the trailing updates on the gemm kernels
+  (``ops_gemm.gemm_strided``, in place: the updated block and the factor blocks are disjoint
+  regions of one buffer); every dispatch of a call is recorded into the open batch (no wait, no
+  readback):
 
-  - Cholesky, right-looking: the diagonal block on the small kernel, the panel below it by a
-    triangular solve (``linalg_trsm.wgsl``), the trailing matrix's lower part by gemm (two
-    column stripes from 512 columns on);
-  - LU, right-looking (getrf): the panel with pivot search on one workgroup
-    (``linalg_lu_panel.wgsl``, two sub-panels of ``LU_HALF`` columns per block), row swaps of the other columns (``linalg_laswp.wgsl``), the
-    block row by a unit-lower triangular solve, the trailing matrix by gemm; ``lu_solve``
-    swaps the right-hand sides and runs blocked forward and backward substitution (triangular
-    solves of the diagonal blocks, gemm for the rest);
-  - QR (geqrf): the panel on one workgroup (``linalg_qr_panel.wgsl``), the block reflector's
-    compact WY factor T from the Gram matrix V^T V (gemm, then ``linalg_qr_tmat.wgsl``), the
-    trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q accumulated backwards from the
-    identity with ``Q -= V (T (V^T Q))``.
+  - Cholesky, right-looking (``CHOLESKY_BLOCK`` columns): one workgroup factors the diagonal
+    block in registers and inverts it (``linalg_chol_block.wgsl``), the panel below is the gemm
+    P L^-T (into scratch, copied back by ``linalg_copy_block.wgsl``), the trailing matrix's
+    lower part the gemm C -= P P^T (two column stripes from 512 columns on);
+  - LU, right-looking (getrf, ``LU_BLOCK`` columns): the panel with pivot search on one
+    workgroup, each row updated in registers by the invocation that owns it
+    (``linalg_lu_block.wgsl``), row swaps of the other columns (``linalg_laswp.wgsl``), the
+    block row by a unit-lower triangular solve (``linalg_trsm.wgsl``, a column per invocation
+    in registers), the trailing matrix by gemm; ``lu_solve`` swaps the right-hand sides and
+    runs forward and backward substitution: ``linalg_trsv.wgsl`` for a few columns, else
+    blocked (triangular solves of the diagonal blocks, gemm for the rest);
+  - QR (geqrf, ``NB`` columns): the panel on one workgroup (``linalg_qr_panel.wgsl``), the
+    block reflector's compact WY factor T from the Gram matrix V^T V (gemm, then
+    ``linalg_qr_tmat.wgsl``), the trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q
+    accumulated backwards from the identity with ``Q -= V (T (V^T Q))``.
+
+Every kernel names its scalar type once (``alias T = {{T}};``), so other element types need
+only their arithmetic, not new kernels' structure.
 """
 
 from __future__ import annotations
@@ -35,19 +44,20 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from . import kernels, ops_gemm
+from . import config, ops_gemm
 from .errors import invalid_argument
+from .linalg_scalar import element, scalar_defines
 from .validate import check_dtype, check_int
 
 #: Largest order the batched small kernels take (workgroup memory holds the matrix).
 SMALL_MAX = 32
-#: Block size of the blocked algorithms (the panel kernels take at most 32 columns).
+#: Block width of QR and the largest order of trsm and the LU panel (32 columns).
 NB = 32
-#: Block size of the blocked Cholesky factorization where the diagonal block and the
-#: triangular solve fit workgroup memory at it (float32): half the steps of NB.
-CHOLESKY_NB = 64
 
 _SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
+#: Most right-hand columns of a small ``solve`` on the row-per-invocation kernel
+#: (``linalg_small_rows.wgsl``; more go to ``linalg_small.wgsl``).
+ROWS_MAX_K = 32
 _LOG = {"f32": "log_f32", "f64": "log_f64"}
 _NEG_INF = {"f32": "bitcast<f32>(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
 _WG = 64
@@ -59,10 +69,30 @@ def _dtype(backend: Any, dtype: str) -> tuple[int, str]:
     return backend.float_dtype(dtype)
 
 
+def _element(backend: Any, dtype: str) -> int:
+    """The itemsize of float32, float64, complex64 or complex128 (the kernels generic over the
+    element through ``linalg_scalar``); BackendError otherwise or without the dtype's feature."""
+    return element(backend, dtype).itemsize
+
+
+def _parts(backend: Any, dtype: str) -> str:
+    """The dtype of a complex dtype's parts ('' for real dtypes), checking the device has it."""
+    return element(backend, dtype).component
+
+
 @functools.lru_cache(maxsize=None)
-def _math_defines(wgsl: str) -> dict[str, str]:
-    log = _LOG[wgsl]
-    return {"LOG": log, "MATH": kernels.library_code(f"{log}(x)"), "NEG_INF": _NEG_INF[wgsl]}
+def _math_defines(dtype: str) -> dict[str, str]:
+    """T, R and SCALAR (``linalg_scalar``, with the real log) and LOG, NEG_INF of the real type."""
+    real = scalar_defines(dtype)["R"]
+    log = _LOG[real]
+    return {"LOG": log, "NEG_INF": _NEG_INF[real], **scalar_defines(dtype, f"{log}(x)")}
+
+
+def small_max(op: str, dtype: str) -> int:
+    """Largest order ``small`` (``qr_small`` for 'qr') takes for ``op`` and ``dtype``: SMALL_MAX,
+    16 for complex128's solve, inverse and QR (the matrix and a column per invocation, or A and
+    Q, in 32 KiB of workgroup memory)."""
+    return 16 if op in ("solve", "inv", "qr") and dtype == "complex128" else SMALL_MAX
 
 
 def _bind(backend: Any, ptr: int, elements: int, itemsize: int) -> tuple[tuple[Any, int, int], int]:
@@ -73,18 +103,6 @@ def _bind(backend: Any, ptr: int, elements: int, itemsize: int) -> tuple[tuple[A
 
 def _nmax(n: int) -> int:
     return 8 if n <= 8 else 16 if n <= 16 else 32 if n <= 32 else 64
-
-
-def _workgroup_bytes(ctx: Any) -> int:
-    return int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
-
-
-def cholesky_block(backend: Any, dtype: str) -> int:
-    """The block size of ``cholesky_blocked``: CHOLESKY_NB where its kernels fit the adapter's
-    workgroup memory (float32 in 32 KiB), else NB."""
-    itemsize, _ = _dtype(backend, dtype)
-    need = CHOLESKY_NB * CHOLESKY_NB * itemsize + CHOLESKY_NB * 32 * itemsize  # trsm's triangle + columns
-    return CHOLESKY_NB if need + 1024 <= _workgroup_bytes(backend.context) else NB
 
 
 def _panel_wg(ctx: Any) -> int:
@@ -103,25 +121,28 @@ def _groups(ctx: Any, count: int) -> tuple[int, int, int]:
 # ---- batched small matrices -------------------------------------------------------------------
 def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: int, a_bs: int, *,
           b: int | None = None, k: int = 0, b_ld: int = 0, b_bs: int = 0, flag: int | None = None) -> None:
-    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX;
-    cholesky: up to CHOLESKY_NB, for the diagonal blocks of ``cholesky_blocked``), in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
+    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX),
+    in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
 
     * ``cholesky``: A := L (zeros above the diagonal);
     * ``solve``: A := its LU factors, B (n x k, batch stride ``b_bs``) := A^-1 B;
     * ``inv``: B (n x n) := A^-1;
     * ``det``: B[3 q + 0, 1, 2] := det, sign, log|det| of matrix q.
 
-    ``flag`` (a u32) is or-ed with 1 for a matrix that is not positive definite (cholesky) or
-    singular (solve, inv). BackendError (invalid argument) for bad sizes or pointers.
+    float32, float64, complex64, complex128 (Cholesky of Hermitian A = L L^H; det's sign
+    det / |det|, log|det| in the real part). ``flag`` (a u32) is or-ed with 1 for a matrix that
+    is not positive definite (cholesky) or singular (solve, inv). Cholesky, inv and solve with up to ROWS_MAX_K columns run with a row
+    per invocation (``linalg_small_rows.wgsl``, 64 / n matrices per workgroup), det and wider
+    solves one workgroup per matrix (``linalg_small.wgsl``). BackendError (invalid argument)
+    for bad sizes or pointers.
     """
     if op not in _SMALL_OPS:
         raise invalid_argument(f"unknown small factorization {op!r}")
     n, batch, k, a_ld, a_bs, b_ld, b_bs = (check_int(name, v) for name, v in (
         ("n", n), ("batch", batch), ("k", k), ("a_ld", a_ld), ("a_bs", a_bs), ("b_ld", b_ld), ("b_bs", b_bs)))
-    limit = CHOLESKY_NB if op == "cholesky" else SMALL_MAX
-    if not 1 <= n <= limit or batch < 1:
-        raise invalid_argument(f"small {op} of order {n} (1..{limit}), batch {batch}")
-    itemsize, wgsl = _dtype(backend, dtype)
+    if not 1 <= n <= small_max(op, dtype) or batch < 1:
+        raise invalid_argument(f"small {op} of order {n} (1..{small_max(op, dtype)}), batch {batch}")
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (n - 1) * a_ld + n, itemsize)
     if op in ("solve", "inv"):
@@ -141,8 +162,14 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
     if flag is None and op in ("cholesky", "solve", "inv"):
         raise invalid_argument(f"{op} needs a flag buffer")
     words = [batch, n, cols if op == "solve" else n, a_first, a_ld, a_bs, b_first, b_ld, b_bs, 0, 0, 0]
-    defines = {"T": wgsl, "NMAX": _nmax(n), "OP": _SMALL_OPS[op], "XS": _nmax(n) * _WG if cols else 1,
-               **_math_defines(wgsl)}
+    nm = _nmax(n)
+    if op != "det" and cols <= ROWS_MAX_K:  # a row per invocation, 64 // nm matrices per workgroup
+        km = nm if op == "inv" else 1 << max(0, cols - 1).bit_length() if cols else 1
+        defines = {**scalar_defines(dtype), "NM": nm, "G": _WG // nm, "KM": km, "OP": _SMALL_OPS[op]}
+        ctx.dispatch("linalg_small_rows", words, [a_reg, b_reg, f_reg], _groups(ctx, -(-batch // (_WG // nm))),
+                     defines)
+        return
+    defines = {"NMAX": nm, "OP": _SMALL_OPS[op], "XS": nm * _WG if cols else 1, **_math_defines(dtype)}
     ctx.dispatch("linalg_small", words, [a_reg, b_reg, f_reg], _groups(ctx, batch), defines)
 
 
@@ -150,41 +177,46 @@ def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld:
              q: int, q_ld: int, q_bs: int, kq: int, r: int, r_ld: int, r_bs: int, kr: int) -> None:
     """Householder QR of a stack of m x n matrices (1 <= m, n <= SMALL_MAX), one workgroup
     each: Q (m x kq) and R (kr x n, zeros below the diagonal), kq and kr each min(m, n) or m.
-    ``a`` is only read. BackendError (invalid argument) for bad sizes or pointers."""
+    ``a`` is only read. Complex dtypes: unitary Q (zgeqrf's reflectors); complex128 up to
+    order ``small_max('qr', 'complex128')``. BackendError (invalid argument) for bad sizes or
+    pointers."""
     m, n, batch, kq, kr = (check_int(name, v) for name, v in (("m", m), ("n", n), ("batch", batch), ("kq", kq),
                                                                 ("kr", kr)))
     k = min(m, n)
-    if not (1 <= m <= SMALL_MAX and 1 <= n <= SMALL_MAX) or batch < 1 or kq not in (k, m) or kr not in (k, m):
+    top = small_max("qr", dtype)
+    if not (1 <= m <= top and 1 <= n <= top) or batch < 1 or kq not in (k, m) or kr not in (k, m):
         raise invalid_argument(f"small QR of {m} x {n} (kq {kq}, kr {kr}), batch {batch}")
-    itemsize, wgsl = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (m - 1) * a_ld + n, itemsize)
     q_reg, q_first = _bind(backend, q, (batch - 1) * q_bs + (m - 1) * q_ld + kq, itemsize)
     r_reg, r_first = _bind(backend, r, (batch - 1) * r_bs + (kr - 1) * r_ld + n, itemsize)
     words = [batch, m, n, kq, kr, a_first, a_ld, a_bs, q_first, q_ld, q_bs, r_first, r_ld, r_bs, 0, 0]
-    defines = {"T": wgsl, "NMAX": _nmax(max(m, n))}
+    defines = {**scalar_defines(dtype), "NMAX": _nmax(max(m, n))}
     ctx.dispatch("linalg_qr_small", words, [a_reg, q_reg, r_reg], _groups(ctx, batch), defines)
 
 
 # ---- building blocks of the blocked algorithms -------------------------------------------------
 def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
-         x_cs: int, nb: int = NB) -> None:
+         x_cs: int, batch: int = 1, t_bs: int = 0, x_bs: int = 0) -> None:
     """X := op(T)^-1 X for an n x n triangle T (n <= NB; row-major, ``t_ld``) and the n x k block
-    X whose element (r, c) lies ``r * x_rs + c * x_cs`` elements from ``x``. ``mode`` 0: unit
-    lower, 1: lower, 2: upper. T and X may lie in one allocation (disjoint regions). ``nb`` (32
-    or 64) is the kernel's largest order."""
-    if nb not in (NB, CHOLESKY_NB) or not 1 <= n <= nb or mode not in (0, 1, 2):
+    X whose element (r, c) lies ``r * x_rs + c * x_cs`` elements from ``x``, one invocation per
+    column, for ``batch`` pairs (T_q ``q * t_bs``, X_q ``q * x_bs`` elements on; at most a grid
+    dimension of them). ``mode`` 0: unit lower, 1: lower, 2: upper. T and X may lie in one
+    allocation (disjoint regions)."""
+    if not 1 <= n <= NB or mode not in (0, 1, 2):
         raise invalid_argument(f"trsm of order {n}, mode {mode}")
     if k < 1:
         return
-    itemsize, wgsl = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     ctx = backend.context
-    t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
-    x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
-    words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, 0]
-    wg = 64 if nb <= 32 else 32
-    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], _groups(ctx, -(-k // wg)),
-                 {"T": wgsl, "NB": nb, "MODE": mode, "WG": wg})
+    t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    words = [n, k, t_first, t_ld, x_first, x_rs, x_cs, t_bs, x_bs, 0, 0, 0]
+    wg = 64
+    gx, gy, _ = _groups(ctx, -(-k // wg))
+    ctx.dispatch("linalg_trsm", words, [t_reg, x_reg], (gx, gy, batch),
+                 {**scalar_defines(dtype), "NB": NB, "MODE": mode, "WG": wg})
 
 
 #: Most right-hand columns ``lu_solve`` takes through ``trsv`` (one workgroup per column, the
@@ -193,41 +225,68 @@ TRSV_MAX_K = 8
 
 
 def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
-         x_cs: int) -> None:
+         x_cs: int, batch: int = 1, t_bs: int = 0, x_bs: int = 0) -> None:
     """X := T^-1 X for the n x n triangle T (row-major, ``t_ld``; ``mode`` 0: unit lower, 2:
     upper) and the k columns of X (element (r, c) ``r * x_rs + c * x_cs`` elements from ``x``),
-    one workgroup per column, in one dispatch. T and X may lie in one allocation (disjoint)."""
+    one workgroup per column and matrix of ``batch`` (T_q ``q * t_bs``, X_q ``q * x_bs``
+    elements on), in one dispatch. T and X may lie in one allocation (disjoint)."""
     if mode not in (0, 2) or n < 1:
         raise invalid_argument(f"trsv of order {n}, mode {mode}")
     if k < 1:
         return
-    itemsize, wgsl = _dtype(backend, dtype)
+    itemsize = _element(backend, dtype)
     ctx = backend.context
-    t_reg, t_first = _bind(backend, t, (n - 1) * t_ld + n, itemsize)
-    x_reg, x_first = _bind(backend, x, (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
-    words = [n, t_first, t_ld, x_first, x_rs, x_cs, 0, 0]
-    ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, 1, 1), {"T": wgsl, "MODE": mode, "WG": _panel_wg(ctx)})
+    t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    words = [n, t_first, t_ld, x_first, x_rs, x_cs, t_bs, x_bs]
+    ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, batch, 1),
+                 {**scalar_defines(dtype), "MODE": mode, "WG": _panel_wg(ctx)})
 
 
 def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
-          skip: tuple[int, int] = (0, 0)) -> None:
+          skip: tuple[int, int] = (0, 0), batch: int = 1, x_bs: int = 0, piv_bs: int = 0) -> None:
     """Swap rows r and piv[r] of the rows x cols matrix at ``x`` for r = k1, ..., k2 - 1 in
     order (absolute row indices in the u32 array ``piv``, getrf's: piv[r] >= r), in every
-    column outside ``skip``."""
+    column outside ``skip``; for ``batch`` matrices (X_q ``q * x_bs`` elements on, their pivots
+    ``q * piv_bs`` entries on)."""
     if cols < 1 or k2 <= k1:
+        return
+    part = _parts(backend, dtype)
+    if part:  # complex: the same swaps of the rows of the (rows x 2 cols) real view
+        laswp(backend, part, x, rows, 2 * cols, 2 * x_ld, piv, k1, k2, (2 * skip[0], 2 * skip[1]), batch, 2 * x_bs,
+              piv_bs)
         return
     itemsize, wgsl = _dtype(backend, dtype)
     ctx = backend.context
-    x_reg, x_first = _bind(backend, x, (rows - 1) * x_ld + cols, itemsize)
-    p_reg, p_first = _bind(backend, piv, k2, 4)
-    words = [cols, k1, k2, x_first, x_ld, p_first, skip[0], skip[1]]
-    ctx.dispatch("linalg_laswp", words, [x_reg, p_reg], _groups(ctx, -(-cols // 32)), {"T": wgsl})
+    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (rows - 1) * x_ld + cols, itemsize)
+    p_reg, p_first = _bind(backend, piv, (batch - 1) * piv_bs + k2, 4)
+    words = [cols, k1, k2, x_first, x_ld, p_first, skip[0], skip[1], x_bs, piv_bs, 0, 0]
+    gx, gy, _ = _groups(ctx, -(-cols // 32))
+    ctx.dispatch("linalg_laswp", words, [x_reg, p_reg], (gx, gy, batch), {"T": wgsl})
 
 
 def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
-          b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int]) -> None:
-    if m and n:
-        ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, dtype=dtype)
+          b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], batch: int = 1,
+          bs: tuple[int, int, int] = (0, 0, 0), *, conj_a: bool = False, conj_b: bool = False) -> None:
+    """C := alpha op(A) op(B) + beta C (real alpha, beta; op conjugates with ``conj_a`` /
+    ``conj_b``). Complex operands: the complex product from four real gemms over the
+    interleaved parts (Re C = Ar Br - Ai Bi, Im C = Ar Bi + Ai Br, the conjugations as signs)."""
+    if not (m and n):
+        return
+    part = _parts(backend, dtype)
+    if not part:
+        ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs, dtype=dtype)
+        return
+    ps = element(backend, part).itemsize
+    sa2, sb2, sc2 = (2 * sa[0], 2 * sa[1]), (2 * sb[0], 2 * sb[1]), (2 * sc[0], 2 * sc[1])
+    bs2 = (2 * bs[0], 2 * bs[1], 2 * bs[2])
+    ga = -1.0 if conj_a else 1.0
+    gb = -1.0 if conj_b else 1.0
+    g = ops_gemm.gemm_strided
+    g(backend, m, n, k, alpha, a, sa2, b, sb2, beta, c, sc2, batch, bs2, dtype=part)
+    g(backend, m, n, k, -alpha * ga * gb, a + ps, sa2, b + ps, sb2, 1.0, c, sc2, batch, bs2, dtype=part)
+    g(backend, m, n, k, alpha * gb, a, sa2, b + ps, sb2, beta, c + ps, sc2, batch, bs2, dtype=part)
+    g(backend, m, n, k, alpha * ga, a + ps, sa2, b, sb2, 1.0, c + ps, sc2, batch, bs2, dtype=part)
 
 
 def _stripes(count: int) -> list[tuple[int, int]]:
@@ -239,119 +298,214 @@ def _stripes(count: int) -> list[tuple[int, int]]:
 
 
 # ---- blocked factorizations (one matrix) ------------------------------------------------------
-def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int) -> None:
-    """Lower Cholesky factor of the n x n matrix at ``a`` in place (right-looking, blocks of
-    ``cholesky_block``); the strict upper triangle is left with unspecified values. ``flag`` as
-    in ``small``."""
-    itemsize, _ = _dtype(backend, dtype)
-    nb = cholesky_block(backend, dtype)
+#: Block widths ``GPUTENSOR_LINALG_BLOCK`` takes (the register-blocked diagonal kernels hold an
+#: NB x NB block on 16 x 16 or 32 x 32 invocations).
+BLOCK_SIZES = (16, 32, 64, 128)
+#: Default block width of ``cholesky_blocked``.
+CHOLESKY_BLOCK = 64
+
+
+def block_width(default: int) -> int:
+    """The block width in effect: ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
+    when set, else ``default``. BackendError (invalid argument) for a width not in BLOCK_SIZES."""
+    nb = int(config.value("linalg_block")) or default
+    if nb not in BLOCK_SIZES:
+        raise invalid_argument(f"GPUTENSOR_LINALG_BLOCK={nb} must be one of {BLOCK_SIZES}")
+    return nb
+
+
+def _block_threads(ctx: Any, nb: int) -> int:
+    """Invocations per dimension of a diagonal-block kernel of width ``nb``: 32 (1024 in all)
+    for 128 on GPUs that allow it, else 16 (``nb`` / 16 elements per invocation and dimension)."""
+    big = not ctx.is_software and int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)) >= 1024
+    return 32 if nb == 128 and big else 16
+
+
+def copy_block(backend: Any, dtype: str, rows: int, cols: int, src: int, s_ld: int, dst: int, d_ld: int,
+               count: int = 1, s_bs: int = 0, d_bs: int = 0) -> None:
+    """D_q[i, j] := S_q[i, j] for a rows x cols block of ``count`` matrices (row-major, leading
+    dimensions ``s_ld`` and ``d_ld``, matrix q ``q * s_bs`` / ``q * d_bs`` elements on; S and D
+    must not overlap)."""
+    if rows < 1 or cols < 1 or count < 1:
+        return
+    part = _parts(backend, dtype)
+    if part:  # complex: the (rows x 2 cols) real view
+        copy_block(backend, part, rows, 2 * cols, src, 2 * s_ld, dst, 2 * d_ld, count, 2 * s_bs, 2 * d_bs)
+        return
+    itemsize, wgsl = _dtype(backend, dtype)
+    ctx = backend.context
+    s_reg, s_first = _bind(backend, src, (count - 1) * s_bs + (rows - 1) * s_ld + cols, itemsize)
+    d_reg, d_first = _bind(backend, dst, (count - 1) * d_bs + (rows - 1) * d_ld + cols, itemsize)
+    words = [rows, cols, s_first, s_ld, d_first, d_ld, s_bs, d_bs, count, 0, 0, 0]
+    ctx.dispatch("linalg_copy_block", words, [s_reg, d_reg], _groups(ctx, -(-count * rows * cols // 256)),
+                 {"T": wgsl})
+
+
+def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, batch: int = 1,
+                     bs: int = 0) -> None:
+    """Lower Cholesky factors of the ``batch`` n x n matrices at ``a`` (matrix q ``q * bs``
+    elements on) in place (right-looking, blocks of ``block_width(CHOLESKY_BLOCK)`` columns);
+    the strict upper triangles are left with unspecified values. Each step is one dispatch for
+    the whole stack: one workgroup per matrix factors the diagonal block and inverts it
+    (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-H (into scratch, then copied
+    back), the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
+    matrices are Hermitian (A = L L^H)."""
+    itemsize = _element(backend, dtype)
+    ctx = backend.context
+    if batch < 1:
+        return
+    chunk = ctx.max_workgroups_per_dim
+    if batch > chunk:  # (a grid dimension's worth of matrices at a time)
+        for q0 in range(0, batch, chunk):
+            cholesky_blocked(backend, dtype, n, a + q0 * bs * itemsize, ld, flag, min(chunk, batch - q0), bs)
+        return
+    nb = block_width(CHOLESKY_BLOCK)
+    th = _block_threads(ctx, nb)
+    defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
+    wrest = max(1, n - min(nb, n)) * nb  # scratch elements per matrix for the panel
+    xs = backend.alloc(batch * nb * nb * itemsize, zero=False)
+    ws = backend.alloc(batch * wrest * itemsize, zero=False)
+    try:
+        f_reg = _bind(backend, flag, 1, 4)[0]
+        x_reg, x_first = _bind(backend, xs, batch * nb * nb, itemsize)
+        for j0 in range(0, n, nb):
+            jb = min(nb, n - j0)
+            d = a + (j0 * ld + j0) * itemsize
+            d_reg, d_first = _bind(backend, d, (batch - 1) * bs + (jb - 1) * ld + jb, itemsize)
+            rest = n - j0 - jb
+            ctx.dispatch("linalg_chol_block", [jb, d_first, ld, x_first, bs, int(rest > 0), 0, 0],
+                         [d_reg, x_reg, f_reg], (batch, 1, 1), defines)
+            if not rest:
+                continue
+            p = d + jb * ld * itemsize
+            # W := P L^-H
+            _gemm(backend, dtype, rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch,
+                  (bs, nb * nb, wrest), conj_b=True)
+            for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^H
+                c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
+                w0 = ws + s0 * jb * itemsize
+                _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1), batch,
+                      (wrest, wrest, bs), conj_b=True)
+            copy_block(backend, dtype, rest, jb, ws, jb, p, ld, batch, wrest, bs)
+    finally:
+        backend.free(xs)
+        backend.free(ws)
+
+
+#: Default block width of ``lu_blocked`` (the panel kernel holds a row of the panel in
+#: registers: at most 32 columns).
+LU_BLOCK = 32
+
+
+def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int, batch: int = 1,
+               bs: int = 0) -> None:
+    """LU factorization with partial pivoting of the ``batch`` n x n matrices at ``a`` (matrix q
+    ``q * bs`` elements on) in place (getrf: unit L below the diagonal, U on and above it);
+    ``piv`` (batch x n u32) receives the absolute row swapped with row i at step i. ``flag`` is
+    or-ed with 1 for a zero pivot column.
+
+    Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, four dispatches each
+    for the whole stack: the panel on one workgroup per matrix (``linalg_lu_block.wgsl``), the
+    row swaps of the other columns (``linalg_laswp.wgsl``), the block row by a unit-lower
+    triangular solve, the trailing matrix by gemm."""
+    chunk = backend.context.max_workgroups_per_dim
+    if batch > chunk:  # (a grid dimension's worth of matrices at a time)
+        for q0 in range(0, batch, chunk):
+            lu_blocked(backend, dtype, n, a + q0 * bs * _element(backend, dtype), ld, piv + q0 * n * 4, flag,
+                       min(chunk, batch - q0), bs)
+        return
+    itemsize = _element(backend, dtype)
+    ctx = backend.context
+    nb = min(block_width(LU_BLOCK), NB)
+    a_reg, a_first = _bind(backend, a, (batch - 1) * bs + (n - 1) * ld + n, itemsize)
+    p_reg, p_first = _bind(backend, piv, batch * n, 4)
+    f_reg = _bind(backend, flag, 1, 4)[0]
+    wg = _panel_wg(ctx)
+    if itemsize >= 8 and wg > 512:
+        wg = 512 if itemsize == 8 else 256  # (a row of doubles / complex in registers per invocation)
+    defines = {**scalar_defines(dtype), "WG": wg, "JB": nb}
     for j0 in range(0, n, nb):
         jb = min(nb, n - j0)
         d = a + (j0 * ld + j0) * itemsize
-        small(backend, "cholesky", dtype, jb, 1, d, ld, 0, flag=flag)
-        rest = n - j0 - jb
-        if not rest:
-            continue
-        p = a + ((j0 + jb) * ld + j0) * itemsize
-        trsm(backend, dtype, 1, jb, rest, d, ld, p, 1, ld, nb)  # P := P L^-T, as L P^T = P^T
-        for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= P[s0:] P[s0:s0+sb]^T
-            c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
-            ps = p + s0 * ld * itemsize
-            _gemm(backend, dtype, rest - s0, sb, jb, -1.0, ps, (ld, 1), ps, (1, ld), 1.0, c, (ld, 1))
-
-
-#: Width of the panel kernel's sub-panels in ``lu_blocked``: a block of NB columns is factored as
-#: two halves (the panel kernel streams its panel through one multiprocessor once per column, so
-#: half the width halves that traffic; the halves are joined by row swaps, a triangular solve
-#: and a gemm).
-LU_HALF = 16
-
-
-def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int) -> None:
-    """LU factorization with partial pivoting of the n x n matrix at ``a`` in place (getrf:
-    unit L below the diagonal, U on and above it); ``piv`` (n u32) receives the absolute row
-    swapped with row i at step i. ``flag`` is or-ed with 1 for a zero pivot column."""
-    itemsize, wgsl = _dtype(backend, dtype)
-    ctx = backend.context
-    a_reg, a_first = _bind(backend, a, (n - 1) * ld + n, itemsize)
-    p_reg, p_first = _bind(backend, piv, n, 4)
-    f_reg = _bind(backend, flag, 1, 4)[0]
-    wg = _panel_wg(ctx)
-
-    def panel(j: int, width: int) -> None:  # columns [j, j + width), rows j..n, pivots j..j + width
-        words = [a_first + j * ld + j, ld, n - j, width, j, p_first + j, 0, 0]
-        ctx.dispatch("linalg_lu_panel", words, [a_reg, p_reg, f_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
-
-    for j0 in range(0, n, NB):
-        jb = min(NB, n - j0)
-        d = a + (j0 * ld + j0) * itemsize
-        if jb > LU_HALF:
-            h, w = LU_HALF, jb - LU_HALF
-            panel(j0, h)
-            laswp(backend, dtype, a + (j0 + h) * itemsize, n, w, ld, piv, j0, j0 + h)
-            trsm(backend, dtype, 0, h, w, d, ld, d + h * itemsize, ld, 1)
-            _gemm(backend, dtype, n - j0 - h, w, h, -1.0, d + h * ld * itemsize, (ld, 1), d + h * itemsize, (ld, 1),
-                  1.0, d + (h * ld + h) * itemsize, (ld, 1))
-            panel(j0 + h, w)
-            laswp(backend, dtype, a + j0 * itemsize, n, h, ld, piv, j0 + h, j0 + jb)
-        else:
-            panel(j0, jb)
-        laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb))
+        words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, bs, n]
+        ctx.dispatch("linalg_lu_block", words, [a_reg, p_reg, f_reg], (batch, 1, 1), defines)
+        laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb), batch, bs, n)
         rest = n - j0 - jb
         if not rest:
             continue
         u12 = d + jb * itemsize
-        trsm(backend, dtype, 0, jb, rest, d, ld, u12, ld, 1)
+        trsm(backend, dtype, 0, jb, rest, d, ld, u12, ld, 1, batch, bs, bs)
         l21 = d + jb * ld * itemsize
         _gemm(backend, dtype, rest, rest, jb, -1.0, l21, (ld, 1), u12, (ld, 1), 1.0,
-              l21 + jb * itemsize, (ld, 1))
+              l21 + jb * itemsize, (ld, 1), batch, (bs, bs, bs))
 
 
-def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int) -> None:
+def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int,
+             batch: int = 1, lu_bs: int = 0, x_bs: int = 0) -> None:
     """X := A^-1 X for the n x k matrix at ``x`` from ``lu_blocked``'s factors of A (``lu``,
-    ``piv``): row swaps, then forward (unit L) and backward (U) substitution: ``trsv`` for up
-    to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for the rest)."""
-    itemsize, _ = _dtype(backend, dtype)
-    laswp(backend, dtype, x, n, k, x_ld, piv, 0, n)
+    ``piv``), for ``batch`` of them (LU_q ``q * lu_bs``, X_q ``q * x_bs`` elements on, pivots
+    ``q * n`` entries on): row swaps, then forward (unit L) and backward (U) substitution:
+    ``trsv`` for up to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for
+    the rest)."""
+    itemsize = _element(backend, dtype)
+    chunk = backend.context.max_workgroups_per_dim
+    if batch > chunk:  # (a grid dimension's worth of matrices at a time)
+        for q0 in range(0, batch, chunk):
+            lu_solve(backend, dtype, n, k, lu + q0 * lu_bs * itemsize, ld, piv + q0 * n * 4, x + q0 * x_bs * itemsize,
+                     x_ld, min(chunk, batch - q0), lu_bs, x_bs)
+        return
+    laswp(backend, dtype, x, n, k, x_ld, piv, 0, n, (0, 0), batch, x_bs, n)
     if k <= TRSV_MAX_K:
-        trsv(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1)
-        trsv(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1)
+        trsv(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
+        trsv(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
         return
     starts = list(range(0, n, NB))
     for j0 in starts:
         jb = min(NB, n - j0)
         d = lu + (j0 * ld + j0) * itemsize
         xb = x + j0 * x_ld * itemsize
-        trsm(backend, dtype, 0, jb, k, d, ld, xb, x_ld, 1)
+        trsm(backend, dtype, 0, jb, k, d, ld, xb, x_ld, 1, batch, lu_bs, x_bs)
         rest = n - j0 - jb
         if rest:
             _gemm(backend, dtype, rest, k, jb, -1.0, d + jb * ld * itemsize, (ld, 1), xb, (x_ld, 1), 1.0,
-                  xb + jb * x_ld * itemsize, (x_ld, 1))
+                  xb + jb * x_ld * itemsize, (x_ld, 1), batch, (lu_bs, x_bs, x_bs))
     for j0 in reversed(starts):
         jb = min(NB, n - j0)
         d = lu + (j0 * ld + j0) * itemsize
         xb = x + j0 * x_ld * itemsize
-        trsm(backend, dtype, 2, jb, k, d, ld, xb, x_ld, 1)
+        trsm(backend, dtype, 2, jb, k, d, ld, xb, x_ld, 1, batch, lu_bs, x_bs)
         if j0:
-            _gemm(backend, dtype, j0, k, jb, -1.0, lu + j0 * itemsize, (ld, 1), xb, (x_ld, 1), 1.0, x, (x_ld, 1))
+            _gemm(backend, dtype, j0, k, jb, -1.0, lu + j0 * itemsize, (ld, 1), xb, (x_ld, 1), 1.0, x, (x_ld, 1),
+                  batch, (lu_bs, x_bs, x_bs))
 
 
-def det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r: int) -> None:
-    """r[0], r[1], r[2] := det, sign, log|det| from ``lu_blocked``'s factors."""
-    itemsize, wgsl = _dtype(backend, dtype)
+def det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r: int, batch: int = 1,
+                bs: int = 0) -> None:
+    """r[3 q + 0, 1, 2] := det, sign, log|det| of matrix q < batch from ``lu_blocked``'s factors
+    (LU_q ``q * bs`` elements on, pivots ``q * n`` entries on), one workgroup per matrix
+    (complex: sign det / |det|, log|det| in the real part)."""
+    itemsize = _element(backend, dtype)
     ctx = backend.context
-    a_reg, a_first = _bind(backend, lu, (n - 1) * ld + n, itemsize)
-    p_reg, p_first = _bind(backend, piv, n, 4)
-    r_reg, r_first = _bind(backend, r, 3, itemsize)
-    words = [n, a_first, ld, p_first, r_first, 0, 0, 0]
-    ctx.dispatch("linalg_det", words, [a_reg, p_reg, r_reg], (1, 1, 1), {"T": wgsl, **_math_defines(wgsl)})
+    chunk = ctx.max_workgroups_per_dim
+    if batch > chunk:  # (a grid dimension's worth of matrices at a time)
+        for q0 in range(0, batch, chunk):
+            det_from_lu(backend, dtype, n, lu + q0 * bs * itemsize, ld, piv + q0 * n * 4, r + 3 * q0 * itemsize,
+                        min(chunk, batch - q0), bs)
+        return
+    a_reg, a_first = _bind(backend, lu, (batch - 1) * bs + (n - 1) * ld + n, itemsize)
+    p_reg, p_first = _bind(backend, piv, batch * n, 4)
+    r_reg, r_first = _bind(backend, r, 3 * batch, itemsize)
+    words = [n, a_first, ld, p_first, r_first, bs, n, 0]
+    ctx.dispatch("linalg_det", words, [a_reg, p_reg, r_reg], (batch, 1, 1), _math_defines(dtype))
 
 
 def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int, q_ld: int, kq: int) -> None:
     """Householder QR of the m x n matrix at ``a`` in place (R on and above the diagonal, the
     reflectors below it), and Q (m x kq, kq = min(m, n) or m) at ``q``, which must hold the
-    first kq columns of the identity on entry."""
-    itemsize, wgsl = _dtype(backend, dtype)
+    first kq columns of the identity on entry. Complex dtypes: zgeqrf's reflectors, the block
+    reflector I - V T V^H (G = V^H V), C := C - V T^H V^H C, Q := Q - V T V^H Q."""
+    itemsize = _element(backend, dtype)
+    sdef = scalar_defines(dtype)
     k = min(m, n)
     if k < 1:
         return
@@ -374,17 +528,16 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             mp = m - j0
             t_off = bi * NB * NB
             words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
-            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {"T": wgsl, "WG": wg})
+            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {**sdef, "WG": wg})
             vs = v + (j0 * k + j0) * itemsize
-            _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1))
-            ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1),
-                         {"T": wgsl})
+            _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1), conj_a=True)
+            ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1), sdef)
             n2 = n - j0 - jb
             if n2:
                 tm = tb + t_off * itemsize
                 c = a + (j0 * ld + j0 + jb) * itemsize
-                _gemm(backend, dtype, jb, n2, mp, 1.0, vs, (1, k), c, (ld, 1), 0.0, w, (n2, 1))
-                _gemm(backend, dtype, jb, n2, jb, 1.0, tm, (1, NB), w, (n2, 1), 0.0, w2, (n2, 1))
+                _gemm(backend, dtype, jb, n2, mp, 1.0, vs, (1, k), c, (ld, 1), 0.0, w, (n2, 1), conj_a=True)
+                _gemm(backend, dtype, jb, n2, jb, 1.0, tm, (1, NB), w, (n2, 1), 0.0, w2, (n2, 1), conj_a=True)
                 _gemm(backend, dtype, mp, n2, jb, -1.0, vs, (k, 1), w2, (n2, 1), 1.0, c, (ld, 1))
         for bi, j0 in reversed(list(enumerate(blocks))):
             jb = min(NB, k - j0)
@@ -393,7 +546,7 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             vs = v + (j0 * k + j0) * itemsize
             tm = tb + bi * NB * NB * itemsize
             q2 = q + (j0 * q_ld + j0) * itemsize
-            _gemm(backend, dtype, jb, nq, mp, 1.0, vs, (1, k), q2, (q_ld, 1), 0.0, w, (nq, 1))
+            _gemm(backend, dtype, jb, nq, mp, 1.0, vs, (1, k), q2, (q_ld, 1), 0.0, w, (nq, 1), conj_a=True)
             _gemm(backend, dtype, jb, nq, jb, 1.0, tm, (NB, 1), w, (nq, 1), 0.0, w2, (nq, 1))
             _gemm(backend, dtype, mp, nq, jb, -1.0, vs, (k, 1), w2, (nq, 1), 1.0, q2, (q_ld, 1))
     finally:
@@ -401,5 +554,5 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             backend.free(ptr)
 
 
-__all__ = ["CHOLESKY_NB", "LU_HALF", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_block", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]

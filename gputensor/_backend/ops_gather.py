@@ -382,7 +382,7 @@ def _move_defines(scatter: bool, dtype: str, indices: Sequence[IndexOperand],
         "NIDX": n,
         "B_ARRAY": b_arr,
         "IDX_BINDINGS": "\n".join(
-            f"@group(0) @binding({3 + k}) var<storage, read_write> ix{k}: array<u32>;" for k in range(n)),
+            f"@group(0) @binding({3 + k}) var<storage, read> ix{k}: array<u32>;" for k in range(n)),
         "A_LOADER": bits_loader("load_a", "a", dtype),
         "B_STORE": b_store,
         "IDX_LOADERS": "\n\n".join([_index_loader(k, ix.dtype) for k, ix in enumerate(indices)]

@@ -123,6 +123,13 @@ MIN_PER_INVOCATION = 32
 MAX_COUNT = 2**31 - 1
 
 
+def max_count() -> int:
+    """Most outputs, reduced elements or fused-source elements one reduction accepts:
+    ``MAX_COUNT``, or less (at least 1) under the ``reduce_max_count`` knob
+    (``GPUTENSOR_REDUCE_MAX_COUNT``)."""
+    return max(1, min(MAX_COUNT, config.value("reduce_max_count")))
+
+
 class _Knobs(NamedTuple):
     """The planner's knob values (part of every plan-cache key)."""
 
@@ -487,7 +494,7 @@ class _Types:
             code = f"fn load_vec(v: u32) -> {vec_t} {{\n    return {vec_t}();\n}}"
         elif not track:
             unroll = _knobs().vec4_unroll
-            code = (f"@group(0) @binding(3) var<storage, read_write> srcv: array<vec{width}<{self.src.array}>>;\n\n"
+            code = (f"@group(0) @binding(3) var<storage, read> srcv: array<vec{width}<{self.src.array}>>;\n\n"
                     f"fn load_vec(v: u32) -> vec{width}<{compute}> {{\n    return srcv[v];\n}}")
         else:
             unroll = _knobs().vec4_unroll
@@ -501,7 +508,7 @@ class _Types:
             if width == 4:
                 lanes = "max(max(nan_bits.x, nan_bits.y), max(nan_bits.z, nan_bits.w))"
             code = (
-                f"@group(0) @binding(3) var<storage, read_write> srcv: array<vec{width}<{self.src.array}>>;\n\n"
+                f"@group(0) @binding(3) var<storage, read> srcv: array<vec{width}<{self.src.array}>>;\n\n"
                 f"// NaN tracking (the vector combine `{vcombine}` may drop a NaN operand): per lane, the largest\n"
                 f"// magnitude bits of the values loaded{via}; a NaN's are above 0x7F800000.\n"
                 f"var<private> nan_bits: {vec_u};\n\n"
@@ -623,7 +630,7 @@ def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int]
                 lines.append(f"    s{slot} += c{d} * pro_w({shape_word + rank * (1 + slot) + d}u);")
     for slot, (k, op) in enumerate(arrays):
         t = STORAGE_TYPES[op.dtype]
-        bindings.append(f"@group(0) @binding({first_binding + slot}) var<storage, read_write> leaf{slot}: array<{t.array}>;")
+        bindings.append(f"@group(0) @binding({first_binding + slot}) var<storage, read> leaf{slot}: array<{t.array}>;")
         index = f"pro_w({slot}u) + i" if linear else f"s{slot}"
         lines.append(f"    let x{k} = {t.load_expr(f'leaf{slot}', index)};")
     word = n_arr + len(static)
@@ -645,6 +652,10 @@ def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int]
 # ---- per-context scratch ---------------------------------------------------------------------
 
 
+#: Distinct 256-byte placeholder windows of the scratch's dummy buffer (one per storage binding).
+_DUMMY_SLOTS = 16
+
+
 class _Scratch:
     """Partial-state buffers of one context (grown on demand, reused by every reduction; the
     queue orders a reduction's passes after the previous reduction's), and a dummy binding."""
@@ -653,7 +664,7 @@ class _Scratch:
         self.ctx_ref = weakref.ref(ctx)  # weak: the WeakKeyDictionary entry must not keep ctx alive
         self.lock = threading.RLock()
         self.buffers: dict[str, Any] = {}
-        self.dummy = ctx.create_storage(256)
+        self.dummy = ctx.create_storage(256 * _DUMMY_SLOTS)
 
     def get(self, name: str, nbytes: int) -> tuple[Any, int, int]:
         """A binding of ``nbytes`` (rounded up to 4) at the start of scratch buffer ``name``."""
@@ -666,8 +677,11 @@ class _Scratch:
             self.buffers[name] = buf
         return (buf, 0, nbytes)
 
-    def dummy_region(self) -> tuple[Any, int, int]:
-        return (self.dummy, 0, 256)
+    def dummy_region(self, binding: int) -> tuple[Any, int, int]:
+        """A placeholder for storage binding ``binding`` (from 0) of a dispatch: 256 bytes that
+        no other binding of the dispatch overlaps (two written placeholders of one buffer that
+        overlap are refused by Dawn)."""
+        return (self.dummy, 256 * (binding % _DUMMY_SLOTS), 256)
 
 
 _SCRATCH: "weakref.WeakKeyDictionary[Any, _Scratch]" = weakref.WeakKeyDictionary()
@@ -1018,7 +1032,7 @@ class _Plan:
                 elif kind == 2:
                     bufs.append(scratch.get(a, nbytes))  # type: ignore[union-attr]
                 else:
-                    bufs.append(scratch.dummy_region())  # type: ignore[union-attr]
+                    bufs.append(scratch.dummy_region(len(bufs)))  # type: ignore[union-attr]
             if w5 or w6:
                 raw = raw[:20] + _TWO_WORDS.pack(w5, w6) + raw[28:]
             record(kernel, pipe, defines, raw, bufs, *grid)
@@ -1049,7 +1063,6 @@ class _Plan:
             return
         ctx = backend.context
         scratch = _scratch(ctx)
-        dummy = scratch.dummy_region()
         ssz, dsz = self.src_itemsize, self.dst_itemsize
         with scratch.lock:
             for step in self.steps:
@@ -1057,7 +1070,7 @@ class _Plan:
                 regions = []
                 for r in step.regions:
                     if r[0] == "src" and pro is not None:  # virtual source: index, no binding
-                        regions.append(dummy)
+                        regions.append(scratch.dummy_region(len(regions)))
                         params[5] = r[1]
                     elif r[0] == "src":
                         w = backend.window(src_ptr + r[1] * ssz, r[2] * ssz, ssz)
@@ -1073,7 +1086,7 @@ class _Plan:
                     elif r[0] == "scratch":
                         regions.append(scratch.get(r[1], r[2]))
                     else:
-                        regions.append(dummy)
+                        regions.append(scratch.dummy_region(len(regions)))
                 if step.prologue:
                     regions += leaf_regions
                     params += ext
@@ -1297,8 +1310,8 @@ def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int
     pro_code = None
     if prologue is not None:
         strides = tuple(_row_major(shape))
-        if math.prod(shape) > MAX_COUNT:
-            raise unsupported(f"a fused source of more than {MAX_COUNT} elements is not supported")
+        if math.prod(shape) > max_count():
+            raise unsupported(f"a fused source of more than {max_count()} elements is not supported")
         pro_code = _prologue_code(backend, prologue, shape, src_t, spec.kind.prologue_binding)
     strides = _ints(strides, "strides")
     if len(strides) != len(shape):
@@ -1327,8 +1340,8 @@ def _plan(backend: "WebGpuBackend", op: Any, src_dtype: Any, shape: Sequence[int
     nred = math.prod(shape[a] for a in red_axes)
     if nred == 0 and spec.nonempty:
         raise invalid_argument(f"zero-size reduction: {spec.name} of an empty range has no identity")
-    if nkeep > MAX_COUNT or nred > MAX_COUNT:
-        raise unsupported(f"reductions over more than {MAX_COUNT} outputs or elements are not supported")
+    if nkeep > max_count() or nred > max_count():
+        raise unsupported(f"reductions over more than {max_count()} outputs or elements are not supported")
 
     def span(shp: Sequence[int], std: Sequence[int], itemsize: int) -> tuple[int, int] | None:
         if 0 in shp:

@@ -185,7 +185,8 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
     for a, (dtype, _, written) in enumerate(spec.arrays):
         st = storage_type(dtype)
         elem = "atomic<u32>" if written and st.packed and not (spec.word_store and a == spec.dst) else st.array
-        bindings.append(f"@group(0) @binding({a + 1}) var<storage, read_write> A{a}: array<{elem}>;")
+        access = "read_write" if written else "read"
+        bindings.append(f"@group(0) @binding({a + 1}) var<storage, {access}> A{a}: array<{elem}>;")
         if written:
             if not (spec.word_store and a == spec.dst):
                 helpers.append(_store_source(a, dtype))

@@ -36,6 +36,7 @@ import numpy as np
 from . import kernels
 from .errors import invalid_argument, unsupported
 from .ops_elementwise import ArrayOperand, copy_strided, extent
+from .wgsl_types import F32_BITS
 
 #: op name -> the kernel's OP constant.
 OPS = {"softmax": 0, "log_softmax": 1, "logsumexp": 2, "layer_norm": 3, "rms_norm": 4}
@@ -183,7 +184,7 @@ _MATH = {
     "f32": "fn row_exp(x: f32) -> f32 { return exp(x); }\nfn row_log(x: f32) -> f32 { return log_f32(x); }\n",
     "f64": "fn row_exp(x: f64) -> f64 { return exp_f64(x); }\nfn row_log(x: f64) -> f64 { return log_f64(x); }\n",
 }
-_NEG_INF = {"f32": "bitcast<f32>(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
+_NEG_INF = {"f32": f"{F32_BITS}(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
 
 
 @functools.lru_cache(maxsize=256)

@@ -596,16 +596,10 @@ def _phase(backend: Any, plan: _Plan, phase: int, src_ptr: int, dst_ptr: int, au
 
 
 def _placeholder(backend: Any, itemsize: int, *bindings: Any) -> Any:
-    """A binding at least ``itemsize`` bytes large among ``bindings`` (the aux binding when no
-    total is read); a fresh tiny allocation only when all are smaller (single tiny elements)."""
-    for b in bindings:
-        if b is not None and b[2] >= itemsize:
-            return b
-    ptr = backend.alloc(itemsize)
-    try:
-        return backend.window(ptr, itemsize, itemsize).binding
-    finally:
-        backend.free(ptr)  # the recorded dispatch keeps the pool block alive until it runs
+    """The aux binding of a dispatch that reads no total: the context's spare region of at least
+    ``itemsize`` bytes, which no operand overlaps (aux is declared written: bound over dst, it
+    would be two overlapping writable bindings, which Dawn refuses)."""
+    return backend.context.spare_region(itemsize)
 
 
 def _u32(value: int) -> int:

@@ -1,4 +1,4 @@
-"""One-sided (Hestenes) Jacobi kernels for the SVD and the symmetric eigenproblem.
+"""One-sided (Hestenes) Jacobi kernels for the SVD and the symmetric / Hermitian eigenproblem.
 
 Two launchers:
 
@@ -15,8 +15,10 @@ Two launchers:
   the caller prepares the columns, reads the per-sweep flags to see convergence, and derives
   the results (norms, sorting) with ordinary array operations.
 
+Both take float32, float64, complex64 and complex128 (one kernel source each, generic over the
+element through ``linalg_scalar``; complex columns rotate by complex Jacobi rotations).
 Rotations are applied when ``|g| > TOL sqrt(a b)`` (``a``, ``b`` the squared column norms,
-``g`` their dot product) and a sweep counts as unconverged when some ``|g|`` exceeds ``LOOSE``
+``g`` their dot product ``b_p^H b_q``) and a sweep counts as unconverged when some ``|g|`` exceeds ``LOOSE``
 times the same bound, so that rounding noise between the two never stops convergence.
 """
 
@@ -26,12 +28,16 @@ import functools
 import math
 
 from .errors import invalid_argument
+from .linalg_scalar import element, scalar_defines
 from .wgsl_types import DTYPE_TABLE, literal
 
-__all__ = ["SMALL_MAX", "MAX_SWEEPS", "tolerances", "jacobi_small", "jacobi_sweeps"]
+__all__ = ["SMALL_MAX", "MAX_SWEEPS", "small_max", "tolerances", "jacobi_small", "jacobi_sweeps"]
 
-#: Largest matrix dim the workgroup-memory kernel takes.
+#: Largest matrix dim the workgroup-memory kernel takes (complex128: :data:`SMALL_MAX_WIDE`).
 SMALL_MAX = 32
+#: Largest dim of complex128 matrices in the workgroup-memory kernel (B and V of 16-byte
+#: elements within 32 KiB of workgroup memory).
+SMALL_MAX_WIDE = 24
 #: Sweeps before a matrix counts as not converged.
 MAX_SWEEPS = 40
 #: Lanes per workgroup of the step kernel.
@@ -40,20 +46,28 @@ STEP_WG = 256
 SMALL_WG = 256
 
 
+def small_max(dtype: str) -> int:
+    """Largest matrix dim the workgroup-memory kernel takes for ``dtype``."""
+    return SMALL_MAX_WIDE if DTYPE_TABLE[dtype].itemsize > 8 else SMALL_MAX
+
+
 def tolerances(dtype: str, m: int) -> tuple[float, float]:
     """(rotation threshold, convergence threshold) for columns of length ``m``."""
-    tol = _EPS[dtype] * max(1.0, math.sqrt(m))
+    tol = _EPS[_real(dtype)] * max(1.0, math.sqrt(m))
     return tol, 64.0 * tol
 
 
 _EPS = {"float32": 2.0 ** -23, "float64": 2.0 ** -52}
-_ITEMSIZE = {"float32": 4, "float64": 8}
 
 
-def _storage(backend, dtype: str) -> tuple[int, str]:
-    if dtype not in _EPS:
-        raise invalid_argument(f"jacobi: dtype must be float32 or float64, not {dtype!r}")
-    return backend.float_dtype(dtype)  # BackendError (unsupported) without shader-f64
+def _real(dtype: str) -> str:
+    return DTYPE_TABLE[dtype].component or dtype
+
+
+def _storage(backend, dtype: str) -> tuple[int, int]:
+    """(element size, real size) in bytes; BackendError for other dtypes or a missing feature."""
+    info = element(backend, dtype)
+    return info.itemsize, DTYPE_TABLE[_real(dtype)].itemsize
 
 
 def _pow2_ceil(v: int) -> int:
@@ -61,21 +75,21 @@ def _pow2_ceil(v: int) -> int:
 
 
 @functools.lru_cache(maxsize=128)
-def small_defines(mode: str, wgsl: str, m: int, n: int, sweeps: int) -> dict[str, object]:
+def small_defines(mode: str, dtype: str, m: int, n: int, sweeps: int) -> dict[str, object]:
     """Placeholders of svd_jacobi_small.wgsl for one specialisation."""
     np_ = n + (n & 1)
     pairs = np_ // 2
     tpp = min(_pow2_ceil(m), max(1, _pow2_ceil(SMALL_WG // pairs + 1) // 2))
     while pairs * tpp > SMALL_WG:
         tpp //= 2
-    dtype = "float32" if wgsl == "f32" else "float64"
     tol, loose = tolerances(dtype, m)
     info = DTYPE_TABLE[dtype]
+    wgsl = info.real_compute
     return {
-        "T": wgsl, "M": m, "N": n, "NP": np_, "P": pairs, "TPP": tpp, "WG": pairs * tpp,
+        **scalar_defines(dtype), "M": m, "N": n, "NP": np_, "P": pairs, "TPP": tpp, "WG": pairs * tpp,
         "EIGH": "true" if mode == "eigh" else "false", "SWEEPS": sweeps,
         "VN": 1 if mode == "eigh" else n * n,
-        "MAXF": literal(_MAXF[dtype], wgsl),
+        "MAXF": literal(_MAXF[_real(dtype)], wgsl),
         "TOL": literal(tol, wgsl), "LOOSE": literal(loose, wgsl), "NAN": info.nan,
     }
 
@@ -89,26 +103,27 @@ def jacobi_small(backend, mode: str, dtype: str, batch: int, m: int, n: int, x: 
     """Record the small-matrix Jacobi kernel over ``batch`` contiguous matrices at ``x``.
 
     'svd': ``x`` holds each m x n matrix (m >= n) transposed (n rows of m); writes ``n``
-    singular values per matrix at ``s`` (descending), the left vectors at ``u`` (vector r,
-    component i at ``r * u_strides[0] + i * u_strides[1]`` within the matrix's m * n block) and
-    the right vectors at ``v`` (its n * n block, ``v_strides`` likewise). 'eigh': ``x`` holds
-    n x n matrices (m == n; only the lower triangle is read); eigenvalues at ``s`` (ascending),
-    eigenvectors at ``u``; ``v`` unused. ``status`` gets one u32 per matrix: 1 when it did not
+    singular values per matrix at ``s`` (descending; real, of the dtype's real type), the left
+    vectors at ``u`` (vector r, component i at ``r * u_strides[0] + i * u_strides[1]`` within
+    the matrix's m * n block) and the conjugated right vectors at ``v`` (its n * n block,
+    ``v_strides`` likewise: the rows of Vh). 'eigh': ``x`` holds n x n symmetric / Hermitian
+    matrices (m == n; only the lower triangle is read, the diagonal's real part); eigenvalues
+    (real) at ``s`` (ascending), eigenvectors at ``u``; ``v`` unused. ``status`` gets one u32 per matrix: 1 when it did not
     converge in ``sweeps`` sweeps. Matrices with a non-finite entry give NaN.
 
     Raises BackendError: invalid argument for a bad mode, dtype or size (dims from 1 to
-    SMALL_MAX, m >= n, m == n for 'eigh') or pointers out of range; unsupported for float64
-    without ``shader-f64``.
+    :func:`small_max`, m >= n, m == n for 'eigh') or pointers out of range; unsupported for
+    float64 and complex128 without ``shader-f64``.
     """
     if mode not in ("svd", "eigh"):
         raise invalid_argument(f"jacobi: unknown mode {mode!r}")
-    itemsize, wgsl = _storage(backend, dtype)
-    if not (1 <= n <= m <= SMALL_MAX) or (mode == "eigh" and m != n) or batch < 1:
+    itemsize, realsize = _storage(backend, dtype)
+    if not (1 <= n <= m <= small_max(dtype)) or (mode == "eigh" and m != n) or batch < 1:
         raise invalid_argument(f"jacobi_small: bad problem {batch} x {m} x {n} ({mode})")
-    defines = small_defines(mode, wgsl, m, n, int(sweeps))
+    defines = small_defines(mode, dtype, m, n, int(sweeps))
     ctx = backend.context
     wins = [backend.window(x, batch * m * n * itemsize, itemsize),
-            backend.window(s, batch * n * itemsize, itemsize),
+            backend.window(s, batch * n * realsize, realsize),
             backend.window(u, batch * m * n * itemsize, itemsize),
             backend.window(v if v is not None else u, batch * (n * n if v is not None else m * n) * itemsize,
                            itemsize),
@@ -120,17 +135,26 @@ def jacobi_small(backend, mode: str, dtype: str, batch: int, m: int, n: int, x: 
 
 #: Columns per block of the block kernel (two blocks, 32 columns, per workgroup).
 BLOCK = 16
+#: Columns per block for complex128 (G, its rotations and a tile in 32 KiB of workgroup memory).
+BLOCK_WIDE = 8
 #: Most inner two-sided Jacobi sweeps on a block pair's Gram matrix.
 INNER_SWEEPS = 2
 
 
+def block_size(dtype: str) -> int:
+    """Columns per block of the block kernel for ``dtype``."""
+    return BLOCK_WIDE if DTYPE_TABLE[dtype].itemsize > 8 else BLOCK
+
+
 @functools.lru_cache(maxsize=32)
-def block_defines(wgsl: str, with_v: bool, m: int) -> dict[str, object]:
-    """Placeholders of svd_jacobi_block.wgsl (tiles of 64 rows, 32 for f64: workgroup memory)."""
-    dtype = "float32" if wgsl == "f32" else "float64"
+def block_defines(dtype: str, with_v: bool, m: int) -> dict[str, object]:
+    """Placeholders of svd_jacobi_block.wgsl (tiles of 64 rows of float32, 32 of wider
+    elements: workgroup memory)."""
     tol, loose = tolerances(dtype, m)
-    rows = 64 if wgsl == "f32" else 32
-    return {"T": wgsl, "TR": rows, "PER": rows * 2 * BLOCK // 256, "INNER": INNER_SWEEPS,
+    wgsl = DTYPE_TABLE[dtype].real_compute
+    rows = 64 if dtype == "float32" else 32
+    bs = block_size(dtype)
+    return {**scalar_defines(dtype), "BS": bs, "TR": rows, "PER": rows * 2 * bs // 256, "INNER": INNER_SWEEPS,
             "WITH_V": "true" if with_v else "false", "TOL": literal(tol, wgsl), "LOOSE": literal(loose, wgsl)}
 
 
@@ -139,23 +163,25 @@ def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: in
     """Record sweeps ``first_sweep .. first_sweep + sweeps - 1`` of block one-sided Jacobi over
     ``batch`` matrices of ``n`` columns of length ``m`` at ``x`` (column j of matrix b at
     element ``(b * n + j) * m``), rotating the n x n ``v`` (stored the same way) along when it
-    is given. A sweep is the round-robin ordering over blocks of ``BLOCK`` columns, one
+    is given. A sweep is the round-robin ordering over blocks of :func:`block_size` columns, one
     dispatch per step, one workgroup per block pair. ``flags`` holds ``batch * max_sweeps``
     u32 words, zero before sweep 0: word ``b * max_sweeps + s`` becomes 1 when sweep ``s``
     found a pair of columns of matrix b beyond the convergence threshold; a sweep after one
     that left it 0 does nothing.
 
     Raises BackendError (invalid argument) for sizes below 1, sweeps outside ``max_sweeps`` or
-    pointers out of range; (unsupported) for float64 without ``shader-f64``.
+    pointers out of range or dtypes other than float32, float64, complex64, complex128;
+    (unsupported) for float64 and complex128 without ``shader-f64``.
     """
-    itemsize, wgsl = _storage(backend, dtype)
+    itemsize, _ = _storage(backend, dtype)
     if min(batch, m, n) < 1 or first_sweep < 0 or sweeps < 0 or first_sweep + sweeps > max_sweeps:
         raise invalid_argument(f"jacobi_sweeps: bad problem {batch} x {m} x {n}, sweeps {first_sweep}+{sweeps}")
     if n < 2 or sweeps < 1:
         return
-    nb = -(-n // BLOCK)
+    bs = block_size(dtype)
+    nb = -(-n // bs)
     nb += nb & 1
-    defines = block_defines(wgsl, v is not None, m)
+    defines = block_defines(dtype, v is not None, m)
     ctx = backend.context
     xw = backend.window(x, batch * n * m * itemsize, itemsize)
     vw = backend.window(v, batch * n * n * itemsize, itemsize) if v is not None else xw

@@ -3,22 +3,40 @@
 Pipelines are cached by ``(name, number of storage bindings, defines)``, looked up first by the
 defines' items in the caller's order (no sorting on a hit), then by their canonical sorted form;
 a kernel given as full source is cached by its text. Every kernel has entry point ``main``,
-binding 0 a uniform with a dynamic offset and bindings 1..n read-write storage buffers; one
-bind-group layout and pipeline layout per binding count. The cache is guarded by the context's
-lock; ``stats["pipelines_compiled"]`` counts compilations.
+binding 0 a uniform with a dynamic offset and bindings 1..n storage buffers, each laid out as
+its declaration in the source says (``shader_bindings``: ``read-only-storage`` for
+``var<storage, read>`` and for bindings the kernel does not use, ``storage`` for
+``var<storage, read_write>``); one bind-group layout and pipeline layout per such signature
+(``layout_code``: its number, part of every bind-group key). ``writable_variant`` gives the
+pipeline with some read bindings laid out (and declared) writable, for a dispatch that binds
+their buffer writable too. The cache is guarded by the context's lock;
+``stats["pipelines_compiled"]`` counts compilations.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from . import device_state, kernels
 from .errors import device_error, invalid_argument
 from .implementation import wgpu
+from .shader_bindings import READ, WRITE, storage_access, with_writable
 
-__all__ = ["Pipelines"]
+__all__ = ["Pipelines", "PipelineInfo"]
+
+
+class PipelineInfo(NamedTuple):
+    """What the cache knows of a compiled pipeline: its kernel ``name``, WGSL ``source``, the
+    ``access`` of each storage binding (``shader_bindings``), and its layout's ``writable``
+    flags (per storage binding) and number ``layout``."""
+
+    name: str
+    source: str
+    access: tuple[str, ...]
+    writable: tuple[bool, ...]
+    layout: int
 
 
 class Pipelines:
@@ -33,33 +51,57 @@ class Pipelines:
         self._pipelines: dict[tuple[Any, ...], Any] = {}
         # (name, n_storage, defines items in the caller's order or None, source) -> pipeline
         self._pipelines_fast: dict[tuple[Any, ...], Any] = {}
-        self._layouts: dict[int, tuple[Any, Any]] = {}
+        # (access, writable flags) -> layout number; per number (bind-group layout, pipeline
+        # layout, flags); the layout objects per flags
+        self._layout_codes: dict[tuple[tuple[str, ...], tuple[bool, ...]], int] = {}
+        self._layouts: list[tuple[Any, Any, tuple[bool, ...]]] = []
+        self._layout_objects: dict[tuple[bool, ...], tuple[Any, Any]] = {}
+        #: pipeline -> its layout number (the first item of its bind groups' cache keys: the
+        #: same for pipelines whose storage bindings have the same access and layout)
+        self.layout_code: dict[Any, int] = {}
+        self._pipeline_info: dict[Any, PipelineInfo] = {}
+        self._variants: dict[tuple[Any, tuple[int, ...]], Any] = {}
 
-    def _layout(self, n_storage: int) -> tuple[Any, Any]:
-        entry = self._layouts.get(n_storage)
-        if entry is None:
-            vis = wgpu.ShaderStage.COMPUTE
-            entries = [{"binding": 0, "visibility": vis,
-                        "buffer": {"type": wgpu.BufferBindingType.uniform, "has_dynamic_offset": True}}]
-            entries += [
-                {"binding": i, "visibility": vis, "buffer": {"type": wgpu.BufferBindingType.storage}}
-                for i in range(1, n_storage + 1)
-            ]
-            bgl = self.device.create_bind_group_layout(entries=entries)
-            entry = (bgl, self.device.create_pipeline_layout(bind_group_layouts=[bgl]))
-            self._layouts[n_storage] = entry
-        return entry
+    def _layout(self, access: tuple[str, ...], writable: tuple[bool, ...]) -> int:
+        """The number of the layout of storage bindings of ``access`` whose binding i is
+        ``storage`` where ``writable[i]``, else ``read-only-storage`` (created on first use;
+        lock held)."""
+        code = self._layout_codes.get((access, writable))
+        if code is None:
+            objects = self._layout_objects.get(writable)
+            if objects is None:
+                vis = wgpu.ShaderStage.COMPUTE
+                ro, rw = wgpu.BufferBindingType.read_only_storage, wgpu.BufferBindingType.storage
+                entries = [{"binding": 0, "visibility": vis,
+                            "buffer": {"type": wgpu.BufferBindingType.uniform, "has_dynamic_offset": True}}]
+                entries += [{"binding": i + 1, "visibility": vis, "buffer": {"type": rw if w else ro}}
+                            for i, w in enumerate(writable)]
+                bgl = self.device.create_bind_group_layout(entries=entries)
+                objects = (bgl, self.device.create_pipeline_layout(bind_group_layouts=[bgl]))
+                self._layout_objects[writable] = objects
+            self._layouts.append((*objects, writable))
+            code = self._layout_codes[(access, writable)] = len(self._layouts) - 1
+        return code
+
+    def bind_group_layout(self, code: int) -> tuple[Any, tuple[bool, ...]]:
+        """(bind-group layout, writable flags) of layout number ``code``."""
+        bgl, _, writable = self._layouts[code]
+        return bgl, writable
+
+    def pipeline_info(self, pipe: Any) -> PipelineInfo:
+        """What the cache knows of ``pipe`` (a pipeline it compiled)."""
+        return self._pipeline_info[pipe]
 
     def pipeline(self, name: str, n_storage: int, defines: Mapping[str, object] | None = None,
                  *, source: str | None = None) -> Any:
         """The compiled compute pipeline for kernel ``name`` specialised by ``defines`` (cached).
 
         Every kernel has entry point ``main``, binding 0 a uniform and bindings 1..n_storage
-        read-write storage buffers. With ``source`` (complete WGSL text, e.g. a generated or user
-        kernel) that text is compiled instead of the template ``name`` (``name`` is the label;
-        ``defines`` must then be None) and cached by it. Raises BackendError (device error) with
+        storage buffers (read-only or writable as declared). With ``source`` (complete WGSL
+        text, e.g. a generated or user kernel) that text is compiled instead of the template
+        ``name`` (``name`` is the label; ``defines`` must then be None) and cached by it. Raises BackendError (device error) with
         the compiler's message when the source does not compile, (invalid argument) for a
-        template/placeholder mismatch.
+        template/placeholder mismatch or a storage binding declared outside 1..n_storage.
         """
         try:
             fast = (name, n_storage, None if defines is None else tuple(defines.items()), source)
@@ -89,14 +131,42 @@ class Pipelines:
                     source = kernels.render(name, defines)
                 except (KeyError, ValueError) as exc:  # placeholder mismatch, a bad //#unroll
                     raise invalid_argument(str(exc.args[0]) if exc.args else str(exc)) from None
-            _, layout = self._layout(n_storage)
-            try:
-                module = self.device.create_shader_module(label=name, code=source)
-                pipe = self.device.create_compute_pipeline(
-                    label=name, layout=layout, compute={"module": module, "entry_point": "main"}
-                )
-            except Exception as exc:
-                raise device_state.classify(self, device_error(f"kernel {name!r} failed to compile: {exc}")) from exc
+            pipe = self._compile(name, source, n_storage, ())
             self._pipelines[key] = pipe
-            self.stats["pipelines_compiled"] += 1
         return pipe
+
+    def _compile(self, name: str, source: str, n_storage: int, writable: Sequence[int]) -> Any:
+        """Compile ``source`` with the layout its declarations give, storage bindings
+        ``writable`` (indices from 0) laid out writable too (lock held)."""
+        try:
+            access = storage_access(source, n_storage)
+        except ValueError as exc:
+            raise invalid_argument(f"kernel {name!r}: {exc}") from None
+        flags = tuple(a == WRITE or i in writable for i, a in enumerate(access))
+        code = self._layout(access, flags)
+        layout = self._layouts[code][1]
+        try:
+            module = self.device.create_shader_module(label=name, code=source)
+            pipe = self.device.create_compute_pipeline(
+                label=name, layout=layout, compute={"module": module, "entry_point": "main"}
+            )
+        except Exception as exc:
+            raise device_state.classify(self, device_error(f"kernel {name!r} failed to compile: {exc}")) from exc
+        self.stats["pipelines_compiled"] += 1
+        self._pipeline_info[pipe] = PipelineInfo(name, source, access, flags, code)
+        self.layout_code[pipe] = code
+        return pipe
+
+    def writable_variant(self, pipe: Any, bindings: tuple[int, ...]) -> Any:
+        """``pipe`` with its storage bindings ``bindings`` (indices from 0, sorted) laid out
+        writable, those it declares ``read`` declared ``read_write`` (cached; lock held). It
+        reads what ``pipe`` reads: for a dispatch that binds one buffer both read-only and
+        writable, which WebGPU forbids. BackendError (device error) as ``pipeline``."""
+        key = (pipe, bindings)
+        variant = self._variants.get(key)
+        if variant is None:
+            info = self._pipeline_info[pipe]
+            declared = [i + 1 for i in bindings if info.access[i] == READ]
+            source = with_writable(info.source, declared) if declared else info.source
+            variant = self._variants[key] = self._compile(info.name, source, len(info.access), bindings)
+        return variant

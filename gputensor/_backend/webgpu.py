@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from . import device_state, ops_attention, ops_conv, ops_elementwise, ops_gemm, ops_reduce
+from . import device_state, devices, ops_attention, ops_conv, ops_elementwise, ops_gemm, ops_reduce
 from .adapters import adapter_description
 from .base import BackendTranspose, BinaryOp, ComputeBackend, ReduceOp, UnaryOp
 from .context import WgpuContext
@@ -87,6 +87,7 @@ class WebGpuBackend(ComputeBackend):
         self._ids = device_state.ALLOCATION_IDS  # shared: no id of a retired backend comes again
         self._first_id = next(self._ids)
         self._pool: MemoryPool | None = None
+        devices.register(self)
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def name(self) -> str:
@@ -246,7 +247,8 @@ class WebGpuBackend(ComputeBackend):
         ident, offset = ptr >> _PTR_SHIFT, ptr & _OFFSET_MASK
         alloc = self._allocations.get(ident)
         if alloc is None or ptr < 0:
-            raise (device_state.stale_pointer(ptr, ident, self._first_id, self._ctx)
+            raise (devices.mismatch(ptr, ident, self)
+                   or device_state.stale_pointer(ptr, ident, self._first_id, self._ctx)
                    or invalid_argument(f"unknown or freed device pointer {ptr:#x}"))
         if nbytes < 0 or offset + nbytes > alloc.nbytes:
             raise invalid_argument(

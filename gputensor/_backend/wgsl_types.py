@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "F32_BITS",
     "DTypeInfo",
     "DTYPE_TABLE",
     "STORAGE_TYPES",
@@ -208,10 +209,17 @@ _COMPUTE_BITS = {"bool": 1, "i32": 32, "u32": 32, "f32": 32, "i64": 64, "u64": 6
 _COMPLEX_PARTS = {"vec2<f32>": "f32", "vec2<f64>": "f64"}
 
 
+#: The WGSL function ``kernels.render`` defines in every kernel that calls it: the f32 of a u32
+#: bit pattern, at run time (a non-finite ``bitcast<f32>`` of a literal is no constant
+#: expression: Tint rejects it, naga folds it).
+F32_BITS = "gt_f32_bits"
+
+
 def _float_constant(f32_bits: int, compute: str) -> str:
-    """A float constant given by its f32 bit pattern (inf and NaN have no WGSL literal; f64 gets
-    them converted exactly from f32, as WGSL has no 64-bit bitcast literal)."""
-    f32 = f"bitcast<f32>(0x{f32_bits:08x}u)"
+    """A non-finite float given by its f32 bit pattern (inf and NaN have no WGSL literal and are
+    no constant expression: ``kernels.F32_BITS`` makes them at run time; f64 gets them converted
+    exactly from f32, as WGSL has no 64-bit bitcast literal)."""
+    f32 = f"{F32_BITS}(0x{f32_bits:08x}u)"
     return f32 if compute == "f32" else f"{compute}({f32})"
 
 
@@ -358,8 +366,9 @@ def literal(value: float | int | bool | complex, compute: str) -> str:
     with np.errstate(over="ignore"):
         f32_bits = int(np.array(f, dtype=np.float32).view(np.uint32))
     if compute == "f32":
-        return f"bitcast<f32>({f32_bits}u)"
+        return f"bitcast<f32>({f32_bits}u)" if math.isfinite(f) else f"{F32_BITS}({f32_bits}u)"
     if math.isfinite(f):
         return f"f64({f!r}lf)"
-    # inf and nan convert exactly from f32 (WGSL has no 64-bit bitcast literal)
-    return f"f64(bitcast<f32>({f32_bits}u))"
+    # inf and nan convert exactly from f32 (WGSL has no 64-bit bitcast literal; they are no
+    # constant expression: made at run time)
+    return f"f64({F32_BITS}({f32_bits}u))"

@@ -26,7 +26,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> ws: array<T>;
+@group(0) @binding(1) var<storage, read> ws: array<T>;
 @group(0) @binding(2) var<storage, read_write> o: array<S>;
 
 @compute @workgroup_size(WG)

@@ -34,9 +34,9 @@ const NG: u32 = WG / DP;            // key groups of the PV phase
 const SPLIT: bool = {{SPLIT}};
 const NEG: T = {{NEG}};
 
-@group(0) @binding(1) var<storage, read_write> q: array<S>;
-@group(0) @binding(2) var<storage, read_write> k: array<S>;
-@group(0) @binding(3) var<storage, read_write> v: array<S>;
+@group(0) @binding(1) var<storage, read> q: array<S>;
+@group(0) @binding(2) var<storage, read> k: array<S>;
+@group(0) @binding(3) var<storage, read> v: array<S>;
 @group(0) @binding(4) var<storage, read_write> o: array<out_t>;
 
 var<workgroup> qs: array<T, DP + 48u>;   // zero padded: batches may read past DP

@@ -71,9 +71,9 @@ const DP4: u32 = DP / 4u;
 const SPLIT: bool = {{SPLIT}};
 const NEG: T = {{NEG}};
 
-@group(0) @binding(1) var<storage, read_write> q: array<{{QKV}}>;
-@group(0) @binding(2) var<storage, read_write> k: array<{{QKV}}>;
-@group(0) @binding(3) var<storage, read_write> v: array<{{QKV}}>;
+@group(0) @binding(1) var<storage, read> q: array<{{QKV}}>;
+@group(0) @binding(2) var<storage, read> k: array<{{QKV}}>;
+@group(0) @binding(3) var<storage, read> v: array<{{QKV}}>;
 @group(0) @binding(4) var<storage, read_write> o: array<out_t>;
 
 // Two slots: Q rows [BQ][RS4] then K rows [BK][RS4] of a chunk, or V [KC][DP4] of a chunk.

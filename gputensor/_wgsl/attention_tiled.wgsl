@@ -55,9 +55,9 @@ const V_PER: u32 = (KC * DP + WG - 1u) / WG;  // V elements (at most 8: ops_atte
 const SPLIT: bool = {{SPLIT}};
 const NEG: T = {{NEG}};
 
-@group(0) @binding(1) var<storage, read_write> q: array<S>;
-@group(0) @binding(2) var<storage, read_write> k: array<S>;
-@group(0) @binding(3) var<storage, read_write> v: array<S>;
+@group(0) @binding(1) var<storage, read> q: array<S>;
+@group(0) @binding(2) var<storage, read> k: array<S>;
+@group(0) @binding(3) var<storage, read> v: array<S>;
 @group(0) @binding(4) var<storage, read_write> o: array<out_t>;
 
 // Staging area, reused in turn for: Q^T|K^T chunks, row-max partials, V chunks, row-sum partials.

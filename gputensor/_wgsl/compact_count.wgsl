@@ -19,7 +19,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> src: array<u32>;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> counts: array<u32>;
 
 var<workgroup> total: atomic<u32>;

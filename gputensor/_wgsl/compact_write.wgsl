@@ -30,10 +30,10 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> src: array<u32>;
-@group(0) @binding(2) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read> counts: array<u32>;
 @group(0) @binding(3) var<storage, read_write> out: array<{{OUT_ARRAY}}>;
-@group(0) @binding(4) var<storage, read_write> perm: array<u32>;
+@group(0) @binding(4) var<storage, read> perm: array<u32>;
 @group(0) @binding(5) var<storage, read_write> inv: array<u32>;
 
 var<workgroup> part: array<u32, WG>;

@@ -17,14 +17,14 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<storage, read_write> s0: array<u32>;
-@group(0) @binding(3) var<storage, read_write> s1: array<u32>;
-@group(0) @binding(4) var<storage, read_write> s2: array<u32>;
-@group(0) @binding(5) var<storage, read_write> s3: array<u32>;
-@group(0) @binding(6) var<storage, read_write> s4: array<u32>;
-@group(0) @binding(7) var<storage, read_write> s5: array<u32>;
-@group(0) @binding(8) var<storage, read_write> s6: array<u32>;
-@group(0) @binding(9) var<storage, read_write> s7: array<u32>;
+@group(0) @binding(2) var<storage, read> s0: array<u32>;
+@group(0) @binding(3) var<storage, read> s1: array<u32>;
+@group(0) @binding(4) var<storage, read> s2: array<u32>;
+@group(0) @binding(5) var<storage, read> s3: array<u32>;
+@group(0) @binding(6) var<storage, read> s4: array<u32>;
+@group(0) @binding(7) var<storage, read> s5: array<u32>;
+@group(0) @binding(8) var<storage, read> s6: array<u32>;
+@group(0) @binding(9) var<storage, read> s7: array<u32>;
 
 fn col_at(k: u32) -> u32 {
     return params.col[k / 4u][k % 4u];

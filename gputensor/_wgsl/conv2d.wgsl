@@ -63,8 +63,8 @@ struct Tap {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<{{T}}>;
-@group(0) @binding(2) var<storage, read_write> F: array<{{T}}>;
+@group(0) @binding(1) var<storage, read> X: array<{{T}}>;
+@group(0) @binding(2) var<storage, read> F: array<{{T}}>;
 @group(0) @binding(3) var<storage, read_write> C: array<c_t>;
 
 // Every invocation fetches A elements of one tile row (NT is a multiple of BM): row tid % BM,

@@ -36,9 +36,9 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> src: array<u32>;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> hist: array<atomic<u32>>;
-@group(0) @binding(3) var<storage, read_write> range: array<u32>;
+@group(0) @binding(3) var<storage, read> range: array<u32>;
 
 {{SRC_LOADER}}
 

@@ -31,11 +31,11 @@ fn ew_isinf_f32(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f
 // @fn ew_isinf f64
 fn ew_isinf_f64(x: f64) -> bool { return (bitcast<u64>(x) << 1u) == (u64(0xffe00000u) << 32u); }
 // @fn ew_nan f32
-fn ew_nan_f32() -> f32 { return bitcast<f32>(0x7fc00000u); }
+fn ew_nan_f32() -> f32 { let bits = 0x7fc00000u; return bitcast<f32>(bits); }
 // @fn ew_nan f64
 fn ew_nan_f64() -> f64 { return bitcast<f64>(u64(0x7ff80000u) << 32u); }
 // @fn ew_inf f32
-fn ew_inf_f32() -> f32 { return bitcast<f32>(0x7f800000u); }
+fn ew_inf_f32() -> f32 { let bits = 0x7f800000u; return bitcast<f32>(bits); }
 // @fn ew_inf f64
 fn ew_inf_f64() -> f64 { return bitcast<f64>(u64(0x7ff00000u) << 32u); }
 // @fn ew_atan2 f32

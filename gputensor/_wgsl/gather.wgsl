@@ -44,7 +44,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> a: array<u32>;
+@group(0) @binding(1) var<storage, read> a: array<u32>;
 @group(0) @binding(2) var<storage, read_write> b: array<{{B_ARRAY}}>;
 {{IDX_BINDINGS}}
 {{WIN_BINDING}}

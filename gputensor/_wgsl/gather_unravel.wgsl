@@ -14,7 +14,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> flat: array<u32>;
+@group(0) @binding(1) var<storage, read> flat: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
 
 @compute @workgroup_size(256)

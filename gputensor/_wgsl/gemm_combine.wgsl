@@ -32,7 +32,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> P: array<acc_t>;
+@group(0) @binding(1) var<storage, read> P: array<acc_t>;
 @group(0) @binding(2) var<storage, read_write> C: array<{{T}}>;
 
 @compute @workgroup_size(WG)

@@ -44,8 +44,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<{{T}}>;
-@group(0) @binding(2) var<storage, read_write> B: array<{{T}}>;
+@group(0) @binding(1) var<storage, read> A: array<{{T}}>;
+@group(0) @binding(2) var<storage, read> B: array<{{T}}>;
 @group(0) @binding(3) var<storage, read_write> C: array<c_t>;
 
 const A_M_FAST: bool = {{A_M_FAST}};

@@ -1,6 +1,7 @@
 // Row interchanges (LAPACK's laswp): for r in [k1, k2) in order, swap rows r and piv[piv_first + r]
 // of X (element (r, c) at X[x_first + r * x_ld + c]; getrf's pivots, piv[r] >= r), in every
-// column c < cols outside [skip_lo, skip_hi). One invocation per column.
+// column c < cols outside [skip_lo, skip_hi). One invocation per column; workgroups of z index
+// q take matrix q of a stack (X from x_first + q * x_bs, its pivots from piv_first + q * piv_bs).
 //
 // The swaps go in chunks of 32: invocation 0 composes a chunk's swaps into one permutation of the
 // at most 64 rows it touches (dst[s] receives the row that was src[s]); then each invocation
@@ -15,10 +16,11 @@ const CH: u32 = 32u;
 struct Params {
     cols: u32, k1: u32, k2: u32, x_first: u32,
     x_ld: u32, piv_first: u32, skip_lo: u32, skip_hi: u32,
+    x_bs: u32, piv_bs: u32, p0: u32, p1: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> piv: array<u32>;
+@group(0) @binding(2) var<storage, read> piv: array<u32>;
 
 var<workgroup> dst: array<u32, 2u * CH>;
 var<workgroup> src: array<u32, 2u * CH>;
@@ -44,13 +46,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
     let c = linear_group(wid, nwg) * WG + lid;
     let live = c < p.cols && !(c >= p.skip_lo && c < p.skip_hi);
-    let base = p.x_first + c;
+    let base = p.x_first + wid.z * p.x_bs + c;
+    let pbase = p.piv_first + wid.z * p.piv_bs;
     for (var c0 = p.k1; c0 < p.k2; c0 += CH) {
         let c1 = min(c0 + CH, p.k2);
         if lid == 0u {
             var m = 0u;
             for (var r = c0; r < c1; r++) {
-                let pr = piv[p.piv_first + r];
+                let pr = piv[pbase + r];
                 if pr != r {
                     let a = slot_of(r, &m);
                     let b = slot_of(pr, &m);

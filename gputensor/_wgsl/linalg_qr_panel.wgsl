@@ -6,10 +6,15 @@
 // qq of the panel and rows rs, rs + 8, ... in the reflector updates.
 //#include common
 
+// Complex elements (vec2): zgeqr2's reflectors (H = I - tau v v^H, beta real, A := H^H A)
+// with the sc_* helpers of linalg_scalar_*.
+
 alias T = {{T}};
+alias R = {{R}};
 const WG: u32 = {{WG}}u;
 const NB: u32 = 32u;
 const RS: u32 = WG / NB;
+const U: u32 = 8u;
 
 struct Params {
     a_first: u32, ld: u32, mp: u32, jb: u32,
@@ -33,6 +38,8 @@ fn reduce_sum(lid: u32) {
     }
 }
 
+{{SCALAR}}
+
 @compute @workgroup_size({{WG}})
 fn main(@builtin(local_invocation_index) lid: u32) {
     let mp = p.mp;
@@ -42,27 +49,27 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     let qq = lid % NB;
     let rs = lid / NB;
     for (var c = 0u; c < jb; c++) {
-        var s = T(0);
+        var s = R(0);
         for (var i = c + 1u + lid; i < mp; i += WG) {
-            let x = A[a0 + i * ld + c];
-            s = s + x * x;
+            s = s + sc_abs2(A[a0 + i * ld + c]);
         }
-        red[lid] = s;
+        red[lid] = sc_from(s);
         reduce_sum(lid);
-        let xn2 = red[0];
+        let xn2 = sc_re(red[0]);
         let alpha = A[a0 + c * ld + c];
         workgroupBarrier();
         var tau = T(0);
-        if xn2 != T(0) {
-            let norm = sqrt(alpha * alpha + xn2);
-            let beta = select(-norm, norm, alpha < T(0));
-            tau = (beta - alpha) / beta;
-            let scale = T(1) / (alpha - beta);
+        let ar = sc_re(alpha);
+        if xn2 != R(0) || sc_abs2(alpha - sc_from(ar)) != R(0) {
+            let norm = sqrt(sc_abs2(alpha) + xn2);
+            let beta = select(-norm, norm, ar < R(0));
+            tau = (sc_from(beta) - alpha) / beta;
+            let scale = sc_div(sc_from(R(1)), alpha - sc_from(beta));
             for (var i = c + 1u + lid; i < mp; i += WG) {
-                A[a0 + i * ld + c] = A[a0 + i * ld + c] * scale;
+                A[a0 + i * ld + c] = sc_mul(A[a0 + i * ld + c], scale);
             }
             if lid == 0u {
-                A[a0 + c * ld + c] = beta;
+                A[a0 + c * ld + c] = sc_from(beta);
             }
         }
         if lid == 0u {
@@ -73,8 +80,23 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         let live = qq > c && qq < jb;
         var part = T(0);
         if live {
-            for (var i = c + 1u + rs; i < mp; i += RS) {
-                part = part + A[a0 + i * ld + c] * A[a0 + i * ld + qq];
+            // U rows at a time: their loads are independent and issued together
+            var i = c + 1u + rs;
+            for (; i + (U - 1u) * RS < mp; i += U * RS) {
+                var xs: array<T, U>;
+                var ys: array<T, U>;
+                //#unroll
+                for (var u = 0u; u < U; u++) {
+                    xs[u] = A[a0 + (i + u * RS) * ld + c];
+                    ys[u] = A[a0 + (i + u * RS) * ld + qq];
+                }
+                //#unroll
+                for (var u = 0u; u < U; u++) {
+                    part = part + sc_dotc(xs[u], ys[u]);
+                }
+            }
+            for (; i < mp; i += RS) {
+                part = part + sc_dotc(A[a0 + i * ld + c], A[a0 + i * ld + qq]);
             }
         }
         red[lid] = part;
@@ -84,7 +106,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
             for (var r = 0u; r < RS; r++) {
                 w = w + red[r * NB + lid];
             }
-            wv[lid] = w * tau;
+            wv[lid] = sc_mul(w, sc_conj(tau));
         }
         workgroupBarrier();
         if live {
@@ -92,8 +114,22 @@ fn main(@builtin(local_invocation_index) lid: u32) {
             if rs == 0u {
                 A[a0 + c * ld + qq] = A[a0 + c * ld + qq] - w;
             }
-            for (var i = c + 1u + rs; i < mp; i += RS) {
-                A[a0 + i * ld + qq] = A[a0 + i * ld + qq] - w * A[a0 + i * ld + c];
+            var i = c + 1u + rs;
+            for (; i + (U - 1u) * RS < mp; i += U * RS) {
+                var xs: array<T, U>;
+                var ys: array<T, U>;
+                //#unroll
+                for (var u = 0u; u < U; u++) {
+                    xs[u] = A[a0 + (i + u * RS) * ld + c];
+                    ys[u] = A[a0 + (i + u * RS) * ld + qq];
+                }
+                //#unroll
+                for (var u = 0u; u < U; u++) {
+                    A[a0 + (i + u * RS) * ld + qq] = ys[u] - sc_mul(w, xs[u]);
+                }
+            }
+            for (; i < mp; i += RS) {
+                A[a0 + i * ld + qq] = A[a0 + i * ld + qq] - sc_mul(w, A[a0 + i * ld + c]);
             }
         }
         storageBarrier();
@@ -104,7 +140,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         let j = e % jb;
         var v = A[a0 + i * ld + j];
         if i == j {
-            v = T(1);
+            v = sc_from(R(1));
         } else if i < j {
             v = T(0);
         }

@@ -1,16 +1,19 @@
 // Batched small factorizations: one workgroup per matrix of order n <= NM, the matrix held in
 // workgroup memory (row stride NM). Matrix `bid` is A[a_first + bid * a_bs + i * a_ld + j].
 //
-// OP 0 (Cholesky): A = L L^T, L written in place (zeros above the diagonal); a pivot <= 0 sets
-//   flag[0] (NaN input is not flagged: it gives NaN factors, as in NumPy).
+// (Cholesky, and solve / inverse with up to 32 right-hand columns, run on
+// linalg_small_rows.wgsl.)
 // OP 1..3 (LU with partial pivoting, row swaps as LAPACK's getrf): a pivot column of zeros sets
 //   flag[0] (OP 1, 2) and is skipped, as getrf does (NaN columns are not flagged).
 //   OP 1: B (n x k, B[b_first + bid * b_bs + i * b_ld + j]) is overwritten by A^-1 B;
 //   OP 2: B (n x n) is overwritten by A^-1;
-//   OP 3: B[b_first + 3 * bid + 0, 1, 2] = det, sign, log|det| (sign 0 and -inf when singular).
+//   OP 3: B[b_first + 3 * bid + 0, 1, 2] = det, sign, log|det| (sign 0 and -inf when singular;
+//   complex: the sign is det / |det|, log|det| the real part). Pivots by |re| + |im| (getrf's).
+// Elements are T (real, or complex as vec2) with the sc_* helpers of linalg_scalar_*.
 //#include common
 
 alias T = {{T}};
+alias R = {{R}};
 const NM: u32 = {{NMAX}}u;
 const OP: u32 = {{OP}}u;
 const WG: u32 = 64u;
@@ -31,49 +34,22 @@ var<workgroup> piv: array<u32, NM>;
 // right-hand columns, one per invocation: xs[i * WG + lid] (OP 1, 2)
 var<workgroup> xs: array<T, XS>;
 
-{{MATH}}
-
-fn cholesky(n: u32, lid: u32) {
-    for (var j = 0u; j < n; j++) {
-        if lid == 0u {
-            let d = a[j * NM + j];
-            if d <= T(0) {
-                atomicOr(&flag[0], 1u);
-            }
-            a[j * NM + j] = sqrt(d);
-        }
-        workgroupBarrier();
-        let d = a[j * NM + j];
-        for (var i = j + 1u + lid; i < n; i += WG) {
-            a[i * NM + j] = a[i * NM + j] / d;
-        }
-        workgroupBarrier();
-        let m = n - j - 1u;
-        for (var t = lid; t < m * m; t += WG) {
-            let i = j + 1u + t / m;
-            let c = j + 1u + t % m;
-            if c <= i {
-                a[i * NM + c] = a[i * NM + c] - a[i * NM + j] * a[c * NM + j];
-            }
-        }
-        workgroupBarrier();
-    }
-}
+{{SCALAR}}
 
 fn lu(n: u32, lid: u32) {
     for (var c = 0u; c < n; c++) {
         if lid == 0u {
             var best = c;
-            var bv = abs(a[c * NM + c]);
+            var bv = sc_norm1(a[c * NM + c]);
             for (var i = c + 1u; i < n; i++) {
-                let v = abs(a[i * NM + c]);
+                let v = sc_norm1(a[i * NM + c]);
                 if v > bv {
                     bv = v;
                     best = i;
                 }
             }
             piv[c] = best;
-            if bv == T(0) && OP != 3u {
+            if bv == R(0) && OP != 3u {
                 atomicOr(&flag[0], 1u);
             }
         }
@@ -88,18 +64,19 @@ fn lu(n: u32, lid: u32) {
         }
         workgroupBarrier();
         let d = a[c * NM + c];
-        if d != T(0) {
+        let live = sc_nonzero(d);
+        if live {
             for (var i = c + 1u + lid; i < n; i += WG) {
-                a[i * NM + c] = a[i * NM + c] / d;
+                a[i * NM + c] = sc_div(a[i * NM + c], d);
             }
         }
         workgroupBarrier();
         let m = n - c - 1u;
-        if d != T(0) {
+        if live {
             for (var t = lid; t < m * m; t += WG) {
                 let i = c + 1u + t / m;
                 let j = c + 1u + t % m;
-                a[i * NM + j] = a[i * NM + j] - a[i * NM + c] * a[c * NM + j];
+                a[i * NM + j] = a[i * NM + j] - sc_mul(a[i * NM + c], a[c * NM + j]);
             }
         }
         workgroupBarrier();
@@ -117,7 +94,7 @@ fn lu_solve_column(n: u32, lid: u32) {
     for (var i = 0u; i < n; i++) {
         var s = xs[i * WG + lid];
         for (var q = 0u; q < i; q++) {
-            s = s - a[i * NM + q] * xs[q * WG + lid];
+            s = s - sc_mul(a[i * NM + q], xs[q * WG + lid]);
         }
         xs[i * WG + lid] = s;
     }
@@ -125,9 +102,9 @@ fn lu_solve_column(n: u32, lid: u32) {
         let i = n - 1u - ii;
         var s = xs[i * WG + lid];
         for (var q = i + 1u; q < n; q++) {
-            s = s - a[i * NM + q] * xs[q * WG + lid];
+            s = s - sc_mul(a[i * NM + q], xs[q * WG + lid]);
         }
-        xs[i * WG + lid] = s / a[i * NM + i];
+        xs[i * WG + lid] = sc_div(s, a[i * NM + i]);
     }
 }
 
@@ -146,42 +123,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         a[i * NM + j] = A[base + i * p.a_ld + j];
     }
     workgroupBarrier();
-    if OP == 0u {
-        cholesky(n, lid);
-        for (var t = lid; t < n * n; t += WG) {
-            let i = t / n;
-            let j = t % n;
-            A[base + i * p.a_ld + j] = select(T(0), a[i * NM + j], j <= i);
-        }
-        return;
-    }
     lu(n, lid);
     if OP == 3u {
         if lid == 0u {
-            var det = T(1);
-            var sign = T(1);
-            var logabs = T(0);
+            var det = sc_from(R(1));
+            var sign = sc_from(R(1));
+            var logabs = R(0);
             var zero = false;
             for (var c = 0u; c < n; c++) {
                 let u = a[c * NM + c];
-                det = det * u;
+                det = sc_mul(det, u);
                 if piv[c] != c {
                     sign = -sign;
                     det = -det;
                 }
-                if u < T(0) {
-                    sign = -sign;
-                }
-                if u == T(0) {
-                    zero = true;
+                if sc_nonzero(u) {
+                    let au = sc_abs(u);
+                    sign = sc_mul(sign, u / au);
+                    logabs = logabs + {{LOG}}(au);
                 } else {
-                    logabs = logabs + {{LOG}}(abs(u));
+                    zero = true;
                 }
             }
             let r = p.b_first + 3u * bid;
             B[r] = det;
             B[r + 1u] = select(sign, T(0), zero);
-            B[r + 2u] = select(logabs, {{NEG_INF}}, zero);
+            B[r + 2u] = sc_from(select(logabs, {{NEG_INF}}, zero));
         }
         return;
     }
@@ -189,7 +156,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var col = lid; col < p.k; col += WG) {
         for (var i = 0u; i < n; i++) {
             if OP == 2u {
-                xs[i * WG + lid] = select(T(0), T(1), i == col);
+                xs[i * WG + lid] = select(T(0), sc_from(R(1)), i == col);
             } else {
                 xs[i * WG + lid] = B[bbase + i * p.b_ld + col];
             }

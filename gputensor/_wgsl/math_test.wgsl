@@ -12,7 +12,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> inp: array<{{T}}>;
+@group(0) @binding(1) var<storage, read> inp: array<{{T}}>;
 @group(0) @binding(2) var<storage, read_write> outp: array<{{T}}>;
 
 @compute @workgroup_size(64)

@@ -50,8 +50,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<{{A_ARRAY}}>;
-@group(0) @binding(2) var<storage, read_write> B: array<{{B_ARRAY}}>;
+@group(0) @binding(1) var<storage, read> A: array<{{A_ARRAY}}>;
+@group(0) @binding(2) var<storage, read> B: array<{{B_ARRAY}}>;
 @group(0) @binding(3) var<storage, read_write> C: array<acc_t>;
 
 const BM: u32 = {{BM}}u;

@@ -56,7 +56,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> src: array<{{SRC_ARRAY}}>;
+@group(0) @binding(1) var<storage, read> src: array<{{SRC_ARRAY}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{{DST_ARRAY}}>;
 
 // Fused elementwise prologue (ops_reduce.Prologue; empty otherwise): the source is virtual (row-

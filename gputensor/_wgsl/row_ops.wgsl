@@ -62,10 +62,10 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<{{XA}}>;
+@group(0) @binding(1) var<storage, read> X: array<{{XA}}>;
 @group(0) @binding(2) var<storage, read_write> Y: array<{{YA}}>;
-@group(0) @binding(3) var<storage, read_write> W: array<{{WA}}>;
-@group(0) @binding(4) var<storage, read_write> B: array<{{WA}}>;
+@group(0) @binding(3) var<storage, read> W: array<{{WA}}>;
+@group(0) @binding(4) var<storage, read> B: array<{{WA}}>;
 
 // ldx(i) / ldx4(i) / ldx8(i): element i / elements i..i+3 / i..i+7 of X as T; sty(i, v) /
 // sty4(i, v) / sty8(i, p): store into Y; ldw(i), ldw4(i), ldb(i), ldb4(i): weight and bias.
@@ -265,7 +265,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 if ((c & 1u) == 0u && u < units) {
                     let p = ldx8(xb + 4u * u);
                     cache[c] = p.lo;
-                    cache[c + 1u] = p.hi;
+                    // (c + 1 < VPT here; the min keeps the unrolled dead branches' constant
+                    // index in range, which Mesa's GLSL compiler requires)
+                    cache[min(c + 1u, VPT - 1u)] = p.hi;
                 }
             } else if (u < units) {
                 cache[c] = load_unit(xb, u);
@@ -407,7 +409,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let u = cached_unit(c, t);
             if (PAIR) {
                 if ((c & 1u) == 0u && u < units) {
-                    sty8(yb + 4u * u, Pair(out_unit(cache[c], u, a, b), out_unit(cache[c + 1u], u + 1u, a, b)));
+                    sty8(yb + 4u * u, Pair(out_unit(cache[c], u, a, b), out_unit(cache[min(c + 1u, VPT - 1u)], u + 1u, a, b)));
                 }
             } else if (u < units) {
                 store_unit(yb, u, out_unit(cache[c], u, a, b));

@@ -81,7 +81,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> src: array<{{SRC_ARRAY}}>;
+@group(0) @binding(1) var<storage, read> src: array<{{SRC_ARRAY}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{{DST_ARRAY}}>;
 @group(0) @binding(3) var<storage, read_write> aux: array<acc_t>;
 

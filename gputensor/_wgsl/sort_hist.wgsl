@@ -32,7 +32,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> src: array<u32>;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> hist: array<u32>;
 
 var<workgroup> bins: array<atomic<u32>, 256>;

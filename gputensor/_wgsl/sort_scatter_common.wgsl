@@ -55,9 +55,9 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> src: array<u32>;
-@group(0) @binding(2) var<storage, read_write> sval: array<u32>;
-@group(0) @binding(3) var<storage, read_write> hist: array<u32>;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read> sval: array<u32>;
+@group(0) @binding(3) var<storage, read> hist: array<u32>;
 @group(0) @binding(4) var<storage, read_write> dst: array<{{DST_ARRAY}}>;
 @group(0) @binding(5) var<storage, read_write> dval: array<u32>;
 

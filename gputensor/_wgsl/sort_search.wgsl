@@ -19,8 +19,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> a: array<u32>;
-@group(0) @binding(2) var<storage, read_write> q: array<u32>;
+@group(0) @binding(1) var<storage, read> a: array<u32>;
+@group(0) @binding(2) var<storage, read> q: array<u32>;
 @group(0) @binding(3) var<storage, read_write> o: array<u32>;
 
 {{A_LOADER}}

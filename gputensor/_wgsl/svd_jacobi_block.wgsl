@@ -7,19 +7,24 @@
 // (circle) ordering over the blocks pairs them into nb / 2 disjoint pairs; workgroup (b, k)
 // takes pair k of matrix b, K = 2 BS columns:
 //
-// 1. G = B^T B, the K x K Gram matrix of the pair's columns (tiles of TR rows in workgroup
+// 1. G = B^H B, the K x K Gram matrix of the pair's columns (tiles of TR rows in workgroup
 //    memory, 2 x 2 entries per invocation);
 // 2. if some |G_pq| > TOL sqrt(G_pp G_qq): cyclic two-sided Jacobi on G (round-robin over the
-//    K columns, at most INNER sweeps) accumulating the rotations in R (orthogonal, K x K);
+//    K columns, at most INNER sweeps; G <- J^H G J with J = [[c, se], [-conj(se), c]] on
+//    columns p, q, se = s G_pq / |G_pq|) accumulating the rotations in R (unitary, K x K);
 //    beyond LOOSE the matrix's flag for this sweep is set, F[f_first + b * max_sweeps + sweep];
 // 3. B <- B R, and with WITH_V the same columns of V (n x n, stored the same way) <- V R.
 //
 // A sweep whose previous sweep left the flag at 0 has converged and does nothing.
+// Elements are T (real, or complex as vec2), norms R; the sc_* helpers of linalg_scalar_real /
+// linalg_scalar_complex (the SCALAR placeholder) do the arithmetic.
 
 alias T = {{T}};
+alias R = {{R}};
 
-const BS: u32 = 16u;
-const K: u32 = 32u;
+const BS: u32 = {{BS}}u;
+const K: u32 = 2u * BS;
+const H: u32 = BS;          // 2 x 2 Gram entries per invocation: H x H invocations
 const WG: u32 = 256u;
 const TR: u32 = {{TR}}u;
 const PER: u32 = {{PER}}u;   // tile elements per invocation (TR * K / WG)
@@ -45,13 +50,16 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> F: array<atomic<u32>>;
 
 var<workgroup> G: array<T, K * K>;
-var<workgroup> R: array<T, K * K>;
+var<workgroup> Rot: array<T, K * K>;
 var<workgroup> tile: array<T, TR * K>;
-var<workgroup> cs: array<vec2<T>, BS>;
+var<workgroup> cs_c: array<R, BS>;
+var<workgroup> cs_se: array<T, BS>;
 var<workgroup> flag: atomic<u32>;
 var<workgroup> flag_plain: u32;
 
 //#include common
+
+{{SCALAR}}
 
 fn pair_of(r: u32, k: u32, np: u32) -> vec2<u32> {
     let L = np - 1u;
@@ -100,7 +108,7 @@ fn load_tile(which: u32, base: u32, len: u32, i0: u32, bi: u32, bj: u32, lid: u3
     }
 }
 
-// Columns <- columns R over the whole column length (buffer `which`).
+// Columns <- columns Rot over the whole column length (buffer `which`).
 fn apply(which: u32, base: u32, len: u32, bi: u32, bj: u32, lid: u32) {
     for (var i0 = 0u; i0 < len; i0 += TR) {
         load_tile(which, base, len, i0, bi, bj, lid);
@@ -113,7 +121,7 @@ fn apply(which: u32, base: u32, len: u32, bi: u32, bj: u32, lid: u32) {
             let i = e % TR;
             var acc = T(0);
             for (var q = 0u; q < K; q++) {
-                acc += tile[q * TR + i] * R[q * K + c];
+                acc += sc_mul(tile[q * TR + i], Rot[q * K + c]);
             }
             out[t] = acc;
         }
@@ -168,8 +176,9 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
     let loose = {{LOOSE}};
 
     // ---- 1. the Gram matrix: invocation lid sums the 2 x 2 entries (p0 + a, q0 + b)
-    let p0 = 2u * (lid / 16u);
-    let q0 = 2u * (lid % 16u);
+    let gram_lane = lid < H * H;
+    let p0 = 2u * ((lid % (H * H)) / H);
+    let q0 = 2u * (lid % H);
     var g00 = T(0);
     var g01 = T(0);
     var g10 = T(0);
@@ -182,19 +191,21 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
             let x1 = tile[(p0 + 1u) * TR + i];
             let y0 = tile[q0 * TR + i];
             let y1 = tile[(q0 + 1u) * TR + i];
-            g00 += x0 * y0;
-            g01 += x0 * y1;
-            g10 += x1 * y0;
-            g11 += x1 * y1;
+            g00 += sc_dotc(x0, y0);
+            g01 += sc_dotc(x0, y1);
+            g10 += sc_dotc(x1, y0);
+            g11 += sc_dotc(x1, y1);
         }
         workgroupBarrier();
     }
-    G[p0 * K + q0] = g00;
-    G[p0 * K + q0 + 1u] = g01;
-    G[(p0 + 1u) * K + q0] = g10;
-    G[(p0 + 1u) * K + q0 + 1u] = g11;
+    if (gram_lane) {
+        G[p0 * K + q0] = g00;
+        G[p0 * K + q0 + 1u] = g01;
+        G[(p0 + 1u) * K + q0] = g10;
+        G[(p0 + 1u) * K + q0 + 1u] = g11;
+    }
     for (var e = lid; e < K * K; e += WG) {
-        R[e] = select(T(0), T(1), e / K == e % K);
+        Rot[e] = select(T(0), sc_from(R(1)), e / K == e % K);
     }
     if (lid == 0u) {
         atomicStore(&flag, 0u);
@@ -207,8 +218,8 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         let p = e / K;
         let q = e % K;
         if (p < q) {
-            let bound = sqrt(G[p * K + p]) * sqrt(G[q * K + q]);
-            let g = abs(G[e]);
+            let bound = sqrt(sc_re(G[p * K + p])) * sqrt(sc_re(G[q * K + q]));
+            let g = sc_abs(G[e]);
             if (g > tol * bound) {
                 atomicStore(&flag, 1u);
             }
@@ -232,57 +243,60 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         for (var r = 0u; r < K - 1u; r++) {
             if (lid < BS) {
                 let pq = pair_of(r, lid, K);
-                let a = G[pq.x * K + pq.x];
-                let b = G[pq.y * K + pq.y];
+                let a = sc_re(G[pq.x * K + pq.x]);
+                let b = sc_re(G[pq.y * K + pq.y]);
                 let g = G[pq.x * K + pq.y];
-                var c = T(1);
-                var s = T(0);
-                if (abs(g) > tol * sqrt(a) * sqrt(b)) {
+                let ag = sc_abs(g);
+                var c = R(1);
+                var se = T(0);
+                if (ag > tol * sqrt(a) * sqrt(b)) {
                     atomicStore(&flag, 1u);
-                    let zeta = (b - a) / (T(2) * g);
-                    var t: T;
-                    if (abs(zeta) > T(1e15)) {
-                        t = T(0.5) / zeta;
+                    let zeta = (b - a) / (R(2) * ag);
+                    var t: R;
+                    if (abs(zeta) > R(1e15)) {
+                        t = R(0.5) / zeta;
                     } else {
-                        t = sign(zeta) / (abs(zeta) + sqrt(T(1) + zeta * zeta));
-                        if (zeta == T(0)) {
-                            t = T(1);
+                        t = sign(zeta) / (abs(zeta) + sqrt(R(1) + zeta * zeta));
+                        if (zeta == R(0)) {
+                            t = R(1);
                         }
                     }
-                    c = T(1) / sqrt(T(1) + t * t);
-                    s = c * t;
+                    c = R(1) / sqrt(R(1) + t * t);
+                    se = (g / ag) * (c * t);  // s g / |g| (real: exactly +-s)
                 }
-                cs[lid] = vec2<T>(c, s);
+                cs_c[lid] = c;
+                cs_se[lid] = se;
             }
             workgroupBarrier();
-            // G <- G J and R <- R J (columns p, q of every row)
+            // G <- G J and Rot <- Rot J (columns p, q of every row)
             for (var e = lid; e < K * BS; e += WG) {
                 let i = e / BS;
                 let pr = e % BS;
                 let pq = pair_of(r, pr, K);
-                let c = cs[pr].x;
-                let s = cs[pr].y;
+                let c = cs_c[pr];
+                let se = cs_se[pr];
+                let sec = sc_conj(se);
                 let gp = G[i * K + pq.x];
                 let gq = G[i * K + pq.y];
-                G[i * K + pq.x] = c * gp - s * gq;
-                G[i * K + pq.y] = s * gp + c * gq;
-                let rp = R[i * K + pq.x];
-                let rq = R[i * K + pq.y];
-                R[i * K + pq.x] = c * rp - s * rq;
-                R[i * K + pq.y] = s * rp + c * rq;
+                G[i * K + pq.x] = c * gp - sc_mul(sec, gq);
+                G[i * K + pq.y] = sc_mul(se, gp) + c * gq;
+                let rp = Rot[i * K + pq.x];
+                let rq = Rot[i * K + pq.y];
+                Rot[i * K + pq.x] = c * rp - sc_mul(sec, rq);
+                Rot[i * K + pq.y] = sc_mul(se, rp) + c * rq;
             }
             workgroupBarrier();
-            // G <- J^T G (rows p, q of every column)
+            // G <- J^H G (rows p, q of every column)
             for (var e = lid; e < K * BS; e += WG) {
                 let j = e / BS;
                 let pr = e % BS;
                 let pq = pair_of(r, pr, K);
-                let c = cs[pr].x;
-                let s = cs[pr].y;
+                let c = cs_c[pr];
+                let se = cs_se[pr];
                 let gp = G[pq.x * K + j];
                 let gq = G[pq.y * K + j];
-                G[pq.x * K + j] = c * gp - s * gq;
-                G[pq.y * K + j] = s * gp + c * gq;
+                G[pq.x * K + j] = c * gp - sc_mul(se, gq);
+                G[pq.y * K + j] = sc_mul(sc_conj(se), gp) + c * gq;
             }
             workgroupBarrier();
         }

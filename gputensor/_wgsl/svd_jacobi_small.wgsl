@@ -5,20 +5,27 @@
 // (N x N, column j at Vs[j * N ..]). A sweep runs the NP - 1 steps of the round-robin
 // (circle) ordering of NP = N rounded up to even columns: each step pairs every column with
 // one other, P = NP / 2 disjoint pairs, and TPP lanes per pair compute the pair's
-// a = |b_p|^2, b = |b_q|^2, g = b_p . b_q (a tree over the lanes), then rotate both columns
-// (and V's) by the angle that makes them orthogonal when |g| > TOL sqrt(a) sqrt(b). Sweeps stop
-// when one has no pair beyond LOOSE (unconverged after MAX_SWEEPS: status 1).
+// a = |b_p|^2, b = |b_q|^2, g = b_p^H b_q (a tree over the lanes), then rotate both columns
+// (and V's) by the unitary J = [[c, s e], [-s conj(e), c]] (e = g / |g|; c, s the real rotation
+// of a, b, |g|) that makes them orthogonal when |g| > TOL sqrt(a) sqrt(b). Sweeps stop when
+// one has no pair beyond LOOSE (unconverged after MAX_SWEEPS: status 1).
+//
+// Elements are T (real, or complex as vec2), norms and values R; the sc_* helpers of
+// linalg_scalar_real / linalg_scalar_complex (the SCALAR placeholder) do the arithmetic.
 //
 // SVD mode: B is the input scaled by 1 / max|x|; afterwards sigma_j = |b_j| (times the scale),
 // u_j = b_j / |b_j|, v_j the accumulated rotations, written in descending order of sigma.
-// EIGH mode: B = A / s + 2 I with s the infinity norm of A (its lower triangle mirrored), so B
-// is symmetric positive definite with eigenvalues in [1, 3]: B V = U diag(sigma) has U = V,
-// so the eigenvectors are the normalised final columns u_j, and the eigenvalues their Rayleigh
-// quotients u_j^T A u_j (more accurate than s (|b_j| - 2)); written in ascending order. Matrices with a non-finite entry give NaN results (status 0).
+// The rows of Vh are the conjugated columns of V.
+// EIGH mode: B = A / s + 2 I with s a bound of the infinity norm of A (its lower triangle
+// mirrored, conjugated above the diagonal, the diagonal's real part), so B is Hermitian positive
+// definite with eigenvalues in [1, 3]: B V = U diag(sigma) has U = V up to phases, so the
+// eigenvectors are the normalised final columns u_j, and the eigenvalues their Rayleigh
+// quotients u_j^H A u_j (more accurate than s (|b_j| - 2)); written in ascending order. Matrices with a non-finite entry give NaN results (status 0).
 //
 // Output vector r, component i goes to element first + r * vs + i * es of its binding.
 
 alias T = {{T}};
+alias R = {{R}};
 
 const M: u32 = {{M}}u;
 const N: u32 = {{N}}u;
@@ -44,22 +51,36 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> S: array<T>;
+@group(0) @binding(1) var<storage, read> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> S: array<R>;
 @group(0) @binding(3) var<storage, read_write> U: array<T>;
 @group(0) @binding(4) var<storage, read_write> Vh: array<T>;
 @group(0) @binding(5) var<storage, read_write> Status: array<u32>;
 
 var<workgroup> Bs: array<T, M * N>;
 var<workgroup> Vs: array<T, VN>;
-var<workgroup> red: array<T, 3u * WG>;
-var<workgroup> nrm: array<T, NP>;
-var<workgroup> lam: array<T, NP>;
+var<workgroup> red: array<R, 2u * WG>;
+var<workgroup> redg: array<T, WG>;
+var<workgroup> nrm: array<R, NP>;
+var<workgroup> lam: array<R, NP>;
 var<workgroup> rank: array<u32, NP>;
 var<workgroup> flag: atomic<u32>;
 var<workgroup> flag_plain: u32;
 
 //#include common
+
+{{SCALAR}}
+
+// Element (i, j) of the Hermitian matrix whose lower triangle starts at X[base] (row-major).
+fn herm(base: u32, i: u32, j: u32) -> T {
+    if (i == j) {
+        return sc_from(sc_re(X[base + i * N + i]));
+    }
+    if (i > j) {
+        return X[base + i * N + j];
+    }
+    return sc_conj(X[base + j * N + i]);
+}
 
 // Pair k of round-robin step r over NP players (player NP - 1 fixed, the others rotating).
 fn pair_of(r: u32, k: u32) -> vec2<u32> {
@@ -76,13 +97,14 @@ fn pair_of(r: u32, k: u32) -> vec2<u32> {
     return vec2<u32>(min(a, b), max(a, b));
 }
 
-// Sum red[slot * WG + lid] over the TPP lanes of each pair (result at the pair's lane 0).
+// Sum red[slot * WG + lid] and redg[lid] over the TPP lanes of each pair (result at the
+// pair's lane 0).
 fn reduce3(lid: u32, lane: u32) {
     for (var s = TPP / 2u; s > 0u; s = s / 2u) {
         if (lane < s) {
             red[lid] += red[lid + s];
             red[WG + lid] += red[WG + lid + s];
-            red[2u * WG + lid] += red[2u * WG + lid + s];
+            redg[lid] += redg[lid + s];
         }
         workgroupBarrier();
     }
@@ -122,11 +144,11 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         let i = e % M;
         var v: T;
         if (EIGH) {
-            v = X[xbase + max(i, j) * N + min(i, j)];
+            v = herm(xbase, i, j);
         } else {
             v = X[xbase + e];
         }
-        if (!(abs(v) <= maxf)) {
+        if (!sc_finite(v, maxf)) {
             local_bad = true;
         }
         Bs[e] = v;
@@ -135,26 +157,26 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         atomicStore(&flag, 1u);
     }
     let bad = uniform_flag(lid);
-    var scale = T(1);
+    var scale = R(1);
     if (bad == 0u) {
-        var local_max = T(0);
+        var local_max = R(0);
         if (EIGH) {
             for (var j = lid; j < N; j += WG) {
-                var t = T(0);
+                var t = R(0);
                 for (var i = 0u; i < M; i++) {
-                    t += abs(Bs[j * M + i]);
+                    t += sc_norm1(Bs[j * M + i]);
                 }
                 local_max = max(local_max, t);
             }
         } else {
             for (var e = lid; e < M * N; e += WG) {
-                local_max = max(local_max, abs(Bs[e]));
+                local_max = max(local_max, sc_maxpart(Bs[e]));
             }
         }
         red[lid] = local_max;
         workgroupBarrier();
         if (lid == 0u) {
-            var mx = T(0);
+            var mx = R(0);
             for (var t = 0u; t < WG; t++) {
                 mx = max(mx, red[t]);
             }
@@ -162,20 +184,19 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         }
         workgroupBarrier();
         let mx = red[0];
-        if (mx > T(0)) {
+        if (mx > R(0)) {
             scale = mx;
         }
-        let inv = T(1) / scale;
         for (var e = lid; e < M * N; e += WG) {
-            var v = Bs[e] * inv;
+            var v = Bs[e] / scale;  // (not times 1 / scale: that overflows for subnormal scales)
             if (EIGH && e / M == e % M) {
-                v += T(2);
+                v += sc_from(R(2));
             }
             Bs[e] = v;
         }
         if (!EIGH) {
             for (var e = lid; e < VN; e += WG) {
-                Vs[e] = select(T(0), T(1), e / N == e % N);
+                Vs[e] = select(T(0), sc_from(R(1)), e / N == e % N);
             }
         }
         workgroupBarrier();
@@ -194,55 +215,58 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
                 let p = pq.x;
                 let q = pq.y;
                 let valid = q < N;
-                var a = T(0);
-                var b = T(0);
+                var a = R(0);
+                var b = R(0);
                 var g = T(0);
                 if (valid) {
                     for (var i = lane; i < M; i += TPP) {
                         let x = Bs[p * M + i];
                         let y = Bs[q * M + i];
-                        a += x * x;
-                        b += y * y;
-                        g += x * y;
+                        a += sc_abs2(x);
+                        b += sc_abs2(y);
+                        g += sc_dotc(x, y);
                     }
                 }
                 red[lid] = a;
                 red[WG + lid] = b;
-                red[2u * WG + lid] = g;
+                redg[lid] = g;
                 workgroupBarrier();
                 reduce3(lid, lane);
                 a = red[k * TPP];
                 b = red[WG + k * TPP];
-                g = red[2u * WG + k * TPP];
+                g = redg[k * TPP];
                 let bound = sqrt(a) * sqrt(b);
-                if (valid && abs(g) > tol * bound) {
-                    if (lane == 0u && abs(g) > loose * bound) {
+                let ag = sc_abs(g);
+                if (valid && ag > tol * bound) {
+                    if (lane == 0u && ag > loose * bound) {
                         atomicStore(&flag, 1u);
                     }
-                    let zeta = (b - a) / (T(2) * g);
-                    var t: T;
-                    if (abs(zeta) > T(1e15)) {
-                        t = T(0.5) / zeta;
+                    let zeta = (b - a) / (R(2) * ag);
+                    var t: R;
+                    if (abs(zeta) > R(1e15)) {
+                        t = R(0.5) / zeta;
                     } else {
-                        t = sign(zeta) / (abs(zeta) + sqrt(T(1) + zeta * zeta));
-                        if (zeta == T(0)) {
-                            t = T(1);
+                        t = sign(zeta) / (abs(zeta) + sqrt(R(1) + zeta * zeta));
+                        if (zeta == R(0)) {
+                            t = R(1);
                         }
                     }
-                    let c = T(1) / sqrt(T(1) + t * t);
-                    let s = c * t;
+                    let c = R(1) / sqrt(R(1) + t * t);
+                    // J = [[c, se], [-conj(se), c]], se = s g / |g| (real: exactly +-s)
+                    let se = (g / ag) * (c * t);
+                    let sec = sc_conj(se);
                     for (var i = lane; i < M; i += TPP) {
                         let x = Bs[p * M + i];
                         let y = Bs[q * M + i];
-                        Bs[p * M + i] = c * x - s * y;
-                        Bs[q * M + i] = s * x + c * y;
+                        Bs[p * M + i] = c * x - sc_mul(sec, y);
+                        Bs[q * M + i] = sc_mul(se, x) + c * y;
                     }
                     if (!EIGH) {
                         for (var i = lane; i < N; i += TPP) {
                             let x = Vs[p * N + i];
                             let y = Vs[q * N + i];
-                            Vs[p * N + i] = c * x - s * y;
-                            Vs[q * N + i] = s * x + c * y;
+                            Vs[p * N + i] = c * x - sc_mul(sec, y);
+                            Vs[q * N + i] = sc_mul(se, x) + c * y;
                         }
                     }
                 }
@@ -255,23 +279,21 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         }
 
         // ---- column norms (pair slot k holds columns k and k + P)
-        var a = T(0);
-        var b = T(0);
+        var a = R(0);
+        var b = R(0);
         let c0 = k;
         let c1 = k + P;
         for (var i = lane; i < M; i += TPP) {
             if (c0 < N) {
-                let x = Bs[c0 * M + i];
-                a += x * x;
+                a += sc_abs2(Bs[c0 * M + i]);
             }
             if (c1 < N) {
-                let y = Bs[c1 * M + i];
-                b += y * y;
+                b += sc_abs2(Bs[c1 * M + i]);
             }
         }
         red[lid] = a;
         red[WG + lid] = b;
-        red[2u * WG + lid] = T(0);
+        redg[lid] = T(0);
         workgroupBarrier();
         reduce3(lid, lane);
         if (lane == 0u) {
@@ -279,17 +301,17 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
             nrm[c1] = sqrt(red[WG + lid]);
         }
         workgroupBarrier();
-        // ---- EIGH: eigenvalues as the Rayleigh quotients u_j^T A u_j of the input
+        // ---- EIGH: eigenvalues as the Rayleigh quotients u_j^H A u_j of the input
         for (var j = lid; j < N; j += WG) {
             if (EIGH) {
                 let d = nrm[j];
-                var rq = T(0);
+                var rq = R(0);
                 for (var i = 0u; i < N; i++) {
                     var t = T(0);
                     for (var o = 0u; o < N; o++) {
-                        t += X[xbase + max(i, o) * N + min(i, o)] * Bs[j * M + o];
+                        t += sc_mul(herm(xbase, i, o), Bs[j * M + o]);
                     }
-                    rq += Bs[j * M + i] * t;
+                    rq += sc_re(sc_dotc(Bs[j * M + i], t));
                 }
                 lam[j] = rq / (d * d);
             } else {
@@ -335,11 +357,11 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         let j = e / M;
         let i = e % M;
         if (bad != 0u) {
-            U[ubase + j * params.u_vs + i * params.u_es] = nan;
+            U[ubase + j * params.u_vs + i * params.u_es] = T(nan);
         } else {
             let d = nrm[j];
             var v = T(0);
-            if (d > T(0)) {
+            if (d > R(0)) {
                 v = Bs[e] / d;
             }
             U[ubase + rank[j] * params.u_vs + i * params.u_es] = v;
@@ -351,9 +373,9 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
             let j = e / N;
             let i = e % N;
             if (bad != 0u) {
-                Vh[vbase + j * params.v_vs + i * params.v_es] = nan;
+                Vh[vbase + j * params.v_vs + i * params.v_es] = T(nan);
             } else {
-                Vh[vbase + rank[j] * params.v_vs + i * params.v_es] = Vs[e];
+                Vh[vbase + rank[j] * params.v_vs + i * params.v_es] = sc_conj(Vs[e]);
             }
         }
     }

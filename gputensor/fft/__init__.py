@@ -10,5 +10,8 @@ above 7; the n-D transforms are 1-D passes along each axis in turn. Argument rul
 from __future__ import annotations
 
 from ._complex import fft, fftn, ifft, ifftn
+from ._freq import fftfreq, fftshift, ifftshift, rfftfreq
+from ._real import hfft, ihfft, irfft, irfftn, rfft, rfftn
 
-__all__ = ["fft", "ifft", "fftn", "ifftn"]
+__all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
+           "rfftfreq", "fftshift", "ifftshift"]

@@ -17,7 +17,7 @@ from .._data_type_functions import astype, result_type
 from .._devices import DEFAULT_DEVICE
 from .._dtypes import DTYPE_CATEGORIES, float32, float64
 from .._elementwise_functions import abs as abs_
-from .._elementwise_functions import divide, greater, multiply, pow as pow_, sqrt, subtract
+from .._elementwise_functions import conj, divide, greater, multiply, pow as pow_, sqrt, subtract
 from .._linear_algebra_functions import matmul, matrix_transpose
 from .._manipulation_functions import _view, broadcast_arrays, expand_dims, reshape, stack
 from .._searching_functions import count_nonzero, where
@@ -25,12 +25,13 @@ from .._shapes import normalize_axis
 from .._statistical_functions import max as max_
 from .._statistical_functions import min as min_
 from .._statistical_functions import sum as sum_
-from ._common import _FLOATING, array, eps, float_matrices
+from ._common import array, eps, float_matrices, is_complex, real_dtype
 from ._spectral import svd, svdvals
 
 __all__ = ["cross", "diagonal", "matrix_norm", "matrix_rank", "outer", "pinv", "trace", "vector_norm"]
 
 _NUMERIC = DTYPE_CATEGORIES["numeric"]
+_FLOATING = DTYPE_CATEGORIES["floating"]  # real and complex
 
 
 def _float_array(x: object, fn: str) -> GpuArray:
@@ -38,6 +39,12 @@ def _float_array(x: object, fn: str) -> GpuArray:
     if x.dtype not in _FLOATING:
         raise TypeError(f"{fn} needs a floating-point array, got {x.dtype}")
     return x
+
+
+def _conj_transpose(x: GpuArray) -> GpuArray:
+    """The (conjugate, for complex) transpose of the matrices in ``x``."""
+    t = matrix_transpose(x)
+    return conj(t) if is_complex(t) else t
 
 
 def _axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
@@ -56,8 +63,9 @@ def _axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
 def vector_norm(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
                 ord: int | float = 2) -> GpuArray:
     """The vector ``ord``-norm over ``axis`` (an int, a tuple of ints or None for all):
-    ``ord`` = inf / -inf (max / min of ``|x|``), 0 (the count of non-zeros, in ``x``'s
-    dtype), 1, 2 or any other real p (``sum(|x|^p)^(1/p)``, negative p included).
+    ``ord`` = inf / -inf (max / min of ``|x|``), 0 (the count of non-zeros), 1, 2 or any
+    other real p (``sum(|x|^p)^(1/p)``, negative p included). The result has ``x``'s real
+    dtype (float32 for complex64, float64 for complex128).
 
     Raises ``TypeError`` for non-floating dtypes or a non-real ``ord``, ``AxisError`` for an axis
     out of range, ``ValueError`` for repeated axes (and, for ``ord=±inf``, zero elements).
@@ -76,7 +84,7 @@ def vector_norm(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, ke
     if p == -math.inf:
         return min_(a, **kw)
     if p == 0:
-        return astype(count_nonzero(x, axis=axes, keepdims=keepdims), x.dtype)
+        return astype(count_nonzero(x, axis=axes, keepdims=keepdims), real_dtype(x.dtype))
     if p == 1:
         return sum_(a, **kw)
     if p == 2:
@@ -88,7 +96,7 @@ def matrix_norm(x: GpuArray, /, *, keepdims: bool = False, ord: int | float | st
     """The matrix norm of the matrices in ``x`` (``..., m, n``): 'fro' (Frobenius), 'nuc'
     (sum of singular values), 1 / -1 (max / min column sum of ``|x|``), inf / -inf (max / min
     row sum), 2 / -2 (largest / smallest singular value). ``keepdims`` keeps the two matrix
-    dims as size 1.
+    dims as size 1. The result has ``x``'s real dtype (float32 for complex64).
 
     Raises ``TypeError`` for non-floating dtypes, ``ValueError`` for fewer than 2 dims, an
     unknown ``ord`` or (for the max/min norms) empty matrices.
@@ -98,9 +106,10 @@ def matrix_norm(x: GpuArray, /, *, keepdims: bool = False, ord: int | float | st
         raise ValueError(f"matrix_norm needs at least 2 dimensions, got {x.ndim}")
     if isinstance(ord, str):
         if ord == "fro":
-            out = sqrt(sum_(multiply(x, x), axis=(-2, -1)))
+            a = abs_(x) if is_complex(x) else x
+            out = sqrt(sum_(multiply(a, a), axis=(-2, -1)))
         elif ord == "nuc":
-            out = sum_(svdvals(float_matrices(x, "matrix_norm")), axis=-1)
+            out = sum_(svdvals(float_matrices(x, "matrix_norm", complex_ok=True)), axis=-1)
         else:
             raise ValueError(f"matrix_norm: unknown ord {ord!r}")
     elif isinstance(ord, bool) or not isinstance(ord, numbers.Real):
@@ -111,7 +120,7 @@ def matrix_norm(x: GpuArray, /, *, keepdims: bool = False, ord: int | float | st
     elif ord in (2, -2):
         if min(x.shape[-2:]) == 0:
             raise ValueError("matrix_norm: ord=2 / -2 of empty matrices")
-        s = svdvals(float_matrices(x, "matrix_norm"))
+        s = svdvals(float_matrices(x, "matrix_norm", complex_ok=True))
         out = s[..., 0] if ord == 2 else s[..., -1]
     else:
         raise ValueError(f"matrix_norm: unknown ord {ord!r}")
@@ -131,6 +140,7 @@ def _rtol_array(rtol: float | GpuArray | None, x: GpuArray, s_dtype) -> GpuArray
 
 
 def _as_float(x: GpuArray) -> GpuArray:
+    """``x`` if it is floating-point (real or complex), else ``x`` as the default float."""
     if x.dtype in _FLOATING:
         return x
     if x.dtype not in _NUMERIC:
@@ -157,14 +167,14 @@ def matrix_rank(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuA
 
 
 def pinv(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuArray:
-    """The Moore-Penrose pseudo-inverse (``..., n, m``) of the matrices in ``x`` from their SVD:
-    singular values at most ``rtol`` times the largest (default ``max(m, n) * eps``) count as
-    zero.
+    """The Moore-Penrose pseudo-inverse (``..., n, m``) of the matrices in ``x`` from their SVD,
+    ``V diag(1 / s) U^H``: singular values at most ``rtol`` times the largest (default
+    ``max(m, n) * eps``) count as zero.
 
     Raises ``TypeError`` for non-floating dtypes, ``ValueError`` for fewer than 2 dims.
     """
     x = _float_array(x, "pinv")
-    x = float_matrices(x, "pinv")
+    x = float_matrices(x, "pinv", complex_ok=True)
     m, n = x.shape[-2:]
     if min(m, n) == 0 or math.prod(x.shape[:-2]) == 0:
         return zeros(x.shape[:-2] + (n, m), dtype=x.dtype)
@@ -172,7 +182,7 @@ def pinv(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuArray:
     cutoff = multiply(max_(s, axis=-1, keepdims=True), _rtol_array(rtol, x, s.dtype))
     big = greater(s, cutoff)
     inv = where(big, divide(1.0, where(big, s, 1.0)), 0.0)
-    return matmul(matrix_transpose(vh), multiply(expand_dims(inv, -1), matrix_transpose(u)))
+    return matmul(_conj_transpose(vh), multiply(expand_dims(inv, -1), _conj_transpose(u)))
 
 
 def cross(x1: GpuArray, x2: GpuArray, /, *, axis: int = -1) -> GpuArray:

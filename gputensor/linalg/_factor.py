@@ -1,9 +1,15 @@
 """The factorization half of the linalg extension: cholesky, solve, inv, det, slogdet, qr and
-matrix_power, on stacks of matrices (any leading batch dims), float32 and float64.
+matrix_power, on stacks of matrices (any leading batch dims), float32 and float64; cholesky,
+solve, inv, det, slogdet and matrix_power also complex64 and complex128 (Hermitian
+positive-definite input for cholesky; slogdet's sign is complex of modulus 1, logabsdet real).
 
 Every factorization runs on the GPU (``_backend/ops_factor.py``): stacks of matrices of order
-up to ``ops_factor.SMALL_MAX`` (32) in one dispatch, one workgroup per matrix; larger matrices
-one after another on blocked algorithms whose trailing updates are gemm.
+up to ``ops_factor.SMALL_MAX`` (32) in one dispatch for the whole stack; larger matrices
+on blocked algorithms whose trailing updates are gemm (Cholesky and LU: each step one dispatch
+for the whole stack; QR: one matrix after another), every dispatch of a call in one recorded
+batch. ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
+sets the block width of Cholesky and LU (16, 32, 64 or 128; LU takes at most 32); another
+value raises ``ValueError``.
 
 Singular and non-positive-definite input:
 
@@ -34,7 +40,8 @@ from .._array_object import GpuArray
 from .._backend import config, ops_factor
 from .._creation_functions import eye, tril, triu
 from .._data_type_functions import result_type
-from .._dtypes import float32, float64, uint32
+from .._dtypes import complex64, complex128, float32, float64, uint32
+from .._elementwise_functions import conj, real
 from .._linear_algebra_functions import matmul, matrix_transpose
 from .._manipulation_functions import _copy_contiguous, broadcast_to, reshape
 from .._shapes import broadcast_shapes
@@ -44,6 +51,7 @@ __all__ = ["QRResult", "SlogdetResult", "cholesky", "det", "inv", "lu_factor", "
            "slogdet", "solve"]
 
 _FLOATS = (float32, float64)
+_COMPLEX = (complex64, complex128)
 
 
 class SlogdetResult(NamedTuple):
@@ -56,11 +64,12 @@ class QRResult(NamedTuple):
     R: GpuArray
 
 
-def _float_array(x: object, name: str) -> GpuArray:
+def _float_array(x: object, name: str, complex_ok: bool = True) -> GpuArray:
     if not isinstance(x, GpuArray):
         raise TypeError(f"{name} must be a gputensor array, not {type(x).__name__}")
-    if x.dtype not in _FLOATS:
-        raise TypeError(f"{name}: linalg needs float32 or float64 arrays, got {x.dtype}")
+    if x.dtype not in _FLOATS and not (complex_ok and x.dtype in _COMPLEX):
+        kinds = "float32, float64, complex64 or complex128" if complex_ok else "float32 or float64"
+        raise TypeError(f"{name}: linalg needs {kinds} arrays, got {x.dtype}")
     return x
 
 
@@ -91,26 +100,33 @@ def _raise_if_set(flag: GpuArray, message: str) -> None:
         raise LinAlgError(message)
 
 
+def _check_block_width() -> None:
+    """ValueError when ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``) is set to a
+    width the blocked factorizations do not take."""
+    nb = config.value("linalg_block")
+    if nb and nb not in ops_factor.BLOCK_SIZES:
+        raise ValueError(f"GPUTENSOR_LINALG_BLOCK={nb} must be 0 (the defaults) or one of {ops_factor.BLOCK_SIZES}")
+
+
 def lu_factor(a: GpuArray) -> tuple[GpuArray, GpuArray, GpuArray]:
     """LU factorization with partial pivoting, in place, of the C-contiguous float array ``a``
     (a stack of n x n matrices, n >= 1): (a holding unit L below the diagonal and U on and above
     it, the pivots (..., n) as uint32 absolute row indices as LAPACK's getrf, zero-based, a
     uint32 flag that is nonzero when a matrix is singular). Runs on the blocked kernels for
-    every order (internal; for other linalg functions)."""
+    every order, a whole stack per step (internal; for other linalg functions)."""
     n = a.shape[-1]
     batch = _batch(a.shape[:-2])
     piv = GpuArray._empty(a.shape[:-1], uint32)
     flag = _new_flag()
-    size = n * n * a.dtype.itemsize
-    for q in range(batch):
-        _dispatch.call(ops_factor.lu_blocked, a.dtype.name, n, a._ptr + q * size, n,
-                       piv._ptr + q * n * 4, flag._ptr)
+    _check_block_width()
+    _dispatch.call(ops_factor.lu_blocked, a.dtype.name, n, a._ptr, n, piv._ptr, flag._ptr, batch, n * n)
     return a, piv, flag
 
 
 def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
-    """The lower (``upper=False``) or upper Cholesky factor of each symmetric positive-definite
-    matrix of ``x`` (..., M, M); only the lower triangle of ``x`` is read.
+    """The lower (``upper=False``) or upper Cholesky factor of each symmetric (Hermitian, for
+    complex) positive-definite matrix of ``x`` (..., M, M): ``x = L L^H`` (``U^H U``); only the
+    lower triangle of ``x`` is read (of the diagonal, the real part).
 
     Raises ``LinAlgError`` when a matrix is not positive definite (reads a device flag back),
     ``TypeError`` for non-float32/float64 input, ``ValueError`` for non-square shapes."""
@@ -126,13 +142,13 @@ def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
         _dispatch.call(ops_factor.small, "cholesky", name, n, batch, a._ptr, n, n * n, flag=flag._ptr)
         lower = a
     else:
-        size = n * n * a.dtype.itemsize
-        for q in range(batch):
-            _dispatch.call(ops_factor.cholesky_blocked, name, n, a._ptr + q * size, n, flag._ptr)
+        _check_block_width()
+        _dispatch.call(ops_factor.cholesky_blocked, name, n, a._ptr, n, flag._ptr, batch, n * n)
         lower = tril(a)
     _raise_if_set(flag, "Matrix is not positive definite")
     if upper:
-        return _copy_contiguous(matrix_transpose(lower))
+        t = matrix_transpose(lower)
+        return _copy_contiguous(conj(t) if t.dtype in _COMPLEX else t)
     return lower
 
 
@@ -145,19 +161,17 @@ def _lu_solve_into(a: GpuArray, b: GpuArray | None, out: GpuArray) -> None:
     batch = _batch(a.shape[:-2])
     name = a.dtype.name
     flag = _new_flag()
-    if n <= ops_factor.SMALL_MAX:
+    if n <= ops_factor.small_max("inv" if b is None else "solve", name):
         op = "inv" if b is None else "solve"
         _dispatch.call(ops_factor.small, op, name, n, batch, a._ptr, n, n * n, b=out._ptr, k=k, b_ld=k,
                        b_bs=n * k, flag=flag._ptr)
     else:
         if b is None:
             _dispatch.copy_into(out, broadcast_to(eye(n, dtype=a.dtype), out.shape))
-        piv = GpuArray._empty((n,), uint32)
-        isz = a.dtype.itemsize
-        for q in range(batch):
-            lu = a._ptr + q * n * n * isz
-            _dispatch.call(ops_factor.lu_blocked, name, n, lu, n, piv._ptr, flag._ptr)
-            _dispatch.call(ops_factor.lu_solve, name, n, k, lu, n, piv._ptr, out._ptr + q * n * k * isz, k)
+        piv = GpuArray._empty((batch, n), uint32)
+        _check_block_width()
+        _dispatch.call(ops_factor.lu_blocked, name, n, a._ptr, n, piv._ptr, flag._ptr, batch, n * n)
+        _dispatch.call(ops_factor.lu_solve, name, n, k, a._ptr, n, piv._ptr, out._ptr, k, batch, n * n, n * k)
     _raise_if_set(flag, "Singular matrix")
 
 
@@ -225,10 +239,7 @@ def _det_parts(x: GpuArray, fn: str) -> GpuArray:
         _dispatch.call(ops_factor.small, "det", name, n, batch, a._ptr, n, n * n, b=parts._ptr)
         return parts
     a, piv, _ = lu_factor(a)
-    isz = a.dtype.itemsize
-    for q in range(batch):
-        _dispatch.call(ops_factor.det_from_lu, name, n, a._ptr + q * n * n * isz, n, piv._ptr + q * n * 4,
-                       parts._ptr + 3 * q * isz)
+    _dispatch.call(ops_factor.det_from_lu, name, n, a._ptr, n, piv._ptr, parts._ptr, batch, n * n)
     return parts
 
 
@@ -241,9 +252,13 @@ def det(x: GpuArray, /) -> GpuArray:
 
 def slogdet(x: GpuArray, /) -> SlogdetResult:
     """(sign, log|det|) of each square matrix of ``x`` (..., M, M); (0, -inf) for a singular
-    matrix. ``TypeError`` / ``ValueError`` as :func:`solve`."""
+    matrix. Complex input: the sign is ``det / |det|`` (complex), log|det| real.
+    ``TypeError`` / ``ValueError`` as :func:`solve`."""
     parts = _det_parts(x, "slogdet")
-    return SlogdetResult(_copy_contiguous(parts[..., 1]), _copy_contiguous(parts[..., 2]))
+    logabs = parts[..., 2]
+    if logabs.dtype in _COMPLEX:
+        logabs = real(logabs)
+    return SlogdetResult(_copy_contiguous(parts[..., 1]), _copy_contiguous(logabs))
 
 
 def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
@@ -251,8 +266,10 @@ def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
     and R (..., K, N), K = min(M, N); ``'complete'`` Q (..., M, M) and R (..., M, N). The signs
     follow LAPACK's reflectors (R's diagonal may be negative, as in NumPy).
 
-    Raises ``TypeError`` for non-float32/float64 input, ``ValueError`` for fewer than 2 dims or
-    an unknown mode."""
+    Complex input gives a unitary Q (LAPACK's zgeqrf reflectors, R's diagonal real).
+
+    Raises ``TypeError`` for other than float32, float64, complex64 and complex128 input,
+    ``ValueError`` for fewer than 2 dims or an unknown mode."""
     x = _float_array(x, "x")
     if x.ndim < 2:
         raise ValueError(f"qr needs an array of at least 2 dimensions, got shape {x.shape}")
@@ -268,7 +285,7 @@ def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
         return QRResult(q, GpuArray._empty(batch_shape + (kr, n), x.dtype))
     a = _copy_contiguous(x)
     name = a.dtype.name
-    if m <= ops_factor.SMALL_MAX and n <= ops_factor.SMALL_MAX:
+    if max(m, n) <= ops_factor.small_max("qr", name):
         r = GpuArray._empty(batch_shape + (kr, n), x.dtype, zero=False)
         _dispatch.call(ops_factor.qr_small, name, m, n, batch, a._ptr, n, m * n, q._ptr, kq, m * kq, kq,
                        r._ptr, n, kr * n, kr)

@@ -1,8 +1,10 @@
-"""The symmetric eigenproblem and the SVD on the device: eigh, eigvalsh, svd, svdvals.
+"""The symmetric / Hermitian eigenproblem and the SVD on the device: eigh, eigvalsh, svd, svdvals.
 
 Both run one-sided (Hestenes) Jacobi (``_backend/ops_spectral.py``): columns are rotated in
 pairs, the round-robin ordering pairing every column once per step, until all columns are
-orthogonal to working precision (relative to their norms).
+orthogonal to working precision (relative to their norms). Real and complex dtypes run the same
+kernels (complex columns rotate by complex Jacobi rotations); singular values and eigenvalues
+are real (float32 for complex64, float64 for complex128), vectors have the input's dtype.
 
 * Matrices whose dims are at most ``ops_spectral.SMALL_MAX`` run in one kernel, one workgroup
   per matrix, all sweeps in workgroup memory, the results sorted by the kernel.
@@ -13,13 +15,14 @@ orthogonal to working precision (relative to their norms).
 orthogonalised, V accumulating the rotations: ``sigma_j = |b_j|``, ``u_j = b_j / sigma_j``.
 The input is scaled by its largest magnitude first. Left vectors of zero singular values, and
 the extra columns of ``full_matrices=True``, are an orthonormal basis of the complement of the
-others: the eigenvectors of eigenvalue 1 of the projector ``I - U U^T`` (:func:`_complete`).
+others: the eigenvectors of eigenvalue 1 of the projector ``I - U U^H`` (:func:`_complete`).
 
-``eigh``: the lower triangle of A, mirrored, is scaled and shifted, ``B = A / s + 2 I`` with
+``eigh``: the lower triangle of A, mirrored (conjugated for complex, the diagonal's real part:
+the Hermitian matrix it defines), is scaled and shifted, ``B = A / s + 2 I`` with
 ``s`` at least the spectral radius (the infinity norm for small matrices; 1.25 times a
 power-iteration estimate for large ones, checked), so B is positive definite with eigenvalues
 in [1, 3]; for such a B the orthogonalised columns are ``sigma_j v_j``: the eigenvectors are the
-normalised columns and the eigenvalues their Rayleigh quotients ``v_j^T A v_j``. Repeated
+normalised columns and the eigenvalues their Rayleigh quotients ``v_j^H A v_j``. Repeated
 eigenvalues get an orthonormal basis of their eigenspace.
 
 Non-finite entries give NaN results; a matrix that does not converge in
@@ -39,7 +42,7 @@ from .._array_object import GpuArray
 from .._creation_functions import asarray, eye, tril, zeros
 from .._dtypes import uint32
 from .._elementwise_functions import abs as abs_
-from .._elementwise_functions import add, divide, greater, logical_not, minimum, multiply, sqrt, subtract
+from .._elementwise_functions import add, conj, divide, greater, logical_not, minimum, multiply, real, sqrt, subtract
 from .._indexing_functions import take_along_axis
 from .._manipulation_functions import broadcast_to, concat, expand_dims, reshape
 from .._linear_algebra_functions import matmul, matrix_transpose
@@ -49,7 +52,7 @@ from .._utility_functions import any as any_
 from .._statistical_functions import max as max_
 from .._statistical_functions import sum as sum_
 from .._backend import config, ops_spectral
-from ._common import batch_size, contiguous, float_matrices, tiny
+from ._common import batch_size, contiguous, float_matrices, is_complex, real_dtype, tiny
 from ._errors import LinAlgError
 
 __all__ = ["EighResult", "SVDResult", "eigh", "eigvalsh", "svd", "svdvals"]
@@ -75,6 +78,26 @@ class SVDResult(NamedTuple):
     Vh: GpuArray
 
 
+def _conj(x: GpuArray) -> GpuArray:
+    """The complex conjugate of ``x``; ``x`` itself for real dtypes."""
+    return conj(x) if is_complex(x) else x
+
+
+def _abs2(x: GpuArray) -> GpuArray:
+    """``|x|^2`` elementwise, in the real dtype."""
+    return real(multiply(x, conj(x))) if is_complex(x) else multiply(x, x)
+
+
+def _hermitian(a: GpuArray) -> GpuArray:
+    """The symmetric / Hermitian matrices that the lower triangles of ``a`` (batch, n, n)
+    define: the strict lower triangle mirrored (conjugated) and the diagonal's real part."""
+    if not is_complex(a):
+        return contiguous(add(tril(a), matrix_transpose(tril(a, k=-1))))
+    low = tril(a, k=-1)
+    diag = multiply(eye(a.shape[-1], dtype=real_dtype(a.dtype)), real(a))
+    return contiguous(add(add(low, conj(matrix_transpose(low))), diag))
+
+
 def _check_status(status: GpuArray, fn: str) -> None:
     if config.value("linalg_check") and bool(any_(status)):
         raise LinAlgError(f"{fn} did not converge")
@@ -85,7 +108,7 @@ def _small(mode: str, cols: GpuArray, m: int, n: int, batch: int) -> tuple[GpuAr
     of length m as rows; eigh: n x n). Returns (values, normalised vectors as columns (batch, m,
     n), accumulated vectors as rows (batch, n, n) or None)."""
     dtype = cols.dtype
-    s = GpuArray._empty((batch, n), dtype, zero=False)
+    s = GpuArray._empty((batch, n), real_dtype(dtype), zero=False)
     u = GpuArray._empty((batch, m, n), dtype, zero=False)
     v = GpuArray._empty((batch, n, n), dtype, zero=False) if mode == "svd" else None
     status = GpuArray._empty((batch,), uint32, zero=False)
@@ -117,10 +140,10 @@ def _eigh(x: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
     batch_shape = x.shape[:-2]
     batch = batch_size(x)
     if n == 0 or batch == 0:
-        return (GpuArray._empty(batch_shape + (n,), x.dtype),
+        return (GpuArray._empty(batch_shape + (n,), real_dtype(x.dtype)),
                 GpuArray._empty(x.shape, x.dtype) if vectors else None)
     a = reshape(contiguous(x), (batch, n, n))
-    if n <= ops_spectral.SMALL_MAX:
+    if n <= ops_spectral.small_max(x.dtype.name):
         w, e, _ = _small("eigh", a, n, n, batch)
     else:
         w, e = _eigh_large(a, vectors)
@@ -129,7 +152,7 @@ def _eigh(x: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
 
 
 def _spectral_radius_estimate(sym: GpuArray, iterations: int = POWER_ITERATIONS) -> GpuArray:
-    """A lower bound of the spectral radius of each symmetric matrix in ``sym`` (batch, n, n):
+    """A lower bound of the spectral radius of each Hermitian matrix in ``sym`` (batch, n, n):
     ``|A v|`` for ``v`` after a few power iterations from a fixed start (batch,)."""
     batch, n, _ = sym.shape
     start = np.random.default_rng(12345).standard_normal(n).astype(sym.dtype.numpy)
@@ -137,7 +160,7 @@ def _spectral_radius_estimate(sym: GpuArray, iterations: int = POWER_ITERATIONS)
     est = None
     for _ in range(iterations):
         w = matmul(sym, v)
-        est = sqrt(sum_(multiply(w, w), axis=(-2, -1), keepdims=True))
+        est = sqrt(sum_(_abs2(w), axis=(-2, -1), keepdims=True))
         v = divide(w, where(greater(est, 0.0), est, 1.0))
     assert est is not None
     return reshape(est, (batch,))
@@ -147,19 +170,23 @@ def _eigh_large(a: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
     """eigh of (batch, n, n) contiguous matrices by block one-sided Jacobi on the shifted
     ``B = A / s + 2 I``: ``s`` is 1.25 times a power-iteration estimate of the spectral radius
     (capped by the infinity norm, which bounds it); the eigenvalues are the Rayleigh quotients
-    ``u^T A u`` of the normalised columns. A shift too small to make B positive definite shows as
+    ``u^H A u`` of the normalised columns. A shift too small to make B positive definite shows as
     Rayleigh quotients away from ``s (|b_j| - 2)``: then the infinity norm is the shift."""
     batch, n, _ = a.shape
-    sym = contiguous(add(tril(a), matrix_transpose(tril(a, k=-1))))
+    sym = _hermitian(a)
     inf_norm = max_(sum_(abs_(sym), axis=-1), axis=-1)
     scale = minimum(inf_norm, multiply(_spectral_radius_estimate(sym), 1.25))
     for attempt in range(2):
         scale = where(greater(scale, 0.0), scale, 1.0)
-        b = contiguous(add(divide(sym, reshape(scale, (batch, 1, 1))), multiply(eye(n, dtype=a.dtype), 2.0)))
+        # the kernel takes columns as rows: B^T = conj(B) holds the columns of B
+        b = contiguous(_conj(add(divide(sym, reshape(scale, (batch, 1, 1))), multiply(eye(n, dtype=a.dtype), 2.0))))
         _sweeps(b, None, "eigh")
-        norms = sqrt(sum_(multiply(b, b), axis=-1))  # (batch, n)
+        norms = sqrt(sum_(_abs2(b), axis=-1))  # (batch, n)
         rows = divide(b, expand_dims(norms, -1))  # the eigenvectors as rows
-        values = sum_(multiply(rows, matmul(rows, sym)), axis=-1)
+        # (rows conj(A))[j] = (A v_j)^T for Hermitian A
+        values = sum_(multiply(_conj(rows), matmul(rows, _conj(sym))), axis=-1)
+        if is_complex(values):
+            values = real(values)
         shifted = multiply(reshape(scale, (batch, 1)), subtract(norms, 2.0))
         off = greater(abs_(subtract(values, shifted)), multiply(reshape(scale, (batch, 1)), 0.01))
         if attempt or not bool(any_(off)):
@@ -174,15 +201,15 @@ def _eigh_large(a: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
 
 
 def eigh(x: GpuArray, /) -> EighResult:
-    """Eigenvalues (ascending) and orthonormal eigenvectors (columns) of the symmetric matrices
-    in ``x`` (``..., n, n``), from their lower triangles, as ``EighResult(eigenvalues,
-    eigenvectors)``.
+    """Eigenvalues (ascending, real) and orthonormal eigenvectors (columns) of the symmetric
+    (real) or Hermitian (complex) matrices in ``x`` (``..., n, n``), from their lower triangles
+    (the diagonal's real part), as ``EighResult(eigenvalues, eigenvectors)``.
 
-    Raises ``TypeError`` for non-arrays and dtypes other than float32/float64 (float64 needs
-    ``shader-f64``), ``ValueError`` for fewer than 2 dims or non-square matrices,
+    Raises ``TypeError`` for non-arrays and dtypes other than float32, float64, complex64 and
+    complex128 (float64 and complex128 need ``shader-f64``), ``ValueError`` for fewer than 2 dims or non-square matrices,
     :class:`LinAlgError` when the iteration does not converge. Non-finite input gives NaN.
     """
-    x = float_matrices(x, "eigh", square=True)
+    x = float_matrices(x, "eigh", square=True, complex_ok=True)
     w, e = _eigh(x, True)
     assert e is not None
     return EighResult(w, e)
@@ -190,18 +217,18 @@ def eigh(x: GpuArray, /) -> EighResult:
 
 def eigvalsh(x: GpuArray, /) -> GpuArray:
     """The eigenvalues (ascending) of the symmetric matrices in ``x``; as :func:`eigh`."""
-    x = float_matrices(x, "eigvalsh", square=True)
+    x = float_matrices(x, "eigvalsh", square=True, complex_ok=True)
     return _eigh(x, False)[0]
 
 
 def _complete(q: GpuArray, valid: GpuArray, width: int) -> GpuArray:
     """``q`` (batch, m, k): orthonormal columns where ``valid`` (batch, k; valid columns first)
     widened to ``width`` columns: the other columns become an orthonormal basis of the
-    complement of the valid ones, the eigenvectors of eigenvalue 1 of ``I - Q Q^T`` (ascending
+    complement of the valid ones, the eigenvectors of eigenvalue 1 of ``I - Q Q^H`` (ascending
     eigenvalues: the r zeros first, so column j >= r of the eigenvectors fills position j)."""
     batch, m, k = q.shape
     qv = where(expand_dims(valid, -2), q, 0.0)
-    proj = subtract(eye(m, dtype=q.dtype), matmul(qv, matrix_transpose(qv)))
+    proj = subtract(eye(m, dtype=q.dtype), matmul(qv, _conj(matrix_transpose(qv))))
     _, basis = _eigh(proj, True)
     assert basis is not None
     if width > k:
@@ -217,7 +244,7 @@ def _svd(x: GpuArray, vectors: bool, full_matrices: bool) -> tuple[GpuArray | No
     batch = batch_size(x)
     dtype = x.dtype
     if batch == 0 or k == 0:
-        s = GpuArray._empty(batch_shape + (k,), dtype)
+        s = GpuArray._empty(batch_shape + (k,), real_dtype(dtype))
         if not vectors:
             return None, s, None
         um, vn = (m, n) if full_matrices else (k, k)
@@ -232,7 +259,7 @@ def _svd(x: GpuArray, vectors: bool, full_matrices: bool) -> tuple[GpuArray | No
     tall = m >= n
     cm, cn = (m, n) if tall else (n, m)  # column length and columns of the orthogonalised matrix
     cols = contiguous(matrix_transpose(a)) if tall else a  # (batch, cn, cm): the columns as rows
-    if cm <= ops_spectral.SMALL_MAX:
+    if cm <= ops_spectral.small_max(dtype.name):
         s, q, vrows = _small("svd", cols, cm, cn, batch)
     else:
         scale = max_(abs_(reshape(cols, (batch, cn * cm))), axis=-1)
@@ -240,7 +267,7 @@ def _svd(x: GpuArray, vectors: bool, full_matrices: bool) -> tuple[GpuArray | No
         cols = contiguous(divide(cols, reshape(scale, (batch, 1, 1))))
         v = contiguous(broadcast_to(eye(cn, dtype=dtype), (batch, cn, cn))) if vectors else None
         _sweeps(cols, v, "svd")
-        norms = sqrt(sum_(multiply(cols, cols), axis=-1))  # (batch, cn)
+        norms = sqrt(sum_(_abs2(cols), axis=-1))  # (batch, cn)
         order = argsort(norms, axis=-1, descending=True)
         sorted_norms = take_along_axis(norms, order, axis=-1)
         s = multiply(sorted_norms, reshape(scale, (batch, 1)))
@@ -249,7 +276,7 @@ def _svd(x: GpuArray, vectors: bool, full_matrices: bool) -> tuple[GpuArray | No
             safe = where(greater(norms, 0.0), norms, 1.0)
             rows = take_along_axis(divide(cols, expand_dims(safe, -1)), expand_dims(order, -1), axis=-2)
             q = matrix_transpose(rows)  # (batch, cm, cn)
-            vrows = take_along_axis(v, expand_dims(order, -1), axis=-2)
+            vrows = _conj(take_along_axis(v, expand_dims(order, -1), axis=-2))  # rows of Vh
     s_out = reshape(s, batch_shape + (k,))
     if not vectors:
         return None, s_out, None
@@ -269,14 +296,16 @@ def _svd(x: GpuArray, vectors: bool, full_matrices: bool) -> tuple[GpuArray | No
 
 def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
     """The singular value decomposition ``x = U diag(S) Vh`` of the matrices in ``x`` (``...,
-    m, n``): ``S`` descending (``..., k``, k = min(m, n)); ``U`` (``..., m, m``) and ``Vh``
-    (``..., n, n``) orthonormal with ``full_matrices``, else ``(..., m, k)`` and ``(..., k, n)``.
+    m, n``): ``S`` descending (``..., k``, k = min(m, n); real: float32 for complex64, float64
+    for complex128); ``U`` (``..., m, m``) and ``Vh`` (``..., n, n``) orthonormal (unitary) with
+    ``full_matrices``, else ``(..., m, k)`` and ``(..., k, n)``.
 
-    Raises ``TypeError`` for non-arrays and dtypes other than float32/float64, ``ValueError``
+    Raises ``TypeError`` for non-arrays and dtypes other than float32, float64, complex64 and
+    complex128, ``ValueError``
     for fewer than 2 dims, :class:`LinAlgError` when the iteration does not converge.
     Non-finite input gives NaN.
     """
-    x = float_matrices(x, "svd")
+    x = float_matrices(x, "svd", complex_ok=True)
     u, s, vh = _svd(x, True, bool(full_matrices))
     assert u is not None and vh is not None
     return SVDResult(u, s, vh)
@@ -284,6 +313,6 @@ def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
 
 def svdvals(x: GpuArray, /) -> GpuArray:
     """The singular values (descending) of the matrices in ``x``; as :func:`svd`."""
-    x = float_matrices(x, "svdvals")
+    x = float_matrices(x, "svdvals", complex_ok=True)
     return _svd(x, False, False)[1]
 

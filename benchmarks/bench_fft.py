@@ -1,0 +1,211 @@
+"""gputensor.fft beside torch.fft (cuFFT) and cupy.fft in one process:
+``python3 -m benchmarks.bench_fft``.
+
+Cases (through the public API; complex64 unless named, float32 input for the real transforms):
+
+* ``fft.c64.2^k``: 1-D of length 2^10 .. 2^24 (even powers, plus 2^24), one transform;
+* ``fft.c64.2^10xb4096``, ``fft.c64.2^16xb256``: batched 1-D along the last axis;
+* ``fft2.c64.1024^2``, ``fft2.c64.4096^2``, ``fftn.c64.256^3``: n-D over every axis;
+* ``rfft.f32.N``: real transforms of powers of two (2^10, 2^16, 2^20) and of primes (1009,
+  65537), single and batched (``1009xb1024``, ``2^12xb1024``).
+
+For each framework a case is called once (cold: compilation, plans), its result checked against
+numpy.fft of the same input (max error relative to the largest value, tolerance 1e-3 for
+complex64), the clocks warmed (``_timing.ClockWarmer``), then 3 batches of ``reps`` calls timed,
+every result held until the synchronisation that ends its batch (``_timing.Timer.batch``).
+Per call, medians over the batches: ``host us`` (issuing the calls), ``gpu us`` (gputensor: the
+kernels' timestamp-query times over a profiled batch; torch / cupy: CUDA events around a batch),
+``wall us`` (calls plus the final synchronisation); ``gt/torch`` and ``gt/cupy`` are speed
+ratios of the wall times (torch wall / gputensor wall: above 1, gputensor is faster).
+Targets (issue 16): rfft at least 0.5x cuFFT for powers of two, 0.3x for prime lengths.
+
+``--quick``: tiny sizes (seconds, any adapter: lavapipe in CI); ``--only PATTERN[,PATTERN]``
+(fnmatch on case ids), ``--no-torch``, ``--no-cupy``, ``--target-s`` (seconds per timed
+batch), ``--json PATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import gputensor as gt
+import gputensor.fft  # noqa: F401  (the extension, whatever the namespace imports)
+
+from . import _timing
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    op: str  # fft, fft2, fftn, rfft
+    shape: tuple[int, ...]
+
+
+def _p2(k: int) -> str:
+    return f"2^{k}"
+
+
+def cases(quick: bool) -> list[Case]:
+    if quick:
+        return [Case("fft.c64.2^10", "fft", (1 << 10,)), Case("fft.c64.2^6xb64", "fft", (64, 1 << 6)),
+                Case("fft2.c64.64^2", "fft2", (64, 64)), Case("fftn.c64.16^3", "fftn", (16, 16, 16)),
+                Case("rfft.f32.2^10", "rfft", (1 << 10,)), Case("rfft.f32.1009", "rfft", (1009,)),
+                Case("rfft.f32.2^8xb64", "rfft", (64, 1 << 8)), Case("rfft.f32.257xb16", "rfft", (16, 257))]
+    out = [Case(f"fft.c64.{_p2(k)}", "fft", (1 << k,)) for k in (10, 12, 14, 16, 18, 20, 22, 24)]
+    out += [Case("fft.c64.2^10xb4096", "fft", (4096, 1 << 10)), Case("fft.c64.2^16xb256", "fft", (256, 1 << 16))]
+    out += [Case("fft2.c64.1024^2", "fft2", (1024, 1024)), Case("fft2.c64.4096^2", "fft2", (4096, 4096)),
+            Case("fftn.c64.256^3", "fftn", (256, 256, 256))]
+    out += [Case(f"rfft.f32.{_p2(k)}", "rfft", (1 << k,)) for k in (10, 16, 20)]
+    out += [Case("rfft.f32.1009", "rfft", (1009,)), Case("rfft.f32.65537", "rfft", (65537,)),
+            Case("rfft.f32.2^12xb1024", "rfft", (1024, 1 << 12)), Case("rfft.f32.1009xb1024", "rfft", (1024, 1009))]
+    return out
+
+
+def make_input(case: Case, rng: np.random.Generator) -> np.ndarray:
+    x = rng.standard_normal(case.shape).astype(np.float32)
+    if case.op == "rfft":
+        return x
+    return (x + 1j * rng.standard_normal(case.shape).astype(np.float32)).astype(np.complex64)
+
+
+def reference(case: Case, x: np.ndarray) -> np.ndarray:
+    return {"fft": np.fft.fft, "fft2": np.fft.fft2, "fftn": np.fft.fftn, "rfft": np.fft.rfft}[case.op](x)
+
+
+def call_for(name: str, mod: Any, case: Case) -> Callable[[Any], Any]:
+    """The case's call on framework ``name`` whose fft module is ``mod`` (same spec names)."""
+    if case.op == "fft2":
+        return (lambda a: mod.fftn(a, axes=(-2, -1))) if name == "gputensor" else (lambda a: mod.fft2(a))
+    return {"fft": lambda a: mod.fft(a), "fftn": lambda a: mod.fftn(a), "rfft": lambda a: mod.rfft(a)}[case.op]
+
+
+def _host(name: str, result: Any) -> np.ndarray:
+    if name == "gputensor":
+        return gt.asnumpy(result)
+    if name == "torch":
+        return result.cpu().numpy()
+    return result.get()
+
+
+def check(got: np.ndarray, want: np.ndarray) -> str:
+    if got.shape != want.shape:
+        return f"shape {got.shape} != {want.shape}"
+    err = float(np.max(np.abs(got - want))) / max(float(np.max(np.abs(want))), 1e-30)
+    return "ok" if err <= 1e-3 else f"error {err:.1e}"
+
+
+def frameworks(use_torch: bool, use_cupy: bool) -> list[tuple[str, Any, _timing.Timer, Callable[[np.ndarray], Any]]]:
+    """(name, fft module, timer, upload) of every framework present."""
+    out: list[tuple[str, Any, _timing.Timer, Callable[[np.ndarray], Any]]] = [
+        ("gputensor", gt.fft, _timing.GputensorTimer(), gt.asarray)]
+    if use_torch:
+        try:
+            import torch
+
+            if torch.cuda.is_available():
+                out.append(("torch", torch.fft, _timing.TorchTimer(torch),
+                            lambda v: torch.from_numpy(v).cuda()))
+        except ImportError:
+            pass
+    if use_cupy:
+        try:
+            import cupy
+
+            cupy.cuda.runtime.getDeviceCount()
+            out.append(("cupy", cupy.fft, _timing.CupyTimer(cupy), cupy.asarray))
+        except Exception:  # noqa: BLE001 - no cupy or no CUDA device
+            pass
+    return out
+
+
+def run_case(case: Case, fws: list, warmer: _timing.ClockWarmer, target_s: float) -> dict[str, Any]:
+    x = make_input(case, np.random.default_rng(0))
+    want = reference(case, x)
+    row: dict[str, Any] = {"id": case.id, "shape": list(case.shape)}
+    for name, mod, timer, put in fws:
+        try:
+            a = put(x)
+            fn = call_for(name, mod, case)
+            run = lambda _i: fn(a)  # noqa: E731
+            cold, first = _timing.cold_call(run, timer.sync)
+            status = check(_host(name, first), want)
+            del first
+            per = _timing.estimate_call(run, timer.sync, max_calls=8)
+            reps = int(max(1, min(200, target_s / per)))
+            warmer.warm()
+            batches = [timer.batch(run, reps, 1 + b * reps) for b in range(3)]
+            gpu = statistics.median(b.gpu_s for b in batches) if batches[0].gpu_s is not None else None
+            if gpu is None:
+                gpu, _ = timer.gpu_batch(run, min(reps, 8), 1)
+            row[name] = {"check": status, "cold_s": cold, "reps": reps,
+                         "host_us": statistics.median(b.host_s for b in batches) * 1e6,
+                         "wall_us": statistics.median(b.wall_s for b in batches) * 1e6,
+                         "gpu_us": gpu * 1e6 if gpu is not None else None}
+        except Exception as exc:  # noqa: BLE001 - reported, the run goes on
+            row[name] = {"check": f"error: {type(exc).__name__}: {exc}"[:160], "wall_us": None}
+        finally:
+            timer.cleanup()
+    return row
+
+
+def _us(v: float | None) -> str:
+    return f"{v:11.1f}" if v else f"{'-':>11}"
+
+
+def _ratio(row: dict[str, Any], other: str) -> str:
+    gt_wall = row.get("gputensor", {}).get("wall_us")
+    o = row.get(other, {}).get("wall_us")
+    return f"{o / gt_wall:8.2f}x" if gt_wall and o else f"{'-':>9}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m benchmarks.bench_fft", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (seconds; any adapter)")
+    parser.add_argument("--only", default="*", help="fnmatch pattern(s) of case ids, comma separated")
+    parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--no-cupy", action="store_true")
+    parser.add_argument("--target-s", type=float, default=None, help="seconds per timed batch")
+    parser.add_argument("--json", default=None, help="write the results to this file")
+    args = parser.parse_args(argv)
+    fws = frameworks(not args.no_torch, not args.no_cupy)
+    torch = next((t.torch for n, _, t, _ in fws if n == "torch"), None)
+    warmer = _timing.ClockWarmer(torch)
+    target_s = args.target_s if args.target_s is not None else (0.005 if args.quick else 0.1)
+    patterns = args.only.split(",")
+    names = [n for n, *_ in fws]
+    print(f"adapter: {gt._dispatch.adapter_description()}; frameworks: {', '.join(names)}")
+    short = {"gputensor": "gt", "torch": "torch", "cupy": "cupy"}
+    head = "".join(f"{f'{short[n]} {k}':>11}" for n in names for k in ("host", "gpu", "wall"))
+    print(f"{'case (us per call)':<24}{head}{'gt/torch':>9}{'gt/cupy':>9}  checks")
+    rows = []
+    t_start = time.perf_counter()
+    for case in cases(args.quick):
+        if not any(fnmatch.fnmatch(case.id, p) for p in patterns):
+            continue
+        row = run_case(case, fws, warmer, target_s)
+        rows.append(row)
+        cells = "".join(_us(row[n].get(k)) for n in names for k in ("host_us", "gpu_us", "wall_us"))
+        checks = " ".join(f"{n}:{row[n]['check']}" for n in names)
+        print(f"{case.id:<24}{cells}{_ratio(row, 'torch'):>9}{_ratio(row, 'cupy'):>9}  {checks}", flush=True)
+    print(f"total {time.perf_counter() - t_start:.1f} s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"adapter": gt._dispatch.adapter_description(), "quick": args.quick, "results": rows}, f,
+                      indent=1)
+    failed = [r["id"] for r in rows if r.get("gputensor", {}).get("check") != "ok"]
+    if failed:
+        print("failed checks: " + ", ".join(failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

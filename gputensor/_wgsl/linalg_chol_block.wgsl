@@ -1,0 +1,128 @@
+// Diagonal blocks of the blocked Cholesky factorization, one workgroup of TH x TH invocations
+// per matrix of a stack (workgroup q: matrix q): the n x n block (n <= NB) at
+// A[a_first + q * a_bs + i * ld + j] (lower triangle read) is replaced by its lower factor L
+// (zeros above the diagonal), and X[x_first + q * NB * NB + i * NB + j] receives L^-1 (lower,
+// zeros above; only when with_inverse is nonzero), which turns the panel's triangular solve
+// into a gemm.
+//
+// Invocation (tx, ty) holds elements (ty + TH * s, tx + TH * u), s, u < RR, of the block and of
+// its inverse in registers. Step j is one barrier: the holders of column j of the block and of
+// row j of the inverse publish them (two buffers, alternating per step), then every invocation
+// updates its elements: right-looking Cholesky and, from the same column of L, forward
+// substitution of L X = I. A pivot <= 0 sets flag[0] (NaN input is not flagged).
+// Elements are T (real, or complex as vec2: A = L L^H, the diagonal's real part read) with the
+// sc_* helpers of linalg_scalar_*.
+
+alias T = {{T}};
+alias R = {{R}};
+const NB: u32 = {{NB}}u;
+const TH: u32 = {{TH}}u;
+const RR: u32 = {{RR}}u;
+
+struct Params { n: u32, a_first: u32, ld: u32, x_first: u32, a_bs: u32, with_inverse: u32, p1: u32, p2: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> A: array<T>;
+@group(0) @binding(2) var<storage, read_write> X: array<T>;
+@group(0) @binding(3) var<storage, read_write> flag: array<atomic<u32>>;
+
+var<workgroup> col: array<T, 2u * NB>;
+var<workgroup> xrow: array<T, 2u * NB>;
+
+{{SCALAR}}
+
+@compute @workgroup_size({{TH}}, {{TH}})
+fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let tx = lid.x;
+    let ty = lid.y;
+    let n = p.n;
+    let a_first = p.a_first + wid.x * p.a_bs;
+    let x_first = p.x_first + wid.x * NB * NB;
+    let with_x = p.with_inverse != 0u;
+    var a: array<T, RR * RR>;
+    var x: array<T, RR * RR>;
+    //#unroll
+    for (var s = 0u; s < RR; s++) {
+        //#unroll
+        for (var u = 0u; u < RR; u++) {
+            let i = ty + TH * s;
+            let c = tx + TH * u;
+            var v = T(0);
+            if i < n && c <= i {
+                v = A[a_first + i * p.ld + c];
+            }
+            a[s * RR + u] = v;
+            x[s * RR + u] = select(T(0), sc_from(R(1)), i == c);
+        }
+    }
+    for (var j = 0u; j < n; j++) {
+        let b = (j & 1u) * NB;
+        let jq = j / TH;
+        let jr = j % TH;
+        if tx == jr {
+            //#unroll
+            for (var s = 0u; s < RR; s++) {
+                //#unroll
+                for (var u = 0u; u < RR; u++) {
+                    if u == jq {
+                        col[b + ty + TH * s] = a[s * RR + u];
+                    }
+                }
+            }
+        }
+        if ty == jr && with_x {
+            //#unroll
+            for (var s = 0u; s < RR; s++) {
+                if s == jq {
+                    //#unroll
+                    for (var u = 0u; u < RR; u++) {
+                        xrow[b + tx + TH * u] = x[s * RR + u];
+                    }
+                }
+            }
+        }
+        workgroupBarrier();
+        let d = sc_re(col[b + j]);
+        if tx == 0u && ty == 0u && d <= R(0) {
+            atomicOr(&flag[0], 1u);
+        }
+        let ljj = sqrt(d);
+        let inv = R(1) / ljj;
+        //#unroll
+        for (var s = 0u; s < RR; s++) {
+            let i = ty + TH * s;
+            let li = col[b + i] * inv;
+            //#unroll
+            for (var u = 0u; u < RR; u++) {
+                let c = tx + TH * u;
+                let e = s * RR + u;
+                if c > j && c <= i {
+                    a[e] = a[e] - sc_mul(li, sc_conj(col[b + c] * inv));
+                } else if c == j && i >= j {
+                    a[e] = select(li, sc_from(ljj), i == j);
+                }
+                if with_x && c <= j {
+                    let xj = xrow[b + c] * inv;
+                    if i > j {
+                        x[e] = x[e] - sc_mul(li, xj);
+                    } else if i == j {
+                        x[e] = xj;
+                    }
+                }
+            }
+        }
+    }
+    //#unroll
+    for (var s = 0u; s < RR; s++) {
+        //#unroll
+        for (var u = 0u; u < RR; u++) {
+            let i = ty + TH * s;
+            let c = tx + TH * u;
+            if i < n && c < n {
+                A[a_first + i * p.ld + c] = select(T(0), a[s * RR + u], c <= i);
+                if with_x {
+                    X[x_first + i * NB + c] = x[s * RR + u];
+                }
+            }
+        }
+    }
+}

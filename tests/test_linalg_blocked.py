@@ -1,0 +1,287 @@
+"""The blocked factorizations of gputensor.linalg at orders that cross block boundaries.
+
+The block width is set small through ``config.override(linalg_block=...)`` so that orders of
+33..200 run several blocks: n = nb - 1, nb, nb + 1 and 2 nb + 3 for each width, tall and wide
+QR, stacks of large matrices, singular / indefinite input and float32 / float64. Factors are
+checked by residuals against the input and values against NumPy (well-conditioned input), with
+``_compare``'s tolerances for values and a few hundred units of roundoff for residuals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gputensor as gt
+from gputensor._backend import config
+from gputensor.linalg import LinAlgError
+
+from _compare import for_dtypes, tolerance
+
+DTYPES = ("float32", "float64")
+#: residuals relative to the operands' size: a few hundred units of roundoff
+EPS = {"float32": 3e-5, "float64": 1e-12}
+#: (block width, order) pairs: below, at and above one block, and two blocks plus a ragged one
+#: (orders <= 32 run on the batched small kernels instead)
+CROSSING = [(nb, n) for nb in (16, 32, 64) for n in (nb - 1, nb, nb + 1, 2 * nb + 3) if n > 32]
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _spd(rng: np.random.Generator, shape: tuple[int, ...], n: int) -> np.ndarray:
+    a = rng.standard_normal(shape + (n, n))
+    return a @ np.swapaxes(a, -1, -2) / n + np.eye(n)
+
+
+def _well(rng: np.random.Generator, shape: tuple[int, ...], n: int) -> np.ndarray:
+    return np.eye(n) + rng.standard_normal(shape + (n, n)) / (2 * np.sqrt(n))
+
+
+def _max(a: np.ndarray) -> float:
+    return float(np.max(np.abs(a)))
+
+
+def _close(actual: np.ndarray, want: np.ndarray, dtype: str) -> None:
+    """Element-wise within the ``summation`` tolerance of the largest element (entries much
+    smaller than the largest carry the cancellation of their dot products)."""
+    assert actual.dtype == np.dtype(dtype)
+    rtol = tolerance(dtype, "summation")[0]
+    np.testing.assert_allclose(actual, want, rtol=rtol, atol=rtol * _max(want))
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize(("nb", "n"), CROSSING)
+def test_cholesky_blocks(dtype: str, nb: int, n: int) -> None:
+    a = _spd(_rng(n), (), n).astype(dtype)
+    with config.override(linalg_block=nb):
+        lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+        upper = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a), upper=True))
+    assert lower.dtype == np.dtype(dtype)
+    assert np.array_equal(np.triu(lower, 1), np.zeros_like(lower))
+    a64 = a.astype(np.float64)
+    assert _max(lower.astype(np.float64) @ lower.T - a64) <= EPS[dtype] * _max(a64) * n ** 0.5
+    _close(lower, np.linalg.cholesky(a64), dtype)
+    np.testing.assert_array_equal(upper, lower.T)
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize(("nb", "n"), [(nb, n) for nb, n in CROSSING if nb <= 32])
+def test_lu_solve_inv_det_blocks(dtype: str, nb: int, n: int) -> None:
+    rng = _rng(100 + n)
+    a = _well(rng, (), n).astype(dtype)
+    b = rng.standard_normal((n, 3)).astype(dtype)
+    v = rng.standard_normal(n).astype(dtype)
+    with config.override(linalg_block=nb):
+        x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+        xv = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(v)))
+        ainv = gt.asnumpy(gt.linalg.inv(gt.asarray(a)))
+        det = gt.asnumpy(gt.linalg.det(gt.asarray(a)))
+        sign, logabs = (gt.asnumpy(t) for t in gt.linalg.slogdet(gt.asarray(a)))
+    a64 = a.astype(np.float64)
+    tol = EPS[dtype] * n
+    assert _max(a64 @ x - b) <= tol * _max(a64) * _max(x)
+    assert _max(a64 @ xv - v) <= tol * _max(a64) * _max(xv)
+    assert _max(a64 @ ainv - np.eye(n)) <= tol * _max(a64) * _max(ainv)
+    want_sign, want_log = np.linalg.slogdet(a64)
+    assert float(sign) == want_sign
+    assert abs(float(logabs) - want_log) <= tol * max(1.0, abs(want_log))
+    assert abs(float(det) - want_sign * np.exp(want_log)) <= tol * np.exp(want_log)
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize("nb", [16, 32])
+def test_lu_pivoting_blocks(dtype: str, nb: int) -> None:
+    """A matrix that needs row swaps in every block (a permuted, ill-scaled one): solve matches
+    NumPy's and the determinant's sign follows the permutation."""
+    n = 2 * nb + 3
+    rng = _rng(7)
+    perm = rng.permutation(n)
+    a = (_well(rng, (), n) * np.logspace(0, 2, n)[:, None])[perm].astype(dtype)
+    b = rng.standard_normal((n, 2)).astype(dtype)
+    with config.override(linalg_block=nb):
+        x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+        sign = gt.asnumpy(gt.linalg.slogdet(gt.asarray(a)).sign)
+    want = np.linalg.solve(a.astype(np.float64), b.astype(np.float64))
+    assert _max(x - want) <= EPS[dtype] * n * 10 * _max(want)
+    assert float(sign) == np.linalg.slogdet(a.astype(np.float64))[0]
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize(("m", "n"), [(70, 70), (97, 40), (40, 97), (131, 66)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_blocks(dtype: str, m: int, n: int, mode: str) -> None:
+    a = _rng(m * n).standard_normal((m, n)).astype(dtype)
+    q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a), mode=mode))
+    k = min(m, n)
+    assert q.shape == ((m, k) if mode == "reduced" else (m, m))
+    assert r.shape == ((k, n) if mode == "reduced" else (m, n))
+    assert np.array_equal(np.tril(r, -1), np.zeros_like(r))
+    q64 = q.astype(np.float64)
+    assert _max(q64 @ r - a) <= EPS[dtype] * max(m, n) * _max(a)
+    assert _max(q64.T @ q64 - np.eye(q.shape[1])) <= EPS[dtype] * max(m, n)
+
+
+@for_dtypes(DTYPES)
+def test_stacks_of_blocked_matrices(dtype: str) -> None:
+    """Batches of matrices above the small kernels' order: each matrix of the stack factored."""
+    rng = _rng(3)
+    n = 45
+    spd = _spd(rng, (2, 3), n).astype(dtype)
+    well = _well(rng, (4,), n).astype(dtype)
+    b = rng.standard_normal((4, n, 2)).astype(dtype)
+    with config.override(linalg_block=16):
+        lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(spd)))
+        x = gt.asnumpy(gt.linalg.solve(gt.asarray(well), gt.asarray(b)))
+        det = gt.asnumpy(gt.linalg.det(gt.asarray(well)))
+        ainv = gt.asnumpy(gt.linalg.inv(gt.asarray(well)))
+    _close(lower, np.linalg.cholesky(spd.astype(np.float64)), dtype)
+    w64 = well.astype(np.float64)
+    tol = EPS[dtype] * n
+    assert _max(w64 @ x - b) <= tol * _max(w64) * _max(x)
+    assert _max(w64 @ ainv - np.eye(n)) <= tol * _max(w64) * _max(ainv)
+    want = np.linalg.det(w64)
+    assert np.all(np.abs(det - want) <= tol * np.abs(want))
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize("where", [0, 15, 16, 40])
+def test_not_positive_definite_in_any_block(dtype: str, where: int) -> None:
+    """A negative pivot in the first, a middle or the last block raises LinAlgError (and, with
+    the check off, gives NaN in the factor instead)."""
+    n = 45
+    a = _spd(_rng(where), (), n)
+    a[where, where] = -4.0 * n
+    a = a.astype(dtype)
+    with config.override(linalg_block=16):
+        with pytest.raises(LinAlgError):
+            gt.linalg.cholesky(gt.asarray(a))
+        with config.override(linalg_check=False):
+            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    assert np.isnan(lower).any()
+
+
+@for_dtypes(DTYPES)
+def test_stack_with_one_indefinite_blocked_matrix(dtype: str) -> None:
+    """The blocked Cholesky runs the whole stack at once: one indefinite matrix raises, the others
+    are factored (seen with the check off)."""
+    n = 40
+    a = _spd(_rng(9), (5,), n)
+    a[3, 30, 30] = -1.0
+    a = a.astype(dtype)
+    with config.override(linalg_block=16):
+        with pytest.raises(LinAlgError):
+            gt.linalg.cholesky(gt.asarray(a))
+        with config.override(linalg_check=False):
+            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    keep = np.arange(5) != 3
+    _close(lower[keep], np.linalg.cholesky(a[keep].astype(np.float64)), dtype)
+    assert np.isnan(lower[3]).any()
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize("where", [0, 20, 44])
+def test_singular_in_any_block(dtype: str, where: int) -> None:
+    """A zero column in any block: solve and inv raise LinAlgError, det is 0, slogdet (0, -inf)."""
+    n = 45
+    a = _well(_rng(where), (), n)
+    a[:, where] = 0.0
+    a = a.astype(dtype)
+    b = np.ones((n, 1), dtype=dtype)
+    with config.override(linalg_block=16):
+        with pytest.raises(LinAlgError):
+            gt.linalg.solve(gt.asarray(a), gt.asarray(b))
+        with pytest.raises(LinAlgError):
+            gt.linalg.inv(gt.asarray(a))
+        det = float(gt.asnumpy(gt.linalg.det(gt.asarray(a))))
+        sign, logabs = (float(gt.asnumpy(t)) for t in gt.linalg.slogdet(gt.asarray(a)))
+    assert det == 0.0
+    assert sign == 0.0 and logabs == -np.inf
+
+
+@for_dtypes(DTYPES)
+def test_stack_with_one_singular_blocked_matrix(dtype: str) -> None:
+    """The blocked LU runs the whole stack at once: one singular matrix raises in solve / inv,
+    has det 0, and the others are solved (seen with the check off)."""
+    n = 45
+    rng = _rng(21)
+    a = _well(rng, (3,), n)
+    a[1, :, 17] = 0.0
+    a = a.astype(dtype)
+    b = rng.standard_normal((3, n, 1)).astype(dtype)
+    with config.override(linalg_block=16):
+        with pytest.raises(LinAlgError):
+            gt.linalg.solve(gt.asarray(a), gt.asarray(b))
+        with pytest.raises(LinAlgError):
+            gt.linalg.inv(gt.asarray(a))
+        det = gt.asnumpy(gt.linalg.det(gt.asarray(a)))
+        with config.override(linalg_check=False):
+            x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+    keep = np.array([True, False, True])
+    a64 = a[keep].astype(np.float64)
+    assert det[1] == 0.0
+    assert np.all(np.abs(det[keep] - np.linalg.det(a64)) <= EPS[dtype] * n * np.abs(np.linalg.det(a64)))
+    assert _max(a64 @ x[keep] - b[keep]) <= EPS[dtype] * n * _max(a64) * _max(x[keep])
+
+
+def test_block_width_must_be_supported() -> None:
+    a = gt.asarray(_spd(_rng(0), (), 40).astype("float32"))
+    with config.override(linalg_block=24):
+        with pytest.raises(ValueError, match="GPUTENSOR_LINALG_BLOCK"):
+            gt.linalg.cholesky(a)
+
+
+@pytest.mark.parametrize("n", [8, 32])
+def test_small_stacks_one_dispatch(n: int) -> None:
+    """A stack of small matrices is one dispatch per factorization, whatever its length."""
+    rng = _rng(n)
+    a = gt.asarray(_well(rng, (300,), n).astype("float32"))
+    b = gt.asarray(rng.standard_normal((300, n, 1)).astype("float32"))
+    stats = gt._dispatch.backend().context.stats
+    for call in (lambda: gt.linalg.inv(a), lambda: gt.linalg.solve(a, b), lambda: gt.linalg.det(a)):
+        call()
+        gt.synchronize()
+        before = stats["dispatches"]
+        call()
+        assert stats["dispatches"] - before <= 2
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize("n", [1, 5, 8, 13, 16, 24, 32])
+@pytest.mark.parametrize("k", [1, 7, 32, 40])
+def test_small_stacks_solve_inv_cholesky(dtype: str, n: int, k: int) -> None:
+    """Stacks of small matrices (a row per invocation, several matrices per workgroup; more
+    than 32 right-hand columns on the workgroup-per-matrix kernel) against NumPy."""
+    rng = _rng(n * 100 + k)
+    batch = 19  # not a multiple of the matrices per workgroup
+    a = _well(rng, (batch,), n).astype(dtype)
+    b = rng.standard_normal((batch, n, k)).astype(dtype)
+    spd = _spd(rng, (batch,), n).astype(dtype)
+    x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+    a64 = a.astype(np.float64)
+    _close(x, np.linalg.solve(a64, b.astype(np.float64)), dtype)
+    if k == 1:
+        _close(gt.asnumpy(gt.linalg.inv(gt.asarray(a))), np.linalg.inv(a64), dtype)
+        lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(spd)))
+        _close(lower, np.linalg.cholesky(spd.astype(np.float64)), dtype)
+
+
+@for_dtypes(DTYPES)
+def test_small_stack_with_one_singular_matrix(dtype: str) -> None:
+    rng = _rng(11)
+    a = _well(rng, (10,), 8)
+    a[7, 3] = a[7, 5]  # rows 3 and 5 of matrix 7 equal
+    a = a.astype(dtype)
+    spd = _spd(rng, (10,), 8)
+    spd[4, 2, 2] = -1.0
+    with pytest.raises(LinAlgError):
+        gt.linalg.inv(gt.asarray(a))
+    with pytest.raises(LinAlgError):
+        gt.linalg.solve(gt.asarray(a), gt.asarray(np.ones((10, 8, 1), dtype=dtype)))
+    with pytest.raises(LinAlgError):
+        gt.linalg.cholesky(gt.asarray(spd.astype(dtype)))
+    keep = np.arange(10) != 7
+    with config.override(linalg_check=False):
+        ainv = gt.asnumpy(gt.linalg.inv(gt.asarray(a)))
+    _close(ainv[keep], np.linalg.inv(a[keep].astype(np.float64)), dtype)
