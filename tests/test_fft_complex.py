@@ -257,3 +257,25 @@ def test_column_transforms(shape: tuple[int, int], split: bool) -> None:
     _assert_fft_close(got, np.fft.fft(x.astype(np.complex128), axis=0), "complex64", shape[0])
     _assert_fft_close(back, np.fft.ifft(x[:, ::-1].astype(np.complex128), axis=0, norm="ortho"), "complex64",
                       shape[0])
+
+
+def test_repeated_calls_and_errors_after_them() -> None:
+    """Calls of one structure repeated (their prepared arguments reused) keep their values for
+    new data and views; arguments equal to a cached call's but of a refused type still raise."""
+    a, b = _random((6, 16), "complex64", seed=3), _random((6, 16), "complex64", seed=4)
+    for data in (a, b, a):
+        x = gt.asarray(data)
+        for _ in range(2):
+            _assert_fft_close(gt.fft.fft(x, n=16, norm="ortho"), np.fft.fft(data, norm="ortho"), "complex64", 16)
+            _assert_fft_close(gt.fft.ifft(x[::-1], axis=0), np.fft.ifft(data[::-1], axis=0), "complex64", 6)
+            _assert_fft_close(gt.fft.fftn(x, axes=[0, 1]), np.fft.fftn(data, axes=(0, 1)), "complex64", 16)
+            _assert_fft_close(gt.fft.ifftn(x, s=(6, 16)), np.fft.ifftn(data, s=(6, 16), axes=(0, 1)), "complex64", 16)
+    x = gt.asarray(a)
+    with pytest.raises(TypeError):
+        gt.fft.fft(x, n=True)
+    with pytest.raises(TypeError):
+        gt.fft.fft(x, axis=True)
+    with pytest.raises(TypeError):
+        gt.fft.fftn(x, axes=(False, True))
+    with pytest.raises(ValueError):
+        gt.fft.fft(x, norm="Ortho")

@@ -5,14 +5,18 @@ any strides of ``src`` and ``dst`` (complex elements, any sign) and any number o
 Its plan, a ``launch.LaunchProgram`` with its tables, is made once per call structure (length,
 dtype, direction, scale, the batch dims and strides) and replayed for new pointers.
 
-* Lengths whose prime factors are 2, 3, 5 and 7, up to :func:`workgroup_length` (what two
-  copies of ``C`` transforms take in the adapter's workgroup memory): one dispatch of
-  ``_wgsl/fft_stockham.wgsl``, the mixed-radix Stockham passes (radices 8, 4, 2, 3, 5, 7) on C
-  transforms per workgroup, read and written through their strides.
+* Lengths whose prime factors are 2, 3, 5 and 7 that fit a workgroup (:func:`group_shape`: at
+  most ``TARGET`` elements, within the adapter's workgroup memory, one butterfly of the smallest
+  radix per invocation): one dispatch of ``_wgsl/fft_stockham.wgsl``, the mixed-radix Stockham
+  passes (radices 8, 4, 2, 3, 5, 7) in place on C transforms per workgroup, read and written
+  through their strides. Column transforms of the call's operands that leave fewer than
+  ``MIN_RUN`` transforms to a workgroup take the four-step path instead
+  (``GPUTENSOR_FFT_COLUMN_SPLIT``).
 * Longer such lengths: the four-step decomposition n = n1 * m (``_four_step``): the length-m
   transforms of the n1 interleaved subsequences (recursively decomposed when m is still too
-  long) into a contiguous scratch array, then the length-n1 transforms across them with the
-  twiddles W_n^(i k) applied on load, written to ``dst`` through its strides.
+  long) into a scratch array (batch entries outermost for rows, innermost for columns), then
+  the length-n1 transforms across them with the twiddles W_n^(i k) applied on load, written to
+  ``dst`` through its strides.
 * Lengths with a prime factor above 7: Bluestein's chirp-z (``_bluestein``), the convolution
   with the chirp through transforms of a length m >= 2n - 1 of the kind above
   (``_wgsl/fft_chirp.wgsl`` does the chirp multiplies, the zero padding and the product with
@@ -39,8 +43,8 @@ from .launch import LaunchProgram, Region
 from .layout import strided_span
 from .plan_cache import PlanCache
 
-__all__ = ["MAX_BATCH_DIMS", "RADICES", "c2c", "factor", "fast_length", "group_shape", "merge_batch",
-           "workgroup_length"]
+__all__ = ["MAX_BATCH_DIMS", "RADICES", "c2c", "entry_pitch", "factor", "fast_length", "group_shape",
+           "merge_batch", "row_group", "workgroup_length"]
 
 #: Batch dims a kernel takes (the caller's, after merging, at most ``MAX_BATCH_DIMS - 2``:
 #: each level of a four-step decomposition adds one).
@@ -53,6 +57,10 @@ MAX_PER_GROUP = 256
 TARGET = 4096
 #: Most invocations per workgroup of the Stockham kernel.
 MAX_INVOCATIONS = 1024
+#: log2 of the elements between the free slots of the workgroup memory (``entry_pitch``).
+PAD_SHIFT = 4
+#: Most invocations of a workgroup of contiguous transforms (``row_group``).
+ROW_INVOCATIONS = 256
 #: Fewest adjacent entries a workgroup of a column transform reads (32-byte runs of complex64).
 MIN_RUN = 4
 
@@ -150,10 +158,42 @@ def group_shape(ctx: Any, itemsize: int, n: int) -> tuple[int, int] | None:
     per = 1
     while per * 2 <= MAX_PER_GROUP and per * 2 * n <= held and -(-per * 2 * n // rmin) <= limit:
         per *= 2
+    return per, _invocations(n, per, rmin, limit)
+
+
+def _invocations(n: int, per: int, rmin: int, limit: int) -> int:
+    """The invocations of a workgroup of ``per`` transforms of length ``n`` (smallest radix
+    ``rmin``): one butterfly each, a multiple of 32 and of ``per``, at most ``limit``."""
     wg = -(-per * n // rmin)
     unit = max(32, per)  # (a multiple of per: an invocation's entry is the same in every column step)
-    wg = min(limit, -(-wg // unit) * unit)
-    return per, wg
+    return min(limit, -(-wg // unit) * unit)
+
+
+def row_group(ctx: Any, n: int, radices: tuple[int, ...], per: int, batch: int, rows: bool) -> tuple[int, int]:
+    """(transforms per workgroup, invocations) of a dispatch of ``batch`` transforms of length
+    ``n`` whose group shape is ``per`` transforms: no more transforms per workgroup than the
+    dispatch has, and (``rows``: elements contiguous on both sides, where more transforms per
+    workgroup do not lengthen the runs read) at most ``ROW_INVOCATIONS`` invocations where one
+    transform allows: small workgroups, several resident per multiprocessor, whose barriers
+    stall only themselves."""
+    rmin = min(radices)
+    limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)), MAX_INVOCATIONS)
+    while per > 1 and (per // 2 >= batch or (rows and _invocations(n, per, rmin, limit) > ROW_INVOCATIONS)):
+        per //= 2
+    return per, _invocations(n, per, rmin, limit)
+
+
+def entry_pitch(ctx: Any, itemsize: int, n: int, per: int) -> tuple[int, int]:
+    """(pitch, pad shift) of the workgroup memory of ``per`` transforms of length ``n``: a free
+    slot after every 16 elements and an odd pitch (bank-conflict-free strided accesses) where
+    that fits the adapter's workgroup memory, else (n, 31): no padding."""
+    pitch = n + ((n - 1) >> PAD_SHIFT)
+    if per > 1:
+        pitch |= 1
+    storage = int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
+    if per * pitch * itemsize <= storage:
+        return pitch, PAD_SHIFT
+    return n, 31
 
 
 def _column_like(sizes: Sequence[int], src: _View) -> bool:
@@ -187,7 +227,7 @@ class _Planner:
         self.table_len = 0
         self.inner: dict[int, int] = {}  # length -> table offset of its twiddles
         self.scales: dict[float, int] = {}  # scale -> table offset of its entry
-        self.chirps: list[tuple[int, int, int, bool]] = []  # spectra to compute: (n, m, offset, inverse)
+        self.chirps: list[tuple[int, int]] = []  # chirp spectra to compute: (length, table offset)
 
     def shape(self, n: int) -> tuple[int, int] | None:
         """``group_shape`` of length ``n`` (memoised for the plan)."""
@@ -309,6 +349,7 @@ class _Planner:
         if len(dims) > MAX_BATCH_DIMS:
             raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
         batch = math.prod(d[0] for d in dims) if dims else 1
+        per, wg = row_group(self.ctx, n, radices, per, batch, abs(src.axis) == 1 and abs(dst.axis) == 1)
         along_load = abs(src.axis) == 1 or per == 1
         along_store = abs(dst.axis) == 1 or per == 1
         tw_split = 1
@@ -319,11 +360,13 @@ class _Planner:
             lo = self._table(np.exp(-2j * np.pi * np.arange(tw_split) / total))
             hi = self._table(np.exp(-2j * np.pi * tw_split * np.arange(-(-total // tw_split)) / total))
         inner = self.twiddles(n)
-        defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None)
+        pitch, pad = entry_pitch(self.ctx, self.itemsize, n, per)
+        defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad)
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
         words = [batch, 0, 0, src.axis & _U32, dst.axis & _U32, 0, lo, hi, tw_split, tdim, inner, flags,
-                 self.scale_entry(scale), len(dims), 0, 0, *(d[0] for d in padded), *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
+                 self.scale_entry(scale), len(dims), 0, 0, *(d[0] for d in padded),
+                 *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
         isz = self.itemsize
         regions = (
             self._region(src, n, [(d[0], d[1]) for d in dims], 1),
@@ -351,9 +394,8 @@ class _Planner:
         hk = np.conj(w) if not inverse else w  # the kernel of the convolution
         h[:n] = hk
         h[m - n + 1:] = hk[1:][::-1]
-        spec = self._table(np.zeros(m, dtype=np.complex128))
-        self.chirps.append((m, spec, len(self.tables) - 1, inverse))
-        self.tables[-1] = h  # the kernel itself; its spectrum replaces it on the device
+        spec = self._table(h)  # the kernel; its spectrum replaces it on the device (``_make_plan``)
+        self.chirps.append((m, spec))
         a = self.scratch(batch * m)
         b = self.scratch(batch * m)
         dims = [(s, st) for s, st in zip(sizes, src.strides)]
@@ -410,13 +452,13 @@ def _literal(value: float, wgsl: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
-                      twiddle: bool) -> dict[str, object]:
+                      twiddle: bool, pitch: int, pad: int) -> dict[str, object]:
     """The placeholders of fft_stockham.wgsl (cached: treat as read-only)."""
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     s = {f"S{r}{k}": _literal(math.sin(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     out: dict[str, object] = {
-        "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices),
+        "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices), "PITCH": pitch, "PAD": pad,
         "RADICES": ", ".join(f"{r}u" for r in radices),
         "TWIDDLE": "true" if twiddle else "false",
         **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
@@ -481,7 +523,28 @@ def _upload(backend: Any, values: np.ndarray, dtype: str) -> int:
     return ptr
 
 
+def _chirp_spectrum(backend: Any, ctx: Any, dtype: str, itemsize: int, wgsl: str, table: np.ndarray,
+                    table_ptr: int, m: int, spec: int) -> None:
+    """Record the length-m transform of the chirp kernel ``table[spec:spec + m]`` (a copy of it)
+    into the plan's table at ``spec``, in its place."""
+    sub = _Planner(backend, ctx, dtype, itemsize, wgsl)
+    sub.transform(m, (1,), _View(0, 0, 1, (m,)), _View(1, spec, 1, (m,)), False, 1.0)
+    sub_records, sub_table = sub.finish()
+    kernel_ptr = _upload(backend, table[spec:spec + m], dtype)
+    sub_ptr = _upload(backend, sub_table, dtype)
+    # the sub-program's operands: 0 the kernel's copy, 1 the plan's table, 2 its own twiddles
+    program = LaunchProgram.compile("fft", _WORDS, ctx, sub_records, sub.aux)
+    try:
+        if not program.run(backend, ctx, _bases(backend, [kernel_ptr, table_ptr, sub_ptr]), _placeholder):
+            raise invalid_argument("fft: the chirp spectrum's program did not apply")
+    finally:
+        backend.free(kernel_ptr)  # the recorded dispatches keep the pool blocks alive until they run
+        backend.free(sub_ptr)
+
+
 def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
+    """The plan of a call with merged batch dims ``key`` (see ``c2c``): its program, its table
+    uploaded and the chirp spectra of its Bluestein transforms recorded."""
     dtype, n, sizes, src_axis, src_strides, dst_axis, dst_strides, inverse, scale = key
     itemsize, wgsl = _storage(backend, dtype)
     ctx = backend.context
@@ -491,22 +554,12 @@ def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
     chirps = list(planner.chirps)
     records, table = planner.finish()
     table_ptr = _upload(backend, table, dtype)
-    for m, spec, index, _ in chirps:
-        # the spectrum of the chirp kernel, in place of the kernel in the table (a transform of
-        # the kernel's copy into the table)
-        sub = _Planner(backend, ctx, dtype, itemsize, wgsl)
-        sub.transform(m, (1,), _View(0, 0, 1, (m,)), _View(1, spec, 1, (m,)), False, 1.0)
-        sub_records, sub_table = sub.finish()
-        kernel_ptr = _upload(backend, table[spec:spec + m], dtype)
-        sub_ptr = _upload(backend, sub_table, dtype)
-        # the sub-program's operands: 0 the kernel copy, 1 the plan table, 2 its own twiddles
-        program = LaunchProgram.compile("fft", _WORDS, ctx, sub_records, sub.aux)
-        try:
-            if not program.run(backend, ctx, _bases(backend, [kernel_ptr, table_ptr, sub_ptr]), _placeholder):
-                raise invalid_argument("fft: the chirp spectrum's program did not apply")
-        finally:
-            backend.free(kernel_ptr)
-            backend.free(sub_ptr)
+    try:
+        for m, spec in chirps:
+            _chirp_spectrum(backend, ctx, dtype, itemsize, wgsl, table, table_ptr, m, spec)
+    except BaseException:
+        backend.free(table_ptr)
+        raise
     spans = []
     for axis, strides in ((src_axis, src_strides), (dst_axis, dst_strides)):
         lo, hi = strided_span([(n, axis), *zip(sizes, strides)])

@@ -1,24 +1,27 @@
 // Batched 1-D DFTs of length N in workgroup memory (mixed-radix Stockham autosort passes).
 //
 // Each workgroup transforms C consecutive batch entries b = group * C + c (b < n_batch). Entry b
-// has coordinates along up to MAXB batch dims (dim 0 fastest: b = sum coord_d * prod of the
-// sizes below d); its element i is read at src_first + sum coord_d * src_stride_d + i * src_axis
-// and its result element k written at dst_first + sum coord_d * dst_stride_d + k * dst_axis
-// (strides in complex elements, any sign: i32 bits). The passes run the forward DFT (sign -1);
-// bit 0 of p.flags (inverse) conjugates on load and on store (conj(DFT(conj(x))) is the DFT of
-// sign +1). Invocations take consecutive elements of one entry where bit 2 (load) / bit 3
-// (store) of p.flags is set (a contiguous axis), else the same element of consecutive entries. TWIDDLE
-// multiplies element i of entry b on load by W^(i * coord_tdim(b)), W = exp(-2 pi i / n) for the length n of the whole transform,
-// from two tables (W^(q % tw_split) * W^(tw_split * (q / tw_split)), both computed in float64 on
-// the host): the twiddles of a four-step decomposition. Results are multiplied by the real part
-// of table entry p.scale_at (bit 1 of p.flags; else by 1).
+// has coordinates along the p.nb (at most 4) batch dims (dim 0 fastest: b = sum coord_d * prod
+// of the sizes below d); its element i is read at src_first + sum coord_d * src_stride_d + i *
+// src_axis and its result element k written at dst_first + sum coord_d * dst_stride_d + k *
+// dst_axis (strides in complex elements, any sign: i32 bits). Invocations take consecutive
+// elements of one entry where bit 2 (load) / bit 3 (store) of p.flags is set (a contiguous
+// axis), else the same element of consecutive entries (WG is a multiple of C: an invocation's
+// entry is the same at every step).
+//
+// The passes run the forward DFT (sign -1); bit 0 of p.flags (inverse) conjugates on load and
+// on store (conj(DFT(conj(x))) is the DFT of sign +1). TWIDDLE multiplies element i of entry b
+// on load by W^(i * coord_tdim(b)), W = exp(-2 pi i / n) for the length n of the whole
+// transform, from two tables (W^(q % tw_split) * W^(tw_split * (q / tw_split)), computed in
+// float64 on the host): the twiddles of a four-step decomposition. Results are multiplied by
+// the real part of table entry p.scale_at (bit 1 of p.flags; else by 1).
 //
 // Pass with radix R after passes of total length L (M = N / R butterflies per entry): butterfly
 // j (k = j % L, blk = j / L) reads x[j + q M] (q < R), multiplies input q by w^q (w = exp(-2 pi
 // i k / (L R)): table entry k q N / (L R) of the length-N table), takes the R-point DFT and
 // writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs in
 // registers across a barrier (WG >= C N / the smallest radix), so workgroup memory holds C N
-// elements once.
+// elements once. The pass loop is unrolled: each pass's radix is a constant.
 //#include common
 
 alias T = {{T}};
@@ -37,6 +40,12 @@ const USE5: bool = {{USE5}};
 const USE7: bool = {{USE7}};
 const USE8: bool = {{USE8}};
 const TOTAL: u32 = C * N;
+// entry c's element j is at sh[c * PITCH + j + (j >> PAD)]: one slot left free after every
+// 2^PAD elements and an odd PITCH (when the padded entries fit the workgroup memory; else PAD
+// 31 and PITCH N), so that neither the butterflies' strided writes of the first passes nor the
+// column transfers (consecutive invocations on consecutive entries) collide in the banks
+const PITCH: u32 = {{PITCH}}u;
+const PAD: u32 = {{PAD}}u;
 
 // the R-point DFT constants: cos and sin of 2 pi k / R (float64 on the host)
 const C3: T = {{C3}};
@@ -67,7 +76,12 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> dst: array<C2>;
 @group(0) @binding(3) var<storage, read_write> tw: array<C2>;
 
-var<workgroup> sh: array<C2, TOTAL>;
+var<workgroup> sh: array<C2, C * PITCH>;
+
+// the slot of element j of the entry whose first slot is cb
+fn slot(cb: u32, j: u32) -> u32 {
+    return cb + j + (j >> PAD);
+}
 
 fn cmul(a: C2, b: C2) -> C2 {
     return C2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
@@ -90,33 +104,33 @@ fn twiddle(e: u32) -> C2 {
     return tw[p.tw_first + p.tw_inner + e];
 }
 
-fn bf2(o: u32, L: u32, a0: C2, a1: C2) {
-    sh[o] = a0 + a1;
-    sh[o + L] = a0 - a1;
+fn bf2(cb: u32, o: u32, L: u32, a0: C2, a1: C2) {
+    sh[slot(cb, o)] = a0 + a1;
+    sh[slot(cb, o + L)] = a0 - a1;
 }
 
-fn bf3(o: u32, L: u32, a0: C2, a1: C2, a2: C2) {
+fn bf3(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2) {
     let u = a1 + a2;
     let v = a1 - a2;
     let m = a0 + u * C3;
     let w = mul_mi(v * S3);
-    sh[o] = a0 + u;
-    sh[o + L] = m + w;
-    sh[o + 2u * L] = m - w;
+    sh[slot(cb, o)] = a0 + u;
+    sh[slot(cb, o + L)] = m + w;
+    sh[slot(cb, o + 2u * L)] = m - w;
 }
 
-fn bf4(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2) {
+fn bf4(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2) {
     let t0 = a0 + a2;
     let t1 = a0 - a2;
     let t2 = a1 + a3;
     let t3 = mul_mi(a1 - a3);
-    sh[o] = t0 + t2;
-    sh[o + L] = t1 + t3;
-    sh[o + 2u * L] = t0 - t2;
-    sh[o + 3u * L] = t1 - t3;
+    sh[slot(cb, o)] = t0 + t2;
+    sh[slot(cb, o + L)] = t1 + t3;
+    sh[slot(cb, o + 2u * L)] = t0 - t2;
+    sh[slot(cb, o + 3u * L)] = t1 - t3;
 }
 
-fn bf5(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2) {
+fn bf5(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2) {
     let u1 = a1 + a4;
     let v1 = a1 - a4;
     let u2 = a2 + a3;
@@ -125,14 +139,14 @@ fn bf5(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2) {
     let m2 = a0 + u1 * C52 + u2 * C51;
     let w1 = mul_mi(v1 * S51 + v2 * S52);
     let w2 = mul_mi(v1 * S52 - v2 * S51);
-    sh[o] = a0 + u1 + u2;
-    sh[o + L] = m1 + w1;
-    sh[o + 2u * L] = m2 + w2;
-    sh[o + 3u * L] = m2 - w2;
-    sh[o + 4u * L] = m1 - w1;
+    sh[slot(cb, o)] = a0 + u1 + u2;
+    sh[slot(cb, o + L)] = m1 + w1;
+    sh[slot(cb, o + 2u * L)] = m2 + w2;
+    sh[slot(cb, o + 3u * L)] = m2 - w2;
+    sh[slot(cb, o + 4u * L)] = m1 - w1;
 }
 
-fn bf7(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2) {
+fn bf7(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2) {
     let u1 = a1 + a6;
     let v1 = a1 - a6;
     let u2 = a2 + a5;
@@ -145,16 +159,16 @@ fn bf7(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2) {
     let w1 = mul_mi(v1 * S71 + v2 * S72 + v3 * S73);
     let w2 = mul_mi(v1 * S72 - v2 * S73 - v3 * S71);
     let w3 = mul_mi(v1 * S73 - v2 * S71 + v3 * S72);
-    sh[o] = a0 + u1 + u2 + u3;
-    sh[o + L] = m1 + w1;
-    sh[o + 2u * L] = m2 + w2;
-    sh[o + 3u * L] = m3 + w3;
-    sh[o + 4u * L] = m3 - w3;
-    sh[o + 5u * L] = m2 - w2;
-    sh[o + 6u * L] = m1 - w1;
+    sh[slot(cb, o)] = a0 + u1 + u2 + u3;
+    sh[slot(cb, o + L)] = m1 + w1;
+    sh[slot(cb, o + 2u * L)] = m2 + w2;
+    sh[slot(cb, o + 3u * L)] = m3 + w3;
+    sh[slot(cb, o + 4u * L)] = m3 - w3;
+    sh[slot(cb, o + 5u * L)] = m2 - w2;
+    sh[slot(cb, o + 6u * L)] = m1 - w1;
 }
 
-fn bf8(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2, a7: C2) {
+fn bf8(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2, a7: C2) {
     // radix 4 on the even and on the odd inputs
     let e0 = a0 + a4;
     let e1 = a0 - a4;
@@ -176,14 +190,14 @@ fn bf8(o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2, a
     let G1 = C2((F1.x + F1.y) * R2, (F1.y - F1.x) * R2);
     let G2 = mul_mi(F2);
     let G3 = C2((F3.y - F3.x) * R2, (F3.x + F3.y) * -R2);
-    sh[o] = E0 + F0;
-    sh[o + L] = E1 + G1;
-    sh[o + 2u * L] = E2 + G2;
-    sh[o + 3u * L] = E3 + G3;
-    sh[o + 4u * L] = E0 - F0;
-    sh[o + 5u * L] = E1 - G1;
-    sh[o + 6u * L] = E2 - G2;
-    sh[o + 7u * L] = E3 - G3;
+    sh[slot(cb, o)] = E0 + F0;
+    sh[slot(cb, o + L)] = E1 + G1;
+    sh[slot(cb, o + 2u * L)] = E2 + G2;
+    sh[slot(cb, o + 3u * L)] = E3 + G3;
+    sh[slot(cb, o + 4u * L)] = E0 - F0;
+    sh[slot(cb, o + 5u * L)] = E1 - G1;
+    sh[slot(cb, o + 6u * L)] = E2 - G2;
+    sh[slot(cb, o + 7u * L)] = E3 - G3;
 }
 
 fn signed(word: u32) -> i32 {
@@ -248,7 +262,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 let w = cmul(tw[p.tw_first + p.tw2_lo + q % p.tw_split], tw[p.tw_first + p.tw2_hi + q / p.tw_split]);
                 v = cmul(v, w);
             }
-            sh[c * N + i] = v;
+            sh[slot(c * PITCH, i)] = v;
         }
     }
     workgroupBarrier();
@@ -260,7 +274,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let live = lid < C * M;  // (WG >= C * M: one butterfly per invocation)
         let c = lid / M;
         let jj = lid % M;
-        let at = c * N + jj;
+        let cb = c * PITCH;
         let k = jj % L;
         let step = k * (N / (L * R));
         var a0 = C2(0.0, 0.0);
@@ -272,38 +286,38 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var a6 = a0;
         var a7 = a0;
         if live {
-            a0 = sh[at];
+            a0 = sh[slot(cb, jj)];
             if R > 1u {
-                a1 = cmul(sh[at + M], twiddle(step));
+                a1 = cmul(sh[slot(cb, jj + M)], twiddle(step));
             }
             if R > 2u {
-                a2 = cmul(sh[at + 2u * M], twiddle(2u * step));
+                a2 = cmul(sh[slot(cb, jj + 2u * M)], twiddle(2u * step));
             }
             if R > 3u {
-                a3 = cmul(sh[at + 3u * M], twiddle(3u * step));
+                a3 = cmul(sh[slot(cb, jj + 3u * M)], twiddle(3u * step));
             }
             if R > 4u {
-                a4 = cmul(sh[at + 4u * M], twiddle(4u * step));
+                a4 = cmul(sh[slot(cb, jj + 4u * M)], twiddle(4u * step));
             }
             if (USE7 || USE8) && R > 5u {
-                a5 = cmul(sh[at + 5u * M], twiddle(5u * step));
-                a6 = cmul(sh[at + 6u * M], twiddle(6u * step));
+                a5 = cmul(sh[slot(cb, jj + 5u * M)], twiddle(5u * step));
+                a6 = cmul(sh[slot(cb, jj + 6u * M)], twiddle(6u * step));
             }
             if USE8 && R > 7u {
-                a7 = cmul(sh[at + 7u * M], twiddle(7u * step));
+                a7 = cmul(sh[slot(cb, jj + 7u * M)], twiddle(7u * step));
             }
         }
         workgroupBarrier();
         if live {
-            let o = c * N + (jj / L) * L * R + k;
+            let o = (jj / L) * L * R + k;
             switch R {
-                case 1u: { sh[o] = a0; }
-                case 2u: { if USE2 { bf2(o, L, a0, a1); } }
-                case 3u: { if USE3 { bf3(o, L, a0, a1, a2); } }
-                case 4u: { if USE4 { bf4(o, L, a0, a1, a2, a3); } }
-                case 5u: { if USE5 { bf5(o, L, a0, a1, a2, a3, a4); } }
-                case 7u: { if USE7 { bf7(o, L, a0, a1, a2, a3, a4, a5, a6); } }
-                default: { if USE8 { bf8(o, L, a0, a1, a2, a3, a4, a5, a6, a7); } }
+                case 1u: { sh[slot(cb, o)] = a0; }
+                case 2u: { if USE2 { bf2(cb, o, L, a0, a1); } }
+                case 3u: { if USE3 { bf3(cb, o, L, a0, a1, a2); } }
+                case 4u: { if USE4 { bf4(cb, o, L, a0, a1, a2, a3); } }
+                case 5u: { if USE5 { bf5(cb, o, L, a0, a1, a2, a3, a4); } }
+                case 7u: { if USE7 { bf7(cb, o, L, a0, a1, a2, a3, a4, a5, a6); } }
+                default: { if USE8 { bf8(cb, o, L, a0, a1, a2, a3, a4, a5, a6, a7); } }
             }
         }
         workgroupBarrier();
@@ -330,7 +344,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 ent = entry(b0 + c);
                 last = c;
             }
-            let v = conj_if(sh[c * N + k], inverse);
+            let v = conj_if(sh[slot(c * PITCH, k)], inverse);
             dst[u32(ent.y + i32(k) * da)] = v * scale;
         }
     }

@@ -6,6 +6,7 @@
   dtype of its precision (float16 and float32 to complex64, float64 to complex128).
 * :func:`check_norm` and :func:`scale_factor`: ``norm`` in {"backward", "ortho", "forward"}
   (``ValueError`` otherwise) and the factor a transform of length ``n`` is multiplied by.
+* :func:`check_device_arg`: the ``device`` argument of ``fftfreq`` / ``rfftfreq``.
 * :func:`one_axis`: ``n`` / ``axis`` of the 1-D transforms; :func:`axes_and_lengths`: ``s`` /
   ``axes`` of the n-D ones (``s`` without ``axes``: the last ``len(s)`` axes; ``axes`` without
   ``s``: the input's lengths; ``s[i] == -1``: the input's length along ``axes[i]``; duplicate
@@ -27,7 +28,8 @@ from .._dtypes import complex64, complex128, float16, float32, float64
 from .._shapes import normalize_axis
 
 __all__ = ["NORMS", "check_array", "check_norm", "scale_factor", "complex_input", "real_input",
-           "complex_dtype_of", "real_dtype_of", "check_length", "one_axis", "axes_and_lengths", "device_of"]
+           "complex_dtype_of", "real_dtype_of", "check_length", "check_device_arg", "one_axis",
+           "axes_and_lengths"]
 
 #: The values of ``norm``.
 NORMS = ("backward", "ortho", "forward")
@@ -175,6 +177,7 @@ def _int_list(values: Any, what: str, fn: str) -> list[int]:
     return out
 
 
-def device_of(x: GpuArray, device: Any) -> None:
-    """Check ``device`` (None or the array's device); ``ValueError`` otherwise."""
-    check_device(device)
+def check_device_arg(device: Any) -> Any:
+    """The device ``device`` names (None: the default) for ``fftfreq`` / ``rfftfreq``'s
+    ``device`` argument; ``ValueError`` for a device gputensor does not have."""
+    return check_device(device)

@@ -10,6 +10,8 @@ truncates (a view) or zero-pads (a new array) along one axis.
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from .._array_object import GpuArray
 from .._creation_functions import zeros
 from .._dispatch import copy_into
@@ -19,7 +21,51 @@ from .._runtime import call
 from .._shapes import contiguous_strides
 from .._backend import ops_fft
 
-__all__ = ["c2c", "resize_axis"]
+__all__ = ["Prepared", "c2c", "prepare", "resize_axis", "run_prepared"]
+
+
+class Prepared(NamedTuple):
+    """The arguments of ``ops_fft.c2c`` that depend only on the structure of a call (operand
+    shape, strides and dtype, axis, direction, scale): made once by :func:`prepare`."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+    n: int
+    axis: int
+    out_axis: int
+    batch: tuple[int, ...]
+    src_strides: tuple[int, ...]
+    dst_strides: tuple[int, ...]
+    inverse: bool
+    scale: float
+
+
+def prepare(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> Prepared | None:
+    """The :class:`Prepared` arguments of ``c2c(x, axis, inverse, scale)``; None where the call
+    takes a contiguous copy first (batch dims that do not merge) or ``x`` is empty. ``TypeError``
+    as :func:`c2c`."""
+    if x.dtype not in (complex64, complex128):
+        raise TypeError(f"c2c: expected a complex64 or complex128 array, not {x.dtype}")
+    shape = x.shape
+    if x.size == 0:
+        return None
+    out_strides = contiguous_strides(shape)
+    batch = shape[:axis] + shape[axis + 1:]
+    dst_strides = out_strides[:axis] + out_strides[axis + 1:]
+    src_strides = x._strides[:axis] + x._strides[axis + 1:]
+    if (len(batch) > ops_fft.MAX_BATCH_DIMS - 2
+            and len(ops_fft.merge_batch(batch, src_strides, dst_strides)[0]) > ops_fft.MAX_BATCH_DIMS - 2):
+        return None
+    return Prepared(shape, x.dtype, shape[axis], axis, out_strides[axis], batch, src_strides, dst_strides,
+                    bool(inverse), float(scale))
+
+
+def run_prepared(x: GpuArray, prep: Prepared) -> GpuArray:
+    """``c2c`` of ``x`` (whose shape, strides and dtype are those ``prep`` was made for)."""
+    out = GpuArray._empty(prep.shape, prep.dtype, zero=False)
+    call(ops_fft.c2c, prep.dtype.name, prep.n, x._ptr, x._strides[prep.axis], out._ptr, prep.out_axis,
+         prep.batch, prep.src_strides, prep.dst_strides, inverse=prep.inverse, scale=prep.scale)
+    return out
 
 
 def c2c(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> GpuArray:

@@ -14,28 +14,91 @@ from typing import Any, Literal
 from .._array_object import GpuArray
 from .._manipulation_functions import _copy_contiguous
 from ._args import axes_and_lengths, check_norm, complex_input, one_axis, scale_factor
-from ._c2c import c2c, resize_axis
+from ._c2c import Prepared, c2c, prepare, resize_axis, run_prepared
 
 __all__ = ["fft", "ifft", "fftn", "ifftn"]
 
 Norm = Literal["backward", "ortho", "forward"]
 
 
+#: The prepared transforms of the 1-D calls seen, by call structure (see ``_one``).
+_PREPARED: dict[tuple[Any, ...], Prepared] = {}
+_PREPARED_SIZE = 256
+
+
 def _one(x: Any, n: Any, axis: Any, norm: Any, inverse: bool, fn: str) -> GpuArray:
+    if isinstance(x, GpuArray):
+        # (the argument types are in the key: True and 1 are equal keys, and bool is refused)
+        key = (x._shape, x._strides, x._dtype, n, type(n), axis, type(axis), norm, inverse)
+        try:
+            prep = _PREPARED.get(key)
+        except TypeError:  # an unhashable argument: refused below
+            prep = key = None
+        if prep is not None:
+            return run_prepared(x, prep)
+    else:
+        key = None
     x = complex_input(x, fn)
     norm = check_norm(norm, fn)
     length, ax = one_axis(x, n, axis, fn)
-    return c2c(resize_axis(x, length, ax), ax, inverse, scale_factor(norm, length, inverse))
+    scale = scale_factor(norm, length, inverse)
+    if key is not None and length == x.shape[ax] and x.dtype == key[2]:  # no resize, no conversion
+        prep = prepare(x, ax, inverse, scale)
+        if prep is not None:
+            if len(_PREPARED) >= _PREPARED_SIZE:
+                _PREPARED.clear()
+            _PREPARED[key] = prep
+            return run_prepared(x, prep)
+    return c2c(resize_axis(x, length, ax), ax, inverse, scale)
+
+
+def _sequence_key(values: Any) -> Any:
+    """A hashable key of ``s`` / ``axes`` with the types of the entries (None: not cacheable)."""
+    if values is None:
+        return ()
+    if type(values) is tuple or type(values) is list:
+        return (type(values), tuple(values), tuple(map(type, values)))
+    return None
+
+
+#: The prepared per-axis transforms of the n-D calls seen, by call structure (see ``_many``).
+_PREPARED_N: dict[tuple[Any, ...], tuple[Prepared, ...]] = {}
 
 
 def _many(x: Any, s: Any, axes: Any, norm: Any, inverse: bool, fn: str) -> GpuArray:
+    key = None
+    if isinstance(x, GpuArray):
+        s_key, axes_key = _sequence_key(s), _sequence_key(axes)
+        if s_key is not None and axes_key is not None:
+            key = (x._shape, x._strides, x._dtype, s is None, s_key, axes is None, axes_key, norm, inverse)
+            try:
+                steps = _PREPARED_N.get(key)
+            except TypeError:  # an unhashable argument: refused below
+                steps = key = None
+            if steps is not None:
+                for prep in steps:
+                    x = run_prepared(x, prep)
+                return x
     x = complex_input(x, fn)
     norm = check_norm(norm, fn)
     lengths, axes_list = axes_and_lengths(x, s, axes, fn)
     if not axes_list:
         return _copy_contiguous(x)
+    cache = key is not None and x.dtype == key[2] and all(v == x.shape[a] for v, a in zip(lengths, axes_list))
+    prepared = []
     for length, ax in reversed(list(zip(lengths, axes_list))):
-        x = c2c(resize_axis(x, length, ax), ax, inverse, scale_factor(norm, length, inverse))
+        scale = scale_factor(norm, length, inverse)
+        prep = prepare(x, ax, inverse, scale) if cache else None
+        if prep is None:
+            cache = False
+            x = c2c(resize_axis(x, length, ax), ax, inverse, scale)
+        else:
+            prepared.append(prep)
+            x = run_prepared(x, prep)
+    if cache:
+        if len(_PREPARED_N) >= _PREPARED_SIZE:
+            _PREPARED_N.clear()
+        _PREPARED_N[key] = tuple(prepared)
     return x
 
 
