@@ -480,7 +480,7 @@ class ElementwiseKernel:
         bindings = []
         binding = 1
         for s, k in enumerate(arr):
-            bindings.append(f"@group(0) @binding({binding}) var<storage, read_write> _in{s}: "
+            bindings.append(f"@group(0) @binding({binding}) var<storage, read> _in{s}: "
                             f"array<{storage_type(operand_dt[k]).array}>;")
             binding += 1
         for j, d in enumerate(out_dt):
@@ -491,7 +491,7 @@ class ElementwiseKernel:
         raw_funcs = []
         for r, k in enumerate(raw):
             st = storage_type(operand_dt[k])
-            bindings.append(f"@group(0) @binding({binding}) var<storage, read_write> _raw{r}: array<{st.array}>;")
+            bindings.append(f"@group(0) @binding({binding}) var<storage, read> _raw{r}: array<{st.array}>;")
             binding += 1
             pc = storage_type(param_dt[k]).compute
             value = convert(st.load_expr(f"_raw{r}", f"P({word_base + 2 + r}u) + j"), st.compute, pc)

@@ -59,7 +59,8 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_scipy_fft_dispatches_to_gputensor() -> None:
-    env = dict(os.environ, SCIPY_ARRAY_API="1", PYTHONPATH=str(ROOT),
+    env = dict(os.environ, SCIPY_ARRAY_API="1",
+               PYTHONPATH=os.pathsep.join([str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])),
                XDG_RUNTIME_DIR=os.environ.get("XDG_RUNTIME_DIR", "/tmp"))
     try:
         out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, cwd=ROOT, capture_output=True, text=True,

@@ -14,6 +14,7 @@ array of another device): ``DeviceMismatchError``, a ``ValueError``. Backends re
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Generator, Mapping, Sequence
 from typing import Any
@@ -67,9 +68,16 @@ def _enumerate_steps() -> Generator[Any, Any, Any]:
 
 
 def computes(adapter: Any) -> bool:
-    """Whether ``adapter`` can run compute shaders: an OpenGL ES context without them (the NVIDIA
-    driver's EGL context on a headless GPU machine) reports zero compute limits, and its device
-    fails to create."""
+    """Whether ``adapter`` can run compute shaders. OpenGL needs version 4.3 (OpenGL ES 3.1):
+    the NVIDIA driver's headless EGL context is OpenGL 3.3, reports compute limits all the same,
+    and its device fails to create. Other adapters: nonzero compute limits."""
+    info = adapter.info
+    if "gl" in str(info.get("backend_type", "")).lower():
+        text = str(info.get("description", "")) or str(info.get("device", ""))
+        found = re.search(r"(\d+)\.(\d+)", text)
+        if found is not None:
+            version = (int(found.group(1)), int(found.group(2)))
+            return version >= ((3, 1) if " es" in f" {text.lower()}" else (4, 3))
     limits = adapter.limits
     return all(int(limits.get(k, 1)) > 0 for k in ("max-compute-invocations-per-workgroup",
                                                    "max-compute-workgroups-per-dimension"))

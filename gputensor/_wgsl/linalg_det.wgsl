@@ -45,7 +45,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         }
         if sc_nonzero(u) {
             let au = sc_abs(u);
-            sign = sc_mul(sign, u / au);
+            sign = sc_mul(sign, sc_unit(u));
             logabs = logabs + {{LOG}}(au);
         } else {
             zero = 1u;

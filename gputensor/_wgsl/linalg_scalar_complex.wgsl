@@ -15,3 +15,4 @@ fn sc_finite(x: T, maxf: R) -> bool { return abs(x.x) <= maxf && abs(x.y) <= max
 fn sc_div(a: T, b: T) -> T { return cx_div_TT(a, b); }
 fn sc_nonzero(x: T) -> bool { return !(x.x == R(0) && x.y == R(0)); }
 fn sc_maxpart(x: T) -> R { return max(abs(x.x), abs(x.y)); }
+fn sc_unit(x: T) -> T { return x / cx_abs_TT(x); }

@@ -27,3 +27,9 @@ fn sc_div(a: T, b: T) -> T { return a / b; }
 fn sc_nonzero(x: T) -> bool { return !(x == T(0)); }
 // max(|re x|, |im x|): |x| within a factor sqrt(2), without overflow.
 fn sc_maxpart(x: T) -> R { return abs(x); }
+// x / |x| for nonzero x: exactly +-1 (a division may round on adapters whose division is not
+// correctly rounded); NaN stays NaN where the comparison sees it.
+fn sc_unit(x: T) -> T {
+    let q = x / abs(x);
+    return select(q, select(T(-1), T(1), x > T(0)), q == q);
+}

@@ -139,7 +139,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 }
                 if sc_nonzero(u) {
                     let au = sc_abs(u);
-                    sign = sc_mul(sign, u / au);
+                    sign = sc_mul(sign, sc_unit(u));
                     logabs = logabs + {{LOG}}(au);
                 } else {
                     zero = true;
