@@ -20,7 +20,7 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> Z: array<C>;
 @group(0) @binding(2) var<storage, read_write> X: array<C>;
-@group(0) @binding(3) var<storage, read_write> W: array<C>;
+@group(0) @binding(3) var<storage, read> W: array<C>;
 
 fn cmul(a: C, b: C) -> C {
     return C(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);

@@ -72,9 +72,9 @@ struct Params {
     dst_stride: vec4<u32>,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> src: array<C2>;
+@group(0) @binding(1) var<storage, read> src: array<C2>;
 @group(0) @binding(2) var<storage, read_write> dst: array<C2>;
-@group(0) @binding(3) var<storage, read_write> tw: array<C2>;
+@group(0) @binding(3) var<storage, read> tw: array<C2>;
 
 var<workgroup> sh: array<C2, C * PITCH>;
 

@@ -11,7 +11,7 @@ struct Params {
     s_bs: u32, d_bs: u32, count: u32, p0: u32, p1: u32, p2: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> S: array<T>;
+@group(0) @binding(1) var<storage, read> S: array<T>;
 @group(0) @binding(2) var<storage, read_write> D: array<T>;
 
 @compute @workgroup_size(256)

@@ -25,7 +25,7 @@ struct Params {
     b_bs: u32, p0: u32, p1: u32, p2: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<T>;
+@group(0) @binding(1) var<storage, read> A: array<T>;
 @group(0) @binding(2) var<storage, read_write> B: array<T>;
 @group(0) @binding(3) var<storage, read_write> flag: array<atomic<u32>>;
 
