@@ -20,6 +20,7 @@ from . import _creation_functions as _creation
 from . import _devices, _dispatch, _dtypes
 from . import _sorting_functions as _sort
 from . import _elementwise_functions as _ew
+from . import _indexing_functions as _index
 from . import _linear_algebra_functions as _la
 from . import _manipulation_functions as _manip
 from . import _searching_functions as _search
@@ -277,6 +278,49 @@ def percentile(a: GpuArray, q: Any, axis: int | None = None, out: Any = None,
     return quantile(a, np.asarray(q, dtype=np.float64) / 100, axis, None, overwrite_input, method, keepdims)
 
 
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
+           period: Any = None) -> GpuArray:
+    """NumPy's ``interp``: the piecewise-linear interpolant of the points (``xp``, ``fp``)
+    (``xp`` increasing, as NumPy assumes) at ``x``, on the device: a ``searchsorted`` of ``x``
+    in ``xp``, gathers of the bracketing points, one multiply-add; ``left``/``right`` (default
+    ``fp[0]``/``fp[-1]``) outside ``[xp[0], xp[-1]]``, exactly ``fp[-1]`` at ``xp[-1]``. The
+    result is float64 (float32 on a device without it). Raises ``ValueError`` for empty or
+    mismatched ``xp``/``fp`` and ``TypeError`` for ``period`` or complex ``fp`` (not
+    supported)."""
+    if period is not None:
+        raise TypeError("gputensor's interp does not support period=")
+    ft = _dtypes_float64()
+    xs = _creation.asarray(x, dtype=ft)
+    xq = _manip.reshape(_creation.asarray(xp, dtype=ft), (-1,))
+    fq = _creation.asarray(fp)
+    if fq.dtype.kind == "c":
+        raise TypeError("gputensor's interp does not support complex fp")
+    fq = _manip.reshape(_creation.asarray(fq, dtype=ft), (-1,))
+    n = xq.shape[0]
+    if n == 0 or fq.shape[0] != n:
+        raise ValueError("fp and xp are not of the same length" if n else "array of sample points is empty")
+    lo_val = fq[0] if left is None else _creation.asarray(left, dtype=ft)
+    hi_val = fq[n - 1] if right is None else _creation.asarray(right, dtype=ft)
+    if n == 1:
+        y = _creation.full_like(xs, fq[0])
+    else:
+        j = _search.searchsorted(xq, _manip.reshape(xs, (-1,)), side="right")
+        i0 = _manip.reshape(_ew.clip(_ew.subtract(j, 1), 0, n - 2), xs.shape)
+        i1 = _ew.add(i0, 1)
+        x0, x1 = _take_flat(xq, i0), _take_flat(xq, i1)
+        f0, f1 = _take_flat(fq, i0), _take_flat(fq, i1)
+        y = _ew.add(f0, _ew.multiply(_ew.divide(_ew.subtract(f1, f0), _ew.subtract(x1, x0)),
+                                     _ew.subtract(xs, x0)))
+        y = _search.where(_ew.equal(xs, xq[n - 1]), fq[n - 1], y)
+    y = _search.where(_ew.less(xs, xq[0]), lo_val, y)
+    return _search.where(_ew.greater(xs, xq[n - 1]), hi_val, y)
+
+
+def _take_flat(v: GpuArray, idx: GpuArray) -> GpuArray:
+    """``v[idx]`` for a 1-D ``v`` and an index array of any shape."""
+    return _manip.reshape(_index.take(v, _manip.reshape(idx, (-1,)), axis=0), idx.shape)
+
+
 def median(a: GpuArray, axis: int | None = None, out: Any = None, overwrite_input: bool = False,
            keepdims: bool = False) -> GpuArray:
     """NumPy's ``median``: the 0.5 ``quantile``."""
@@ -367,6 +411,7 @@ ADAPTERS: dict[str, Callable[..., Any]] = {
     "full_like": full_like,
     "quantile": quantile,
     "percentile": percentile,
+    "interp": interp,
     "median": median,
     "nansum": nansum,
     "nanmean": nanmean,

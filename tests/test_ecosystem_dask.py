@@ -135,3 +135,13 @@ def test_distributed_processes_one_worker_per_adapter():
                                 pure=False).result()
             np.testing.assert_allclose(got.get(), np.cumsum(H, axis=1), rtol=1e-5)
         _statistics(client, distributed)
+
+
+def test_percentile_of_gputensor_chunks():
+    """da.percentile over gputensor chunks (chunk quantiles merged with np.interp) gives dask's
+    own answer on the same data in NumPy chunks, as a gputensor array."""
+    host = np.random.default_rng(3).random(1000)
+    got = da.percentile(da.from_array(gt.asarray(host), chunks=250), [10, 50, 90]).compute()
+    want = da.percentile(da.from_array(host, chunks=250), [10, 50, 90]).compute()
+    assert isinstance(got, gt.GpuArray)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
