@@ -25,9 +25,9 @@ struct Params {
     stride: vec4<u32>,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> src: array<C2>;
+@group(0) @binding(1) var<storage, read> src: array<C2>;
 @group(0) @binding(2) var<storage, read_write> dst: array<C2>;
-@group(0) @binding(3) var<storage, read_write> tab: array<C2>;
+@group(0) @binding(3) var<storage, read> tab: array<C2>;
 
 fn cmul(a: C2, b: C2) -> C2 {
     return C2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);

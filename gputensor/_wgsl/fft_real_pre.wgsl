@@ -8,33 +8,7 @@
 // X conjugated first when ``conj`` is set.
 //#include common
 
-alias T = {{T}};
-alias C = vec2<T>;
-const WG: u32 = 256u;
-
-struct Params {
-    scale: T, {{PAD}}
-    h: u32, pairs: u32, rows: u32, conj: u32,
-    x_first: u32, z_first: u32, shift: u32, coarse: u32,
-}
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<C>;
-@group(0) @binding(2) var<storage, read_write> Z: array<C>;
-@group(0) @binding(3) var<storage, read> W: array<C>;
-
-fn cmul(a: C, b: C) -> C {
-    return C(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-
-// exp(-2 pi i k / n) as the product of a coarse and a fine table entry (W holds the fine
-// table, w^j for j < 2^shift, then the coarse one, w^(i 2^shift), from ``coarse`` on)
-fn twiddle(k: u32) -> C {
-    let fine = W[k & ((1u << p.shift) - 1u)];
-    if (k >> p.shift) == 0u {
-        return fine;
-    }
-    return cmul(W[p.coarse + (k >> p.shift)], fine);
-}
+//#include fft_real_common
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -46,11 +20,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let h = p.h;
     let r = g / p.pairs;
     let k = g - r * p.pairs;
-    let xr = p.x_first + r * (h + 1u);
-    let zr = p.z_first + r * h;
+    let xr = p.src_first + r * (h + 1u);
+    let zr = p.dst_first + r * h;
     let cs = select(T(1.0), T(-1.0), p.conj != 0u);
-    var a = X[xr + k];
-    var b = X[xr + h - k];
+    var a = Src[xr + k];
+    var b = Src[xr + h - k];
     a.y = a.y * cs;
     b.y = b.y * cs;
     if k == 0u {
@@ -64,8 +38,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let lo = C(sum.x - u.y, sum.y + u.x);
     let hi = C(sum.x + u.y, sum.y - u.x);
     let s = p.scale;
-    Z[zr + k] = lo * s;
+    Dst[zr + k] = lo * s;
     if k != 0u && h - k != k {
-        Z[zr + h - k] = C(hi.x * s, -(hi.y * s));
+        Dst[zr + h - k] = C(hi.x * s, -(hi.y * s));
     }
 }
