@@ -13,9 +13,13 @@ are real (float32 for complex64, float64 for complex128), vectors have the input
 
 ``svd``: the columns of the matrix (of its transpose when it has more columns than rows) are
 orthogonalised, V accumulating the rotations: ``sigma_j = |b_j|``, ``u_j = b_j / sigma_j``.
-The input is scaled by its largest magnitude first. Left vectors of zero singular values, and
-the extra columns of ``full_matrices=True``, are an orthonormal basis of the complement of the
-others: the eigenvectors of eigenvalue 1 of the projector ``I - U U^H`` (:func:`_complete`).
+The input is scaled by its largest magnitude first. Two equal columns cancel to one at rounding
+level, which no rotation makes orthogonal to the others: such columns (squared norm at most
+``(ops_spectral.negligible / 2) ** 2`` of the scaled matrix) are rotated but take no part in the
+convergence test. The left vectors of negligible singular values (at most ``negligible`` times
+the largest; the small kernel reports them in its status word), and the extra columns of
+``full_matrices=True``, are an orthonormal basis of the complement of the others: the trailing
+columns of the complete Householder QR of the valid ones (:func:`_complete`).
 
 ``eigh``: the lower triangle of A, mirrored (conjugated for complex, the diagonal's real part:
 the Hermitian matrix it defines), is scaled and shifted, ``B = A / s + 2 I`` with
