@@ -65,6 +65,9 @@ def _check(a: np.ndarray, dtype: str) -> None:
     assert p.shape == ref_p.shape and p.dtype == np.dtype(dtype)
     if a.size:
         np.testing.assert_allclose(p, ref_p, rtol=0, atol=10 * res * max(1.0, float(np.abs(ref_p).max())))
+        p = gt.asnumpy(gt.linalg.pinv(x, rtol=0.01))
+        ref_p = np.linalg.pinv(a.astype(np.complex128), rtol=0.01)
+        np.testing.assert_allclose(p, ref_p, rtol=0, atol=10 * res * max(1.0, float(np.abs(ref_p).max())))
     if k:
         for ord in ("nuc", 2, -2):
             np.testing.assert_allclose(gt.asnumpy(gt.linalg.matrix_norm(x, ord=ord)),

@@ -322,6 +322,18 @@ def _svd(x: GpuArray, vectors: bool, full_matrices: bool,
     return u, s_out, vh
 
 
+def svd_parts(x: GpuArray, *, full_matrices: bool, complete: bool) -> tuple[GpuArray, GpuArray, GpuArray]:
+    """(U, S, Vh) of the float matrices ``x`` as :func:`svd`; with ``complete=False`` (and
+    ``full_matrices=False``) the singular vectors of singular values at most
+    ``ops_spectral.negligible(dtype, m, n)`` times the largest are left as the iteration left
+    them (not orthonormal), for callers that drop those values. Raises as :func:`svd`."""
+    if full_matrices and not complete:
+        raise ValueError("svd_parts: full_matrices needs complete")
+    u, s, vh = _svd(x, True, bool(full_matrices), complete)
+    assert u is not None and vh is not None
+    return u, s, vh
+
+
 def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
     """The singular value decomposition ``x = U diag(S) Vh`` of the matrices in ``x`` (``...,
     m, n``): ``S`` descending (``..., k``, k = min(m, n); real: float32 for complex64, float64
