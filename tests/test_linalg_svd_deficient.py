@@ -151,3 +151,21 @@ def test_negligible_but_nonzero_column(dtype: str) -> None:
     a = rng.standard_normal((6, 4))
     a[:, 3] = a[:, 0] + 1e-3 * math.sqrt(_eps(dtype)) * _eps(dtype) * rng.standard_normal(6)
     _check(a.astype(dtype), dtype)
+
+
+@pytest.mark.parametrize("dtype", ("complex64", "complex128"))
+def test_columns_that_differ_by_a_phase(dtype: str) -> None:
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((5, 4)) + 1j * rng.standard_normal((5, 4))
+    a[:, 2] = 1j * a[:, 0]
+    a[:, 3] = (0.6 - 0.8j) * a[:, 1]
+    _check(a.astype(dtype), dtype)
+    _check(np.ascontiguousarray(a.T).astype(dtype), dtype)
+
+
+def test_many_repeated_columns_of_a_large_matrix() -> None:
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((36, 34))
+    for j in range(8, 34):
+        a[:, j] = a[:, j % 8] * (1 + j % 3)
+    _check(a.astype(np.float32), "float32")

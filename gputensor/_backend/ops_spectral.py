@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 
 from .errors import invalid_argument
 from .linalg_scalar import element, scalar_defines
@@ -165,16 +166,25 @@ def block_size(dtype: str) -> int:
 
 
 @functools.lru_cache(maxsize=32)
-def block_defines(dtype: str, with_v: bool, m: int, n: int) -> dict[str, object]:
+def block_defines(dtype: str, with_v: bool) -> dict[str, object]:
     """Placeholders of svd_jacobi_block.wgsl (tiles of 64 rows of float32, 32 of wider
-    elements: workgroup memory)."""
-    tol, loose = tolerances(dtype, m)
-    wgsl = DTYPE_TABLE[dtype].real_compute
+    elements: workgroup memory); the thresholds, which depend on the sizes, are parameters."""
     rows = 64 if dtype == "float32" else 32
     bs = block_size(dtype)
     return {**scalar_defines(dtype), "BS": bs, "TR": rows, "PER": rows * 2 * bs // 256, "INNER": INNER_SWEEPS,
-            "WITH_V": "true" if with_v else "false", "TOL": literal(tol, wgsl), "LOOSE": literal(loose, wgsl),
-            "NEGL2": _negl_defines(dtype, m, n)["NEGL2"]}
+            "WITH_V": "true" if with_v else "false"}
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+@functools.lru_cache(maxsize=256)
+def block_thresholds(dtype: str, m: int, n: int) -> tuple[int, int, int]:
+    """(rotation threshold, convergence threshold, squared negligible column norm) of the block
+    kernel for ``n`` columns of length ``m``, as float32 bit patterns (parameter words)."""
+    tol, loose = tolerances(dtype, m)
+    return _f32_bits(tol), _f32_bits(loose), _f32_bits((0.5 * negligible(dtype, m, n)) ** 2)
 
 
 def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: int | None, flags: int,
@@ -201,7 +211,8 @@ def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: in
     bs = block_size(dtype)
     nb = -(-n // bs)
     nb += nb & 1
-    defines = block_defines(dtype, v is not None, m, n)
+    defines = block_defines(dtype, v is not None)
+    thresholds = block_thresholds(dtype, m, n)
     ctx = backend.context
     xw = backend.window(x, batch * n * m * itemsize, itemsize)
     vw = backend.window(v, batch * n * n * itemsize, itemsize) if v is not None else xw
@@ -210,5 +221,5 @@ def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: in
     grid = ctx.fold_grid(batch * (nb // 2))
     for sweep in range(first_sweep, first_sweep + sweeps):
         for step in range(nb - 1):
-            words = [batch, m, n, nb, step, sweep, max_sweeps, xw.first, vw.first, fw.first]
+            words = [batch, m, n, nb, step, sweep, max_sweeps, xw.first, vw.first, fw.first, *thresholds]
             ctx.dispatch("svd_jacobi_block", words, buffers, grid, defines)
