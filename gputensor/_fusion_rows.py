@@ -125,6 +125,7 @@ def lazy_statistic(op: str, x: GpuArray, axes: Sequence[int], dtype: DType, acc:
         source: Any = _fusion.node_of(x)
     else:
         source = x
+    _fusion.bound_pending(MAX_STATISTICS - 1)
     out = GpuArray._empty(kept, dtype, zero=False)
     record = _RowStat(op, source, axes, shape, dtype, acc)
     with _fusion._LOCK:
@@ -263,44 +264,45 @@ def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
             arrays.append(leaf)
         return k
 
-    # the kernel by the DAGs' structure keys and how their leaves map to slots and statistics
+    # the kernel by the DAGs' structures (structure keys, else linearised) and how their leaves
+    # map to slots and statistics
     sources = [record.source for _, record in stats] + [root]
     structure: list[Any] = []
     values: list[Any] = []
     for src in sources:
         if type(src) is _fusion._Node:
-            if src.skey is None:
-                structure = None  # type: ignore[assignment]
-                break
-            structure.append((src.skey, tuple([_param(leaf, slot_of, stat_index) for leaf in src.leaves])))
-            values += src.scalars
+            params = tuple([_param(leaf, slot_of, stat_index) for leaf in src.leaves])
+            if src.skey is None:  # (a node over two DAG operands) its linearised structure
+                description, scalars = _fusion.linear_structure(src)
+                structure.append((description, params))
+                values += [value for value, _ in scalars]
+            else:
+                structure.append((src.skey, params))
+                values += src.scalars
         else:
             structure.append((0, _param(src, slot_of, stat_index)))
     be = backend()
-    plan_key = None
-    if structure is not None:
-        plan_key = (tuple(structure), tuple([(r.op, r.dtype.name, r.axes, r.shape) for _, r in stats]),
-                    tuple([(a._dtype.name, a._shape, a._strides) for a in arrays]),
-                    dst._dtype.name, dst._shape, dst._strides)
-        entry = _PLANS.get(plan_key)
-        if entry is not None and entry[0] is be:
-            _launch(be, entry, arrays, dst, stats, values)
-            return True
+    plan_key = (tuple(structure), tuple([(r.op, r.dtype.name, r.axes, r.shape) for _, r in stats]),
+                tuple([(a._dtype.name, a._shape, a._strides) for a in arrays]),
+                dst._dtype.name, dst._shape, dst._strides)
+    entry = _PLANS.get(plan_key)
+    if entry is not None and entry[0] is be:
+        _launch(be, entry, arrays, dst, stats, values)
+        return True
     arrays.clear()
     keys.clear()
     entry = _plan(be, root, dst, stats, stat_index, slot_of, arrays)
     if entry is None:
         return False
-    if plan_key is not None:
-        if len(_PLANS) >= _PLANS_SIZE:
-            _PLANS.pop(next(iter(_PLANS)), None)
-        _PLANS[plan_key] = entry
+    if len(_PLANS) >= _PLANS_SIZE:
+        _PLANS.pop(next(iter(_PLANS)), None)
+    _PLANS[plan_key] = entry
     _launch(be, entry, arrays, dst, stats, entry[-1])
     return True
 
 
 #: (DAG structures and leaf mapping, statistics, slot layouts, dst layout) -> a row kernel plan
-#: (``_plan``), for DAGs with structure keys.
+#: (``_plan``).
 _PLANS: dict[Any, tuple[Any, ...]] = {}
 _PLANS_SIZE = 1024
 

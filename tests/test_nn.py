@@ -447,8 +447,9 @@ def test_bench_nn_quick(tmp_path, capsys):
     import json
 
     results = json.loads(out.read_text())["results"]
-    assert [r["case"] for r in results] == ["conv2d.1x1", "sdpa.decode.d16", "rms_norm.f32", "softmax.f16"]
-    assert all(r["check"] == "ok" and r["gputensor"]["wall_us"] > 0 for r in results)
+    assert [r["case"] for r in results] == ["conv2d.1x1", "sdpa.decode.d16", "rms_norm.f32.64x256",
+                                            "softmax.f16.64x256", "rms_norm.f32.33x37", "softmax.f16.33x37"]
+    assert all(r["check"] == "numpy ok" and r["gputensor"]["wall_us"] > 0 for r in results)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
