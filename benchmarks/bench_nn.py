@@ -25,14 +25,15 @@ synchronisation that ends it. Reported per call, medians over the batches:
   target; ``gpu``: the same ratio of the device times.
 
 ``--quick`` runs tiny sizes (seconds, any adapter: the CI smoke test uses it on lavapipe);
-``--only`` selects cases by substring, ``--json PATH`` writes the results, ``--no-torch`` skips
-torch.
+``--only`` selects cases by substring (or fnmatch pattern, with ``*``), ``--json PATH`` writes
+the results, ``--no-torch`` skips torch.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import fnmatch
 import json
 import math
 import statistics
@@ -311,7 +312,8 @@ def _fmt(v: float | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m benchmarks.bench_nn", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (seconds; any adapter)")
-    parser.add_argument("--only", default="", help="comma-separated substrings of case names")
+    parser.add_argument("--only", default="", help="comma-separated substrings of case names, or fnmatch "
+                        "patterns where they hold '*' (softmax.f16.*)")
     parser.add_argument("--no-torch", action="store_true", help="time gputensor alone")
     parser.add_argument("--json", default="", help="write the results to this file")
     parser.add_argument("--target-s", type=float, default=None, help="seconds per timed batch")
@@ -319,8 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     torch, note = detect_torch(not args.no_torch)
     env = Env(backend=gt._dispatch.backend(), torch=torch, quick=args.quick)
     target_s = args.target_s if args.target_s is not None else (0.01 if args.quick else 0.2)
+    patterns = [s for s in args.only.split(",") if s]
     selected = [c for c in cases(args.quick)
-                if not args.only or any(s and s in c.name for s in args.only.split(","))]
+                if not patterns or any(fnmatch.fnmatchcase(c.name, s) if "*" in s else s in c.name for s in patterns)]
     print(f"adapter: {gt._dispatch.adapter_description()}")
     print(f"torch: {torch.__version__ if torch is not None else 'absent (' + str(note) + ')'}")
     header = (f"{'case':<28} {'gt host us':>11} {'gt gpu us':>10} {'gt wall us':>11} {'torch host':>11} "

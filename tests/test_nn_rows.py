@@ -1,0 +1,161 @@
+"""gputensor.nn row ops and their fused gt-op forms against NumPy float64 references: the launch
+shapes per dtype (float16 rows take twice the units per lane), rows whose length is not a
+multiple of the vector width, 1-element rows, -inf rows and masks, float16 with float16
+parameters; and the row fusion of softmax / log_softmax / layer norm written with gt ops (one
+plan per structure, pending statistics bounded while a loop runs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gputensor as gt
+from gputensor import _fusion, _fusion_rows, nn
+from gputensor._backend import get_backend, ops_rows
+
+rng = np.random.default_rng(77)
+TOL = {"float16": (4e-3, 4e-3), "float32": (2e-5, 2e-6)}
+
+
+def _close(got, want, dtype, factor=1.0):
+    rtol, atol = TOL[dtype]
+    got = gt.asnumpy(got)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=rtol * factor, atol=atol * factor)
+
+
+def _softmax(x):
+    x = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+
+def _log_softmax(x):
+    x = x.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = x.max(-1, keepdims=True)
+        return x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
+
+
+def _layer_norm(x, w, b, eps=1e-5):
+    x = x.astype(np.float64)
+    m = x.mean(-1, keepdims=True)
+    return (x - m) / np.sqrt(((x - m) ** 2).mean(-1, keepdims=True) + eps) * w.astype(np.float64) + b.astype(np.float64)
+
+
+def _rms_norm(x, w, eps=1e-6):
+    x = x.astype(np.float64)
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w.astype(np.float64)
+
+
+@pytest.mark.parametrize("rows,n", [(4096, 1024), (8192, 4096), (32768, 128), (64, 4097), (10, 1)])
+def test_plans_move_the_same_bytes_per_lane(rows, n):
+    """float16 rows aim for twice float32's units per lane: half the lanes per row (down to 1),
+    as many row bytes per workgroup where the row is long enough."""
+    p32 = ops_rows.plan_rows(rows, n, False, 4)
+    p16 = ops_rows.plan_rows(rows, n, False, 2)
+    assert ops_rows.target_units(2) == 2 * ops_rows.target_units(4)
+    assert ops_rows.target_units(8) == ops_rows.target_units(4)
+    assert p16.workgroup <= ops_rows.WORKGROUP and p32.workgroup <= ops_rows.WORKGROUP
+    assert p16.tpr in (p32.tpr, max(1, p32.tpr // 2))
+    assert p16.tpr * p16.vpt * 4 >= n if p16.cached else True
+    if p32.tpr >= 2 and p32.tpr < ops_rows.WORKGROUP and p32.cached:
+        assert p16.tpr == p32.tpr // 2 and p16.vpt == 2 * p32.vpt
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("shape", [(9, 1024), (5, 4096), (40, 128), (7, 1), (6, 37)])
+def test_row_ops_shapes(dtype, shape):
+    """Every row op on rows of the benchmark lengths (scaled down), of 1 element and of lengths
+    that are not multiples of 4 or 8, with float16 parameters for float16 input."""
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    n = shape[-1]
+    w = (rng.standard_normal(n) * 0.5 + 1).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    a = gt.asarray(x)
+    _close(nn.softmax(a), _softmax(x), dtype)
+    _close(nn.log_softmax(a), _log_softmax(x), dtype, factor=4)
+    m = x.astype(np.float64).max(-1)
+    _close(nn.logsumexp(a, axis=-1), m + np.log(np.exp(x - m[:, None]).sum(-1)), dtype, factor=4)
+    factor = 1e3 if n == 1 else 25  # (a 1-element row normalises to 0 up to the rounding of eps)
+    _close(nn.layer_norm(a, (n,), gt.asarray(w), gt.asarray(b)), _layer_norm(x, w, b), dtype, factor=factor)
+    _close(nn.rms_norm(a, (n,), gt.asarray(w)), _rms_norm(x, w), dtype, factor=25)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_minus_inf_rows_and_masks(dtype):
+    """Masked entries (-inf) get probability 0 and log-probability -inf; a row of only -inf
+    gives NaN (as torch), logsumexp -inf; on cached rows of paired float16 units too."""
+    x = (rng.standard_normal((6, 256)) * 2).astype(dtype)
+    x[0, ::3] = -np.inf
+    x[1] = -np.inf
+    x[2, :255] = -np.inf  # one finite entry
+    a = gt.asarray(x)
+    got = gt.asnumpy(nn.softmax(a)).astype(np.float64)
+    want = _softmax(x)
+    assert np.array_equal(np.isnan(got), np.isnan(want)) and np.isnan(got[1]).all()
+    np.testing.assert_allclose(np.nan_to_num(got), np.nan_to_num(want), rtol=4e-3, atol=4e-3)
+    assert got[2, 255] == 1.0 and not got[0, ::3].any()
+    ls = gt.asnumpy(nn.log_softmax(a)).astype(np.float64)
+    assert np.isneginf(ls[0, ::3]).all() and ls[2, 255] == 0.0
+    lse = gt.asnumpy(nn.logsumexp(a, axis=-1)).astype(np.float64)
+    assert np.isneginf(lse[1]) and np.isfinite(lse[[0, 2, 3]]).all()
+
+
+# ---- the same ops written with gt ops (row fusion) ------------------------------------------------
+def _gt_layer_norm(x, w, b, eps):
+    mu = gt.mean(x, axis=-1, keepdims=True)
+    d = x - mu
+    var = gt.mean(d * d, axis=-1, keepdims=True)
+    return d / gt.sqrt(var + eps) * w + b
+
+
+def _gt_log_softmax(x):
+    m = gt.max(x, axis=-1, keepdims=True)
+    return x - m - gt.log(gt.sum(gt.exp(x - m), axis=-1, keepdims=True))
+
+
+def _gt_softmax(x):
+    e = gt.exp(x - gt.max(x, axis=-1, keepdims=True))
+    return e / gt.sum(e, axis=-1, keepdims=True)
+
+
+def test_fused_patterns_plan_once(monkeypatch):
+    """layer norm and log_softmax written with gt ops (DAGs over two DAG operands, which have no
+    structure key) are planned once per structure and replayed with each call's scalars."""
+    plans = []
+    real = _fusion_rows._plan
+    monkeypatch.setattr(_fusion_rows, "_plan", lambda *a, **k: plans.append(1) or real(*a, **k))
+    x = rng.standard_normal((12, 40)).astype(np.float32) * 2 + 1
+    w = rng.standard_normal(40).astype(np.float32)
+    b = rng.standard_normal(40).astype(np.float32)
+    a, wa, ba = gt.asarray(x), gt.asarray(w), gt.asarray(b)
+    with gt.fusion(True):
+        for eps in (1e-5, 0.5, 3.0):
+            _close(_gt_layer_norm(a, wa, ba, eps), _layer_norm(x, w, b, eps), "float32", factor=10)
+        assert len(plans) == 1
+        for _ in range(3):
+            _close(_gt_log_softmax(a), _log_softmax(x), "float32", factor=4)
+        assert len(plans) == 2
+
+
+def test_pending_statistics_bounded_in_a_loop():
+    """A loop of softmaxes written with gt ops, every result held: at most 8 statistics stay
+    pending (older patterns are recorded as the loop goes), each pattern is still one row
+    kernel, and every result is right."""
+    xs = [rng.standard_normal((16, 64)).astype(np.float32) * 3 for _ in range(12)]
+    arrays = [gt.asarray(x) for x in xs]
+    gt.synchronize()
+    stats = get_backend().context.stats
+    with gt.fusion(True):
+        before = stats["dispatches"]
+        held = []
+        for a in arrays:
+            held.append(_gt_softmax(a))
+            assert len(_fusion._PENDING) <= _fusion_rows.MAX_STATISTICS
+        assert stats["dispatches"] - before >= len(arrays) - 4  # recorded during the loop
+        gt.synchronize()
+        assert stats["dispatches"] - before == len(arrays)
+    for y, x in zip(held, xs):
+        _close(y, _softmax(x), "float32")
