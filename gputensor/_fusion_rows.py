@@ -336,6 +336,7 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
     functions = []
     for _, record in stats:
         functions.append(_function(record.source, slot_of, stat_index, scalars, round_root=True))
+    n_stat_scalars = len(scalars)
     root_fn = _function(root, slot_of, stat_index, scalars, round_root=False)
     n_inputs = len(arrays)
     limit = max_storage_bindings()
@@ -389,7 +390,8 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
             index = dict(stat_index)
             for k, node in shared.items():
                 index[id(placeholders[id(node)]._storage)] = ("v", k)
-            root_fn = _function(substituted, slot_of, index, [], round_root=False)
+            # (the kept sources hold no scalars: the root's keep their order, after the statistics')
+            root_fn = _function(substituted, slot_of, index, scalars[:n_stat_scalars], round_root=False)
             keep = set(shared)
     spec_stats = tuple(ops_row_fusion.RowStat(record.op, record.dtype.name, fn, n_inputs + 1 + k if k < n_writes else -1,
                                               k in keep)

@@ -159,3 +159,20 @@ def test_pending_statistics_bounded_in_a_loop():
         assert stats["dispatches"] - before == len(arrays)
     for y, x in zip(held, xs):
         _close(y, _softmax(x), "float32")
+
+
+def test_fused_softmax_with_scalars_in_statistic_and_output():
+    """A statistic whose source holds a scalar (max(x * 2)) beside a kept source (exp(x - m))
+    and a scalar in the output: the output's scalars are the ones it names."""
+    x = rng.standard_normal((4, 16)).astype(np.float32)
+    a = gt.asarray(x)
+    with gt.fusion(True):
+        m = gt.max(a * 2.0, axis=-1, keepdims=True)
+        e = gt.exp(a - m)
+        del m
+        y = e / gt.sum(e, axis=-1, keepdims=True) + 1.0
+        del e
+        got = gt.asnumpy(y)
+    m = (x.astype(np.float64) * 2.0).max(-1, keepdims=True)
+    e = np.exp(x - m)
+    np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True) + 1.0, rtol=2e-6, atol=2e-6)
