@@ -19,7 +19,9 @@ computes per row the statistics in order (chained ones included: ``max`` then
 storage (so a statistic the user kept is computed once, and is settled), and writes the
 output: the row is read once when it fits in registers, and the elementwise values of a
 statistic that the output reads again (softmax: ``e = exp(x - m)`` in ``e / sum(e)``) are kept
-there instead of recomputed (sources without scalars, so the plan cache's scalar order holds). ``softmax``, ``log_softmax``,
+there instead of recomputed (sources without scalars, so the plan cache's scalar order holds),
+and the output's sub-DAGs without scalars that are constant along the row (``log(sum)``) are
+evaluated once per row. ``softmax``, ``log_softmax``,
 ``layer_norm`` and ``logsumexp`` written with ``gt`` ops are one dispatch.
 
 Anything else falls back to the eager path unchanged: the statistic is computed by its own
@@ -195,6 +197,56 @@ def _shared_sources(root: Any, stats: list[tuple[_Storage, _RowStat]]) -> dict[i
     return found
 
 
+def _row_constants(root: Any, index: dict[int, Any], slot_of: Any, steps: Sequence[int]) -> list[Any]:
+    """The largest sub-DAGs of ``root`` (not ``root`` itself) without scalars whose leaves are
+    all constant along the row (statistics, operands of step 0), in the order first reached."""
+    memo: dict[int, bool] = {}
+    for nd in _post_order(root):
+        const = True
+        for x in nd.operands:
+            kind = type(x)
+            if kind is _fusion._Node:
+                const = const and memo[id(x)]
+            elif kind is not tuple:  # a leaf (tuples are scalars)
+                entry = index.get(id(x._storage))
+                if entry is None:
+                    const = const and steps[slot_of(x)] == 0
+                else:
+                    const = const and entry[0] not in ("v", "h")
+        memo[id(nd)] = const
+    found: list[Any] = []
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        nd = todo.pop()
+        if id(nd) in seen:
+            continue
+        seen.add(id(nd))
+        if nd is not root and memo[id(nd)] and nd.n_scalars == 0:
+            found.append(nd)
+            continue
+        todo.extend(reversed([x for x in nd.operands if type(x) is _fusion._Node]))
+    return found
+
+
+def _post_order(root: Any) -> list[Any]:
+    """The nodes of a DAG, each once, every node after its operand nodes."""
+    order: list[Any] = []
+    seen: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        nd, expanded = stack.pop()
+        if expanded:
+            order.append(nd)
+            continue
+        if id(nd) in seen:
+            continue
+        seen.add(id(nd))
+        stack.append((nd, True))
+        stack.extend((x, False) for x in nd.operands if type(x) is _fusion._Node and id(x) not in seen)
+    return order
+
+
 def _placeholder(node: Any) -> GpuArray:
     """A leaf standing for a node's value in a rewritten DAG (no device memory: never bound)."""
     storage = object.__new__(_Storage)
@@ -225,7 +277,7 @@ def _param(leaf: GpuArray, slot_of: Any, stat_index: dict[int, tuple[int, tuple[
     entry = stat_index.get(id(leaf._storage))
     if entry is None:
         return ("a", slot_of(leaf))
-    if entry[0] == "v":
+    if entry[0] in ("v", "h"):
         return entry
     k, kept = entry
     if leaf._shape != kept or leaf._offset != 0 or leaf._strides != tuple(contiguous_strides(kept)):
@@ -393,11 +445,25 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
             # (the kept sources hold no scalars: the root's keep their order, after the statistics')
             root_fn = _function(substituted, slot_of, index, scalars[:n_stat_scalars], round_root=False)
             keep = set(shared)
+    hoisted: list[tuple[ops_row_fusion.RowFunction, str]] = []
+    if not per_row:  # the output's parts constant along the row: evaluated once per row
+        out_root = substituted if keep else root
+        out_index = index if keep else stat_index
+        constant = _row_constants(out_root, out_index, slot_of, steps)
+        if constant:
+            placeholders = {id(node): _placeholder(node) for node in constant}
+            out_root = _substitute(out_root, placeholders, {})
+            out_index = dict(out_index)
+            for k, node in enumerate(constant):
+                hoisted.append((_function(node, slot_of, stat_index, [], round_root=True), node.dtype.name))
+                out_index[id(placeholders[id(node)]._storage)] = ("h", k)
+            root_fn = _function(out_root, slot_of, out_index, scalars[:n_stat_scalars], round_root=False)
     spec_stats = tuple(ops_row_fusion.RowStat(record.op, record.dtype.name, fn, n_inputs + 1 + k if k < n_writes else -1,
                                               k in keep)
                        for k, ((_, record), fn) in enumerate(zip(stats, functions)))
     spec_arrays = tuple((dtype, steps[k] != 0, k >= n_inputs) for k, dtype in enumerate(dtypes))
     spec = ops_row_fusion.RowFusionSpec(spec_arrays, tuple(d.name for _, d in scalars), spec_stats, root_fn,
-                                        n_inputs, per_row, acc, tpr, rpw, strided, vpt, cached, lanes, word_store)
+                                        n_inputs, per_row, acc, tpr, rpw, strided, vpt, cached, lanes, word_store,
+                                        tuple(hoisted))
     return (be, spec, tuple(oshape), n, steps, tuple(tuple(s) for s in ostrides), tuple(spans), n_writes,
             [v for v, _ in scalars])

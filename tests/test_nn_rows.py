@@ -176,3 +176,26 @@ def test_fused_softmax_with_scalars_in_statistic_and_output():
     m = (x.astype(np.float64) * 2.0).max(-1, keepdims=True)
     e = np.exp(x - m)
     np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True) + 1.0, rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_fused_log_softmax_hoists_the_row_constant(monkeypatch, dtype):
+    """log_softmax written with gt ops: ``log(sum)`` is evaluated once per row (a hoisted row
+    constant), the output per element; -inf entries and an all -inf row as unfused."""
+    specs = []
+    real = _fusion_rows.ops_row_fusion.row_fusion
+    monkeypatch.setattr(_fusion_rows.ops_row_fusion, "row_fusion",
+                        lambda be, spec, *a: specs.append(spec) or real(be, spec, *a))
+    x = (rng.standard_normal((6, 24)) * 3).astype(dtype)
+    x[0, ::5] = -np.inf
+    x[1] = -np.inf
+    a = gt.asarray(x)
+    with gt.fusion(True):
+        got = gt.asnumpy(_gt_log_softmax(a)).astype(np.float64)
+    with gt.fusion(False):
+        eager = gt.asnumpy(_gt_log_softmax(a)).astype(np.float64)
+    assert len(specs) == 1 and len(specs[0].hoisted) == 1
+    assert np.array_equal(np.isnan(got), np.isnan(eager)) and np.array_equal(np.isneginf(got), np.isneginf(eager))
+    ok = np.isfinite(eager)
+    np.testing.assert_allclose(got[ok], eager[ok], rtol=TOL[dtype][0], atol=TOL[dtype][1])
+    np.testing.assert_allclose(got[ok], _log_softmax(x)[ok], rtol=4 * TOL[dtype][0], atol=4 * TOL[dtype][1])

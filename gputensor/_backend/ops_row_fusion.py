@@ -12,7 +12,9 @@ along the row). One kernel (``_wgsl/row_fusion.wgsl``) evaluates, per row:
    statistic with an output slot is stored there (one element per row);
 2. the output function of the operands and statistics, stored per element (or once per row
    for an output that holds one element per row); where it reads a statistic's elementwise
-   values (softmax's ``exp(x - max)``), a cached row keeps them in registers (``keep``).
+   values (softmax's ``exp(x - max)``), a cached row keeps them in registers (``keep``); its
+   parts that are constant along the row (log_softmax's ``log(sum)``) are evaluated once per
+   row before it (``hoisted``).
 
 The launch shape is ``ops_rows.plan_rows``'s (TPR lanes per row, RPW rows per workgroup,
 neighbouring rows side by side for strided rows). A row of at most ``TPR * VPT`` elements keeps
@@ -56,7 +58,8 @@ class RowFunction:
     """An elementwise function of one element: ``params`` name its inputs ``x0, x1, ...`` in
     order, each ``('a', slot)`` (the operand's value at the element, in its compute type),
     ``('s', k)`` (statistic k), ``('v', k)`` (the value of statistic k's function at the
-    element, kept) or ``('p', q)`` (scalar parameter q); ``lets`` / ``expr`` /
+    element, kept), ``('h', k)`` (hoisted row constant k, see ``RowFusionSpec``) or ``('p', q)``
+    (scalar parameter q); ``lets`` / ``expr`` /
     ``expr_type`` as ``elementwise.fused_program`` gives them."""
 
     params: tuple[tuple[str, int], ...]
@@ -87,7 +90,10 @@ class RowFusionSpec:
     (``per_row``: one element per row), the accumulation type ``acc`` and the launch shape:
     ``vpt`` units of ``lanes`` consecutive elements per lane (cached in registers with
     ``cached``); ``word_store``: the packed output is stored as whole u32 words (its rows start
-    at word boundaries, step 1, ``n`` a multiple of ``lanes`` = its elements per word)."""
+    at word boundaries, step 1, ``n`` a multiple of ``lanes`` = its elements per word);
+    ``hoisted``: (function, dtype name) of the output's parts that are constant along the row
+    (``log(sum)`` in log_softmax), evaluated once per row after the statistics and read by the
+    output function as ``('h', k)``."""
 
     arrays: tuple[tuple[str, bool, bool], ...]
     scalars: tuple[str, ...]
@@ -103,6 +109,7 @@ class RowFusionSpec:
     cached: bool
     lanes: int = 1
     word_store: bool = False
+    hoisted: tuple[tuple[RowFunction, str], ...] = ()
 
 
 def plan(rows: int, n: int, strided: bool, varying: int, lanes: int = 1) -> tuple[int, int, int, bool]:
@@ -143,6 +150,8 @@ def _arg_values(fn: RowFunction, value_of: dict[int, str]) -> str:
             args.append(value_of[("v", k)])
         elif kind == "s":
             args.append(f"s{k}")
+        elif kind == "h":
+            args.append(f"h{k}")
         else:
             args.append(f"p{k}")
     return ", ".join(args)
@@ -157,6 +166,8 @@ def _function_source(name: str, fn: RowFunction, spec: RowFusionSpec) -> str:
             types.append(spec.stats[k].fn.expr_type)
         elif kind == "s":
             types.append(_compute(spec.stats[k].dtype))
+        elif kind == "h":
+            types.append(_compute(spec.hoisted[k][1]))
         else:
             types.append(_compute(spec.scalars[k]))
     params = ", ".join(f"x{i}: {t}" for i, t in enumerate(types))
@@ -194,6 +205,8 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
             helpers.append(f"fn ld{a}(i: u32) -> {st.compute} {{ return {st.load_expr(f'A{a}', 'i')}; }}\n")
     for k, stat in enumerate(spec.stats):
         helpers.append(_function_source(f"stat{k}", stat.fn, spec))
+    for k, (fn, _) in enumerate(spec.hoisted):
+        helpers.append(_function_source(f"hoist{k}", fn, spec))
     helpers.append(_function_source("root", spec.root, spec))
     helpers = "".join(helpers)
 
@@ -278,6 +291,9 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
         lines.append(f"    let s{k} = {value};")
         if stat.out >= 0:
             lines.append(f"    if (live && t == 0u) {{ st{stat.out}(o{stat.out}, s{k}); }}")
+    for k, (fn, dtype) in enumerate(spec.hoisted):  # the output's parts constant along the row
+        call = f"hoist{k}({_arg_values(fn, {a: f'r{a}' for a in reads if a not in varying})})"
+        lines.append(f"    let h{k} = {convert(call, fn.expr_type, _compute(dtype))};")
     dst_st = storage_type(spec.arrays[spec.dst][0])
     dst_t = dst_st.compute
     d = spec.dst
