@@ -464,6 +464,6 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
     spec_arrays = tuple((dtype, steps[k] != 0, k >= n_inputs) for k, dtype in enumerate(dtypes))
     spec = ops_row_fusion.RowFusionSpec(spec_arrays, tuple(d.name for _, d in scalars), spec_stats, root_fn,
                                         n_inputs, per_row, acc, tpr, rpw, strided, vpt, cached, lanes, word_store,
-                                        tuple(hoisted))
+                                        tuple(hoisted), cached and n == tpr * vpt * lanes)
     return (be, spec, tuple(oshape), n, steps, tuple(tuple(s) for s in ostrides), tuple(spans), n_writes,
             [v for v, _ in scalars])

@@ -199,3 +199,33 @@ def test_fused_log_softmax_hoists_the_row_constant(monkeypatch, dtype):
     ok = np.isfinite(eager)
     np.testing.assert_allclose(got[ok], eager[ok], rtol=TOL[dtype][0], atol=TOL[dtype][1])
     np.testing.assert_allclose(got[ok], _log_softmax(x)[ok], rtol=4 * TOL[dtype][0], atol=4 * TOL[dtype][1])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("shape,axis", [((33, 128), -1), ((128, 9), 0)])
+def test_fused_full_rows_and_rows_past_the_end(dtype, shape, axis):
+    """Row kernels of gt-op softmax / layer norm / logsumexp whose rows fill every lane (no
+    bounds checks) with a last workgroup holding rows past the end, strided rows, and rows
+    that do not fill the lanes; float16 outputs stored as whole words."""
+    x = (rng.standard_normal(shape) * 2).astype(dtype)
+    a = gt.asarray(x)
+    x64 = x.astype(np.float64)
+    with gt.fusion(True):
+        e = gt.exp(a - gt.max(a, axis=axis, keepdims=True))
+        sm = gt.asnumpy(e / gt.sum(e, axis=axis, keepdims=True))
+        del e
+        mu = gt.mean(a, axis=axis, keepdims=True)
+        d = a - mu
+        ln = gt.asnumpy(d / gt.sqrt(gt.mean(d * d, axis=axis, keepdims=True) + 1e-5))
+        del mu, d
+        m = gt.max(a, axis=axis, keepdims=True)
+        lse = gt.asnumpy(m + gt.log(gt.sum(gt.exp(a - m), axis=axis, keepdims=True)))
+    em = np.exp(x64 - x64.max(axis, keepdims=True))
+    np.testing.assert_allclose(sm.astype(np.float64), em / em.sum(axis, keepdims=True), rtol=TOL[dtype][0],
+                               atol=TOL[dtype][1])
+    dm = x64 - x64.mean(axis, keepdims=True)
+    want = dm / np.sqrt((dm * dm).mean(axis, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(ln.astype(np.float64), want, rtol=8 * TOL[dtype][0], atol=8 * TOL[dtype][1])
+    mx = x64.max(axis, keepdims=True)
+    np.testing.assert_allclose(lse.astype(np.float64), mx + np.log(np.exp(x64 - mx).sum(axis, keepdims=True)),
+                               rtol=4 * TOL[dtype][0], atol=4 * TOL[dtype][1])

@@ -93,7 +93,8 @@ class RowFusionSpec:
     at word boundaries, step 1, ``n`` a multiple of ``lanes`` = its elements per word);
     ``hoisted``: (function, dtype name) of the output's parts that are constant along the row
     (``log(sum)`` in log_softmax), evaluated once per row after the statistics and read by the
-    output function as ``('h', k)``."""
+    output function as ``('h', k)``; ``full``: cached rows that fill every lane's units
+    (``n == tpr * vpt * lanes``): the loops over them have no bounds checks."""
 
     arrays: tuple[tuple[str, bool, bool], ...]
     scalars: tuple[str, ...]
@@ -110,6 +111,7 @@ class RowFusionSpec:
     lanes: int = 1
     word_store: bool = False
     hoisted: tuple[tuple[RowFunction, str], ...] = ()
+    full: bool = False
 
 
 def plan(rows: int, n: int, strided: bool, varying: int, lanes: int = 1) -> tuple[int, int, int, bool]:
@@ -249,9 +251,13 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
             return f"c{a}[c * {L}u + {e}u]"
         return f"ld{a}(o{a} + j * step{a})"
 
-    def loop(body: Any, word: str = "") -> list[str]:
+    full = spec.cached and spec.full
+
+    def loop(body: Any, word: str = "", store: bool = False) -> list[str]:
         """Per unit of the lane, per element e of it (j its index in the row, j < n):
-        ``body(e)``; ``word`` runs after each unit (u its index)."""
+        ``body(e)``; ``word`` runs after each unit (u its index). Full rows: no bounds checks,
+        stores (``store``, ``word``) of live rows only (the lanes of a row past the end read
+        row 0)."""
         if spec.cached:
             out = ["    //#unroll", "    for (var c = 0u; c < VPT; c++) {", "        let u = c * TPR + t;"]
         else:
@@ -259,11 +265,15 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
         if word:
             out.append("        var w = 0u;")
         for e in range(L):
-            out += [f"        {{ let j = u * {L}u + {e}u;", "            if (j < n) {"]
-            out += ["                " + b for b in body(e)]
-            out += ["            }", "        }"]
+            guard = ("live" if store else "") if full else "j < n"
+            out += [f"        {{ let j = u * {L}u + {e}u;"]
+            if guard:
+                out += [f"            if ({guard}) {{"] + ["                " + b for b in body(e)] + ["            }"]
+            else:
+                out += ["            " + b for b in body(e)]
+            out += ["        }"]
         if word:
-            out.append(f"        if (u * {L}u < n) {{ {word} }}")
+            out.append(f"        if ({'live' if full else f'u * {L}u < n'}) {{ {word} }}")
         return out + ["    }"]
 
     if spec.cached:
@@ -312,7 +322,7 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
         lines += loop(lambda e: [f"w = w | ({dst_st.bits_expr(output(e))} << {e * bits}u);"],
                       word=f"A{d}[o{d} / {L}u + u] = w;")
     else:
-        lines += loop(lambda e: [f"st{d}(o{d} + j * step{d}, {output(e)});"])
+        lines += loop(lambda e: [f"st{d}(o{d} + j * step{d}, {output(e)});"], store=True)
     body = "\n".join(lines)
     infs = storage_type("float64" if acc == "f64" else "float32")
     return {
