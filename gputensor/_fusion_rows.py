@@ -430,6 +430,13 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
     word_store = (dst_st.packed and not per_row and steps[d] == 1 and n % dst_st.lanes == 0
                   and all(s % dst_st.lanes == 0 for s in ostrides[d]))
     lanes = dst_st.lanes if word_store else 1
+    # float32 operands read (and an output written) along rows of step 1 in vector units of 4
+    vec_slots = [k for k in range(n_inputs + 1) if steps[k] != 0 and not (k == n_inputs and per_row)]
+    vectors = (not word_store and n % 4 == 0 and bool(vec_slots)
+               and all(dtypes[k] == "float32" and steps[k] == 1 and all(st % 4 == 0 for st in ostrides[k])
+                       for k in vec_slots))
+    if vectors:
+        lanes = 4
     tpr, rpw, vpt, cached = ops_row_fusion.plan(rows, n, strided, varying, lanes)
     if not cached and rows < MIN_STREAMED_ROWS:
         return None  # a few long rows: the eager reductions spread each row over the device
@@ -464,6 +471,7 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
     spec_arrays = tuple((dtype, steps[k] != 0, k >= n_inputs) for k, dtype in enumerate(dtypes))
     spec = ops_row_fusion.RowFusionSpec(spec_arrays, tuple(d.name for _, d in scalars), spec_stats, root_fn,
                                         n_inputs, per_row, acc, tpr, rpw, strided, vpt, cached, lanes, word_store,
-                                        tuple(hoisted), cached and n == tpr * vpt * lanes)
+                                        tuple(hoisted), cached and n == tpr * vpt * lanes,
+                                        tuple(vectors and k in vec_slots for k in range(len(dtypes))))
     return (be, spec, tuple(oshape), n, steps, tuple(tuple(s) for s in ostrides), tuple(spans), n_writes,
             [v for v, _ in scalars])

@@ -229,3 +229,39 @@ def test_fused_full_rows_and_rows_past_the_end(dtype, shape, axis):
     mx = x64.max(axis, keepdims=True)
     np.testing.assert_allclose(lse.astype(np.float64), mx + np.log(np.exp(x64 - mx).sum(axis, keepdims=True)),
                                rtol=4 * TOL[dtype][0], atol=4 * TOL[dtype][1])
+
+
+@pytest.mark.parametrize("base,start,stop", [((8, 36), 1, 33), ((6, 36), 4, 36), ((6, 34), 2, 34), ((5, 40), 0, 40)])
+def test_fused_vector_units_and_unaligned_views(monkeypatch, base, start, stop):
+    """float32 gt-op softmax and layer norm over row views: vector units where the rows start
+    at multiples of 4 elements, element loads for a view whose window starts mid-vector (the
+    output still stored as vectors) or whose rows are not 4-aligned."""
+    specs = []
+    real = _fusion_rows.ops_row_fusion.row_fusion_defines
+    monkeypatch.setattr(_fusion_rows.ops_row_fusion, "row_fusion_defines",
+                        lambda spec: specs.append(spec) or real(spec))
+    x = (rng.standard_normal(base) * 2).astype(np.float32)
+    w = rng.standard_normal(stop - start).astype(np.float32)
+    a = gt.asarray(x)[:, start:stop]
+    wa = gt.asarray(w)
+    h = x[:, start:stop].astype(np.float64)
+    with gt.fusion(True):
+        sm = gt.asnumpy(_gt_softmax(a))
+        ln = gt.asnumpy(_gt_layer_norm(a, wa, wa, 1e-5))
+    np.testing.assert_allclose(sm, _softmax(h), rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(ln, _layer_norm(h, w, w), rtol=1e-4, atol=1e-5)
+    if base[1] % 4 == 0:  # (softmax's slots: x, the output, its two statistics)
+        assert specs[0].lanes == 4 and specs[0].vec == (start % 4 == 0, True, False, False)
+    else:
+        assert specs[0].lanes == 1 and not any(specs[0].vec)
+
+
+def test_fused_streamed_rows_with_vector_units():
+    """Rows too long for the registers with three operands read along them (layer norm with
+    weight and bias): streamed, the vector-bound operands read element by element."""
+    x = (rng.standard_normal((128, 8192)) + 3).astype(np.float32)
+    w = rng.standard_normal(8192).astype(np.float32)
+    b = rng.standard_normal(8192).astype(np.float32)
+    with gt.fusion(True):
+        got = gt.asnumpy(_gt_layer_norm(gt.asarray(x), gt.asarray(w), gt.asarray(b), 1e-5))
+    np.testing.assert_allclose(got, _layer_norm(x, w, b), rtol=1e-4, atol=1e-4)

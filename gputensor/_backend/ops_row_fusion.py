@@ -19,7 +19,10 @@ along the row). One kernel (``_wgsl/row_fusion.wgsl``) evaluates, per row:
 The launch shape is ``ops_rows.plan_rows``'s (TPR lanes per row, RPW rows per workgroup,
 neighbouring rows side by side for strided rows). A row of at most ``TPR * VPT`` elements keeps
 the operands that vary along it in registers (``cached``: read once); longer rows are read
-again in each pass. Statistics accumulate in ``acc`` (f32 for float16 and float32, f64 for
+again in each pass. Lanes take units of ``lanes`` consecutive elements; float32 operands along
+rows of step 1 whose rows start at multiples of 4 elements are bound as vec4 words and read (the
+output written) one 4-element unit at a time (``vec``); rows that fill every lane's units have
+no bounds checks (``full``). Statistics accumulate in ``acc`` (f32 for float16 and float32, f64 for
 float64); max and min propagate NaN; each statistic is converted and rounded to its dtype as
 storing it would be, so the values are those of running the reductions one at a time. Packed
 outputs (float16, bool, small integers) are stored lane by lane with ``atomicAnd``/``atomicOr``.
@@ -94,7 +97,10 @@ class RowFusionSpec:
     ``hoisted``: (function, dtype name) of the output's parts that are constant along the row
     (``log(sum)`` in log_softmax), evaluated once per row after the statistics and read by the
     output function as ``('h', k)``; ``full``: cached rows that fill every lane's units
-    (``n == tpr * vpt * lanes``): the loops over them have no bounds checks."""
+    (``n == tpr * vpt * lanes``): the loops over them have no bounds checks; ``vec`` (per slot,
+    with ``lanes`` 4): the float32 operand is bound as vec4 words and its units of 4 elements
+    are loaded (or stored) as one vector (step 1, its window's first element and row strides
+    multiples of 4)."""
 
     arrays: tuple[tuple[str, bool, bool], ...]
     scalars: tuple[str, ...]
@@ -112,6 +118,7 @@ class RowFusionSpec:
     word_store: bool = False
     hoisted: tuple[tuple[RowFunction, str], ...] = ()
     full: bool = False
+    vec: tuple[bool, ...] = ()
 
 
 def plan(rows: int, n: int, strided: bool, varying: int, lanes: int = 1) -> tuple[int, int, int, bool]:
@@ -195,12 +202,22 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
     acc = spec.acc
     n_arrays = len(spec.arrays)
     bindings, helpers = [], []
+    vec = spec.vec or (False,) * n_arrays
     for a, (dtype, _, written) in enumerate(spec.arrays):
         st = storage_type(dtype)
         elem = "atomic<u32>" if written and st.packed and not (spec.word_store and a == spec.dst) else st.array
+        if vec[a]:
+            if st.packed or st.array != "f32":
+                raise AssertionError("vector units are float32 only")
+            elem = "vec4<f32>"
         access = "read_write" if written else "read"
         bindings.append(f"@group(0) @binding({a + 1}) var<storage, {access}> A{a}: array<{elem}>;")
-        if written:
+        if vec[a] and written:
+            helpers.append(f"fn stv{a}(i: u32, v: vec4<f32>) {{ A{a}[i >> 2u] = v; }}\n")
+        elif vec[a]:
+            helpers.append(f"fn ldv{a}(i: u32) -> vec4<f32> {{ return A{a}[i >> 2u]; }}\n"
+                           f"fn ld{a}(i: u32) -> f32 {{ return A{a}[i >> 2u][i & 3u]; }}\n")
+        elif written:
             if not (spec.word_store and a == spec.dst):
                 helpers.append(_store_source(a, dtype))
         else:
@@ -253,17 +270,24 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
 
     full = spec.cached and spec.full
 
-    def loop(body: Any, word: str = "", store: bool = False) -> list[str]:
+    def loop(body: Any, word: str = "", store: bool = False, pre: Sequence[str] = (),
+             word_init: str = "var w = 0u;") -> list[str]:
         """Per unit of the lane, per element e of it (j its index in the row, j < n):
-        ``body(e)``; ``word`` runs after each unit (u its index). Full rows: no bounds checks,
-        stores (``store``, ``word``) of live rows only (the lanes of a row past the end read
-        row 0)."""
+        ``body(e)``; ``pre`` runs before a unit's elements (of a unit inside the row: rows of
+        vector units hold whole units), ``word`` after them (u the unit's index). Full rows: no
+        bounds checks, stores (``store``, ``word``) of live rows only (the lanes of a row past
+        the end read row 0)."""
         if spec.cached:
             out = ["    //#unroll", "    for (var c = 0u; c < VPT; c++) {", "        let u = c * TPR + t;"]
         else:
             out = [f"    for (var u = t; u * {L}u < n; u += TPR) {{"]
+        if pre:
+            if full:
+                out += ["        " + line for line in pre]
+            else:
+                out += [f"        if (u * {L}u < n) {{"] + ["            " + line for line in pre] + ["        }"]
         if word:
-            out.append("        var w = 0u;")
+            out.append("        " + word_init)
         for e in range(L):
             guard = ("live" if store else "") if full else "j < n"
             out += [f"        {{ let j = u * {L}u + {e}u;"]
@@ -277,7 +301,13 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
         return out + ["    }"]
 
     if spec.cached:
-        lines += loop(lambda e: [f"c{a}[c * {L}u + {e}u] = ld{a}(o{a} + j * step{a});" for a in varying])
+        vec_reads = [a for a in varying if vec[a]]
+        pre = []
+        for a in vec_reads:
+            pre.append(f"let q{a} = ldv{a}(o{a} + u * 4u);")
+            pre += [f"c{a}[c * 4u + {e}u] = q{a}[{e}u];" for e in range(4)]
+        lines += loop(lambda e: [f"c{a}[c * {L}u + {e}u] = ld{a}(o{a} + j * step{a});"
+                                 for a in varying if not vec[a]], pre=pre)
     for k, stat in enumerate(spec.stats):
         kind = _KINDS[stat.kind]
         lines.append(f"    var acc{k} = {_identity(stat.kind, acc)};")
@@ -321,6 +351,9 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
         bits = 32 // L
         lines += loop(lambda e: [f"w = w | ({dst_st.bits_expr(output(e))} << {e * bits}u);"],
                       word=f"A{d}[o{d} / {L}u + u] = w;")
+    elif vec[d]:  # vector units of a float32 output: one store per unit
+        lines += loop(lambda e: [f"wv[{e}u] = {output(e)};"], word=f"stv{d}(o{d} + u * 4u, wv);",
+                      word_init="var wv = vec4<f32>();")
     else:
         lines += loop(lambda e: [f"st{d}(o{d} + j * step{d}, {output(e)});"], store=True)
     body = "\n".join(lines)
@@ -374,6 +407,8 @@ def row_fusion(backend, spec: RowFusionSpec, ptrs: Sequence[int], spans: Sequenc
     regions, firsts = backend.bindings(ptrs, itemsizes, [(lo, stop - lo, lo) for lo, stop in spans])
     if spec.word_store and firsts[spec.dst] % spec.lanes:  # (the output's window starts mid-word)
         spec = dataclasses.replace(spec, word_store=False)
+    if any(v and firsts[a] % 4 for a, v in enumerate(spec.vec)):  # windows starting mid-vector
+        spec = dataclasses.replace(spec, vec=tuple(v and firsts[a] % 4 == 0 for a, v in enumerate(spec.vec)))
     words = param_words(spec, row_shape, n, firsts, steps, row_strides, scalars)
     rows = words[0]
     ctx = backend.context
