@@ -20,8 +20,8 @@ storage (so a statistic the user kept is computed once, and is settled), and wri
 output: the row is read once when it fits in registers, and the elementwise values of a
 statistic that the output reads again (softmax: ``e = exp(x - m)`` in ``e / sum(e)``) are kept
 there instead of recomputed (sources without scalars, so the plan cache's scalar order holds),
-and the output's sub-DAGs without scalars that are constant along the row (``log(sum)``) are
-evaluated once per row. ``softmax``, ``log_softmax``,
+and the output's sub-DAGs that are constant along the row (``log(sum)``, ``sqrt(var + eps)``)
+are evaluated once per row. ``softmax``, ``log_softmax``,
 ``layer_norm`` and ``logsumexp`` written with ``gt`` ops are one dispatch.
 
 Anything else falls back to the eager path unchanged: the statistic is computed by its own
@@ -161,9 +161,11 @@ def _collect(leaves: Sequence[GpuArray], stats: list[tuple[_Storage, _RowStat]])
 
 
 def _function(node: Any, slot_of: Any, stat_index: dict[int, Any], scalars: list[tuple[Any, DType]], *,
-              round_root: bool) -> ops_row_fusion.RowFunction:
+              round_root: bool, positions: dict[int, int] | None = None) -> ops_row_fusion.RowFunction:
     """The row function of a DAG (``_fusion._Node``) or of one array: its parameters mapped to
-    operand slots, statistics and scalar parameters."""
+    operand slots, statistics and scalar parameters (appended to ``scalars``; with
+    ``positions``, {id(scalar pair): index}, the DAG's scalars are already there: a rewritten
+    DAG's scalars keep the indices of the original's)."""
     if type(node) is not _fusion._Node:
         compute = node.dtype.info.compute
         param = _param(node, slot_of, stat_index)
@@ -171,8 +173,11 @@ def _function(node: Any, slot_of: Any, stat_index: dict[int, Any], scalars: list
     leaves, pairs, lets, expr, expr_type = _fusion.program(node, round_root=round_root)
     params = [_param(leaf, slot_of, stat_index) for leaf in leaves]
     for pair in pairs:
-        params.append(("p", len(scalars)))
-        scalars.append(pair)
+        if positions is None:
+            params.append(("p", len(scalars)))
+            scalars.append(pair)
+        else:
+            params.append(("p", positions[id(pair)]))
     return ops_row_fusion.RowFunction(tuple(params), lets, expr, expr_type)
 
 
@@ -198,8 +203,8 @@ def _shared_sources(root: Any, stats: list[tuple[_Storage, _RowStat]]) -> dict[i
 
 
 def _row_constants(root: Any, index: dict[int, Any], slot_of: Any, steps: Sequence[int]) -> list[Any]:
-    """The largest sub-DAGs of ``root`` (not ``root`` itself) without scalars whose leaves are
-    all constant along the row (statistics, operands of step 0), in the order first reached."""
+    """The largest sub-DAGs of ``root`` (not ``root`` itself) whose leaves are all constant along
+    the row (statistics, operands of step 0, scalars), in the order first reached."""
     memo: dict[int, bool] = {}
     for nd in _post_order(root):
         const = True
@@ -222,7 +227,7 @@ def _row_constants(root: Any, index: dict[int, Any], slot_of: Any, steps: Sequen
         if id(nd) in seen:
             continue
         seen.add(id(nd))
-        if nd is not root and memo[id(nd)] and nd.n_scalars == 0:
+        if nd is not root and memo[id(nd)]:
             found.append(nd)
             continue
         todo.extend(reversed([x for x in nd.operands if type(x) is _fusion._Node]))
@@ -388,8 +393,8 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
     functions = []
     for _, record in stats:
         functions.append(_function(record.source, slot_of, stat_index, scalars, round_root=True))
-    n_stat_scalars = len(scalars)
     root_fn = _function(root, slot_of, stat_index, scalars, round_root=False)
+    positions = {id(pair): q for q, pair in enumerate(scalars)}  # (for the rewritten outputs below)
     n_inputs = len(arrays)
     limit = max_storage_bindings()
     if n_inputs + 1 > limit:
@@ -449,8 +454,7 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
             index = dict(stat_index)
             for k, node in shared.items():
                 index[id(placeholders[id(node)]._storage)] = ("v", k)
-            # (the kept sources hold no scalars: the root's keep their order, after the statistics')
-            root_fn = _function(substituted, slot_of, index, scalars[:n_stat_scalars], round_root=False)
+            root_fn = _function(substituted, slot_of, index, scalars, round_root=False, positions=positions)
             keep = set(shared)
     hoisted: list[tuple[ops_row_fusion.RowFunction, str]] = []
     if not per_row:  # the output's parts constant along the row: evaluated once per row
@@ -462,9 +466,10 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
             out_root = _substitute(out_root, placeholders, {})
             out_index = dict(out_index)
             for k, node in enumerate(constant):
-                hoisted.append((_function(node, slot_of, stat_index, [], round_root=True), node.dtype.name))
+                hoisted.append((_function(node, slot_of, stat_index, scalars, round_root=True, positions=positions),
+                                node.dtype.name))
                 out_index[id(placeholders[id(node)]._storage)] = ("h", k)
-            root_fn = _function(out_root, slot_of, out_index, scalars[:n_stat_scalars], round_root=False)
+            root_fn = _function(out_root, slot_of, out_index, scalars, round_root=False, positions=positions)
     spec_stats = tuple(ops_row_fusion.RowStat(record.op, record.dtype.name, fn, n_inputs + 1 + k if k < n_writes else -1,
                                               k in keep)
                        for k, ((_, record), fn) in enumerate(zip(stats, functions)))

@@ -265,3 +265,28 @@ def test_fused_streamed_rows_with_vector_units():
     with gt.fusion(True):
         got = gt.asnumpy(_gt_layer_norm(gt.asarray(x), gt.asarray(w), gt.asarray(b), 1e-5))
     np.testing.assert_allclose(got, _layer_norm(x, w, b), rtol=1e-4, atol=1e-4)
+
+
+def test_fused_row_constants_with_scalars_and_row_operands(monkeypatch):
+    """Row constants holding scalars and operands constant along the row (a per-row scale g):
+    ``d * (g / sqrt(var + eps))`` evaluates ``g / sqrt(var + eps)`` once per row, with each
+    call's eps (the cached plan replayed)."""
+    specs = []
+    real = _fusion_rows.ops_row_fusion.row_fusion
+    monkeypatch.setattr(_fusion_rows.ops_row_fusion, "row_fusion",
+                        lambda be, spec, *a: specs.append(spec) or real(be, spec, *a))
+    x = (rng.standard_normal((10, 48)) * 2 + 1).astype(np.float32)
+    g = rng.standard_normal((10, 1)).astype(np.float32)
+    a, ga = gt.asarray(x), gt.asarray(g)
+    x64 = x.astype(np.float64)
+    for eps in (1e-5, 2.0):
+        with gt.fusion(True):
+            mu = gt.mean(a, axis=-1, keepdims=True)
+            d = a - mu
+            var = gt.mean(d * d, axis=-1, keepdims=True)
+            got = gt.asnumpy(d * (ga / gt.sqrt(var + eps)))
+            del mu, d, var
+        dm = x64 - x64.mean(-1, keepdims=True)
+        want = dm * (g / np.sqrt((dm * dm).mean(-1, keepdims=True) + eps))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert len(specs) == 2 and len(specs[0].hoisted) == 1 and specs[0] == specs[1]
