@@ -2,7 +2,9 @@
 [--roundtrip-breakdown]``.
 
 Runs on any adapter, the CPU adapter (lavapipe) included: it times the host, not the device.
-For each public call on small inputs (1,024 float32 elements; 32x32 for matmul) it reports the
+For each public call on small inputs (1,024 float32 elements; 32x32 for matmul, beside a batch
+of small matrices and one 1024x1024 product, timed in batches of 2; ``--quick``: 256x256) it
+reports the
 host time per call spent *recording* it (``_timing.host_per_call``: calls back to back, every
 result held, a sync after each batch outside the timed part; the best of the batches, since
 other processes on a shared host only add time), with elementwise fusion off, and that time
@@ -12,6 +14,9 @@ most 3x the eager elementwise op on any host, and at most 15 µs on the GPU mach
 Calls marked ``reads back`` wait for the device inside the call (the output size depends on the
 data); their host time includes that wait. A second table gives the cost of a fresh device
 allocation beside a pooled one, for sizes up to 256 MiB (``--quick``: 1 MiB).
+
+``--roundtrip-breakdown`` prints only where the host time of ``float(gt.sum(a))`` goes: its
+phases (submit, mapping, device poll, copy, Python layers) timed with perf_counter.
 """
 
 from __future__ import annotations
@@ -33,13 +38,16 @@ GOAL_US = 15.0
 N = 1024
 
 
-def calls(gt: Any) -> list[tuple[str, Callable[[], Any], bool]]:
-    """(label, call, reads back) for every timed public call; the first is the baseline."""
+def calls(gt: Any, large: int = 1024) -> list[tuple[str, Callable[[], Any], bool]]:
+    """(label, call, reads back) for every timed public call; the first is the baseline;
+    ``large``: the size of the large square matmul."""
     rng = np.random.default_rng(0)
     a_np = rng.random(N, dtype=np.float32)
     a, b = gt.asarray(a_np), gt.asarray(rng.random(N, dtype=np.float32))
     m2 = gt.asarray(rng.random((32, 32), dtype=np.float32))
     x2 = gt.asarray(rng.random((32, 32), dtype=np.float32))
+    mb = gt.asarray(rng.random((64, 16, 16), dtype=np.float32))
+    big = gt.asarray(rng.random((large, large), dtype=np.float32))
     cond = a > 0.5
     idx = gt.asarray(rng.integers(0, N, 256))
     sorted_a = gt.sort(a)
@@ -58,6 +66,9 @@ def calls(gt: Any) -> list[tuple[str, Callable[[], Any], bool]]:
         ("gt.argmax(a)", lambda: gt.argmax(a), False),
         ("x @ y (32x32)", lambda: m2 @ x2, False),
         ("gt.matmul(x, y) (32x32)", lambda: gt.matmul(m2, x2), False),
+        ("x @ x.mT (32x32, transposed view)", lambda: m2 @ m2.mT, False),
+        ("x @ y (batch of 64 x 16x16)", lambda: mb @ mb, False),
+        (f"{LARGE_PREFIX}{large}x{large})", lambda: big @ big, False),
         ("gt.take(a, idx)", lambda: gt.take(a, idx), False),
         ("a[idx]", lambda: a[idx], False),
         ("a[1:-1] (basic slice)", lambda: a[1:-1], False),
@@ -85,6 +96,12 @@ def calls(gt: Any) -> list[tuple[str, Callable[[], Any], bool]]:
         ("gt.synchronize() (nothing pending)", gt.synchronize, False),
     ]
 
+
+#: Most calls per timed batch of a call whose operands are large (a batch of them stays under
+#: the context's flush threshold, so that the host time is recording only, not a submit that
+#: waits for the device).
+LARGE_CAP = 2
+LARGE_PREFIX = "x @ y (large: "
 
 #: The calls whose device round trip ``readback_counts`` counts.
 READBACKS = ("float(gt.sum(a))", "gt.sum(a).item()", "np.asarray(a + b)", "gt.synchronize() (nothing pending)")
@@ -128,7 +145,7 @@ def format_readbacks(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def measure(n_calls: int, batches: int = 5) -> list[dict[str, Any]]:
+def measure(n_calls: int, batches: int = 5, large: int = 1024) -> list[dict[str, Any]]:
     """One row per call: label, host µs per call, ratio to the baseline, reads back, error.
 
     Each time is the best batch (``min``: other processes on a shared host only add time); the
@@ -136,12 +153,13 @@ def measure(n_calls: int, batches: int = 5) -> list[dict[str, Any]]:
     reference."""
     import gputensor as gt
 
-    def best_us(fn: Callable[[], Any]) -> float:
-        return host_per_call(fn, gt.synchronize, n_calls, batches, statistic=min) * 1e6
+    def best_us(fn: Callable[[], Any], cap: int | None = None) -> float:
+        calls_ = n_calls if cap is None else min(n_calls, cap)
+        return host_per_call(fn, gt.synchronize, calls_, batches, statistic=min) * 1e6
 
     rows: list[dict[str, Any]] = []
     with gt.fusion(False):
-        table = calls(gt)
+        table = calls(gt, large)
         baseline = table[0][1]
         base = []
         for k, (label, fn, reads_back) in enumerate(table):
@@ -150,7 +168,7 @@ def measure(n_calls: int, batches: int = 5) -> list[dict[str, Any]]:
             try:
                 fn()  # compile and plan outside the timing
                 gt.synchronize()
-                row["host_us"] = best_us(fn)
+                row["host_us"] = best_us(fn, LARGE_CAP if label.startswith(LARGE_PREFIX) else None)
             except Exception as exc:  # noqa: BLE001 - a call that raises is reported, the run goes on
                 row["error"] = f"{type(exc).__name__}: {exc}"
             rows.append(row)
@@ -393,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 json.dump({"adapter": adapter, "roundtrip_breakdown": result}, f, indent=1)
         return 0
     n_calls = ns.calls or (20 if ns.quick else 200)
-    rows = measure(n_calls, batches=3 if ns.quick else 5)
+    rows = measure(n_calls, batches=3 if ns.quick else 5, large=256 if ns.quick else 1024)
     print(format_rows(rows, adapter))
     readbacks = readback_counts(10 if ns.quick else 50)
     print()

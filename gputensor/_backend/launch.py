@@ -45,7 +45,9 @@ class Region(NamedTuple):
     """A binding of a dispatch as a planner describes it, before slots are shared: ``base`` (an
     operand or scratch base, -1 for a placeholder of at least ``itemsize`` bytes), ``offset``
     (bytes from the base's element 0 to the window's lowest element), ``nbytes``, ``itemsize``,
-    ``vector`` (bytes to round the binding up to, 0: none), ``word`` (the parameter word that
+    ``vector`` (bytes to round the binding up to, 0: none; negative: the binding cut down to
+    whole multiples of ``-vector`` bytes, e.g. the whole 16-byte vectors of a window), ``word``
+    (the parameter word that
     takes the window index of the lowest element plus ``extra``; 0: none) and ``extra``."""
 
     base: int
@@ -73,7 +75,9 @@ class Step(NamedTuple):
     ``grid``, ``take`` (the bindings of the step from the list of every slot's binding: those of
     ``slots``, in order, as a tuple), ``patches`` ((word, slot, extra): word = first element of
     the slot's window + extra), ``placeholder`` (when not 0, the last binding is a placeholder of
-    that many bytes instead of its slot) and ``slots``."""
+    that many bytes instead of its slot), ``slots``, and the ``kernel`` name the step records
+    as and the ``pack`` of its parameter words (the program's, unless its record named its own).
+    """
 
     pipeline: Any
     defines: dict[str, object]
@@ -83,6 +87,8 @@ class Step(NamedTuple):
     patches: tuple[tuple[int, int, int], ...]
     placeholder: int
     slots: tuple[int, ...]
+    kernel: str
+    pack: Callable[..., bytes]
 
 
 def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
@@ -94,8 +100,17 @@ def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]
 
 
 #: A dispatch as the planner hands it to ``LaunchProgram.compile``: (pipeline, defines, parameter
-#: words, grid, its bindings' regions).
-Record = tuple[Any, dict[str, object], tuple[int, ...], tuple[int, int, int], tuple[Region, ...]]
+#: words, grid, its bindings' regions), optionally followed by the kernel name and the struct of
+#: its parameter words when they are not the program's (a program of several kernels).
+Record = tuple[Any, ...]
+
+
+def _width(width: int, vec: int) -> int:
+    """A binding of ``width`` bytes rounded as ``Region.vector`` says (up to a multiple of a
+    positive ``vec``, down to one of ``-vec``)."""
+    if vec > 0:
+        return -(-width // vec) * vec
+    return width // -vec * -vec
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,7 +133,9 @@ class LaunchProgram:
         """The program of ``records`` (in order) on ``ctx``, each distinct binding one slot."""
         slots: dict[BindingSlot, int] = {}
         steps = []
-        for pipe, defines, words, grid, regions in records:
+        for record in records:
+            pipe, defines, words, grid, regions = record[:5]
+            step_kernel, step_packer = (record[5], record[6]) if len(record) > 5 else (kernel, packer)
             bound, patches, hold = [], [], 0
             for base, offset, nbytes, itemsize, vector, word, extra in regions:
                 if base < 0:
@@ -130,7 +147,7 @@ class LaunchProgram:
                 if word:
                     patches.append((word, slot, extra))
             steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), hold,
-                              tuple(bound)))
+                              tuple(bound), step_kernel, step_packer.pack))
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
                    tuple((int(nbytes), int(vec)) for nbytes, vec in aux))
 
@@ -156,7 +173,7 @@ class LaunchProgram:
                 alloc = backend.resolve(ptr, 0)[0]
                 buffer = alloc.buffer
                 size = buffer.size
-                if vec and size % vec:  # not the vector layout the program assumed
+                if vec > 0 and size % vec:  # not the vector layout the program assumed
                     return False
                 bases.append((buffer, size, alloc.nbytes, 0, ptr))
             self.replay(backend, ctx, bases, placeholder)
@@ -178,10 +195,10 @@ class LaunchProgram:
         firsts: list[int] = []
         for base, rel, nbytes, itemsize, vec in self.slots:
             win = backend.window(ptrs[base] + rel, nbytes, itemsize)
-            bindings.append((win.buffer, win.offset, -(-win.size // vec) * vec) if vec else win.binding)
+            bindings.append((win.buffer, win.offset, _width(win.size, vec)) if vec else win.binding)
             firsts.append(win.first)
         records = []
-        for _, defines, words, grid, take, patches, hold, _ in self.steps:
+        for _, defines, words, grid, take, patches, hold, _, kernel, pack in self.steps:
             bound = take(bindings)
             if hold:
                 if placeholder is None:
@@ -190,10 +207,10 @@ class LaunchProgram:
             patched = list(words)
             for word, slot, extra in patches:
                 patched[word] = (firsts[slot] + extra) & _U32
-            records.append((patched, list(bound), grid, defines))
-        pack = self.packer.pack  # (parameter structs with float fields, e.g. gemm's scales)
-        for words, bound, grid, defines in records:
-            ctx.dispatch(self.kernel, pack(*words), bound, grid, defines)
+            records.append((kernel, pack, patched, list(bound), grid, defines))
+        for kernel, pack, words, bound, grid, defines in records:
+            # (packed here: parameter structs with float fields, e.g. gemm's scales)
+            ctx.dispatch(kernel, pack(*words), bound, grid, defines)
 
     def replay(self, backend: Any, ctx: Any, bases: Sequence[tuple[Any, int, int, int, int]],
                placeholder: Callable[[Any, int, Any, Any], Any]) -> None:
@@ -218,13 +235,11 @@ class LaunchProgram:
             else:
                 first = (off - start) // itemsize
             if vec:
-                width = -(-width // vec) * vec
+                width = -(-width // vec) * vec if vec > 0 else width // -vec * -vec
             bindings.append((buffer, start, width))
             firsts.append(first)
         record = ctx.record
-        pack = self.packer.pack
-        kernel = self.kernel
-        for pipe, defines, words, grid, take, patches, hold, _ in self.steps:
+        for pipe, defines, words, grid, take, patches, hold, _, kernel, pack in self.steps:
             bound = take(bindings)
             if hold:  # a placeholder of ``hold`` bytes in the last slot
                 bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
