@@ -28,6 +28,7 @@ No wgpu here.
 from __future__ import annotations
 
 import operator
+import re
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -75,9 +76,10 @@ class Step(NamedTuple):
     ``grid``, ``take`` (the bindings of the step from the list of every slot's binding: those of
     ``slots``, in order, as a tuple), ``patches`` ((word, slot, extra): word = first element of
     the slot's window + extra), ``placeholder`` (when not 0, the last binding is a placeholder of
-    that many bytes instead of its slot), ``slots``, and the ``kernel`` name the step records
-    as and the ``pack`` of its parameter words (the program's, unless its record named its own).
-    """
+    that many bytes instead of its slot), ``slots``, the ``kernel`` name the step records as and
+    the ``pack`` of its parameter words (the program's, unless its record named its own), the
+    parameter bytes of the template (``raw``) and the patches at their byte offsets in them
+    (``at``: (byte offset of a u32 word, slot, extra))."""
 
     pipeline: Any
     defines: dict[str, object]
@@ -89,6 +91,8 @@ class Step(NamedTuple):
     slots: tuple[int, ...]
     kernel: str
     pack: Callable[..., bytes]
+    raw: bytes
+    at: tuple[tuple[int, int, int], ...]
 
 
 def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
@@ -103,6 +107,20 @@ def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]
 #: words, grid, its bindings' regions), optionally followed by the kernel name and the struct of
 #: its parameter words when they are not the program's (a program of several kernels).
 Record = tuple[Any, ...]
+
+
+def _field_offsets(packer: struct.Struct) -> list[int]:
+    """The byte offset of each field of ``packer`` (a little-endian struct without padding)."""
+    offsets, at = [], 0
+    for count, code in re.findall(r"(\d*)([a-zA-Z?])", packer.format):
+        size = struct.calcsize("<" + code)
+        for _ in range(int(count or 1)):
+            offsets.append(at)
+            at += size
+    return offsets
+
+
+_WORD = struct.Struct("<I")
 
 
 def _width(width: int, vec: int) -> int:
@@ -146,8 +164,11 @@ class LaunchProgram:
                 bound.append(slot)
                 if word:
                     patches.append((word, slot, extra))
+            offsets = _field_offsets(step_packer)
+            raw = step_packer.pack(*words)
+            at = tuple((offsets[word], slot, extra) for word, slot, extra in patches)
             steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), hold,
-                              tuple(bound), step_kernel, step_packer.pack))
+                              tuple(bound), step_kernel, step_packer.pack, raw, at))
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
                    tuple((int(nbytes), int(vec)) for nbytes, vec in aux))
 
@@ -158,7 +179,8 @@ class LaunchProgram:
     def run(self, backend: Any, ctx: Any, bases: list[tuple[Any, int, int, int, int]],
             placeholder: Callable[[Any, int, Any, Any], Any]) -> bool:
         """Replay the program with the caller's operands at ``bases`` (per base: (buffer, its
-        size, allocation size, byte offset of element 0, pointer), every range already checked)
+        size, allocation size, byte offset of element 0, pointer, optionally the allocation's whole
+        binding ``Allocation.whole``), every range already checked)
         and fresh scratch allocations; ``placeholder(backend, nbytes, binding1, binding0)`` makes
         a placeholder binding. False, with nothing recorded, when a scratch buffer does not have
         the vector layout the program assumed (the caller then takes its reference path)."""
@@ -175,7 +197,7 @@ class LaunchProgram:
                 size = buffer.size
                 if vec > 0 and size % vec:  # not the vector layout the program assumed
                     return False
-                bases.append((buffer, size, alloc.nbytes, 0, ptr))
+                bases.append((buffer, size, alloc.nbytes, 0, ptr, alloc.whole))
             self.replay(backend, ctx, bases, placeholder)
             return True
         finally:
@@ -198,7 +220,7 @@ class LaunchProgram:
             bindings.append((win.buffer, win.offset, _width(win.size, vec)) if vec else win.binding)
             firsts.append(win.first)
         records = []
-        for _, defines, words, grid, take, patches, hold, _, kernel, pack in self.steps:
+        for _, defines, words, grid, take, patches, hold, _, kernel, pack, _, _ in self.steps:
             bound = take(bindings)
             if hold:
                 if placeholder is None:
@@ -214,13 +236,22 @@ class LaunchProgram:
 
     def replay(self, backend: Any, ctx: Any, bases: Sequence[tuple[Any, int, int, int, int]],
                placeholder: Callable[[Any, int, Any, Any], Any]) -> None:
-        """Record every step with the operands (scratch included) at ``bases`` (see ``run``)."""
+        """Record every step with the operands (scratch included) at ``bases`` (see ``run``; a
+        base may carry a sixth item, its allocation's whole binding ``Allocation.whole``, which
+        a binding of the whole allocation then uses as it is)."""
         align = ctx.storage_offset_alignment
         max_binding = ctx.max_binding_size
         bindings: list[Any] = []
         firsts: list[int] = []
         for base, rel, nbytes, itemsize, vec in self.slots:
-            buffer, stop, limit, off, ptr = bases[base]
+            entry = bases[base]
+            if len(entry) > 5 and not rel and nbytes == entry[2] and not entry[3]:
+                whole = entry[5]  # a whole allocation: the binding its allocation made
+                if whole is not None:
+                    bindings.append(whole if not vec else (whole[0], 0, _width(whole[2], vec)))
+                    firsts.append(0)
+                    continue
+            buffer, stop, limit, off, ptr = entry[:5]
             off += rel
             # ``window`` without its checks, which the range checks made
             start = off // align * align
@@ -239,14 +270,16 @@ class LaunchProgram:
             bindings.append((buffer, start, width))
             firsts.append(first)
         record = ctx.record
-        for pipe, defines, words, grid, take, patches, hold, _, kernel, pack in self.steps:
+        pack_into = _WORD.pack_into
+        for pipe, defines, _, grid, take, _, hold, _, kernel, _, raw, at in self.steps:
             bound = take(bindings)
             if hold:  # a placeholder of ``hold`` bytes in the last slot
                 bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
-            patched = list(words)
-            for word, slot, extra in patches:
-                patched[word] = (firsts[slot] + extra) & _U32
-            record(kernel, pipe, defines, pack(*patched), bound, *grid)
+            if at:
+                raw = bytearray(raw)
+                for offset, slot, extra in at:
+                    pack_into(raw, offset, (firsts[slot] + extra) & _U32)
+            record(kernel, pipe, defines, raw, bound, *grid)
 
 
 def strided_region(base: int, itemsize: int, origin: int, dims: Sequence[tuple[int, int]],

@@ -639,12 +639,12 @@ class _GemmCall:
         """Check the pointers (BackendError as ``gemm`` says) and record the program."""
         itemsize = self.itemsize
         c_alloc, c_off = check_pointer(backend, "C", c, self.spans[2], itemsize)
-        c_base = (c_alloc.buffer, c_alloc.buffer.size, c_alloc.nbytes, c_off, c)
+        c_base = (c_alloc.buffer, c_alloc.buffer.size, c_alloc.nbytes, c_off, c, c_alloc.whole)
         bases = [c_base, c_base, c_base]
         if self.reads:
             for k, (name, ptr) in enumerate((("A", a), ("B", b))):
                 alloc, off = check_pointer(backend, name, ptr, self.spans[k], itemsize)
-                bases[k] = (alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr)
+                bases[k] = (alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr, alloc.whole)
         ctx = self.ctx
         if ctx.__dict__.get("dispatch") is not None or type(a) is not int or type(b) is not int \
                 or type(c) is not int:

@@ -993,8 +993,8 @@ class _Plan:
             compiled = self.compiled = self._compile(ctx)
         src_buf = src_alloc.buffer
         dst_buf = dst_alloc.buffer
-        bases = [(src_buf, src_buf.size, src_alloc.nbytes, src_off, src_ptr),
-                 (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off, dst_ptr)]
+        bases = [(src_buf, src_buf.size, src_alloc.nbytes, src_off, src_ptr, src_alloc.whole),
+                 (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off, dst_ptr, dst_alloc.whole)]
         program = compiled[1]
         if not compiled[2] and not compiled[3]:
             program.replay(backend, ctx, bases, _no_placeholder)

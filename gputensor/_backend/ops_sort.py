@@ -476,7 +476,7 @@ def _bitonic(backend: Any, job: _Job) -> None:
     for ptr in ptrs:
         alloc, offset = backend.resolve(ptr, 0)
         buffer = alloc.buffer
-        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr))
+        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr, alloc.whole))
     program.run(backend, ctx, bases, _dummy_placeholder)
 
 
@@ -778,9 +778,9 @@ def searchsorted(backend: Any, sorted_ptr: int, n: int, queries: int, m: int, dt
     if ctx.__dict__.get("dispatch") is not None:
         program.dispatch(backend, ctx, ptrs)
         return
-    bases = [(a_alloc.buffer, a_alloc.buffer.size, a_alloc.nbytes, a_off, ptrs[0]),
-             (q_alloc.buffer, q_alloc.buffer.size, q_alloc.nbytes, q_off, queries),
-             (o_alloc.buffer, o_alloc.buffer.size, o_alloc.nbytes, o_off, out)]
+    bases = [(a_alloc.buffer, a_alloc.buffer.size, a_alloc.nbytes, a_off, ptrs[0], a_alloc.whole),
+             (q_alloc.buffer, q_alloc.buffer.size, q_alloc.nbytes, q_off, queries, q_alloc.whole),
+             (o_alloc.buffer, o_alloc.buffer.size, o_alloc.nbytes, o_off, out, o_alloc.whole)]
     program.run(backend, ctx, bases, _dummy_placeholder)
 
 
