@@ -144,6 +144,9 @@ class LaunchProgram:
     slots: tuple[BindingSlot, ...]
     steps: tuple[Step, ...]
     aux: tuple[tuple[int, int], ...]
+    #: What ``replay`` reads of each step, flat: (pipeline, defines, take, placeholder, kernel,
+    #: raw, at, x, y, z).
+    replay_steps: tuple[tuple[Any, ...], ...] = ()
 
     @classmethod
     def compile(cls, kernel: str, packer: struct.Struct, ctx: Any, records: Sequence[Record],
@@ -166,11 +169,14 @@ class LaunchProgram:
                     patches.append((word, slot, extra))
             offsets = _field_offsets(step_packer)
             raw = step_packer.pack(*words)
-            at = tuple((offsets[word], slot, extra) for word, slot, extra in patches)
+            last = {word: (slot, extra) for word, slot, extra in patches}  # (the last write of a word wins)
+            at = tuple((offsets[word], slot, extra) for word, (slot, extra) in last.items())
             steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), hold,
                               tuple(bound), step_kernel, step_packer.pack, raw, at))
+        replay = tuple((st.pipeline, st.defines, st.take, st.placeholder, st.kernel, st.raw, st.at, *st.grid)
+                       for st in steps)
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
-                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux))
+                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux), replay)
 
     def valid_for(self, ctx: Any) -> bool:
         """Whether the program's grids hold on ``ctx`` (its workgroup limit is unchanged)."""
@@ -248,7 +254,10 @@ class LaunchProgram:
             if len(entry) > 5 and not rel and nbytes == entry[2] and not entry[3]:
                 whole = entry[5]  # a whole allocation: the binding its allocation made
                 if whole is not None:
-                    bindings.append(whole if not vec else (whole[0], 0, _width(whole[2], vec)))
+                    if vec:  # (``_width`` inline)
+                        width = whole[2]
+                        whole = (whole[0], whole[1], -(-width // vec) * vec if vec > 0 else width // -vec * -vec)
+                    bindings.append(whole)
                     firsts.append(0)
                     continue
             buffer, stop, limit, off, ptr = entry[:5]
@@ -271,7 +280,7 @@ class LaunchProgram:
             firsts.append(first)
         record = ctx.record
         pack_into = _WORD.pack_into
-        for pipe, defines, _, grid, take, _, hold, _, kernel, _, raw, at in self.steps:
+        for pipe, defines, take, hold, kernel, raw, at, x, y, z in self.replay_steps:
             bound = take(bindings)
             if hold:  # a placeholder of ``hold`` bytes in the last slot
                 bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
@@ -279,7 +288,7 @@ class LaunchProgram:
                 raw = bytearray(raw)
                 for offset, slot, extra in at:
                     pack_into(raw, offset, (firsts[slot] + extra) & _U32)
-            record(kernel, pipe, defines, raw, bound, *grid)
+            record(kernel, pipe, defines, raw, bound, x, y, z)
 
 
 def strided_region(base: int, itemsize: int, origin: int, dims: Sequence[tuple[int, int]],

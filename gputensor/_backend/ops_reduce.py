@@ -665,6 +665,8 @@ class _Scratch:
         self.lock = threading.RLock()
         self.buffers: dict[str, Any] = {}
         self.dummy = ctx.create_storage(256 * _DUMMY_SLOTS)
+        #: per dummy slot, a ``LaunchProgram`` operand of 256 bytes bound as that slot's region
+        self.dummy_bases = [(self.dummy, 256, 256, 0, None, self.dummy_region(slot)) for slot in range(_DUMMY_SLOTS)]
 
     def get(self, name: str, nbytes: int) -> tuple[Any, int, int]:
         """A binding of ``nbytes`` (rounded up to 4) at the start of scratch buffer ``name``."""
@@ -987,7 +989,7 @@ class _Plan:
         if span is not None and (dst_off + span[0] < 0 or dst_off + span[1] > dst_alloc.nbytes):
             self.check(backend, dst_ptr, dsz, span, "destination")  # raises
         compiled = self.compiled
-        if compiled is None or compiled[0] is not ctx or not compiled[1].valid_for(ctx):
+        if compiled is None or compiled[0] is not ctx or compiled[1].max_workgroups != ctx.max_workgroups_per_dim:
             if not self.steps:
                 return
             compiled = self.compiled = self._compile(ctx)
@@ -1004,9 +1006,9 @@ class _Plan:
             for name, nbytes in compiled[2]:
                 buf = scratch.get(name, nbytes)[0]
                 bases.append((buf, buf.size, buf.size, 0, None))
-            dummy = scratch.dummy
+            dummies = scratch.dummy_bases
             for slot in compiled[3]:
-                bases.append((dummy, dummy.size, dummy.size, 256 * slot, None))
+                bases.append(dummies[slot])
             program.replay(backend, ctx, bases, _no_placeholder)
 
     def run(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int,
