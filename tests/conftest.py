@@ -146,14 +146,24 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
     write = terminalreporter.write_line
     terminalreporter.section("gputensor adapter")
-    write(f"adapter: {backend}")
+    write(f"adapter: {backend}; implementation: {_implementation()}")
     write(f"features: {', '.join(features) or 'none'}")
     if not _SKIPPED_FOR:
         write("no test skipped for a missing feature")
     for feature, nodes in sorted(_SKIPPED_FOR.items()):
         late = _FOUND_AT_RUN_TIME[feature]
         found = f" ({late} of them while running: they asked for a dtype that needs it)" if late else ""
-        write(f"skipped for lack of {feature}: {len(nodes)} tests{found}")
+        files = collections.Counter(node.split("::")[0].rsplit("/", 1)[-1] for node in nodes)
+        per_file = ", ".join(f"{name} {count}" for name, count in sorted(files.items()))
+        write(f"skipped for lack of {feature}: {len(nodes)} tests{found}: {per_file}")
+
+
+def _implementation() -> str:
+    """The WebGPU implementation the suite runs on: its name, package and version."""
+    from gputensor._backend import implementation
+
+    version = getattr(implementation.wgpu, "__version__", "?")
+    return f"{implementation.NAME} ({implementation.PACKAGES[implementation.NAME]} {version})"
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -164,7 +174,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         backend = get_backend()
     except Exception as exc:  # noqa: BLE001 - any failure here means no usable adapter
         raise pytest.UsageError(f"{NO_ADAPTER}\n(cause: {exc})") from exc
-    print(f"\ngputensor adapter: {backend}")
+    print(f"\ngputensor adapter: {backend}; implementation: {_implementation()}")
 
 
 @pytest.fixture(scope="session")

@@ -72,8 +72,8 @@ class Step(NamedTuple):
     """One dispatch of a program: ``pipeline``, ``defines``, the parameter template ``words``,
     ``grid``, ``take`` (the bindings of the step from the list of every slot's binding: those of
     ``slots``, in order, as a tuple), ``patches`` ((word, slot, extra): word = first element of
-    the slot's window + extra), ``placeholder`` (when not 0, the last binding is a placeholder of
-    that many bytes instead of its slot) and ``slots``."""
+    the slot's window + extra), ``placeholder`` ((binding index, bytes) of each binding that is a
+    placeholder of at least that many bytes instead of its slot; usually none) and ``slots``."""
 
     pipeline: Any
     defines: dict[str, object]
@@ -81,8 +81,18 @@ class Step(NamedTuple):
     grid: tuple[int, int, int]
     take: Callable[[Sequence[Any]], tuple[Any, ...]]
     patches: tuple[tuple[int, int, int], ...]
-    placeholder: int
+    placeholder: tuple[tuple[int, int], ...]
     slots: tuple[int, ...]
+
+
+def _placed(backend: Any, bound: tuple[Any, ...], hold: tuple[tuple[int, int], ...],
+            placeholder: Callable[[Any, int, Any, Any], Any]) -> tuple[Any, ...]:
+    """``bound`` with binding i replaced by ``placeholder(backend, nbytes, bound[1], bound[0])``
+    for each (i, nbytes) of ``hold``."""
+    out = list(bound)
+    for index, nbytes in hold:
+        out[index] = placeholder(backend, nbytes, bound[1], bound[0])
+    return tuple(out)
 
 
 def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
@@ -119,17 +129,17 @@ class LaunchProgram:
         slots: dict[BindingSlot, int] = {}
         steps = []
         for pipe, defines, words, grid, regions in records:
-            bound, patches, hold = [], [], 0
+            bound, patches, hold = [], [], []
             for base, offset, nbytes, itemsize, vector, word, extra in regions:
                 if base < 0:
+                    hold.append((len(bound), itemsize))
                     bound.append(0)  # (replaced by the placeholder)
-                    hold = itemsize
                     continue
                 slot = slots.setdefault(BindingSlot(base, offset, nbytes, itemsize, vector), len(slots))
                 bound.append(slot)
                 if word:
                     patches.append((word, slot, extra))
-            steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), hold,
+            steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), tuple(hold),
                               tuple(bound)))
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
                    tuple((int(nbytes), int(vec)) for nbytes, vec in aux))
@@ -186,7 +196,7 @@ class LaunchProgram:
             if hold:
                 if placeholder is None:
                     raise ValueError("LaunchProgram.dispatch: a placeholder binding needs ``placeholder``")
-                bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
+                bound = _placed(backend, bound, hold, placeholder)
             patched = list(words)
             for word, slot, extra in patches:
                 patched[word] = (firsts[slot] + extra) & _U32
@@ -226,8 +236,8 @@ class LaunchProgram:
         kernel = self.kernel
         for pipe, defines, words, grid, take, patches, hold, _ in self.steps:
             bound = take(bindings)
-            if hold:  # a placeholder of ``hold`` bytes in the last slot
-                bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
+            if hold:  # placeholders instead of some slots
+                bound = _placed(backend, bound, hold, placeholder)
             patched = list(words)
             for word, slot, extra in patches:
                 patched[word] = (firsts[slot] + extra) & _U32
