@@ -26,6 +26,10 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 settings.register_profile(
     "ci", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
+# the bounded runs of CI on its other configurations (make test-gl, make test-dawn)
+settings.register_profile(
+    "ci-short", max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
 settings.register_profile("dev", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))

@@ -200,27 +200,12 @@ def _fused(dtype: str) -> None:
     np.asarray(kernel(x, x))
 
 
-def _int_matmul(dtype: str) -> None:
-    if dtype not in ("int8", "uint8"):
-        return
-    a = gt.asarray(_data(dtype, (16, 64)))
-    b = gt.asarray(_data(dtype, (64, 16)))
-    np.asarray(gt.matmul(a, b, dtype=gt.int32) if _accepts_dtype() else a @ b)
-
-
-def _accepts_dtype() -> bool:
-    import inspect
-
-    return "dtype" in inspect.signature(gt.matmul).parameters
-
-
 _FAMILIES: dict[str, tuple[Callable[[str], None], list[str]]] = {
     "elementwise": (_elementwise, _DTYPES),
     "reductions": (_reductions, _DTYPES),
     "sorting": (_sorting, _REAL),
     "indexing": (_indexing, _DTYPES),
     "matmul": (_matmul, [n for n in _DTYPES if n != "bool"]),
-    "int_matmul": (_int_matmul, [n for n in ("int8", "uint8") if n in _DTYPES]),
     "linalg": (_linalg, _FLOAT_COMPLEX),
     "fft": (_fft, _FLOAT_COMPLEX),
     "nn": (_nn, [n for n in _FLOAT if n != "float16"]),
