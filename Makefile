@@ -47,15 +47,14 @@ conformance: adapter
 # The other two configurations: llvmpipe through OpenGL (no shader-f64, shader-int64, subgroups;
 # 16 storage buffers) and Dawn (wgpudawn, Tint) on the lavapipe of Mesa 25 (no shader-f64,
 # shader-int64), set up in .dawn by tools/dawn_lavapipe.sh. By default a bounded run for CI:
-# ADAPTER_TESTS (every kernel compiled on the implementation, then every op family) with the
-# ci-short hypothesis profile; FULL=1: the whole suite (two processes, as make test);
-# PYTEST_ARGS: one run with those arguments.
+# ADAPTER_TESTS (every kernel compiled on the implementation, then the op families whose tests
+# are fast; linalg and fft are reached by the kernel tour) with the ci-short hypothesis profile;
+# FULL=1: the whole suite (two processes, as make test); PYTEST_ARGS: one run with those arguments.
 ADAPTER_TESTS ?= tests/test_kernel_sources.py tests/test_implementation.py tests/test_bindings.py \
 	tests/test_devices.py tests/test_dtypes.py tests/test_creation.py tests/test_elementwise.py \
 	tests/test_statistical.py tests/test_sorting.py tests/test_searching.py tests/test_sets.py \
-	tests/test_indexing.py tests/test_manipulation.py tests/test_linalg.py tests/test_fft_complex.py \
-	tests/test_fft_real.py tests/test_nn.py tests/test_fusion.py tests/test_user_kernels.py \
-	tests/test_threads.py tests/test_faults.py
+	tests/test_indexing.py tests/test_manipulation.py tests/test_nn.py tests/test_fusion.py \
+	tests/test_user_kernels.py tests/test_threads.py tests/test_faults.py
 define adapter_suite
 	$(if $(strip $(PYTEST_ARGS)),$(1) $(PY) -m pytest -q $(PYTEST_ARGS),$(if $(FULL),\
 	$(1) $(PY) -m pytest -q $(wordlist 1,$(TEST_HALF),$(TEST_FILES)) && \

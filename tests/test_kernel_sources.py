@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import gputensor as gt
-from gputensor._backend import get_backend, implementation
+from gputensor._backend import config, get_backend, implementation, ops_attention
 from gputensor._backend.elementwise_ops import NAMESPACE_OPS
 from gputensor._backend.errors import BackendError
 
@@ -101,6 +101,9 @@ def _sorting(dtype: str) -> None:
     np.asarray(gt.searchsorted(gt.sort(big), big[:100]))
     for fn in (gt.unique_values, gt.unique_counts, gt.unique_inverse, gt.unique_all):
         fn(big)
+    if dtype.startswith(("int", "uint")) and "64" not in dtype:  # counted, not sorted
+        few = gt.asarray(_RNG.integers(0, 50, 40_000).astype(dtype))
+        np.asarray(gt.unique_counts(few).counts)
 
 
 def _indexing(dtype: str) -> None:
@@ -131,7 +134,8 @@ def _matmul(dtype: str) -> None:
     np.asarray(a @ b)
     np.asarray(gt.matrix_transpose(b) @ gt.matrix_transpose(a))  # strided operands
     np.asarray(gt.asarray(_data(dtype, (3, 4, 5))) @ gt.asarray(_data(dtype, (3, 5, 6))))
-    np.asarray(gt.asarray(_data(dtype, (8, 3000))) @ gt.asarray(_data(dtype, (3000, 8))))  # split-k
+    with config.override(gemm_splitk=4):  # split-k and its combine
+        np.asarray(gt.asarray(_data(dtype, (8, 3000))) @ gt.asarray(_data(dtype, (3000, 8))))
     np.asarray(gt.vecdot(a, a))
     np.asarray(gt.tensordot(a, b, axes=1))
 
@@ -156,6 +160,9 @@ def _linalg(dtype: str) -> None:
     np.asarray(gt.linalg.qr(tall).R)
     np.asarray(gt.linalg.svdvals(tall))
     np.asarray(gt.linalg.pinv(tall))
+    a = _data(dtype, (40, 40))
+    with config.override(linalg_block=16):  # blocked Cholesky past its first block
+        np.asarray(gt.linalg.cholesky(gt.asarray(a @ np.conj(a.T) + 40 * np.eye(40, dtype=dtype))))
     batch = gt.asarray(_data(dtype, (3, 5, 5)) + 5 * np.eye(5, dtype=dtype))
     np.asarray(gt.linalg.solve(batch, batch))
     np.asarray(gt.linalg.det(batch))
@@ -183,12 +190,16 @@ def _nn(dtype: str) -> None:
     img = gt.asarray(_data(dtype, (2, 3, 9, 9)))
     w = gt.asarray(_data(dtype, (4, 3, 3, 3)))
     np.asarray(gt.nn.conv2d(img, w, padding=1))
-    for q_len, kv_len in ((16, 16), (1, 40), (70, 70)):
+    for q_len, kv_len in ((16, 16), (1, 40), (1, 3000), (70, 70)):  # flash, decode (split), tiled
         q = gt.asarray(_data(dtype, (2, 2, q_len, 16)))
         k = gt.asarray(_data(dtype, (2, 2, kv_len, 16)))
         v = gt.asarray(_data(dtype, (2, 2, kv_len, 16)))
         np.asarray(gt.nn.scaled_dot_product_attention(q, k, v))
-        np.asarray(gt.nn.scaled_dot_product_attention(q, k, v, is_causal=q_len == kv_len))
+        variant, ops_attention.KERNEL_VARIANT = ops_attention.KERNEL_VARIANT, "tiled"
+        try:
+            np.asarray(gt.nn.scaled_dot_product_attention(q, k, v, is_causal=q_len == kv_len))
+        finally:
+            ops_attention.KERNEL_VARIANT = variant
 
 
 def _fused(dtype: str) -> None:
@@ -196,6 +207,9 @@ def _fused(dtype: str) -> None:
     if dtype != "bool":
         np.asarray(gt.sum(x * x + x, axis=1))
         np.asarray(gt.max(gt.abs(x - x[:, :1]), axis=-1))
+    if dtype.startswith("float"):  # a softmax written with gt ops: one row kernel
+        e = gt.exp(x - gt.max(x, axis=1, keepdims=True))
+        np.asarray(e / gt.sum(e, axis=1, keepdims=True))
     kernel = gt.ElementwiseKernel("T x, T y", "T z", "z = x;", "copy_first")
     np.asarray(kernel(x, x))
 
@@ -218,6 +232,8 @@ _NOT_TOURED = {
 }
 #: kernel -> the adapter feature it needs (not compiled where the adapter lacks it)
 _NEEDS_FEATURE = {"sort_scatter_sg": "subgroup", "subgroup_probe": "subgroup"}
+#: kernel -> the adapter feature whose presence replaces it (by a faster kernel)
+_REPLACED_BY_FEATURE = {"sort_scatter": "subgroup"}
 
 _CASES = [pytest.param(family, dtype, id=f"{family}-{dtype}")
           for family, (_, dtypes) in _FAMILIES.items() for dtype in dtypes]
@@ -277,6 +293,7 @@ def test_every_kernel_source_toured() -> None:
                     pass
     features = get_backend().context.features
     expected = {name for name in _kernel_sources() if name not in _NOT_TOURED
-                and (_NEEDS_FEATURE.get(name) is None or _NEEDS_FEATURE[name] in features)}
+                and (_NEEDS_FEATURE.get(name) is None or _NEEDS_FEATURE[name] in features)
+                and (_REPLACED_BY_FEATURE.get(name) is None or _REPLACED_BY_FEATURE[name] not in features)}
     missing = sorted(expected - _compiled_names())
     assert not missing, f"kernel sources no tour case compiled: {missing}"
