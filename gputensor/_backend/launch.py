@@ -75,11 +75,11 @@ class Step(NamedTuple):
     """One dispatch of a program: ``pipeline``, ``defines``, the parameter template ``words``,
     ``grid``, ``take`` (the bindings of the step from the list of every slot's binding: those of
     ``slots``, in order, as a tuple), ``patches`` ((word, slot, extra): word = first element of
-    the slot's window + extra), ``placeholder`` (when not 0, the last binding is a placeholder of
-    that many bytes instead of its slot), ``slots``, the ``kernel`` name the step records as and
-    the ``pack`` of its parameter words (the program's, unless its record named its own), the
-    parameter bytes of the template (``raw``) and the patches at their byte offsets in them
-    (``at``: (byte offset of a u32 word, slot, extra))."""
+    the slot's window + extra), ``placeholder`` ((binding index, bytes) of each binding that is a
+    placeholder of at least that many bytes instead of its slot; usually none), ``slots``, the
+    ``kernel`` name the step records as and the ``pack`` of its parameter words (the program's,
+    unless its record named its own), the parameter bytes of the template (``raw``) and the
+    patches at their byte offsets in them (``at``: (byte offset of a u32 word, slot, extra))."""
 
     pipeline: Any
     defines: dict[str, object]
@@ -87,12 +87,22 @@ class Step(NamedTuple):
     grid: tuple[int, int, int]
     take: Callable[[Sequence[Any]], tuple[Any, ...]]
     patches: tuple[tuple[int, int, int], ...]
-    placeholder: int
+    placeholder: tuple[tuple[int, int], ...]
     slots: tuple[int, ...]
     kernel: str
     pack: Callable[..., bytes]
     raw: bytes
     at: tuple[tuple[int, int, int], ...]
+
+
+def _placed(backend: Any, bound: tuple[Any, ...], hold: tuple[tuple[int, int], ...],
+            placeholder: Callable[[Any, int, Any, Any], Any]) -> tuple[Any, ...]:
+    """``bound`` with binding i replaced by ``placeholder(backend, nbytes, bound[1], bound[0])``
+    for each (i, nbytes) of ``hold``."""
+    out = list(bound)
+    for index, nbytes in hold:
+        out[index] = placeholder(backend, nbytes, bound[1], bound[0])
+    return tuple(out)
 
 
 def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
@@ -157,11 +167,11 @@ class LaunchProgram:
         for record in records:
             pipe, defines, words, grid, regions = record[:5]
             step_kernel, step_packer = (record[5], record[6]) if len(record) > 5 else (kernel, packer)
-            bound, patches, hold = [], [], 0
+            bound, patches, hold = [], [], []
             for base, offset, nbytes, itemsize, vector, word, extra in regions:
                 if base < 0:
+                    hold.append((len(bound), itemsize))
                     bound.append(0)  # (replaced by the placeholder)
-                    hold = itemsize
                     continue
                 slot = slots.setdefault(BindingSlot(base, offset, nbytes, itemsize, vector), len(slots))
                 bound.append(slot)
@@ -171,7 +181,7 @@ class LaunchProgram:
             raw = step_packer.pack(*words)
             last = {word: (slot, extra) for word, slot, extra in patches}  # (the last write of a word wins)
             at = tuple((offsets[word], slot, extra) for word, (slot, extra) in last.items())
-            steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), hold,
+            steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), tuple(hold),
                               tuple(bound), step_kernel, step_packer.pack, raw, at))
         replay = tuple((st.pipeline, st.defines, st.take, st.placeholder, st.kernel, st.raw, st.at, *st.grid)
                        for st in steps)
@@ -231,7 +241,7 @@ class LaunchProgram:
             if hold:
                 if placeholder is None:
                     raise ValueError("LaunchProgram.dispatch: a placeholder binding needs ``placeholder``")
-                bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
+                bound = _placed(backend, bound, hold, placeholder)
             patched = list(words)
             for word, slot, extra in patches:
                 patched[word] = (firsts[slot] + extra) & _U32
@@ -282,8 +292,8 @@ class LaunchProgram:
         pack_into = _WORD.pack_into
         for pipe, defines, take, hold, kernel, raw, at, x, y, z in self.replay_steps:
             bound = take(bindings)
-            if hold:  # a placeholder of ``hold`` bytes in the last slot
-                bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
+            if hold:  # placeholders instead of some slots
+                bound = _placed(backend, bound, hold, placeholder)
             if at:
                 raw = bytearray(raw)
                 for offset, slot, extra in at:

@@ -48,6 +48,7 @@ from . import config, ops_gemm
 from .errors import invalid_argument
 from .linalg_scalar import element, scalar_defines
 from .validate import check_dtype, check_int
+from .wgsl_types import F32_BITS
 
 #: Largest order the batched small kernels take (workgroup memory holds the matrix).
 SMALL_MAX = 32
@@ -59,7 +60,7 @@ _SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
 #: (``linalg_small_rows.wgsl``; more go to ``linalg_small.wgsl``).
 ROWS_MAX_K = 32
 _LOG = {"f32": "log_f32", "f64": "log_f64"}
-_NEG_INF = {"f32": "bitcast<f32>(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
+_NEG_INF = {"f32": f"{F32_BITS}(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
 _WG = 64
 
 
