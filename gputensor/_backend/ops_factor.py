@@ -424,20 +424,104 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     if itemsize >= 8 and wg > 512:
         wg = 512 if itemsize == 8 else 256  # (a row of doubles / complex in registers per invocation)
     defines = {**scalar_defines(dtype), "WG": wg, "JB": nb}
-    for j0 in range(0, n, nb):
-        jb = min(nb, n - j0)
-        d = a + (j0 * ld + j0) * itemsize
-        words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, bs, n]
-        ctx.dispatch("linalg_lu_block", words, [a_reg, p_reg, f_reg], (batch, 1, 1), defines)
-        laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb), batch, bs, n)
-        rest = n - j0 - jb
-        if not rest:
-            continue
-        u12 = d + jb * itemsize
-        trsm(backend, dtype, 0, jb, rest, d, ld, u12, ld, 1, batch, bs, bs)
-        l21 = d + jb * ld * itemsize
-        _gemm(backend, dtype, rest, rest, jb, -1.0, l21, (ld, 1), u12, (ld, 1), 1.0,
-              l21 + jb * itemsize, (ld, 1), batch, (bs, bs, bs))
+    tree_rows = int(config.value("linalg_lu_tree_rows")) or _panel_wg(ctx)
+    tree = _Tournament(backend, dtype, n, nb, batch) if n > tree_rows and nb * nb * itemsize <= 8192 else None
+    try:
+        for j0 in range(0, n, nb):
+            jb = min(nb, n - j0)
+            if tree is not None and n - j0 > tree_rows:
+                tree.panel(a_reg, a_first + j0 * ld + j0, ld, bs, n - j0, jb, p_reg, p_first + j0, n, j0, f_reg)
+                laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (0, 0), batch, bs, n)
+                tree.apply(a_reg, a_first + j0 * ld + j0, ld, bs, n - j0, jb, f_reg)
+            else:
+                words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, bs, n]
+                ctx.dispatch("linalg_lu_block", words, [a_reg, p_reg, f_reg], (batch, 1, 1), defines)
+                laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb), batch, bs, n)
+            _lu_update(backend, dtype, n, a, ld, j0, jb, batch, bs)
+    finally:
+        if tree is not None:
+            tree.free()
+
+
+def _lu_update(backend: Any, dtype: str, n: int, a: int, ld: int, j0: int, jb: int, batch: int, bs: int) -> None:
+    """The block row (unit-lower triangular solve) and the trailing matrix (gemm) after the
+    panel of columns j0 .. j0 + jb of getrf."""
+    itemsize = _element(backend, dtype)
+    rest = n - j0 - jb
+    if not rest:
+        return
+    d = a + (j0 * ld + j0) * itemsize
+    u12 = d + jb * itemsize
+    trsm(backend, dtype, 0, jb, rest, d, ld, u12, ld, 1, batch, bs, bs)
+    l21 = d + jb * ld * itemsize
+    _gemm(backend, dtype, rest, rest, jb, -1.0, l21, (ld, 1), u12, (ld, 1), 1.0,
+          l21 + jb * itemsize, (ld, 1), batch, (bs, bs, bs))
+
+
+#: Candidate rows per workgroup of a tournament level: a row per invocation.
+TSLU_ROWS_GPU = 256
+TSLU_ROWS_SOFTWARE = 64
+
+
+class _Tournament:
+    """Scratch and dispatches of tournament-pivoted LU panels (CALU's TSLU) for ``lu_blocked``:
+    the panel's rows in chunks of ``rows`` (one workgroup each) elect jb pivot candidates by
+    partial pivoting, the candidates of ``rows // jb`` chunks again, ... until one workgroup
+    elects the jb pivots and writes getrf's swaps (``linalg_lu_tslu.wgsl``); after the swaps
+    (``laswp``) many workgroups factor the pivot block and scale the rows below
+    (``linalg_lu_apply.wgsl``). Each level is one dispatch for the whole stack; the chosen
+    pivot rows span the panel's row space, so a panel of full column rank gets nonzero pivots."""
+
+    def __init__(self, backend: Any, dtype: str, n: int, jb: int, batch: int) -> None:
+        self.backend, self.dtype, self.jb, self.batch = backend, dtype, jb, batch
+        ctx = backend.context
+        self.itemsize = _element(backend, dtype)
+        self.rows = TSLU_ROWS_SOFTWARE if ctx.is_software else TSLU_ROWS_GPU
+        self.slots = -(-n // self.rows) * jb  # candidate rows a level-0 output holds per matrix
+        self.defines = {**scalar_defines(dtype), "WG": self.rows, "JB": jb}
+        self.apply_defines = {**scalar_defines(dtype), "WG": 128, "JB": jb}
+        elems = batch * self.slots * jb
+        self.cand = [backend.alloc(elems * self.itemsize, zero=False) for _ in range(2)]
+        self.index = [backend.alloc(batch * self.slots * 4, zero=False) for _ in range(2)]
+        self.c_bind = [_bind(backend, c, elems, self.itemsize) for c in self.cand]
+        self.i_bind = [_bind(backend, i, batch * self.slots, 4) for i in self.index]
+        self.last = 0
+
+    def panel(self, a_reg: Any, a_first: int, ld: int, bs: int, mp: int, jb: int, p_reg: Any, p_first: int,
+              p_bs: int, row0: int, f_reg: Any) -> None:
+        """Elect the pivots of the mp x jb panel at element ``a_first`` (of ``a_reg``) and write
+        getrf's swaps of its rows (absolute: ``row0`` + position) at ``p_first``."""
+        ctx = self.backend.context
+        rows, src, s_first, s_ld, s_bs, si = mp, a_reg, a_first, ld, bs, None
+        level = 0
+        while True:
+            groups = -(-rows // self.rows)
+            dst = (level + 1) % 2
+            c_reg, c_first = self.c_bind[dst]
+            i_reg, i_first = self.i_bind[dst]
+            si_reg, si_first = si if si is not None else self.i_bind[level % 2]
+            words = [rows, jb, s_first, s_ld, s_bs, int(si is not None), si_first, self.slots,
+                     c_first, self.slots * self.jb, i_first, self.slots, p_first, p_bs, row0, int(groups == 1)]
+            ctx.dispatch("linalg_lu_tslu", words, [src, si_reg, c_reg, i_reg, p_reg], (groups, self.batch, 1),
+                         self.defines)
+            if groups == 1:
+                self.last = dst
+                return
+            rows, src, s_first, s_ld, s_bs, si = groups * self.jb, c_reg, c_first, self.jb, self.slots * self.jb, (
+                i_reg, i_first)
+            level += 1
+
+    def apply(self, a_reg: Any, a_first: int, ld: int, bs: int, mp: int, jb: int, f_reg: Any) -> None:
+        """Factor the elected pivot block (now the panel's top) and scale the rows below it."""
+        ctx = self.backend.context
+        w_reg, w_first = self.c_bind[self.last]
+        words = [a_first, ld, mp, jb, w_first, self.slots * self.jb, bs, 0]
+        groups = max(1, min(-(-(mp - jb) // 128), 1024))
+        ctx.dispatch("linalg_lu_apply", words, [a_reg, w_reg, f_reg], (groups, self.batch, 1), self.apply_defines)
+
+    def free(self) -> None:
+        for ptr in (*self.cand, *self.index):
+            self.backend.free(ptr)
 
 
 def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int,
