@@ -303,11 +303,11 @@ def test_small_stack_with_one_singular_matrix(dtype: str) -> None:
     _close(ainv[keep], np.linalg.inv(a[keep].astype(np.float64)), dtype)
 
 
-@pytest.mark.parametrize(("dtype", "n", "batch"), [("float32", 300, 1), ("float64", 300, 1), ("float32", 133, 3),
+@pytest.mark.parametrize(("dtype", "n", "batch"), [("float32", 600, 1), ("float64", 300, 1), ("float32", 133, 3),
                                                    ("complex64", 150, 2)])
 def test_lu_tournament_levels(dtype: str, n: int, batch: int) -> None:
-    """Panels taller than several tournament levels (up to four on the software adapter's
-    64-row chunks), ragged last chunks and panels, stacks, a complex dtype: solve, inverse and
+    """Panels that take several tournament levels (three on the software adapter's
+    128-row chunks at n = 600), ragged last chunks and panels, stacks, a complex dtype: solve, inverse and
     slogdet against NumPy."""
     rng = _rng(n + batch)
     a = _well(rng, (batch,), n)
@@ -351,3 +351,19 @@ def test_lu_tournament_structured(dtype: str) -> None:
         with pytest.raises(LinAlgError):
             gt.linalg.solve(gt.asarray(sing.astype(dtype)), gt.asarray(np.ones((n, 1), dtype=dtype)))
         assert float(gt.asnumpy(gt.linalg.det(gt.asarray(sing.astype(dtype))))) == 0.0
+
+
+@pytest.mark.parametrize(("dtype", "k", "batch"), [("float32", 1, 2), ("float64", 3, 1)])
+def test_solve_few_columns_block_substitution(dtype: str, k: int, batch: int) -> None:
+    """Orders from ``TRSV_BLOCKED_MIN`` on substitute a few right-hand columns block by block
+    over many workgroups (a ragged last block, a stack): residuals and NumPy's values."""
+    from gputensor._backend import ops_factor
+
+    n = ops_factor.TRSV_BLOCKED_MIN + 9
+    rng = _rng(k)
+    a = _well(rng, (batch,), n).astype(dtype)
+    b = rng.standard_normal((batch, n, k)).astype(dtype)
+    x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+    a64 = a.astype(np.float64)
+    assert _max(a64 @ x - b) <= EPS[dtype] * n * _max(a64) * _max(x)
+    _close(x, np.linalg.solve(a64, b.astype(np.float64)), dtype)

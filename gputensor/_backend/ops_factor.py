@@ -243,6 +243,38 @@ def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
                  {**scalar_defines(dtype), "MODE": mode, "WG": _panel_wg(ctx)})
 
 
+#: Least order from which ``trsv`` runs block by block over many workgroups
+#: (``linalg_trsv_block.wgsl``, a dispatch per 32 rows) instead of one workgroup per column.
+TRSV_BLOCKED_MIN = 512
+
+
+def trsv_blocked(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
+                 x_cs: int, batch: int = 1, t_bs: int = 0, x_bs: int = 0) -> None:
+    """``trsv``'s X := T^-1 X as n / 32 + 1 dispatches, each solving a 32-row diagonal block
+    (in every workgroup) and updating the rows ahead of it over many workgroups."""
+    if mode not in (0, 2) or n < 1:
+        raise invalid_argument(f"trsv of order {n}, mode {mode}")
+    if k < 1:
+        return
+    itemsize = _element(backend, dtype)
+    ctx = backend.context
+    t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    wg = 128
+    defines = {**scalar_defines(dtype), "MODE": mode, "WG": wg}
+    starts = list(range(0, n, 32))
+    if mode == 2:
+        starts.reverse()
+    prev = (0, 0)
+    for j0 in starts + [None]:
+        jb = 0 if j0 is None else min(32, n - j0)
+        ahead = 0 if j0 is None else (n - j0 - jb if mode == 0 else j0)
+        words = [n, j0 or 0, jb, t_first, t_ld, x_first, x_rs, x_cs, t_bs, x_bs, prev[0], prev[1]]
+        groups = max(1, min(-(-ahead // wg), 256))
+        ctx.dispatch("linalg_trsv_block", words, [t_reg, x_reg], (groups, k, batch), defines)
+        prev = (j0 or 0, jb)
+
+
 def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
           skip: tuple[int, int] = (0, 0), batch: int = 1, x_bs: int = 0, piv_bs: int = 0) -> None:
     """Swap rows r and piv[r] of the rows x cols matrix at ``x`` for r = k1, ..., k2 - 1 in
@@ -460,7 +492,7 @@ def _lu_update(backend: Any, dtype: str, n: int, a: int, ld: int, j0: int, jb: i
 
 #: Candidate rows per workgroup of a tournament level: a row per invocation.
 TSLU_ROWS_GPU = 256
-TSLU_ROWS_SOFTWARE = 64
+TSLU_ROWS_SOFTWARE = 128
 
 
 class _Tournament:
@@ -540,8 +572,9 @@ def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: in
         return
     laswp(backend, dtype, x, n, k, x_ld, piv, 0, n, (0, 0), batch, x_bs, n)
     if k <= TRSV_MAX_K:
-        trsv(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
-        trsv(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
+        solve = trsv_blocked if n >= TRSV_BLOCKED_MIN else trsv
+        solve(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
+        solve(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
         return
     starts = list(range(0, n, NB))
     for j0 in starts:
@@ -638,5 +671,5 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             backend.free(ptr)
 
 
-__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]
