@@ -24,9 +24,9 @@ EPS = {"float32": 3e-5, "float64": 1e-12}
 #: (block width, order) pairs: below, at and above one block, and two blocks plus a ragged one
 #: (orders <= 32 run on the batched small kernels instead)
 CROSSING = [(nb, n) for nb in (16, 32, 64) for n in (nb - 1, nb, nb + 1, 2 * nb + 3) if n > 32]
-#: LU panel kernels (``linalg_lu_tree_rows``): every panel on one workgroup, or every panel's
-#: pivots from a tournament over workgroups
-PANELS = {"one-workgroup": 10**9, "tournament": 1}
+#: LU and QR panel kernels (``linalg_panel_rows``): every panel on one workgroup, or every panel
+#: over many workgroups (LU's pivots from a tournament, QR a dispatch per column)
+PANELS = {"one-workgroup": 10**9, "many-workgroups": 1}
 
 
 def _rng(seed: int) -> np.random.Generator:
@@ -77,7 +77,7 @@ def test_lu_solve_inv_det_blocks(dtype: str, nb: int, n: int, panel: str) -> Non
     a = _well(rng, (), n).astype(dtype)
     b = rng.standard_normal((n, 3)).astype(dtype)
     v = rng.standard_normal(n).astype(dtype)
-    with config.override(linalg_block=nb, linalg_lu_tree_rows=PANELS[panel]):
+    with config.override(linalg_block=nb, linalg_panel_rows=PANELS[panel]):
         x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
         xv = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(v)))
         ainv = gt.asnumpy(gt.linalg.inv(gt.asarray(a)))
@@ -105,7 +105,7 @@ def test_lu_pivoting_blocks(dtype: str, nb: int, panel: str) -> None:
     perm = rng.permutation(n)
     a = (_well(rng, (), n) * np.logspace(0, 2, n)[:, None])[perm].astype(dtype)
     b = rng.standard_normal((n, 2)).astype(dtype)
-    with config.override(linalg_block=nb, linalg_lu_tree_rows=PANELS[panel]):
+    with config.override(linalg_block=nb, linalg_panel_rows=PANELS[panel]):
         x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
         sign = gt.asnumpy(gt.linalg.slogdet(gt.asarray(a)).sign)
     want = np.linalg.solve(a.astype(np.float64), b.astype(np.float64))
@@ -113,12 +113,14 @@ def test_lu_pivoting_blocks(dtype: str, nb: int, panel: str) -> None:
     assert float(sign) == np.linalg.slogdet(a.astype(np.float64))[0]
 
 
+@pytest.mark.parametrize("panel", list(PANELS))
 @for_dtypes(DTYPES)
 @pytest.mark.parametrize(("m", "n"), [(70, 70), (97, 40), (40, 97), (131, 66)])
 @pytest.mark.parametrize("mode", ["reduced", "complete"])
-def test_qr_blocks(dtype: str, m: int, n: int, mode: str) -> None:
+def test_qr_blocks(dtype: str, m: int, n: int, mode: str, panel: str) -> None:
     a = _rng(m * n).standard_normal((m, n)).astype(dtype)
-    q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a), mode=mode))
+    with config.override(linalg_panel_rows=PANELS[panel]):
+        q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a), mode=mode))
     k = min(m, n)
     assert q.shape == ((m, k) if mode == "reduced" else (m, m))
     assert r.shape == ((k, n) if mode == "reduced" else (m, n))
@@ -195,7 +197,7 @@ def test_singular_in_any_block(dtype: str, where: int, panel: str) -> None:
     a[:, where] = 0.0
     a = a.astype(dtype)
     b = np.ones((n, 1), dtype=dtype)
-    with config.override(linalg_block=16, linalg_lu_tree_rows=PANELS[panel]):
+    with config.override(linalg_block=16, linalg_panel_rows=PANELS[panel]):
         with pytest.raises(LinAlgError):
             gt.linalg.solve(gt.asarray(a), gt.asarray(b))
         with pytest.raises(LinAlgError):
@@ -217,7 +219,7 @@ def test_stack_with_one_singular_blocked_matrix(dtype: str, panel: str) -> None:
     a[1, :, 17] = 0.0
     a = a.astype(dtype)
     b = rng.standard_normal((3, n, 1)).astype(dtype)
-    with config.override(linalg_block=16, linalg_lu_tree_rows=PANELS[panel]):
+    with config.override(linalg_block=16, linalg_panel_rows=PANELS[panel]):
         with pytest.raises(LinAlgError):
             gt.linalg.solve(gt.asarray(a), gt.asarray(b))
         with pytest.raises(LinAlgError):
@@ -317,7 +319,7 @@ def test_lu_tournament_levels(dtype: str, n: int, batch: int) -> None:
         b = b + 1j * rng.standard_normal(b.shape)
     perm = rng.permutation(n)
     a, b = a[:, perm].astype(dtype), b.astype(dtype)
-    with config.override(linalg_block=32, linalg_lu_tree_rows=33):
+    with config.override(linalg_block=32, linalg_panel_rows=33):
         x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
         ainv = gt.asnumpy(gt.linalg.inv(gt.asarray(a)))
         sign, logabs = (gt.asnumpy(t) for t in gt.linalg.slogdet(gt.asarray(a)))
@@ -341,7 +343,7 @@ def test_lu_tournament_structured(dtype: str) -> None:
     ties = np.where(rng.random((n, n)) < 0.5, -1.0, 1.0) + np.eye(n) * n
     sing = _well(rng, (), n)
     sing[:, 100] = 0.0
-    with config.override(linalg_block=32, linalg_lu_tree_rows=33):
+    with config.override(linalg_block=32, linalg_panel_rows=33):
         for a in (perm, ties):
             a = a.astype(dtype)
             x = gt.asnumpy(gt.linalg.inv(gt.asarray(a)))
@@ -367,3 +369,28 @@ def test_solve_few_columns_block_substitution(dtype: str, k: int, batch: int) ->
     a64 = a.astype(np.float64)
     assert _max(a64 @ x - b) <= EPS[dtype] * n * _max(a64) * _max(x)
     _close(x, np.linalg.solve(a64, b.astype(np.float64)), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ("complex64",))
+def test_qr_panel_steps_rank_deficient(dtype: str) -> None:
+    """The QR panel over many workgroups (a dispatch per column, panels of several workgroups'
+    rows) with zero and repeated columns and a zero block: Q orthonormal, Q R = A, R upper
+    triangular with zeros on its diagonal where a column is dependent."""
+    m, n = 150, 70
+    rng = _rng(3)
+    a = rng.standard_normal((m, n))
+    if dtype == "complex64":
+        a = a + 1j * rng.standard_normal((m, n))
+    a[:, 5] = 0.0
+    a[:, 9] = a[:, 2]
+    a[40:, 33:40] = 0.0
+    a = a.astype(dtype)
+    with config.override(linalg_panel_rows=1):
+        q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a)))
+    q64 = q.astype(np.complex128)
+    eps = EPS["float64" if dtype == "float64" else "float32"]
+    assert np.array_equal(np.tril(r, -1), np.zeros_like(r))
+    assert _max(q64 @ r - a) <= eps * m * _max(a)
+    assert _max(q64.conj().T @ q64 - np.eye(n)) <= eps * m
+    assert abs(r[5, 5]) <= eps * m * _max(a)
+    assert abs(r[9, 9]) <= eps * m * _max(a)

@@ -456,7 +456,7 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     if itemsize >= 8 and wg > 512:
         wg = 512 if itemsize == 8 else 256  # (a row of doubles / complex in registers per invocation)
     defines = {**scalar_defines(dtype), "WG": wg, "JB": nb}
-    tree_rows = int(config.value("linalg_lu_tree_rows")) or _panel_wg(ctx)
+    tree_rows = int(config.value("linalg_panel_rows")) or _panel_wg(ctx)
     tree = _Tournament(backend, dtype, n, nb, batch) if n > tree_rows and nb * nb * itemsize <= 8192 else None
     try:
         for j0 in range(0, n, nb):
@@ -629,6 +629,8 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
     ctx = backend.context
     blocks = list(range(0, k, NB))
     wide = max(n, kq, 1)
+    step_rows = int(config.value("linalg_panel_rows")) or QR_STEP_MIN_ROWS
+    steps = _QRSteps(backend, dtype, m) if m > step_rows else None
     v = backend.alloc(m * k * itemsize, zero=False)
     tb = backend.alloc(len(blocks) * NB * NB * itemsize, zero=False)
     g = backend.alloc(NB * NB * itemsize, zero=False)
@@ -644,8 +646,12 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             jb = min(NB, k - j0)
             mp = m - j0
             t_off = bi * NB * NB
-            words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
-            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {**sdef, "WG": wg})
+            if steps is not None and mp > step_rows:
+                steps.panel(a_reg, a_first + j0 * ld + j0, ld, mp, jb, t_reg, t_first + t_off, v_reg,
+                            v_first + j0 * k + j0, k)
+            else:
+                words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
+                ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {**sdef, "WG": wg})
             vs = v + (j0 * k + j0) * itemsize
             _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1), conj_a=True)
             ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1), sdef)
@@ -669,6 +675,50 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
     finally:
         for ptr in (v, tb, g, w, w2):
             backend.free(ptr)
+        if steps is not None:
+            steps.free()
+
+
+#: Least panel height whose Householder QR runs a dispatch per column over many workgroups
+#: (``linalg_qr_step.wgsl``) instead of one workgroup (``GPUTENSOR_LINALG_PANEL_ROWS``
+#: overrides it).
+QR_STEP_MIN_ROWS = 512
+#: Panel rows per workgroup of ``linalg_qr_step``.
+QR_STEP_CHUNK = 64
+
+
+class _QRSteps:
+    """Scratch and dispatches of ``qr_blocked``'s panels over many workgroups: jb + 2 dispatches
+    of ``linalg_qr_step.wgsl`` per panel (column sums of the next column in every step, reduced
+    by every workgroup in the next), ping-ponging two buffers of partial sums."""
+
+    def __init__(self, backend: Any, dtype: str, m: int) -> None:
+        self.backend = backend
+        ctx = backend.context
+        itemsize = _element(backend, dtype)
+        wg = 64 if ctx.is_software else 256
+        self.defines = {**scalar_defines(dtype), "WG": wg, "CH": QR_STEP_CHUNK}
+        self.most = -(-m // QR_STEP_CHUNK)
+        self.bufs = [backend.alloc(self.most * NB * itemsize, zero=False) for _ in range(2)]
+        self.rr = backend.alloc(NB * NB * itemsize, zero=False)
+        self.binds = [_bind(backend, b, self.most * NB, itemsize) for b in self.bufs]
+        self.r_bind = _bind(backend, self.rr, NB * NB, itemsize)
+
+    def panel(self, a_reg: Any, a_first: int, ld: int, mp: int, jb: int, t_reg: Any, t_first: int, v_reg: Any,
+              v_first: int, v_ld: int) -> None:
+        """Householder QR of the mp x jb panel at element ``a_first``, as ``linalg_qr_panel``."""
+        ctx = self.backend.context
+        parts = -(-mp // QR_STEP_CHUNK)
+        r_reg, r_first = self.r_bind
+        for s in range(jb + 2):
+            (pin_reg, pin_first), (pout_reg, pout_first) = self.binds[(s + 1) % 2], self.binds[s % 2]
+            words = [a_first, ld, mp, jb, s, parts, pin_first, pout_first, t_first, r_first, v_first, v_ld]
+            ctx.dispatch("linalg_qr_step", words, [a_reg, pin_reg, pout_reg, t_reg, r_reg, v_reg], (parts, 1, 1),
+                         self.defines)
+
+    def free(self) -> None:
+        for ptr in (*self.bufs, self.rr):
+            self.backend.free(ptr)
 
 
 __all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
