@@ -23,14 +23,22 @@ Two families of kernels:
     block in registers and inverts it (``linalg_chol_block.wgsl``), the panel below is the gemm
     P L^-T (into scratch, copied back by ``linalg_copy_block.wgsl``), the trailing matrix's
     lower part the gemm C -= P P^T (two column stripes from 512 columns on);
-  - LU, right-looking (getrf, ``LU_BLOCK`` columns): the panel with pivot search on one
-    workgroup, each row updated in registers by the invocation that owns it
-    (``linalg_lu_block.wgsl``), row swaps of the other columns (``linalg_laswp.wgsl``), the
-    block row by a unit-lower triangular solve (``linalg_trsm.wgsl``, a column per invocation
-    in registers), the trailing matrix by gemm; ``lu_solve`` swaps the right-hand sides and
-    runs forward and backward substitution: ``linalg_trsv.wgsl`` for a few columns, else
-    blocked (triangular solves of the diagonal blocks, gemm for the rest);
-  - QR (geqrf, ``NB`` columns): the panel on one workgroup (``linalg_qr_panel.wgsl``), the
+  - LU, right-looking (getrf, ``LU_BLOCK`` columns): a panel up to ``LU_TREE_MIN_ROWS`` rows
+    (``GPUTENSOR_LINALG_PANEL_ROWS``) with pivot search on one workgroup, each row updated in
+    registers by the invocation that owns it (``linalg_lu_block.wgsl``), then row swaps of the
+    other columns (``linalg_laswp.wgsl``); a taller panel elects its pivot rows by a
+    tournament over many workgroups (CALU's TSLU: partial pivoting on chunks of rows, then on
+    the chunks' winners, a dispatch per level, ``linalg_lu_tslu.wgsl``), swaps them to the top
+    of every column and scales the rows below on many workgroups (``linalg_lu_apply.wgsl``);
+    the block row by a unit-lower triangular solve (``linalg_trsm.wgsl``, a column per
+    invocation in registers), the trailing matrix by gemm; ``lu_solve`` swaps the right-hand
+    sides and runs forward and backward substitution: for a few columns ``linalg_trsv.wgsl``
+    (one workgroup per column) or, from ``TRSV_BLOCKED_MIN``, ``linalg_trsv_block.wgsl`` (a
+    dispatch per 32 rows over many workgroups), else blocked (triangular solves of the
+    diagonal blocks, gemm for the rest);
+  - QR (geqrf, ``NB`` columns): the panel on one workgroup (``linalg_qr_panel.wgsl``), or from
+    ``QR_STEP_MIN_ROWS`` rows a dispatch per column over many workgroups
+    (``linalg_qr_step.wgsl``), the
     block reflector's compact WY factor T from the Gram matrix V^T V (gemm, then
     ``linalg_qr_tmat.wgsl``), the trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q
     accumulated backwards from the identity with ``Q -= V (T (V^T Q))``.
@@ -436,10 +444,16 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     ``piv`` (batch x n u32) receives the absolute row swapped with row i at step i. ``flag`` is
     or-ed with 1 for a zero pivot column.
 
-    Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, four dispatches each
-    for the whole stack: the panel on one workgroup per matrix (``linalg_lu_block.wgsl``), the
-    row swaps of the other columns (``linalg_laswp.wgsl``), the block row by a unit-lower
-    triangular solve, the trailing matrix by gemm."""
+    Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, each step a few
+    dispatches for the whole stack: the panel on one workgroup per matrix
+    (``linalg_lu_block.wgsl``) and the row swaps of the other columns (``linalg_laswp.wgsl``),
+    or, for panels taller than ``GPUTENSOR_LINALG_PANEL_ROWS`` (default ``LU_TREE_MIN_ROWS``;
+    not complex128), pivots elected by a tournament over many workgroups (``_Tournament``:
+    partial pivoting inside chunks of rows, then among the chunks' winners), the swaps of all
+    columns and the panel's scaling over many workgroups; then the block row by a unit-lower
+    triangular solve and the trailing matrix by gemm. The tournament's pivots may differ from
+    getrf's (they are partial-pivoting pivots of the winners, not of every row), and ``piv``
+    records the swaps made."""
     chunk = backend.context.max_workgroups_per_dim
     if batch > chunk:  # (a grid dimension's worth of matrices at a time)
         for q0 in range(0, batch, chunk):
@@ -456,7 +470,7 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     if itemsize >= 8 and wg > 512:
         wg = 512 if itemsize == 8 else 256  # (a row of doubles / complex in registers per invocation)
     defines = {**scalar_defines(dtype), "WG": wg, "JB": nb}
-    tree_rows = int(config.value("linalg_panel_rows")) or _panel_wg(ctx)
+    tree_rows = int(config.value("linalg_panel_rows")) or LU_TREE_MIN_ROWS
     tree = _Tournament(backend, dtype, n, nb, batch) if n > tree_rows and nb * nb * itemsize <= 8192 else None
     try:
         for j0 in range(0, n, nb):
@@ -490,6 +504,9 @@ def _lu_update(backend: Any, dtype: str, n: int, a: int, ld: int, j0: int, jb: i
           l21 + jb * itemsize, (ld, 1), batch, (bs, bs, bs))
 
 
+#: Least panel height whose pivots ``lu_blocked`` elects by a tournament over many workgroups
+#: (``GPUTENSOR_LINALG_PANEL_ROWS`` overrides it).
+LU_TREE_MIN_ROWS = 256
 #: Candidate rows per workgroup of a tournament level: a row per invocation.
 TSLU_ROWS_GPU = 256
 TSLU_ROWS_SOFTWARE = 128
@@ -721,5 +738,5 @@ class _QRSteps:
             self.backend.free(ptr)
 
 
-__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "LU_TREE_MIN_ROWS", "NB", "QR_STEP_MIN_ROWS", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]
