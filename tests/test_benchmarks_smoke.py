@@ -210,6 +210,16 @@ def test_host_cost_quick(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     assert all(r["host_us"] > 0 for r in rows)
 
 
+def test_roundtrip_breakdown(capsys: pytest.CaptureFixture[str]) -> None:
+    assert host_cost.main(["--roundtrip-breakdown", "--calls", "5"]) == 0
+    printed = capsys.readouterr().out
+    assert "queue.submit" in printed and "wait (device poll until mapped)" in printed
+    result = host_cost.roundtrip_breakdown(5)
+    phases = result["phases_us"]
+    assert phases["float(s): total"] > 0 and phases["stage: copy into staging + flush"] > 0
+    assert phases["stage: copy into staging + flush"] <= phases["float(s): total"]
+
+
 def test_check_helpers() -> None:
     h.assert_close([1.0, 2.0], [1.0, 2.0 + 1e-9], 1e-6, "ok")
     with pytest.raises(h.CheckError, match="1 of 2 values wrong"):

@@ -192,6 +192,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("reduce_max_count", "GPUTENSOR_REDUCE_MAX_COUNT", _integer, 2**31 - 1, False,
          "most outputs or reduced elements of one reduction dispatch (at most 2**31 - 1); "
          "the array functions split larger reductions into pieces of views"),
+    Knob("rows_units", "GPUTENSOR_ROWS_UNITS", _integer, 4, False,
+         "row kernels (softmax, norms): 4-element units per lane aimed for with 4-byte elements "
+         "(float16: twice as many)"),
     Knob("linalg_check", "GPUTENSOR_LINALG_CHECK", _not_off, True, True,
          "linalg cholesky / solve / inv read a device flag back and raise LinAlgError for "
          "indefinite or singular input (off: no readback; such input gives inf / NaN)"),
