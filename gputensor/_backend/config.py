@@ -201,6 +201,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_block", "GPUTENSOR_LINALG_BLOCK", _count_or_auto, 0, True,
          "block (panel) width of the blocked linalg factorizations: 16, 32, 64 or 128 "
          "(0 or unset: each factorization's default)"),
+    Knob("linalg_panel_rows", "GPUTENSOR_LINALG_PANEL_ROWS", _count_or_auto, 0, True,
+         "LU and QR panels taller than this many rows run over many workgroups (LU: pivots by "
+         "a tournament; QR: a dispatch per column); 0 or unset: LU from 256 rows, QR from 512"),
     Knob("fft_column_split", "GPUTENSOR_FFT_COLUMN_SPLIT", _not_off, True, False,
          "fft: column transforms (entries adjacent in memory) that leave fewer than 4 entries to a "
          "workgroup take a four-step decomposition (off: one workgroup pass, short reads)"),
