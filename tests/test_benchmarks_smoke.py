@@ -79,7 +79,8 @@ def test_quick_cli_both_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 def test_every_api_case_runs_and_checks_on_this_adapter(capsys: pytest.CaptureFixture[str]) -> None:
     """Each public-API case, quick sizes, runs and matches NumPy (one batch each: fast)."""
-    report = h.run(h.Options(quick=True, use_torch=False, use_cupy=False, ceilings=False, target_batch_s=0.001),
+    report = h.run(h.Options(quick=True, use_torch=False, use_cupy=False, ceilings=False, target_batch_s=0.001,
+                             budget_s=float("inf")),  # every case, however loaded the machine
                    api.cases(quick=True))
     bad = {r.id: (r.frameworks["gputensor"].error or r.frameworks["gputensor"].check) for r in report.results
            if r.frameworks["gputensor"].error or r.frameworks["gputensor"].check.startswith("WRONG")}
