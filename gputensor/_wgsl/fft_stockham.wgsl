@@ -22,6 +22,16 @@
 // writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs in
 // registers across a barrier (WG >= C N / the smallest radix), so workgroup memory holds C N
 // elements once. The pass loop is unrolled: each pass's radix is a constant.
+//
+// REAL 1 (the last step of a real forward DFT of length 2N by the half-length trick, on store):
+// entry c's N results Z are the DFT of its 2N real samples read as N complex values; the store
+// writes the N + 1 values X[k] = (E + w O) / 2, E = Z[k] + conj(Z[N-k]), O = -i (Z[k] -
+// conj(Z[N-k])) (indices mod N), w = exp(-2 pi i k / 2N) (table entries p.real_at + k, k = 0..N),
+// times the scale, conjugated when bit 4 of p.flags is set. REAL 2 (the first step of a real
+// inverse DFT of length 2N, on load): entry c holds N + 1 values X[0..N] of a Hermitian spectrum
+// (conjugated first with bit 4; the imaginary parts of X[0] and X[N] ignored) and element i is
+// loaded as S + i conj(w) D, S = X[i] + conj(X[N-i]), D = X[i] - conj(X[N-i]): its inverse DFT
+// of length N is the real result read as (even, odd) pairs, times 2N.
 //#include common
 
 alias T = {{T}};
@@ -40,6 +50,10 @@ const USE5: bool = {{USE5}};
 const USE7: bool = {{USE7}};
 const USE8: bool = {{USE8}};
 const TOTAL: u32 = C * N;
+const REAL: u32 = {{REAL}}u;
+// the results per entry (REAL 1: N + 1) and the store loop's length
+const NOUT: u32 = select(N, N + 1u, REAL == 1u);
+const TOTAL_OUT: u32 = C * NOUT;
 // entry c's element j is at sh[c * PITCH + j + (j >> PAD)]: one slot left free after every
 // 2^PAD elements and an odd PITCH (when the padded entries fit the workgroup memory; else PAD
 // 31 and PITCH N), so that neither the butterflies' strided writes of the first passes nor the
@@ -66,7 +80,7 @@ struct Params {
     n_batch: u32, src_first: u32, dst_first: u32, src_axis: u32,
     dst_axis: u32, tw_first: u32, tw2_lo: u32, tw2_hi: u32,
     tw_split: u32, tdim: u32, tw_inner: u32, flags: u32,
-    scale_at: u32, nb: u32, pad1: u32, pad2: u32,
+    scale_at: u32, nb: u32, real_at: u32, pad2: u32,
     size: vec4<u32>,
     src_stride: vec4<u32>,
     dst_stride: vec4<u32>,
@@ -200,6 +214,37 @@ fn bf8(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, 
     sh[slot(cb, o + 7u * L)] = E3 - G3;
 }
 
+// exp(-2 pi i k / 2N), k = 0..N (REAL 1 and 2)
+fn real_twiddle(k: u32) -> C2 {
+    return tw[p.tw_first + p.real_at + k];
+}
+
+// X[k] (REAL 1) from the transform of entry cb held in workgroup memory, times s
+fn real_post(cb: u32, k: u32, s: T, conj: bool) -> C2 {
+    let a = sh[slot(cb, k % N)];
+    let b = sh[slot(cb, (N - k) % N)];
+    let e = C2(a.x + b.x, a.y - b.y);
+    let d = C2(a.x - b.x, a.y + b.y);
+    let t = cmul(real_twiddle(k), C2(d.y, -d.x));
+    let lo = e + t;
+    return conj_if(C2(lo.x * s, lo.y * s), conj);
+}
+
+// element i of the half-length inverse (REAL 2) from x = X[i] and y = X[N - i]
+fn real_pre(x: C2, y: C2, i: u32, conj: bool) -> C2 {
+    var a = conj_if(x, conj);
+    var b = conj_if(y, conj);
+    if i == 0u {
+        a.y = T(0.0);
+        b.y = T(0.0);
+    }
+    let sum = C2(a.x + b.x, a.y - b.y);
+    let dif = C2(a.x - b.x, a.y + b.y);
+    let w = real_twiddle(i);
+    let u = cmul(C2(w.x, -w.y), dif);
+    return C2(sum.x - u.y, sum.y + u.x);
+}
+
 fn signed(word: u32) -> i32 {
     return bitcast<i32>(word);
 }
@@ -256,6 +301,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 last = c;
             }
             var v = src[u32(ent.x + i32(i) * sa)];
+            if REAL == 2u {
+                v = real_pre(v, src[u32(ent.x + i32(N - i) * sa)], i, (p.flags & 16u) != 0u);
+            }
             v = conj_if(v, inverse);
             if TWIDDLE {
                 let q = i * u32(ent.z);
@@ -329,12 +377,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (p.flags & 2u) != 0u {
         scale = tw[p.tw_first + p.scale_at].x;
     }
-    for (var e = lid; e < TOTAL; e += WG) {
+    for (var e = lid; e < TOTAL_OUT; e += WG) {
         var c: u32;
         var k: u32;
         if along_store {
-            c = e / N;
-            k = e % N;
+            c = e / NOUT;
+            k = e % NOUT;
         } else {
             c = e % C;
             k = e / C;
@@ -344,8 +392,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 ent = entry(b0 + c);
                 last = c;
             }
-            let v = conj_if(sh[slot(c * PITCH, k)], inverse);
-            dst[u32(ent.y + i32(k) * da)] = v * scale;
+            var v: C2;
+            if REAL == 1u {
+                v = real_post(c * PITCH, k, scale * T(0.5), (p.flags & 16u) != 0u);
+            } else {
+                v = conj_if(sh[slot(c * PITCH, k)], inverse) * scale;
+            }
+            dst[u32(ent.y + i32(k) * da)] = v;
         }
     }
 }
