@@ -334,11 +334,12 @@ class Planner:
 
     def _stockham(self, n: int, radices: tuple[int, ...] | None, sizes: Sequence[int], src: View,
                   dst: View, inverse: bool, scale: float, twiddle: tuple[int, int] | None,
-                  real: tuple[int, bool] | None = None) -> None:
+                  real: tuple[int, bool] | None = None, blue: tuple[int, int, int, bool] | None = None) -> None:
         """One dispatch of the workgroup kernel; ``twiddle`` (total length, index of the batch
         dim whose coordinate multiplies the element index) for the column pass of a four-step
         decomposition; ``real`` (mode, conjugation) for the real transforms of length 2n
-        (``stockham_real``). Batch dims of size 1 are dropped, the others ordered by source
+        (``stockham_real``); ``blue`` (length, chirp and spectrum table offsets, inverse) for
+        Bluestein's transform of that length through this one (``_bluestein``). Batch dims of size 1 are dropped, the others ordered by source
         stride (adjacent entries of a workgroup adjacent in memory where possible)."""
         shape = self.shape(n)
         assert radices is not None and shape is not None
@@ -364,18 +365,26 @@ class Planner:
         inner = self.twiddles(n)
         mode, conj = real if real is not None else (0, False)
         real_at = self._table(np.exp(-1j * np.pi * np.arange(n + 1) / n)) if mode else 0
+        spec_at = 0
+        src_len = dst_len = n
+        if mode:
+            src_len, dst_len = n + (mode == 2), n + (mode == 1)
+        if blue is not None:
+            src_len = dst_len = blue[0]
+            real_at, spec_at, conj = blue[1], blue[2], False
         pitch, pad = entry_pitch(self.ctx, self.itemsize, n, per)
-        defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode)
+        defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode,
+                                    blue[0] if blue is not None else 0)
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = (int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
-                 | (16 if conj else 0))
+                 | (16 if conj else 0) | (32 if blue is not None and blue[3] else 0))
         words = [batch, 0, 0, src.axis & _U32, dst.axis & _U32, 0, lo, hi, tw_split, tdim, inner, flags,
-                 self.scale_entry(scale), len(dims), real_at, 0, *(d[0] for d in padded),
+                 self.scale_entry(scale), len(dims), real_at, spec_at, *(d[0] for d in padded),
                  *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
         isz = self.itemsize
         regions = (
-            self._region(src, n + (mode == 2), [(d[0], d[1]) for d in dims], 1),
-            self._region(dst, n + (mode == 1), [(d[0], d[2]) for d in dims], 2),
+            self._region(src, src_len, [(d[0], d[1]) for d in dims], 1),
+            self._region(dst, dst_len, [(d[0], d[2]) for d in dims], 2),
             Region(2, 0, 0, isz, 0, 5, 0),  # the table: size filled in at compile
         )
         grid = self.ctx.fold_grid(-(-batch // per))
@@ -401,6 +410,10 @@ class Planner:
         h[m - n + 1:] = hk[1:][::-1]
         spec = self._table(h)  # the kernel; its spectrum replaces it on the device (``_make_plan``)
         self.chirps.append((m, spec))
+        radices = factor(m)
+        if self.shape(m) is not None and radices is not None:  # one dispatch, all in workgroup memory
+            self._stockham(m, radices, sizes, src, dst, False, scale / m, None, blue=(n, chirp, spec, inverse))
+            return
         a = self.scratch(batch * m)
         b = self.scratch(batch * m)
         dims = [(s, st) for s, st in zip(sizes, src.strides)]
@@ -490,8 +503,9 @@ def _literal(value: float, wgsl: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
-                      twiddle: bool, pitch: int, pad: int, real: int = 0) -> dict[str, object]:
-    """The placeholders of fft_stockham.wgsl (cached: treat as read-only)."""
+                      twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0) -> dict[str, object]:
+    """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none; cached:
+    treat as read-only)."""
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     s = {f"S{r}{k}": _literal(math.sin(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
@@ -499,6 +513,7 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
         "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices), "PITCH": pitch, "PAD": pad,
         "RADICES": ", ".join(f"{r}u" for r in radices),
         "TWIDDLE": "true" if twiddle else "false", "REAL": real,
+        "BLUE": "true" if blue else "false", "BN": blue or 1,
         **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
         "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
         "R2": _literal(math.sqrt(0.5), t),

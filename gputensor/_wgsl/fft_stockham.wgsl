@@ -32,6 +32,12 @@
 // (conjugated first with bit 4; the imaginary parts of X[0] and X[N] ignored) and element i is
 // loaded as S + i conj(w) D, S = X[i] + conj(X[N-i]), D = X[i] - conj(X[N-i]): its inverse DFT
 // of length N is the real result read as (even, odd) pairs, times 2N.
+//
+// BLUE (Bluestein's chirp-z transform of length BN through transforms of length N >= 2 BN - 1,
+// all in workgroup memory): elements i < BN are loaded times the chirp w[i] (the others are 0),
+// transformed, multiplied by the chirp kernel's spectrum (table entries p.spec_at + j) and
+// conjugated, transformed again, and the BN results stored conjugated times w[k] and the scale
+// (which includes 1 / N): bit 5 of p.flags conjugates w (the inverse transform).
 //#include common
 
 alias T = {{T}};
@@ -51,8 +57,11 @@ const USE7: bool = {{USE7}};
 const USE8: bool = {{USE8}};
 const TOTAL: u32 = C * N;
 const REAL: u32 = {{REAL}}u;
-// the results per entry (REAL 1: N + 1) and the store loop's length
-const NOUT: u32 = select(N, N + 1u, REAL == 1u);
+const BLUE: bool = {{BLUE}};
+// Bluestein: the length of the transform (BN < N)
+const BN: u32 = {{BN}}u;
+// the results per entry (REAL 1: N + 1; BLUE: BN) and the store loop's length
+const NOUT: u32 = select(select(N, N + 1u, REAL == 1u), BN, BLUE);
 const TOTAL_OUT: u32 = C * NOUT;
 // entry c's element j is at sh[c * PITCH + j + (j >> PAD)]: one slot left free after every
 // 2^PAD elements and an odd PITCH (when the padded entries fit the workgroup memory; else PAD
@@ -80,7 +89,7 @@ struct Params {
     n_batch: u32, src_first: u32, dst_first: u32, src_axis: u32,
     dst_axis: u32, tw_first: u32, tw2_lo: u32, tw2_hi: u32,
     tw_split: u32, tdim: u32, tw_inner: u32, flags: u32,
-    scale_at: u32, nb: u32, real_at: u32, pad2: u32,
+    scale_at: u32, nb: u32, real_at: u32, spec_at: u32,
     size: vec4<u32>,
     src_stride: vec4<u32>,
     dst_stride: vec4<u32>,
@@ -214,6 +223,12 @@ fn bf8(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, 
     sh[slot(cb, o + 7u * L)] = E3 - G3;
 }
 
+// Bluestein's chirp exp(-i pi (k^2 mod 2 BN) / BN) (table entries p.real_at + k), conjugated
+// when bit 5 of p.flags is set
+fn chirp(k: u32) -> C2 {
+    return conj_if(tw[p.tw_first + p.real_at + k], (p.flags & 32u) != 0u);
+}
+
 // exp(-2 pi i k / 2N), k = 0..N (REAL 1 and 2)
 fn real_twiddle(k: u32) -> C2 {
     return tw[p.tw_first + p.real_at + k];
@@ -271,49 +286,8 @@ fn entry(b: u32) -> vec3<i32> {
     return vec3<i32>(so, dof, i32(tc));
 }
 
-@compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-    let b0 = linear_group(wid, nwg) * C;
-    if b0 >= p.n_batch {
-        return;  // (the whole workgroup: uniform)
-    }
-    let count = min(C, p.n_batch - b0);
-    let inverse = (p.flags & 1u) != 0u;
-    let along_load = (p.flags & 4u) != 0u;
-    let along_store = (p.flags & 8u) != 0u;
-    let sa = signed(p.src_axis);
-    var last = C;  // the entry whose offsets `ent` holds (none yet)
-    var ent = vec3<i32>(0, 0, 0);
-    for (var e = lid; e < TOTAL; e += WG) {
-        var c: u32;
-        var i: u32;
-        if along_load {
-            c = e / N;
-            i = e % N;
-        } else {
-            c = e % C;
-            i = e / C;
-        }
-        if c < count {
-            if c != last {
-                ent = entry(b0 + c);
-                last = c;
-            }
-            var v = src[u32(ent.x + i32(i) * sa)];
-            if REAL == 2u {
-                v = real_pre(v, src[u32(ent.x + i32(N - i) * sa)], i, (p.flags & 16u) != 0u);
-            }
-            v = conj_if(v, inverse);
-            if TWIDDLE {
-                let q = i * u32(ent.z);
-                let w = cmul(tw[p.tw_first + p.tw2_lo + q % p.tw_split], tw[p.tw_first + p.tw2_hi + q / p.tw_split]);
-                v = cmul(v, w);
-            }
-            sh[slot(c * PITCH, i)] = v;
-        }
-    }
-    workgroupBarrier();
+// the Stockham passes over the C entries in workgroup memory (barriers before and after)
+fn passes(lid: u32) {
     var L = 1u;
     //#unroll
     for (var s = 0u; s < NPASS; s++) {
@@ -371,6 +345,70 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier();
         L *= R;
     }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let b0 = linear_group(wid, nwg) * C;
+    if b0 >= p.n_batch {
+        return;  // (the whole workgroup: uniform)
+    }
+    let count = min(C, p.n_batch - b0);
+    let inverse = (p.flags & 1u) != 0u;
+    let along_load = (p.flags & 4u) != 0u;
+    let along_store = (p.flags & 8u) != 0u;
+    let sa = signed(p.src_axis);
+    var last = C;  // the entry whose offsets `ent` holds (none yet)
+    var ent = vec3<i32>(0, 0, 0);
+    for (var e = lid; e < TOTAL; e += WG) {
+        var c: u32;
+        var i: u32;
+        if along_load {
+            c = e / N;
+            i = e % N;
+        } else {
+            c = e % C;
+            i = e / C;
+        }
+        if c < count {
+            if c != last {
+                ent = entry(b0 + c);
+                last = c;
+            }
+            var v = C2(0.0, 0.0);
+            if BLUE {
+                if i < BN {
+                    v = cmul(src[u32(ent.x + i32(i) * sa)], chirp(i));
+                }
+            } else {
+                v = src[u32(ent.x + i32(i) * sa)];
+            }
+            if REAL == 2u {
+                v = real_pre(v, src[u32(ent.x + i32(N - i) * sa)], i, (p.flags & 16u) != 0u);
+            }
+            v = conj_if(v, inverse);
+            if TWIDDLE {
+                let q = i * u32(ent.z);
+                let w = cmul(tw[p.tw_first + p.tw2_lo + q % p.tw_split], tw[p.tw_first + p.tw2_hi + q / p.tw_split]);
+                v = cmul(v, w);
+            }
+            sh[slot(c * PITCH, i)] = v;
+        }
+    }
+    workgroupBarrier();
+    passes(lid);
+    if BLUE {
+        // the product with the chirp's spectrum, conjugated: the second forward passes then
+        // take the inverse DFT (conjugated back on store)
+        for (var e = lid; e < TOTAL; e += WG) {
+            let j = e % N;
+            let at = slot((e / N) * PITCH, j);
+            sh[at] = conj_if(cmul(sh[at], tw[p.tw_first + p.spec_at + j]), true);
+        }
+        workgroupBarrier();
+        passes(lid);
+    }
     let da = signed(p.dst_axis);
     last = C;
     var scale = T(1.0);
@@ -395,6 +433,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             var v: C2;
             if REAL == 1u {
                 v = real_post(c * PITCH, k, scale * T(0.5), (p.flags & 16u) != 0u);
+            } else if BLUE {
+                v = cmul(conj_if(sh[slot(c * PITCH, k)], true), chirp(k)) * scale;
             } else {
                 v = conj_if(sh[slot(c * PITCH, k)], inverse) * scale;
             }
