@@ -228,6 +228,8 @@ class Planner:
         self.inner: dict[int, int] = {}  # length -> table offset of its twiddles
         self.scales: dict[float, int] = {}  # scale -> table offset of its entry
         self.chirps: list[tuple[int, int]] = []  # chirp spectra to compute: (length, table offset)
+        #: whether operand 0 holds real values (read as complex ones with imaginary part 0)
+        self.real_src = False
 
     def shape(self, n: int) -> tuple[int, int] | None:
         """``group_shape`` of length ``n`` (memoised for the plan)."""
@@ -374,7 +376,7 @@ class Planner:
             real_at, spec_at, conj = blue[1], blue[2], False
         pitch, pad = entry_pitch(self.ctx, self.itemsize, n, per)
         defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode,
-                                    blue[0] if blue is not None else 0)
+                                    blue[0] if blue is not None else 0, self._real_src(src))
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = (int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
                  | (16 if conj else 0) | (32 if blue is not None and blue[3] else 0))
@@ -391,10 +393,14 @@ class Planner:
         pipe = self.ctx.pipeline("fft_stockham", 3, defines)
         self.records.append((pipe, defines, tuple(words), grid, regions))
 
+    def _real_src(self, view: View) -> bool:
+        """Whether ``view`` reads real values (operand 0 of a plan with ``real_src``)."""
+        return self.real_src and view.base == 0
+
     def _region(self, view: View, n: int, dims: list[tuple[int, int]], word: int) -> Region:
         full = [(n, view.axis), *dims]
         lo, hi = strided_span(full)
-        isz = self.itemsize
+        isz = self.itemsize // 2 if self._real_src(view) else self.itemsize
         return Region(view.base, (view.origin + lo) * isz, (hi - lo + 1) * isz, isz, 0, word, -lo)
 
     def _bluestein(self, n: int, sizes: Sequence[int], src: View, dst: View, inverse: bool,
@@ -446,7 +452,7 @@ class Planner:
         else:
             r_src = Region(src.base, 0, batch * m * isz, isz, 0, 3, 0)
             r_dst = self._region(dst, n, dims, 4)
-        defines = _chirp_defines(self.wgsl, mode)
+        defines = _chirp_defines(self.wgsl, mode, self._real_src(src))
         grid = self.ctx.fold_grid(-(-total // 256))
         pipe = self.ctx.pipeline("fft_chirp", 3, defines)
         self.records.append((pipe, defines, tuple(words), grid, (r_src, r_dst, Region(2, 0, 0, isz, 0, 5, 0))))
@@ -503,7 +509,8 @@ def _literal(value: float, wgsl: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
-                      twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0) -> dict[str, object]:
+                      twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0,
+                      real_src: bool = False) -> dict[str, object]:
     """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none; cached:
     treat as read-only)."""
     t = wgsl
@@ -513,7 +520,7 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
         "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices), "PITCH": pitch, "PAD": pad,
         "RADICES": ", ".join(f"{r}u" for r in radices),
         "TWIDDLE": "true" if twiddle else "false", "REAL": real,
-        "BLUE": "true" if blue else "false", "BN": blue or 1,
+        "BLUE": "true" if blue else "false", "BN": blue or 1, **_source(t, real_src),
         **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
         "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
         "R2": _literal(math.sqrt(0.5), t),
@@ -529,10 +536,18 @@ def _real_defines(wgsl: str) -> dict[str, object]:
     return {"T": wgsl}
 
 
-@functools.lru_cache(maxsize=8)
-def _chirp_defines(wgsl: str, mode: int) -> dict[str, object]:
+@functools.lru_cache(maxsize=16)
+def _chirp_defines(wgsl: str, mode: int, real_src: bool = False) -> dict[str, object]:
     """The placeholders of fft_chirp.wgsl (cached: treat as read-only)."""
-    return {"T": wgsl, "MODE": mode}
+    return {"T": wgsl, "MODE": mode, **_source(wgsl, real_src)}
+
+
+def _source(wgsl: str, real: bool) -> dict[str, str]:
+    """The placeholders of the source binding's element type and load (a real source's
+    values as complex ones)."""
+    if real:
+        return {"SRC": wgsl, "LOAD": f"vec2<{wgsl}>(src[k], {wgsl}(0.0))"}
+    return {"SRC": f"vec2<{wgsl}>", "LOAD": "src[k]"}
 
 
 class _Plan:
@@ -605,16 +620,18 @@ def _chirp_spectrum(backend: Any, ctx: Any, dtype: str, itemsize: int, wgsl: str
 def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
     """The plan of a call with merged batch dims ``key`` (see ``c2c``): its program, its table
     uploaded and the chirp spectra of its Bluestein transforms recorded."""
-    dtype, n, sizes, src_axis, src_strides, dst_axis, dst_strides, inverse, scale = key
+    dtype, n, sizes, src_axis, src_strides, dst_axis, dst_strides, inverse, scale, real_src = key
     itemsize, wgsl = storage(backend, dtype)
     ctx = backend.context
     planner = Planner(backend, ctx, dtype, itemsize, wgsl)
+    planner.real_src = real_src
     planner.transform(n, sizes, View(0, 0, src_axis, src_strides), View(1, 0, dst_axis, dst_strides),
                       inverse, scale, top=True)
     spans = []
-    for axis, strides in ((src_axis, src_strides), (dst_axis, dst_strides)):
+    for axis, strides, isz in ((src_axis, src_strides, itemsize // 2 if real_src else itemsize),
+                               (dst_axis, dst_strides, itemsize)):
         lo, hi = strided_span([(n, axis), *zip(sizes, strides)])
-        spans.append((lo * itemsize, (hi - lo + 1) * itemsize))
+        spans.append((lo * isz, (hi - lo + 1) * isz))
     return compile_plan(backend, planner, "fft", (spans[0], spans[1]))
 
 
@@ -652,11 +669,12 @@ def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) ->
 
 def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst_axis: int,
         batch_shape: Sequence[int], src_strides: Sequence[int], dst_strides: Sequence[int], *,
-        inverse: bool, scale: float = 1.0) -> None:
+        inverse: bool, scale: float = 1.0, real_src: bool = False) -> None:
     """Record ``dst = scale * DFT(src)`` of length ``n`` along one axis, for every entry of
     ``batch_shape``: element i of entry (j0, j1, ...) of ``src`` is at element ``i * src_axis +
-    sum j_d src_strides[d]`` from the pointer ``src`` (complex elements, any sign), ``dst``
-    likewise; sign -1 (``inverse=False``) or +1. ``src`` and ``dst`` must not overlap.
+    sum j_d src_strides[d]`` from the pointer ``src`` (complex elements, any sign; with
+    ``real_src``, real elements of ``dtype``'s precision, read as complex values), ``dst``
+    likewise (complex); sign -1 (``inverse=False``) or +1. ``src`` and ``dst`` must not overlap.
 
     Raises BackendError: invalid argument for a length below 1, a dtype other than complex64 /
     complex128, more than ``MAX_BATCH_DIMS - 2`` batch dims that do not merge, pointers out of
@@ -670,20 +688,21 @@ def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst
         return
     split = config.value("fft_column_split")
     key = (dtype, n, tuple(batch_shape), src_axis, tuple(src_strides), dst_axis, tuple(dst_strides),
-           inverse, scale, split)
+           inverse, scale, real_src, split)
     plans = _PLANS.of(backend)
     plan = plans.get(key)
     ctx = backend.context
     if plan is None or not plan.program.valid_for(ctx):
         plan = _plan_for(backend, plans, str(dtype), int(n), batch_shape, int(src_axis), src_strides,
-                         int(dst_axis), dst_strides, bool(inverse), float(scale), bool(split))
+                         int(dst_axis), dst_strides, bool(inverse), float(scale), bool(real_src), bool(split))
         _PLANS.keep(plans, key, plan)
     itemsize = _COMPLEX[str(dtype)][0]
+    src_item = itemsize // 2 if real_src else itemsize
     (src_lo, src_bytes), (dst_lo, dst_bytes) = plan.spans
     # range and alignment checks of both operands (the windows of the program's regions)
     src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
     dst_alloc, dst_off = backend.resolve(dst + dst_lo, dst_bytes)
-    if (src_off - src_lo) % itemsize or (dst_off - dst_lo) % itemsize:
+    if (src_off - src_lo) % src_item or (dst_off - dst_lo) % itemsize:
         raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
     bases = [(src_alloc.buffer, src_alloc.buffer.size, src_alloc.nbytes, src_off - src_lo, src),
              (dst_alloc.buffer, dst_alloc.buffer.size, dst_alloc.nbytes, dst_off - dst_lo, dst),
@@ -694,7 +713,7 @@ def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst
 
 def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: int, batch_shape: Sequence[int],
               src_axis: int, src_strides: Sequence[int], dst_axis: int, dst_strides: Sequence[int], inverse: bool,
-              scale: float, split: bool) -> _Plan:
+              scale: float, real_src: bool, split: bool) -> _Plan:
     """The plan of a call (its merged batch dims: shared by the calls that merge alike)."""
     storage(backend, dtype)  # invalid argument for another dtype, unsupported without shader-f64
     sizes, sstr, dstr = merge_batch(batch_shape, src_strides, dst_strides)
@@ -702,7 +721,7 @@ def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: in
         raise invalid_argument(f"fft: at most {MAX_BATCH_DIMS - 2} batch dims that do not merge")
     if not sizes:
         sizes, sstr, dstr = (1,), (0,), (0,)
-    key = ("merged", dtype, n, sizes, src_axis, sstr, dst_axis, dstr, inverse, scale, split)
+    key = ("merged", dtype, n, sizes, src_axis, sstr, dst_axis, dstr, inverse, scale, real_src, split)
     plan = plans.get(key)
     if plan is None or not plan.program.valid_for(backend.context):
         plan = _make_plan(backend, key[1:-1])

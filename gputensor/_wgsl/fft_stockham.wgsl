@@ -95,7 +95,8 @@ struct Params {
     dst_stride: vec4<u32>,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> src: array<C2>;
+// the source's elements: complex, or (SRC_REAL) real values read as complex ones
+@group(0) @binding(1) var<storage, read> src: array<{{SRC}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<C2>;
 @group(0) @binding(3) var<storage, read> tw: array<C2>;
 
@@ -104,6 +105,11 @@ var<workgroup> sh: array<C2, C * PITCH>;
 // the slot of element j of the entry whose first slot is cb
 fn slot(cb: u32, j: u32) -> u32 {
     return cb + j + (j >> PAD);
+}
+
+// source element k as a complex value
+fn load(k: u32) -> C2 {
+    return {{LOAD}};
 }
 
 fn cmul(a: C2, b: C2) -> C2 {
@@ -379,13 +385,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             var v = C2(0.0, 0.0);
             if BLUE {
                 if i < BN {
-                    v = cmul(src[u32(ent.x + i32(i) * sa)], chirp(i));
+                    v = cmul(load(u32(ent.x + i32(i) * sa)), chirp(i));
                 }
             } else {
-                v = src[u32(ent.x + i32(i) * sa)];
+                v = load(u32(ent.x + i32(i) * sa));
             }
             if REAL == 2u {
-                v = real_pre(v, src[u32(ent.x + i32(N - i) * sa)], i, (p.flags & 16u) != 0u);
+                v = real_pre(v, load(u32(ent.x + i32(N - i) * sa)), i, (p.flags & 16u) != 0u);
             }
             v = conj_if(v, inverse);
             if TWIDDLE {

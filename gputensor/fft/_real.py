@@ -32,7 +32,7 @@ from .._elementwise_functions import conj
 from .._manipulation_functions import _copy_contiguous, concat, flip, moveaxis
 from .._shapes import is_contiguous
 from . import _args
-from ._c2c import c2c, prepare, resize_axis, run_prepared
+from ._c2c import Prepared, c2c, prepare, resize_axis, run_prepared
 
 __all__ = ["rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft"]
 
@@ -93,26 +93,41 @@ def _real_step(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool, in
     return _Step(shape[:-1] + (n // 2 + 1,), cdtype, cdtype.name, n, rows, False, scale, conjugate)
 
 
+class _Steps(tuple):
+    """Several steps in order (see ``_run_step``)."""
+
+
 def _run_step(x: GpuArray, step: Any) -> GpuArray:
-    """The result of a :class:`_Step` or a ``_c2c.Prepared`` on ``x`` (of the shape, strides and
-    dtype it was made for)."""
-    if type(step) is not _Step:
+    """The result of a :class:`_Step`, a ``_c2c.Prepared``, a callable or :class:`_Steps` of
+    them on ``x`` (of the shape, strides and dtype it was made for)."""
+    kind = type(step)
+    if kind is _Steps:
+        for one in step:
+            x = _run_step(x, one)
+        return x
+    if kind is Prepared:
         return run_prepared(x, step)
+    if kind is not _Step:
+        return step(x)
     out = GpuArray._empty(step.out_shape, step.out_dtype, zero=False)
     _runtime.call(ops_fft_real.real, step.dtype, step.n, step.rows, x._ptr, out._ptr, inverse=step.inverse,
                   scale=step.scale, conj=step.conj)
     return out
 
 
-def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tuple[GpuArray, _Step | None]:
+def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tuple[GpuArray, Any]:
     """The n // 2 + 1 values of the real DFT of length ``n`` along ``axis`` of the real float32
     / float64 array ``x``, times ``scale``, conjugated with ``conjugate``; and its step where it
     ran on ``x`` itself (``_real_step``)."""
     cdtype = _args.complex_dtype_of(x.dtype)
-    if n % 2:
-        z = c2c(astype(resize_axis(x, n, axis), cdtype), axis, False, scale)
-        out = z[_index(axis, n // 2 + 1, x.ndim)]
-        return (conj(out) if conjugate else out), None
+    if n % 2:  # the complex DFT of the real values (read as complex on the device), its first half
+        index = _index(axis, n // 2 + 1, x.ndim)
+        prep = prepare(x, axis, False, scale) if x.shape[axis] == n else None
+        z = run_prepared(x, prep) if prep is not None else c2c(resize_axis(x, n, axis), axis, False, scale)
+        out = conj(z[index]) if conjugate else z[index]
+        if prep is None:
+            return out, None
+        return out, _Steps((prep, lambda v: v[index], conj) if conjugate else (prep, lambda v: v[index]))
     step = _real_step(x, n, axis, scale, conjugate, False)
     if step is not None:
         return _run_step(x, step), step
