@@ -43,8 +43,8 @@ from .launch import LaunchProgram, Region
 from .layout import strided_span
 from .plan_cache import PlanCache
 
-__all__ = ["MAX_BATCH_DIMS", "RADICES", "Planner", "View", "c2c", "compile_plan", "entry_pitch", "factor",
-           "fast_length", "group_shape", "merge_batch", "no_placeholder", "row_group", "storage", "workgroup_length"]
+__all__ = ["MAX_BATCH_DIMS", "RADICES", "Planner", "View", "c2c", "c2c_axes", "compile_plan", "entry_pitch", "factor",
+           "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "row_group", "storage", "workgroup_length"]
 
 #: Batch dims a kernel takes (the caller's, after merging, at most ``MAX_BATCH_DIMS - 2``:
 #: each level of a four-step decomposition adds one).
@@ -709,6 +709,91 @@ def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst
              plan.table_base]
     if not plan.program.run(backend, ctx, bases, no_placeholder):
         raise invalid_argument("fft: the program did not apply")
+
+
+def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    out = []
+    step = 1
+    for size in reversed(shape):
+        out.append(step)
+        step *= max(1, size)
+    return tuple(reversed(out))
+
+
+def fits_axes(shape: Sequence[int], src_strides: Sequence[int], axes: Sequence[int]) -> bool:
+    """Whether :func:`c2c_axes` takes transforms along ``axes`` (in order) of an operand of
+    ``shape`` and ``src_strides``: every step's batch dims merge to at most ``MAX_BATCH_DIMS - 2``
+    (the first step's read through ``src_strides``, the others' through C-contiguous
+    intermediates), and no dim is empty."""
+    if 0 in shape or not axes:
+        return False
+    out = _c_strides(shape)
+    strides = tuple(src_strides)
+    for axis in axes:
+        batch = tuple(shape[:axis]) + tuple(shape[axis + 1:])
+        sizes, _, _ = merge_batch(batch, strides[:axis] + strides[axis + 1:], out[:axis] + out[axis + 1:])
+        if len(sizes) > MAX_BATCH_DIMS - 2:
+            return False
+        strides = out
+    return True
+
+
+def c2c_axes(backend: Any, dtype: str, shape: Sequence[int], src: int, src_strides: Sequence[int], dst: int,
+             steps: Sequence[tuple[int, bool, float]], real_src: bool = False) -> None:
+    """Record the DFTs of ``steps`` = [(axis, inverse, scale), ...] in order along the axes of
+    an operand of ``shape`` at ``src`` (element strides ``src_strides``, complex, or real with
+    ``real_src``), into the C-contiguous complex ``dst``: one planned program per call
+    structure, the intermediate results in its scratch (each step as :func:`c2c`'s). ``src``
+    and ``dst`` must not overlap. Raises BackendError (invalid argument) where ``fits_axes`` is
+    false, for bad axes, dtypes or pointers out of range; (unsupported) for complex128 without
+    ``shader-f64``."""
+    split = config.value("fft_column_split")
+    key = ("axes", dtype, tuple(shape), tuple(src_strides), tuple(steps), real_src, split)
+    plans = _PLANS.of(backend)
+    plan = plans.get(key)
+    ctx = backend.context
+    if plan is None or not plan.program.valid_for(ctx):
+        shape = tuple(int(v) for v in shape)
+        if not all(0 <= int(a) < len(shape) for a, _, _ in steps) or len(src_strides) != len(shape):
+            raise invalid_argument("fft: bad axes or strides")
+        if not fits_axes(shape, src_strides, [int(a) for a, _, _ in steps]):
+            raise invalid_argument(f"fft: batch dims of {shape} along {steps} do not merge")
+        plan = _axes_plan(backend, str(dtype), shape, tuple(int(v) for v in src_strides),
+                          tuple((int(a), bool(i), float(c)) for a, i, c in steps), bool(real_src))
+        _PLANS.keep(plans, key, plan)
+    itemsize = _COMPLEX[str(dtype)][0]
+    src_item = itemsize // 2 if real_src else itemsize
+    (src_lo, src_bytes), (_, dst_bytes) = plan.spans
+    src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
+    dst_alloc, dst_off = backend.resolve(dst, dst_bytes)
+    if (src_off - src_lo) % src_item or dst_off % itemsize:
+        raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
+    bases = [(src_alloc.buffer, src_alloc.buffer.size, src_alloc.nbytes, src_off - src_lo, src),
+             (dst_alloc.buffer, dst_alloc.buffer.size, dst_alloc.nbytes, dst_off, dst), plan.table_base]
+    if not plan.program.run(backend, ctx, bases, no_placeholder):
+        raise invalid_argument("fft: the program did not apply")
+
+
+def _axes_plan(backend: Any, dtype: str, shape: tuple[int, ...], src_strides: tuple[int, ...],
+               steps: tuple[tuple[int, bool, float], ...], real_src: bool) -> _Plan:
+    itemsize, wgsl = storage(backend, dtype)
+    planner = Planner(backend, backend.context, dtype, itemsize, wgsl)
+    planner.real_src = real_src
+    out = _c_strides(shape)
+    total = math.prod(shape)
+    base, strides = 0, src_strides
+    for k, (axis, inverse, scale) in enumerate(steps):
+        target = 1 if k == len(steps) - 1 else planner.scratch(total)
+        batch = shape[:axis] + shape[axis + 1:]
+        sizes, sstr, dstr = merge_batch(batch, strides[:axis] + strides[axis + 1:], out[:axis] + out[axis + 1:])
+        if not sizes:
+            sizes, sstr, dstr = (1,), (0,), (0,)
+        planner.transform(shape[axis], sizes, View(base, 0, strides[axis], sstr), View(target, 0, out[axis], dstr),
+                          inverse, scale, top=True)
+        base, strides = target, out  # (the later steps read complex intermediates: bases above 2)
+    lo, hi = strided_span(list(zip(shape, src_strides)))
+    src_item = itemsize // 2 if real_src else itemsize
+    return compile_plan(backend, planner, "fft", ((lo * src_item, (hi - lo + 1) * src_item), (0, total * itemsize)))
 
 
 def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: int, batch_shape: Sequence[int],

@@ -21,7 +21,7 @@ from .._runtime import call
 from .._shapes import contiguous_strides
 from .._backend import ops_fft
 
-__all__ = ["Prepared", "c2c", "prepare", "resize_axis", "run_prepared"]
+__all__ = ["Prepared", "PreparedAxes", "c2c", "prepare", "prepare_axes", "resize_axis", "run_prepared"]
 
 
 class Prepared(NamedTuple):
@@ -66,8 +66,39 @@ def prepare(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> Prepar
                     bool(inverse), float(scale), dtype != x.dtype)
 
 
-def run_prepared(x: GpuArray, prep: Prepared) -> GpuArray:
-    """``c2c`` of ``x`` (whose shape, strides and dtype are those ``prep`` was made for)."""
+class PreparedAxes(NamedTuple):
+    """The arguments of ``ops_fft.c2c_axes`` for one call structure: the DFTs along several
+    axes in one planned program (made by :func:`prepare_axes`)."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+    src_strides: tuple[int, ...]
+    steps: tuple[tuple[int, bool, float], ...]
+    real_src: bool
+
+
+def prepare_axes(x: GpuArray, steps: list[tuple[int, bool, float]]) -> PreparedAxes | None:
+    """The :class:`PreparedAxes` of the DFTs ``steps`` = [(axis, inverse, scale), ...] (in
+    order, non-negative axes) of ``x``; None where one program does not take them
+    (``ops_fft.fits_axes``: an empty ``x``, batch dims that do not merge). ``TypeError`` as
+    :func:`c2c`."""
+    dtype = _OUT_DTYPE.get(x.dtype)
+    if dtype is None:
+        raise TypeError(f"c2c: expected a complex or real floating array, not {x.dtype}")
+    if not ops_fft.fits_axes(x.shape, x._strides, [a for a, _, _ in steps]):
+        return None
+    return PreparedAxes(x.shape, dtype, x._strides, tuple((a, bool(i), float(c)) for a, i, c in steps),
+                        dtype != x.dtype)
+
+
+def run_prepared(x: GpuArray, prep: Prepared | PreparedAxes) -> GpuArray:
+    """``c2c`` of ``x`` (whose shape, strides and dtype are those ``prep`` was made for), or
+    the DFTs of a :class:`PreparedAxes`."""
+    if type(prep) is PreparedAxes:
+        out = GpuArray._empty(prep.shape, prep.dtype, zero=False)
+        call(ops_fft.c2c_axes, prep.dtype.name, prep.shape, x._ptr, prep.src_strides, out._ptr, prep.steps,
+             prep.real_src)
+        return out
     out = GpuArray._empty(prep.shape, prep.dtype, zero=False)
     call(ops_fft.c2c, prep.dtype.name, prep.n, x._ptr, x._strides[prep.axis], out._ptr, prep.out_axis,
          prep.batch, prep.src_strides, prep.dst_strides, inverse=prep.inverse, scale=prep.scale,

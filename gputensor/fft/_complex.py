@@ -14,7 +14,7 @@ from typing import Any, Literal
 from .._array_object import GpuArray
 from .._manipulation_functions import _copy_contiguous
 from ._args import axes_and_lengths, check_norm, complex_input, one_axis, scale_factor
-from ._c2c import Prepared, c2c, prepare, resize_axis, run_prepared
+from ._c2c import Prepared, c2c, prepare, prepare_axes, resize_axis, run_prepared
 
 __all__ = ["fft", "ifft", "fftn", "ifftn"]
 
@@ -62,7 +62,7 @@ def _sequence_key(values: Any) -> Any:
 
 
 #: The prepared per-axis transforms of the n-D calls seen, by call structure (see ``_many``).
-_PREPARED_N: dict[tuple[Any, ...], tuple[Prepared, ...]] = {}
+_PREPARED_N: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
 def _many(x: Any, s: Any, axes: Any, norm: Any, inverse: bool, fn: str) -> GpuArray:
@@ -85,6 +85,14 @@ def _many(x: Any, s: Any, axes: Any, norm: Any, inverse: bool, fn: str) -> GpuAr
     if not axes_list:
         return _copy_contiguous(x)
     cache = key is not None and x.dtype == key[2] and all(v == x.shape[a] for v, a in zip(lengths, axes_list))
+    if cache and len(axes_list) > 1:
+        whole = prepare_axes(x, [(ax, inverse, scale_factor(norm, length, inverse))
+                                 for length, ax in reversed(list(zip(lengths, axes_list)))])
+        if whole is not None:
+            if len(_PREPARED_N) >= _PREPARED_SIZE:
+                _PREPARED_N.clear()
+            _PREPARED_N[key] = (whole,)
+            return run_prepared(x, whole)
     prepared = []
     for length, ax in reversed(list(zip(lengths, axes_list))):
         scale = scale_factor(norm, length, inverse)
