@@ -44,7 +44,8 @@ from .layout import strided_span
 from .plan_cache import PlanCache
 
 __all__ = ["MAX_BATCH_DIMS", "RADICES", "Planner", "View", "c2c", "c2c_axes", "compile_plan", "entry_pitch", "factor",
-           "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "row_group", "storage", "workgroup_length"]
+           "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "row_group", "storage",
+           "two_butterflies", "workgroup_length"]
 
 #: Batch dims a kernel takes (the caller's, after merging, at most ``MAX_BATCH_DIMS - 2``:
 #: each level of a four-step decomposition adds one).
@@ -163,10 +164,24 @@ def group_shape(ctx: Any, itemsize: int, n: int) -> tuple[int, int] | None:
 
 def _invocations(n: int, per: int, rmin: int, limit: int) -> int:
     """The invocations of a workgroup of ``per`` transforms of length ``n`` (smallest radix
-    ``rmin``): one butterfly each, a multiple of 32 and of ``per``, at most ``limit``."""
-    wg = -(-per * n // rmin)
+    ``rmin``): one butterfly each, or (``two_butterflies``: every radix at least 4 and the
+    ``fft_two_butterflies`` knob on) one per 8 elements, up to two butterflies each; a multiple
+    of 32 and of ``per``, at most ``limit``."""
+    wg = -(-per * n // (8 if two_butterflies(rmin) else rmin))
     unit = max(32, per)  # (a multiple of per: an invocation's entry is the same in every column step)
     return min(limit, -(-wg // unit) * unit)
+
+
+def knobs() -> tuple[bool, bool]:
+    """The knobs the plans depend on (part of their keys): ``fft_column_split``,
+    ``fft_two_butterflies``."""
+    return bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies"))
+
+
+def two_butterflies(rmin: int) -> bool:
+    """Whether workgroups whose smallest radix is ``rmin`` take one invocation per 8 elements
+    (up to two butterflies per invocation and pass)."""
+    return rmin >= 4 and bool(config.value("fft_two_butterflies"))
 
 
 def row_group(ctx: Any, n: int, radices: tuple[int, ...], per: int, batch: int, rows: bool) -> tuple[int, int]:
@@ -375,8 +390,9 @@ class Planner:
             src_len = dst_len = blue[0]
             real_at, spec_at, conj = blue[1], blue[2], False
         pitch, pad = entry_pitch(self.ctx, self.itemsize, n, per)
+        two = wg < -(-per * n // min(radices))
         defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode,
-                                    blue[0] if blue is not None else 0, self._real_src(src))
+                                    blue[0] if blue is not None else 0, self._real_src(src), two)
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = (int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
                  | (16 if conj else 0) | (32 if blue is not None and blue[3] else 0))
@@ -510,7 +526,7 @@ def _literal(value: float, wgsl: str) -> str:
 @functools.lru_cache(maxsize=256)
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
                       twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0,
-                      real_src: bool = False) -> dict[str, object]:
+                      real_src: bool = False, two: bool = False) -> dict[str, object]:
     """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none; cached:
     treat as read-only)."""
     t = wgsl
@@ -521,6 +537,7 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
         "RADICES": ", ".join(f"{r}u" for r in radices),
         "TWIDDLE": "true" if twiddle else "false", "REAL": real,
         "BLUE": "true" if blue else "false", "BN": blue or 1, **_source(t, real_src),
+        "TWO": "true" if two else "false",
         **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
         "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
         "R2": _literal(math.sqrt(0.5), t),
@@ -686,7 +703,7 @@ def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst
         raise invalid_argument("fft: batch shape and strides differ in length")
     if 0 in batch_shape:
         return
-    split = config.value("fft_column_split")
+    split = knobs()
     key = (dtype, n, tuple(batch_shape), src_axis, tuple(src_strides), dst_axis, tuple(dst_strides),
            inverse, scale, real_src, split)
     plans = _PLANS.of(backend)
@@ -694,7 +711,7 @@ def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst
     ctx = backend.context
     if plan is None or not plan.program.valid_for(ctx):
         plan = _plan_for(backend, plans, str(dtype), int(n), batch_shape, int(src_axis), src_strides,
-                         int(dst_axis), dst_strides, bool(inverse), float(scale), bool(real_src), bool(split))
+                         int(dst_axis), dst_strides, bool(inverse), float(scale), bool(real_src), split)
         _PLANS.keep(plans, key, plan)
     itemsize = _COMPLEX[str(dtype)][0]
     src_item = itemsize // 2 if real_src else itemsize
@@ -747,7 +764,7 @@ def c2c_axes(backend: Any, dtype: str, shape: Sequence[int], src: int, src_strid
     and ``dst`` must not overlap. Raises BackendError (invalid argument) where ``fits_axes`` is
     false, for bad axes, dtypes or pointers out of range; (unsupported) for complex128 without
     ``shader-f64``."""
-    split = config.value("fft_column_split")
+    split = knobs()
     key = ("axes", dtype, tuple(shape), tuple(src_strides), tuple(steps), real_src, split)
     plans = _PLANS.of(backend)
     plan = plans.get(key)
@@ -798,7 +815,7 @@ def _axes_plan(backend: Any, dtype: str, shape: tuple[int, ...], src_strides: tu
 
 def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: int, batch_shape: Sequence[int],
               src_axis: int, src_strides: Sequence[int], dst_axis: int, dst_strides: Sequence[int], inverse: bool,
-              scale: float, real_src: bool, split: bool) -> _Plan:
+              scale: float, real_src: bool, split: tuple[bool, bool]) -> _Plan:
     """The plan of a call (its merged batch dims: shared by the calls that merge alike)."""
     storage(backend, dtype)  # invalid argument for another dtype, unsupported without shader-f64
     sizes, sstr, dstr = merge_batch(batch_shape, src_strides, dst_strides)

@@ -68,7 +68,7 @@ def real(backend: Any, dtype: str, n: int, rows: int, src: int, dst: int, *, inv
     overlap. Raises BackendError (invalid argument) for a bad dtype, an odd ``n`` or one below
     2, rows < 1 or pointers out of range or misaligned; (unsupported) for complex128 without
     ``shader-f64``."""
-    key = (dtype, n, rows, inverse, scale, conj)
+    key = (dtype, n, rows, inverse, scale, conj, ops_fft.knobs())
     plans = _PLANS.of(backend)
     plan = plans.get(key)
     ctx = backend.context

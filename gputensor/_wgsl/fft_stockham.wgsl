@@ -19,9 +19,10 @@
 // Pass with radix R after passes of total length L (M = N / R butterflies per entry): butterfly
 // j (k = j % L, blk = j / L) reads x[j + q M] (q < R), multiplies input q by w^q (w = exp(-2 pi
 // i k / (L R)): table entry k q N / (L R) of the length-N table), takes the R-point DFT and
-// writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs in
-// registers across a barrier (WG >= C N / the smallest radix), so workgroup memory holds C N
-// elements once. The pass loop is unrolled: each pass's radix is a constant.
+// writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs (two
+// with TWO) in registers across a barrier (WG >= C N / the smallest radix, or with TWO >= C N /
+// 8), so workgroup memory holds C N elements once. The pass loop is unrolled: each pass's radix
+// is a constant.
 //
 // REAL 1 (the last step of a real forward DFT of length 2N by the half-length trick, on store):
 // entry c's N results Z are the DFT of its 2N real samples read as N complex values; the store
@@ -48,6 +49,8 @@ const WG: u32 = {{WG}}u;
 const NPASS: u32 = {{NPASS}}u;
 const RADICES = array<u32, NPASS>({{RADICES}});
 const TWIDDLE: bool = {{TWIDDLE}};
+// two butterflies per invocation and pass where one does not cover them (see ``passes``)
+const TWO: bool = {{TWO}};
 // the radices the passes use (the others' code is left out)
 const USE2: bool = {{USE2}};
 const USE3: bool = {{USE3}};
@@ -292,61 +295,83 @@ fn entry(b: u32) -> vec3<i32> {
     return vec3<i32>(so, dof, i32(tc));
 }
 
-// the Stockham passes over the C entries in workgroup memory (barriers before and after)
+// one butterfly's inputs, held in registers across a pass's barrier
+struct Bf {
+    a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2, a7: C2,
+}
+
+// the inputs of butterfly j (entry j / M) of a pass of radix R after passes of length L, times
+// their twiddles
+fn gather(j: u32, R: u32, M: u32, L: u32) -> Bf {
+    let cb = (j / M) * PITCH;
+    let jj = j % M;
+    let step = (jj % L) * (N / (L * R));
+    let z = C2(0.0, 0.0);
+    var f = Bf(z, z, z, z, z, z, z, z);
+    f.a0 = sh[slot(cb, jj)];
+    if R > 1u {
+        f.a1 = cmul(sh[slot(cb, jj + M)], twiddle(step));
+    }
+    if R > 2u {
+        f.a2 = cmul(sh[slot(cb, jj + 2u * M)], twiddle(2u * step));
+    }
+    if R > 3u {
+        f.a3 = cmul(sh[slot(cb, jj + 3u * M)], twiddle(3u * step));
+    }
+    if R > 4u {
+        f.a4 = cmul(sh[slot(cb, jj + 4u * M)], twiddle(4u * step));
+    }
+    if (USE7 || USE8) && R > 5u {
+        f.a5 = cmul(sh[slot(cb, jj + 5u * M)], twiddle(5u * step));
+        f.a6 = cmul(sh[slot(cb, jj + 6u * M)], twiddle(6u * step));
+    }
+    if USE8 && R > 7u {
+        f.a7 = cmul(sh[slot(cb, jj + 7u * M)], twiddle(7u * step));
+    }
+    return f;
+}
+
+// the outputs of butterfly j (see ``gather``) written in place
+fn scatter(j: u32, R: u32, M: u32, L: u32, f: Bf) {
+    let cb = (j / M) * PITCH;
+    let jj = j % M;
+    let o = (jj / L) * L * R + jj % L;
+    switch R {
+        case 1u: { sh[slot(cb, o)] = f.a0; }
+        case 2u: { if USE2 { bf2(cb, o, L, f.a0, f.a1); } }
+        case 3u: { if USE3 { bf3(cb, o, L, f.a0, f.a1, f.a2); } }
+        case 4u: { if USE4 { bf4(cb, o, L, f.a0, f.a1, f.a2, f.a3); } }
+        case 5u: { if USE5 { bf5(cb, o, L, f.a0, f.a1, f.a2, f.a3, f.a4); } }
+        case 7u: { if USE7 { bf7(cb, o, L, f.a0, f.a1, f.a2, f.a3, f.a4, f.a5, f.a6); } }
+        default: { if USE8 { bf8(cb, o, L, f.a0, f.a1, f.a2, f.a3, f.a4, f.a5, f.a6, f.a7); } }
+    }
+}
+
+// the Stockham passes over the C entries in workgroup memory (barriers before and after): each
+// invocation takes butterfly lid and, with TWO (WG >= C N / 8, every radix at least 4), lid + WG
 fn passes(lid: u32) {
     var L = 1u;
     //#unroll
     for (var s = 0u; s < NPASS; s++) {
         let R = RADICES[s];
         let M = N / R;
-        let live = lid < C * M;  // (WG >= C * M: one butterfly per invocation)
-        let c = lid / M;
-        let jj = lid % M;
-        let cb = c * PITCH;
-        let k = jj % L;
-        let step = k * (N / (L * R));
-        var a0 = C2(0.0, 0.0);
-        var a1 = a0;
-        var a2 = a0;
-        var a3 = a0;
-        var a4 = a0;
-        var a5 = a0;
-        var a6 = a0;
-        var a7 = a0;
-        if live {
-            a0 = sh[slot(cb, jj)];
-            if R > 1u {
-                a1 = cmul(sh[slot(cb, jj + M)], twiddle(step));
-            }
-            if R > 2u {
-                a2 = cmul(sh[slot(cb, jj + 2u * M)], twiddle(2u * step));
-            }
-            if R > 3u {
-                a3 = cmul(sh[slot(cb, jj + 3u * M)], twiddle(3u * step));
-            }
-            if R > 4u {
-                a4 = cmul(sh[slot(cb, jj + 4u * M)], twiddle(4u * step));
-            }
-            if (USE7 || USE8) && R > 5u {
-                a5 = cmul(sh[slot(cb, jj + 5u * M)], twiddle(5u * step));
-                a6 = cmul(sh[slot(cb, jj + 6u * M)], twiddle(6u * step));
-            }
-            if USE8 && R > 7u {
-                a7 = cmul(sh[slot(cb, jj + 7u * M)], twiddle(7u * step));
-            }
+        let live0 = lid < C * M;
+        let live1 = TWO && lid + WG < C * M;
+        let z = C2(0.0, 0.0);
+        var f0 = Bf(z, z, z, z, z, z, z, z);
+        var f1 = f0;
+        if live0 {
+            f0 = gather(lid, R, M, L);
+        }
+        if live1 {
+            f1 = gather(lid + WG, R, M, L);
         }
         workgroupBarrier();
-        if live {
-            let o = (jj / L) * L * R + k;
-            switch R {
-                case 1u: { sh[slot(cb, o)] = a0; }
-                case 2u: { if USE2 { bf2(cb, o, L, a0, a1); } }
-                case 3u: { if USE3 { bf3(cb, o, L, a0, a1, a2); } }
-                case 4u: { if USE4 { bf4(cb, o, L, a0, a1, a2, a3); } }
-                case 5u: { if USE5 { bf5(cb, o, L, a0, a1, a2, a3, a4); } }
-                case 7u: { if USE7 { bf7(cb, o, L, a0, a1, a2, a3, a4, a5, a6); } }
-                default: { if USE8 { bf8(cb, o, L, a0, a1, a2, a3, a4, a5, a6, a7); } }
-            }
+        if live0 {
+            scatter(lid, R, M, L, f0);
+        }
+        if live1 {
+            scatter(lid + WG, R, M, L, f1);
         }
         workgroupBarrier();
         L *= R;
