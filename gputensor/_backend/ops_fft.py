@@ -172,10 +172,16 @@ def _invocations(n: int, per: int, rmin: int, limit: int) -> int:
     return min(limit, -(-wg // unit) * unit)
 
 
+_knobs: list[Any] = [-1, (True, True)]  # [config.generation, knobs() then]
+
+
 def knobs() -> tuple[bool, bool]:
     """The knobs the plans depend on (part of their keys): ``fft_column_split``,
-    ``fft_two_butterflies``."""
-    return bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies"))
+    ``fft_two_butterflies`` (read again when an override or assignment changed the knobs)."""
+    if _knobs[0] != config.generation:
+        _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")))
+        _knobs[0] = config.generation
+    return _knobs[1]
 
 
 def two_butterflies(rmin: int) -> bool:

@@ -32,7 +32,7 @@ from .._elementwise_functions import conj
 from .._manipulation_functions import _copy_contiguous, concat, flip, moveaxis
 from .._shapes import is_contiguous
 from . import _args
-from ._c2c import Prepared, c2c, prepare, resize_axis, run_prepared
+from ._c2c import Prepared, PreparedAxes, c2c, prepare, prepare_axes, resize_axis, run_prepared
 
 __all__ = ["rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft"]
 
@@ -98,14 +98,14 @@ class _Steps(tuple):
 
 
 def _run_step(x: GpuArray, step: Any) -> GpuArray:
-    """The result of a :class:`_Step`, a ``_c2c.Prepared``, a callable or :class:`_Steps` of
-    them on ``x`` (of the shape, strides and dtype it was made for)."""
+    """The result of a :class:`_Step`, a ``_c2c.Prepared`` / ``PreparedAxes``, a callable or
+    :class:`_Steps` of them on ``x`` (of the shape, strides and dtype it was made for)."""
     kind = type(step)
     if kind is _Steps:
         for one in step:
             x = _run_step(x, one)
         return x
-    if kind is Prepared:
+    if kind is Prepared or kind is PreparedAxes:
         return run_prepared(x, step)
     if kind is not _Step:
         return step(x)
@@ -274,6 +274,12 @@ def _c2c_axes(x: GpuArray, lengths: Sequence[int], axes: Sequence[int], norm: st
     """Complex DFTs along ``axes`` in the order given, each after resizing to its length; the
     ``_c2c.Prepared`` of each that ran on its operand itself appended to ``steps`` (None for
     the others)."""
+    if len(axes) > 1 and all(x.shape[ax] == length for length, ax in zip(lengths, axes)):
+        whole = prepare_axes(x, [(ax, inverse, _args.scale_factor(norm, length, inverse))
+                                 for length, ax in zip(lengths, axes)])
+        if whole is not None:  # one program for every axis
+            steps.append(whole)
+            return run_prepared(x, whole)
     for length, ax in zip(lengths, axes):
         scale = _args.scale_factor(norm, length, inverse)
         prep = prepare(x, ax, inverse, scale) if x.shape[ax] == length else None
