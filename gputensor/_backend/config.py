@@ -207,6 +207,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("fft_column_split", "GPUTENSOR_FFT_COLUMN_SPLIT", _not_off, True, False,
          "fft: column transforms (entries adjacent in memory) that leave fewer than 4 entries to a "
          "workgroup take a four-step decomposition (off: one workgroup pass, short reads)"),
+    Knob("fft_two_butterflies", "GPUTENSOR_FFT_TWO_BUTTERFLIES", _not_off, True, False,
+         "fft: workgroups whose radices are all 4 or more take one invocation per 8 elements, "
+         "up to two butterflies each per pass (off: one invocation per butterfly of the smallest radix)"),
 )
 
 _BY_NAME: dict[str, Knob] = {knob.name: knob for knob in KNOBS}
