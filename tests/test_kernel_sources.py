@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import gputensor as gt
-from gputensor._backend import config, get_backend, implementation, ops_attention
+from gputensor._backend import config, get_backend, implementation, ops_attention, ops_factor
 from gputensor._backend.elementwise_ops import NAMESPACE_OPS
 from gputensor._backend.errors import BackendError
 
@@ -166,6 +166,14 @@ def _linalg(dtype: str) -> None:
     batch = gt.asarray(_data(dtype, (3, 5, 5)) + 5 * np.eye(5, dtype=dtype))
     np.asarray(gt.linalg.solve(batch, batch))
     np.asarray(gt.linalg.det(batch))
+    m = gt.asarray(_data(dtype, (70, 70)) + 70 * np.eye(70, dtype=dtype))
+    with config.override(linalg_block=32, linalg_panel_rows=33):  # LU panels by tournament
+        np.asarray(gt.linalg.solve(m, m))
+    with config.override(linalg_panel_rows=1):  # QR panels over many workgroups
+        np.asarray(gt.linalg.qr(tall).R)
+    n = ops_factor.TRSV_BLOCKED_MIN + 1  # a few right-hand columns substituted block by block
+    np.asarray(gt.linalg.solve(gt.asarray(_data(dtype, (n, n)) + n * np.eye(n, dtype=dtype)),
+                               gt.asarray(_data(dtype, (n, 1)))))
 
 
 def _fft(dtype: str) -> None:
@@ -177,6 +185,10 @@ def _fft(dtype: str) -> None:
             np.asarray(gt.fft.rfft(x))
             np.asarray(gt.fft.irfft(gt.fft.rfft(x), n=n))
     np.asarray(gt.fft.fftn(gt.asarray(_data(dtype, (6, 8, 10)))))
+    np.asarray(gt.fft.fft(gt.asarray(_data(dtype, (4099,)))))  # a chirp longer than a workgroup holds
+    if not dtype.startswith("complex"):  # real steps apart from the complex passes
+        x = gt.asarray(_data(dtype, (1 << 15,)))
+        np.asarray(gt.fft.irfft(gt.fft.rfft(x)))
     if not dtype.startswith("complex"):
         np.asarray(gt.fft.fftfreq(10, dtype=getattr(gt, dtype)))
 
