@@ -128,9 +128,15 @@ def vector_width(spec: ElementwiseSpec) -> int:
             return PACKED_VECTOR_WORDS * lanes
         return 1
     sizes = {st.itemsize for st in types}
-    if any(st.packed or st.complex for st in types) or len(sizes) != 1:
-        return 1  # (a complex element is already a vec2)
+    if any(st.packed or st.complex or st.emulated for st in types) or len(sizes) != 1:
+        return 1  # (a complex element is already a vec2; emulated int64 is a struct)
     return {4: 4, 8: 2}.get(sizes.pop(), 1)
+
+
+def _stored(st: StorageType, value: str) -> str:
+    """``value`` (of ``st``'s compute type) as the storage array's element type (emulated
+    int64 is stored as its compute struct itself)."""
+    return value if st.emulated else f"{st.array}({value})"
 
 
 def _lane_expr(dtype: str, word: str, lane: int) -> str:
@@ -270,7 +276,7 @@ def render_defines(spec: ElementwiseSpec) -> dict[str, str]:
                 "        let i = t + j * threads;\n"
                 "        if (i >= n) { return; }\n"
                 "        let o = offsets(i);\n"
-                f"        out[{out_index}] = {out_st.array}({value});\n"
+                f"        out[{out_index}] = {_stored(out_st, value)};\n"
                 "    }"
             )
         elif spec.store == "word":
