@@ -88,9 +88,14 @@ def with_helpers(text: str) -> str:
     for name, code in _RUNTIME_HELPERS.items():
         if f"{name}(" in text and f"fn {name}(" not in text:
             text += "\n" + code
-    for name, (pattern, code) in _RUNTIME_TYPES.items():
-        if f"struct {name} " not in text and pattern.search(text):
-            text += "\n" + code
+    if "64e" in text:  # emulated int64: the structs and the helpers the kernel calls
+        defined = frozenset(_DEFINED_FN.findall(text))
+        helpers = library_code(text, defined)
+        if helpers:
+            text += "\n" + helpers + "\n"
+        for name, (pattern, code) in _RUNTIME_TYPES.items():
+            if f"struct {name} " not in text and pattern.search(text):
+                text += "\n" + code
     return text
 
 
@@ -200,11 +205,15 @@ def _library_functions() -> dict[str, str]:
     return functions
 
 
-def library_code(code: str) -> str:
-    """The library functions that ``code`` calls, with their dependencies, in dependency order."""
+_DEFINED_FN = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def library_code(code: str, defined: frozenset[str] = frozenset()) -> str:
+    """The library functions that ``code`` calls, with their dependencies, in dependency order
+    (those named in ``defined`` left out, with their dependencies)."""
     functions = _library_functions()
     ordered: list[str] = []
-    seen: set[str] = set()
+    seen: set[str] = set(defined)
 
     def visit(text: str) -> None:
         for name in _CALL.findall(text):
