@@ -237,3 +237,23 @@ def test_unsupported_ops_raise_type_error(dev):
     a = gt.asarray(np.arange(6, dtype=np.int64).reshape(2, 3) << 33, device=dev)
     with pytest.raises(TypeError, match="shader-int64.*astype"):
         a @ a.T
+
+
+@pytest.mark.parametrize("op", ["ceil", "floor", "round", "trunc", "conj", "real", "isfinite", "isinf", "isnan"])
+def test_integer_identities_and_predicates(dev, op):
+    a = _values("uint64", seed=12)
+    _same(getattr(gt, op)(_on(dev, a)), getattr(np, op)(a))
+
+
+def test_moves_between_devices_keep_values():
+    """int64 data moved to and from the device without shader-int64 keeps dtype and values."""
+    devices = gt.devices()
+    emulating = [d for d in devices if "shader-int64" not in d.features]
+    native = [d for d in devices if "shader-int64" in d.features]
+    if not emulating or not native:
+        pytest.skip("needs a device with shader-int64 and one without")
+    a = _values("int64", seed=13)
+    x = gt.asarray(a, device=native[0])
+    y = x.to_device(emulating[0])
+    _same(y, a)
+    _same((y + 1).to_device(native[0]) - x, np.ones_like(a))
