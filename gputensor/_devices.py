@@ -330,8 +330,9 @@ _FEATURE_KEYS = (("float64", "shader-f64"), ("int64", "shader-int64"), ("native 
 
 def capabilities(device: Any = None) -> dict[str, Any]:
     """What works on ``device`` (default: the current one; creates its WebGPU device): the
-    adapter, the dtypes (``dtypes``: names of the supported ones), 64-bit types, the WebGPU
-    features and the limits that bound array sizes. ``ValueError`` for an unknown device."""
+    adapter, the dtypes (``dtypes``: names of the supported ones), 64-bit types (``int64``:
+    native 64-bit integers; without them int64/uint64 are emulated as two 32-bit words), the
+    WebGPU features and the limits that bound array sizes. ``ValueError`` for an unknown device."""
     dev = check_device(device)
     rt = dev._rt()
     ctx = rt.backend().context
