@@ -19,7 +19,12 @@ invocation per u32 word, read-modify-write of the lanes in range) or, for stride
 float16 is computed in f32 and stored rounded to f16 with an exact round-to-nearest-even
 (``ew_f16_bits`` in ewise_helpers.wgsl; ``pack2x16float`` leaves rounding and overflow unspecified),
 as NumPy computes its float16 ufuncs,
-so it needs no adapter feature. 64-bit types need ``shader-int64`` / ``shader-f64``.
+so it needs no adapter feature. float64 needs ``shader-f64``. int64/uint64 are native with
+``shader-int64``; without it they are two 32-bit words (:data:`EMULATED_INT64`: compute and
+storage type the structs ``i64e``/``u64e`` of ``_wgsl/int64_emul.wgsl``, NumPy's byte layout),
+whose conversions, literals and op forms call that library's helpers. :func:`storage_type`
+gives the rows of the device being worked on (``int64_mode``, set by the frontend per device);
+``DTYPE_TABLE`` keeps the native rows.
 
 complex64 and complex128 are stored as NumPy stores them, interleaved (real, imaginary) pairs of
 float32 / float64, bound as ``array<vec2<f32>>`` / ``array<vec2<f64>>`` and computed as that
