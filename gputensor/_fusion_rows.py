@@ -162,7 +162,7 @@ def _function(node: Any, slot_of: Any, stat_index: dict[int, Any], scalars: list
     """The row function of a DAG (``_fusion._Node``) or of one array: its parameters mapped to
     operand slots, statistics and scalar parameters."""
     if type(node) is not _fusion._Node:
-        compute = node.dtype.info.compute
+        compute = storage_type(node.dtype.name).compute
         param = _param(node, slot_of, stat_index)
         return ops_row_fusion.RowFunction((param,), "", "x0", compute)
     leaves, pairs, lets, expr, expr_type = _fusion.program(node, round_root=round_root)

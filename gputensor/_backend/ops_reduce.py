@@ -628,7 +628,7 @@ def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int]
     window = backend.max_window_bytes()
     info = []
     for k, op in arrays:
-        t = STORAGE_TYPES[op.dtype]
+        t = storage_type(op.dtype)
         lo, hi = _extent([_Dim(n, s, 0) for n, s in zip(shape, op.strides)])
         if (hi - lo + 1) * t.itemsize > window:
             raise unsupported(f"prologue input {k} spans more than one binding window")
@@ -660,13 +660,13 @@ def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int]
             for slot in range(n_arr):
                 lines.append(f"    s{slot} += c{d} * pro_w({shape_word + rank * (1 + slot) + d}u);")
     for slot, (k, op) in enumerate(arrays):
-        t = STORAGE_TYPES[op.dtype]
+        t = storage_type(op.dtype)
         bindings.append(f"@group(0) @binding({first_binding + slot}) var<storage, read> leaf{slot}: array<{t.array}>;")
         index = f"pro_w({slot}u) + i" if linear else f"s{slot}"
         lines.append(f"    let x{k} = {t.load_expr(f'leaf{slot}', index)};")
     word = n_arr + len(static)
     for k, dtype in scalars:
-        t = STORAGE_TYPES[dtype]
+        t = storage_type(dtype)
         lines.append(f"    let x{k} = {_scalar_load(t, word, 'pro_w')};")
         word += 2 if t.itemsize == 8 else 1
     if prologue.lets:
