@@ -257,3 +257,13 @@ def test_moves_between_devices_keep_values():
     y = x.to_device(emulating[0])
     _same(y, a)
     _same((y + 1).to_device(native[0]) - x, np.ones_like(a))
+
+
+def test_float32_conversion_rounds_to_nearest_even(dev):
+    """int64/uint64 -> float32 at and around ties (NumPy rounds correctly, to even)."""
+    base = [2**24, 2**25, 2**31, 2**40, 2**53, 2**62]
+    near = [b + d for b in base for d in (-3, -1, 0, 1, 2, 3, b >> 24, (b >> 24) * 3, (b >> 25) + 1)]
+    signed = np.array(near + [-v for v in near] + [-(2**63), 2**63 - 1], dtype=np.int64)
+    _same(_on(dev, signed).astype(gt.float32), signed.astype(np.float32))
+    unsigned = np.array(near + [2**64 - 1, 2**63, 2**64 - 2**39, 2**64 - 2**40 - 1], dtype=np.uint64)
+    _same(_on(dev, unsigned).astype(gt.float32), unsigned.astype(np.float32))
