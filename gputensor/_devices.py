@@ -14,8 +14,8 @@ Which device an operation without array arguments (creation functions without ``
 Device capabilities are data (array-api-strict's ``_devices.py`` pattern): a dtype is supported
 when the adapter granted the WebGPU feature the dtype's row in :mod:`gputensor._dtypes` names
 (``shader-int64`` for int64/uint64, ``shader-f64`` for float64; float16 is emulated and always
-available).  int64/uint64 are supported everywhere: where the adapter lacks ``shader-int64`` they are
-emulated as two 32-bit words (``_backend/wgsl_types.EMULATED_INT64``). Default dtypes:
+available). int64/uint64 are supported everywhere: where the adapter lacks ``shader-int64``
+they are emulated as two 32-bit words (``_backend/wgsl_types.EMULATED_INT64``). Default dtypes:
 ``float32`` for real floating, ``int64`` for integral (``int32`` when int64 is emulated),
 ``int64``/``int32`` likewise for indexing, ``bool``.
 
@@ -86,8 +86,9 @@ class _DeviceFacts:
 
     def emulates(self, dtype: DType) -> bool:
         """Whether ``dtype`` is emulated here: int64/uint64 as two 32-bit words on an adapter
-        without ``shader-int64`` (elementwise operations, conversions and copies; other
-        operations raise ``TypeError`` for them, naming the conversion to int32/uint32)."""
+        without ``shader-int64`` (elementwise operations, conversions, copies, indexing,
+        reductions, scans, sorts and searches; an operation without emulation, such as integer
+        matmul, raises ``TypeError`` naming the conversion to int32/uint32)."""
         return dtype.name in EMULATED_INT64 and dtype.feature not in self.features
 
     def check_dtype(self, dtype: DType) -> DType:

@@ -160,9 +160,9 @@ class Pipelines:
             if "shader-int64" not in self.features and _INT64_TYPES.search(source):
                 raise unsupported(
                     f"kernel {name!r} does not support int64/uint64 on this adapter, which lacks "
-                    "shader-int64 (they are emulated as two 32-bit words for elementwise operations, "
-                    "conversions and copies only); convert with x.astype(gt.int32) or "
-                    "x.astype(gt.uint32) first", "shader-int64") from None
+                    "shader-int64 (int64/uint64 are emulated there as two 32-bit words, but not in "
+                    "this kernel); convert with x.astype(gt.int32) or x.astype(gt.uint32) first",
+                    "shader-int64") from None
             raise device_state.classify(self, device_error(f"kernel {name!r} failed to compile: {exc}")) from exc
         self.stats["pipelines_compiled"] += 1
         self._pipeline_info[pipe] = PipelineInfo(name, source, access, flags, code)
