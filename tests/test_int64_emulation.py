@@ -210,16 +210,16 @@ def test_creation_and_copies(dev):
 
 
 def test_host_data_and_info(dev):
-    """NumPy int64 data keeps its values: within int32 it is stored as the device's default
-    integer dtype (int32), beyond it as int64; ``dtypes(device=)`` lists int64 and uint64,
-    the default integer dtypes stay 32-bit there; float64 raises TypeError saying how to
-    convert."""
+    """NumPy int64/uint64 data keeps its dtype and values; ``dtypes(device=)`` lists int64 and
+    uint64, the default integer dtypes stay 32-bit there (Python ints, index results); float64
+    raises TypeError saying how to convert."""
     big = np.array([2**40, -(2**63), 3], dtype=np.int64)
     x = gt.asarray(big, device=dev)
     _same(x, big)
     with dev:
-        assert gt.asarray(np.array([1, 2], dtype=np.int64)).dtype == gt.int32
-        assert gt.asarray(np.array([2**63], dtype=np.uint64)).dtype == gt.uint64
+        _same(gt.asarray(np.array([1, 2], dtype=np.int64)), np.array([1, 2]))
+        _same(gt.asarray(np.array([2**63], dtype=np.uint64)), np.array([2**63], dtype=np.uint64))
+        assert gt.asarray([1, 2]).dtype == gt.int32
     info = gt.__array_namespace_info__()
     assert {"int64", "uint64"} <= set(info.dtypes(device=dev))
     assert info.default_dtypes(device=dev)["integral"] == gt.int32

@@ -81,9 +81,9 @@ class DTypeInfo:
     ``accumulator``: the dtype sums and scans of this dtype accumulate in; ``native``: for
     floats, the WGSL type and feature of the dtype as a native type (``f16`` needs
     ``shader-f16``; the BLAS-like kernels use it), else None; ``fallback``: the narrower dtype of
-    the same kind the device has where it lacks ``feature``: NumPy int64/uint64 data whose values
-    fit is stored as it there (values never change; data that does not fit, and float64 data,
-    raise ``TypeError`` naming it as the conversion), or empty; ``component``: for complex
+    the same kind the device has where it lacks ``feature``: the conversion the ``TypeError``
+    for float64/complex128 data names, and the dtype the message of a kernel without int64
+    emulation names (int64/uint64 themselves are emulated there), or empty; ``component``: for complex
     dtypes, the real dtype of each of the two parts (else empty).
     """
 
