@@ -10,7 +10,10 @@ Modelled on CuPy's ``cupy.testing`` (``numpy_cupy_allclose``, ``for_all_dtypes``
 * :func:`for_dtypes` / :func:`for_all_dtypes` / :func:`for_float_dtypes` / :func:`for_int_dtypes`
   parametrize a test over dtype *names* (``getattr(xp, dtype)`` gives the namespace's dtype).
 * :data:`TOLERANCES` is the one table: ``TOLERANCES[family][dtype name] = (rtol, atol)``;
-  :func:`tolerance` reads it and :func:`assert_close` compares one array with a reference.
+  :func:`tolerance` reads it as a pair, :func:`tol` as keyword arguments
+  (``np.testing.assert_allclose(got, want, **tol("float32", "matmul"))``), and
+  :func:`assert_close` compares one array with a reference. Tests write no literal tolerance
+  (tests/test_compare_table.py checks it): a bound a test needs is a row here, with its reason.
 * Hypothesis strategies (:func:`arrays`, :func:`bounded`, :func:`axes_for`) and small helpers
   (:func:`gpu`, :func:`gt_dtype`, :func:`to_numpy`) shared by the test files.
 
@@ -29,6 +32,11 @@ Tolerance families:
 * ``fused``: a fused kernel against the same operations unfused (callers scale an absolute term);
 * ``rounded`` / ``builtin``: the backend contract's unary/binary ops, correctly rounded ones and
   transcendental ones (GPU built-ins are specified by absolute error).
+
+These families (:data:`FAMILIES`) have a row for every dtype. The rows after them are per accuracy
+class (elementwise, accumulated/reduction, matmul, chained, nn, linalg, fft) for the dtypes
+their tests use; a test whose bound is tighter or looser than its class's has a row of its own
+with the reason, so that no test is loosened by sharing one.
 
 References are computed by NumPy in float64 (cast to the result dtype) unless a test says
 otherwise.
@@ -78,11 +86,151 @@ TOLERANCES: dict[str, dict[str, tuple[float, float]]] = {
     # the backend contract's transcendental unary/binary ops: GPU sin/cos/log are specified (and on
     # NVIDIA measured, ~7e-7) by absolute error, large relative to results near zero
     "builtin": {**_EXACT, "float16": (1e-3, 1e-4), "float32": (4e-6, 1e-6), "float64": (1e-13, 1e-15)},
+    # -- the classes below are read with :func:`tol` (``**tol(dtype, family)`` in a call of
+    # ``np.testing.assert_allclose`` / :func:`assert_same`); each names the dtypes its tests use.
+    # Where a test's bound is tighter or looser than its class's, it has its own entry here with
+    # the reason, so that no test is loosened by sharing a row.
+    # -- elementwise: a few float32 operations against NumPy (~8 ulp: contraction into fma,
+    # lavapipe's exp/log approximations); "_abs" adds a floor for results near zero
+    "elementwise": {"float32": (1e-6, 0.0), "float64": (1e-6, 0.0)},
+    "elementwise_abs": {"float32": (1e-6, 1e-6)},
+    # dask arrays of gputensor chunks against NumPy: elementwise results (rtol 1e-6, floor 1e-5)
+    "elementwise_floor": {"float32": (1e-6, 1e-5)},
+    # a multiply-add the compiler may contract into one fma: callers scale the absolute term (one
+    # float32 rounding of the product, 2**-23) by the product's magnitude
+    "elementwise_fma": {"float32": (1e-6, 2.0**-23)},
+    # 30 round trips sqrt(x)**2 in float32: 60 roundings
+    "sqrt_square_round_trips": {"float32": (1e-5, 0.0)},
+    # a fused a*b+c against the unfused one: at most one rounding apart (atol 0, no floor)
+    "fused_contracted": {"float32": (4e-7, 0.0)},
+    # the backend contract's built-in unary ops, relative error per element (float16: computed in
+    # f32, rounded once; float64: emulated)
+    "builtin_relative": {"float16": (2e-3, 0.0), "float32": (1e-5, 0.0), "float64": (1e-13, 0.0)},
+    # float16 results of fused or unfused chains of a few ops compared with each other (each op
+    # rounds to float16 unfused, once fused)
+    "float16_chain": {"float16": (2e-3, 1e-3)},
+    # f32math's float16 paths (computed in f32, rounded to f16) against float64
+    "float16_transcendental": {"float16": (1e-3, 1e-3)},
+    # atan2 written in a user kernel with WGSL's atan2 (lavapipe's approximation: ~1e-4 relative)
+    "user_atan2": {"float32": (5e-4, 1e-5)},
+    # complex64 division: the scaled (Smith) quotient, a few roundings more than NumPy's
+    "complex_divide": {"complex64": (2e-6, 0.0)},
+    # complex special values and branch cuts of the transcendental functions, per part
+    "complex_special": {"complex64": (1e-6, 0.0), "complex128": (1e-14, 0.0)},
+    # fftfreq in float16: i / (n d) rounded once to float16
+    "float16_fftfreq": {"float16": (1e-3, 0.0)},
+    # np.interp on the device: one multiply-add per value in float64
+    "interp": {"float64": (1e-15, 0.0)},
+    # dask's percentile over gputensor chunks (interp of sorted chunks) in float64
+    "percentile": {"float64": (1e-12, 0.0)},
+    # -- accumulated: sums, means, scans, dot products of moderate length (tens to thousands of
+    # terms) in float32, in another order than NumPy's; "_abs" / "_fine" add an absolute floor
+    # for results near zero (cancellation)
+    "accumulated": {"float32": (1e-5, 0.0)},
+    "accumulated_abs": {"float32": (1e-5, 1e-5)},
+    "accumulated_fine": {"float32": (1e-5, 1e-6), "float64": (1e-12, 1e-6)},
+    # a handful of terms (4-row sums): tighter than "accumulated"
+    "sum_short": {"float32": (1e-6, 0.0)},
+    # sums of 10^4-10^6 float32 terms (absolute floor at the sums' rounding)
+    "sum_long": {"float32": (1e-5, 1e-3)},
+    # row sums and scans of hundreds to thousands of terms
+    "sum_rows": {"float32": (1e-5, 1e-4)},
+    # column sums of dask chunks: per-chunk partial sums added on the host
+    "sum_chunks": {"float32": (1e-4, 1e-3)},
+    # complex64 sums and means of 10^5 terms
+    "sum_complex_long": {"complex64": (1e-4, 1e-3)},
+    # gt.sum against NumPy's sum in the same dtype of small data (equal in practice)
+    "sum_in_dtype": {name: (1e-12, 0.0) for name in INT_NAMES + FLOAT_NAMES},
+    # results that pass through a float16 cast (astype(float16) among array methods)
+    "float16_cast": {"float16": (1e-3, 1e-3)},
+    # float16 sums/means accumulated in f32 and rounded once
+    "float16_sum": {"float16": (2e-3, 0.0)},
+    "float16_reduction": {"float16": (5e-3, 5e-3)},
+    # backend reduce at interior offsets of 4096 values: atol is scaled by the summed magnitudes
+    "reduction_offsets": {"float16": (1e-2, 1e-4), "float32": (1e-4, 1e-6)},
+    # one float32 sum of a few thousand terms compared as a Python float (pytest.approx's rel)
+    "sum_scalar": {"float32": (1e-4, 0.0)},
+    # the backend reduce kernels on small inputs (70 terms)
+    "reduction_small": {"float32": (1e-5, 1e-6)},
+    # one reduction rounded to the result dtype, compared with NumPy's rounded float64 result;
+    # float16: f32 accumulation rounded once
+    "reduction_rounded": {"float16": (2e-3, 0.0), "float32": (1e-12, 0.0), "float64": (1e-12, 0.0)},
+    # two reduce paths (vector loads on/off) that sum in different orders, against each other
+    "reduction_reorder": {"float32": (1e-5, 1e-3), "float64": (1e-12, 1e-9)},
+    # float64 mean/var/std (two passes); float64 moments of float32 data accumulated in float64
+    "moments": {"float64": (1e-12, 1e-13)},
+    "variance": {"float32": (1e-4, 0.0), "float64": (1e-10, 0.0)},
+    "variance_mixed": {"float64": (1e-9, 0.0)},
+    # float32 variance of 1e4 + N(0, 1): the mean's rounding cancels in the squares
+    "variance_cancellation": {"float32": (2e-3, 0.0)},
+    # mean and std from streamed sums and sums of squares (E[x^2] - E[x]^2 cancels)
+    "moments_streamed": {"float32": (1e-3, 1e-5)},
+    "moments_streamed_rel": {"float32": (1e-3, 0.0)},
+    # -- matmul and convolution: k-term float32 dot products (k up to a few hundred); "_small"
+    # k <= 8; "_long_k" callers scale the absolute term by sqrt(k)
+    "matmul": {"float32": (1e-5, 1e-5)},
+    "matmul_rel": {"float32": (1e-5, 0.0)},
+    "matmul_small": {"float32": (1e-5, 1e-6)},
+    "matmul_long_k": {"float32": (1e-4, 3e-5)},
+    # gemm with alpha = 0: beta * C, one product per element
+    "gemm_beta_only": {"float32": (1e-6, 0.0)},
+    # a Gram matrix x x^T of a chained block (entries of size ~100)
+    "gram": {"float32": (1e-4, 1e-3)},
+    # -- chained: several operations (a matmul or reduction after transcendental ones) in float32
+    # ("chained" above: (1e-4, 1e-5)); these add an absolute floor or are per test
+    "chained_abs": {"float32": (1e-4, 1e-4)},
+    # 40 steps alternating an affine map and exp
+    "chained_long": {"float32": (1e-4, 1e-6)},
+    # exp(a/2) + b*b - 1 fused, in the soak test's threads
+    "chained_short": {"float32": (2e-5, 2e-5)},
+    # a fused chain read back from threads
+    "chained_threads": {"float32": (2e-6, 1e-6)},
+    # softmax along an axis with NaN/inf rows masked out (float32 against float64)
+    "softmax": {"float32": (2e-5, 1e-7)},
+    # layer_norm of a row of constant plus one outlier: absolute error of the normalised values
+    "layer_norm_outlier": {"float32": (0.0, 3e-4)},
+    # nn functions against float64 references (softmax, norms, attention pieces, conv)
+    "nn": {"float16": (4e-3, 4e-3), "float32": (2e-5, 2e-6), "float64": (1e-12, 1e-13)},
+    # scaled dot-product attention with scores of a few hundred (an f32 score carries ~1e-5
+    # absolute error into exp), and with long key sequences head by head
+    "attention_large_scores": {"float16": (4e-3, 4e-3), "float32": (1e-3, 1e-3), "float64": (1e-10, 1e-10)},
+    # -- linalg (condition-dependent; the tests use well-conditioned inputs): values compared with
+    # NumPy's; "_tight": float64 results that are one factorisation away from exact
+    "linalg": {"float32": (2e-4, 1e-5), "float64": (1e-10, 1e-12)},
+    "linalg_tight": {"float64": (1e-12, 0.0)},
+    # residuals relative to the operands' norms (a few hundred units of roundoff) for the
+    # factorisations (cholesky, solve, inv, qr) ...
+    "linalg_residual": {"float32": (2e-5, 2e-5), "float64": (1e-12, 1e-12)},
+    # ... and for eigh/svd (float32 eigh: the shifted matrix rounds the input to ~eps*||A||)
+    "spectral_residual": {"float32": (1e-4, 1e-4), "float64": (1e-12, 1e-12)},
+    "complex_linalg_residual": {"complex64": (2e-4, 2e-4), "complex128": (1e-12, 1e-12)},
+    # determinants of singular or tiny matrices: a floor so that an exact zero compares
+    "determinant_floor": {"complex64": (0.0, 1e-30), "complex128": (0.0, 1e-30)},
+    # eigvalsh of a non-symmetric input (the lower triangle is used): numpy's default rtol
+    "eigvalsh_lower": {"float64": (1e-7, 1e-12)},
+    # singular values of a graded matrix (1 .. 1e-6) to high relative accuracy (Jacobi)
+    "svd_graded": {"float64": (1e-9, 0.0)},
+    # matrix norms (nuclear and 2-norms through svd) and vector norms
+    # (one bound for the float32 and float64 cases of the test)
+    "matrix_norm": {"float32": (1e-4, 1e-5)},
+    "vector_norm": {"float32": (1e-4, 1e-6)},
+    # scikit-learn estimators fitted with gputensor arrays against NumPy fits (svd solvers)
+    "estimator": {"float32": (2e-4, 2e-4), "float64": (1e-10, 1e-10)},
+    "estimator_metric": {"float64": (1e-8, 1e-8)},
+    # -- fft: float32 transforms of n points (error ~ eps log n, relative to the input's sum)
+    "fft": {"complex64": (1e-5, 1e-5)},
 }
+#: the families that have a row for every dtype: the ones a result's dtype picks from in
+#: :func:`assert_same` / :func:`numpy_gt_allclose` (``family=``); the others name the dtypes
+#: their tests use and are read with :func:`tol`
+FAMILIES = ("exact", "arith", "transcendental", "inverse_trig", "reduction", "summation", "chained",
+            "attention", "fused", "rounded", "builtin")
 # complex64 / complex128 results take their parts' tolerances, relative to the modulus (see
 # ``_compare``)
 for _family in TOLERANCES.values():
-    _family["complex64"], _family["complex128"] = _family["float32"], _family["float64"]
+    for _c, _f in (("complex64", "float32"), ("complex128", "float64")):
+        if _f in _family and _c not in _family:
+            _family[_c] = _family[_f]
 
 
 def _name(dtype: object) -> str:
@@ -95,6 +243,14 @@ def _name(dtype: object) -> str:
 def tolerance(dtype: object, family: str = "arith") -> tuple[float, float]:
     """(rtol, atol) for a result of ``dtype`` (a gputensor/NumPy dtype or its name)."""
     return TOLERANCES[family][_name(dtype)]
+
+
+def tol(dtype: object, family: str) -> dict[str, float]:
+    """``{"rtol": ..., "atol": ...}`` of :data:`TOLERANCES` for ``dtype`` (a dtype or its name)
+    in ``family``, to pass as keyword arguments (``**tol("float32", "matmul")``); raises
+    KeyError for a family or dtype the table does not have."""
+    rtol, atol = TOLERANCES[family][_name(dtype)]
+    return {"rtol": rtol, "atol": atol}
 
 
 def assert_close(actual: np.ndarray, expected: np.ndarray, dtype: object, family: str = "arith") -> None:

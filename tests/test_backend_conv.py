@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from gputensor._backend import BackendError, BackendErrorKind, get_backend
 from gputensor._backend import ops_conv, ops_gemm
 
+from _compare import tol
+
 NP_DTYPES = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
 EPS = {"float16": (2.0**-11, 2.0**-24), "float32": (2.0**-24, 2.0**-24), "float64": (2.0**-53, 2.0**-53)}
 
@@ -323,4 +325,4 @@ def test_backend_method_delegates(backend):
     backend.conv2d_forward(px, x.shape, pf, f.shape, po, (1, 3, 6, 6), (1, 1), (1, 1))
     out = np.empty((1, 3, 6, 6), np.float32)
     backend.copy_dtoh(out, po)
-    np.testing.assert_allclose(out, reference_conv2d(x, f, 1, 1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out, reference_conv2d(x, f, 1, 1), **tol("float32", "matmul"))

@@ -193,7 +193,7 @@ def check_special(got: np.ndarray, expected: np.ndarray, op, dtype: str, x) -> N
             if e == 0 and op not in _ZERO_SIGN_FREE:
                 assert np.signbit(g) == np.signbit(e), where
         else:
-            rtol = 2e-3 if dtype == "float16" else (1e-5 if dtype == "float32" else 1e-13)
+            rtol = table_tolerance(dtype, "builtin_relative")[0]
             assert abs(float(g) - float(e)) <= rtol * abs(float(e)), where
 
 

@@ -18,6 +18,8 @@ from gputensor._backend import BackendError, BackendErrorKind, BackendTranspose,
 from gputensor._backend import ops_gemm
 from gputensor._backend.ops_gemm import Extent, plan_blocks, plan_gemm_blocks
 
+from _compare import tol
+
 N, T, C = BackendTranspose.NO_TRANS, BackendTranspose.TRANS, BackendTranspose.CONJ_TRANS
 NP_DTYPES = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
 # Rounding unit of the stored result and of the accumulation, per dtype.
@@ -174,7 +176,7 @@ def test_alpha_zero_does_not_read_a_or_b(backend):
     c = Operand(backend, c0, m)
     ops_gemm.gemm(backend, N, N, m, n, k, 0.0, a.ptr, m, b.ptr, k, 3.0, c.ptr, m)
     got = c.unpack(c.download())
-    np.testing.assert_allclose(got, 3.0 * c0, rtol=1e-6)
+    np.testing.assert_allclose(got, 3.0 * c0, **tol("float32", "gemm_beta_only"))
 
 
 @pytest.mark.parametrize("beta", [0.0, 0.5])
@@ -219,7 +221,7 @@ def test_interior_pointers_in_one_allocation(backend):
     backend.copy_dtoh(out, base)
     got = np.stack([out[offs[2] + j * ld: offs[2] + j * ld + m] for j in range(n)], axis=1)
     ref = A.astype(np.float64) @ B + C0
-    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, ref, **tol("float32", "matmul"))
     # A and B unchanged.
     keep = np.ones(storage.shape, bool)
     for j in range(n):
@@ -275,7 +277,7 @@ def test_strided_batched_broadcast_operand(backend):
     ops_gemm.gemm_strided_batched(backend, N, N, m, n, k, 1.0, oa.ptr, m, oa.stride, ob.ptr, k, 0,
                                   0.0, oc.ptr, m, oc.stride, batch)
     got = oc.unpack(oc.download())
-    np.testing.assert_allclose(got, A.astype(np.float64) @ B[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, A.astype(np.float64) @ B[0], **tol("float32", "matmul"))
 
 
 def test_batch_zero_is_a_no_op(backend):
@@ -325,7 +327,7 @@ def test_operand_larger_than_one_binding(backend):
     ref = (B.astype(np.float64) @ A.astype(np.float64)) + 0.5 * C0  # (n, m) == C^T
     # float32 sums of k products of N(0,1) values: rounding grows like sqrt(k) (k is ~4,100 on
     # lavapipe, ~130,000 on an H200 with its larger binding window)
-    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=3e-5 * np.sqrt(k))
+    np.testing.assert_allclose(out, ref, rtol=tol("float32", "matmul_long_k")["rtol"], atol=tol("float32", "matmul_long_k")["atol"] * np.sqrt(k))
     for p in (pa, pb, pc):
         backend.free(p)
 
@@ -501,7 +503,7 @@ def test_splitk_general_strides(backend, kernels_run):
     out = np.empty_like(C0)
     backend.copy_dtoh(out, pc)
     ref = 2.0 * av.astype(np.float64) @ B - C0
-    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out, ref, **tol("float32", "matmul"))
     assert kernels_run == ["gemm_strided", "gemm_combine"]
     for p in (pa, pb, pc):
         backend.free(p)
@@ -743,4 +745,4 @@ def test_backend_method_delegates(backend):
     backend.gemm(N, N, 6, 4, 5, 1.0, pa, 6, pb, 5, 0.0, pc, 6)
     out = np.empty((4, 6), np.float32)
     backend.copy_dtoh(out, pc)
-    np.testing.assert_allclose(out.T, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out.T, A.astype(np.float64) @ B, **tol("float32", "matmul_small"))

@@ -26,6 +26,8 @@ from gputensor._backend import BackendError, BackendErrorKind, ReduceOp, WebGpuB
 from gputensor._backend import ops_reduce
 from gputensor._backend.ops_reduce import REDUCTION_OPS, reduce_contiguous, reduce_strided
 
+from _compare import tol
+
 # Test-side tables (independent of the implementation's).
 DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "float16", "int32", "uint32", "float32",
           "int64", "uint64", "float64"]
@@ -501,9 +503,9 @@ def test_var_is_numerically_sound(backend):
         src = Source(backend, "float32", shape, values=x)
         want = src.view.astype(np.float64).var(axis=axes, ddof=1)
         got = reduce_view(backend, "var", src, axes, "float32", ddof=1, check=False)
-        np.testing.assert_allclose(got, want, rtol=2e-3)
+        np.testing.assert_allclose(got, want, **tol("float32", "variance_cancellation"))
         got = reduce_view(backend, "std", src, axes, "float64", acc="float64", ddof=0.5, check=False)
-        np.testing.assert_allclose(got, np.sqrt(src.view.astype(np.float64).var(axis=axes, ddof=0.5)), rtol=1e-9)
+        np.testing.assert_allclose(got, np.sqrt(src.view.astype(np.float64).var(axis=axes, ddof=0.5)), **tol("float64", "variance_mixed"))
 
 
 def test_var_ddof_at_least_count(backend):
@@ -628,7 +630,7 @@ def test_contract_reduce_every_op_every_axis(backend, shape):
             got = out.read()
             want = {ReduceOp.SUM: np.sum, ReduceOp.MAX: np.max, ReduceOp.MIN: np.min,
                     ReduceOp.MEAN: np.mean, ReduceOp.PROD: np.prod}[op](x.astype(np.float64), axis=axis)
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(got, want, **tol("float32", "reduction_small"))
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float64"])
@@ -646,7 +648,7 @@ def test_contract_reduce_other_floats(backend, dtype):
             want = {ReduceOp.SUM: np.sum, ReduceOp.MAX: np.max, ReduceOp.MIN: np.min,
                     ReduceOp.MEAN: np.mean, ReduceOp.PROD: np.prod}[op](x.astype(np.float64), axis=axis)
             want = want.astype(dtype).astype(np.float64)
-            rtol = 2e-3 if dtype == "float16" else 1e-12
+            rtol = tol(dtype, "reduction_rounded")["rtol"]
             np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(x).sum(axis=axis).max())
 
 
@@ -817,8 +819,8 @@ def test_contiguous_plan_cache_is_not_reused_wrongly(backend):
         x = data[src_off : src_off + count].astype(np.float64).reshape(shape)
         want = {ReduceOp.SUM: np.sum, ReduceOp.MAX: np.max, ReduceOp.MIN: np.min, ReduceOp.MEAN: np.mean,
                 ReduceOp.PROD: np.prod}[op](x, axis=axis).reshape(-1)
-        tol = 1e-2 if data.dtype == np.float16 else 1e-4
-        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1.0, float(np.abs(x).sum())) * 1e-2)
+        rtol, atol = tol(data.dtype, "reduction_offsets").values()
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * max(1.0, float(np.abs(x).sum())))
 
     cases = [
         (ReduceOp.SUM, (16, 200), 1), (ReduceOp.SUM, (200, 16), 1), (ReduceOp.SUM, (16, 200), 0),
@@ -1132,8 +1134,7 @@ def test_vector_path_on_and_off_agree(backend, knobs, dtype):
             if kind(dst) != "f" or op == "max":
                 np.testing.assert_array_equal(results[0], results[1])
             else:  # another order of summation
-                np.testing.assert_allclose(results[0], results[1], rtol=1e-5 if dst == "float32" else 1e-12,
-                                           atol=1e-3 if dst == "float32" else 1e-9)
+                np.testing.assert_allclose(results[0], results[1], **tol(dst, "reduction_reorder"))
 
 
 def test_vector_path_is_bitwise_reproducible(backend, knobs):
@@ -1200,8 +1201,8 @@ def test_frontend_offset_views_take_the_vector_path(knobs):
     for sl in (slice(1, None), slice(2, -1), slice(3, -3), slice(5, 10_000), slice(None, None, -1)):
         for vec in (True, False):
             knobs(vec4=vec)
-            np.testing.assert_allclose(float(gt.sum(a[sl])), host[sl].astype(np.float64).sum(), rtol=1e-5, atol=1e-3)
+            np.testing.assert_allclose(float(gt.sum(a[sl])), host[sl].astype(np.float64).sum(), **tol("float32", "sum_long"))
             assert float(gt.max(a[sl])) == host[sl].max()
     m = gt.asarray(host[:20_000].reshape(40, 500))
     np.testing.assert_allclose(gt.sum(m[1:, 3:], axis=1).get(), host[:20_000].reshape(40, 500)[1:, 3:].sum(axis=1),
-                               rtol=1e-5, atol=1e-4)
+                               **tol("float32", "sum_rows"))

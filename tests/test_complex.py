@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 import gputensor as gt
 from _compare import COMPLEX_NAMES, assert_same, numpy_gt_allclose, numpy_gt_array_equal, run_both
+from _compare import tolerance
 
 
 def _needs(dtype: str) -> None:
@@ -211,7 +212,7 @@ def test_binary_against_numpy(name, cdtype, data):
               "equal": "exact", "not_equal": "exact"}.get(name, "transcendental")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        run_both(lambda xp: _ref(xp, name)(xp.asarray(a), xp.asarray(b)), family, rtol=2e-6 if (
+        run_both(lambda xp: _ref(xp, name)(xp.asarray(a), xp.asarray(b)), family, rtol=tolerance("complex64", "complex_divide")[0] if (
             name == "divide" and cdtype == "complex64") else None)
 
 
@@ -314,7 +315,7 @@ def test_spec_special_cases(name, cdtype):
     z.real = [c[0][0] for c in cases]
     z.imag = [c[0][1] for c in cases]
     got = getattr(gt, name)(gt.asarray(z)).get()
-    rtol = 1e-6 if cdtype == "complex64" else 1e-14
+    rtol = tolerance(cdtype, "complex_special")[0]
     for k, (arg, want) in enumerate(cases):
         g = got[k]
         if isinstance(want, tuple):

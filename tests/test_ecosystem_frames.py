@@ -7,6 +7,8 @@ import pytest
 
 import gputensor as gt
 
+from _compare import tol
+
 H = (np.arange(24, dtype=np.float32).reshape(4, 6) - 9) / 4
 
 
@@ -33,7 +35,7 @@ def test_xarray_dataarray_stays_on_the_device():
         got, want = case(a), case(ref)
         assert isinstance(got.data, gt.GpuArray), type(got.data)
         assert got.dims == want.dims
-        np.testing.assert_allclose(gt.asnumpy(got.data), want.values, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(gt.asnumpy(got.data), want.values, **tol("float32", "accumulated_fine"))
 
 
 def test_pandas_converts_by_value():
@@ -43,7 +45,7 @@ def test_pandas_converts_by_value():
     assert len(s) == 6 and s.dtype == np.float32 and s.tolist() == H[0].tolist()
     df = pd.DataFrame(x, columns=list("abcdef"))
     assert df.shape == (4, 6) and (df.dtypes == np.float32).all()
-    np.testing.assert_allclose(df.sum().to_numpy(), H.sum(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(df.sum().to_numpy(), H.sum(axis=0), **tol("float32", "sum_short"))
     cols = pd.DataFrame({"a": x[:, 0], "b": x[:, 1]})
     np.testing.assert_array_equal(cols.to_numpy(), H[:, :2])
     x[0, 0] = 100.0  # the frame holds host copies
@@ -59,7 +61,7 @@ def test_matplotlib_hist_takes_one_data_set():
         counts, edges, _ = ax.hist(gt.asarray(H.ravel()), bins=4)
         want, want_edges = np.histogram(H.ravel(), bins=4)
         np.testing.assert_array_equal(counts, want)
-        np.testing.assert_allclose(edges, want_edges, rtol=1e-6)
+        np.testing.assert_allclose(edges, want_edges, **tol("float32", "elementwise"))
         ax.plot(gt.asarray(H[0]))
     finally:
         plt.close(fig)

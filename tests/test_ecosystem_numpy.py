@@ -9,9 +9,11 @@ import pytest
 import gputensor as gt
 
 from _compare import assert_same
+from _compare import tol
 
 
-def assert_close(got: gt.GpuArray, want: np.ndarray, rtol: float = 1e-6, atol: float = 1e-6) -> None:
+def assert_close(got: gt.GpuArray, want: np.ndarray, rtol: float = tol("float32", "elementwise_abs")["rtol"],
+                 atol: float = tol("float32", "elementwise_abs")["atol"]) -> None:
     """``got`` is a gputensor array of ``want``'s shape and dtype with close values."""
     want = np.asarray(want)
     assert isinstance(got, gt.GpuArray), type(got)
@@ -94,7 +96,7 @@ def test_numpy_calls_stay_on_the_device(call, x):
     got = call(np, x)
     want = call(np, H)
     assert isinstance(got, gt.GpuArray), type(got)
-    assert_close(got, np.asarray(want), rtol=1e-5, atol=1e-5)
+    assert_close(got, np.asarray(want), **tol("float32", "accumulated_abs"))
 
 
 def test_out_and_dtype_arguments(x):
@@ -103,7 +105,7 @@ def test_out_and_dtype_arguments(x):
     assert_close(out, H + 1)
     red = gt.zeros((6,))
     assert np.sum(x, axis=0, out=red) is red
-    assert_close(red, H.sum(axis=0), rtol=1e-5)
+    assert_close(red, H.sum(axis=0), **tol("float32", "accumulated_fine"))
     assert np.multiply(x, 2, dtype="float64").dtype == gt.float64
     with pytest.raises(TypeError):
         np.add(x, 1, out=np.zeros((4, 6), np.float32))  # a host out=: no silent copy
@@ -117,7 +119,7 @@ def test_missing_functions_and_host_operands_raise(x):
             call()
     spectrum = np.fft.fft(x)  # gputensor.fft's (real input transformed as complex64)
     assert isinstance(spectrum, gt.GpuArray) and spectrum.dtype == gt.complex64
-    np.testing.assert_allclose(gt.asnumpy(spectrum), np.fft.fft(H), rtol=1e-5, atol=1e-5 * np.abs(H).sum())
+    np.testing.assert_allclose(gt.asnumpy(spectrum), np.fft.fft(H), rtol=tol("complex64", "fft")["rtol"], atol=tol("complex64", "fft")["atol"] * np.abs(H).sum())
     with pytest.raises(TypeError):
         np.add(H, x)  # mixing host and device memory is explicit
     with pytest.raises(TypeError):
@@ -126,7 +128,7 @@ def test_missing_functions_and_host_operands_raise(x):
         with pytest.raises(TypeError, match="norm"):
             np.linalg.norm(x)
     else:
-        assert_close(np.linalg.norm(x), np.asarray(np.linalg.norm(H)), rtol=1e-5)
+        assert_close(np.linalg.norm(x), np.asarray(np.linalg.norm(H)), **tol("float32", "accumulated_fine"))
     if hasattr(getattr(gt, "linalg", None), "det"):
         sq = gt.asarray(np.eye(3, dtype=np.float32) * 2)
         assert isinstance(np.linalg.det(sq), gt.GpuArray) and float(np.linalg.det(sq)) == 8.0
@@ -170,7 +172,7 @@ METHOD_CALLS = [
 def test_methods_match_numpy(call, x):
     got = call(x)
     assert isinstance(got, gt.GpuArray)
-    assert_close(got, np.asarray(call(H.copy())), rtol=1e-3, atol=1e-3)
+    assert_close(got, np.asarray(call(H.copy())), **tol("float16", "float16_cast"))
 
 
 def test_scalar_and_host_methods(x):
@@ -197,10 +199,10 @@ def test_scalar_and_host_methods(x):
 
 def test_numpy_names_at_module_level(x):
     assert_close(gt.absolute(-x), np.abs(H))
-    assert_close(gt.cumsum(x), np.cumsum(H), rtol=1e-5, atol=1e-5)
+    assert_close(gt.cumsum(x), np.cumsum(H), **tol("float32", "accumulated_abs"))
     assert_close(gt.concatenate([x, x]), np.concatenate([H, H]))
     assert_close(gt.transpose(x), H.T)
-    assert_close(gt.power(gt.abs(x), 2), np.abs(H) ** 2, rtol=1e-6)
+    assert_close(gt.power(gt.abs(x), 2), np.abs(H) ** 2, **tol("float32", "elementwise_abs"))
     assert_close(gt.amax(x, axis=0), H.max(axis=0))
     assert gt.ndarray is gt.GpuArray
 
@@ -215,7 +217,7 @@ def test_interp_matches_numpy_on_the_device(left, right):
     got = np.interp(gt.asarray(x), gt.asarray(xp), gt.asarray(fp), left=left, right=right)
     assert isinstance(got, gt.GpuArray)
     np.testing.assert_allclose(np.asarray(got), np.interp(x, xp, fp, left=left, right=right),
-                               rtol=1e-15, atol=0)
+                               **tol("float64", "interp"))
     one = gt.interp(gt.asarray(x[:4]), gt.asarray([0.5]), gt.asarray([7.0]))
     np.testing.assert_array_equal(np.asarray(one), np.interp(x[:4], [0.5], [7.0]))
     with pytest.raises(ValueError):

@@ -24,6 +24,7 @@ import gputensor.fft as gfft
 from gputensor._backend import get_backend
 
 from _compare import gpu, to_numpy
+from _compare import tol
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the benchmarks package lives beside gputensor, not inside it
@@ -215,7 +216,7 @@ def test_fftfreq_rfftfreq(dtype: str | None) -> None:
     assert gfft.fftfreq(4, device=gt.asarray([1.0]).device).shape == (4,)
     out = gfft.fftfreq(6, dtype=gt.float16)
     assert out.dtype == gt.float16
-    np.testing.assert_allclose(to_numpy(out).astype(np.float64), np.fft.fftfreq(6), rtol=1e-3)
+    np.testing.assert_allclose(to_numpy(out).astype(np.float64), np.fft.fftfreq(6), **tol("float16", "float16_fftfreq"))
 
 
 @pytest.mark.parametrize("dtype", ("float32", "float64", "complex64"))

@@ -22,6 +22,7 @@ from gputensor import _dispatch, _fusion, _runtime
 from gputensor._backend import get_backend
 
 from _compare import assert_close, assert_same
+from _compare import tol
 
 FEW = settings(max_examples=min(settings().max_examples, 15), deadline=None)
 
@@ -109,7 +110,7 @@ def test_fused_equals_unfused_and_unfused_dispatches(backend):
                 t = f(t)
             results[mode] = gt.asnumpy(t)
             assert c.dispatches == (1 if mode else 12)
-    np.testing.assert_allclose(results[True], results[False], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(results[True], results[False], **tol("float32", "accumulated_fine"))
 
 
 def test_attributes_do_not_materialise(backend):
@@ -138,7 +139,7 @@ def test_observers_materialise(backend, observe):
     elif observe == "float":
         y = gt.sum(y) * 1  # a lazy 0-d array
         assert _fusion.is_lazy(y)
-        assert float(y) == pytest.approx(float(ref.sum()), rel=1e-5)
+        assert float(y) == pytest.approx(float(ref.sum()), rel=tol("float32", "accumulated")["rtol"])
     elif observe == "bool":
         y = gt.all(y < 100) | False
         assert bool(y) is True
@@ -154,7 +155,7 @@ def test_observers_materialise(backend, observe):
         assert not _fusion.is_lazy(y)
         np.testing.assert_array_equal(gt.asnumpy(y), ref)
     elif observe == "matmul":
-        np.testing.assert_allclose(gt.asnumpy(y @ y), ref @ ref, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(gt.asnumpy(y @ y), ref @ ref, **tol("float32", "matmul"))
     elif observe == "index":
         np.testing.assert_array_equal(gt.asnumpy(y[1]), ref[1])
     elif observe == "view":
@@ -243,9 +244,9 @@ def test_intermediate_rounding_matches_unfused(backend, dtype):
                 r = (x * 100 + y * 77) // 3 - (y % 5) * x
             out[mode] = gt.asnumpy(r)
     if dtype == "float16":
-        np.testing.assert_allclose(out[True].astype(np.float32), out[False].astype(np.float32), rtol=2e-3, atol=1e-3)
+        np.testing.assert_allclose(out[True].astype(np.float32), out[False].astype(np.float32), **tol("float16", "float16_chain"))
     elif np.dtype(dtype).kind == "f":
-        np.testing.assert_allclose(out[True], out[False], rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-6)
+        np.testing.assert_allclose(out[True], out[False], **tol(dtype, "accumulated_fine"))
     else:
         np.testing.assert_array_equal(out[True], out[False])
     with np.errstate(all="ignore"):
@@ -488,7 +489,7 @@ def test_inplace_into_array_with_a_lazy_operand_is_one_kernel(backend, monkeypat
     c = Counter(backend, monkeypatch)
     a += b * cc  # a = a + b * c written straight into a
     assert c.dispatches == 1 and c.allocs == []
-    np.testing.assert_allclose(gt.asnumpy(a), an + bn * cn, rtol=1e-6)
+    np.testing.assert_allclose(gt.asnumpy(a), an + bn * cn, **tol("float32", "elementwise"))
 
 
 def test_overlapping_assignments_match_numpy(backend):
@@ -570,7 +571,7 @@ def test_reduction_prologue(backend, op, axis, monkeypatch):
         ref = getattr(np, op)(ref_x.astype(np.float32), axis=axis)
         np.testing.assert_array_equal(out[True], ref)
     else:
-        np.testing.assert_allclose(out[True], out[False], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(out[True], out[False], **tol("float32", "accumulated_fine"))
         ref = getattr(np, op)(ref_x, axis=axis)
         assert_close(out[True], ref, "float32", "reduction")
 
@@ -593,7 +594,7 @@ def test_reduction_of_sum_of_products_and_abs_max(backend):
     c = Counter(backend)
     s = gt.sum(a * b)
     m = gt.max(gt.abs(a))
-    assert float(s) == pytest.approx(float(np.dot(an.astype(np.float64), bn)), rel=1e-5)
+    assert float(s) == pytest.approx(float(np.dot(an.astype(np.float64), bn)), rel=tol("float32", "accumulated")["rtol"])
     assert float(m) == float(np.abs(an).max())
     plain = Counter(backend)
     gt.sum(a)
@@ -632,7 +633,7 @@ def test_dag_bounds_cut_long_chains_and_many_inputs(backend):
     y = x
     for _ in range(200):
         y = y * 1.0 + 0.5
-    np.testing.assert_allclose(gt.asnumpy(y), np.full(16, 101.0), rtol=1e-6)
+    np.testing.assert_allclose(gt.asnumpy(y), np.full(16, 101.0), **tol("float32", "elementwise"))
     assert 400 // _fusion.MAX_NODES <= c.dispatches <= 400 // _fusion.MAX_NODES + 2
     arrays = [gt.asarray(np.full(8, k, np.float32)) for k in range(3 * _fusion.max_inputs())]
     c = Counter(backend)
@@ -745,9 +746,9 @@ def test_reduction_prologue_with_partial_passes(backend, op, axis):
         np.testing.assert_array_equal(out[True], out[False])
         np.testing.assert_array_equal(out[True], ref)
     else:
-        np.testing.assert_allclose(out[True], out[False], rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(out[True], out[False], **tol("float32", "elementwise_abs"))
         scale = np.abs(an * bn).sum() if op == "sum" else 1.0
-        np.testing.assert_allclose(out[True], ref, rtol=1e-5, atol=1e-6 * scale)
+        np.testing.assert_allclose(out[True], ref, rtol=tol("float32", "accumulated_fine")["rtol"], atol=tol("float32", "accumulated_fine")["atol"] * scale)
 
 
 def test_no_reference_cycles_keep_device_memory(backend):
@@ -833,7 +834,7 @@ def test_structure_keys_describe_the_program(backend, steps):
     _check_structure_keys(values, seen)
     for got, want in zip(values[4:], plain[4:]):
         np.testing.assert_allclose(gt.asnumpy(got).astype(np.float64), gt.asnumpy(want).astype(np.float64),
-                                   rtol=2e-3, atol=1e-3, equal_nan=True)
+                                   **tol("float16", "float16_chain"), equal_nan=True)
 
 
 def test_structure_keys_of_chains_and_shared_nodes(backend):
@@ -871,7 +872,7 @@ def test_float32_scalar_words_in_a_fused_kernel(backend):
     for got, want in zip(out[True][:2], out[False][:2]):
         np.testing.assert_array_equal(got, want)
         assert np.array_equal(np.signbit(got), np.signbit(want))
-    np.testing.assert_allclose(out[True][2], out[False][2], rtol=4e-7, atol=0)
+    np.testing.assert_allclose(out[True][2], out[False][2], **tol("float32", "fused_contracted"))
 
 
 def test_writes_during_a_flush_keep_new_readers(backend, monkeypatch):
@@ -927,7 +928,7 @@ def test_binary_operator_fast_paths(backend):
                     (x[::-1] * lazy, xn[::-1] * (xn * np.float32(1.5))),
                 ]
                 for got, want in cases:
-                    np.testing.assert_allclose(gt.asnumpy(got), want, rtol=1e-6, atol=1e-6)
+                    np.testing.assert_allclose(gt.asnumpy(got), want, **tol("float32", "elementwise_abs"))
             with pytest.raises(TypeError):
                 x + "a"
             assert x.__add__("a") is NotImplemented

@@ -18,10 +18,12 @@ from hypothesis import strategies as st
 
 import gputensor as gt
 
+from _compare import tol
+
 CDTYPES = ("complex64", "complex128")
 REAL = {"complex64": "float32", "complex128": "float64"}
 #: Residuals relative to ||A||: a few hundred units of roundoff.
-RES = {"complex64": 2e-4, "complex128": 1e-12}
+RES = {n: tol(n, "complex_linalg_residual")["rtol"] for n in ("complex64", "complex128")}
 
 
 def _cx(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> np.ndarray:
@@ -322,7 +324,7 @@ def test_det_slogdet(dtype: str, n: int) -> None:
     d = np.asarray(gt.linalg.det(gt.asarray(a)))
     want = np.linalg.det(a64)
     assert d.dtype == np.dtype(dtype) and d.shape == (3,)
-    np.testing.assert_allclose(d, want, rtol=RES[dtype] * 10 * max(n, 1), atol=1e-30)
+    np.testing.assert_allclose(d, want, rtol=RES[dtype] * 10 * max(n, 1), atol=tol(dtype, "determinant_floor")["atol"])
     sign, logabs = gt.linalg.slogdet(gt.asarray(a))
     assert sign.dtype == getattr(gt, dtype) and logabs.dtype == getattr(gt, REAL[dtype])
     ws, wl = np.linalg.slogdet(a64)

@@ -22,12 +22,13 @@ from gputensor._backend import config
 from gputensor.linalg import LinAlgError
 
 from _compare import numpy_gt_allclose
+from _compare import tol
 
 DTYPES = ("float32", "float64")
 #: Residual bounds relative to the operands' norms: a few hundred units of roundoff.
-EPS = {"float32": 2e-5, "float64": 1e-12}
+EPS = {n: tol(n, "linalg_residual")["rtol"] for n in DTYPES}
 #: Relative / absolute tolerances of values compared with NumPy's (well-conditioned input).
-VALUE_TOL = {"float32": (2e-4, 1e-5), "float64": (1e-10, 1e-12)}
+VALUE_TOL = {n: tuple(tol(n, "linalg").values()) for n in DTYPES}
 SMALL_ORDERS = (1, 3, 8, 17, 32)
 LARGE_ORDERS = (33, 70)
 
@@ -72,7 +73,7 @@ def test_cholesky_upper_and_batch_dims(n: int) -> None:
     upper = gt.linalg.cholesky(gt.asarray(a), upper=True).get()
     assert upper.shape == (2, 3, n, n)
     assert np.all(np.tril(upper, -1) == 0)
-    np.testing.assert_allclose(upper, _mT(np.linalg.cholesky(a)), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(upper, _mT(np.linalg.cholesky(a)), **tol("float64", "linalg"))
 
 
 @pytest.mark.parametrize("n", (4, 40))
@@ -87,7 +88,7 @@ def test_cholesky_not_positive_definite_raises(n: int) -> None:
 def test_cholesky_reads_only_the_lower_triangle() -> None:
     a = _spd(_rng(3), (), 6)
     noisy = np.tril(a) + np.triu(np.full_like(a, 7.0), 1)
-    np.testing.assert_allclose(gt.linalg.cholesky(gt.asarray(noisy)).get(), np.linalg.cholesky(a), rtol=1e-12)
+    np.testing.assert_allclose(gt.linalg.cholesky(gt.asarray(noisy)).get(), np.linalg.cholesky(a), **tol("float64", "linalg_tight"))
 
 
 # ---- solve ----------------------------------------------------------------------------------------
@@ -103,7 +104,7 @@ def test_solve_matches_numpy(dtype: str, n: int) -> None:
     np.testing.assert_allclose(x, np.linalg.solve(a.astype(np.float64), b.astype(np.float64)), *VALUE_TOL[dtype])
 
 
-@numpy_gt_allclose(rtol=1e-10, atol=1e-12)
+@numpy_gt_allclose(**tol("float64", "linalg"))
 def test_solve_vector_and_broadcast(xp) -> None:
     rng = _rng(4)
     a = xp.asarray(_well(rng, (3, 1), 5))
@@ -118,7 +119,7 @@ def test_solve_promotes_and_reads_views() -> None:
     b = rng.standard_normal((9, 4)).astype(np.float32)
     x = gt.linalg.solve(gt.asarray(a).mT, gt.asarray(b))
     assert x.dtype == gt.float64
-    np.testing.assert_allclose(x.get(), np.linalg.solve(a.T, b.astype(np.float64)), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(x.get(), np.linalg.solve(a.T, b.astype(np.float64)), **tol("float64", "linalg"))
 
 
 @pytest.mark.parametrize("n", (6, 50))
@@ -181,7 +182,7 @@ def test_det_singular_is_zero(n: int) -> None:
             assert float(sign.get()) == 0.0 and float(logabs.get()) == -np.inf
 
 
-@numpy_gt_allclose(rtol=1e-10, atol=1e-12)
+@numpy_gt_allclose(**tol("float64", "linalg"))
 def test_det_of_exact_matrices(xp) -> None:
     perm = xp.asarray(np.eye(5)[[1, 0, 3, 4, 2]])
     scaled = xp.asarray(np.diag([2.0, -3.0, 0.5, 4.0]))
@@ -194,7 +195,7 @@ def test_det_large_magnitudes_use_slogdet() -> None:
     a = np.diag(np.full(20, 1e30))
     sign, logabs = gt.linalg.slogdet(gt.asarray(a))
     assert float(sign.get()) == 1.0
-    np.testing.assert_allclose(float(logabs.get()), 20 * np.log(1e30), rtol=1e-12)
+    np.testing.assert_allclose(float(logabs.get()), 20 * np.log(1e30), **tol("float64", "linalg_tight"))
     assert float(gt.linalg.det(gt.asarray(a)).get()) == np.inf
 
 
@@ -241,7 +242,7 @@ def test_qr_empty_shapes(xp) -> None:
 
 
 # ---- matrix_power --------------------------------------------------------------------------------
-@numpy_gt_allclose(rtol=1e-10, atol=1e-12)
+@numpy_gt_allclose(**tol("float64", "linalg"))
 def test_matrix_power(xp) -> None:
     a = xp.asarray(_well(_rng(9), (2,), 6))
     return [xp.linalg.matrix_power(a, n) for n in (0, 1, 2, 3, 5, -1, -2)]
@@ -313,8 +314,8 @@ def test_large_stack_of_small_matrices() -> None:
     lower = gt.linalg.cholesky(gt.asarray(a)).get()
     assert _norm(lower @ _mT(lower) - a) <= 1e-13 * _norm(a) * 8
     x = gt.linalg.solve(gt.asarray(a), gt.asarray(b)).get()
-    np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(gt.linalg.inv(gt.asarray(a)).get(), np.linalg.inv(a), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(x, np.linalg.solve(a, b), **tol("float64", "linalg"))
+    np.testing.assert_allclose(gt.linalg.inv(gt.asarray(a)).get(), np.linalg.inv(a), **tol("float64", "linalg"))
 
 
 def test_benchmark_quick_runs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,11 +18,12 @@ import gputensor as gt
 from gputensor.linalg import LinAlgError
 
 from _compare import numpy_gt_allclose
+from _compare import tol
 
 DTYPES = ("float32", "float64")
 #: Residuals relative to ||A||: a few hundred units of roundoff (float32 eigh: the shifted
 #: matrix rounds the input to ~eps * ||A||_inf per entry).
-RES = {"float32": 1e-4, "float64": 1e-12}
+RES = {n: tol(n, "spectral_residual")["rtol"] for n in ("float32", "float64")}
 SMALL = (1, 2, 5, 8, 17, 32)
 LARGE = (33, 40)
 
@@ -81,7 +82,7 @@ def test_eigh_repeated_and_ill_conditioned(dtype: str, n: int) -> None:
 def test_eigh_reads_the_lower_triangle_and_special_inputs() -> None:
     a = np.array([[2.0, 100.0], [1.0, 2.0]])
     w, v = gt.linalg.eigh(gt.asarray(a))
-    np.testing.assert_allclose(gt.asnumpy(w), np.linalg.eigvalsh(a), atol=1e-12)
+    np.testing.assert_allclose(gt.asnumpy(w), np.linalg.eigvalsh(a), **tol("float64", "eigvalsh_lower"))
     w, v = gt.linalg.eigh(gt.asarray(np.zeros((2, 4, 4))))
     assert np.all(gt.asnumpy(w) == 0) and _orth_err(gt.asnumpy(v)) < 1e-12
     w, v = gt.linalg.eigh(gt.asarray(np.array([[[-3.5]]], dtype=np.float32)))
@@ -139,7 +140,7 @@ def test_svd_rank_deficient_and_ill_conditioned(dtype: str, shape: tuple[int, in
         _check_svd(a, gt.asnumpy(u), gt.asnumpy(s), gt.asnumpy(vh), dtype, full)
     if dtype == "float64":  # singular values of a graded matrix to high relative accuracy
         s = gt.asnumpy(gt.linalg.svdvals(gt.asarray(a[2])))
-        np.testing.assert_allclose(s, np.logspace(0, -6, k), rtol=1e-9)
+        np.testing.assert_allclose(s, np.logspace(0, -6, k), **tol("float64", "svd_graded"))
 
 
 def test_svd_empty_and_special() -> None:
@@ -196,7 +197,7 @@ _A = np.random.default_rng(11).standard_normal((2, 5, 4))
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("ord", ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf))
 @pytest.mark.parametrize("keepdims", (False, True))
-@numpy_gt_allclose(rtol=1e-4, atol=1e-5)
+@numpy_gt_allclose(**tol("float32", "matrix_norm"))
 def test_matrix_norm(xp, dtype: str, ord, keepdims: bool):
     return xp.linalg.matrix_norm(xp.asarray(_A.astype(dtype)), ord=ord, keepdims=keepdims)
 
@@ -204,7 +205,7 @@ def test_matrix_norm(xp, dtype: str, ord, keepdims: bool):
 @pytest.mark.parametrize("ord", (2, 1, 0, math.inf, -math.inf, 3, 0.5, -1, -2.5))
 @pytest.mark.parametrize("axis", (None, 0, -1, (0, 2), (2, 1)))
 @pytest.mark.parametrize("keepdims", (False, True))
-@numpy_gt_allclose(rtol=1e-4, atol=1e-6)
+@numpy_gt_allclose(**tol("float32", "vector_norm"))
 def test_vector_norm(xp, ord, axis, keepdims: bool):
     a = _A.astype(np.float32)
     a[0, 1, 2] = 0.0

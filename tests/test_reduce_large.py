@@ -16,6 +16,7 @@ from gputensor import _searching_functions, _statistical_functions
 from gputensor._backend import config
 
 from _compare import assert_close, to_numpy
+from _compare import tol
 
 LIMIT = 1000
 
@@ -93,7 +94,7 @@ def test_float32_views(shape, axis, view):
     axis = _axis_for(axis, a.ndim)
     ref = a.astype(np.float64)
     scale = (np.abs(ref).sum(axis=axis) * 2e-6).max() + 1e-5
-    np.testing.assert_allclose(to_numpy(gt.sum(xv, axis=axis)), ref.sum(axis=axis), rtol=2e-5, atol=scale)
+    np.testing.assert_allclose(to_numpy(gt.sum(xv, axis=axis)), ref.sum(axis=axis), rtol=tol("float32", "summation")["rtol"], atol=scale)
     assert_close(to_numpy(gt.mean(xv, axis=axis)), ref.mean(axis=axis), "float32", "reduction")
     assert_close(to_numpy(gt.var(xv, axis=axis, correction=1)), ref.var(axis=axis, ddof=1), "float32", "reduction")
     assert_close(to_numpy(gt.std(xv, axis=axis)), ref.std(axis=axis), "float32", "reduction")
@@ -119,7 +120,7 @@ def test_dtypes(dtype, shape, axis, keepdims):
     got = to_numpy(gt.sum(x, **kw))
     want = np.sum(a, **kw, dtype=got.dtype)
     assert got.dtype == want.dtype
-    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got, want, **tol(got.dtype, "sum_in_dtype"))
     np.testing.assert_array_equal(to_numpy(gt.max(x, **kw)), np.max(a, **kw))
     np.testing.assert_array_equal(to_numpy(gt.min(x, **kw)), np.min(a, **kw))
     small = (a % 3 == 0).astype(a.dtype) + 1  # products of ones and twos: exact (wrapping as NumPy)
@@ -131,15 +132,15 @@ def test_dtypes(dtype, shape, axis, keepdims):
         np.testing.assert_array_equal(to_numpy(getattr(gt, fn)(x, **kw)), getattr(np, fn)(a, **kw))
     if dtype == "float64":
         for fn, ref in (("mean", np.mean), ("var", np.var), ("std", np.std)):
-            np.testing.assert_allclose(to_numpy(getattr(gt, fn)(x, **kw)), ref(a, **kw), rtol=1e-12, atol=1e-13)
+            np.testing.assert_allclose(to_numpy(getattr(gt, fn)(x, **kw)), ref(a, **kw), **tol("float64", "moments"))
 
 
 def test_float16_sum_accumulates_wide():
     a = np.full((3, 2500), 0.1, np.float16)
     got = to_numpy(gt.sum(gt.asarray(a), axis=1))
     assert got.dtype == np.float16
-    np.testing.assert_allclose(got, a.astype(np.float32).sum(axis=1), rtol=2e-3)
-    np.testing.assert_allclose(to_numpy(gt.mean(gt.asarray(a))), 0.1, rtol=2e-3)
+    np.testing.assert_allclose(got, a.astype(np.float32).sum(axis=1), **tol("float16", "float16_sum"))
+    np.testing.assert_allclose(to_numpy(gt.mean(gt.asarray(a))), 0.1, **tol("float16", "float16_sum"))
 
 
 @pytest.mark.parametrize("where", [[5], [2500, 10], [4999, 1200], [700, 1700, 3000]])
@@ -170,9 +171,9 @@ def test_var_corrections():
     x = gt.asarray(a)
     for correction in (0, 1, 2.5):
         np.testing.assert_allclose(to_numpy(gt.var(x, axis=1, correction=correction)),
-                                   np.var(a, axis=1, ddof=correction), rtol=1e-10)
+                                   np.var(a, axis=1, ddof=correction), **tol("float64", "variance"))
         np.testing.assert_allclose(to_numpy(gt.std(x, correction=correction, keepdims=True)),
-                                   np.std(a, ddof=correction, keepdims=True), rtol=1e-10)
+                                   np.std(a, ddof=correction, keepdims=True), **tol("float64", "variance"))
     with np.errstate(divide="ignore", invalid="ignore"):
         np.testing.assert_array_equal(to_numpy(gt.var(x, axis=1, correction=1600)),
                                       np.var(a, axis=1, ddof=1600))
@@ -185,9 +186,9 @@ def test_lazy_input():
     a = _data((3, 1500), "float32")
     x = gt.asarray(a)
     np.testing.assert_allclose(to_numpy(gt.sum(x * 2 + 1, axis=1)), (a.astype(np.float64) * 2 + 1).sum(axis=1),
-                               rtol=2e-5)
+                               **tol("float32", "summation"))
     np.testing.assert_allclose(to_numpy(gt.mean(x * x, axis=None, keepdims=True)),
-                               (a.astype(np.float64) ** 2).mean(keepdims=True), rtol=2e-5)
+                               (a.astype(np.float64) ** 2).mean(keepdims=True), **tol("float32", "summation"))
     np.testing.assert_array_equal(to_numpy(gt.argmax(-x, axis=1)), np.argmax(-a, axis=1))
 
 
@@ -209,9 +210,9 @@ def test_outputs_and_reduced_both_over_limit():
         x = gt.asarray(a)
         for axis in (0, 1):
             np.testing.assert_allclose(to_numpy(gt.sum(x, axis=axis)), a.astype(np.float64).sum(axis=axis),
-                                       rtol=1e-5, atol=1e-4)
+                                       **tol("float32", "sum_rows"))
             np.testing.assert_allclose(to_numpy(gt.var(x, axis=axis)), a.astype(np.float64).var(axis=axis),
-                                       rtol=1e-5)
+                                       **tol("float32", "accumulated"))
             np.testing.assert_array_equal(to_numpy(gt.argmin(x, axis=axis)), np.argmin(a, axis=axis))
 
 
@@ -222,20 +223,20 @@ def test_complex_and_float16():
     for fn in ("sum", "mean"):
         for axis in (None, 1):
             np.testing.assert_allclose(to_numpy(getattr(gt, fn)(x, axis=axis)),
-                                       getattr(np, fn)(c.astype(np.complex128), axis=axis), rtol=1e-4, atol=1e-3)
+                                       getattr(np, fn)(c.astype(np.complex128), axis=axis), **tol("complex64", "sum_complex_long"))
     np.testing.assert_array_equal(to_numpy(gt.any(x, axis=1)), np.any(c, axis=1))
     h = rng.standard_normal((3, 1500)).astype(np.float16)
     xh = gt.asarray(h)
     for fn in ("mean", "var", "std"):
         got = to_numpy(getattr(gt, fn)(xh, axis=1))
         assert got.dtype == np.float16
-        np.testing.assert_allclose(got, getattr(np, fn)(h.astype(np.float64), axis=1), rtol=5e-3, atol=5e-3)
+        np.testing.assert_allclose(got, getattr(np, fn)(h.astype(np.float64), axis=1), **tol("float16", "float16_reduction"))
     np.testing.assert_array_equal(to_numpy(gt.argmax(xh, axis=1)), np.argmax(h, axis=1))
 
 
 def test_lazy_source_over_limit_counts_within():
     a = _data((3, 900), "float32")  # 2700 fused-source elements, 900 reduced, 3 outputs
     x = gt.asarray(a)
-    np.testing.assert_allclose(to_numpy(gt.sum(x * 2, axis=1)), (a.astype(np.float64) * 2).sum(axis=1), rtol=2e-5)
+    np.testing.assert_allclose(to_numpy(gt.sum(x * 2, axis=1)), (a.astype(np.float64) * 2).sum(axis=1), **tol("float32", "summation"))
     np.testing.assert_allclose(to_numpy(gt.var(x * 2, axis=1, keepdims=True)),
-                               (a.astype(np.float64) * 2).var(axis=1, keepdims=True), rtol=1e-4)
+                               (a.astype(np.float64) * 2).var(axis=1, keepdims=True), **tol("float32", "variance"))

@@ -18,6 +18,8 @@ import numpy as np
 
 import gputensor as gt
 
+from _compare import tol
+
 SOAK_SECONDS = float(os.environ.get("SOAK_SECONDS", "10"))
 SOAK_THREADS = int(os.environ.get("SOAK_THREADS", "4"))
 #: Growth allowed after the warm-up: the pool (bytes it holds) and the process (resident set).
@@ -57,7 +59,7 @@ def _step(rng: np.random.Generator, kind: int) -> None:
     ga, gb = gt.asarray(a), gt.asarray(b)
     if kind == 0:  # a fused chain
         got = gt.asnumpy(gt.exp(ga * 0.5) + gb * gb - 1.0)
-        np.testing.assert_allclose(got, np.exp(a * 0.5) + b * b - 1.0, rtol=2e-5, atol=2e-5)
+        np.testing.assert_allclose(got, np.exp(a * 0.5) + b * b - 1.0, **tol("float32", "chained_short"))
     elif kind == 1:  # reductions
         assert abs(float(gt.sum(ga)) - float(a.astype(np.float64).sum())) <= 1e-3 * (1 + np.abs(a).sum())
         assert float(gt.max(gb)) == float(b.max())
@@ -70,7 +72,7 @@ def _step(rng: np.random.Generator, kind: int) -> None:
         m, k = int(rng.integers(1, 40)), int(rng.integers(1, 40))
         x = rng.standard_normal((m, k)).astype(np.float32)
         y = rng.standard_normal((k, 7)).astype(np.float32)
-        np.testing.assert_allclose(gt.asnumpy(gt.asarray(x) @ gt.asarray(y)), x @ y, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(gt.asnumpy(gt.asarray(x) @ gt.asarray(y)), x @ y, **tol("float32", "chained_abs"))
     elif kind == 4:  # a scatter with duplicates: the last write wins
         idx = rng.integers(-n, n, 3 * n)
         vals = rng.standard_normal(3 * n).astype(np.float32)
@@ -79,7 +81,7 @@ def _step(rng: np.random.Generator, kind: int) -> None:
         ga[gt.asarray(idx)] = gt.asarray(vals)
         np.testing.assert_array_equal(gt.asnumpy(ga), expect)
     elif kind == 5:  # user kernels
-        np.testing.assert_allclose(gt.asnumpy(_SQUARED_DIFF(ga, gb)), (a - b) * (a - b), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(gt.asnumpy(_SQUARED_DIFF(ga, gb)), (a - b) * (a - b), **tol("float32", "elementwise_abs"))
         out = gt.empty(n, dtype=gt.float32)
         _SCALE(-(-n // 64), (ga, out), params=(n, 3.0))
         np.testing.assert_array_equal(gt.asnumpy(out), np.float32(3.0) * a)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _compare import assert_close
+from _compare import tol
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -118,7 +119,7 @@ def test_several_outputs_mixed_dtypes() -> None:
     r, phi, pos, q = k(gt.asarray(x), gt.asarray(y))
     rr = x.astype(np.float64) ** 2 + y.astype(np.float64) ** 2
     assert_close(gt.asnumpy(r), np.sqrt(rr), "float32", "transcendental")
-    np.testing.assert_allclose(gt.asnumpy(phi), np.arctan2(y, x), rtol=5e-4, atol=1e-5)
+    np.testing.assert_allclose(gt.asnumpy(phi), np.arctan2(y, x), **tol("float32", "user_atan2"))
     np.testing.assert_array_equal(gt.asnumpy(pos), (x > 0) & (y > 0))
     np.testing.assert_array_equal(gt.asnumpy(q), np.where(rr > 1, np.arange(24).reshape(4, 6), -1))
 
@@ -128,7 +129,7 @@ def test_index_and_size_and_return_options() -> None:
                              return_tuple=True)
     z, f = k(size=7)
     np.testing.assert_array_equal(gt.asnumpy(z), np.arange(7) * 2 + 7)
-    np.testing.assert_allclose(gt.asnumpy(f), np.arange(7) / 7, rtol=1e-6)
+    np.testing.assert_allclose(gt.asnumpy(f), np.arange(7) / 7, **tol("float32", "elementwise"))
     one = gt.ElementwiseKernel("float32 x", "float32 z", "z = x;", "copy1", return_tuple=True)
     (c,) = one(gt.asarray(np.ones(2, np.float32)))
     assert c.shape == (2,)
@@ -384,10 +385,10 @@ def test_raw_inputs() -> None:
     k = gt.ElementwiseKernel("T x, raw T w", "T z", "z = x + w(n - 1u - i) * w(min(i + 1u, n - 1u));", "raw_rev")
     z = k(gt.asarray(x), gt.asarray(w))
     idx = np.minimum(np.arange(10) + 1, 9)
-    np.testing.assert_allclose(gt.asnumpy(z), x + w[::-1] * w[idx], rtol=1e-6)
+    np.testing.assert_allclose(gt.asnumpy(z), x + w[::-1] * w[idx], **tol("float32", "elementwise"))
     # a non-contiguous raw argument is made contiguous first; a packed raw argument works
     wide = gt.asarray(np.repeat(w, 2))
-    np.testing.assert_allclose(gt.asnumpy(k(gt.asarray(x), wide[::2])), x + w[::-1] * w[idx], rtol=1e-6)
+    np.testing.assert_allclose(gt.asnumpy(k(gt.asarray(x), wide[::2])), x + w[::-1] * w[idx], **tol("float32", "elementwise"))
     lut = np.array([5, -7, 9, 100], np.int8)
     k8 = gt.ElementwiseKernel("uint32 j, raw int8 t", "int32 z", "z = t(j % 4u);", "lut")
     np.testing.assert_array_equal(gt.asnumpy(k8(gt.asarray(np.arange(9, dtype=np.uint32)), gt.asarray(lut))),
@@ -414,7 +415,8 @@ def test_split_over_windows_keeps_global_index(backend, monkeypatch: pytest.Monk
     lin = np.arange(13 * 70).reshape(13, 70)
     # x * y + i may be contracted into one fma (NVIDIA does): a rounding of the product's size
     ref = x[:, ::-1] * y + lin.astype(np.float32) + lut[lin % 16]
-    np.testing.assert_allclose(gt.asnumpy(z), ref, rtol=1e-6, atol=2.0**-23 * np.abs(x[:, ::-1] * y).max())
+    np.testing.assert_allclose(gt.asnumpy(z), ref, rtol=tol("float32", "elementwise_fma")["rtol"],
+                               atol=tol("float32", "elementwise_fma")["atol"] * np.abs(x[:, ::-1] * y).max())
     np.testing.assert_array_equal(gt.asnumpy(q), np.broadcast_to((y + 1).astype(np.int8), (13, 70)))
     np.testing.assert_array_equal(gt.asnumpy(b), (lin & 1) == 1)
 
@@ -520,12 +522,13 @@ def test_raw_kernel_2d_grid_and_params() -> None:
     k = gt.RawKernel(SCALE_2D, "scale")
     assert k.workgroup_size == (8, 8, 1)
     k(((cols + 7) // 8, (rows + 7) // 8), (gx, gy), params=(rows, cols, 2.5, -3))
-    np.testing.assert_allclose(gt.asnumpy(gy), 2.5 * x - 3, rtol=1e-6, atol=2.0**-23 * 2.5 * np.abs(x).max())  # fma
+    np.testing.assert_allclose(gt.asnumpy(gy), 2.5 * x - 3, rtol=tol("float32", "elementwise_fma")["rtol"],
+                               atol=tol("float32", "elementwise_fma")["atol"] * 2.5 * np.abs(x).max())  # fma
     # CuPy's (grid, block, args) form; params as raw bytes
     raw = np.array([rows, cols], np.uint32).tobytes() + np.array([0.5], np.float32).tobytes() + \
         np.array([1], np.int32).tobytes()
     k(((cols + 7) // 8, (rows + 7) // 8), (8, 8), [gx, gy], params=raw)
-    np.testing.assert_allclose(gt.asnumpy(gy), 0.5 * x + 1, rtol=1e-6)
+    np.testing.assert_allclose(gt.asnumpy(gy), 0.5 * x + 1, **tol("float32", "elementwise"))
     with pytest.raises(ValueError, match="workgroup_size"):
         k((1, 1), (16, 16), (gx, gy), params=raw)
 
