@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kernels import library_code
-from .wgsl_types import StorageType, compute_info, convert, storage_type
+from .wgsl_types import StorageType, compute_info, convert, emulating_int64, storage_type
 
 WORKGROUP = 256
 #: Elements each invocation of the 'direct' store mode handles.
@@ -144,8 +144,14 @@ def _lane_expr(dtype: str, word: str, lane: int) -> str:
     return storage_type(dtype).lane_expr(word, lane)
 
 
-@functools.lru_cache(maxsize=1024)
 def render_defines(spec: ElementwiseSpec) -> dict[str, str]:
+    """:func:`_render_defines` for the int64 mode of the device being worked on (its loads of
+    int64/uint64 operands differ by it)."""
+    return _render_defines(spec, emulating_int64())
+
+
+@functools.lru_cache(maxsize=1024)
+def _render_defines(spec: ElementwiseSpec, int64_emulated: bool) -> dict[str, str]:
     """The placeholder values of ``elementwise.wgsl`` for ``spec`` (cached per spec: treat the
     result as read-only).
 
@@ -372,9 +378,16 @@ def store_round(value: str, dtype: str) -> str:
     return st.wrap_expr(f"({value})") if st.wrap else value
 
 
-@functools.lru_cache(maxsize=4096)
 def fused_program(inputs: tuple[str, ...], nodes: tuple[FusedNode, ...],
                   round_root: bool = False) -> tuple[str, str, str]:
+    """:func:`_fused_program` for the int64 mode of the device being worked on (the compute
+    types of int64/uint64 inputs differ by it)."""
+    return _fused_program(inputs, nodes, round_root, emulating_int64())
+
+
+@functools.lru_cache(maxsize=4096)
+def _fused_program(inputs: tuple[str, ...], nodes: tuple[FusedNode, ...],
+                   round_root: bool, int64_emulated: bool) -> tuple[str, str, str]:
     """The WGSL of an elementwise expression DAG: ``(lets, expr, expr_type)`` for
     ``elementwise(..., lets=lets)`` or a reduction ``Prologue``.
 
