@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-gl demo-dawn conformance soak adapter install bench clean
+.PHONY: demo test test-gl test-dawn demo-dawn conformance soak adapter install bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,13 +44,36 @@ CONFORMANCE_ARGS ?=
 conformance: adapter
 	$(PY) tools/conformance.py --max-examples $(CONFORMANCE_EXAMPLES) -- --disable-deadline $(CONFORMANCE_ARGS)
 
-# The suite on llvmpipe through OpenGL (no shader-f64, shader-int64, subgroups; 16 storage buffers).
-test-gl: adapter
-	GPUTENSOR_ADAPTER=gl $(PY) -m pytest -q $(PYTEST_ARGS)
+# The other two configurations: llvmpipe through OpenGL (no shader-f64, shader-int64, subgroups;
+# 16 storage buffers) and Dawn (wgpudawn, Tint) on the lavapipe of Mesa 25 (no shader-f64,
+# shader-int64), set up in .dawn by tools/dawn_lavapipe.sh. By default a bounded run for CI:
+# ADAPTER_TESTS (every kernel compiled on the implementation, then the op families whose tests
+# are fast; linalg and fft are reached by the kernel tour) with the ci-short hypothesis profile;
+# FULL=1: the whole suite (two processes, as make test); PYTEST_ARGS: one run with those arguments.
+ADAPTER_TESTS ?= tests/test_kernel_sources.py tests/test_implementation.py tests/test_bindings.py \
+	tests/test_devices.py tests/test_dtypes.py tests/test_creation.py tests/test_elementwise.py \
+	tests/test_statistical.py tests/test_sorting.py tests/test_searching.py tests/test_sets.py \
+	tests/test_indexing.py tests/test_manipulation.py tests/test_nn.py tests/test_fusion.py \
+	tests/test_user_kernels.py tests/test_threads.py tests/test_faults.py
+define adapter_suite
+	$(if $(strip $(PYTEST_ARGS)),$(1) $(PY) -m pytest -q $(PYTEST_ARGS),$(if $(FULL),\
+	$(1) $(PY) -m pytest -q $(wordlist 1,$(TEST_HALF),$(TEST_FILES)) && \
+	$(1) $(PY) -m pytest -q $(wordlist $(shell echo $$(( $(TEST_HALF) + 1 ))),$(words $(TEST_FILES)),$(TEST_FILES)),\
+	$(1) HYPOTHESIS_PROFILE=ci-short $(PY) -m pytest -q $(ADAPTER_TESTS)))
+endef
 
-# The demo on Dawn (wgpudawn) with the lavapipe of Mesa 25, set up in .dawn by tools/dawn_lavapipe.sh.
-demo-dawn: $(STAMP)
+test-gl: $(STAMP)
+	@$(PY) tools/ensure_adapter.py --gl
+	$(call adapter_suite,GPUTENSOR_ADAPTER=gl)
+
+.dawn/env.sh: tools/dawn_lavapipe.sh | $(STAMP)
 	PYTHON=$(PY) tools/dawn_lavapipe.sh .dawn
+
+test-dawn: .dawn/env.sh
+	. .dawn/env.sh && $(call adapter_suite,)
+
+# The demo on Dawn.
+demo-dawn: .dawn/env.sh
 	. .dawn/env.sh && $(PY) -m gputensor
 
 # The soak test for longer: threads x seconds of checked mixed operations (make soak SOAK_SECONDS=1800).

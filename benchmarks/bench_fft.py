@@ -4,19 +4,25 @@
 Cases (through the public API; complex64 unless named, float32 input for the real transforms):
 
 * ``fft.c64.2^k``: 1-D of length 2^10 .. 2^24 (even powers, plus 2^24), one transform;
-* ``fft.c64.2^10xb4096``, ``fft.c64.2^16xb256``: batched 1-D along the last axis;
+* ``fft.c64.2^kxbB``: batched 1-D along the last axis (2^10 x 4096, 2^12 x 4096, 2^16 x 256,
+  2^20 x 16); ``fft.c64.axis0.4096x1024``: along the first axis (columns);
+* ``fft.c64.1009xb4096``, ``fft.c64.65537xb16`` (Bluestein), ``fft.c64.14175xb1024`` (mixed
+  radix 3^4 5^2 7);
 * ``fft2.c64.1024^2``, ``fft2.c64.4096^2``, ``fftn.c64.256^3``: n-D over every axis;
+* ``fft.c128.2^12``, ``fft.c128.2^20``, ``fft.c128.1009``: complex128;
 * ``rfft.f32.N``: real transforms of powers of two (2^10, 2^16, 2^20) and of primes (1009,
-  65537), single and batched (``1009xb1024``, ``2^12xb1024``).
+  65537), single and batched (``2^12xb1024``, ``1009xb1024``); ``irfft.c64.2^16`` (2^15 + 1
+  values to 2^16 reals).
 
 For each framework a case is called once (cold: compilation, plans), its result checked against
-numpy.fft of the same input (max error relative to the largest value, tolerance 1e-3 for
-complex64), the clocks warmed (``_timing.ClockWarmer``), then 3 batches of ``reps`` calls timed,
-every result held until the synchronisation that ends its batch (``_timing.Timer.batch``).
-Per call, medians over the batches: ``host us`` (issuing the calls), ``gpu us`` (gputensor: the
-kernels' timestamp-query times over a profiled batch; torch / cupy: CUDA events around a batch),
-``wall us`` (calls plus the final synchronisation); ``gt/torch`` and ``gt/cupy`` are speed
-ratios of the wall times (torch wall / gputensor wall: above 1, gputensor is faster).
+numpy.fft of the same input (max error relative to the largest value, printed as ``err``;
+tolerance 1e-3 for complex64 / float32, 1e-10 for complex128), the clocks warmed
+(``_timing.ClockWarmer``), then 3 batches of ``reps`` calls timed, every result held until the
+synchronisation that ends its batch (``_timing.Timer.batch``). Per call, medians over the
+batches: ``host us`` (issuing the calls), ``gpu us`` (gputensor: the kernels' timestamp-query
+times over a profiled batch; torch / cupy: CUDA events around a batch), ``wall us`` (calls plus
+the final synchronisation); ``gt/torch`` and ``gt/cupy`` are speed ratios of the wall times
+(torch wall / gputensor wall: above 1, gputensor is faster).
 Targets (issue 16): rfft at least 0.5x cuFFT for powers of two, 0.3x for prime lengths.
 
 ``--quick``: tiny sizes (seconds, any adapter: lavapipe in CI); ``--only PATTERN[,PATTERN]``
@@ -46,8 +52,10 @@ from . import _timing
 @dataclass(frozen=True)
 class Case:
     id: str
-    op: str  # fft, fft2, fftn, rfft
+    op: str  # fft, fft2, fftn, rfft, irfft
     shape: tuple[int, ...]
+    dtype: str = "complex64"  # the input's (float32 for rfft)
+    axis: int = -1  # fft: the transformed axis
 
 
 def _p2(k: int) -> str:
@@ -57,35 +65,53 @@ def _p2(k: int) -> str:
 def cases(quick: bool) -> list[Case]:
     if quick:
         return [Case("fft.c64.2^10", "fft", (1 << 10,)), Case("fft.c64.2^6xb64", "fft", (64, 1 << 6)),
+                Case("fft.c64.97xb8", "fft", (8, 97)), Case("fft.c64.axis0.64x8", "fft", (64, 8), axis=0),
                 Case("fft2.c64.64^2", "fft2", (64, 64)), Case("fftn.c64.16^3", "fftn", (16, 16, 16)),
-                Case("rfft.f32.2^10", "rfft", (1 << 10,)), Case("rfft.f32.1009", "rfft", (1009,)),
-                Case("rfft.f32.2^8xb64", "rfft", (64, 1 << 8)), Case("rfft.f32.257xb16", "rfft", (16, 257))]
+                Case("fft.c128.2^8", "fft", (1 << 8,), "complex128"),
+                Case("rfft.f32.2^10", "rfft", (1 << 10,), "float32"), Case("rfft.f32.1009", "rfft", (1009,), "float32"),
+                Case("rfft.f32.2^8xb64", "rfft", (64, 1 << 8), "float32"),
+                Case("rfft.f32.257xb16", "rfft", (16, 257), "float32"),
+                Case("irfft.c64.2^10", "irfft", (513,))]
     out = [Case(f"fft.c64.{_p2(k)}", "fft", (1 << k,)) for k in (10, 12, 14, 16, 18, 20, 22, 24)]
-    out += [Case("fft.c64.2^10xb4096", "fft", (4096, 1 << 10)), Case("fft.c64.2^16xb256", "fft", (256, 1 << 16))]
+    out += [Case(f"fft.c64.{_p2(k)}xb{b}", "fft", (b, 1 << k)) for k, b in ((10, 4096), (12, 4096), (16, 256), (20, 16))]
+    out += [Case("fft.c64.axis0.4096x1024", "fft", (4096, 1024), axis=0),
+            Case("fft.c64.1009xb4096", "fft", (4096, 1009)), Case("fft.c64.65537xb16", "fft", (16, 65537)),
+            Case("fft.c64.14175xb1024", "fft", (1024, 14175))]
     out += [Case("fft2.c64.1024^2", "fft2", (1024, 1024)), Case("fft2.c64.4096^2", "fft2", (4096, 4096)),
             Case("fftn.c64.256^3", "fftn", (256, 256, 256))]
-    out += [Case(f"rfft.f32.{_p2(k)}", "rfft", (1 << k,)) for k in (10, 16, 20)]
-    out += [Case("rfft.f32.1009", "rfft", (1009,)), Case("rfft.f32.65537", "rfft", (65537,)),
-            Case("rfft.f32.2^12xb1024", "rfft", (1024, 1 << 12)), Case("rfft.f32.1009xb1024", "rfft", (1024, 1009))]
+    out += [Case("fft.c128.2^12", "fft", (1 << 12,), "complex128"), Case("fft.c128.2^20", "fft", (1 << 20,), "complex128"),
+            Case("fft.c128.1009", "fft", (1009,), "complex128")]
+    out += [Case(f"rfft.f32.{_p2(k)}", "rfft", (1 << k,), "float32") for k in (10, 16, 20)]
+    out += [Case("rfft.f32.1009", "rfft", (1009,), "float32"), Case("rfft.f32.65537", "rfft", (65537,), "float32"),
+            Case("rfft.f32.2^12xb1024", "rfft", (1024, 1 << 12), "float32"),
+            Case("rfft.f32.1009xb1024", "rfft", (1024, 1009), "float32"),
+            Case("irfft.c64.2^16", "irfft", ((1 << 15) + 1,))]
     return out
 
 
 def make_input(case: Case, rng: np.random.Generator) -> np.ndarray:
     x = rng.standard_normal(case.shape).astype(np.float32)
-    if case.op == "rfft":
+    if case.dtype == "float32":
         return x
-    return (x + 1j * rng.standard_normal(case.shape).astype(np.float32)).astype(np.complex64)
+    return (x + 1j * rng.standard_normal(case.shape).astype(np.float32)).astype(case.dtype)
 
 
 def reference(case: Case, x: np.ndarray) -> np.ndarray:
-    return {"fft": np.fft.fft, "fft2": np.fft.fft2, "fftn": np.fft.fftn, "rfft": np.fft.rfft}[case.op](x)
+    if case.op == "fft":
+        return np.fft.fft(x, axis=case.axis)
+    return {"fft2": np.fft.fft2, "fftn": np.fft.fftn, "rfft": np.fft.rfft, "irfft": np.fft.irfft}[case.op](x)
 
 
 def call_for(name: str, mod: Any, case: Case) -> Callable[[Any], Any]:
     """The case's call on framework ``name`` whose fft module is ``mod`` (same spec names)."""
     if case.op == "fft2":
         return (lambda a: mod.fftn(a, axes=(-2, -1))) if name == "gputensor" else (lambda a: mod.fft2(a))
-    return {"fft": lambda a: mod.fft(a), "fftn": lambda a: mod.fftn(a), "rfft": lambda a: mod.rfft(a)}[case.op]
+    if case.op == "fft":
+        axis = case.axis
+        if axis == -1:
+            return lambda a: mod.fft(a)
+        return (lambda a: mod.fft(a, dim=axis)) if name == "torch" else (lambda a: mod.fft(a, axis=axis))
+    return {"fftn": lambda a: mod.fftn(a), "rfft": lambda a: mod.rfft(a), "irfft": lambda a: mod.irfft(a)}[case.op]
 
 
 def _host(name: str, result: Any) -> np.ndarray:
@@ -96,11 +122,18 @@ def _host(name: str, result: Any) -> np.ndarray:
     return result.get()
 
 
-def check(got: np.ndarray, want: np.ndarray) -> str:
+def error(got: np.ndarray, want: np.ndarray) -> float | None:
+    """The largest error relative to the largest value; None for a shape mismatch."""
     if got.shape != want.shape:
-        return f"shape {got.shape} != {want.shape}"
-    err = float(np.max(np.abs(got - want))) / max(float(np.max(np.abs(want))), 1e-30)
-    return "ok" if err <= 1e-3 else f"error {err:.1e}"
+        return None
+    return float(np.max(np.abs(got - want))) / max(float(np.max(np.abs(want))), 1e-30)
+
+
+def check(err: float | None, case: Case) -> str:
+    if err is None:
+        return "shape mismatch"
+    tol = 1e-10 if case.dtype == "complex128" else 1e-3
+    return "ok" if err <= tol else f"error {err:.1e}"
 
 
 def frameworks(use_torch: bool, use_cupy: bool) -> list[tuple[str, Any, _timing.Timer, Callable[[np.ndarray], Any]]]:
@@ -137,7 +170,8 @@ def run_case(case: Case, fws: list, warmer: _timing.ClockWarmer, target_s: float
             fn = call_for(name, mod, case)
             run = lambda _i: fn(a)  # noqa: E731
             cold, first = _timing.cold_call(run, timer.sync)
-            status = check(_host(name, first), want)
+            err = error(_host(name, first), want)
+            status = check(err, case)
             del first
             per = _timing.estimate_call(run, timer.sync, max_calls=8)
             reps = int(max(1, min(200, target_s / per)))
@@ -146,7 +180,7 @@ def run_case(case: Case, fws: list, warmer: _timing.ClockWarmer, target_s: float
             gpu = statistics.median(b.gpu_s for b in batches) if batches[0].gpu_s is not None else None
             if gpu is None:
                 gpu, _ = timer.gpu_batch(run, min(reps, 8), 1)
-            row[name] = {"check": status, "cold_s": cold, "reps": reps,
+            row[name] = {"check": status, "err": err, "cold_s": cold, "reps": reps,
                          "host_us": statistics.median(b.host_s for b in batches) * 1e6,
                          "wall_us": statistics.median(b.wall_s for b in batches) * 1e6,
                          "gpu_us": gpu * 1e6 if gpu is not None else None}
@@ -185,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"adapter: {gt._dispatch.adapter_description()}; frameworks: {', '.join(names)}")
     short = {"gputensor": "gt", "torch": "torch", "cupy": "cupy"}
     head = "".join(f"{f'{short[n]} {k}':>11}" for n in names for k in ("host", "gpu", "wall"))
-    print(f"{'case (us per call)':<24}{head}{'gt/torch':>9}{'gt/cupy':>9}  checks")
+    print(f"{'case (us per call)':<24}{head}{'gt/torch':>9}{'gt/cupy':>9}{'gt err':>9}  checks")
     rows = []
     t_start = time.perf_counter()
     for case in cases(args.quick):
@@ -195,7 +229,9 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         cells = "".join(_us(row[n].get(k)) for n in names for k in ("host_us", "gpu_us", "wall_us"))
         checks = " ".join(f"{n}:{row[n]['check']}" for n in names)
-        print(f"{case.id:<24}{cells}{_ratio(row, 'torch'):>9}{_ratio(row, 'cupy'):>9}  {checks}", flush=True)
+        gt_err = row["gputensor"].get("err")
+        err = f"{gt_err:9.1e}" if gt_err is not None else f"{'-':>9}"
+        print(f"{case.id:<24}{cells}{_ratio(row, 'torch'):>9}{_ratio(row, 'cupy'):>9}{err}  {checks}", flush=True)
     print(f"total {time.perf_counter() - t_start:.1f} s")
     if args.json:
         with open(args.json, "w") as f:

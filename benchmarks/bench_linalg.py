@@ -13,7 +13,8 @@ n = 4096 cholesky, solve and qr at least 0.3x torch; the 8 x 8 stacks at least 1
 ``python3 -m benchmarks.bench_linalg`` (``--quick``: tiny sizes, any adapter; ``--only
 PATTERN`` selects cases by fnmatch; ``--no-torch``; ``--no-check``: without gputensor's flag
 readback, as torch's ``*_ex`` functions; ``--block NB``: the blocked factorizations' block
-width, as ``GPUTENSOR_LINALG_BLOCK``; ``--profile``: after each case, gputensor's kernels of one
+width, as ``GPUTENSOR_LINALG_BLOCK``; ``--panel-rows N``: the panel height above which LU and QR
+panels run over many workgroups, as ``GPUTENSOR_LINALG_PANEL_ROWS``; ``--profile``: after each case, gputensor's kernels of one
 call with their GPU times (``gt.profile()``); ``--json PATH``).
 """
 
@@ -169,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="GPUTENSOR_LINALG_CHECK=0: no singularity readback in cholesky / solve / inv")
     parser.add_argument("--block", type=int, default=0,
                         help="block width of the blocked factorizations (16/32/64/128; 0: defaults)")
+    parser.add_argument("--panel-rows", type=int, default=0,
+                        help="LU / QR panels taller than this run over many workgroups "
+                             "(GPUTENSOR_LINALG_PANEL_ROWS; 0: defaults, 1000000: always one workgroup)")
     parser.add_argument("--profile", action="store_true",
                         help="print the GPU time per kernel of one gputensor call of each case")
     parser.add_argument("--target-s", type=float, default=None, help="seconds per timed batch")
@@ -190,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = {"linalg_check": False} if args.no_check else {}
     if args.block:
         settings["linalg_block"] = args.block
+    if args.panel_rows:
+        settings["linalg_panel_rows"] = args.panel_rows
     previous = config.assign(**settings) if settings else None
     rows = []
     t_start = time.perf_counter()

@@ -16,8 +16,11 @@ adapter) are timed by that one call. Printed: seconds per call per framework, an
 beside the targets (faster than NumPy from n = 512; eigh and svd at n = 4096 at least 0.2x
 torch; batched 8x8 eigh at least 1x torch).
 
-``--quick`` runs tiny sizes (any adapter, seconds); ``--only`` selects cases by substring;
-``--no-torch`` skips torch; ``--no-numpy`` skips NumPy; ``--json PATH`` writes the results.
+``--quick`` runs tiny sizes (any adapter, seconds); ``--sizes 512,1024`` sets the orders of the
+single-matrix cases, ``--batch N`` the batched case's count (0: none); ``--only`` selects cases
+by substring; ``--no-torch`` skips torch; ``--no-numpy`` skips NumPy; ``--json PATH`` writes the
+results. On a GPU with a per-command time limit, run the n=4096 cases on their own:
+``--sizes 4096 --batch 0 --no-numpy --budget 30``.
 """
 
 from __future__ import annotations
@@ -51,17 +54,35 @@ class SpectralCase:
     numpy_target: float | None = 1.0
 
 
-def cases(quick: bool) -> list[SpectralCase]:
+#: Matrix orders of the single-matrix cases, and the batch of the batched 8x8 case.
+SIZES = (512, 1024, 4096)
+BATCH = 10000
+
+
+def cases(quick: bool, sizes: tuple[int, ...] = SIZES, batch: int = BATCH) -> list[SpectralCase]:
+    """The cases: eigh and svd of one n x n matrix for each n of ``sizes`` (targets at n >=
+    4096), then ``batch`` symmetric 8x8 matrices (``batch`` 0: none); ``quick``: tiny sizes."""
     if quick:
         return [SpectralCase("eigh.n48", "eigh", 48, 0, None), SpectralCase("svd.n40", "svd", 40, 0, None),
                 SpectralCase("eigh.batch100.n8", "eigh", 8, 100, None, None)]
     out = []
-    for n in (512, 1024, 4096):
-        target = 0.2 if n == 4096 else None
+    for n in sizes:
+        target = 0.2 if n >= 4096 else None
         out.append(SpectralCase(f"eigh.n{n}", "eigh", n, 0, target))
         out.append(SpectralCase(f"svd.n{n}", "svd", n, 0, target))
-    out.append(SpectralCase("eigh.batch10000.n8", "eigh", 8, 10000, 1.0, None))
+    if batch:
+        out.append(SpectralCase(f"eigh.batch{batch}.n8", "eigh", 8, batch, 1.0, None))
     return out
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--sizes takes comma-separated orders, not {text!r}") from None
+    if any(n < 1 for n in sizes):
+        raise argparse.ArgumentTypeError(f"--sizes takes positive orders, not {text!r}")
+    return sizes
 
 
 def _input(case: SpectralCase) -> np.ndarray:
@@ -134,6 +155,8 @@ def run(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--no-numpy", action="store_true")
     p.add_argument("--budget", type=float, default=60.0)
     p.add_argument("--json", default=None)
+    p.add_argument("--sizes", type=_sizes, default=SIZES, help="orders of the single-matrix cases (512,1024,4096)")
+    p.add_argument("--batch", type=int, default=BATCH, help="matrices of the batched 8x8 eigh case (0: none)")
     args = p.parse_args(argv)
     torch, why = detect_torch(not args.no_torch)
     if torch is None and not args.no_torch:
@@ -141,7 +164,7 @@ def run(argv: list[str] | None = None) -> list[dict[str, Any]]:
     rows = []
     print(f"{'case':<22}{'gputensor s':>13}{'torch s':>11}{'numpy s':>11}{'vs torch':>10}{'target':>8}"
           f"{'vs numpy':>10}{'target':>8}  check")
-    for case in cases(args.quick):
+    for case in cases(args.quick, args.sizes, max(0, args.batch)):
         if args.only and args.only not in case.name:
             continue
         a = _input(case)

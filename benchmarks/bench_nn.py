@@ -6,10 +6,13 @@ Cases (float32 unless named; torch with TF32 off, cuDNN benchmark mode on):
   C=1024, K=256, 14x14;
 * ``sdpa.d{64,128}.s{1024,4096}[.causal]``: batch 4, heads 16; ``sdpa.decode.d{64,128}``: one
   query against 32768 cached keys;
-* ``softmax`` / ``layer_norm`` / ``rms_norm`` on (8192, 4096), float32 and float16.
+* ``{softmax,log_softmax,logsumexp,layer_norm,rms_norm}.{f32,f16}.{rows}x{n}`` (logsumexp along
+  the last axis; the norms with weight, layer_norm with bias) on (4096, 1024), (8192, 4096) and
+  (32768, 128).
 
 For each framework a case is called once (cold: compilation, autotuning), checked (gputensor
-against torch when torch is there, else against a NumPy float64 reference), then the clocks are
+against a NumPy float64 reference -- every case but the sdpa ones longer than 1024, whose
+reference would not fit the host -- and against torch when torch is there), then the clocks are
 warmed the same way for both frameworks (``_harness.Env.warm_clocks``: torch float32 matmuls)
 and 3 batches of ``reps`` calls are timed; every result of a batch is kept until the
 synchronisation that ends it. Reported per call, medians over the batches:
@@ -22,14 +25,15 @@ synchronisation that ends it. Reported per call, medians over the batches:
   target; ``gpu``: the same ratio of the device times.
 
 ``--quick`` runs tiny sizes (seconds, any adapter: the CI smoke test uses it on lavapipe);
-``--only`` selects cases by substring, ``--json PATH`` writes the results, ``--no-torch`` skips
-torch.
+``--only`` selects cases by substring (or fnmatch pattern, with ``*``), ``--json PATH`` writes
+the results, ``--no-torch`` skips torch.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import fnmatch
 import json
 import math
 import statistics
@@ -58,6 +62,7 @@ class NnCase:
     reference: Callable[[dict[str, np.ndarray]], np.ndarray]
     target: float
     tol: float = 1e-4
+    numpy_check: bool = True
 
 
 # ---- NumPy references (float64) ------------------------------------------------------------
@@ -65,6 +70,18 @@ def _softmax_ref(x: np.ndarray) -> np.ndarray:
     x = x.astype(np.float64)
     e = np.exp(x - x.max(-1, keepdims=True))
     return e / e.sum(-1, keepdims=True)
+
+
+def _log_softmax_ref(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    m = x.max(-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
+
+
+def _logsumexp_ref(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    m = x.max(-1)
+    return m + np.log(np.exp(x - m[..., None]).sum(-1))
 
 
 def _layer_norm_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float = 1e-5) -> np.ndarray:
@@ -95,7 +112,8 @@ def _conv_ref(x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
     out = np.zeros((n, k, oh, ow))
     for i in range(r):
         for j in range(s):
-            out += np.einsum("nchw,kc->nkhw", x[:, :, i:i + oh, j:j + ow], w[:, :, i, j].astype(np.float64))
+            tap = np.tensordot(x[:, :, i:i + oh, j:j + ow], w[:, :, i, j].astype(np.float64), axes=([1], [1]))
+            out += tap.transpose(0, 3, 1, 2)
     return out
 
 
@@ -127,7 +145,7 @@ def cases(quick: bool) -> list[NnCase]:
                     lambda rng, shape=shape: {n: _normal(rng, shape) for n in "qkv"},
                     lambda a, c=causal: gt.nn.scaled_dot_product_attention(a["q"], a["k"], a["v"], is_causal=c),
                     lambda F, a, c=causal: F.scaled_dot_product_attention(a["q"], a["k"], a["v"], is_causal=c),
-                    lambda h, c=causal: _sdpa_ref(h["q"], h["k"], h["v"], c), 0.7, 1e-3))
+                    lambda h, c=causal: _sdpa_ref(h["q"], h["k"], h["v"], c), 0.7, 1e-3, numpy_check=seq <= 1024))
     cache = 256 if quick else 32768
     for d in dims:
         qs, ks = (batch, heads, 1, d), (batch, heads, cache, d)
@@ -137,24 +155,33 @@ def cases(quick: bool) -> list[NnCase]:
             lambda a: gt.nn.scaled_dot_product_attention(a["q"], a["k"], a["v"]),
             lambda F, a: F.scaled_dot_product_attention(a["q"], a["k"], a["v"]),
             lambda h: _sdpa_ref(h["q"], h["k"], h["v"], False), 3.0, 1e-3))
-    rows = (64, 256) if quick else (8192, 4096)
-    for dtype, tag, tol in ((np.float32, "f32", 1e-4), (np.float16, "f16", 1e-2)):
+    row_shapes = ((64, 256), (33, 37)) if quick else ((4096, 1024), (8192, 4096), (32768, 128))
+    for rows in row_shapes:
         n = rows[1]
-        out.append(NnCase(
-            f"softmax.{tag}", lambda rng, dt=dtype: {"x": _normal(rng, rows, dt, 3.0)},
-            lambda a: gt.nn.softmax(a["x"], axis=-1), lambda F, a: F.softmax(a["x"], dim=-1),
-            lambda h: _softmax_ref(h["x"]), 1.0, tol))
-        out.append(NnCase(
-            f"layer_norm.{tag}",
-            lambda rng, dt=dtype, n=n: {"x": _normal(rng, rows, dt), "w": _normal(rng, (n,), dt), "b": _normal(rng, (n,), dt)},
-            lambda a, n=n: gt.nn.layer_norm(a["x"], (n,), a["w"], a["b"]),
-            lambda F, a, n=n: F.layer_norm(a["x"], (n,), a["w"], a["b"]),
-            lambda h: _layer_norm_ref(h["x"], h["w"], h["b"]), 1.0, tol * 10))
-        out.append(NnCase(
-            f"rms_norm.{tag}", lambda rng, dt=dtype, n=n: {"x": _normal(rng, rows, dt), "w": _normal(rng, (n,), dt)},
-            lambda a, n=n: gt.nn.rms_norm(a["x"], (n,), a["w"], eps=1e-6),
-            lambda F, a, n=n: F.rms_norm(a["x"], (n,), a["w"], eps=1e-6),
-            lambda h: _rms_norm_ref(h["x"], h["w"]), 1.0, tol * 10))
+        size = f"{rows[0]}x{n}"
+        for dtype, tag, tol in ((np.float32, "f32", 1e-4), (np.float16, "f16", 1e-2)):
+            for op, fn, tfn, ref in (
+                    ("softmax", gt.nn.softmax, lambda F, x: F.softmax(x, dim=-1), _softmax_ref),
+                    ("log_softmax", gt.nn.log_softmax, lambda F, x: F.log_softmax(x, dim=-1), _log_softmax_ref),
+                    ("logsumexp", lambda x: gt.nn.logsumexp(x, axis=-1),
+                     lambda F, x: x.logsumexp(dim=-1), _logsumexp_ref)):
+                out.append(NnCase(
+                    f"{op}.{tag}.{size}", lambda rng, dt=dtype, rows=rows: {"x": _normal(rng, rows, dt, 3.0)},
+                    lambda a, fn=fn: fn(a["x"]), lambda F, a, tfn=tfn: tfn(F, a["x"]),
+                    lambda h, ref=ref: ref(h["x"]), 1.0, tol))
+            out.append(NnCase(
+                f"layer_norm.{tag}.{size}",
+                lambda rng, dt=dtype, n=n, rows=rows: {"x": _normal(rng, rows, dt), "w": _normal(rng, (n,), dt),
+                                                       "b": _normal(rng, (n,), dt)},
+                lambda a, n=n: gt.nn.layer_norm(a["x"], (n,), a["w"], a["b"]),
+                lambda F, a, n=n: F.layer_norm(a["x"], (n,), a["w"], a["b"]),
+                lambda h: _layer_norm_ref(h["x"], h["w"], h["b"]), 1.0, tol * 10))
+            out.append(NnCase(
+                f"rms_norm.{tag}.{size}",
+                lambda rng, dt=dtype, n=n, rows=rows: {"x": _normal(rng, rows, dt), "w": _normal(rng, (n,), dt)},
+                lambda a, n=n: gt.nn.rms_norm(a["x"], (n,), a["w"], eps=1e-6),
+                lambda F, a, n=n: F.rms_norm(a["x"], (n,), a["w"], eps=1e-6),
+                lambda h: _rms_norm_ref(h["x"], h["w"]), 1.0, tol * 10))
     return out
 
 
@@ -285,7 +312,8 @@ def _fmt(v: float | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m benchmarks.bench_nn", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (seconds; any adapter)")
-    parser.add_argument("--only", default="", help="comma-separated substrings of case names")
+    parser.add_argument("--only", default="", help="comma-separated substrings of case names, or fnmatch "
+                        "patterns where they hold '*' (softmax.f16.*)")
     parser.add_argument("--no-torch", action="store_true", help="time gputensor alone")
     parser.add_argument("--json", default="", help="write the results to this file")
     parser.add_argument("--target-s", type=float, default=None, help="seconds per timed batch")
@@ -293,11 +321,12 @@ def main(argv: list[str] | None = None) -> int:
     torch, note = detect_torch(not args.no_torch)
     env = Env(backend=gt._dispatch.backend(), torch=torch, quick=args.quick)
     target_s = args.target_s if args.target_s is not None else (0.01 if args.quick else 0.2)
+    patterns = [s for s in args.only.split(",") if s]
     selected = [c for c in cases(args.quick)
-                if not args.only or any(s and s in c.name for s in args.only.split(","))]
+                if not patterns or any(fnmatch.fnmatchcase(c.name, s) if "*" in s else s in c.name for s in patterns)]
     print(f"adapter: {gt._dispatch.adapter_description()}")
     print(f"torch: {torch.__version__ if torch is not None else 'absent (' + str(note) + ')'}")
-    header = (f"{'case':<22} {'gt host us':>11} {'gt gpu us':>10} {'gt wall us':>11} {'torch host':>11} "
+    header = (f"{'case':<28} {'gt host us':>11} {'gt gpu us':>10} {'gt wall us':>11} {'torch host':>11} "
               f"{'torch gpu':>10} {'torch wall':>11} {'speed':>6} {'gpu':>6} {'target':>6}  check")
     print(header)
     rng = np.random.default_rng(0)
@@ -310,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
             row["gputensor"] = dataclasses.asdict(g)
         except Exception as exc:  # noqa: BLE001 - report and go on
             row["gputensor"] = {"error": f"{type(exc).__name__}: {exc}"}
-            print(f"{case.name:<22} error: {row['gputensor']['error']}")
+            print(f"{case.name:<28} error: {row['gputensor']['error']}")
             results.append(row)
             continue
         t = None
@@ -321,15 +350,18 @@ def main(argv: list[str] | None = None) -> int:
                 row["torch"] = dataclasses.asdict(t)
             except Exception as exc:  # noqa: BLE001
                 row["torch"] = {"error": f"{type(exc).__name__}: {exc}"}
-        if want is None and args.quick:
-            want = case.reference(host)
-        row["check"] = "unchecked (no torch)" if want is None else _check(got, want, case.tol)
+        checks = []
+        if case.numpy_check or args.quick:
+            checks.append("numpy " + _check(got, case.reference(host), case.tol))
+        if want is not None:
+            checks.append("torch " + _check(got, want, case.tol))
+        row["check"] = ", ".join(checks) or "unchecked"
         speed = t.wall_us / g.wall_us if t is not None else None
         gpu_speed = t.gpu_us / g.gpu_us if t is not None and t.gpu_us and g.gpu_us else None
         row["speed"] = speed
         row["gpu_speed"] = gpu_speed
         results.append(row)
-        print(f"{case.name:<22} {_fmt(g.host_us):>11} {_fmt(g.gpu_us):>10} {_fmt(g.wall_us):>11} "
+        print(f"{case.name:<28} {_fmt(g.host_us):>11} {_fmt(g.gpu_us):>10} {_fmt(g.wall_us):>11} "
               f"{_fmt(t.host_us if t else None):>11} {_fmt(t.gpu_us if t else None):>10} "
               f"{_fmt(t.wall_us if t else None):>11} {('-' if speed is None else f'{speed:.2f}x'):>6} "
               f"{('-' if gpu_speed is None else f'{gpu_speed:.2f}x'):>6} "
@@ -339,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w") as f:
             json.dump({"adapter": gt._dispatch.adapter_description(), "quick": args.quick, "results": results}, f,
                       indent=1)
-    failed = [r["case"] for r in results if "error" in r.get("gputensor", {}) or "MISMATCH" in str(r.get("check")) or "shape" in str(r.get("check"))]
+    failed = [r["case"] for r in results if "error" in r.get("gputensor", {}) or "MISMATCH" in str(r.get("check"))
+              or "shape" in str(r.get("check"))]
     if failed:
         print(f"failed: {', '.join(failed)}")
     return 1 if failed else 0

@@ -1,7 +1,10 @@
-"""Host cost of public calls: ``python -m benchmarks.host_cost [--quick] [--calls N] [--json PATH]``.
+"""Host cost of public calls: ``python -m benchmarks.host_cost [--quick] [--calls N] [--json PATH]
+[--roundtrip-breakdown]``.
 
 Runs on any adapter, the CPU adapter (lavapipe) included: it times the host, not the device.
-For each public call on small inputs (1,024 float32 elements; 32x32 for matmul) it reports the
+For each public call on small inputs (1,024 float32 elements; 32x32 for matmul, beside a batch
+of small matrices and one 1024x1024 product, timed in batches of 2; ``--quick``: 256x256) it
+reports the
 host time per call spent *recording* it (``_timing.host_per_call``: calls back to back, every
 result held, a sync after each batch outside the timed part; the best of the batches, since
 other processes on a shared host only add time), with elementwise fusion off, and that time
@@ -11,6 +14,9 @@ most 3x the eager elementwise op on any host, and at most 15 µs on the GPU mach
 Calls marked ``reads back`` wait for the device inside the call (the output size depends on the
 data); their host time includes that wait. A second table gives the cost of a fresh device
 allocation beside a pooled one, for sizes up to 256 MiB (``--quick``: 1 MiB).
+
+``--roundtrip-breakdown`` prints only where the host time of ``float(gt.sum(a))`` goes: its
+phases (submit, mapping, device poll, copy, Python layers) timed with perf_counter.
 """
 
 from __future__ import annotations
@@ -32,13 +38,16 @@ GOAL_US = 15.0
 N = 1024
 
 
-def calls(gt: Any) -> list[tuple[str, Callable[[], Any], bool]]:
-    """(label, call, reads back) for every timed public call; the first is the baseline."""
+def calls(gt: Any, large: int = 1024) -> list[tuple[str, Callable[[], Any], bool]]:
+    """(label, call, reads back) for every timed public call; the first is the baseline;
+    ``large``: the size of the large square matmul."""
     rng = np.random.default_rng(0)
     a_np = rng.random(N, dtype=np.float32)
     a, b = gt.asarray(a_np), gt.asarray(rng.random(N, dtype=np.float32))
     m2 = gt.asarray(rng.random((32, 32), dtype=np.float32))
     x2 = gt.asarray(rng.random((32, 32), dtype=np.float32))
+    mb = gt.asarray(rng.random((64, 16, 16), dtype=np.float32))
+    big = gt.asarray(rng.random((large, large), dtype=np.float32))
     cond = a > 0.5
     idx = gt.asarray(rng.integers(0, N, 256))
     sorted_a = gt.sort(a)
@@ -57,6 +66,9 @@ def calls(gt: Any) -> list[tuple[str, Callable[[], Any], bool]]:
         ("gt.argmax(a)", lambda: gt.argmax(a), False),
         ("x @ y (32x32)", lambda: m2 @ x2, False),
         ("gt.matmul(x, y) (32x32)", lambda: gt.matmul(m2, x2), False),
+        ("x @ x.mT (32x32, transposed view)", lambda: m2 @ m2.mT, False),
+        ("x @ y (batch of 64 x 16x16)", lambda: mb @ mb, False),
+        (f"{LARGE_PREFIX}{large}x{large})", lambda: big @ big, False),
         ("gt.take(a, idx)", lambda: gt.take(a, idx), False),
         ("a[idx]", lambda: a[idx], False),
         ("a[1:-1] (basic slice)", lambda: a[1:-1], False),
@@ -84,6 +96,12 @@ def calls(gt: Any) -> list[tuple[str, Callable[[], Any], bool]]:
         ("gt.synchronize() (nothing pending)", gt.synchronize, False),
     ]
 
+
+#: Most calls per timed batch of a call whose operands are large (a batch of them stays under
+#: the context's flush threshold, so that the host time is recording only, not a submit that
+#: waits for the device).
+LARGE_CAP = 2
+LARGE_PREFIX = "x @ y (large: "
 
 #: The calls whose device round trip ``readback_counts`` counts.
 READBACKS = ("float(gt.sum(a))", "gt.sum(a).item()", "np.asarray(a + b)", "gt.synchronize() (nothing pending)")
@@ -127,7 +145,7 @@ def format_readbacks(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def measure(n_calls: int, batches: int = 5) -> list[dict[str, Any]]:
+def measure(n_calls: int, batches: int = 5, large: int = 1024) -> list[dict[str, Any]]:
     """One row per call: label, host µs per call, ratio to the baseline, reads back, error.
 
     Each time is the best batch (``min``: other processes on a shared host only add time); the
@@ -135,12 +153,13 @@ def measure(n_calls: int, batches: int = 5) -> list[dict[str, Any]]:
     reference."""
     import gputensor as gt
 
-    def best_us(fn: Callable[[], Any]) -> float:
-        return host_per_call(fn, gt.synchronize, n_calls, batches, statistic=min) * 1e6
+    def best_us(fn: Callable[[], Any], cap: int | None = None) -> float:
+        calls_ = n_calls if cap is None else min(n_calls, cap)
+        return host_per_call(fn, gt.synchronize, calls_, batches, statistic=min) * 1e6
 
     rows: list[dict[str, Any]] = []
     with gt.fusion(False):
-        table = calls(gt)
+        table = calls(gt, large)
         baseline = table[0][1]
         base = []
         for k, (label, fn, reads_back) in enumerate(table):
@@ -149,7 +168,7 @@ def measure(n_calls: int, batches: int = 5) -> list[dict[str, Any]]:
             try:
                 fn()  # compile and plan outside the timing
                 gt.synchronize()
-                row["host_us"] = best_us(fn)
+                row["host_us"] = best_us(fn, LARGE_CAP if label.startswith(LARGE_PREFIX) else None)
             except Exception as exc:  # noqa: BLE001 - a call that raises is reported, the run goes on
                 row["error"] = f"{type(exc).__name__}: {exc}"
             rows.append(row)
@@ -162,6 +181,116 @@ def measure(n_calls: int, batches: int = 5) -> list[dict[str, Any]]:
         if row["host_us"] is not None:
             row["ratio"] = row["host_us"] / ref
     return rows
+
+
+#: Phases of a small readback that ``roundtrip_breakdown`` times, in the order they run: (label,
+#: object, method name); the object is 'ctx' (the context), 'mapper' (its ``mapping.Mapper``) or
+#: 'queue' (the wgpu queue).
+BREAKDOWN_PHASES = (
+    ("stage: copy into staging + flush", "ctx", "_stage"),
+    ("  flush (end pass, finish, ring write, submit)", "ctx", "flush"),
+    ("    queue.write_buffer (parameter ring)", "queue", "write_buffer"),
+    ("    queue.submit", "queue", "submit"),
+    ("map_async (start the mapping)", "mapper", "map"),
+    ("prepare_next_batch (encoder + pass)", "ctx", "prepare_next_batch"),
+    ("wait (device poll until mapped)", "mapper", "wait"),
+    ("read (copy out of the mapped range)", "mapper", "read"),
+    ("unmap", "mapper", "unmap"),
+)
+
+
+class _QueueProxy:
+    """The wgpu queue with some methods timed (``roundtrip_breakdown``); everything else passes."""
+
+    def __init__(self, queue: Any, timed: dict[str, Callable[..., Any]]) -> None:
+        self._queue = queue
+        self.__dict__.update(timed)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._queue, name)
+
+
+def roundtrip_breakdown(calls: int = 200) -> dict[str, Any]:
+    """Where the host time of ``float(gt.sum(a))`` (1,024 float32) goes: each call's wall time
+    split into recording the sum, the phases of ``BREAKDOWN_PHASES`` (perf_counter around the
+    context's, the mapper's and the queue's methods, patched on the instances for this run
+    only) and the rest (Python layers between them). Medians over ``calls`` calls, µs; also the
+    device polls per call. Needs the mapper (the default wait modes 'spin' and 'block')."""
+    import time
+
+    import gputensor as gt
+    from gputensor._backend import get_backend
+
+    ctx = get_backend().context
+    mapper = ctx._mapper
+    if mapper is None:
+        raise RuntimeError("the roundtrip breakdown needs the mapper (GPUTENSOR_WAIT is 'poller')")
+    spent: dict[str, float] = {}
+    owners = {"ctx": ctx, "mapper": mapper}
+
+    def timed(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - t0
+        return wrapper
+
+    queue = ctx.queue
+    patched: list[tuple[Any, str]] = []
+    for label, owner, name in BREAKDOWN_PHASES:
+        if owner == "queue":
+            continue
+        obj = owners[owner]
+        setattr(obj, name, timed(label, getattr(obj, name)))
+        patched.append((obj, name))
+    ctx.queue = _QueueProxy(queue, {name: timed(label, getattr(queue, name))
+                                    for label, owner, name in BREAKDOWN_PHASES if owner == "queue"})
+    rng = np.random.default_rng(0)
+    a = gt.asarray(rng.random(N, dtype=np.float32))
+    rows: list[dict[str, float]] = []
+    polls0 = ctx.stats.get("polls", 0)
+    try:
+        with gt.fusion(False):
+            for _ in range(20):  # warm: plans, pipelines, staging buffers
+                float(gt.sum(a))
+            gt.synchronize()
+            polls0 = ctx.stats.get("polls", 0)
+            for _ in range(calls):
+                spent.clear()
+                t0 = time.perf_counter()
+                s = gt.sum(a)
+                t1 = time.perf_counter()
+                float(s)
+                t2 = time.perf_counter()
+                row = {"record gt.sum(a)": t1 - t0, "float(s): total": t2 - t1}
+                row.update(spent)
+                accounted = sum(spent.get(label, 0.0) for label, _, _ in BREAKDOWN_PHASES
+                                if not label.startswith(" "))
+                row["rest (Python layers)"] = (t2 - t1) - accounted
+                rows.append(row)
+    finally:
+        ctx.queue = queue
+        for obj, name in patched:
+            del obj.__dict__[name]
+    polls = (ctx.stats.get("polls", 0) - polls0) / calls
+    labels = ["record gt.sum(a)", "float(s): total"] + [label for label, _, _ in BREAKDOWN_PHASES] + \
+        ["rest (Python layers)"]
+    medians = {label: sorted(r.get(label, 0.0) for r in rows)[calls // 2] * 1e6 for label in labels}
+    totals = sorted(r["record gt.sum(a)"] + r["float(s): total"] for r in rows)
+    return {"calls": calls, "median_total_us": totals[calls // 2] * 1e6, "phases_us": medians,
+            "polls_per_call": polls, "wait_mode": "spin" if mapper.spin else "block"}
+
+
+def format_breakdown(result: dict[str, Any], adapter: str) -> str:
+    """``roundtrip_breakdown``'s result as a Markdown table."""
+    lines = [f"`float(gt.sum(a))` round trip on {adapter}: median µs per phase over {result['calls']} calls "
+             f"(wait mode {result['wait_mode']}, {result['polls_per_call']:.1f} device polls per call; "
+             f"median total {result['median_total_us']:.1f} µs; indented rows are inside the row above; "
+             "medians do not add up exactly)", "", "| phase | median µs |", "|---|---|"]
+    lines += [f"| {label} | {us:.1f} |" for label, us in result["phases_us"].items()]
+    return "\n".join(lines)
 
 
 #: Sizes (bytes) whose fresh and pooled allocation ``alloc_rows`` times.
@@ -268,12 +397,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="fewer calls per batch (a smoke run)")
     p.add_argument("--calls", type=int, default=None, help="calls per timed batch (default 200, quick 20)")
     p.add_argument("--json", dest="json_path", metavar="PATH", help="write the rows as JSON")
+    p.add_argument("--roundtrip-breakdown", action="store_true",
+                   help="only split the host time of float(gt.sum(a)) into its phases")
     ns = p.parse_args(argv)
     from gputensor._backend import get_backend
 
     adapter = str(get_backend().context.adapter_info.get("device", "?"))
+    if ns.roundtrip_breakdown:
+        result = roundtrip_breakdown(ns.calls or (50 if ns.quick else 500))
+        print(format_breakdown(result, adapter))
+        if ns.json_path:
+            with open(ns.json_path, "w") as f:
+                json.dump({"adapter": adapter, "roundtrip_breakdown": result}, f, indent=1)
+        return 0
     n_calls = ns.calls or (20 if ns.quick else 200)
-    rows = measure(n_calls, batches=3 if ns.quick else 5)
+    rows = measure(n_calls, batches=3 if ns.quick else 5, large=256 if ns.quick else 1024)
     print(format_rows(rows, adapter))
     readbacks = readback_counts(10 if ns.quick else 50)
     print()

@@ -274,13 +274,12 @@ class GpuArray:
     def _scalar(self, kind: str) -> Any:
         if self.size != 1:
             raise TypeError(f"only size-1 arrays can be converted to Python {kind} scalars")
-        # scalar readback: read the one element straight into a 1-element host array
-        # (one pooled staging buffer, the pending batch and the copy in one submit)
+        # scalar readback: the element's bytes (one pooled staging buffer, the pending batch and
+        # the copy in one submit)
         if _runtime.multi:
             return self.get().reshape(-1)[0].item()
-        host = np.empty(1, dtype=self._dtype.numpy)
-        _runtime.download(host, self._ptr)
-        return host[0].item()
+        dtype = self._dtype
+        return np.frombuffer(_runtime.read_bytes(self._ptr, dtype.itemsize), dtype=dtype.numpy)[0].item()
 
     def item(self) -> Any:
         """The value of a size-1 array as a Python scalar (waits for pending work); ``TypeError``

@@ -21,6 +21,7 @@ upload them.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 import os
@@ -80,8 +81,9 @@ def _shape_arg(shape: Any) -> tuple[int, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=1)
 def _host_memory() -> int:
-    """Bytes of physical host memory (0 when unknown)."""
+    """Bytes of physical host memory (0 when unknown; read once)."""
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
@@ -162,6 +164,8 @@ def _from_python(obj: Any, dtype: DType | None) -> GpuArray:
         info = np.iinfo(dtype.numpy)
         if int(values.min()) < info.min or int(values.max()) > info.max:
             raise OverflowError(f"Python int out of bounds for {dtype}")
+    if values.dtype == dtype.numpy:
+        return GpuArray._from_numpy(values, dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)
 
@@ -323,6 +327,9 @@ def _like(x: Any) -> GpuArray:
 
 # ---- ranges ----------------------------------------------------------------------------------
 def _real_scalar(value: Any, name: str) -> int | float:
+    kind = type(value)
+    if kind is int or kind is float:
+        return value
     if isinstance(value, complex) or isinstance(value, (builtins.bool, np.bool_)):
         raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
     if isinstance(value, (int, float, np.integer, np.floating)):
@@ -373,6 +380,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         values = np.arange(start, stop, step, dtype=np.int64 if dtype.kind == "i" else np.uint64)
     else:  # NumPy's float64 values (start + i * delta), rounded to the dtype
         values = np.arange(start, stop, step, dtype=np.float64)
+    if values.dtype == dtype.numpy:
+        return GpuArray._from_numpy(values, dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         return GpuArray._from_numpy(values.astype(dtype.numpy), dtype)
 

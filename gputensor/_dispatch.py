@@ -57,6 +57,7 @@ from . import _devices, _dtypes, _fusion, _runtime
 from ._backend import ops_elementwise, ops_reduce
 from ._backend.elementwise_ops import expression
 from ._backend.errors import BackendError, BackendErrorKind
+from ._backend.plan_cache import PlanCache
 from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
 from ._backend.wgsl_types import storage_type
 from ._dtypes import DType
@@ -149,8 +150,32 @@ def contiguous_copy(x: GpuArray, dtype: DType | None = None) -> GpuArray:
         compute = compute_type(dtype)
         return fz.lazy_array(fz.make_node("x0", (compute,), compute, dtype, x.shape, (x,)))
     out = _ao.GpuArray._empty(x.shape, dtype, zero=False)  # fully overwritten
+    if type(x) is _ao.GpuArray and x._shape:
+        # a kept launch plan per (dtypes, shape, strides): the output is new, so no overlap
+        be = backend()
+        key = (x._dtype, dtype, x._shape, x._strides)
+        plans = _COPY_PLANS.of(be)
+        plan = plans.get(key)
+        try:
+            if plan is None:
+                compute = storage_type(dtype.name).compute
+                plan = ops_elementwise.launch_plan(
+                    be, "x0", compute, [ArrayOperand(x._ptr, x._dtype.name, x._strides)], [compute],
+                    ArrayOperand(out._ptr, dtype.name, out._strides), x._shape)
+                if plan is None:
+                    return out
+                _COPY_PLANS.keep(plans, key, plan)
+            plan.launch(be, (x._ptr, out._ptr), ())
+        except Exception as exc:
+            raise _translate(exc) from None
+        return out
     copy_into(out, x)
     return out
+
+
+#: The elementwise launch plans of ``contiguous_copy`` kept per backend by (source dtype, dtype,
+#: shape, source strides).
+_COPY_PLANS = PlanCache(512)
 
 
 def copy_into(dst: GpuArray, src: Any) -> None:

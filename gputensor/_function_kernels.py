@@ -10,6 +10,7 @@ the missing feature.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +26,7 @@ __all__ = [
     "supports_dtype",
     "reduce",
     "gemm_batched",
+    "gemm_batched_calls",
     "gemm_strided_views",
     "int_accumulator",
     "matmul_int_batched",
@@ -105,17 +107,18 @@ def _gemm_layout(rows: int, cols: int, s_row: int, s_col: int) -> tuple[bool, in
     return None
 
 
-def gemm_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
-    """``out[..., :, :] = a[..., :, :] @ b[..., :, :]`` for float operands of out's dtype whose
-    batch dims are already broadcast to out's (strides may be 0). ``out`` must be contiguous.
+#: A ``ops_gemm.gemm_strided_batched`` call of ``gemm_batched_calls``: its arguments without the
+#: pointers (trans_a, trans_b, m, n, k, alpha, lda, stride_a, ldb, stride_b, beta, ldc, stride_c,
+#: batch), then the byte offsets of its A, B and C pointers from ``b._ptr``, ``a._ptr`` and
+#: ``out._ptr`` (the swapped product: the gemm's A is ``b``).
+GemmCallArgs = tuple[tuple[Any, ...], int, int, int]
 
-    No operand is copied: when both fit a BLAS layout (``gemm_layout_ok``) the product runs on
-    ``gemm_strided_batched`` as the swapped column-major product; any other layout (negative
-    steps, steps in both matrix dims, 0-stride matrix dims) runs on the general-stride gemm
-    (:func:`gemm_strided_views`)."""
+
+def gemm_batched_calls(a: GpuArray, b: GpuArray, out: GpuArray) -> list[GemmCallArgs] | None:
+    """The ``ops_gemm.gemm_strided_batched`` calls of ``gemm_batched(a, b, out)`` (see
+    ``GemmCallArgs``), or None when an operand's layout needs the general-stride gemm."""
     if not (gemm_layout_ok(a) and gemm_layout_ok(b)):
-        gemm_strided_views(a, b, out)
-        return
+        return None
     m, k = a.shape[-2:]
     n = b.shape[-1]
     la = _gemm_layout(m, k, a._strides[-2], a._strides[-1])
@@ -123,20 +126,34 @@ def gemm_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
     assert la is not None and lb is not None
     ta, lda = la
     tb, ldb = lb
-    dtype = out.dtype.name
     op_a = "T" if ta else "N"
     op_b = "T" if tb else "N"
     inner, (sa, sb, sc), offsets = _batch_offsets(a, b, out)
     itemsize = out.dtype.itemsize
+    # swapped product: C^T (n x m) = op(B^T) (n x k) * op(A^T) (k x m)
+    args = (op_b, op_a, n, m, k, 1.0, ldb, sb, lda, sa, 0.0, max(1, n), sc, inner)
+    return [(args, off_b * itemsize, off_a * itemsize, off_c * itemsize) for off_a, off_b, off_c in offsets]
+
+
+def gemm_batched(a: GpuArray, b: GpuArray, out: GpuArray) -> None:
+    """``out[..., :, :] = a[..., :, :] @ b[..., :, :]`` for float operands of out's dtype whose
+    batch dims are already broadcast to out's (strides may be 0). ``out`` must be contiguous.
+
+    No operand is copied: when both fit a BLAS layout (``gemm_layout_ok``) the product runs on
+    ``gemm_strided_batched`` as the swapped column-major product (``gemm_batched_calls``); any
+    other layout (negative steps, steps in both matrix dims, 0-stride matrix dims) runs on the
+    general-stride gemm (:func:`gemm_strided_views`)."""
+    calls = gemm_batched_calls(a, b, out)
+    if calls is None:
+        gemm_strided_views(a, b, out)
+        return
+    dtype = out.dtype.name
+    backend = _dispatch.backend()
     with _dispatch.backend_errors():
-        for off_a, off_b, off_c in offsets:
-            # swapped product: C^T (n x m) = op(B^T) (n x k) * op(A^T) (k x m)
-            ops_gemm.gemm_strided_batched(
-                _dispatch.backend(), op_b, op_a, n, m, k, 1.0,
-                b._ptr + off_b * itemsize, ldb, sb,
-                a._ptr + off_a * itemsize, lda, sa,
-                0.0, out._ptr + off_c * itemsize, max(1, n), sc, inner, dtype=dtype,
-            )
+        for (ta, tb, m, n, k, alpha, lda, sa, ldb, sb, beta, ldc, sc, batch), off_b, off_a, off_c in calls:
+            ops_gemm.gemm_strided_batched(backend, ta, tb, m, n, k, alpha, b._ptr + off_b, lda, sa,
+                                          a._ptr + off_a, ldb, sb, beta, out._ptr + off_c, ldc, sc, batch,
+                                          dtype=dtype)
 
 
 def gemm_strided_views(a: GpuArray, b: GpuArray, out: GpuArray) -> None:

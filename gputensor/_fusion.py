@@ -115,6 +115,8 @@ __all__ = [
     "materialize_into",
     "max_inputs",
     "add_pending",
+    "bound_pending",
+    "linear_structure",
     "pending_record",
     "resolve_pending",
     "settle_pending",
@@ -888,6 +890,18 @@ def program(node: _Node, out_dtype: DType | None = None, *,
     return leaves, tuple(scalars), lets, expr, expr_type
 
 
+def linear_structure(node: _Node) -> tuple[tuple[Any, ...], list[tuple[Any, DType]]]:
+    """The structure of a DAG as :func:`program` linearises it, without generating code:
+    ``(description, scalars)``, the description a hashable tuple (per node in post order: its
+    op and operand references -- leaf index, scalar position or earlier node -- then the
+    scalars' dtypes) equal for DAGs that :func:`program` turns into the same code over leaves
+    of the same dtypes, and the ``(value, dtype)`` scalars in the order of its inputs."""
+    lin = _Linearizer(node)
+    lin.visit(node)
+    description = tuple([(op, tuple(refs)) for op, refs in lin.entries])
+    return description + (tuple([dtype.name for _, dtype in lin.scalars]),), lin.scalars
+
+
 #: (structure key, leaf dtype names, out dtype name or None, round_root, int64 mode) -> (lets, expr,
 #: expr_type, input dtype names), for DAGs with a structure key (``fused_code``).
 _CODE: dict[tuple[Any, ...], tuple[str, str, str, tuple[str, ...]]] = {}
@@ -945,6 +959,31 @@ def materialize_all() -> None:
             statistics = list(_PENDING.keys())
         for storage in statistics:
             resolve_pending(storage)
+
+
+#: Lazy arrays, newest first, that :func:`bound_pending` searches for readers of a statistic.
+_READER_SCAN = 64
+
+
+def bound_pending(limit: int) -> None:
+    """Compute the oldest pending statistic while more than ``limit`` are pending: the live lazy
+    arrays among the newest ``_READER_SCAN`` that read it are materialised (a row pattern's
+    output, which computes the statistic in its row kernel), else it gets its own reduction.
+    So a loop of row patterns (softmax written with ``gt`` ops) records each one a few calls
+    after it was written, while the device runs, instead of all of them at the next
+    synchronisation; the results are the same."""
+    if len(_PENDING) <= limit:
+        return
+    with _LOCK:
+        oldest = next(iter(_PENDING.keys()), None)
+        tail = _LIVE[-_READER_SCAN:]
+    if oldest is None:
+        return
+    for x in _live(tail):
+        if type(x) is LazyArray and any(leaf._storage is oldest for leaf in x._node.leaves):
+            materialize(x)
+    if type(oldest) is _PendingStorage:
+        resolve_pending(oldest)
 
 
 def _flush_storage(storage: _Storage) -> None:

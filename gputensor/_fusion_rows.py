@@ -19,7 +19,9 @@ computes per row the statistics in order (chained ones included: ``max`` then
 storage (so a statistic the user kept is computed once, and is settled), and writes the
 output: the row is read once when it fits in registers, and the elementwise values of a
 statistic that the output reads again (softmax: ``e = exp(x - m)`` in ``e / sum(e)``) are kept
-there instead of recomputed (sources without scalars, so the plan cache's scalar order holds). ``softmax``, ``log_softmax``,
+there instead of recomputed (sources without scalars, so the plan cache's scalar order holds),
+and the output's sub-DAGs that are constant along the row (``log(sum)``, ``sqrt(var + eps)``)
+are evaluated once per row. ``softmax``, ``log_softmax``,
 ``layer_norm`` and ``logsumexp`` written with ``gt`` ops are one dispatch.
 
 Anything else falls back to the eager path unchanged: the statistic is computed by its own
@@ -125,6 +127,7 @@ def lazy_statistic(op: str, x: GpuArray, axes: Sequence[int], dtype: DType, acc:
         source: Any = _fusion.node_of(x)
     else:
         source = x
+    _fusion.bound_pending(MAX_STATISTICS - 1)
     out = GpuArray._empty(kept, dtype, zero=False)
     record = _RowStat(op, source, axes, shape, dtype, acc)
     with _fusion._LOCK:
@@ -158,9 +161,11 @@ def _collect(leaves: Sequence[GpuArray], stats: list[tuple[_Storage, _RowStat]])
 
 
 def _function(node: Any, slot_of: Any, stat_index: dict[int, Any], scalars: list[tuple[Any, DType]], *,
-              round_root: bool) -> ops_row_fusion.RowFunction:
+              round_root: bool, positions: dict[int, int] | None = None) -> ops_row_fusion.RowFunction:
     """The row function of a DAG (``_fusion._Node``) or of one array: its parameters mapped to
-    operand slots, statistics and scalar parameters."""
+    operand slots, statistics and scalar parameters (appended to ``scalars``; with
+    ``positions``, {id(scalar pair): index}, the DAG's scalars are already there: a rewritten
+    DAG's scalars keep the indices of the original's)."""
     if type(node) is not _fusion._Node:
         compute = storage_type(node.dtype.name).compute
         param = _param(node, slot_of, stat_index)
@@ -168,8 +173,11 @@ def _function(node: Any, slot_of: Any, stat_index: dict[int, Any], scalars: list
     leaves, pairs, lets, expr, expr_type = _fusion.program(node, round_root=round_root)
     params = [_param(leaf, slot_of, stat_index) for leaf in leaves]
     for pair in pairs:
-        params.append(("p", len(scalars)))
-        scalars.append(pair)
+        if positions is None:
+            params.append(("p", len(scalars)))
+            scalars.append(pair)
+        else:
+            params.append(("p", positions[id(pair)]))
     return ops_row_fusion.RowFunction(tuple(params), lets, expr, expr_type)
 
 
@@ -192,6 +200,56 @@ def _shared_sources(root: Any, stats: list[tuple[_Storage, _RowStat]]) -> dict[i
             continue
         todo.extend(x for x in node.operands if type(x) is _fusion._Node)
     return found
+
+
+def _row_constants(root: Any, index: dict[int, Any], slot_of: Any, steps: Sequence[int]) -> list[Any]:
+    """The largest sub-DAGs of ``root`` (not ``root`` itself) whose leaves are all constant along
+    the row (statistics, operands of step 0, scalars), in the order first reached."""
+    memo: dict[int, bool] = {}
+    for nd in _post_order(root):
+        const = True
+        for x in nd.operands:
+            kind = type(x)
+            if kind is _fusion._Node:
+                const = const and memo[id(x)]
+            elif kind is not tuple:  # a leaf (tuples are scalars)
+                entry = index.get(id(x._storage))
+                if entry is None:
+                    const = const and steps[slot_of(x)] == 0
+                else:
+                    const = const and entry[0] not in ("v", "h")
+        memo[id(nd)] = const
+    found: list[Any] = []
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        nd = todo.pop()
+        if id(nd) in seen:
+            continue
+        seen.add(id(nd))
+        if nd is not root and memo[id(nd)]:
+            found.append(nd)
+            continue
+        todo.extend(reversed([x for x in nd.operands if type(x) is _fusion._Node]))
+    return found
+
+
+def _post_order(root: Any) -> list[Any]:
+    """The nodes of a DAG, each once, every node after its operand nodes."""
+    order: list[Any] = []
+    seen: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        nd, expanded = stack.pop()
+        if expanded:
+            order.append(nd)
+            continue
+        if id(nd) in seen:
+            continue
+        seen.add(id(nd))
+        stack.append((nd, True))
+        stack.extend((x, False) for x in nd.operands if type(x) is _fusion._Node and id(x) not in seen)
+    return order
 
 
 def _placeholder(node: Any) -> GpuArray:
@@ -224,7 +282,7 @@ def _param(leaf: GpuArray, slot_of: Any, stat_index: dict[int, tuple[int, tuple[
     entry = stat_index.get(id(leaf._storage))
     if entry is None:
         return ("a", slot_of(leaf))
-    if entry[0] == "v":
+    if entry[0] in ("v", "h"):
         return entry
     k, kept = entry
     if leaf._shape != kept or leaf._offset != 0 or leaf._strides != tuple(contiguous_strides(kept)):
@@ -263,44 +321,45 @@ def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
             arrays.append(leaf)
         return k
 
-    # the kernel by the DAGs' structure keys and how their leaves map to slots and statistics
+    # the kernel by the DAGs' structures (structure keys, else linearised) and how their leaves
+    # map to slots and statistics
     sources = [record.source for _, record in stats] + [root]
     structure: list[Any] = []
     values: list[Any] = []
     for src in sources:
         if type(src) is _fusion._Node:
-            if src.skey is None:
-                structure = None  # type: ignore[assignment]
-                break
-            structure.append((src.skey, tuple([_param(leaf, slot_of, stat_index) for leaf in src.leaves])))
-            values += src.scalars
+            params = tuple([_param(leaf, slot_of, stat_index) for leaf in src.leaves])
+            if src.skey is None:  # (a node over two DAG operands) its linearised structure
+                description, scalars = _fusion.linear_structure(src)
+                structure.append((description, params))
+                values += [value for value, _ in scalars]
+            else:
+                structure.append((src.skey, params))
+                values += src.scalars
         else:
             structure.append((0, _param(src, slot_of, stat_index)))
     be = backend()
-    plan_key = None
-    if structure is not None:
-        plan_key = (tuple(structure), tuple([(r.op, r.dtype.name, r.axes, r.shape) for _, r in stats]),
-                    tuple([(a._dtype.name, a._shape, a._strides) for a in arrays]),
-                    dst._dtype.name, dst._shape, dst._strides)
-        entry = _PLANS.get(plan_key)
-        if entry is not None and entry[0] is be:
-            _launch(be, entry, arrays, dst, stats, values)
-            return True
+    plan_key = (tuple(structure), tuple([(r.op, r.dtype.name, r.axes, r.shape) for _, r in stats]),
+                tuple([(a._dtype.name, a._shape, a._strides) for a in arrays]),
+                dst._dtype.name, dst._shape, dst._strides)
+    entry = _PLANS.get(plan_key)
+    if entry is not None and entry[0] is be:
+        _launch(be, entry, arrays, dst, stats, values)
+        return True
     arrays.clear()
     keys.clear()
     entry = _plan(be, root, dst, stats, stat_index, slot_of, arrays)
     if entry is None:
         return False
-    if plan_key is not None:
-        if len(_PLANS) >= _PLANS_SIZE:
-            _PLANS.pop(next(iter(_PLANS)), None)
-        _PLANS[plan_key] = entry
+    if len(_PLANS) >= _PLANS_SIZE:
+        _PLANS.pop(next(iter(_PLANS)), None)
+    _PLANS[plan_key] = entry
     _launch(be, entry, arrays, dst, stats, entry[-1])
     return True
 
 
 #: (DAG structures and leaf mapping, statistics, slot layouts, dst layout) -> a row kernel plan
-#: (``_plan``), for DAGs with structure keys.
+#: (``_plan``).
 _PLANS: dict[Any, tuple[Any, ...]] = {}
 _PLANS_SIZE = 1024
 
@@ -335,6 +394,7 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
     for _, record in stats:
         functions.append(_function(record.source, slot_of, stat_index, scalars, round_root=True))
     root_fn = _function(root, slot_of, stat_index, scalars, round_root=False)
+    positions = {id(pair): q for q, pair in enumerate(scalars)}  # (for the rewritten outputs below)
     n_inputs = len(arrays)
     limit = max_storage_bindings()
     if n_inputs + 1 > limit:
@@ -375,6 +435,13 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
     word_store = (dst_st.packed and not per_row and steps[d] == 1 and n % dst_st.lanes == 0
                   and all(s % dst_st.lanes == 0 for s in ostrides[d]))
     lanes = dst_st.lanes if word_store else 1
+    # float32 operands read (and an output written) along rows of step 1 in vector units of 4
+    vec_slots = [k for k in range(n_inputs + 1) if steps[k] != 0 and not (k == n_inputs and per_row)]
+    vectors = (not word_store and n % 4 == 0 and bool(vec_slots)
+               and all(dtypes[k] == "float32" and steps[k] == 1 and all(st % 4 == 0 for st in ostrides[k])
+                       for k in vec_slots))
+    if vectors:
+        lanes = 4
     tpr, rpw, vpt, cached = ops_row_fusion.plan(rows, n, strided, varying, lanes)
     if not cached and rows < MIN_STREAMED_ROWS:
         return None  # a few long rows: the eager reductions spread each row over the device
@@ -387,13 +454,29 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
             index = dict(stat_index)
             for k, node in shared.items():
                 index[id(placeholders[id(node)]._storage)] = ("v", k)
-            root_fn = _function(substituted, slot_of, index, [], round_root=False)
+            root_fn = _function(substituted, slot_of, index, scalars, round_root=False, positions=positions)
             keep = set(shared)
+    hoisted: list[tuple[ops_row_fusion.RowFunction, str]] = []
+    if not per_row:  # the output's parts constant along the row: evaluated once per row
+        out_root = substituted if keep else root
+        out_index = index if keep else stat_index
+        constant = _row_constants(out_root, out_index, slot_of, steps)
+        if constant:
+            placeholders = {id(node): _placeholder(node) for node in constant}
+            out_root = _substitute(out_root, placeholders, {})
+            out_index = dict(out_index)
+            for k, node in enumerate(constant):
+                hoisted.append((_function(node, slot_of, stat_index, scalars, round_root=True, positions=positions),
+                                node.dtype.name))
+                out_index[id(placeholders[id(node)]._storage)] = ("h", k)
+            root_fn = _function(out_root, slot_of, out_index, scalars, round_root=False, positions=positions)
     spec_stats = tuple(ops_row_fusion.RowStat(record.op, record.dtype.name, fn, n_inputs + 1 + k if k < n_writes else -1,
                                               k in keep)
                        for k, ((_, record), fn) in enumerate(zip(stats, functions)))
     spec_arrays = tuple((dtype, steps[k] != 0, k >= n_inputs) for k, dtype in enumerate(dtypes))
     spec = ops_row_fusion.RowFusionSpec(spec_arrays, tuple(d.name for _, d in scalars), spec_stats, root_fn,
-                                        n_inputs, per_row, acc, tpr, rpw, strided, vpt, cached, lanes, word_store)
+                                        n_inputs, per_row, acc, tpr, rpw, strided, vpt, cached, lanes, word_store,
+                                        tuple(hoisted), cached and n == tpr * vpt * lanes,
+                                        tuple(vectors and k in vec_slots for k in range(len(dtypes))))
     return (be, spec, tuple(oshape), n, steps, tuple(tuple(s) for s in ostrides), tuple(spans), n_writes,
             [v for v, _ in scalars])

@@ -21,6 +21,7 @@ spec's matmul is numeric only).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from . import _complex_views, _dispatch
 from . import _function_kernels as kernels
@@ -39,7 +40,10 @@ from ._manipulation_functions import (
     reshape,
     squeeze,
 )
-from ._shapes import broadcast_shapes, normalize_axis
+from ._backend import ops_gemm
+from ._backend.plan_cache import PlanCache
+from ._runtime import translate as _translate
+from ._shapes import broadcast_shapes, contiguous_strides, is_contiguous, normalize_axis
 from ._statistical_functions import sum as sum_
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]  # + matmul_result_shape (internal)
@@ -191,13 +195,100 @@ def matmul_result_shape(shape1: tuple[int, ...], shape2: tuple[int, ...]) -> tup
     return out
 
 
+class _FloatMatmul(NamedTuple):
+    """A float ``matmul`` of one call structure (operand shapes, strides and dtypes), planned:
+    the result's shape, strides, dtype and bytes, and its gemm calls as (the backend's kept
+    ``ops_gemm`` plan, byte offsets of its A, B and C pointers from ``x2``'s, ``x1``'s and the
+    result's element [0, ...])."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    dtype: DType
+    nbytes: int
+    calls: tuple[tuple[Any, int, int, int], ...]
+
+    def run(self, backend: Any, x1: GpuArray, x2: GpuArray) -> GpuArray | None:
+        """``x1 @ x2`` replayed (None, with nothing done, when a kept gemm plan no longer holds
+        on the backend's context). Errors as ``matmul``'s (a pointer that fails the gemm's
+        checks raises before anything is recorded)."""
+        ctx = backend._ctx
+        for call, _, _, _ in self.calls:
+            if call.ctx is not ctx or not call.program.valid_for(ctx):
+                return None
+        out = GpuArray._alloc(self.shape, self.strides, self.dtype, self.nbytes, False)
+        p1, p2, pc = x1._ptr, x2._ptr, out._ptr
+        try:
+            for call, off_a, off_b, off_c in self.calls:
+                call.launch(backend, p2 + off_a, p1 + off_b, pc + off_c)
+        except Exception as exc:
+            raise _translate(exc) from None
+        return out
+
+
+#: Float matmuls kept per backend by (x1's shape, strides, dtype, x2's, ``ops_gemm.plan_settings()``).
+_MATMUL_PLANS = PlanCache(256)
+
+
+def _float_matmul_plan(backend: Any, x1: GpuArray, x2: GpuArray, res: GpuArray) -> _FloatMatmul | None:
+    """The plan of ``res = x1 @ x2`` just computed, when it was one or more float gemms on the
+    operands in place whose plans the backend kept; else None."""
+    dtype = res.dtype
+    if not (x1.dtype == x2.dtype == dtype and dtype in _FLOATING) or res.size == 0:
+        return None
+    a = expand_dims(x1, 0) if x1.ndim == 1 else x1
+    b = expand_dims(x2, -1) if x2.ndim == 1 else x2
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    if k == 0:
+        return None
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = _gemm_operand(a, batch + (m, k))
+    b = _gemm_operand(b, batch + (k, n))
+    out_shape = batch + (m, n)
+    out = _view(res, out_shape, contiguous_strides(out_shape))
+    calls = kernels.gemm_batched_calls(a, b, out)
+    if calls is None:
+        return None
+    settings = ops_gemm.plan_settings()
+    kept = []
+    for args, off_b, off_a, off_c in calls:
+        call = ops_gemm.planned_call(backend, *args, dtype=dtype.name, settings=settings)
+        if call is None:
+            return None
+        kept.append((call, off_b + b._ptr - x2._ptr, off_a + a._ptr - x1._ptr, off_c))
+    return _FloatMatmul(res.shape, res._strides, dtype, res.size * dtype.itemsize, tuple(kept))
+
+
 def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
     """Matrix product with NumPy's rules: 1-D operands are promoted to a row / column matrix and
     the added dim removed; batch dims broadcast.
 
+    A float product of operands read in place is planned once per call structure (shapes,
+    strides, dtypes) and replayed for new operands of that structure.
+
     Raises ``TypeError`` for non-numeric or non-promoting dtypes, ``ValueError`` for 0-d operands,
     mismatched contraction sizes or batch dims that do not broadcast.
     """
+    key: tuple[Any, ...] | None = None
+    if type(x1) is GpuArray and type(x2) is GpuArray:
+        backend = _dispatch.backend()
+        key = (x1._shape, x1._strides, x1._dtype, x2._shape, x2._strides, x2._dtype, ops_gemm.plan_settings())
+        plans = _MATMUL_PLANS.of(backend)
+        plan = plans.get(key)
+        if plan is not None:
+            res = plan.run(backend, x1, x2)
+            if res is not None:
+                return res
+    res = _matmul_checked(x1, x2)
+    if key is not None and res._offset == 0 and is_contiguous(res.shape, res._strides):
+        plan = _float_matmul_plan(backend, x1, x2, res)
+        if plan is not None:
+            _MATMUL_PLANS.keep(plans, key, plan)
+    return res
+
+
+def _matmul_checked(x1: GpuArray, x2: GpuArray) -> GpuArray:
+    """``matmul`` without its plan cache."""
     _check_array(x1, "x1")
     _check_array(x2, "x2")
     _check_numeric(x1, "matmul")

@@ -38,7 +38,7 @@ from ._shapes import contiguous_strides
 __all__ = [
     "DeviceRuntime", "runtimes", "current", "use", "set_default", "default_runtime",
     "backend", "adapter_features", "adapter_description", "adapter_name", "alloc", "free", "upload", "download",
-    "download_strided", "compute_type", "max_storage_bindings", "translate", "backend_errors", "call",
+    "download_strided", "read_bytes", "compute_type", "max_storage_bindings", "translate", "backend_errors", "call",
 ]
 
 
@@ -324,6 +324,11 @@ def download(host: np.ndarray, ptr: int) -> None:
     """Fill the C-contiguous, writable ``host`` array from the device bytes at ``ptr``."""
     if host.nbytes:
         backend().copy_dtoh(host.reshape(-1).view(np.uint8), ptr)
+
+
+def read_bytes(ptr: int, nbytes: int) -> bytes:
+    """The ``nbytes`` device bytes at ``ptr`` (a scalar's) after all recorded work."""
+    return backend().read_bytes(ptr, nbytes)
 
 
 def download_strided(host: np.ndarray, ptr: int, dtype: str, strides: Sequence[int]) -> None:

@@ -29,6 +29,8 @@ from ._statistical_functions import _reduce, _ReducePlan
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
+_REAL = frozenset(DTYPE_CATEGORIES["real numeric"])  # (membership tests: one hash, not a scan)
+
 
 def where(condition: GpuArray, x1: GpuArray | bool | int | float | complex,
           x2: GpuArray | bool | int | float | complex, /) -> GpuArray:
@@ -77,7 +79,7 @@ def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
             src = x if axis is not None else GpuArray._view(x, (x.size,), (1,), x._offset)
             return plan.run(op, src, kernels.default_int(), None, 0)
     _check_array(x)
-    if x.dtype not in DTYPE_CATEGORIES["real numeric"]:
+    if x.dtype not in _REAL:
         raise TypeError(f"{op} needs a real numeric dtype, got {x.dtype}")
     if not isinstance(keepdims, builtins.bool):
         raise TypeError("keepdims must be a bool")
@@ -182,7 +184,7 @@ def searchsorted(x1: GpuArray, x2: GpuArray | int | float, /, *, side: str = "le
     another shape or with an index out of range.
     """
     _check_array(x1, "x1")
-    real = DTYPE_CATEGORIES["real numeric"]
+    real = _REAL
     if x1.dtype not in real:
         raise TypeError(f"searchsorted needs real numeric dtypes, got {x1.dtype}")
     if x1.ndim != 1:

@@ -158,7 +158,8 @@ class KernelCompileError(ValueError):
         return restore_exception, (type(self), self.args, self.__dict__)
 
 
-_LOCATION = re.compile(r"(┌─ )([^\n:]*):(\d+):(\d+)")
+_LOCATION = re.compile(r"(┌─ )([^\n:]*):(\d+):(\d+)")  # naga's
+_TINT_LOCATION = re.compile(r"(^|\s)():(\d+):(\d+)(?= (?:error|warning|note))", re.MULTILINE)  # Tint's
 _GUTTER = re.compile(r"^(\s*)(\d+)( │)", re.MULTILINE)
 
 
@@ -190,7 +191,7 @@ def _compile_error(kernel: str, exc: BaseException, source: str,
     to the user's text. ``regions``: (name, first source line (1-based), line count) of every piece
     of user text in ``source``.
 
-    The location is naga's primary one (``┌─ wgsl:L:C``) when it lies in user text; otherwise (a
+    The location is naga's primary one (``┌─ wgsl:L:C``; Tint's ``:L:C error``) when it lies in user text; otherwise (a
     validation error spans the generated function around the user's operation) the first caret
     annotation that marks user text; otherwise the generated line (region None)."""
     cause = exc.__cause__ if exc.__cause__ is not None else exc
@@ -217,13 +218,13 @@ def _compile_error(kernel: str, exc: BaseException, source: str,
         number = str(mapped[1]) if mapped else m.group(2)
         return f"{m.group(1)}{number:>{len(m.group(2))}}{m.group(3)}"
 
-    detail = _GUTTER.sub(regutter, _LOCATION.sub(relocate, raw_detail))
+    detail = _GUTTER.sub(regutter, _TINT_LOCATION.sub(relocate, _LOCATION.sub(relocate, raw_detail)))
     notes = [row.strip()[2:] for row in raw_detail.split("\n") if row.strip().startswith("= ")]
     summary = re.sub(r"^Shader '[^']*' ", "", detail.split("\n", 1)[0])
     if notes and notes[-1] not in summary:
         summary += f": {notes[-1]}"
     candidates = []
-    first_loc = _LOCATION.search(raw_detail)
+    first_loc = _LOCATION.search(raw_detail) or _TINT_LOCATION.search(raw_detail)
     if first_loc is not None:
         candidates.append((int(first_loc.group(3)), int(first_loc.group(4))))
     candidates += _marked_locations(raw_detail, src_lines)

@@ -26,6 +26,10 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 settings.register_profile(
     "ci", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
+# the bounded runs of CI on its other configurations (make test-gl, make test-dawn)
+settings.register_profile(
+    "ci-short", max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
 settings.register_profile("dev", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
@@ -146,14 +150,24 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
     write = terminalreporter.write_line
     terminalreporter.section("gputensor adapter")
-    write(f"adapter: {backend}")
+    write(f"adapter: {backend}; implementation: {_implementation()}")
     write(f"features: {', '.join(features) or 'none'}")
     if not _SKIPPED_FOR:
         write("no test skipped for a missing feature")
     for feature, nodes in sorted(_SKIPPED_FOR.items()):
         late = _FOUND_AT_RUN_TIME[feature]
         found = f" ({late} of them while running: they asked for a dtype that needs it)" if late else ""
-        write(f"skipped for lack of {feature}: {len(nodes)} tests{found}")
+        files = collections.Counter(node.split("::")[0].rsplit("/", 1)[-1] for node in nodes)
+        per_file = ", ".join(f"{name} {count}" for name, count in sorted(files.items()))
+        write(f"skipped for lack of {feature}: {len(nodes)} tests{found}: {per_file}")
+
+
+def _implementation() -> str:
+    """The WebGPU implementation the suite runs on: its name, package and version."""
+    from gputensor._backend import implementation
+
+    version = getattr(implementation.wgpu, "__version__", "?")
+    return f"{implementation.NAME} ({implementation.PACKAGES[implementation.NAME]} {version})"
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -164,7 +178,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         backend = get_backend()
     except Exception as exc:  # noqa: BLE001 - any failure here means no usable adapter
         raise pytest.UsageError(f"{NO_ADAPTER}\n(cause: {exc})") from exc
-    print(f"\ngputensor adapter: {backend}")
+    print(f"\ngputensor adapter: {backend}; implementation: {_implementation()}")
 
 
 @pytest.fixture(scope="session")

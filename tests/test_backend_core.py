@@ -26,6 +26,7 @@ from gputensor._backend import (
     get_backend,
 )
 from gputensor._backend import config
+from gputensor._backend import implementation
 from gputensor._backend import context as context_mod
 from gputensor._backend import host_memory as host_memory_mod
 from gputensor._backend import transfers as transfers_mod
@@ -141,7 +142,8 @@ def test_context_new_sync_and_async(ctx: WgpuContext) -> None:
     check_context(WgpuContext.new())
     check_context(asyncio.run(WgpuContext.new_async()))
     # lavapipe offers every wanted feature (the CI adapter); a GPU may offer fewer
-    if "llvmpipe" in ctx.adapter_info["device"] and ctx.adapter_info["backend_type"] == "Vulkan":
+    if ("llvmpipe" in ctx.adapter_info["device"] and ctx.adapter_info["backend_type"] == "Vulkan"
+            and implementation.NAME == "native"):  # (Dawn's lavapipe has no shader-f64, shader-int64)
         assert ctx.features == set(WANTED_FEATURES)
         assert ctx.max_binding_size == 128 << 20
         assert ctx.is_software
@@ -894,8 +896,8 @@ def wait_style(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, 
     from gputensor._backend.mapping import Mapper
 
     mapper = None if request.param == "poller" else Mapper.load(ctx.device, spin=request.param == "spin")
-    if request.param != "poller":
-        assert mapper is not None, "the installed wgpu-py lacks the internals mapping.py uses"
+    if request.param != "poller":  # the mapper exactly where the implementation's internals are found
+        assert (mapper is not None) == (implementation.native_api() is not None)
     ctx.synchronize()
     monkeypatch.setattr(ctx, "_mapper", mapper)
     monkeypatch.setattr(ctx, "_upload_staging", transfers_mod._UploadStaging(ctx.device, mapper))
@@ -931,6 +933,9 @@ def test_mapper_request_states(ctx: WgpuContext) -> None:
 
     from gputensor._backend.mapping import Mapper
 
+    if implementation.native_api() is None:  # Dawn: the public map_async path, tested above
+        assert Mapper.load(ctx.device, spin=True) is None and ctx._mapper is None
+        return
     for spin in (True, False):
         mapper = Mapper.load(ctx.device, spin=spin)
         assert mapper is not None

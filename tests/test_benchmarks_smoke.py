@@ -79,7 +79,8 @@ def test_quick_cli_both_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 def test_every_api_case_runs_and_checks_on_this_adapter(capsys: pytest.CaptureFixture[str]) -> None:
     """Each public-API case, quick sizes, runs and matches NumPy (one batch each: fast)."""
-    report = h.run(h.Options(quick=True, use_torch=False, use_cupy=False, ceilings=False, target_batch_s=0.001),
+    report = h.run(h.Options(quick=True, use_torch=False, use_cupy=False, ceilings=False, target_batch_s=0.001,
+                             budget_s=float("inf")),  # every case, however loaded the machine
                    api.cases(quick=True))
     bad = {r.id: (r.frameworks["gputensor"].error or r.frameworks["gputensor"].check) for r in report.results
            if r.frameworks["gputensor"].error or r.frameworks["gputensor"].check.startswith("WRONG")}
@@ -208,6 +209,16 @@ def test_host_cost_quick(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     assert rows[0]["ratio"] == pytest.approx(1.0)
     assert len(rows) >= 30 and all(r["error"] is None for r in rows), [r for r in rows if r["error"]]
     assert all(r["host_us"] > 0 for r in rows)
+
+
+def test_roundtrip_breakdown(capsys: pytest.CaptureFixture[str]) -> None:
+    assert host_cost.main(["--roundtrip-breakdown", "--calls", "5"]) == 0
+    printed = capsys.readouterr().out
+    assert "queue.submit" in printed and "wait (device poll until mapped)" in printed
+    result = host_cost.roundtrip_breakdown(5)
+    phases = result["phases_us"]
+    assert phases["float(s): total"] > 0 and phases["stage: copy into staging + flush"] > 0
+    assert phases["stage: copy into staging + flush"] <= phases["float(s): total"]
 
 
 def test_check_helpers() -> None:

@@ -199,7 +199,20 @@ def test_replayed_plans_and_profiling() -> None:
         with gt.profile(gpu=gpu_mode) as prof:
             gfft.irfft(gfft.rfft(x))
         names = {r.name for r in prof.records}
-        assert {"fft_real_post", "fft_real_pre"} <= names, names
+        assert names == {"fft_stockham"}, names  # (each transform one dispatch, the real steps fused)
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_unfused_lengths_with_conjugation(norm: str) -> None:
+    """Half-lengths beyond a workgroup (four-step: 2^14) and with a prime factor above 7
+    (Bluestein: 2 * 1009) run the complex DFT and the separate real step (conjugated for
+    hfft / ihfft, scaled per norm), batched; fused lengths as the first and last rows' neighbours."""
+    rng = _rng(12)
+    for n in (1 << 14, 2 * 1009, 16):
+        x = _real(rng, (3, n), "float32")
+        _check(gfft.ihfft(gpu(x), norm=norm), np.fft.ihfft(x, norm=norm), "float32", n)
+        c = _complex(rng, (3, n // 2 + 1), "float32")
+        _check(gfft.hfft(gpu(c), n=n, norm=norm), np.fft.hfft(c, n=n, norm=norm), "float32", n)
 
 
 # ---- frequencies and shifts ------------------------------------------------------------------

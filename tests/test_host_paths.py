@@ -125,3 +125,85 @@ def test_small_readbacks() -> None:
     before = dict(ctx.stats)
     gt.synchronize()
     assert ctx.stats["submits"] == before["submits"] and ctx.stats["maps"] == before["maps"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_repeated(fusion, dtype) -> None:
+    """Float matmul replays its plan per call structure: new operands of one structure (views
+    at other offsets, transposed views, 1-D operands, broadcast batches) give NumPy's product;
+    the plan follows the split-K setting; shape errors are still raised."""
+    if not gt.__array_namespace_info__().dtypes().get(np.dtype(dtype).name):
+        pytest.skip(f"{np.dtype(dtype).name} not on this adapter")
+    tol = "summation"  # (dot products of 20 or 24 terms in [0, 1): relative error)
+    base = RNG.random((3, 24, 20)).astype(dtype)
+    other = RNG.random((20, 12)).astype(dtype)
+    gb, go = gt.asarray(base), gt.asarray(other)
+    cases = [
+        (lambda i: gb[i] @ go, lambda i: base[i] @ other),
+        (lambda i: gb[i].mT @ gb[i], lambda i: base[i].T @ base[i]),
+        (lambda i: gb @ go[:, i:i + 4], lambda i: base @ other[:, i:i + 4]),
+        (lambda i: gb[i, 0] @ go, lambda i: base[i, 0] @ other),
+        (lambda i: gb[i] @ go[:, i], lambda i: base[i] @ other[:, i]),
+        (lambda i: gb[i, 0] @ gb[i, 1], lambda i: base[i, 0] @ base[i, 1]),
+    ]
+    for fn, ref in cases:
+        for i in range(3):
+            assert_same(fn(i), ref(i), tol)
+    for splits in ("1", "2"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("GPUTENSOR_GEMM_SPLITK", splits)
+            for i in range(2):
+                assert_same(gb[i] @ go, base[i] @ other, tol)
+    with pytest.raises(ValueError):
+        go @ gb
+    with pytest.raises(TypeError):
+        gb @ np.ones((20, 2))
+
+
+def test_matmul_replay_checks_its_operands() -> None:
+    """A replayed matmul records one gemm dispatch (no fill) and gives the result of the
+    operands of that call, not of the call that made the plan."""
+    ctx = get_backend().context
+    a = [gt.asarray(RNG.random((16, 16), dtype=np.float32)) for _ in range(3)]
+    a[0] @ a[1]
+    for x, y in ((a[1], a[2]), (a[2], a[0])):
+        gt.synchronize()
+        before = ctx.stats["dispatches"]
+        r = x @ y
+        assert ctx.stats["dispatches"] - before == 1
+        assert_same(r, x.get() @ y.get(), "summation")
+
+
+def test_searchsorted_repeated(fusion) -> None:
+    """searchsorted replays its program: both sides, other arrays of one structure, an empty
+    sorted array, scalar queries, and a sorted array split into several windows."""
+    from gputensor._backend import ops_sort
+
+    s = np.sort(RNG.random(300).astype(np.float32))
+    s[10:20] = s[10]
+    q = RNG.random(77).astype(np.float32)
+    q[:5] = s[10]
+    gs, gq = gt.asarray(s), gt.asarray(q)
+    for side in ("left", "right"):
+        for k in range(3):
+            assert_same(gt.searchsorted(gs[k:], gq[k:], side=side), np.searchsorted(s[k:], q[k:], side=side))
+    empty = gt.asarray(np.zeros(0, np.float32))
+    for _ in range(2):
+        assert_same(gt.searchsorted(empty, gq), np.searchsorted(np.zeros(0, np.float32), q))
+    assert int(gt.searchsorted(gs, 0.5)) == int(np.searchsorted(s, np.float32(0.5)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ops_sort, "WINDOW_LIMIT", 256)  # 64 float32 per window: several chunks
+        for side in ("left", "right"):
+            for _ in range(2):
+                assert_same(gt.searchsorted(gs, gq, side=side), np.searchsorted(s, q, side=side))
+
+
+def test_astype_repeated(fusion) -> None:
+    """astype replays its copy plan for new sources of one structure (strided views included)."""
+    x = RNG.standard_normal((6, 10)).astype(np.float32) * 100
+    gx = gt.asarray(x)
+    for dtype in (gt.float16, gt.int32, gt.float32):
+        for view in (lambda a: a, lambda a: a[1:, ::2], lambda a: a.T):
+            for k in range(2):
+                got = gt.astype(view(gx[k:]), dtype)
+                assert_same(got, view(x[k:]).astype(np.dtype(dtype.name)), "exact" if dtype != gt.float16 else "rounded")

@@ -396,7 +396,7 @@ def test_backend_validation(be):
             lambda: ops_gather.gather(be, "float32", (4,), src, (0,), (0, 40), dst, (1,), [ix]),
             lambda: ops_gather.gather(be, "float32", (4,), src, (0,), (0, 4), dst, (1,), [ix] * 5),
             lambda: ops_gather.scatter(be, "float99", (4,), src, (1,), dst, (0,), (0, 4), [ix]),
-            lambda: ops_gather.unravel(be, src, 4, (2, 2), [dst]),
+            lambda: ops_gather.unravel(be, src, 4, (2, 2), [dst], "int32"),  # (one output for 2 dims)
         ]
         for case in cases:
             with pytest.raises(BackendError) as info:

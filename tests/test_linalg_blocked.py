@@ -24,6 +24,9 @@ EPS = {"float32": 3e-5, "float64": 1e-12}
 #: (block width, order) pairs: below, at and above one block, and two blocks plus a ragged one
 #: (orders <= 32 run on the batched small kernels instead)
 CROSSING = [(nb, n) for nb in (16, 32, 64) for n in (nb - 1, nb, nb + 1, 2 * nb + 3) if n > 32]
+#: LU and QR panel kernels (``linalg_panel_rows``): every panel on one workgroup, or every panel
+#: over many workgroups (LU's pivots from a tournament, QR a dispatch per column)
+PANELS = {"one-workgroup": 10**9, "many-workgroups": 1}
 
 
 def _rng(seed: int) -> np.random.Generator:
@@ -66,14 +69,15 @@ def test_cholesky_blocks(dtype: str, nb: int, n: int) -> None:
     np.testing.assert_array_equal(upper, lower.T)
 
 
+@pytest.mark.parametrize("panel", list(PANELS))
 @for_dtypes(DTYPES)
 @pytest.mark.parametrize(("nb", "n"), [(nb, n) for nb, n in CROSSING if nb <= 32])
-def test_lu_solve_inv_det_blocks(dtype: str, nb: int, n: int) -> None:
+def test_lu_solve_inv_det_blocks(dtype: str, nb: int, n: int, panel: str) -> None:
     rng = _rng(100 + n)
     a = _well(rng, (), n).astype(dtype)
     b = rng.standard_normal((n, 3)).astype(dtype)
     v = rng.standard_normal(n).astype(dtype)
-    with config.override(linalg_block=nb):
+    with config.override(linalg_block=nb, linalg_panel_rows=PANELS[panel]):
         x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
         xv = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(v)))
         ainv = gt.asnumpy(gt.linalg.inv(gt.asarray(a)))
@@ -90,9 +94,10 @@ def test_lu_solve_inv_det_blocks(dtype: str, nb: int, n: int) -> None:
     assert abs(float(det) - want_sign * np.exp(want_log)) <= tol * np.exp(want_log)
 
 
+@pytest.mark.parametrize("panel", list(PANELS))
 @for_dtypes(DTYPES)
 @pytest.mark.parametrize("nb", [16, 32])
-def test_lu_pivoting_blocks(dtype: str, nb: int) -> None:
+def test_lu_pivoting_blocks(dtype: str, nb: int, panel: str) -> None:
     """A matrix that needs row swaps in every block (a permuted, ill-scaled one): solve matches
     NumPy's and the determinant's sign follows the permutation."""
     n = 2 * nb + 3
@@ -100,7 +105,7 @@ def test_lu_pivoting_blocks(dtype: str, nb: int) -> None:
     perm = rng.permutation(n)
     a = (_well(rng, (), n) * np.logspace(0, 2, n)[:, None])[perm].astype(dtype)
     b = rng.standard_normal((n, 2)).astype(dtype)
-    with config.override(linalg_block=nb):
+    with config.override(linalg_block=nb, linalg_panel_rows=PANELS[panel]):
         x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
         sign = gt.asnumpy(gt.linalg.slogdet(gt.asarray(a)).sign)
     want = np.linalg.solve(a.astype(np.float64), b.astype(np.float64))
@@ -108,12 +113,14 @@ def test_lu_pivoting_blocks(dtype: str, nb: int) -> None:
     assert float(sign) == np.linalg.slogdet(a.astype(np.float64))[0]
 
 
+@pytest.mark.parametrize("panel", list(PANELS))
 @for_dtypes(DTYPES)
 @pytest.mark.parametrize(("m", "n"), [(70, 70), (97, 40), (40, 97), (131, 66)])
 @pytest.mark.parametrize("mode", ["reduced", "complete"])
-def test_qr_blocks(dtype: str, m: int, n: int, mode: str) -> None:
+def test_qr_blocks(dtype: str, m: int, n: int, mode: str, panel: str) -> None:
     a = _rng(m * n).standard_normal((m, n)).astype(dtype)
-    q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a), mode=mode))
+    with config.override(linalg_panel_rows=PANELS[panel]):
+        q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a), mode=mode))
     k = min(m, n)
     assert q.shape == ((m, k) if mode == "reduced" else (m, m))
     assert r.shape == ((k, n) if mode == "reduced" else (m, n))
@@ -180,16 +187,17 @@ def test_stack_with_one_indefinite_blocked_matrix(dtype: str) -> None:
     assert np.isnan(lower[3]).any()
 
 
+@pytest.mark.parametrize("panel", list(PANELS))
 @for_dtypes(DTYPES)
 @pytest.mark.parametrize("where", [0, 20, 44])
-def test_singular_in_any_block(dtype: str, where: int) -> None:
+def test_singular_in_any_block(dtype: str, where: int, panel: str) -> None:
     """A zero column in any block: solve and inv raise LinAlgError, det is 0, slogdet (0, -inf)."""
     n = 45
     a = _well(_rng(where), (), n)
     a[:, where] = 0.0
     a = a.astype(dtype)
     b = np.ones((n, 1), dtype=dtype)
-    with config.override(linalg_block=16):
+    with config.override(linalg_block=16, linalg_panel_rows=PANELS[panel]):
         with pytest.raises(LinAlgError):
             gt.linalg.solve(gt.asarray(a), gt.asarray(b))
         with pytest.raises(LinAlgError):
@@ -200,8 +208,9 @@ def test_singular_in_any_block(dtype: str, where: int) -> None:
     assert sign == 0.0 and logabs == -np.inf
 
 
+@pytest.mark.parametrize("panel", list(PANELS))
 @for_dtypes(DTYPES)
-def test_stack_with_one_singular_blocked_matrix(dtype: str) -> None:
+def test_stack_with_one_singular_blocked_matrix(dtype: str, panel: str) -> None:
     """The blocked LU runs the whole stack at once: one singular matrix raises in solve / inv,
     has det 0, and the others are solved (seen with the check off)."""
     n = 45
@@ -210,7 +219,7 @@ def test_stack_with_one_singular_blocked_matrix(dtype: str) -> None:
     a[1, :, 17] = 0.0
     a = a.astype(dtype)
     b = rng.standard_normal((3, n, 1)).astype(dtype)
-    with config.override(linalg_block=16):
+    with config.override(linalg_block=16, linalg_panel_rows=PANELS[panel]):
         with pytest.raises(LinAlgError):
             gt.linalg.solve(gt.asarray(a), gt.asarray(b))
         with pytest.raises(LinAlgError):
@@ -294,3 +303,94 @@ def test_small_stack_with_one_singular_matrix(dtype: str) -> None:
     with config.override(linalg_check=False):
         ainv = gt.asnumpy(gt.linalg.inv(gt.asarray(a)))
     _close(ainv[keep], np.linalg.inv(a[keep].astype(np.float64)), dtype)
+
+
+@pytest.mark.parametrize(("dtype", "n", "batch"), [("float32", 600, 1), ("float64", 300, 1), ("float32", 133, 3),
+                                                   ("complex64", 150, 2)])
+def test_lu_tournament_levels(dtype: str, n: int, batch: int) -> None:
+    """Panels that take several tournament levels (three on the software adapter's
+    128-row chunks at n = 600), ragged last chunks and panels, stacks, a complex dtype: solve, inverse and
+    slogdet against NumPy."""
+    rng = _rng(n + batch)
+    a = _well(rng, (batch,), n)
+    b = rng.standard_normal((batch, n, 2))
+    if dtype.startswith("complex"):
+        a = a + 1j * _well(rng, (batch,), n) - 1j * np.eye(n)
+        b = b + 1j * rng.standard_normal(b.shape)
+    perm = rng.permutation(n)
+    a, b = a[:, perm].astype(dtype), b.astype(dtype)
+    with config.override(linalg_block=32, linalg_panel_rows=33):
+        x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+        ainv = gt.asnumpy(gt.linalg.inv(gt.asarray(a)))
+        sign, logabs = (gt.asnumpy(t) for t in gt.linalg.slogdet(gt.asarray(a)))
+    a64 = a.astype(np.complex128)
+    eps = EPS["float64" if dtype in ("float64", "complex128") else "float32"] * n
+    assert _max(a64 @ x - b) <= eps * _max(a64) * _max(x)
+    assert _max(a64 @ ainv - np.eye(n)) <= eps * _max(a64) * _max(ainv)
+    want_sign, want_log = np.linalg.slogdet(a64)
+    np.testing.assert_allclose(sign, want_sign, rtol=0, atol=eps)
+    np.testing.assert_allclose(logabs, want_log, rtol=eps, atol=eps)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_lu_tournament_structured(dtype: str) -> None:
+    """Exact zeros and ties in the tournament: a permutation matrix (one nonzero per column,
+    a different chunk each time), a matrix of equal magnitudes, and a singular one whose zero
+    column lies past the first chunk (LinAlgError, det 0)."""
+    n = 150
+    rng = _rng(5)
+    perm = np.eye(n)[rng.permutation(n)] * np.where(rng.random(n) < 0.5, -2.0, 3.0)
+    ties = np.where(rng.random((n, n)) < 0.5, -1.0, 1.0) + np.eye(n) * n
+    sing = _well(rng, (), n)
+    sing[:, 100] = 0.0
+    with config.override(linalg_block=32, linalg_panel_rows=33):
+        for a in (perm, ties):
+            a = a.astype(dtype)
+            x = gt.asnumpy(gt.linalg.inv(gt.asarray(a)))
+            assert _max(a.astype(np.float64) @ x - np.eye(n)) <= EPS[dtype] * n * _max(a) * _max(x)
+            sign = float(gt.asnumpy(gt.linalg.slogdet(gt.asarray(a)).sign))
+            assert sign == np.linalg.slogdet(a.astype(np.float64))[0]
+        with pytest.raises(LinAlgError):
+            gt.linalg.solve(gt.asarray(sing.astype(dtype)), gt.asarray(np.ones((n, 1), dtype=dtype)))
+        assert float(gt.asnumpy(gt.linalg.det(gt.asarray(sing.astype(dtype))))) == 0.0
+
+
+@pytest.mark.parametrize(("dtype", "k", "batch"), [("float32", 1, 2), ("float64", 3, 1)])
+def test_solve_few_columns_block_substitution(dtype: str, k: int, batch: int) -> None:
+    """Orders from ``TRSV_BLOCKED_MIN`` on substitute a few right-hand columns block by block
+    over many workgroups (a ragged last block, a stack): residuals and NumPy's values."""
+    from gputensor._backend import ops_factor
+
+    n = ops_factor.TRSV_BLOCKED_MIN + 9
+    rng = _rng(k)
+    a = _well(rng, (batch,), n).astype(dtype)
+    b = rng.standard_normal((batch, n, k)).astype(dtype)
+    x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+    a64 = a.astype(np.float64)
+    assert _max(a64 @ x - b) <= EPS[dtype] * n * _max(a64) * _max(x)
+    _close(x, np.linalg.solve(a64, b.astype(np.float64)), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ("complex64",))
+def test_qr_panel_steps_rank_deficient(dtype: str) -> None:
+    """The QR panel over many workgroups (a dispatch per column, panels of several workgroups'
+    rows) with zero and repeated columns and a zero block: Q orthonormal, Q R = A, R upper
+    triangular with zeros on its diagonal where a column is dependent."""
+    m, n = 150, 70
+    rng = _rng(3)
+    a = rng.standard_normal((m, n))
+    if dtype == "complex64":
+        a = a + 1j * rng.standard_normal((m, n))
+    a[:, 5] = 0.0
+    a[:, 9] = a[:, 2]
+    a[40:, 33:40] = 0.0
+    a = a.astype(dtype)
+    with config.override(linalg_panel_rows=1):
+        q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a)))
+    q64 = q.astype(np.complex128)
+    eps = EPS["float64" if dtype == "float64" else "float32"]
+    assert np.array_equal(np.tril(r, -1), np.zeros_like(r))
+    assert _max(q64 @ r - a) <= eps * m * _max(a)
+    assert _max(q64.conj().T @ q64 - np.eye(n)) <= eps * m
+    assert abs(r[5, 5]) <= eps * m * _max(a)
+    assert abs(r[9, 9]) <= eps * m * _max(a)

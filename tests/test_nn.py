@@ -441,7 +441,7 @@ def test_bench_nn_quick(tmp_path, capsys):
     from benchmarks import bench_nn
 
     out = tmp_path / "nn.json"
-    status = bench_nn.main(["--quick", "--no-torch", "--only", "conv2d.1x1,sdpa.decode,softmax.f16,rms_norm.f32",
+    status = bench_nn.main(["--quick", "--no-torch", "--only", "conv2d.1x1,sdpa.decode,softmax.f16.*,rms_norm.f32",
                             "--json", str(out)])
     printed = capsys.readouterr().out
     assert status == 0, printed
@@ -449,8 +449,9 @@ def test_bench_nn_quick(tmp_path, capsys):
     import json
 
     results = json.loads(out.read_text())["results"]
-    assert [r["case"] for r in results] == ["conv2d.1x1", "sdpa.decode.d16", "rms_norm.f32", "softmax.f16"]
-    assert all(r["check"] == "ok" and r["gputensor"]["wall_us"] > 0 for r in results)
+    assert [r["case"] for r in results] == ["conv2d.1x1", "sdpa.decode.d16", "rms_norm.f32.64x256",
+                                            "softmax.f16.64x256", "rms_norm.f32.33x37", "softmax.f16.33x37"]
+    assert all(r["check"] == "numpy ok" and r["gputensor"]["wall_us"] > 0 for r in results)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])

@@ -186,8 +186,8 @@ def test_backend_validation(be):
             lambda: ops_sort.sort_values(be, src, "float32", 2, 16, out),          # past the end
             lambda: ops_sort.sort_values(be, src, "float32", -1, 4, out),
             lambda: ops_sort.argsort(be, src, "float32", 1, 4, out, index_dtype="int16"),
-            lambda: ops_sort.searchsorted(be, src, 4, src, 4, "float32", out, side="middle"),
-            lambda: ops_sort.searchsorted(be, src, 100, src, 4, "float32", out),
+            lambda: ops_sort.searchsorted(be, src, 4, src, 4, "float32", out, side="middle", index_dtype="int32"),
+            lambda: ops_sort.searchsorted(be, src, 100, src, 4, "float32", out, index_dtype="int32"),
         ]
         for case in cases:
             with pytest.raises(BackendError) as info:

@@ -64,8 +64,11 @@ def test_prod(pair, data):
         check_close(got, np.prod(ref, axis=axis, keepdims=keepdims, dtype=out_dtype), out_dtype)
 
 
-@pytest.mark.parametrize("src,dst", [("int8", "float64"), ("float32", "float64"), ("int32", "int16"),
-                                     ("uint8", "int32"), ("float64", "float32")])
+@pytest.mark.parametrize("src,dst", [
+    pytest.param("int8", "float64", marks=pytest.mark.requires("shader-f64")),
+    pytest.param("float32", "float64", marks=pytest.mark.requires("shader-f64")),
+    ("int32", "int16"), ("uint8", "int32"),
+    pytest.param("float64", "float32", marks=pytest.mark.requires("shader-f64"))])
 def test_sum_prod_dtype_argument(src, dst):
     a = (np.arange(1, 13) % 7).reshape(3, 4).astype(src)
     x = gpu(a)
@@ -157,6 +160,7 @@ def test_all_any(pair, data):
 
 
 # ---- cumulative_sum / cumulative_prod ----------------------------------------------------------
+@pytest.mark.requires("shader-int64")  # integer scans accumulate in int64, as NumPy's
 @given(arrays(min_dims=0, max_dims=3, elements=bounded(-3, 3)), st.data())
 def test_cumulative(pair, data):
     ref, x = pair
@@ -333,6 +337,7 @@ def test_reductions_and_scans_special_values(dtype):
                 assert bool(getattr(gt, name)(x).get()) == bool(nf(ref)), (name, values)
 
 
+@pytest.mark.requires("shader-int64")  # the accumulation dtype of small integers is int64
 @pytest.mark.parametrize("dtype", INTEGER)
 def test_reductions_and_scans_integer_extremes(dtype):
     """Sums and products of the extreme values wrap in the accumulation dtype exactly as NumPy."""

@@ -1,5 +1,6 @@
 """Make sure wgpu finds a WebGPU adapter; on Debian as root install lavapipe when none is found.
 
+``--gl``: an OpenGL adapter instead (llvmpipe through EGL: Mesa's EGL and GL drivers).
 Exit status 0 when an adapter is available (printing it), 1 with instructions otherwise.
 """
 
@@ -17,11 +18,18 @@ HOW = (
 )
 
 
-def vulkan_or_better() -> str | None:
-    """Name of the best non-GL adapter wgpu finds, or None."""
+HOW_GL = (
+    "No OpenGL WebGPU adapter was found. On Debian/Ubuntu install Mesa's EGL and GL drivers with:\n"
+    "    sudo apt-get update && sudo apt-get install -y libegl1 libegl-mesa0 libgl1-mesa-dri"
+)
+
+
+def vulkan_or_better(gl: bool = False) -> str | None:
+    """Name of the best non-GL adapter wgpu finds (with ``gl``: the first OpenGL one), or None."""
+    test = "==" if gl else "!="
     code = (
         "import wgpu\n"
-        "ads = [a for a in wgpu.gpu.enumerate_adapters_sync() if a.info['backend_type'] != 'OpenGL']\n"
+        f"ads = [a for a in wgpu.gpu.enumerate_adapters_sync() if a.info['backend_type'] {test} 'OpenGL']\n"
         "print(ads[0].info['device'] + ' (' + ads[0].info['backend_type'] + ')' if ads else '')\n"
     )
     env = dict(os.environ)
@@ -32,22 +40,25 @@ def vulkan_or_better() -> str | None:
 
 
 def main() -> int:
-    name = vulkan_or_better()
+    gl = "--gl" in sys.argv[1:]
+    name = vulkan_or_better(gl)
     if name:
         print(f"WebGPU adapter: {name}")
         return 0
+    packages = ["libegl1", "libegl-mesa0", "libgl1-mesa-dri"] if gl else ["mesa-vulkan-drivers"]
     is_debian = os.path.exists("/etc/debian_version")
     if is_debian and os.geteuid() == 0 and shutil.which("apt-get"):
-        print("No Vulkan/Metal/D3D12 adapter found: installing mesa-vulkan-drivers (lavapipe) ...", flush=True)
+        what = "OpenGL" if gl else "Vulkan/Metal/D3D12"
+        print(f"No {what} adapter found: installing {' '.join(packages)} ...", flush=True)
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
         subprocess.run(["apt-get", "update", "-qq"], check=False, env=env)
-        res = subprocess.run(["apt-get", "install", "-y", "-qq", "mesa-vulkan-drivers"], env=env)
+        res = subprocess.run(["apt-get", "install", "-y", "-qq", *packages], env=env)
         if res.returncode == 0:
-            name = vulkan_or_better()
+            name = vulkan_or_better(gl)
             if name:
                 print(f"WebGPU adapter: {name}")
                 return 0
-    print(HOW, file=sys.stderr)
+    print(HOW_GL if gl else HOW, file=sys.stderr)
     return 1
 
 

@@ -102,6 +102,7 @@ def request_device_steps(adapter: Any) -> Generator[Any, Any, Any]:
     names = implementation.FEATURES
     features = [names.get(f, f) for f in WANTED_FEATURES
                 if f not in implementation.SKIPPED_FEATURES and names.get(f, f) in adapter.features]
+    features += [f for f in implementation.DEVICE_FEATURES if f in adapter.features]
     limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
     device = yield adapter.request_device_async(
         label="gputensor", required_features=features, required_limits=limits

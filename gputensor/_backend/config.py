@@ -192,15 +192,24 @@ KNOBS: tuple[Knob, ...] = (
     Knob("reduce_max_count", "GPUTENSOR_REDUCE_MAX_COUNT", _integer, 2**31 - 1, False,
          "most outputs or reduced elements of one reduction dispatch (at most 2**31 - 1); "
          "the array functions split larger reductions into pieces of views"),
+    Knob("rows_units", "GPUTENSOR_ROWS_UNITS", _integer, 4, False,
+         "row kernels (softmax, norms): 4-element units per lane aimed for with 4-byte elements "
+         "(float16: twice as many)"),
     Knob("linalg_check", "GPUTENSOR_LINALG_CHECK", _not_off, True, True,
          "linalg cholesky / solve / inv read a device flag back and raise LinAlgError for "
          "indefinite or singular input (off: no readback; such input gives inf / NaN)"),
     Knob("linalg_block", "GPUTENSOR_LINALG_BLOCK", _count_or_auto, 0, True,
          "block (panel) width of the blocked linalg factorizations: 16, 32, 64 or 128 "
          "(0 or unset: each factorization's default)"),
+    Knob("linalg_panel_rows", "GPUTENSOR_LINALG_PANEL_ROWS", _count_or_auto, 0, True,
+         "LU and QR panels taller than this many rows run over many workgroups (LU: pivots by "
+         "a tournament; QR: a dispatch per column); 0 or unset: LU from 256 rows, QR from 512"),
     Knob("fft_column_split", "GPUTENSOR_FFT_COLUMN_SPLIT", _not_off, True, False,
          "fft: column transforms (entries adjacent in memory) that leave fewer than 4 entries to a "
          "workgroup take a four-step decomposition (off: one workgroup pass, short reads)"),
+    Knob("fft_two_butterflies", "GPUTENSOR_FFT_TWO_BUTTERFLIES", _not_off, True, False,
+         "fft: workgroups whose radices are all 4 or more take one invocation per 8 elements, "
+         "up to two butterflies each per pass (off: one invocation per butterfly of the smallest radix)"),
 )
 
 _BY_NAME: dict[str, Knob] = {knob.name: knob for knob in KNOBS}

@@ -35,8 +35,10 @@ keeps the device, the command batch (recording, bind groups, submission) and ``s
 
 from __future__ import annotations
 
+import atexit
 import struct
 import threading
+import weakref
 from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
@@ -169,6 +171,19 @@ class _BindGroupCall:
         return self._wrap("", self._create(self._device._internal, desc), self._device)
 
 
+def _drain_at_exit(ref: "weakref.ref[WgpuContext]") -> None:
+    """At interpreter exit, wait for the work a live context still has in flight: tearing the
+    device down under running work can crash the driver (seen on lavapipe). Errors are dropped:
+    nothing can report them any more."""
+    ctx = ref()
+    if ctx is None or ctx.lost is not None:
+        return
+    try:
+        ctx.synchronize()
+    except Exception:  # noqa: BLE001 - exit path, no caller left
+        pass
+
+
 class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
     """The WebGPU device, queue and adapter, a compiled-pipeline cache and the open command batch.
 
@@ -214,6 +229,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         self._param_windows: dict[int, tuple[int, int]] = {}  # see param_window
         self._pass_calls = _PassCalls.load()
         self._bind_group_call = _BindGroupCall.load(device)
+        atexit.register(_drain_at_exit, weakref.ref(self))
 
     # ---- creation -----------------------------------------------------------------------
     @staticmethod

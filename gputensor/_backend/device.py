@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from . import implementation
-from .adapters import adapter_description
+from .adapters import WANTED_FEATURES, adapter_description
 
 __all__ = ["DeviceFacts"]
 
 
 class DeviceFacts:
     """Public attributes: ``device``, ``queue``, ``adapter``, ``adapter_info`` (a dict),
-    ``features`` (frozenset of granted feature names), ``limits`` (dict of granted limits), the
+    ``features`` (frozenset of the granted ``WANTED_FEATURES``, by gputensor's names), ``limits`` (dict of granted limits), the
     limits above as ints and ``lost`` (why the device is lost, None while it works)."""
 
     def _init_device(self, adapter: Any, device: Any) -> None:
@@ -28,7 +28,8 @@ class DeviceFacts:
         self.lost: str | None = None
         self.adapter_info = dict(adapter.info)
         ours = {name: feature for feature, name in implementation.FEATURES.items()}
-        self.features = frozenset(ours.get(str(f), str(f)) for f in device.features)
+        granted = (ours.get(str(f), str(f)) for f in device.features)
+        self.features = frozenset(f for f in granted if f in WANTED_FEATURES)  # gputensor's names
         self.limits = dict(device.limits)
         self.storage_offset_alignment = int(self.limits.get("min-storage-buffer-offset-alignment", 256))
         self.max_binding_size = int(self.limits["max-storage-buffer-binding-size"]) // 4 * 4

@@ -27,6 +27,7 @@ names it.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
@@ -51,10 +52,14 @@ class DeviceLostError(BackendError):
         self.cause = cause or message
 
 
+#: Dawn's form: ``[Device "label"] is lost.``
+_DAWN_LOST = re.compile(r"\[device\b[^\]\n]*\] is lost")
+
+
 def is_lost_text(text: str) -> bool:
-    """Whether a wgpu error message says that the device is lost."""
+    """Whether a wgpu error message (wgpu-native's or Dawn's) says that the device is lost."""
     low = str(text).lower()
-    return any(marker in low for marker in LOST_MARKERS)
+    return any(marker in low for marker in LOST_MARKERS) or _DAWN_LOST.search(low) is not None
 
 
 def _name(ctx: Any) -> str:
@@ -63,9 +68,11 @@ def _name(ctx: Any) -> str:
 
 
 def _short(text: str) -> str:
-    """The last line of a (multi-line) wgpu message: what went wrong."""
+    """What went wrong, from a (multi-line) wgpu message: its line that says the device is lost
+    (Dawn's first line, before the calls), else its last line (wgpu-native's cause)."""
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    return lines[-1] if lines else str(text)
+    lost = [line for line in lines if is_lost_text(line)]
+    return lost[-1] if lost else lines[-1] if lines else str(text)
 
 
 def _lost(ctx: Any, cause: str) -> DeviceLostError:

@@ -14,7 +14,8 @@ plus what this module offers:
 * :func:`timestamp_period`: nanoseconds per timestamp tick.
 * :data:`FEATURES`: the implementation's name of each feature gputensor asks for (Dawn calls
   ``subgroup`` ``subgroups``), and :data:`SKIPPED_FEATURES`, those not asked for on this
-  implementation (the kernels' subgroup code is written for naga's WGSL).
+  implementation (the kernels' subgroup code is written for naga's WGSL); :data:`DEVICE_FEATURES`,
+  the implementation's own features the device needs (Dawn: thread safety).
 * :data:`WRITABLE_ALIASING_CHECKED`: whether a writable binding may overlap another binding of
   its buffer in one dispatch (``bind_groups`` copies the read one where it may not).
 
@@ -30,7 +31,7 @@ from typing import Any
 from . import config
 
 __all__ = ["NAME", "wgpu", "native_api", "timestamp_period", "FEATURES", "SKIPPED_FEATURES",
-           "PACKAGES", "WRITABLE_ALIASING_CHECKED"]
+           "DEVICE_FEATURES", "PACKAGES", "WRITABLE_ALIASING_CHECKED"]
 
 #: implementation -> the Python package that provides it
 PACKAGES = {"native": "wgpu", "dawn": "wgpudawn"}
@@ -65,6 +66,10 @@ else:
 FEATURES: dict[str, str] = {"subgroup": "subgroups"} if NAME == "dawn" else {}
 #: features gputensor does not ask for on this implementation
 SKIPPED_FEATURES: frozenset[str] = frozenset({"subgroup"}) if NAME == "dawn" else frozenset()
+#: implementation features the device is requested with where the adapter offers them (Dawn's
+#: device is thread-safe only with ``implicit-device-synchronization``: gputensor records,
+#: submits and waits from several threads)
+DEVICE_FEATURES: tuple[str, ...] = ("implicit-device-synchronization",) if NAME == "dawn" else ()
 #: whether the implementation rejects a dispatch in which a writable storage binding overlaps
 #: another binding of its buffer (Dawn does, as the WebGPU specification says; wgpu-native
 #: does not check)

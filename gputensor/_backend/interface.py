@@ -50,6 +50,9 @@ class Device(Protocol):
     def copy_dtoh_many(self, pairs: Any) -> None:
         """Several readbacks, one submit and one wait."""
 
+    def read_bytes(self, src_ptr: int, nbytes: int) -> bytes:
+        """A few device bytes (a scalar) as ``bytes``."""
+
     def copy_dtod(self, dst_ptr: int, src_ptr: int, nbytes: int) -> None:
         """A device-to-device copy."""
 

@@ -28,6 +28,7 @@ No wgpu here.
 from __future__ import annotations
 
 import operator
+import re
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,7 +46,9 @@ class Region(NamedTuple):
     """A binding of a dispatch as a planner describes it, before slots are shared: ``base`` (an
     operand or scratch base, -1 for a placeholder of at least ``itemsize`` bytes), ``offset``
     (bytes from the base's element 0 to the window's lowest element), ``nbytes``, ``itemsize``,
-    ``vector`` (bytes to round the binding up to, 0: none), ``word`` (the parameter word that
+    ``vector`` (bytes to round the binding up to, 0: none; negative: the binding cut down to
+    whole multiples of ``-vector`` bytes, e.g. the whole 16-byte vectors of a window), ``word``
+    (the parameter word that
     takes the window index of the lowest element plus ``extra``; 0: none) and ``extra``."""
 
     base: int
@@ -72,8 +75,11 @@ class Step(NamedTuple):
     """One dispatch of a program: ``pipeline``, ``defines``, the parameter template ``words``,
     ``grid``, ``take`` (the bindings of the step from the list of every slot's binding: those of
     ``slots``, in order, as a tuple), ``patches`` ((word, slot, extra): word = first element of
-    the slot's window + extra), ``placeholder`` (when not 0, the last binding is a placeholder of
-    that many bytes instead of its slot) and ``slots``."""
+    the slot's window + extra), ``placeholder`` ((binding index, bytes) of each binding that is a
+    placeholder of at least that many bytes instead of its slot; usually none), ``slots``, the
+    ``kernel`` name the step records as and the ``pack`` of its parameter words (the program's,
+    unless its record named its own), the parameter bytes of the template (``raw``) and the
+    patches at their byte offsets in them (``at``: (byte offset of a u32 word, slot, extra))."""
 
     pipeline: Any
     defines: dict[str, object]
@@ -81,8 +87,22 @@ class Step(NamedTuple):
     grid: tuple[int, int, int]
     take: Callable[[Sequence[Any]], tuple[Any, ...]]
     patches: tuple[tuple[int, int, int], ...]
-    placeholder: int
+    placeholder: tuple[tuple[int, int], ...]
     slots: tuple[int, ...]
+    kernel: str
+    pack: Callable[..., bytes]
+    raw: bytes
+    at: tuple[tuple[int, int, int], ...]
+
+
+def _placed(backend: Any, bound: tuple[Any, ...], hold: tuple[tuple[int, int], ...],
+            placeholder: Callable[[Any, int, Any, Any], Any]) -> tuple[Any, ...]:
+    """``bound`` with binding i replaced by ``placeholder(backend, nbytes, bound[1], bound[0])``
+    for each (i, nbytes) of ``hold``."""
+    out = list(bound)
+    for index, nbytes in hold:
+        out[index] = placeholder(backend, nbytes, bound[1], bound[0])
+    return tuple(out)
 
 
 def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
@@ -94,8 +114,31 @@ def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]
 
 
 #: A dispatch as the planner hands it to ``LaunchProgram.compile``: (pipeline, defines, parameter
-#: words, grid, its bindings' regions).
-Record = tuple[Any, dict[str, object], tuple[int, ...], tuple[int, int, int], tuple[Region, ...]]
+#: words, grid, its bindings' regions), optionally followed by the kernel name and the struct of
+#: its parameter words when they are not the program's (a program of several kernels).
+Record = tuple[Any, ...]
+
+
+def _field_offsets(packer: struct.Struct) -> list[int]:
+    """The byte offset of each field of ``packer`` (a little-endian struct without padding)."""
+    offsets, at = [], 0
+    for count, code in re.findall(r"(\d*)([a-zA-Z?])", packer.format):
+        size = struct.calcsize("<" + code)
+        for _ in range(int(count or 1)):
+            offsets.append(at)
+            at += size
+    return offsets
+
+
+_WORD = struct.Struct("<I")
+
+
+def _width(width: int, vec: int) -> int:
+    """A binding of ``width`` bytes rounded as ``Region.vector`` says (up to a multiple of a
+    positive ``vec``, down to one of ``-vec``)."""
+    if vec > 0:
+        return -(-width // vec) * vec
+    return width // -vec * -vec
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,6 +154,9 @@ class LaunchProgram:
     slots: tuple[BindingSlot, ...]
     steps: tuple[Step, ...]
     aux: tuple[tuple[int, int], ...]
+    #: What ``replay`` reads of each step, flat: (pipeline, defines, take, placeholder, kernel,
+    #: raw, at, x, y, z).
+    replay_steps: tuple[tuple[Any, ...], ...] = ()
 
     @classmethod
     def compile(cls, kernel: str, packer: struct.Struct, ctx: Any, records: Sequence[Record],
@@ -118,21 +164,29 @@ class LaunchProgram:
         """The program of ``records`` (in order) on ``ctx``, each distinct binding one slot."""
         slots: dict[BindingSlot, int] = {}
         steps = []
-        for pipe, defines, words, grid, regions in records:
-            bound, patches, hold = [], [], 0
+        for record in records:
+            pipe, defines, words, grid, regions = record[:5]
+            step_kernel, step_packer = (record[5], record[6]) if len(record) > 5 else (kernel, packer)
+            bound, patches, hold = [], [], []
             for base, offset, nbytes, itemsize, vector, word, extra in regions:
                 if base < 0:
+                    hold.append((len(bound), itemsize))
                     bound.append(0)  # (replaced by the placeholder)
-                    hold = itemsize
                     continue
                 slot = slots.setdefault(BindingSlot(base, offset, nbytes, itemsize, vector), len(slots))
                 bound.append(slot)
                 if word:
                     patches.append((word, slot, extra))
-            steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), hold,
-                              tuple(bound)))
+            offsets = _field_offsets(step_packer)
+            raw = step_packer.pack(*words)
+            last = {word: (slot, extra) for word, slot, extra in patches}  # (the last write of a word wins)
+            at = tuple((offsets[word], slot, extra) for word, (slot, extra) in last.items())
+            steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), tuple(hold),
+                              tuple(bound), step_kernel, step_packer.pack, raw, at))
+        replay = tuple((st.pipeline, st.defines, st.take, st.placeholder, st.kernel, st.raw, st.at, *st.grid)
+                       for st in steps)
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
-                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux))
+                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux), replay)
 
     def valid_for(self, ctx: Any) -> bool:
         """Whether the program's grids hold on ``ctx`` (its workgroup limit is unchanged)."""
@@ -141,7 +195,8 @@ class LaunchProgram:
     def run(self, backend: Any, ctx: Any, bases: list[tuple[Any, int, int, int, int]],
             placeholder: Callable[[Any, int, Any, Any], Any]) -> bool:
         """Replay the program with the caller's operands at ``bases`` (per base: (buffer, its
-        size, allocation size, byte offset of element 0, pointer), every range already checked)
+        size, allocation size, byte offset of element 0, pointer, optionally the allocation's whole
+        binding ``Allocation.whole``), every range already checked)
         and fresh scratch allocations; ``placeholder(backend, nbytes, binding1, binding0)`` makes
         a placeholder binding. False, with nothing recorded, when a scratch buffer does not have
         the vector layout the program assumed (the caller then takes its reference path)."""
@@ -156,9 +211,9 @@ class LaunchProgram:
                 alloc = backend.resolve(ptr, 0)[0]
                 buffer = alloc.buffer
                 size = buffer.size
-                if vec and size % vec:  # not the vector layout the program assumed
+                if vec > 0 and size % vec:  # not the vector layout the program assumed
                     return False
-                bases.append((buffer, size, alloc.nbytes, 0, ptr))
+                bases.append((buffer, size, alloc.nbytes, 0, ptr, alloc.whole))
             self.replay(backend, ctx, bases, placeholder)
             return True
         finally:
@@ -178,32 +233,44 @@ class LaunchProgram:
         firsts: list[int] = []
         for base, rel, nbytes, itemsize, vec in self.slots:
             win = backend.window(ptrs[base] + rel, nbytes, itemsize)
-            bindings.append((win.buffer, win.offset, -(-win.size // vec) * vec) if vec else win.binding)
+            bindings.append((win.buffer, win.offset, _width(win.size, vec)) if vec else win.binding)
             firsts.append(win.first)
         records = []
-        for _, defines, words, grid, take, patches, hold, _ in self.steps:
+        for _, defines, words, grid, take, patches, hold, _, kernel, pack, _, _ in self.steps:
             bound = take(bindings)
             if hold:
                 if placeholder is None:
                     raise ValueError("LaunchProgram.dispatch: a placeholder binding needs ``placeholder``")
-                bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
+                bound = _placed(backend, bound, hold, placeholder)
             patched = list(words)
             for word, slot, extra in patches:
                 patched[word] = (firsts[slot] + extra) & _U32
-            records.append((patched, list(bound), grid, defines))
-        pack = self.packer.pack  # (parameter structs with float fields, e.g. gemm's scales)
-        for words, bound, grid, defines in records:
-            ctx.dispatch(self.kernel, pack(*words), bound, grid, defines)
+            records.append((kernel, pack, patched, list(bound), grid, defines))
+        for kernel, pack, words, bound, grid, defines in records:
+            # (packed here: parameter structs with float fields, e.g. gemm's scales)
+            ctx.dispatch(kernel, pack(*words), bound, grid, defines)
 
     def replay(self, backend: Any, ctx: Any, bases: Sequence[tuple[Any, int, int, int, int]],
                placeholder: Callable[[Any, int, Any, Any], Any]) -> None:
-        """Record every step with the operands (scratch included) at ``bases`` (see ``run``)."""
+        """Record every step with the operands (scratch included) at ``bases`` (see ``run``; a
+        base may carry a sixth item, its allocation's whole binding ``Allocation.whole``, which
+        a binding of the whole allocation then uses as it is)."""
         align = ctx.storage_offset_alignment
         max_binding = ctx.max_binding_size
         bindings: list[Any] = []
         firsts: list[int] = []
         for base, rel, nbytes, itemsize, vec in self.slots:
-            buffer, stop, limit, off, ptr = bases[base]
+            entry = bases[base]
+            if len(entry) > 5 and not rel and nbytes == entry[2] and not entry[3]:
+                whole = entry[5]  # a whole allocation: the binding its allocation made
+                if whole is not None:
+                    if vec:  # (``_width`` inline)
+                        width = whole[2]
+                        whole = (whole[0], whole[1], -(-width // vec) * vec if vec > 0 else width // -vec * -vec)
+                    bindings.append(whole)
+                    firsts.append(0)
+                    continue
+            buffer, stop, limit, off, ptr = entry[:5]
             off += rel
             # ``window`` without its checks, which the range checks made
             start = off // align * align
@@ -218,20 +285,20 @@ class LaunchProgram:
             else:
                 first = (off - start) // itemsize
             if vec:
-                width = -(-width // vec) * vec
+                width = -(-width // vec) * vec if vec > 0 else width // -vec * -vec
             bindings.append((buffer, start, width))
             firsts.append(first)
         record = ctx.record
-        pack = self.packer.pack
-        kernel = self.kernel
-        for pipe, defines, words, grid, take, patches, hold, _ in self.steps:
+        pack_into = _WORD.pack_into
+        for pipe, defines, take, hold, kernel, raw, at, x, y, z in self.replay_steps:
             bound = take(bindings)
-            if hold:  # a placeholder of ``hold`` bytes in the last slot
-                bound = (*bound[:-1], placeholder(backend, hold, bound[1], bound[0]))
-            patched = list(words)
-            for word, slot, extra in patches:
-                patched[word] = (firsts[slot] + extra) & _U32
-            record(kernel, pipe, defines, pack(*patched), bound, *grid)
+            if hold:  # placeholders instead of some slots
+                bound = _placed(backend, bound, hold, placeholder)
+            if at:
+                raw = bytearray(raw)
+                for offset, slot, extra in at:
+                    pack_into(raw, offset, (firsts[slot] + extra) & _U32)
+            record(kernel, pipe, defines, raw, bound, x, y, z)
 
 
 def strided_region(base: int, itemsize: int, origin: int, dims: Sequence[tuple[int, int]],

@@ -23,14 +23,22 @@ Two families of kernels:
     block in registers and inverts it (``linalg_chol_block.wgsl``), the panel below is the gemm
     P L^-T (into scratch, copied back by ``linalg_copy_block.wgsl``), the trailing matrix's
     lower part the gemm C -= P P^T (two column stripes from 512 columns on);
-  - LU, right-looking (getrf, ``LU_BLOCK`` columns): the panel with pivot search on one
-    workgroup, each row updated in registers by the invocation that owns it
-    (``linalg_lu_block.wgsl``), row swaps of the other columns (``linalg_laswp.wgsl``), the
-    block row by a unit-lower triangular solve (``linalg_trsm.wgsl``, a column per invocation
-    in registers), the trailing matrix by gemm; ``lu_solve`` swaps the right-hand sides and
-    runs forward and backward substitution: ``linalg_trsv.wgsl`` for a few columns, else
-    blocked (triangular solves of the diagonal blocks, gemm for the rest);
-  - QR (geqrf, ``NB`` columns): the panel on one workgroup (``linalg_qr_panel.wgsl``), the
+  - LU, right-looking (getrf, ``LU_BLOCK`` columns): a panel up to ``LU_TREE_MIN_ROWS`` rows
+    (``GPUTENSOR_LINALG_PANEL_ROWS``) with pivot search on one workgroup, each row updated in
+    registers by the invocation that owns it (``linalg_lu_block.wgsl``), then row swaps of the
+    other columns (``linalg_laswp.wgsl``); a taller panel elects its pivot rows by a
+    tournament over many workgroups (CALU's TSLU: partial pivoting on chunks of rows, then on
+    the chunks' winners, a dispatch per level, ``linalg_lu_tslu.wgsl``), swaps them to the top
+    of every column and scales the rows below on many workgroups (``linalg_lu_apply.wgsl``);
+    the block row by a unit-lower triangular solve (``linalg_trsm.wgsl``, a column per
+    invocation in registers), the trailing matrix by gemm; ``lu_solve`` swaps the right-hand
+    sides and runs forward and backward substitution: for a few columns ``linalg_trsv.wgsl``
+    (one workgroup per column) or, from ``TRSV_BLOCKED_MIN``, ``linalg_trsv_block.wgsl`` (a
+    dispatch per 32 rows over many workgroups), else blocked (triangular solves of the
+    diagonal blocks, gemm for the rest);
+  - QR (geqrf, ``NB`` columns): the panel on one workgroup (``linalg_qr_panel.wgsl``), or from
+    ``QR_STEP_MIN_ROWS`` rows a dispatch per column over many workgroups
+    (``linalg_qr_step.wgsl``), the
     block reflector's compact WY factor T from the Gram matrix V^T V (gemm, then
     ``linalg_qr_tmat.wgsl``), the trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q
     accumulated backwards from the identity with ``Q -= V (T (V^T Q))``.
@@ -48,6 +56,7 @@ from . import config, ops_gemm
 from .errors import invalid_argument
 from .linalg_scalar import element, scalar_defines
 from .validate import check_dtype, check_int
+from .wgsl_types import F32_BITS
 
 #: Largest order the batched small kernels take (workgroup memory holds the matrix).
 SMALL_MAX = 32
@@ -59,7 +68,7 @@ _SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
 #: (``linalg_small_rows.wgsl``; more go to ``linalg_small.wgsl``).
 ROWS_MAX_K = 32
 _LOG = {"f32": "log_f32", "f64": "log_f64"}
-_NEG_INF = {"f32": "bitcast<f32>(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
+_NEG_INF = {"f32": f"{F32_BITS}(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
 _WG = 64
 
 
@@ -243,6 +252,38 @@ def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
                  {**scalar_defines(dtype), "MODE": mode, "WG": _panel_wg(ctx)})
 
 
+#: Least order from which ``trsv`` runs block by block over many workgroups
+#: (``linalg_trsv_block.wgsl``, a dispatch per 32 rows) instead of one workgroup per column.
+TRSV_BLOCKED_MIN = 512
+
+
+def trsv_blocked(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
+                 x_cs: int, batch: int = 1, t_bs: int = 0, x_bs: int = 0) -> None:
+    """``trsv``'s X := T^-1 X as n / 32 + 1 dispatches, each solving a 32-row diagonal block
+    (in every workgroup) and updating the rows ahead of it over many workgroups."""
+    if mode not in (0, 2) or n < 1:
+        raise invalid_argument(f"trsv of order {n}, mode {mode}")
+    if k < 1:
+        return
+    itemsize = _element(backend, dtype)
+    ctx = backend.context
+    t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    wg = 128
+    defines = {**scalar_defines(dtype), "MODE": mode, "WG": wg}
+    starts = list(range(0, n, 32))
+    if mode == 2:
+        starts.reverse()
+    prev = (0, 0)
+    for j0 in starts + [None]:
+        jb = 0 if j0 is None else min(32, n - j0)
+        ahead = 0 if j0 is None else (n - j0 - jb if mode == 0 else j0)
+        words = [n, j0 or 0, jb, t_first, t_ld, x_first, x_rs, x_cs, t_bs, x_bs, prev[0], prev[1]]
+        groups = max(1, min(-(-ahead // wg), 256))
+        ctx.dispatch("linalg_trsv_block", words, [t_reg, x_reg], (groups, k, batch), defines)
+        prev = (j0 or 0, jb)
+
+
 def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv: int, k1: int, k2: int,
           skip: tuple[int, int] = (0, 0), batch: int = 1, x_bs: int = 0, piv_bs: int = 0) -> None:
     """Swap rows r and piv[r] of the rows x cols matrix at ``x`` for r = k1, ..., k2 - 1 in
@@ -404,10 +445,16 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     ``piv`` (batch x n u32) receives the absolute row swapped with row i at step i. ``flag`` is
     or-ed with 1 for a zero pivot column.
 
-    Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, four dispatches each
-    for the whole stack: the panel on one workgroup per matrix (``linalg_lu_block.wgsl``), the
-    row swaps of the other columns (``linalg_laswp.wgsl``), the block row by a unit-lower
-    triangular solve, the trailing matrix by gemm."""
+    Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, each step a few
+    dispatches for the whole stack: the panel on one workgroup per matrix
+    (``linalg_lu_block.wgsl``) and the row swaps of the other columns (``linalg_laswp.wgsl``),
+    or, for panels taller than ``GPUTENSOR_LINALG_PANEL_ROWS`` (default ``LU_TREE_MIN_ROWS``;
+    not complex128), pivots elected by a tournament over many workgroups (``_Tournament``:
+    partial pivoting inside chunks of rows, then among the chunks' winners), the swaps of all
+    columns and the panel's scaling over many workgroups; then the block row by a unit-lower
+    triangular solve and the trailing matrix by gemm. The tournament's pivots may differ from
+    getrf's (they are partial-pivoting pivots of the winners, not of every row), and ``piv``
+    records the swaps made."""
     chunk = backend.context.max_workgroups_per_dim
     if batch > chunk:  # (a grid dimension's worth of matrices at a time)
         for q0 in range(0, batch, chunk):
@@ -424,20 +471,107 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     if itemsize >= 8 and wg > 512:
         wg = 512 if itemsize == 8 else 256  # (a row of doubles / complex in registers per invocation)
     defines = {**scalar_defines(dtype), "WG": wg, "JB": nb}
-    for j0 in range(0, n, nb):
-        jb = min(nb, n - j0)
-        d = a + (j0 * ld + j0) * itemsize
-        words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, bs, n]
-        ctx.dispatch("linalg_lu_block", words, [a_reg, p_reg, f_reg], (batch, 1, 1), defines)
-        laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb), batch, bs, n)
-        rest = n - j0 - jb
-        if not rest:
-            continue
-        u12 = d + jb * itemsize
-        trsm(backend, dtype, 0, jb, rest, d, ld, u12, ld, 1, batch, bs, bs)
-        l21 = d + jb * ld * itemsize
-        _gemm(backend, dtype, rest, rest, jb, -1.0, l21, (ld, 1), u12, (ld, 1), 1.0,
-              l21 + jb * itemsize, (ld, 1), batch, (bs, bs, bs))
+    tree_rows = int(config.value("linalg_panel_rows")) or LU_TREE_MIN_ROWS
+    tree = _Tournament(backend, dtype, n, nb, batch) if n > tree_rows and nb * nb * itemsize <= 8192 else None
+    try:
+        for j0 in range(0, n, nb):
+            jb = min(nb, n - j0)
+            if tree is not None and n - j0 > tree_rows:
+                tree.panel(a_reg, a_first + j0 * ld + j0, ld, bs, n - j0, jb, p_reg, p_first + j0, n, j0, f_reg)
+                laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (0, 0), batch, bs, n)
+                tree.apply(a_reg, a_first + j0 * ld + j0, ld, bs, n - j0, jb, f_reg)
+            else:
+                words = [a_first + j0 * ld + j0, ld, n - j0, jb, j0, p_first + j0, bs, n]
+                ctx.dispatch("linalg_lu_block", words, [a_reg, p_reg, f_reg], (batch, 1, 1), defines)
+                laswp(backend, dtype, a, n, n, ld, piv, j0, j0 + jb, (j0, j0 + jb), batch, bs, n)
+            _lu_update(backend, dtype, n, a, ld, j0, jb, batch, bs)
+    finally:
+        if tree is not None:
+            tree.free()
+
+
+def _lu_update(backend: Any, dtype: str, n: int, a: int, ld: int, j0: int, jb: int, batch: int, bs: int) -> None:
+    """The block row (unit-lower triangular solve) and the trailing matrix (gemm) after the
+    panel of columns j0 .. j0 + jb of getrf."""
+    itemsize = _element(backend, dtype)
+    rest = n - j0 - jb
+    if not rest:
+        return
+    d = a + (j0 * ld + j0) * itemsize
+    u12 = d + jb * itemsize
+    trsm(backend, dtype, 0, jb, rest, d, ld, u12, ld, 1, batch, bs, bs)
+    l21 = d + jb * ld * itemsize
+    _gemm(backend, dtype, rest, rest, jb, -1.0, l21, (ld, 1), u12, (ld, 1), 1.0,
+          l21 + jb * itemsize, (ld, 1), batch, (bs, bs, bs))
+
+
+#: Least panel height whose pivots ``lu_blocked`` elects by a tournament over many workgroups
+#: (``GPUTENSOR_LINALG_PANEL_ROWS`` overrides it).
+LU_TREE_MIN_ROWS = 256
+#: Candidate rows per workgroup of a tournament level: a row per invocation.
+TSLU_ROWS_GPU = 256
+TSLU_ROWS_SOFTWARE = 128
+
+
+class _Tournament:
+    """Scratch and dispatches of tournament-pivoted LU panels (CALU's TSLU) for ``lu_blocked``:
+    the panel's rows in chunks of ``rows`` (one workgroup each) elect jb pivot candidates by
+    partial pivoting, the candidates of ``rows // jb`` chunks again, ... until one workgroup
+    elects the jb pivots and writes getrf's swaps (``linalg_lu_tslu.wgsl``); after the swaps
+    (``laswp``) many workgroups factor the pivot block and scale the rows below
+    (``linalg_lu_apply.wgsl``). Each level is one dispatch for the whole stack; the chosen
+    pivot rows span the panel's row space, so a panel of full column rank gets nonzero pivots."""
+
+    def __init__(self, backend: Any, dtype: str, n: int, jb: int, batch: int) -> None:
+        self.backend, self.dtype, self.jb, self.batch = backend, dtype, jb, batch
+        ctx = backend.context
+        self.itemsize = _element(backend, dtype)
+        self.rows = TSLU_ROWS_SOFTWARE if ctx.is_software else TSLU_ROWS_GPU
+        self.slots = -(-n // self.rows) * jb  # candidate rows a level-0 output holds per matrix
+        self.defines = {**scalar_defines(dtype), "WG": self.rows, "JB": jb}
+        self.apply_defines = {**scalar_defines(dtype), "WG": 128, "JB": jb}
+        elems = batch * self.slots * jb
+        self.cand = [backend.alloc(elems * self.itemsize, zero=False) for _ in range(2)]
+        self.index = [backend.alloc(batch * self.slots * 4, zero=False) for _ in range(2)]
+        self.c_bind = [_bind(backend, c, elems, self.itemsize) for c in self.cand]
+        self.i_bind = [_bind(backend, i, batch * self.slots, 4) for i in self.index]
+        self.last = 0
+
+    def panel(self, a_reg: Any, a_first: int, ld: int, bs: int, mp: int, jb: int, p_reg: Any, p_first: int,
+              p_bs: int, row0: int, f_reg: Any) -> None:
+        """Elect the pivots of the mp x jb panel at element ``a_first`` (of ``a_reg``) and write
+        getrf's swaps of its rows (absolute: ``row0`` + position) at ``p_first``."""
+        ctx = self.backend.context
+        rows, src, s_first, s_ld, s_bs, si = mp, a_reg, a_first, ld, bs, None
+        level = 0
+        while True:
+            groups = -(-rows // self.rows)
+            dst = (level + 1) % 2
+            c_reg, c_first = self.c_bind[dst]
+            i_reg, i_first = self.i_bind[dst]
+            si_reg, si_first = si if si is not None else self.i_bind[level % 2]
+            words = [rows, jb, s_first, s_ld, s_bs, int(si is not None), si_first, self.slots,
+                     c_first, self.slots * self.jb, i_first, self.slots, p_first, p_bs, row0, int(groups == 1)]
+            ctx.dispatch("linalg_lu_tslu", words, [src, si_reg, c_reg, i_reg, p_reg], (groups, self.batch, 1),
+                         self.defines)
+            if groups == 1:
+                self.last = dst
+                return
+            rows, src, s_first, s_ld, s_bs, si = groups * self.jb, c_reg, c_first, self.jb, self.slots * self.jb, (
+                i_reg, i_first)
+            level += 1
+
+    def apply(self, a_reg: Any, a_first: int, ld: int, bs: int, mp: int, jb: int, f_reg: Any) -> None:
+        """Factor the elected pivot block (now the panel's top) and scale the rows below it."""
+        ctx = self.backend.context
+        w_reg, w_first = self.c_bind[self.last]
+        words = [a_first, ld, mp, jb, w_first, self.slots * self.jb, bs, 0]
+        groups = max(1, min(-(-(mp - jb) // 128), 1024))
+        ctx.dispatch("linalg_lu_apply", words, [a_reg, w_reg, f_reg], (groups, self.batch, 1), self.apply_defines)
+
+    def free(self) -> None:
+        for ptr in (*self.cand, *self.index):
+            self.backend.free(ptr)
 
 
 def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int,
@@ -456,8 +590,9 @@ def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: in
         return
     laswp(backend, dtype, x, n, k, x_ld, piv, 0, n, (0, 0), batch, x_bs, n)
     if k <= TRSV_MAX_K:
-        trsv(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
-        trsv(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
+        solve = trsv_blocked if n >= TRSV_BLOCKED_MIN else trsv
+        solve(backend, dtype, 0, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
+        solve(backend, dtype, 2, n, k, lu, ld, x, x_ld, 1, batch, lu_bs, x_bs)
         return
     starts = list(range(0, n, NB))
     for j0 in starts:
@@ -512,6 +647,8 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
     ctx = backend.context
     blocks = list(range(0, k, NB))
     wide = max(n, kq, 1)
+    step_rows = int(config.value("linalg_panel_rows")) or QR_STEP_MIN_ROWS
+    steps = _QRSteps(backend, dtype, m) if m > step_rows else None
     v = backend.alloc(m * k * itemsize, zero=False)
     tb = backend.alloc(len(blocks) * NB * NB * itemsize, zero=False)
     g = backend.alloc(NB * NB * itemsize, zero=False)
@@ -527,8 +664,12 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
             jb = min(NB, k - j0)
             mp = m - j0
             t_off = bi * NB * NB
-            words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
-            ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {**sdef, "WG": wg})
+            if steps is not None and mp > step_rows:
+                steps.panel(a_reg, a_first + j0 * ld + j0, ld, mp, jb, t_reg, t_first + t_off, v_reg,
+                            v_first + j0 * k + j0, k)
+            else:
+                words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
+                ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {**sdef, "WG": wg})
             vs = v + (j0 * k + j0) * itemsize
             _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1), conj_a=True)
             ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1), sdef)
@@ -552,7 +693,51 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
     finally:
         for ptr in (v, tb, g, w, w2):
             backend.free(ptr)
+        if steps is not None:
+            steps.free()
 
 
-__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "NB", "SMALL_MAX", "TRSV_MAX_K", "trsv", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+#: Least panel height whose Householder QR runs a dispatch per column over many workgroups
+#: (``linalg_qr_step.wgsl``) instead of one workgroup (``GPUTENSOR_LINALG_PANEL_ROWS``
+#: overrides it).
+QR_STEP_MIN_ROWS = 512
+#: Panel rows per workgroup of ``linalg_qr_step``.
+QR_STEP_CHUNK = 64
+
+
+class _QRSteps:
+    """Scratch and dispatches of ``qr_blocked``'s panels over many workgroups: jb + 2 dispatches
+    of ``linalg_qr_step.wgsl`` per panel (column sums of the next column in every step, reduced
+    by every workgroup in the next), ping-ponging two buffers of partial sums."""
+
+    def __init__(self, backend: Any, dtype: str, m: int) -> None:
+        self.backend = backend
+        ctx = backend.context
+        itemsize = _element(backend, dtype)
+        wg = 64 if ctx.is_software else 256
+        self.defines = {**scalar_defines(dtype), "WG": wg, "CH": QR_STEP_CHUNK}
+        self.most = -(-m // QR_STEP_CHUNK)
+        self.bufs = [backend.alloc(self.most * NB * itemsize, zero=False) for _ in range(2)]
+        self.rr = backend.alloc(NB * NB * itemsize, zero=False)
+        self.binds = [_bind(backend, b, self.most * NB, itemsize) for b in self.bufs]
+        self.r_bind = _bind(backend, self.rr, NB * NB, itemsize)
+
+    def panel(self, a_reg: Any, a_first: int, ld: int, mp: int, jb: int, t_reg: Any, t_first: int, v_reg: Any,
+              v_first: int, v_ld: int) -> None:
+        """Householder QR of the mp x jb panel at element ``a_first``, as ``linalg_qr_panel``."""
+        ctx = self.backend.context
+        parts = -(-mp // QR_STEP_CHUNK)
+        r_reg, r_first = self.r_bind
+        for s in range(jb + 2):
+            (pin_reg, pin_first), (pout_reg, pout_first) = self.binds[(s + 1) % 2], self.binds[s % 2]
+            words = [a_first, ld, mp, jb, s, parts, pin_first, pout_first, t_first, r_first, v_first, v_ld]
+            ctx.dispatch("linalg_qr_step", words, [a_reg, pin_reg, pout_reg, t_reg, r_reg, v_reg], (parts, 1, 1),
+                         self.defines)
+
+    def free(self) -> None:
+        for ptr in (*self.bufs, self.rr):
+            self.backend.free(ptr)
+
+
+__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "LU_TREE_MIN_ROWS", "NB", "QR_STEP_MIN_ROWS", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]

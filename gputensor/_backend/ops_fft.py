@@ -43,8 +43,9 @@ from .launch import LaunchProgram, Region
 from .layout import strided_span
 from .plan_cache import PlanCache
 
-__all__ = ["MAX_BATCH_DIMS", "RADICES", "c2c", "entry_pitch", "factor", "fast_length", "group_shape",
-           "merge_batch", "row_group", "workgroup_length"]
+__all__ = ["MAX_BATCH_DIMS", "RADICES", "Planner", "View", "c2c", "c2c_axes", "compile_plan", "entry_pitch", "factor",
+           "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "row_group", "storage",
+           "two_butterflies", "workgroup_length"]
 
 #: Batch dims a kernel takes (the caller's, after merging, at most ``MAX_BATCH_DIMS - 2``:
 #: each level of a four-step decomposition adds one).
@@ -69,7 +70,7 @@ _WORDS = struct.Struct("<28I")
 _U32 = 0xFFFFFFFF
 
 
-def _storage(backend: Any, dtype: str) -> tuple[int, str]:
+def storage(backend: Any, dtype: str) -> tuple[int, str]:
     try:
         itemsize, wgsl, feature = _COMPLEX[str(dtype)]
     except KeyError:
@@ -163,10 +164,30 @@ def group_shape(ctx: Any, itemsize: int, n: int) -> tuple[int, int] | None:
 
 def _invocations(n: int, per: int, rmin: int, limit: int) -> int:
     """The invocations of a workgroup of ``per`` transforms of length ``n`` (smallest radix
-    ``rmin``): one butterfly each, a multiple of 32 and of ``per``, at most ``limit``."""
-    wg = -(-per * n // rmin)
+    ``rmin``): one butterfly each, or (``two_butterflies``: every radix at least 4 and the
+    ``fft_two_butterflies`` knob on) one per 8 elements, up to two butterflies each; a multiple
+    of 32 and of ``per``, at most ``limit``."""
+    wg = -(-per * n // (8 if two_butterflies(rmin) else rmin))
     unit = max(32, per)  # (a multiple of per: an invocation's entry is the same in every column step)
     return min(limit, -(-wg // unit) * unit)
+
+
+_knobs: list[Any] = [-1, (True, True)]  # [config.generation, knobs() then]
+
+
+def knobs() -> tuple[bool, bool]:
+    """The knobs the plans depend on (part of their keys): ``fft_column_split``,
+    ``fft_two_butterflies`` (read again when an override or assignment changed the knobs)."""
+    if _knobs[0] != config.generation:
+        _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")))
+        _knobs[0] = config.generation
+    return _knobs[1]
+
+
+def two_butterflies(rmin: int) -> bool:
+    """Whether workgroups whose smallest radix is ``rmin`` take one invocation per 8 elements
+    (up to two butterflies per invocation and pass)."""
+    return rmin >= 4 and bool(config.value("fft_two_butterflies"))
 
 
 def row_group(ctx: Any, n: int, radices: tuple[int, ...], per: int, batch: int, rows: bool) -> tuple[int, int]:
@@ -196,13 +217,13 @@ def entry_pitch(ctx: Any, itemsize: int, n: int, per: int) -> tuple[int, int]:
     return n, 31
 
 
-def _column_like(sizes: Sequence[int], src: _View) -> bool:
+def _column_like(sizes: Sequence[int], src: View) -> bool:
     """Whether some batch dim of ``src`` is closer in memory than the transform's elements."""
     inner = [abs(st) for size, st in zip(sizes, src.strides) if size > 1]
     return bool(inner) and min(inner) < abs(src.axis)
 
 
-class _View(NamedTuple):
+class View(NamedTuple):
     """One side of a transform: operand ``base``, ``origin`` (elements from its element 0),
     ``axis`` stride and the stride of each batch dim."""
 
@@ -212,7 +233,7 @@ class _View(NamedTuple):
     strides: tuple[int, ...]
 
 
-class _Planner:
+class Planner:
     """Builds the records (dispatches) and scratch list of one call, and its tables."""
 
     def __init__(self, backend: Any, ctx: Any, dtype: str, itemsize: int, wgsl: str) -> None:
@@ -228,6 +249,8 @@ class _Planner:
         self.inner: dict[int, int] = {}  # length -> table offset of its twiddles
         self.scales: dict[float, int] = {}  # scale -> table offset of its entry
         self.chirps: list[tuple[int, int]] = []  # chirp spectra to compute: (length, table offset)
+        #: whether operand 0 holds real values (read as complex ones with imaginary part 0)
+        self.real_src = False
 
     def shape(self, n: int) -> tuple[int, int] | None:
         """``group_shape`` of length ``n`` (memoised for the plan)."""
@@ -261,7 +284,7 @@ class _Planner:
         return 2 + len(self.aux)
 
     # ---- the transforms ----------------------------------------------------------------------
-    def transform(self, n: int, sizes: Sequence[int], src: _View, dst: _View, inverse: bool,
+    def transform(self, n: int, sizes: Sequence[int], src: View, dst: View, inverse: bool,
                   scale: float, top: bool = False) -> None:
         """Append the dispatches of ``dst = scale * DFT(src)`` (``top``: the call's own operands,
         whose column transforms may split; not the rows of a decomposition, which are columns by
@@ -303,7 +326,7 @@ class _Planner:
             raise invalid_argument(f"fft: no decomposition of length {n}")
         return short[-1]
 
-    def _four_step(self, n: int, sizes: Sequence[int], src: _View, dst: _View, inverse: bool,
+    def _four_step(self, n: int, sizes: Sequence[int], src: View, dst: View, inverse: bool,
                    scale: float, column: bool) -> None:
         """n = n1 m: the length-m transforms of the n1 subsequences x[i1 + n1 i2] into a scratch
         array, then the length-n1 transforms over i1 of W_n^(i1 k2) times them (k2 the first
@@ -321,23 +344,26 @@ class _Planner:
             cum.append(acc)
             acc *= size
         if column:  # tmp[(i1 m + k2) batch + b]
-            a_dst = _View(tmp, 0, batch, (m * batch, *cum))
-            b_src = _View(tmp, 0, m * batch, (batch, *cum))
+            a_dst = View(tmp, 0, batch, (m * batch, *cum))
+            b_src = View(tmp, 0, m * batch, (batch, *cum))
         else:  # tmp[b n + i1 m + k2]
             outer = tuple(c * n for c in cum)
-            a_dst = _View(tmp, 0, 1, (m, *outer))
-            b_src = _View(tmp, 0, m, (1, *outer))
-        a_src = _View(src.base, src.origin, src.axis * n1, (src.axis, *src.strides))
+            a_dst = View(tmp, 0, 1, (m, *outer))
+            b_src = View(tmp, 0, m, (1, *outer))
+        a_src = View(src.base, src.origin, src.axis * n1, (src.axis, *src.strides))
         self.transform(m, (n1, *sizes), a_src, a_dst, inverse, 1.0)
-        b_dst = _View(dst.base, dst.origin, dst.axis * m, (dst.axis, *dst.strides))
+        b_dst = View(dst.base, dst.origin, dst.axis * m, (dst.axis, *dst.strides))
         self._stockham(n1, factor(n1), (m, *sizes), b_src, b_dst, inverse, scale, (n, 0))
 
-    def _stockham(self, n: int, radices: tuple[int, ...] | None, sizes: Sequence[int], src: _View,
-                  dst: _View, inverse: bool, scale: float, twiddle: tuple[int, int] | None) -> None:
+    def _stockham(self, n: int, radices: tuple[int, ...] | None, sizes: Sequence[int], src: View,
+                  dst: View, inverse: bool, scale: float, twiddle: tuple[int, int] | None,
+                  real: tuple[int, bool] | None = None, blue: tuple[int, int, int, bool] | None = None) -> None:
         """One dispatch of the workgroup kernel; ``twiddle`` (total length, index of the batch
         dim whose coordinate multiplies the element index) for the column pass of a four-step
-        decomposition. Batch dims of size 1 are dropped, the others ordered by source stride
-        (adjacent entries of a workgroup adjacent in memory where possible)."""
+        decomposition; ``real`` (mode, conjugation) for the real transforms of length 2n
+        (``stockham_real``); ``blue`` (length, chirp and spectrum table offsets, inverse) for
+        Bluestein's transform of that length through this one (``_bluestein``). Batch dims of size 1 are dropped, the others ordered by source
+        stride (adjacent entries of a workgroup adjacent in memory where possible)."""
         shape = self.shape(n)
         assert radices is not None and shape is not None
         per, wg = shape
@@ -360,30 +386,46 @@ class _Planner:
             lo = self._table(np.exp(-2j * np.pi * np.arange(tw_split) / total))
             hi = self._table(np.exp(-2j * np.pi * tw_split * np.arange(-(-total // tw_split)) / total))
         inner = self.twiddles(n)
+        mode, conj = real if real is not None else (0, False)
+        real_at = self._table(np.exp(-1j * np.pi * np.arange(n + 1) / n)) if mode else 0
+        spec_at = 0
+        src_len = dst_len = n
+        if mode:
+            src_len, dst_len = n + (mode == 2), n + (mode == 1)
+        if blue is not None:
+            src_len = dst_len = blue[0]
+            real_at, spec_at, conj = blue[1], blue[2], False
         pitch, pad = entry_pitch(self.ctx, self.itemsize, n, per)
-        defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad)
+        two = wg < -(-per * n // min(radices))
+        defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode,
+                                    blue[0] if blue is not None else 0, self._real_src(src), two)
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
-        flags = int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
+        flags = (int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
+                 | (16 if conj else 0) | (32 if blue is not None and blue[3] else 0))
         words = [batch, 0, 0, src.axis & _U32, dst.axis & _U32, 0, lo, hi, tw_split, tdim, inner, flags,
-                 self.scale_entry(scale), len(dims), 0, 0, *(d[0] for d in padded),
+                 self.scale_entry(scale), len(dims), real_at, spec_at, *(d[0] for d in padded),
                  *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
         isz = self.itemsize
         regions = (
-            self._region(src, n, [(d[0], d[1]) for d in dims], 1),
-            self._region(dst, n, [(d[0], d[2]) for d in dims], 2),
+            self._region(src, src_len, [(d[0], d[1]) for d in dims], 1),
+            self._region(dst, dst_len, [(d[0], d[2]) for d in dims], 2),
             Region(2, 0, 0, isz, 0, 5, 0),  # the table: size filled in at compile
         )
         grid = self.ctx.fold_grid(-(-batch // per))
         pipe = self.ctx.pipeline("fft_stockham", 3, defines)
         self.records.append((pipe, defines, tuple(words), grid, regions))
 
-    def _region(self, view: _View, n: int, dims: list[tuple[int, int]], word: int) -> Region:
+    def _real_src(self, view: View) -> bool:
+        """Whether ``view`` reads real values (operand 0 of a plan with ``real_src``)."""
+        return self.real_src and view.base == 0
+
+    def _region(self, view: View, n: int, dims: list[tuple[int, int]], word: int) -> Region:
         full = [(n, view.axis), *dims]
         lo, hi = strided_span(full)
-        isz = self.itemsize
+        isz = self.itemsize // 2 if self._real_src(view) else self.itemsize
         return Region(view.base, (view.origin + lo) * isz, (hi - lo + 1) * isz, isz, 0, word, -lo)
 
-    def _bluestein(self, n: int, sizes: Sequence[int], src: _View, dst: _View, inverse: bool,
+    def _bluestein(self, n: int, sizes: Sequence[int], src: View, dst: View, inverse: bool,
                    scale: float) -> None:
         m = fast_length(2 * n - 1)
         batch = math.prod(sizes)
@@ -396,18 +438,22 @@ class _Planner:
         h[m - n + 1:] = hk[1:][::-1]
         spec = self._table(h)  # the kernel; its spectrum replaces it on the device (``_make_plan``)
         self.chirps.append((m, spec))
+        radices = factor(m)
+        if self.shape(m) is not None and radices is not None:  # one dispatch, all in workgroup memory
+            self._stockham(m, radices, sizes, src, dst, False, scale / m, None, blue=(n, chirp, spec, inverse))
+            return
         a = self.scratch(batch * m)
         b = self.scratch(batch * m)
         dims = [(s, st) for s, st in zip(sizes, src.strides)]
-        self._chirp(0, batch * m, n, m, src, _View(a, 0, 1, ()), dims, chirp, spec, inverse, 1.0)
+        self._chirp(0, batch * m, n, m, src, View(a, 0, 1, ()), dims, chirp, spec, inverse, 1.0)
         contiguous = tuple(m * math.prod(sizes[:i]) for i in range(len(sizes)))
-        self.transform(m, sizes, _View(a, 0, 1, contiguous), _View(b, 0, 1, contiguous), False, 1.0)
-        self._chirp(1, batch * m, n, m, _View(b, 0, 1, ()), _View(a, 0, 1, ()), [], chirp, spec, inverse, 1.0)
-        self.transform(m, sizes, _View(a, 0, 1, contiguous), _View(b, 0, 1, contiguous), True, 1.0)
+        self.transform(m, sizes, View(a, 0, 1, contiguous), View(b, 0, 1, contiguous), False, 1.0)
+        self._chirp(1, batch * m, n, m, View(b, 0, 1, ()), View(a, 0, 1, ()), [], chirp, spec, inverse, 1.0)
+        self.transform(m, sizes, View(a, 0, 1, contiguous), View(b, 0, 1, contiguous), True, 1.0)
         dims = [(s, st) for s, st in zip(sizes, dst.strides)]
-        self._chirp(2, batch * n, n, m, _View(b, 0, 1, ()), dst, dims, chirp, spec, inverse, scale / m)
+        self._chirp(2, batch * n, n, m, View(b, 0, 1, ()), dst, dims, chirp, spec, inverse, scale / m)
 
-    def _chirp(self, mode: int, total: int, n: int, m: int, src: _View, dst: _View,
+    def _chirp(self, mode: int, total: int, n: int, m: int, src: View, dst: View,
                dims: list[tuple[int, int]], chirp: int, spec: int, inverse: bool, scale: float) -> None:
         dims = [d for d in dims if d[0] > 1]
         if len(dims) > MAX_BATCH_DIMS:
@@ -428,10 +474,43 @@ class _Planner:
         else:
             r_src = Region(src.base, 0, batch * m * isz, isz, 0, 3, 0)
             r_dst = self._region(dst, n, dims, 4)
-        defines = _chirp_defines(self.wgsl, mode)
+        defines = _chirp_defines(self.wgsl, mode, self._real_src(src))
         grid = self.ctx.fold_grid(-(-total // 256))
         pipe = self.ctx.pipeline("fft_chirp", 3, defines)
         self.records.append((pipe, defines, tuple(words), grid, (r_src, r_dst, Region(2, 0, 0, isz, 0, 5, 0))))
+
+    def stockham_real(self, n: int, rows: int, src: int, dst: int, inverse: bool, scale: float,
+                      conj: bool) -> bool:
+        """Append the one dispatch of a real transform of length 2n over ``rows`` contiguous
+        rows from operand ``src`` to ``dst`` where a workgroup holds length n: forward (rows of
+        2n reals, read as n complex values, to rows of n + 1) or ``inverse`` (rows of n + 1 to
+        rows of 2n reals); False (nothing appended) where it does not fit."""
+        radices = factor(n)
+        if radices is None or self.shape(n) is None:
+            return False
+        src_len, dst_len = (n + 1, n) if inverse else (n, n + 1)
+        self._stockham(n, radices, (rows,), View(src, 0, 1, (src_len,)), View(dst, 0, 1, (dst_len,)), inverse,
+                       scale, None, (2 if inverse else 1, conj))
+        return True
+
+    def real_step(self, kernel: str, n: int, rows: int, src: int, dst: int, scale: float, conj: bool) -> None:
+        """Append ``fft_real_post`` (rows of n/2 complex values at operand ``src`` to rows of n/2
+        + 1 at ``dst``) or ``fft_real_pre`` (the reverse), the step of a real transform of even
+        length n around its half-length complex DFT (``_wgsl/fft_real_post.wgsl``)."""
+        h = n // 2
+        pairs = h // 2 + 1
+        count = n // 4 + 1  # the twiddles exp(-2 pi i k / n), k <= n / 4, as fine x coarse entries
+        shift = max(0, (count - 1).bit_length() + 1) // 2
+        fine = self._table(np.exp(-2j * np.pi * np.arange(1 << shift) / n))
+        coarse = self._table(np.exp(-2j * np.pi * np.arange(-(-count // (1 << shift))) * (1 << shift) / n))
+        words = (h, pairs, rows, int(conj), 0, 0, 0, fine, coarse, shift, self.scale_entry(scale), 0) + (0,) * 16
+        src_len, dst_len = (h, h + 1) if kernel == "fft_real_post" else (h + 1, h)
+        isz = self.itemsize
+        regions = (Region(src, 0, rows * src_len * isz, isz, 0, 4, 0), Region(dst, 0, rows * dst_len * isz, isz, 0, 5, 0),
+                   Region(2, 0, 0, isz, 0, 6, 0))
+        defines = _real_defines(self.wgsl)
+        pipe = self.ctx.pipeline(kernel, 3, defines)
+        self.records.append((pipe, defines, words, self.ctx.fold_grid(-(-pairs * rows // 256)), regions))
 
     def finish(self) -> tuple[list[Any], np.ndarray]:
         """The records with the table's size in its regions, and the table (float64 values)."""
@@ -452,15 +531,19 @@ def _literal(value: float, wgsl: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
-                      twiddle: bool, pitch: int, pad: int) -> dict[str, object]:
-    """The placeholders of fft_stockham.wgsl (cached: treat as read-only)."""
+                      twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0,
+                      real_src: bool = False, two: bool = False) -> dict[str, object]:
+    """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none; cached:
+    treat as read-only)."""
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     s = {f"S{r}{k}": _literal(math.sin(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     out: dict[str, object] = {
         "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices), "PITCH": pitch, "PAD": pad,
         "RADICES": ", ".join(f"{r}u" for r in radices),
-        "TWIDDLE": "true" if twiddle else "false",
+        "TWIDDLE": "true" if twiddle else "false", "REAL": real,
+        "BLUE": "true" if blue else "false", "BN": blue or 1, **_source(t, real_src),
+        "TWO": "true" if two else "false",
         **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
         "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
         "R2": _literal(math.sqrt(0.5), t),
@@ -470,10 +553,24 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
     return out
 
 
-@functools.lru_cache(maxsize=8)
-def _chirp_defines(wgsl: str, mode: int) -> dict[str, object]:
+@functools.lru_cache(maxsize=4)
+def _real_defines(wgsl: str) -> dict[str, object]:
+    """The placeholders of fft_real_post.wgsl / fft_real_pre.wgsl (cached: treat as read-only)."""
+    return {"T": wgsl}
+
+
+@functools.lru_cache(maxsize=16)
+def _chirp_defines(wgsl: str, mode: int, real_src: bool = False) -> dict[str, object]:
     """The placeholders of fft_chirp.wgsl (cached: treat as read-only)."""
-    return {"T": wgsl, "MODE": mode}
+    return {"T": wgsl, "MODE": mode, **_source(wgsl, real_src)}
+
+
+def _source(wgsl: str, real: bool) -> dict[str, str]:
+    """The placeholders of the source binding's element type and load (a real source's
+    values as complex ones)."""
+    if real:
+        return {"SRC": wgsl, "LOAD": f"vec2<{wgsl}>(src[k], {wgsl}(0.0))"}
+    return {"SRC": f"vec2<{wgsl}>", "LOAD": "src[k]"}
 
 
 class _Plan:
@@ -504,7 +601,8 @@ def _release(backend_ref: Any, ptr: int) -> None:
 _PLANS = PlanCache(64)
 
 
-def _placeholder(backend: Any, itemsize: int, *bindings: Any) -> Any:
+def no_placeholder(backend: Any, itemsize: int, *bindings: Any) -> Any:
+    """The placeholder maker of the fft programs, which bind none (never called)."""
     raise invalid_argument("fft: no placeholder bindings")
 
 
@@ -527,15 +625,15 @@ def _chirp_spectrum(backend: Any, ctx: Any, dtype: str, itemsize: int, wgsl: str
                     table_ptr: int, m: int, spec: int) -> None:
     """Record the length-m transform of the chirp kernel ``table[spec:spec + m]`` (a copy of it)
     into the plan's table at ``spec``, in its place."""
-    sub = _Planner(backend, ctx, dtype, itemsize, wgsl)
-    sub.transform(m, (1,), _View(0, 0, 1, (m,)), _View(1, spec, 1, (m,)), False, 1.0)
+    sub = Planner(backend, ctx, dtype, itemsize, wgsl)
+    sub.transform(m, (1,), View(0, 0, 1, (m,)), View(1, spec, 1, (m,)), False, 1.0)
     sub_records, sub_table = sub.finish()
     kernel_ptr = _upload(backend, table[spec:spec + m], dtype)
     sub_ptr = _upload(backend, sub_table, dtype)
     # the sub-program's operands: 0 the kernel's copy, 1 the plan's table, 2 its own twiddles
     program = LaunchProgram.compile("fft", _WORDS, ctx, sub_records, sub.aux)
     try:
-        if not program.run(backend, ctx, _bases(backend, [kernel_ptr, table_ptr, sub_ptr]), _placeholder):
+        if not program.run(backend, ctx, _bases(backend, [kernel_ptr, table_ptr, sub_ptr]), no_placeholder):
             raise invalid_argument("fft: the chirp spectrum's program did not apply")
     finally:
         backend.free(kernel_ptr)  # the recorded dispatches keep the pool blocks alive until they run
@@ -545,27 +643,36 @@ def _chirp_spectrum(backend: Any, ctx: Any, dtype: str, itemsize: int, wgsl: str
 def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
     """The plan of a call with merged batch dims ``key`` (see ``c2c``): its program, its table
     uploaded and the chirp spectra of its Bluestein transforms recorded."""
-    dtype, n, sizes, src_axis, src_strides, dst_axis, dst_strides, inverse, scale = key
-    itemsize, wgsl = _storage(backend, dtype)
+    dtype, n, sizes, src_axis, src_strides, dst_axis, dst_strides, inverse, scale, real_src = key
+    itemsize, wgsl = storage(backend, dtype)
     ctx = backend.context
-    planner = _Planner(backend, ctx, dtype, itemsize, wgsl)
-    planner.transform(n, sizes, _View(0, 0, src_axis, src_strides), _View(1, 0, dst_axis, dst_strides),
+    planner = Planner(backend, ctx, dtype, itemsize, wgsl)
+    planner.real_src = real_src
+    planner.transform(n, sizes, View(0, 0, src_axis, src_strides), View(1, 0, dst_axis, dst_strides),
                       inverse, scale, top=True)
+    spans = []
+    for axis, strides, isz in ((src_axis, src_strides, itemsize // 2 if real_src else itemsize),
+                               (dst_axis, dst_strides, itemsize)):
+        lo, hi = strided_span([(n, axis), *zip(sizes, strides)])
+        spans.append((lo * isz, (hi - lo + 1) * isz))
+    return compile_plan(backend, planner, "fft", (spans[0], spans[1]))
+
+
+def compile_plan(backend: Any, planner: Planner, kernel: str,
+                 spans: tuple[tuple[int, int], tuple[int, int]]) -> _Plan:
+    """The plan of ``planner``'s records (recorded as ``kernel``): its table uploaded, the
+    chirp spectra of its Bluestein transforms recorded; ``spans`` as ``_Plan``'s."""
+    ctx = planner.ctx
     chirps = list(planner.chirps)
     records, table = planner.finish()
-    table_ptr = _upload(backend, table, dtype)
+    table_ptr = _upload(backend, table, planner.dtype)
     try:
         for m, spec in chirps:
-            _chirp_spectrum(backend, ctx, dtype, itemsize, wgsl, table, table_ptr, m, spec)
+            _chirp_spectrum(backend, ctx, planner.dtype, planner.itemsize, planner.wgsl, table, table_ptr, m, spec)
     except BaseException:
         backend.free(table_ptr)
         raise
-    spans = []
-    for axis, strides in ((src_axis, src_strides), (dst_axis, dst_strides)):
-        lo, hi = strided_span([(n, axis), *zip(sizes, strides)])
-        spans.append((lo * itemsize, (hi - lo + 1) * itemsize))
-    return _Plan(backend, LaunchProgram.compile("fft", _WORDS, ctx, records, planner.aux), table_ptr,
-                 (spans[0], spans[1]))
+    return _Plan(backend, LaunchProgram.compile(kernel, _WORDS, ctx, records, planner.aux), table_ptr, spans)
 
 
 def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) -> tuple[tuple[int, ...], ...]:
@@ -585,11 +692,12 @@ def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) ->
 
 def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst_axis: int,
         batch_shape: Sequence[int], src_strides: Sequence[int], dst_strides: Sequence[int], *,
-        inverse: bool, scale: float = 1.0) -> None:
+        inverse: bool, scale: float = 1.0, real_src: bool = False) -> None:
     """Record ``dst = scale * DFT(src)`` of length ``n`` along one axis, for every entry of
     ``batch_shape``: element i of entry (j0, j1, ...) of ``src`` is at element ``i * src_axis +
-    sum j_d src_strides[d]`` from the pointer ``src`` (complex elements, any sign), ``dst``
-    likewise; sign -1 (``inverse=False``) or +1. ``src`` and ``dst`` must not overlap.
+    sum j_d src_strides[d]`` from the pointer ``src`` (complex elements, any sign; with
+    ``real_src``, real elements of ``dtype``'s precision, read as complex values), ``dst``
+    likewise (complex); sign -1 (``inverse=False``) or +1. ``src`` and ``dst`` must not overlap.
 
     Raises BackendError: invalid argument for a length below 1, a dtype other than complex64 /
     complex128, more than ``MAX_BATCH_DIMS - 2`` batch dims that do not merge, pointers out of
@@ -601,41 +709,127 @@ def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst
         raise invalid_argument("fft: batch shape and strides differ in length")
     if 0 in batch_shape:
         return
-    split = config.value("fft_column_split")
+    split = knobs()
     key = (dtype, n, tuple(batch_shape), src_axis, tuple(src_strides), dst_axis, tuple(dst_strides),
-           inverse, scale, split)
+           inverse, scale, real_src, split)
     plans = _PLANS.of(backend)
     plan = plans.get(key)
     ctx = backend.context
     if plan is None or not plan.program.valid_for(ctx):
         plan = _plan_for(backend, plans, str(dtype), int(n), batch_shape, int(src_axis), src_strides,
-                         int(dst_axis), dst_strides, bool(inverse), float(scale), bool(split))
+                         int(dst_axis), dst_strides, bool(inverse), float(scale), bool(real_src), split)
         _PLANS.keep(plans, key, plan)
     itemsize = _COMPLEX[str(dtype)][0]
+    src_item = itemsize // 2 if real_src else itemsize
     (src_lo, src_bytes), (dst_lo, dst_bytes) = plan.spans
     # range and alignment checks of both operands (the windows of the program's regions)
     src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
     dst_alloc, dst_off = backend.resolve(dst + dst_lo, dst_bytes)
-    if (src_off - src_lo) % itemsize or (dst_off - dst_lo) % itemsize:
+    if (src_off - src_lo) % src_item or (dst_off - dst_lo) % itemsize:
         raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
     bases = [(src_alloc.buffer, src_alloc.buffer.size, src_alloc.nbytes, src_off - src_lo, src),
              (dst_alloc.buffer, dst_alloc.buffer.size, dst_alloc.nbytes, dst_off - dst_lo, dst),
              plan.table_base]
-    if not plan.program.run(backend, ctx, bases, _placeholder):
+    if not plan.program.run(backend, ctx, bases, no_placeholder):
         raise invalid_argument("fft: the program did not apply")
+
+
+def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    out = []
+    step = 1
+    for size in reversed(shape):
+        out.append(step)
+        step *= max(1, size)
+    return tuple(reversed(out))
+
+
+def fits_axes(shape: Sequence[int], src_strides: Sequence[int], axes: Sequence[int]) -> bool:
+    """Whether :func:`c2c_axes` takes transforms along ``axes`` (in order) of an operand of
+    ``shape`` and ``src_strides``: every step's batch dims merge to at most ``MAX_BATCH_DIMS - 2``
+    (the first step's read through ``src_strides``, the others' through C-contiguous
+    intermediates), and no dim is empty."""
+    if 0 in shape or not axes:
+        return False
+    out = _c_strides(shape)
+    strides = tuple(src_strides)
+    for axis in axes:
+        batch = tuple(shape[:axis]) + tuple(shape[axis + 1:])
+        sizes, _, _ = merge_batch(batch, strides[:axis] + strides[axis + 1:], out[:axis] + out[axis + 1:])
+        if len(sizes) > MAX_BATCH_DIMS - 2:
+            return False
+        strides = out
+    return True
+
+
+def c2c_axes(backend: Any, dtype: str, shape: Sequence[int], src: int, src_strides: Sequence[int], dst: int,
+             steps: Sequence[tuple[int, bool, float]], real_src: bool = False) -> None:
+    """Record the DFTs of ``steps`` = [(axis, inverse, scale), ...] in order along the axes of
+    an operand of ``shape`` at ``src`` (element strides ``src_strides``, complex, or real with
+    ``real_src``), into the C-contiguous complex ``dst``: one planned program per call
+    structure, the intermediate results in its scratch (each step as :func:`c2c`'s). ``src``
+    and ``dst`` must not overlap. Raises BackendError (invalid argument) where ``fits_axes`` is
+    false, for bad axes, dtypes or pointers out of range; (unsupported) for complex128 without
+    ``shader-f64``."""
+    split = knobs()
+    key = ("axes", dtype, tuple(shape), tuple(src_strides), tuple(steps), real_src, split)
+    plans = _PLANS.of(backend)
+    plan = plans.get(key)
+    ctx = backend.context
+    if plan is None or not plan.program.valid_for(ctx):
+        shape = tuple(int(v) for v in shape)
+        if not all(0 <= int(a) < len(shape) for a, _, _ in steps) or len(src_strides) != len(shape):
+            raise invalid_argument("fft: bad axes or strides")
+        if not fits_axes(shape, src_strides, [int(a) for a, _, _ in steps]):
+            raise invalid_argument(f"fft: batch dims of {shape} along {steps} do not merge")
+        plan = _axes_plan(backend, str(dtype), shape, tuple(int(v) for v in src_strides),
+                          tuple((int(a), bool(i), float(c)) for a, i, c in steps), bool(real_src))
+        _PLANS.keep(plans, key, plan)
+    itemsize = _COMPLEX[str(dtype)][0]
+    src_item = itemsize // 2 if real_src else itemsize
+    (src_lo, src_bytes), (_, dst_bytes) = plan.spans
+    src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
+    dst_alloc, dst_off = backend.resolve(dst, dst_bytes)
+    if (src_off - src_lo) % src_item or dst_off % itemsize:
+        raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
+    bases = [(src_alloc.buffer, src_alloc.buffer.size, src_alloc.nbytes, src_off - src_lo, src),
+             (dst_alloc.buffer, dst_alloc.buffer.size, dst_alloc.nbytes, dst_off, dst), plan.table_base]
+    if not plan.program.run(backend, ctx, bases, no_placeholder):
+        raise invalid_argument("fft: the program did not apply")
+
+
+def _axes_plan(backend: Any, dtype: str, shape: tuple[int, ...], src_strides: tuple[int, ...],
+               steps: tuple[tuple[int, bool, float], ...], real_src: bool) -> _Plan:
+    itemsize, wgsl = storage(backend, dtype)
+    planner = Planner(backend, backend.context, dtype, itemsize, wgsl)
+    planner.real_src = real_src
+    out = _c_strides(shape)
+    total = math.prod(shape)
+    base, strides = 0, src_strides
+    for k, (axis, inverse, scale) in enumerate(steps):
+        target = 1 if k == len(steps) - 1 else planner.scratch(total)
+        batch = shape[:axis] + shape[axis + 1:]
+        sizes, sstr, dstr = merge_batch(batch, strides[:axis] + strides[axis + 1:], out[:axis] + out[axis + 1:])
+        if not sizes:
+            sizes, sstr, dstr = (1,), (0,), (0,)
+        planner.transform(shape[axis], sizes, View(base, 0, strides[axis], sstr), View(target, 0, out[axis], dstr),
+                          inverse, scale, top=True)
+        base, strides = target, out  # (the later steps read complex intermediates: bases above 2)
+    lo, hi = strided_span(list(zip(shape, src_strides)))
+    src_item = itemsize // 2 if real_src else itemsize
+    return compile_plan(backend, planner, "fft", ((lo * src_item, (hi - lo + 1) * src_item), (0, total * itemsize)))
 
 
 def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: int, batch_shape: Sequence[int],
               src_axis: int, src_strides: Sequence[int], dst_axis: int, dst_strides: Sequence[int], inverse: bool,
-              scale: float, split: bool) -> _Plan:
+              scale: float, real_src: bool, split: tuple[bool, bool]) -> _Plan:
     """The plan of a call (its merged batch dims: shared by the calls that merge alike)."""
-    _storage(backend, dtype)  # invalid argument for another dtype, unsupported without shader-f64
+    storage(backend, dtype)  # invalid argument for another dtype, unsupported without shader-f64
     sizes, sstr, dstr = merge_batch(batch_shape, src_strides, dst_strides)
     if len(sizes) > MAX_BATCH_DIMS - 2:
         raise invalid_argument(f"fft: at most {MAX_BATCH_DIMS - 2} batch dims that do not merge")
     if not sizes:
         sizes, sstr, dstr = (1,), (0,), (0,)
-    key = ("merged", dtype, n, sizes, src_axis, sstr, dst_axis, dstr, inverse, scale, split)
+    key = ("merged", dtype, n, sizes, src_axis, sstr, dst_axis, dstr, inverse, scale, real_src, split)
     plan = plans.get(key)
     if plan is None or not plan.program.valid_for(backend.context):
         plan = _make_plan(backend, key[1:-1])

@@ -1,187 +1,97 @@
-"""The real-transform steps around a half-length complex DFT: a real DFT of even length
-n = 2h is a complex DFT of length h of the samples read as h complex values z[j] = x[2j] +
-i x[2j+1] (a free view of contiguous real data), then :func:`rfft_post` forms the h + 1
-values X[0..h]; the inverse is :func:`irfft_pre` (the h values whose inverse complex DFT is
-the real result read as pairs) followed by the inverse complex DFT of length h.
+"""Real DFTs of even length n = 2h by the half-length complex trick, and the sample frequencies.
 
-Both kernels (``_wgsl/fft_real_post.wgsl``, ``_wgsl/fft_real_pre.wgsl``) take contiguous rows
-(a batch of ``rows``) and one invocation per pair of outputs (k, h - k), k = 0..h/2, with the
-twiddles exp(-2 pi i k / n) as products of two entries of a two-level table (about sqrt(n)
-entries, so it stays in cache) computed in float64 on the host once per (n, dtype)
-and backend, uploaded and kept in a ``PlanCache`` (its allocation is released when the entry
-is dropped). A scale (the norm) and a conjugation (hfft / ihfft) are folded into the kernels.
-A call is planned once per (kernel, dtype, n, rows, scale, conjugation) as a
-``launch.LaunchProgram`` and replayed for new pointers. No wgpu here.
+:func:`real` plans a batch of real transforms once per call structure (dtype, n, rows,
+direction, scale, conjugation) as one ``launch.LaunchProgram`` and replays it for new
+pointers. Forward: the n real samples of a row, read as h complex values z[j] = x[2j] + i
+x[2j+1] (contiguous real data), take a complex DFT of length h; the h + 1 values X[0..h] are
+formed from it. Inverse: the h values whose inverse complex DFT of length h is the real result
+read as pairs are formed from X[0..h], then transformed. Where a workgroup holds length h
+(``ops_fft.group_shape``) this is one dispatch of ``_wgsl/fft_stockham.wgsl`` with the forming
+step fused into its store (forward) or load (inverse); otherwise the complex DFT of
+``ops_fft`` (four-step, Bluestein) into a scratch array and ``_wgsl/fft_real_post.wgsl`` after
+it (``fft_real_pre.wgsl`` before it, inverse). Twiddles and the scale are entries of the plan's
+table (float64 on the host). :func:`frequencies` writes ``fftfreq`` / ``rfftfreq``. No wgpu here.
 """
 
 from __future__ import annotations
 
 import struct
-import weakref
 from typing import Any
 
-import numpy as np
-
+from . import ops_fft
 from .errors import invalid_argument
-from .launch import LaunchProgram, Region
 from .plan_cache import PlanCache
 from .validate import check_dtype, check_int, check_scalar
 
-__all__ = ["rfft_post", "irfft_pre", "frequencies", "twiddle_split", "twiddles"]
+__all__ = ["real", "frequencies"]
 
-_COMPLEX = {"complex64": ("float32", np.complex64), "complex128": ("float64", np.complex128)}
 _WG = 256
-#: Parameter structs: the scale, then the u32 words (32 bytes either way).
-_PARAMS = {"f32": struct.Struct("<f9I"), "f64": struct.Struct("<d8I")}
 _FREQ_PARAMS = {"f32": struct.Struct("<f5I"), "f64": struct.Struct("<d4I")}
 _PAD = {"f32": "pad: u32,", "f64": ""}
 _PAD_WORDS = {"f32": (0,), "f64": ()}
 
-_TABLES = PlanCache(32)
-
-
-def _release(backend_ref: "weakref.ref[Any]", ptr: int) -> None:
-    backend = backend_ref()
-    if backend is not None:
-        try:
-            backend.free(ptr)
-        except Exception:  # noqa: BLE001 - a retired or closing backend: nothing to give back
-            pass
-
-
-class _Table:
-    """A device copy of a twiddle table; its allocation is freed when the object goes."""
-
-    __slots__ = ("ptr", "nbytes", "__weakref__")
-
-    def __init__(self, backend: Any, values: np.ndarray) -> None:
-        self.ptr = backend.alloc(values.nbytes, zero=False)
-        self.nbytes = values.nbytes
-        weakref.finalize(self, _release, weakref.ref(backend), self.ptr)
-        backend.copy_htod(self.ptr, values)
-
-
-def twiddle_split(n: int) -> tuple[int, int]:
-    """(shift, coarse entries) of the two-level twiddle table of length n: k = 0..n/4 is
-    (k >> shift, k & (2^shift - 1)), about sqrt(n/4) entries each."""
-    count = n // 4 + 1
-    shift = max(0, (count - 1).bit_length() + 1) // 2
-    return shift, -(-count // (1 << shift))
-
-
-def twiddles(n: int, dtype: str) -> np.ndarray:
-    """The two-level table of exp(-2 pi i k / n), k = 0..n/4, as ``dtype``: the fine entries
-    w^j (j < 2^shift), then the coarse ones w^(i 2^shift) (``twiddle_split``), computed in
-    float64."""
-    shift, coarse = twiddle_split(n)
-    k = np.concatenate([np.arange(1 << shift, dtype=np.float64), np.arange(coarse, dtype=np.float64) * (1 << shift)])
-    return np.exp(-2j * np.pi * k / n).astype(_COMPLEX[dtype][1])
-
-
-def _table(backend: Any, n: int, dtype: str) -> _Table:
-    plans = _TABLES.of(backend)
-    key = (n, dtype)
-    table = plans.get(key)
-    if table is None:
-        table = _Table(backend, twiddles(n, dtype))
-        _TABLES.keep(plans, key, table)
-    return table
-
-
-class _Plan:
-    """A planned call of one of the two kernels: its program (operands 0 the source, 1 the
-    destination, 2 the twiddle table), the table it binds (kept alive with the plan), the
-    bytes each operand spans and the complex item size."""
-
-    __slots__ = ("program", "table", "spans", "itemsize")
-
-    def __init__(self, program: LaunchProgram, table: _Table, spans: tuple[int, int], itemsize: int) -> None:
-        self.program = program
-        self.table = table
-        self.spans = spans
-        self.itemsize = itemsize
-
-
 _PLANS = PlanCache(128)
+_ITEMSIZE = {"complex64": 8, "complex128": 16}
 
 
-def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
-    raise AssertionError("the real-transform kernels bind no placeholders")
-
-
-def _plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
-    kernel, dtype, n, rows, scale, conj = key
-    check_dtype(backend, "dtype", dtype, _COMPLEX)
-    itemsize, wgsl = backend.float_dtype(_COMPLEX[dtype][0])
-    itemsize *= 2
+def _plan(backend: Any, key: tuple[Any, ...]) -> Any:
+    dtype, n, rows, inverse, scale, conj = key
+    itemsize, wgsl = ops_fft.storage(backend, dtype)
+    planner = ops_fft.Planner(backend, backend.context, dtype, itemsize, wgsl)
     h = n // 2
-    pairs = h // 2 + 1
-    src_len, dst_len = (h, h + 1) if kernel == "fft_real_post" else (h + 1, h)
-    table = _table(backend, n, dtype)
-    ctx = backend.context
-    defines = {"T": wgsl, "PAD": _PAD[wgsl]}
-    pipe = ctx.pipeline(kernel, 3, defines)
-    pad = _PAD_WORDS[wgsl]
-    shift, _ = twiddle_split(n)
-    words = (scale, *pad, h, pairs, rows, int(conj), 0, 0, shift, 1 << shift)
-    first = 5 + len(pad)  # the words of the source's and the destination's first element
-    spans = (rows * src_len * itemsize, rows * dst_len * itemsize)
-    regions = (Region(0, 0, spans[0], itemsize, 0, first, 0), Region(1, 0, spans[1], itemsize, 0, first + 1, 0),
-               Region(2, 0, table.nbytes, itemsize, 0, 0, 0))
-    grid = ctx.fold_grid(-(-pairs * rows // _WG))
-    program = LaunchProgram.compile(kernel, _PARAMS[wgsl], ctx, [(pipe, defines, words, grid, regions)], ())
-    return _Plan(program, table, spans, itemsize)
+    kernel = "fft_stockham"  # (one dispatch: its kernel's name, which a wrapped dispatch looks up)
+    if not planner.stockham_real(h, rows, 0, 1, inverse, scale, conj):
+        kernel = "fft_irfft" if inverse else "fft_rfft"
+        z = planner.scratch(rows * h)
+        rows_view = (h,)
+        if inverse:
+            planner.real_step("fft_real_pre", n, rows, 0, z, scale, conj)
+            planner.transform(h, (rows,), ops_fft.View(z, 0, 1, rows_view), ops_fft.View(1, 0, 1, rows_view),
+                              True, 1.0)
+        else:
+            planner.transform(h, (rows,), ops_fft.View(0, 0, 1, rows_view), ops_fft.View(z, 0, 1, rows_view),
+                              False, 1.0)
+            planner.real_step("fft_real_post", n, rows, z, 1, scale, conj)
+    src_len, dst_len = (h + 1, h) if inverse else (h, h + 1)
+    spans = ((0, rows * src_len * itemsize), (0, rows * dst_len * itemsize))
+    return ops_fft.compile_plan(backend, planner, kernel, spans)
 
 
-def _run(backend: Any, kernel: str, dtype: str, n: int, rows: int, src: int, dst: int, scale: float,
-         conj: bool) -> None:
-    """Check the arguments, plan the call once per (kernel, dtype, n, rows, scale, conj) and
-    replay its program for ``src`` and ``dst``."""
-    n = check_int("n", n, 2)
-    rows = check_int("rows", rows, 1)
-    scale = check_scalar("scale", scale)
-    if n % 2:
-        raise invalid_argument(f"{kernel}: n must be even, got {n}")
-    key = (kernel, dtype, n, rows, scale, bool(conj))
+def real(backend: Any, dtype: str, n: int, rows: int, src: int, dst: int, *, inverse: bool,
+         scale: float = 1.0, conj: bool = False) -> None:
+    """Record ``rows`` real DFTs of even length ``n`` (``dtype``: the complex dtype, complex64
+    or complex128). Forward: ``src`` holds ``rows`` contiguous rows of n reals (n / 2 complex
+    values), ``dst`` gets rows of n / 2 + 1 complex values, ``scale`` times the DFT, conjugated
+    with ``conj``. ``inverse``: ``src`` holds rows of n / 2 + 1 values of Hermitian spectra
+    (conjugated first with ``conj``; the imaginary parts of X[0] and X[n/2] ignored), ``dst``
+    gets rows of n reals, ``scale`` times the unnormalised inverse. ``src`` and ``dst`` must not
+    overlap. Raises BackendError (invalid argument) for a bad dtype, an odd ``n`` or one below
+    2, rows < 1 or pointers out of range or misaligned; (unsupported) for complex128 without
+    ``shader-f64``."""
+    key = (dtype, n, rows, inverse, scale, conj, ops_fft.knobs())
     plans = _PLANS.of(backend)
     plan = plans.get(key)
-    if plan is None or not plan.program.valid_for(backend.context):
-        plan = _plan(backend, key)
-        _PLANS.keep(plans, key, plan)
-    table = plan.table.ptr
-    bases = []
-    for ptr, nbytes in ((src, plan.spans[0]), (dst, plan.spans[1]), (table, plan.table.nbytes)):
-        alloc, offset = backend.resolve(ptr, nbytes)  # BackendError (invalid argument) out of range
-        if offset % plan.itemsize:
-            raise invalid_argument(f"{kernel}: pointer offset {offset} is not a multiple of {plan.itemsize}")
-        bases.append((alloc.buffer, alloc.buffer.size, alloc.nbytes, offset, ptr))
     ctx = backend.context
-    if ctx.__dict__.get("dispatch") is not None:  # a wrapped dispatch (host-time profiling, a spy)
-        plan.program.dispatch(backend, ctx, (src, dst, table))
-    else:
-        plan.program.run(backend, ctx, bases, _no_placeholder)
-
-
-def rfft_post(backend: Any, dtype: str, n: int, rows: int, z: int, x: int, scale: float = 1.0,
-              conj: bool = False) -> None:
-    """X := the h + 1 = n/2 + 1 values of the length-n DFT of each real row whose samples read
-    as complex values have the length-h DFT Z (``rows`` contiguous rows of h ``dtype`` values
-    at ``z``; X: ``rows`` contiguous rows of h + 1 at ``x``, another allocation), times
-    ``scale``, conjugated with ``conj``. Raises BackendError (invalid argument) for a bad
-    dtype, an odd or too small ``n``, rows < 1 or pointers out of range; (unsupported) for
-    complex128 without ``shader-f64``."""
-    _run(backend, "fft_real_post", dtype, n, rows, z, x, scale, conj)
-
-
-def irfft_pre(backend: Any, dtype: str, n: int, rows: int, x: int, z: int, scale: float = 1.0,
-              conj: bool = False) -> None:
-    """Z := the h = n/2 values per row whose unnormalized length-h inverse DFT is ``scale`` *
-    n * (y[2j] + i y[2j+1]), y the length-n real inverse DFT of the Hermitian spectrum whose
-    first h + 1 values are the row of X (conjugated first with ``conj``; the imaginary parts of
-    X[0] and X[h] are ignored). X: ``rows`` contiguous rows of h + 1 ``dtype`` values at ``x``;
-    Z: ``rows`` contiguous rows of h at ``z`` (another allocation). BackendError as
-    :func:`rfft_post`."""
-    _run(backend, "fft_real_pre", dtype, n, rows, x, z, scale, conj)
+    if plan is None or not plan.program.valid_for(ctx):
+        n = check_int("n", n, 2)
+        rows = check_int("rows", rows, 1)
+        scale = check_scalar("scale", scale)
+        if n % 2:
+            raise invalid_argument(f"fft: a real transform needs an even length, not {n}")
+        plan = _plan(backend, (str(dtype), n, rows, bool(inverse), float(scale), bool(conj)))
+        _PLANS.keep(plans, key, plan)
+    itemsize = _ITEMSIZE[dtype]
+    bases = []
+    for ptr, (_, nbytes) in zip((src, dst), plan.spans):
+        alloc, off = backend.resolve(ptr, nbytes)  # BackendError (invalid argument) out of range
+        if off % itemsize:
+            raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
+        bases.append((alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr))
+    bases.append(plan.table_base)
+    if not plan.program.aux and ctx.__dict__.get("dispatch") is not None:
+        plan.program.dispatch(backend, ctx, (src, dst, plan.table_ptr))  # a wrapped dispatch (profiling, a spy)
+    elif not plan.program.run(backend, ctx, bases, ops_fft.no_placeholder):
+        raise invalid_argument("fft: the program did not apply")
 
 
 def frequencies(backend: Any, dtype: str, count: int, n: int, cut: int, scale: float, out: int) -> None:

@@ -458,7 +458,7 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     key: tuple[Any, ...] | None = None
     if type(m) is int and type(n) is int and type(k) is int and type(batch) is int:
         key = (trans_a, trans_b, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch,
-               alpha, beta, dtype, splits, splitk_override(), autotune.enabled())
+               alpha, beta, dtype, splits, *plan_settings())
         try:
             call = _GEMM_PLANS.of(backend).get(key)
         except TypeError:  # unhashable arguments: the checks below report them
@@ -590,6 +590,29 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     dispatch_gemm_records(backend, KERNEL, types, defines, dispatches)
 
 
+def plan_settings() -> tuple[Any, ...]:
+    """The settings a kept ``gemm_strided_batched`` plan depends on beside its arguments (the
+    forced split-K count, whether tuning is on): part of every plan key, the callers' too."""
+    return (splitk_override(), autotune.enabled())
+
+
+def planned_call(backend: Any, trans_a: BackendTranspose, trans_b: BackendTranspose, m: int, n: int,
+                 k: int, alpha: float, lda: int, stride_a: int, ldb: int, stride_b: int, beta: float,
+                 ldc: int, stride_c: int, batch: int, *, dtype: str = "float32",
+                 settings: tuple[Any, ...] | None = None) -> "_GemmCall | None":
+    """The plan an earlier ``gemm_strided_batched`` call with these arguments (everything but
+    the pointers, plain ints) kept on ``backend``, valid on its current context, under the
+    settings ``settings`` (default: ``plan_settings()`` now); None when there is none (a call
+    with split-K or under tuning keeps none). Its ``launch(backend, a, b, c)`` replays the call
+    for new pointers (checking them)."""
+    key = (trans_a, trans_b, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch,
+           alpha, beta, dtype, None, *(plan_settings() if settings is None else settings))
+    call = _GEMM_PLANS.of(backend).get(key)
+    if call is not None and call.ctx is backend._ctx and call.program.valid_for(call.ctx):
+        return call
+    return None
+
+
 #: Parameter words of gemm_core.wgsl (scale_a, scale_c, then 16 u32) per accumulator type; the
 #: words that take the window index of A's, B's and C's block element [0, 0, 0].
 _GEMM_WORDS = {"f32": struct.Struct("<ff16I"), "f64": struct.Struct("<dd16I")}
@@ -616,12 +639,12 @@ class _GemmCall:
         """Check the pointers (BackendError as ``gemm`` says) and record the program."""
         itemsize = self.itemsize
         c_alloc, c_off = check_pointer(backend, "C", c, self.spans[2], itemsize)
-        c_base = (c_alloc.buffer, c_alloc.buffer.size, c_alloc.nbytes, c_off, c)
+        c_base = (c_alloc.buffer, c_alloc.buffer.size, c_alloc.nbytes, c_off, c, c_alloc.whole)
         bases = [c_base, c_base, c_base]
         if self.reads:
             for k, (name, ptr) in enumerate((("A", a), ("B", b))):
                 alloc, off = check_pointer(backend, name, ptr, self.spans[k], itemsize)
-                bases[k] = (alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr)
+                bases[k] = (alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr, alloc.whole)
         ctx = self.ctx
         if ctx.__dict__.get("dispatch") is not None or type(a) is not int or type(b) is not int \
                 or type(c) is not int:
@@ -835,7 +858,9 @@ __all__ = [
     "combine_params",
     "dispatch_gemm_records",
     "gemm_plan",
+    "plan_settings",
     "plan_splitk",
+    "planned_call",
     "split_defines",
     "split_depth",
     "blas_layout",

@@ -82,10 +82,10 @@ import numpy as np
 
 from . import config
 from .base import ReduceOp
-from .context import _pack_words
 from .elementwise import _scalar_load, scalar_words
 from .errors import invalid_argument, unsupported
 from .kernels import library_code
+from .launch import LaunchProgram, Region
 from .ops_elementwise import ArrayOperand, ScalarOperand, merge_dims
 from .plan_cache import PlanCache
 from .elementwise_ops import expression
@@ -696,6 +696,8 @@ class _Scratch:
         self.lock = threading.RLock()
         self.buffers: dict[str, Any] = {}
         self.dummy = ctx.create_storage(256 * _DUMMY_SLOTS)
+        #: per dummy slot, a ``LaunchProgram`` operand of 256 bytes bound as that slot's region
+        self.dummy_bases = [(self.dummy, 256, 256, 0, None, self.dummy_region(slot)) for slot in range(_DUMMY_SLOTS)]
 
     def get(self, name: str, nbytes: int) -> tuple[Any, int, int]:
         """A binding of ``nbytes`` (rounded up to 4) at the start of scratch buffer ``name``."""
@@ -936,8 +938,8 @@ class _Plan:
     dst_span: tuple[int, int] | None
     steps: list[_Step]
     prologue: _PrologueCode | None = None
-    #: ``_compile``'s launch records for one context (built on first launch; replaced whole,
-    #: so threads racing to build it just build equal ones).
+    #: ``_compile``'s program for one context (built on first launch; replaced whole, so
+    #: threads racing to build it just build equal ones).
     compiled: Any = field(default=None, compare=False, repr=False)
 
     def check(self, backend: "WebGpuBackend", ptr: int, itemsize: int, span: tuple[int, int] | None,
@@ -954,41 +956,50 @@ class _Plan:
         return alloc, offset
 
     def _compile(self, ctx: Any) -> tuple[Any, ...]:
-        """The steps as launch records for ``ctx``: (ctx, its grid limit, per step (kernel,
-        pipeline, defines, parameter bytes with words 5 and 6 zero, regions, grid), whether a
-        step binds scratch or the dummy); regions are
-        (0, byte offset from the source pointer, bytes, 0 or 16: the window cut to whole 16-byte
-        vectors), (1, byte offset from the destination pointer, bytes, element offset of [0..0]
-        in it), (2, scratch name, bytes, 0) or (3,)."""
+        """The steps as a ``launch.LaunchProgram`` for ``ctx``: (ctx, the program, the scratch
+        buffers it binds as (name, bytes), the dummy slots it binds). Its operands: 0 the
+        source (word 5 takes its window's first element; the vector path binds the same window
+        cut to whole 16-byte vectors), 1 the destination (word 6: the first element plus the
+        offset of element [0..0]), 2, 3, ... the scratch buffers (at their start), then the
+        dummy slots."""
         ssz, dsz = self.src_itemsize, self.dst_itemsize
+        needs: dict[str, int] = {}
+        for step in self.steps:
+            for r in step.regions:
+                if r[0] == "scratch":
+                    needs[r[1]] = max(needs.get(r[1], 0), r[2])
+        names = {name: 2 + k for k, name in enumerate(needs)}
+        dummies: dict[int, int] = {}
         records = []
         for step in self.steps:
-            params = list(step.params)
-            params[5] = params[6] = 0  # (``_step`` leaves them 0: the windows' first elements)
-            regions: list[tuple[Any, ...]] = []
+            words = [int(w) & 0xFFFFFFFF for w in step.params]
+            words[5] = words[6] = 0  # (``_step`` leaves them 0: the windows' first elements)
+            regions: list[Region] = []
             for r in step.regions:
-                if r[0] == "src":
-                    regions.append((0, r[1] * ssz, r[2] * ssz, 0))
-                elif r[0] == "srcv":
-                    regions.append((0, r[1] * ssz, r[2] * ssz, 16))
-                elif r[0] == "dst":
-                    regions.append((1, r[1] * dsz, r[2] * dsz, r[3]))
-                elif r[0] == "scratch":
-                    regions.append((2, r[1], r[2], 0))
-                else:
-                    regions.append((3, None, 0, 0))
-            records.append((step.kernel, ctx.pipeline(step.kernel, len(regions), step.defines),
-                            step.defines, _pack_words(params), tuple(regions), ctx.fold_grid(step.groups)))
-        shared = any(r[0] >= 2 for rec in records for r in rec[4])
-        return (ctx, ctx.max_workgroups_per_dim, tuple(records), shared)
+                kind = r[0]
+                if kind == "src":
+                    regions.append(Region(0, r[1] * ssz, r[2] * ssz, ssz, 0, 5, 0))
+                elif kind == "srcv":
+                    regions.append(Region(0, r[1] * ssz, r[2] * ssz, ssz, -16, 5, 0))
+                elif kind == "dst":
+                    regions.append(Region(1, r[1] * dsz, r[2] * dsz, dsz, 0, 6, r[3]))
+                elif kind == "scratch":
+                    regions.append(Region(names[r[1]], 0, max(4, (r[2] + 3) // 4 * 4), 4, 0, 0, 0))
+                else:  # the dummy of this binding position (``_Scratch.dummy_region``)
+                    slot = len(regions) % _DUMMY_SLOTS
+                    index = dummies.setdefault(slot, len(dummies))
+                    regions.append(Region(2 + len(names) + index, 0, 256, 4, 0, 0, 0))
+            records.append((ctx.pipeline(step.kernel, len(regions), step.defines), step.defines, tuple(words),
+                            ctx.fold_grid(step.groups), tuple(regions), step.kernel, _words_struct(len(words))))
+        program = LaunchProgram.compile(self.steps[0].kernel, _words_struct(0), ctx, records, ())
+        return (ctx, program, tuple(needs.items()), tuple(dummies))
 
     def launch(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int) -> None:
-        """``run`` for a plan without a prologue, on the hot path: the steps' pipelines, grids
-        and parameter bytes are precomputed (``_compile``); per call the pointers are checked as
-        ``run`` checks them, the windows computed from their allocations and the first-element
-        words patched, and the dispatches go through ``WgpuContext.record`` (the windows and
-        grids are valid by construction). A ``dispatch`` wrapper set on the context (the
-        profiler's host-time mode, test spies) gets every dispatch through ``run``."""
+        """``run`` for a plan without a prologue, on the hot path: the steps are a
+        ``launch.LaunchProgram`` (``_compile``, made once per context); per call the pointers
+        are checked as ``run`` checks them and the program replayed (the windows and grids are
+        valid by construction). A ``dispatch`` wrapper set on the context (the profiler's
+        host-time mode, test spies) gets every dispatch through ``run``."""
         ctx = backend._ctx
         if ctx is None or ctx.__dict__.get("dispatch") is not None or self.prologue is not None:
             self.run(backend, src_ptr, dst_ptr, _slow=True)
@@ -1009,64 +1020,27 @@ class _Plan:
         if span is not None and (dst_off + span[0] < 0 or dst_off + span[1] > dst_alloc.nbytes):
             self.check(backend, dst_ptr, dsz, span, "destination")  # raises
         compiled = self.compiled
-        if compiled is None or compiled[0] is not ctx or compiled[1] != ctx.max_workgroups_per_dim:
+        if compiled is None or compiled[0] is not ctx or compiled[1].max_workgroups != ctx.max_workgroups_per_dim:
             if not self.steps:
                 return
             compiled = self.compiled = self._compile(ctx)
-        if compiled[3]:  # scratch or dummy bindings: the scratch buffers stay put until the end
-            scratch = _scratch(ctx)
-            with scratch.lock:
-                self._record(backend, ctx, compiled[2], src_ptr, src_alloc, src_off, dst_ptr, dst_alloc, dst_off,
-                             scratch)
-        else:
-            self._record(backend, ctx, compiled[2], src_ptr, src_alloc, src_off, dst_ptr, dst_alloc, dst_off, None)
-
-    def _record(self, backend: "WebGpuBackend", ctx: Any, records: tuple[Any, ...], src_ptr: int, src_alloc: Any,
-                src_off: int, dst_ptr: int, dst_alloc: Any, dst_off: int, scratch: _Scratch | None) -> None:
-        """Record ``_compile``'s ``records`` for checked pointers (``launch``)."""
-        ssz, dsz = self.src_itemsize, self.dst_itemsize
-        align = ctx.storage_offset_alignment
-        max_binding = ctx.max_binding_size
-        record = ctx.record
-        for kernel, pipe, defines, raw, regions, grid in records:
-            bufs = []
-            w5 = w6 = 0
-            for kind, a, nbytes, extra in regions:
-                if kind <= 1:
-                    if kind == 0:
-                        alloc, off, size = src_alloc, src_off + a, ssz
-                    else:
-                        alloc, off, size = dst_alloc, dst_off + a, dsz
-                    if off == 0 and nbytes == alloc.nbytes and alloc.whole is not None:
-                        region = alloc.whole  # what ``window`` gives for a whole allocation
-                        first = 0
-                    else:  # ``window`` without its checks, which the span checks made
-                        buffer = alloc.buffer
-                        start = off // align * align
-                        stop = min(buffer.size, (off + nbytes + 3) // 4 * 4)
-                        width = stop - start
-                        if off < 0 or off + nbytes > alloc.nbytes or width > max_binding:
-                            # not reached (the spans are checked, windows fit by planning): raises
-                            w = backend.window((src_ptr if kind == 0 else dst_ptr) + a, nbytes, size)
-                            region = w.binding
-                            first = w.first
-                        else:
-                            region = (buffer, start, width if width > 4 else 4)
-                            first = (off - start) // size
-                    if kind == 0:
-                        w5 = first
-                        if extra:  # the vector binding: whole vectors of the same window
-                            region = (region[0], region[1], region[2] // extra * extra)
-                    else:
-                        w6 = (first + extra) & 0xFFFFFFFF
-                    bufs.append(region)
-                elif kind == 2:
-                    bufs.append(scratch.get(a, nbytes))  # type: ignore[union-attr]
-                else:
-                    bufs.append(scratch.dummy_region(len(bufs)))  # type: ignore[union-attr]
-            if w5 or w6:
-                raw = raw[:20] + _TWO_WORDS.pack(w5, w6) + raw[28:]
-            record(kernel, pipe, defines, raw, bufs, *grid)
+        src_buf = src_alloc.buffer
+        dst_buf = dst_alloc.buffer
+        bases = [(src_buf, src_buf.size, src_alloc.nbytes, src_off, src_ptr, src_alloc.whole),
+                 (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off, dst_ptr, dst_alloc.whole)]
+        program = compiled[1]
+        if not compiled[2] and not compiled[3]:
+            program.replay(backend, ctx, bases, _no_placeholder)
+            return
+        scratch = _scratch(ctx)  # the scratch buffers stay put until the end
+        with scratch.lock:
+            for name, nbytes in compiled[2]:
+                buf = scratch.get(name, nbytes)[0]
+                bases.append((buf, buf.size, buf.size, 0, None))
+            dummies = scratch.dummy_bases
+            for slot in compiled[3]:
+                bases.append(dummies[slot])
+            program.replay(backend, ctx, bases, _no_placeholder)
 
     def run(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int,
             prologue: Prologue | None = None, *, _slow: bool = False) -> None:
@@ -1124,7 +1098,19 @@ class _Plan:
                 ctx.dispatch(step.kernel, params, regions, ctx.fold_grid(step.groups), step.defines)
 
 
-_TWO_WORDS = struct.Struct("<II")
+def _words_struct(n: int) -> struct.Struct:
+    """The struct of ``n`` little-endian u32 parameter words."""
+    packer = _WORD_STRUCTS.get(n)
+    if packer is None:
+        packer = _WORD_STRUCTS.setdefault(n, struct.Struct(f"<{n}I"))
+    return packer
+
+
+_WORD_STRUCTS: dict[int, struct.Struct] = {}
+
+
+def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
+    raise AssertionError("reduction programs bind their dummies as operands, not placeholders")
 
 
 @dataclass

@@ -12,12 +12,17 @@ along the row). One kernel (``_wgsl/row_fusion.wgsl``) evaluates, per row:
    statistic with an output slot is stored there (one element per row);
 2. the output function of the operands and statistics, stored per element (or once per row
    for an output that holds one element per row); where it reads a statistic's elementwise
-   values (softmax's ``exp(x - max)``), a cached row keeps them in registers (``keep``).
+   values (softmax's ``exp(x - max)``), a cached row keeps them in registers (``keep``); its
+   parts that are constant along the row (log_softmax's ``log(sum)``) are evaluated once per
+   row before it (``hoisted``).
 
 The launch shape is ``ops_rows.plan_rows``'s (TPR lanes per row, RPW rows per workgroup,
 neighbouring rows side by side for strided rows). A row of at most ``TPR * VPT`` elements keeps
 the operands that vary along it in registers (``cached``: read once); longer rows are read
-again in each pass. Statistics accumulate in ``acc`` (f32 for float16 and float32, f64 for
+again in each pass. Lanes take units of ``lanes`` consecutive elements; float32 operands along
+rows of step 1 whose rows start at multiples of 4 elements are bound as vec4 words and read (the
+output written) one 4-element unit at a time (``vec``); rows that fill every lane's units have
+no bounds checks (``full``). Statistics accumulate in ``acc`` (f32 for float16 and float32, f64 for
 float64); max and min propagate NaN; each statistic is converted and rounded to its dtype as
 storing it would be, so the values are those of running the reductions one at a time. Packed
 outputs (float16, bool, small integers) are stored lane by lane with ``atomicAnd``/``atomicOr``.
@@ -56,7 +61,8 @@ class RowFunction:
     """An elementwise function of one element: ``params`` name its inputs ``x0, x1, ...`` in
     order, each ``('a', slot)`` (the operand's value at the element, in its compute type),
     ``('s', k)`` (statistic k), ``('v', k)`` (the value of statistic k's function at the
-    element, kept) or ``('p', q)`` (scalar parameter q); ``lets`` / ``expr`` /
+    element, kept), ``('h', k)`` (hoisted row constant k, see ``RowFusionSpec``) or ``('p', q)``
+    (scalar parameter q); ``lets`` / ``expr`` /
     ``expr_type`` as ``elementwise.fused_program`` gives them."""
 
     params: tuple[tuple[str, int], ...]
@@ -87,7 +93,14 @@ class RowFusionSpec:
     (``per_row``: one element per row), the accumulation type ``acc`` and the launch shape:
     ``vpt`` units of ``lanes`` consecutive elements per lane (cached in registers with
     ``cached``); ``word_store``: the packed output is stored as whole u32 words (its rows start
-    at word boundaries, step 1, ``n`` a multiple of ``lanes`` = its elements per word)."""
+    at word boundaries, step 1, ``n`` a multiple of ``lanes`` = its elements per word);
+    ``hoisted``: (function, dtype name) of the output's parts that are constant along the row
+    (``log(sum)`` in log_softmax), evaluated once per row after the statistics and read by the
+    output function as ``('h', k)``; ``full``: cached rows that fill every lane's units
+    (``n == tpr * vpt * lanes``): the loops over them have no bounds checks; ``vec`` (per slot,
+    with ``lanes`` 4): the float32 operand is bound as vec4 words and its units of 4 elements
+    are loaded (or stored) as one vector (step 1, its window's first element and row strides
+    multiples of 4)."""
 
     arrays: tuple[tuple[str, bool, bool], ...]
     scalars: tuple[str, ...]
@@ -103,6 +116,9 @@ class RowFusionSpec:
     cached: bool
     lanes: int = 1
     word_store: bool = False
+    hoisted: tuple[tuple[RowFunction, str], ...] = ()
+    full: bool = False
+    vec: tuple[bool, ...] = ()
 
 
 def plan(rows: int, n: int, strided: bool, varying: int, lanes: int = 1) -> tuple[int, int, int, bool]:
@@ -143,6 +159,8 @@ def _arg_values(fn: RowFunction, value_of: dict[int, str]) -> str:
             args.append(value_of[("v", k)])
         elif kind == "s":
             args.append(f"s{k}")
+        elif kind == "h":
+            args.append(f"h{k}")
         else:
             args.append(f"p{k}")
     return ", ".join(args)
@@ -157,6 +175,8 @@ def _function_source(name: str, fn: RowFunction, spec: RowFusionSpec) -> str:
             types.append(spec.stats[k].fn.expr_type)
         elif kind == "s":
             types.append(_compute(spec.stats[k].dtype))
+        elif kind == "h":
+            types.append(_compute(spec.hoisted[k][1]))
         else:
             types.append(_compute(spec.scalars[k]))
     params = ", ".join(f"x{i}: {t}" for i, t in enumerate(types))
@@ -187,18 +207,30 @@ def _row_fusion_defines(spec: RowFusionSpec, int64_emulated: bool) -> dict[str, 
     acc = spec.acc
     n_arrays = len(spec.arrays)
     bindings, helpers = [], []
+    vec = spec.vec or (False,) * n_arrays
     for a, (dtype, _, written) in enumerate(spec.arrays):
         st = storage_type(dtype)
         elem = "atomic<u32>" if written and st.packed and not (spec.word_store and a == spec.dst) else st.array
+        if vec[a]:
+            if st.packed or st.array != "f32":
+                raise AssertionError("vector units are float32 only")
+            elem = "vec4<f32>"
         access = "read_write" if written else "read"
         bindings.append(f"@group(0) @binding({a + 1}) var<storage, {access}> A{a}: array<{elem}>;")
-        if written:
+        if vec[a] and written:
+            helpers.append(f"fn stv{a}(i: u32, v: vec4<f32>) {{ A{a}[i >> 2u] = v; }}\n")
+        elif vec[a]:
+            helpers.append(f"fn ldv{a}(i: u32) -> vec4<f32> {{ return A{a}[i >> 2u]; }}\n"
+                           f"fn ld{a}(i: u32) -> f32 {{ return A{a}[i >> 2u][i & 3u]; }}\n")
+        elif written:
             if not (spec.word_store and a == spec.dst):
                 helpers.append(_store_source(a, dtype))
         else:
             helpers.append(f"fn ld{a}(i: u32) -> {st.compute} {{ return {st.load_expr(f'A{a}', 'i')}; }}\n")
     for k, stat in enumerate(spec.stats):
         helpers.append(_function_source(f"stat{k}", stat.fn, spec))
+    for k, (fn, _) in enumerate(spec.hoisted):
+        helpers.append(_function_source(f"hoist{k}", fn, spec))
     helpers.append(_function_source("root", spec.root, spec))
     helpers = "".join(helpers)
 
@@ -241,25 +273,46 @@ def _row_fusion_defines(spec: RowFusionSpec, int64_emulated: bool) -> dict[str, 
             return f"c{a}[c * {L}u + {e}u]"
         return f"ld{a}(o{a} + j * step{a})"
 
-    def loop(body: Any, word: str = "") -> list[str]:
+    full = spec.cached and spec.full
+
+    def loop(body: Any, word: str = "", store: bool = False, pre: Sequence[str] = (),
+             word_init: str = "var w = 0u;") -> list[str]:
         """Per unit of the lane, per element e of it (j its index in the row, j < n):
-        ``body(e)``; ``word`` runs after each unit (u its index)."""
+        ``body(e)``; ``pre`` runs before a unit's elements (of a unit inside the row: rows of
+        vector units hold whole units), ``word`` after them (u the unit's index). Full rows: no
+        bounds checks, stores (``store``, ``word``) of live rows only (the lanes of a row past
+        the end read row 0)."""
         if spec.cached:
             out = ["    //#unroll", "    for (var c = 0u; c < VPT; c++) {", "        let u = c * TPR + t;"]
         else:
             out = [f"    for (var u = t; u * {L}u < n; u += TPR) {{"]
+        if pre:
+            if full:
+                out += ["        " + line for line in pre]
+            else:
+                out += [f"        if (u * {L}u < n) {{"] + ["            " + line for line in pre] + ["        }"]
         if word:
-            out.append("        var w = 0u;")
+            out.append("        " + word_init)
         for e in range(L):
-            out += [f"        {{ let j = u * {L}u + {e}u;", "            if (j < n) {"]
-            out += ["                " + b for b in body(e)]
-            out += ["            }", "        }"]
+            guard = ("live" if store else "") if full else "j < n"
+            out += [f"        {{ let j = u * {L}u + {e}u;"]
+            if guard:
+                out += [f"            if ({guard}) {{"] + ["                " + b for b in body(e)] + ["            }"]
+            else:
+                out += ["            " + b for b in body(e)]
+            out += ["        }"]
         if word:
-            out.append(f"        if (u * {L}u < n) {{ {word} }}")
+            out.append(f"        if ({'live' if full else f'u * {L}u < n'}) {{ {word} }}")
         return out + ["    }"]
 
     if spec.cached:
-        lines += loop(lambda e: [f"c{a}[c * {L}u + {e}u] = ld{a}(o{a} + j * step{a});" for a in varying])
+        vec_reads = [a for a in varying if vec[a]]
+        pre = []
+        for a in vec_reads:
+            pre.append(f"let q{a} = ldv{a}(o{a} + u * 4u);")
+            pre += [f"c{a}[c * 4u + {e}u] = q{a}[{e}u];" for e in range(4)]
+        lines += loop(lambda e: [f"c{a}[c * {L}u + {e}u] = ld{a}(o{a} + j * step{a});"
+                                 for a in varying if not vec[a]], pre=pre)
     for k, stat in enumerate(spec.stats):
         kind = _KINDS[stat.kind]
         lines.append(f"    var acc{k} = {_identity(stat.kind, acc)};")
@@ -283,6 +336,9 @@ def _row_fusion_defines(spec: RowFusionSpec, int64_emulated: bool) -> dict[str, 
         lines.append(f"    let s{k} = {value};")
         if stat.out >= 0:
             lines.append(f"    if (live && t == 0u) {{ st{stat.out}(o{stat.out}, s{k}); }}")
+    for k, (fn, dtype) in enumerate(spec.hoisted):  # the output's parts constant along the row
+        call = f"hoist{k}({_arg_values(fn, {a: f'r{a}' for a in reads if a not in varying})})"
+        lines.append(f"    let h{k} = {convert(call, fn.expr_type, _compute(dtype))};")
     dst_st = storage_type(spec.arrays[spec.dst][0])
     dst_t = dst_st.compute
     d = spec.dst
@@ -300,8 +356,11 @@ def _row_fusion_defines(spec: RowFusionSpec, int64_emulated: bool) -> dict[str, 
         bits = 32 // L
         lines += loop(lambda e: [f"w = w | ({dst_st.bits_expr(output(e))} << {e * bits}u);"],
                       word=f"A{d}[o{d} / {L}u + u] = w;")
+    elif vec[d]:  # vector units of a float32 output: one store per unit
+        lines += loop(lambda e: [f"wv[{e}u] = {output(e)};"], word=f"stv{d}(o{d} + u * 4u, wv);",
+                      word_init="var wv = vec4<f32>();")
     else:
-        lines += loop(lambda e: [f"st{d}(o{d} + j * step{d}, {output(e)});"])
+        lines += loop(lambda e: [f"st{d}(o{d} + j * step{d}, {output(e)});"], store=True)
     body = "\n".join(lines)
     infs = storage_type("float64" if acc == "f64" else "float32")
     return {
@@ -353,6 +412,8 @@ def row_fusion(backend, spec: RowFusionSpec, ptrs: Sequence[int], spans: Sequenc
     regions, firsts = backend.bindings(ptrs, itemsizes, [(lo, stop - lo, lo) for lo, stop in spans])
     if spec.word_store and firsts[spec.dst] % spec.lanes:  # (the output's window starts mid-word)
         spec = dataclasses.replace(spec, word_store=False)
+    if any(v and firsts[a] % 4 for a, v in enumerate(spec.vec)):  # windows starting mid-vector
+        spec = dataclasses.replace(spec, vec=tuple(v and firsts[a] % 4 == 0 for a, v in enumerate(spec.vec)))
     words = param_words(spec, row_shape, n, firsts, steps, row_strides, scalars)
     rows = words[0]
     ctx = backend.context

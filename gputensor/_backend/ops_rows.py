@@ -26,14 +26,13 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-import os
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import kernels
+from . import config, kernels
 from .errors import invalid_argument, unsupported
 from .ops_elementwise import ArrayOperand, copy_strided, extent
 from .wgsl_types import F32_BITS
@@ -48,9 +47,11 @@ MAX_ROW_DIMS = 4
 WORKGROUP = 256
 #: Units (4 elements) per lane held in registers; longer rows are streamed.
 MAX_CACHED_UNITS = 16
-#: Units per lane the planner aims for (a power of two; environment GPUTENSOR_ROWS_UNITS, read
-#: at import, for tuning: 8 gives rows of 4096 elements 128 lanes of 8 units).
-TARGET_UNITS = int(os.environ.get("GPUTENSOR_ROWS_UNITS", "4"))
+#: Units per lane the planner aims for with 4-byte elements (a power of two; the knob
+#: ``rows_units``, GPUTENSOR_ROWS_UNITS, read once: 8 gives rows of 4096 elements 128 lanes of 8
+#: units). Narrower elements aim for proportionally more units (float16: twice as many), so that
+#: a lane moves the same bytes and a workgroup the same row bytes whatever the dtype.
+TARGET_UNITS = config.value("rows_units")
 #: Rows side by side in a workgroup for strided rows (32 float32: 128 bytes per element step),
 #: at least MIN_STRIDED_ROWS (32 bytes) when there are fewer than TARGET_GROUPS workgroups.
 STRIDED_ROWS = 32
@@ -78,16 +79,23 @@ def _pow2_ceil(v: int) -> int:
     return 1 << max(0, (int(v) - 1).bit_length())
 
 
-def plan_rows(rows: int, n: int, strided: bool) -> RowPlan:
-    """The launch shape for ``rows`` rows of ``n >= 1`` elements (see the module docstring)."""
+def target_units(itemsize: int) -> int:
+    """Units per lane the planner aims for with elements of ``itemsize`` bytes."""
+    return max(1, TARGET_UNITS * 4 // min(4, max(1, itemsize)))
+
+
+def plan_rows(rows: int, n: int, strided: bool, itemsize: int = 4) -> RowPlan:
+    """The launch shape for ``rows`` rows of ``n >= 1`` elements of ``itemsize`` bytes (see the
+    module docstring)."""
     units = -(-n // 4)
+    target = target_units(itemsize)
     if strided:
         rpw = min(STRIDED_ROWS, _pow2_ceil(rows))
         if -(-rows // rpw) < TARGET_GROUPS:  # few rows: more lanes per row, fewer rows side by side
             rpw = min(rpw, MIN_STRIDED_ROWS)
-        tpr = min(WORKGROUP // rpw, _pow2_ceil(-(-units // TARGET_UNITS)))
+        tpr = min(WORKGROUP // rpw, _pow2_ceil(-(-units // target)))
     else:
-        tpr = min(WORKGROUP, _pow2_ceil(-(-units // TARGET_UNITS)))
+        tpr = min(WORKGROUP, _pow2_ceil(-(-units // target)))
         rpw = max(1, min(WORKGROUP // tpr, _pow2_ceil(rows)))
     vpt = _pow2_ceil(-(-units // tpr))  # (powers of two: fewer kernel specialisations)
     cached = vpt <= MAX_CACHED_UNITS
@@ -287,7 +295,7 @@ def _static(backend, key: tuple) -> _Static:
     vec_ok = (x_step == 1 and n % 4 == 0 and (lse or y_step == 1)
               and all(s % 4 == 0 for s in x_row_strides) and x_storage != "f64")
     y_vec_strides = lse or all(s % 4 == 0 for s in y_row_strides)
-    plan = plan_rows(rows, n, strided=x_step != 1)
+    plan = plan_rows(rows, n, strided=x_step != 1, itemsize=itemsize)
     limit = backend.max_window_bytes()
     outer, rest = row_shape[0], row_shape[1:]
     y_count = 1 if lse else n

@@ -483,7 +483,7 @@ def _layout(plan: _Plan, phase: int) -> tuple[dict[str, object], tuple[tuple[int
         blocks = plan_blocks(sizes, extents, plan.limit)
     except ValueError as exc:
         raise invalid_argument(f"scan: one unit does not fit a binding window ({exc})") from None
-    # phase 0 writes no dst (its dst slot is bound to aux and typed as acc) and reads no carry
+    # phase 0 writes no dst (its dst slot is a placeholder typed as acc) and reads no carry
     if phase == 0:
         defines = _defines(plan.op, plan.mode, 0, CARRY_NONE, plan.src, acc, acc)
     else:
@@ -575,8 +575,8 @@ def _steps(plan: _Plan, phase: int) -> tuple[_Step, ...]:
         if phase == 1:  # dst's pointer is its element 0, at position head
             dst = region(1, _DST_WORD, plan.dst.itemsize, plan.dst_axis, dst_strides, shift=plan.head,
                          vectors=vec_store)
-        else:  # phase 0 writes the totals only: aux (which always exists then) in the dst slot
-            dst = aux[:5] + (0, 0)
+        else:  # phase 0 writes the totals only, to aux (which always exists then): dst unused
+            dst = (-1, 0, 0, acc.itemsize, 0, 0, 0)
         words = (n, un, u0, unit, n0, n1, n2, 0, _u32(plan.src_axis), *row_words[:3], 0, *row_words[3:], 0,
                  *aux_words)
         items = n0 * n1 * n2 * un
@@ -597,7 +597,7 @@ def _phase(backend: Any, plan: _Plan, phase: int, src_ptr: int, dst_ptr: int, au
         bindings: list[Any] = []
         for operand, elem, nbytes, itemsize, vec, word, extra in step.regions:
             if operand < 0:
-                bindings.append(_placeholder(backend, itemsize, bindings[1], bindings[0]))
+                bindings.append(_placeholder(backend, itemsize))
                 continue
             win = backend.window(ptrs[operand] + elem * itemsize, nbytes, itemsize)
             bindings.append((win.buffer, win.offset, -(-win.size // vec) * vec) if vec else win.binding)
@@ -609,9 +609,10 @@ def _phase(backend: Any, plan: _Plan, phase: int, src_ptr: int, dst_ptr: int, au
 
 
 def _placeholder(backend: Any, itemsize: int, *bindings: Any) -> Any:
-    """The aux binding of a dispatch that reads no total: the context's spare region of at least
-    ``itemsize`` bytes, which no operand overlaps (aux is declared written: bound over dst, it
-    would be two overlapping writable bindings, which Dawn refuses)."""
+    """The binding of an operand a dispatch does not touch (aux when no total is read, dst in
+    phase 0): the context's spare region of at least ``itemsize`` bytes, which no operand
+    overlaps (both are declared written: bound over another written operand, they would be two
+    overlapping writable bindings, which Dawn refuses)."""
     return backend.context.spare_region(itemsize)
 
 

@@ -476,7 +476,7 @@ def _bitonic(backend: Any, job: _Job) -> None:
     for ptr in ptrs:
         alloc, offset = backend.resolve(ptr, 0)
         buffer = alloc.buffer
-        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr))
+        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr, alloc.whole))
     program.run(backend, ctx, bases, _dummy_placeholder)
 
 
@@ -761,12 +761,36 @@ def searchsorted(backend: Any, sorted_ptr: int, n: int, queries: int, m: int, dt
     osize = storage_type(index_dtype).itemsize
     if m == 0:
         return
-    check_pointer(backend, "queries", queries, m * size, size)
-    check_pointer(backend, "output", out, m * osize, osize)
+    q_alloc, q_off = check_pointer(backend, "queries", queries, m * size, size)
+    o_alloc, o_off = check_pointer(backend, "output", out, m * osize, osize)
+    a_alloc, a_off = q_alloc, q_off  # (with n 0 no binding reads the sorted array)
     if n:
-        check_pointer(backend, "sorted array", sorted_ptr, n * size, size)
+        a_alloc, a_off = check_pointer(backend, "sorted array", sorted_ptr, n * size, size)
     ctx = backend.context
     limit = window_limit(backend)
+    key = ("search", dtype, side, index_dtype, n, m, limit)
+    plans = _PLANS.of(backend)
+    program = plans.get(key)
+    if program is None or not program.valid_for(ctx):
+        program = _search_program(ctx, dtype, side, index_dtype, n, m, limit)
+        _PLANS.keep(plans, key, program)
+    ptrs = (sorted_ptr if n else queries, queries, out)
+    if ctx.__dict__.get("dispatch") is not None:
+        program.dispatch(backend, ctx, ptrs)
+        return
+    bases = [(a_alloc.buffer, a_alloc.buffer.size, a_alloc.nbytes, a_off, ptrs[0], a_alloc.whole),
+             (q_alloc.buffer, q_alloc.buffer.size, q_alloc.nbytes, q_off, queries, q_alloc.whole),
+             (o_alloc.buffer, o_alloc.buffer.size, o_alloc.nbytes, o_off, out, o_alloc.whole)]
+    program.run(backend, ctx, bases, _dummy_placeholder)
+
+
+def _search_program(ctx: Any, dtype: str, side: str, index_dtype: str, n: int, m: int,
+                    limit: int) -> LaunchProgram:
+    """The dispatches of ``searchsorted`` for its structure: operands 0 (the sorted array; with
+    ``n`` 0 unused), 1 (queries) and 2 (output), in chunks of queries and of the sorted
+    array that fit ``limit`` bytes."""
+    size = storage_type(dtype).itemsize
+    osize = storage_type(index_dtype).itemsize
     defines = {
         **_key_defines(dtype, "canon", False),
         "RIGHT": "true" if side == "right" else "false",
@@ -774,18 +798,24 @@ def searchsorted(backend: Any, sorted_ptr: int, n: int, queries: int, m: int, dt
         "A_LOADER": bits_loader("a_bits", "a", dtype),
         "Q_LOADER": bits_loader("q_bits", "q", dtype),
     }
+    pipe = ctx.pipeline("sort_search", 3, defines)
     per = max(1, limit // max(size, osize))
     qchunk = min(per, WG * 65535 * 64)
     achunk = max(1, limit // size)
     a_ranges = [(lo, min(n, lo + achunk)) for lo in range(0, n, achunk)] or [(0, 0)]
+    records = []
     for q0 in range(0, m, qchunk):
         cnt = min(qchunk, m - q0)
-        qbind, qfirst = _bind(backend, queries, q0, cnt, size)
-        obind, ofirst = _bind(backend, out, q0, cnt, osize)
+        q_reg = Region(1, q0 * size, cnt * size, size, 0, 3, 0)
+        o_reg = Region(2, q0 * osize, cnt * osize, osize, 0, 4, 0)
         for k, (lo, hi) in enumerate(a_ranges):
             if hi > lo:
-                abind, afirst = _bind(backend, sorted_ptr, lo, hi - lo, size)
-            else:
-                abind, afirst = dummy(backend, 0), 0
-            params = [cnt, hi - lo, afirst, qfirst, ofirst, 1 if k else 0]
-            ctx.dispatch("sort_search", params, [abind, qbind, obind], ctx.fold_grid(-(-cnt // WG)), defines)
+                a_reg = Region(0, lo * size, (hi - lo) * size, size, 0, 2, 0)
+            else:  # nothing to search: the queries in the sorted array's place (never read)
+                a_reg = q_reg._replace(word=0)
+            words = (cnt, hi - lo, 0, 0, 0, 1 if k else 0)
+            records.append((pipe, defines, words, ctx.fold_grid(-(-cnt // WG)), (a_reg, q_reg, o_reg)))
+    return LaunchProgram.compile("sort_search", _SEARCH_WORDS, ctx, records, ())
+
+
+_SEARCH_WORDS = struct.Struct("<6I")

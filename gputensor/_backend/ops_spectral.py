@@ -19,19 +19,21 @@ Both take float32, float64, complex64 and complex128 (one kernel source each, ge
 element through ``linalg_scalar``; complex columns rotate by complex Jacobi rotations).
 Rotations are applied when ``|g| > TOL sqrt(a b)`` (``a``, ``b`` the squared column norms,
 ``g`` their dot product ``b_p^H b_q``) and a sweep counts as unconverged when some ``|g|`` exceeds ``LOOSE``
-times the same bound, so that rounding noise between the two never stops convergence.
+times the same bound, so that rounding noise between the two never stops convergence; columns
+at rounding level (:func:`negligible`) are rotated but take no part in the convergence test.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import struct
 
 from .errors import invalid_argument
 from .linalg_scalar import element, scalar_defines
 from .wgsl_types import DTYPE_TABLE, literal
 
-__all__ = ["SMALL_MAX", "MAX_SWEEPS", "small_max", "tolerances", "jacobi_small", "jacobi_sweeps"]
+__all__ = ["SMALL_MAX", "MAX_SWEEPS", "small_max", "tolerances", "negligible", "jacobi_small", "jacobi_sweeps"]
 
 #: Largest matrix dim the workgroup-memory kernel takes (complex128: :data:`SMALL_MAX_WIDE`).
 SMALL_MAX = 32
@@ -55,6 +57,21 @@ def tolerances(dtype: str, m: int) -> tuple[float, float]:
     """(rotation threshold, convergence threshold) for columns of length ``m``."""
     tol = _EPS[_real(dtype)] * max(1.0, math.sqrt(m))
     return tol, 64.0 * tol
+
+
+def negligible(dtype: str, m: int, n: int) -> float:
+    """Relative size of a negligible singular value of an m x n matrix: a column whose norm is
+    at most this times the largest column norm (of a matrix scaled to largest magnitude 1, at
+    most this itself) is rounding noise. Such columns take no part in the convergence test
+    (half this size in the kernels, a margin for the caller's own comparison): their left
+    vectors are replaced by an orthonormal completion of the others."""
+    return _EPS[_real(dtype)] * max(1.0, math.sqrt(m * n))
+
+
+def _negl_defines(dtype: str, m: int, n: int) -> dict[str, object]:
+    wgsl = DTYPE_TABLE[dtype].real_compute
+    negl = negligible(dtype, m, n)
+    return {"NEGL": literal(negl, wgsl), "NEGL2": literal((0.5 * negl) ** 2, wgsl)}
 
 
 _EPS = {"float32": 2.0 ** -23, "float64": 2.0 ** -52}
@@ -90,7 +107,7 @@ def small_defines(mode: str, dtype: str, m: int, n: int, sweeps: int) -> dict[st
         "EIGH": "true" if mode == "eigh" else "false", "SWEEPS": sweeps,
         "VN": 1 if mode == "eigh" else n * n,
         "MAXF": literal(_MAXF[_real(dtype)], wgsl),
-        "TOL": literal(tol, wgsl), "LOOSE": literal(loose, wgsl), "NAN": info.nan,
+        "TOL": literal(tol, wgsl), "LOOSE": literal(loose, wgsl), "NAN": info.nan, **_negl_defines(dtype, m, n),
     }
 
 
@@ -108,8 +125,10 @@ def jacobi_small(backend, mode: str, dtype: str, batch: int, m: int, n: int, x: 
     the matrix's m * n block) and the conjugated right vectors at ``v`` (its n * n block,
     ``v_strides`` likewise: the rows of Vh). 'eigh': ``x`` holds n x n symmetric / Hermitian
     matrices (m == n; only the lower triangle is read, the diagonal's real part); eigenvalues
-    (real) at ``s`` (ascending), eigenvectors at ``u``; ``v`` unused. ``status`` gets one u32 per matrix: 1 when it did not
-    converge in ``sweeps`` sweeps. Matrices with a non-finite entry give NaN.
+    (real) at ``s`` (ascending), eigenvectors at ``u``; ``v`` unused. ``status`` gets one u32
+    per matrix: 2 when it did not converge in ``sweeps`` sweeps; 1 ('svd') when it converged
+    with a singular value at most :func:`negligible` times the largest (the left vectors of
+    those are not orthonormal); else 0. Matrices with a non-finite entry give NaN (status 0).
 
     Raises BackendError: invalid argument for a bad mode, dtype or size (dims from 1 to
     :func:`small_max`, m >= n, m == n for 'eigh') or pointers out of range; unsupported for
@@ -147,15 +166,25 @@ def block_size(dtype: str) -> int:
 
 
 @functools.lru_cache(maxsize=32)
-def block_defines(dtype: str, with_v: bool, m: int) -> dict[str, object]:
+def block_defines(dtype: str, with_v: bool) -> dict[str, object]:
     """Placeholders of svd_jacobi_block.wgsl (tiles of 64 rows of float32, 32 of wider
-    elements: workgroup memory)."""
-    tol, loose = tolerances(dtype, m)
-    wgsl = DTYPE_TABLE[dtype].real_compute
+    elements: workgroup memory); the thresholds, which depend on the sizes, are parameters."""
     rows = 64 if dtype == "float32" else 32
     bs = block_size(dtype)
     return {**scalar_defines(dtype), "BS": bs, "TR": rows, "PER": rows * 2 * bs // 256, "INNER": INNER_SWEEPS,
-            "WITH_V": "true" if with_v else "false", "TOL": literal(tol, wgsl), "LOOSE": literal(loose, wgsl)}
+            "WITH_V": "true" if with_v else "false"}
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+@functools.lru_cache(maxsize=256)
+def block_thresholds(dtype: str, m: int, n: int) -> tuple[int, int, int]:
+    """(rotation threshold, convergence threshold, squared negligible column norm) of the block
+    kernel for ``n`` columns of length ``m``, as float32 bit patterns (parameter words)."""
+    tol, loose = tolerances(dtype, m)
+    return _f32_bits(tol), _f32_bits(loose), _f32_bits((0.5 * negligible(dtype, m, n)) ** 2)
 
 
 def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: int | None, flags: int,
@@ -166,8 +195,9 @@ def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: in
     is given. A sweep is the round-robin ordering over blocks of :func:`block_size` columns, one
     dispatch per step, one workgroup per block pair. ``flags`` holds ``batch * max_sweeps``
     u32 words, zero before sweep 0: word ``b * max_sweeps + s`` becomes 1 when sweep ``s``
-    found a pair of columns of matrix b beyond the convergence threshold; a sweep after one
-    that left it 0 does nothing.
+    found a pair of columns of matrix b beyond the convergence threshold (columns of squared
+    norm at most ``(negligible(dtype, m, n) / 2) ** 2`` excepted: the caller scales the matrix
+    to largest magnitude 1); a sweep after one that left it 0 does nothing.
 
     Raises BackendError (invalid argument) for sizes below 1, sweeps outside ``max_sweeps`` or
     pointers out of range or dtypes other than float32, float64, complex64, complex128;
@@ -181,7 +211,8 @@ def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: in
     bs = block_size(dtype)
     nb = -(-n // bs)
     nb += nb & 1
-    defines = block_defines(dtype, v is not None, m)
+    defines = block_defines(dtype, v is not None)
+    thresholds = block_thresholds(dtype, m, n)
     ctx = backend.context
     xw = backend.window(x, batch * n * m * itemsize, itemsize)
     vw = backend.window(v, batch * n * n * itemsize, itemsize) if v is not None else xw
@@ -190,5 +221,5 @@ def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: in
     grid = ctx.fold_grid(batch * (nb // 2))
     for sweep in range(first_sweep, first_sweep + sweeps):
         for step in range(nb - 1):
-            words = [batch, m, n, nb, step, sweep, max_sweeps, xw.first, vw.first, fw.first]
+            words = [batch, m, n, nb, step, sweep, max_sweeps, xw.first, vw.first, fw.first, *thresholds]
             ctx.dispatch("svd_jacobi_block", words, buffers, grid, defines)

@@ -193,6 +193,8 @@ class Transfers:
 
     def _init_transfers(self, device: Any, software: bool) -> None:
         stats = getattr(self, "stats", None)
+        if stats is not None:
+            stats.setdefault("maps", 0)
         self._staging = _Staging(device, stats)
         #: Maps staging buffers and completes the mappings in the waiting thread (``mapping.py``:
         #: spinning on hardware adapters, never a blocking wait while the device works); None
@@ -459,6 +461,7 @@ class Transfers:
         never makes it)."""
         if self._mapper is not None and not awaitable:
             return self._mapper.map(staging, wgpu.MapMode.READ, 0, size)
+        self.stats["maps"] += 1  # (the mapper counts its own)
         if self._nosync_map:
             try:
                 return staging.map_async("READ_NOSYNC", 0, size)

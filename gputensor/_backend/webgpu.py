@@ -334,6 +334,19 @@ class WebGpuBackend(ComputeBackend):
         if view.nbytes:
             ctx.readback_into(alloc.buffer, offset, view)
 
+    def read_bytes(self, src_ptr: int, nbytes: int) -> bytes:
+        """The ``nbytes`` device bytes at ``src_ptr`` after all recorded work, as ``bytes``: the
+        scalar conversions' short path (one readback, no host array in between).
+
+        Raises BackendError: not initialised; invalid argument for a range past the end of the
+        allocation.
+        """
+        ctx = self.context
+        alloc, offset = self.resolve(src_ptr, nbytes)
+        if not nbytes:
+            return b""
+        return ctx.readback(alloc.buffer, offset, nbytes)
+
     def copy_dtoh_many(self, pairs: Any) -> None:
         """Fill several host destinations at once: ``pairs`` is an iterable of ``(dst, src_ptr)``
         as in ``copy_dtoh``; every copy joins one submit and one wait (what ``gt.asnumpy_many``

@@ -25,9 +25,15 @@ struct Params {
     stride: vec4<u32>,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> src: array<C2>;
+// the source's elements: complex, or (MODE 0 of a real source) real values read as complex ones
+@group(0) @binding(1) var<storage, read> src: array<{{SRC}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<C2>;
 @group(0) @binding(3) var<storage, read> tab: array<C2>;
+
+// source element k as a complex value
+fn load(k: u32) -> C2 {
+    return {{LOAD}};
+}
 
 fn cmul(a: C2, b: C2) -> C2 {
     return C2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
@@ -68,16 +74,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let k = e % p.m;
         var v = C2(0.0, 0.0);
         if k < p.n {
-            v = cmul(src[p.src_first + strided(b, k)], chirp(k));
+            v = cmul(load(p.src_first + strided(b, k)), chirp(k));
         }
         dst[p.dst_first + e] = v;
     } else if MODE == 1u {
         let k = e % p.m;
-        dst[p.dst_first + e] = cmul(src[p.src_first + e], tab[p.tab_first + p.spec + k]);
+        dst[p.dst_first + e] = cmul(load(p.src_first + e), tab[p.tab_first + p.spec + k]);
     } else {
         let b = e / p.n;
         let k = e % p.n;
-        let v = cmul(src[p.src_first + b * p.m + k], chirp(k));
+        let v = cmul(load(p.src_first + b * p.m + k), chirp(k));
         dst[p.dst_first + strided(b, k)] = v * tab[p.tab_first + p.scale_at].x;
     }
 }

@@ -28,7 +28,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let e = C(a.x + b.x, a.y - b.y);
     let d = C(a.x - b.x, a.y + b.y);
     let t = cmul(twiddle(k), C(d.y, -d.x));
-    let s = p.scale * T(0.5);
+    let s = scale() * T(0.5);
     let sy = select(s, -s, p.conj != 0u);
     let lo = e + t;
     let hi = e - t;

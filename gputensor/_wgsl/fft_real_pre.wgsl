@@ -37,7 +37,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let u = cmul(C(w.x, -w.y), dif);
     let lo = C(sum.x - u.y, sum.y + u.x);
     let hi = C(sum.x + u.y, sum.y - u.x);
-    let s = p.scale;
+    let s = scale();
     Dst[zr + k] = lo * s;
     if k != 0u && h - k != k {
         Dst[zr + h - k] = C(hi.x * s, -(hi.y * s));

@@ -19,9 +19,26 @@
 // Pass with radix R after passes of total length L (M = N / R butterflies per entry): butterfly
 // j (k = j % L, blk = j / L) reads x[j + q M] (q < R), multiplies input q by w^q (w = exp(-2 pi
 // i k / (L R)): table entry k q N / (L R) of the length-N table), takes the R-point DFT and
-// writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs in
-// registers across a barrier (WG >= C N / the smallest radix), so workgroup memory holds C N
-// elements once. The pass loop is unrolled: each pass's radix is a constant.
+// writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs (two
+// with TWO) in registers across a barrier (WG >= C N / the smallest radix, or with TWO >= C N /
+// 8), so workgroup memory holds C N elements once. The pass loop is unrolled: each pass's radix
+// is a constant.
+//
+// REAL 1 (the last step of a real forward DFT of length 2N by the half-length trick, on store):
+// entry c's N results Z are the DFT of its 2N real samples read as N complex values; the store
+// writes the N + 1 values X[k] = (E + w O) / 2, E = Z[k] + conj(Z[N-k]), O = -i (Z[k] -
+// conj(Z[N-k])) (indices mod N), w = exp(-2 pi i k / 2N) (table entries p.real_at + k, k = 0..N),
+// times the scale, conjugated when bit 4 of p.flags is set. REAL 2 (the first step of a real
+// inverse DFT of length 2N, on load): entry c holds N + 1 values X[0..N] of a Hermitian spectrum
+// (conjugated first with bit 4; the imaginary parts of X[0] and X[N] ignored) and element i is
+// loaded as S + i conj(w) D, S = X[i] + conj(X[N-i]), D = X[i] - conj(X[N-i]): its inverse DFT
+// of length N is the real result read as (even, odd) pairs, times 2N.
+//
+// BLUE (Bluestein's chirp-z transform of length BN through transforms of length N >= 2 BN - 1,
+// all in workgroup memory): elements i < BN are loaded times the chirp w[i] (the others are 0),
+// transformed, multiplied by the chirp kernel's spectrum (table entries p.spec_at + j) and
+// conjugated, transformed again, and the BN results stored conjugated times w[k] and the scale
+// (which includes 1 / N): bit 5 of p.flags conjugates w (the inverse transform).
 //#include common
 
 alias T = {{T}};
@@ -32,6 +49,8 @@ const WG: u32 = {{WG}}u;
 const NPASS: u32 = {{NPASS}}u;
 const RADICES = array<u32, NPASS>({{RADICES}});
 const TWIDDLE: bool = {{TWIDDLE}};
+// two butterflies per invocation and pass where one does not cover them (see ``passes``)
+const TWO: bool = {{TWO}};
 // the radices the passes use (the others' code is left out)
 const USE2: bool = {{USE2}};
 const USE3: bool = {{USE3}};
@@ -40,6 +59,13 @@ const USE5: bool = {{USE5}};
 const USE7: bool = {{USE7}};
 const USE8: bool = {{USE8}};
 const TOTAL: u32 = C * N;
+const REAL: u32 = {{REAL}}u;
+const BLUE: bool = {{BLUE}};
+// Bluestein: the length of the transform (BN < N)
+const BN: u32 = {{BN}}u;
+// the results per entry (REAL 1: N + 1; BLUE: BN) and the store loop's length
+const NOUT: u32 = select(select(N, N + 1u, REAL == 1u), BN, BLUE);
+const TOTAL_OUT: u32 = C * NOUT;
 // entry c's element j is at sh[c * PITCH + j + (j >> PAD)]: one slot left free after every
 // 2^PAD elements and an odd PITCH (when the padded entries fit the workgroup memory; else PAD
 // 31 and PITCH N), so that neither the butterflies' strided writes of the first passes nor the
@@ -66,13 +92,14 @@ struct Params {
     n_batch: u32, src_first: u32, dst_first: u32, src_axis: u32,
     dst_axis: u32, tw_first: u32, tw2_lo: u32, tw2_hi: u32,
     tw_split: u32, tdim: u32, tw_inner: u32, flags: u32,
-    scale_at: u32, nb: u32, pad1: u32, pad2: u32,
+    scale_at: u32, nb: u32, real_at: u32, spec_at: u32,
     size: vec4<u32>,
     src_stride: vec4<u32>,
     dst_stride: vec4<u32>,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> src: array<C2>;
+// the source's elements: complex, or (SRC_REAL) real values read as complex ones
+@group(0) @binding(1) var<storage, read> src: array<{{SRC}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<C2>;
 @group(0) @binding(3) var<storage, read> tw: array<C2>;
 
@@ -81,6 +108,11 @@ var<workgroup> sh: array<C2, C * PITCH>;
 // the slot of element j of the entry whose first slot is cb
 fn slot(cb: u32, j: u32) -> u32 {
     return cb + j + (j >> PAD);
+}
+
+// source element k as a complex value
+fn load(k: u32) -> C2 {
+    return {{LOAD}};
 }
 
 fn cmul(a: C2, b: C2) -> C2 {
@@ -200,6 +232,43 @@ fn bf8(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, 
     sh[slot(cb, o + 7u * L)] = E3 - G3;
 }
 
+// Bluestein's chirp exp(-i pi (k^2 mod 2 BN) / BN) (table entries p.real_at + k), conjugated
+// when bit 5 of p.flags is set
+fn chirp(k: u32) -> C2 {
+    return conj_if(tw[p.tw_first + p.real_at + k], (p.flags & 32u) != 0u);
+}
+
+// exp(-2 pi i k / 2N), k = 0..N (REAL 1 and 2)
+fn real_twiddle(k: u32) -> C2 {
+    return tw[p.tw_first + p.real_at + k];
+}
+
+// X[k] (REAL 1) from the transform of entry cb held in workgroup memory, times s
+fn real_post(cb: u32, k: u32, s: T, conj: bool) -> C2 {
+    let a = sh[slot(cb, k % N)];
+    let b = sh[slot(cb, (N - k) % N)];
+    let e = C2(a.x + b.x, a.y - b.y);
+    let d = C2(a.x - b.x, a.y + b.y);
+    let t = cmul(real_twiddle(k), C2(d.y, -d.x));
+    let lo = e + t;
+    return conj_if(C2(lo.x * s, lo.y * s), conj);
+}
+
+// element i of the half-length inverse (REAL 2) from x = X[i] and y = X[N - i]
+fn real_pre(x: C2, y: C2, i: u32, conj: bool) -> C2 {
+    var a = conj_if(x, conj);
+    var b = conj_if(y, conj);
+    if i == 0u {
+        a.y = T(0.0);
+        b.y = T(0.0);
+    }
+    let sum = C2(a.x + b.x, a.y - b.y);
+    let dif = C2(a.x - b.x, a.y + b.y);
+    let w = real_twiddle(i);
+    let u = cmul(C2(w.x, -w.y), dif);
+    return C2(sum.x - u.y, sum.y + u.x);
+}
+
 fn signed(word: u32) -> i32 {
     return bitcast<i32>(word);
 }
@@ -224,6 +293,89 @@ fn entry(b: u32) -> vec3<i32> {
         }
     }
     return vec3<i32>(so, dof, i32(tc));
+}
+
+// one butterfly's inputs, held in registers across a pass's barrier
+struct Bf {
+    a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2, a7: C2,
+}
+
+// the inputs of butterfly j (entry j / M) of a pass of radix R after passes of length L, times
+// their twiddles
+fn gather(j: u32, R: u32, M: u32, L: u32) -> Bf {
+    let cb = (j / M) * PITCH;
+    let jj = j % M;
+    let step = (jj % L) * (N / (L * R));
+    let z = C2(0.0, 0.0);
+    var f = Bf(z, z, z, z, z, z, z, z);
+    f.a0 = sh[slot(cb, jj)];
+    if R > 1u {
+        f.a1 = cmul(sh[slot(cb, jj + M)], twiddle(step));
+    }
+    if R > 2u {
+        f.a2 = cmul(sh[slot(cb, jj + 2u * M)], twiddle(2u * step));
+    }
+    if R > 3u {
+        f.a3 = cmul(sh[slot(cb, jj + 3u * M)], twiddle(3u * step));
+    }
+    if R > 4u {
+        f.a4 = cmul(sh[slot(cb, jj + 4u * M)], twiddle(4u * step));
+    }
+    if (USE7 || USE8) && R > 5u {
+        f.a5 = cmul(sh[slot(cb, jj + 5u * M)], twiddle(5u * step));
+        f.a6 = cmul(sh[slot(cb, jj + 6u * M)], twiddle(6u * step));
+    }
+    if USE8 && R > 7u {
+        f.a7 = cmul(sh[slot(cb, jj + 7u * M)], twiddle(7u * step));
+    }
+    return f;
+}
+
+// the outputs of butterfly j (see ``gather``) written in place
+fn scatter(j: u32, R: u32, M: u32, L: u32, f: Bf) {
+    let cb = (j / M) * PITCH;
+    let jj = j % M;
+    let o = (jj / L) * L * R + jj % L;
+    switch R {
+        case 1u: { sh[slot(cb, o)] = f.a0; }
+        case 2u: { if USE2 { bf2(cb, o, L, f.a0, f.a1); } }
+        case 3u: { if USE3 { bf3(cb, o, L, f.a0, f.a1, f.a2); } }
+        case 4u: { if USE4 { bf4(cb, o, L, f.a0, f.a1, f.a2, f.a3); } }
+        case 5u: { if USE5 { bf5(cb, o, L, f.a0, f.a1, f.a2, f.a3, f.a4); } }
+        case 7u: { if USE7 { bf7(cb, o, L, f.a0, f.a1, f.a2, f.a3, f.a4, f.a5, f.a6); } }
+        default: { if USE8 { bf8(cb, o, L, f.a0, f.a1, f.a2, f.a3, f.a4, f.a5, f.a6, f.a7); } }
+    }
+}
+
+// the Stockham passes over the C entries in workgroup memory (barriers before and after): each
+// invocation takes butterfly lid and, with TWO (WG >= C N / 8, every radix at least 4), lid + WG
+fn passes(lid: u32) {
+    var L = 1u;
+    //#unroll
+    for (var s = 0u; s < NPASS; s++) {
+        let R = RADICES[s];
+        let M = N / R;
+        let live0 = lid < C * M;
+        let live1 = TWO && lid + WG < C * M;
+        let z = C2(0.0, 0.0);
+        var f0 = Bf(z, z, z, z, z, z, z, z);
+        var f1 = f0;
+        if live0 {
+            f0 = gather(lid, R, M, L);
+        }
+        if live1 {
+            f1 = gather(lid + WG, R, M, L);
+        }
+        workgroupBarrier();
+        if live0 {
+            scatter(lid, R, M, L, f0);
+        }
+        if live1 {
+            scatter(lid + WG, R, M, L, f1);
+        }
+        workgroupBarrier();
+        L *= R;
+    }
 }
 
 @compute @workgroup_size(WG)
@@ -255,7 +407,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 ent = entry(b0 + c);
                 last = c;
             }
-            var v = src[u32(ent.x + i32(i) * sa)];
+            var v = C2(0.0, 0.0);
+            if BLUE {
+                if i < BN {
+                    v = cmul(load(u32(ent.x + i32(i) * sa)), chirp(i));
+                }
+            } else {
+                v = load(u32(ent.x + i32(i) * sa));
+            }
+            if REAL == 2u {
+                v = real_pre(v, load(u32(ent.x + i32(N - i) * sa)), i, (p.flags & 16u) != 0u);
+            }
             v = conj_if(v, inverse);
             if TWIDDLE {
                 let q = i * u32(ent.z);
@@ -266,62 +428,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
     workgroupBarrier();
-    var L = 1u;
-    //#unroll
-    for (var s = 0u; s < NPASS; s++) {
-        let R = RADICES[s];
-        let M = N / R;
-        let live = lid < C * M;  // (WG >= C * M: one butterfly per invocation)
-        let c = lid / M;
-        let jj = lid % M;
-        let cb = c * PITCH;
-        let k = jj % L;
-        let step = k * (N / (L * R));
-        var a0 = C2(0.0, 0.0);
-        var a1 = a0;
-        var a2 = a0;
-        var a3 = a0;
-        var a4 = a0;
-        var a5 = a0;
-        var a6 = a0;
-        var a7 = a0;
-        if live {
-            a0 = sh[slot(cb, jj)];
-            if R > 1u {
-                a1 = cmul(sh[slot(cb, jj + M)], twiddle(step));
-            }
-            if R > 2u {
-                a2 = cmul(sh[slot(cb, jj + 2u * M)], twiddle(2u * step));
-            }
-            if R > 3u {
-                a3 = cmul(sh[slot(cb, jj + 3u * M)], twiddle(3u * step));
-            }
-            if R > 4u {
-                a4 = cmul(sh[slot(cb, jj + 4u * M)], twiddle(4u * step));
-            }
-            if (USE7 || USE8) && R > 5u {
-                a5 = cmul(sh[slot(cb, jj + 5u * M)], twiddle(5u * step));
-                a6 = cmul(sh[slot(cb, jj + 6u * M)], twiddle(6u * step));
-            }
-            if USE8 && R > 7u {
-                a7 = cmul(sh[slot(cb, jj + 7u * M)], twiddle(7u * step));
-            }
+    passes(lid);
+    if BLUE {
+        // the product with the chirp's spectrum, conjugated: the second forward passes then
+        // take the inverse DFT (conjugated back on store)
+        for (var e = lid; e < TOTAL; e += WG) {
+            let j = e % N;
+            let at = slot((e / N) * PITCH, j);
+            sh[at] = conj_if(cmul(sh[at], tw[p.tw_first + p.spec_at + j]), true);
         }
         workgroupBarrier();
-        if live {
-            let o = (jj / L) * L * R + k;
-            switch R {
-                case 1u: { sh[slot(cb, o)] = a0; }
-                case 2u: { if USE2 { bf2(cb, o, L, a0, a1); } }
-                case 3u: { if USE3 { bf3(cb, o, L, a0, a1, a2); } }
-                case 4u: { if USE4 { bf4(cb, o, L, a0, a1, a2, a3); } }
-                case 5u: { if USE5 { bf5(cb, o, L, a0, a1, a2, a3, a4); } }
-                case 7u: { if USE7 { bf7(cb, o, L, a0, a1, a2, a3, a4, a5, a6); } }
-                default: { if USE8 { bf8(cb, o, L, a0, a1, a2, a3, a4, a5, a6, a7); } }
-            }
-        }
-        workgroupBarrier();
-        L *= R;
+        passes(lid);
     }
     let da = signed(p.dst_axis);
     last = C;
@@ -329,12 +446,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (p.flags & 2u) != 0u {
         scale = tw[p.tw_first + p.scale_at].x;
     }
-    for (var e = lid; e < TOTAL; e += WG) {
+    for (var e = lid; e < TOTAL_OUT; e += WG) {
         var c: u32;
         var k: u32;
         if along_store {
-            c = e / N;
-            k = e % N;
+            c = e / NOUT;
+            k = e % NOUT;
         } else {
             c = e % C;
             k = e / C;
@@ -344,8 +461,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 ent = entry(b0 + c);
                 last = c;
             }
-            let v = conj_if(sh[slot(c * PITCH, k)], inverse);
-            dst[u32(ent.y + i32(k) * da)] = v * scale;
+            var v: C2;
+            if REAL == 1u {
+                v = real_post(c * PITCH, k, scale * T(0.5), (p.flags & 16u) != 0u);
+            } else if BLUE {
+                v = cmul(conj_if(sh[slot(c * PITCH, k)], true), chirp(k)) * scale;
+            } else {
+                v = conj_if(sh[slot(c * PITCH, k)], inverse) * scale;
+            }
+            dst[u32(ent.y + i32(k) * da)] = v;
         }
     }
 }

@@ -9,10 +9,12 @@
 //
 // 1. G = B^H B, the K x K Gram matrix of the pair's columns (tiles of TR rows in workgroup
 //    memory, 2 x 2 entries per invocation);
-// 2. if some |G_pq| > TOL sqrt(G_pp G_qq): cyclic two-sided Jacobi on G (round-robin over the
+// 2. if some |G_pq| > TOL sqrt(G_pp G_qq) (TOL, LOOSE, NEGL2: parameters, float32 bits): cyclic two-sided Jacobi on G (round-robin over the
 //    K columns, at most INNER sweeps; G <- J^H G J with J = [[c, se], [-conj(se), c]] on
 //    columns p, q, se = s G_pq / |G_pq|) accumulating the rotations in R (unitary, K x K);
-//    beyond LOOSE the matrix's flag for this sweep is set, F[f_first + b * max_sweeps + sweep];
+//    beyond LOOSE the matrix's flag for this sweep is set, F[f_first + b * max_sweeps + sweep]
+//    (not for columns of squared norm at most NEGL2: rounding noise of a matrix scaled to
+//    largest magnitude 1, which cannot be made orthogonal to the others);
 // 3. B <- B R, and with WITH_V the same columns of V (n x n, stored the same way) <- V R.
 //
 // A sweep whose previous sweep left the flag at 0 has converged and does nothing.
@@ -42,6 +44,9 @@ struct Params {
     x_first: u32,
     v_first: u32,
     f_first: u32,
+    tol: u32,        // f32 bits: the rotation threshold (TOL)
+    loose: u32,      // f32 bits: the convergence threshold (LOOSE)
+    negl2: u32,      // f32 bits: squared norm of a negligible column (NEGL2)
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -172,8 +177,9 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
     let m = params.m;
     let n = params.n;
     let xbase = params.x_first + mat * n * m;
-    let tol = {{TOL}};
-    let loose = {{LOOSE}};
+    let tol = R(bitcast<f32>(params.tol));
+    let loose = R(bitcast<f32>(params.loose));
+    let negl2 = R(bitcast<f32>(params.negl2));
 
     // ---- 1. the Gram matrix: invocation lid sums the 2 x 2 entries (p0 + a, q0 + b)
     let gram_lane = lid < H * H;
@@ -218,12 +224,14 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         let p = e / K;
         let q = e % K;
         if (p < q) {
-            let bound = sqrt(sc_re(G[p * K + p])) * sqrt(sc_re(G[q * K + q]));
+            let a = sc_re(G[p * K + p]);
+            let b = sc_re(G[q * K + q]);
+            let bound = sqrt(a) * sqrt(b);
             let g = sc_abs(G[e]);
             if (g > tol * bound) {
                 atomicStore(&flag, 1u);
             }
-            if (g > loose * bound) {
+            if (g > loose * bound && min(a, b) > negl2) {
                 any_loose = true;
             }
         }

@@ -8,14 +8,19 @@
 // a = |b_p|^2, b = |b_q|^2, g = b_p^H b_q (a tree over the lanes), then rotate both columns
 // (and V's) by the unitary J = [[c, s e], [-s conj(e), c]] (e = g / |g|; c, s the real rotation
 // of a, b, |g|) that makes them orthogonal when |g| > TOL sqrt(a) sqrt(b). Sweeps stop when
-// one has no pair beyond LOOSE (unconverged after MAX_SWEEPS: status 1).
+// one has no pair beyond LOOSE among the columns whose squared norms exceed NEGL2 (unconverged
+// after MAX_SWEEPS: status 2). A column at rounding level (two equal columns cancel to one such
+// column) cannot be made orthogonal to the others, so it takes part in the rotations but not in
+// the convergence test.
 //
 // Elements are T (real, or complex as vec2), norms and values R; the sc_* helpers of
 // linalg_scalar_real / linalg_scalar_complex (the SCALAR placeholder) do the arithmetic.
 //
 // SVD mode: B is the input scaled by 1 / max|x|; afterwards sigma_j = |b_j| (times the scale),
 // u_j = b_j / |b_j|, v_j the accumulated rotations, written in descending order of sigma.
-// The rows of Vh are the conjugated columns of V.
+// The rows of Vh are the conjugated columns of V. Status 1: some column's norm is at most
+// NEGL times the largest (negligible singular values: the caller replaces their left vectors
+// by an orthonormal completion of the others).
 // EIGH mode: B = A / s + 2 I with s a bound of the infinity norm of A (its lower triangle
 // mirrored, conjugated above the diagonal, the diagonal's real part), so B is Hermitian positive
 // definite with eigenvalues in [1, 3]: B V = U diag(sigma) has U = V up to phases, so the
@@ -131,6 +136,8 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
     let maxf = {{MAXF}};
     let tol = {{TOL}};
     let loose = {{LOOSE}};
+    let negl = {{NEGL}};
+    let negl2 = {{NEGL2}};
 
     // ---- load (EIGH: the lower triangle, mirrored), find the scale, flag non-finite input
     if (lid == 0u) {
@@ -205,7 +212,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
     // ---- sweeps
     var status = 0u;
     if (bad == 0u) {
-        status = 1u;
+        status = 2u;
         for (var sweep = 0u; sweep < MAX_SWEEPS; sweep++) {
             if (lid == 0u) {
                 atomicStore(&flag, 0u);
@@ -238,7 +245,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
                 let bound = sqrt(a) * sqrt(b);
                 let ag = sc_abs(g);
                 if (valid && ag > tol * bound) {
-                    if (lane == 0u && ag > loose * bound) {
+                    if (lane == 0u && ag > loose * bound && min(a, b) > negl2) {
                         atomicStore(&flag, 1u);
                     }
                     let zeta = (b - a) / (R(2) * ag);
@@ -301,6 +308,20 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
             nrm[c1] = sqrt(red[WG + lid]);
         }
         workgroupBarrier();
+        // ---- SVD: negligible columns (status 1 when converged)
+        if (!EIGH) {
+            var top = R(0);
+            for (var j = 0u; j < N; j++) {
+                top = max(top, nrm[j]);
+            }
+            var deficient = false;
+            for (var j = 0u; j < N; j++) {
+                deficient = deficient || !(nrm[j] > negl * top);
+            }
+            if (deficient && status == 0u) {
+                status = 1u;
+            }
+        }
         // ---- EIGH: eigenvalues as the Rayleigh quotients u_j^H A u_j of the input
         for (var j = lid; j < N; j += WG) {
             if (EIGH) {

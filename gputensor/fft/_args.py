@@ -27,7 +27,7 @@ from .._devices import check_device
 from .._dtypes import complex64, complex128, float16, float32, float64
 from .._shapes import normalize_axis
 
-__all__ = ["NORMS", "check_array", "check_norm", "scale_factor", "complex_input", "real_input",
+__all__ = ["NORMS", "check_array", "check_norm", "scale_factor", "complex_input", "transform_input", "real_input",
            "complex_dtype_of", "real_dtype_of", "check_length", "check_device_arg", "one_axis",
            "axes_and_lengths"]
 
@@ -90,6 +90,16 @@ def complex_input(x: Any, fn: str) -> GpuArray:
     if dtype is None:
         raise TypeError(f"{fn}: only floating-point dtypes are allowed, not {x.dtype}")
     return x if dtype == x.dtype else astype(x, dtype)
+
+
+def transform_input(x: Any, fn: str) -> GpuArray:
+    """The operand of a complex transform as the transform reads it: complex64 / complex128
+    and float32 / float64 arrays as they are (real ones are read as complex on the device),
+    float16 converted to float32. ``TypeError`` as :func:`complex_input`."""
+    check_array(x, fn)
+    if x.dtype not in _COMPLEX_OF:
+        raise TypeError(f"{fn}: only floating-point dtypes are allowed, not {x.dtype}")
+    return astype(x, float32) if x.dtype == float16 else x
 
 
 def real_input(x: Any, fn: str) -> GpuArray:

@@ -15,13 +15,13 @@ from typing import Any, NamedTuple
 from .._array_object import GpuArray
 from .._creation_functions import zeros
 from .._dispatch import copy_into
-from .._dtypes import complex64, complex128
+from .._dtypes import complex64, complex128, float32, float64
 from .._manipulation_functions import _copy_contiguous
 from .._runtime import call
 from .._shapes import contiguous_strides
 from .._backend import ops_fft
 
-__all__ = ["Prepared", "c2c", "prepare", "resize_axis", "run_prepared"]
+__all__ = ["Prepared", "PreparedAxes", "c2c", "prepare", "prepare_axes", "resize_axis", "run_prepared"]
 
 
 class Prepared(NamedTuple):
@@ -38,14 +38,20 @@ class Prepared(NamedTuple):
     dst_strides: tuple[int, ...]
     inverse: bool
     scale: float
+    real_src: bool
+
+
+#: The complex dtype of the result for each operand dtype (real operands: read as complex).
+_OUT_DTYPE = {complex64: complex64, complex128: complex128, float32: complex64, float64: complex128}
 
 
 def prepare(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> Prepared | None:
     """The :class:`Prepared` arguments of ``c2c(x, axis, inverse, scale)``; None where the call
     takes a contiguous copy first (batch dims that do not merge) or ``x`` is empty. ``TypeError``
     as :func:`c2c`."""
-    if x.dtype not in (complex64, complex128):
-        raise TypeError(f"c2c: expected a complex64 or complex128 array, not {x.dtype}")
+    dtype = _OUT_DTYPE.get(x.dtype)
+    if dtype is None:
+        raise TypeError(f"c2c: expected a complex or real floating array, not {x.dtype}")
     shape = x.shape
     if x.size == 0:
         return None
@@ -56,28 +62,62 @@ def prepare(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> Prepar
     if (len(batch) > ops_fft.MAX_BATCH_DIMS - 2
             and len(ops_fft.merge_batch(batch, src_strides, dst_strides)[0]) > ops_fft.MAX_BATCH_DIMS - 2):
         return None
-    return Prepared(shape, x.dtype, shape[axis], axis, out_strides[axis], batch, src_strides, dst_strides,
-                    bool(inverse), float(scale))
+    return Prepared(shape, dtype, shape[axis], axis, out_strides[axis], batch, src_strides, dst_strides,
+                    bool(inverse), float(scale), dtype != x.dtype)
 
 
-def run_prepared(x: GpuArray, prep: Prepared) -> GpuArray:
-    """``c2c`` of ``x`` (whose shape, strides and dtype are those ``prep`` was made for)."""
+class PreparedAxes(NamedTuple):
+    """The arguments of ``ops_fft.c2c_axes`` for one call structure: the DFTs along several
+    axes in one planned program (made by :func:`prepare_axes`)."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+    src_strides: tuple[int, ...]
+    steps: tuple[tuple[int, bool, float], ...]
+    real_src: bool
+
+
+def prepare_axes(x: GpuArray, steps: list[tuple[int, bool, float]]) -> PreparedAxes | None:
+    """The :class:`PreparedAxes` of the DFTs ``steps`` = [(axis, inverse, scale), ...] (in
+    order, non-negative axes) of ``x``; None where one program does not take them
+    (``ops_fft.fits_axes``: an empty ``x``, batch dims that do not merge). ``TypeError`` as
+    :func:`c2c`."""
+    dtype = _OUT_DTYPE.get(x.dtype)
+    if dtype is None:
+        raise TypeError(f"c2c: expected a complex or real floating array, not {x.dtype}")
+    if not ops_fft.fits_axes(x.shape, x._strides, [a for a, _, _ in steps]):
+        return None
+    return PreparedAxes(x.shape, dtype, x._strides, tuple((a, bool(i), float(c)) for a, i, c in steps),
+                        dtype != x.dtype)
+
+
+def run_prepared(x: GpuArray, prep: Prepared | PreparedAxes) -> GpuArray:
+    """``c2c`` of ``x`` (whose shape, strides and dtype are those ``prep`` was made for), or
+    the DFTs of a :class:`PreparedAxes`."""
+    if type(prep) is PreparedAxes:
+        out = GpuArray._empty(prep.shape, prep.dtype, zero=False)
+        call(ops_fft.c2c_axes, prep.dtype.name, prep.shape, x._ptr, prep.src_strides, out._ptr, prep.steps,
+             prep.real_src)
+        return out
     out = GpuArray._empty(prep.shape, prep.dtype, zero=False)
     call(ops_fft.c2c, prep.dtype.name, prep.n, x._ptr, x._strides[prep.axis], out._ptr, prep.out_axis,
-         prep.batch, prep.src_strides, prep.dst_strides, inverse=prep.inverse, scale=prep.scale)
+         prep.batch, prep.src_strides, prep.dst_strides, inverse=prep.inverse, scale=prep.scale,
+         real_src=prep.real_src)
     return out
 
 
 def c2c(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> GpuArray:
     """``scale`` times the DFT of ``x`` along ``axis`` (a non-negative axis of ``x``): sign -1
     (``inverse=False``) or +1, length ``x.shape[axis]``, unnormalised. A new C-contiguous array
-    of ``x``'s shape and dtype. ``TypeError`` unless ``x`` is complex64 or complex128 (complex128
-    needs ``shader-f64``); ``ValueError`` for a zero-length axis with other elements present is
-    the caller's to raise (an empty ``x`` gives an empty result)."""
-    if x.dtype not in (complex64, complex128):
-        raise TypeError(f"c2c: expected a complex64 or complex128 array, not {x.dtype}")
+    of ``x``'s shape and complex dtype (float32 input, read as complex on the device: complex64;
+    float64: complex128). ``TypeError`` unless ``x`` is complex64, complex128, float32 or
+    float64 (the 64-bit ones need ``shader-f64``); ``ValueError`` for a zero-length axis with
+    other elements present is the caller's to raise (an empty ``x`` gives an empty result)."""
+    dtype = _OUT_DTYPE.get(x.dtype)
+    if dtype is None:
+        raise TypeError(f"c2c: expected a complex or real floating array, not {x.dtype}")
     shape = x.shape
-    out = GpuArray._empty(shape, x.dtype, zero=False)
+    out = GpuArray._empty(shape, dtype, zero=False)
     if out.size == 0:
         return out
     out_strides = contiguous_strides(shape)
@@ -88,8 +128,8 @@ def c2c(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> GpuArray:
             and len(ops_fft.merge_batch(batch, src_strides, dst_strides)[0]) > ops_fft.MAX_BATCH_DIMS - 2):
         x = _copy_contiguous(x)  # (batch dims that do not merge: rare high-rank strided views)
         src_strides = dst_strides
-    call(ops_fft.c2c, x.dtype.name, shape[axis], x._ptr, x._strides[axis], out._ptr, out_strides[axis],
-         batch, src_strides, dst_strides, inverse=bool(inverse), scale=float(scale))
+    call(ops_fft.c2c, dtype.name, shape[axis], x._ptr, x._strides[axis], out._ptr, out_strides[axis],
+         batch, src_strides, dst_strides, inverse=bool(inverse), scale=float(scale), real_src=dtype != x.dtype)
     return out
 
 

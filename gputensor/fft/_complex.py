@@ -3,7 +3,7 @@
 Each is argument checking (``_args``), resizing the transformed axes to the requested lengths
 (``_c2c.resize_axis``) and one ``_c2c.c2c`` per axis (the n-D transforms: the last axis given
 first, as NumPy), every one on the device. Real floating input is transformed as complex (as in
-NumPy and CuPy).
+NumPy and CuPy), read as complex values by the first transform's kernel.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from .._array_object import GpuArray
+from .._data_type_functions import astype
 from .._manipulation_functions import _copy_contiguous
-from ._args import axes_and_lengths, check_norm, complex_input, one_axis, scale_factor
-from ._c2c import Prepared, c2c, prepare, resize_axis, run_prepared
+from ._args import axes_and_lengths, check_norm, complex_dtype_of, one_axis, scale_factor, transform_input
+from ._c2c import Prepared, c2c, prepare, prepare_axes, resize_axis, run_prepared
 
 __all__ = ["fft", "ifft", "fftn", "ifftn"]
 
@@ -38,7 +39,7 @@ def _one(x: Any, n: Any, axis: Any, norm: Any, inverse: bool, fn: str) -> GpuArr
             return run_prepared(x, prep)
     else:
         key = None
-    x = complex_input(x, fn)
+    x = transform_input(x, fn)
     norm = check_norm(norm, fn)
     length, ax = one_axis(x, n, axis, fn)
     scale = scale_factor(norm, length, inverse)
@@ -62,7 +63,7 @@ def _sequence_key(values: Any) -> Any:
 
 
 #: The prepared per-axis transforms of the n-D calls seen, by call structure (see ``_many``).
-_PREPARED_N: dict[tuple[Any, ...], tuple[Prepared, ...]] = {}
+_PREPARED_N: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
 def _many(x: Any, s: Any, axes: Any, norm: Any, inverse: bool, fn: str) -> GpuArray:
@@ -79,12 +80,20 @@ def _many(x: Any, s: Any, axes: Any, norm: Any, inverse: bool, fn: str) -> GpuAr
                 for prep in steps:
                     x = run_prepared(x, prep)
                 return x
-    x = complex_input(x, fn)
+    x = transform_input(x, fn)
     norm = check_norm(norm, fn)
     lengths, axes_list = axes_and_lengths(x, s, axes, fn)
     if not axes_list:
-        return _copy_contiguous(x)
+        return _copy_contiguous(x) if x.dtype.kind == "c" else astype(x, complex_dtype_of(x.dtype))
     cache = key is not None and x.dtype == key[2] and all(v == x.shape[a] for v, a in zip(lengths, axes_list))
+    if cache and len(axes_list) > 1:
+        whole = prepare_axes(x, [(ax, inverse, scale_factor(norm, length, inverse))
+                                 for length, ax in reversed(list(zip(lengths, axes_list)))])
+        if whole is not None:
+            if len(_PREPARED_N) >= _PREPARED_SIZE:
+                _PREPARED_N.clear()
+            _PREPARED_N[key] = (whole,)
+            return run_prepared(x, whole)
     prepared = []
     for length, ax in reversed(list(zip(lengths, axes_list))):
         scale = scale_factor(norm, length, inverse)

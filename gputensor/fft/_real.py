@@ -21,18 +21,18 @@ axes out of range.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
-from .. import _dispatch
+from .. import _dispatch, _runtime
 from .._array_object import GpuArray
 from .._backend import ops_fft_real
-from .._complex_views import as_pairs, component_dtype, from_pairs, part
+from .._complex_views import part
 from .._data_type_functions import astype
 from .._elementwise_functions import conj
-from .._manipulation_functions import _copy_contiguous, concat, flip, moveaxis, reshape
+from .._manipulation_functions import _copy_contiguous, concat, flip, moveaxis
 from .._shapes import is_contiguous
 from . import _args
-from ._c2c import c2c, resize_axis
+from ._c2c import Prepared, PreparedAxes, c2c, prepare, prepare_axes, resize_axis, run_prepared
 
 __all__ = ["rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft"]
 
@@ -61,28 +61,90 @@ def _rows(shape: tuple[int, ...]) -> int:
     return rows
 
 
-def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> GpuArray:
-    """The n // 2 + 1 values of the real DFT of length ``n`` along ``axis`` of the real float32
-    / float64 array ``x``, times ``scale``, conjugated with ``conjugate``."""
+class _Step(NamedTuple):
+    """A real transform along the last, contiguous axis of an array of one shape and dtype
+    (``ops_fft_real.real``'s arguments and the result's shape and dtype)."""
+
+    out_shape: tuple[int, ...]
+    out_dtype: Any
+    dtype: str
+    n: int
+    rows: int
+    inverse: bool
+    scale: float
+    conj: bool
+
+
+def _real_step(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool, inverse: bool) -> _Step | None:
+    """The :class:`_Step` of a real transform of even length ``n`` along ``axis`` of ``x`` where
+    it runs on ``x`` itself (``axis`` last and contiguous, an even offset, no resizing, some
+    rows); None otherwise."""
+    shape = x._shape
+    size = n // 2 + 1 if inverse else n
+    if (n % 2 or axis != len(shape) - 1 or shape[-1] != size or x._offset % 2
+            or not is_contiguous(shape, x._strides)):
+        return None
+    rows = _rows(shape)
+    if not rows:
+        return None
+    if inverse:
+        return _Step(shape[:-1] + (n,), _args.real_dtype_of(x.dtype), x.dtype.name, n, rows, True, scale, conjugate)
     cdtype = _args.complex_dtype_of(x.dtype)
-    if n % 2:
-        z = c2c(astype(resize_axis(x, n, axis), cdtype), axis, False, scale)
-        out = z[_index(axis, n // 2 + 1, x.ndim)]
-        return conj(out) if conjugate else out
+    return _Step(shape[:-1] + (n // 2 + 1,), cdtype, cdtype.name, n, rows, False, scale, conjugate)
+
+
+class _Steps(tuple):
+    """Several steps in order (see ``_run_step``)."""
+
+
+def _run_step(x: GpuArray, step: Any) -> GpuArray:
+    """The result of a :class:`_Step`, a ``_c2c.Prepared`` / ``PreparedAxes``, a callable or
+    :class:`_Steps` of them on ``x`` (of the shape, strides and dtype it was made for)."""
+    kind = type(step)
+    if kind is _Steps:
+        for one in step:
+            x = _run_step(x, one)
+        return x
+    if kind is Prepared or kind is PreparedAxes:
+        return run_prepared(x, step)
+    if kind is not _Step:
+        return step(x)
+    out = GpuArray._empty(step.out_shape, step.out_dtype, zero=False)
+    _runtime.call(ops_fft_real.real, step.dtype, step.n, step.rows, x._ptr, out._ptr, inverse=step.inverse,
+                  scale=step.scale, conj=step.conj)
+    return out
+
+
+def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tuple[GpuArray, Any]:
+    """The n // 2 + 1 values of the real DFT of length ``n`` along ``axis`` of the real float32
+    / float64 array ``x``, times ``scale``, conjugated with ``conjugate``; and its step where it
+    ran on ``x`` itself (``_real_step``)."""
+    cdtype = _args.complex_dtype_of(x.dtype)
+    if n % 2:  # the complex DFT of the real values (read as complex on the device), its first half
+        index = _index(axis, n // 2 + 1, x.ndim)
+        prep = prepare(x, axis, False, scale) if x.shape[axis] == n else None
+        z = run_prepared(x, prep) if prep is not None else c2c(resize_axis(x, n, axis), axis, False, scale)
+        out = conj(z[index]) if conjugate else z[index]
+        if prep is None:
+            return out, None
+        return out, _Steps((prep, lambda v: v[index], conj) if conjugate else (prep, lambda v: v[index]))
+    step = _real_step(x, n, axis, scale, conjugate, False)
+    if step is not None:
+        return _run_step(x, step), step
     y = _last_contiguous(x, axis, n)
-    h = n // 2
-    z = c2c(from_pairs(reshape(y, y.shape[:-1] + (h, 2)), cdtype), y.ndim - 1, False, 1.0)
-    out = GpuArray._empty(y.shape[:-1] + (h + 1,), cdtype, zero=False)
+    out = GpuArray._empty(y.shape[:-1] + (n // 2 + 1,), cdtype, zero=False)
     rows = _rows(y.shape)
     if rows:
-        _dispatch.call(ops_fft_real.rfft_post, cdtype.name, n, rows, z._ptr, out._ptr, scale, conjugate)
-    return moveaxis(out, -1, axis) if axis != x.ndim - 1 else out
+        _dispatch.call(ops_fft_real.real, cdtype.name, n, rows, y._ptr, out._ptr, inverse=False, scale=scale,
+                       conj=conjugate)
+    return (moveaxis(out, -1, axis) if axis != x.ndim - 1 else out), None
 
 
-def _irfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> GpuArray:
+def _irfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tuple[GpuArray, _Step | None]:
     """The real inverse DFT of length ``n`` along ``axis`` of the Hermitian spectra whose first
     n // 2 + 1 values ``x`` (complex) holds (zero-padded or truncated to that), times ``scale``
-    (of the unnormalized transform), ``x`` conjugated first with ``conjugate``."""
+    (of the unnormalized transform), ``x`` conjugated first with ``conjugate``; and its step
+    where it ran on ``x`` itself (``_real_step``)."""
     m = n // 2 + 1
     if n % 2:
         half = resize_axis(x, m, axis)
@@ -90,16 +152,87 @@ def _irfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> Gpu
             half = conj(half)
         tail = flip(conj(half[(slice(None),) * axis + (slice(1, m),)]), axis=axis)
         full = concat([half, tail], axis=axis) if m > 1 else half
-        return part(c2c(full, axis, True, scale), 0)
+        return part(c2c(full, axis, True, scale), 0), None
+    step = _real_step(x, n, axis, scale, conjugate, True)
+    if step is not None:
+        return _run_step(x, step), step
     y = _last_contiguous(x, axis, m)
-    h = n // 2
-    z = GpuArray._empty(y.shape[:-1] + (h,), x.dtype, zero=False)
+    out = GpuArray._empty(y.shape[:-1] + (n,), _args.real_dtype_of(x.dtype), zero=False)
     rows = _rows(y.shape)
     if rows:
-        _dispatch.call(ops_fft_real.irfft_pre, x.dtype.name, n, rows, y._ptr, z._ptr, scale, conjugate)
-    w = c2c(z, y.ndim - 1, True, 1.0)
-    out = reshape(as_pairs(w), y.shape[:-1] + (n,))
-    return moveaxis(out, -1, axis) if axis != x.ndim - 1 else out
+        _dispatch.call(ops_fft_real.real, x.dtype.name, n, rows, y._ptr, out._ptr, inverse=True, scale=scale,
+                       conj=conjugate)
+    return (moveaxis(out, -1, axis) if axis != x.ndim - 1 else out), None
+
+
+#: The steps of the calls seen that ran on their operand itself, by call structure (the
+#: function, the operand's shape, strides, offset parity and dtype, the other arguments with
+#: their types: True and 1 are equal keys, and bool is refused).
+_PREPARED: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_PREPARED_SIZE = 256
+
+
+def _key(fn: str, x: Any, *args: Any) -> tuple[Any, ...] | None:
+    if not isinstance(x, GpuArray):
+        return None
+    return (fn, x._shape, x._strides, x._offset % 2, x._dtype, *args, *map(type, args))
+
+
+def _replayed(key: tuple[Any, ...] | None, x: Any) -> GpuArray | None:
+    """The result of the cached steps of ``key`` on ``x``; None when there are none."""
+    if key is None:
+        return None
+    try:
+        steps = _PREPARED.get(key)
+    except TypeError:  # an unhashable argument: refused by the checks
+        return None
+    if steps is None:
+        return None
+    for step in steps:
+        x = _run_step(x, step)
+    return x
+
+
+def _keep(key: tuple[Any, ...] | None, steps: Sequence[Any]) -> None:
+    if key is None or not steps or any(s is None for s in steps):
+        return
+    try:
+        hash(key)
+    except TypeError:
+        return
+    if len(_PREPARED) >= _PREPARED_SIZE:
+        _PREPARED.clear()
+    _PREPARED[key] = tuple(steps)
+
+
+def _forward(fn: str, x: Any, n: Any, axis: Any, norm: Any, swap: bool) -> GpuArray:
+    """rfft (``swap`` False) and ihfft (``swap``: conjugated, the opposite normalisation)."""
+    key = _key(fn, x, n, axis, norm)
+    out = _replayed(key, x)
+    if out is not None:
+        return out
+    y = _args.real_input(x, fn)
+    _args.check_norm(norm, fn)
+    length, ax = _args.one_axis(y, n, axis, fn)
+    out, step = _rfft(y, length, ax, _args.scale_factor(_SWAP[norm] if swap else norm, length, False), swap)
+    if y is x:
+        _keep(key, [step])
+    return out
+
+
+def _backward(fn: str, x: Any, n: Any, axis: Any, norm: Any, swap: bool) -> GpuArray:
+    """irfft (``swap`` False) and hfft (``swap``: conjugated first, the opposite normalisation)."""
+    key = _key(fn, x, n, axis, norm)
+    out = _replayed(key, x)
+    if out is not None:
+        return out
+    y = _args.complex_input(x, fn)
+    _args.check_norm(norm, fn)
+    length, ax = _args.one_axis(y, n, axis, fn, default_n=lambda m: 2 * (m - 1))
+    out, step = _irfft(y, length, ax, _args.scale_factor(_SWAP[norm] if swap else norm, length, True), swap)
+    if y is x:
+        _keep(key, [step])
+    return out
 
 
 def rfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> GpuArray:
@@ -109,10 +242,7 @@ def rfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: Norm = "
 
     Raises ``TypeError`` for complex, integer, bool or non-array input, ``ValueError`` for
     ``n < 1`` or a bad ``norm``, ``AxisError`` for a bad ``axis``."""
-    x = _args.real_input(x, "rfft")
-    _args.check_norm(norm, "rfft")
-    length, ax = _args.one_axis(x, n, axis, "rfft")
-    return _rfft(x, length, ax, _args.scale_factor(norm, length, False), False)
+    return _forward("rfft", x, n, axis, norm, False)
 
 
 def irfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> GpuArray:
@@ -123,35 +253,38 @@ def irfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: Norm = 
 
     Raises ``TypeError`` for integer, bool or non-array input, ``ValueError`` for ``n < 1``
     or a bad ``norm``, ``AxisError`` for a bad ``axis``."""
-    x = _args.complex_input(x, "irfft")
-    _args.check_norm(norm, "irfft")
-    length, ax = _args.one_axis(x, n, axis, "irfft", default_n=lambda m: 2 * (m - 1))
-    return _irfft(x, length, ax, _args.scale_factor(norm, length, True), False)
+    return _backward("irfft", x, n, axis, norm, False)
 
 
 def hfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> GpuArray:
     """The DFT of a signal with Hermitian symmetry given by its first half ``x``: the real
     spectrum of length ``n`` (default ``2 * (m - 1)``), i.e. ``irfft(conj(x))`` with the
     opposite normalisation. Errors as :func:`irfft`."""
-    x = _args.complex_input(x, "hfft")
-    _args.check_norm(norm, "hfft")
-    length, ax = _args.one_axis(x, n, axis, "hfft", default_n=lambda m: 2 * (m - 1))
-    return _irfft(x, length, ax, _args.scale_factor(_SWAP[norm], length, True), True)
+    return _backward("hfft", x, n, axis, norm, True)
 
 
 def ihfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> GpuArray:
     """The inverse of :func:`hfft`: ``conj(rfft(x))`` with the opposite normalisation, the
     ``n // 2 + 1`` values of a Hermitian spectrum. Errors as :func:`rfft`."""
-    x = _args.real_input(x, "ihfft")
-    _args.check_norm(norm, "ihfft")
-    length, ax = _args.one_axis(x, n, axis, "ihfft")
-    return _rfft(x, length, ax, _args.scale_factor(_SWAP[norm], length, False), True)
+    return _forward("ihfft", x, n, axis, norm, True)
 
 
-def _c2c_axes(x: GpuArray, lengths: Sequence[int], axes: Sequence[int], norm: str, inverse: bool) -> GpuArray:
-    """Complex DFTs along ``axes`` in the order given, each after resizing to its length."""
+def _c2c_axes(x: GpuArray, lengths: Sequence[int], axes: Sequence[int], norm: str, inverse: bool,
+              steps: list[Any]) -> GpuArray:
+    """Complex DFTs along ``axes`` in the order given, each after resizing to its length; the
+    ``_c2c.Prepared`` of each that ran on its operand itself appended to ``steps`` (None for
+    the others)."""
+    if len(axes) > 1 and all(x.shape[ax] == length for length, ax in zip(lengths, axes)):
+        whole = prepare_axes(x, [(ax, inverse, _args.scale_factor(norm, length, inverse))
+                                 for length, ax in zip(lengths, axes)])
+        if whole is not None:  # one program for every axis
+            steps.append(whole)
+            return run_prepared(x, whole)
     for length, ax in zip(lengths, axes):
-        x = c2c(resize_axis(x, length, ax), ax, inverse, _args.scale_factor(norm, length, inverse))
+        scale = _args.scale_factor(norm, length, inverse)
+        prep = prepare(x, ax, inverse, scale) if x.shape[ax] == length else None
+        steps.append(prep)
+        x = run_prepared(x, prep) if prep is not None else c2c(resize_axis(x, length, ax), ax, inverse, scale)
     return x
 
 
@@ -161,14 +294,22 @@ def rfftn(x: GpuArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int]
     lengths ``s`` (default: the input's; ``-1``: the input's): :func:`rfft` along the last of
     ``axes`` (its length becomes ``s[-1] // 2 + 1``), then complex DFTs along the others.
     Errors as :func:`rfft`; ``ValueError`` when ``s`` and ``axes`` differ in length."""
-    x = _args.real_input(x, "rfftn")
+    key = _key("rfftn", x, None if s is None else _tuple_key(s), None if axes is None else _tuple_key(axes), norm)
+    out = _replayed(key, x)
+    if out is not None:
+        return out
+    y = _args.real_input(x, "rfftn")
     _args.check_norm(norm, "rfftn")
-    lengths, axes_list = _args.axes_and_lengths(x, s, axes, "rfftn")
+    lengths, axes_list = _args.axes_and_lengths(y, s, axes, "rfftn")
     if not axes_list:
-        return astype(x, _args.complex_dtype_of(x.dtype))
+        return astype(y, _args.complex_dtype_of(y.dtype))
     last, ax = lengths[-1], axes_list[-1]
-    out = _rfft(x, last, ax, _args.scale_factor(norm, last, False), False)
-    return _c2c_axes(out, lengths[-2::-1], axes_list[-2::-1], norm, False)
+    out, step = _rfft(y, last, ax, _args.scale_factor(norm, last, False), False)
+    steps = [step]
+    out = _c2c_axes(out, lengths[-2::-1], axes_list[-2::-1], norm, False, steps)
+    if y is x:
+        _keep(key, steps)
+    return out
 
 
 def irfftn(x: GpuArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -176,11 +317,28 @@ def irfftn(x: GpuArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int
     """The inverse of :func:`rfftn`: inverse complex DFTs along all but the last of ``axes``,
     then :func:`irfft` along the last (its length ``s[-1]``, default ``2 * (m - 1)``). Errors
     as :func:`irfft`; ``ValueError`` when ``s`` and ``axes`` differ in length."""
-    x = _args.complex_input(x, "irfftn")
+    key = _key("irfftn", x, None if s is None else _tuple_key(s), None if axes is None else _tuple_key(axes), norm)
+    out = _replayed(key, x)
+    if out is not None:
+        return out
+    y = _args.complex_input(x, "irfftn")
     _args.check_norm(norm, "irfftn")
-    lengths, axes_list = _args.axes_and_lengths(x, s, axes, "irfftn", default_last=lambda m: 2 * (m - 1))
+    lengths, axes_list = _args.axes_and_lengths(y, s, axes, "irfftn", default_last=lambda m: 2 * (m - 1))
     if not axes_list:
-        return part(x, 0)
-    y = _c2c_axes(x, lengths[:-1], axes_list[:-1], norm, True)
+        return part(y, 0)
+    steps: list[Any] = []
+    z = _c2c_axes(y, lengths[:-1], axes_list[:-1], norm, True, steps)
     last, ax = lengths[-1], axes_list[-1]
-    return _irfft(y, last, ax, _args.scale_factor(norm, last, True), False)
+    out, step = _irfft(z, last, ax, _args.scale_factor(norm, last, True), False)
+    steps.append(step)
+    if y is x:
+        _keep(key, steps)
+    return out
+
+
+def _tuple_key(values: Any) -> Any:
+    """A key of ``s`` / ``axes``: its type, entries and their types (an unhashable object for
+    other sequences, which are then not cached)."""
+    if type(values) is tuple or type(values) is list:
+        return (type(values), tuple(values), tuple(map(type, values)))
+    return [values]  # (unhashable: not cached)

@@ -26,7 +26,7 @@ from .._statistical_functions import max as max_
 from .._statistical_functions import min as min_
 from .._statistical_functions import sum as sum_
 from ._common import array, eps, float_matrices, is_complex, real_dtype
-from ._spectral import svd, svdvals
+from ._spectral import svd_parts, svdvals
 
 __all__ = ["cross", "diagonal", "matrix_norm", "matrix_rank", "outer", "pinv", "trace", "vector_norm"]
 
@@ -178,7 +178,8 @@ def pinv(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuArray:
     m, n = x.shape[-2:]
     if min(m, n) == 0 or math.prod(x.shape[:-2]) == 0:
         return zeros(x.shape[:-2] + (n, m), dtype=x.dtype)
-    u, s, vh = svd(x, full_matrices=False)
+    # with the default rtol every negligible singular value is cut: no completion of their vectors
+    u, s, vh = svd_parts(x, full_matrices=False, complete=rtol is not None)
     cutoff = multiply(max_(s, axis=-1, keepdims=True), _rtol_array(rtol, x, s.dtype))
     big = greater(s, cutoff)
     inv = where(big, divide(1.0, where(big, s, 1.0)), 0.0)

@@ -13,9 +13,13 @@ are real (float32 for complex64, float64 for complex128), vectors have the input
 
 ``svd``: the columns of the matrix (of its transpose when it has more columns than rows) are
 orthogonalised, V accumulating the rotations: ``sigma_j = |b_j|``, ``u_j = b_j / sigma_j``.
-The input is scaled by its largest magnitude first. Left vectors of zero singular values, and
-the extra columns of ``full_matrices=True``, are an orthonormal basis of the complement of the
-others: the eigenvectors of eigenvalue 1 of the projector ``I - U U^H`` (:func:`_complete`).
+The input is scaled by its largest magnitude first. Two equal columns cancel to one at rounding
+level, which no rotation makes orthogonal to the others: such columns (squared norm at most
+``(ops_spectral.negligible / 2) ** 2`` of the scaled matrix) are rotated but take no part in the
+convergence test. The left vectors of negligible singular values (at most ``negligible`` times
+the largest; the small kernel reports them in its status word), and the extra columns of
+``full_matrices=True``, are an orthonormal basis of the complement of the others: the trailing
+columns of the complete Householder QR of the valid ones (:func:`_complete`).
 
 ``eigh``: the lower triangle of A, mirrored (conjugated for complex, the diagonal's real part:
 the Hermitian matrix it defines), is scaled and shifted, ``B = A / s + 2 I`` with
@@ -52,8 +56,9 @@ from .._utility_functions import any as any_
 from .._statistical_functions import max as max_
 from .._statistical_functions import sum as sum_
 from .._backend import config, ops_spectral
-from ._common import batch_size, contiguous, float_matrices, is_complex, real_dtype, tiny
+from ._common import batch_size, contiguous, float_matrices, is_complex, real_dtype
 from ._errors import LinAlgError
+from ._factor import qr
 
 __all__ = ["EighResult", "SVDResult", "eigh", "eigvalsh", "svd", "svdvals"]
 
@@ -98,15 +103,25 @@ def _hermitian(a: GpuArray) -> GpuArray:
     return contiguous(add(add(low, conj(matrix_transpose(low))), diag))
 
 
-def _check_status(status: GpuArray, fn: str) -> None:
-    if config.value("linalg_check") and bool(any_(status)):
-        raise LinAlgError(f"{fn} did not converge")
+def _worst_status(status: GpuArray, need: bool) -> int:
+    """The largest status word of the small kernel (one readback), when it is needed: to check
+    convergence (``linalg_check``) or, with ``need``, to see negligible singular values; 0
+    otherwise. Raises :class:`LinAlgError` for an unconverged matrix when checking."""
+    check = bool(config.value("linalg_check"))
+    if not (check or need):
+        return 0
+    worst = int(max_(status))
+    if check and worst >= 2:
+        raise LinAlgError("did not converge")
+    return worst
 
 
-def _small(mode: str, cols: GpuArray, m: int, n: int, batch: int) -> tuple[GpuArray, GpuArray, GpuArray | None]:
+def _small(mode: str, cols: GpuArray, m: int, n: int, batch: int,
+           need_status: bool = False) -> tuple[GpuArray, GpuArray, GpuArray | None, int]:
     """Run the workgroup-memory kernel on ``batch`` contiguous matrices ``cols`` (svd: n columns
     of length m as rows; eigh: n x n). Returns (values, normalised vectors as columns (batch, m,
-    n), accumulated vectors as rows (batch, n, n) or None)."""
+    n), accumulated vectors as rows (batch, n, n) or None, the worst status: 1 when some matrix
+    has a negligible singular value, read back with ``need_status``)."""
     dtype = cols.dtype
     s = GpuArray._empty((batch, n), real_dtype(dtype), zero=False)
     u = GpuArray._empty((batch, m, n), dtype, zero=False)
@@ -114,8 +129,11 @@ def _small(mode: str, cols: GpuArray, m: int, n: int, batch: int) -> tuple[GpuAr
     status = GpuArray._empty((batch,), uint32, zero=False)
     _dispatch.call(ops_spectral.jacobi_small, mode, dtype.name, batch, m, n, cols._ptr, s._ptr, u._ptr, (1, n),
                    None if v is None else v._ptr, (n, 1), status._ptr)
-    _check_status(status, "eigh" if mode == "eigh" else "svd")
-    return s, u, v
+    try:
+        worst = _worst_status(status, need_status)
+    except LinAlgError:
+        raise LinAlgError(f"{mode} did not converge") from None
+    return s, u, v, worst
 
 
 def _sweeps(cols: GpuArray, v: GpuArray | None, fn: str) -> None:
@@ -144,7 +162,7 @@ def _eigh(x: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
                 GpuArray._empty(x.shape, x.dtype) if vectors else None)
     a = reshape(contiguous(x), (batch, n, n))
     if n <= ops_spectral.small_max(x.dtype.name):
-        w, e, _ = _small("eigh", a, n, n, batch)
+        w, e, _, _ = _small("eigh", a, n, n, batch)
     else:
         w, e = _eigh_large(a, vectors)
     w = reshape(w, batch_shape + (n,))
@@ -224,20 +242,23 @@ def eigvalsh(x: GpuArray, /) -> GpuArray:
 def _complete(q: GpuArray, valid: GpuArray, width: int) -> GpuArray:
     """``q`` (batch, m, k): orthonormal columns where ``valid`` (batch, k; valid columns first)
     widened to ``width`` columns: the other columns become an orthonormal basis of the
-    complement of the valid ones, the eigenvectors of eigenvalue 1 of ``I - Q Q^H`` (ascending
-    eigenvalues: the r zeros first, so column j >= r of the eigenvectors fills position j)."""
+    complement of the valid ones. Householder QR (``mode='complete'``) of the valid columns
+    with the others zeroed: the first r columns of its Q span the r valid ones, the rest the
+    complement (the reflectors of the zero columns are the identity)."""
     batch, m, k = q.shape
     qv = where(expand_dims(valid, -2), q, 0.0)
-    proj = subtract(eye(m, dtype=q.dtype), matmul(qv, _conj(matrix_transpose(qv))))
-    _, basis = _eigh(proj, True)
-    assert basis is not None
+    basis = qr(contiguous(qv), mode="complete").Q  # (batch, m, m)
     if width > k:
         qv = concat([qv, zeros((batch, m, width - k), dtype=q.dtype)], axis=-1)
         valid = concat([valid, zeros((batch, width - k), dtype=valid.dtype)], axis=-1)
     return contiguous(where(expand_dims(valid, -2), qv, basis[..., :width]))
 
 
-def _svd(x: GpuArray, vectors: bool, full_matrices: bool) -> tuple[GpuArray | None, GpuArray, GpuArray | None]:
+def _svd(x: GpuArray, vectors: bool, full_matrices: bool,
+         complete: bool = True) -> tuple[GpuArray | None, GpuArray, GpuArray | None]:
+    """(U, S, Vh) of the stack ``x`` (U, Vh None without ``vectors``). ``complete=False`` leaves
+    the singular vectors of negligible singular values as the iteration left them (callers that
+    drop those values, as pinv, need no completion)."""
     m, n = x.shape[-2:]
     k = min(m, n)
     batch_shape = x.shape[:-2]
@@ -259,8 +280,11 @@ def _svd(x: GpuArray, vectors: bool, full_matrices: bool) -> tuple[GpuArray | No
     tall = m >= n
     cm, cn = (m, n) if tall else (n, m)  # column length and columns of the orthogonalised matrix
     cols = contiguous(matrix_transpose(a)) if tall else a  # (batch, cn, cm): the columns as rows
+    width = cm if full_matrices else cn
+    negl = ops_spectral.negligible(dtype.name, cm, cn)
     if cm <= ops_spectral.small_max(dtype.name):
-        s, q, vrows = _small("svd", cols, cm, cn, batch)
+        s, q, vrows, worst = _small("svd", cols, cm, cn, batch, need_status=vectors and complete)
+        deficient = worst == 1
     else:
         scale = max_(abs_(reshape(cols, (batch, cn * cm))), axis=-1)
         scale = where(greater(scale, 0.0), scale, 1.0)
@@ -272,18 +296,22 @@ def _svd(x: GpuArray, vectors: bool, full_matrices: bool) -> tuple[GpuArray | No
         sorted_norms = take_along_axis(norms, order, axis=-1)
         s = multiply(sorted_norms, reshape(scale, (batch, 1)))
         q = vrows = None
+        deficient = False
         if vectors:
             safe = where(greater(norms, 0.0), norms, 1.0)
             rows = take_along_axis(divide(cols, expand_dims(safe, -1)), expand_dims(order, -1), axis=-2)
             q = matrix_transpose(rows)  # (batch, cm, cn)
             vrows = _conj(take_along_axis(v, expand_dims(order, -1), axis=-2))  # rows of Vh
+            if complete:
+                top = sorted_norms[:, :1]
+                deficient = bool(any_(logical_not(greater(sorted_norms, multiply(top, negl)))))
     s_out = reshape(s, batch_shape + (k,))
     if not vectors:
         return None, s_out, None
     assert q is not None and vrows is not None
-    width = cm if full_matrices else cn
-    valid = greater(s, tiny(dtype) * 1024.0)
-    if width > cn or bool(any_(logical_not(valid))):
+    if width > cn or (complete and deficient):
+        # columns above negl * the largest are orthonormal (the kernels' convergence test)
+        valid = greater(s, multiply(s[:, :1], negl))
         q = _complete(contiguous(q), valid, width)
     if tall:
         u, vh = q, vrows
@@ -292,6 +320,18 @@ def _svd(x: GpuArray, vectors: bool, full_matrices: bool) -> tuple[GpuArray | No
     u = reshape(contiguous(u), batch_shape + u.shape[-2:])
     vh = reshape(contiguous(vh), batch_shape + vh.shape[-2:])
     return u, s_out, vh
+
+
+def svd_parts(x: GpuArray, *, full_matrices: bool, complete: bool) -> tuple[GpuArray, GpuArray, GpuArray]:
+    """(U, S, Vh) of the float matrices ``x`` as :func:`svd`; with ``complete=False`` (and
+    ``full_matrices=False``) the singular vectors of singular values at most
+    ``ops_spectral.negligible(dtype, m, n)`` times the largest are left as the iteration left
+    them (not orthonormal), for callers that drop those values. Raises as :func:`svd`."""
+    if full_matrices and not complete:
+        raise ValueError("svd_parts: full_matrices needs complete")
+    u, s, vh = _svd(x, True, bool(full_matrices), complete)
+    assert u is not None and vh is not None
+    return u, s, vh
 
 
 def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 from collections.abc import Sequence
 
@@ -9,7 +10,7 @@ from .._array_object import GpuArray
 from .._data_type_functions import result_type
 from .._dtypes import DTYPE_CATEGORIES, DType
 from .._manipulation_functions import _copy_contiguous
-from .._shapes import is_contiguous
+from .._shapes import contiguous_strides, is_contiguous
 
 _FLOATING = DTYPE_CATEGORIES["real floating"]
 
@@ -25,7 +26,11 @@ def float_array(x: object, name: str) -> GpuArray:
 
 def common_float_dtype(*arrays: GpuArray | None) -> DType:
     """The promoted dtype of the given float arrays (None entries skipped)."""
-    return result_type(*[a for a in arrays if a is not None])
+    present = [a for a in arrays if a is not None]
+    first = present[0].dtype
+    if all(a.dtype == first for a in present):
+        return first
+    return result_type(*present)
 
 
 def as_dtype(x: GpuArray, dtype: DType) -> GpuArray:
@@ -35,13 +40,21 @@ def as_dtype(x: GpuArray, dtype: DType) -> GpuArray:
 
 def contiguous(x: GpuArray, dtype: DType | None = None) -> GpuArray:
     """``x`` when it is C-contiguous (and of ``dtype``), else a contiguous copy on the device."""
-    if (dtype is None or x.dtype == dtype) and is_contiguous(x.shape, x._strides):
+    if (dtype is None or x.dtype == dtype) and (x._strides == _row_major(x.shape)
+                                                or is_contiguous(x.shape, x._strides)):
         return x
     return _copy_contiguous(x, dtype)
 
 
+@functools.lru_cache(maxsize=256)
+def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(contiguous_strides(shape))
+
+
 def real_number(value: object, name: str) -> float:
     """``value`` as a float; ``TypeError`` for non-real values and bools."""
+    if type(value) is float:
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
     return float(value)
@@ -50,6 +63,10 @@ def real_number(value: object, name: str) -> float:
 def int_tuple(value: object, name: str, length: int | None = None) -> tuple[int, ...]:
     """An int or a sequence of ints as a tuple (an int repeated ``length`` times); ``TypeError``
     for other types, ``ValueError`` for a sequence of the wrong length."""
+    if type(value) is int:
+        return (value,) * (length or 1)
+    if type(value) is tuple and (length is None or len(value) == length) and all(type(v) is int for v in value):
+        return value
     if isinstance(value, bool):
         raise TypeError(f"{name} must be an integer or a sequence of integers, not bool")
     if isinstance(value, numbers.Integral):
