@@ -113,18 +113,11 @@ def _check_request(count: int, dtype: DType, host_bytes: int = 0) -> None:
 
 def _device_dtype(host: np.ndarray) -> DType:
     """The gputensor dtype host data of NumPy dtype ``host.dtype`` is stored as, never changing
-    a value: its own dtype where the device has it; int64/uint64 without ``shader-int64``:
-    int32/uint32 when every value fits (the device's default integer dtype), else
-    ``TypeError``; float64 without ``shader-f64``: ``TypeError`` saying how to convert."""
+    a value: its own dtype (int64/uint64 without ``shader-int64``: emulated as two 32-bit
+    words); float64 without ``shader-f64``: ``TypeError`` saying how to convert."""
     dtype = _dtypes.dtype_from_any(host.dtype)
     if DEFAULT_DEVICE.supports_dtype(dtype):
         return dtype
-    if dtype.kind in "iu" and dtype.info.fallback:
-        narrow = _dtypes.DTYPES_BY_NAME[dtype.info.fallback]
-        info = np.iinfo(narrow.numpy)
-        if not host.size or (info.min <= int(host.min()) and int(host.max()) <= info.max):
-            return narrow
-        raise DEFAULT_DEVICE.unsupported(dtype, f"{dtype.name} data with values beyond {narrow.name}")
     raise DEFAULT_DEVICE.unsupported(dtype)
 
 

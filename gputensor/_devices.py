@@ -14,8 +14,10 @@ Which device an operation without array arguments (creation functions without ``
 Device capabilities are data (array-api-strict's ``_devices.py`` pattern): a dtype is supported
 when the adapter granted the WebGPU feature the dtype's row in :mod:`gputensor._dtypes` names
 (``shader-int64`` for int64/uint64, ``shader-f64`` for float64; float16 is emulated and always
-available).  Default dtypes: ``float32`` for real floating, ``int64`` for integral (``int32``
-when the adapter lacks ``shader-int64``), ``int64``/``int32`` likewise for indexing, ``bool``.
+available). int64/uint64 are supported everywhere: where the adapter lacks ``shader-int64``
+they are emulated as two 32-bit words (``_backend/wgsl_types.EMULATED_INT64``). Default dtypes:
+``float32`` for real floating, ``int64`` for integral (``int32`` when int64 is emulated),
+``int64``/``int32`` likewise for indexing, ``bool``.
 
 ``CURRENT`` (also ``DEFAULT_DEVICE``) stands for the current device in the engine's dtype checks.
 Once a second device is handed out (``on_multi``), the hooks registered there run once:
@@ -30,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _dtypes, _runtime
+from ._backend.wgsl_types import EMULATED_INT64
 from ._dtypes import DType
 
 __all__ = ["Device", "CURRENT", "DEFAULT_DEVICE", "UnsupportedDTypeError", "check_device",
@@ -77,8 +80,16 @@ class _DeviceFacts:
         return rt.describe()
 
     def supports_dtype(self, dtype: DType) -> bool:
-        """Whether arrays of ``dtype`` can live on this device."""
-        return dtype.feature is None or dtype.feature in self.features
+        """Whether arrays of ``dtype`` can live on this device (int64/uint64 everywhere: two
+        32-bit words where the adapter lacks ``shader-int64``, :meth:`emulates`)."""
+        return dtype.feature is None or dtype.feature in self.features or dtype.name in EMULATED_INT64
+
+    def emulates(self, dtype: DType) -> bool:
+        """Whether ``dtype`` is emulated here: int64/uint64 as two 32-bit words on an adapter
+        without ``shader-int64`` (elementwise operations, conversions, copies, indexing,
+        reductions, scans, sorts and searches; an operation without emulation, such as integer
+        matmul, raises ``TypeError`` naming the conversion to int32/uint32)."""
+        return dtype.name in EMULATED_INT64 and dtype.feature not in self.features
 
     def check_dtype(self, dtype: DType) -> DType:
         """Return ``dtype`` if supported; raise ``TypeError`` naming the missing feature and
@@ -108,7 +119,7 @@ class _DeviceFacts:
 
     def default_dtypes(self) -> dict[str, DType]:
         """The spec's ``default_dtypes`` dict: real floating, complex floating, integral, indexing."""
-        integral = _dtypes.int64 if self.supports_dtype(_dtypes.int64) else _dtypes.int32
+        integral = _dtypes.int32 if self.emulates(_dtypes.int64) else _dtypes.int64
         wide = self.supports_dtype(_dtypes.complex128)
         return {
             "real floating": _dtypes.float32,
@@ -320,8 +331,9 @@ _FEATURE_KEYS = (("float64", "shader-f64"), ("int64", "shader-int64"), ("native 
 
 def capabilities(device: Any = None) -> dict[str, Any]:
     """What works on ``device`` (default: the current one; creates its WebGPU device): the
-    adapter, the dtypes (``dtypes``: names of the supported ones), 64-bit types, the WebGPU
-    features and the limits that bound array sizes. ``ValueError`` for an unknown device."""
+    adapter, the dtypes (``dtypes``: names of the supported ones), 64-bit types (``int64``:
+    native 64-bit integers; without them int64/uint64 are emulated as two 32-bit words), the
+    WebGPU features and the limits that bound array sizes. ``ValueError`` for an unknown device."""
     dev = check_device(device)
     rt = dev._rt()
     ctx = rt.backend().context

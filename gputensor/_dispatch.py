@@ -641,6 +641,16 @@ _PTR = operator.attrgetter("_ptr")
 _RESOLVED: dict[tuple[Any, ...], _ResolvedOp] = {}
 #: (op name, per argument: dtype name, shape, strides or Python scalar type) -> ``_EagerCall``.
 _EAGER: dict[tuple[Any, ...], _EagerCall] = {}
+#: dtypes whose compute type depends on the device (native int64, or two 32-bit words)
+_WIDE_INT = frozenset({"int64", "uint64"})
+
+
+def _forget_wide_int() -> None:
+    """Drop the resolutions of ops on int64/uint64 (a second device came: its compute types
+    for them may differ)."""
+    with _OP_CACHE_LOCK:
+        for key in [k for k in _RESOLVED if any(part in _WIDE_INT for part in k)]:
+            del _RESOLVED[key]
 #: Entries of each cache (when one is full its oldest entry goes).
 _OP_CACHE_SIZE = 4096
 _OP_CACHE_LOCK = threading.Lock()
@@ -709,6 +719,8 @@ def _remember(name: str, args: Sequence[Any], layout: tuple[Any, ...] | None, co
     (``_RESOLVED``) and, when it recorded an eager kernel into the new array ``value`` with
     ``plan``, its ready launch (``_EAGER``, under the call's key ``layout``)."""
     key = _dtype_key(name, args)
+    if _devices.is_multi() and any(k in _WIDE_INT for k in key):
+        return  # (int64 is native on some devices, two words on others: resolved per call)
     if key not in _RESOLVED:
         c = compute_type(compute)
         try:
@@ -765,3 +777,6 @@ def reduce_fused(op: str, x: GpuArray, axes: Sequence[int], out: GpuArray, *,
             return False  # the caller materialises x (and reports a real dtype problem)
         raise _translate(exc) from None
     return True
+
+
+_devices.on_multi(_forget_wide_int)

@@ -36,7 +36,7 @@ __all__ = [
 
 
 def supports_dtype(dtype: DType) -> bool:
-    """Whether the device has the feature ``dtype`` needs."""
+    """Whether the device has the feature ``dtype`` needs natively (emulated int64: False)."""
     return dtype.feature is None or dtype.feature in _dispatch.adapter_features()
 
 

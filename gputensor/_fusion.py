@@ -96,7 +96,7 @@ from ._array_object import GpuArray, _Storage, runtime_of
 from ._backend import config, ops_elementwise
 from ._backend.elementwise import fused_program
 from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
-from ._backend.wgsl_types import storage_type
+from ._backend.wgsl_types import emulating_int64, storage_type
 from ._dtypes import DType
 from ._overlap import conflicts
 from ._runtime import backend, compute_type, max_storage_bindings, translate
@@ -902,7 +902,7 @@ def linear_structure(node: _Node) -> tuple[tuple[Any, ...], list[tuple[Any, DTyp
     return description + (tuple([dtype.name for _, dtype in lin.scalars]),), lin.scalars
 
 
-#: (structure key, leaf dtype names, out dtype name or None, round_root) -> (lets, expr,
+#: (structure key, leaf dtype names, out dtype name or None, round_root, int64 mode) -> (lets, expr,
 #: expr_type, input dtype names), for DAGs with a structure key (``fused_code``).
 _CODE: dict[tuple[Any, ...], tuple[str, str, str, tuple[str, ...]]] = {}
 _CODE_SIZE = 4096
@@ -914,7 +914,8 @@ def fused_code(node: _Node, out_dtype: DType | None = None, *,
     structure key (``node.skey``; its inputs are ``node.leaves`` then ``node.scalars``), looked
     up by that key when the structure was seen before."""
     out = None if out_dtype is None or out_dtype == node.dtype else out_dtype.name
-    key = (node.skey, tuple([leaf._dtype.name for leaf in node.leaves]), out, round_root)
+    key = (node.skey, tuple([leaf._dtype.name for leaf in node.leaves]), out, round_root,
+           emulating_int64())  # (int64 leaves load as two words on some devices)
     entry = _CODE.get(key)
     if entry is None:
         leaves, scalars, lets, expr, expr_type = program(node, out_dtype, round_root=round_root)

@@ -167,7 +167,7 @@ def _function(node: Any, slot_of: Any, stat_index: dict[int, Any], scalars: list
     ``positions``, {id(scalar pair): index}, the DAG's scalars are already there: a rewritten
     DAG's scalars keep the indices of the original's)."""
     if type(node) is not _fusion._Node:
-        compute = node.dtype.info.compute
+        compute = storage_type(node.dtype.name).compute
         param = _param(node, slot_of, stat_index)
         return ops_row_fusion.RowFunction((param,), "", "x0", compute)
     leaves, pairs, lets, expr, expr_type = _fusion.program(node, round_root=round_root)

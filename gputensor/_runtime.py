@@ -32,7 +32,7 @@ from ._backend.adapters import adapter_description as adapter_names_text
 from ._backend.adapters import adapter_names
 from ._backend.errors import BackendError, BackendErrorKind
 from ._backend.ops_elementwise import ArrayOperand
-from ._backend.wgsl_types import storage_type
+from ._backend.wgsl_types import emulating_int64, int64_mode, set_default_int64_mode, storage_type
 from ._shapes import contiguous_strides
 
 __all__ = [
@@ -75,6 +75,8 @@ class DeviceRuntime:
                     self.info = dict(be.context.adapter_info, ordinal=0)  # (the first of its kind)
                 self.be = be
                 _set_single(self)
+                if self is _process_default:
+                    set_default_int64_mode(self.emulates_int64())
             return self.be
 
     def backend(self) -> Any:
@@ -92,6 +94,11 @@ class DeviceRuntime:
         if features is None:
             features = self._features = frozenset(str(f) for f in self.backend().context.features)
         return features
+
+    def emulates_int64(self) -> builtins.bool:
+        """Whether int64/uint64 are two 32-bit words here (the adapter lacks ``shader-int64``;
+        starts the device)."""
+        return "shader-int64" not in self.features()
 
     def max_storage_bindings(self) -> int:
         """Storage buffers one kernel may bind on this device (starts it)."""
@@ -118,6 +125,8 @@ class DeviceRuntime:
                 _single = None
                 self.be = reset_backend()
                 _set_single(self)
+                if self is _process_default:
+                    set_default_int64_mode(self.emulates_int64())
             elif old is not None:
                 retire_backend(old)
 
@@ -175,6 +184,8 @@ def set_default(rt: DeviceRuntime) -> DeviceRuntime:
     one."""
     global _process_default
     old, _process_default = _process_default, rt
+    if rt.started():
+        set_default_int64_mode(rt.emulates_int64())
     return old
 
 
@@ -186,10 +197,12 @@ def current() -> DeviceRuntime:
 
 @contextlib.contextmanager
 def use(rt: DeviceRuntime) -> Iterator[DeviceRuntime]:
-    """Run the block on ``rt`` (this thread / task only)."""
+    """Run the block on ``rt`` (this thread / task only; the dtype table's int64 rows are
+    ``rt``'s: ``wgsl_types.int64_mode``)."""
     token = _CURRENT.set(rt)
     try:
-        yield rt
+        with int64_mode(rt.emulates_int64()):
+            yield rt
     finally:
         _CURRENT.reset(token)
 
@@ -240,9 +253,10 @@ _COMPUTE: dict[Any, str] = {}
 
 def compute_type(dtype: Any) -> str:
     """The WGSL type values of ``dtype`` are computed in (float16: f32, int8: i32, ...)."""
-    compute = _COMPUTE.get(dtype)
+    key = (dtype, emulating_int64())
+    compute = _COMPUTE.get(key)
     if compute is None:
-        compute = _COMPUTE[dtype] = storage_type(dtype.name).compute
+        compute = _COMPUTE[key] = storage_type(dtype.name).compute
     return compute
 
 

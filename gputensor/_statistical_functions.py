@@ -33,6 +33,7 @@ from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType, as_dtype
 from ._elementwise_functions import multiply
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, normalize_axes, normalize_axis, size_of
+from ._backend.wgsl_types import EMULATED_INT64 as _EMULATED_ROWS
 
 __all__ = [
     "cumulative_prod",
@@ -48,6 +49,8 @@ __all__ = [
 
 # (membership tests against frozensets: one hash, not a scan)
 _NUMERIC = frozenset(DTYPE_CATEGORIES["numeric"])
+#: int64/uint64: supported everywhere, emulated where the adapter lacks shader-int64
+EMULATED_INT64 = frozenset(_EMULATED_ROWS)
 _REAL_NUMERIC = frozenset(DTYPE_CATEGORIES["real numeric"])
 _FLOATING = frozenset(DTYPE_CATEGORIES["floating"])
 _REAL_FLOATING = frozenset(DTYPE_CATEGORIES["real floating"])
@@ -55,7 +58,7 @@ _REAL_FLOATING = frozenset(DTYPE_CATEGORIES["real floating"])
 
 def _check_dtype_arg(dtype: object) -> DType:
     dtype = as_dtype(dtype)
-    if not kernels.supports_dtype(dtype):
+    if not kernels.supports_dtype(dtype) and dtype.name not in EMULATED_INT64:
         raise TypeError(f"{dtype.name} needs the adapter feature {dtype.feature!r}, which this device lacks")
     return dtype
 
@@ -65,10 +68,12 @@ def _sum_dtype(x_dtype: DType, dtype: DType | None) -> DType:
     if dtype is not None:
         return _check_dtype_arg(dtype)
     if x_dtype.kind == "i":
-        return kernels.default_int()
-    if x_dtype.kind == "u":
-        return kernels.default_uint()
-    return x_dtype
+        default = kernels.default_int()
+    elif x_dtype.kind == "u":
+        default = kernels.default_uint()
+    else:
+        return x_dtype
+    return x_dtype if x_dtype.itemsize > default.itemsize else default  # (emulated int64 stays)
 
 
 def _acc_dtype(dtype: DType) -> DType:

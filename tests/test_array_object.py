@@ -520,38 +520,37 @@ def test_errors_are_raised_before_any_kernel_runs(backend):
 
 
 def test_missing_adapter_features_raise_type_error_naming_them(monkeypatch):
-    """On an adapter without shader-f64 / shader-int64 (Metal, GL): those dtypes raise TypeError
-    naming the feature (float64 data too, with the conversion to use), NumPy int64 data is
-    stored as int32 only where its values fit, and the defaults and ``__array_namespace_info__``
-    follow."""
+    """On an adapter without shader-f64 / shader-int64 (Metal, GL): float64 raises TypeError
+    naming the feature (float64 data too, with the conversion to use); int64/uint64 are
+    emulated there (two 32-bit words), so NumPy int64 data keeps its dtype and values; the
+    default integer dtype is int32, and ``__array_namespace_info__`` says so."""
     from gputensor import _runtime
 
     x = gt.asarray([1.0, 2.0])
     monkeypatch.setattr(_runtime, "adapter_features", lambda: frozenset({"shader-f16"}))
     with pytest.raises(TypeError, match="shader-f64"):
         gt.zeros(2, dtype=gt.float64)
-    with pytest.raises(TypeError, match="shader-int64"):
-        gt.astype(x, gt.int64)
-    with pytest.raises(TypeError, match="shader-int64"):
-        gt.asarray([1, 2], dtype=gt.uint64)
+    assert gt.astype(x, gt.int64).dtype == gt.int64
+    np.testing.assert_array_equal(gt.asarray([1, 2], dtype=gt.uint64).get(), [1, 2])
     with pytest.raises(TypeError, match=r"float64 is not supported on this device \(adapter .* lacks "
                        r"shader-f64\); convert with x.astype\(np.float32\) or gt.asarray\(x, dtype=gt.float32\)"):
         gt.asarray(np.ones(2))
     assert gt.asarray(np.ones(2), dtype=gt.float32).dtype == gt.float32
-    # int64/uint64 data keeps its values: narrowed where every value fits, else TypeError
+    # int64/uint64 data keeps its dtype and values
     np.testing.assert_array_equal(gt.asarray(np.array([-2**31, 2**31 - 1])).get(), [-2**31, 2**31 - 1])
-    assert gt.asarray(np.ones(2, dtype=np.int64)).dtype == gt.int32
-    assert gt.asarray(np.ones(2, dtype=np.uint64)).dtype == gt.uint32
-    assert gt.asarray(np.ones(0, dtype=np.int64)).dtype == gt.int32
+    assert gt.asarray(np.ones(2, dtype=np.int64)).dtype == gt.int64
+    assert gt.asarray(np.ones(2, dtype=np.uint64)).dtype == gt.uint64
+    assert gt.asarray(np.ones(0, dtype=np.int64)).dtype == gt.int64
     for big in (np.array([1, 2**31]), np.array([-2**31 - 1]), np.array([2**32], dtype=np.uint64),
                 np.int64(2**40)):
-        with pytest.raises(TypeError, match="beyond .*shader-int64"):
-            gt.asarray(big)
+        wide = gt.asarray(big)
+        assert wide.dtype == big.dtype
+        np.testing.assert_array_equal(wide.get(), big)
     assert gt.asarray(3).dtype == gt.int32
     info = gt.__array_namespace_info__()
     assert info.default_dtypes()["integral"] == gt.int32 == info.default_dtypes()["indexing"]
-    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32",
-                                  "float32", "complex64"}  # float16 is no standard dtype
+    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                                  "uint64", "float32", "complex64"}  # float16 is no standard dtype
     assert info.default_dtypes()["complex floating"] == gt.complex64
     with pytest.raises(TypeError, match=r"complex128 is not supported .*shader-f64.*complex64"):
         gt.asarray(np.ones(2, dtype=np.complex128))  # as float64 data: no silent downcast

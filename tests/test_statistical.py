@@ -90,9 +90,10 @@ def test_integer_sum_wraps_like_numpy():
     a = np.array([2**62, 2**62, 2**62], dtype=np.int64)
     assert_same(gt.sum(gpu(a)), np.asarray(np.sum(a)))
     b = np.array([255, 255, 3], dtype=np.uint8)
-    assert gt.sum(gpu(b)).dtype == gt.uint64
+    wide = gt.__array_namespace_info__().default_dtypes()["integral"] == gt.int64  # (int32 where emulated)
+    assert gt.sum(gpu(b)).dtype == (gt.uint64 if wide else gt.uint32)
     np.testing.assert_array_equal(gt.sum(gpu(b)).get(), 513)
-    assert gt.sum(gpu(b.astype(np.int16))).dtype == gt.int64
+    assert gt.sum(gpu(b.astype(np.int16))).dtype == (gt.int64 if wide else gt.int32)
 
 
 # ---- max / min -------------------------------------------------------------------------------

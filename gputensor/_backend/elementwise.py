@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kernels import library_code
-from .wgsl_types import StorageType, compute_info, convert, storage_type
+from .wgsl_types import StorageType, compute_info, convert, emulating_int64, storage_type
 
 WORKGROUP = 256
 #: Elements each invocation of the 'direct' store mode handles.
@@ -128,9 +128,15 @@ def vector_width(spec: ElementwiseSpec) -> int:
             return PACKED_VECTOR_WORDS * lanes
         return 1
     sizes = {st.itemsize for st in types}
-    if any(st.packed or st.complex for st in types) or len(sizes) != 1:
-        return 1  # (a complex element is already a vec2)
+    if any(st.packed or st.complex or st.emulated for st in types) or len(sizes) != 1:
+        return 1  # (a complex element is already a vec2; emulated int64 is a struct)
     return {4: 4, 8: 2}.get(sizes.pop(), 1)
+
+
+def _stored(st: StorageType, value: str) -> str:
+    """``value`` (of ``st``'s compute type) as the storage array's element type (emulated
+    int64 is stored as its compute struct itself)."""
+    return value if st.emulated else f"{st.array}({value})"
 
 
 def _lane_expr(dtype: str, word: str, lane: int) -> str:
@@ -138,8 +144,14 @@ def _lane_expr(dtype: str, word: str, lane: int) -> str:
     return storage_type(dtype).lane_expr(word, lane)
 
 
-@functools.lru_cache(maxsize=1024)
 def render_defines(spec: ElementwiseSpec) -> dict[str, str]:
+    """:func:`_render_defines` for the int64 mode of the device being worked on (its loads of
+    int64/uint64 operands differ by it)."""
+    return _render_defines(spec, emulating_int64())
+
+
+@functools.lru_cache(maxsize=1024)
+def _render_defines(spec: ElementwiseSpec, int64_emulated: bool) -> dict[str, str]:
     """The placeholder values of ``elementwise.wgsl`` for ``spec`` (cached per spec: treat the
     result as read-only).
 
@@ -270,7 +282,7 @@ def render_defines(spec: ElementwiseSpec) -> dict[str, str]:
                 "        let i = t + j * threads;\n"
                 "        if (i >= n) { return; }\n"
                 "        let o = offsets(i);\n"
-                f"        out[{out_index}] = {out_st.array}({value});\n"
+                f"        out[{out_index}] = {_stored(out_st, value)};\n"
                 "    }"
             )
         elif spec.store == "word":
@@ -366,9 +378,16 @@ def store_round(value: str, dtype: str) -> str:
     return st.wrap_expr(f"({value})") if st.wrap else value
 
 
-@functools.lru_cache(maxsize=4096)
 def fused_program(inputs: tuple[str, ...], nodes: tuple[FusedNode, ...],
                   round_root: bool = False) -> tuple[str, str, str]:
+    """:func:`_fused_program` for the int64 mode of the device being worked on (the compute
+    types of int64/uint64 inputs differ by it)."""
+    return _fused_program(inputs, nodes, round_root, emulating_int64())
+
+
+@functools.lru_cache(maxsize=4096)
+def _fused_program(inputs: tuple[str, ...], nodes: tuple[FusedNode, ...],
+                   round_root: bool, int64_emulated: bool) -> tuple[str, str, str]:
     """The WGSL of an elementwise expression DAG: ``(lets, expr, expr_type)`` for
     ``elementwise(..., lets=lets)`` or a reduction ``Prologue``.
 

@@ -33,6 +33,9 @@ as ``nextafter``, has a form of its own); the most specific key wins. In an expr
 width. An expression may call helpers of
 ``_wgsl/ewise_helpers.wgsl`` / ``complex`` / ``f64math`` / ``f32math`` (pulled in by name:
 ``kernels.library_code``). An op without a form for a dtype raises ``TypeError`` for it.
+int64/uint64 emulated as two 32-bit words (compute types ``i64e``/``u64e``, adapters without
+``shader-int64``) take no forms of the table: the same row is rendered as a call of the helper
+``x64_<op>_<type>`` of ``_wgsl/int64_emul.wgsl`` where the library has one.
 
 Semantics follow NumPy where WGSL differs: NaN propagates through max/min (NaN tests use
 ``ew_isnan_*``: naga compiles float ``!=`` as an ordered comparison, so ``x != x`` is false for
@@ -50,6 +53,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .kernels import library_functions
 from .wgsl_types import compute_info, storage_type
 
 __all__ = [
@@ -100,6 +104,8 @@ class ElementwiseOp:
         """The expression template for compute type ``compute`` (inputs of dtype ``dtype`` when
         given): the most specific of the dtype's, the compute type's and the family's form, or
         None when the op has none."""
+        if compute_info(compute).emulated:
+            return _emulated_form(self.name, self.arity, compute)
         forms = self.forms
         if dtype is not None and dtype in forms and storage_type(dtype).compute == compute:
             return forms[dtype]
@@ -110,6 +116,16 @@ class ElementwiseOp:
     def expression(self, compute: str, dtype: str | None = None) -> str:
         """The WGSL expression of the op for compute type ``compute`` (see :func:`expression`)."""
         return expression(self.name, compute, dtype)
+
+
+def _emulated_form(name: str, arity: int, compute: str) -> str | None:
+    """The form of op ``name`` for an emulated 64-bit integer type (``i64e``/``u64e``): a call
+    of the helper ``x64_<name>_<type>`` of ``_wgsl/int64_emul.wgsl``, or None where the library
+    has none (the family's forms are never used: WGSL operators do not apply to the words)."""
+    helper = f"x64_{name}_{compute}"
+    if helper not in library_functions():
+        return None
+    return f"{helper}({', '.join(f'x{k}' for k in range(arity))})"
 
 
 def family(compute: str) -> str:

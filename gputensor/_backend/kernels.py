@@ -27,6 +27,12 @@ _RUNTIME_HELPERS = {
     F32_BITS: f"fn {F32_BITS}(bits: u32) -> f32 {{\n    return bitcast<f32>(bits);\n}}\n",
 }
 
+#: Types a rendered kernel gets declared when it names them and does not declare them: int64 and
+#: uint64 as two 32-bit words (``_wgsl/int64_emul.wgsl``).
+_RUNTIME_TYPES = {
+    name: (re.compile(rf"\b{name}\b"), f"struct {name} {{ lo: u32, hi: u32 }}\n") for name in ("i64e", "u64e")
+}
+
 _PLACEHOLDER = re.compile(r"\{\{([A-Z0-9_]+)\}\}")
 _INCLUDE = re.compile(r"^//#include\s+([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 
@@ -77,10 +83,19 @@ def _render_cached(name: str, items: tuple[tuple[str, str], ...]) -> str:
 
 
 def with_helpers(text: str) -> str:
-    """``text`` with the definitions of the runtime helpers (``F32_BITS``) it calls and lacks."""
+    """``text`` with the definitions of the runtime helpers (``F32_BITS``) it calls and lacks,
+    and of the emulated 64-bit integer structs it names and does not declare."""
     for name, code in _RUNTIME_HELPERS.items():
         if f"{name}(" in text and f"fn {name}(" not in text:
             text += "\n" + code
+    if "64e" in text:  # emulated int64: the structs and the helpers the kernel calls
+        defined = frozenset(_DEFINED_FN.findall(text))
+        helpers = library_code(text, defined)
+        if helpers:
+            text += "\n" + helpers + "\n"
+        for name, (pattern, code) in _RUNTIME_TYPES.items():
+            if f"struct {name} " not in text and pattern.search(text):
+                text += "\n" + code
     return text
 
 
@@ -157,7 +172,17 @@ _FN_MARKER = re.compile(r"^// @fn ([A-Za-z0-9_]+)((?: [a-z0-9]+)*)\s*$", re.MULT
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 #: Function libraries an elementwise expression may call (``// @fn`` markers, see ewise_helpers.wgsl).
-LIBRARIES = ("ewise_helpers", "complex", "f64math", "f32math")
+LIBRARIES = ("ewise_helpers", "complex", "f64math", "f32math", "int64_emul")
+
+
+def library_functions() -> frozenset[str]:
+    """The names of every function of the libraries (per listed type)."""
+    return _library_names()
+
+
+@functools.lru_cache(maxsize=None)
+def _library_names() -> frozenset[str]:
+    return frozenset(_library_functions())
 
 
 @functools.lru_cache(maxsize=None)
@@ -180,11 +205,15 @@ def _library_functions() -> dict[str, str]:
     return functions
 
 
-def library_code(code: str) -> str:
-    """The library functions that ``code`` calls, with their dependencies, in dependency order."""
+_DEFINED_FN = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def library_code(code: str, defined: frozenset[str] = frozenset()) -> str:
+    """The library functions that ``code`` calls, with their dependencies, in dependency order
+    (those named in ``defined`` left out, with their dependencies)."""
     functions = _library_functions()
     ordered: list[str] = []
-    seen: set[str] = set()
+    seen: set[str] = set(defined)
 
     def visit(text: str) -> None:
         for name in _CALL.findall(text):

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import invalid_argument
+from .errors import invalid_argument, unsupported
 from .launch import LaunchProgram, strided_region
 from .layout import block_starts, plan_blocks, strided_extent
 from .ops_gemm import MAX_GRID_Z, gemm_tiles
@@ -176,6 +176,10 @@ def _structure(backend: Any, m: Any, n: Any, k: Any, batch: Any, a_dtype: Any, a
     if m == 0 or n == 0 or batch == 0:
         return _Call(backend.context, (), (0, 0, 0), False, None)
     ta, tb, tc = storage_type(a_dtype), storage_type(b_dtype), storage_type(c_dtype)
+    if ta.emulated or tb.emulated or tc.emulated:
+        raise unsupported("integer matmul of int64/uint64 needs shader-int64, which this adapter lacks "
+                          "(int64 is emulated there for elementwise operations, reductions, scans, sorts "
+                          "and copies); convert with x.astype(gt.int32) first", "shader-int64")
     if k == 0:
         # A and B are not read: C is bound in their place, so type them as C (a binding too
         # small for their element type would be invalid).

@@ -88,7 +88,8 @@ from .kernels import library_code
 from .launch import LaunchProgram, Region
 from .ops_elementwise import ArrayOperand, ScalarOperand, merge_dims
 from .plan_cache import PlanCache
-from .wgsl_types import STORAGE_TYPES, StorageType, convert, literal
+from .elementwise_ops import expression
+from .wgsl_types import STORAGE_TYPES, StorageType, compute_info, convert, literal, storage_type
 
 if TYPE_CHECKING:
     from .webgpu import WebGpuBackend
@@ -243,7 +244,7 @@ class _PlainKind(ReductionKind):
         spec = types.spec
         d.update(types.vector_defines(0, str(d["SRC_COMPUTE"])))
         post = spec.pick(spec.post, kind).replace("{ACC}", acc_c).replace("{PART}", types.acc.real_compute)
-        d["COMBINE"] = spec.pick(spec.combine, kind).replace("{ACC}", acc_c)
+        d["COMBINE"] = _combine(spec, kind, acc_c)
         d["IDENTITY"] = literal(_identity_value(spec, types.acc), acc_c)
         d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
 
@@ -263,6 +264,8 @@ class _ArgKind(ReductionKind):
 
     def defines(self, types: _Types, d: dict[str, object], kind: str, acc_c: str, dst_compute: str) -> None:
         d["IS_MAX"] = "true" if types.spec.is_max else "false"
+        for key, op, native in (("EQ", "equal", "a == b"), ("GT", "greater", "a > b"), ("LT", "less", "a < b")):
+            d[key] = _binary_call(op, acc_c) if compute_info(acc_c).emulated else native
         d["IDENTITY"] = literal(0, acc_c)
         d["FINISH"] = _convert("bi", "u32", dst_compute)
 
@@ -300,6 +303,10 @@ class ReductionOp:
     the bits of every loaded source value, and the vector path returns a NaN if it saw one;
     otherwise it must give ``combine``'s result (max/min of non-NaN values are exact, so the
     order does not matter).
+
+    ``elementwise``: the op of the elementwise table that ``combine`` is for numbers (``add``,
+    ``multiply``, ``maximum``, ``minimum``): int64/uint64 emulated as two 32-bit words combine
+    with its form (the helpers of ``_wgsl/int64_emul.wgsl``), as no WGSL operator applies.
     """
 
     name: str
@@ -313,6 +320,7 @@ class ReductionOp:
     nonempty: bool = False
     is_max: bool = False
     vector_combine: Mapping[str, str] = field(default_factory=dict)
+    elementwise: str = ""
 
     @property
     def kernel(self) -> str:
@@ -331,17 +339,17 @@ REDUCTION_OPS: dict[str, ReductionOp] = {
     op.name: op
     for op in (
         ReductionOp("sum", PLAIN, "dst", {"bool": "a || b", "*": "a + b"}, {"bool": False, "*": 0},
-                    acc_kinds=_WITH_COMPLEX, dst_kinds=_WITH_COMPLEX),
+                    acc_kinds=_WITH_COMPLEX, dst_kinds=_WITH_COMPLEX, elementwise="add"),
         ReductionOp("prod", PLAIN, "dst", {"bool": "a && b", "complex": _COMPLEX_MUL, "*": "a * b"},
-                    {"bool": True, "*": 1}, acc_kinds=_WITH_COMPLEX, dst_kinds=_WITH_COMPLEX),
+                    {"bool": True, "*": 1}, acc_kinds=_WITH_COMPLEX, dst_kinds=_WITH_COMPLEX, elementwise="multiply"),
         ReductionOp("max", PLAIN, "src",
                     {"bool": "a || b", "float": _NAN_MAX, "*": "max(a, b)"},
                     {"bool": False, "float": -math.inf, "*": "min"}, nonempty=True,
-                    vector_combine={"float": "max"}),
+                    vector_combine={"float": "max"}, elementwise="maximum"),
         ReductionOp("min", PLAIN, "src",
                     {"bool": "a && b", "float": _NAN_MIN, "*": "min(a, b)"},
                     {"bool": True, "float": math.inf, "*": "max"}, nonempty=True,
-                    vector_combine={"float": "min"}),
+                    vector_combine={"float": "min"}, elementwise="minimum"),
         ReductionOp("mean", PLAIN, "dst", {"*": "a + b"}, {"*": 0},
                     {"float": "r / {ACC}(params.count)", "complex": "r / {PART}(params.count)",
                      "*": "acc_wrap(r) / {ACC}(params.count)"},
@@ -390,6 +398,29 @@ def _store_snippet(t: StorageType) -> tuple[str, str]:
         f"    atomicOr(&dst[w], ({bits}) << sh);"
     )
     return "atomic<u32>", body
+
+
+def _not_vector(compute: str) -> bool:
+    """Whether values of compute type ``compute`` make no WGSL vector (complex: a vector
+    already; emulated 64-bit integers: structs)."""
+    return compute.startswith("vec") or compute_info(compute).emulated
+
+
+def _binary_call(op: str, compute: str) -> str:
+    """The elementwise op ``op`` of compute type ``compute`` over ``a`` and ``b``."""
+    return expression(op, compute).replace("x0", "a").replace("x1", "b")
+
+
+def _combine(spec: ReductionOp, kind: str, acc_c: str) -> str:
+    """The combine expression over ``a, b`` of ``spec`` for accumulator kind ``kind`` of WGSL
+    type ``acc_c``: emulated 64-bit integers (``i64e``/``u64e``) combine with the elementwise op
+    the reduction names (``ReductionOp.elementwise``), every other type with its own form."""
+    if compute_info(acc_c).emulated:
+        if not spec.elementwise:
+            raise unsupported(f"{spec.name} of int64/uint64 is not supported on an adapter without shader-int64",
+                              "shader-int64")
+        return _binary_call(spec.elementwise, acc_c)
+    return spec.pick(spec.combine, kind).replace("{ACC}", acc_c)
 
 
 def _identity_value(spec: ReductionOp, acc: StorageType) -> object:
@@ -490,7 +521,7 @@ class _Types:
         if not on:
             width, unroll = 4, 1
             # (a vector of complex values is no WGSL type: their stub returns an array)
-            vec_t = f"array<{compute}, 4>" if compute.startswith("vec") else f"vec4<{compute}>"
+            vec_t = f"array<{compute}, 4>" if _not_vector(compute) else f"vec4<{compute}>"
             code = f"fn load_vec(v: u32) -> {vec_t} {{\n    return {vec_t}();\n}}"
         elif not track:
             unroll = _knobs().vec4_unroll
@@ -526,7 +557,7 @@ class _Types:
                 f"    return select(r, {_convert('bitcast<f32>(m)', 'f32', acc_c)}, m > 0x7F800000u);\n}}"
             )
             fold = f"nan_fold({fold})"
-        vec_type = f"array<{compute}, 4>" if compute.startswith("vec") else f"vec{width}<{compute}>"
+        vec_type = f"array<{compute}, 4>" if _not_vector(compute) else f"vec{width}<{compute}>"
         return {"VEC": "true" if on else "false", "VW": width, "VU": unroll, "VEC_SRC": code, "VEC_FOLD": fold,
                 "VEC_T": vec_type,
                 "VEC_COMBINE": vcombine or "combine", "VEC_LOAD_SRC": "load_src_nan" if track else "load_src"}
@@ -597,7 +628,7 @@ def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int]
     window = backend.max_window_bytes()
     info = []
     for k, op in arrays:
-        t = STORAGE_TYPES[op.dtype]
+        t = storage_type(op.dtype)
         lo, hi = _extent([_Dim(n, s, 0) for n, s in zip(shape, op.strides)])
         if (hi - lo + 1) * t.itemsize > window:
             raise unsupported(f"prologue input {k} spans more than one binding window")
@@ -629,13 +660,13 @@ def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int]
             for slot in range(n_arr):
                 lines.append(f"    s{slot} += c{d} * pro_w({shape_word + rank * (1 + slot) + d}u);")
     for slot, (k, op) in enumerate(arrays):
-        t = STORAGE_TYPES[op.dtype]
+        t = storage_type(op.dtype)
         bindings.append(f"@group(0) @binding({first_binding + slot}) var<storage, read> leaf{slot}: array<{t.array}>;")
         index = f"pro_w({slot}u) + i" if linear else f"s{slot}"
         lines.append(f"    let x{k} = {t.load_expr(f'leaf{slot}', index)};")
     word = n_arr + len(static)
     for k, dtype in scalars:
-        t = STORAGE_TYPES[dtype]
+        t = storage_type(dtype)
         lines.append(f"    let x{k} = {_scalar_load(t, word, 'pro_w')};")
         word += 2 if t.itemsize == 8 else 1
     if prologue.lets:
@@ -868,7 +899,7 @@ def _ints(values: Any, what: str) -> tuple[int, ...]:
 
 def _dtype(backend: "WebGpuBackend", name: Any, what: str) -> StorageType:
     try:
-        t = STORAGE_TYPES[str(name)]
+        t = storage_type(str(name))
     except KeyError:
         raise invalid_argument(f"{what} {name!r} is not one of {sorted(STORAGE_TYPES)}") from None
     if not backend.supports(t.feature):
@@ -1171,7 +1202,7 @@ class _Planner:
         src = self.types.src
         knobs = _knobs()
         if (not knobs.vec4 or not self.vectors or self.prologue is not None or not self.types.spec.kind.vector
-                or src.packed or src.complex or src.itemsize not in (4, 8)):
+                or src.packed or src.complex or src.emulated or src.itemsize not in (4, 8)):
             return 0
         red = view.red
         if len(red) != 1 or red[0].s != 1 or red[0].n < knobs.vec4_min_length:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from .elementwise import scalar_words, store_round
 from .kernels import library_code
 from .ops_rows import plan_rows
-from .wgsl_types import convert, storage_type
+from .wgsl_types import convert, emulating_int64, storage_type
 
 __all__ = ["MAX_ROW_DIMS", "RowFunction", "RowStat", "RowFusionSpec", "plan", "param_words", "row_fusion",
            "row_fusion_defines"]
@@ -196,8 +196,13 @@ def _store_source(slot: int, dtype: str) -> str:
             f"    atomicOr(&A{slot}[i / {st.lanes}u], {st.bits_expr('v')} << sh);\n}}\n")
 
 
-@functools.lru_cache(maxsize=512)
 def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
+    """:func:`_row_fusion_defines` for the int64 mode of the device being worked on."""
+    return _row_fusion_defines(spec, emulating_int64())
+
+
+@functools.lru_cache(maxsize=512)
+def _row_fusion_defines(spec: RowFusionSpec, int64_emulated: bool) -> dict[str, object]:
     """The placeholders of ``row_fusion.wgsl`` for ``spec`` (cached: treat as read-only)."""
     acc = spec.acc
     n_arrays = len(spec.arrays)

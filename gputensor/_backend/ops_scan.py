@@ -81,6 +81,7 @@ from .launch import LaunchProgram, Region
 from .layout import block_starts, merge_dims, plan_blocks, strided_extent, strided_span
 from .plan_cache import PlanCache
 from .validate import check_distinct, check_dtype, check_int, check_ints, check_strided_pointer
+from .elementwise_ops import expression
 from .wgsl_types import STORAGE_TYPES, StorageType, convert, literal, storage_type
 
 __all__ = ["DTYPES", "OPS", "RowDim", "accumulator_dtype", "choose_mode", "chunk_length", "merge_rows", "scan",
@@ -114,9 +115,12 @@ TARGET_UNITS = 2048
 #: rows scan the totals in a dispatch of their own.
 MAX_REDUCED_UNITS = 4096
 
-#: Scan operators: name -> (WGSL combine expression, identity). The sum's identity is -0.0 so
-#: that combining it is exact for every float (-0.0 + x == x, -0.0 included); integers read 0.
-OPS = {"sum": ("a + b", -0.0), "prod": ("a * b", 1)}
+#: Scan operators: name -> (WGSL combine expression, identity, the op of the elementwise table
+#: it is). The sum's identity is -0.0 so that combining it is exact for every float
+#: (-0.0 + x == x, -0.0 included); integers read 0. int64/uint64 emulated as two 32-bit words
+#: combine with the elementwise op's form (the helpers of ``_wgsl/int64_emul.wgsl``), in
+#: vectors that are structs of four values (no WGSL vector holds them).
+OPS = {"sum": ("a + b", -0.0, "add"), "prod": ("a * b", 1, "multiply")}
 
 #: Accumulation dtypes (stored unpacked); also the dtypes of the in-place ``scan``.
 DTYPES = ("float32", "float64", "int32", "uint32", "int64", "uint64")
@@ -220,8 +224,14 @@ def _defines(op: str, mode: int, phase: int, carry: int, src: StorageType, dst: 
     """The placeholder values of scan.wgsl (cached: treat as read-only). In the vector mode src
     is bound as vectors (and dst too when ``vec_store``); ``dst`` is ``acc`` in PHASE 0 (the slot
     is bound to aux there)."""
-    expr, ident = OPS[op]
+    expr, ident, elementwise = OPS[op]
     vector = mode == MODE_VECTOR
+    vec_decl, combine4, splat = "alias vec_t = vec4<acc_t>;", expr, "vec_t(x)"
+    if acc.emulated:
+        expr = expression(elementwise, acc.compute).replace("x0", "a").replace("x1", "b")
+        vec_decl = "struct vec_t { x: acc_t, y: acc_t, z: acc_t, w: acc_t }"
+        combine4 = "vec_t(" + ", ".join(f"combine(a.{c}, b.{c})" for c in _LANES) + ")"
+        splat = "vec_t(x, x, x, x)"
     value = convert("v", acc.compute, dst.compute)
     if dst.packed:
         lane = 32 // dst.lanes
@@ -245,7 +255,7 @@ def _defines(op: str, mode: int, phase: int, carry: int, src: StorageType, dst: 
     else:
         src_array = src.array
         load = convert(src.load_expr("src", "i"), src.compute, acc.compute)
-        load_vec = "    return vec_t(identity());"
+        load_vec = "    return splat4(identity());"
     store_vec = ""
     if vec_store:
         lanes = [convert(f"v.{c}", acc.compute, dst.compute) for c in _LANES]
@@ -272,6 +282,9 @@ def _defines(op: str, mode: int, phase: int, carry: int, src: StorageType, dst: 
         "DST_ARRAY": dst_array,
         "IDENTITY": literal(ident, acc.compute),
         "COMBINE": expr,
+        "COMBINE4": combine4,
+        "VEC_DECL": vec_decl,
+        "SPLAT4": splat,
         "LOAD_SRC": load,
         "STORE_DST": store,
         "LOAD_VEC": load_vec,
@@ -303,7 +316,7 @@ def _vectorizable(st: StorageType, axis: int, rows: Sequence[int], ctx: Any) -> 
     """Whether an operand of type ``st``, axis stride ``axis`` and row strides ``rows`` may be
     bound as vectors wherever its allocation lets it (see ``_aligned``): an unpacked type, axis
     stride 1, row strides multiples of 4, and the context's binding offsets whole vectors."""
-    return (not st.packed and axis == 1 and not any(s % 4 for s in rows)
+    return (not st.packed and not st.emulated and axis == 1 and not any(s % 4 for s in rows)
             and not ctx.storage_offset_alignment % (4 * st.itemsize))
 
 
@@ -374,7 +387,7 @@ def _plan(op: str, n: int, rows: Sequence[RowDim], src: _Side, dst: _Side, acc: 
         total *= r.size
     mode = choose_mode(n, dst.axis, rows)
     head, vec_store, limit = 0, False, window_bytes
-    if mode == MODE_ROWS and vector is not None:
+    if mode == MODE_ROWS and vector is not None and not acc.emulated:  # (no vec4 of structs)
         # positions q = element + head, so that src's rows start at a vector
         mode, head, vec_store = MODE_VECTOR, vector.head, vector.store
         limit -= 4 * max(src.st.itemsize, dst.st.itemsize)  # bindings round up to whole vectors

@@ -15,16 +15,20 @@ their buffer writable too. The cache is guarded by the context's lock;
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from . import device_state, kernels
-from .errors import device_error, invalid_argument
+from .errors import device_error, invalid_argument, unsupported
 from .implementation import wgpu
 from .shader_bindings import READ, WRITE, storage_access, with_writable
 
 __all__ = ["Pipelines", "PipelineInfo"]
+
+#: The 64-bit integer types of WGSL: native (``shader-int64``) or emulated (``int64_emul.wgsl``).
+_INT64_TYPES = re.compile(r"\b(i64e?|u64e?)\b")
 
 
 class PipelineInfo(NamedTuple):
@@ -145,12 +149,20 @@ class Pipelines:
         flags = tuple(a == WRITE or i in writable for i, a in enumerate(access))
         code = self._layout(access, flags)
         layout = self._layouts[code][1]
+        if "64e" in source:
+            source = kernels.with_helpers(source)
         try:
             module = self.device.create_shader_module(label=name, code=source)
             pipe = self.device.create_compute_pipeline(
                 label=name, layout=layout, compute={"module": module, "entry_point": "main"}
             )
         except Exception as exc:
+            if "shader-int64" not in self.features and _INT64_TYPES.search(source):
+                raise unsupported(
+                    f"kernel {name!r} does not support int64/uint64 on this adapter, which lacks "
+                    "shader-int64 (int64/uint64 are emulated there as two 32-bit words, but not in "
+                    "this kernel); convert with x.astype(gt.int32) or x.astype(gt.uint32) first",
+                    "shader-int64") from None
             raise device_state.classify(self, device_error(f"kernel {name!r} failed to compile: {exc}")) from exc
         self.stats["pipelines_compiled"] += 1
         self._pipeline_info[pipe] = PipelineInfo(name, source, access, flags, code)

@@ -19,7 +19,12 @@ invocation per u32 word, read-modify-write of the lanes in range) or, for stride
 float16 is computed in f32 and stored rounded to f16 with an exact round-to-nearest-even
 (``ew_f16_bits`` in ewise_helpers.wgsl; ``pack2x16float`` leaves rounding and overflow unspecified),
 as NumPy computes its float16 ufuncs,
-so it needs no adapter feature. 64-bit types need ``shader-int64`` / ``shader-f64``.
+so it needs no adapter feature. float64 needs ``shader-f64``. int64/uint64 are native with
+``shader-int64``; without it they are two 32-bit words (:data:`EMULATED_INT64`: compute and
+storage type the structs ``i64e``/``u64e`` of ``_wgsl/int64_emul.wgsl``, NumPy's byte layout),
+whose conversions, literals and op forms call that library's helpers. :func:`storage_type`
+gives the rows of the device being worked on (``int64_mode``, set by the frontend per device);
+``DTYPE_TABLE`` keeps the native rows.
 
 complex64 and complex128 are stored as NumPy stores them, interleaved (real, imaginary) pairs of
 float32 / float64, bound as ``array<vec2<f32>>`` / ``array<vec2<f64>>`` and computed as that
@@ -33,7 +38,10 @@ needed either.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,8 +53,12 @@ __all__ = [
     "DTYPE_TABLE",
     "STORAGE_TYPES",
     "StorageType",
+    "EMULATED_INT64",
     "compute_info",
     "convert",
+    "emulating_int64",
+    "int64_mode",
+    "set_default_int64_mode",
     "literal",
     "storage_type",
 ]
@@ -69,9 +81,9 @@ class DTypeInfo:
     ``accumulator``: the dtype sums and scans of this dtype accumulate in; ``native``: for
     floats, the WGSL type and feature of the dtype as a native type (``f16`` needs
     ``shader-f16``; the BLAS-like kernels use it), else None; ``fallback``: the narrower dtype of
-    the same kind the device has where it lacks ``feature``: NumPy int64/uint64 data whose values
-    fit is stored as it there (values never change; data that does not fit, and float64 data,
-    raise ``TypeError`` naming it as the conversion), or empty; ``component``: for complex
+    the same kind the device has where it lacks ``feature``: the conversion the ``TypeError``
+    for float64/complex128 data names, and the dtype the message of a kernel without int64
+    emulation names (int64/uint64 themselves are emulated there), or empty; ``component``: for complex
     dtypes, the real dtype of each of the two parts (else empty).
     """
 
@@ -101,6 +113,12 @@ class DTypeInfo:
         """The scalar WGSL float type of a complex dtype's parts (``f32``, ``f64``); the compute
         type itself for other dtypes."""
         return DTYPE_TABLE[self.component].compute if self.component else self.compute
+
+    @property
+    def emulated(self) -> bool:
+        """Whether values are two 32-bit words (int64/uint64 without ``shader-int64``: the
+        structs of ``_wgsl/int64_emul.wgsl``)."""
+        return self.compute in _EMULATED_TYPES
 
     @property
     def packed(self) -> bool:
@@ -183,6 +201,8 @@ class DTypeInfo:
             step = part.itemsize // 4
             return (f"{self.compute}({part.param_load(word, read)}, "
                     f"{part.param_load(word + step, read)})")
+        if self.emulated:
+            return f"{self.compute}({read}({word}u), {read}({word + 1}u))"
         if self.itemsize == 8:
             bits = f"((u64({read}({word + 1}u)) << 32u) | u64({read}({word}u)))"
             return bits if self.compute == "u64" else f"bitcast<{self.compute}>({bits})"
@@ -204,7 +224,9 @@ class DTypeInfo:
 
 
 _COMPUTE_BITS = {"bool": 1, "i32": 32, "u32": 32, "f32": 32, "i64": 64, "u64": 64, "f64": 64,
-                 "vec2<f32>": 64, "vec2<f64>": 128}
+                 "vec2<f32>": 64, "vec2<f64>": 128, "i64e": 64, "u64e": 64}
+#: The compute types of int64/uint64 emulated as two 32-bit words (``_wgsl/int64_emul.wgsl``).
+_EMULATED_TYPES = ("i64e", "u64e")
 #: complex compute type -> the float type of its parts
 _COMPLEX_PARTS = {"vec2<f32>": "f32", "vec2<f64>": "f64"}
 
@@ -233,6 +255,8 @@ def convert(value: str, src: str, dst: str, *, int64: bool = True) -> str:
     discards the imaginary part) and to bool as "either part nonzero" (NaN true)."""
     if src == dst:
         return value
+    if src in _EMULATED_TYPES or dst in _EMULATED_TYPES:
+        return _convert_emulated(value, src, dst)
     if src in _COMPLEX_PARTS or dst in _COMPLEX_PARTS:
         return _convert_complex(value, src, dst, int64)
     if dst == "bool":
@@ -259,6 +283,17 @@ def convert(value: str, src: str, dst: str, *, int64: bool = True) -> str:
         # plain i64(i32) with constants (i64(y) < i64(64) is false for y = 0).
         return f"((i64({value}) << 32u) >> 32u)"
     return f"{dst}({value})"
+
+
+def _convert_emulated(value: str, src: str, dst: str) -> str:
+    """:func:`convert` where ``src`` or ``dst`` is an emulated 64-bit type (``i64e``/``u64e``:
+    the helpers of ``_wgsl/int64_emul.wgsl``); KeyError for a type they do not convert (f64,
+    complex, native 64-bit integers: never on one adapter)."""
+    if src in _EMULATED_TYPES and dst in _EMULATED_TYPES + ("i32", "u32", "f32", "bool"):
+        return f"x64_to_{dst}_{src}({value})"
+    if dst in _EMULATED_TYPES and src in ("i32", "u32", "f32", "bool"):
+        return f"x64_from_{src}_{dst}({value})"
+    raise KeyError(f"no conversion from {src} to {dst} on an adapter without shader-int64")
 
 
 def _convert_complex(value: str, src: str, dst: str, int64: bool) -> str:
@@ -317,6 +352,45 @@ DTYPE_TABLE: dict[str, DTypeInfo] = {
     )
 }
 
+#: name -> row of the 64-bit integer dtypes on adapters without ``shader-int64``: two 32-bit
+#: words (the structs ``i64e``/``u64e`` of ``_wgsl/int64_emul.wgsl``, NumPy's byte layout),
+#: needing no feature. :func:`storage_type` gives these rows while :func:`int64_mode` is on.
+EMULATED_INT64: dict[str, DTypeInfo] = {
+    t.name: t
+    for t in (
+        DTypeInfo("int64", "i", 8, "i64e", "i64e", 1, "{buf}[{i}]", "", None, accumulator="int64"),
+        DTypeInfo("uint64", "u", 8, "u64e", "u64e", 1, "{buf}[{i}]", "", None, accumulator="uint64"),
+    )
+}
+
+#: Whether 64-bit integers are emulated for the device being worked on (None: the process
+#: default, ``_EMULATING_DEFAULT``); set by the frontend per device (``int64_mode``).
+_EMULATING: contextvars.ContextVar[bool | None] = contextvars.ContextVar("gputensor_int64_emulated", default=None)
+_EMULATING_DEFAULT = [False]
+
+
+def emulating_int64() -> bool:
+    """Whether int64/uint64 are emulated as two 32-bit words for the current device."""
+    mode = _EMULATING.get()
+    return _EMULATING_DEFAULT[0] if mode is None else mode
+
+
+@contextlib.contextmanager
+def int64_mode(emulated: bool) -> Iterator[None]:
+    """Within the block, :func:`storage_type` gives the emulated int64/uint64 rows when
+    ``emulated`` (the device lacks ``shader-int64``), the native ones otherwise."""
+    token = _EMULATING.set(bool(emulated))
+    try:
+        yield
+    finally:
+        _EMULATING.reset(token)
+
+
+def set_default_int64_mode(emulated: bool) -> None:
+    """The mode outside :func:`int64_mode` blocks (the process default device's)."""
+    _EMULATING_DEFAULT[0] = bool(emulated)
+
+
 #: The table under its storage-facing names (the same rows).
 STORAGE_TYPES = DTYPE_TABLE
 StorageType = DTypeInfo
@@ -324,12 +398,17 @@ StorageType = DTypeInfo
 #: compute type -> the row of the dtype stored as it (``f32`` -> float32, ``bool`` -> bool).
 _BY_COMPUTE: dict[str, DTypeInfo] = {t.array: t for t in DTYPE_TABLE.values() if not t.packed}
 _BY_COMPUTE["bool"] = DTYPE_TABLE["bool"]
+_BY_COMPUTE.update({t.compute: t for t in EMULATED_INT64.values()})
 
 
 def storage_type(name: str) -> DTypeInfo:
-    """The row of dtype ``name``; KeyError with the known names otherwise."""
+    """The row of dtype ``name`` for the current device (the :data:`EMULATED_INT64` rows for
+    int64/uint64 where they are emulated); KeyError with the known names otherwise."""
+    name = str(name)
+    if name in EMULATED_INT64 and emulating_int64():
+        return EMULATED_INT64[name]
     try:
-        return DTYPE_TABLE[str(name)]
+        return DTYPE_TABLE[name]
     except KeyError:
         raise KeyError(f"no WGSL storage for dtype {name!r}; known: {sorted(DTYPE_TABLE)}") from None
 
@@ -352,6 +431,9 @@ def literal(value: float | int | bool | complex, compute: str) -> str:
         return f"{compute}({literal(z.real, part)}, {literal(z.imag, part)})"
     if compute == "bool":
         return "true" if value else "false"
+    if compute in _EMULATED_TYPES:
+        v = int(value) & 0xFFFFFFFFFFFFFFFF
+        return f"{compute}({v & 0xFFFFFFFF}u, {v >> 32}u)"
     if compute in ("i32", "u32", "i64", "u64"):
         v = int(value)
         if compute == "i32":

@@ -27,13 +27,13 @@ fn better(a: {{ACC}}, ai: u32, b: {{ACC}}, bi: u32) -> bool {
         }
         return an;
     }
-    if (a == b) {
+    if ({{EQ}}) {
         return ai < bi;
     }
     if (IS_MAX) {
-        return a > b;
+        return {{GT}};
     }
-    return a < b;
+    return {{LT}};
 }
 
 @compute @workgroup_size({{TX}} * {{TY}})

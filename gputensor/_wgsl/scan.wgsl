@@ -52,7 +52,7 @@
 //#include common
 
 alias acc_t = {{ACC}};
-alias vec_t = vec4<acc_t>;
+{{VEC_DECL}}
 
 struct Params {
     n: u32,
@@ -113,7 +113,11 @@ fn combine(a: acc_t, b: acc_t) -> acc_t {
 }
 
 fn combine4(a: vec_t, b: vec_t) -> vec_t {
-    return {{COMBINE}};
+    return {{COMBINE4}};
+}
+
+fn splat4(x: acc_t) -> vec_t {
+    return {{SPLAT4}};
 }
 
 fn load_src(i: u32) -> acc_t {
@@ -270,7 +274,7 @@ fn load4(sbase: u32, x: u32, lo: u32, count: u32) -> vec_t {
     if (x >= lo && x + 4u <= count) {
         return load_vec((sbase + x) >> 2u);
     }
-    var v = vec_t(identity());
+    var v = splat4(identity());
     if (x >= lo && x < count) {
         v.x = load_src(sbase + x);
     }
@@ -389,7 +393,7 @@ fn vector_main(g: u32, lid: u32) {
     let s = 4u * WG;      // positions between an invocation's vectors
 
     if (PHASE == 0u) {
-        var acc = Quad(vec_t(identity()), vec_t(identity()), vec_t(identity()), vec_t(identity()));
+        var acc = Quad(splat4(identity()), splat4(identity()), splat4(identity()), splat4(identity()));
         for (var x0 = 0u; x0 < count; x0 += step) {
             let q = load_quad(sbase, x0 + 4u * lid, lo, count, lo == 0u && x0 + step <= count);
             acc = Quad(combine4(acc.a, q.a), combine4(acc.b, q.b), combine4(acc.c, q.c),
@@ -413,7 +417,7 @@ fn vector_main(g: u32, lid: u32) {
     var o = WG;
     // PREFETCH: every step's vectors are loaded by the step before (before its workgroup scan,
     // so that they are in flight during it); the unit's first by the prologue
-    var next = Quad(vec_t(identity()), vec_t(identity()), vec_t(identity()), vec_t(identity()));
+    var next = Quad(splat4(identity()), splat4(identity()), splat4(identity()), splat4(identity()));
     if (PREFETCH) {
         next = load_quad(sbase, 4u * lid, lo, count, lo == 0u && step <= count);
     }
@@ -432,18 +436,18 @@ fn vector_main(g: u32, lid: u32) {
         let c = scan4(q.c);
         let d = scan4(q.d);
         o = scan_vectors(lid, vec_t(a.w, b.w, c.w, d.w), WG - o);
-        var e = vec_t(identity());  // exclusive prefix of this invocation's vectors
+        var e = splat4(identity());  // exclusive prefix of this invocation's vectors
         if (lid > 0u) {
             e = vpart[o + lid - 1u];
         }
         let t = vpart[o + WG - 1u];  // the step's four vector-row totals
         let t2 = combine(t.x, t.y);
         let t3 = combine(t2, t.z);
-        let cv = vec_t(carry);
-        let ya = combine4(cv, combine4(vec_t(e.x), a));
-        let yb = combine4(cv, combine4(vec_t(combine(t.x, e.y)), b));
-        let yc = combine4(cv, combine4(vec_t(combine(t2, e.z)), c));
-        let yd = combine4(cv, combine4(vec_t(combine(t3, e.w)), d));
+        let cv = splat4(carry);
+        let ya = combine4(cv, combine4(splat4(e.x), a));
+        let yb = combine4(cv, combine4(splat4(combine(t.x, e.y)), b));
+        let yc = combine4(cv, combine4(splat4(combine(t2, e.z)), c));
+        let yd = combine4(cv, combine4(splat4(combine(t3, e.w)), d));
         if (VEC_STORE && whole) {
             let k = (dbase + x) >> 2u;
             store_vec(k, ya);

@@ -1,0 +1,269 @@
+"""int64 and uint64 on a device without ``shader-int64``: two 32-bit words, exact values.
+
+The tests run on the first device that lacks ``shader-int64`` (llvmpipe through OpenGL on the
+CPU machines: the default device under ``GPUTENSOR_ADAPTER=gl``, else ``webgpu:1`` next to
+lavapipe), with every array made there (``device=``). Values are drawn beyond 2^31 and include
+the edges (the minimum, the maximum, -1, 0) and are compared with NumPy's exactly; results of
+64-bit integer dtype must keep that dtype, index results are the device's indexing dtype.
+(The int64/uint64 parameter is named ``wide``: a ``dtype`` parameter of int64 would make
+conftest skip the test where the adapter lacks ``shader-int64``, which is where it runs.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gputensor as gt
+from tests._compare import assert_same
+
+I64 = np.iinfo(np.int64)
+U64 = np.iinfo(np.uint64)
+
+
+@pytest.fixture(scope="module")
+def dev() -> gt.Device:
+    for d in gt.devices():
+        if "shader-int64" not in d.features:
+            return d
+    pytest.skip("every adapter has shader-int64 (no device emulates int64)")
+
+
+def _values(dtype: str, n: int = 96, seed: int = 0) -> np.ndarray:
+    """n values of dtype: random over the whole range, plus the edge values."""
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    edges = [info.min, info.max, 0, 1, 2**31, 2**32 - 1, 2**32, 2**33 + 5, -1, -(2**31) - 1, -(2**32),
+             info.min + 1]
+    edges = [e for e in edges if info.min <= e <= info.max]
+    out = rng.integers(info.min, info.max, size=n, dtype=dtype, endpoint=True)
+    out[: len(edges)] = np.array(edges, dtype=object).astype(dtype)
+    return out
+
+
+def _same(got: gt.GpuArray, expected: np.ndarray, dtype: object | None = None) -> None:
+    """Values as NumPy's, exactly; the dtype ``dtype`` (default: NumPy's) where given."""
+    want = np.dtype(expected.dtype if dtype is None else dtype)
+    assert got.dtype == want, f"dtype {got.dtype}, expected {want}"
+    assert_same(got, expected, type_check=False)
+
+
+def _on(dev: gt.Device, host: np.ndarray) -> gt.GpuArray:
+    x = gt.asarray(host, dtype=getattr(gt, host.dtype.name), device=dev)
+    assert x.device == dev
+    return x
+
+
+@pytest.mark.parametrize("wide", ["int64", "uint64"])
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "floor_divide", "remainder", "maximum",
+                                "minimum", "bitwise_and", "bitwise_or", "bitwise_xor", "equal", "not_equal",
+                                "less", "less_equal", "greater", "greater_equal"])
+def test_binary_ops_match_numpy(dev, wide, op):
+    a, b = _values(wide, seed=1), _values(wide, seed=2)
+    b[::7] = 0  # integer division and remainder by zero give 0
+    b[1::11] = a[1::11]  # ties for the comparisons
+    with np.errstate(all="ignore"):
+        expected = getattr(np, op)(a, b)
+    _same(getattr(gt, op)(_on(dev, a), _on(dev, b)), expected)
+
+
+@pytest.mark.parametrize("wide", ["int64", "uint64"])
+def test_division_edges(dev, wide):
+    info = np.iinfo(wide)
+    a = np.array([info.min, info.max, 7, 2**40 + 1, info.max - 1, 5, 0] * 2, dtype=wide)
+    if wide == "int64":
+        b = np.array([-1, -1, -2, -(2**33), 2**62, 0, 3, 1, 2, 3, 2**31, 3, -7, 9], dtype=wide)
+        a[7:] = [-7, -(2**40) - 1, info.min + 3, -5, 2**62, -(2**63), 1]
+    else:
+        b = np.array([1, 2**63 + 5, 2, 2**33, 2**64 - 1, 0, 3, 2**63, 2**63 - 1, 3, 2**31, 3, 7, 9], dtype=wide)
+    with np.errstate(all="ignore"):
+        for op in ("floor_divide", "remainder"):
+            _same(getattr(gt, op)(_on(dev, a), _on(dev, b)), getattr(np, op)(a, b))
+
+
+@pytest.mark.parametrize("wide", ["int64", "uint64"])
+def test_shifts_and_powers(dev, wide):
+    a = _values(wide, n=70, seed=3)
+    s = np.arange(70).astype(wide)  # shifts past the width give NumPy's 0 / -1
+    x, sh = _on(dev, a), _on(dev, s)
+    with np.errstate(all="ignore"):
+        _same(gt.bitwise_left_shift(x, sh), np.left_shift(a, s))
+        _same(gt.bitwise_right_shift(x, sh), np.right_shift(a, s))
+        e = (np.arange(70) % 9).astype(wide)
+        _same(gt.pow(x, _on(dev, e)), np.power(a, e))
+    if wide == "int64":  # negative exponents: 1/x truncated
+        base = np.array([1, -1, -1, 2, -3, 0], dtype=np.int64)
+        exp = np.array([-5, -3, -2, -1, -2, 3], dtype=np.int64)
+        _same(gt.pow(_on(dev, base), _on(dev, exp)), np.array([1, -1, 1, 0, 0, 0]))
+
+
+@pytest.mark.parametrize("wide", ["int64", "uint64"])
+@pytest.mark.parametrize("op", ["negative", "abs", "sign", "bitwise_invert", "square", "positive"])
+def test_unary_ops_match_numpy(dev, wide, op):
+    a = _values(wide, seed=4)
+    with np.errstate(all="ignore"):
+        expected = getattr(np, {"bitwise_invert": "invert"}.get(op, op))(a)
+    _same(getattr(gt, op)(_on(dev, a)), expected)
+
+
+def test_scalars_clip_where(dev):
+    a = _values("int64", seed=5)
+    x = _on(dev, a)
+    _same(x + 2**40, a + 2**40)
+    _same(x * -3, a * -3)
+    _same(x > 2**35, a > 2**35)
+    _same(gt.clip(x, -(2**40), 2**41), np.clip(a, -(2**40), 2**41))
+    _same(gt.where(x > 0, x, _on(dev, -a)), np.where(a > 0, a, -a))
+    x[3] = 2**50 + 7
+    a[3] = 2**50 + 7
+    _same(x, a)
+    assert int(x[3]) == 2**50 + 7
+
+
+@pytest.mark.parametrize("other", ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32",
+                                   "float16", "float32", "int64", "uint64"])
+@pytest.mark.parametrize("wide", ["int64", "uint64"])
+def test_conversions_both_ways(dev, wide, other):
+    a = _values(wide, seed=6)
+    with np.errstate(all="ignore"):
+        _same(_on(dev, a).astype(getattr(gt, other)), a.astype(other))
+    if other.startswith("float"):  # floats in range: truncated toward zero
+        big = 2.0**62 if wide == "int64" else 2.0**63
+        with np.errstate(over="ignore"):
+            f = np.array([0.5, -0.5, 2.0**31 + 0.5, -(2.0**33) - 0.75, big, 1e15, -1e15, 3.99], dtype=other)
+        f = np.abs(f) if wide == "uint64" else f
+        f = f[np.isfinite(f)]
+        _same(_on(dev, f).astype(getattr(gt, wide)), f.astype(wide))
+    elif other not in ("int64", "uint64"):
+        src = _values(other, seed=7) if other != "bool" else np.array([True, False, True])
+        with np.errstate(all="ignore"):
+            _same(_on(dev, src).astype(getattr(gt, wide)), src.astype(wide))
+
+
+@pytest.mark.parametrize("wide", ["int64", "uint64"])
+def test_reductions(dev, wide):
+    a = _values(wide, n=37 * 41, seed=8).reshape(37, 41)
+    x = _on(dev, a)
+    with np.errstate(all="ignore"):
+        for axis in (None, 0, 1):
+            _same(gt.sum(x, axis=axis), np.sum(a, axis=axis))
+            _same(gt.max(x, axis=axis), np.max(a, axis=axis))
+            _same(gt.min(x, axis=axis), np.min(a, axis=axis))
+            _same(gt.argmax(x, axis=axis), np.argmax(a, axis=axis), gt.argmax(x, axis=axis).dtype)
+            _same(gt.argmin(x, axis=axis), np.argmin(a, axis=axis), gt.argmin(x, axis=axis).dtype)
+        _same(gt.prod(x[:, :6], axis=1), np.prod(a[:, :6], axis=1))
+        _same(gt.sum(x * x, axis=1), np.sum(a * a, axis=1))  # a fused prologue
+        _same(gt.cumulative_sum(x, axis=1), np.cumsum(a, axis=1))
+        _same(gt.cumulative_sum(x, axis=0), np.cumsum(a, axis=0))
+        _same(gt.cumulative_prod(x[:5], axis=1), np.cumprod(a[:5], axis=1))
+    small = np.full(5, 2**31 - 1, dtype=np.int32)  # int32 summed in int64: no wrap
+    _same(gt.sum(_on(dev, small), dtype=gt.int64), np.sum(small, dtype=np.int64))
+    _same(gt.cumulative_sum(_on(dev, small), dtype=gt.int64), np.cumsum(small, dtype=np.int64))
+
+
+@pytest.mark.parametrize("wide", ["int64", "uint64"])
+def test_sorting_searching_sets(dev, wide):
+    a = _values(wide, n=500, seed=9)
+    a[::5] = a[1::5][: len(a[::5])]  # duplicates (stable order)
+    x = _on(dev, a)
+    _same(gt.sort(x), np.sort(a))
+    _same(gt.sort(x, descending=True), np.sort(a)[::-1])
+    order = gt.argsort(x)
+    _same(order, np.argsort(a, kind="stable"), order.dtype)
+    s = np.sort(a)
+    pos = gt.searchsorted(_on(dev, s), x)
+    _same(pos, np.searchsorted(s, a), pos.dtype)
+    _same(gt.unique_values(x), np.unique(a))
+    counts = gt.unique_counts(_on(dev, a % np.array(7, dtype=wide))).counts
+    _same(counts, np.unique(a % np.array(7, dtype=wide), return_counts=True)[1], counts.dtype)
+
+
+def test_indexing_with_int64_index_arrays(dev):
+    a = _values("int64", n=200, seed=10)
+    x = _on(dev, a)
+    idx = np.array([0, 199, 5, -1, 17, -200, 5], dtype=np.int64)
+    gidx = _on(dev, idx)
+    assert gidx.dtype == gt.int64
+    _same(gt.take(x, gidx), np.take(a, idx))
+    _same(x[gidx], a[idx])
+    f = np.arange(200, dtype=np.float32)
+    _same(gt.take(_on(dev, f), gidx), np.take(f, idx))
+    _same(x[x > 2**40], a[a > 2**40])
+    nz = gt.nonzero(x % 3)[0]
+    _same(nz, np.nonzero(a % 3)[0], nz.dtype)
+    m = a.reshape(20, 10)
+    _same(gt.take_along_axis(_on(dev, m), gt.argsort(_on(dev, m), axis=1), axis=1), np.sort(m, axis=1))
+
+
+def test_creation_and_copies(dev):
+    _same(gt.arange(-(2**40), -(2**40) + 50, 7, dtype=gt.int64, device=dev), np.arange(-(2**40), -(2**40) + 50, 7))
+    _same(gt.full((3, 2), 2**64 - 5, dtype=gt.uint64, device=dev), np.full((3, 2), 2**64 - 5, dtype=np.uint64))
+    _same(gt.zeros(4, dtype=gt.int64, device=dev), np.zeros(4, dtype=np.int64))
+    _same(gt.ones(4, dtype=gt.uint64, device=dev), np.ones(4, dtype=np.uint64))
+    _same(gt.eye(3, 4, k=1, dtype=gt.int64, device=dev), np.eye(3, 4, k=1, dtype=np.int64))
+    a = _values("int64", n=24, seed=11)
+    x = _on(dev, a)
+    _same(gt.reshape(x, (4, 6)).T, a.reshape(4, 6).T)
+    _same(gt.concat([x, -x]), np.concatenate([a, -a]))
+    _same(gt.stack([x, x[::-1]], axis=1), np.stack([a, a[::-1]], axis=1))
+    _same(gt.flip(gt.reshape(x, (4, 6)), axis=0)[1:, ::2], np.flip(a.reshape(4, 6), axis=0)[1:, ::2])
+
+
+def test_host_data_and_info(dev):
+    """NumPy int64/uint64 data keeps its dtype and values; ``dtypes(device=)`` lists int64 and
+    uint64, the default integer dtypes stay 32-bit there (Python ints, index results); float64
+    raises TypeError saying how to convert."""
+    big = np.array([2**40, -(2**63), 3], dtype=np.int64)
+    x = gt.asarray(big, device=dev)
+    _same(x, big)
+    with dev:
+        _same(gt.asarray(np.array([1, 2], dtype=np.int64)), np.array([1, 2]))
+        _same(gt.asarray(np.array([2**63], dtype=np.uint64)), np.array([2**63], dtype=np.uint64))
+        assert gt.asarray([1, 2]).dtype == gt.int32
+    info = gt.__array_namespace_info__()
+    assert {"int64", "uint64"} <= set(info.dtypes(device=dev))
+    assert info.default_dtypes(device=dev)["integral"] == gt.int32
+    assert info.default_dtypes(device=dev)["indexing"] == gt.int32
+    if "shader-f64" not in dev.features:
+        assert "float64" not in info.dtypes(device=dev)
+        with pytest.raises(TypeError, match=r"float64 .*shader-f64.*astype\(np.float32\)"):
+            gt.asarray(np.ones(2), device=dev)
+        with pytest.raises(TypeError, match="shader-f64"):
+            x.astype(gt.float64)
+
+
+def test_unsupported_ops_raise_type_error(dev):
+    """What is not emulated raises TypeError naming the feature and the conversion."""
+    a = gt.asarray(np.arange(6, dtype=np.int64).reshape(2, 3) << 33, device=dev)
+    with pytest.raises(TypeError, match="shader-int64.*astype"):
+        a @ a.T
+
+
+@pytest.mark.parametrize("op", ["ceil", "floor", "round", "trunc", "conj", "real", "isfinite", "isinf", "isnan"])
+def test_integer_identities_and_predicates(dev, op):
+    a = _values("uint64", seed=12)
+    _same(getattr(gt, op)(_on(dev, a)), getattr(np, op)(a))
+
+
+def test_moves_between_devices_keep_values():
+    """int64 data moved to and from the device without shader-int64 keeps dtype and values."""
+    devices = gt.devices()
+    emulating = [d for d in devices if "shader-int64" not in d.features]
+    native = [d for d in devices if "shader-int64" in d.features]
+    if not emulating or not native:
+        pytest.skip("needs a device with shader-int64 and one without")
+    a = _values("int64", seed=13)
+    x = gt.asarray(a, device=native[0])
+    y = x.to_device(emulating[0])
+    _same(y, a)
+    _same((y + 1).to_device(native[0]) - x, np.ones_like(a))
+
+
+def test_float32_conversion_rounds_to_nearest_even(dev):
+    """int64/uint64 -> float32 at and around ties (NumPy rounds correctly, to even)."""
+    base = [2**24, 2**25, 2**31, 2**40, 2**53, 2**62]
+    near = [b + d for b in base for d in (-3, -1, 0, 1, 2, 3, b >> 24, (b >> 24) * 3, (b >> 25) + 1)]
+    signed = np.array(near + [-v for v in near] + [-(2**63), 2**63 - 1], dtype=np.int64)
+    _same(_on(dev, signed).astype(gt.float32), signed.astype(np.float32))
+    unsigned = np.array(near + [2**64 - 1, 2**63, 2**64 - 2**39, 2**64 - 2**40 - 1], dtype=np.uint64)
+    _same(_on(dev, unsigned).astype(gt.float32), unsigned.astype(np.float32))
