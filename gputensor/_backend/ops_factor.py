@@ -699,8 +699,10 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
 
 #: Least panel height whose Householder QR runs a dispatch per column over many workgroups
 #: (``linalg_qr_step.wgsl``) instead of one workgroup (``GPUTENSOR_LINALG_PANEL_ROWS``
-#: overrides it).
-QR_STEP_MIN_ROWS = 512
+#: overrides it). The steps cost jb + 2 dispatches a panel whatever its height, the one
+#: workgroup's panel grows with it: on the H200 the one workgroup was faster at 1,024 and 4,096
+#: rows (benchmarks/RESULTS.md), the steps pay off beyond about 8,192.
+QR_STEP_MIN_ROWS = 8192
 #: Panel rows per workgroup of ``linalg_qr_step``.
 QR_STEP_CHUNK = 64
 

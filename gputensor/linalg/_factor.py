@@ -9,7 +9,7 @@ on blocked algorithms whose trailing updates are gemm (Cholesky and LU: each ste
 for the whole stack; QR: one matrix after another), every dispatch of a call in one recorded
 batch. LU panels taller than 256 rows pick their pivots by tournament pivoting (CALU: partial
 pivoting inside chunks of rows, then among the chunks' winners), as stable as partial pivoting
-in practice, and QR panels taller than 512 rows run a dispatch per column, both over many
+in practice, and QR panels taller than 8,192 rows run a dispatch per column, both over many
 workgroups (``GPUTENSOR_LINALG_PANEL_ROWS`` sets the height). ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
 sets the block width of Cholesky and LU (16, 32, 64 or 128; LU takes at most 32); another
 value raises ``ValueError``.
