@@ -34,6 +34,7 @@ import numpy as np
 
 from . import config, kernels
 from .errors import invalid_argument, unsupported
+from .plan_cache import PlanCache
 from .ops_elementwise import ArrayOperand, copy_strided, extent
 from .wgsl_types import F32_BITS
 
@@ -260,9 +261,57 @@ def _ints(name: str, values: Sequence[int]) -> tuple[int, ...]:
 
 
 def _eps_words(eps: float) -> tuple[int, int]:
+    """The float32 words (hi, lo) of ``eps`` as a float32 pair (remembered for a few values)."""
     hi = float(np.float32(eps))
     lo = float(np.float32(eps - hi))
-    return struct.unpack("<I", struct.pack("<f", hi))[0], struct.unpack("<I", struct.pack("<f", lo))[0]
+    words = struct.unpack("<I", struct.pack("<f", hi))[0], struct.unpack("<I", struct.pack("<f", lo))[0]
+    if len(_EPS_WORDS) < 64:
+        _EPS_WORDS[eps] = words
+    return words
+
+
+#: eps -> its words (the usual few values).
+_EPS_WORDS: dict[float, tuple[int, int]] = {}
+
+
+def _plain(key: tuple) -> bool:
+    """Whether ``key`` holds only strs, bools, exact ints and tuples of exact ints (so that an
+    equal key means an identical call)."""
+    for v in key:
+        t = type(v)
+        if t is tuple:
+            if not all(type(e) is int for e in v):
+                return False
+        elif t is not int and t is not str and t is not bool:
+            return False
+    return True
+
+
+def _validated(backend, op: str, dtype: str, y_dtype: str, row_shape: Sequence[int], x_row_strides: Sequence[int],
+               n: int, x_step: int, y_row_strides: Sequence[int], y_step: int, has_w: bool, has_b: bool) -> _Static:
+    """The checks of ``row_op`` on its pointer-free arguments, then its ``_Static`` (BackendError
+    as documented there)."""
+    if op not in OPS:
+        raise invalid_argument(f"row ops: unknown op {op!r}")
+    _storage(backend, dtype)
+    _storage(backend, y_dtype)
+    if y_dtype != dtype and not (dtype == "float16" and y_dtype == "float32"):
+        raise invalid_argument(f"row ops: output dtype {y_dtype} for input {dtype}")
+    row_shape = _ints("row_shape", row_shape) or (1,)
+    x_row_strides = _ints("x_row_strides", x_row_strides) or (0,)
+    y_row_strides = _ints("y_row_strides", y_row_strides) or (0,)
+    (n, x_step, y_step) = _ints("n and steps", (n, x_step, y_step))
+    if len(row_shape) > MAX_ROW_DIMS or len(x_row_strides) != len(row_shape) or len(y_row_strides) != len(row_shape):
+        raise invalid_argument(f"row ops: row dims {row_shape} with strides {x_row_strides}, {y_row_strides} "
+                               f"(at most {MAX_ROW_DIMS} dims)")
+    if n < 1 or min(row_shape) < 1:
+        raise invalid_argument(f"row ops: empty problem ({row_shape} rows of {n})")
+    if (has_w or has_b) and op not in ("layer_norm", "rms_norm"):
+        raise invalid_argument(f"row ops: {op} takes no weight or bias")
+    if op == "logsumexp":
+        y_step = 0
+    args = (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step)
+    return _static(backend, args)
 
 
 @dataclass(frozen=True)
@@ -271,23 +320,30 @@ class _Static:
     units (``vec_ok``, before the operands' alignment is known), the dispatch chunks over the
     outermost row dim (``(b0 x, b0 y, x span, y span, word template, grid)``: element offsets of
     the chunk's row 0 and the element ranges it touches relative to them) and the f16 scratch
-    route (``scratch``)."""
+    route (``scratch``); ``args``: the validated pointer-free arguments. The eps words (10 and
+    11 of the template) are filled per call.
 
+    ``itemsize``, ``y_size``, ``x_storage``, ``y_storage``: of the dtypes; ``defines``: the
+    kernel placeholders per (vec, w_vec, pair) variant met so far."""
+
+    args: tuple
     plan: RowPlan
     vec_ok: bool
     y_vec_strides: bool
     pair_ok: bool
     chunks: tuple[tuple[int, int, tuple[int, int], tuple[int, int], tuple[int, ...], tuple[int, int, int]], ...]
     scratch: bool
+    itemsize: int
+    y_size: int
+    x_storage: str
+    y_storage: str
+    defines: dict[tuple[bool, bool, bool], dict[str, object]]
 
 
 def _static(backend, key: tuple) -> _Static:
-    """The pointer-free part of ``row_op`` for its validated arguments (cached per backend)."""
-    cache = _STATIC.setdefault(id(backend), {})
-    entry = cache.get(key)
-    if entry is not None:
-        return entry
-    (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, eps) = key
+    """The pointer-free part of ``row_op`` for its validated arguments (made once per backend
+    and call structure, see ``_PLANS``)."""
+    (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step) = key
     itemsize, x_storage = _storage(backend, dtype)
     y_size, y_storage = _storage(backend, y_dtype)
     rows = math.prod(row_shape)
@@ -310,7 +366,6 @@ def _static(backend, key: tuple) -> _Static:
             per = min(per, (limit - inner) // step + 1)
     per = max(1, per)
     inner_rows = rows // outer
-    eps_words = _eps_words(float(eps))
     ctx = backend.context
     chunks = []
     for a0 in range(0, outer, per):
@@ -319,7 +374,7 @@ def _static(backend, key: tuple) -> _Static:
         pad = (1,) * (MAX_ROW_DIMS - len(shape))
         zeros = (0,) * (MAX_ROW_DIMS - len(shape))
         words = [cnt * inner_rows, n, -(-n // 4), len(shape), 0, 0, 0, 0, x_step, y_step,
-                 *eps_words, *shape, *pad, *x_row_strides, *zeros, *y_row_strides, *zeros]
+                 0, 0, *shape, *pad, *x_row_strides, *zeros, *y_row_strides, *zeros]
         chunks.append((a0 * x_row_strides[0], a0 * y_row_strides[0],
                        extent(shape + (n,), x_row_strides + (x_step,)),
                        extent(shape + (y_count,), y_row_strides + (y_step,)),
@@ -327,15 +382,14 @@ def _static(backend, key: tuple) -> _Static:
     scratch = y_storage == "f16" and not (vec_ok and not lse and y_vec_strides)
     pair_ok = (vec_ok and not lse and n % 8 == 0 and plan.cached and plan.vpt >= 2
                and all(s % 8 == 0 for s in x_row_strides + y_row_strides))
-    entry = _Static(plan, vec_ok, y_vec_strides, pair_ok, tuple(chunks), scratch)
-    if len(cache) >= 1024:
-        cache.clear()
-    cache[key] = entry
+    entry = _Static(key, plan, vec_ok, y_vec_strides, pair_ok, tuple(chunks), scratch, itemsize, y_size,
+                    x_storage, y_storage, {})
     return entry
 
 
-#: id(backend) -> {row_op arguments without pointers: _Static}.
-_STATIC: dict[int, dict[tuple, _Static]] = {}
+#: Per backend: (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step,
+#: has weight, has bias) as passed to ``row_op`` -> its validated ``_Static``.
+_PLANS = PlanCache(1024)
 
 
 def row_op(backend, op: str, x: int, dtype: str, row_shape: Sequence[int], x_row_strides: Sequence[int],
@@ -357,32 +411,27 @@ def row_op(backend, op: str, x: int, dtype: str, row_shape: Sequence[int], x_row
     for a dtype the adapter lacks or a row block that does not fit one binding window. Nothing
     is recorded when it raises.
     """
-    if op not in OPS:
-        raise invalid_argument(f"row ops: unknown op {op!r}")
-    itemsize, x_storage = _storage(backend, dtype)
-    y_size, y_storage = _storage(backend, y_dtype)
-    if y_dtype != dtype and not (dtype == "float16" and y_dtype == "float32"):
-        raise invalid_argument(f"row ops: output dtype {y_dtype} for input {dtype}")
-    row_shape = _ints("row_shape", row_shape) or (1,)
-    x_row_strides = _ints("x_row_strides", x_row_strides) or (0,)
-    y_row_strides = _ints("y_row_strides", y_row_strides) or (0,)
-    (n, x_step, y_step) = _ints("n and steps", (n, x_step, y_step))
-    if len(row_shape) > MAX_ROW_DIMS or len(x_row_strides) != len(row_shape) or len(y_row_strides) != len(row_shape):
-        raise invalid_argument(f"row ops: row dims {row_shape} with strides {x_row_strides}, {y_row_strides} "
-                               f"(at most {MAX_ROW_DIMS} dims)")
-    if n < 1 or min(row_shape) < 1:
-        raise invalid_argument(f"row ops: empty problem ({row_shape} rows of {n})")
-    if (weight is not None or bias is not None) and op not in ("layer_norm", "rms_norm"):
-        raise invalid_argument(f"row ops: {op} takes no weight or bias")
-    lse = op == "logsumexp"
-    if lse:
-        y_step = 0
-    eps = float(eps)
-    st = _static(backend, (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, eps))
+    plans = _PLANS.of(backend)
+    has_w, has_b = weight is not None, bias is not None
+    try:
+        key = (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, has_w, has_b)
+        st = plans.get(key)
+    except TypeError:  # unhashable arguments (lists): validated below, not kept
+        key, st = None, None
+    if st is None:
+        st = _validated(backend, op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides,
+                        y_step, has_w, has_b)
+        if key is not None and _plain(key):
+            _PLANS.keep(plans, key, st)
+    (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step) = st.args
+    if type(eps) is not float:
+        eps = float(eps)
     if st.scratch:
         _through_scratch(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, y, y_dtype, y_row_strides,
                          y_step, weight, bias, eps)
         return
+    itemsize, y_size, x_storage, y_storage = st.itemsize, st.y_size, st.x_storage, st.y_storage
+    lse = op == "logsumexp"
     params = [(ptr, n * itemsize) for ptr in (weight, bias) if ptr is not None]
     w_wins = [backend.window(ptr, nbytes, itemsize) for ptr, nbytes in params]
     records = []
@@ -399,8 +448,12 @@ def row_op(backend, op: str, x: int, dtype: str, row_shape: Sequence[int], x_row
     w_vec = vec and all(w.first % 4 == 0 for w in w_wins)
     pair = (vec and st.pair_ok and x_storage == "f16" and y_storage == "f16"
             and all(f % 8 == 0 for regions_firsts in records for f in regions_firsts[1]))
-    defines = row_defines(op, x_storage, y_storage, x_storage, st.plan, vec, w_vec, weight is not None,
-                          bias is not None, pair)
+    variant = (vec, w_vec, pair)
+    defines = st.defines.get(variant)
+    if defines is None:
+        defines = st.defines[variant] = row_defines(op, x_storage, y_storage, x_storage, st.plan, vec, w_vec,
+                                                    has_w, has_b, pair)
+    eps_hi, eps_lo = _EPS_WORDS.get(eps) or _eps_words(eps)
     w_win = w_wins[0] if weight is not None else None
     b_win = w_wins[-1] if bias is not None else None
     ctx = backend.context
@@ -410,6 +463,8 @@ def row_op(backend, op: str, x: int, dtype: str, row_shape: Sequence[int], x_row
         words[5] = firsts[1] & 0xFFFFFFFF
         words[6] = w_win.first if w_win else 0
         words[7] = b_win.first if b_win else 0
+        words[10] = eps_hi
+        words[11] = eps_lo
         buffers = [regions[0], regions[1], w_win.binding if w_win else regions[0],
                    b_win.binding if b_win else regions[0]]
         ctx.dispatch("row_ops", words, buffers, grid, defines)
