@@ -80,14 +80,48 @@ def _run_rows(op: str, x: GpuArray, row_axes: Sequence[int], out: GpuArray, y_st
                    bias=None if bias is None else bias._ptr, eps=eps)
 
 
+def _fast_rows(op: str, x: GpuArray, key: tuple, row_axes: Sequence[int], out: GpuArray,
+               weight: GpuArray | None = None, bias: GpuArray | None = None, eps: float = 0.0) -> None:
+    """:func:`_run_rows` for an output of ``x``'s shape (C-contiguous), its row view
+    remembered under ``key`` (the call structure: the op, ``x``'s shape, strides and dtype and
+    the op's own arguments)."""
+    layout = _FAST.get(key)
+    if layout is None:
+        layout = _layout(x, out._strides, row_axes)
+        if layout is None:
+            _run_rows(op, x, row_axes, out, out._strides, weight=weight, bias=bias, eps=eps)
+            return
+        if len(_FAST) >= 1024:
+            _FAST.clear()
+        _FAST[key] = layout
+    row_shape, xs, ys, n, x_step, y_step = layout
+    _dispatch.call(ops_rows.row_op, op, x._ptr, x.dtype.name, row_shape, xs, n, x_step, out._ptr,
+                   out.dtype.name, ys, y_step,
+                   weight=None if weight is None else weight._ptr,
+                   bias=None if bias is None else bias._ptr, eps=eps)
+
+
+#: call structure -> the row view of a call whose output is C-contiguous of x's shape.
+_FAST: dict[tuple, tuple] = {}
+
+
 def _along_axis(op: str, x: object, axis: int) -> GpuArray:
+    if type(x) is GpuArray and type(axis) is int:
+        key = (op, x._shape, x._strides, x._dtype, axis)
+        if key in _FAST:
+            out = GpuArray._empty(x._shape, x._dtype, zero=False)
+            _fast_rows(op, x, key, (), out)
+            return out
     x = float_array(x, "x")
     if x.ndim == 0:
         return reshape(_along_axis(op, reshape(x, (1,)), axis), ())
     ax = normalize_axis(axis, x.ndim)
     out = GpuArray._empty(x.shape, x.dtype, zero=False)
     if out.size:
-        _run_rows(op, x, (ax,), out, out._strides)
+        if type(x) is GpuArray and type(axis) is int:
+            _fast_rows(op, x, (op, x._shape, x._strides, x._dtype, axis), (ax,), out)
+        else:
+            _run_rows(op, x, (ax,), out, out._strides)
     return out
 
 
@@ -180,23 +214,54 @@ def layer_norm(x: GpuArray, /, normalized_shape: int | Sequence[int], weight: Gp
     ``ValueError`` when ``normalized_shape`` is not the trailing shape of ``x`` or a parameter's
     shape differs from it.
     """
-    x = float_array(x, "x")
-    eps = real_number(eps, "eps")
-    axes, params, x = _normalized(x, normalized_shape, {"weight": weight, "bias": bias})
-    out = GpuArray._empty(x.shape, x.dtype, zero=False)
-    if out.size:
-        _run_rows("layer_norm", x, axes, out, out._strides, weight=params["weight"], bias=params["bias"], eps=eps)
-    return out
+    return _norm("layer_norm", x, normalized_shape, weight, bias, eps)
 
 
 def rms_norm(x: GpuArray, /, normalized_shape: int | Sequence[int], weight: GpuArray | None = None,
              eps: float = 1e-6) -> GpuArray:
     """``x / sqrt(mean(x^2) + eps) * weight`` over the trailing dims ``normalized_shape``
     (torch.nn.functional.rms_norm with an explicit ``eps``). Errors as :func:`layer_norm`."""
-    x = float_array(x, "x")
-    eps = real_number(eps, "eps")
-    axes, params, x = _normalized(x, normalized_shape, {"weight": weight})
+    return _norm("rms_norm", x, normalized_shape, weight, None, eps)
+
+
+def _param_key(p: object) -> tuple | None:
+    """What a call structure records of a weight or bias: None, or its shape, strides, dtype."""
+    if p is None:
+        return None
+    if type(p) is GpuArray:
+        return (p._shape, p._strides, p._dtype)
+    return (object(),)  # never equal: such calls take the checked path
+
+
+def _norm(op: str, x: object, normalized_shape: object, weight: object, bias: object, eps: object) -> GpuArray:
+    """layer_norm / rms_norm: the checks once per call structure (x's shape, strides and dtype,
+    ``normalized_shape``, the parameters' presence, shapes, strides and dtypes), then one row
+    kernel; ``eps`` is a per-call parameter."""
+    eps = eps if type(eps) is float else real_number(eps, "eps")
+    key = None
+    if type(x) is GpuArray and (type(normalized_shape) is int or (type(normalized_shape) is tuple and all(
+            type(k) is int for k in normalized_shape))):
+        key = (op, x._shape, x._strides, x._dtype, normalized_shape, _param_key(weight), _param_key(bias))
+        axes = _NORM_AXES.get(key)
+        if axes is not None:
+            out = GpuArray._empty(x._shape, x._dtype, zero=False)
+            _fast_rows(op, x, key, axes, out, weight, bias, eps)
+            return out
+    x0 = x = float_array(x, "x")
+    params = {"weight": weight, "bias": bias} if op == "layer_norm" else {"weight": weight}
+    axes, params, x = _normalized(x, normalized_shape, params)
+    w, b = params["weight"], params.get("bias")
     out = GpuArray._empty(x.shape, x.dtype, zero=False)
     if out.size:
-        _run_rows("rms_norm", x, axes, out, out._strides, weight=params["weight"], eps=eps)
+        if key is not None and x is x0 and w is weight and b is bias:  # nothing converted
+            if len(_NORM_AXES) >= 1024:
+                _NORM_AXES.clear()
+            _NORM_AXES[key] = axes
+            _fast_rows(op, x, key, axes, out, w, b, eps)
+        else:
+            _run_rows(op, x, axes, out, out._strides, weight=w, bias=b, eps=eps)
     return out
+
+
+#: layer_norm / rms_norm call structure -> its row axes (calls that convert nothing).
+_NORM_AXES: dict[tuple, tuple[int, ...]] = {}
