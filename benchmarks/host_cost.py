@@ -192,8 +192,8 @@ BREAKDOWN_PHASES = (
     ("    queue.write_buffer (parameter ring)", "queue", "write_buffer"),
     ("    queue.submit", "queue", "submit"),
     ("map_async (start the mapping)", "mapper", "map"),
-    ("prepare_next_batch (encoder + pass)", "ctx", "prepare_next_batch"),
     ("wait (device poll until mapped)", "mapper", "wait"),
+    ("  prepare_next_batch (encoder + pass, only while the device is busy)", "ctx", "prepare_next_batch"),
     ("read (copy out of the mapped range)", "mapper", "read"),
     ("unmap", "mapper", "unmap"),
 )

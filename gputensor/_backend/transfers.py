@@ -473,7 +473,8 @@ class Transfers:
         """Read ``size`` bytes (0 < size <= ``SMALL_READ_MAX``) of ``buf`` at ``offset`` after all
         recorded work, through the mapper (``_mapper`` not None): the copy into a pooled staging
         buffer joins the open batch, one submit, one mapping, the next batch's encoder made
-        while the device works (``prepare_next_batch``), one host copy from the mapped range.
+        while the device still works (``prepare_next_batch``, skipped when the first poll finds
+        the copy done: the next recording call opens it), one host copy from the mapped range.
         Returns the bytes, or copies them into ``into`` (None is returned). Raises
         BackendError (invalid argument) for a region outside ``buf``, ``IndexError`` for armed
         index checks that failed (``index_checks``), BackendError when the device fails."""
@@ -487,11 +488,12 @@ class Transfers:
         staging = stagings[0]
         requests = [(staging, length, mapper.map(staging, wgpu.MapMode.READ, 0, length))]
         requests += [(st, nbytes, mapper.map(st, wgpu.MapMode.READ, 0, nbytes)) for st, nbytes, _ in checks]
-        self.prepare_next_batch()
         self._wait()  # (with a mapper: only the flush bound's reset; the waits are below)
         try:
+            idle = self.prepare_next_batch  # only while the device is still busy
             for _, _, request in requests:
-                mapper.wait(request)
+                mapper.wait(request, idle)
+                idle = None
         except Exception as exc:  # wgpu's own error types (a lost device)
             raise wrap_wgpu_error(exc) from None
         data = mapper.read(staging, length, offset - first, size, into)
