@@ -187,7 +187,7 @@ def measure(n_calls: int, batches: int = 5, large: int = 1024) -> list[dict[str,
 #: object, method name); the object is 'ctx' (the context), 'mapper' (its ``mapping.Mapper``) or
 #: 'queue' (the wgpu queue).
 BREAKDOWN_PHASES = (
-    ("stage: copy into staging + flush", "ctx", "_stage"),
+    ("stage: copy into staging + flush", "ctx", "_stage_one"),
     ("  flush (end pass, finish, ring write, submit)", "ctx", "flush"),
     ("    queue.write_buffer (parameter ring)", "queue", "write_buffer"),
     ("    queue.submit", "queue", "submit"),

@@ -26,6 +26,7 @@ from .errors import invalid_argument, not_initialized, out_of_memory, unsupporte
 from .host_memory import readable_bytes, writable_bytes
 from .memory_pool import MemoryPool
 from .wgsl_types import DTYPE_TABLE
+from .transfers import SMALL_READ_MAX
 
 _PTR_SHIFT = 40
 
@@ -345,6 +346,8 @@ class WebGpuBackend(ComputeBackend):
         alloc, offset = self.resolve(src_ptr, nbytes)
         if not nbytes:
             return b""
+        if 0 < nbytes <= SMALL_READ_MAX and ctx._mapper is not None:  # (resolve checked the range)
+            return ctx._read_small(alloc.buffer, offset, nbytes)
         return ctx.readback(alloc.buffer, offset, nbytes)
 
     def copy_dtoh_many(self, pairs: Any) -> None:
