@@ -25,8 +25,8 @@ from .context import WgpuContext
 from .errors import invalid_argument, not_initialized, out_of_memory, unsupported
 from .host_memory import readable_bytes, writable_bytes
 from .memory_pool import MemoryPool
-from .wgsl_types import DTYPE_TABLE
 from .transfers import SMALL_READ_MAX
+from .wgsl_types import DTYPE_TABLE
 
 _PTR_SHIFT = 40
 
