@@ -238,6 +238,9 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         self._param_windows: dict[int, tuple[int, int]] = {}  # see param_window
         self._pass_calls = _PassCalls.load()
         self._bind_group_call = _BindGroupCall.load(device)
+        #: Opens a batch's encoder and compute pass at once (``implementation.batch_opener``;
+        #: None: the public methods).
+        self._batch_opener = implementation.batch_opener(device)
         atexit.register(_drain_at_exit, weakref.ref(self))
 
     # ---- creation -----------------------------------------------------------------------
@@ -487,10 +490,15 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             else:
                 compute_pass = self._pass
                 if compute_pass is None:
-                    encoder = self._open_encoder()  # (may bring the spare batch's open pass)
-                    compute_pass = self._pass
-                    if compute_pass is None:
-                        compute_pass = self._pass = encoder.begin_compute_pass()
+                    opener = self._batch_opener
+                    if self._encoder is None and self._spare is None and opener is not None:
+                        self._encoder, compute_pass = opener()
+                        self._pass = compute_pass
+                    else:
+                        encoder = self._open_encoder()  # (may bring the spare batch's open pass)
+                        compute_pass = self._pass
+                        if compute_pass is None:
+                            compute_pass = self._pass = encoder.begin_compute_pass()
                     self._pass_pipeline = None
                 calls = self._pass_calls
                 if calls is not None:
@@ -551,8 +559,12 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         with self._lock:
             if self._spare is None and self._encoder is None:
                 try:
-                    encoder = self.device.create_command_encoder()
-                    self._spare = (encoder, encoder.begin_compute_pass())
+                    opener = self._batch_opener
+                    if opener is not None:
+                        self._spare = opener()
+                    else:
+                        encoder = self.device.create_command_encoder()
+                        self._spare = (encoder, encoder.begin_compute_pass())
                 except Exception:  # noqa: BLE001 - reported by the next call that records
                     self._spare = None
 
