@@ -187,13 +187,13 @@ def measure(n_calls: int, batches: int = 5, large: int = 1024) -> list[dict[str,
 #: object, method name); the object is 'ctx' (the context), 'mapper' (its ``mapping.Mapper``) or
 #: 'queue' (the wgpu queue).
 BREAKDOWN_PHASES = (
-    ("stage: copy into staging + flush", "ctx", "_stage"),
+    ("stage: copy into staging + flush", "ctx", "_stage_one"),
     ("  flush (end pass, finish, ring write, submit)", "ctx", "flush"),
     ("    queue.write_buffer (parameter ring)", "queue", "write_buffer"),
     ("    queue.submit", "queue", "submit"),
     ("map_async (start the mapping)", "mapper", "map"),
-    ("prepare_next_batch (encoder + pass)", "ctx", "prepare_next_batch"),
     ("wait (device poll until mapped)", "mapper", "wait"),
+    ("  prepare_next_batch (encoder + pass, only while the device is busy)", "ctx", "prepare_next_batch"),
     ("read (copy out of the mapped range)", "mapper", "read"),
     ("unmap", "mapper", "unmap"),
 )

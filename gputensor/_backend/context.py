@@ -11,8 +11,9 @@ on it at once while the host records more), doubled at each such submit up to
 ``FLUSH_BYTES_MAX`` (once the device is busy, fewer submits: each costs ~0.1 ms of host time
 on an H200, more than recording a large operation). Dispatch
 parameters travel in one uniform ring per batch, uploaded with a single ``write_buffer`` just
-before the submit; binding 0 of every kernel is that ring with a *dynamic offset*, so a bind
-group does not depend on the parameters.
+before the submit (skipped when the device's ring already holds the same bytes of a small
+batch); binding 0 of every kernel is that ring with a *dynamic offset*, so a bind group does
+not depend on the parameters.
 
 Per-dispatch host cost is kept low by caching (every cache is guarded by the context lock):
 
@@ -76,6 +77,11 @@ FLUSH_BYTES_MAX = 2 << 30
 
 #: Bytes of the uniform ring that carries the parameters of one batch's dispatches.
 UNIFORM_RING_BYTES = 256 * 1024
+
+#: Parameter bytes of a batch up to which ``flush`` compares them with what the ring already
+#: holds on the device and skips the ``write_buffer`` when they are equal (a loop that repeats
+#: the same small operations submits the same parameters each time).
+RING_REUSE_BYTES = 4096
 
 #: Sizes of the uniform window a bind group exposes at its dynamic offset (parameters of up to
 #: 256 bytes, the common case, share one window size and so one bind group).
@@ -226,9 +232,15 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         )
         self._ring_data = bytearray(UNIFORM_RING_BYTES)
         self._ring_used = 0
+        #: The first bytes of the device's ring as the last ``write_buffer`` left them (at most
+        #: ``RING_REUSE_BYTES``; see ``_write_ring``).
+        self._ring_device = bytearray()
         self._param_windows: dict[int, tuple[int, int]] = {}  # see param_window
         self._pass_calls = _PassCalls.load()
         self._bind_group_call = _BindGroupCall.load(device)
+        #: Opens a batch's encoder and compute pass at once (``implementation.batch_opener``;
+        #: None: the public methods).
+        self._batch_opener = implementation.batch_opener(device)
         atexit.register(_drain_at_exit, weakref.ref(self))
 
     # ---- creation -----------------------------------------------------------------------
@@ -478,10 +490,15 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             else:
                 compute_pass = self._pass
                 if compute_pass is None:
-                    encoder = self._open_encoder()  # (may bring the spare batch's open pass)
-                    compute_pass = self._pass
-                    if compute_pass is None:
-                        compute_pass = self._pass = encoder.begin_compute_pass()
+                    opener = self._batch_opener
+                    if self._encoder is None and self._spare is None and opener is not None:
+                        self._encoder, compute_pass = opener()
+                        self._pass = compute_pass
+                    else:
+                        encoder = self._open_encoder()  # (may bring the spare batch's open pass)
+                        compute_pass = self._pass
+                        if compute_pass is None:
+                            compute_pass = self._pass = encoder.begin_compute_pass()
                     self._pass_pipeline = None
                 calls = self._pass_calls
                 if calls is not None:
@@ -542,8 +559,12 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         with self._lock:
             if self._spare is None and self._encoder is None:
                 try:
-                    encoder = self.device.create_command_encoder()
-                    self._spare = (encoder, encoder.begin_compute_pass())
+                    opener = self._batch_opener
+                    if opener is not None:
+                        self._spare = opener()
+                    else:
+                        encoder = self.device.create_command_encoder()
+                        self._spare = (encoder, encoder.begin_compute_pass())
                 except Exception:  # noqa: BLE001 - reported by the next call that records
                     self._spare = None
 
@@ -586,7 +607,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
                     compute_pass.end()
                 command_buffer = encoder.finish()
                 if ring_used:
-                    self.queue.write_buffer(self._ring, 0, self._ring_data, 0, ring_used)
+                    self._write_ring(ring_used)
                 self.flush_uploads(upload_used)
                 self.queue.submit([command_buffer])
             except Exception as exc:
@@ -594,6 +615,25 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             finally:
                 del keepalive
             self.stats["submits"] += 1
+
+    def _write_ring(self, used: int) -> None:
+        """Upload the first ``used`` bytes of the parameter ring before a submit (lock held),
+        unless the device's ring already holds exactly those bytes (small batches only: the
+        comparison is a copy and a memcmp of at most ``RING_REUSE_BYTES``). Queue order makes
+        the skip safe: every earlier batch was submitted after the write it reads."""
+        known = self._ring_device
+        if used <= RING_REUSE_BYTES:
+            data = self._ring_data[:used]
+            if used <= len(known) and data == known[:used]:
+                self.stats["ring_writes_skipped"] = self.stats.get("ring_writes_skipped", 0) + 1
+                return
+            known.clear()  # (unknown until the write below has succeeded)
+            self.queue.write_buffer(self._ring, 0, self._ring_data, 0, used)
+            known[:] = data
+        else:
+            known.clear()
+            self.queue.write_buffer(self._ring, 0, self._ring_data, 0, used)
+            known[:] = self._ring_data[:RING_REUSE_BYTES]
 
     def _wait(self) -> None:
         """Block this thread until the submitted work is done (then map callbacks have fired),

@@ -153,14 +153,21 @@ class Mapper:
             raise
         return request
 
-    def wait(self, request: MapRequest) -> None:
+    def wait(self, request: MapRequest, idle: Any = None) -> None:
         """Poll until ``request``'s callback fired, then give its buffer the mapped state that
-        wgpu-py's map handler sets. RuntimeError when the mapping failed."""
+        wgpu-py's map handler sets. In spin mode, ``idle`` (a callable, or None) is called once
+        when the first poll finds the mapping still pending: host work that the wait hides,
+        and that is skipped when the device is already done. RuntimeError when the mapping
+        failed."""
         if request.status is None:
             poll, device, null = self._lib.wgpuDevicePoll, self._device, self._null
             polls = 0
             try:
                 if self.spin:
+                    poll(device, False, null)
+                    polls += 1
+                    if idle is not None and request.status is None:
+                        idle()
                     spin_until = time.perf_counter() + SPIN_SECONDS
                     while request.status is None:
                         poll(device, False, null)

@@ -53,6 +53,10 @@ TRANSFER_DEPTH = 3
 #: the direct path (``Transfers._read_small``: no chunking, no generator steps).
 SMALL_READ_MAX = 64 * 1024
 
+#: Size of the staging buffer each context keeps for the smallest reads (scalars, the fence of
+#: ``synchronize``): one buffer reused by every such read that does not overlap another.
+SMALL_STAGING_BYTES = 256
+
 #: Threads that share one large host copy (0: automatic, 1 on software adapters, whose device
 #: copies run on the same CPU cores, else up to 4). The ``copy_threads`` knob
 #: (``$GPUTENSOR_COPY_THREADS``, see ``config``) sets it.
@@ -215,6 +219,8 @@ class Transfers:
         #: Submits known to be complete (a readback's mapping completed after them): while it
         #: equals ``stats["submits"]`` and nothing is recorded, ``synchronize`` has nothing to wait for.
         self._completed_submits = 0
+        #: The staging buffer of small reads while no read uses it (``_stage_one``), else None.
+        self._small_staging: Any = device.create_buffer(size=SMALL_STAGING_BYTES, usage=_STAGING_USAGE)
 
     def upload(self, data: Any) -> Any:
         """A new storage buffer holding the bytes of ``data`` (any buffer-protocol object)."""
@@ -469,43 +475,81 @@ class Transfers:
                 self._nosync_map = False  # an older/newer wgpu-py without the mode
         return staging.map_async(wgpu.MapMode.READ, 0, size)
 
+    def _stage_one(self, buf: Any, start: int, length: int, checks: list[Any]) -> tuple[Any, int]:
+        """``_stage`` for one piece (``_read_small``): the copy of ``length`` bytes of ``buf`` at
+        ``start`` into a staging buffer (the context's small one when free, else a pooled one),
+        the armed index checks (appended to ``checks``) and the submit; the staging buffer and
+        the submits made so far. Raises BackendError (device error) when the submit fails."""
+        with self._lock:
+            staging = self._small_staging
+            if staging is not None and length <= SMALL_STAGING_BYTES:
+                self._small_staging = None
+            else:
+                try:
+                    staging = self._staging.take(length)
+                except BackendError as exc:
+                    raise device_state.classify(self, exc) from None
+            self._end_pass().copy_buffer_to_buffer(buf, start, staging, 0, length)
+            self._keepalive.append(buf)
+            if self._check_messages:
+                staged = self._stage_index_checks(self._staging)
+                if staged is not None:
+                    checks.append(staged)
+            try:
+                self.flush()
+            except BackendError as exc:
+                self._give_small(staging)
+                raise device_state.classify(self, device_error(f"readback submit failed: {exc.message}")) from None
+            return staging, self.stats["submits"]
+
+    def _give_small(self, staging: Any) -> None:
+        """Return a staging buffer of ``_stage_one``: into the small slot when it is the slot's
+        size and the slot is empty, else to the pool."""
+        if staging.size == SMALL_STAGING_BYTES and self._small_staging is None:
+            self._small_staging = staging
+        else:
+            self._staging.give(staging)
+
     def _read_small(self, buf: Any, offset: int, size: int, into: memoryview | None = None) -> bytes | None:
         """Read ``size`` bytes (0 < size <= ``SMALL_READ_MAX``) of ``buf`` at ``offset`` after all
-        recorded work, through the mapper (``_mapper`` not None): the copy into a pooled staging
-        buffer joins the open batch, one submit, one mapping, the next batch's encoder made
-        while the device works (``prepare_next_batch``), one host copy from the mapped range.
-        Returns the bytes, or copies them into ``into`` (None is returned). Raises
-        BackendError (invalid argument) for a region outside ``buf``, ``IndexError`` for armed
-        index checks that failed (``index_checks``), BackendError when the device fails."""
+        recorded work, through the mapper (``_mapper`` not None): the copy into a staging buffer
+        (one kept for reads of up to ``SMALL_STAGING_BYTES``, else a pooled one) joins the open
+        batch, one submit, one mapping, the next batch's encoder made while the device still
+        works (``prepare_next_batch``, skipped when the first poll finds the copy done: the next
+        recording call opens it), one host copy from the mapped range. Returns the bytes, or
+        copies them into ``into`` (None is returned). Raises BackendError (invalid argument) for
+        a region outside ``buf``, ``IndexError`` for armed index checks that failed
+        (``index_checks``), BackendError when the device fails."""
         if offset < 0 or offset + size > buf.size:
             raise invalid_argument(f"readback of {size} bytes at {offset} is outside a {buf.size}-byte buffer")
-        first = offset // 4 * 4
-        length = round_up(offset + size, 4) - first
+        first = offset & ~3
+        length = ((offset + size + 3) & ~3) - first
         checks: list[tuple[Any, int, list[tuple[str, ...]]]] = []
-        stagings, mark = self._stage([(0, buf, first, length, offset - first, size, 0)], checks)
+        staging, mark = self._stage_one(buf, first, length, checks)
         mapper = self._mapper
-        staging = stagings[0]
-        requests = [(staging, length, mapper.map(staging, wgpu.MapMode.READ, 0, length))]
-        requests += [(st, nbytes, mapper.map(st, wgpu.MapMode.READ, 0, nbytes)) for st, nbytes, _ in checks]
-        self.prepare_next_batch()
+        read = wgpu.MapMode.READ
+        request = mapper.map(staging, read, 0, length)
+        more = [mapper.map(st, read, 0, nbytes) for st, nbytes, _ in checks] if checks else ()
         self._wait()  # (with a mapper: only the flush bound's reset; the waits are below)
         try:
-            for _, _, request in requests:
-                mapper.wait(request)
+            mapper.wait(request, self.prepare_next_batch)  # (the hook runs only while the device is busy)
+            for other in more:
+                mapper.wait(other)
         except Exception as exc:  # wgpu's own error types (a lost device)
             raise wrap_wgpu_error(exc) from None
         data = mapper.read(staging, length, offset - first, size, into)
         mapper.unmap(staging)
-        self._staging.give(staging)
-        flags = []
-        for (st, nbytes, _), (_, _, messages) in zip(requests[1:], checks):
-            flags.append((mapper.read(st, nbytes, 0, nbytes), messages))
-            mapper.unmap(st)
-            self._staging.give(st)
+        self._give_small(staging)
         if mark > self._completed_submits:
             self._completed_submits = mark
-        for raw, messages in flags:
-            raise_index_errors(raw, messages)
+        if checks:
+            flags = []
+            for st, nbytes, messages in checks:
+                flags.append((mapper.read(st, nbytes, 0, nbytes), messages))
+                mapper.unmap(st)
+                self._staging.give(st)
+            for raw, messages in flags:
+                raise_index_errors(raw, messages)
         return data
 
     def readback_into(self, buf: Any, offset_bytes: int, dst: Any) -> None:

@@ -25,6 +25,7 @@ from .context import WgpuContext
 from .errors import invalid_argument, not_initialized, out_of_memory, unsupported
 from .host_memory import readable_bytes, writable_bytes
 from .memory_pool import MemoryPool
+from .transfers import SMALL_READ_MAX
 from .wgsl_types import DTYPE_TABLE
 
 _PTR_SHIFT = 40
@@ -345,6 +346,8 @@ class WebGpuBackend(ComputeBackend):
         alloc, offset = self.resolve(src_ptr, nbytes)
         if not nbytes:
             return b""
+        if 0 < nbytes <= SMALL_READ_MAX and ctx._mapper is not None:  # (resolve checked the range)
+            return ctx._read_small(alloc.buffer, offset, nbytes)
         return ctx.readback(alloc.buffer, offset, nbytes)
 
     def copy_dtoh_many(self, pairs: Any) -> None:
