@@ -14,8 +14,9 @@ whose n and starts are multiples of 8 load two units with one 16-byte access); s
 RPW neighbouring rows side by side so that the loads coalesce across rows. A row of at most
 ``TPR * 4 * MAX_CACHED_UNITS`` elements is held in registers and read once; longer rows are read
 twice, once for the statistics (running max and rescaled sums, Chan-merged means and squared
-deviations) and once for the output (the re-read hits the L2 cache on large GPUs). Launch plans
-without the pointers are cached per problem (``_static``).
+deviations) and once for the output (the re-read hits the L2 cache on large GPUs). The pointer-free
+part of a call (checks, launch shape, chunks, parameter words, kernel placeholders) is made once
+per call structure and replayed (``_PLANS``); eps and the pointers are filled in per call.
 
 A float16 output that cannot be stored as whole u32 words per row (odd row lengths, strided
 rows, logsumexp) is computed into a float32 scratch buffer and cast into place.

@@ -94,9 +94,15 @@ def _fast_rows(op: str, x: GpuArray, key: tuple, row_axes: Sequence[int], out: G
         if len(_FAST) >= 1024:
             _FAST.clear()
         _FAST[key] = layout
+    _record(op, x, layout, out, weight, bias, eps)
+
+
+def _record(op: str, x: GpuArray, layout: tuple, out: GpuArray, weight: GpuArray | None = None,
+            bias: GpuArray | None = None, eps: float = 0.0) -> None:
+    """Record the row kernel of ``op`` over the row view ``layout`` of ``x`` into ``out``."""
     row_shape, xs, ys, n, x_step, y_step = layout
-    _dispatch.call(ops_rows.row_op, op, x._ptr, x.dtype.name, row_shape, xs, n, x_step, out._ptr,
-                   out.dtype.name, ys, y_step,
+    _dispatch.call(ops_rows.row_op, op, x._ptr, x._dtype.name, row_shape, xs, n, x_step, out._ptr,
+                   out._dtype.name, ys, y_step,
                    weight=None if weight is None else weight._ptr,
                    bias=None if bias is None else bias._ptr, eps=eps)
 
@@ -107,10 +113,10 @@ _FAST: dict[tuple, tuple] = {}
 
 def _along_axis(op: str, x: object, axis: int) -> GpuArray:
     if type(x) is GpuArray and type(axis) is int:
-        key = (op, x._shape, x._strides, x._dtype, axis)
-        if key in _FAST:
+        layout = _FAST.get((op, x._shape, x._strides, x._dtype, axis))
+        if layout is not None:
             out = GpuArray._empty(x._shape, x._dtype, zero=False)
-            _fast_rows(op, x, key, (), out)
+            _record(op, x, layout, out)
             return out
     x = float_array(x, "x")
     if x.ndim == 0:
