@@ -164,10 +164,10 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
             raise invalid_argument("det needs its result buffer")
         cols = 0
         b_reg, b_first = _bind(backend, b, 3 * batch, itemsize)
-    else:
-        cols = 0
-        b_reg, b_first = a_reg, 0
-    f_reg = _bind(backend, flag, 1, 4)[0] if flag is not None else a_reg
+    else:  # cholesky reads and writes A only: B is a spare region (both are declared written,
+        cols = 0  # and Dawn refuses two overlapping writable bindings)
+        b_reg, b_first = ctx.spare_region(itemsize), 0
+    f_reg = _bind(backend, flag, 1, 4)[0] if flag is not None else ctx.spare_region(4)
     if flag is None and op in ("cholesky", "solve", "inv"):
         raise invalid_argument(f"{op} needs a flag buffer")
     words = [batch, n, cols if op == "solve" else n, a_first, a_ld, a_bs, b_first, b_ld, b_bs, 0, 0, 0]

@@ -144,12 +144,15 @@ def jacobi_small(backend, mode: str, dtype: str, batch: int, m: int, n: int, x: 
     wins = [backend.window(x, batch * m * n * itemsize, itemsize),
             backend.window(s, batch * n * realsize, realsize),
             backend.window(u, batch * m * n * itemsize, itemsize),
-            backend.window(v if v is not None else u, batch * (n * n if v is not None else m * n) * itemsize,
-                           itemsize),
             backend.window(status, batch * 4, 4)]
+    # without V (eigh) its binding is a spare region: bound over U, two overlapping writable
+    # bindings, which Dawn refuses
+    v_win = backend.window(v, batch * n * n * itemsize, itemsize) if v is not None else None
+    v_binding, v_first = (v_win.binding, v_win.first) if v_win is not None else (ctx.spare_region(itemsize), 0)
     words = [batch, wins[0].first, wins[1].first, wins[2].first, u_strides[0], u_strides[1],
-             wins[3].first, v_strides[0], v_strides[1], wins[4].first]
-    ctx.dispatch("svd_jacobi_small", words, [w.binding for w in wins], ctx.fold_grid(batch), defines)
+             v_first, v_strides[0], v_strides[1], wins[3].first]
+    bindings = [wins[0].binding, wins[1].binding, wins[2].binding, v_binding, wins[3].binding]
+    ctx.dispatch("svd_jacobi_small", words, bindings, ctx.fold_grid(batch), defines)
 
 
 #: Columns per block of the block kernel (two blocks, 32 columns, per workgroup).
@@ -215,11 +218,14 @@ def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: in
     thresholds = block_thresholds(dtype, m, n)
     ctx = backend.context
     xw = backend.window(x, batch * n * m * itemsize, itemsize)
-    vw = backend.window(v, batch * n * n * itemsize, itemsize) if v is not None else xw
+    vw = backend.window(v, batch * n * n * itemsize, itemsize) if v is not None else None
     fw = backend.window(flags, batch * max_sweeps * 4, 4)
-    buffers = [xw.binding, vw.binding, fw.binding]
+    # without V its binding is a spare region (over X: two overlapping writable bindings,
+    # which Dawn refuses)
+    v_binding, v_first = (vw.binding, vw.first) if vw is not None else (ctx.spare_region(itemsize), 0)
+    buffers = [xw.binding, v_binding, fw.binding]
     grid = ctx.fold_grid(batch * (nb // 2))
     for sweep in range(first_sweep, first_sweep + sweeps):
         for step in range(nb - 1):
-            words = [batch, m, n, nb, step, sweep, max_sweeps, xw.first, vw.first, fw.first, *thresholds]
+            words = [batch, m, n, nb, step, sweep, max_sweeps, xw.first, v_first, fw.first, *thresholds]
             ctx.dispatch("svd_jacobi_block", words, buffers, grid, defines)
