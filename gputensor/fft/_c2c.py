@@ -113,24 +113,13 @@ def c2c(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> GpuArray:
     float64: complex128). ``TypeError`` unless ``x`` is complex64, complex128, float32 or
     float64 (the 64-bit ones need ``shader-f64``); ``ValueError`` for a zero-length axis with
     other elements present is the caller's to raise (an empty ``x`` gives an empty result)."""
-    dtype = _OUT_DTYPE.get(x.dtype)
-    if dtype is None:
-        raise TypeError(f"c2c: expected a complex or real floating array, not {x.dtype}")
-    shape = x.shape
-    out = GpuArray._empty(shape, dtype, zero=False)
-    if out.size == 0:
-        return out
-    out_strides = contiguous_strides(shape)
-    batch = shape[:axis] + shape[axis + 1:]
-    dst_strides = out_strides[:axis] + out_strides[axis + 1:]
-    src_strides = x._strides[:axis] + x._strides[axis + 1:]
-    if (len(batch) > ops_fft.MAX_BATCH_DIMS - 2
-            and len(ops_fft.merge_batch(batch, src_strides, dst_strides)[0]) > ops_fft.MAX_BATCH_DIMS - 2):
+    prep = prepare(x, axis, inverse, scale)
+    if prep is None:
+        if x.size == 0:
+            return GpuArray._empty(x.shape, _OUT_DTYPE[x.dtype], zero=False)
         x = _copy_contiguous(x)  # (batch dims that do not merge: rare high-rank strided views)
-        src_strides = dst_strides
-    call(ops_fft.c2c, dtype.name, shape[axis], x._ptr, x._strides[axis], out._ptr, out_strides[axis],
-         batch, src_strides, dst_strides, inverse=bool(inverse), scale=float(scale), real_src=dtype != x.dtype)
-    return out
+        prep = prepare(x, axis, inverse, scale)
+    return run_prepared(x, prep)
 
 
 def resize_axis(x: GpuArray, n: int, axis: int) -> GpuArray:
