@@ -210,6 +210,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("fft_two_butterflies", "GPUTENSOR_FFT_TWO_BUTTERFLIES", _not_off, True, False,
          "fft: workgroups whose radices are all 4 or more take one invocation per 8 elements, "
          "up to two butterflies each per pass (off: one invocation per butterfly of the smallest radix)"),
+    Knob("fft_real_fused", "GPUTENSOR_FFT_REAL_FUSED", _not_off, True, False,
+         "fft: real forward transforms whose half length takes a four-step decomposition form their "
+         "outputs in the store of its last pass (off: a separate fft_real_post dispatch after it)"),
 )
 
 _BY_NAME: dict[str, Knob] = {knob.name: knob for knob in KNOBS}

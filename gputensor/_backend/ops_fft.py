@@ -172,14 +172,16 @@ def _invocations(n: int, per: int, rmin: int, limit: int) -> int:
     return min(limit, -(-wg // unit) * unit)
 
 
-_knobs: list[Any] = [-1, (True, True)]  # [config.generation, knobs() then]
+_knobs: list[Any] = [-1, (True, True, True)]  # [config.generation, knobs() then]
 
 
-def knobs() -> tuple[bool, bool]:
+def knobs() -> tuple[bool, bool, bool]:
     """The knobs the plans depend on (part of their keys): ``fft_column_split``,
-    ``fft_two_butterflies`` (read again when an override or assignment changed the knobs)."""
+    ``fft_two_butterflies``, ``fft_real_fused`` (read again when an override or assignment
+    changed the knobs)."""
     if _knobs[0] != config.generation:
-        _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")))
+        _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")),
+                     bool(config.value("fft_real_fused")))
         _knobs[0] = config.generation
     return _knobs[1]
 
@@ -387,11 +389,18 @@ class Planner:
             hi = self._table(np.exp(-2j * np.pi * tw_split * np.arange(-(-total // tw_split)) / total))
         inner = self.twiddles(n)
         mode, conj = real if real is not None else (0, False)
-        real_at = self._table(np.exp(-1j * np.pi * np.arange(n + 1) / n)) if mode else 0
         spec_at = 0
         src_len = dst_len = n
-        if mode:
+        if mode == 3:  # (the last pass of a four-step half-length transform: see ``four_step_real``)
+            assert twiddle is not None and tdim == 0 and per % 2 == 0 and dims[0][0] % per == 0
+            h = twiddle[0]
+            real_at = self._table(np.exp(-1j * np.pi * np.arange(h // n) / h))  # W_2h^col
+            spec_at = self._table(np.exp(-1j * np.pi * (h // n) * np.arange(n + 1) / h))  # W_2h^(m k1)
+        elif mode:
+            real_at = self._table(np.exp(-1j * np.pi * np.arange(n + 1) / n))
             src_len, dst_len = n + (mode == 2), n + (mode == 1)
+        else:
+            real_at = 0
         if blue is not None:
             src_len = dst_len = blue[0]
             real_at, spec_at, conj = blue[1], blue[2], False
@@ -406,9 +415,12 @@ class Planner:
                  self.scale_entry(scale), len(dims), real_at, spec_at, *(d[0] for d in padded),
                  *(d[1] & _U32 for d in padded), *(d[2] & _U32 for d in padded)]
         isz = self.itemsize
+        dst_region = self._region(dst, dst_len, [(d[0], d[2]) for d in dims], 2)
+        if mode == 3:  # one element more: X[h] of the last row, written by its column 0
+            dst_region = dst_region._replace(nbytes=dst_region.nbytes + isz)
         regions = (
             self._region(src, src_len, [(d[0], d[1]) for d in dims], 1),
-            self._region(dst, dst_len, [(d[0], d[2]) for d in dims], 2),
+            dst_region,
             Region(2, 0, 0, isz, 0, 5, 0),  # the table: size filled in at compile
         )
         grid = self.ctx.fold_grid(-(-batch // per))
@@ -491,6 +503,34 @@ class Planner:
         src_len, dst_len = (n + 1, n) if inverse else (n, n + 1)
         self._stockham(n, radices, (rows,), View(src, 0, 1, (src_len,)), View(dst, 0, 1, (dst_len,)), inverse,
                        scale, None, (2 if inverse else 1, conj))
+        return True
+
+    def four_step_real(self, n: int, rows: int, src: int, dst: int, scale: float, conj: bool) -> bool:
+        """Append the dispatches of a real forward transform of length 2n over ``rows``
+        contiguous rows (operand ``src``: rows of 2n reals read as n complex values; ``dst``:
+        rows of n + 1) where length n takes a four-step decomposition n = n1 m: the length-m
+        transforms into a scratch array, then one dispatch of the n1-point column transforms
+        whose store forms X[k] from Z[k] and Z[n - k]: a workgroup holds columns j and m - j
+        together (REAL 3 of ``fft_stockham.wgsl``). False (nothing appended) where the knob
+        ``fft_real_fused`` is off, n does not take that decomposition, or the column pass's
+        workgroups do not hold whole pairs (an odd m, one column per workgroup)."""
+        radices = factor(n)
+        if not knobs()[2] or radices is None or self.shape(n) is not None:
+            return False
+        n1 = self._split(n)
+        if n1 is None:
+            return False
+        m = n // n1
+        shape = self.shape(n1)
+        if shape is None or m < 2:
+            return False
+        per, _ = row_group(self.ctx, n1, factor(n1), shape[0], m * rows, m == 1)
+        if per < 2 or per % 2 or m % per:
+            return False
+        tmp = self.scratch(rows * n)
+        self.transform(m, (n1, rows), View(src, 0, n1, (1, n)), View(tmp, 0, 1, (m, n)), False, 1.0)
+        self._stockham(n1, factor(n1), (m, rows), View(tmp, 0, m, (1, n)), View(dst, 0, m, (1, n + 1)), False,
+                       scale, (n, 0), (3, conj))
         return True
 
     def real_step(self, kernel: str, n: int, rows: int, src: int, dst: int, scale: float, conj: bool) -> None:
@@ -821,7 +861,7 @@ def _axes_plan(backend: Any, dtype: str, shape: tuple[int, ...], src_strides: tu
 
 def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: int, batch_shape: Sequence[int],
               src_axis: int, src_strides: Sequence[int], dst_axis: int, dst_strides: Sequence[int], inverse: bool,
-              scale: float, real_src: bool, split: tuple[bool, bool]) -> _Plan:
+              scale: float, real_src: bool, split: tuple[bool, ...]) -> _Plan:
     """The plan of a call (its merged batch dims: shared by the calls that merge alike)."""
     storage(backend, dtype)  # invalid argument for another dtype, unsupported without shader-f64
     sizes, sstr, dstr = merge_batch(batch_shape, src_strides, dst_strides)

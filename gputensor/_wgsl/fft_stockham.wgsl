@@ -34,6 +34,14 @@
 // loaded as S + i conj(w) D, S = X[i] + conj(X[N-i]), D = X[i] - conj(X[N-i]): its inverse DFT
 // of length N is the real result read as (even, odd) pairs, times 2N.
 //
+// REAL 3 (the last pass of a four-step decomposition of the half-length transform, N = n1 the
+// column length, h = N m): batch dim 0 is the column k2 < m = p.size[0] (its coordinate is also
+// the twiddle coordinate, p.tdim 0), and a workgroup's C entries (C even, a divisor of m) hold
+// columns j (entries c < C / 2) and m - j (entry c + C / 2; j = 0: column m / 2), so entry c's
+// results Z[col + m k1] and their partners Z[h - col - m k1] are in workgroup memory; the store
+// writes X[col + m k1] as REAL 1 does (w = exp(-2 pi i k / 2h) from table entries p.real_at +
+// col and p.spec_at + k1), column 0 also X[h].
+//
 // BLUE (Bluestein's chirp-z transform of length BN through transforms of length N >= 2 BN - 1,
 // all in workgroup memory): elements i < BN are loaded times the chirp w[i] (the others are 0),
 // transformed, multiplied by the chirp kernel's spectrum (table entries p.spec_at + j) and
@@ -269,6 +277,41 @@ fn real_pre(x: C2, y: C2, i: u32, conj: bool) -> C2 {
     return C2(sum.x - u.y, sum.y + u.x);
 }
 
+// REAL 3: the column of position u (< m) of a row: positions q C + c hold columns q C / 2 + c
+// (c < C / 2) and m - (q C / 2 + c - C / 2) (m / 2 for 0), the partners c and c + C / 2
+fn paired_column(u: u32, m: u32) -> u32 {
+    let half = C / 2u;
+    let c = u % C;
+    let j = (u / C) * half + c % half;
+    if c < half {
+        return j;
+    }
+    return select(m - j, m / 2u, j == 0u);
+}
+
+// X[col + m k1] (REAL 3) of entry c, column col, from the column transforms held in workgroup
+// memory (Z[h - col - m k1] in the entry itself for columns 0 and m / 2, else in its partner),
+// times s
+fn real_post_paired(c: u32, col: u32, k1: u32, s: T, conj: bool) -> C2 {
+    let m = p.size[0];
+    let cb = c * PITCH;
+    let a = sh[slot(cb, k1 % N)];
+    var b: C2;
+    if col == 0u {
+        b = sh[slot(cb, (N - k1 % N) % N)];
+    } else if col == m / 2u {
+        b = sh[slot(cb, N - 1u - k1)];
+    } else {
+        b = sh[slot(((c + C / 2u) % C) * PITCH, N - 1u - k1)];
+    }
+    let e = C2(a.x + b.x, a.y - b.y);
+    let d = C2(a.x - b.x, a.y + b.y);
+    let w = cmul(tw[p.tw_first + p.real_at + col], tw[p.tw_first + p.spec_at + k1]);
+    let t = cmul(w, C2(d.y, -d.x));
+    let lo = e + t;
+    return conj_if(C2(lo.x * s, lo.y * s), conj);
+}
+
 fn signed(word: u32) -> i32 {
     return bitcast<i32>(word);
 }
@@ -285,6 +328,9 @@ fn entry(b: u32) -> vec3<i32> {
         if d + 1u < p.nb {
             coord = rest % p.size[d];
             rest = rest / p.size[d];
+        }
+        if REAL == 3u && d == 0u {
+            coord = paired_column(coord, p.size[0]);
         }
         so += i32(coord) * signed(p.src_stride[d]);
         dof += i32(coord) * signed(p.dst_stride[d]);
@@ -464,12 +510,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             var v: C2;
             if REAL == 1u {
                 v = real_post(c * PITCH, k, scale * T(0.5), (p.flags & 16u) != 0u);
+            } else if REAL == 3u {
+                v = real_post_paired(c, u32(ent.z), k, scale * T(0.5), (p.flags & 16u) != 0u);
             } else if BLUE {
                 v = cmul(conj_if(sh[slot(c * PITCH, k)], true), chirp(k)) * scale;
             } else {
                 v = conj_if(sh[slot(c * PITCH, k)], inverse) * scale;
             }
             dst[u32(ent.y + i32(k) * da)] = v;
+        }
+    }
+    if REAL == 3u && lid < count {
+        // X[h], from Z[0]: written by the entry of column 0
+        ent = entry(b0 + lid);
+        if ent.z == 0 {
+            dst[u32(ent.y + i32(N) * da)] = real_post_paired(lid, 0u, N, scale * T(0.5), (p.flags & 16u) != 0u);
         }
     }
 }
