@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import gputensor as gt
 import gputensor.fft as gfft
-from gputensor._backend import get_backend
+from gputensor._backend import config, get_backend
 
 from _compare import gpu, to_numpy
 from _compare import tol
@@ -213,6 +213,32 @@ def test_unfused_lengths_with_conjugation(norm: str) -> None:
         _check(gfft.ihfft(gpu(x), norm=norm), np.fft.ihfft(x, norm=norm), "float32", n)
         c = _complex(rng, (3, n // 2 + 1), "float32")
         _check(gfft.hfft(gpu(c), n=n, norm=norm), np.fft.hfft(c, n=n, norm=norm), "float32", n)
+
+
+@pytest.mark.parametrize("dtype,n,rows", [("float32", 1 << 14, 3), ("float32", 1 << 17, 1),
+                                           ("float32", 2 * 3 * 4096, 2), ("float64", 1 << 13, 2),
+                                           ("float32", 12500, 2)])
+def test_four_step_real_forward_fused_and_not(dtype: str, n: int, rows: int) -> None:
+    """Half-lengths beyond a workgroup take the four-step decomposition; with the knob
+    ``fft_real_fused`` on, its last pass forms the outputs (columns j and m - j in one
+    workgroup, columns 0 and m / 2 alone, X[n/2] from column 0): one dispatch fewer, no
+    ``fft_real_post`` dispatch; off, the separate real step. Powers of two, mixed radix, complex128, and
+    12500 (half 6250 = 10 x 625: an odd column count, which stays unfused), norms and the
+    conjugation of ihfft, against NumPy."""
+    x = _real(_rng(n), (rows, n), dtype)
+    g = gpu(x)
+    stats = get_backend().context.stats
+    dispatches = {}
+    for fused in (True, False):
+        with config.override(fft_real_fused=fused):
+            for norm in ("backward", "ortho"):
+                _check(gfft.rfft(g, norm=norm), np.fft.rfft(x, norm=norm), dtype, n)
+                _check(gfft.ihfft(g, norm=norm), np.fft.ihfft(x, norm=norm), dtype, n)
+            gt.synchronize()
+            before = stats["dispatches"]
+            gfft.rfft(g)
+            dispatches[fused] = stats["dispatches"] - before
+    assert dispatches[True] == dispatches[False] - (n != 12500), dispatches
 
 
 # ---- frequencies and shifts ------------------------------------------------------------------
