@@ -11,8 +11,8 @@ Cases (through the public API; complex64 unless named, float32 input for the rea
 * ``fft2.c64.1024^2``, ``fft2.c64.4096^2``, ``fftn.c64.256^3``: n-D over every axis;
 * ``fft.c128.2^12``, ``fft.c128.2^20``, ``fft.c128.1009``: complex128;
 * ``rfft.f32.N``: real transforms of powers of two (2^10, 2^16, 2^20) and of primes (1009,
-  65537), single and batched (``2^12xb1024``, ``1009xb1024``); ``irfft.c64.2^16`` (2^15 + 1
-  values to 2^16 reals).
+  65537), single and batched (``2^12xb64``, ``2^12xb1024``, ``2^16xb64``, ``1009xb1024``);
+  ``irfft.c64.2^16`` (2^15 + 1 values to 2^16 reals).
 
 For each framework a case is called once (cold: compilation, plans), its result checked against
 numpy.fft of the same input (max error relative to the largest value, printed as ``err``;
@@ -25,6 +25,12 @@ the final synchronisation); ``gt/torch`` and ``gt/cupy`` are speed ratios of the
 (torch wall / gputensor wall: above 1, gputensor is faster).
 Targets (issue 16): rfft at least 0.5x cuFFT for powers of two, 0.3x for prime lengths.
 
+``gt disp`` is the number of dispatches per gputensor call (the context's counter over the
+timed batches). ``--ab KNOB[,KNOB]`` (names of ``gputensor._backend.config`` knobs, e.g.
+``fft_real_fused,fft_two_butterflies``): after each case's row, one more gputensor row per knob
+with that knob flipped (``config.override``; case id suffixed ``[knob=0]`` or ``[knob=1]``),
+its ratios against the same torch and cupy times: both variants measured in one run.
+
 ``--quick``: tiny sizes (seconds, any adapter: lavapipe in CI); ``--only PATTERN[,PATTERN]``
 (fnmatch on case ids), ``--no-torch``, ``--no-cupy``, ``--target-s`` (seconds per timed
 batch), ``--json PATH``.
@@ -33,6 +39,7 @@ batch), ``--json PATH``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import json
 import statistics
@@ -45,6 +52,7 @@ import numpy as np
 
 import gputensor as gt
 import gputensor.fft  # noqa: F401  (the extension, whatever the namespace imports)
+from gputensor._backend import config
 
 from . import _timing
 
@@ -70,6 +78,7 @@ def cases(quick: bool) -> list[Case]:
                 Case("fft.c128.2^8", "fft", (1 << 8,), "complex128"),
                 Case("rfft.f32.2^10", "rfft", (1 << 10,), "float32"), Case("rfft.f32.1009", "rfft", (1009,), "float32"),
                 Case("rfft.f32.2^8xb64", "rfft", (64, 1 << 8), "float32"),
+                Case("rfft.f32.2^14", "rfft", (1 << 14,), "float32"),
                 Case("rfft.f32.257xb16", "rfft", (16, 257), "float32"),
                 Case("irfft.c64.2^10", "irfft", (513,))]
     out = [Case(f"fft.c64.{_p2(k)}", "fft", (1 << k,)) for k in (10, 12, 14, 16, 18, 20, 22, 24)]
@@ -83,7 +92,9 @@ def cases(quick: bool) -> list[Case]:
             Case("fft.c128.1009", "fft", (1009,), "complex128")]
     out += [Case(f"rfft.f32.{_p2(k)}", "rfft", (1 << k,), "float32") for k in (10, 16, 20)]
     out += [Case("rfft.f32.1009", "rfft", (1009,), "float32"), Case("rfft.f32.65537", "rfft", (65537,), "float32"),
+            Case("rfft.f32.2^12xb64", "rfft", (64, 1 << 12), "float32"),
             Case("rfft.f32.2^12xb1024", "rfft", (1024, 1 << 12), "float32"),
+            Case("rfft.f32.2^16xb64", "rfft", (64, 1 << 16), "float32"),
             Case("rfft.f32.1009xb1024", "rfft", (1024, 1009), "float32"),
             Case("irfft.c64.2^16", "irfft", ((1 << 15) + 1,))]
     return out
@@ -160,12 +171,30 @@ def frameworks(use_torch: bool, use_cupy: bool) -> list[tuple[str, Any, _timing.
     return out
 
 
-def run_case(case: Case, fws: list, warmer: _timing.ClockWarmer, target_s: float) -> dict[str, Any]:
+def variants(names: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """(id suffix, ``config.override`` arguments) of each ``--ab`` knob flipped from its value
+    now. ValueError for an unknown knob name."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for name in [v.strip() for v in (names or "").split(",") if v.strip()]:
+        try:
+            flipped = not config.value(name)
+        except KeyError as exc:
+            raise ValueError(f"--ab: {exc.args[0]}") from None
+        out.append((f"[{name}={int(flipped)}]", {name: flipped}))
+    return out
+
+
+def run_case(case: Case, fws: list, warmer: _timing.ClockWarmer, target_s: float,
+             overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The row of ``case``: per framework of ``fws`` its check, error and times (gputensor
+    under ``config.override(**overrides)`` where given)."""
     x = make_input(case, np.random.default_rng(0))
     want = reference(case, x)
     row: dict[str, Any] = {"id": case.id, "shape": list(case.shape)}
     for name, mod, timer, put in fws:
+        knobs = config.override(**overrides) if overrides and name == "gputensor" else contextlib.nullcontext()
         try:
+            knobs.__enter__()
             a = put(x)
             fn = call_for(name, mod, case)
             run = lambda _i: fn(a)  # noqa: E731
@@ -183,11 +212,14 @@ def run_case(case: Case, fws: list, warmer: _timing.ClockWarmer, target_s: float
             row[name] = {"check": status, "err": err, "cold_s": cold, "reps": reps,
                          "host_us": statistics.median(b.host_s for b in batches) * 1e6,
                          "wall_us": statistics.median(b.wall_s for b in batches) * 1e6,
-                         "gpu_us": gpu * 1e6 if gpu is not None else None}
+                         "gpu_us": gpu * 1e6 if gpu is not None else None,
+                         "dispatches": (statistics.median(b.counters["dispatches"] / reps for b in batches)
+                                        if "dispatches" in batches[0].counters else None)}
         except Exception as exc:  # noqa: BLE001 - reported, the run goes on
             row[name] = {"check": f"error: {type(exc).__name__}: {exc}"[:160], "wall_us": None}
         finally:
             timer.cleanup()
+            knobs.__exit__(None, None, None)
     return row
 
 
@@ -209,7 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cupy", action="store_true")
     parser.add_argument("--target-s", type=float, default=None, help="seconds per timed batch")
     parser.add_argument("--json", default=None, help="write the results to this file")
+    parser.add_argument("--ab", default=None, help="config knobs, comma separated: a gputensor row with each flipped")
     args = parser.parse_args(argv)
+    flips = variants(args.ab)
     fws = frameworks(not args.no_torch, not args.no_cupy)
     torch = next((t.torch for n, _, t, _ in fws if n == "torch"), None)
     warmer = _timing.ClockWarmer(torch)
@@ -219,19 +253,29 @@ def main(argv: list[str] | None = None) -> int:
     print(f"adapter: {gt._dispatch.adapter_description()}; frameworks: {', '.join(names)}")
     short = {"gputensor": "gt", "torch": "torch", "cupy": "cupy"}
     head = "".join(f"{f'{short[n]} {k}':>11}" for n in names for k in ("host", "gpu", "wall"))
-    print(f"{'case (us per call)':<24}{head}{'gt/torch':>9}{'gt/cupy':>9}{'gt err':>9}  checks")
+    print(f"{'case (us per call)':<44}{head}{'gt/torch':>9}{'gt/cupy':>9}{'gt err':>9}{'gt disp':>8}  checks")
     rows = []
     t_start = time.perf_counter()
     for case in cases(args.quick):
         if not any(fnmatch.fnmatch(case.id, p) for p in patterns):
             continue
         row = run_case(case, fws, warmer, target_s)
-        rows.append(row)
-        cells = "".join(_us(row[n].get(k)) for n in names for k in ("host_us", "gpu_us", "wall_us"))
-        checks = " ".join(f"{n}:{row[n]['check']}" for n in names)
-        gt_err = row["gputensor"].get("err")
-        err = f"{gt_err:9.1e}" if gt_err is not None else f"{'-':>9}"
-        print(f"{case.id:<24}{cells}{_ratio(row, 'torch'):>9}{_ratio(row, 'cupy'):>9}{err}  {checks}", flush=True)
+        case_rows = [row]
+        for suffix, overrides in flips:
+            flipped = run_case(case, fws[:1], warmer, target_s, overrides)
+            flipped["id"] += suffix
+            flipped.update({n: row[n] for n in names[1:]})  # (the same torch / cupy times)
+            case_rows.append(flipped)
+        for row in case_rows:
+            rows.append(row)
+            cells = "".join(_us(row[n].get(k)) for n in names for k in ("host_us", "gpu_us", "wall_us"))
+            checks = " ".join(f"{n}:{row[n]['check']}" for n in names)
+            gt_err = row["gputensor"].get("err")
+            err = f"{gt_err:9.1e}" if gt_err is not None else f"{'-':>9}"
+            disp = row["gputensor"].get("dispatches")
+            disp_text = f"{disp:8.1f}" if disp is not None else f"{'-':>8}"
+            print(f"{row['id']:<44}{cells}{_ratio(row, 'torch'):>9}{_ratio(row, 'cupy'):>9}{err}{disp_text}  {checks}",
+                  flush=True)
     print(f"total {time.perf_counter() - t_start:.1f} s")
     if args.json:
         with open(args.json, "w") as f:

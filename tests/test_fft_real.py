@@ -11,6 +11,7 @@ full-length complex transform), 1 and 2 (the smallest cases of each).
 from __future__ import annotations
 
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -325,3 +326,17 @@ def test_benchmark_quick(capsys: pytest.CaptureFixture[str]) -> None:
     printed = capsys.readouterr().out
     assert status == 0, printed
     assert "rfft.f32.2^10" in printed and "gputensor:ok" in printed and "gt wall" in printed
+
+
+def test_benchmark_ab_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--ab KNOB``: a second gputensor row per case with the knob flipped, its dispatches per
+    call printed (the fused four-step rfft one dispatch fewer); an unknown knob is refused."""
+    status = bench_fft.main(["--quick", "--no-torch", "--no-cupy", "--only", "rfft.f32.2^14",
+                             "--target-s", "0.001", "--ab", "fft_real_fused", "--json", os.devnull])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    rows = {line.split()[0]: line.split() for line in printed.splitlines() if line.startswith("rfft.f32.2^14")}
+    assert set(rows) == {"rfft.f32.2^14", "rfft.f32.2^14[fft_real_fused=0]"}, printed
+    assert float(rows["rfft.f32.2^14"][-2]) + 1 == float(rows["rfft.f32.2^14[fft_real_fused=0]"][-2]), printed
+    with pytest.raises(ValueError, match="no_such_knob"):
+        bench_fft.main(["--quick", "--no-torch", "--no-cupy", "--only", "none", "--ab", "no_such_knob"])
