@@ -242,6 +242,26 @@ def test_four_step_real_forward_fused_and_not(dtype: str, n: int, rows: int) -> 
     assert dispatches[True] == dispatches[False] - (n != 12500), dispatches
 
 
+@pytest.mark.parametrize("knobs", [{"fft_unrolled_loads": False},
+                                   {"fft_unrolled_loads": False, "fft_two_butterflies": False},
+                                   {"fft_two_butterflies": False}])
+def test_kernel_variants_of_the_knobs(knobs: dict[str, bool]) -> None:
+    """The Stockham kernel's variants of the A/B knobs (load and store loops not unrolled, one
+    butterfly per invocation) give NumPy's values on every mode: complex (mixed radix, a
+    four-step length, Bluestein in one workgroup), real forward and inverse in one workgroup,
+    and the four-step real forward with its fused last pass."""
+    rng = _rng(21)
+    with config.override(**knobs):
+        for n in (1000, 97, 1 << 13):
+            c = _complex(rng, (2, n), "float32")
+            _check(gfft.fft(gpu(c)), np.fft.fft(c), "float32", n)
+        for n in (1 << 10, 1 << 14):
+            x = _real(rng, (3, n), "float32")
+            _check(gfft.rfft(gpu(x)), np.fft.rfft(x), "float32", n)
+            h = np.fft.rfft(x).astype(np.complex64)
+            _check(gfft.irfft(gpu(h), n=n), np.fft.irfft(h, n=n), "float32", n)
+
+
 # ---- frequencies and shifts ------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", (None, "float32", "float64"))
 def test_fftfreq_rfftfreq(dtype: str | None) -> None:

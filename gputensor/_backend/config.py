@@ -213,6 +213,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("fft_real_fused", "GPUTENSOR_FFT_REAL_FUSED", _not_off, True, False,
          "fft: real forward transforms whose half length takes a four-step decomposition form their "
          "outputs in the store of its last pass (off: a separate fft_real_post dispatch after it)"),
+    Knob("fft_unrolled_loads", "GPUTENSOR_FFT_UNROLLED_LOADS", _not_off, True, False,
+         "fft: the Stockham kernel's load and store loops unrolled, all of an invocation's global "
+         "loads in flight together (off: one loop iteration after the other)"),
 )
 
 _BY_NAME: dict[str, Knob] = {knob.name: knob for knob in KNOBS}

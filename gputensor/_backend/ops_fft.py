@@ -172,16 +172,16 @@ def _invocations(n: int, per: int, rmin: int, limit: int) -> int:
     return min(limit, -(-wg // unit) * unit)
 
 
-_knobs: list[Any] = [-1, (True, True, True)]  # [config.generation, knobs() then]
+_knobs: list[Any] = [-1, (True, True, True, True)]  # [config.generation, knobs() then]
 
 
-def knobs() -> tuple[bool, bool, bool]:
+def knobs() -> tuple[bool, bool, bool, bool]:
     """The knobs the plans depend on (part of their keys): ``fft_column_split``,
-    ``fft_two_butterflies``, ``fft_real_fused`` (read again when an override or assignment
-    changed the knobs)."""
+    ``fft_two_butterflies``, ``fft_real_fused``, ``fft_unrolled_loads`` (read again when an
+    override or assignment changed the knobs)."""
     if _knobs[0] != config.generation:
         _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")),
-                     bool(config.value("fft_real_fused")))
+                     bool(config.value("fft_real_fused")), bool(config.value("fft_unrolled_loads")))
         _knobs[0] = config.generation
     return _knobs[1]
 
@@ -407,7 +407,7 @@ class Planner:
         pitch, pad = entry_pitch(self.ctx, self.itemsize, n, per)
         two = wg < -(-per * n // min(radices))
         defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode,
-                                    blue[0] if blue is not None else 0, self._real_src(src), two)
+                                    blue[0] if blue is not None else 0, self._real_src(src), two, knobs()[3])
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = (int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
                  | (16 if conj else 0) | (32 if blue is not None and blue[3] else 0))
@@ -572,9 +572,10 @@ def _literal(value: float, wgsl: str) -> str:
 @functools.lru_cache(maxsize=256)
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
                       twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0,
-                      real_src: bool = False, two: bool = False) -> dict[str, object]:
-    """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none; cached:
-    treat as read-only)."""
+                      real_src: bool = False, two: bool = False, unroll: bool = False) -> dict[str, object]:
+    """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none;
+    ``unroll``: the load and store loops unrolled; cached: treat as read-only)."""
+    nout = blue or (n + 1 if real == 1 else n)
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     s = {f"S{r}{k}": _literal(math.sin(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
@@ -584,6 +585,7 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
         "TWIDDLE": "true" if twiddle else "false", "REAL": real,
         "BLUE": "true" if blue else "false", "BN": blue or 1, **_source(t, real_src),
         "TWO": "true" if two else "false",
+        "UNROLL": "true" if unroll else "false", "LOADS": -(-per * n // wg), "STORES": -(-per * nout // wg),
         **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
         "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
         "R2": _literal(math.sqrt(0.5), t),

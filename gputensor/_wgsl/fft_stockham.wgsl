@@ -74,6 +74,11 @@ const BN: u32 = {{BN}}u;
 // the results per entry (REAL 1: N + 1; BLUE: BN) and the store loop's length
 const NOUT: u32 = select(select(N, N + 1u, REAL == 1u), BN, BLUE);
 const TOTAL_OUT: u32 = C * NOUT;
+// UNROLL: the load and store loops unrolled, LOADS = ceil(TOTAL / WG) and STORES =
+// ceil(TOTAL_OUT / WG) iterations, all of an invocation's loads issued together
+const UNROLL: bool = {{UNROLL}};
+const LOADS: u32 = {{LOADS}}u;
+const STORES: u32 = {{STORES}}u;
 // entry c's element j is at sh[c * PITCH + j + (j >> PAD)]: one slot left free after every
 // 2^PAD elements and an odd PITCH (when the padded entries fit the workgroup memory; else PAD
 // 31 and PITCH N), so that neither the butterflies' strided writes of the first passes nor the
@@ -351,28 +356,50 @@ struct Bf {
 fn gather(j: u32, R: u32, M: u32, L: u32) -> Bf {
     let cb = (j / M) * PITCH;
     let jj = j % M;
-    let step = (jj % L) * (N / (L * R));
     let z = C2(0.0, 0.0);
     var f = Bf(z, z, z, z, z, z, z, z);
     f.a0 = sh[slot(cb, jj)];
     if R > 1u {
-        f.a1 = cmul(sh[slot(cb, jj + M)], twiddle(step));
+        f.a1 = sh[slot(cb, jj + M)];
     }
     if R > 2u {
-        f.a2 = cmul(sh[slot(cb, jj + 2u * M)], twiddle(2u * step));
+        f.a2 = sh[slot(cb, jj + 2u * M)];
     }
     if R > 3u {
-        f.a3 = cmul(sh[slot(cb, jj + 3u * M)], twiddle(3u * step));
+        f.a3 = sh[slot(cb, jj + 3u * M)];
     }
     if R > 4u {
-        f.a4 = cmul(sh[slot(cb, jj + 4u * M)], twiddle(4u * step));
+        f.a4 = sh[slot(cb, jj + 4u * M)];
     }
     if (USE7 || USE8) && R > 5u {
-        f.a5 = cmul(sh[slot(cb, jj + 5u * M)], twiddle(5u * step));
-        f.a6 = cmul(sh[slot(cb, jj + 6u * M)], twiddle(6u * step));
+        f.a5 = sh[slot(cb, jj + 5u * M)];
+        f.a6 = sh[slot(cb, jj + 6u * M)];
     }
     if USE8 && R > 7u {
-        f.a7 = cmul(sh[slot(cb, jj + 7u * M)], twiddle(7u * step));
+        f.a7 = sh[slot(cb, jj + 7u * M)];
+    }
+    if L == 1u {
+        return f;  // (the first pass: every twiddle is 1)
+    }
+    let step = (jj % L) * (N / (L * R));
+    if R > 1u {
+        f.a1 = cmul(f.a1, twiddle(step));
+    }
+    if R > 2u {
+        f.a2 = cmul(f.a2, twiddle(2u * step));
+    }
+    if R > 3u {
+        f.a3 = cmul(f.a3, twiddle(3u * step));
+    }
+    if R > 4u {
+        f.a4 = cmul(f.a4, twiddle(4u * step));
+    }
+    if (USE7 || USE8) && R > 5u {
+        f.a5 = cmul(f.a5, twiddle(5u * step));
+        f.a6 = cmul(f.a6, twiddle(6u * step));
+    }
+    if USE8 && R > 7u {
+        f.a7 = cmul(f.a7, twiddle(7u * step));
     }
     return f;
 }
@@ -424,6 +451,50 @@ fn passes(lid: u32) {
     }
 }
 
+// (entry, element) of load / store position e: consecutive elements of one entry (``along``)
+// or the same element of consecutive entries
+fn position(e: u32, along: bool, len: u32) -> vec2<u32> {
+    if along {
+        return vec2<u32>(e / len, e % len);
+    }
+    return vec2<u32>(e % C, e / C);
+}
+
+// element i of the entry whose offsets are ``ent`` as the passes take it (chirp, real step,
+// conjugation, four-step twiddle applied)
+fn fetch(i: u32, ent: vec3<i32>, sa: i32, inverse: bool) -> C2 {
+    var v = C2(0.0, 0.0);
+    if BLUE {
+        if i < BN {
+            v = cmul(load(u32(ent.x + i32(i) * sa)), chirp(i));
+        }
+    } else {
+        v = load(u32(ent.x + i32(i) * sa));
+    }
+    if REAL == 2u {
+        v = real_pre(v, load(u32(ent.x + i32(N - i) * sa)), i, (p.flags & 16u) != 0u);
+    }
+    v = conj_if(v, inverse);
+    if TWIDDLE {
+        let q = i * u32(ent.z);
+        let w = cmul(tw[p.tw_first + p.tw2_lo + q % p.tw_split], tw[p.tw_first + p.tw2_hi + q / p.tw_split]);
+        v = cmul(v, w);
+    }
+    return v;
+}
+
+// result k of entry c (offsets ``ent``) from the transform in workgroup memory
+fn result(c: u32, k: u32, ent: vec3<i32>, scale: T, inverse: bool) -> C2 {
+    if REAL == 1u {
+        return real_post(c * PITCH, k, scale * T(0.5), (p.flags & 16u) != 0u);
+    } else if REAL == 3u {
+        return real_post_paired(c, u32(ent.z), k, scale * T(0.5), (p.flags & 16u) != 0u);
+    } else if BLUE {
+        return cmul(conj_if(sh[slot(c * PITCH, k)], true), chirp(k)) * scale;
+    }
+    return conj_if(sh[slot(c * PITCH, k)], inverse) * scale;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -438,39 +509,39 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let sa = signed(p.src_axis);
     var last = C;  // the entry whose offsets `ent` holds (none yet)
     var ent = vec3<i32>(0, 0, 0);
-    for (var e = lid; e < TOTAL; e += WG) {
-        var c: u32;
-        var i: u32;
-        if along_load {
-            c = e / N;
-            i = e % N;
-        } else {
-            c = e % C;
-            i = e / C;
-        }
-        if c < count {
-            if c != last {
-                ent = entry(b0 + c);
-                last = c;
-            }
-            var v = C2(0.0, 0.0);
-            if BLUE {
-                if i < BN {
-                    v = cmul(load(u32(ent.x + i32(i) * sa)), chirp(i));
+    if UNROLL {
+        // every load of the invocation issued before the first one is waited for
+        var vals: array<C2, LOADS>;
+        //#unroll
+        for (var u = 0u; u < LOADS; u++) {
+            let e = lid + u * WG;
+            let at = position(e, along_load, N);
+            if e < TOTAL && at.x < count {
+                if at.x != last {
+                    ent = entry(b0 + at.x);
+                    last = at.x;
                 }
-            } else {
-                v = load(u32(ent.x + i32(i) * sa));
+                vals[u] = fetch(at.y, ent, sa, inverse);
             }
-            if REAL == 2u {
-                v = real_pre(v, load(u32(ent.x + i32(N - i) * sa)), i, (p.flags & 16u) != 0u);
+        }
+        //#unroll
+        for (var u = 0u; u < LOADS; u++) {
+            let e = lid + u * WG;
+            let at = position(e, along_load, N);
+            if e < TOTAL && at.x < count {
+                sh[slot(at.x * PITCH, at.y)] = vals[u];
             }
-            v = conj_if(v, inverse);
-            if TWIDDLE {
-                let q = i * u32(ent.z);
-                let w = cmul(tw[p.tw_first + p.tw2_lo + q % p.tw_split], tw[p.tw_first + p.tw2_hi + q / p.tw_split]);
-                v = cmul(v, w);
+        }
+    } else {
+        for (var e = lid; e < TOTAL; e += WG) {
+            let at = position(e, along_load, N);
+            if at.x < count {
+                if at.x != last {
+                    ent = entry(b0 + at.x);
+                    last = at.x;
+                }
+                sh[slot(at.x * PITCH, at.y)] = fetch(at.y, ent, sa, inverse);
             }
-            sh[slot(c * PITCH, i)] = v;
         }
     }
     workgroupBarrier();
@@ -492,32 +563,40 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (p.flags & 2u) != 0u {
         scale = tw[p.tw_first + p.scale_at].x;
     }
-    for (var e = lid; e < TOTAL_OUT; e += WG) {
-        var c: u32;
-        var k: u32;
-        if along_store {
-            c = e / NOUT;
-            k = e % NOUT;
-        } else {
-            c = e % C;
-            k = e / C;
+    if UNROLL {
+        // every result computed (its table reads in flight together) before the first store
+        var outs: array<C2, STORES>;
+        var offs: array<i32, STORES>;
+        //#unroll
+        for (var u = 0u; u < STORES; u++) {
+            let e = lid + u * WG;
+            let at = position(e, along_store, NOUT);
+            if e < TOTAL_OUT && at.x < count {
+                if at.x != last {
+                    ent = entry(b0 + at.x);
+                    last = at.x;
+                }
+                outs[u] = result(at.x, at.y, ent, scale, inverse);
+                offs[u] = ent.y + i32(at.y) * da;
+            }
         }
-        if c < count {
-            if c != last {
-                ent = entry(b0 + c);
-                last = c;
+        //#unroll
+        for (var u = 0u; u < STORES; u++) {
+            let e = lid + u * WG;
+            if e < TOTAL_OUT && position(e, along_store, NOUT).x < count {
+                dst[u32(offs[u])] = outs[u];
             }
-            var v: C2;
-            if REAL == 1u {
-                v = real_post(c * PITCH, k, scale * T(0.5), (p.flags & 16u) != 0u);
-            } else if REAL == 3u {
-                v = real_post_paired(c, u32(ent.z), k, scale * T(0.5), (p.flags & 16u) != 0u);
-            } else if BLUE {
-                v = cmul(conj_if(sh[slot(c * PITCH, k)], true), chirp(k)) * scale;
-            } else {
-                v = conj_if(sh[slot(c * PITCH, k)], inverse) * scale;
+        }
+    } else {
+        for (var e = lid; e < TOTAL_OUT; e += WG) {
+            let at = position(e, along_store, NOUT);
+            if at.x < count {
+                if at.x != last {
+                    ent = entry(b0 + at.x);
+                    last = at.x;
+                }
+                dst[u32(ent.y + i32(at.y) * da)] = result(at.x, at.y, ent, scale, inverse);
             }
-            dst[u32(ent.y + i32(k) * da)] = v;
         }
     }
     if REAL == 3u && lid < count {
