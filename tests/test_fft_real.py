@@ -205,9 +205,10 @@ def test_replayed_plans_and_profiling() -> None:
 
 @pytest.mark.parametrize("norm", NORMS)
 def test_unfused_lengths_with_conjugation(norm: str) -> None:
-    """Half-lengths beyond a workgroup (four-step: 2^14) and with a prime factor above 7
-    (Bluestein: 2 * 1009) run the complex DFT and the separate real step (conjugated for
-    hfft / ihfft, scaled per norm), batched; fused lengths as the first and last rows' neighbours."""
+    """Half-lengths beyond a workgroup (four-step: 2^14, the real step fused into its passes)
+    and with a prime factor above 7 (Bluestein: 2 * 1009, the complex DFT and the separate real
+    step), conjugated for hfft / ihfft, scaled per norm, batched; a one-workgroup length beside
+    them."""
     rng = _rng(12)
     for n in (1 << 14, 2 * 1009, 16):
         x = _real(rng, (3, n), "float32")
@@ -219,15 +220,18 @@ def test_unfused_lengths_with_conjugation(norm: str) -> None:
 @pytest.mark.parametrize("dtype,n,rows", [("float32", 1 << 14, 3), ("float32", 1 << 17, 1),
                                            ("float32", 2 * 3 * 4096, 2), ("float64", 1 << 13, 2),
                                            ("float32", 12500, 2)])
-def test_four_step_real_forward_fused_and_not(dtype: str, n: int, rows: int) -> None:
+def test_four_step_real_fused_and_not(dtype: str, n: int, rows: int) -> None:
     """Half-lengths beyond a workgroup take the four-step decomposition; with the knob
-    ``fft_real_fused`` on, its last pass forms the outputs (columns j and m - j in one
-    workgroup, columns 0 and m / 2 alone, X[n/2] from column 0): one dispatch fewer, no
-    ``fft_real_post`` dispatch; off, the separate real step. Powers of two, mixed radix, complex128, and
-    12500 (half 6250 = 10 x 625: an odd column count, which stays unfused), norms and the
-    conjugation of ihfft, against NumPy."""
-    x = _real(_rng(n), (rows, n), dtype)
-    g = gpu(x)
+    ``fft_real_fused`` on, the real step is fused into it: the forward's last pass forms the
+    outputs (columns j and m - j in one workgroup, columns 0 and m / 2 alone, X[n/2] from
+    column 0), the inverse's first pass forms its inputs from X[g] and X[n/2 - g]: one dispatch
+    fewer each; off, the separate ``fft_real_post`` / ``fft_real_pre`` dispatch. Powers of two,
+    mixed radix, complex128, and 12500 (half 6250 = 10 x 625: an odd column count, where the
+    forward stays unfused), norms and the conjugations of ihfft and hfft, against NumPy."""
+    rng = _rng(n)
+    x = _real(rng, (rows, n), dtype)
+    c = _complex(rng, (rows, n // 2 + 1), dtype)
+    g, gc = gpu(x), gpu(c)
     stats = get_backend().context.stats
     dispatches = {}
     for fused in (True, False):
@@ -235,11 +239,17 @@ def test_four_step_real_forward_fused_and_not(dtype: str, n: int, rows: int) -> 
             for norm in ("backward", "ortho"):
                 _check(gfft.rfft(g, norm=norm), np.fft.rfft(x, norm=norm), dtype, n)
                 _check(gfft.ihfft(g, norm=norm), np.fft.ihfft(x, norm=norm), dtype, n)
-            gt.synchronize()
-            before = stats["dispatches"]
-            gfft.rfft(g)
-            dispatches[fused] = stats["dispatches"] - before
-    assert dispatches[True] == dispatches[False] - (n != 12500), dispatches
+                _check(gfft.irfft(gc, n=n, norm=norm), np.fft.irfft(c, n=n, norm=norm), dtype, n)
+                _check(gfft.hfft(gc, n=n, norm=norm), np.fft.hfft(c, n=n, norm=norm), dtype, n)
+            counts = []
+            for call in (lambda: gfft.rfft(g), lambda: gfft.irfft(gc, n=n)):
+                gt.synchronize()
+                before = stats["dispatches"]
+                call()
+                counts.append(stats["dispatches"] - before)
+            dispatches[fused] = counts
+    forward, inverse = dispatches[False]
+    assert dispatches[True] == [forward - (n != 12500), inverse - 1], dispatches
 
 
 @pytest.mark.parametrize("knobs", [{"fft_unrolled_loads": False},

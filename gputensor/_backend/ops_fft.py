@@ -370,6 +370,8 @@ class Planner:
         assert radices is not None and shape is not None
         per, wg = shape
         tdim_of = -1 if twiddle is None else twiddle[1]
+        if real is not None and real[0] == 4:
+            tdim_of = 0  # (the subsequence's coordinate: the real step's partner and twiddle)
         dims = sorted(((s, a, b, i == tdim_of) for i, (s, a, b) in enumerate(zip(sizes, src.strides, dst.strides))
                        if s > 1 or i == tdim_of), key=lambda d: (abs(d[1]), abs(d[2])))
         tdim = next((i for i, d in enumerate(dims) if d[3]), 0xFFFF)
@@ -396,6 +398,11 @@ class Planner:
             h = twiddle[0]
             real_at = self._table(np.exp(-1j * np.pi * np.arange(h // n) / h))  # W_2h^col
             spec_at = self._table(np.exp(-1j * np.pi * (h // n) * np.arange(n + 1) / h))  # W_2h^(m k1)
+        elif mode == 4:  # (the first pass of a four-step half-length inverse: see ``four_step_real``)
+            assert twiddle is None and tdim == 0
+            h = n * dims[0][0]
+            real_at = self._table(np.exp(-1j * np.pi * np.arange(dims[0][0]) / h))  # W_2h^i1
+            spec_at = self._table(np.exp(-1j * np.pi * dims[0][0] * np.arange(n) / h))  # W_2h^(n1 i2)
         elif mode:
             real_at = self._table(np.exp(-1j * np.pi * np.arange(n + 1) / n))
             src_len, dst_len = n + (mode == 2), n + (mode == 1)
@@ -418,8 +425,11 @@ class Planner:
         dst_region = self._region(dst, dst_len, [(d[0], d[2]) for d in dims], 2)
         if mode == 3:  # one element more: X[h] of the last row, written by its column 0
             dst_region = dst_region._replace(nbytes=dst_region.nbytes + isz)
+        src_region = self._region(src, src_len, [(d[0], d[1]) for d in dims], 1)
+        if mode == 4:  # one element more: X[h] of the last row, the partner of its X[0]
+            src_region = src_region._replace(nbytes=src_region.nbytes + isz)
         regions = (
-            self._region(src, src_len, [(d[0], d[1]) for d in dims], 1),
+            src_region,
             dst_region,
             Region(2, 0, 0, isz, 0, 5, 0),  # the table: size filled in at compile
         )
@@ -505,15 +515,18 @@ class Planner:
                        scale, None, (2 if inverse else 1, conj))
         return True
 
-    def four_step_real(self, n: int, rows: int, src: int, dst: int, scale: float, conj: bool) -> bool:
-        """Append the dispatches of a real forward transform of length 2n over ``rows``
-        contiguous rows (operand ``src``: rows of 2n reals read as n complex values; ``dst``:
-        rows of n + 1) where length n takes a four-step decomposition n = n1 m: the length-m
-        transforms into a scratch array, then one dispatch of the n1-point column transforms
-        whose store forms X[k] from Z[k] and Z[n - k]: a workgroup holds columns j and m - j
-        together (REAL 3 of ``fft_stockham.wgsl``). False (nothing appended) where the knob
-        ``fft_real_fused`` is off, n does not take that decomposition, or the column pass's
-        workgroups do not hold whole pairs (an odd m, one column per workgroup)."""
+    def four_step_real(self, n: int, rows: int, src: int, dst: int, scale: float, conj: bool,
+                       inverse: bool = False) -> bool:
+        """Append the two dispatches of a real transform of length 2n over ``rows`` contiguous
+        rows where length n takes a four-step decomposition n = n1 m (the length-m transforms
+        into a scratch array, then the n1-point column transforms), the real step fused into
+        them. Forward (operand ``src``: rows of 2n reals read as n complex values; ``dst``:
+        rows of n + 1): the column pass's store forms X[k] from Z[k] and Z[n - k], a workgroup
+        holding columns j and m - j together (REAL 3 of ``fft_stockham.wgsl``). ``inverse``
+        (rows of n + 1 to rows of 2n reals): the first pass's load forms its inputs from X[g]
+        and X[n - g] (REAL 4). False (nothing appended) where the knob ``fft_real_fused`` is
+        off, n does not take that decomposition in two dispatches, or (forward) the column
+        pass's workgroups do not hold whole pairs (an odd m, one column per workgroup)."""
         radices = factor(n)
         if not knobs()[2] or radices is None or self.shape(n) is not None:
             return False
@@ -522,8 +535,17 @@ class Planner:
             return False
         m = n // n1
         shape = self.shape(n1)
-        if shape is None or m < 2:
+        if shape is None or m < 2 or n1 < 2:
             return False
+        if inverse:
+            if self.shape(m) is None:
+                return False
+            tmp = self.scratch(rows * n)
+            self._stockham(m, factor(m), (n1, rows), View(src, 0, n1, (1, n + 1)), View(tmp, 0, 1, (m, n)), True,
+                           1.0, None, (4, conj))
+            self._stockham(n1, factor(n1), (m, rows), View(tmp, 0, m, (1, n)), View(dst, 0, m, (1, n)), True,
+                           scale, (n, 0))
+            return True
         per, _ = row_group(self.ctx, n1, factor(n1), shape[0], m * rows, m == 1)
         if per < 2 or per % 2 or m % per:
             return False

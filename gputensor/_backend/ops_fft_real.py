@@ -8,8 +8,8 @@ formed from it. Inverse: the h values whose inverse complex DFT of length h is t
 read as pairs are formed from X[0..h], then transformed. Where a workgroup holds length h
 (``ops_fft.group_shape``) this is one dispatch of ``_wgsl/fft_stockham.wgsl`` with the forming
 step fused into its store (forward) or load (inverse); where it takes a four-step
-decomposition, the forward's forming step is fused into the store of its last pass
-(``Planner.four_step_real``; knob ``fft_real_fused``); otherwise the complex DFT of
+decomposition, the forming step is fused into the store of its last pass (forward) or the load
+of its first (inverse) (``Planner.four_step_real``; knob ``fft_real_fused``); otherwise the complex DFT of
 ``ops_fft`` (four-step, Bluestein) into a scratch array and ``_wgsl/fft_real_post.wgsl`` after
 it (``fft_real_pre.wgsl`` before it, inverse). Twiddles and the scale are entries of the plan's
 table (float64 on the host). :func:`frequencies` writes ``fftfreq`` / ``rfftfreq``. No wgpu here.
@@ -44,7 +44,7 @@ def _plan(backend: Any, key: tuple[Any, ...]) -> Any:
     kernel = "fft_irfft" if inverse else "fft_rfft"
     if planner.stockham_real(h, rows, 0, 1, inverse, scale, conj):
         kernel = "fft_stockham"  # (one dispatch: its kernel's name, which a wrapped dispatch looks up)
-    elif inverse or not planner.four_step_real(h, rows, 0, 1, scale, conj):
+    elif not planner.four_step_real(h, rows, 0, 1, scale, conj, inverse):
         z = planner.scratch(rows * h)
         rows_view = (h,)
         if inverse:

@@ -42,6 +42,11 @@
 // writes X[col + m k1] as REAL 1 does (w = exp(-2 pi i k / 2h) from table entries p.real_at +
 // col and p.spec_at + k1), column 0 also X[h].
 //
+// REAL 4 (the first pass of a four-step decomposition of the half-length inverse, N = m the
+// row length, n1 = p.size[0] the subsequences, h = N n1): entry i1 (batch dim 0, its coordinate
+// also p.tdim 0) loads element i2 from X[g] and X[h - g], g = i1 + n1 i2, of a row of h + 1
+// values as REAL 2 does (conj(w) from table entries p.real_at + i1 and p.spec_at + i2).
+//
 // BLUE (Bluestein's chirp-z transform of length BN through transforms of length N >= 2 BN - 1,
 // all in workgroup memory): elements i < BN are loaded times the chirp w[i] (the others are 0),
 // transformed, multiplied by the chirp kernel's spectrum (table entries p.spec_at + j) and
@@ -269,15 +274,20 @@ fn real_post(cb: u32, k: u32, s: T, conj: bool) -> C2 {
 
 // element i of the half-length inverse (REAL 2) from x = X[i] and y = X[N - i]
 fn real_pre(x: C2, y: C2, i: u32, conj: bool) -> C2 {
+    return real_pre_w(x, y, i == 0u, real_twiddle(i), conj);
+}
+
+// element g of the half-length inverse from x = X[g] and y = X[h - g] (``first``: g = 0, the
+// imaginary parts of X[0] and X[h] ignored) and w = exp(-2 pi i g / 2h)
+fn real_pre_w(x: C2, y: C2, first: bool, w: C2, conj: bool) -> C2 {
     var a = conj_if(x, conj);
     var b = conj_if(y, conj);
-    if i == 0u {
+    if first {
         a.y = T(0.0);
         b.y = T(0.0);
     }
     let sum = C2(a.x + b.x, a.y - b.y);
     let dif = C2(a.x - b.x, a.y + b.y);
-    let w = real_twiddle(i);
     let u = cmul(C2(w.x, -w.y), dif);
     return C2(sum.x - u.y, sum.y + u.x);
 }
@@ -473,6 +483,12 @@ fn fetch(i: u32, ent: vec3<i32>, sa: i32, inverse: bool) -> C2 {
     }
     if REAL == 2u {
         v = real_pre(v, load(u32(ent.x + i32(N - i) * sa)), i, (p.flags & 16u) != 0u);
+    } else if REAL == 4u {
+        // X[h - g] is h - 2 i1 - n1 i2 elements from X[i1] (the entry's element 0)
+        let i1 = u32(ent.z);
+        let y = load(u32(ent.x + i32(N * p.size[0]) - 2 * i32(i1) - i32(i) * sa));
+        let w = cmul(tw[p.tw_first + p.real_at + i1], tw[p.tw_first + p.spec_at + i]);
+        v = real_pre_w(v, y, i1 == 0u && i == 0u, w, (p.flags & 16u) != 0u);
     }
     v = conj_if(v, inverse);
     if TWIDDLE {
