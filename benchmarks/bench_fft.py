@@ -27,9 +27,10 @@ Targets (issue 16): rfft at least 0.5x cuFFT for powers of two, 0.3x for prime l
 
 ``gt disp`` is the number of dispatches per gputensor call (the context's counter over the
 timed batches). ``--ab KNOB[,KNOB]`` (names of ``gputensor._backend.config`` knobs, e.g.
-``fft_real_fused,fft_two_butterflies``): after each case's row, one more gputensor row per knob
-with that knob flipped (``config.override``; case id suffixed ``[knob=0]`` or ``[knob=1]``),
-its ratios against the same torch and cupy times: both variants measured in one run.
+``fft_real_fused,fft_two_butterflies``; ``NAME=VALUE`` sets one, e.g. ``fft_min_workgroups=0``):
+after each case's row, one more gputensor row per knob with that knob flipped or set
+(``config.override``; case id suffixed ``[knob=0]``, ``[knob=1]`` or ``[knob=VALUE]``), its
+ratios against the same torch and cupy times: both variants measured in one run.
 
 ``--quick``: tiny sizes (seconds, any adapter: lavapipe in CI); ``--only PATTERN[,PATTERN]``
 (fnmatch on case ids), ``--no-torch``, ``--no-cupy``, ``--target-s`` (seconds per timed
@@ -175,12 +176,14 @@ def variants(names: str | None) -> list[tuple[str, dict[str, Any]]]:
     """(id suffix, ``config.override`` arguments) of each ``--ab`` knob flipped from its value
     now. ValueError for an unknown knob name."""
     out: list[tuple[str, dict[str, Any]]] = []
-    for name in [v.strip() for v in (names or "").split(",") if v.strip()]:
-        try:
-            flipped = not config.value(name)
-        except KeyError as exc:
-            raise ValueError(f"--ab: {exc.args[0]}") from None
-        out.append((f"[{name}={int(flipped)}]", {name: flipped}))
+    knobs = {k.name: k for k in config.KNOBS}
+    for item in [v.strip() for v in (names or "").split(",") if v.strip()]:
+        name, _, raw = item.partition("=")
+        knob = knobs.get(name)
+        if knob is None:
+            raise ValueError(f"--ab: unknown gputensor knob {name!r}; knobs: {', '.join(knobs)}")
+        value = knob.parse(knob.env, raw, knob.default) if raw else not config.value(name)
+        out.append((f"[{name}={int(value) if isinstance(value, bool) else value}]", {name: value}))
     return out
 
 

@@ -254,15 +254,17 @@ def test_four_step_real_fused_and_not(dtype: str, n: int, rows: int) -> None:
 
 @pytest.mark.parametrize("knobs", [{"fft_unrolled_loads": False},
                                    {"fft_unrolled_loads": False, "fft_two_butterflies": False},
-                                   {"fft_two_butterflies": False}])
+                                   {"fft_two_butterflies": False}, {"fft_min_workgroups": 0},
+                                   {"fft_min_workgroups": 100000}])
 def test_kernel_variants_of_the_knobs(knobs: dict[str, bool]) -> None:
     """The Stockham kernel's variants of the A/B knobs (load and store loops not unrolled, one
-    butterfly per invocation) give NumPy's values on every mode: complex (mixed radix, a
+    butterfly per invocation, workgroups never or always spread to fewer transforms each) give
+    NumPy's values on every mode: complex (mixed radix, a
     four-step length, Bluestein in one workgroup), real forward and inverse in one workgroup,
     and the four-step real forward with its fused last pass."""
     rng = _rng(21)
     with config.override(**knobs):
-        for n in (1000, 97, 1 << 13):
+        for n in (1000, 97, 1 << 13, 8):
             c = _complex(rng, (2, n), "float32")
             _check(gfft.fft(gpu(c)), np.fft.fft(c), "float32", n)
         for n in (1 << 10, 1 << 14):
@@ -368,5 +370,7 @@ def test_benchmark_ab_rows(capsys: pytest.CaptureFixture[str]) -> None:
     rows = {line.split()[0]: line.split() for line in printed.splitlines() if line.startswith("rfft.f32.2^14")}
     assert set(rows) == {"rfft.f32.2^14", "rfft.f32.2^14[fft_real_fused=0]"}, printed
     assert float(rows["rfft.f32.2^14"][-2]) + 1 == float(rows["rfft.f32.2^14[fft_real_fused=0]"][-2]), printed
+    assert [s for s, _ in bench_fft.variants("fft_min_workgroups=0,fft_real_fused")] == [
+        "[fft_min_workgroups=0]", "[fft_real_fused=0]"]
     with pytest.raises(ValueError, match="no_such_knob"):
         bench_fft.main(["--quick", "--no-torch", "--no-cupy", "--only", "none", "--ab", "no_such_knob"])

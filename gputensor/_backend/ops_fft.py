@@ -172,16 +172,17 @@ def _invocations(n: int, per: int, rmin: int, limit: int) -> int:
     return min(limit, -(-wg // unit) * unit)
 
 
-_knobs: list[Any] = [-1, (True, True, True, True)]  # [config.generation, knobs() then]
+_knobs: list[Any] = [-1, (True, True, True, True, 0)]  # [config.generation, knobs() then]
 
 
-def knobs() -> tuple[bool, bool, bool, bool]:
+def knobs() -> tuple[bool, bool, bool, bool, int]:
     """The knobs the plans depend on (part of their keys): ``fft_column_split``,
-    ``fft_two_butterflies``, ``fft_real_fused``, ``fft_unrolled_loads`` (read again when an
-    override or assignment changed the knobs)."""
+    ``fft_two_butterflies``, ``fft_real_fused``, ``fft_unrolled_loads``, ``fft_min_workgroups``
+    (read again when an override or assignment changed the knobs)."""
     if _knobs[0] != config.generation:
         _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")),
-                     bool(config.value("fft_real_fused")), bool(config.value("fft_unrolled_loads")))
+                     bool(config.value("fft_real_fused")), bool(config.value("fft_unrolled_loads")),
+                     int(config.value("fft_min_workgroups")))
         _knobs[0] = config.generation
     return _knobs[1]
 
@@ -204,6 +205,21 @@ def row_group(ctx: Any, n: int, radices: tuple[int, ...], per: int, batch: int, 
     while per > 1 and (per // 2 >= batch or (rows and _invocations(n, per, rmin, limit) > ROW_INVOCATIONS)):
         per //= 2
     return per, _invocations(n, per, rmin, limit)
+
+
+def spread(ctx: Any, n: int, radices: tuple[int, ...], per: int, wg: int, batch: int,
+           least: int = 1) -> tuple[int, int]:
+    """(transforms per workgroup, invocations) of a dispatch of ``batch`` transforms of length
+    ``n`` taking ``per`` per workgroup: fewer (halved, down to ``least``) while the dispatch has
+    fewer workgroups than the knob ``fft_min_workgroups`` (0: as given), so that a small
+    transform runs on that many multiprocessors instead of a few full ones."""
+    target = knobs()[4]
+    if target <= 0 or -(-batch // per) >= target or per <= least:
+        return per, wg
+    limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)), MAX_INVOCATIONS)
+    while per // 2 >= least and -(-batch // per) < target:
+        per //= 2
+    return per, _invocations(n, per, min(radices), limit)
 
 
 def entry_pitch(ctx: Any, itemsize: int, n: int, per: int) -> tuple[int, int]:
@@ -380,6 +396,7 @@ class Planner:
             raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
         batch = math.prod(d[0] for d in dims) if dims else 1
         per, wg = row_group(self.ctx, n, radices, per, batch, abs(src.axis) == 1 and abs(dst.axis) == 1)
+        per, wg = spread(self.ctx, n, radices, per, wg, batch, 2 if real is not None and real[0] == 3 else 1)
         along_load = abs(src.axis) == 1 or per == 1
         along_store = abs(dst.axis) == 1 or per == 1
         tw_split = 1
