@@ -5,8 +5,8 @@ CPU machines: the default device under ``GPUTENSOR_ADAPTER=gl``, else ``webgpu:1
 lavapipe), with every array made there (``device=``). Values are drawn beyond 2^31 and include
 the edges (the minimum, the maximum, -1, 0) and are compared with NumPy's exactly; results of
 64-bit integer dtype must keep that dtype, index results are the device's indexing dtype.
-(The int64/uint64 parameter is named ``wide``: a ``dtype`` parameter of int64 would make
-conftest skip the test where the adapter lacks ``shader-int64``, which is where it runs.)
+(The int64/uint64 parameter is named ``wide``.) The suite's other tests parametrized over
+int64/uint64 run on such an adapter too (conftest: those dtypes imply no feature).
 """
 
 from __future__ import annotations
