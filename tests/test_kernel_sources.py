@@ -186,9 +186,10 @@ def _fft(dtype: str) -> None:
             np.asarray(gt.fft.irfft(gt.fft.rfft(x), n=n))
     np.asarray(gt.fft.fftn(gt.asarray(_data(dtype, (6, 8, 10)))))
     np.asarray(gt.fft.fft(gt.asarray(_data(dtype, (4099,)))))  # a chirp longer than a workgroup holds
-    if not dtype.startswith("complex"):  # real steps apart from the complex passes
-        x = gt.asarray(_data(dtype, (1 << 15,)))
-        np.asarray(gt.fft.irfft(gt.fft.rfft(x)))
+    if not dtype.startswith("complex"):  # real steps fused into four-step passes; apart (Bluestein)
+        for n in (1 << 15, 2 * 1009):
+            x = gt.asarray(_data(dtype, (n,)))
+            np.asarray(gt.fft.irfft(gt.fft.rfft(x), n=n))
     if not dtype.startswith("complex"):
         np.asarray(gt.fft.fftfreq(10, dtype=getattr(gt, dtype)))
 
