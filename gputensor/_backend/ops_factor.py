@@ -21,8 +21,9 @@ Two families of kernels:
 
   - Cholesky, right-looking (``CHOLESKY_BLOCK`` columns): one workgroup factors the diagonal
     block in registers and inverts it (``linalg_chol_block.wgsl``), the panel below is the gemm
-    P L^-T (into scratch, copied back by ``linalg_copy_block.wgsl``), the trailing matrix's
-    lower part the gemm C -= P P^T (two column stripes from 512 columns on);
+    P L^-T (into scratch, copied back by ``linalg_chol_panel.wgsl``, which zeros the block row
+    right of the diagonal block), the trailing matrix's lower part the gemm C -= P P^T (two
+    column stripes from 512 columns on);
   - LU, right-looking (getrf, ``LU_BLOCK`` columns): a panel up to ``LU_TREE_MIN_ROWS`` rows
     (``GPUTENSOR_LINALG_PANEL_ROWS``) with pivot search on one workgroup, each row updated in
     registers by the invocation that owns it (``linalg_lu_block.wgsl``), then row swaps of the
@@ -316,18 +317,65 @@ def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int
         return
     part = _parts(backend, dtype)
     if not part:
-        ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs, dtype=dtype)
+        _real_gemm(backend, dtype, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs)
         return
     ps = element(backend, part).itemsize
     sa2, sb2, sc2 = (2 * sa[0], 2 * sa[1]), (2 * sb[0], 2 * sb[1]), (2 * sc[0], 2 * sc[1])
     bs2 = (2 * bs[0], 2 * bs[1], 2 * bs[2])
     ga = -1.0 if conj_a else 1.0
     gb = -1.0 if conj_b else 1.0
-    g = ops_gemm.gemm_strided
+
+    def g(backend: Any, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int], b: int,
+          sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], batch: int, bs: tuple[int, int, int], *,
+          dtype: str) -> None:
+        _real_gemm(backend, dtype, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs)
     g(backend, m, n, k, alpha, a, sa2, b, sb2, beta, c, sc2, batch, bs2, dtype=part)
     g(backend, m, n, k, -alpha * ga * gb, a + ps, sa2, b + ps, sb2, 1.0, c, sc2, batch, bs2, dtype=part)
     g(backend, m, n, k, alpha * gb, a, sa2, b + ps, sb2, beta, c + ps, sc2, batch, bs2, dtype=part)
     g(backend, m, n, k, alpha * ga, a + ps, sa2, b, sb2, 1.0, c + ps, sc2, batch, bs2, dtype=part)
+
+
+@functools.lru_cache(maxsize=4096)
+def _blas_form(m: int, n: int, k: int, sa: tuple[int, int], sb: tuple[int, int], sc: tuple[int, int], batch: int,
+               bs: tuple[int, int, int]) -> tuple[bool, tuple[Any, ...]] | None:
+    """How ``ops_gemm.gemm_strided`` passes this row-major strided gemm to
+    ``gemm_strided_batched``: (whether A and B trade places, its arguments but the pointers and
+    scales: trans_a, trans_b, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch); None
+    when it takes the general-stride kernel instead."""
+    (ar, ac), (br, bc), (cr, cc) = sa, sb, sc
+    qa, qb, qc = bs
+    swap = (abs(cc) if n > 1 else float("inf")) < (abs(cr) if m > 1 else float("inf"))
+    if swap:  # C^T = B^T A^T, as gemm_strided orients it
+        m, n = n, m
+        (ar, ac), (br, bc) = (bc, br), (ac, ar)
+        qa, qb = qb, qa
+        cr, cc = cc, cr
+    la = ops_gemm.blas_layout(m, k, ar, ac)
+    lb = ops_gemm.blas_layout(k, n, br, bc)
+    lc = ops_gemm.blas_layout(m, n, cr, cc)
+    if batch == 1:
+        qa = qb = qc = 0
+    if la is None or lb is None or lc is None or lc[0] or min(qa, qb, qc) < 0:
+        return None
+    return swap, ("T" if la[0] else "N", "T" if lb[0] else "N", m, n, k, la[1], qa, lb[1], qb, lc[1], qc, batch)
+
+
+def _real_gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
+               b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], batch: int,
+               bs: tuple[int, int, int]) -> None:
+    """``ops_gemm.gemm_strided`` of a real dtype, replaying the plan an earlier call of the same
+    structure kept (``ops_gemm.planned_call``: only the pointers are checked) where there is
+    one; the factorizations repeat the same few gemm shapes step after step and call after call."""
+    form = _blas_form(m, n, k, sa, sb, sc, batch, bs) if k > 0 else None
+    if form is not None:
+        swap, args = form
+        ta, tb, mm, nn, kk, lda, qa, ldb, qb, ldc, qc, count = args
+        call = ops_gemm.planned_call(backend, ta, tb, mm, nn, kk, float(alpha), lda, qa, ldb, qb, float(beta), ldc,
+                                     qc, count, dtype=dtype)
+        if call is not None:
+            call.launch(backend, b if swap else a, a if swap else b, c)
+            return
+    ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs, dtype=dtype)
 
 
 def _stripes(count: int) -> list[tuple[int, int]]:
@@ -362,34 +410,30 @@ def _block_threads(ctx: Any, nb: int) -> int:
     return 32 if nb == 128 and big else 16
 
 
-def copy_block(backend: Any, dtype: str, rows: int, cols: int, src: int, s_ld: int, dst: int, d_ld: int,
-               count: int = 1, s_bs: int = 0, d_bs: int = 0) -> None:
-    """D_q[i, j] := S_q[i, j] for a rows x cols block of ``count`` matrices (row-major, leading
-    dimensions ``s_ld`` and ``d_ld``, matrix q ``q * s_bs`` / ``q * d_bs`` elements on; S and D
-    must not overlap)."""
-    if rows < 1 or cols < 1 or count < 1:
-        return
-    part = _parts(backend, dtype)
-    if part:  # complex: the (rows x 2 cols) real view
-        copy_block(backend, part, rows, 2 * cols, src, 2 * s_ld, dst, 2 * d_ld, count, 2 * s_bs, 2 * d_bs)
-        return
-    itemsize, wgsl = _dtype(backend, dtype)
+def _chol_panel(backend: Any, dtype: str, rest: int, jb: int, w: int, w_bs: int, a: int, ld: int, bs: int,
+                j0: int, batch: int) -> None:
+    """The panel W (rest x jb, row-major, matrix q ``q * w_bs`` elements on) into A's block column
+    below the diagonal block at (j0, j0), and zeros into its mirror right of that block
+    (``linalg_chol_panel.wgsl``), for ``batch`` matrices ``bs`` elements apart."""
+    itemsize = _element(backend, dtype)
     ctx = backend.context
-    s_reg, s_first = _bind(backend, src, (count - 1) * s_bs + (rows - 1) * s_ld + cols, itemsize)
-    d_reg, d_first = _bind(backend, dst, (count - 1) * d_bs + (rows - 1) * d_ld + cols, itemsize)
-    words = [rows, cols, s_first, s_ld, d_first, d_ld, s_bs, d_bs, count, 0, 0, 0]
-    ctx.dispatch("linalg_copy_block", words, [s_reg, d_reg], _groups(ctx, -(-count * rows * cols // 256)),
-                 {"T": wgsl})
+    w_reg, w_first = _bind(backend, w, (batch - 1) * w_bs + rest * jb, itemsize)
+    top = a + (j0 * ld + j0) * itemsize  # the diagonal block's element (0, 0)
+    a_reg, a_first = _bind(backend, top, (batch - 1) * bs + (jb + rest - 1) * ld + jb, itemsize)
+    words = [rest, jb, w_first, w_bs, a_first + jb * ld, a_first + jb, ld, bs, batch, 0, 0, 0]
+    ctx.dispatch("linalg_chol_panel", words, [w_reg, a_reg], _groups(ctx, -(-batch * rest * jb // 256)),
+                 {"T": scalar_defines(dtype)["T"]})
 
 
 def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, batch: int = 1,
                      bs: int = 0) -> None:
     """Lower Cholesky factors of the ``batch`` n x n matrices at ``a`` (matrix q ``q * bs``
-    elements on) in place (right-looking, blocks of ``block_width(CHOLESKY_BLOCK)`` columns);
-    the strict upper triangles are left with unspecified values. Each step is one dispatch for
+    elements on) in place (right-looking, blocks of ``block_width(CHOLESKY_BLOCK)`` columns),
+    zeros in the strict upper triangles. Each step is one dispatch for
     the whole stack: one workgroup per matrix factors the diagonal block and inverts it
     (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-H (into scratch, then copied
-    back), the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
+    back, ``linalg_chol_panel.wgsl``, which also zeros the block row right of the diagonal block),
+    the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
     matrices are Hermitian (A = L L^H)."""
     itemsize = _element(backend, dtype)
     ctx = backend.context
@@ -427,7 +471,7 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
                 w0 = ws + s0 * jb * itemsize
                 _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1), batch,
                       (wrest, wrest, bs), conj_b=True)
-            copy_block(backend, dtype, rest, jb, ws, jb, p, ld, batch, wrest, bs)
+            _chol_panel(backend, dtype, rest, jb, ws, wrest, a, ld, bs, j0, batch)
     finally:
         backend.free(xs)
         backend.free(ws)
@@ -741,5 +785,5 @@ class _QRSteps:
             self.backend.free(ptr)
 
 
-__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "LU_TREE_MIN_ROWS", "NB", "QR_STEP_MIN_ROWS", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "LU_BLOCK", "LU_TREE_MIN_ROWS", "NB", "QR_STEP_MIN_ROWS", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]

@@ -41,7 +41,7 @@ import numpy as np
 from .. import _dispatch
 from .._array_object import GpuArray
 from .._backend import config, ops_factor
-from .._creation_functions import eye, tril, triu
+from .._creation_functions import eye, triu
 from .._data_type_functions import result_type
 from .._dtypes import complex64, complex128, float32, float64, uint32
 from .._elementwise_functions import conj, real
@@ -147,7 +147,7 @@ def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
     else:
         _check_block_width()
         _dispatch.call(ops_factor.cholesky_blocked, name, n, a._ptr, n, flag._ptr, batch, n * n)
-        lower = tril(a)
+        lower = a
     _raise_if_set(flag, "Matrix is not positive definite")
     if upper:
         t = matrix_transpose(lower)
