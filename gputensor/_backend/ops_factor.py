@@ -70,6 +70,7 @@ _SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
 ROWS_MAX_K = 32
 _LOG = {"f32": "log_f32", "f64": "log_f64"}
 _NEG_INF = {"f32": f"{F32_BITS}(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
+_NAN = {"f32": f"{F32_BITS}(0x7fc00000u)", "f64": "bitcast<f64>(0x7ff8000000000000lu)"}
 _WG = 64
 
 
@@ -92,10 +93,18 @@ def _parts(backend: Any, dtype: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _math_defines(dtype: str) -> dict[str, str]:
-    """T, R and SCALAR (``linalg_scalar``, with the real log) and LOG, NEG_INF of the real type."""
+    """T, R and SCALAR (``linalg_scalar``, with the real log and what a NaN of the real type
+    needs) and LOG, NEG_INF of the real type."""
     real = scalar_defines(dtype)["R"]
     log = _LOG[real]
-    return {"LOG": log, "NEG_INF": _NEG_INF[real], **scalar_defines(dtype, f"{log}(x)")}
+    return {"LOG": log, "NEG_INF": _NEG_INF[real], **scalar_defines(dtype, f"{log}(x) {_NAN[real]}")}
+
+
+@functools.lru_cache(maxsize=None)
+def _rows_defines(dtype: str) -> dict[str, str]:
+    """T, R, SCALAR and NAN (of the real type) of ``linalg_small_rows.wgsl``."""
+    nan = _NAN[scalar_defines(dtype)["R"]]
+    return {"NAN": nan, **scalar_defines(dtype, nan)}
 
 
 def small_max(op: str, dtype: str) -> int:
@@ -130,21 +139,22 @@ def _groups(ctx: Any, count: int) -> tuple[int, int, int]:
 
 # ---- batched small matrices -------------------------------------------------------------------
 def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: int, a_bs: int, *,
-          b: int | None = None, k: int = 0, b_ld: int = 0, b_bs: int = 0, flag: int | None = None) -> None:
-    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX),
-    in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
+          b: int | None = None, k: int = 0, b_ld: int = 0, b_bs: int = 0, info: int | None = None) -> None:
+    """A stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX) at ``a`` (matrix q at
+    ``a + q * a_bs`` elements; only read) in one dispatch:
 
-    * ``cholesky``: A := L (zeros above the diagonal);
-    * ``solve``: A := its LU factors, B (n x k, batch stride ``b_bs``) := A^-1 B;
+    * ``cholesky``: B (n x n, batch stride ``b_bs``) := L (zeros above the diagonal);
+    * ``solve``: B (n x k) := A^-1 B;
     * ``inv``: B (n x n) := A^-1;
     * ``det``: B[3 q + 0, 1, 2] := det, sign, log|det| of matrix q.
 
     float32, float64, complex64, complex128 (Cholesky of Hermitian A = L L^H; det's sign
-    det / |det|, log|det| in the real part). ``flag`` (a u32) is or-ed with 1 for a matrix that
-    is not positive definite (cholesky) or singular (solve, inv). Cholesky, inv and solve with up to ROWS_MAX_K columns run with a row
-    per invocation (``linalg_small_rows.wgsl``, 64 / n matrices per workgroup), det and wider
-    solves one workgroup per matrix (``linalg_small.wgsl``). BackendError (invalid argument)
-    for bad sizes or pointers.
+    det / |det|, log|det| in the real part). cholesky, solve and inv write each matrix's info
+    word (u32) at ``info`` (word q: 1 when matrix q is not positive definite / singular, else 0;
+    nothing to clear beforehand) and set that matrix's whole B to NaN. Cholesky, inv and solve
+    with up to ROWS_MAX_K columns run with a row per invocation (``linalg_small_rows.wgsl``,
+    64 / n matrices per workgroup), det and wider solves one workgroup per matrix
+    (``linalg_small.wgsl``). BackendError (invalid argument) for bad sizes or pointers.
     """
     if op not in _SMALL_OPS:
         raise invalid_argument(f"unknown small factorization {op!r}")
@@ -152,35 +162,31 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
         ("n", n), ("batch", batch), ("k", k), ("a_ld", a_ld), ("a_bs", a_bs), ("b_ld", b_ld), ("b_bs", b_bs)))
     if not 1 <= n <= small_max(op, dtype) or batch < 1:
         raise invalid_argument(f"small {op} of order {n} (1..{small_max(op, dtype)}), batch {batch}")
+    if b is None:
+        raise invalid_argument(f"small {op} needs its result buffer B")
+    if info is None and op != "det":
+        raise invalid_argument(f"small {op} needs an info buffer")
     itemsize = _element(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (n - 1) * a_ld + n, itemsize)
-    if op in ("solve", "inv"):
-        if b is None:
-            raise invalid_argument(f"{op} needs B")
-        cols = max(1, k) if op == "solve" else n
-        b_reg, b_first = _bind(backend, b, (batch - 1) * b_bs + (n - 1) * b_ld + cols, itemsize)
-    elif op == "det":
-        if b is None:
-            raise invalid_argument("det needs its result buffer")
-        cols = 0
+    cols = max(1, k) if op == "solve" else n
+    if op == "det":
         b_reg, b_first = _bind(backend, b, 3 * batch, itemsize)
-    else:  # cholesky reads and writes A only: B is a spare region (both are declared written,
-        cols = 0  # and Dawn refuses two overlapping writable bindings)
-        b_reg, b_first = ctx.spare_region(itemsize), 0
-    f_reg = _bind(backend, flag, 1, 4)[0] if flag is not None else ctx.spare_region(4)
-    if flag is None and op in ("cholesky", "solve", "inv"):
-        raise invalid_argument(f"{op} needs a flag buffer")
-    words = [batch, n, cols if op == "solve" else n, a_first, a_ld, a_bs, b_first, b_ld, b_bs, 0, 0, 0]
+        i_reg, i_first = ctx.spare_region(4), 0
+    else:
+        b_reg, b_first = _bind(backend, b, (batch - 1) * b_bs + (n - 1) * b_ld + cols, itemsize)
+        i_reg, i_first = _bind(backend, info, batch, 4)
+    words = [batch, n, cols, a_first, a_ld, a_bs, b_first, b_ld, b_bs, i_first, 0, 0]
     nm = _nmax(n)
     if op != "det" and cols <= ROWS_MAX_K:  # a row per invocation, 64 // nm matrices per workgroup
-        km = nm if op == "inv" else 1 << max(0, cols - 1).bit_length() if cols else 1
-        defines = {**scalar_defines(dtype), "NM": nm, "G": _WG // nm, "KM": km, "OP": _SMALL_OPS[op]}
-        ctx.dispatch("linalg_small_rows", words, [a_reg, b_reg, f_reg], _groups(ctx, -(-batch // (_WG // nm))),
+        km = 1 if op == "cholesky" else nm if op == "inv" else 1 << max(0, cols - 1).bit_length()
+        defines = {**_rows_defines(dtype), "NM": nm, "G": _WG // nm, "KM": km, "OP": _SMALL_OPS[op]}
+        ctx.dispatch("linalg_small_rows", words, [a_reg, b_reg, i_reg], _groups(ctx, -(-batch // (_WG // nm))),
                      defines)
         return
-    defines = {"NMAX": nm, "OP": _SMALL_OPS[op], "XS": nm * _WG if cols else 1, **_math_defines(dtype)}
-    ctx.dispatch("linalg_small", words, [a_reg, b_reg, f_reg], _groups(ctx, batch), defines)
+    defines = {"NMAX": nm, "OP": _SMALL_OPS[op], "XS": nm * _WG if op != "det" else 1, **_math_defines(dtype),
+               "NAN": _NAN[scalar_defines(dtype)["R"]]}
+    ctx.dispatch("linalg_small", words, [a_reg, b_reg, i_reg], _groups(ctx, batch), defines)
 
 
 def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld: int, a_bs: int,
