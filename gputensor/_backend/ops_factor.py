@@ -51,12 +51,16 @@ only their arithmetic, not new kernels' structure.
 from __future__ import annotations
 
 import functools
+import struct
+from dataclasses import dataclass
 from typing import Any
 
 from . import config, ops_gemm
 from .errors import invalid_argument
+from .launch import LaunchProgram, Region
 from .linalg_scalar import element, scalar_defines
-from .validate import check_dtype, check_int
+from .plan_cache import PlanCache
+from .validate import check_dtype, check_int, check_pointer
 from .wgsl_types import F32_BITS
 
 #: Largest order the batched small kernels take (workgroup memory holds the matrix).
@@ -416,19 +420,144 @@ def _block_threads(ctx: Any, nb: int) -> int:
     return 32 if nb == 128 and big else 16
 
 
-def _chol_panel(backend: Any, dtype: str, rest: int, jb: int, w: int, w_bs: int, a: int, ld: int, bs: int,
-                j0: int, batch: int) -> None:
-    """The panel W (rest x jb, row-major, matrix q ``q * w_bs`` elements on) into A's block column
-    below the diagonal block at (j0, j0), and zeros into its mirror right of that block
-    (``linalg_chol_panel.wgsl``), for ``batch`` matrices ``bs`` elements apart."""
+def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, batch: int, bs: int, nb: int,
+                xs: int, ws: int) -> Any:
+    """The steps of ``cholesky_blocked`` in order, each ``("kernel", name, words, bindings, grid,
+    defines)`` (bindings: (pointer, elements, itemsize, the word that takes the window index of
+    the pointer's element or 0)) or ``("gemm", args of _gemm, conj_b)``, over the matrices at
+    ``a``, the flag and the scratch ``xs`` (the diagonal blocks' inverses) and ``ws`` (panels)."""
     itemsize = _element(backend, dtype)
+    th = _block_threads(backend.context, nb)
+    defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
+    panel_defines = {"T": scalar_defines(dtype)["T"]}
+    wrest = max(1, n - min(nb, n)) * nb
+    for j0 in range(0, n, nb):
+        jb = min(nb, n - j0)
+        d = a + (j0 * ld + j0) * itemsize
+        rest = n - j0 - jb
+        yield ("kernel", "linalg_chol_block", [jb, 0, ld, 0, bs, int(rest > 0), 0, 0],
+               [(d, (batch - 1) * bs + (jb - 1) * ld + jb, itemsize, 1), (xs, batch * nb * nb, itemsize, 3),
+                (flag, 1, 4, 0)], (batch, 1, 1), defines)
+        if not rest:
+            continue
+        p = d + jb * ld * itemsize
+        # W := P L^-H
+        yield ("gemm", (rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch, (bs, nb * nb, wrest)))
+        for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^H
+            c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
+            w0 = ws + s0 * jb * itemsize
+            yield ("gemm", (rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1), batch,
+                            (wrest, wrest, bs)))
+        # the panel into A below the diagonal block, zeros right of it
+        yield ("kernel", "linalg_chol_panel", [rest, jb, 0, wrest, 0, ld, bs, batch],
+               [(ws, (batch - 1) * wrest + rest * jb, itemsize, 2),
+                (d, (batch - 1) * bs + (jb + rest - 1) * ld + jb, itemsize, 4)],
+               _groups(backend.context, -(-batch * rest * jb // 256)), panel_defines)
+
+
+def _run_steps(backend: Any, dtype: str, steps: Any) -> None:
+    """Record ``_chol_steps``' steps through ``WgpuContext.dispatch`` and ``_gemm``."""
     ctx = backend.context
-    w_reg, w_first = _bind(backend, w, (batch - 1) * w_bs + rest * jb, itemsize)
-    top = a + (j0 * ld + j0) * itemsize  # the diagonal block's element (0, 0)
-    a_reg, a_first = _bind(backend, top, (batch - 1) * bs + (jb + rest - 1) * ld + jb, itemsize)
-    words = [rest, jb, w_first, w_bs, a_first + jb * ld, a_first + jb, ld, bs, batch, 0, 0, 0]
-    ctx.dispatch("linalg_chol_panel", words, [w_reg, a_reg], _groups(ctx, -(-batch * rest * jb // 256)),
-                 {"T": scalar_defines(dtype)["T"]})
+    for step in steps:
+        if step[0] == "gemm":
+            _gemm(backend, dtype, *step[1], conj_b=True)
+            continue
+        _, name, words, bindings, grid, defines = step
+        regions = []
+        for ptr, elements, size, word in bindings:
+            reg, first = _bind(backend, ptr, elements, size)
+            regions.append(reg)
+            if word:
+                words[word] = first
+        ctx.dispatch(name, words, regions, grid, defines)
+
+
+#: Parameter words of the Cholesky kernels (``linalg_chol_block``, ``linalg_chol_panel``).
+_CHOL_WORDS = struct.Struct("<8I")
+
+
+def _chol_program(backend: Any, dtype: str, steps: Any, bases: list[tuple[int, int]]) -> LaunchProgram | None:
+    """``_chol_steps``' steps as one ``LaunchProgram`` over the operands ``bases`` ((pointer, bytes)
+    of each: the matrices, the flag, then the scratch ``xs`` and ``ws``, allocated by the program),
+    the gemms taken from the plans their first calls kept; None when a gemm has no such plan
+    (split-K) or does not run as one (a general-stride or complex gemm)."""
+    ctx = backend.context
+
+    def where(ptr: int) -> tuple[int, int]:
+        for index, (start, nbytes) in enumerate(bases):
+            if start <= ptr < start + nbytes:
+                return index, ptr - start
+        raise ValueError("a pointer outside the planned operands")
+
+    records: list[Any] = []
+    for step in steps:
+        if step[0] == "kernel":
+            _, name, words, bindings, grid, defines = step
+            if 0 in grid:
+                continue
+            regions = []
+            for ptr, elements, size, word in bindings:
+                base, off = where(ptr)
+                regions.append(Region(base, off, max(1, elements) * size, size, 0, word, 0))
+            pipe = ctx.pipeline(name, len(regions), defines)
+            records.append((pipe, defines, words, grid, regions, name, _CHOL_WORDS))
+            continue
+        m, nn, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs = step[1]
+        form = _blas_form(m, nn, k, sa, sb, sc, batch, bs) if m and nn and k else None
+        if form is None:
+            return None
+        swap, args = form
+        ta, tb, mm, n2, kk, lda, qa, ldb, qb, ldc, qc, count = args
+        call = ops_gemm.planned_call(backend, ta, tb, mm, n2, kk, float(alpha), lda, qa, ldb, qb, float(beta), ldc,
+                                     qc, count, dtype=dtype)
+        if call is None or not call.reads:
+            return None
+        operands = [where(p) for p in ((b, a, c) if swap else (a, b, c))]
+        program = call.program
+        for st in program.steps:
+            if st.placeholder:
+                return None
+            patches: dict[int, list[tuple[int, int]]] = {}
+            for word, slot, extra in st.patches:
+                patches.setdefault(slot, []).append((word, extra))
+            regions = []
+            for slot_id in st.slots:
+                slot = program.slots[slot_id]
+                base, off = operands[slot.base]
+                queue = patches.get(slot_id)
+                word, extra = queue.pop(0) if queue else (0, 0)
+                regions.append(Region(base, off + slot.offset, slot.nbytes, slot.itemsize, slot.vector, word, extra))
+            records.append((st.pipeline, st.defines, st.words, st.grid, regions, st.kernel, st.pack.__self__))
+    aux = [(bases[2][1], 0), (bases[3][1], 0)]
+    return LaunchProgram.compile("linalg_chol_block", _CHOL_WORDS, ctx, records, aux)
+
+
+@dataclass(frozen=True, eq=False)
+class _CholCall:
+    """A planned ``cholesky_blocked`` call on the context ``ctx``: its program and the bytes of
+    the matrices' touched span."""
+
+    ctx: Any
+    program: LaunchProgram
+    span: int
+    itemsize: int
+
+    def launch(self, backend: Any, a: int, flag: int) -> bool:
+        """Check the pointers and replay the program; False when it does not apply (nothing
+        recorded then)."""
+        a_alloc, a_off = check_pointer(backend, "a", a, self.span, self.itemsize)
+        f_alloc, f_off = check_pointer(backend, "flag", flag, 4, 4)
+        bases = [(a_alloc.buffer, a_alloc.buffer.size, a_alloc.nbytes, a_off, a, a_alloc.whole),
+                 (f_alloc.buffer, f_alloc.buffer.size, f_alloc.nbytes, f_off, flag, f_alloc.whole)]
+        return self.program.run(backend, self.ctx, bases, _no_placeholder)
+
+
+def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
+    raise AssertionError("the Cholesky programs bind no placeholders")
+
+
+#: Planned ``cholesky_blocked`` calls per backend (False: a call structure that has no program).
+_CHOL_PLANS = PlanCache(64)
 
 
 def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, batch: int = 1,
@@ -440,7 +569,11 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-H (into scratch, then copied
     back, ``linalg_chol_panel.wgsl``, which also zeros the block row right of the diagonal block),
     the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
-    matrices are Hermitian (A = L L^H)."""
+    matrices are Hermitian (A = L L^H).
+
+    The first call of a real dtype's call structure (everything but the pointers) records its
+    steps one by one and then keeps them as one ``LaunchProgram`` (its gemms from their kept
+    plans); later calls check the two pointers and replay it."""
     itemsize = _element(backend, dtype)
     ctx = backend.context
     if batch < 1:
@@ -451,33 +584,25 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
             cholesky_blocked(backend, dtype, n, a + q0 * bs * itemsize, ld, flag, min(chunk, batch - q0), bs)
         return
     nb = block_width(CHOLESKY_BLOCK)
-    th = _block_threads(ctx, nb)
-    defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
+    span = ((batch - 1) * bs + (n - 1) * ld + n) * itemsize
+    key = (dtype, n, ld, batch, bs, nb, *ops_gemm.plan_settings())
+    plans = _CHOL_PLANS.of(backend)
+    plan = plans.get(key)
+    spied = ctx.__dict__.get("dispatch") is not None  # (a wrapped dispatch sees every step)
+    if plan and plan.ctx is ctx and plan.program.valid_for(ctx) and not spied:
+        if plan.launch(backend, a, flag):
+            return
+    check_pointer(backend, "a", a, span, itemsize)
     wrest = max(1, n - min(nb, n)) * nb  # scratch elements per matrix for the panel
-    xs = backend.alloc(batch * nb * nb * itemsize, zero=False)
-    ws = backend.alloc(batch * wrest * itemsize, zero=False)
+    xs_bytes, ws_bytes = batch * nb * nb * itemsize, batch * wrest * itemsize
+    xs = backend.alloc(xs_bytes, zero=False)
+    ws = backend.alloc(ws_bytes, zero=False)
     try:
-        f_reg = _bind(backend, flag, 1, 4)[0]
-        x_reg, x_first = _bind(backend, xs, batch * nb * nb, itemsize)
-        for j0 in range(0, n, nb):
-            jb = min(nb, n - j0)
-            d = a + (j0 * ld + j0) * itemsize
-            d_reg, d_first = _bind(backend, d, (batch - 1) * bs + (jb - 1) * ld + jb, itemsize)
-            rest = n - j0 - jb
-            ctx.dispatch("linalg_chol_block", [jb, d_first, ld, x_first, bs, int(rest > 0), 0, 0],
-                         [d_reg, x_reg, f_reg], (batch, 1, 1), defines)
-            if not rest:
-                continue
-            p = d + jb * ld * itemsize
-            # W := P L^-H
-            _gemm(backend, dtype, rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch,
-                  (bs, nb * nb, wrest), conj_b=True)
-            for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^H
-                c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
-                w0 = ws + s0 * jb * itemsize
-                _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1), batch,
-                      (wrest, wrest, bs), conj_b=True)
-            _chol_panel(backend, dtype, rest, jb, ws, wrest, a, ld, bs, j0, batch)
+        _run_steps(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws))
+        if plan is None and not _parts(backend, dtype):
+            program = _chol_program(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws),
+                                    [(a, span), (flag, 4), (xs, xs_bytes), (ws, ws_bytes)])
+            _CHOL_PLANS.keep(plans, key, _CholCall(ctx, program, span, itemsize) if program is not None else False)
     finally:
         backend.free(xs)
         backend.free(ws)
