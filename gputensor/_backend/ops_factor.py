@@ -21,9 +21,10 @@ Two families of kernels:
 
   - Cholesky, right-looking (``CHOLESKY_BLOCK`` columns): one workgroup factors the diagonal
     block in registers and inverts it (``linalg_chol_block.wgsl``), the panel below is the gemm
-    P L^-T (into scratch, copied back by ``linalg_chol_panel.wgsl``, which zeros the block row
-    right of the diagonal block), the trailing matrix's lower part the gemm C -= P P^T (two
-    column stripes from 512 columns on);
+    P L^-T (into scratch, copied back by the next diagonal block's dispatch, whose other
+    workgroups also zero the block row right of the previous diagonal block), the trailing
+    matrix's lower part the gemm C -= P P^T (two column stripes from 512 columns on); a
+    repeated call structure replays all of it as one ``LaunchProgram``;
   - LU, right-looking (getrf, ``LU_BLOCK`` columns): a panel up to ``LU_TREE_MIN_ROWS`` rows
     (``GPUTENSOR_LINALG_PANEL_ROWS``) with pivot search on one workgroup, each row updated in
     registers by the invocation that owns it (``linalg_lu_block.wgsl``), then row swaps of the
@@ -424,20 +425,29 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
                 xs: int, ws: int) -> Any:
     """The steps of ``cholesky_blocked`` in order, each ``("kernel", name, words, bindings, grid,
     defines)`` (bindings: (pointer, elements, itemsize, the word that takes the window index of
-    the pointer's element or 0)) or ``("gemm", args of _gemm, conj_b)``, over the matrices at
-    ``a``, the flag and the scratch ``xs`` (the diagonal blocks' inverses) and ``ws`` (panels)."""
+    the pointer's element plus ``extra`` or 0, extra)) or ``("gemm", args of _gemm)``, over the
+    matrices at ``a``, the flag and the scratch ``xs`` (the diagonal blocks' inverses) and ``ws``
+    (panels). Each diagonal block's dispatch also copies the previous step's panel from ``ws``
+    into A (and zeros its mirror above the diagonal)."""
     itemsize = _element(backend, dtype)
     th = _block_threads(backend.context, nb)
     defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
-    panel_defines = {"T": scalar_defines(dtype)["T"]}
+    chunk = th * th * 4  # panel elements per copying workgroup (CH of linalg_chol_block.wgsl)
     wrest = max(1, n - min(nb, n)) * nb
+    prev = None  # (rows, cols) of the panel waiting in ws, its diagonal block's pointer
     for j0 in range(0, n, nb):
         jb = min(nb, n - j0)
         d = a + (j0 * ld + j0) * itemsize
         rest = n - j0 - jb
-        yield ("kernel", "linalg_chol_block", [jb, 0, ld, 0, bs, int(rest > 0), 0, 0],
-               [(d, (batch - 1) * bs + (jb - 1) * ld + jb, itemsize, 1), (xs, batch * nb * nb, itemsize, 3),
-                (flag, 1, 4, 0)], (batch, 1, 1), defines)
+        c_rows, c_cols, back = (prev[0], prev[1], prev[1] * (ld + 1)) if prev else (0, 0, 0)
+        top = d - back * itemsize  # the previous diagonal block's element (0, 0), or d
+        # elements from top: through this diagonal block and the previous panel's last row
+        span = (batch - 1) * bs + max(back + (jb - 1) * ld + jb, (c_cols + c_rows - 1) * ld + c_cols if prev else 0)
+        copy_groups = -(-c_rows * c_cols // chunk)
+        yield ("kernel", "linalg_chol_block",
+               [jb, 0, ld, 0, bs, int(rest > 0), c_rows, c_cols, 0, wrest, back, 0],
+               [(top, span, itemsize, 1, back), (xs, batch * nb * nb, itemsize, 3, 0), (flag, 1, 4, 0, 0),
+                (ws, batch * wrest, itemsize, 8, 0)], (batch, 1 + copy_groups, 1), defines)
         if not rest:
             continue
         p = d + jb * ld * itemsize
@@ -448,11 +458,7 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
             w0 = ws + s0 * jb * itemsize
             yield ("gemm", (rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1), batch,
                             (wrest, wrest, bs)))
-        # the panel into A below the diagonal block, zeros right of it
-        yield ("kernel", "linalg_chol_panel", [rest, jb, 0, wrest, 0, ld, bs, batch],
-               [(ws, (batch - 1) * wrest + rest * jb, itemsize, 2),
-                (d, (batch - 1) * bs + (jb + rest - 1) * ld + jb, itemsize, 4)],
-               _groups(backend.context, -(-batch * rest * jb // 256)), panel_defines)
+        prev = (rest, jb)
 
 
 def _run_steps(backend: Any, dtype: str, steps: Any) -> None:
@@ -464,16 +470,16 @@ def _run_steps(backend: Any, dtype: str, steps: Any) -> None:
             continue
         _, name, words, bindings, grid, defines = step
         regions = []
-        for ptr, elements, size, word in bindings:
+        for ptr, elements, size, word, extra in bindings:
             reg, first = _bind(backend, ptr, elements, size)
             regions.append(reg)
             if word:
-                words[word] = first
+                words[word] = first + extra
         ctx.dispatch(name, words, regions, grid, defines)
 
 
-#: Parameter words of the Cholesky kernels (``linalg_chol_block``, ``linalg_chol_panel``).
-_CHOL_WORDS = struct.Struct("<8I")
+#: Parameter words of ``linalg_chol_block``.
+_CHOL_WORDS = struct.Struct("<12I")
 
 
 def _chol_program(backend: Any, dtype: str, steps: Any, bases: list[tuple[int, int]]) -> LaunchProgram | None:
@@ -496,9 +502,9 @@ def _chol_program(backend: Any, dtype: str, steps: Any, bases: list[tuple[int, i
             if 0 in grid:
                 continue
             regions = []
-            for ptr, elements, size, word in bindings:
+            for ptr, elements, size, word, extra in bindings:
                 base, off = where(ptr)
-                regions.append(Region(base, off, max(1, elements) * size, size, 0, word, 0))
+                regions.append(Region(base, off, max(1, elements) * size, size, 0, word, extra))
             pipe = ctx.pipeline(name, len(regions), defines)
             records.append((pipe, defines, words, grid, regions, name, _CHOL_WORDS))
             continue
@@ -567,7 +573,8 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     zeros in the strict upper triangles. Each step is one dispatch for
     the whole stack: one workgroup per matrix factors the diagonal block and inverts it
     (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-H (into scratch, then copied
-    back, ``linalg_chol_panel.wgsl``, which also zeros the block row right of the diagonal block),
+    back by the next step's dispatch of ``linalg_chol_block.wgsl``, whose other workgroups also
+    zero the block row right of the previous diagonal block),
     the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
     matrices are Hermitian (A = L L^H).
 
