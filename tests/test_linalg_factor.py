@@ -413,3 +413,14 @@ def test_factorizations_leave_their_input_and_read_views(n: int) -> None:
     np.testing.assert_allclose(inv_t, np.linalg.inv(_mT(well)), **tol("float64", "linalg"))
     np.testing.assert_allclose(x, np.linalg.solve(well, np.ones((3, n, 1))), **tol("float64", "linalg"))
     np.testing.assert_allclose(det, np.linalg.det(well), **tol("float64", "linalg"))
+
+
+def test_host_cost_tool_quick_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m benchmarks.tools.host_linalg`` on tiny cases: host time and dispatch counts."""
+    root = Path(__file__).resolve().parents[1]
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    tool = importlib.import_module("benchmarks.tools.host_linalg")
+    assert tool.main(["--n", "40", "--batch", "20x4", "--calls", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "cholesky n=40" in printed and "solve 20x4x4" in printed and "dispatches" in printed
