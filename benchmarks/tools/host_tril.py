@@ -3,7 +3,7 @@ then one synchronize outside the timed loop; with fusion on the result is lazy a
 discarded ones are never computed) and per call including the device work (results kept
 and computed by ``synchronize``). ``GPUTENSOR_FUSION=0`` times the eager path.
 
-Usage: ``python -m benchmarks.tril_host [n ...]`` (default n = 1024 4096).
+Usage: ``python -m benchmarks.tools.host_tril [n ...]`` (default n = 1024 4096).
 """
 
 from __future__ import annotations
