@@ -475,6 +475,25 @@ def meshgrid(*arrays: GpuArray, indexing: str = "xy") -> list[GpuArray]:
     return results
 
 
+def _triangle_mask(rows: int, cols: int, k: int, lower: builtins.bool) -> GpuArray:
+    """The ``(rows, cols)`` bool keep-mask of ``tril``/``triu``, built on the device: whether
+    element ``[i, j]`` is kept depends only on ``j - i``, so the mask is a ``(-1, 1)``-strided view
+    of a step of ``rows + cols - 1`` bools (``step[rows - 1 + j - i]``), zeroed and then filled
+    True over one range (no host data, O(rows + cols) device work)."""
+    if rows == 0 or cols == 0:
+        return GpuArray._empty((rows, cols), _dtypes.bool)
+    length = rows + cols - 1
+    edge = rows - 1 + k  # step index of the diagonal ``j - i == k``
+    if lower:  # keep j - i <= k
+        start, stop = 0, builtins.min(builtins.max(edge + 1, 0), length)
+    else:  # keep j - i >= k
+        start, stop = builtins.min(builtins.max(edge, 0), length), length
+    step = GpuArray._empty((length,), _dtypes.bool)
+    if stop > start:
+        _dispatch.fill(GpuArray._view(step, (stop - start,), (1,), start), True)
+    return GpuArray._view(step, (rows, cols), (-1, 1), rows - 1)
+
+
 def _triangle(x: GpuArray, k: int, lower: builtins.bool) -> GpuArray:
     if not isinstance(x, GpuArray):
         raise TypeError(f"expected a gputensor array, got {type(x).__name__}")
@@ -482,10 +501,7 @@ def _triangle(x: GpuArray, k: int, lower: builtins.bool) -> GpuArray:
         raise ValueError(f"x must have at least 2 dimensions, got {x.ndim}")
     k = operator.index(k)
     rows, cols = x.shape[-2:]
-    mask_host = np.tri(rows, cols, k=k if lower else k - 1, dtype=bool)
-    if not lower:
-        mask_host = ~mask_host
-    mask = GpuArray._from_numpy(mask_host, _dtypes.bool)
+    mask = _triangle_mask(rows, cols, k, lower)
     zero = (_dispatch.scalar_value(0, x.dtype), x.dtype)
     return _dispatch.run_elementwise("where", [mask, x, zero], [_dtypes.bool, x.dtype, x.dtype],
                                      x.dtype, x.dtype)
