@@ -84,6 +84,34 @@ def test_take_repeated(fusion) -> None:
         del y
 
 
+@pytest.mark.parametrize("dtype", ["float32", "uint8", "float16", "complex128"])
+def test_take_replay_views(fusion, dtype) -> None:
+    """A replayed take binds each call's own pointers: views of one structure at other offsets,
+    packed dtypes, 16-bit indices, a 16-byte dtype (moved as two halves, not replayed)."""
+    if dtype == "complex128" and "shader-f64" not in get_backend().context.features:
+        pytest.skip("needs shader-f64")
+    x = (RNG.random(64) * 100).astype(dtype)
+    g = gt.asarray(x)
+    idx = np.array([3, -1, 0, 7, 7, 2], dtype=np.int16)
+    gi = gt.asarray(idx)
+    for start in (0, 8, 16, 3, 8):
+        view = g[start:start + 8]
+        _repeat(lambda: gt.take(view, gi), np.take(x[start:start + 8], idx), times=2)
+        _repeat(lambda: view[gi], x[start:start + 8][idx], times=2)
+    ctx = get_backend().context
+    gt.synchronize()
+    before = ctx.stats["dispatches"], ctx.stats["submits"]
+    keep = [gt.take(view, gi) for _ in range(3)]
+    assert (ctx.stats["dispatches"] - before[0], ctx.stats["submits"] - before[1]) == (3, 0)
+    del keep
+    bad = gt.asarray(np.array([0, 8], dtype=np.int16))
+    for _ in range(3):  # the replayed plan checks the range on the device too
+        y = view[bad]
+        with pytest.raises(IndexError, match="axis 0 with size 8"):
+            gt.synchronize()
+        del y
+
+
 @pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "float16", "uint8", "bool", "complex64"])
 def test_concat_stack_repeated(fusion, dtype) -> None:
     if dtype == "float64" and "shader-f64" not in get_backend().context.features:
