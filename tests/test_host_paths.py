@@ -10,6 +10,7 @@ import pytest
 
 import gputensor as gt
 from gputensor._dispatch import backend as get_backend
+from gputensor._shapes import AxisError
 
 from _compare import assert_same
 
@@ -235,3 +236,38 @@ def test_astype_repeated(fusion) -> None:
             for k in range(2):
                 got = gt.astype(view(gx[k:]), dtype)
                 assert_same(got, view(x[k:]).astype(np.dtype(dtype.name)), "exact" if dtype != gt.float16 else "rounded")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "float16", "uint16"])
+def test_sort_argsort_repeated(fusion, dtype) -> None:
+    """Repeated sort/argsort of one structure replay the kept bitonic program: views at other
+    offsets, packed dtypes (their outputs are zero-filled first), both orders, other axes; the
+    first call's errors stay errors."""
+    x = (RNG.standard_normal(96) * 40).astype(dtype)
+    g = gt.asarray(x)
+    for start in (0, 32, 5, 32):
+        view, ref = g[start:start + 24], x[start:start + 24]
+        for descending in (False, True):
+            _repeat(lambda: gt.sort(view, descending=descending),
+                    np.sort(ref)[::-1] if descending else np.sort(ref))
+            expect = np.argsort(-ref.astype(np.float64), kind="stable") if descending else \
+                np.argsort(ref, kind="stable")
+            _repeat(lambda: gt.argsort(view, descending=descending), expect)
+    m = x[:48].reshape(6, 8)
+    gm = gt.asarray(m)
+    for axis in (0, 1, -1):
+        _repeat(lambda: gt.sort(gm, axis=axis), np.sort(m, axis=axis))
+        _repeat(lambda: gt.argsort(gm, axis=axis), np.argsort(m, axis=axis, kind="stable"))
+    ctx = get_backend().context
+    gt.synchronize()
+    before = ctx.stats["dispatches"], ctx.stats["submits"]
+    keep = [gt.sort(gm) for _ in range(3)] + [gt.argsort(gm) for _ in range(3)]
+    assert (ctx.stats["dispatches"] - before[0], ctx.stats["submits"] - before[1]) == (6, 0)
+    del keep
+    for _ in range(2):
+        with pytest.raises(TypeError):
+            gt.sort(gm, descending=1)
+        with pytest.raises(TypeError):
+            gt.argsort(gm, stable=None)
+        with pytest.raises(AxisError):
+            gt.sort(gm, axis=2)
