@@ -271,3 +271,39 @@ def test_sort_argsort_repeated(fusion, dtype) -> None:
             gt.argsort(gm, stable=None)
         with pytest.raises(AxisError):
             gt.sort(gm, axis=2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int8", "float16"])
+def test_cumulative_repeated(fusion, dtype) -> None:
+    """Repeated cumulative_sum/prod of one structure replay the kept scan: views at other offsets
+    and strided views, an explicit dtype, axes of a 2-D array; include_initial and errors keep
+    the full path."""
+    x = (RNG.random(80) * 4).astype(dtype)
+    g = gt.asarray(x)
+
+    def check(fn, ref_fn):
+        for _ in range(3):
+            res = fn()
+            assert_same(res, ref_fn(res.dtype.numpy), "reduction")
+
+    for start in (0, 16, 3, 16):
+        view, ref = g[start:start + 40], x[start:start + 40]
+        check(lambda: gt.cumulative_sum(view), lambda dt: np.cumsum(ref, dtype=dt))
+        check(lambda: gt.cumulative_sum(view[::-2], dtype=gt.float32), lambda dt: np.cumsum(ref[::-2], dtype=dt))
+    m = x[:24].reshape(4, 6)
+    gm = gt.asarray(m)
+    for axis in (0, 1, -1):
+        check(lambda: gt.cumulative_prod(gm, axis=axis), lambda dt: np.cumprod(m, axis=axis, dtype=dt))
+    check(lambda: gt.cumulative_sum(gm, axis=1, include_initial=True),
+          lambda dt: np.concatenate([np.zeros((4, 1), dt), np.cumsum(m, axis=1, dtype=dt)], axis=1))
+    ctx = get_backend().context
+    gt.synchronize()
+    before = ctx.stats["dispatches"], ctx.stats["submits"]
+    keep = [gt.cumulative_sum(gm, axis=1) for _ in range(3)]
+    assert (ctx.stats["dispatches"] - before[0], ctx.stats["submits"] - before[1]) == (3, 0)
+    del keep
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            gt.cumulative_sum(gm)  # axis required for 2-D input
+        with pytest.raises(TypeError):
+            gt.cumulative_sum(gm, axis=1, include_initial=1)
