@@ -33,7 +33,8 @@ from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType, as_dtype
 from ._elementwise_functions import multiply
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, normalize_axes, normalize_axis, size_of
-from ._backend import ops_scan
+from ._backend import ops_reduce, ops_scan
+from ._fusion import leaf_ptr
 from ._backend.wgsl_types import EMULATED_INT64 as _EMULATED_ROWS
 from ._runtime import translate as _translate
 
@@ -101,18 +102,36 @@ class _ReducePlan:
     the axis argument, keepdims, the dtypes, ddof) that ran the reduction kernel: the sorted
     axes, the kernel's output shape and strides, and the keepdims view (None without)."""
 
-    __slots__ = ("axes", "shape", "strides", "view")
+    __slots__ = ("axes", "shape", "strides", "view", "kept")
 
     def __init__(self, axes: tuple[int, ...], x_shape: tuple[int, ...], view: tuple[int, ...] | None) -> None:
         self.axes = tuple(sorted(axes))
         self.shape = tuple(n for d, n in enumerate(x_shape) if d not in self.axes)
         self.strides = contiguous_strides(self.shape)
         self.view = None if view is None else (view, contiguous_strides(view))
+        #: the backend's kept plan (``ops_reduce.planned_reduce``), taken after the first run
+        self.kept: object = None
 
     def run(self, op: str, x: GpuArray, out_dtype: DType, acc_dtype: DType | None, ddof: float) -> GpuArray:
-        """The reduction of the array ``x`` (not lazy) into a new array."""
+        """The reduction of the array ``x`` (not lazy) into a new array (``op``, the dtypes and
+        ``ddof`` are those of the plan's key); from the second call on the backend's kept plan
+        is replayed straight away while it holds."""
         out = GpuArray._alloc(self.shape, self.strides, out_dtype, size_of(self.shape) * out_dtype.itemsize, False)
+        kept = self.kept
+        if kept is not None:
+            backend = _dispatch.backend()
+            if kept.valid_on(backend):
+                try:
+                    kept.launch(backend, leaf_ptr(x), out._ptr)
+                except Exception as exc:
+                    raise _translate(exc) from None
+                return out if self.view is None else _view(out, *self.view)
         _dispatch.reduce_fused(op, x, self.axes, out, acc_dtype=acc_dtype, ddof=ddof)
+        if type(x) is GpuArray:
+            self.kept = _dispatch.call(ops_reduce.planned_reduce, op, x.dtype.name, tuple(x.shape),
+                                       tuple(x._strides), self.axes, out.dtype.name,
+                                       acc_dtype=None if acc_dtype is None else acc_dtype.name,
+                                       dst_strides=tuple(out._strides), ddof=ddof)
         if self.view is not None:
             out = _view(out, *self.view)
         return out
