@@ -55,11 +55,10 @@ ADAPTER_TESTS ?= tests/test_kernel_sources.py tests/test_implementation.py tests
 	tests/test_statistical.py tests/test_sorting.py tests/test_searching.py tests/test_sets.py \
 	tests/test_indexing.py tests/test_manipulation.py tests/test_nn.py tests/test_fusion.py \
 	tests/test_user_kernels.py tests/test_threads.py tests/test_faults.py
-# CI's bounded Dawn run: the kernel tour (every kernel source compiled by Tint and run) and the
-# implementation's own tests (36 s on an idle 2-core machine; with ADAPTER_TESTS' op files it ran
-# past 30 minutes on a loaded one).
-DAWN_TESTS ?= tests/test_kernel_sources.py tests/test_implementation.py tests/test_bindings.py \
-	tests/test_roundtrip.py
+# CI's bounded Dawn run: ADAPTER_TESTS (the kernel tour, every kernel source compiled by Tint and
+# run, then the op families) and the round trip's tests (3,897 passed in 4 min 50 s on a loaded
+# 2-core machine).
+DAWN_TESTS ?= $(ADAPTER_TESTS) tests/test_roundtrip.py
 define adapter_suite
 	$(if $(strip $(PYTEST_ARGS)),$(1) $(PY) -m pytest -q $(PYTEST_ARGS),$(if $(FULL),\
 	$(1) $(PY) -m pytest -q $(wordlist 1,$(TEST_HALF),$(TEST_FILES)) && \

@@ -278,6 +278,22 @@ class _PendingStorage(_Storage):
         return self.ptr
 
 
+class _ResolvingStorage(_Storage):
+    """A pending statistic's storage while ``resolve_pending`` records its reduction (with
+    ``_LOCK`` held): the resolving thread reads its pointer (the reduction writes through it);
+    any other thread first waits for ``_LOCK``, i.e. until that reduction is recorded, so no
+    kernel or readback of another thread can be recorded before the write it reads."""
+
+    __slots__ = ()
+
+    @property  # type: ignore[override]
+    def ptr(self) -> int:
+        with _LOCK:
+            if type(self) is _ResolvingStorage:  # only the resolving thread (it holds _LOCK)
+                return _PTR_SLOT.__get__(self)
+        return self.ptr
+
+
 _LOCK = threading.RLock()
 
 #: pending statistic storage -> its record (an object with ``resolve(storage)``, ``reads(storage)``
@@ -309,11 +325,11 @@ def settle_pending(storage: _Storage) -> None:
 def resolve_pending(storage: _Storage) -> None:
     """Compute a pending statistic into its storage now (its own reduction kernel); the
     reduction's exceptions propagate and leave it pending."""
-    with _LOCK:
+    with _LOCK:  # (a _ResolvingStorage found here is this thread's own: nothing to do)
         record = _PENDING.pop(storage, None)
         if type(storage) is not _PendingStorage:
             return
-        storage.__class__ = _Storage  # (the reduction writes it through ``ptr``)
+        storage.__class__ = _ResolvingStorage  # (the reduction writes it through ``ptr``)
         if record is not None:
             try:
                 record.resolve(storage)
@@ -387,8 +403,8 @@ def leaf_ptr(leaf: GpuArray) -> int:
     """Pointer of a leaf's element [0, ..., 0], read without triggering the write-hazard flush
     (reads do not conflict with pending readers); a pending statistic is computed first."""
     storage = leaf._storage
-    if type(storage) is _PendingStorage:
-        resolve_pending(storage)
+    if type(storage) is _PendingStorage or type(storage) is _ResolvingStorage:
+        resolve_pending(storage)  # (another thread's resolution: waits until it is recorded)
     return _PTR_SLOT.__get__(storage) + leaf._offset * leaf._dtype.itemsize
 
 

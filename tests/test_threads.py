@@ -220,3 +220,44 @@ def test_threads_fused_chains_with_concurrent_write_hazards(backend) -> None:
     finally:
         sys.setswitchinterval(interval)
         gt.set_fusion(previous)
+
+
+@pytest.mark.parametrize("reader", ["get", "kernel"])
+def test_pending_statistic_read_while_another_thread_resolves(monkeypatch: pytest.MonkeyPatch, reader: str) -> None:
+    """A pending row statistic (``sum(..., keepdims=True)`` of a lazy chain) that one thread is
+    computing is read by another thread meanwhile (as a dask worker pickles a result while its
+    task thread computes): the reader waits for the reduction to be recorded and sees its
+    values, never the storage's unwritten bytes."""
+    from gputensor import _fusion, _fusion_rows
+
+    host = np.random.default_rng(11).standard_normal((16, 48)).astype(np.float32)
+    want = (np.exp(host * 0.5) - 1.0).sum(axis=0, keepdims=True)
+    s = gt.sum(gt.exp(gt.asarray(host) * 0.5) - 1.0, axis=0, keepdims=True)
+    assert _fusion.pending_record(s._storage) is not None, "not a pending statistic"
+    started, release = threading.Event(), threading.Event()
+    resolve = _fusion_rows._RowStat.resolve
+
+    def slow_resolve(self, storage):  # the resolving thread stops before recording the reduction
+        started.set()
+        release.wait(10)
+        return resolve(self, storage)
+
+    monkeypatch.setattr(_fusion_rows._RowStat, "resolve", slow_resolve)
+    results: dict[str, np.ndarray] = {}
+    first = threading.Thread(target=lambda: results.setdefault("first", s.get()))
+    first.start()
+    assert started.wait(10)
+    got: dict[str, np.ndarray] = {}
+
+    def read() -> None:
+        got["second"] = (s + 0.0).get() if reader == "kernel" else s.get()
+
+    second = threading.Thread(target=read)
+    second.start()
+    second.join(0.3)  # it must wait for the first thread's recording
+    assert second.is_alive(), "the second reader did not wait for the statistic"
+    release.set()
+    first.join(30)
+    second.join(30)
+    np.testing.assert_allclose(results["first"], want, **tol("float32", "accumulated_abs"))
+    np.testing.assert_allclose(got["second"], want, **tol("float32", "accumulated_abs"))
