@@ -54,7 +54,7 @@ ADAPTER_TESTS ?= tests/test_kernel_sources.py tests/test_implementation.py tests
 	tests/test_devices.py tests/test_dtypes.py tests/test_creation.py tests/test_elementwise.py \
 	tests/test_statistical.py tests/test_sorting.py tests/test_searching.py tests/test_sets.py \
 	tests/test_indexing.py tests/test_manipulation.py tests/test_nn.py tests/test_fusion.py \
-	tests/test_user_kernels.py tests/test_threads.py tests/test_faults.py
+	tests/test_user_kernels.py tests/test_threads.py tests/test_faults.py tests/test_int64_emulation.py
 # CI's bounded Dawn run: ADAPTER_TESTS (the kernel tour, every kernel source compiled by Tint and
 # run, then the op families) and the round trip's tests (3,897 passed in 4 min 50 s on a loaded
 # 2-core machine).

@@ -5,8 +5,8 @@ matrices for n = 512, 1024, 4096, and stacks of 10,000 8 x 8 and 1,000 32 x 32 s
 cholesky. Each
 framework's result is checked (residuals against the input) before it is timed. Wall time per
 call: best of 3 batches of calls recorded back to back and one synchronisation (gputensor's
-cholesky / solve / inv read a 4-byte singularity flag back inside each call, as torch's checks
-do). Columns: milliseconds per call and the ratios ``numpy/gt`` and ``gt/torch`` as speed
+cholesky / solve / inv read their failure flag or per-matrix info words back inside each call,
+one readback, as torch.linalg's checks do; ``--no-check`` leaves it out, as torch's ``*_ex``). Columns: milliseconds per call and the ratios ``numpy/gt`` and ``gt/torch`` as speed
 ratios (above 1: gputensor faster). Targets (issue 15): faster than NumPy from n = 512; at
 n = 4096 cholesky, solve and qr at least 0.3x torch; the 8 x 8 stacks at least 1x torch.
 

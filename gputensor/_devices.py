@@ -87,8 +87,9 @@ class _DeviceFacts:
     def emulates(self, dtype: DType) -> bool:
         """Whether ``dtype`` is emulated here: int64/uint64 as two 32-bit words on an adapter
         without ``shader-int64`` (elementwise operations, conversions, copies, indexing,
-        reductions, scans, sorts and searches; an operation without emulation, such as integer
-        matmul, raises ``TypeError`` naming the conversion to int32/uint32)."""
+        reductions, scans, sorts, searches and integer matmul; an operation without emulation,
+        such as a user kernel's WGSL operators, raises ``TypeError`` naming the conversion to
+        int32/uint32)."""
         return dtype.name in EMULATED_INT64 and dtype.feature not in self.features
 
     def check_dtype(self, dtype: DType) -> DType:

@@ -3,8 +3,11 @@ the ``requires`` marker.
 
 ``@pytest.mark.requires("shader-f64", ...)`` says a test needs adapter features; it is skipped,
 naming the missing feature, where the adapter lacks one. A test parametrized over a dtype (an
-argument whose name contains ``dtype``) whose value needs a feature (float64: ``shader-f64``;
-int64/uint64: ``shader-int64``) requires it without saying so, and a test that fails because it
+argument whose name contains ``dtype``) whose value needs a feature (float64 and complex128:
+``shader-f64``; int64/uint64 need none: they are emulated where the adapter lacks
+``shader-int64``, so such a test runs there; a test that needs native int64 -- int64 as the
+default integer dtype, a kernel without emulation -- says so with the marker) requires it
+without saying so, and a test that fails because it
 asked gputensor for such a dtype (``UnsupportedDTypeError``: float64 host data on an adapter
 without ``shader-f64``) is reported skipped for that feature, where the adapter really lacks it
 (elsewhere the failure stands). The terminal summary shows the
@@ -60,10 +63,15 @@ def _adapter_features() -> frozenset[str]:
 
 
 def _dtype_feature(value: object) -> str | None:
-    """The adapter feature a dtype parameter value (a name, NumPy or gputensor dtype) needs."""
+    """The adapter feature a dtype parameter value (a name, NumPy or gputensor dtype) needs:
+    float64/complex128 ``shader-f64``; none for int64/uint64, which are emulated as two 32-bit
+    words where the adapter lacks ``shader-int64`` (``wgsl_types.EMULATED_INT64``)."""
     import gputensor as gt
+    from gputensor._backend.wgsl_types import EMULATED_INT64
 
     name = value if isinstance(value, str) else getattr(value, "name", None)
+    if name in EMULATED_INT64:
+        return EMULATED_INT64[name].feature
     dtype = getattr(gt, name, None) if isinstance(name, str) else None
     return getattr(dtype, "feature", None) if isinstance(dtype, type(gt.float32)) else None
 

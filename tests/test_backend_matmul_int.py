@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from gputensor._backend import BackendError, BackendErrorKind, get_backend
 from gputensor._backend import ops_gemm, ops_matmul_int
 from gputensor._backend.ops_matmul_int import accumulator_dtype, matmul_int
+from gputensor._backend.wgsl_types import int64_mode
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 ACCS = ["int32", "uint32", "int64", "uint64"]
@@ -267,7 +268,7 @@ def test_errors_record_nothing(backend, monkeypatch):
                 call(**changes)
             assert info.value.kind is BackendErrorKind.INVALID_ARGUMENT, changes
         monkeypatch.setattr(backend, "supports", lambda feature: feature is None)
-        with pytest.raises(BackendError) as info:
+        with pytest.raises(BackendError) as info, int64_mode(False):  # (native int64: its feature)
             call(c_dtype="int64", c_strides=(0, 2, 1), m=2, n=2)
         assert info.value.kind is BackendErrorKind.UNSUPPORTED
         assert "shader-int64" in str(info.value)

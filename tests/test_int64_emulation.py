@@ -5,8 +5,8 @@ CPU machines: the default device under ``GPUTENSOR_ADAPTER=gl``, else ``webgpu:1
 lavapipe), with every array made there (``device=``). Values are drawn beyond 2^31 and include
 the edges (the minimum, the maximum, -1, 0) and are compared with NumPy's exactly; results of
 64-bit integer dtype must keep that dtype, index results are the device's indexing dtype.
-(The int64/uint64 parameter is named ``wide``: a ``dtype`` parameter of int64 would make
-conftest skip the test where the adapter lacks ``shader-int64``, which is where it runs.)
+(The int64/uint64 parameter is named ``wide``.) The suite's other tests parametrized over
+int64/uint64 run on such an adapter too (conftest: those dtypes imply no feature).
 """
 
 from __future__ import annotations
@@ -233,10 +233,104 @@ def test_host_data_and_info(dev):
 
 
 def test_unsupported_ops_raise_type_error(dev):
-    """What is not emulated raises TypeError naming the feature and the conversion."""
+    """What is not emulated (WGSL operators on the words, as in a user kernel) raises TypeError
+    naming the feature and the conversion."""
     a = gt.asarray(np.arange(6, dtype=np.int64).reshape(2, 3) << 33, device=dev)
+    add = gt.ElementwiseKernel("T x, T y", "T z", "z = x + y;", "add_int64_words")
     with pytest.raises(TypeError, match="shader-int64.*astype"):
-        a @ a.T
+        add(a, a)
+
+
+@pytest.mark.parametrize("wide", ["int64", "uint64"])
+def test_matmul_matches_numpy(dev, wide):
+    """matmul / tensordot / vecdot wrap modulo 2^64 as NumPy's: shapes across the kernel's tiles,
+    batch broadcasting, transposed and negative-step views, 1-D operands, narrower operands
+    converted on load, an empty contraction."""
+    a = _values(wide, n=3 * 37 * 45, seed=14).reshape(3, 37, 45)
+    b = _values(wide, n=45 * 33, seed=15).reshape(45, 33)
+    x, y = _on(dev, a), _on(dev, b)
+    v = _values(wide, n=45, seed=16)
+    narrow = _values("int32" if wide == "int64" else "uint32", n=2 * 37, seed=17).reshape(2, 37)
+    small = _values("int8" if wide == "int64" else "uint8", n=45 * 5, seed=18).reshape(45, 5)
+    with np.errstate(all="ignore"):
+        _same(x @ y, a @ b)
+        _same(gt.linalg.matmul(x, y), a @ b)
+        _same(y.T @ x[1].T, b.T @ a[1].T)
+        _same(x[:, ::-1, ::-2] @ y[::-2][:, 3:9], a[:, ::-1, ::-2] @ b[::-2][:, 3:9])
+        _same(x @ _on(dev, v), a @ v)
+        _same(_on(dev, v) @ _on(dev, v), np.asarray(v @ v))
+        _same(_on(dev, narrow) @ x[0], narrow @ a[0])
+        _same(x @ _on(dev, small), a @ small)
+        _same(gt.tensordot(x, y, axes=1), np.tensordot(a, b, axes=1))
+        _same(gt.tensordot(x, x, axes=([1, 2], [1, 2])), np.tensordot(a, a, axes=([1, 2], [1, 2])))
+        _same(gt.vecdot(x, x), np.sum(a * a, axis=-1))
+        _same(gt.linalg.vecdot(x, x, axis=1), np.sum(a * a, axis=1))
+    empty = _on(dev, np.zeros((4, 0), dtype=wide))
+    _same(empty @ _on(dev, np.zeros((0, 3), dtype=wide)), np.zeros((4, 3), dtype=wide))
+
+
+def test_matmul_split_over_small_bindings(dev, monkeypatch):
+    """With a tiny binding limit the product is split into blocks of batch, m, n and k (k blocks
+    accumulate into C); a repeated call replays its plan. Results stay exact."""
+    backend = dev._rt().backend()
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: 700)
+    a = _values("int64", n=2 * 21 * 29, seed=19).reshape(2, 21, 29)
+    b = _values("int64", n=29 * 17, seed=20).reshape(29, 17)
+    x, y = _on(dev, a), _on(dev, b)
+    with np.errstate(all="ignore"):
+        for _ in range(2):
+            before = backend.context.stats["dispatches"]
+            _same(x @ y[::-1], a @ b[::-1])
+            assert backend.context.stats["dispatches"] - before > 6
+
+
+@pytest.mark.parametrize("wide", ["int64", "uint64"])
+def test_complex_conversion(dev, wide):
+    """int64/uint64 to complex64: the real part rounded to nearest even, as NumPy's."""
+    a = _values(wide, seed=21)
+    _same(_on(dev, a).astype(gt.complex64), a.astype(np.complex64))
+
+
+@pytest.fixture(scope="module")
+def f64_dev():
+    """A device with ``shader-f64`` and emulated int64: a second device of an adapter that has
+    both features, opened here with ``shader-int64`` taken from its granted features (so a
+    kernel with native 64-bit integers is refused there, as on an adapter without them)."""
+    from gputensor import _devices, _runtime
+    from gputensor._backend import open_backend
+
+    source = next((d for d in gt.devices() if "shader-f64" in d.features), None)
+    if source is None:
+        pytest.skip("no adapter has shader-f64")
+    rt = _runtime.DeviceRuntime(len(_runtime.runtimes()) + 10, dict(source._rt().info))
+    be = open_backend(rt.info)
+    be.context.features = be.context.features - {"shader-int64"}
+    rt.be = be
+    device = _devices.device_of_runtime(rt)
+    assert "shader-f64" in device.features and "shader-int64" not in device.features
+    yield device
+    rt.reset()
+
+
+@pytest.mark.parametrize("wide", ["int64", "uint64"])
+def test_float64_conversions_without_shader_int64(f64_dev, wide):
+    """int64/uint64 <-> float64 where the adapter has shader-f64 but emulates int64: values
+    beyond 2^53 round to nearest even, negatives, the edges; floats truncate toward zero."""
+    near = [2**53 + d for d in (-1, 0, 1, 2, 3)] + [2**62 + 2**9, 2**62 + 2**10 + 1, 2**63 - 1]
+    ints = np.concatenate([_values(wide, seed=22), np.array(near, dtype=wide)])
+    if wide == "int64":
+        ints = np.concatenate([ints, -np.array(near, dtype=np.int64)])
+    else:
+        ints = np.concatenate([ints, np.array([2**64 - 1, 2**64 - 2**11 + 1, 2**63 + 2**10], dtype=np.uint64)])
+    x = _on(f64_dev, ints)
+    _same(x.astype(gt.float64), ints.astype(np.float64))
+    top = 2.0**62 if wide == "int64" else 2.0**63
+    f = np.array([0.5, -0.5, 2.0**53 + 2, -(2.0**60) - 2**8, top, 1e15 + 0.75, -1e15, 3.99, -(2.0**63), 0.0],
+                 dtype=np.float64)
+    f = np.abs(f) if wide == "uint64" else f
+    _same(_on(f64_dev, f).astype(getattr(gt, wide)), f.astype(wide))
+    small = (ints[:40] % np.array(1000, dtype=wide)).astype(wide)  # (a sum exact in any order)
+    _same(gt.sum(_on(f64_dev, small), dtype=gt.float64), np.sum(small, dtype=np.float64))
 
 
 @pytest.mark.parametrize("op", ["ceil", "floor", "round", "trunc", "conj", "real", "isfinite", "isinf", "isnan"])

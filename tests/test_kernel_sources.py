@@ -245,7 +245,7 @@ _NOT_TOURED = {
 #: kernel -> the adapter feature it needs (not compiled where the adapter lacks it)
 _NEEDS_FEATURE = {"sort_scatter_sg": "subgroup", "subgroup_probe": "subgroup"}
 #: kernel -> the adapter feature whose presence replaces it (by a faster kernel)
-_REPLACED_BY_FEATURE = {"sort_scatter": "subgroup"}
+_REPLACED_BY_FEATURE = {"sort_scatter": "subgroup", "matmul_int_emul": "shader-int64"}
 
 _CASES = [pytest.param(family, dtype, id=f"{family}-{dtype}")
           for family, (_, dtypes) in _FAMILIES.items() for dtype in dtypes]

@@ -394,3 +394,38 @@ def test_qr_panel_steps_rank_deficient(dtype: str) -> None:
     assert _max(q64.conj().T @ q64 - np.eye(n)) <= eps * m
     assert abs(r[5, 5]) <= eps * m * _max(a)
     assert abs(r[9, 9]) <= eps * m * _max(a)
+
+
+@for_dtypes(DTYPES)
+def test_cholesky_replays_its_program(dtype: str) -> None:
+    """A repeated call structure replays the kept program (the same dispatches as the first
+    call's steps): new inputs at other offsets are factored as NumPy's, an indefinite matrix still
+    raises, and with the check off its factor holds NaN."""
+    from gputensor import _dispatch
+    from gputensor._backend import ops_factor
+
+    n = 2 * 16 + 5
+    rng = _rng(31)
+    ctx = _dispatch.backend().context
+    with config.override(linalg_block=16):
+        counts = []
+        for shift in range(3):
+            a = _spd(rng, (2,), n).astype(dtype)
+            pad = gt.asarray(np.zeros(shift * 33 + 1, dtype))  # other pool offsets for the next arrays
+            x = gt.asarray(a)
+            before = ctx.stats["dispatches"]
+            lower = gt.asnumpy(gt.linalg.cholesky(x))
+            counts.append(ctx.stats["dispatches"] - before)
+            _close(lower, np.linalg.cholesky(a.astype(np.float64)).astype(dtype), dtype)
+            del pad
+        plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
+        assert any(key[:5] == (dtype, n, n, 2, n * n) and plan for key, plan in plans.items())
+        assert counts[1] == counts[2] == counts[0]
+        bad = _spd(rng, (2,), n).astype(dtype)
+        bad[1, 20, 20] = -4.0 * n
+        with pytest.raises(LinAlgError):
+            gt.linalg.cholesky(gt.asarray(bad))
+        with config.override(linalg_check=False):
+            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(bad)))
+    assert np.isnan(lower[1]).any()
+    _close(lower[0], np.linalg.cholesky(bad[0].astype(np.float64)).astype(dtype), dtype)

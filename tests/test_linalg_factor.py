@@ -352,3 +352,75 @@ def test_check_off_gives_non_finite_results() -> None:
     assert not np.all(np.isfinite(x)) and np.isnan(lower).any()
     with pytest.raises(LinAlgError):
         gt.linalg.inv(gt.asarray(singular))
+
+
+@pytest.mark.parametrize("n", (2, 8, 32))
+def test_check_off_small_stack_fails_per_matrix_with_nan(n: int) -> None:
+    """The batched small kernels mark each failed matrix: with the check off its whole result is
+    NaN and the other matrices of the stack are exact; with the check on the call raises."""
+    rng = _rng(21)
+    spd = _spd(rng, (4,), n)
+    spd[2] = -np.eye(n)  # not positive definite
+    well = _well(rng, (4,), n)
+    well[1] = 0.0  # singular
+    b = rng.standard_normal((4, n, 3))
+    keep_c = np.arange(4) != 2
+    keep_s = np.arange(4) != 1
+    with config.override(linalg_check=False):
+        lower = gt.linalg.cholesky(gt.asarray(spd)).get()
+        inv = gt.linalg.inv(gt.asarray(well)).get()
+        x = gt.linalg.solve(gt.asarray(well), gt.asarray(b)).get()
+    assert np.isnan(lower[2]).all() and np.isnan(inv[1]).all() and np.isnan(x[1]).all()
+    np.testing.assert_allclose(lower[keep_c], np.linalg.cholesky(spd[keep_c]), **tol("float64", "linalg"))
+    np.testing.assert_allclose(inv[keep_s], np.linalg.inv(well[keep_s]), **tol("float64", "linalg"))
+    np.testing.assert_allclose(x[keep_s], np.linalg.solve(well[keep_s], b[keep_s]), **tol("float64", "linalg"))
+    for call in (lambda: gt.linalg.cholesky(gt.asarray(spd)), lambda: gt.linalg.inv(gt.asarray(well)),
+                 lambda: gt.linalg.solve(gt.asarray(well), gt.asarray(b))):
+        with pytest.raises(LinAlgError):
+            call()
+
+
+def test_check_of_a_long_stack_is_reduced_on_the_device() -> None:
+    """A stack with more info words than a check reads back as they are: the one failed matrix
+    is still seen (the words are reduced on the device first)."""
+    from gputensor.linalg import _factor
+
+    count = _factor.INFO_READ_MAX + 5
+    a = np.broadcast_to(np.eye(2), (count, 2, 2)).copy()
+    a[count - 3] = -np.eye(2)
+    x = gt.asarray(a)
+    with pytest.raises(LinAlgError):
+        gt.linalg.cholesky(x)
+    a[count - 3] = np.eye(2)
+    np.testing.assert_allclose(gt.linalg.cholesky(gt.asarray(a)).get(), a, **tol("float64", "linalg"))
+
+
+@pytest.mark.parametrize("n", (8, 40))
+def test_factorizations_leave_their_input_and_read_views(n: int) -> None:
+    """cholesky, solve, inv and det read their input in place where they can (contiguous) and
+    never change it; transposed views read as their values."""
+    rng = _rng(22)
+    spd = _spd(rng, (3,), n)
+    well = _well(rng, (3,), n)
+    xs, xw = gt.asarray(spd), gt.asarray(well)
+    lower = gt.linalg.cholesky(xs).get()
+    inv_t = gt.linalg.inv(xw.mT).get()
+    x = gt.linalg.solve(xw, gt.asarray(np.ones((3, n, 1)))).get()
+    det = gt.linalg.det(xw).get()
+    np.testing.assert_array_equal(xs.get(), spd)
+    np.testing.assert_array_equal(xw.get(), well)
+    np.testing.assert_allclose(lower, np.linalg.cholesky(spd), **tol("float64", "linalg"))
+    np.testing.assert_allclose(inv_t, np.linalg.inv(_mT(well)), **tol("float64", "linalg"))
+    np.testing.assert_allclose(x, np.linalg.solve(well, np.ones((3, n, 1))), **tol("float64", "linalg"))
+    np.testing.assert_allclose(det, np.linalg.det(well), **tol("float64", "linalg"))
+
+
+def test_host_cost_tool_quick_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m benchmarks.tools.host_linalg`` on tiny cases: host time and dispatch counts."""
+    root = Path(__file__).resolve().parents[1]
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    tool = importlib.import_module("benchmarks.tools.host_linalg")
+    assert tool.main(["--n", "40", "--batch", "20x4", "--calls", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "cholesky n=40" in printed and "solve 20x4x4" in printed and "dispatches" in printed

@@ -197,7 +197,8 @@ KNOBS: tuple[Knob, ...] = (
          "(float16: twice as many)"),
     Knob("linalg_check", "GPUTENSOR_LINALG_CHECK", _not_off, True, True,
          "linalg cholesky / solve / inv read a device flag back and raise LinAlgError for "
-         "indefinite or singular input (off: no readback; such input gives inf / NaN)"),
+         "indefinite or singular input (off: no readback; such input gives NaN: for order <= 32 "
+         "the whole result of each failed matrix)"),
     Knob("linalg_block", "GPUTENSOR_LINALG_BLOCK", _count_or_auto, 0, True,
          "block (panel) width of the blocked linalg factorizations: 16, 32, 64 or 128 "
          "(0 or unset: each factorization's default)"),

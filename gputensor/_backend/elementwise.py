@@ -24,12 +24,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import library_code
+from .kernels import library_code, render
 from .wgsl_types import StorageType, compute_info, convert, emulating_int64, storage_type
 
 WORKGROUP = 256
 #: Elements each invocation of the 'direct' store mode handles.
 ELEMENTS_PER_THREAD = 4
+
+
+#: A native 64-bit integer type in WGSL text (not the emulated ``i64e``/``u64e``).
+_NATIVE_INT64 = re.compile(r"\b[iu]64\b")
 
 
 @dataclass(frozen=True)
@@ -72,8 +76,9 @@ class ElementwiseSpec:
             feats.add("shader-int64")
         if any(c == "f64" for c in self.casts + (self.expr_type,)):
             feats.add("shader-f64")
-        if "shader-f64" in feats:  # f64 helpers (NaN tests, f64math) work on the u64 bits
-            feats.add("shader-int64")
+        if "shader-f64" in feats and "shader-int64" not in feats and _NATIVE_INT64.search(
+                render("elementwise", render_defines(self))):
+            feats.add("shader-int64")  # f64 helpers (NaN tests, f64math) work on the u64 bits
         return frozenset(feats)  # type: ignore[arg-type]
 
     def features(self) -> set[str]:

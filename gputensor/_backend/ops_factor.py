@@ -21,8 +21,10 @@ Two families of kernels:
 
   - Cholesky, right-looking (``CHOLESKY_BLOCK`` columns): one workgroup factors the diagonal
     block in registers and inverts it (``linalg_chol_block.wgsl``), the panel below is the gemm
-    P L^-T (into scratch, copied back by ``linalg_copy_block.wgsl``), the trailing matrix's
-    lower part the gemm C -= P P^T (two column stripes from 512 columns on);
+    P L^-T (into scratch, copied back by the next diagonal block's dispatch, whose other
+    workgroups also zero the block row right of the previous diagonal block), the trailing
+    matrix's lower part the gemm C -= P P^T (two column stripes from 512 columns on); a
+    repeated call structure replays all of it as one ``LaunchProgram``;
   - LU, right-looking (getrf, ``LU_BLOCK`` columns): a panel up to ``LU_TREE_MIN_ROWS`` rows
     (``GPUTENSOR_LINALG_PANEL_ROWS``) with pivot search on one workgroup, each row updated in
     registers by the invocation that owns it (``linalg_lu_block.wgsl``), then row swaps of the
@@ -50,12 +52,16 @@ only their arithmetic, not new kernels' structure.
 from __future__ import annotations
 
 import functools
+import struct
+from dataclasses import dataclass
 from typing import Any
 
 from . import config, ops_gemm
 from .errors import invalid_argument
+from .launch import LaunchProgram, Region
 from .linalg_scalar import element, scalar_defines
-from .validate import check_dtype, check_int
+from .plan_cache import PlanCache
+from .validate import check_dtype, check_int, check_pointer
 from .wgsl_types import F32_BITS
 
 #: Largest order the batched small kernels take (workgroup memory holds the matrix).
@@ -69,6 +75,7 @@ _SMALL_OPS = {"cholesky": 0, "solve": 1, "inv": 2, "det": 3}
 ROWS_MAX_K = 32
 _LOG = {"f32": "log_f32", "f64": "log_f64"}
 _NEG_INF = {"f32": f"{F32_BITS}(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
+_NAN = {"f32": f"{F32_BITS}(0x7fc00000u)", "f64": "bitcast<f64>(0x7ff8000000000000lu)"}
 _WG = 64
 
 
@@ -91,10 +98,18 @@ def _parts(backend: Any, dtype: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _math_defines(dtype: str) -> dict[str, str]:
-    """T, R and SCALAR (``linalg_scalar``, with the real log) and LOG, NEG_INF of the real type."""
+    """T, R and SCALAR (``linalg_scalar``, with the real log and what a NaN of the real type
+    needs) and LOG, NEG_INF of the real type."""
     real = scalar_defines(dtype)["R"]
     log = _LOG[real]
-    return {"LOG": log, "NEG_INF": _NEG_INF[real], **scalar_defines(dtype, f"{log}(x)")}
+    return {"LOG": log, "NEG_INF": _NEG_INF[real], **scalar_defines(dtype, f"{log}(x) {_NAN[real]}")}
+
+
+@functools.lru_cache(maxsize=None)
+def _rows_defines(dtype: str) -> dict[str, str]:
+    """T, R, SCALAR and NAN (of the real type) of ``linalg_small_rows.wgsl``."""
+    nan = _NAN[scalar_defines(dtype)["R"]]
+    return {"NAN": nan, **scalar_defines(dtype, nan)}
 
 
 def small_max(op: str, dtype: str) -> int:
@@ -129,21 +144,22 @@ def _groups(ctx: Any, count: int) -> tuple[int, int, int]:
 
 # ---- batched small matrices -------------------------------------------------------------------
 def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: int, a_bs: int, *,
-          b: int | None = None, k: int = 0, b_ld: int = 0, b_bs: int = 0, flag: int | None = None) -> None:
-    """One workgroup per matrix of a stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX),
-    in place at ``a`` (matrix q at ``a + q * a_bs`` elements):
+          b: int | None = None, k: int = 0, b_ld: int = 0, b_bs: int = 0, info: int | None = None) -> None:
+    """A stack of ``batch`` n x n matrices (1 <= n <= SMALL_MAX) at ``a`` (matrix q at
+    ``a + q * a_bs`` elements; only read) in one dispatch:
 
-    * ``cholesky``: A := L (zeros above the diagonal);
-    * ``solve``: A := its LU factors, B (n x k, batch stride ``b_bs``) := A^-1 B;
+    * ``cholesky``: B (n x n, batch stride ``b_bs``) := L (zeros above the diagonal);
+    * ``solve``: B (n x k) := A^-1 B;
     * ``inv``: B (n x n) := A^-1;
     * ``det``: B[3 q + 0, 1, 2] := det, sign, log|det| of matrix q.
 
     float32, float64, complex64, complex128 (Cholesky of Hermitian A = L L^H; det's sign
-    det / |det|, log|det| in the real part). ``flag`` (a u32) is or-ed with 1 for a matrix that
-    is not positive definite (cholesky) or singular (solve, inv). Cholesky, inv and solve with up to ROWS_MAX_K columns run with a row
-    per invocation (``linalg_small_rows.wgsl``, 64 / n matrices per workgroup), det and wider
-    solves one workgroup per matrix (``linalg_small.wgsl``). BackendError (invalid argument)
-    for bad sizes or pointers.
+    det / |det|, log|det| in the real part). cholesky, solve and inv write each matrix's info
+    word (u32) at ``info`` (word q: 1 when matrix q is not positive definite / singular, else 0;
+    nothing to clear beforehand) and set that matrix's whole B to NaN. Cholesky, inv and solve
+    with up to ROWS_MAX_K columns run with a row per invocation (``linalg_small_rows.wgsl``,
+    64 / n matrices per workgroup), det and wider solves one workgroup per matrix
+    (``linalg_small.wgsl``). BackendError (invalid argument) for bad sizes or pointers.
     """
     if op not in _SMALL_OPS:
         raise invalid_argument(f"unknown small factorization {op!r}")
@@ -151,35 +167,31 @@ def small(backend: Any, op: str, dtype: str, n: int, batch: int, a: int, a_ld: i
         ("n", n), ("batch", batch), ("k", k), ("a_ld", a_ld), ("a_bs", a_bs), ("b_ld", b_ld), ("b_bs", b_bs)))
     if not 1 <= n <= small_max(op, dtype) or batch < 1:
         raise invalid_argument(f"small {op} of order {n} (1..{small_max(op, dtype)}), batch {batch}")
+    if b is None:
+        raise invalid_argument(f"small {op} needs its result buffer B")
+    if info is None and op != "det":
+        raise invalid_argument(f"small {op} needs an info buffer")
     itemsize = _element(backend, dtype)
     ctx = backend.context
     a_reg, a_first = _bind(backend, a, (batch - 1) * a_bs + (n - 1) * a_ld + n, itemsize)
-    if op in ("solve", "inv"):
-        if b is None:
-            raise invalid_argument(f"{op} needs B")
-        cols = max(1, k) if op == "solve" else n
-        b_reg, b_first = _bind(backend, b, (batch - 1) * b_bs + (n - 1) * b_ld + cols, itemsize)
-    elif op == "det":
-        if b is None:
-            raise invalid_argument("det needs its result buffer")
-        cols = 0
+    cols = max(1, k) if op == "solve" else n
+    if op == "det":
         b_reg, b_first = _bind(backend, b, 3 * batch, itemsize)
-    else:  # cholesky reads and writes A only: B is a spare region (both are declared written,
-        cols = 0  # and Dawn refuses two overlapping writable bindings)
-        b_reg, b_first = ctx.spare_region(itemsize), 0
-    f_reg = _bind(backend, flag, 1, 4)[0] if flag is not None else ctx.spare_region(4)
-    if flag is None and op in ("cholesky", "solve", "inv"):
-        raise invalid_argument(f"{op} needs a flag buffer")
-    words = [batch, n, cols if op == "solve" else n, a_first, a_ld, a_bs, b_first, b_ld, b_bs, 0, 0, 0]
+        i_reg, i_first = ctx.spare_region(4), 0
+    else:
+        b_reg, b_first = _bind(backend, b, (batch - 1) * b_bs + (n - 1) * b_ld + cols, itemsize)
+        i_reg, i_first = _bind(backend, info, batch, 4)
+    words = [batch, n, cols, a_first, a_ld, a_bs, b_first, b_ld, b_bs, i_first, 0, 0]
     nm = _nmax(n)
     if op != "det" and cols <= ROWS_MAX_K:  # a row per invocation, 64 // nm matrices per workgroup
-        km = nm if op == "inv" else 1 << max(0, cols - 1).bit_length() if cols else 1
-        defines = {**scalar_defines(dtype), "NM": nm, "G": _WG // nm, "KM": km, "OP": _SMALL_OPS[op]}
-        ctx.dispatch("linalg_small_rows", words, [a_reg, b_reg, f_reg], _groups(ctx, -(-batch // (_WG // nm))),
+        km = 1 if op == "cholesky" else nm if op == "inv" else 1 << max(0, cols - 1).bit_length()
+        defines = {**_rows_defines(dtype), "NM": nm, "G": _WG // nm, "KM": km, "OP": _SMALL_OPS[op]}
+        ctx.dispatch("linalg_small_rows", words, [a_reg, b_reg, i_reg], _groups(ctx, -(-batch // (_WG // nm))),
                      defines)
         return
-    defines = {"NMAX": nm, "OP": _SMALL_OPS[op], "XS": nm * _WG if cols else 1, **_math_defines(dtype)}
-    ctx.dispatch("linalg_small", words, [a_reg, b_reg, f_reg], _groups(ctx, batch), defines)
+    defines = {"NMAX": nm, "OP": _SMALL_OPS[op], "XS": nm * _WG if op != "det" else 1, **_math_defines(dtype),
+               "NAN": _NAN[scalar_defines(dtype)["R"]]}
+    ctx.dispatch("linalg_small", words, [a_reg, b_reg, i_reg], _groups(ctx, batch), defines)
 
 
 def qr_small(backend: Any, dtype: str, m: int, n: int, batch: int, a: int, a_ld: int, a_bs: int,
@@ -316,18 +328,65 @@ def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int
         return
     part = _parts(backend, dtype)
     if not part:
-        ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs, dtype=dtype)
+        _real_gemm(backend, dtype, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs)
         return
     ps = element(backend, part).itemsize
     sa2, sb2, sc2 = (2 * sa[0], 2 * sa[1]), (2 * sb[0], 2 * sb[1]), (2 * sc[0], 2 * sc[1])
     bs2 = (2 * bs[0], 2 * bs[1], 2 * bs[2])
     ga = -1.0 if conj_a else 1.0
     gb = -1.0 if conj_b else 1.0
-    g = ops_gemm.gemm_strided
+
+    def g(backend: Any, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int], b: int,
+          sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], batch: int, bs: tuple[int, int, int], *,
+          dtype: str) -> None:
+        _real_gemm(backend, dtype, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs)
     g(backend, m, n, k, alpha, a, sa2, b, sb2, beta, c, sc2, batch, bs2, dtype=part)
     g(backend, m, n, k, -alpha * ga * gb, a + ps, sa2, b + ps, sb2, 1.0, c, sc2, batch, bs2, dtype=part)
     g(backend, m, n, k, alpha * gb, a, sa2, b + ps, sb2, beta, c + ps, sc2, batch, bs2, dtype=part)
     g(backend, m, n, k, alpha * ga, a + ps, sa2, b, sb2, 1.0, c + ps, sc2, batch, bs2, dtype=part)
+
+
+@functools.lru_cache(maxsize=4096)
+def _blas_form(m: int, n: int, k: int, sa: tuple[int, int], sb: tuple[int, int], sc: tuple[int, int], batch: int,
+               bs: tuple[int, int, int]) -> tuple[bool, tuple[Any, ...]] | None:
+    """How ``ops_gemm.gemm_strided`` passes this row-major strided gemm to
+    ``gemm_strided_batched``: (whether A and B trade places, its arguments but the pointers and
+    scales: trans_a, trans_b, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch); None
+    when it takes the general-stride kernel instead."""
+    (ar, ac), (br, bc), (cr, cc) = sa, sb, sc
+    qa, qb, qc = bs
+    swap = (abs(cc) if n > 1 else float("inf")) < (abs(cr) if m > 1 else float("inf"))
+    if swap:  # C^T = B^T A^T, as gemm_strided orients it
+        m, n = n, m
+        (ar, ac), (br, bc) = (bc, br), (ac, ar)
+        qa, qb = qb, qa
+        cr, cc = cc, cr
+    la = ops_gemm.blas_layout(m, k, ar, ac)
+    lb = ops_gemm.blas_layout(k, n, br, bc)
+    lc = ops_gemm.blas_layout(m, n, cr, cc)
+    if batch == 1:
+        qa = qb = qc = 0
+    if la is None or lb is None or lc is None or lc[0] or min(qa, qb, qc) < 0:
+        return None
+    return swap, ("T" if la[0] else "N", "T" if lb[0] else "N", m, n, k, la[1], qa, lb[1], qb, lc[1], qc, batch)
+
+
+def _real_gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
+               b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], batch: int,
+               bs: tuple[int, int, int]) -> None:
+    """``ops_gemm.gemm_strided`` of a real dtype, replaying the plan an earlier call of the same
+    structure kept (``ops_gemm.planned_call``: only the pointers are checked) where there is
+    one; the factorizations repeat the same few gemm shapes step after step and call after call."""
+    form = _blas_form(m, n, k, sa, sb, sc, batch, bs) if k > 0 else None
+    if form is not None:
+        swap, args = form
+        ta, tb, mm, nn, kk, lda, qa, ldb, qb, ldc, qc, count = args
+        call = ops_gemm.planned_call(backend, ta, tb, mm, nn, kk, float(alpha), lda, qa, ldb, qb, float(beta), ldc,
+                                     qc, count, dtype=dtype)
+        if call is not None:
+            call.launch(backend, b if swap else a, a if swap else b, c)
+            return
+    ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs, dtype=dtype)
 
 
 def _stripes(count: int) -> list[tuple[int, int]]:
@@ -362,35 +421,166 @@ def _block_threads(ctx: Any, nb: int) -> int:
     return 32 if nb == 128 and big else 16
 
 
-def copy_block(backend: Any, dtype: str, rows: int, cols: int, src: int, s_ld: int, dst: int, d_ld: int,
-               count: int = 1, s_bs: int = 0, d_bs: int = 0) -> None:
-    """D_q[i, j] := S_q[i, j] for a rows x cols block of ``count`` matrices (row-major, leading
-    dimensions ``s_ld`` and ``d_ld``, matrix q ``q * s_bs`` / ``q * d_bs`` elements on; S and D
-    must not overlap)."""
-    if rows < 1 or cols < 1 or count < 1:
-        return
-    part = _parts(backend, dtype)
-    if part:  # complex: the (rows x 2 cols) real view
-        copy_block(backend, part, rows, 2 * cols, src, 2 * s_ld, dst, 2 * d_ld, count, 2 * s_bs, 2 * d_bs)
-        return
-    itemsize, wgsl = _dtype(backend, dtype)
+def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, batch: int, bs: int, nb: int,
+                xs: int, ws: int) -> Any:
+    """The steps of ``cholesky_blocked`` in order, each ``("kernel", name, words, bindings, grid,
+    defines)`` (bindings: (pointer, elements, itemsize, the word that takes the window index of
+    the pointer's element plus ``extra`` or 0, extra)) or ``("gemm", args of _gemm)``, over the
+    matrices at ``a``, the flag and the scratch ``xs`` (the diagonal blocks' inverses) and ``ws``
+    (panels). Each diagonal block's dispatch also copies the previous step's panel from ``ws``
+    into A (and zeros its mirror above the diagonal)."""
+    itemsize = _element(backend, dtype)
+    th = _block_threads(backend.context, nb)
+    defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
+    chunk = th * th * 4  # panel elements per copying workgroup (CH of linalg_chol_block.wgsl)
+    wrest = max(1, n - min(nb, n)) * nb
+    prev = None  # (rows, cols) of the panel waiting in ws, its diagonal block's pointer
+    for j0 in range(0, n, nb):
+        jb = min(nb, n - j0)
+        d = a + (j0 * ld + j0) * itemsize
+        rest = n - j0 - jb
+        c_rows, c_cols, back = (prev[0], prev[1], prev[1] * (ld + 1)) if prev else (0, 0, 0)
+        top = d - back * itemsize  # the previous diagonal block's element (0, 0), or d
+        # elements from top: through this diagonal block and the previous panel's last row
+        span = (batch - 1) * bs + max(back + (jb - 1) * ld + jb, (c_cols + c_rows - 1) * ld + c_cols if prev else 0)
+        copy_groups = -(-c_rows * c_cols // chunk)
+        yield ("kernel", "linalg_chol_block",
+               [jb, 0, ld, 0, bs, int(rest > 0), c_rows, c_cols, 0, wrest, back, 0],
+               [(top, span, itemsize, 1, back), (xs, batch * nb * nb, itemsize, 3, 0), (flag, 1, 4, 0, 0),
+                (ws, batch * wrest, itemsize, 8, 0)], (batch, 1 + copy_groups, 1), defines)
+        if not rest:
+            continue
+        p = d + jb * ld * itemsize
+        # W := P L^-H
+        yield ("gemm", (rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch, (bs, nb * nb, wrest)))
+        for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^H
+            c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
+            w0 = ws + s0 * jb * itemsize
+            yield ("gemm", (rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1), batch,
+                            (wrest, wrest, bs)))
+        prev = (rest, jb)
+
+
+def _run_steps(backend: Any, dtype: str, steps: Any) -> None:
+    """Record ``_chol_steps``' steps through ``WgpuContext.dispatch`` and ``_gemm``."""
     ctx = backend.context
-    s_reg, s_first = _bind(backend, src, (count - 1) * s_bs + (rows - 1) * s_ld + cols, itemsize)
-    d_reg, d_first = _bind(backend, dst, (count - 1) * d_bs + (rows - 1) * d_ld + cols, itemsize)
-    words = [rows, cols, s_first, s_ld, d_first, d_ld, s_bs, d_bs, count, 0, 0, 0]
-    ctx.dispatch("linalg_copy_block", words, [s_reg, d_reg], _groups(ctx, -(-count * rows * cols // 256)),
-                 {"T": wgsl})
+    for step in steps:
+        if step[0] == "gemm":
+            _gemm(backend, dtype, *step[1], conj_b=True)
+            continue
+        _, name, words, bindings, grid, defines = step
+        regions = []
+        for ptr, elements, size, word, extra in bindings:
+            reg, first = _bind(backend, ptr, elements, size)
+            regions.append(reg)
+            if word:
+                words[word] = first + extra
+        ctx.dispatch(name, words, regions, grid, defines)
+
+
+#: Parameter words of ``linalg_chol_block``.
+_CHOL_WORDS = struct.Struct("<12I")
+
+
+def _chol_program(backend: Any, dtype: str, steps: Any, bases: list[tuple[int, int]]) -> LaunchProgram | None:
+    """``_chol_steps``' steps as one ``LaunchProgram`` over the operands ``bases`` ((pointer, bytes)
+    of each: the matrices, the flag, then the scratch ``xs`` and ``ws``, allocated by the program),
+    the gemms taken from the plans their first calls kept; None when a gemm has no such plan
+    (split-K) or does not run as one (a general-stride or complex gemm)."""
+    ctx = backend.context
+
+    def where(ptr: int) -> tuple[int, int]:
+        for index, (start, nbytes) in enumerate(bases):
+            if start <= ptr < start + nbytes:
+                return index, ptr - start
+        raise ValueError("a pointer outside the planned operands")
+
+    records: list[Any] = []
+    for step in steps:
+        if step[0] == "kernel":
+            _, name, words, bindings, grid, defines = step
+            if 0 in grid:
+                continue
+            regions = []
+            for ptr, elements, size, word, extra in bindings:
+                base, off = where(ptr)
+                regions.append(Region(base, off, max(1, elements) * size, size, 0, word, extra))
+            pipe = ctx.pipeline(name, len(regions), defines)
+            records.append((pipe, defines, words, grid, regions, name, _CHOL_WORDS))
+            continue
+        m, nn, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs = step[1]
+        form = _blas_form(m, nn, k, sa, sb, sc, batch, bs) if m and nn and k else None
+        if form is None:
+            return None
+        swap, args = form
+        ta, tb, mm, n2, kk, lda, qa, ldb, qb, ldc, qc, count = args
+        call = ops_gemm.planned_call(backend, ta, tb, mm, n2, kk, float(alpha), lda, qa, ldb, qb, float(beta), ldc,
+                                     qc, count, dtype=dtype)
+        if call is None or not call.reads:
+            return None
+        operands = [where(p) for p in ((b, a, c) if swap else (a, b, c))]
+        program = call.program
+        for st in program.steps:
+            if st.placeholder:
+                return None
+            patches: dict[int, list[tuple[int, int]]] = {}
+            for word, slot, extra in st.patches:
+                patches.setdefault(slot, []).append((word, extra))
+            regions = []
+            for slot_id in st.slots:
+                slot = program.slots[slot_id]
+                base, off = operands[slot.base]
+                queue = patches.get(slot_id)
+                word, extra = queue.pop(0) if queue else (0, 0)
+                regions.append(Region(base, off + slot.offset, slot.nbytes, slot.itemsize, slot.vector, word, extra))
+            records.append((st.pipeline, st.defines, st.words, st.grid, regions, st.kernel, st.pack.__self__))
+    aux = [(bases[2][1], 0), (bases[3][1], 0)]
+    return LaunchProgram.compile("linalg_chol_block", _CHOL_WORDS, ctx, records, aux)
+
+
+@dataclass(frozen=True, eq=False)
+class _CholCall:
+    """A planned ``cholesky_blocked`` call on the context ``ctx``: its program and the bytes of
+    the matrices' touched span."""
+
+    ctx: Any
+    program: LaunchProgram
+    span: int
+    itemsize: int
+
+    def launch(self, backend: Any, a: int, flag: int) -> bool:
+        """Check the pointers and replay the program; False when it does not apply (nothing
+        recorded then)."""
+        a_alloc, a_off = check_pointer(backend, "a", a, self.span, self.itemsize)
+        f_alloc, f_off = check_pointer(backend, "flag", flag, 4, 4)
+        bases = [(a_alloc.buffer, a_alloc.buffer.size, a_alloc.nbytes, a_off, a, a_alloc.whole),
+                 (f_alloc.buffer, f_alloc.buffer.size, f_alloc.nbytes, f_off, flag, f_alloc.whole)]
+        return self.program.run(backend, self.ctx, bases, _no_placeholder)
+
+
+def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
+    raise AssertionError("the Cholesky programs bind no placeholders")
+
+
+#: Planned ``cholesky_blocked`` calls per backend (False: a call structure that has no program).
+_CHOL_PLANS = PlanCache(64)
 
 
 def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, batch: int = 1,
                      bs: int = 0) -> None:
     """Lower Cholesky factors of the ``batch`` n x n matrices at ``a`` (matrix q ``q * bs``
-    elements on) in place (right-looking, blocks of ``block_width(CHOLESKY_BLOCK)`` columns);
-    the strict upper triangles are left with unspecified values. Each step is one dispatch for
+    elements on) in place (right-looking, blocks of ``block_width(CHOLESKY_BLOCK)`` columns),
+    zeros in the strict upper triangles. Each step is one dispatch for
     the whole stack: one workgroup per matrix factors the diagonal block and inverts it
     (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-H (into scratch, then copied
-    back), the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
-    matrices are Hermitian (A = L L^H)."""
+    back by the next step's dispatch of ``linalg_chol_block.wgsl``, whose other workgroups also
+    zero the block row right of the previous diagonal block),
+    the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
+    matrices are Hermitian (A = L L^H).
+
+    The first call of a real dtype's call structure (everything but the pointers) records its
+    steps one by one and then keeps them as one ``LaunchProgram`` (its gemms from their kept
+    plans); later calls check the two pointers and replay it."""
     itemsize = _element(backend, dtype)
     ctx = backend.context
     if batch < 1:
@@ -401,33 +591,25 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
             cholesky_blocked(backend, dtype, n, a + q0 * bs * itemsize, ld, flag, min(chunk, batch - q0), bs)
         return
     nb = block_width(CHOLESKY_BLOCK)
-    th = _block_threads(ctx, nb)
-    defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
+    span = ((batch - 1) * bs + (n - 1) * ld + n) * itemsize
+    key = (dtype, n, ld, batch, bs, nb, *ops_gemm.plan_settings())
+    plans = _CHOL_PLANS.of(backend)
+    plan = plans.get(key)
+    spied = ctx.__dict__.get("dispatch") is not None  # (a wrapped dispatch sees every step)
+    if plan and plan.ctx is ctx and plan.program.valid_for(ctx) and not spied:
+        if plan.launch(backend, a, flag):
+            return
+    check_pointer(backend, "a", a, span, itemsize)
     wrest = max(1, n - min(nb, n)) * nb  # scratch elements per matrix for the panel
-    xs = backend.alloc(batch * nb * nb * itemsize, zero=False)
-    ws = backend.alloc(batch * wrest * itemsize, zero=False)
+    xs_bytes, ws_bytes = batch * nb * nb * itemsize, batch * wrest * itemsize
+    xs = backend.alloc(xs_bytes, zero=False)
+    ws = backend.alloc(ws_bytes, zero=False)
     try:
-        f_reg = _bind(backend, flag, 1, 4)[0]
-        x_reg, x_first = _bind(backend, xs, batch * nb * nb, itemsize)
-        for j0 in range(0, n, nb):
-            jb = min(nb, n - j0)
-            d = a + (j0 * ld + j0) * itemsize
-            d_reg, d_first = _bind(backend, d, (batch - 1) * bs + (jb - 1) * ld + jb, itemsize)
-            rest = n - j0 - jb
-            ctx.dispatch("linalg_chol_block", [jb, d_first, ld, x_first, bs, int(rest > 0), 0, 0],
-                         [d_reg, x_reg, f_reg], (batch, 1, 1), defines)
-            if not rest:
-                continue
-            p = d + jb * ld * itemsize
-            # W := P L^-H
-            _gemm(backend, dtype, rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch,
-                  (bs, nb * nb, wrest), conj_b=True)
-            for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^H
-                c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
-                w0 = ws + s0 * jb * itemsize
-                _gemm(backend, dtype, rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1), batch,
-                      (wrest, wrest, bs), conj_b=True)
-            copy_block(backend, dtype, rest, jb, ws, jb, p, ld, batch, wrest, bs)
+        _run_steps(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws))
+        if plan is None and not _parts(backend, dtype):
+            program = _chol_program(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws),
+                                    [(a, span), (flag, 4), (xs, xs_bytes), (ws, ws_bytes)])
+            _CHOL_PLANS.keep(plans, key, _CholCall(ctx, program, span, itemsize) if program is not None else False)
     finally:
         backend.free(xs)
         backend.free(ws)
@@ -741,5 +923,5 @@ class _QRSteps:
             self.backend.free(ptr)
 
 
-__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "copy_block", "LU_BLOCK", "LU_TREE_MIN_ROWS", "NB", "QR_STEP_MIN_ROWS", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "LU_BLOCK", "LU_TREE_MIN_ROWS", "NB", "QR_STEP_MIN_ROWS", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]

@@ -8,15 +8,18 @@ on strided operands: every operand is a pointer to its element ``[0, 0, 0]`` plu
 strides ``(batch, row, column)`` of any sign (0 for broadcast dimensions; C's must not make two
 of its elements share memory). A and B may have any integer (or bool) dtype, 8- and 16-bit ones
 included (read with the packed loads of ``wgsl_types.py``); values are converted to C's dtype,
-the accumulation type, which is one of int32, uint32, int64, uint64 (int64/uint64 need
-``shader-int64``). Because wrap-around arithmetic is a ring homomorphism, accumulating in a wider
+the accumulation type, which is one of int32, uint32, int64, uint64. Because wrap-around arithmetic is a ring homomorphism, accumulating in a wider
 type of the same signedness and truncating afterwards gives NumPy's 8/16-bit results bit for bit:
 :func:`accumulator_dtype` names the type to use for each result dtype, and the caller casts.
 
 The kernel (``_wgsl/matmul_int.wgsl``) is the register-tiled, double-buffered shared-memory
 design of the float GEMM (``gemm_core.wgsl``) with integer multiply-add and a row-major C; the
 tile configuration comes from ``ops_gemm.gemm_tiles`` (64-bit accumulators use the f64 choices:
-same workgroup-memory footprint). A storage binding holds at most ``backend.max_window_bytes()``:
+same workgroup-memory footprint). Where the adapter lacks ``shader-int64`` and int64/uint64 are
+two 32-bit words (``wgsl_types.EMULATED_INT64``), a C of those dtypes runs
+``_wgsl/matmul_int_emul.wgsl`` instead: the same parameters, bindings and grid (so the same plan
+below), tiles of ``EMULATED_TILE`` x ``EMULATED_TILE`` and exact 64-bit wrapping products from
+32-bit words. A storage binding holds at most ``backend.max_window_bytes()``:
 ``layout.plan_blocks`` splits the problem into blocks of batch, m, n and k such that every
 operand block fits one binding (k blocks after the first accumulate into C; integer addition
 wraps, so the result is exact), and each block binds the window that covers exactly its elements.
@@ -33,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import invalid_argument, unsupported
+from .errors import invalid_argument
 from .launch import LaunchProgram, strided_region
 from .layout import block_starts, plan_blocks, strided_extent
 from .ops_gemm import MAX_GRID_Z, gemm_tiles
@@ -41,10 +44,15 @@ from .plan_cache import PlanCache
 from .validate import check_distinct, check_dtype, check_int, check_strided_pointer, check_strides
 from .wgsl_types import STORAGE_TYPES, convert, storage_type
 
-__all__ = ["ACCUMULATORS", "INPUT_DTYPES", "KERNEL", "accumulator_dtype", "matmul_int"]
+__all__ = ["ACCUMULATORS", "EMULATED_TILE", "INPUT_DTYPES", "KERNEL", "KERNEL_EMULATED", "accumulator_dtype",
+           "matmul_int"]
 
 #: Kernel name of the template.
 KERNEL = "matmul_int"
+#: Kernel of a C of int64/uint64 emulated as two 32-bit words (same parameters and grid).
+KERNEL_EMULATED = "matmul_int_emul"
+#: Rows and columns of C per workgroup of the emulated kernel (its invocations: half as many per side).
+EMULATED_TILE = 32
 
 #: C dtype -> WGSL accumulation type.
 ACCUMULATORS: dict[str, str] = {t.name: t.compute for t in STORAGE_TYPES.values()
@@ -79,8 +87,8 @@ def matmul_int(backend: Any, m: int, n: int, k: int, batch: int,
 
     Raises BackendError: invalid argument for negative sizes, malformed strides, C strides that
     alias elements, A/B dtypes outside ``INPUT_DTYPES``, a C dtype outside ``ACCUMULATORS``, or a
-    pointer whose touched range is unknown, freed, misaligned or past its allocation's end;
-    unsupported when the adapter lacks ``shader-int64`` for a 64-bit dtype. Nothing is recorded
+    pointer whose touched range is unknown, freed, misaligned or past its allocation's end.
+    Nothing is recorded
     unless every check passes (C's pointer is checked whenever m, n, batch > 0; A's and B's
     whenever k > 0 as well).
     """
@@ -176,10 +184,6 @@ def _structure(backend: Any, m: Any, n: Any, k: Any, batch: Any, a_dtype: Any, a
     if m == 0 or n == 0 or batch == 0:
         return _Call(backend.context, (), (0, 0, 0), False, None)
     ta, tb, tc = storage_type(a_dtype), storage_type(b_dtype), storage_type(c_dtype)
-    if ta.emulated or tb.emulated or tc.emulated:
-        raise unsupported("integer matmul of int64/uint64 needs shader-int64, which this adapter lacks "
-                          "(int64 is emulated there for elementwise operations, reductions, scans, sorts "
-                          "and copies); convert with x.astype(gt.int32) first", "shader-int64")
     if k == 0:
         # A and B are not read: C is bound in their place, so type them as C (a binding too
         # small for their element type would be invalid).
@@ -201,21 +205,26 @@ def _structure(backend: Any, m: Any, n: Any, k: Any, batch: Any, a_dtype: Any, a
     blocks = plan_blocks({"batch": batch, "m": m, "n": n, "k": max(k, 1)},
                          extents if k > 0 else extents[2:], backend.max_window_bytes(),
                          caps={"batch": MAX_GRID_Z})
-    acc = ACCUMULATORS[c_dtype]
     ctx = backend.context
-    tiles = gemm_tiles(ctx, "f64" if tc.itemsize == 8 else "f32", min(m, blocks["m"]),
-                       min(n, blocks["n"]), min(batch, blocks["batch"]))
+    acc = tc.compute  # (ACCUMULATORS' type, or the emulated struct where int64 is two words)
     defines = {
-        **tiles.defines(),
         "ACC": acc,
         "A_ARRAY": ta.array,
         "B_ARRAY": tb.array,
         "LOAD_A": convert(ta.load_expr("A", "i"), ta.compute, acc),
         "LOAD_B": convert(tb.load_expr("B", "i"), tb.compute, acc),
-        "A_K_FAST": "true" if abs(sa[2]) <= abs(sa[1]) else "false",
-        "B_N_FAST": "true" if abs(sb[2]) <= abs(sb[1]) else "false",
     }
-    pipe = ctx.pipeline(KERNEL, 3, defines)
+    if tc.emulated:
+        kernel, bm, bn = KERNEL_EMULATED, EMULATED_TILE, EMULATED_TILE
+        defines["TS"] = EMULATED_TILE
+    else:
+        kernel = KERNEL
+        tiles = gemm_tiles(ctx, "f64" if tc.itemsize == 8 else "f32", min(m, blocks["m"]),
+                           min(n, blocks["n"]), min(batch, blocks["batch"]))
+        bm, bn = tiles.bm, tiles.bn
+        defines.update(tiles.defines(), A_K_FAST="true" if abs(sa[2]) <= abs(sa[1]) else "false",
+                       B_N_FAST="true" if abs(sb[2]) <= abs(sb[1]) else "false")
+    pipe = ctx.pipeline(kernel, 3, defines)
     # Every dispatch: operands 0 (A), 1 (B), 2 (C); the first-element words are 3, 7 and 11.
     records = []
     k_blocks = block_starts(k, blocks["k"]) if k > 0 else [(0, 0)]
@@ -224,8 +233,8 @@ def _structure(backend: Any, m: Any, n: Any, k: Any, batch: Any, a_dtype: Any, a
             for i0, mb in block_starts(m, blocks["m"]):
                 c_region = strided_region(2, tc.itemsize, q0 * sc[0] + i0 * sc[1] + j0 * sc[2],
                                           [(qb, sc[0]), (mb, sc[1]), (nb, sc[2])], _C_FIRST)
-                tiles_m = -(-mb // tiles.bm)
-                tiles_n = -(-nb // tiles.bn)
+                tiles_m = -(-mb // bm)
+                tiles_n = -(-nb // bn)
                 for kb_index, (p0, kb) in enumerate(k_blocks):
                     if kb > 0:
                         a_region = strided_region(0, ta.itemsize, q0 * sa[0] + i0 * sa[1] + p0 * sa[2],
@@ -242,7 +251,7 @@ def _structure(backend: Any, m: Any, n: Any, k: Any, batch: Any, a_dtype: Any, a
                         tiles_m, tiles_n, int(accumulate or kb_index > 0)))
                     gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n)
                     records.append((pipe, defines, words, (gx, gy, qb), (a_region, b_region, c_region)))
-    program = LaunchProgram.compile(KERNEL, _WORDS, ctx, records, ())
+    program = LaunchProgram.compile(kernel, _WORDS, ctx, records, ())
     return _Call(ctx, dims, itemsizes, k > 0, program)
 
 

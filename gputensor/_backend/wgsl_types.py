@@ -255,10 +255,10 @@ def convert(value: str, src: str, dst: str, *, int64: bool = True) -> str:
     discards the imaginary part) and to bool as "either part nonzero" (NaN true)."""
     if src == dst:
         return value
+    if src in _COMPLEX_PARTS or dst in _COMPLEX_PARTS:  # (by the real part: emulated int64 too)
+        return _convert_complex(value, src, dst, int64)
     if src in _EMULATED_TYPES or dst in _EMULATED_TYPES:
         return _convert_emulated(value, src, dst)
-    if src in _COMPLEX_PARTS or dst in _COMPLEX_PARTS:
-        return _convert_complex(value, src, dst, int64)
     if dst == "bool":
         # floats by their bits: naga's float `!=` is an ordered comparison (NaN != 0 is false),
         # NumPy's bool(NaN) is True; -0.0 is False.
@@ -287,11 +287,12 @@ def convert(value: str, src: str, dst: str, *, int64: bool = True) -> str:
 
 def _convert_emulated(value: str, src: str, dst: str) -> str:
     """:func:`convert` where ``src`` or ``dst`` is an emulated 64-bit type (``i64e``/``u64e``:
-    the helpers of ``_wgsl/int64_emul.wgsl``); KeyError for a type they do not convert (f64,
-    complex, native 64-bit integers: never on one adapter)."""
-    if src in _EMULATED_TYPES and dst in _EMULATED_TYPES + ("i32", "u32", "f32", "bool"):
+    the helpers of ``_wgsl/int64_emul.wgsl``; f64 for adapters with ``shader-f64`` and without
+    ``shader-int64``); KeyError for a type they do not convert (complex, native 64-bit
+    integers: never on one adapter)."""
+    if src in _EMULATED_TYPES and dst in _EMULATED_TYPES + ("i32", "u32", "f32", "f64", "bool"):
         return f"x64_to_{dst}_{src}({value})"
-    if dst in _EMULATED_TYPES and src in ("i32", "u32", "f32", "bool"):
+    if dst in _EMULATED_TYPES and src in ("i32", "u32", "f32", "f64", "bool"):
         return f"x64_from_{src}_{dst}({value})"
     raise KeyError(f"no conversion from {src} to {dst} on an adapter without shader-int64")
 

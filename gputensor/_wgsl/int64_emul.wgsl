@@ -118,6 +118,22 @@ fn x64w_from_f32(x: f32) -> vec2<u32> {
     return vec2<u32>(u32(t - hi * 4294967296.0), u32(hi));
 }
 
+// @fn x64w_to_f64
+fn x64w_to_f64(a: vec2<u32>) -> f64 {
+    // the unsigned value a, rounded to nearest even (shader-f64): hi * 2^32 is exact, so the
+    // one addition rounds the exact value once
+    return f64(a.y) * 4294967296.0lf + f64(a.x);
+}
+
+// @fn x64w_from_f64
+fn x64w_from_f64(x: f64) -> vec2<u32> {
+    // trunc(|x|) as an unsigned value (|x| < 2^64; every step is exact; shader-f64)
+    let t = trunc(abs(x));
+    if (!(t < 18446744073709551616.0lf)) { return vec2<u32>(0u, 0x80000000u); }
+    let hi = floor(t / 4294967296.0lf);
+    return vec2<u32>(u32(t - hi * 4294967296.0lf), u32(hi));
+}
+
 // ---- the types' words and signedness
 // @fn x64_w i64e u64e
 fn x64_w_TT(a: TT) -> vec2<u32> { return vec2<u32>(a.lo, a.hi); }
@@ -149,6 +165,16 @@ fn x64_from_bool_TT(x: bool) -> TT { return TT(select(0u, 1u, x), 0u); }
 fn x64_from_f32_TT(x: f32) -> TT {
     let m = x64w_from_f32(x);
     return x64_v_TT(select(m, x64w_neg(m), x < 0.0));
+}
+// @fn x64_from_f64 i64e u64e
+fn x64_from_f64_TT(x: f64) -> TT {
+    let m = x64w_from_f64(x);
+    return x64_v_TT(select(m, x64w_neg(m), x < 0.0lf));
+}
+// @fn x64_to_f64 i64e u64e
+fn x64_to_f64_TT(a: TT) -> f64 {
+    let f = x64w_to_f64(x64_mag_TT(a));
+    return select(f, -f, x64_isneg_TT(a));
 }
 // @fn x64_to_f32 i64e u64e
 fn x64_to_f32_TT(a: TT) -> f32 {

@@ -3,8 +3,9 @@
 //
 // (Cholesky, and solve / inverse with up to 32 right-hand columns, run on
 // linalg_small_rows.wgsl.)
-// OP 1..3 (LU with partial pivoting, row swaps as LAPACK's getrf): a pivot column of zeros sets
-//   flag[0] (OP 1, 2) and is skipped, as getrf does (NaN columns are not flagged).
+// OP 1..3 (LU with partial pivoting, row swaps as LAPACK's getrf): a pivot column of zeros marks
+//   the matrix failed and is skipped, as getrf does (NaN columns do not fail); OP 1, 2 write each
+//   matrix's info word, info[i_first + bid]: 1 when it failed (its whole B is then NaN), else 0.
 //   OP 1: B (n x k, B[b_first + bid * b_bs + i * b_ld + j]) is overwritten by A^-1 B;
 //   OP 2: B (n x n) is overwritten by A^-1;
 //   OP 3: B[b_first + 3 * bid + 0, 1, 2] = det, sign, log|det| (sign 0 and -inf when singular;
@@ -22,12 +23,12 @@ const XS: u32 = {{XS}}u;
 struct Params {
     batch: u32, n: u32, k: u32, a_first: u32,
     a_ld: u32, a_bs: u32, b_first: u32, b_ld: u32,
-    b_bs: u32, p0: u32, p1: u32, p2: u32,
+    b_bs: u32, i_first: u32, p1: u32, p2: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> A: array<T>;
 @group(0) @binding(2) var<storage, read_write> B: array<T>;
-@group(0) @binding(3) var<storage, read_write> flag: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> info: array<u32>;
 
 var<workgroup> a: array<T, NM * NM>;
 var<workgroup> piv: array<u32, NM>;
@@ -36,7 +37,9 @@ var<workgroup> xs: array<T, XS>;
 
 {{SCALAR}}
 
-fn lu(n: u32, lid: u32) {
+// LU in place in workgroup memory; whether a pivot column was zero (the same in every invocation).
+fn lu(n: u32, lid: u32) -> bool {
+    var failed = false;
     for (var c = 0u; c < n; c++) {
         if lid == 0u {
             var best = c;
@@ -49,9 +52,6 @@ fn lu(n: u32, lid: u32) {
                 }
             }
             piv[c] = best;
-            if bv == R(0) && OP != 3u {
-                atomicOr(&flag[0], 1u);
-            }
         }
         workgroupBarrier();
         let pr = piv[c];
@@ -65,6 +65,7 @@ fn lu(n: u32, lid: u32) {
         workgroupBarrier();
         let d = a[c * NM + c];
         let live = sc_nonzero(d);
+        failed = failed || !live;
         if live {
             for (var i = c + 1u + lid; i < n; i += WG) {
                 a[i * NM + c] = sc_div(a[i * NM + c], d);
@@ -81,6 +82,7 @@ fn lu(n: u32, lid: u32) {
         }
         workgroupBarrier();
     }
+    return failed;
 }
 
 // Solve in place for the column held at xs[i * WG + lid] (i < n) of this invocation.
@@ -123,7 +125,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         a[i * NM + j] = A[base + i * p.a_ld + j];
     }
     workgroupBarrier();
-    lu(n, lid);
+    let failed = lu(n, lid);
     if OP == 3u {
         if lid == 0u {
             var det = sc_from(R(1));
@@ -153,6 +155,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         return;
     }
     let bbase = p.b_first + bid * p.b_bs;
+    if lid == 0u {
+        info[p.i_first + bid] = select(0u, 1u, failed);
+    }
+    let nan = sc_from({{NAN}});
     for (var col = lid; col < p.k; col += WG) {
         for (var i = 0u; i < n; i++) {
             if OP == 2u {
@@ -163,7 +169,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         lu_solve_column(n, lid);
         for (var i = 0u; i < n; i++) {
-            B[bbase + i * p.b_ld + col] = xs[i * WG + lid];
+            B[bbase + i * p.b_ld + col] = select(xs[i * WG + lid], nan, failed);
         }
     }
 }

@@ -4,14 +4,16 @@
 //
 // OP 0 (Cholesky, right-looking): at step c row c's owner takes the square root of its
 //   diagonal, the rows below scale their column-c entry, publish it, and update their entries
-//   left of the diagonal; L is written in place (zeros above). A pivot <= 0 sets flag[0] (NaN
-//   input is not flagged).
+//   left of the diagonal; L is written to B (n x n, B[b_first + mat * b_bs + i * b_ld + j], zeros
+//   above; A is only read). A pivot <= 0 marks the matrix failed (NaN input is not).
 // OP 1, 2 (Gauss-Jordan with partial pivoting): at step c the not-yet-pivoted row of largest
 //   |column c| (the first such row; a NaN entry wins over the rows before it) becomes the pivot row of c, every
 //   other row is eliminated against it (above and below), and at the end the row pivoted at
 //   step s holds unknown s: OP 1 overwrites B (n x k, k <= KM, B[b_first + mat * b_bs + i * b_ld
-//   + j]) by A^-1 B, OP 2 writes A^-1 to B (n x n). A pivot column of zeros sets flag[0] and is
-//   skipped.
+//   + j]) by A^-1 B, OP 2 writes A^-1 to B (n x n). A pivot column of zeros marks the matrix
+//   failed and is skipped.
+// Every matrix writes its info word, info[i_first + mat]: 1 when it failed, else 0 (no prior
+// clear needed); a failed matrix's result (its whole B) is NaN.
 // Elements are T (real, or complex as vec2: Cholesky of Hermitian A = L L^H, pivots by |re| +
 // |im|) with the sc_* helpers of linalg_scalar_*.
 //#include common
@@ -28,17 +30,19 @@ const S: u32 = NM + KM;
 struct Params {
     batch: u32, n: u32, k: u32, a_first: u32,
     a_ld: u32, a_bs: u32, b_first: u32, b_ld: u32,
-    b_bs: u32, p0: u32, p1: u32, p2: u32,
+    b_bs: u32, i_first: u32, p1: u32, p2: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<T>;
+@group(0) @binding(1) var<storage, read> A: array<T>;
 @group(0) @binding(2) var<storage, read_write> B: array<T>;
-@group(0) @binding(3) var<storage, read_write> flag: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> info: array<u32>;
 
 // candidates of the pivot search (Gauss-Jordan) / the published column, two buffers (Cholesky)
 var<workgroup> cand: array<T, 2u * WG>;
 // the pivot row of each matrix of the workgroup: its A part, then its B part
 var<workgroup> prow: array<T, G * S>;
+// whether each matrix of the workgroup failed (written by one invocation per step)
+var<workgroup> bad: array<u32, G>;
 
 fn entry(a: ptr<function, array<T, NM>>, c: u32) -> T {
     var v = T(0);
@@ -62,6 +66,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let n = p.n;
     let live = mat < p.batch && r < n;
     let base = p.a_first + mat * p.a_bs + r * p.a_ld;
+    let nan = sc_from({{NAN}});
+    if r == 0u {
+        bad[g] = 0u;
+    }
     var a: array<T, NM>;
     //#unroll
     for (var q = 0u; q < NM; q++) {
@@ -76,7 +84,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             if r == c && live {
                 let d = sc_re(entry(&a, c));
                 if d <= R(0) {
-                    atomicOr(&flag[0], 1u);
+                    bad[g] = 1u;
                 }
                 cand[buf + c] = sc_from(sqrt(d));
             }
@@ -108,11 +116,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
         }
         if live {
+            let failed = bad[g] != 0u;
+            let out = p.b_first + mat * p.b_bs + r * p.b_ld;
             //#unroll
             for (var q = 0u; q < NM; q++) {
                 if q < n {
-                    A[base + q] = a[q];
+                    B[out + q] = select(a[q], nan, failed);
                 }
+            }
+            if r == 0u {
+                info[p.i_first + mat] = select(0u, 1u, failed);
             }
         }
         return;
@@ -163,7 +176,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             done = true;
             step = c;
             if best == R(0) {
-                atomicOr(&flag[0], 1u);
+                bad[g] = 1u;
             }
         }
         workgroupBarrier();
@@ -181,12 +194,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
     if live {
+        let failed = bad[g] != 0u;
         let d = entry(&a, step);
         //#unroll
         for (var q = 0u; q < KM; q++) {
             if q < p.k {
-                B[bbase + step * p.b_ld + q] = sc_div(x[q], d);
+                B[bbase + step * p.b_ld + q] = select(sc_div(x[q], d), nan, failed);
             }
+        }
+        if r == 0u {
+            info[p.i_first + mat] = select(0u, 1u, failed);
         }
     }
 }

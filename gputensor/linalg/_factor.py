@@ -18,10 +18,15 @@ Singular and non-positive-definite input:
 
 * ``cholesky`` raises :class:`LinAlgError` when a matrix of the stack is not positive definite,
   ``solve`` and ``inv`` when one is singular (a zero pivot column in LU with partial pivoting).
-  The kernels set a device flag; reading it back (4 bytes) makes these three calls wait for
-  their result, as NumPy's and torch's checks do. ``GPUTENSOR_LINALG_CHECK=0`` (or
-  ``config.override(linalg_check=False)``) skips the readback: such input then gives inf / NaN
-  in the result, as the spec allows, and the calls stay asynchronous.
+  The kernels report it on the device (the batched small kernels an info word per matrix,
+  written with the result; the blocked ones a flag); reading it back (one readback, of at most
+  ``INFO_READ_MAX`` words; a longer stack's words are reduced on the device first) makes these
+  three calls wait for their result, as NumPy's and torch's checks do (torch.linalg's
+  ``cholesky`` / ``inv`` / ``solve`` synchronize too; its ``*_ex`` variants do not).
+  ``GPUTENSOR_LINALG_CHECK=0`` (or ``config.override(linalg_check=False)``) skips the readback
+  and the calls stay asynchronous; such input then gives NaN, as the spec allows: for matrices of
+  order up to ``ops_factor.SMALL_MAX`` (32) the whole result of each failed matrix is NaN (the
+  others are unaffected), for larger ones inf / NaN appear in the failed matrix's result.
 * ``det`` returns 0 and ``slogdet`` (0, -inf) for a singular matrix, without a readback (as
   NumPy); ``qr`` of a rank-deficient matrix returns a valid factorization (Q orthogonal, R with
   zeros on its diagonal where a column is dependent).
@@ -41,13 +46,15 @@ import numpy as np
 from .. import _dispatch
 from .._array_object import GpuArray
 from .._backend import config, ops_factor
-from .._creation_functions import eye, tril, triu
+from .._creation_functions import eye, triu
 from .._data_type_functions import result_type
 from .._dtypes import complex64, complex128, float32, float64, uint32
 from .._elementwise_functions import conj, real
 from .._linear_algebra_functions import matmul, matrix_transpose
 from .._manipulation_functions import _copy_contiguous, broadcast_to, reshape
+from .._statistical_functions import max as max_
 from .._shapes import broadcast_shapes
+from ._common import contiguous
 from ._errors import LinAlgError
 
 __all__ = ["QRResult", "SlogdetResult", "cholesky", "det", "inv", "lu_factor", "matrix_power", "qr",
@@ -93,13 +100,29 @@ def _batch(shape: tuple[int, ...]) -> int:
 
 
 def _new_flag() -> GpuArray:
+    """A zeroed u32 device flag that the blocked kernels or 1 into."""
     return GpuArray._empty((1,), uint32)
 
 
+def _new_info(batch: int) -> GpuArray:
+    """The per-matrix info words (u32) of the batched small kernels, which write every word."""
+    return GpuArray._empty((batch,), uint32, zero=False)
+
+
+#: Most info words a check reads back as they are; a longer stack's are reduced on the device
+#: first (one dispatch, then 4 bytes).
+INFO_READ_MAX = 16384
+
+
 def _raise_if_set(flag: GpuArray, message: str) -> None:
-    """Read the device flag back (one 4-byte readback) and raise LinAlgError when it is set;
-    nothing with ``GPUTENSOR_LINALG_CHECK=0`` (``config.override(linalg_check=False)``)."""
-    if config.value("linalg_check") and int(np.asarray(flag.get())[0]):
+    """Read the device flag (or the per-matrix info words) back, one readback, and raise
+    LinAlgError when one is set; nothing with ``GPUTENSOR_LINALG_CHECK=0``
+    (``config.override(linalg_check=False)``)."""
+    if not config.value("linalg_check"):
+        return
+    if flag.size > INFO_READ_MAX:
+        flag = max_(flag)
+    if np.asarray(flag.get()).any():
         raise LinAlgError(message)
 
 
@@ -135,19 +158,22 @@ def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
     ``TypeError`` for non-float32/float64 input, ``ValueError`` for non-square shapes."""
     x = _square(x, "cholesky")
     n = x.shape[-1]
-    a = _copy_contiguous(x)
-    if a.size == 0:
-        return a
+    if x.size == 0:
+        return _copy_contiguous(x)
     batch = _batch(x.shape[:-2])
-    flag = _new_flag()
-    name = a.dtype.name
-    if n <= ops_factor.SMALL_MAX:
-        _dispatch.call(ops_factor.small, "cholesky", name, n, batch, a._ptr, n, n * n, flag=flag._ptr)
-        lower = a
+    name = x.dtype.name
+    if n <= ops_factor.SMALL_MAX:  # (reads x, writes the factor and every matrix's info word)
+        a = contiguous(x)
+        lower = GpuArray._empty(x.shape, x.dtype, zero=False)
+        flag = _new_info(batch)
+        _dispatch.call(ops_factor.small, "cholesky", name, n, batch, a._ptr, n, n * n, b=lower._ptr, b_ld=n,
+                       b_bs=n * n, info=flag._ptr)
     else:
+        a = _copy_contiguous(x)
+        flag = _new_flag()
         _check_block_width()
         _dispatch.call(ops_factor.cholesky_blocked, name, n, a._ptr, n, flag._ptr, batch, n * n)
-        lower = tril(a)
+        lower = a
     _raise_if_set(flag, "Matrix is not positive definite")
     if upper:
         t = matrix_transpose(lower)
@@ -155,20 +181,23 @@ def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
     return lower
 
 
-def _lu_solve_into(a: GpuArray, b: GpuArray | None, out: GpuArray) -> None:
+def _lu_solve_into(x: GpuArray, b: GpuArray | None, out: GpuArray) -> None:
     """out := A^-1 B (or A^-1 when ``b`` is None: ``out`` then receives the inverse) for the
-    contiguous stacks ``a`` (destroyed) and ``out`` (..., n, k) holding B; LinAlgError when a
-    matrix is singular."""
-    n = a.shape[-1]
+    stack of matrices ``x`` (of ``out``'s dtype and batch shape; not modified) and the contiguous
+    ``out`` (..., n, k) holding B; LinAlgError when a matrix is singular."""
+    n = x.shape[-1]
     k = out.shape[-1]
-    batch = _batch(a.shape[:-2])
-    name = a.dtype.name
-    flag = _new_flag()
+    batch = _batch(x.shape[:-2])
+    name = out.dtype.name
     if n <= ops_factor.small_max("inv" if b is None else "solve", name):
         op = "inv" if b is None else "solve"
+        a = contiguous(x, out.dtype)  # (only read)
+        flag = _new_info(batch)
         _dispatch.call(ops_factor.small, op, name, n, batch, a._ptr, n, n * n, b=out._ptr, k=k, b_ld=k,
-                       b_bs=n * k, flag=flag._ptr)
+                       b_bs=n * k, info=flag._ptr)
     else:
+        a = _copy_contiguous(x, out.dtype)  # (factored in place)
+        flag = _new_flag()
         if b is None:
             _dispatch.copy_into(out, broadcast_to(eye(n, dtype=a.dtype), out.shape))
         piv = GpuArray._empty((batch, n), uint32)
@@ -205,8 +234,7 @@ def solve(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
     k = b.shape[-1]
     out = _copy_contiguous(broadcast_to(b, batch + (n, k)), dtype)
     if out.size and n:
-        a = _copy_contiguous(broadcast_to(x1, batch + (n, n)), dtype)
-        _lu_solve_into(a, b, out)
+        _lu_solve_into(broadcast_to(x1, batch + (n, n)), b, out)
     return reshape(out, batch + (n,)) if vector else out
 
 
@@ -216,11 +244,10 @@ def inv(x: GpuArray, /) -> GpuArray:
     Raises ``LinAlgError`` for a singular matrix (reads a device flag back), ``TypeError`` and
     ``ValueError`` as :func:`solve`."""
     x = _square(x, "inv")
-    a = _copy_contiguous(x)
-    if a.size == 0:
-        return a
+    if x.size == 0:
+        return _copy_contiguous(x)
     out = GpuArray._empty(x.shape, x.dtype, zero=False)
-    _lu_solve_into(a, None, out)
+    _lu_solve_into(x, None, out)
     return out
 
 
@@ -236,12 +263,12 @@ def _det_parts(x: GpuArray, fn: str) -> GpuArray:
         _dispatch.copy_into(parts, broadcast_to(GpuArray._from_numpy(
             np.array([1.0, 1.0, 0.0], dtype=x.dtype.numpy), x.dtype), parts.shape))
         return parts
-    a = _copy_contiguous(x)
-    name = a.dtype.name
-    if n <= ops_factor.SMALL_MAX:
+    name = x.dtype.name
+    if n <= ops_factor.SMALL_MAX:  # (only reads x)
+        a = contiguous(x)
         _dispatch.call(ops_factor.small, "det", name, n, batch, a._ptr, n, n * n, b=parts._ptr)
         return parts
-    a, piv, _ = lu_factor(a)
+    a, piv, _ = lu_factor(_copy_contiguous(x))
     _dispatch.call(ops_factor.det_from_lu, name, n, a._ptr, n, piv._ptr, parts._ptr, batch, n * n)
     return parts
 
