@@ -17,6 +17,9 @@ allocation beside a pooled one, for sizes up to 256 MiB (``--quick``: 1 MiB).
 
 ``--roundtrip-breakdown`` prints only where the host time of ``float(gt.sum(a))`` goes: its
 phases (submit, mapping, device poll, copy, Python layers) timed with perf_counter.
+``--first-call`` prints only the host time of the first and the second call of a batch of two
+right after a sync (the large matmul's row is timed in such batches), beside a call of a long
+batch, for the large and the small matmul and the baseline.
 """
 
 from __future__ import annotations
@@ -293,6 +296,55 @@ def format_breakdown(result: dict[str, Any], adapter: str) -> str:
     return "\n".join(lines)
 
 
+def first_calls(large: int = 1024, batches: int = 30) -> list[dict[str, Any]]:
+    """Per call (the large matmul, the 32x32 one, the baseline ``a + b``): the median host µs of
+    the first and of the second call of a batch of two recorded right after ``synchronize``
+    (results held), and of a call inside a batch of 200 (the best of ``batches`` // 10 + 1
+    batches), with fusion off."""
+    import time
+
+    import gputensor as gt
+
+    rng = np.random.default_rng(0)
+    big = gt.asarray(rng.random((large, large), dtype=np.float32))
+    small = gt.asarray(rng.random((32, 32), dtype=np.float32))
+    a = gt.asarray(rng.random(N, dtype=np.float32))
+    cases = [(f"x @ y ({large}x{large})", lambda: big @ big), ("x @ y (32x32)", lambda: small @ small),
+             ("a + b", lambda: a + a)]
+    rows = []
+    with gt.fusion(False):
+        for label, fn in cases:
+            for _ in range(3):
+                held = [fn(), fn()]
+                gt.synchronize()
+                del held
+            first, second = [], []
+            for _ in range(batches):
+                t0 = time.perf_counter()
+                held = [fn()]
+                t1 = time.perf_counter()
+                held.append(fn())
+                t2 = time.perf_counter()
+                first.append(t1 - t0)
+                second.append(t2 - t1)
+                gt.synchronize()
+                del held
+            long_cap = None if not label.startswith("x @ y (" + str(large)) else LARGE_CAP
+            steady = host_per_call(fn, gt.synchronize, long_cap or 200, batches // 10 + 1, statistic=min)
+            rows.append({"call": label, "first_us": sorted(first)[batches // 2] * 1e6,
+                         "second_us": sorted(second)[batches // 2] * 1e6, "batch_us": steady * 1e6})
+    return rows
+
+
+def format_first_calls(rows: Sequence[dict[str, Any]], adapter: str) -> str:
+    """``first_calls``'s rows as a Markdown table."""
+    lines = [f"first and second call of a batch of two after a sync on {adapter} (median host µs), "
+             "beside a call of a long batch (the large matmul: batches of two)", "",
+             "| call | first call | second call | in a long batch |", "|---|---|---|---|"]
+    lines += [f"| {r['call']} | {r['first_us']:.1f} | {r['second_us']:.1f} | {r['batch_us']:.1f} |" for r in rows]
+    return "\n".join(lines)
+
+
 #: Sizes (bytes) whose fresh and pooled allocation ``alloc_rows`` times.
 ALLOC_SIZES = (1 << 20, 16 << 20, 64 << 20, 256 << 20)
 
@@ -399,6 +451,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", dest="json_path", metavar="PATH", help="write the rows as JSON")
     p.add_argument("--roundtrip-breakdown", action="store_true",
                    help="only split the host time of float(gt.sum(a)) into its phases")
+    p.add_argument("--first-call", action="store_true",
+                   help="only time the first and second call of a batch of two after a sync")
     ns = p.parse_args(argv)
     from gputensor._backend import get_backend
 
@@ -409,6 +463,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.json_path:
             with open(ns.json_path, "w") as f:
                 json.dump({"adapter": adapter, "roundtrip_breakdown": result}, f, indent=1)
+        return 0
+    if ns.first_call:
+        first = first_calls(256 if ns.quick else 1024, 10 if ns.quick else 30)
+        print(format_first_calls(first, adapter))
+        if ns.json_path:
+            with open(ns.json_path, "w") as f:
+                json.dump({"adapter": adapter, "first_calls": first}, f, indent=1)
         return 0
     n_calls = ns.calls or (20 if ns.quick else 200)
     rows = measure(n_calls, batches=3 if ns.quick else 5, large=256 if ns.quick else 1024)

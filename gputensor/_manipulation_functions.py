@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from . import _dispatch
 from ._array_object import GpuArray
 from ._backend import ops_concat
 from ._data_type_functions import result_type
+from ._runtime import translate as _translate
 from ._dtypes import DTYPE_CATEGORIES, DType
 from ._shapes import (
     broadcast_shapes,
@@ -268,16 +270,18 @@ class _ConcatPlan:
     kernel per ``ops_concat.SOURCES`` inputs: every input C-contiguous, of the result's dtype,
     and every block it fills a whole number of 4-byte words (``make`` says None otherwise)."""
 
-    __slots__ = ("shape", "axis", "dtype", "nbytes", "rows", "words", "itemsize")
+    __slots__ = ("shape", "strides", "axis", "dtype", "nbytes", "rows", "words", "itemsize", "call")
 
     def __init__(self, shape: tuple[int, ...], axis: int, dtype: DType, rows: int, words: list[int]) -> None:
         self.shape = shape
+        self.strides = contiguous_strides(shape)
         self.axis = axis
         self.dtype = dtype
         self.nbytes = size_of(shape) * dtype.itemsize
         self.rows = rows
         self.words = words
         self.itemsize = dtype.itemsize
+        self.call: Any = None  # the backend's ``ops_concat.ConcatCall`` (made by the first run)
 
     @classmethod
     def make(cls, arrays: Sequence[GpuArray], ax: int, shape: tuple[int, ...], dtype: DType) -> "_ConcatPlan | None":
@@ -307,9 +311,16 @@ class _ConcatPlan:
                     arrays = [expand_dims(x, axis=new_axis) for x in arrays]
                 return _concat_copies(arrays, self)
             ptrs.append(a._ptr)
-        out = GpuArray._empty(self.shape, self.dtype, zero=False)  # every word is written
-        with _dispatch.backend_errors():
-            ops_concat.concat_words(_dispatch.backend(), out._ptr, self.rows, list(zip(ptrs, self.words)))
+        out = GpuArray._alloc(self.shape, self.strides, self.dtype, self.nbytes, False)  # every word is written
+        backend = _dispatch.backend()
+        try:
+            call = self.call
+            if call is None or call.ctx is not backend._ctx:
+                call = self.call = ops_concat.concat_call(backend, self.rows, self.words)
+            if call is not None:
+                call.launch(backend, out._ptr, ptrs)
+        except Exception as exc:
+            raise _translate(exc) from None
         return out
 
 

@@ -17,6 +17,7 @@ of zeros.
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 from . import _dispatch
 from . import _function_kernels as kernels
@@ -24,11 +25,64 @@ from ._array_object import GpuArray
 from ._backend import ops_sort
 from ._dtypes import DTYPE_CATEGORIES, DType
 from ._manipulation_functions import _as_contiguous, _check_array, _copy_contiguous, moveaxis
+from ._runtime import translate
 from ._shapes import is_contiguous, normalize_axis
 
 __all__ = ["argsort", "sort"]
 
 _REAL = frozenset(DTYPE_CATEGORIES["real numeric"])  # (membership tests: one hash, not a scan)
+
+
+class _SortPlan:
+    """A ``sort`` / ``argsort`` of one call structure (``x``'s dtype, shape and strides, the
+    axis, the order) whose rows are ``x`` itself and whose backend call is one kept program
+    (``ops_sort.planned_sort``): a repeated call allocates the result and replays it."""
+
+    __slots__ = ("shape", "strides", "dtype", "nbytes", "zero", "call")
+
+    def __init__(self, out: GpuArray, zero: builtins.bool, call: Any) -> None:
+        self.shape, self.strides, self.dtype = out._shape, out._strides, out.dtype
+        self.nbytes = out.size * out.dtype.itemsize
+        self.zero = zero
+        self.call = call
+
+    def run(self, x: GpuArray) -> GpuArray | None:
+        """The result for ``x``, or None (nothing done) when the kept call no longer holds."""
+        backend = _dispatch.backend()
+        call = self.call
+        if not call.valid_on(backend):
+            return None
+        out = GpuArray._alloc(self.shape, self.strides, self.dtype, self.nbytes, self.zero)
+        try:
+            call.launch(backend, x._ptr, out._ptr)
+        except Exception as exc:
+            raise translate(exc) from None
+        return out
+
+
+#: (op, x: dtype, shape, strides; axis, descending) -> ``_SortPlan``.
+_SORT_PLANS: dict[tuple[Any, ...], _SortPlan] = {}
+
+
+def _plan_key(op: str, x: object, axis: object, descending: object, stable: object) -> tuple[Any, ...] | None:
+    """The ``_SORT_PLANS`` key of a call, None for arguments the full checks must see."""
+    if type(x) is GpuArray and type(axis) is int and type(descending) is builtins.bool \
+            and type(stable) is builtins.bool:
+        return (op, x._dtype, x._shape, x._strides, axis, descending)
+    return None
+
+
+def _keep(key: tuple[Any, ...] | None, x: GpuArray, ax: int, out: GpuArray, zero: builtins.bool,
+          descending: builtins.bool, index_dtype: str | None) -> None:
+    """Keep the plan of a call just made when its rows were ``x`` itself and the backend kept
+    one program for it."""
+    if key is None or out.size == 0 or ax != x.ndim - 1 or not is_contiguous(x._shape, x._strides):
+        return
+    n = x.shape[-1]
+    call = _dispatch.call(ops_sort.planned_sort, x.dtype.name, out.size // n, n, descending=descending,
+                          index_dtype=index_dtype)
+    if call is not None:
+        _dispatch.cache_put(_SORT_PLANS, key, _SortPlan(out, zero, call))
 
 
 def _check(x: object, name: str, axis: object, descending: object, stable: object) -> tuple[GpuArray, int]:
@@ -63,14 +117,23 @@ def sort(x: GpuArray, /, *, axis: int = -1, descending: bool = False, stable: bo
     Raises ``TypeError`` for a non-array, a bool or non-real dtype, non-bool flags;
     :class:`~gputensor._shapes.AxisError` for a bad axis (and for 0-d input, as NumPy).
     """
+    key = _plan_key("sort", x, axis, descending, stable)
+    if key is not None:
+        plan = _SORT_PLANS.get(key)
+        if plan is not None:
+            res = plan.run(x)
+            if res is not None:
+                return res
     x, ax = _check(x, "sort", axis, descending, stable)
     rows = _rows(x, ax)
     # packed (8/16-bit) outputs are written by atomicOr into zeros; wider ones are overwritten
-    out = GpuArray._empty(rows.shape, x.dtype, zero=x.dtype.itemsize < 4)
+    zero = x.dtype.itemsize < 4
+    out = GpuArray._empty(rows.shape, x.dtype, zero=zero)
     n = rows.shape[-1]
     if out.size:
         _dispatch.call(ops_sort.sort_values, rows._ptr, x.dtype.name, out.size // n, n, out._ptr,
                        descending=descending)
+        _keep(key, x, ax, out, zero, descending, None)
     return _restore(out, ax)
 
 
@@ -80,6 +143,13 @@ def argsort(x: GpuArray, /, *, axis: int = -1, descending: bool = False, stable:
 
     Raises as :func:`sort`.
     """
+    key = _plan_key("argsort", x, axis, descending, stable)
+    if key is not None:
+        plan = _SORT_PLANS.get(key)
+        if plan is not None:
+            res = plan.run(x)
+            if res is not None:
+                return res
     x, ax = _check(x, "argsort", axis, descending, stable)
     rows = _rows(x, ax)
     index_dtype: DType = kernels.default_int()
@@ -88,4 +158,5 @@ def argsort(x: GpuArray, /, *, axis: int = -1, descending: bool = False, stable:
     if out.size:
         _dispatch.call(ops_sort.argsort, rows._ptr, x.dtype.name, out.size // n, n, out._ptr,
                        descending=descending, index_dtype=index_dtype.name)
+        _keep(key, x, ax, out, False, descending, index_dtype.name)
     return _restore(out, ax)

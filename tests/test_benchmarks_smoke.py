@@ -211,6 +211,15 @@ def test_host_cost_quick(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     assert all(r["host_us"] > 0 for r in rows)
 
 
+def test_host_cost_first_call(capsys: pytest.CaptureFixture[str]) -> None:
+    assert host_cost.main(["--first-call", "--quick"]) == 0
+    printed = capsys.readouterr().out
+    assert "| x @ y (256x256) |" in printed and "| a + b |" in printed
+    rows = host_cost.first_calls(64, 3)
+    assert [r["call"] for r in rows] == ["x @ y (64x64)", "x @ y (32x32)", "a + b"]
+    assert all(r["first_us"] > 0 and r["second_us"] > 0 and r["batch_us"] > 0 for r in rows)
+
+
 def test_roundtrip_breakdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert host_cost.main(["--roundtrip-breakdown", "--calls", "5"]) == 0
     printed = capsys.readouterr().out

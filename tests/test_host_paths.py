@@ -10,6 +10,7 @@ import pytest
 
 import gputensor as gt
 from gputensor._dispatch import backend as get_backend
+from gputensor._shapes import AxisError
 
 from _compare import assert_same
 
@@ -82,6 +83,32 @@ def test_take_repeated(fusion) -> None:
     for _ in range(2):  # out of range: IndexError at the next wait, every time
         y = gt.take(flat, bad)
         with pytest.raises(IndexError):
+            gt.synchronize()
+        del y
+
+
+@pytest.mark.parametrize("dtype", ["float32", "uint8", "float16", pytest.param("complex128", marks=NEEDS_F64)])
+def test_take_replay_views(fusion, dtype) -> None:
+    """A replayed take binds each call's own pointers: views of one structure at other offsets,
+    packed dtypes, 16-bit indices, a 16-byte dtype (moved as two halves, not replayed)."""
+    x = (RNG.random(64) * 100).astype(dtype)
+    g = gt.asarray(x)
+    idx = np.array([3, -1, 0, 7, 7, 2], dtype=np.int16)
+    gi = gt.asarray(idx)
+    for start in (0, 8, 16, 3, 8):
+        view = g[start:start + 8]
+        _repeat(lambda: gt.take(view, gi), np.take(x[start:start + 8], idx), times=2)
+        _repeat(lambda: view[gi], x[start:start + 8][idx], times=2)
+    ctx = get_backend().context
+    gt.synchronize()
+    before = ctx.stats["dispatches"], ctx.stats["submits"]
+    keep = [gt.take(view, gi) for _ in range(3)]
+    assert (ctx.stats["dispatches"] - before[0], ctx.stats["submits"] - before[1]) == (3, 0)
+    del keep
+    bad = gt.asarray(np.array([0, 8], dtype=np.int16))
+    for _ in range(3):  # the replayed plan checks the range on the device too
+        y = view[bad]
+        with pytest.raises(IndexError, match="axis 0 with size 8"):
             gt.synchronize()
         del y
 
@@ -206,3 +233,74 @@ def test_astype_repeated(fusion) -> None:
             for k in range(2):
                 got = gt.astype(view(gx[k:]), dtype)
                 assert_same(got, view(x[k:]).astype(np.dtype(dtype.name)), "exact" if dtype != gt.float16 else "rounded")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "float16", "uint16"])
+def test_sort_argsort_repeated(fusion, dtype) -> None:
+    """Repeated sort/argsort of one structure replay the kept bitonic program: views at other
+    offsets, packed dtypes (their outputs are zero-filled first), both orders, other axes; the
+    first call's errors stay errors."""
+    x = (RNG.standard_normal(96) * 40).astype(dtype)
+    g = gt.asarray(x)
+    for start in (0, 32, 5, 32):
+        view, ref = g[start:start + 24], x[start:start + 24]
+        for descending in (False, True):
+            _repeat(lambda: gt.sort(view, descending=descending),
+                    np.sort(ref)[::-1] if descending else np.sort(ref))
+            expect = np.argsort(-ref.astype(np.float64), kind="stable") if descending else \
+                np.argsort(ref, kind="stable")
+            _repeat(lambda: gt.argsort(view, descending=descending), expect)
+    m = x[:48].reshape(6, 8)
+    gm = gt.asarray(m)
+    for axis in (0, 1, -1):
+        _repeat(lambda: gt.sort(gm, axis=axis), np.sort(m, axis=axis))
+        _repeat(lambda: gt.argsort(gm, axis=axis), np.argsort(m, axis=axis, kind="stable"))
+    ctx = get_backend().context
+    gt.synchronize()
+    before = ctx.stats["dispatches"], ctx.stats["submits"]
+    keep = [gt.sort(gm) for _ in range(3)] + [gt.argsort(gm) for _ in range(3)]
+    assert (ctx.stats["dispatches"] - before[0], ctx.stats["submits"] - before[1]) == (6, 0)
+    del keep
+    for _ in range(2):
+        with pytest.raises(TypeError):
+            gt.sort(gm, descending=1)
+        with pytest.raises(TypeError):
+            gt.argsort(gm, stable=None)
+        with pytest.raises(AxisError):
+            gt.sort(gm, axis=2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int8", "float16"])
+def test_cumulative_repeated(fusion, dtype) -> None:
+    """Repeated cumulative_sum/prod of one structure replay the kept scan: views at other offsets
+    and strided views, an explicit dtype, axes of a 2-D array; include_initial and errors keep
+    the full path."""
+    x = (RNG.random(80) * 4).astype(dtype)
+    g = gt.asarray(x)
+
+    def check(fn, ref_fn):
+        for _ in range(3):
+            res = fn()
+            assert_same(res, ref_fn(res.dtype.numpy), "reduction")
+
+    for start in (0, 16, 3, 16):
+        view, ref = g[start:start + 40], x[start:start + 40]
+        check(lambda: gt.cumulative_sum(view), lambda dt: np.cumsum(ref, dtype=dt))
+        check(lambda: gt.cumulative_sum(view[::-2], dtype=gt.float32), lambda dt: np.cumsum(ref[::-2], dtype=dt))
+    m = x[:24].reshape(4, 6)
+    gm = gt.asarray(m)
+    for axis in (0, 1, -1):
+        check(lambda: gt.cumulative_prod(gm, axis=axis), lambda dt: np.cumprod(m, axis=axis, dtype=dt))
+    check(lambda: gt.cumulative_sum(gm, axis=1, include_initial=True),
+          lambda dt: np.concatenate([np.zeros((4, 1), dt), np.cumsum(m, axis=1, dtype=dt)], axis=1))
+    ctx = get_backend().context
+    gt.synchronize()
+    before = ctx.stats["dispatches"], ctx.stats["submits"]
+    keep = [gt.cumulative_sum(gm, axis=1) for _ in range(3)]
+    assert (ctx.stats["dispatches"] - before[0], ctx.stats["submits"] - before[1]) == (3, 0)
+    del keep
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            gt.cumulative_sum(gm)  # axis required for 2-D input
+        with pytest.raises(TypeError):
+            gt.cumulative_sum(gm, axis=1, include_initial=1)

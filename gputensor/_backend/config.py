@@ -259,6 +259,30 @@ def environment_value(name: str) -> Any:
     return knob.parse(knob.env, os.environ.get(knob.env), knob.default)
 
 
+#: Live knob name -> (its variable's raw value, the value parsed from it): a live knob is parsed
+#: again only when its variable changed (some are read on every call of an operation).
+_live: dict[str, tuple[str | None, Any]] = {}
+#: Variable name -> its key in ``os.environ._data`` (``_environ_get``).
+_env_keys: dict[str, Any] = {}
+
+
+def _environ_get(env: str) -> str | None:
+    """``os.environ.get(env)``, read from the mapping's own dict where CPython keeps one
+    (``_data``, ``encodekey``, ``decodevalue``: an unset variable costs no KeyError)."""
+    environ = os.environ
+    data = getattr(environ, "_data", None)
+    if type(data) is not dict:
+        return environ.get(env)
+    key = _env_keys.get(env)
+    if key is None:
+        try:
+            key = _env_keys[env] = environ.encodekey(env)  # type: ignore[attr-defined]
+        except AttributeError:
+            return environ.get(env)
+    raw = data.get(key)
+    return None if raw is None else environ.decodevalue(raw)  # type: ignore[attr-defined]
+
+
 def value(name: str) -> Any:
     """The value of knob ``name`` in effect: the innermost ``override``, else the environment
     (read now for a live knob, else once per process). Raises KeyError for an unknown knob."""
@@ -267,7 +291,13 @@ def value(name: str) -> Any:
         return current[name]
     knob = _knob(name)
     if knob.live:
-        return knob.parse(knob.env, os.environ.get(knob.env), knob.default)
+        raw = _environ_get(knob.env)
+        seen = _live.get(name)
+        if seen is not None and seen[0] == raw:
+            return seen[1]
+        parsed = knob.parse(knob.env, raw, knob.default)
+        _live[name] = (raw, parsed)
+        return parsed
     try:
         return _once[name]
     except KeyError:

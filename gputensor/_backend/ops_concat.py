@@ -13,13 +13,92 @@ from collections.abc import Sequence
 from typing import Any
 
 from .errors import invalid_argument
+from .plan_cache import PlanCache
 
-__all__ = ["SOURCES", "concat_words"]
+__all__ = ["SOURCES", "ConcatCall", "concat_call", "concat_words"]
 
 #: Sources one dispatch reads (the kernel's source bindings).
 SOURCES = 8
 _WG = 256
 _PARAMS = struct.Struct("<4I12I8I")
+
+
+class ConcatCall:
+    """The dispatches of one concatenation structure (``rows``, the parts' word counts) on the
+    context ``ctx``, everything but the pointers: per dispatch the indices of its (non-empty)
+    parts, the spans ``WebGpuBackend.bindings`` checks and binds, the column words and the
+    grid. ``launch`` replays it for new pointers."""
+
+    __slots__ = ("ctx", "pipe", "rows", "width", "groups")
+
+    def __init__(self, ctx: Any, rows: int, words: Sequence[int]) -> None:
+        self.ctx = ctx
+        self.rows = rows
+        self.width = width = sum(words)
+        self.pipe = ctx.pipeline("concat", SOURCES + 1, None)
+        groups = []
+        col = 0
+        for start in range(0, len(words), SOURCES):
+            picked = tuple(k for k in range(start, min(start + SOURCES, len(words))) if words[k] > 0)
+            cols = [col]
+            for k in picked:
+                cols.append(cols[-1] + words[k])
+            col = cols[-1]
+            if not picked:
+                continue
+            n = len(picked)
+            spans = ((0, rows * width, 0),) + tuple((0, rows * words[k], 0) for k in picked)
+            cols += [cols[-1]] * (SOURCES + 1 - len(cols)) + [0] * 3
+            grid = ctx.fold_grid(-(-(rows * (cols[n] - cols[0])) // _WG))
+            groups.append((picked, spans, (4,) * (n + 1), tuple(cols[: SOURCES + 4]), grid))
+        self.groups = tuple(groups)
+
+    def launch(self, backend: Any, dst_ptr: int, src_ptrs: Sequence[int]) -> None:
+        """Record the concatenation of the parts at ``src_ptrs`` (one per word count, empty
+        parts included) into ``dst_ptr``. BackendError (invalid argument) for bad or unaligned
+        pointers, before anything of that dispatch is recorded."""
+        ctx = self.ctx
+        spy = ctx.__dict__.get("dispatch") is not None
+        rows, width = self.rows, self.width
+        for picked, spans, sizes, cols, grid in self.groups:
+            ptrs = [dst_ptr] + [src_ptrs[k] for k in picked]
+            for p in ptrs:
+                if type(p) is not int or p & 3:
+                    raise invalid_argument("concatenation pointers must be 4-byte aligned")
+            regions, firsts = backend.bindings(ptrs, sizes, spans)
+            n = len(picked)
+            regions += [regions[1]] * (SOURCES - n)  # unused source bindings (never read)
+            params = _PARAMS.pack(rows, width, firsts[0], n, *cols, *firsts[1:], *_ZEROS[: SOURCES - n])
+            if spy:
+                ctx.dispatch("concat", params, regions, grid)
+            else:
+                ctx.record("concat", self.pipe, None, params, regions, *grid)
+
+
+_ZEROS = (0,) * SOURCES
+#: Concatenation structures kept per backend, by (rows, the parts' word counts).
+_CALLS = PlanCache(256)
+
+
+def concat_call(backend: Any, rows: int, words: Sequence[int]) -> ConcatCall | None:
+    """The kept ``ConcatCall`` of ``rows`` rows of parts of ``words`` u32 words each on
+    ``backend`` (made on first use); None when there is nothing to record. Raises BackendError
+    (invalid argument) for a result too large for one kernel."""
+    rows = int(rows)
+    words = tuple(int(w) for w in words)
+    width = sum(words)
+    if rows <= 0 or width <= 0:
+        return None
+    if rows * width >= 1 << 32:
+        raise invalid_argument(f"concatenation of {rows * width} words is too large for one kernel")
+    ctx = backend.context
+    plans = _CALLS.of(backend)
+    key = (rows, words)
+    call = plans.get(key)
+    if call is None or call.ctx is not ctx:
+        call = ConcatCall(ctx, rows, words)
+        _CALLS.keep(plans, key, call)
+    return call
 
 
 def concat_words(backend: Any, dst_ptr: int, rows: int, parts: Sequence[tuple[int, int]]) -> None:
@@ -28,31 +107,6 @@ def concat_words(backend: Any, dst_ptr: int, rows: int, parts: Sequence[tuple[in
     ``rows`` rows of ``words`` u32 words, placed after the parts before it in every row. Both
     pointers must be 4-byte aligned. Raises BackendError (invalid argument) for bad pointers,
     sizes or regions larger than one binding."""
-    ctx = backend.context
-    rows = int(rows)
-    width = sum(int(w) for _, w in parts)
-    if rows <= 0 or width <= 0:
-        return
-    if rows * width >= 1 << 32:
-        raise invalid_argument(f"concatenation of {rows * width} words is too large for one kernel")
-    col = 0
-    for start in range(0, len(parts), SOURCES):
-        group = [(p, int(w)) for p, w in parts[start : start + SOURCES] if int(w) > 0]
-        cols = [col]
-        for _, w in group:
-            cols.append(cols[-1] + w)
-        col = cols[-1]
-        if not group:
-            continue
-        ptrs = [dst_ptr] + [p for p, _ in group]
-        counts = [rows * width] + [rows * w for _, w in group]
-        if any(p & 3 for p in ptrs):
-            raise invalid_argument("concatenation pointers must be 4-byte aligned")
-        regions, firsts = backend.bindings(ptrs, [4] * len(ptrs), [(0, n, 0) for n in counts])
-        n = len(group)
-        regions += [regions[1]] * (SOURCES - n)  # unused source bindings (never read)
-        cols += [cols[-1]] * (SOURCES + 1 - len(cols)) + [0] * 3
-        srcs = firsts[1:] + [0] * (SOURCES - n)
-        params = _PARAMS.pack(rows, width, firsts[0], n, *cols[: SOURCES + 4], *srcs)
-        total = rows * (cols[n] - cols[0])
-        ctx.dispatch("concat", params, regions, ctx.fold_grid(-(-total // _WG)))
+    call = concat_call(backend, rows, [w for _, w in parts])
+    if call is not None:
+        call.launch(backend, dst_ptr, [p for p, _ in parts])

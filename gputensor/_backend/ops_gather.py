@@ -64,6 +64,7 @@ __all__ = [
     "count_values",
     "histogram_limit",
     "gather",
+    "planned_gather",
     "scatter",
     "decode_key_range",
     "key_range",
@@ -197,10 +198,14 @@ def _boxes(shape: list[int], stride_sets: list[list[int]], sizes: list[int],
 @dataclass(frozen=True, eq=False)
 class _OnePlan:
     """A gather/scatter that is one dispatch (one box, one window of the indexed side, no
-    winner pass), planned for the context ``ctx``: everything but the pointers. ``plain``,
-    ``xrange`` and ``iranges``: the [lo, hi) element ranges bound of the plain side, the indexed
-    side and each index array (relative to their pointers; also the ranges checked);
-    ``sizes``: their item sizes; ``words``: the parameter words after ``idx_first``."""
+    winner pass), planned for the context ``ctx`` under the window limit ``limit``: everything
+    but the pointers. ``plain``, ``xrange`` and ``iranges``: the [lo, hi) element ranges bound of
+    the plain side, the indexed side and each index array (relative to their pointers; also the
+    ranges checked); ``size``: the data item size, ``isizes`` the index arrays'; ``words``: the
+    parameter words after ``idx_first``; ``scatter``: which side is indexed. ``itemsizes`` and
+    ``spans``: what ``WebGpuBackend.bindings`` binds for operand a, operand b and each index
+    array (``(lo, count, lo)``: the window index of element 0 comes back); ``raw``: the
+    parameter bytes with the pointer words and the check slot 0."""
 
     ctx: Any
     pipe: Any
@@ -216,42 +221,71 @@ class _OnePlan:
     grid: tuple[int, int, int]
     checks: tuple[str, ...]
     packer: struct.Struct
+    scatter: bool = False
+    limit: int = 0
+    itemsizes: tuple[int, ...] = ()
+    spans: tuple[tuple[int, int, int], ...] = ()
+    raw: bytes = b""
+
+    def valid_on(self, backend: Any) -> bool:
+        """Whether the plan holds on ``backend`` now (its context and window limit unchanged)."""
+        return self.ctx is backend._ctx and self.limit == window_limit(backend)
 
     def launch(self, backend: Any, scatter: bool, a_ptr: int, b_ptr: int,
                indices: Sequence[IndexOperand]) -> None:
         """Check the pointer ranges (BackendError as ``gather`` says) and record the dispatch."""
-        size = self.size
-        plain_ptr, xptr = (a_ptr, b_ptr) if scatter else (b_ptr, a_ptr)
-        pbind, pfirst = _bind_range(backend, plain_ptr, self.plain[0], self.plain[1], size)
+        self.launch_ptrs(backend, a_ptr, b_ptr, [ix.ptr for ix in indices])
+
+    def launch_ptrs(self, backend: Any, a_ptr: int, b_ptr: int, index_ptrs: Sequence[int]) -> None:
+        """``launch`` with the index arrays given by their pointers (at point 0) alone: every
+        range checked and bound by one ``WebGpuBackend.bindings`` call (BackendError as
+        ``gather`` says, before anything is recorded), the parameter bytes patched."""
+        bindings, firsts = backend.bindings((a_ptr, b_ptr, *index_ptrs), self.itemsizes, self.spans)
+        xbase = firsts[1] if self.scatter else firsts[0]
         xlo, xhi = self.xrange
-        xbind, xbase = _bind_range(backend, xptr, xlo, xhi, size)
-        ibinds, ifirsts = [], [0, 0, 0, 0]
-        for k, (ix, (lo, hi), isz) in enumerate(zip(indices, self.iranges, self.isizes)):
-            bind, first = _bind_range(backend, ix.ptr, lo, hi, isz)
-            ibinds.append(bind)
-            ifirsts[k] = first & _U32
-        a_first, b_first = (pfirst, xbase) if scatter else (xbase, pfirst)
-        head = [self.count, self.rank, a_first & _U32, b_first & _U32, (xbase + xlo) & _U32,
-                (xbase + xhi) & _U32, 0, 0]
-        bindings = [pbind, xbind] if scatter else [xbind, pbind]
-        bindings += ibinds
+        heads = [self.count, self.rank, firsts[0] & _U32, firsts[1] & _U32, (xbase + xlo) & _U32,
+                 (xbase + xhi) & _U32, 0, 0, 0, 0, 0, 0]
+        for k in range(len(index_ptrs)):
+            heads[8 + k] = firsts[2 + k] & _U32
+        raw = bytearray(self.raw)
+        _HEAD.pack_into(raw, 0, *heads)
         ctx = self.ctx
         spy = ctx.__dict__.get("dispatch") is not None
         if not self.checks:
-            words = head + ifirsts + list(self.words) + [0, 0, 0, 0]
             if spy:
-                ctx.dispatch("gather", words, bindings, self.grid, self.defines)
+                ctx.dispatch("gather", bytes(raw), bindings, self.grid, self.defines)
             else:
-                ctx.record("gather", self.pipe, self.defines, self.packer.pack(*words), bindings, *self.grid)
+                ctx.record("gather", self.pipe, self.defines, raw, bindings, *self.grid)
             return
         with ctx._lock:  # the slot is reserved and its dispatch recorded as one
             region, slot = ctx.reserve_index_check(self.checks)
-            words = head + ifirsts + list(self.words) + [slot, 0, 0, 0]
+            _WORD.pack_into(raw, len(raw) - 16, slot)
             bindings.append(region)
             if spy:
-                ctx.dispatch("gather", words, bindings, self.grid, self.defines)
+                ctx.dispatch("gather", bytes(raw), bindings, self.grid, self.defines)
             else:
-                ctx.record("gather", self.pipe, self.defines, self.packer.pack(*words), bindings, *self.grid)
+                ctx.record("gather", self.pipe, self.defines, raw, bindings, *self.grid)
+
+
+#: The gather kernel's first 12 parameter words (the head and the index arrays' first elements).
+_HEAD = struct.Struct("<12I")
+_WORD = struct.Struct("<I")
+
+
+def planned_gather(backend: Any, dtype: str, shape: Sequence[int], src_strides: Sequence[int],
+                   src_extent: tuple[int, int], dst_strides: Sequence[int],
+                   indices: Sequence[IndexOperand]) -> _OnePlan | None:
+    """The one-dispatch plan an earlier ``gather`` call with these arguments (everything but
+    the pointers) kept on ``backend``, valid there now; None when there is none (a call of
+    several dispatches, a 16-byte dtype). Its ``launch_ptrs(backend, src, dst, index_ptrs)``
+    replays the call for new pointers, checking them."""
+    try:
+        key = (False, dtype, tuple(shape), tuple(src_strides), tuple(dst_strides), tuple(src_extent),
+               tuple((ix.dtype, ix.strides, ix.n, ix.mul, bool(ix.check)) for ix in indices), window_limit(backend))
+    except TypeError:
+        return None
+    plan = _MOVE_PLANS.of(backend).get(key)
+    return plan if plan is not None and plan.valid_on(backend) else None
 
 
 #: One-dispatch gathers/scatters kept per backend, by their plain arguments.
@@ -429,8 +463,12 @@ def _plan_one(backend: Any, scatter: bool, dtype: str, size: int, mshape: list[i
     grid = ctx.fold_grid(-(-count // WG))
     checks = tuple(ix.check for ix in indices) if any(checked) else ()
     packer = struct.Struct(f"<{8 + 4 + len(words) + 4}I")
-    return _OnePlan(ctx, pipe, defines, count, rank, plain, tuple(indexed_extent), iranges, size,
-                    tuple(isizes), words, grid, checks, packer)
+    xrange = tuple(indexed_extent)
+    a_range, b_range = (plain, xrange) if scatter else (xrange, plain)
+    spans = tuple((lo, max(hi - lo, 1), lo) for lo, hi in (a_range, b_range) + iranges)
+    raw = packer.pack(*([0] * 12 + list(words) + [0] * 4))
+    return _OnePlan(ctx, pipe, defines, count, rank, plain, xrange, iranges, size,
+                    tuple(isizes), words, grid, checks, packer, scatter, limit, (size, size, *isizes), spans, raw)
 
 
 def _row_major(shape: Sequence[int]) -> list[int]:

@@ -99,6 +99,7 @@ __all__ = [
     "REDUCTION_OPS",
     "ReductionOp",
     "configure",
+    "planned_reduce",
     "reduce_contiguous",
     "reduce_strided",
 ]
@@ -1459,6 +1460,40 @@ def reduce_strided(
         plan.launch(backend, src_ptr, dst_ptr)
     else:
         plan.run(backend, src_ptr, dst_ptr, prologue)
+
+
+class _KeptReduce:
+    """A ``reduce_strided`` plan (no prologue) handed to a caller that replays it
+    (``planned_reduce``): valid on the backend it was kept by while the module's knobs are those
+    it was planned under (``valid_on``); ``launch(backend, src, dst)`` checks the pointers and
+    records it, as ``reduce_strided`` would."""
+
+    __slots__ = ("launch", "_backend", "_knobs")
+
+    def __init__(self, plan: Any, backend: Any, knobs: Any) -> None:
+        self.launch = plan.launch
+        self._backend = weakref.ref(backend)
+        self._knobs = knobs
+
+    def valid_on(self, backend: Any) -> bool:
+        """Whether the plan holds on ``backend`` now."""
+        return self._backend() is backend and _knobs() == self._knobs
+
+
+def planned_reduce(backend: Any, op: str, src_dtype: str, shape: tuple[int, ...], strides: tuple[int, ...],
+                   reduce_axes: tuple[int, ...], dst_dtype: str, *, acc_dtype: str | None = None,
+                   dst_strides: tuple[int, ...] | None = None, ddof: float = 0) -> _KeptReduce | None:
+    """The plan an earlier ``reduce_strided`` call (without a prologue) with these arguments
+    kept on ``backend``; None when there is none."""
+    key = (op, src_dtype, dst_dtype, acc_dtype, tuple(shape), tuple(strides), tuple(reduce_axes),
+           None if dst_strides is None else tuple(dst_strides), ddof)
+    if not _plain_key(key):
+        return None
+    knobs = _knobs()
+    plan = _plans(backend).get(key + (knobs,))
+    if plan is None or plan.prologue is not None:
+        return None
+    return _KeptReduce(plan, backend, knobs)
 
 
 #: Plans kept per backend (``_plans(backend)``: its dict; ``_keep_plan``: store one).

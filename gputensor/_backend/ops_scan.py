@@ -85,7 +85,7 @@ from .elementwise_ops import expression
 from .wgsl_types import STORAGE_TYPES, StorageType, convert, literal, storage_type
 
 __all__ = ["DTYPES", "OPS", "RowDim", "accumulator_dtype", "choose_mode", "chunk_length", "merge_rows", "scan",
-           "scan_strided", "vector_unit"]
+           "planned_scan", "scan_strided", "vector_unit"]
 
 KERNEL = "scan"
 WG = 256
@@ -926,6 +926,41 @@ def _scan_strided(backend: Any, op: Any, src: Any, src_dtype: Any, shape: Any, s
     _keep_plan(_plans(backend), key, launch)  # (only a valid structure is cached)
     launch.launch(backend, src, dst)
     return launch
+
+
+class _KeptScan:
+    """A ``scan_strided`` launch handed to a caller that replays it (``planned_scan``): valid
+    while the backend's context, binding window and the module's tunables are those it was
+    planned under (``valid_on``); ``launch(backend, src, dst)`` checks the pointers and records
+    it, as ``scan_strided`` would."""
+
+    __slots__ = ("launch", "window_bytes", "tunables", "_ctx")
+
+    def __init__(self, launch: _Launch, window_bytes: int, tunables: tuple[Any, ...]) -> None:
+        self.launch = launch.launch
+        self.window_bytes = window_bytes
+        self.tunables = tunables
+        self._ctx = launch.ctx
+
+    def valid_on(self, backend: Any) -> bool:
+        """Whether the launch holds on ``backend`` now."""
+        return (backend._ctx is self._ctx and backend.max_window_bytes() == self.window_bytes
+                and self.tunables == _tunables())
+
+
+def planned_scan(backend: Any, op: str, src_dtype: str, shape: tuple[int, ...], src_strides: tuple[int, ...],
+                 axis: int, dst_dtype: str, dst_strides: tuple[int, ...], *,
+                 acc_dtype: str | None = None) -> _KeptScan | None:
+    """The launch an earlier ``scan_strided`` call with these (plain) arguments kept on
+    ``backend``, valid there now; None when there is none."""
+    if getattr(backend, "_ctx", None) is None or not _plain_ints(shape, src_strides, dst_strides):
+        return None
+    window, tunables = backend.max_window_bytes(), _tunables()
+    key = ("strided", op, src_dtype, dst_dtype, acc_dtype, shape, src_strides, axis, dst_strides, window, tunables)
+    launch = _plans(backend).get(key)
+    if launch is None or launch.s.empty or launch.ctx is not backend._ctx:
+        return None
+    return _KeptScan(launch, window, tunables)
 
 
 def scan(backend: Any, op: str, ptr: int, dtype: str, rows: int, n: int, ld: int | None = None) -> None:

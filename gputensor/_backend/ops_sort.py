@@ -83,6 +83,7 @@ __all__ = [
     "argsort",
     "key_functions",
     "key_words",
+    "planned_sort",
     "searchsorted",
     "sort_keys",
     "sort_values",
@@ -713,6 +714,61 @@ def argsort(backend: Any, src: int, dtype: str, rows: int, n: int, out: int, *,
     if rows and n:
         check_pointer(backend, "output", out, rows * n * size, size)
     _sort(backend, _Job(src, dtype, rows, n, ld, "canon", bool(descending), 2, out, index_dtype, None))
+
+
+@dataclass(frozen=True, eq=False)
+class _SortCall:
+    """A ``sort_values`` / ``argsort`` call of one structure that is one bitonic program (rows
+    of at most ``BITONIC_C`` elements, ``ld == n``), kept for replay: the program, the context
+    and window limit it was planned for, the bytes and item sizes of the source and the
+    output."""
+
+    ctx: Any
+    program: LaunchProgram
+    limit: int
+    src_bytes: int
+    src_itemsize: int
+    out_bytes: int
+    out_itemsize: int
+
+    def valid_on(self, backend: Any) -> bool:
+        """Whether the call holds on ``backend`` now (context, workgroup and window limits)."""
+        ctx = self.ctx
+        return ctx is backend._ctx and self.program.valid_for(ctx) and self.limit == window_limit(backend)
+
+    def launch(self, backend: Any, src: int, out: int) -> None:
+        """Check both pointers (BackendError as ``sort_values`` says) and record the program."""
+        s_alloc, s_off = check_pointer(backend, "source", src, self.src_bytes, self.src_itemsize)
+        o_alloc, o_off = check_pointer(backend, "output", out, self.out_bytes, self.out_itemsize)
+        ctx = self.ctx
+        if ctx.__dict__.get("dispatch") is not None:
+            self.program.dispatch(backend, ctx, (src, out, out), _dummy_placeholder)
+            return
+        o_base = (o_alloc.buffer, o_alloc.buffer.size, o_alloc.nbytes, o_off, out, o_alloc.whole)
+        bases = [(s_alloc.buffer, s_alloc.buffer.size, s_alloc.nbytes, s_off, src, s_alloc.whole), o_base, o_base]
+        self.program.run(backend, ctx, bases, _dummy_placeholder)
+
+
+def planned_sort(backend: Any, dtype: str, rows: int, n: int, *, descending: bool = False,
+                 index_dtype: str | None = None) -> _SortCall | None:
+    """The kept plan of an earlier ``sort_values`` (``index_dtype`` None) or ``argsort`` call
+    with these arguments (contiguous rows, no ``ld``), valid on ``backend`` now; None when there
+    is none (rows longer than ``BITONIC_C``: the radix sort). Its ``launch(backend, src, out)``
+    replays the call for new pointers, checking them."""
+    if not (0 < n <= BITONIC_C) or rows <= 0:
+        return None
+    limit = window_limit(backend)
+    if index_dtype is None:
+        mode, out_mode, out_dtype = "bij", 1, dtype
+    else:
+        mode, out_mode, out_dtype = "canon", 2, index_dtype
+    key = ("bitonic", dtype, rows, n, n, mode, bool(descending), out_mode, out_dtype, False, limit, BITONIC_C)
+    program = _PLANS.of(backend).get(key)
+    ctx = backend.context
+    if program is None or not program.valid_for(ctx):
+        return None
+    size, out_size = storage_type(dtype).itemsize, storage_type(out_dtype).itemsize
+    return _SortCall(ctx, program, limit, rows * n * size, size, rows * n * out_size, out_size)
 
 
 def sort_keys(backend: Any, src: int, dtype: str, n: int, keys: int, perm: int | None) -> int:
