@@ -245,20 +245,31 @@ def trsm(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int,
 TRSV_MAX_K = 8
 
 
+def _trsv_operands(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int,
+                   x_rs: int, x_cs: int, batch: int, t_bs: int, x_bs: int) -> tuple[Any, ...] | None:
+    """The checked bindings of a triangular solve (``trsv``, ``trsv_blocked``): (context, T's
+    region, T's first element, X's region, X's first element), or None for no columns.
+    BackendError (invalid argument) for a mode other than 0 and 2 or an order below 1."""
+    if mode not in (0, 2) or n < 1:
+        raise invalid_argument(f"trsv of order {n}, mode {mode}")
+    if k < 1:
+        return None
+    itemsize = _element(backend, dtype)
+    t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
+    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    return backend.context, t_reg, t_first, x_reg, x_first
+
+
 def trsv(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_ld: int, x: int, x_rs: int,
          x_cs: int, batch: int = 1, t_bs: int = 0, x_bs: int = 0) -> None:
     """X := T^-1 X for the n x n triangle T (row-major, ``t_ld``; ``mode`` 0: unit lower, 2:
     upper) and the k columns of X (element (r, c) ``r * x_rs + c * x_cs`` elements from ``x``),
     one workgroup per column and matrix of ``batch`` (T_q ``q * t_bs``, X_q ``q * x_bs``
     elements on), in one dispatch. T and X may lie in one allocation (disjoint)."""
-    if mode not in (0, 2) or n < 1:
-        raise invalid_argument(f"trsv of order {n}, mode {mode}")
-    if k < 1:
+    operands = _trsv_operands(backend, dtype, mode, n, k, t, t_ld, x, x_rs, x_cs, batch, t_bs, x_bs)
+    if operands is None:
         return
-    itemsize = _element(backend, dtype)
-    ctx = backend.context
-    t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
-    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    ctx, t_reg, t_first, x_reg, x_first = operands
     words = [n, t_first, t_ld, x_first, x_rs, x_cs, t_bs, x_bs]
     ctx.dispatch("linalg_trsv", words, [t_reg, x_reg], (k, batch, 1),
                  {**scalar_defines(dtype), "MODE": mode, "WG": _panel_wg(ctx)})
@@ -273,14 +284,10 @@ def trsv_blocked(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_
                  x_cs: int, batch: int = 1, t_bs: int = 0, x_bs: int = 0) -> None:
     """``trsv``'s X := T^-1 X as n / 32 + 1 dispatches, each solving a 32-row diagonal block
     (in every workgroup) and updating the rows ahead of it over many workgroups."""
-    if mode not in (0, 2) or n < 1:
-        raise invalid_argument(f"trsv of order {n}, mode {mode}")
-    if k < 1:
+    operands = _trsv_operands(backend, dtype, mode, n, k, t, t_ld, x, x_rs, x_cs, batch, t_bs, x_bs)
+    if operands is None:
         return
-    itemsize = _element(backend, dtype)
-    ctx = backend.context
-    t_reg, t_first = _bind(backend, t, (batch - 1) * t_bs + (n - 1) * t_ld + n, itemsize)
-    x_reg, x_first = _bind(backend, x, (batch - 1) * x_bs + (n - 1) * x_rs + (k - 1) * x_cs + 1, itemsize)
+    ctx, t_reg, t_first, x_reg, x_first = operands
     wg = 128
     defines = {**scalar_defines(dtype), "MODE": mode, "WG": wg}
     starts = list(range(0, n, 32))
