@@ -103,6 +103,10 @@ def request_device_steps(adapter: Any) -> Generator[Any, Any, Any]:
     features = [names.get(f, f) for f in WANTED_FEATURES
                 if f not in implementation.SKIPPED_FEATURES and names.get(f, f) in adapter.features]
     features += [f for f in implementation.DEVICE_FEATURES if f in adapter.features]
+    if implementation.SUBGROUP_MATRIX in adapter.features and all(
+            f in adapter.features for f in implementation.SUBGROUP_MATRIX_NEEDS):
+        features += [f for f in (*implementation.SUBGROUP_MATRIX_NEEDS, implementation.SUBGROUP_MATRIX)
+                     if f not in features]
     limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
     device = yield adapter.request_device_async(
         label="gputensor", required_features=features, required_limits=limits

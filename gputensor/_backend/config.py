@@ -217,6 +217,14 @@ KNOBS: tuple[Knob, ...] = (
     Knob("fft_unrolled_loads", "GPUTENSOR_FFT_UNROLLED_LOADS", _not_off, True, False,
          "fft: the Stockham kernel's load and store loops unrolled, all of an invocation's global "
          "loads in flight together (off: one loop iteration after the other)"),
+    Knob("int8_sgmatrix", "GPUTENSOR_INT8_SGMATRIX", _not_off, True, False,
+         "8-bit integer matmul (int8 @ int8 accumulating in int32, uint8 likewise) on subgroup "
+         "matrices (tensor cores) where the device has chromium-experimental-subgroup-matrix "
+         "(Dawn; off: the generic integer matmul kernel)"),
+    Knob("int8_sgmatrix_tile", "GPUTENSOR_INT8_SGMATRIX_TILE", _text, "2,2,2,4,64", False,
+         "subgroup-matrix int8 matmul tile: 'WGM,WGN,TM,TN,BK' = subgroups along m and n, result "
+         "matrices per subgroup along m (1-2) and n (1, 2, 4), depth per staged step (a multiple "
+         "of the configuration's K)"),
     Knob("fft_min_workgroups", "GPUTENSOR_FFT_MIN_WORKGROUPS", _integer, 64, False,
          "fft: a Stockham dispatch of fewer workgroups than this takes fewer transforms per "
          "workgroup (down to one), spreading a small transform over more multiprocessors (0: off)"),

@@ -17,7 +17,7 @@ __all__ = ["DeviceFacts"]
 
 class DeviceFacts:
     """Public attributes: ``device``, ``queue``, ``adapter``, ``adapter_info`` (a dict),
-    ``features`` (frozenset of the granted ``WANTED_FEATURES``, by gputensor's names), ``limits`` (dict of granted limits), the
+    ``features`` (frozenset of the granted ``WANTED_FEATURES`` and subgroup matrices, by gputensor's names), ``subgroup_matrix_configs``, ``limits`` (dict of granted limits), the
     limits above as ints and ``lost`` (why the device is lost, None while it works)."""
 
     def _init_device(self, adapter: Any, device: Any) -> None:
@@ -29,7 +29,14 @@ class DeviceFacts:
         self.adapter_info = dict(adapter.info)
         ours = {name: feature for feature, name in implementation.FEATURES.items()}
         granted = (ours.get(str(f), str(f)) for f in device.features)
-        self.features = frozenset(f for f in granted if f in WANTED_FEATURES)  # gputensor's names
+        # gputensor's names; a feature requested only for another's sake (Dawn's subgroups,
+        # for subgroup matrices) is not one the kernels may use
+        self.features = frozenset(f for f in granted if (f in WANTED_FEATURES or f == implementation.SUBGROUP_MATRIX)
+                                  and f not in implementation.SKIPPED_FEATURES)
+        #: the adapter's subgroup-matrix configurations (``implementation.subgroup_matrix_configs``)
+        #: where the device has ``implementation.SUBGROUP_MATRIX``, else ()
+        self.subgroup_matrix_configs = (implementation.subgroup_matrix_configs(adapter)
+                                        if implementation.SUBGROUP_MATRIX in self.features else ())
         self.limits = dict(device.limits)
         self.storage_offset_alignment = int(self.limits.get("min-storage-buffer-offset-alignment", 256))
         self.max_binding_size = int(self.limits["max-storage-buffer-binding-size"]) // 4 * 4

@@ -18,6 +18,10 @@ plus what this module offers:
   the implementation's own features the device needs (Dawn: thread safety).
 * :data:`WRITABLE_ALIASING_CHECKED`: whether a writable binding may overlap another binding of
   its buffer in one dispatch (``bind_groups`` copies the read one where it may not).
+* :data:`SUBGROUP_MATRIX` (the feature of subgroup matrices, Dawn's
+  ``chromium-experimental-subgroup-matrix``), :data:`SUBGROUP_MATRIX_NEEDS` (the features
+  requested with it: Dawn's ``subgroups``, which its WGSL needs) and
+  :func:`subgroup_matrix_configs`: the adapter's configurations, read through wgpudawn's extras.
 
 Raises ImportError at import naming the package to install when the chosen implementation is
 missing, ValueError (from the knob) for another value of ``GPUTENSOR_WGPU``.
@@ -31,7 +35,8 @@ from typing import Any
 from . import config
 
 __all__ = ["NAME", "wgpu", "native_api", "timestamp_period", "FEATURES", "SKIPPED_FEATURES",
-           "DEVICE_FEATURES", "PACKAGES", "WRITABLE_ALIASING_CHECKED"]
+           "DEVICE_FEATURES", "PACKAGES", "WRITABLE_ALIASING_CHECKED", "SUBGROUP_MATRIX",
+           "SUBGROUP_MATRIX_NEEDS", "subgroup_matrix_configs"]
 
 #: implementation -> the Python package that provides it
 PACKAGES = {"native": "wgpu", "dawn": "wgpudawn"}
@@ -74,6 +79,29 @@ DEVICE_FEATURES: tuple[str, ...] = ("implicit-device-synchronization",) if NAME 
 #: another binding of its buffer (Dawn does, as the WebGPU specification says; wgpu-native
 #: does not check)
 WRITABLE_ALIASING_CHECKED: bool = NAME == "dawn"
+
+#: the feature of subgroup matrices (tensor cores; Dawn only, on adapters that offer it)
+SUBGROUP_MATRIX = "chromium-experimental-subgroup-matrix"
+#: the implementation features requested together with SUBGROUP_MATRIX (its WGSL extension
+#: needs ``enable subgroups``); they stay out of ``context.features``
+SUBGROUP_MATRIX_NEEDS: tuple[str, ...] = ("subgroups",) if NAME == "dawn" else ()
+
+
+def subgroup_matrix_configs(adapter: Any) -> tuple[dict[str, Any], ...]:
+    """The adapter's subgroup-matrix configurations as dicts with ``component_type``,
+    ``result_component_type`` ("i8", "u8", "i32", ...), ``m``, ``n``, ``k`` and (where the
+    implementation says) ``min_subgroup_size`` / ``max_subgroup_size``; empty where the adapter
+    lacks SUBGROUP_MATRIX or the implementation cannot say (never raises)."""
+    if NAME != "dawn" or SUBGROUP_MATRIX not in getattr(adapter, "features", ()):
+        return ()
+    try:
+        from wgpudawn.backends.dawn import extras
+
+        configs = extras.get_adapter_properties(adapter).get("subgroup_matrix_configs") or ()
+        return tuple(dict(c) for c in configs)
+    except Exception:  # noqa: BLE001 - an older wgpudawn: no configurations known
+        return ()
+
 
 _NATIVE_NAMES = ("ffi", "lib", "new_struct", "from_c_string_view")
 _NATIVE_CALLS = ("wgpuDevicePoll", "wgpuBufferMapAsync", "wgpuComputePassEncoderSetPipeline",

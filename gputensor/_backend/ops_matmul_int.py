@@ -24,6 +24,11 @@ below), tiles of ``EMULATED_TILE`` x ``EMULATED_TILE`` and exact 64-bit wrapping
 operand block fits one binding (k blocks after the first accumulate into C; integer addition
 wraps, so the result is exact), and each block binds the window that covers exactly its elements.
 
+Where the device has subgroup matrices (Dawn's ``chromium-experimental-subgroup-matrix``) and A
+and B are both int8 (C int32) or both uint8 (C uint32), ``_wgsl/matmul_int8_sgmatrix.wgsl``
+runs in place of the generic kernel, on tensor cores (``int8_sgmatrix.plan`` chooses it, the
+``int8_sgmatrix`` knob turns it off): the same parameters, bindings and grid, a larger tile.
+
 The dispatches of a call structure (sizes, dtypes, strides, ``accumulate``) are planned once, as a
 ``launch.LaunchProgram`` kept per backend when the arguments are plain ints and tuples of ints;
 a repeated call checks its pointers and replays the program.
@@ -36,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import config, int8_sgmatrix
 from .errors import invalid_argument
 from .launch import LaunchProgram, strided_region
 from .layout import block_starts, plan_blocks, strided_extent
@@ -98,9 +104,10 @@ def matmul_int(backend: Any, m: int, n: int, k: int, batch: int,
             and type(a_strides) is tuple and type(b_strides) is tuple and type(c_strides) is tuple
             and type(accumulate) is bool and getattr(backend, "_ctx", None) is not None
             and all(type(v) is int for v in (*a_strides, *b_strides, *c_strides))):
-        # (the tile chooser is part of the key: tests replace it to force configurations)
+        # (the tile chooser is part of the key: tests replace it to force configurations; so is
+        # the knobs' generation: the int8_sgmatrix knobs choose the kernel)
         key = (m, n, k, batch, a_dtype, b_dtype, c_dtype, a_strides, b_strides, c_strides, accumulate,
-               backend.max_window_bytes(), gemm_tiles)
+               backend.max_window_bytes(), gemm_tiles, config.generation)
         call = _plans(backend).get(key)
         if call is not None and call.ctx is backend._ctx and (
                 call.program is None or call.program.valid_for(call.ctx)):
@@ -214,7 +221,10 @@ def _structure(backend: Any, m: Any, n: Any, k: Any, batch: Any, a_dtype: Any, a
         "LOAD_A": convert(ta.load_expr("A", "i"), ta.compute, acc),
         "LOAD_B": convert(tb.load_expr("B", "i"), tb.compute, acc),
     }
-    if tc.emulated:
+    sgm = int8_sgmatrix.plan(ctx, a_dtype, b_dtype, c_dtype, sa, sb, sc, n) if k > 0 else None
+    if sgm is not None:
+        kernel, bm, bn, defines = int8_sgmatrix.KERNEL, sgm.bm, sgm.bn, sgm.defines
+    elif tc.emulated:
         kernel, bm, bn = KERNEL_EMULATED, EMULATED_TILE, EMULATED_TILE
         defines["TS"] = EMULATED_TILE
     else:
