@@ -110,11 +110,10 @@ def emulated_source(source: str, subgroup: int) -> str:
         return new
 
     sm = {name: int(re.search(rf"const {name}: u32 = (\d+)u;", source).group(1)) for name in ("SM_M", "SM_N", "SM_K")}
-    elem = re.search(r"alias ELEM = (\w+);", source).group(1)
+    elem = re.search(r"alias LeftT = subgroup_matrix_left<(\w+),", source).group(1)
     s = need(r"enable chromium_experimental_subgroup_matrix;\n", source, "")
     s = need(r"enable subgroups;\n", s, "")
     s = need(r"diagnostic\(off, chromium\.subgroup_matrix_uniformity\);\n", s, "")
-    s = need(r"alias ELEM = \w+;\n", s, "")
     s = need(r"alias LeftT = [^;]*;\nalias RightT = [^;]*;\nalias ResT = [^;]*;\n", s, "")
     s = need(r"(var<workgroup> Cs: [^;]*;\n)", s,
              lambda m: m.group(1) + _emulation(sm["SM_M"], sm["SM_N"], sm["SM_K"], subgroup, elem))
@@ -139,12 +138,14 @@ def emulated_source(source: str, subgroup: int) -> str:
 
 
 @contextlib.contextmanager
-def emulating(backend: Any, *, m: int = 16, n: int = 16, k: int = 32, subgroup: int = 8,
+def emulating(backend: Any, *, m: int = 16, n: int = 16, k: int = 32, subgroup: int = 32,
               component: str = "i8", result: str = "i32", tile: str | None = None) -> Iterator[None]:
     """Within the block the device of ``backend`` claims ``int8_sgmatrix.FEATURE`` with one
     configuration (m x n x k of ``component`` -> ``result``, subgroups of ``subgroup``) and
     compiles the subgroup-matrix kernel's emulation in its place (``tile``: the
-    ``int8_sgmatrix_tile`` knob's value)."""
+    ``int8_sgmatrix_tile`` knob's value). Keep ``subgroup`` at 16 or more: with 8 (32 result
+    elements per invocation, eight such arrays live) wgpu-native's lavapipe returns wrong sums for
+    some result rows where Dawn's, on the same lavapipe, does not."""
     ctx = backend.context
     saved = {name: ctx.__dict__.get(name) for name in ("features", "subgroup_matrix_configs", "pipeline")}
     real_pipeline = ctx.pipeline

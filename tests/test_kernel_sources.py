@@ -244,7 +244,8 @@ _NOT_TOURED = {
     "math_test": "the runner of tests/_wgsl_library.py (test_f32math, test_f64math)",
 }
 #: kernel -> the adapter feature it needs (not compiled where the adapter lacks it)
-_NEEDS_FEATURE = {"sort_scatter_sg": "subgroup", "subgroup_probe": "subgroup"}
+_NEEDS_FEATURE = {"sort_scatter_sg": "subgroup", "subgroup_probe": "subgroup",
+                  "matmul_int8_sgmatrix": "chromium-experimental-subgroup-matrix"}
 #: kernel -> the adapter feature whose presence replaces it (by a faster kernel)
 _REPLACED_BY_FEATURE = {"sort_scatter": "subgroup", "matmul_int_emul": "shader-int64"}
 

@@ -71,8 +71,7 @@ def describe(gt: Any, backend: Any) -> dict[str, Any]:
         "device_features": sorted(str(f) for f in ctx.device.features),
         "context_features": sorted(ctx.features),
         "subgroup_matrix_configs": [dict(c) for c in getattr(ctx, "subgroup_matrix_configs", ())],
-        "subgroup_min_size": ctx.adapter_info.get("subgroup_min_size"),
-        "subgroup_max_size": ctx.adapter_info.get("subgroup_max_size"),
+        "subgroup_sizes": {k: v for k, v in ctx.adapter_info.items() if "group_" in k},
         "limits": {k: ctx.limits.get(k) for k in ("max-compute-workgroup-storage-size",
                                                    "max-compute-invocations-per-workgroup",
                                                    "max-compute-workgroup-size-x")},
@@ -154,7 +153,8 @@ def compile_variants(gt: Any, backend: Any, tiles: list[str], dump: str) -> list
                     t0 = time.perf_counter()
                     try:
                         ctx.pipeline(int8_sgmatrix.KERNEL, 3, plan.defines)
-                        _say(f"{label}: compiled in {time.perf_counter() - t0:.2f} s")
+                        _say(f"{label}: compiled in {time.perf_counter() - t0:.2f} s "
+                             f"({plan.bm}x{plan.bn} tile, {plan.defines['NT']} invocations)")
                     except Exception as exc:  # noqa: BLE001 - print the compiler's whole message
                         failures.append(label)
                         _say(f"{label}: FAILED TO COMPILE\n{exc}")

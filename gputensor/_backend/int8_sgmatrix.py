@@ -86,12 +86,17 @@ class Plan:
 
 
 def _subgroup_size(ctx: Any, cfg: dict[str, Any]) -> int:
-    size = cfg.get("max_subgroup_size") or (getattr(ctx, "adapter_info", None) or {}).get("subgroup_max_size")
-    try:
-        size = int(size)
-    except (TypeError, ValueError):
-        return _DEFAULT_SUBGROUP
-    return size if size > 0 else _DEFAULT_SUBGROUP
+    """The subgroup size the workgroup is sized by: the adapter's maximum (Dawn requires the
+    workgroup's x size to be a multiple of it; wgpudawn 0.32.0.4 spells the key
+    ``stackgroup_max_size``), else the configuration's, else 32."""
+    info = getattr(ctx, "adapter_info", None) or {}
+    for size in (info.get("subgroup_max_size"), info.get("stackgroup_max_size"), cfg.get("max_subgroup_size")):
+        try:
+            if int(size) > 0:
+                return int(size)
+        except (TypeError, ValueError):
+            continue
+    return _DEFAULT_SUBGROUP
 
 
 def plan(ctx: Any, a_dtype: str, b_dtype: str, c_dtype: str, a_strides: tuple[int, int, int],

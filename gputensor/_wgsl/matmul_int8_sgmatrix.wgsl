@@ -7,7 +7,7 @@
 // configuration's result type, so every product is exact and the sums wrap modulo 2^32 as the
 // generic kernel's (matmul_int.wgsl: same Params, bindings and grid). Needs the Dawn feature
 // chromium-experimental-subgroup-matrix with an SM_M x SM_N x SM_K configuration of the
-// component type ELEM and result type acc_t.
+// 8-bit component type (i8 / u8) and result type acc_t.
 //
 // Tiling: one workgroup computes a BM x BN tile of C with NSG subgroups in a WGM x WGN grid; a
 // subgroup owns TM x TN result matrices of SM_M x SM_N (named accumulators c<r><s>, r < 2,
@@ -36,12 +36,11 @@ diagnostic(off, chromium.subgroup_matrix_uniformity);
 
 //#include matmul_int_params
 
-alias ELEM = {{ELEM}};
 const SM_M: u32 = {{SM_M}}u;
 const SM_N: u32 = {{SM_N}}u;
 const SM_K: u32 = {{SM_K}}u;
-alias LeftT = subgroup_matrix_left<ELEM, {{SM_K}}, {{SM_M}}>;
-alias RightT = subgroup_matrix_right<ELEM, {{SM_N}}, {{SM_K}}>;
+alias LeftT = subgroup_matrix_left<{{ELEM}}, {{SM_K}}, {{SM_M}}>;
+alias RightT = subgroup_matrix_right<{{ELEM}}, {{SM_N}}, {{SM_K}}>;
 alias ResT = subgroup_matrix_result<acc_t, {{SM_N}}, {{SM_M}}>;
 
 const WGM: u32 = {{WGM}}u;            // subgroups along m
