@@ -85,10 +85,10 @@ fn emu_mma(a: LeftT, b: RightT, acc: ResT) -> ResT {{
     return out;
 }}
 
-fn emu_store_cs(off: u32, v: ResT, stride: u32) {{
+fn emu_store_as(off: u32, v: ResT, stride: u32) {{
     for (var s = 0u; s < EMU_PER; s++) {{
         let e = emu_lane + s * EMU_SG;
-        Cs[off + (e / {sm_n}u) * stride + e % {sm_n}u] = v.v[s];
+        As[off + (e / {sm_n}u) * stride + e % {sm_n}u] = v.v[s];
     }}
 }}
 
@@ -115,13 +115,13 @@ def emulated_source(source: str, subgroup: int) -> str:
     s = need(r"enable subgroups;\n", s, "")
     s = need(r"diagnostic\(off, chromium\.subgroup_matrix_uniformity\);\n", s, "")
     s = need(r"alias LeftT = [^;]*;\nalias RightT = [^;]*;\nalias ResT = [^;]*;\n", s, "")
-    s = need(r"(var<workgroup> Cs: [^;]*;\n)", s,
+    s = need(r"(var<workgroup> Bs: [^;]*;\n)", s,
              lambda m: m.group(1) + _emulation(sm["SM_M"], sm["SM_N"], sm["SM_K"], subgroup, elem))
     s = need(r"subgroupMatrixLoad<LeftT, (row|col)_major>\(&As, ", s,
              lambda m: f"emu_left_{m.group(1)}(")
     s = need(r"subgroupMatrixLoad<RightT, (row|col)_major>\(&Bs, ", s, lambda m: f"emu_right_{m.group(1)}(")
     s = need(r"subgroupMatrixMultiplyAccumulate\(", s, "emu_mma(")
-    s = need(r"subgroupMatrixStore<row_major>\(&Cs, ", s, "emu_store_cs(")
+    s = need(r"subgroupMatrixStore<row_major>\(&As, ", s, "emu_store_as(")
     s = need(r"subgroupMatrixStore<row_major>\(&C, ", s, "emu_store_c(")
     s = need(r"ResT\(\);", s, "emu_zero();")
     s = s.replace("fn emu_zero() -> ResT {\n    return emu_zero();", "fn emu_zero() -> ResT {\n    return ResT();")

@@ -106,14 +106,16 @@ def test_choose_config_prefers_16x16x32():
     assert int8_sgmatrix.choose_config((), "i8", "i32") is None
 
 
-@pytest.mark.parametrize("text", ["", "2,2,2,4", "2,2,3,4,64", "2,2,2,3,64", "2,2,2,4,48", "0,2,2,4,64", "a,b,c,d,e"])
+@pytest.mark.parametrize("text", ["", "2,2,2,4", "2,2,3,4,64", "2,2,2,3,64", "2,2,2,4,48", "0,2,2,4,64", "a,b,c,d,e",
+                                  "2,2,2,4,64,3", "2,2,2,4,64,2,1"])
 def test_parse_tile_rejects(text):
     with pytest.raises(BackendError, match="GPUTENSOR_INT8_SGMATRIX_TILE"):
         int8_sgmatrix.parse_tile(text)
 
 
 def test_parse_tile():
-    assert int8_sgmatrix.parse_tile("4,2,1,2,128") == int8_sgmatrix.Tile(4, 2, 1, 2, 128)
+    assert int8_sgmatrix.parse_tile("4,2,1,2,128") == int8_sgmatrix.Tile(4, 2, 1, 2, 128, 2)
+    assert int8_sgmatrix.parse_tile("4,2,1,2,128,1") == int8_sgmatrix.Tile(4, 2, 1, 2, 128, 1)
 
 
 class _Adapter:
@@ -172,7 +174,7 @@ def test_emulated_matches_numpy(backend, m, n, k):
     assert int8_sgmatrix.KERNEL in {i.name for i in backend.context._pipeline_info.values()}
 
 
-@pytest.mark.parametrize("tile", ["1,1,1,1,32", "2,1,2,2,64", "1,2,1,4,96"])
+@pytest.mark.parametrize("tile", ["1,1,1,1,32,1", "2,1,2,2,64,2", "1,2,1,4,96,2", "2,2,2,4,64,1"])
 @pytest.mark.parametrize("kinds", [("row", "row"), ("col", "col"), ("negative", "broadcast"), ("padded", "col")])
 def test_emulated_layouts_and_tiles(backend, tile, kinds):
     """Strided operands inside sentinel-filled allocations (test_backend_matmul_int.run): every
@@ -184,7 +186,7 @@ def test_emulated_layouts_and_tiles(backend, tile, kinds):
 
 def test_emulated_uint8_and_k_blocks(backend, monkeypatch):
     monkeypatch.setattr(backend, "max_window_bytes", lambda: 1024)  # k (and m, n) split in blocks
-    with emulating(backend, component="u8", result="u32", tile="1,1,1,2,32"):
+    with emulating(backend, component="u8", result="u32", tile="1,1,1,2,32,2"):
         run(backend, 33, 21, 150, 2, "uint8", "uint8", "uint32", ("row", "col"), seed=5)
 
 
@@ -215,7 +217,7 @@ def test_subgroup_matrix_matches_numpy(backend, m, n, k):
 
 
 @pytest.mark.requires(FEATURE)
-@pytest.mark.parametrize("tile", ["2,2,2,4,64", "1,1,1,1,32", "2,1,2,2,64"])
+@pytest.mark.parametrize("tile", ["2,2,2,4,64,2", "2,2,2,4,64,1", "1,1,1,1,32,1", "2,1,2,2,64,2"])
 @pytest.mark.parametrize("kinds", [("row", "row"), ("col", "col"), ("negative", "broadcast"), ("padded", "col")])
 def test_subgroup_matrix_layouts_and_tiles(backend, tile, kinds):
     with config.override(int8_sgmatrix_tile=tile):

@@ -38,8 +38,10 @@ from typing import Any
 
 import numpy as np
 
-#: Tiles tried by default (the ``int8_sgmatrix_tile`` knob's 'WGM,WGN,TM,TN,BK').
-TILES = ("2,2,2,4,64", "2,2,2,2,64", "4,2,2,4,64", "2,4,2,2,64", "2,2,2,4,128", "1,1,1,1,32")
+#: Tiles tried by default (the ``int8_sgmatrix_tile`` knob's 'WGM,WGN,TM,TN,BK,STAGES'; the first is
+#: the default; tiles beyond the device's workgroup memory are reported "not chosen").
+TILES = ("2,2,2,4,64,2", "2,2,2,4,64,1", "2,2,2,2,64,2", "4,2,2,4,64,2", "4,2,2,4,64,1", "2,4,2,2,64,2",
+         "2,2,2,4,128,1", "1,1,1,1,32,1")
 #: (m, n, k) checked against NumPy.
 CHECK_SHAPES = ((1, 1, 1), (17, 33, 65), (256, 256, 256), (4096, 4096, 4096))
 #: (m, n, k) timed.

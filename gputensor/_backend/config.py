@@ -221,10 +221,11 @@ KNOBS: tuple[Knob, ...] = (
          "8-bit integer matmul (int8 @ int8 accumulating in int32, uint8 likewise) on subgroup "
          "matrices (tensor cores) where the device has chromium-experimental-subgroup-matrix "
          "(Dawn; off: the generic integer matmul kernel)"),
-    Knob("int8_sgmatrix_tile", "GPUTENSOR_INT8_SGMATRIX_TILE", _text, "2,2,2,4,64", False,
-         "subgroup-matrix int8 matmul tile: 'WGM,WGN,TM,TN,BK' = subgroups along m and n, result "
-         "matrices per subgroup along m (1-2) and n (1, 2, 4), depth per staged step (a multiple "
-         "of the configuration's K)"),
+    Knob("int8_sgmatrix_tile", "GPUTENSOR_INT8_SGMATRIX_TILE", _text, "2,2,2,4,64,2", False,
+         "subgroup-matrix int8 matmul tile: 'WGM,WGN,TM,TN,BK[,STAGES]' = subgroups along m and n, "
+         "result matrices per subgroup along m (1-2) and n (1, 2, 4), depth per staged step (a "
+         "multiple of the configuration's K), staging buffers (2: double-buffered with register "
+         "prefetch, the default; 1: fetch then compute)"),
     Knob("fft_min_workgroups", "GPUTENSOR_FFT_MIN_WORKGROUPS", _integer, 64, False,
          "fft: a Stockham dispatch of fewer workgroups than this takes fewer transforms per "
          "workgroup (down to one), spreading a small transform over more multiprocessors (0: off)"),

@@ -38,27 +38,33 @@ _DEFAULT_SUBGROUP = 32
 @dataclass(frozen=True)
 class Tile:
     """A workgroup tile: ``wgm`` x ``wgn`` subgroups, each owning ``tm`` x ``tn`` result
-    matrices, ``bk`` elements of depth staged per step."""
+    matrices, ``bk`` elements of depth staged per step, in ``stages`` buffers (2: the next step
+    fetched into registers during the products, one barrier per step; 1: fetch, then compute)."""
 
     wgm: int
     wgn: int
     tm: int
     tn: int
     bk: int
+    stages: int = 2
 
 
 def parse_tile(text: str) -> Tile:
-    """The Tile of 'WGM,WGN,TM,TN,BK' (the ``int8_sgmatrix_tile`` knob). BackendError (invalid
-    argument) for anything else: five positive integers, tm 1 or 2, tn 1, 2 or 4, bk a multiple
-    of 32."""
+    """The Tile of 'WGM,WGN,TM,TN,BK[,STAGES]' (the ``int8_sgmatrix_tile`` knob; STAGES 2 where
+    not given). BackendError (invalid argument) for anything else: positive integers, tm 1 or 2,
+    tn 1, 2 or 4, bk a multiple of 32, stages 1 or 2."""
     try:
-        wgm, wgn, tm, tn, bk = (int(v) for v in str(text).replace("x", ",").split(","))
+        values = [int(v) for v in str(text).split(",")]
+        if len(values) == 5:
+            values.append(2)
+        wgm, wgn, tm, tn, bk, stages = values
     except ValueError:
-        raise invalid_argument(f"GPUTENSOR_INT8_SGMATRIX_TILE must be 'WGM,WGN,TM,TN,BK', not {text!r}") from None
-    if min(wgm, wgn, bk) < 1 or tm not in (1, 2) or tn not in (1, 2, 4) or bk % 32:
+        raise invalid_argument(f"GPUTENSOR_INT8_SGMATRIX_TILE must be 'WGM,WGN,TM,TN,BK[,STAGES]', "
+                               f"not {text!r}") from None
+    if min(wgm, wgn, bk) < 1 or tm not in (1, 2) or tn not in (1, 2, 4) or bk % 32 or stages not in (1, 2):
         raise invalid_argument(f"GPUTENSOR_INT8_SGMATRIX_TILE {text!r}: subgroups >= 1, TM 1 or 2, "
-                               "TN 1, 2 or 4, BK a multiple of 32")
-    return Tile(wgm, wgn, tm, tn, bk)
+                               "TN 1, 2 or 4, BK a multiple of 32, STAGES 1 or 2")
+    return Tile(wgm, wgn, tm, tn, bk, stages)
 
 
 def choose_config(configs: Any, component: str, result: str) -> dict[str, Any] | None:
@@ -122,7 +128,9 @@ def plan(ctx: Any, a_dtype: str, b_dtype: str, c_dtype: str, a_strides: tuple[in
     b_colmaj = abs(b_strides[2]) > abs(b_strides[1])   # B's k stride the smaller: stage n-major
     a_rows, a_cols = (bk, bm) if a_colmaj else (bm, bk)
     b_rows, b_cols = (bn, bk) if b_colmaj else (bk, bn)
-    words = a_rows * (a_cols // 4 + 4) + b_rows * (b_cols // 4 + 4) + tile.wgm * tile.wgn * sm_m * sm_n
+    # As holds the A buffers and, after the products, the spilled result matrices
+    as_words = max(tile.stages * a_rows * (a_cols // 4 + 4), tile.wgm * tile.wgn * sm_m * sm_n)
+    words = as_words + tile.stages * b_rows * (b_cols // 4 + 4)
     limits = getattr(ctx, "limits", {}) or {}
     if (words * 4 > int(limits.get("max-compute-workgroup-storage-size", 16384))
             or nt > int(limits.get("max-compute-invocations-per-workgroup", 256))
@@ -137,5 +145,7 @@ def plan(ctx: Any, a_dtype: str, b_dtype: str, c_dtype: str, a_strides: tuple[in
         "A_MAJOR": "col_major" if a_colmaj else "row_major", "B_MAJOR": "col_major" if b_colmaj else "row_major",
         "C_DIRECT": "true" if c_direct else "false",
         "A_ROWS": a_rows, "A_COLS": a_cols, "B_ROWS": b_rows, "B_COLS": b_cols,
+        "STAGES": tile.stages, "AS_WORDS": as_words,
+        "LA": -(-a_rows * a_cols // 4 // nt), "LB": -(-b_rows * b_cols // 4 // nt),
     }
     return Plan(defines, bm, bn)

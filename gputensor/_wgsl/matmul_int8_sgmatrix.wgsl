@@ -14,7 +14,8 @@
 // s < 4). Per BK-deep step, the workgroup stages the A tile and the B tile into workgroup memory
 // as packed bytes (words of 4 consecutive elements along the staged rows; edges past m, n and k
 // are zero, so the products over the padding add nothing), then every computing subgroup loads its
-// left and right matrices from there and multiply-accumulates BK / SM_K times. A is staged
+// left and right matrices from there and multiply-accumulates BK / SM_K times. With STAGES == 2
+// the next step is fetched into registers meanwhile and the tiles are double-buffered. A is staged
 // m-major (rows of k, loaded row_major) or, when its m stride is the unit one, k-major (rows of
 // m, loaded col_major); B likewise (A_COLMAJ / B_COLMAJ). Staged rows are padded by 4 words.
 // A staged word is one u32 load where the four elements are one aligned word of the source
@@ -23,7 +24,8 @@
 //
 // Results: a workgroup whose tile lies inside C, when C's column stride is 1 (C_DIRECT) and it
 // does not accumulate, stores its matrices straight into C; any other workgroup passes each
-// matrix through workgroup memory (Cs) and writes the elements inside C one by one.
+// matrix through workgroup memory (As, no longer needed by then) and writes the elements inside
+// C one by one.
 //
 // Subgroup-matrix calls run in subgroup-uniform control flow: every branch around them depends
 // only on parameters, workgroup ids and subgroup_id. Subgroups past the NSG of the grid (where
@@ -58,7 +60,11 @@ const B_COLMAJ: bool = {{B_COLMAJ}};
 const C_DIRECT: bool = {{C_DIRECT}};
 const GROUP_M: u32 = 8u;              // tile swizzle: 8 tile-rows share B tiles in cache
 
-// Staged tiles: A_ROWS rows of A_COLS bytes, SA words apart (likewise B).
+// Staged tiles: A_ROWS rows of A_COLS bytes, SA words apart, STAGES buffers of A_BUF words
+// (likewise B); LA / LB staged words per invocation. With STAGES == 2 the next step's words are
+// fetched into registers before the current step's products and stored into the other buffer
+// after them (one barrier per step); with 1, fetch, barrier, products, barrier. The result
+// spill reuses As (acc_t is the staged words' type), AS_WORDS >= the NSG spill matrices.
 const A_ROWS: u32 = {{A_ROWS}}u;
 const A_COLS: u32 = {{A_COLS}}u;
 const SA: u32 = A_COLS / 4u + 4u;
@@ -67,10 +73,14 @@ const B_COLS: u32 = {{B_COLS}}u;
 const SB: u32 = B_COLS / 4u + 4u;
 const A_WORDS: u32 = A_ROWS * A_COLS / 4u;
 const B_WORDS: u32 = B_ROWS * B_COLS / 4u;
+const A_BUF: u32 = A_ROWS * SA;
+const B_BUF: u32 = B_ROWS * SB;
+const STAGES: u32 = {{STAGES}}u;
+const LA: u32 = {{LA}}u;
+const LB: u32 = {{LB}}u;
 
-var<workgroup> As: array<{{STAGE}}, A_ROWS * SA>;
-var<workgroup> Bs: array<{{STAGE}}, B_ROWS * SB>;
-var<workgroup> Cs: array<acc_t, NSG * SM_M * SM_N>;
+var<workgroup> As: array<{{STAGE}}, {{AS_WORDS}}>;
+var<workgroup> Bs: array<{{STAGE}}, STAGES * B_BUF>;
 
 // The workgroup's tile: C rows row0.., columns col0..; the element [0, 0, 0] of its batch in
 // A, B and C. Values that the control flow of barriers and subgroup-matrix calls depends on are
@@ -81,6 +91,23 @@ struct Tile {
     abase: u32,
     bbase: u32,
     cbase: u32,
+}
+
+// Where one staged tile comes from: staged (r, c) is source element base + r * sr + c * sc,
+// present for r < rlim and c < clim; `words`: a staged word is one aligned source word.
+struct Src {
+    base: u32,
+    sr: u32,
+    sc: u32,
+    rlim: u32,
+    clim: u32,
+    words: bool,
+}
+
+// Staged words fetched for the next step (STAGES == 2).
+struct Regs {
+    a: array<u32, LA>,
+    b: array<u32, LB>,
 }
 
 // The (tile_m, tile_n) of linear tile `lin`, walking GROUP_M tile-rows at a time.
@@ -101,104 +128,153 @@ fn b_byte(e: u32) -> u32 {
     return (B[e >> 2u] >> ((e & 3u) * 8u)) & 0xFFu;
 }
 
-// Stage the A tile of depth k0 .. k0 + BK: staged (r, c) is A's (row0 + r, k0 + c), or with
-// A_COLMAJ its (row0 + c, k0 + r).
-fn stage_a(t: Tile, k0: u32, tid: u32) {
-    var rlim = params.m - t.row0;
-    var clim = params.k - k0;
-    var sr = params.a_rs;
-    var sc = params.a_cs;
+// The A tile of depth k0 .. k0 + BK: staged (r, c) is A's (row0 + r, k0 + c), or with A_COLMAJ
+// its (row0 + c, k0 + r).
+fn a_src(t: Tile, k0: u32) -> Src {
+    var s = Src(t.abase + t.row0 * params.a_rs + k0 * params.a_cs, params.a_rs, params.a_cs,
+                params.m - t.row0, params.k - k0, false);
     if (A_COLMAJ) {
-        rlim = params.k - k0;
-        clim = params.m - t.row0;
-        sr = params.a_cs;
-        sc = params.a_rs;
+        s.sr = params.a_cs;
+        s.sc = params.a_rs;
+        s.rlim = params.k - k0;
+        s.clim = params.m - t.row0;
     }
-    let base = t.abase + t.row0 * params.a_rs + k0 * params.a_cs;
-    let words = sc == 1u && (base & 3u) == 0u && (sr & 3u) == 0u;
-    for (var w = tid; w < A_WORDS; w += NT) {
-        let r = w / (A_COLS / 4u);
-        let c = (w % (A_COLS / 4u)) * 4u;
-        var v = 0u;
-        if (r < rlim && c < clim) {
-            let src = base + r * sr + c * sc;
-            if (words && c + 4u <= clim) {
-                v = A[src >> 2u];
-            } else {
-                v = a_byte(src);
-                if (c + 1u < clim) { v |= a_byte(src + sc) << 8u; }
-                if (c + 2u < clim) { v |= a_byte(src + 2u * sc) << 16u; }
-                if (c + 3u < clim) { v |= a_byte(src + 3u * sc) << 24u; }
-            }
+    s.words = s.sc == 1u && (s.base & 3u) == 0u && (s.sr & 3u) == 0u;
+    return s;
+}
+
+// The B tile of depth k0 .. k0 + BK: staged (r, c) is B's (k0 + r, col0 + c), or with B_COLMAJ
+// its (k0 + c, col0 + r).
+fn b_src(t: Tile, k0: u32) -> Src {
+    var s = Src(t.bbase + k0 * params.b_rs + t.col0 * params.b_cs, params.b_rs, params.b_cs,
+                params.k - k0, params.n - t.col0, false);
+    if (B_COLMAJ) {
+        s.sr = params.b_cs;
+        s.sc = params.b_rs;
+        s.rlim = params.n - t.col0;
+        s.clim = params.k - k0;
+    }
+    s.words = s.sc == 1u && (s.base & 3u) == 0u && (s.sr & 3u) == 0u;
+    return s;
+}
+
+// Staged word w (4 elements along a staged row; 0 past the edges) of A's tile `s`.
+fn a_word(s: Src, w: u32) -> u32 {
+    let r = w / (A_COLS / 4u);
+    let c = (w % (A_COLS / 4u)) * 4u;
+    var v = 0u;
+    if (w < A_WORDS && r < s.rlim && c < s.clim) {
+        let src = s.base + r * s.sr + c * s.sc;
+        if (s.words && c + 4u <= s.clim) {
+            v = A[src >> 2u];
+        } else {
+            v = a_byte(src);
+            if (c + 1u < s.clim) { v |= a_byte(src + s.sc) << 8u; }
+            if (c + 2u < s.clim) { v |= a_byte(src + 2u * s.sc) << 16u; }
+            if (c + 3u < s.clim) { v |= a_byte(src + 3u * s.sc) << 24u; }
         }
-        As[r * SA + c / 4u] = bitcast<{{STAGE}}>(v);
+    }
+    return v;
+}
+
+fn b_word(s: Src, w: u32) -> u32 {
+    let r = w / (B_COLS / 4u);
+    let c = (w % (B_COLS / 4u)) * 4u;
+    var v = 0u;
+    if (w < B_WORDS && r < s.rlim && c < s.clim) {
+        let src = s.base + r * s.sr + c * s.sc;
+        if (s.words && c + 4u <= s.clim) {
+            v = B[src >> 2u];
+        } else {
+            v = b_byte(src);
+            if (c + 1u < s.clim) { v |= b_byte(src + s.sc) << 8u; }
+            if (c + 2u < s.clim) { v |= b_byte(src + 2u * s.sc) << 16u; }
+            if (c + 3u < s.clim) { v |= b_byte(src + 3u * s.sc) << 24u; }
+        }
+    }
+    return v;
+}
+
+fn put_a(buf: u32, w: u32, v: u32) {
+    if (w < A_WORDS) {
+        As[buf * A_BUF + (w / (A_COLS / 4u)) * SA + w % (A_COLS / 4u)] = bitcast<{{STAGE}}>(v);
     }
 }
 
-// Stage the B tile of depth k0 .. k0 + BK: staged (r, c) is B's (k0 + r, col0 + c), or with
-// B_COLMAJ its (k0 + c, col0 + r).
-fn stage_b(t: Tile, k0: u32, tid: u32) {
-    var rlim = params.k - k0;
-    var clim = params.n - t.col0;
-    var sr = params.b_rs;
-    var sc = params.b_cs;
-    if (B_COLMAJ) {
-        rlim = params.n - t.col0;
-        clim = params.k - k0;
-        sr = params.b_cs;
-        sc = params.b_rs;
+fn put_b(buf: u32, w: u32, v: u32) {
+    if (w < B_WORDS) {
+        Bs[buf * B_BUF + (w / (B_COLS / 4u)) * SB + w % (B_COLS / 4u)] = bitcast<{{STAGE}}>(v);
     }
-    let base = t.bbase + k0 * params.b_rs + t.col0 * params.b_cs;
-    let words = sc == 1u && (base & 3u) == 0u && (sr & 3u) == 0u;
+}
+
+// Stage the tiles of depth k0 into buffer `buf` straight from memory.
+fn stage(t: Tile, k0: u32, buf: u32, tid: u32) {
+    let sa = a_src(t, k0);
+    let sb = b_src(t, k0);
+    for (var w = tid; w < A_WORDS; w += NT) {
+        put_a(buf, w, a_word(sa, w));
+    }
     for (var w = tid; w < B_WORDS; w += NT) {
-        let r = w / (B_COLS / 4u);
-        let c = (w % (B_COLS / 4u)) * 4u;
-        var v = 0u;
-        if (r < rlim && c < clim) {
-            let src = base + r * sr + c * sc;
-            if (words && c + 4u <= clim) {
-                v = B[src >> 2u];
-            } else {
-                v = b_byte(src);
-                if (c + 1u < clim) { v |= b_byte(src + sc) << 8u; }
-                if (c + 2u < clim) { v |= b_byte(src + 2u * sc) << 16u; }
-                if (c + 3u < clim) { v |= b_byte(src + 3u * sc) << 24u; }
-            }
-        }
-        Bs[r * SB + c / 4u] = bitcast<{{STAGE}}>(v);
+        put_b(buf, w, b_word(sb, w));
+    }
+}
+
+// Fetch the staged words of depth k0 into registers.
+fn fetch(r: ptr<function, Regs>, t: Tile, k0: u32, tid: u32) {
+    let sa = a_src(t, k0);
+    let sb = b_src(t, k0);
+    //#unroll
+    for (var e = 0u; e < LA; e++) {
+        (*r).a[e] = a_word(sa, tid + e * NT);
+    }
+    //#unroll
+    for (var e = 0u; e < LB; e++) {
+        (*r).b[e] = b_word(sb, tid + e * NT);
+    }
+}
+
+// Store the fetched words into buffer `buf`.
+fn put(r: ptr<function, Regs>, buf: u32, tid: u32) {
+    //#unroll
+    for (var e = 0u; e < LA; e++) {
+        put_a(buf, tid + e * NT, (*r).a[e]);
+    }
+    //#unroll
+    for (var e = 0u; e < LB; e++) {
+        put_b(buf, tid + e * NT, (*r).b[e]);
     }
 }
 
 // Word offset in As of the left matrix at tile rows i0.., depth kk.. (kk a multiple of SM_K).
-fn a_offset(i0: u32, kk: u32) -> u32 {
+fn a_offset(buf: u32, i0: u32, kk: u32) -> u32 {
     if (A_COLMAJ) {
-        return kk * SA + i0 / 4u;
+        return buf * A_BUF + kk * SA + i0 / 4u;
     }
-    return i0 * SA + kk / 4u;
+    return buf * A_BUF + i0 * SA + kk / 4u;
 }
 
 // Word offset in Bs of the right matrix at depth kk.., tile columns j0...
-fn b_offset(kk: u32, j0: u32) -> u32 {
+fn b_offset(buf: u32, kk: u32, j0: u32) -> u32 {
     if (B_COLMAJ) {
-        return j0 * SB + kk / 4u;
+        return buf * B_BUF + j0 * SB + kk / 4u;
     }
-    return kk * SB + j0 / 4u;
+    return buf * B_BUF + kk * SB + j0 / 4u;
 }
 
-fn load_left(i0: u32, kk: u32) -> LeftT {
-    return subgroupMatrixLoad<LeftT, {{A_MAJOR}}>(&As, a_offset(i0, kk), SA);
+fn load_left(buf: u32, i0: u32, kk: u32) -> LeftT {
+    return subgroupMatrixLoad<LeftT, {{A_MAJOR}}>(&As, a_offset(buf, i0, kk), SA);
 }
 
-fn load_right(kk: u32, j0: u32) -> RightT {
-    return subgroupMatrixLoad<RightT, {{B_MAJOR}}>(&Bs, b_offset(kk, j0), SB);
+fn load_right(buf: u32, kk: u32, j0: u32) -> RightT {
+    return subgroupMatrixLoad<RightT, {{B_MAJOR}}>(&Bs, b_offset(buf, kk, j0), SB);
 }
 
-// C <- v (or C += v) for the result matrix at tile rows i0.., columns j0.. through Cs: called by
+// C <- v (or C += v) for the result matrix at tile rows i0.., columns j0.. through As: called by
 // every invocation of the workgroup (it holds barriers); computing subgroups write their matrix.
 fn spill(t: Tile, v: ResT, i0: u32, j0: u32, computes: bool, sg: u32, lane: u32, sg_size: u32) {
     let base = sg * (SM_M * SM_N);
     if (computes) {
-        subgroupMatrixStore<row_major>(&Cs, base, v, SM_N);
+        subgroupMatrixStore<row_major>(&As, base, v, SM_N);
     }
     workgroupBarrier();
     if (computes) {
@@ -207,7 +283,7 @@ fn spill(t: Tile, v: ResT, i0: u32, j0: u32, computes: bool, sg: u32, lane: u32,
             let c = t.col0 + j0 + e % SM_N;
             if (r < params.m && c < params.n) {
                 let idx = t.cbase + r * params.c_rs + c * params.c_cs;
-                var x = Cs[base + e];
+                var x = As[base + e];
                 if (params.accumulate != 0u) {
                     x = x + C[idx];
                 }
@@ -254,42 +330,55 @@ fn main(
     var c13 = ResT();
 
     let ktiles = (params.k + BK - 1u) / BK;
-    for (var kt = 0u; kt < ktiles; kt++) {
-        stage_a(t, kt * BK, tid);
-        stage_b(t, kt * BK, tid);
+    var regs: Regs;
+    if (STAGES == 2u) {
+        stage(t, 0u, 0u, tid);
         workgroupBarrier();
+    }
+    for (var kt = 0u; kt < ktiles; kt++) {
+        let cur = (kt & 1u) * (STAGES - 1u);
+        let more = kt + 1u < ktiles;
+        if (STAGES == 1u) {
+            stage(t, kt * BK, 0u, tid);
+            workgroupBarrier();
+        } else if (more) {
+            fetch(&regs, t, (kt + 1u) * BK, tid);
+        }
         if (computes) {
             for (var ks = 0u; ks < KSTEPS; ks++) {
                 let kk = ks * SM_K;
-                let a0 = load_left(i0, kk);
-                let b0 = load_right(kk, j0);
+                let a0 = load_left(cur, i0, kk);
+                let b0 = load_right(cur, kk, j0);
                 c00 = subgroupMatrixMultiplyAccumulate(a0, b0, c00);
                 if (TN > 1u) {
-                    let b1 = load_right(kk, j0 + SM_N);
+                    let b1 = load_right(cur, kk, j0 + SM_N);
                     c01 = subgroupMatrixMultiplyAccumulate(a0, b1, c01);
                     if (TM > 1u) {
-                        let a1 = load_left(i0 + SM_M, kk);
+                        let a1 = load_left(cur, i0 + SM_M, kk);
                         c10 = subgroupMatrixMultiplyAccumulate(a1, b0, c10);
                         c11 = subgroupMatrixMultiplyAccumulate(a1, b1, c11);
                         if (TN > 2u) {
-                            let b2 = load_right(kk, j0 + 2u * SM_N);
-                            let b3 = load_right(kk, j0 + 3u * SM_N);
+                            let b2 = load_right(cur, kk, j0 + 2u * SM_N);
+                            let b3 = load_right(cur, kk, j0 + 3u * SM_N);
                             c02 = subgroupMatrixMultiplyAccumulate(a0, b2, c02);
                             c03 = subgroupMatrixMultiplyAccumulate(a0, b3, c03);
                             c12 = subgroupMatrixMultiplyAccumulate(a1, b2, c12);
                             c13 = subgroupMatrixMultiplyAccumulate(a1, b3, c13);
                         }
                     } else if (TN > 2u) {
-                        let b2 = load_right(kk, j0 + 2u * SM_N);
-                        let b3 = load_right(kk, j0 + 3u * SM_N);
+                        let b2 = load_right(cur, kk, j0 + 2u * SM_N);
+                        let b3 = load_right(cur, kk, j0 + 3u * SM_N);
                         c02 = subgroupMatrixMultiplyAccumulate(a0, b2, c02);
                         c03 = subgroupMatrixMultiplyAccumulate(a0, b3, c03);
                     }
                 } else if (TM > 1u) {
-                    let a1 = load_left(i0 + SM_M, kk);
+                    let a1 = load_left(cur, i0 + SM_M, kk);
                     c10 = subgroupMatrixMultiplyAccumulate(a1, b0, c10);
                 }
             }
+        }
+        if (STAGES == 2u && more) {
+            put(&regs, cur ^ 1u, tid);
         }
         workgroupBarrier();
     }
