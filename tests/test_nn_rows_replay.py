@@ -10,6 +10,7 @@ import pytest
 import gputensor as gt
 from gputensor import nn
 from gputensor._backend import get_backend, ops_rows
+from gputensor._backend.errors import BackendError
 
 from _compare import tol
 
@@ -86,3 +87,87 @@ def test_structure_changes_take_their_own_path():
         nn.layer_norm(x1, (True,))
     with pytest.raises(ValueError):
         nn.layer_norm(x, 32, gt.asarray(np.ones(31, np.float32)))
+
+
+def _softmax(x, axis=-1):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+def _lse(x, axis=-1):
+    x = x.astype(np.float64)
+    m = x.max(axis, keepdims=True)
+    return (m + np.log(np.exp(x - m).sum(axis, keepdims=True))).squeeze(axis)
+
+
+def _dispatches():
+    return get_backend().context.stats["dispatches"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("n", [64, 37])
+def test_replay_at_every_pointer_alignment(dtype, n):
+    """Views starting 0..8 elements into a buffer (vector, paired and scalar variants of one
+    call structure, and the float16 scratch route) give NumPy's results on every replay."""
+    base_np = rng.standard_normal(8 + 6 * n).astype(dtype)
+    base = gt.asarray(base_np)
+    w_np = rng.standard_normal(n + 8).astype(dtype)
+    w_all = gt.asarray(w_np)
+    for off in (0, 1, 2, 4, 8, 3):
+        x_np = base_np[off:off + 6 * n].reshape(6, n)
+        x = base[off:off + 6 * n].reshape((6, n))
+        w = w_all[off % 3:off % 3 + n]
+        wv = w_np[off % 3:off % 3 + n].astype(np.float64)
+        for _ in range(2):
+            _close(nn.softmax(x), _softmax(x_np), dtype)
+            _close(nn.logsumexp(x, axis=-1), _lse(x_np), dtype)
+            _close(nn.layer_norm(x, n, w, w, eps=0.25), _ln(x_np, wv, wv, 0.25), dtype)
+            _close(nn.rms_norm(x, (n,), w), _rms(x_np, wv, 1e-6), dtype)
+
+
+def test_replay_is_one_dispatch_and_checks_pointers():
+    """A replayed call records one row_ops dispatch (float32, any axis); a freed operand is
+    refused with the error of a first call."""
+    x_np = rng.standard_normal((16, 48)).astype(np.float32)
+    x = gt.asarray(x_np)
+    w = gt.asarray(rng.standard_normal(48).astype(np.float32))
+    calls = [lambda: nn.softmax(x, axis=0), lambda: nn.log_softmax(x), lambda: nn.logsumexp(x, axis=0),
+             lambda: nn.layer_norm(x, 48, w, w), lambda: nn.rms_norm(x, 48, w)]
+    for f in calls:
+        f()
+    gt.synchronize()
+    for f in calls:
+        before = _dispatches()
+        f()
+        assert _dispatches() - before == 1
+    _close(nn.logsumexp(x, axis=0), _lse(x_np, 0), "float32")
+    be = get_backend()
+    call = ops_rows.planned_call(be, "softmax", "float32", "float32", (16,), (48,), 48, 1, (48,), 1, False, False)
+    src, dst, small = be.alloc(16 * 48 * 4), be.alloc(16 * 48 * 4), be.alloc(15 * 48 * 4)
+    assert call.launch(be, src, dst, None, None, 0.0)
+    for args in ((src, small, None, None), (src + 2, dst, None, None), (src, dst, src, None)):
+        with pytest.raises(BackendError):
+            call.launch(be, *args, 0.0)
+    be.free(src)
+    with pytest.raises(BackendError):
+        call.launch(be, src, dst, None, None, 0.0)
+    gt.synchronize()
+    be.free(dst)
+    be.free(small)
+
+
+def test_replay_under_the_profiler():
+    """Replayed calls under gt.profile (whose dispatch wrapper sees every kernel) give the same
+    results and name the row kernel."""
+    x_np = rng.standard_normal((8, 40)).astype(np.float16)
+    x = gt.asarray(x_np)
+    w = gt.asarray(np.ones(40, np.float16))
+    nn.layer_norm(x, 40, w, w)
+    nn.softmax(x)
+    with gt.profile() as prof:
+        y = nn.layer_norm(x, 40, w, w)
+        s = nn.softmax(x)
+    _close(y, _ln(x_np, np.ones(40), np.ones(40), 1e-5), "float16")
+    _close(s, _softmax(x_np), "float16")
+    assert "row_ops" in {r.name for r in prof.records}

@@ -16,7 +16,9 @@ RPW neighbouring rows side by side so that the loads coalesce across rows. A row
 twice, once for the statistics (running max and rescaled sums, Chan-merged means and squared
 deviations) and once for the output (the re-read hits the L2 cache on large GPUs). The pointer-free
 part of a call (checks, launch shape, chunks, parameter words, kernel placeholders) is made once
-per call structure and replayed (``_PLANS``); eps and the pointers are filled in per call.
+per call structure and kept (``planned_call``: a ``RowCall`` in ``_PLANS``); from the second
+call on, its ``launch.LaunchProgram`` (one per pointer alignment and eps) is replayed: the
+pointers are checked, the windows computed and the dispatches recorded, nothing else.
 
 A float16 output that cannot be stored as whole u32 words per row (odd row lengths, strided
 rows, logsumexp) is computed into a float32 scratch buffer and cast into place.
@@ -30,11 +32,13 @@ import numbers
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from . import config, kernels
 from .errors import invalid_argument, unsupported
+from .launch import LaunchProgram, Region
 from .plan_cache import PlanCache
 from .ops_elementwise import ArrayOperand, copy_strided, extent
 from .wgsl_types import F32_BITS
@@ -389,8 +393,169 @@ def _static(backend, key: tuple) -> _Static:
 
 
 #: Per backend: (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step,
-#: has weight, has bias) as passed to ``row_op`` -> its validated ``_Static``.
+#: has weight, has bias) as passed to ``row_op`` -> its ``RowCall``.
 _PLANS = PlanCache(1024)
+
+#: The parameter words of row_ops.wgsl (``Params``: 12 scalars and three vec4<u32>).
+_WORDS = struct.Struct("<24I")
+#: Parameter words that take the window index of row 0 of X, Y and of W's and B's element 0.
+_X_FIRST, _Y_FIRST, _W_FIRST, _B_FIRST = 4, 5, 6, 7
+#: Bytes of X bound in place of an absent weight or bias (at least one element of any binding
+#: type the kernel declares for them; so that the batch's bound-bytes count sees no copy of X).
+_PLACEHOLDER_BYTES = 16
+
+
+def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
+    raise AssertionError("row programs bind no placeholders")
+
+
+class RowCall:
+    """A validated ``row_op`` call structure (everything but the pointers) kept for replay on
+    the context ``ctx``: the ``_Static`` plan ``st``, the byte spans the call touches from the
+    X and Y pointers, and per (alignment signature of the pointers, eps) a
+    ``launch.LaunchProgram`` of its dispatches, or None where that variant takes the float16
+    scratch route. The signature is the pointers' byte offsets modulo the storage offset
+    alignment: what decides the vector, weight-vector and paired-unit variants; eps is a
+    parameter word (the usual loop passes one eps, so it keeps one program; at most
+    ``MAX_PROGRAMS`` are kept)."""
+
+    __slots__ = ("ctx", "st", "has_w", "has_b", "x_span", "y_span", "w_bytes", "programs", "align")
+
+    #: Programs a call keeps (signatures times eps values); the dict is emptied when full.
+    MAX_PROGRAMS = 32
+
+    def __init__(self, ctx: Any, st: _Static, has_w: bool, has_b: bool) -> None:
+        self.ctx = ctx
+        self.st = st
+        self.has_w = has_w
+        self.has_b = has_b
+        isz, ysz = st.itemsize, st.y_size
+        self.x_span = (min((bx + lo) * isz for bx, _, (lo, _), _, _, _ in st.chunks),
+                       max((bx + stop) * isz for bx, _, (_, stop), _, _, _ in st.chunks))
+        self.y_span = (min((by + lo) * ysz for _, by, _, (lo, _), _, _ in st.chunks),
+                       max((by + stop) * ysz for _, by, _, (_, stop), _, _ in st.chunks))
+        self.w_bytes = st.args[5] * isz
+        self.programs: dict[tuple[int, int, int, int, float], LaunchProgram | None] = {}
+        self.align = ctx.storage_offset_alignment
+
+    def valid_for(self, ctx: Any) -> bool:
+        """Whether the call was kept for ``ctx`` and its grids hold there."""
+        return ctx is self.ctx and all(p is None or p.valid_for(ctx) for p in self.programs.values())
+
+    def _base(self, backend: Any, ptr: int, span: tuple[int, int], itemsize: int, what: str) -> tuple[Any, ...]:
+        """The ``LaunchProgram`` base of operand ``ptr`` after checking that bytes ``span`` from
+        it lie in its allocation and that it is aligned to ``itemsize`` (BackendError)."""
+        alloc, off = backend.resolve(ptr, 0)
+        if off % itemsize:
+            raise invalid_argument(f"row ops: {what} pointer offset {off} is not a multiple of the item size {itemsize}")
+        if off + span[0] < 0 or off + span[1] > alloc.nbytes:
+            raise invalid_argument(f"row ops: {what} spans bytes [{off + span[0]}, {off + span[1]}) of a "
+                                   f"{alloc.nbytes}-byte allocation")
+        buffer = alloc.buffer
+        return (buffer, buffer.size, alloc.nbytes, off, ptr, alloc.whole)
+
+    def launch(self, backend: Any, x: int, y: int, weight: int | None, bias: int | None, eps: float) -> bool:
+        """Check the pointers (BackendError as ``row_op`` says, before anything is recorded) and
+        record the call; False, with nothing recorded, when its pointers' alignment calls for
+        the float16 scratch route (``row_op`` takes it)."""
+        if (weight is not None) != self.has_w or (bias is not None) != self.has_b:
+            raise invalid_argument("row ops: the weight and bias must be those of the kept call")
+        st = self.st
+        isz = st.itemsize
+        bases = [self._base(backend, x, self.x_span, isz, "x"), self._base(backend, y, self.y_span, st.y_size, "y")]
+        w_span = (0, self.w_bytes)
+        bases.append(self._base(backend, weight, w_span, isz, "weight") if weight is not None else bases[0])
+        bases.append(self._base(backend, bias, w_span, isz, "bias") if bias is not None else bases[0])
+        align = self.align
+        sig = (bases[0][3] % align, bases[1][3] % align, bases[2][3] % align, bases[3][3] % align, eps)
+        programs = self.programs
+        try:
+            program = programs[sig]
+        except KeyError:
+            if type(eps) is not float:
+                eps = float(eps)
+                sig = sig[:4] + (eps,)
+            program = self._compile(sig)
+            if len(programs) >= self.MAX_PROGRAMS:
+                programs.clear()
+            programs[sig] = program
+        if program is None:
+            return False
+        ctx = self.ctx
+        if ctx.__dict__.get("dispatch") is not None:  # a wrapper (profiler host mode, test spies)
+            program.dispatch(backend, ctx, (x, y, x if weight is None else weight, x if bias is None else bias))
+        else:
+            program.replay(backend, ctx, bases, _no_placeholder)
+        return True
+
+    def _compile(self, sig: tuple[int, int, int, int, float]) -> LaunchProgram | None:
+        """The program of the call for pointers of alignment signature and eps ``sig`` (see the
+        class)."""
+        st = self.st
+        op, _, _, _, _, n, _, _, _ = st.args
+        lse = op == "logsumexp"
+        isz, ysz, align = st.itemsize, st.y_size, self.align
+        x_off, y_off, w_off, b_off, eps = sig
+
+        def first(off: int, rel: int, itemsize: int) -> int:  # window index of the lowest element
+            return (off + rel) % align // itemsize
+
+        vec = st.vec_ok and st.y_vec_strides
+        pair = vec and st.pair_ok and st.x_storage == "f16" and st.y_storage == "f16"
+        for bx, by, (xlo, _), (ylo, _), _, _ in st.chunks:
+            x0 = first(x_off, (bx + xlo) * isz, isz) - xlo
+            y0 = first(y_off, (by + ylo) * ysz, ysz) - ylo
+            vec = vec and x0 % 4 == 0 and (lse or y0 % 4 == 0)
+            pair = pair and vec and x0 % 8 == 0 and y0 % 8 == 0
+        if st.scratch or (st.y_storage == "f16" and not vec):
+            return None
+        w_vec = vec and (not self.has_w or first(w_off, 0, isz) % 4 == 0) and (
+            not self.has_b or first(b_off, 0, isz) % 4 == 0)
+        pair = pair and vec
+        variant = (vec, w_vec, pair)
+        defines = st.defines.get(variant)
+        if defines is None:
+            defines = st.defines[variant] = row_defines(op, st.x_storage, st.y_storage, st.x_storage, st.plan, vec,
+                                                        w_vec, self.has_w, self.has_b, pair)
+        ctx = self.ctx
+        pipe = ctx.pipeline("row_ops", 4, defines)
+        eps_hi, eps_lo = _EPS_WORDS.get(eps) or _eps_words(eps)
+        records = []
+        for bx, by, (xlo, xstop), (ylo, ystop), template, grid in st.chunks:
+            words = list(template)
+            words[10], words[11] = eps_hi, eps_lo
+            x_region = Region(0, (bx + xlo) * isz, (xstop - xlo) * isz, isz, 0, _X_FIRST, -xlo)
+            spare = Region(0, (bx + xlo) * isz, min(_PLACEHOLDER_BYTES, (xstop - xlo) * isz), isz, 0, 0, 0)
+            regions = (x_region,
+                       Region(1, (by + ylo) * ysz, (ystop - ylo) * ysz, ysz, 0, _Y_FIRST, -ylo),
+                       Region(2, 0, n * isz, isz, 0, _W_FIRST, 0) if self.has_w else spare,
+                       Region(3, 0, n * isz, isz, 0, _B_FIRST, 0) if self.has_b else spare)
+            records.append((pipe, defines, tuple(words), grid, regions))
+        return LaunchProgram.compile("row_ops", _WORDS, ctx, records, ())
+
+
+def planned_call(backend, op: str, dtype: str, y_dtype: str, row_shape: Sequence[int], x_row_strides: Sequence[int],
+                 n: int, x_step: int, y_row_strides: Sequence[int], y_step: int, has_w: bool,
+                 has_b: bool) -> RowCall:
+    """The ``RowCall`` of a ``row_op`` call structure (its arguments but the pointers, ``has_w``
+    / ``has_b`` for the presence of a weight and a bias): kept per backend from the first call
+    of plain arguments on (validated then, BackendError as ``row_op`` says); a later call
+    replays it with ``RowCall.launch``."""
+    plans = _PLANS.of(backend)
+    try:
+        key = (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, has_w, has_b)
+        call = plans.get(key)
+    except TypeError:  # unhashable arguments (lists): validated below, not kept
+        key, call = None, None
+    ctx = backend._ctx
+    if call is not None and call.ctx is ctx:
+        return call
+    st = _validated(backend, op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides,
+                    y_step, has_w, has_b)
+    call = RowCall(backend.context, st, has_w, has_b)
+    if key is not None and _plain(key):
+        _PLANS.keep(plans, key, call)
+    return call
 
 
 def row_op(backend, op: str, x: int, dtype: str, row_shape: Sequence[int], x_row_strides: Sequence[int],
@@ -407,68 +572,25 @@ def row_op(backend, op: str, x: int, dtype: str, row_shape: Sequence[int], x_row
     ``bias`` pointers to ``n`` contiguous elements of ``dtype`` or None. ``y_dtype`` is ``dtype``
     (float32 is also accepted for a float16 ``dtype``).
 
+    The pointer-free part of a call is planned once per call structure and kept
+    (``planned_call``); from the second call on it is replayed (one ``LaunchProgram`` per
+    pointer alignment).
+
     Raises BackendError: invalid argument for an unknown op or dtype, ``n < 1``, more than 4 row
     dims, strides that do not match the dims, or pointers out of range or misaligned; unsupported
     for a dtype the adapter lacks or a row block that does not fit one binding window. Nothing
     is recorded when it raises.
     """
-    plans = _PLANS.of(backend)
-    has_w, has_b = weight is not None, bias is not None
-    try:
-        key = (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, has_w, has_b)
-        st = plans.get(key)
-    except TypeError:  # unhashable arguments (lists): validated below, not kept
-        key, st = None, None
-    if st is None:
-        st = _validated(backend, op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides,
-                        y_step, has_w, has_b)
-        if key is not None and _plain(key):
-            _PLANS.keep(plans, key, st)
-    (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step) = st.args
+    call = planned_call(backend, op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step,
+                        weight is not None, bias is not None)
+    st = call.st
     if type(eps) is not float:
         eps = float(eps)
-    if st.scratch:
-        _through_scratch(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, y, y_dtype, y_row_strides,
-                         y_step, weight, bias, eps)
+    if call.launch(backend, x, y, weight, bias, eps):
         return
-    itemsize, y_size, x_storage, y_storage = st.itemsize, st.y_size, st.x_storage, st.y_storage
-    lse = op == "logsumexp"
-    params = [(ptr, n * itemsize) for ptr in (weight, bias) if ptr is not None]
-    w_wins = [backend.window(ptr, nbytes, itemsize) for ptr, nbytes in params]
-    records = []
-    vec = st.vec_ok and st.y_vec_strides
-    for bx, by, (xlo, xstop), (ylo, ystop), _, _ in st.chunks:
-        regions, firsts = backend.bindings((x, y), (itemsize, y_size),
-                                           ((bx + xlo, xstop - xlo, xlo), (by + ylo, ystop - ylo, ylo)))
-        records.append((regions, firsts))
-        vec = vec and firsts[0] % 4 == 0 and (lse or firsts[1] % 4 == 0)
-    if y_storage == "f16" and not vec:  # an unaligned float16 output: whole words are not owned
-        _through_scratch(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, y, y_dtype, y_row_strides,
-                         y_step, weight, bias, eps)
-        return
-    w_vec = vec and all(w.first % 4 == 0 for w in w_wins)
-    pair = (vec and st.pair_ok and x_storage == "f16" and y_storage == "f16"
-            and all(f % 8 == 0 for regions_firsts in records for f in regions_firsts[1]))
-    variant = (vec, w_vec, pair)
-    defines = st.defines.get(variant)
-    if defines is None:
-        defines = st.defines[variant] = row_defines(op, x_storage, y_storage, x_storage, st.plan, vec, w_vec,
-                                                    has_w, has_b, pair)
-    eps_hi, eps_lo = _EPS_WORDS.get(eps) or _eps_words(eps)
-    w_win = w_wins[0] if weight is not None else None
-    b_win = w_wins[-1] if bias is not None else None
-    ctx = backend.context
-    for (regions, firsts), (_, _, _, _, template, grid) in zip(records, st.chunks):
-        words = list(template)
-        words[4] = firsts[0] & 0xFFFFFFFF
-        words[5] = firsts[1] & 0xFFFFFFFF
-        words[6] = w_win.first if w_win else 0
-        words[7] = b_win.first if b_win else 0
-        words[10] = eps_hi
-        words[11] = eps_lo
-        buffers = [regions[0], regions[1], w_win.binding if w_win else regions[0],
-                   b_win.binding if b_win else regions[0]]
-        ctx.dispatch("row_ops", words, buffers, grid, defines)
+    (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step) = st.args
+    _through_scratch(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, y, y_dtype, y_row_strides,
+                     y_step, weight, bias, eps)
 
 
 def _through_scratch(backend, op: str, x: int, dtype: str, row_shape: tuple[int, ...], x_row_strides: tuple[int, ...],
@@ -489,4 +611,4 @@ def _through_scratch(backend, op: str, x: int, dtype: str, row_shape: tuple[int,
         backend.free(scratch)
 
 
-__all__ = ["OPS", "RowPlan", "plan_rows", "row_defines", "row_op"]
+__all__ = ["OPS", "RowCall", "RowPlan", "plan_rows", "planned_call", "row_defines", "row_op"]
