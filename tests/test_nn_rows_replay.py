@@ -171,3 +171,37 @@ def test_replay_under_the_profiler():
     _close(y, _ln(x_np, np.ones(40), np.ones(40), 1e-5), "float16")
     _close(s, _softmax(x_np), "float16")
     assert "row_ops" in {r.name for r in prof.records}
+
+
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
+def test_float16_store_modes(op):
+    """Both float16 roundings of the row kernels (knob rows_f16_store): NumPy's results within
+    the nn tolerance, the same bits for normal results, infinities where NumPy overflows, on
+    the vector, paired and scalar (odd length) stores."""
+    from gputensor._backend import config
+
+    local = np.random.default_rng(11)
+    for n in (64, 40, 37):
+        x_np = local.standard_normal((24, n)).astype(np.float16)
+        w_np = (local.standard_normal(n) * np.logspace(-6, 4.6, n)).astype(np.float16)
+        x, w = gt.asarray(x_np), gt.asarray(w_np)
+        wf = w_np.astype(np.float64)
+        want = {"softmax": lambda: _softmax(x_np), "layer_norm": lambda: _ln(x_np, wf, None, 1e-5),
+                "rms_norm": lambda: _rms(x_np, wf, 1e-6)}[op]()
+        with np.errstate(over="ignore"):
+            want16 = want.astype(np.float16)
+        clear = np.abs(np.abs(want) - 65520) > 100  # not at the edge of float16's range
+        bits = {}
+        for mode in ("exact", "pack"):
+            with config.override(rows_f16_store=mode):
+                for _ in range(2):  # first call and replay
+                    got = {"softmax": lambda: nn.softmax(x), "layer_norm": lambda: nn.layer_norm(x, n, w),
+                           "rms_norm": lambda: nn.rms_norm(x, n, w)}[op]()
+                got = gt.asnumpy(got)
+            assert np.array_equal(np.isinf(got)[clear], np.isinf(want16)[clear]), mode
+            fin = np.isfinite(want16) & np.isfinite(got)
+            scale = 1.0 + np.abs(want[fin])
+            np.testing.assert_allclose(got[fin].astype(np.float64) / scale, want[fin] / scale, **tol("float16", "nn"))
+            bits[mode] = got.view(np.uint16)
+        normal = np.abs(want16) >= np.float16(2.0 ** -14)
+        assert np.array_equal(bits["exact"][normal], bits["pack"][normal])

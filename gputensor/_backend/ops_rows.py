@@ -54,10 +54,26 @@ WORKGROUP = 256
 #: Units (4 elements) per lane held in registers; longer rows are streamed.
 MAX_CACHED_UNITS = 16
 #: Units per lane the planner aims for with 4-byte elements (a power of two; the knob
-#: ``rows_units``, GPUTENSOR_ROWS_UNITS, read once: 8 gives rows of 4096 elements 128 lanes of 8
-#: units). Narrower elements aim for proportionally more units (float16: twice as many), so that
-#: a lane moves the same bytes and a workgroup the same row bytes whatever the dtype.
+#: ``rows_units``, GPUTENSOR_ROWS_UNITS: 8 gives rows of 4096 elements 128 lanes of 8 units; the
+#: row ops read it per call structure, ``settings``; the fused row kernels' plans take this
+#: value, read at import). Narrower elements aim for proportionally more units (float16: twice as
+#: many), so that a lane moves the same bytes and a workgroup the same row bytes whatever the dtype.
 TARGET_UNITS = config.value("rows_units")
+
+
+def settings() -> tuple[int, str]:
+    """The knobs a row-op plan depends on, as its cache key takes them: (``rows_units``,
+    ``rows_f16_store``), read again only when an override or assignment changed a knob."""
+    gen = config.generation
+    cached = _SETTINGS
+    if cached[0] != gen:
+        cached[1] = (config.value("rows_units"), config.value("rows_f16_store"))
+        cached[0] = gen
+    return cached[1]
+
+
+#: (config generation, ``settings()`` then).
+_SETTINGS: list = [-1, None]
 #: Rows side by side in a workgroup for strided rows (32 float32: 128 bytes per element step),
 #: at least MIN_STRIDED_ROWS (32 bytes) when there are fewer than TARGET_GROUPS workgroups.
 STRIDED_ROWS = 32
@@ -85,16 +101,17 @@ def _pow2_ceil(v: int) -> int:
     return 1 << max(0, (int(v) - 1).bit_length())
 
 
-def target_units(itemsize: int) -> int:
-    """Units per lane the planner aims for with elements of ``itemsize`` bytes."""
-    return max(1, TARGET_UNITS * 4 // min(4, max(1, itemsize)))
+def target_units(itemsize: int, units: int | None = None) -> int:
+    """Units per lane the planner aims for with elements of ``itemsize`` bytes (``units``: the
+    aim for 4-byte elements, default ``TARGET_UNITS``)."""
+    return max(1, (TARGET_UNITS if units is None else units) * 4 // min(4, max(1, itemsize)))
 
 
-def plan_rows(rows: int, n: int, strided: bool, itemsize: int = 4) -> RowPlan:
+def plan_rows(rows: int, n: int, strided: bool, itemsize: int = 4, units_aim: int | None = None) -> RowPlan:
     """The launch shape for ``rows`` rows of ``n >= 1`` elements of ``itemsize`` bytes (see the
-    module docstring)."""
+    module docstring; ``units_aim``: ``target_units``' aim, default ``TARGET_UNITS``)."""
     units = -(-n // 4)
-    target = target_units(itemsize)
+    target = target_units(itemsize, units_aim)
     if strided:
         rpw = min(STRIDED_ROWS, _pow2_ceil(rows))
         if -(-rows // rpw) < TARGET_GROUPS:  # few rows: more lanes per row, fewer rows side by side
@@ -114,7 +131,21 @@ def _reduce_parts(tpr: int) -> int:
     return 1 << (tpr.bit_length() - 1) // 2
 
 
-_F16_BITS = "ew_f16_bits_f32"
+#: WGSL of ``row_f16x2(a, b) -> u32``: two f32 values rounded to float16 and packed in one word
+#: (a in the low half), per ``rows_f16_store``: 'exact' (``ew_f16_bits_f32``, integer
+#: round-to-nearest-even) or 'pack' (the ``pack2x16float`` builtin; WGSL leaves conversions out
+#: of float16's range open, so magnitudes from 65520 on, which round past the largest float16,
+#: are made infinities on their bits).
+_F16X2 = {
+    "exact": "fn row_f16x2(a: f32, b: f32) -> u32 { return ew_f16_bits_f32(a) | (ew_f16_bits_f32(b) << 16u); }\n",
+    "pack": ("fn row_f16x2(a: f32, b: f32) -> u32 {\n"
+             "    let v = vec2<f32>(a, b);\n"
+             "    let over = abs(v) >= vec2<f32>(65520.0);\n"
+             "    let packed = pack2x16float(select(v, vec2<f32>(0.0), over));\n"
+             "    let signs = (bitcast<vec2<u32>>(v) >> vec2<u32>(16u)) & vec2<u32>(0x8000u);\n"
+             "    let h = select(vec2<u32>(packed & 0xFFFFu, packed >> 16u), signs | vec2<u32>(0x7C00u), over);\n"
+             "    return h.x | (h.y << 16u);\n}\n"),
+}
 
 
 def _pair_source(name: str, storage: str, pair: bool, write: bool, array: str) -> str:
@@ -130,10 +161,10 @@ def _pair_source(name: str, storage: str, pair: bool, write: bool, array: str) -
         raise AssertionError("paired units are float16 only")
     if write:
         return (f"fn st{name}8(i: u32, p: Pair) {{\n"
-                f"    {b}[i >> 3u] = vec4<u32>({_F16_BITS}(f32(p.lo.x)) | ({_F16_BITS}(f32(p.lo.y)) << 16u),\n"
-                f"        {_F16_BITS}(f32(p.lo.z)) | ({_F16_BITS}(f32(p.lo.w)) << 16u),\n"
-                f"        {_F16_BITS}(f32(p.hi.x)) | ({_F16_BITS}(f32(p.hi.y)) << 16u),\n"
-                f"        {_F16_BITS}(f32(p.hi.z)) | ({_F16_BITS}(f32(p.hi.w)) << 16u));\n}}\n")
+                f"    {b}[i >> 3u] = vec4<u32>(row_f16x2(f32(p.lo.x), f32(p.lo.y)),\n"
+                f"        row_f16x2(f32(p.lo.z), f32(p.lo.w)),\n"
+                f"        row_f16x2(f32(p.hi.x), f32(p.hi.y)),\n"
+                f"        row_f16x2(f32(p.hi.z), f32(p.hi.w)));\n}}\n")
     return (f"fn ld{name}8(i: u32) -> Pair {{\n"
             f"    let w = {b}[i >> 3u];\n"
             f"    let a = unpack2x16float(w.x);\n    let c = unpack2x16float(w.y);\n"
@@ -150,8 +181,8 @@ def _loader_source(name: str, storage: str, vec: bool, write: bool, array: str, 
         if write:
             return (f"fn st{name}4(i: u32, v: vec4<T>) {{\n"
                     f"    let k = (i >> 2u) & 1u;\n"
-                    f"    {b}[i >> 3u][2u * k] = {_F16_BITS}(f32(v.x)) | ({_F16_BITS}(f32(v.y)) << 16u);\n"
-                    f"    {b}[i >> 3u][2u * k + 1u] = {_F16_BITS}(f32(v.z)) | ({_F16_BITS}(f32(v.w)) << 16u);\n}}\n"
+                    f"    {b}[i >> 3u][2u * k] = row_f16x2(f32(v.x), f32(v.y));\n"
+                    f"    {b}[i >> 3u][2u * k + 1u] = row_f16x2(f32(v.z), f32(v.w));\n}}\n"
                     f"fn st{name}(i: u32, v: T) {{ }}\n")
         return (f"fn ld{name}4(i: u32) -> vec4<T> {{\n"
                 f"    let w = {b}[i >> 3u];\n"
@@ -178,8 +209,8 @@ def _loader_source(name: str, storage: str, vec: bool, write: bool, array: str, 
         if not vec:
             raise AssertionError("float16 rows are stored as whole words only")
         return (f"fn st{name}4(i: u32, v: vec4<T>) {{\n"
-                f"    {b}[i >> 2u] = vec2<u32>({_F16_BITS}(f32(v.x)) | ({_F16_BITS}(f32(v.y)) << 16u),\n"
-                f"                          {_F16_BITS}(f32(v.z)) | ({_F16_BITS}(f32(v.w)) << 16u));\n}}\n"
+                f"    {b}[i >> 2u] = vec2<u32>(row_f16x2(f32(v.x), f32(v.y)),\n"
+                f"                          row_f16x2(f32(v.z), f32(v.w)));\n}}\n"
                 f"fn st{name}(i: u32, v: T) {{ }}\n")
     if vec:
         return (f"fn st{name}4(i: u32, v: vec4<T>) {{ {b}[i >> 2u] = vec4<{storage}>(v); }}\n"
@@ -203,9 +234,10 @@ _NEG_INF = {"f32": f"{F32_BITS}(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000
 
 @functools.lru_cache(maxsize=256)
 def row_defines(op: str, x_storage: str, y_storage: str, w_storage: str, plan: RowPlan, vec: bool,
-                w_vec: bool, has_w: bool, has_b: bool, pair: bool = False) -> dict[str, object]:
+                w_vec: bool, has_w: bool, has_b: bool, pair: bool = False,
+                f16_store: str = "exact") -> dict[str, object]:
     """The placeholders of row_ops.wgsl for one specialisation (``pair``: float16 rows in paired
-    units, see the kernel)."""
+    units, see the kernel; ``f16_store``: the float16 rounding, ``_F16X2``)."""
     compute = "f64" if x_storage == "f64" else "f32"
     y_vec = vec and op != "logsumexp"
     y_pair = pair and y_vec
@@ -213,6 +245,8 @@ def row_defines(op: str, x_storage: str, y_storage: str, w_storage: str, plan: R
                + _loader_source("y", y_storage, y_vec, True, "Y", y_pair)
                + _pair_source("x", x_storage, pair, False, "X") + _pair_source("y", y_storage, y_pair, True, "Y")
                + _loader_source("w", w_storage, w_vec, False, "W") + _loader_source("b", w_storage, w_vec, False, "B"))
+    if y_storage == "f16":
+        loaders = _F16X2[f16_store] + loaders
     math_code = _MATH[compute]
     library = kernels.library_code(math_code + loaders)
     return {
@@ -343,6 +377,7 @@ class _Static:
     x_storage: str
     y_storage: str
     defines: dict[tuple[bool, bool, bool], dict[str, object]]
+    f16_store: str = "exact"
 
 
 def _static(backend, key: tuple) -> _Static:
@@ -356,7 +391,8 @@ def _static(backend, key: tuple) -> _Static:
     vec_ok = (x_step == 1 and n % 4 == 0 and (lse or y_step == 1)
               and all(s % 4 == 0 for s in x_row_strides) and x_storage != "f64")
     y_vec_strides = lse or all(s % 4 == 0 for s in y_row_strides)
-    plan = plan_rows(rows, n, strided=x_step != 1, itemsize=itemsize)
+    units_aim, f16_store = settings()
+    plan = plan_rows(rows, n, strided=x_step != 1, itemsize=itemsize, units_aim=max(1, units_aim))
     limit = backend.max_window_bytes()
     outer, rest = row_shape[0], row_shape[1:]
     y_count = 1 if lse else n
@@ -388,12 +424,12 @@ def _static(backend, key: tuple) -> _Static:
     pair_ok = (vec_ok and not lse and n % 8 == 0 and plan.cached and plan.vpt >= 2
                and all(s % 8 == 0 for s in x_row_strides + y_row_strides))
     entry = _Static(key, plan, vec_ok, y_vec_strides, pair_ok, tuple(chunks), scratch, itemsize, y_size,
-                    x_storage, y_storage, {})
+                    x_storage, y_storage, {}, f16_store)
     return entry
 
 
 #: Per backend: (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step,
-#: has weight, has bias) as passed to ``row_op`` -> its ``RowCall``.
+#: has weight, has bias) as passed to ``row_op``, then ``settings()`` -> its ``RowCall``.
 _PLANS = PlanCache(1024)
 
 #: The parameter words of row_ops.wgsl (``Params``: 12 scalars and three vec4<u32>).
@@ -419,13 +455,14 @@ class RowCall:
     parameter word (the usual loop passes one eps, so it keeps one program; at most
     ``MAX_PROGRAMS`` are kept)."""
 
-    __slots__ = ("ctx", "st", "has_w", "has_b", "x_span", "y_span", "w_bytes", "programs", "align")
+    __slots__ = ("ctx", "st", "has_w", "has_b", "x_span", "y_span", "w_bytes", "programs", "align", "settings")
 
     #: Programs a call keeps (signatures times eps values); the dict is emptied when full.
     MAX_PROGRAMS = 32
 
-    def __init__(self, ctx: Any, st: _Static, has_w: bool, has_b: bool) -> None:
+    def __init__(self, ctx: Any, st: _Static, has_w: bool, has_b: bool, knobs: tuple) -> None:
         self.ctx = ctx
+        self.settings = knobs  # the ``settings()`` it was planned under
         self.st = st
         self.has_w = has_w
         self.has_b = has_b
@@ -516,7 +553,7 @@ class RowCall:
         defines = st.defines.get(variant)
         if defines is None:
             defines = st.defines[variant] = row_defines(op, st.x_storage, st.y_storage, st.x_storage, st.plan, vec,
-                                                        w_vec, self.has_w, self.has_b, pair)
+                                                        w_vec, self.has_w, self.has_b, pair, st.f16_store)
         ctx = self.ctx
         pipe = ctx.pipeline("row_ops", 4, defines)
         eps_hi, eps_lo = _EPS_WORDS.get(eps) or _eps_words(eps)
@@ -542,8 +579,10 @@ def planned_call(backend, op: str, dtype: str, y_dtype: str, row_shape: Sequence
     of plain arguments on (validated then, BackendError as ``row_op`` says); a later call
     replays it with ``RowCall.launch``."""
     plans = _PLANS.of(backend)
+    knobs = settings()
     try:
-        key = (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, has_w, has_b)
+        key = (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, has_w, has_b,
+               knobs)
         call = plans.get(key)
     except TypeError:  # unhashable arguments (lists): validated below, not kept
         key, call = None, None
@@ -552,8 +591,8 @@ def planned_call(backend, op: str, dtype: str, y_dtype: str, row_shape: Sequence
         return call
     st = _validated(backend, op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides,
                     y_step, has_w, has_b)
-    call = RowCall(backend.context, st, has_w, has_b)
-    if key is not None and _plain(key):
+    call = RowCall(backend.context, st, has_w, has_b, knobs)
+    if key is not None and _plain(key[:-1]):
         _PLANS.keep(plans, key, call)
     return call
 

@@ -138,7 +138,7 @@ def _kept(key: tuple) -> tuple[object, _Kept | None]:
     """(the current backend, the call kept under ``key`` for it or None)."""
     backend = _dispatch.backend()
     kept = _KEPT.of(backend).get(key)
-    if kept is not None and kept.call.ctx is not backend._ctx:
+    if kept is not None and (kept.call.ctx is not backend._ctx or kept.call.settings != ops_rows.settings()):
         kept = None
     return backend, kept
 
