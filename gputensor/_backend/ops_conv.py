@@ -24,18 +24,22 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from . import autotune
+from . import autotune, config
 from .errors import invalid_argument, unsupported
 from .layout import Extent, block_starts, plan_blocks
 from .ops_gemm import (
+    FILL_TILES,
     GemmTiles,
     SplitRecord,
+    choose_splits,
+    clamp_plan,
     combine_params,
     dispatch_gemm_records,
     kernel_types,
     plan_splitk,
     split_defines,
     split_depth,
+    splitk_override,
 )
 from .validate import check_int, check_pointer
 
@@ -111,13 +115,47 @@ def plan_conv_blocks(input_shape: Shape4, filter_shape: Shape4, output_shape: Sh
         raise unsupported(f"convolution operand too large for one storage binding: {exc}") from None
 
 
+def forced_tiles(backend: Any, acc_type: str, m: int, k: int, depth: int,
+                 splits: int | None) -> tuple[GemmTiles, int] | None:
+    """The plan the ``conv_tiles`` knob (GPUTENSOR_CONV_TILES) forces for an M x K implicit GEMM
+    of the given depth, None when it is unset: its tiles, split-K as ``ops_gemm.gemm_plan``
+    chooses it for large tiles (``splits`` or the ``gemm_splitk`` knob when given), clamped.
+    BackendError (invalid argument) for tiles the kernel cannot run or that do not fit the
+    adapter's workgroup memory or size."""
+    shape = config.value("conv_tiles")
+    if shape is None:
+        return None
+    tiles = GemmTiles(*shape)
+    ctx = backend.context
+    try:
+        tiles.check()
+    except ValueError as exc:
+        raise invalid_argument(f"GPUTENSOR_CONV_TILES: {exc}") from None
+    limits = ctx.limits
+    if (tiles.threads % tiles.bm or tiles.threads > int(limits.get("max-compute-invocations-per-workgroup", 256))
+            or tiles.workgroup_bytes(8 if acc_type == "f64" else 4)
+            > int(limits.get("max-compute-workgroup-storage-size", 16384))):
+        raise invalid_argument(f"GPUTENSOR_CONV_TILES: {tiles} needs invocations a multiple of BM, within the "
+                               "adapter's workgroup size and memory")
+    if splits is None:
+        splits = splitk_override()
+    if splits is None:
+        count = -(-m // tiles.bm) * -(-k // tiles.bn)
+        gpu_f32 = not ctx.is_software and acc_type != "f64"
+        splits = choose_splits(count, depth) if gpu_f32 and count < FILL_TILES else 1
+    return clamp_plan(backend, acc_type, m, k, depth, 1, tiles, max(1, int(splits)))
+
+
 def conv_plan(backend: Any, acc_type: str, m: int, k: int, depth: int,
               splits: int | None = None,
               tune: autotune.Request | None = None) -> tuple[GemmTiles, int]:
     """``(tiles, splits)`` for an M x K implicit GEMM of the given depth (C*Fh*Fw of a block):
-    ``ops_gemm.plan_splitk`` (autotuned with a ``tune`` request), checked for conv2d's loader
-    (NT must be a multiple of BM)."""
-    tiles, splits = plan_splitk(backend, acc_type, m, k, depth, 1, splits, tune=tune)
+    the ``conv_tiles`` knob's (``forced_tiles``) where set, else ``ops_gemm.plan_splitk``
+    (autotuned with a ``tune`` request), checked for conv2d's loader (NT must be a multiple of
+    BM)."""
+    forced = forced_tiles(backend, acc_type, m, k, depth, splits) if autotune.forced_plan() is None else None
+    tiles, splits = forced if forced is not None else plan_splitk(backend, acc_type, m, k, depth, 1, splits,
+                                                                  tune=tune)
     if tiles.threads % tiles.bm:
         raise AssertionError(f"conv2d needs threads % BM == 0, got {tiles}")
     return tiles, splits
@@ -232,5 +270,5 @@ def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
     dispatch_gemm_records(backend, KERNEL, types, defines, records)
 
 
-__all__ = ["conv2d_forward", "conv2d_output_shape", "conv_extents", "conv_plan",
+__all__ = ["conv2d_forward", "conv2d_output_shape", "conv_extents", "conv_plan", "forced_tiles",
            "plan_conv_blocks", "tap_step"]
