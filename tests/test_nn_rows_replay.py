@@ -205,3 +205,23 @@ def test_float16_store_modes(op):
             bits[mode] = got.view(np.uint16)
         normal = np.abs(want16) >= np.float16(2.0 ** -14)
         assert np.array_equal(bits["exact"][normal], bits["pack"][normal])
+
+
+def test_float16_logsumexp_halves_untouched():
+    """float16 logsumexp writes one half of a word per row (atomically): a strided output at an
+    odd element offset leaves every other half as it was, rows along either axis."""
+    local = np.random.default_rng(12)
+    x_np = local.standard_normal((9, 33)).astype(np.float16)
+    x = gt.asarray(x_np)
+    be = get_backend()
+    for axis, (rows, n, xs, step) in {1: (9, 33, 33, 1), 0: (33, 9, 1, 33)}.items():
+        y = gt.asarray(np.full(3 * rows + 2, 7.0, np.float16))
+        for _ in range(2):
+            ops_rows.row_op(be, "logsumexp", x._ptr, "float16", (rows,), (xs,), n, step, y._ptr + 2, "float16",
+                            (3,), 0)
+        got = gt.asnumpy(y)
+        want = _lse(x_np, axis)
+        _close(gt.asarray(got[1:1 + 3 * rows:3]), want, "float16")
+        rest = np.delete(got, np.arange(1, 1 + 3 * rows, 3))
+        assert (rest == 7.0).all()
+    _close(nn.logsumexp(x, axis=0, keepdims=True), _lse(x_np, 0)[None], "float16")

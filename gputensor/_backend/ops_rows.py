@@ -21,7 +21,8 @@ call on, its ``launch.LaunchProgram`` (one per pointer alignment and eps) is rep
 pointers are checked, the windows computed and the dispatches recorded, nothing else.
 
 A float16 output that cannot be stored as whole u32 words per row (odd row lengths, strided
-rows, logsumexp) is computed into a float32 scratch buffer and cast into place.
+rows) is computed into a float32 scratch buffer and cast into place; logsumexp's one float16 per
+row is swapped into its half of a word atomically (a compare-exchange loop).
 """
 
 from __future__ import annotations
@@ -206,8 +207,14 @@ def _loader_source(name: str, storage: str, vec: bool, write: bool, array: str, 
         return (f"fn ld{name}(i: u32) -> T {{ return T({b}[i]); }}\n"
                 f"fn ld{name}4(i: u32) -> vec4<T> {{ return vec4<T>(T(0)); }}\n")
     if storage == "f16":
-        if not vec:
-            raise AssertionError("float16 rows are stored as whole words only")
+        if not vec:  # one half of a word: swapped in atomically (the binding is atomic<u32>)
+            return (f"fn st{name}(i: u32, v: T) {{\n"
+                    f"    let w = i >> 1u;\n    let sh = (i & 1u) * 16u;\n"
+                    f"    let bits = (row_f16x2(f32(v), 0.0) & 0xFFFFu) << sh;\n"
+                    f"    let keep = ~(0xFFFFu << sh);\n    var old = atomicLoad(&{b}[w]);\n"
+                    f"    loop {{\n        let r = atomicCompareExchangeWeak(&{b}[w], old, (old & keep) | bits);\n"
+                    f"        if (r.exchanged) {{ break; }}\n        old = r.old_value;\n    }}\n}}\n"
+                    f"fn st{name}4(i: u32, v: vec4<T>) {{ }}\n")
         return (f"fn st{name}4(i: u32, v: vec4<T>) {{\n"
                 f"    {b}[i >> 2u] = vec2<u32>(row_f16x2(f32(v.x), f32(v.y)),\n"
                 f"                          row_f16x2(f32(v.z), f32(v.w)));\n}}\n"
@@ -268,7 +275,8 @@ def row_defines(op: str, x_storage: str, y_storage: str, w_storage: str, plan: R
         "HAS_W": "true" if has_w else "false",
         "HAS_B": "true" if has_b else "false",
         "XA": "vec4<u32>" if pair else _array_type(x_storage, vec),
-        "YA": "vec4<u32>" if y_pair else _array_type(y_storage, y_vec),
+        "YA": "vec4<u32>" if y_pair else "atomic<u32>" if y_storage == "f16" and not y_vec
+              else _array_type(y_storage, y_vec),
         "WA": _array_type(w_storage, w_vec),
         "LOADERS": loaders,
         "MATH": library + "\n" + math_code,
@@ -420,7 +428,7 @@ def _static(backend, key: tuple) -> _Static:
                        extent(shape + (n,), x_row_strides + (x_step,)),
                        extent(shape + (y_count,), y_row_strides + (y_step,)),
                        tuple(w & 0xFFFFFFFF for w in words), ctx.fold_grid(-(-(cnt * inner_rows) // plan.rpw))))
-    scratch = y_storage == "f16" and not (vec_ok and not lse and y_vec_strides)
+    scratch = y_storage == "f16" and not lse and not (vec_ok and y_vec_strides)
     pair_ok = (vec_ok and not lse and n % 8 == 0 and plan.cached and plan.vpt >= 2
                and all(s % 8 == 0 for s in x_row_strides + y_row_strides))
     entry = _Static(key, plan, vec_ok, y_vec_strides, pair_ok, tuple(chunks), scratch, itemsize, y_size,
@@ -544,7 +552,7 @@ class RowCall:
             y0 = first(y_off, (by + ylo) * ysz, ysz) - ylo
             vec = vec and x0 % 4 == 0 and (lse or y0 % 4 == 0)
             pair = pair and vec and x0 % 8 == 0 and y0 % 8 == 0
-        if st.scratch or (st.y_storage == "f16" and not vec):
+        if st.scratch or (st.y_storage == "f16" and not vec and not lse):
             return None
         w_vec = vec and (not self.has_w or first(w_off, 0, isz) % 4 == 0) and (
             not self.has_b or first(b_off, 0, isz) % 4 == 0)
