@@ -242,16 +242,19 @@ _NEG_INF = {"f32": f"{F32_BITS}(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000
 @functools.lru_cache(maxsize=256)
 def row_defines(op: str, x_storage: str, y_storage: str, w_storage: str, plan: RowPlan, vec: bool,
                 w_vec: bool, has_w: bool, has_b: bool, pair: bool = False,
-                f16_store: str = "exact") -> dict[str, object]:
+                f16_store: str = "exact", w_pair: bool = False) -> dict[str, object]:
     """The placeholders of row_ops.wgsl for one specialisation (``pair``: float16 rows in paired
-    units, see the kernel; ``f16_store``: the float16 rounding, ``_F16X2``)."""
+    units, see the kernel; ``f16_store``: the float16 rounding, ``_F16X2``; ``w_pair``: the
+    float16 weight and bias of paired units read 8 elements at a time too)."""
     compute = "f64" if x_storage == "f64" else "f32"
     y_vec = vec and op != "logsumexp"
     y_pair = pair and y_vec
     loaders = (_loader_source("x", x_storage, vec, False, "X", pair)
                + _loader_source("y", y_storage, y_vec, True, "Y", y_pair)
                + _pair_source("x", x_storage, pair, False, "X") + _pair_source("y", y_storage, y_pair, True, "Y")
-               + _loader_source("w", w_storage, w_vec, False, "W") + _loader_source("b", w_storage, w_vec, False, "B"))
+               + _loader_source("w", w_storage, w_vec, False, "W", w_pair)
+               + _loader_source("b", w_storage, w_vec, False, "B", w_pair)
+               + _pair_source("w", w_storage, w_pair, False, "W") + _pair_source("b", w_storage, w_pair, False, "B"))
     if y_storage == "f16":
         loaders = _F16X2[f16_store] + loaders
     math_code = _MATH[compute]
@@ -272,12 +275,13 @@ def row_defines(op: str, x_storage: str, y_storage: str, w_storage: str, plan: R
         "VEC": "true" if vec else "false",
         "PAIR": "true" if pair else "false",
         "W_VEC": "true" if w_vec else "false",
+        "W_PAIR": "true" if w_pair else "false",
         "HAS_W": "true" if has_w else "false",
         "HAS_B": "true" if has_b else "false",
         "XA": "vec4<u32>" if pair else _array_type(x_storage, vec),
         "YA": "vec4<u32>" if y_pair else "atomic<u32>" if y_storage == "f16" and not y_vec
               else _array_type(y_storage, y_vec),
-        "WA": _array_type(w_storage, w_vec),
+        "WA": "vec4<u32>" if w_pair else _array_type(w_storage, w_vec),
         "LOADERS": loaders,
         "MATH": library + "\n" + math_code,
         "NEG_INF": _NEG_INF[compute],
@@ -371,7 +375,7 @@ class _Static:
     11 of the template) are filled per call.
 
     ``itemsize``, ``y_size``, ``x_storage``, ``y_storage``: of the dtypes; ``defines``: the
-    kernel placeholders per (vec, w_vec, pair) variant met so far."""
+    kernel placeholders per (vec, w_vec, pair, w_pair) variant met so far."""
 
     args: tuple
     plan: RowPlan
@@ -557,11 +561,13 @@ class RowCall:
         w_vec = vec and (not self.has_w or first(w_off, 0, isz) % 4 == 0) and (
             not self.has_b or first(b_off, 0, isz) % 4 == 0)
         pair = pair and vec
-        variant = (vec, w_vec, pair)
+        w_pair = pair and (self.has_w or self.has_b) and (not self.has_w or first(w_off, 0, isz) % 8 == 0) and (
+            not self.has_b or first(b_off, 0, isz) % 8 == 0)
+        variant = (vec, w_vec, pair, w_pair)
         defines = st.defines.get(variant)
         if defines is None:
             defines = st.defines[variant] = row_defines(op, st.x_storage, st.y_storage, st.x_storage, st.plan, vec,
-                                                        w_vec, self.has_w, self.has_b, pair, st.f16_store)
+                                                        w_vec, self.has_w, self.has_b, pair, st.f16_store, w_pair)
         ctx = self.ctx
         pipe = ctx.pipeline("row_ops", 4, defines)
         eps_hi, eps_lo = _EPS_WORDS.get(eps) or _eps_words(eps)
