@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from gputensor._backend import BackendError, BackendErrorKind, get_backend
 from gputensor._backend import ops_conv, ops_gemm
+from gputensor._backend.plan_cache import PlanCache
 
 from _compare import tol
 
@@ -187,6 +188,7 @@ def test_conv_every_tile_configuration(backend, monkeypatch, tiles, splits):
     """The GPU configurations (other BK and rows-per-fetch steps for the incremental tap decoding),
     with and without split-K, on filters smaller and larger than a depth tile."""
     monkeypatch.setattr(ops_conv, "plan_splitk", lambda *args, **kwargs: (tiles, splits))
+    monkeypatch.setattr(ops_conv, "_CONV_PLANS", PlanCache(256))  # (plans kept under other tiles)
     run_conv(backend, (2, 6, 9, 10), (5, 6, 3, 3), 1, 1, leads=(1, 2, 0))
     run_conv(backend, (1, 9, 11, 8), (3, 9, 1, 1), (2, 1), 0)
     run_conv(backend, (1, 2, 8, 7), (4, 2, 5, 4), 1, (2, 3))

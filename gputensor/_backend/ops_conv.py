@@ -15,7 +15,12 @@ A problem with few output tiles runs split-K exactly as gemm does (``ops_gemm.ge
 tile's depth (input channels x filter taps) is shared out over several workgroups that store
 partial tiles, and ``gemm_combine.wgsl`` sums them in a fixed order and scatters the sum into
 NCHW (adding to the output for input-channel blocks after the first). With autotuning on
-(``autotune``) the plan is tuned per filter size and stride as the ``conv2d`` family.
+(``autotune``) the plan is tuned per filter size and stride as the ``conv2d`` family. The knob
+``conv_tiles`` (GPUTENSOR_CONV_TILES) forces the tiles (``forced_tiles``).
+
+The checks and the pointer-free plan of a call (``_conv_static``) are kept per backend by its
+plain arguments and the knobs they depend on (``_CONV_PLANS``); a repeated call checks its
+pointers and records its dispatches.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any
 from . import autotune, config
 from .errors import invalid_argument, unsupported
 from .layout import Extent, block_starts, plan_blocks
+from .plan_cache import PlanCache
 from .ops_gemm import (
     FILL_TILES,
     GemmTiles,
@@ -169,20 +175,20 @@ def tap_step(d: int, fh: int, fw: int, in_plane: int, w: int) -> tuple[int, int,
     return (c * in_plane + fr * w + fc) & 0xFFFFFFFF, fr, fc
 
 
-def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
-                   filter_shape: Shape4, output: int, output_shape: Shape4,
-                   stride: tuple[int, int] | int, padding: tuple[int, int] | int,
-                   *, dtype: str = "float32", splits: int | None = None) -> None:
-    """``output = conv2d(input, filter)``: NCHW input [N,C,H,W], filter [K,C,Fh,Fw], output
-    [N,K,Oh,Ow], cross-correlation with zero padding (torch.nn.functional.conv2d semantics).
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is made of exact ints, strs, None and tuples of them only (an equal
+    key then means an identical call)."""
+    t = type(value)
+    if t is tuple:
+        return all(_plain(v) for v in value)
+    return value is None or t is int or t is str
 
-    Raises BackendError: invalid argument for malformed, empty or inconsistent shapes (channel
-    mismatch, output shape not the one stride and padding give), non-positive stride, negative
-    padding, an unknown dtype, or a pointer that is unknown, freed, misaligned or too short for
-    its tensor; unsupported when the adapter lacks the dtype. Nothing is recorded unless every
-    check passes. ``splits`` forces the number of split-K slices (1: none), as in
-    ``ops_gemm.gemm``.
-    """
+
+def _conv_static(backend: Any, input_shape: Any, filter_shape: Any, output_shape: Any, stride: Any, padding: Any,
+                 dtype: str, splits: int | None) -> tuple[Any, ...]:
+    """The checks and the pointer-free plan of ``conv2d_forward``: (input, filter and output
+    shapes, stride, padding, item size, blocks, kernel types, tiles, splits, defines).
+    BackendError as ``conv2d_forward`` says."""
     in_shape = _shape4("input_shape", input_shape)
     f_shape = _shape4("filter_shape", filter_shape)
     out_shape = _shape4("output_shape", output_shape)
@@ -195,13 +201,8 @@ def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
     n, c, h, w = in_shape
     k, _, fh, fw = f_shape
     _, _, oh, ow = out_shape
-    for name, ptr, count in (("input", input, n * c * h * w), ("filter", filter, k * c * fh * fw),
-                             ("output", output, n * k * oh * ow)):
-        check_pointer(backend, name, ptr, count * itemsize, itemsize)
-
     limit = backend.max_window_bytes() // itemsize
     blocks = plan_conv_blocks(in_shape, f_shape, out_shape, (sh, sw), limit)
-    ctx = backend.context
     types = kernel_types(wgsl_type)
     acc_type = types["ACC"]
     ff = fh * fw
@@ -217,6 +218,52 @@ def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
     tiles, splits = conv_plan(backend, acc_type, blocks["n"] * blocks["oh"] * ow, blocks["k"],
                               blocks["c"] * ff, splits, tune)
     defines = {**types, **tiles.defines(), **split_defines(types, splits > 1)}
+    return in_shape, f_shape, out_shape, (sh, sw), (ph, pw), itemsize, blocks, types, tiles, splits, defines
+
+
+#: Per backend: the plain arguments of a ``conv2d_forward`` call but its pointers, then the
+#: split-K and tile knobs -> ``_conv_static`` (not kept while autotuning).
+_CONV_PLANS = PlanCache(256)
+
+
+def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
+                   filter_shape: Shape4, output: int, output_shape: Shape4,
+                   stride: tuple[int, int] | int, padding: tuple[int, int] | int,
+                   *, dtype: str = "float32", splits: int | None = None) -> None:
+    """``output = conv2d(input, filter)``: NCHW input [N,C,H,W], filter [K,C,Fh,Fw], output
+    [N,K,Oh,Ow], cross-correlation with zero padding (torch.nn.functional.conv2d semantics).
+
+    Raises BackendError: invalid argument for malformed, empty or inconsistent shapes (channel
+    mismatch, output shape not the one stride and padding give), non-positive stride, negative
+    padding, an unknown dtype, or a pointer that is unknown, freed, misaligned or too short for
+    its tensor; unsupported when the adapter lacks the dtype. Nothing is recorded unless every
+    check passes. ``splits`` forces the number of split-K slices (1: none), as in
+    ``ops_gemm.gemm``.
+    """
+    key = None
+    if not autotune.enabled() and autotune.forced_plan() is None:
+        key = (input_shape, filter_shape, output_shape, stride, padding, dtype, splits, splitk_override(),
+               config.value("conv_tiles"), backend.max_window_bytes())
+        if not _plain(key):
+            key = None
+    plans = _CONV_PLANS.of(backend)
+    static = plans.get(key) if key is not None else None
+    if static is not None:
+        backend.float_dtype(dtype)  # (the adapter's dtypes: BackendError unsupported)
+    else:
+        static = _conv_static(backend, input_shape, filter_shape, output_shape, stride, padding, dtype, splits)
+        if key is not None:
+            _CONV_PLANS.keep(plans, key, static)
+    in_shape, f_shape, out_shape, (sh, sw), (ph, pw), itemsize, blocks, types, tiles, splits, defines = static
+    n, c, h, w = in_shape
+    k, _, fh, fw = f_shape
+    _, _, oh, ow = out_shape
+    for name, ptr, count in (("input", input, n * c * h * w), ("filter", filter, k * c * fh * fw),
+                             ("output", output, n * k * oh * ow)):
+        check_pointer(backend, name, ptr, count * itemsize, itemsize)
+    ctx = backend.context
+    acc_type = types["ACC"]
+    ff = fh * fw
     chw, hw = c * h * w, h * w
     koo, oo = k * oh * ow, oh * ow
     rows_step = tiles.threads // tiles.bm  # conv2d.wgsl's A_ROWS_STEP
