@@ -243,7 +243,7 @@ def test_check_helpers() -> None:
 
 
 @pytest.mark.parametrize("name", ["host_profile", "diag_kernels", "diag_reduce", "tune_gemm", "tune_splitk",
-                                  "tune_attention"])
+                                  "tune_attention", "int8_matmul"])
 def test_tools_import_and_share_the_timing_module(name: str) -> None:
     """The diagnostic and tuning scripts import (their relative imports and the timing module
     resolve) and time through benchmarks._timing, not a copy of their own."""
