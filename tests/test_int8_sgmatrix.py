@@ -203,6 +203,29 @@ def test_emulated_workgroup_larger_than_its_subgroups(backend):
         ctx.adapter_info = saved
 
 
+def test_kernel_the_compiler_rejects_falls_back_to_the_generic_kernel(backend):
+    ctx = backend.context
+    rng = np.random.default_rng(11)
+    a = rng.integers(-128, 128, (9, 40), dtype=np.int8)
+    b = rng.integers(-128, 128, (40, 7), dtype=np.int8)
+    with emulating(backend):
+        real = ctx.pipeline
+
+        def rejecting(name, n_storage, defines=None, *, source=None):
+            if name == int8_sgmatrix.KERNEL:
+                return real(name, n_storage, source="this is not WGSL")
+            return real(name, n_storage, defines, source=source)
+
+        ctx.pipeline = rejecting
+        try:
+            with pytest.warns(RuntimeWarning, match="generic integer kernel"):
+                got = gt.asnumpy(gt.nn.int_mm(gt.asarray(a), gt.asarray(b)))
+            assert int8_sgmatrix.plan(ctx, "int8", "int8", "int32", ROW, ROW, ROW, 64) is None
+        finally:
+            int8_sgmatrix._REFUSED.discard(ctx)
+    np.testing.assert_array_equal(got, a.astype(np.int64) @ b.astype(np.int64))
+
+
 # ---- the kernel on subgroup matrices ---------------------------------------------------------
 @pytest.mark.requires(FEATURE)
 @pytest.mark.parametrize("m, n, k", _SHAPES + [(256, 256, 256)])

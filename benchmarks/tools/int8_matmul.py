@@ -198,6 +198,10 @@ def check(gt: Any, tiles: list[str], shapes: tuple, feature: bool) -> list[str]:
                     with config.override(**knobs):
                         got32 = gt.asnumpy(gt.nn.int_mm(ga, gb))
                         got8 = gt.asnumpy(ga @ gb)
+                    if _fell_back():
+                        failures.append(what)
+                        _say(f"{what}: the kernel did not compile: the generic kernel ran (warning above)")
+                        continue
                     want32 = ref.astype(np.uint32 if a.dtype == np.uint8 else np.int32)
                     want8 = ref.astype(a.dtype)
                     bad32 = np.argwhere(got32 != want32)
@@ -221,6 +225,19 @@ def check(gt: Any, tiles: list[str], shapes: tuple, feature: bool) -> list[str]:
                     _say(f"{what}: ERROR {exc}")
                     traceback.print_exc()
     return failures
+
+
+def _fell_back() -> bool:
+    """Whether the subgroup-matrix kernel failed to compile since the last call (then the
+    generic kernel ran); forgets it, so that the next variant tries again."""
+    from gputensor._backend import int8_sgmatrix
+    from gputensor._runtime import get_backend
+
+    ctx = get_backend().context
+    if ctx in int8_sgmatrix._REFUSED:
+        int8_sgmatrix._REFUSED.discard(ctx)
+        return True
+    return False
 
 
 def _torch() -> Any:
@@ -284,6 +301,9 @@ def timings(gt: Any, tiles: list[str], shapes: tuple, feature: bool, reps: int) 
                 with config.override(**knobs):
                     r = max(2, min(reps, int(2e12 / ops) + 2))
                     s, how = _gt_time(gt, lambda: gt.nn.int_mm(ga, gb), r)
+                if label != "generic" and _fell_back():
+                    _say(f"{m}x{n}x{k} {label}: the kernel did not compile (the generic kernel ran)")
+                    continue
                 row = {"shape": (m, n, k), "variant": label, "us": s * 1e6, "tops": ops / s / 1e12, "clock": how}
                 _say(f"{m}x{n}x{k} {label}: {s * 1e6:10.1f} us  {ops / s / 1e12:8.2f} TOPS ({how})")
                 rows.append(row)

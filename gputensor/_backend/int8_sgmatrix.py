@@ -12,13 +12,15 @@ context (``features``, ``subgroup_matrix_configs``, ``limits``, ``adapter_info``
 
 from __future__ import annotations
 
+import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from . import config
-from .errors import invalid_argument
+from .errors import BackendError, BackendErrorKind, invalid_argument
 
-__all__ = ["FEATURE", "KERNEL", "TYPES", "Plan", "Tile", "choose_config", "parse_tile", "plan"]
+__all__ = ["FEATURE", "KERNEL", "TYPES", "Plan", "Tile", "choose_config", "parse_tile", "pipeline", "plan"]
 
 #: Kernel name of the template.
 KERNEL = "matmul_int8_sgmatrix"
@@ -112,7 +114,8 @@ def plan(ctx: Any, a_dtype: str, b_dtype: str, c_dtype: str, a_strides: tuple[in
     feature or configuration, the knob off, or a tile beyond the device's workgroup limits.
     BackendError (invalid argument) for a malformed tile knob."""
     types = TYPES.get((a_dtype, b_dtype, c_dtype))
-    if types is None or not config.value("int8_sgmatrix") or FEATURE not in getattr(ctx, "features", ()):
+    if types is None or not config.value("int8_sgmatrix") or FEATURE not in getattr(ctx, "features", ()) \
+            or ctx in _REFUSED:
         return None
     component, result, stage = types
     cfg = choose_config(getattr(ctx, "subgroup_matrix_configs", ()), component, result)
@@ -149,3 +152,23 @@ def plan(ctx: Any, a_dtype: str, b_dtype: str, c_dtype: str, a_strides: tuple[in
         "LA": -(-a_rows * a_cols // 4 // nt), "LB": -(-b_rows * b_cols // 4 // nt),
     }
     return Plan(defines, bm, bn)
+
+
+#: Contexts whose compiler rejected the kernel: the generic kernel runs there from then on.
+_REFUSED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def pipeline(ctx: Any, chosen: Plan) -> Any | None:
+    """The compiled kernel of ``chosen`` on ``ctx``, or None (after a RuntimeWarning with the
+    compiler's message, once per context; ``plan`` returns None there from then on) when the
+    device's compiler rejects it: the feature is experimental, and an integer matmul must not
+    fail for it. Other errors (a lost device) propagate."""
+    try:
+        return ctx.pipeline(KERNEL, 3, chosen.defines)
+    except BackendError as exc:
+        if exc.kind is not BackendErrorKind.DEVICE_ERROR or getattr(ctx, "lost", None):
+            raise
+        _REFUSED.add(ctx)
+        warnings.warn(f"gputensor: the subgroup-matrix int8 matmul kernel does not compile on this device; "
+                      f"the generic integer kernel runs instead ({exc})", RuntimeWarning, stacklevel=2)
+        return None

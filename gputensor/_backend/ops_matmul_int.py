@@ -222,7 +222,8 @@ def _structure(backend: Any, m: Any, n: Any, k: Any, batch: Any, a_dtype: Any, a
         "LOAD_B": convert(tb.load_expr("B", "i"), tb.compute, acc),
     }
     sgm = int8_sgmatrix.plan(ctx, a_dtype, b_dtype, c_dtype, sa, sb, sc, n) if k > 0 else None
-    if sgm is not None:
+    pipe = int8_sgmatrix.pipeline(ctx, sgm) if sgm is not None else None
+    if pipe is not None:
         kernel, bm, bn, defines = int8_sgmatrix.KERNEL, sgm.bm, sgm.bn, sgm.defines
     elif tc.emulated:
         kernel, bm, bn = KERNEL_EMULATED, EMULATED_TILE, EMULATED_TILE
@@ -234,7 +235,8 @@ def _structure(backend: Any, m: Any, n: Any, k: Any, batch: Any, a_dtype: Any, a
         bm, bn = tiles.bm, tiles.bn
         defines.update(tiles.defines(), A_K_FAST="true" if abs(sa[2]) <= abs(sa[1]) else "false",
                        B_N_FAST="true" if abs(sb[2]) <= abs(sb[1]) else "false")
-    pipe = ctx.pipeline(kernel, 3, defines)
+    if pipe is None:
+        pipe = ctx.pipeline(kernel, 3, defines)
     # Every dispatch: operands 0 (A), 1 (B), 2 (C); the first-element words are 3, 7 and 11.
     records = []
     k_blocks = block_starts(k, blocks["k"]) if k > 0 else [(0, 0)]
