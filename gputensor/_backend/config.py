@@ -189,6 +189,17 @@ KNOBS: tuple[Knob, ...] = (
          "vector path, several outputs: least vectors per invocation of a row tile"),
     Knob("reduce_vec4_min_length", "GPUTENSOR_REDUCE_VEC4_MIN_LENGTH", _integer, 16, False,
          "vector path: shortest reduced range that takes it"),
+    Knob("reduce_vec4_arg", "GPUTENSOR_REDUCE_VEC4_ARG", _not_zero, True, False,
+         "argmax/argmin take the vector path (16-byte loads, a best value and index per lane) "
+         "over a contiguous reduced range (0: scalar loads)"),
+    Knob("reduce_vec4_var", "GPUTENSOR_REDUCE_VEC4_VAR", _not_zero, True, False,
+         "var/std take the vector path over a contiguous reduced range: one pass, 16-byte loads, "
+         "blocks of values merged with Chan's update (0: the scalar two-pass loads)"),
+    Knob("concat_vec4", "GPUTENSOR_CONCAT_VEC4", _not_zero, True, False,
+         "concat copies 16-byte words where every block and pointer allows it (0: u32 words)"),
+    Knob("elementwise_mixed_vec4", "GPUTENSOR_ELEMENTWISE_MIXED_VEC4", _not_zero, True, False,
+         "contiguous elementwise kernels over operands of different widths (bool/float16 with "
+         "4-byte types) load and store each operand as whole vectors (0: scalar loads)"),
     Knob("reduce_max_count", "GPUTENSOR_REDUCE_MAX_COUNT", _integer, 2**31 - 1, False,
          "most outputs or reduced elements of one reduction dispatch (at most 2**31 - 1); "
          "the array functions split larger reductions into pieces of views"),
