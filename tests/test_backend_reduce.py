@@ -886,7 +886,7 @@ VECTOR_DTYPES = ["float32", "int32", "uint32", "float64", "int64"]
 def knobs():
     """``ops_reduce.configure`` for one test, starting with the vector path on (whatever the
     environment says); the previous knobs come back afterwards."""
-    saved = ops_reduce.configure(vec4=True, vec4_min_length=16)
+    saved = ops_reduce.configure(vec4=True, vec4_min_length=16, vec4_arg=True, vec4_var=True)
     yield ops_reduce.configure
     ops_reduce.configure(**saved)
 
@@ -909,8 +909,16 @@ def test_which_reductions_take_the_vector_path(backend, knobs):
         assert not any(vector_steps(backend, "sum", dtype, *full, numpy_dst("sum", dtype))), dtype
     for op in ("prod", "min", "mean", "all", "any"):
         assert vector_steps(backend, op, "float32", *full, numpy_dst(op, "float32"))[0], op
-    for op in ("argmax", "var"):  # other kernels
+    for op in ("argmax", "argmin", "var", "std"):  # their own kernels' vector paths
+        assert vector_steps(backend, op, "float32", *full, numpy_dst(op, "float32")) == [True, False], op
+        assert vector_steps(backend, op, "float32", *last, numpy_dst(op, "float32"))[0], op
+        assert not any(vector_steps(backend, op, "float32", *first, numpy_dst(op, "float32"))), op
+    # argmax of a reversed range: the index falls along the addresses (scalar loads)
+    assert not any(vector_steps(backend, "argmax", "float32", (50000,), (-1,), (0,), "int64"))
+    knobs(vec4_arg=False, vec4_var=False)
+    for op in ("argmax", "var"):
         assert not any(vector_steps(backend, op, "float32", *full, numpy_dst(op, "float32"))), op
+    knobs(vec4_arg=True, vec4_var=True)
     assert not any(vector_steps(backend, "sum", "float32", (50000,), (2,), (0,), "float32"))  # strided
     assert not any(vector_steps(backend, "sum", "float32", (8, 30, 40), (1200, 40, 1), (0, 2), "float32"))
     assert not any(vector_steps(backend, "sum", "float32", (100, 8), (8, 1), (1,), "float32"))  # short rows
@@ -934,9 +942,14 @@ def test_vector_path_offsets_and_lengths(backend, knobs, dtype):
             src = Source(backend, dtype, (n,), rng=rng, lead=lead, tail=lead % 3)
             reduce_view(backend, "sum", src, (0,), dst)
             reduce_view(backend, "max", src, (0,), dtype)
+            reduce_view(backend, "argmax", src, (0,), "int64")
+            if dtype.startswith("float"):
+                reduce_view(backend, "var", src, (0,), dtype, ddof=1)
     big = Source(backend, dtype, (300_001,), rng=rng, lead=3)  # chunked: many partial slots
-    for op in ("sum", "min", "mean"):
+    for op in ("sum", "min", "mean", "argmin"):
         reduce_view(backend, op, big, (0,), numpy_dst(op, dtype))
+    if dtype.startswith("float"):
+        reduce_view(backend, "std", big, (0,), dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])

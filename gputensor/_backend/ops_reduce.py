@@ -140,6 +140,8 @@ class _Knobs(NamedTuple):
     vec4_unroll: int
     vec4_vectors: int
     vec4_min_length: int
+    vec4_arg: bool
+    vec4_var: bool
 
 
 _knob_cache: tuple[int, _Knobs] | None = None  # (config.generation, the values then)
@@ -155,13 +157,15 @@ def _knobs() -> _Knobs:
     knobs = _Knobs(max(1, int(config.value("reduce_workgroups"))), bool(config.value("reduce_vec4")),
                    max(1, min(16, int(config.value("reduce_vec4_unroll")))),
                    max(1, int(config.value("reduce_vec4_vectors"))),
-                   max(1, int(config.value("reduce_vec4_min_length"))))
+                   max(1, int(config.value("reduce_vec4_min_length"))),
+                   bool(config.value("reduce_vec4_arg")), bool(config.value("reduce_vec4_var")))
     _knob_cache = (gen, knobs)
     return knobs
 
 
 def configure(*, target_workgroups: int | None = None, vec4: bool | None = None, vec4_unroll: int | None = None,
-              vec4_vectors: int | None = None, vec4_min_length: int | None = None) -> dict[str, object]:
+              vec4_vectors: int | None = None, vec4_min_length: int | None = None, vec4_arg: bool | None = None,
+              vec4_var: bool | None = None) -> dict[str, object]:
     """Set tuning knobs of the planner (None: unchanged) for the rest of the process, through
     ``config.assign``, and return the previous values as keyword arguments for a later
     ``configure(**previous)``. For benchmarks and tests (A/B of the vector path in one process);
@@ -169,9 +173,11 @@ def configure(*, target_workgroups: int | None = None, vec4: bool | None = None,
     now = _knobs()
     previous: dict[str, object] = dict(target_workgroups=now.target_workgroups, vec4=now.vec4,
                                        vec4_unroll=now.vec4_unroll, vec4_vectors=now.vec4_vectors,
-                                       vec4_min_length=now.vec4_min_length)
+                                       vec4_min_length=now.vec4_min_length, vec4_arg=now.vec4_arg,
+                                       vec4_var=now.vec4_var)
     given = dict(reduce_workgroups=target_workgroups, reduce_vec4=vec4, reduce_vec4_unroll=vec4_unroll,
-                 reduce_vec4_vectors=vec4_vectors, reduce_vec4_min_length=vec4_min_length)
+                 reduce_vec4_vectors=vec4_vectors, reduce_vec4_min_length=vec4_min_length,
+                 reduce_vec4_arg=vec4_arg, reduce_vec4_var=vec4_var)
     config.assign(**{name: v for name, v in given.items() if v is not None})
     return previous
 
@@ -211,6 +217,11 @@ class ReductionKind:
     #: scratch arrays of a partial result besides its value, in binding order
     state: tuple[str, ...] = ()
     vector: bool = False
+    #: the ``_Knobs`` field that switches the kind's vector path (besides ``vec4``), if any
+    vector_knob: str = ""
+    #: whether the vector path needs the reduction's first pass in one piece (one binding
+    #: window per output: reduce_var's partial states are relative to the output's first element)
+    vector_whole: bool = False
     #: whether the planner tracks each element's index in the reduced range
     tracks_index: bool = False
 
@@ -236,10 +247,21 @@ class ReductionKind:
         WGSL type, ``dst_compute``: the destination's)."""
         raise NotImplementedError
 
+    def vector_defines(self, types: _Types, width: int) -> dict[str, object]:
+        """The placeholders of the kind's vector path with loads of ``width`` lanes (0: off)."""
+        return types.vector_source(width, 3 + len(self.state), types.src.compute)
+
+    def vector_allowed(self, red: _Dim) -> bool:
+        """Whether a contiguous reduced dim ``red`` (stride 1) may take the vector path."""
+        return True
+
 
 class _PlainKind(ReductionKind):
     kernel = "reduce_plain"
     vector = True
+
+    def vector_defines(self, types: _Types, width: int) -> dict[str, object]:
+        return types.vector_defines(width, types.src.compute)
 
     def defines(self, types: _Types, d: dict[str, object], kind: str, acc_c: str, dst_compute: str) -> None:
         spec = types.spec
@@ -254,6 +276,12 @@ class _ArgKind(ReductionKind):
     kernel = "reduce_arg"
     state = ("idx",)
     tracks_index = True
+    vector = True
+    vector_knob = "vec4_arg"
+
+    def vector_allowed(self, red: _Dim) -> bool:
+        # the lanes see their elements in increasing index order (ties keep the first)
+        return red.t == 1
 
     def acc_compute(self, acc: StorageType) -> str:
         # argmax/argmin of bool compare 0/1 as u32 (WGSL orders no bools)
@@ -269,15 +297,20 @@ class _ArgKind(ReductionKind):
             d[key] = _binary_call(op, acc_c) if compute_info(acc_c).emulated else native
         d["IDENTITY"] = literal(0, acc_c)
         d["FINISH"] = _convert("bi", "u32", dst_compute)
+        d.update(types.vector_source(0, 3 + len(self.state), str(d["SRC_COMPUTE"])))
 
 
 class _WelfordKind(ReductionKind):
     kernel = "reduce_var"
     state = ("aux", "idx")
+    vector = True
+    vector_knob = "vec4_var"
+    vector_whole = True
 
     def defines(self, types: _Types, d: dict[str, object], kind: str, acc_c: str, dst_compute: str) -> None:
         post = types.spec.pick(types.spec.post, kind)
         d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
+        d.update(types.vector_source(0, 3 + len(self.state), str(d["SRC_COMPUTE"])))
 
 
 PLAIN: ReductionKind = _PlainKind()
@@ -503,6 +536,20 @@ class _Types:
             d["PARAMS_EXT"] = f"    ext: array<vec4<u32>, {max(1, -(-prologue.n_words // 4))}>,"
         spec.kind.defines(self, d, kind, acc_c, dst_compute)
         return d
+
+    def vector_source(self, width: int, binding: int, compute: str) -> dict[str, object]:
+        """The vector path's placeholders of reduce_arg and reduce_var: ``VEC``, the lanes
+        ``VW``, the loads in flight ``VU``, the vector type ``VEC_T`` and ``VEC_SRC`` (the
+        source, of compute type ``compute``, bound again at ``binding`` as ``width``-lane
+        vectors, and ``load_vec(v)``); off (``width`` 0): a stub that only type-checks."""
+        if width <= 0 or _not_vector(compute):
+            vec_t = f"array<{compute}, 4>" if _not_vector(compute) else f"vec4<{compute}>"
+            code = f"fn load_vec(v: u32) -> {vec_t} {{\n    return {vec_t}();\n}}"
+            return {"VEC": "false", "VW": 4, "VU": 1, "VEC_T": vec_t, "VEC_SRC": code}
+        vec_t = f"vec{width}<{compute}>"
+        code = (f"@group(0) @binding({binding}) var<storage, read> srcv: array<vec{width}<{self.src.array}>>;\n\n"
+                f"fn load_vec(v: u32) -> {vec_t} {{\n    return srcv[v];\n}}")
+        return {"VEC": "true", "VW": width, "VU": _knobs().vec4_unroll, "VEC_T": vec_t, "VEC_SRC": code}
 
     def vector_defines(self, width: int, compute: str) -> dict[str, object]:
         """reduce_plain's placeholders of the vector path: loads of ``width`` lanes (of the
@@ -1164,7 +1211,7 @@ class _Planner:
         nkeep = view.nkeep
         tiles = []
         for p in pieces:
-            width = self._vector(p)
+            width = self._vector(p) if len(pieces) == 1 or not self.types.spec.kind.vector_whole else 0
             if width:
                 tx, ty = _tile_vector(nkeep, p.nred, width)
                 nchunks, chunk_len = _chunks(nkeep, p.nred, tx, ty, width)
@@ -1202,11 +1249,13 @@ class _Planner:
         window of at least 16 elements (so its vector binding is not empty)."""
         src = self.types.src
         knobs = _knobs()
-        if (not knobs.vec4 or not self.vectors or self.prologue is not None or not self.types.spec.kind.vector
+        kind = self.types.spec.kind
+        if (not knobs.vec4 or not self.vectors or self.prologue is not None or not kind.vector
+                or (kind.vector_knob and not getattr(knobs, kind.vector_knob))
                 or src.packed or src.complex or src.emulated or src.itemsize not in (4, 8)):
             return 0
         red = view.red
-        if len(red) != 1 or red[0].s != 1 or red[0].n < knobs.vec4_min_length:
+        if len(red) != 1 or red[0].s != 1 or red[0].n < knobs.vec4_min_length or not kind.vector_allowed(red[0]):
             return 0
         if _extent(view.kept)[1] + red[0].n < 16:
             return 0
@@ -1291,7 +1340,7 @@ class _Planner:
         defines.update(TX=tx, TY=ty, KEEP_RANK1="true" if len(kept) == 1 else "false",
                        RED_RANK1="true" if len(red) == 1 else "false")
         if width:
-            defines.update(types.vector_defines(width, types.src.compute))
+            defines.update(types.spec.kind.vector_defines(types, width))
         self.steps.append(_Step(kernel, defines, tuple(params), tuple(regions), ktiles * nchunks, fused))
 
 
