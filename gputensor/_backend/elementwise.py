@@ -10,7 +10,8 @@ per-launch parameters. ``fused_program`` composes the op expressions of a fused 
 Kernel design (one invocation per 'unit', 256 per workgroup, grid folded over x/y past 65,535
 workgroups): contiguous operands of one 4-byte (8-byte) type are loaded as vec4 (vec2), 16 bytes
 per operand per invocation; contiguous packed operands of one lane count as vec4<u32> words;
-the launcher runs the aligned body in that mode and the rest (tail, misaligned pointers) in the
+contiguous operands of mixed widths (packed with 4-byte types) as whole vectors of each, 4
+elements per invocation, or 4 * the lanes of a packed output (``is_mixed``); the launcher runs the aligned body in that mode and the rest (tail, misaligned pointers) in the
 scalar modes: 'direct' (ELEMENTS_PER_THREAD elements per invocation, grid-strided), 'word'
 (packed output, an invocation owns a u32 word) and 'atomic' (strided packed output).
 """

@@ -46,8 +46,13 @@ step into one accumulator per lane; the elements before the first whole vector a
 last one of each (row, chunk) range (the view's offset modulo a vector is only known per call)
 are read as scalars. The row tile then has consecutive invocations on consecutive vectors of
 one output and at least ``reduce_vec4_vectors`` vectors each (``_tile_vector``); chunks are whole
-unrolled steps. Column reductions, strided or multi-dim reduced ranges, packed dtypes, the
-arg/var kernels and prologues keep the scalar loads. ``configure`` (or the environment
+unrolled steps. reduce_arg and reduce_var have vector paths of their own (the kinds'
+``vector_defines``; knobs ``reduce_vec4_arg``, ``reduce_vec4_var``): argmax/argmin keep a best
+value and index per lane (only where the reduced index grows with the address, so each lane sees
+its elements in index order); var/std make one pass, merging blocks of vectors with Chan's
+update on values shifted by the output's first element (only for a reduction planned in one
+piece: its partial states are relative to that element). Column reductions, strided or
+multi-dim reduced ranges, packed dtypes and prologues keep the scalar loads. ``configure`` (or the environment
 variables named at the knobs) switches and tunes it; the combination order is still fixed by
 the shapes (and the view's offset modulo a vector), so results stay bitwise reproducible.
 Float max/min combine whole vectors with the plain builtins (``ReductionOp.vector_combine``) and
@@ -55,7 +60,7 @@ track NaN apart from the loaded bits (``_Types.vector_defines``); every other op
 that of the plain combine.
 
 var/std use the corrected two-pass algorithm inside each chunk (mean, then sums of deviations)
-and Chan et al.'s pairwise update across chunks.
+and Chan et al.'s pairwise update across chunks (the vector path: one pass, see above).
 
 Fused elementwise prologue (``prologue=Prologue(...)``, used by ``gputensor._fusion`` for
 ``sum(a * b)``, ``max(abs(x))``): the source is an elementwise expression over several inputs
