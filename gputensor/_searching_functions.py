@@ -92,7 +92,7 @@ def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
             out = _reduce_split.reduce(op, x, tuple(range(x.ndim)), index_dtype)
             return GpuArray._view(out, shape, contiguous_strides(shape), out._offset)
         if key is not None and is_contiguous(x.shape, x._strides):
-            plan = _ReducePlan((0,), (x.size,), shape)
+            plan = _ReducePlan((0,), (x.size,), index_dtype, shape)
             _dispatch.cache_put(_ARG_PLANS, key, plan)
             return plan.run(op, GpuArray._view(x, (x.size,), (1,), x._offset), index_dtype, None, 0)
         flat = reshape(x, (-1,))
@@ -107,7 +107,8 @@ def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
     elif x.size > _reduce_split.limit() and _reduce_split.needs_split(x.shape, (ax,), _reduce_split.limit()):
         out = _reduce_split.reduce(op, x, (ax,), index_dtype)
     elif key is not None:
-        plan = _ReducePlan((ax,), x.shape, x.shape[:ax] + (1,) + x.shape[ax + 1 :] if keepdims else None)
+        plan = _ReducePlan((ax,), x.shape, index_dtype,
+                           x.shape[:ax] + (1,) + x.shape[ax + 1 :] if keepdims else None)
         _dispatch.cache_put(_ARG_PLANS, key, plan)
         return plan.run(op, x, index_dtype, None, 0)
     else:
