@@ -200,7 +200,8 @@ def top_level_functions(text: str) -> dict[str, str]:
     comments (a library): the function with the comment lines right above it. ValueError for
     anything else at the top level or unbalanced braces."""
     functions: dict[str, str] = {}
-    masked = text.replace("{{T}}", "_____")  # (braces of the placeholder are no block's)
+    # (braces of the placeholder and of comments are no block's)
+    masked = _COMMENT.sub(lambda c: " " * len(c.group()), text.replace("{{T}}", "_____"))
     k = 0
     rest = []
     for m in _TOP_FN.finditer(text):
@@ -241,6 +242,9 @@ def _library_functions() -> dict[str, tuple[str, tuple[str, ...]]]:
         except KeyError:
             continue
         for name, body in top_level_functions(text).items():
+            if ("{{T}}" in body) != name.endswith("{{T}}") or (name.endswith("{{T}}") and not types):
+                raise ValueError(f"{lib}.wgsl: {{{{T}}}} belongs in the name and text of a generic "
+                                 f"function of a library with types ({name})")
             variants = [(name[: -len("{{T}}")] + t, body.replace("{{T}}", t)) for t in types] \
                 if name.endswith("{{T}}") else [(name, body)]
             for full, code in variants:
