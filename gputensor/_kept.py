@@ -11,8 +11,10 @@ context, a changed binding window or tunable) ``replay`` does nothing and return
 function takes its full path again.
 
 A kept backend call has ``valid_on(backend)`` (whether it holds on the backend now) and a launch
-``launch(backend, source, output, *more)`` (``source``: the source pointer, or whatever the
-call takes in that place; ``output``: the result's pointer).
+``launch(backend, source, output[, extra])`` (``source``: the source pointer, or whatever the
+call takes in that place; ``output``: the result's pointer; ``extra``: what else it takes, such
+as the index pointers of a gather). A plan that keeps more facts of its call structure
+subclasses :class:`KeptCall`, and its function calls ``replay`` first.
 """
 
 from __future__ import annotations
@@ -63,11 +65,11 @@ class KeptCall:
         """A new array of the result's layout (zeroed where the layout says so)."""
         return GpuArray._alloc(self.shape, self.strides, self.dtype, self.nbytes, self.zero)
 
-    def replay(self, source: Any, *more: Any) -> GpuArray | None:
-        """A new result written by the kept call from ``source`` (and ``more``, passed after the
-        result's pointer), or None, with nothing done, when no call is kept or it does not hold
-        on the current backend. Raises what the call's pointer checks raise, as the namespace's
-        exception (``translate``), before anything is recorded."""
+    def replay(self, source: Any, extra: Any = None) -> GpuArray | None:
+        """A new result written by the kept call from ``source`` (and ``extra``, where not None,
+        passed after the result's pointer), or None, with nothing done, when no call is kept or
+        it does not hold on the current backend. Raises what the call's pointer checks raise, as
+        the namespace's exception (``translate``), before anything is recorded."""
         valid_on = self.valid_on
         if valid_on is None:
             return None
@@ -76,8 +78,10 @@ class KeptCall:
             return None
         out = GpuArray._alloc(self.shape, self.strides, self.dtype, self.nbytes, self.zero)
         try:
-            self.launch(backend, source, out._ptr, *more)  # type: ignore[misc]
+            if extra is None:
+                self.launch(backend, source, out._ptr)  # type: ignore[misc]
+            else:
+                self.launch(backend, source, out._ptr, extra)  # type: ignore[misc]
         except Exception as exc:
             raise translate(exc) from None
         return out
-

@@ -23,7 +23,8 @@ from ._data_type_functions import result_type
 from ._dtypes import DTYPE_CATEGORIES, uint32
 from ._dtypes import bool as bool_dtype
 from ._indexing_functions import nonzero_flat, take_checked_now, unravel_flat
-from ._manipulation_functions import _check_array, _copy_contiguous, reshape
+from ._fusion import leaf_ptr
+from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, is_contiguous, normalize_axis
 from ._statistical_functions import _reduce, _ReducePlan
 
@@ -77,7 +78,10 @@ def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
         plan = _ARG_PLANS.get(key)
         if plan is not None:
             src = x if axis is not None else GpuArray._view(x, (x.size,), (1,), x._offset)
-            return plan.run(op, src, kernels.default_int(), None, 0)
+            out = None if plan.valid_on is None else plan.replay(leaf_ptr(src))
+            if out is None:
+                return plan.run(op, src, kernels.default_int(), None, 0)
+            return out if plan.view is None else _view(out, *plan.view)
     _check_array(x)
     if x.dtype not in _REAL:
         raise TypeError(f"{op} needs a real numeric dtype, got {x.dtype}")

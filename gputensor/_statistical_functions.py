@@ -97,39 +97,42 @@ def _filled(shape: tuple[int, ...], value: object, dtype: DType) -> GpuArray:
     return out
 
 
-class _ReducePlan:
+class _ReducePlan(KeptCall):
     """What ``_reduce`` computed for one call structure (op, ``x``'s dtype, shape and strides,
     the axis argument, keepdims, the dtypes, ddof) that ran the reduction kernel: the sorted
-    axes, the kernel's output shape and strides, and the keepdims view (None without)."""
+    axes, the kernel's output (the ``KeptCall`` layout, with the backend's kept plan,
+    ``ops_reduce.planned_reduce``, taken after the first run) and the keepdims view (None
+    without). A repeated call replays the kept plan (``replay(leaf_ptr(x))``) and returns
+    ``result`` of it; ``run`` is the full path."""
 
-    __slots__ = ("axes", "view", "kept")
+    __slots__ = ("axes", "view")
 
     def __init__(self, axes: tuple[int, ...], x_shape: tuple[int, ...], out_dtype: DType,
                  view: tuple[int, ...] | None) -> None:
         self.axes = tuple(sorted(axes))
         shape = tuple(n for d, n in enumerate(x_shape) if d not in self.axes)
+        super().__init__(shape, contiguous_strides(shape), out_dtype)
         self.view = None if view is None else (view, contiguous_strides(view))
-        #: the kernel's output and the backend's kept plan (``ops_reduce.planned_reduce``),
-        #: taken after the first run
-        self.kept = KeptCall(shape, contiguous_strides(shape), out_dtype)
+
+    def result(self, out: GpuArray) -> GpuArray:
+        """The kernel's output ``out`` as the call's result (the keepdims view)."""
+        return out if self.view is None else _view(out, *self.view)
 
     def run(self, op: str, x: GpuArray, out_dtype: DType, acc_dtype: DType | None, ddof: float) -> GpuArray:
-        """The reduction of the array ``x`` (not lazy) into a new array (``op``, the dtypes and
-        ``ddof`` are those of the plan's key); from the second call on the backend's kept plan
-        is replayed straight away while it holds."""
-        kept = self.kept
-        out = None if kept.valid_on is None else kept.replay(leaf_ptr(x))
-        if out is None:
-            if kept.dtype is not out_dtype:  # (``argmax``'s index dtype: the current device's)
-                kept = self.kept = KeptCall(kept.shape, kept.strides, out_dtype)
-            out = kept.alloc()
-            _dispatch.reduce_fused(op, x, self.axes, out, acc_dtype=acc_dtype, ddof=ddof)
-            if type(x) is GpuArray:
-                kept.hold(_dispatch.call(ops_reduce.planned_reduce, op, x.dtype.name, tuple(x.shape),
-                                         tuple(x._strides), self.axes, out.dtype.name,
-                                         acc_dtype=None if acc_dtype is None else acc_dtype.name,
-                                         dst_strides=tuple(out._strides), ddof=ddof))
-        return out if self.view is None else _view(out, *self.view)
+        """The reduction of the array ``x`` (not lazy) into a new array by the reduction kernel
+        (``op``, the dtypes and ``ddof`` are those of the plan's key), its plan kept where the
+        backend kept one."""
+        if self.dtype is not out_dtype:  # (``argmax``'s index dtype: the current device's)
+            self.dtype, self.nbytes = out_dtype, size_of(self.shape) * out_dtype.itemsize
+            self.hold(None)
+        out = self.alloc()
+        _dispatch.reduce_fused(op, x, self.axes, out, acc_dtype=acc_dtype, ddof=ddof)
+        if type(x) is GpuArray:
+            self.hold(_dispatch.call(ops_reduce.planned_reduce, op, x.dtype.name, tuple(x.shape),
+                                     tuple(x._strides), self.axes, out.dtype.name,
+                                     acc_dtype=None if acc_dtype is None else acc_dtype.name,
+                                     dst_strides=tuple(out._strides), ddof=ddof))
+        return self.result(out)
 
 
 #: (op, x: dtype name, shape, strides; axis, keepdims, dtype names, ddof) -> ``_ReducePlan``.
@@ -160,7 +163,10 @@ def _reduce(op: str, x: GpuArray, axis, keepdims: bool, out_dtype: DType,
     if key is not None:
         plan = _REDUCE_PLANS.get(key)
         if plan is not None:
-            return plan.run(op, x, out_dtype, acc_dtype, ddof)
+            out = None if plan.valid_on is None else plan.replay(leaf_ptr(x))
+            if out is None:
+                return plan.run(op, x, out_dtype, acc_dtype, ddof)
+            return out if plan.view is None else _view(out, *plan.view)
     axes = normalize_axes(axis, x.ndim)
     out_shape = _out_shape(x.shape, axes, keepdims)
     if empty_value is None and any(x.shape[d] == 0 for d in axes):
