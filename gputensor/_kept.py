@@ -77,11 +77,12 @@ class KeptCall:
         if not valid_on(backend):
             return None
         out = GpuArray._alloc(self.shape, self.strides, self.dtype, self.nbytes, self.zero)
+        ptr = out._storage.ptr  # (a new array: its element 0 starts its storage)
         try:
             if extra is None:
-                self.launch(backend, source, out._ptr)  # type: ignore[misc]
+                self.launch(backend, source, ptr)  # type: ignore[misc]
             else:
-                self.launch(backend, source, out._ptr, extra)  # type: ignore[misc]
+                self.launch(backend, source, ptr, extra)  # type: ignore[misc]
         except Exception as exc:
             raise translate(exc) from None
         return out
