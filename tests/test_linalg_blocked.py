@@ -429,3 +429,78 @@ def test_cholesky_replays_its_program(dtype: str) -> None:
             lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(bad)))
     assert np.isnan(lower[1]).any()
     _close(lower[0], np.linalg.cholesky(bad[0].astype(np.float64)).astype(dtype), dtype)
+
+
+#: (block width, order, stack) of the diagonal-block kernels' edge cases: one row short of,
+#: one past and well past a block, a ragged last block, a stack
+DIAGONAL_EDGES = [(64, 63, ()), (64, 65, (2,)), (128, 130, ()), (16, 50, ())]
+
+
+@pytest.mark.parametrize("rows", [True, False], ids=["rows", "cyclic"])
+@pytest.mark.parametrize("dtype", DTYPES + ("complex64", "complex128"))
+@pytest.mark.parametrize(("nb", "n", "stack"), DIAGONAL_EDGES)
+def test_cholesky_diagonal_kernels(dtype: str, nb: int, n: int, stack: tuple[int, ...], rows: bool) -> None:
+    """Both diagonal-block kernels (``linalg_chol_rows``: row strips; off: cyclic) factor
+    Hermitian positive definite stacks as NumPy does, lower and upper, reading only the lower
+    triangle, at orders around the block width."""
+    rng = _rng(n + nb)
+    a = rng.standard_normal(stack + (n, n))
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(stack + (n, n))
+    a = (a @ np.conj(np.swapaxes(a, -1, -2)) / n + np.eye(n)).astype(dtype)
+    junk = a.copy()
+    upper_idx = np.triu_indices(n, 1)
+    junk[..., upper_idx[0], upper_idx[1]] = 7.0  # only the lower triangle is read
+    with config.override(linalg_block=nb, linalg_chol_rows=rows):
+        lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(junk)))
+        upper = gt.asnumpy(gt.linalg.cholesky(gt.asarray(junk), upper=True))
+    assert lower.dtype == np.dtype(dtype)
+    assert not np.any(np.triu(lower, 1))
+    wide = np.complex128 if dtype.startswith("complex") else np.float64
+    a64 = a.astype(wide)
+    eps = EPS["float64" if dtype in ("float64", "complex128") else "float32"]
+    assert _max(lower.astype(wide) @ np.conj(np.swapaxes(lower, -1, -2)) - a64) <= eps * _max(a64) * n ** 0.5
+    _close(lower, np.linalg.cholesky(a64).astype(dtype), dtype)
+    np.testing.assert_array_equal(upper, np.conj(np.swapaxes(lower, -1, -2)))
+
+
+@pytest.mark.parametrize("rows", [True, False], ids=["rows", "cyclic"])
+@pytest.mark.parametrize("where", [40, 64, 100])
+def test_cholesky_diagonal_kernels_not_positive_definite(where: int, rows: bool) -> None:
+    """A negative pivot inside the first 64-wide diagonal block (past its first row strips), at
+    the first row of the second block and deep in it raises LinAlgError with either kernel."""
+    n = 130
+    a = _spd(_rng(where), (), n)
+    a[where, where] = -4.0 * n
+    a = a.astype(np.float32)
+    with config.override(linalg_block=64, linalg_chol_rows=rows):
+        with pytest.raises(LinAlgError):
+            gt.linalg.cholesky(gt.asarray(a))
+        with config.override(linalg_check=False):
+            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    assert np.isnan(lower).any()
+    assert not np.isnan(lower[:where, :where]).any()
+
+
+def test_cholesky_program_outlives_the_gemm_plan_cache() -> None:
+    """A factorization with more gemm shapes than the gemm plan cache keeps (n = 4096 in blocks of
+    32 has about 380) is still kept as one program: each gemm's plan is taken right after its
+    first call, before later steps evict it."""
+    from gputensor import _dispatch
+    from gputensor._backend import ops_factor, ops_gemm
+
+    n = 2 * 16 + 7
+    a = _spd(_rng(12), (), n).astype(np.float32)
+    size = ops_gemm._GEMM_PLANS.size
+    ops_gemm._GEMM_PLANS.size = 1
+    try:
+        with config.override(linalg_block=16):
+            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    finally:
+        ops_gemm._GEMM_PLANS.size = size
+    plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
+    assert any(key[:6] == ("float32", n, n, 1, n * n, 16) and plan for key, plan in plans.items())
+    with config.override(linalg_block=16):  # the replayed program
+        again = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    _close(lower, np.linalg.cholesky(a.astype(np.float64)).astype(np.float32), "float32")
+    np.testing.assert_array_equal(again, lower)

@@ -202,6 +202,10 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_block", "GPUTENSOR_LINALG_BLOCK", _count_or_auto, 0, True,
          "block (panel) width of the blocked linalg factorizations: 16, 32, 64 or 128 "
          "(0 or unset: each factorization's default)"),
+    Knob("linalg_chol_rows", "GPUTENSOR_LINALG_CHOL_ROWS", _not_off, True, True,
+         "cholesky: the diagonal blocks' kernel holds each invocation's rows together and skips the "
+         "rows already factored, 1024 invocations on GPUs that allow them (linalg_chol_rows.wgsl; "
+         "off: rows and columns cyclic over 16 x 16 invocations, linalg_chol_block.wgsl)"),
     Knob("linalg_panel_rows", "GPUTENSOR_LINALG_PANEL_ROWS", _count_or_auto, 0, True,
          "LU and QR panels taller than this many rows run over many workgroups (LU: pivots by "
          "a tournament; QR: a dispatch per column); 0 or unset: LU from 256 rows, QR from 512"),

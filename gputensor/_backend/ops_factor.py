@@ -20,7 +20,8 @@ Two families of kernels:
   readback):
 
   - Cholesky, right-looking (``CHOLESKY_BLOCK`` columns): one workgroup factors the diagonal
-    block in registers and inverts it (``linalg_chol_block.wgsl``), the panel below is the gemm
+    block in registers and inverts it (``linalg_chol_rows.wgsl``; ``linalg_chol_block.wgsl``
+    with the knob ``linalg_chol_rows`` off), the panel below is the gemm
     P L^-T (into scratch, copied back by the next diagonal block's dispatch, whose other
     workgroups also zero the block row right of the previous diagonal block), the trailing
     matrix's lower part the gemm C -= P P^T (two column stripes from 512 columns on); a
@@ -421,11 +422,19 @@ def block_width(default: int) -> int:
     return nb
 
 
-def _block_threads(ctx: Any, nb: int) -> int:
-    """Invocations per dimension of a diagonal-block kernel of width ``nb``: 32 (1024 in all)
-    for 128 on GPUs that allow it, else 16 (``nb`` / 16 elements per invocation and dimension)."""
+def _block_threads(ctx: Any, nb: int, rows: bool = False) -> int:
+    """Invocations per dimension of a diagonal-block kernel of width ``nb`` (``nb`` / it elements
+    per invocation and dimension): on GPUs that allow 1024 invocations 32 for 128, and for
+    every width from 32 with ``rows`` (``linalg_chol_rows.wgsl``: more subgroups to hide each
+    step's latency, each with fewer elements); else 16."""
     big = not ctx.is_software and int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)) >= 1024
-    return 32 if nb == 128 and big else 16
+    return 32 if big and (nb == 128 or (rows and nb >= 32)) else 16
+
+
+def _chol_kernel() -> str:
+    """The diagonal-block kernel ``linalg_chol_rows`` (knob ``linalg_chol_rows``, the default) or
+    ``linalg_chol_block``."""
+    return "linalg_chol_rows" if config.value("linalg_chol_rows") else "linalg_chol_block"
 
 
 def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, batch: int, bs: int, nb: int,
@@ -437,7 +446,8 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
     (panels). Each diagonal block's dispatch also copies the previous step's panel from ``ws``
     into A (and zeros its mirror above the diagonal)."""
     itemsize = _element(backend, dtype)
-    th = _block_threads(backend.context, nb)
+    kernel = _chol_kernel()
+    th = _block_threads(backend.context, nb, kernel == "linalg_chol_rows")
     defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
     chunk = th * th * 4  # panel elements per copying workgroup (CH of linalg_chol_block.wgsl)
     wrest = max(1, n - min(nb, n)) * nb
@@ -451,7 +461,7 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
         # elements from top: through this diagonal block and the previous panel's last row
         span = (batch - 1) * bs + max(back + (jb - 1) * ld + jb, (c_cols + c_rows - 1) * ld + c_cols if prev else 0)
         copy_groups = -(-c_rows * c_cols // chunk)
-        yield ("kernel", "linalg_chol_block",
+        yield ("kernel", kernel,
                [jb, 0, ld, 0, bs, int(rest > 0), c_rows, c_cols, 0, wrest, back, 0],
                [(top, span, itemsize, 1, back), (xs, batch * nb * nb, itemsize, 3, 0), (flag, 1, 4, 0, 0),
                 (ws, batch * wrest, itemsize, 8, 0)], (batch, 1 + copy_groups, 1), defines)
@@ -468,12 +478,30 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
         prev = (rest, jb)
 
 
-def _run_steps(backend: Any, dtype: str, steps: Any) -> None:
-    """Record ``_chol_steps``' steps through ``WgpuContext.dispatch`` and ``_gemm``."""
+def _gemm_plan(backend: Any, dtype: str, args: tuple[Any, ...]) -> tuple[bool, Any] | None:
+    """(whether A and B trade places, the kept ``ops_gemm.planned_call``) of a real gemm step's
+    arguments, or None when it keeps no plan (split-K, a general-stride gemm, k = 0)."""
+    m, nn, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs = args
+    form = _blas_form(m, nn, k, sa, sb, sc, batch, bs) if m and nn and k else None
+    if form is None:
+        return None
+    swap, (ta, tb, mm, n2, kk, lda, qa, ldb, qb, ldc, qc, count) = form
+    call = ops_gemm.planned_call(backend, ta, tb, mm, n2, kk, float(alpha), lda, qa, ldb, qb, float(beta), ldc, qc,
+                                 count, dtype=dtype)
+    return None if call is None or not call.reads else (swap, call)
+
+
+def _run_steps(backend: Any, dtype: str, steps: Any, plans: list[Any] | None = None) -> None:
+    """Record ``_chol_steps``' steps through ``WgpuContext.dispatch`` and ``_gemm``; with a list
+    ``plans``, append each gemm step's ``_gemm_plan`` right after its call (a factorization has
+    more gemm shapes than the gemm plan cache keeps, so they are taken before later steps evict
+    them)."""
     ctx = backend.context
     for step in steps:
         if step[0] == "gemm":
             _gemm(backend, dtype, *step[1], conj_b=True)
+            if plans is not None:
+                plans.append(_gemm_plan(backend, dtype, step[1]))
             continue
         _, name, words, bindings, grid, defines = step
         regions = []
@@ -489,12 +517,15 @@ def _run_steps(backend: Any, dtype: str, steps: Any) -> None:
 _CHOL_WORDS = struct.Struct("<12I")
 
 
-def _chol_program(backend: Any, dtype: str, steps: Any, bases: list[tuple[int, int]]) -> LaunchProgram | None:
+def _chol_program(backend: Any, dtype: str, steps: Any, bases: list[tuple[int, int]],
+                  plans: list[Any]) -> LaunchProgram | None:
     """``_chol_steps``' steps as one ``LaunchProgram`` over the operands ``bases`` ((pointer, bytes)
     of each: the matrices, the flag, then the scratch ``xs`` and ``ws``, allocated by the program),
-    the gemms taken from the plans their first calls kept; None when a gemm has no such plan
-    (split-K) or does not run as one (a general-stride or complex gemm)."""
+    the gemms taken from the plans their first calls kept (``plans``, from ``_run_steps``, one
+    per gemm step in order); None when a gemm has no such plan (split-K) or does not run as one
+    (a general-stride or complex gemm)."""
     ctx = backend.context
+    gemm_plans = iter(plans)
 
     def where(ptr: int) -> tuple[int, int]:
         for index, (start, nbytes) in enumerate(bases):
@@ -515,16 +546,11 @@ def _chol_program(backend: Any, dtype: str, steps: Any, bases: list[tuple[int, i
             pipe = ctx.pipeline(name, len(regions), defines)
             records.append((pipe, defines, words, grid, regions, name, _CHOL_WORDS))
             continue
-        m, nn, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs = step[1]
-        form = _blas_form(m, nn, k, sa, sb, sc, batch, bs) if m and nn and k else None
-        if form is None:
+        a, b, c = step[1][4], step[1][6], step[1][9]
+        kept = next(gemm_plans, None)
+        if kept is None:
             return None
-        swap, args = form
-        ta, tb, mm, n2, kk, lda, qa, ldb, qb, ldc, qc, count = args
-        call = ops_gemm.planned_call(backend, ta, tb, mm, n2, kk, float(alpha), lda, qa, ldb, qb, float(beta), ldc,
-                                     qc, count, dtype=dtype)
-        if call is None or not call.reads:
-            return None
+        swap, call = kept
         operands = [where(p) for p in ((b, a, c) if swap else (a, b, c))]
         program = call.program
         for st in program.steps:
@@ -579,8 +605,9 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     elements on) in place (right-looking, blocks of ``block_width(CHOLESKY_BLOCK)`` columns),
     zeros in the strict upper triangles. Each step is one dispatch for
     the whole stack: one workgroup per matrix factors the diagonal block and inverts it
-    (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-H (into scratch, then copied
-    back by the next step's dispatch of ``linalg_chol_block.wgsl``, whose other workgroups also
+    (``linalg_chol_rows.wgsl``, or ``linalg_chol_block.wgsl`` with the knob ``linalg_chol_rows``
+    off), the panel below is the gemm P L^-H (into scratch, then copied back by the next step's
+    dispatch of that kernel, whose other workgroups also
     zero the block row right of the previous diagonal block),
     the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
     matrices are Hermitian (A = L L^H).
@@ -599,7 +626,7 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
         return
     nb = block_width(CHOLESKY_BLOCK)
     span = ((batch - 1) * bs + (n - 1) * ld + n) * itemsize
-    key = (dtype, n, ld, batch, bs, nb, *ops_gemm.plan_settings())
+    key = (dtype, n, ld, batch, bs, nb, _chol_kernel(), *ops_gemm.plan_settings())
     plans = _CHOL_PLANS.of(backend)
     plan = plans.get(key)
     spied = ctx.__dict__.get("dispatch") is not None  # (a wrapped dispatch sees every step)
@@ -612,10 +639,12 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     xs = backend.alloc(xs_bytes, zero=False)
     ws = backend.alloc(ws_bytes, zero=False)
     try:
-        _run_steps(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws))
-        if plan is None and not _parts(backend, dtype):
+        planning = plan is None and not _parts(backend, dtype)
+        gemm_plans: list[Any] | None = [] if planning else None
+        _run_steps(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws), gemm_plans)
+        if gemm_plans is not None:
             program = _chol_program(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws),
-                                    [(a, span), (flag, 4), (xs, xs_bytes), (ws, ws_bytes)])
+                                    [(a, span), (flag, 4), (xs, xs_bytes), (ws, ws_bytes)], gemm_plans)
             _CHOL_PLANS.keep(plans, key, _CholCall(ctx, program, span, itemsize) if program is not None else False)
     finally:
         backend.free(xs)
