@@ -405,6 +405,33 @@ def _stripes(count: int) -> list[tuple[int, int]]:
     return [(s, min(step, count - s)) for s in range(0, count, step)]
 
 
+def _lower_update(rest: int, ld: int, jb: int, batch: int, split: int) -> list[tuple[int, ...]]:
+    """The gemms of the lower part of a rest x rest trailing update C -= W W^H (W: rest x jb,
+    row-major; C: leading dimension ``ld``), each (m, nn, W row of the left factor, W row of the
+    right factor (times jb: element offsets in W), C's element offset, count, (W's and C's
+    offset from one block to the next)): C[r:r+m, q:q+nn] -= W[r:r+m] W[q:q+nn]^H.
+
+    ``split`` 0 (or a stack of matrices): ``_stripes``. Otherwise a recursive split into 2^L
+    equal diagonal blocks of order h = rest / 2^L >= max(``split``, 16) (the largest such L;
+    rest odd or below twice that: ``_stripes``): per level l < L the 2^l off-diagonal blocks of
+    order h 2^(L-l-1) below the level's diagonal as one batched gemm, then the 2^L diagonal
+    blocks as one batched gemm: L + 1 gemms computing 1/2 + 1/2^(L+1) of the square (two
+    stripes: 3/4)."""
+    levels = 0
+    split = max(split, 16) if split else 0  # (thinner gemms take the general-stride kernel, which keeps no plan)
+    while split and batch == 1 and rest % (2 << levels) == 0 and rest >> (levels + 1) >= split:
+        levels += 1
+    if not levels:
+        return [(rest - s0, sb, s0 * jb, s0 * jb, s0 * (ld + 1), 1, (0, 0)) for s0, sb in _stripes(rest)]
+    h = rest >> levels
+    out = []
+    for lv in range(levels):
+        size = h << (levels - lv - 1)
+        out.append((size, size, size * jb, 0, size * ld, 1 << lv, (2 * size * jb, 2 * size * (ld + 1))))
+    out.append((h, h, 0, 0, 0, 1 << levels, (h * jb, h * (ld + 1))))
+    return out
+
+
 # ---- blocked factorizations (one matrix) ------------------------------------------------------
 #: Block widths ``GPUTENSOR_LINALG_BLOCK`` takes (the register-blocked diagonal kernels hold an
 #: NB x NB block on 16 x 16 or 32 x 32 invocations).
@@ -446,6 +473,7 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
     (panels). Each diagonal block's dispatch also copies the previous step's panel from ``ws``
     into A (and zeros its mirror above the diagonal)."""
     itemsize = _element(backend, dtype)
+    split = int(config.value("linalg_chol_split"))
     kernel = _chol_kernel()
     th = _block_threads(backend.context, nb, kernel == "linalg_chol_rows")
     defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
@@ -470,11 +498,12 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
         p = d + jb * ld * itemsize
         # W := P L^-H
         yield ("gemm", (rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch, (bs, nb * nb, wrest)))
-        for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^H
-            c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
-            w0 = ws + s0 * jb * itemsize
-            yield ("gemm", (rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1), batch,
-                            (wrest, wrest, bs)))
+        c = a + ((j0 + jb) * ld + j0 + jb) * itemsize
+        for m, nn, w_off, w2_off, c_off, count, (qw, qc) in _lower_update(rest, ld, jb, batch, split):
+            # C[r:r+m, q:q+nn] -= W[r:r+m] W[q:q+nn]^H for count such blocks, qw / qc apart
+            yield ("gemm", (m, nn, jb, -1.0, ws + w_off * itemsize, (jb, 1), ws + w2_off * itemsize, (1, jb), 1.0,
+                            c + c_off * itemsize, (ld, 1), count * batch,
+                            (qw, qw, qc) if count > 1 else (wrest, wrest, bs)))
         prev = (rest, jb)
 
 
@@ -626,7 +655,8 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
         return
     nb = block_width(CHOLESKY_BLOCK)
     span = ((batch - 1) * bs + (n - 1) * ld + n) * itemsize
-    key = (dtype, n, ld, batch, bs, nb, _chol_kernel(), *ops_gemm.plan_settings())
+    key = (dtype, n, ld, batch, bs, nb, _chol_kernel(), int(config.value("linalg_chol_split")),
+           *ops_gemm.plan_settings())
     plans = _CHOL_PLANS.of(backend)
     plan = plans.get(key)
     spied = ctx.__dict__.get("dispatch") is not None  # (a wrapped dispatch sees every step)
