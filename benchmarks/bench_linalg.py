@@ -19,7 +19,7 @@ call with their GPU times (``gt.profile()``); ``--json PATH``). ``--ab KNOB[,KNO
 ``gputensor._backend.config`` knobs, e.g. ``linalg_chol_rows``; ``NAME=VALUE`` sets one, e.g.
 ``linalg_block=128``): after each case's row, one more gputensor row per knob with that knob
 flipped or set (``config.override``; case id suffixed ``[knob=0]``, ``[knob=1]`` or
-``[knob=VALUE]``), its ratios against the same NumPy and torch times (and with ``--profile``
+``[knob=VALUE]``; ``A=1+B=2`` sets two knobs in one variant), its ratios against the same NumPy and torch times (and with ``--profile``
 its kernels too): both variants measured in one run.
 """
 
@@ -124,17 +124,21 @@ def _time(fn: Callable[[], Any], sync: Callable[[], Any], target_s: float) -> fl
 
 
 def variants(names: str | None) -> list[tuple[str, dict[str, Any]]]:
-    """(id suffix, ``config.override`` arguments) of each ``--ab`` knob flipped from its value
-    now, or set to the value given after ``=``. ValueError for an unknown knob name."""
+    """(id suffix, ``config.override`` arguments) of each ``--ab`` variant: a knob flipped from
+    its value now, or set to the value given after ``=``; knobs joined by ``+`` change together
+    in one variant. ValueError for an unknown knob name."""
     out: list[tuple[str, dict[str, Any]]] = []
     knobs = {k.name: k for k in config.KNOBS}
     for item in [v.strip() for v in (names or "").split(",") if v.strip()]:
-        name, _, raw = item.partition("=")
-        knob = knobs.get(name)
-        if knob is None:
-            raise ValueError(f"--ab: unknown gputensor knob {name!r}; knobs: {', '.join(knobs)}")
-        value = knob.parse(knob.env, raw, knob.default) if raw else not config.value(name)
-        out.append((f"[{name}={int(value) if isinstance(value, bool) else value}]", {name: value}))
+        settings: dict[str, Any] = {}
+        for part in item.split("+"):
+            name, _, raw = part.strip().partition("=")
+            knob = knobs.get(name)
+            if knob is None:
+                raise ValueError(f"--ab: unknown gputensor knob {name!r}; knobs: {', '.join(knobs)}")
+            settings[name] = knob.parse(knob.env, raw, knob.default) if raw else not config.value(name)
+        label = "+".join(f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in settings.items())
+        out.append((f"[{label}]", settings))
     return out
 
 

@@ -96,29 +96,42 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         if r0 + RR > j {
             let ljj = sqrt(sc_re(col[b + j]));
             let inv = R(1) / ljj;
+            let jq = j / TH;
             //#unroll
             for (var u = 0u; u < RR; u++) {
                 lc[u] = sc_conj(col[b + tx + TH * u] * inv);
                 xc[u] = xrow[b + tx + TH * u] * inv;
             }
+            // Branches on the row (i against j) and on the column group (u against jq) are the
+            // same for every invocation of a subgroup of one ty: each takes only its own update.
             //#unroll
             for (var s = 0u; s < RR; s++) {
                 let i = r0 + s;
-                let li = col[b + i] * inv;
-                //#unroll
-                for (var u = 0u; u < RR; u++) {
-                    let c = tx + TH * u;
-                    let e = s * RR + u;
-                    if c > j {
-                        if c <= i {
-                            a[e] = a[e] - sc_mul(li, lc[u]);
-                        }
-                    } else if i >= j {
-                        if c == j {
-                            a[e] = select(li, sc_from(ljj), i == j);
-                        }
-                        if with_x {
-                            x[e] = select(x[e] - sc_mul(li, xc[u]), xc[u], i == j);
+                if i >= j {
+                    let li = col[b + i] * inv;
+                    //#unroll
+                    for (var u = 0u; u < RR; u++) {
+                        let c = tx + TH * u;
+                        let e = s * RR + u;
+                        if u > jq {  // (every column right of j)
+                            if c <= i {
+                                a[e] = a[e] - sc_mul(li, lc[u]);
+                            }
+                        } else if u < jq {  // (every column left of j)
+                            if with_x {
+                                x[e] = select(x[e] - sc_mul(li, xc[u]), xc[u], i == j);
+                            }
+                        } else if c > j {
+                            if c <= i {
+                                a[e] = a[e] - sc_mul(li, lc[u]);
+                            }
+                        } else {
+                            if c == j {
+                                a[e] = select(li, sc_from(ljj), i == j);
+                            }
+                            if with_x {
+                                x[e] = select(x[e] - sc_mul(li, xc[u]), xc[u], i == j);
+                            }
                         }
                     }
                 }
