@@ -510,8 +510,9 @@ def test_cholesky_program_outlives_the_gemm_plan_cache() -> None:
 @pytest.mark.parametrize(("nb", "n", "split"), [(16, 100, 16), (16, 147, 32), (32, 97, 16)])
 def test_cholesky_trailing_update_split(dtype: str, nb: int, n: int, split: int) -> None:
     """The trailing update's lower part as batched gemms of a recursive split
-    (``linalg_chol_split``; odd orders keep the stripes) factors as NumPy does, and its call
-    structure is kept and replayed as one program."""
+    (``linalg_chol_split`` with ``linalg_chol_syrk`` off; odd orders keep the stripes), and as
+    one gemm over the lower triangle's tiles (``linalg_chol_syrk``), factors as NumPy does, and
+    its call structure is kept and replayed as one program."""
     from gputensor import _dispatch
     from gputensor._backend import ops_factor
 
@@ -520,13 +521,15 @@ def test_cholesky_trailing_update_split(dtype: str, nb: int, n: int, split: int)
     if dtype.startswith("complex"):
         a = a + 1j * rng.standard_normal((n, n))
     a = (a @ np.conj(a.T) / n + np.eye(n)).astype(dtype)
-    with config.override(linalg_block=nb, linalg_chol_split=split):
-        lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
-        again = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
     wide = np.complex128 if dtype.startswith("complex") else np.float64
-    _close(lower, np.linalg.cholesky(a.astype(wide)).astype(dtype), dtype)
-    np.testing.assert_array_equal(again, lower)
-    if not dtype.startswith("complex"):
-        plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
-        assert any(key[:6] == (dtype, n, n, 1, n * n, nb) and key[7] == split and plan
-                   for key, plan in plans.items())
+    want = np.linalg.cholesky(a.astype(wide)).astype(dtype)
+    for syrk in (False, True):
+        with config.override(linalg_block=nb, linalg_chol_split=split, linalg_chol_syrk=syrk):
+            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+            again = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+        _close(lower, want, dtype)
+        np.testing.assert_array_equal(again, lower)
+        if not dtype.startswith("complex"):
+            plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
+            assert any(key[:6] == (dtype, n, n, 1, n * n, nb) and key[7:9] == (split, syrk) and plan
+                       for key, plan in plans.items())

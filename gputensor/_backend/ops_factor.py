@@ -328,15 +328,17 @@ def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv
 
 def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
           b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], batch: int = 1,
-          bs: tuple[int, int, int] = (0, 0, 0), *, conj_a: bool = False, conj_b: bool = False) -> None:
+          bs: tuple[int, int, int] = (0, 0, 0), *, conj_a: bool = False, conj_b: bool = False,
+          lower: bool = False) -> None:
     """C := alpha op(A) op(B) + beta C (real alpha, beta; op conjugates with ``conj_a`` /
     ``conj_b``). Complex operands: the complex product from four real gemms over the
-    interleaved parts (Re C = Ar Br - Ai Bi, Im C = Ar Bi + Ai Br, the conjugations as signs)."""
+    interleaved parts (Re C = Ar Br - Ai Bi, Im C = Ar Bi + Ai Br, the conjugations as signs).
+    ``lower``: C's strict upper triangle may be left as it was (``_real_gemm``)."""
     if not (m and n):
         return
     part = _parts(backend, dtype)
     if not part:
-        _real_gemm(backend, dtype, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs)
+        _real_gemm(backend, dtype, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs, lower)
         return
     ps = element(backend, part).itemsize
     sa2, sb2, sc2 = (2 * sa[0], 2 * sa[1]), (2 * sb[0], 2 * sb[1]), (2 * sc[0], 2 * sc[1])
@@ -381,20 +383,35 @@ def _blas_form(m: int, n: int, k: int, sa: tuple[int, int], sb: tuple[int, int],
 
 def _real_gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
                b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], batch: int,
-               bs: tuple[int, int, int]) -> None:
+               bs: tuple[int, int, int], lower: bool = False) -> None:
     """``ops_gemm.gemm_strided`` of a real dtype, replaying the plan an earlier call of the same
     structure kept (``ops_gemm.planned_call``: only the pointers are checked) where there is
-    one; the factorizations repeat the same few gemm shapes step after step and call after call."""
+    one; the factorizations repeat the same few gemm shapes step after step and call after call.
+    ``lower`` (a square C, row-major or column-major in a BLAS layout): only the tiles that
+    reach C's lower triangle run (``gemm_strided_batched``'s ``triangle``), the strict upper
+    triangle may be left as it was."""
     form = _blas_form(m, n, k, sa, sb, sc, batch, bs) if k > 0 else None
     if form is not None:
         swap, args = form
         ta, tb, mm, nn, kk, lda, qa, ldb, qb, ldc, qc, count = args
+        tri = _triangle(swap) if lower else 0
         call = ops_gemm.planned_call(backend, ta, tb, mm, nn, kk, float(alpha), lda, qa, ldb, qb, float(beta), ldc,
-                                     qc, count, dtype=dtype)
+                                     qc, count, dtype=dtype, triangle=tri)
         if call is not None:
             call.launch(backend, b if swap else a, a if swap else b, c)
             return
+        if tri:
+            ops_gemm.gemm_strided_batched(backend, ta, tb, mm, nn, kk, alpha, b if swap else a, lda, qa,
+                                          a if swap else b, ldb, qb, beta, c, ldc, qc, count, dtype=dtype,
+                                          triangle=tri)
+            return
     ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs, dtype=dtype)
+
+
+def _triangle(swap: bool) -> int:
+    """``gemm_strided_batched``'s ``triangle`` for the lower triangle of a row-major C: the
+    kernel's column-major C is its transpose when A and B trade places (upper: 1), else C (2)."""
+    return 1 if swap else 2
 
 
 def _stripes(count: int) -> list[tuple[int, int]]:
@@ -458,6 +475,13 @@ def _block_threads(ctx: Any, nb: int, rows: bool = False) -> int:
     return 32 if big and (nb == 128 or (rows and nb >= 32)) else 16
 
 
+def _chol_syrk(backend: Any, dtype: str) -> bool:
+    """Whether ``cholesky_blocked``'s trailing updates are one gemm each over the tiles that
+    reach the lower triangle (knob ``linalg_chol_syrk``; real dtypes, whose gemms take a BLAS
+    layout), else column stripes or the recursive split (``_lower_update``)."""
+    return bool(config.value("linalg_chol_syrk")) and not _parts(backend, dtype)
+
+
 def _chol_kernel() -> str:
     """The diagonal-block kernel ``linalg_chol_rows`` (knob ``linalg_chol_rows``, the default) or
     ``linalg_chol_block``."""
@@ -468,12 +492,13 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
                 xs: int, ws: int) -> Any:
     """The steps of ``cholesky_blocked`` in order, each ``("kernel", name, words, bindings, grid,
     defines)`` (bindings: (pointer, elements, itemsize, the word that takes the window index of
-    the pointer's element plus ``extra`` or 0, extra)) or ``("gemm", args of _gemm)``, over the
+    the pointer's element plus ``extra`` or 0, extra)) or ``("gemm", args of _gemm[, lower])``, over the
     matrices at ``a``, the flag and the scratch ``xs`` (the diagonal blocks' inverses) and ``ws``
     (panels). Each diagonal block's dispatch also copies the previous step's panel from ``ws``
     into A (and zeros its mirror above the diagonal)."""
     itemsize = _element(backend, dtype)
     split = int(config.value("linalg_chol_split"))
+    syrk = _chol_syrk(backend, dtype)
     kernel = _chol_kernel()
     th = _block_threads(backend.context, nb, kernel == "linalg_chol_rows")
     defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
@@ -499,6 +524,11 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
         # W := P L^-H
         yield ("gemm", (rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch, (bs, nb * nb, wrest)))
         c = a + ((j0 + jb) * ld + j0 + jb) * itemsize
+        if syrk:  # lower part: C -= W W^H on the tiles that reach C's lower triangle
+            yield ("gemm", (rest, rest, jb, -1.0, ws, (jb, 1), ws, (1, jb), 1.0, c, (ld, 1), batch,
+                            (wrest, wrest, bs)), True)
+            prev = (rest, jb)
+            continue
         for m, nn, w_off, w2_off, c_off, count, (qw, qc) in _lower_update(rest, ld, jb, batch, split):
             # C[r:r+m, q:q+nn] -= W[r:r+m] W[q:q+nn]^H for count such blocks, qw / qc apart
             yield ("gemm", (m, nn, jb, -1.0, ws + w_off * itemsize, (jb, 1), ws + w2_off * itemsize, (1, jb), 1.0,
@@ -507,7 +537,7 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
         prev = (rest, jb)
 
 
-def _gemm_plan(backend: Any, dtype: str, args: tuple[Any, ...]) -> tuple[bool, Any] | None:
+def _gemm_plan(backend: Any, dtype: str, args: tuple[Any, ...], lower: bool) -> tuple[bool, Any] | None:
     """(whether A and B trade places, the kept ``ops_gemm.planned_call``) of a real gemm step's
     arguments, or None when it keeps no plan (split-K, a general-stride gemm, k = 0)."""
     m, nn, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs = args
@@ -516,7 +546,7 @@ def _gemm_plan(backend: Any, dtype: str, args: tuple[Any, ...]) -> tuple[bool, A
         return None
     swap, (ta, tb, mm, n2, kk, lda, qa, ldb, qb, ldc, qc, count) = form
     call = ops_gemm.planned_call(backend, ta, tb, mm, n2, kk, float(alpha), lda, qa, ldb, qb, float(beta), ldc, qc,
-                                 count, dtype=dtype)
+                                 count, dtype=dtype, triangle=_triangle(swap) if lower else 0)
     return None if call is None or not call.reads else (swap, call)
 
 
@@ -528,9 +558,10 @@ def _run_steps(backend: Any, dtype: str, steps: Any, plans: list[Any] | None = N
     ctx = backend.context
     for step in steps:
         if step[0] == "gemm":
-            _gemm(backend, dtype, *step[1], conj_b=True)
+            lower = len(step) > 2 and step[2]
+            _gemm(backend, dtype, *step[1], conj_b=True, lower=lower)
             if plans is not None:
-                plans.append(_gemm_plan(backend, dtype, step[1]))
+                plans.append(_gemm_plan(backend, dtype, step[1], lower))
             continue
         _, name, words, bindings, grid, defines = step
         regions = []
@@ -656,7 +687,7 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     nb = block_width(CHOLESKY_BLOCK)
     span = ((batch - 1) * bs + (n - 1) * ld + n) * itemsize
     key = (dtype, n, ld, batch, bs, nb, _chol_kernel(), int(config.value("linalg_chol_split")),
-           *ops_gemm.plan_settings())
+           _chol_syrk(backend, dtype), *ops_gemm.plan_settings())
     plans = _CHOL_PLANS.of(backend)
     plan = plans.get(key)
     spied = ctx.__dict__.get("dispatch") is not None  # (a wrapped dispatch sees every step)
