@@ -24,7 +24,9 @@ Two families of kernels:
     with the knob ``linalg_chol_rows`` off), the panel below is the gemm
     P L^-T (into scratch, copied back by the next diagonal block's dispatch, whose other
     workgroups also zero the block row right of the previous diagonal block), the trailing
-    matrix's lower part the gemm C -= P P^T (two column stripes from 512 columns on); a
+    matrix's lower part the gemm C -= P P^T over the tiles that reach the lower triangle
+    (``linalg_chol_syrk``; complex dtypes, or with it off: two column stripes from 512 columns
+    on, or ``linalg_chol_split``'s recursive split into batched gemms); a
     repeated call structure replays all of it as one ``LaunchProgram``;
   - LU, right-looking (getrf, ``LU_BLOCK`` columns): a panel up to ``LU_TREE_MIN_ROWS`` rows
     (``GPUTENSOR_LINALG_PANEL_ROWS``) with pivot search on one workgroup, each row updated in
