@@ -533,3 +533,24 @@ def test_cholesky_trailing_update_split(dtype: str, nb: int, n: int, split: int)
             plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
             assert any(key[:6] == (dtype, n, n, 1, n * n, nb) and key[7:9] == (split, syrk) and plan
                        for key, plan in plans.items())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+@pytest.mark.parametrize(("nb", "n"), [(32, 71), (64, 131), (128, 133)])
+def test_cholesky_row_strips_on_32_by_32_invocations(monkeypatch: pytest.MonkeyPatch, dtype: str, nb: int,
+                                                     n: int) -> None:
+    """The row-strip kernel with the 32 x 32 invocations GPUs get (software adapters take 16 x 16;
+    forced here): one, two and four rows and columns per invocation."""
+    from gputensor._backend import ops_factor
+
+    monkeypatch.setattr(ops_factor, "_block_threads", lambda ctx, nb, rows=False, itemsize=4: 32)
+    rng = _rng(n)
+    a = rng.standard_normal((n, n))
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal((n, n))
+    a = (a @ np.conj(a.T) / n + np.eye(n)).astype(dtype)
+    with config.override(linalg_block=nb, linalg_chol_rows=True):
+        lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    wide = np.complex128 if dtype.startswith("complex") else np.float64
+    _close(lower, np.linalg.cholesky(a.astype(wide)).astype(dtype), dtype)
+    assert not np.any(np.triu(lower, 1))

@@ -468,13 +468,14 @@ def block_width(default: int) -> int:
     return nb
 
 
-def _block_threads(ctx: Any, nb: int, rows: bool = False) -> int:
+def _block_threads(ctx: Any, nb: int, rows: bool = False, itemsize: int = 4) -> int:
     """Invocations per dimension of a diagonal-block kernel of width ``nb`` (``nb`` / it elements
-    per invocation and dimension): on GPUs that allow 1024 invocations 32 for 128, and for
-    every width from 32 with ``rows`` (``linalg_chol_rows.wgsl``: more subgroups to hide each
-    step's latency, each with fewer elements); else 16."""
+    per invocation and dimension): on GPUs that allow 1024 invocations 32 for 128, and with
+    ``rows`` (``linalg_chol_rows.wgsl``: more subgroups to hide each step's latency, each with
+    fewer elements) for every width from 32 of elements up to 8 bytes (complex128's elements
+    would not fit the registers an invocation of 1024 gets); else 16."""
     big = not ctx.is_software and int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)) >= 1024
-    return 32 if big and (nb == 128 or (rows and nb >= 32)) else 16
+    return 32 if big and (nb == 128 or (rows and nb >= 32 and itemsize <= 8)) else 16
 
 
 def _chol_syrk(backend: Any, dtype: str) -> bool:
@@ -502,7 +503,7 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
     split = int(config.value("linalg_chol_split"))
     syrk = _chol_syrk(backend, dtype)
     kernel = _chol_kernel()
-    th = _block_threads(backend.context, nb, kernel == "linalg_chol_rows")
+    th = _block_threads(backend.context, nb, kernel == "linalg_chol_rows", itemsize)
     defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
     chunk = th * th * 4  # panel elements per copying workgroup (CH of linalg_chol_block.wgsl)
     wrest = max(1, n - min(nb, n)) * nb
