@@ -244,6 +244,17 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_block", "GPUTENSOR_LINALG_BLOCK", _count_or_auto, 0, True,
          "block (panel) width of the blocked linalg factorizations: 16, 32, 64 or 128 "
          "(0 or unset: each factorization's default)"),
+    Knob("linalg_chol_rows", "GPUTENSOR_LINALG_CHOL_ROWS", _not_off, True, True,
+         "cholesky: the diagonal blocks' kernel holds each invocation's rows together and skips the "
+         "rows already factored, 1024 invocations on GPUs that allow them (linalg_chol_rows.wgsl; "
+         "off: rows and columns cyclic over 16 x 16 invocations, linalg_chol_block.wgsl)"),
+    Knob("linalg_chol_syrk", "GPUTENSOR_LINALG_CHOL_SYRK", _not_off, True, True,
+         "cholesky (real dtypes): each trailing update one gemm over the tiles that reach the lower "
+         "triangle (off: column stripes, or linalg_chol_split's recursive split)"),
+    Knob("linalg_chol_split", "GPUTENSOR_LINALG_CHOL_SPLIT", _count_or_auto, 0, True,
+         "cholesky of one matrix: the trailing update's lower part split recursively into diagonal "
+         "blocks of at least this order, one batched gemm per level (less of the square computed, "
+         "more gemms); 0 or unset: two column stripes from 512 columns"),
     Knob("linalg_panel_rows", "GPUTENSOR_LINALG_PANEL_ROWS", _count_or_auto, 0, True,
          "LU and QR panels taller than this many rows run over many workgroups (LU: pivots by "
          "a tournament; QR: a dispatch per column); 0 or unset: LU from 256 rows, QR from 512"),

@@ -197,7 +197,7 @@ def _kind_of(t: StorageType) -> str:
 
 
 #: The complex product of ``a`` and ``b`` (``vec2``: real, imaginary), NumPy's plain formula.
-_COMPLEX_MUL = "{ACC}(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)"
+_COMPLEX_MUL = "{{ACC}}(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)"
 
 
 _NAN_MAX = "select(select(max(a, b), b, acc_is_nan(b)), a, acc_is_nan(a))"
@@ -271,7 +271,7 @@ class _PlainKind(ReductionKind):
     def defines(self, types: _Types, d: dict[str, object], kind: str, acc_c: str, dst_compute: str) -> None:
         spec = types.spec
         d.update(types.vector_defines(0, str(d["SRC_COMPUTE"])))
-        post = spec.pick(spec.post, kind).replace("{ACC}", acc_c).replace("{PART}", types.acc.real_compute)
+        post = spec.pick(spec.post, kind).replace("{{ACC}}", acc_c).replace("{{PART}}", types.acc.real_compute)
         d["COMBINE"] = _combine(spec, kind, acc_c)
         d["IDENTITY"] = literal(_identity_value(spec, types.acc), acc_c)
         d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
@@ -330,7 +330,7 @@ class ReductionOp:
     ``kind``: the :class:`ReductionKind` (its kernel and state); ``combine``/``identity``/``post``: per accumulator kind ('bool',
     'int', 'uint', 'float', 'complex'; key '*' = any other kind) the combine expression over
     ``a, b``, the identity (a number, or 'min'/'max' of the accumulation dtype) and the post-map
-    over ``r`` (``{ACC}`` is replaced by the accumulator's WGSL type, ``{PART}`` by the type of
+    over ``r`` (``{{ACC}}`` is replaced by the accumulator's WGSL type, ``{{PART}}`` by the type of
     a complex accumulator's parts); ``acc``: default accumulation dtype
     ('dst', 'src' or 'bool'); ``acc_kinds``/``dst_kinds``: allowed kinds; ``nonempty``: a
     reduction over zero elements is an error (no identity).
@@ -390,8 +390,8 @@ REDUCTION_OPS: dict[str, ReductionOp] = {
                     {"bool": True, "float": math.inf, "*": "max"}, nonempty=True,
                     vector_combine={"float": "min"}, elementwise="minimum"),
         ReductionOp("mean", PLAIN, "dst", {"*": "a + b"}, {"*": 0},
-                    {"float": "r / {ACC}(params.count)", "complex": "r / {PART}(params.count)",
-                     "*": "acc_wrap(r) / {ACC}(params.count)"},
+                    {"float": "r / {{ACC}}(params.count)", "complex": "r / {{PART}}(params.count)",
+                     "*": "acc_wrap(r) / {{ACC}}(params.count)"},
                     acc_kinds=_NUMERIC | {"complex"}, dst_kinds=_WITH_COMPLEX),
         ReductionOp("all", PLAIN, "bool", {"*": "a && b"}, {"*": True}, acc_kinds=frozenset({"bool"})),
         ReductionOp("any", PLAIN, "bool", {"*": "a || b"}, {"*": False}, acc_kinds=frozenset({"bool"})),
@@ -459,7 +459,7 @@ def _combine(spec: ReductionOp, kind: str, acc_c: str) -> str:
             raise unsupported(f"{spec.name} of int64/uint64 is not supported on an adapter without shader-int64",
                               "shader-int64")
         return _binary_call(spec.elementwise, acc_c)
-    return spec.pick(spec.combine, kind).replace("{ACC}", acc_c)
+    return spec.pick(spec.combine, kind).replace("{{ACC}}", acc_c)
 
 
 def _identity_value(spec: ReductionOp, acc: StorageType) -> object:
