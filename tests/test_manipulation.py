@@ -218,7 +218,7 @@ def test_concat_kernel_word_sizes(backend, vec4):
         assert bool(call.vec_groups) == (vec4 and all(w % 4 == 0 for w in words)
                                          and backend.context.storage_offset_alignment % 16 == 0)
         out = gt.empty((rows * sum(words),), dtype=gt.int32)
-        call.launch(backend, out._ptr, [src._ptr + 4 * s for s in starts])
+        call.launch(backend, [src._ptr + 4 * s for s in starts], out._ptr)
         parts = [base[s : s + rows * w].reshape(rows, w) for s, w in zip(starts, words)]
         np.testing.assert_array_equal(host(out), np.concatenate(parts, axis=1).reshape(-1))
 
