@@ -291,7 +291,7 @@ def test_every_op_every_dtype(backend, op, dtype):
     reduce_view(backend, op, src, (0, 2), dst)
 
 
-@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64"])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
 @pytest.mark.parametrize("op", ["sum", "prod", "mean"])
 def test_integer_accumulation_wraps_like_numpy(backend, op, dtype):
     """Accumulating in the narrow dtype itself wraps as NumPy does (mean: wrapped sum, then
@@ -302,6 +302,21 @@ def test_integer_accumulation_wraps_like_numpy(backend, op, dtype):
     if op == "sum" and dtype in ("int8", "uint8"):
         wide = src.view.astype(np.int64).sum(axis=1)
         assert (wide != got.astype(np.int64)).any(), "test data should overflow"
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_mean_accumulated_in_64_bit_integers(backend, dtype):
+    """mean in an int64/uint64 accumulator (two 32-bit words where the adapter lacks
+    shader-int64) as with native 64-bit integers: the wrapped sum of values over the whole
+    range divided by the count, truncated toward zero; long reductions split over workgroups
+    (a second pass merges the partial sums), columns, one element, none (0)."""
+    rng = np.random.default_rng(29)
+    for shape, axes in [((3, 20000), (1,)), ((20000, 3), (0,)), ((4, 1), (1,)), ((4, 0), (1,))]:
+        src = Source(backend, dtype, shape, rng=rng)
+        reduce_view(backend, "mean", src, axes, dtype)
+    x = Source(backend, dtype, (2, 3), values=np.array([-9, 2, 0, 7, 7, 7]).astype(dtype))
+    want = [-2, 7] if dtype == "int64" else [(2**64 - 7) // 3, 7]  # (-7 / 3 truncates to -2)
+    np.testing.assert_array_equal(reduce_view(backend, "mean", x, (1,), dtype), np.array(want).astype(dtype))
 
 
 def test_wider_accumulator_and_cast_output(backend):
