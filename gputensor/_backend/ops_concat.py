@@ -53,7 +53,11 @@ class ConcatCall:
             groups.append((picked, spans, (4,) * (n + 1), tuple(cols[: SOURCES + 4]), grid))
         self.groups = tuple(groups)
 
-    def launch(self, backend: Any, dst_ptr: int, src_ptrs: Sequence[int]) -> None:
+    def valid_on(self, backend: Any) -> bool:
+        """Whether the call holds on ``backend`` now (its context)."""
+        return self.ctx is backend._ctx
+
+    def launch(self, backend: Any, src_ptrs: Sequence[int], dst_ptr: int) -> None:
         """Record the concatenation of the parts at ``src_ptrs`` (one per word count, empty
         parts included) into ``dst_ptr``. BackendError (invalid argument) for bad or unaligned
         pointers, before anything of that dispatch is recorded."""
@@ -109,4 +113,4 @@ def concat_words(backend: Any, dst_ptr: int, rows: int, parts: Sequence[tuple[in
     sizes or regions larger than one binding."""
     call = concat_call(backend, rows, [w for _, w in parts])
     if call is not None:
-        call.launch(backend, dst_ptr, [p for p, _ in parts])
+        call.launch(backend, [p for p, _ in parts], dst_ptr)

@@ -186,7 +186,7 @@ def _kind_of(t: StorageType) -> str:
 
 
 #: The complex product of ``a`` and ``b`` (``vec2``: real, imaginary), NumPy's plain formula.
-_COMPLEX_MUL = "{ACC}(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)"
+_COMPLEX_MUL = "{{ACC}}(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)"
 
 
 _NAN_MAX = "select(select(max(a, b), b, acc_is_nan(b)), a, acc_is_nan(a))"
@@ -245,7 +245,7 @@ class _PlainKind(ReductionKind):
         spec = types.spec
         d.update(types.vector_defines(0, str(d["SRC_COMPUTE"])))
         post = spec.emulated_post if compute_info(acc_c).emulated and spec.emulated_post else spec.pick(spec.post, kind)
-        post = post.replace("{ACC}", acc_c).replace("{PART}", types.acc.real_compute)
+        post = post.replace("{{ACC}}", acc_c).replace("{{PART}}", types.acc.real_compute)
         d["COMBINE"] = _combine(spec, kind, acc_c)
         d["IDENTITY"] = literal(_identity_value(spec, types.acc), acc_c)
         d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
@@ -293,7 +293,7 @@ class ReductionOp:
     ``kind``: the :class:`ReductionKind` (its kernel and state); ``combine``/``identity``/``post``: per accumulator kind ('bool',
     'int', 'uint', 'float', 'complex'; key '*' = any other kind) the combine expression over
     ``a, b``, the identity (a number, or 'min'/'max' of the accumulation dtype) and the post-map
-    over ``r`` (``{ACC}`` is replaced by the accumulator's WGSL type, ``{PART}`` by the type of
+    over ``r`` (``{{ACC}}`` is replaced by the accumulator's WGSL type, ``{{PART}}`` by the type of
     a complex accumulator's parts); ``acc``: default accumulation dtype
     ('dst', 'src' or 'bool'); ``acc_kinds``/``dst_kinds``: allowed kinds; ``nonempty``: a
     reduction over zero elements is an error (no identity).
@@ -309,7 +309,7 @@ class ReductionOp:
     ``elementwise``: the op of the elementwise table that ``combine`` is for numbers (``add``,
     ``multiply``, ``maximum``, ``minimum``): int64/uint64 emulated as two 32-bit words combine
     with its form (the helpers of ``_wgsl/int64_emul.wgsl``), as no WGSL operator applies;
-    ``emulated_post``: their post-map where the op has one (``{ACC}``: ``i64e``/``u64e``), the
+    ``emulated_post``: their post-map where the op has one (``{{ACC}}``: ``i64e``/``u64e``), the
     same value as ``post``'s native form.
     """
 
@@ -341,8 +341,8 @@ _NUMERIC = frozenset({"int", "uint", "float"})
 #: (truncated toward zero; a zero count leaves ``r``): the magnitude's unsigned quotient,
 #: times -1 (mod 2^64) for a negative ``r``
 _EMULATED_MEAN = (
-    "x64_where_{ACC}(params.count == 0u, r, x64_v_{ACC}(x64w_mul(x64w_udivmod(x64_mag_{ACC}(r), "
-    "vec2<u32>(params.count, 0u)).xy, select(vec2<u32>(1u, 0u), vec2<u32>(0xFFFFFFFFu), x64_isneg_{ACC}(r)))))"
+    "x64_where_{{ACC}}(params.count == 0u, r, x64_v_{{ACC}}(x64w_mul(x64w_udivmod(x64_mag_{{ACC}}(r), "
+    "vec2<u32>(params.count, 0u)).xy, select(vec2<u32>(1u, 0u), vec2<u32>(0xFFFFFFFFu), x64_isneg_{{ACC}}(r)))))"
 )
 #: kinds sum, prod and mean accumulate and write (complex included)
 _WITH_COMPLEX = frozenset({"bool", "int", "uint", "float", "complex"})
@@ -363,8 +363,8 @@ REDUCTION_OPS: dict[str, ReductionOp] = {
                     {"bool": True, "float": math.inf, "*": "max"}, nonempty=True,
                     vector_combine={"float": "min"}, elementwise="minimum"),
         ReductionOp("mean", PLAIN, "dst", {"*": "a + b"}, {"*": 0},
-                    {"float": "r / {ACC}(params.count)", "complex": "r / {PART}(params.count)",
-                     "*": "acc_wrap(r) / {ACC}(params.count)"},
+                    {"float": "r / {{ACC}}(params.count)", "complex": "r / {{PART}}(params.count)",
+                     "*": "acc_wrap(r) / {{ACC}}(params.count)"},
                     acc_kinds=_NUMERIC | {"complex"}, dst_kinds=_WITH_COMPLEX, elementwise="add",
                     emulated_post=_EMULATED_MEAN),
         ReductionOp("all", PLAIN, "bool", {"*": "a && b"}, {"*": True}, acc_kinds=frozenset({"bool"})),
@@ -433,7 +433,7 @@ def _combine(spec: ReductionOp, kind: str, acc_c: str) -> str:
             raise unsupported(f"{spec.name} of int64/uint64 is not supported on an adapter without shader-int64",
                               "shader-int64")
         return _binary_call(spec.elementwise, acc_c)
-    return spec.pick(spec.combine, kind).replace("{ACC}", acc_c)
+    return spec.pick(spec.combine, kind).replace("{{ACC}}", acc_c)
 
 
 def _identity_value(spec: ReductionOp, acc: StorageType) -> object:
