@@ -29,13 +29,13 @@ from . import _function_kernels as kernels
 from . import _fusion_rows
 from ._fusion import fusion_enabled
 from ._array_object import GpuArray
+from ._devices import DEFAULT_DEVICE
 from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType, as_dtype
 from ._elementwise_functions import multiply
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, normalize_axes, normalize_axis, size_of
 from ._backend import ops_reduce, ops_scan
 from ._fusion import leaf_ptr
-from ._backend.wgsl_types import EMULATED_INT64 as _EMULATED_ROWS
 from ._kept import KeptCall
 
 __all__ = [
@@ -52,18 +52,16 @@ __all__ = [
 
 # (membership tests against frozensets: one hash, not a scan)
 _NUMERIC = frozenset(DTYPE_CATEGORIES["numeric"])
-#: int64/uint64: supported everywhere, emulated where the adapter lacks shader-int64
-EMULATED_INT64 = frozenset(_EMULATED_ROWS)
 _REAL_NUMERIC = frozenset(DTYPE_CATEGORIES["real numeric"])
 _FLOATING = frozenset(DTYPE_CATEGORIES["floating"])
 _REAL_FLOATING = frozenset(DTYPE_CATEGORIES["real floating"])
 
 
 def _check_dtype_arg(dtype: object) -> DType:
-    dtype = as_dtype(dtype)
-    if not kernels.supports_dtype(dtype) and dtype.name not in EMULATED_INT64:
-        raise TypeError(f"{dtype.name} needs the adapter feature {dtype.feature!r}, which this device lacks")
-    return dtype
+    """The ``dtype=`` argument as a dtype of the current device; ``TypeError`` for an unknown
+    one, ``UnsupportedDTypeError`` (a ``TypeError``) naming the missing adapter feature and the
+    conversion for one the device lacks, as the creation functions raise."""
+    return DEFAULT_DEVICE.check_dtype(as_dtype(dtype))
 
 
 def _sum_dtype(x_dtype: DType, dtype: DType | None) -> DType:

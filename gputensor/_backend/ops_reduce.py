@@ -271,7 +271,8 @@ class _PlainKind(ReductionKind):
     def defines(self, types: _Types, d: dict[str, object], kind: str, acc_c: str, dst_compute: str) -> None:
         spec = types.spec
         d.update(types.vector_defines(0, str(d["SRC_COMPUTE"])))
-        post = spec.pick(spec.post, kind).replace("{{ACC}}", acc_c).replace("{{PART}}", types.acc.real_compute)
+        post = spec.emulated_post if compute_info(acc_c).emulated and spec.emulated_post else spec.pick(spec.post, kind)
+        post = post.replace("{{ACC}}", acc_c).replace("{{PART}}", types.acc.real_compute)
         d["COMBINE"] = _combine(spec, kind, acc_c)
         d["IDENTITY"] = literal(_identity_value(spec, types.acc), acc_c)
         d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
@@ -345,7 +346,9 @@ class ReductionOp:
 
     ``elementwise``: the op of the elementwise table that ``combine`` is for numbers (``add``,
     ``multiply``, ``maximum``, ``minimum``): int64/uint64 emulated as two 32-bit words combine
-    with its form (the helpers of ``_wgsl/int64_emul.wgsl``), as no WGSL operator applies.
+    with its form (the helpers of ``_wgsl/int64_emul.wgsl``), as no WGSL operator applies;
+    ``emulated_post``: their post-map where the op has one (``{{ACC}}``: ``i64e``/``u64e``), the
+    same value as ``post``'s native form.
     """
 
     name: str
@@ -360,6 +363,7 @@ class ReductionOp:
     is_max: bool = False
     vector_combine: Mapping[str, str] = field(default_factory=dict)
     elementwise: str = ""
+    emulated_post: str = ""
 
     @property
     def kernel(self) -> str:
@@ -371,6 +375,13 @@ class ReductionOp:
 
 
 _NUMERIC = frozenset({"int", "uint", "float"})
+#: mean's ``r / count`` of an emulated 64-bit integer as WGSL's integer division gives it
+#: (truncated toward zero; a zero count leaves ``r``): the magnitude's unsigned quotient,
+#: times -1 (mod 2^64) for a negative ``r``
+_EMULATED_MEAN = (
+    "x64_where_{{ACC}}(params.count == 0u, r, x64_v_{{ACC}}(x64w_mul(x64w_udivmod(x64_mag_{{ACC}}(r), "
+    "vec2<u32>(params.count, 0u)).xy, select(vec2<u32>(1u, 0u), vec2<u32>(0xFFFFFFFFu), x64_isneg_{{ACC}}(r)))))"
+)
 #: kinds sum, prod and mean accumulate and write (complex included)
 _WITH_COMPLEX = frozenset({"bool", "int", "uint", "float", "complex"})
 
@@ -392,7 +403,8 @@ REDUCTION_OPS: dict[str, ReductionOp] = {
         ReductionOp("mean", PLAIN, "dst", {"*": "a + b"}, {"*": 0},
                     {"float": "r / {{ACC}}(params.count)", "complex": "r / {{PART}}(params.count)",
                      "*": "acc_wrap(r) / {{ACC}}(params.count)"},
-                    acc_kinds=_NUMERIC | {"complex"}, dst_kinds=_WITH_COMPLEX),
+                    acc_kinds=_NUMERIC | {"complex"}, dst_kinds=_WITH_COMPLEX, elementwise="add",
+                    emulated_post=_EMULATED_MEAN),
         ReductionOp("all", PLAIN, "bool", {"*": "a && b"}, {"*": True}, acc_kinds=frozenset({"bool"})),
         ReductionOp("any", PLAIN, "bool", {"*": "a || b"}, {"*": False}, acc_kinds=frozenset({"bool"})),
         ReductionOp("argmax", ARG, "src", identity={"*": 0}, dst_kinds=frozenset({"int", "uint"}),
