@@ -209,6 +209,17 @@ KNOBS: tuple[Knob, ...] = (
          "vector path, several outputs: least vectors per invocation of a row tile"),
     Knob("reduce_vec4_min_length", "GPUTENSOR_REDUCE_VEC4_MIN_LENGTH", _integer, 16, False,
          "vector path: shortest reduced range that takes it"),
+    Knob("reduce_vec4_arg", "GPUTENSOR_REDUCE_VEC4_ARG", _not_zero, True, False,
+         "argmax/argmin take the vector path (16-byte loads, a best value and index per lane) "
+         "over a contiguous reduced range (0: scalar loads)"),
+    Knob("reduce_vec4_var", "GPUTENSOR_REDUCE_VEC4_VAR", _not_zero, True, False,
+         "var/std take the vector path over a contiguous reduced range: one pass, 16-byte loads, "
+         "blocks of values merged with Chan's update (0: the scalar two-pass loads)"),
+    Knob("concat_vec4", "GPUTENSOR_CONCAT_VEC4", _not_zero, True, False,
+         "concat copies 16-byte words where every block and pointer allows it (0: u32 words)"),
+    Knob("elementwise_mixed_vec4", "GPUTENSOR_ELEMENTWISE_MIXED_VEC4", _not_zero, True, False,
+         "contiguous elementwise kernels over operands of different widths (bool/float16 with "
+         "4-byte types) load and store each operand as whole vectors (0: scalar loads)"),
     Knob("reduce_max_count", "GPUTENSOR_REDUCE_MAX_COUNT", _integer, 2**31 - 1, False,
          "most outputs or reduced elements of one reduction dispatch (at most 2**31 - 1); "
          "the array functions split larger reductions into pieces of views"),
@@ -233,6 +244,17 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_block", "GPUTENSOR_LINALG_BLOCK", _count_or_auto, 0, True,
          "block (panel) width of the blocked linalg factorizations: 16, 32, 64 or 128 "
          "(0 or unset: each factorization's default)"),
+    Knob("linalg_chol_rows", "GPUTENSOR_LINALG_CHOL_ROWS", _not_off, True, True,
+         "cholesky: the diagonal blocks' kernel holds each invocation's rows together and skips the "
+         "rows already factored, 1024 invocations on GPUs that allow them (linalg_chol_rows.wgsl; "
+         "off: rows and columns cyclic over 16 x 16 invocations, linalg_chol_block.wgsl)"),
+    Knob("linalg_chol_syrk", "GPUTENSOR_LINALG_CHOL_SYRK", _not_off, True, True,
+         "cholesky (real dtypes): each trailing update one gemm over the tiles that reach the lower "
+         "triangle (off: column stripes, or linalg_chol_split's recursive split)"),
+    Knob("linalg_chol_split", "GPUTENSOR_LINALG_CHOL_SPLIT", _count_or_auto, 0, True,
+         "cholesky of one matrix: the trailing update's lower part split recursively into diagonal "
+         "blocks of at least this order, one batched gemm per level (less of the square computed, "
+         "more gemms); 0 or unset: two column stripes from 512 columns"),
     Knob("linalg_panel_rows", "GPUTENSOR_LINALG_PANEL_ROWS", _count_or_auto, 0, True,
          "LU and QR panels taller than this many rows run over many workgroups (LU: pivots by "
          "a tournament; QR: a dispatch per column); 0 or unset: LU from 256 rows, QR from 512"),
