@@ -63,3 +63,16 @@ def test_dtype_parameters_imply_their_feature(request: pytest.FixtureRequest, dt
 
     needed = conftest.required_features(request.node)
     assert needed == ({"float64": {"shader-f64"}}.get(dtype, set()))  # (int64: emulated where lacking)
+
+
+def test_dawn_instance_lists_experimental_features_while_int8_sgmatrix_is_on():
+    """On Dawn with the int8_sgmatrix knob on, the instance is made with ``allow_unsafe_apis``,
+    so its adapters list their ``chromium-experimental-*`` features (subgroup matrices among
+    them where the GPU has them); wgpu-native's instance is left alone."""
+    from gputensor._backend import get_backend
+
+    unlocked = implementation.NAME == "dawn" and bool(config.value("int8_sgmatrix"))
+    assert implementation.EXPERIMENTAL_FEATURES_UNLOCKED == unlocked
+    listed = {str(f) for f in get_backend().context.adapter.features}
+    if unlocked:
+        assert any(f.startswith("chromium-experimental-") for f in listed), sorted(listed)

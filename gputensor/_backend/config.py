@@ -273,7 +273,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("int8_sgmatrix", "GPUTENSOR_INT8_SGMATRIX", _not_off, True, False,
          "8-bit integer matmul (int8 @ int8 accumulating in int32, uint8 likewise) on subgroup "
          "matrices (tensor cores) where the device has chromium-experimental-subgroup-matrix "
-         "(Dawn; off: the generic integer matmul kernel)"),
+         "(Dawn, whose instance is then made with its allow_unsafe_apis toggle, which lists the "
+         "experimental features; off: the generic integer matmul kernel, Dawn's instance as it "
+         "comes)"),
     Knob("int8_sgmatrix_tile", "GPUTENSOR_INT8_SGMATRIX_TILE", _text, "2,2,2,4,64,2", False,
          "subgroup-matrix int8 matmul tile: 'WGM,WGN,TM,TN,BK[,STAGES]' = subgroups along m and n, "
          "result matrices per subgroup along m (1-2) and n (1, 2, 4), depth per staged step (a "

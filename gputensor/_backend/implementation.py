@@ -22,6 +22,10 @@ plus what this module offers:
   ``chromium-experimental-subgroup-matrix``), :data:`SUBGROUP_MATRIX_NEEDS` (the features
   requested with it: Dawn's ``subgroups``, which its WGSL needs) and
   :func:`subgroup_matrix_configs`: the adapter's configurations, read through wgpudawn's extras.
+  Dawn lists that feature only on an instance made with its ``allow_unsafe_apis`` toggle, which
+  this module sets at import while the ``int8_sgmatrix`` knob is on
+  (:data:`EXPERIMENTAL_FEATURES_UNLOCKED`; ``GPUTENSOR_INT8_SGMATRIX=0`` leaves the instance as
+  Dawn makes it).
 
 Raises ImportError at import naming the package to install when the chosen implementation is
 missing, ValueError (from the knob) for another value of ``GPUTENSOR_WGPU``.
@@ -85,6 +89,28 @@ SUBGROUP_MATRIX = "chromium-experimental-subgroup-matrix"
 #: the implementation features requested together with SUBGROUP_MATRIX (its WGSL extension
 #: needs ``enable subgroups``); they stay out of ``context.features``
 SUBGROUP_MATRIX_NEEDS: tuple[str, ...] = ("subgroups",) if NAME == "dawn" else ()
+
+
+def _unlock_experimental_features() -> bool:
+    """On Dawn, with the ``int8_sgmatrix`` knob on: enable the instance toggle
+    ``allow_unsafe_apis``, without which Dawn's adapters do not list their experimental
+    features (SUBGROUP_MATRIX among them). It must precede the instance, so it runs at import;
+    the device still asks only for the features gputensor uses. True where the toggle was set;
+    False elsewhere, or where the instance already exists or the wgpudawn build lacks the
+    toggle (never raises)."""
+    if NAME != "dawn" or not config.value("int8_sgmatrix"):
+        return False
+    try:
+        from wgpudawn.backends.dawn import extras
+
+        extras.set_instance_extras(enable_toggles=["allow_unsafe_apis"])
+        return True
+    except Exception:  # noqa: BLE001 - an instance made before gputensor, or an older wgpudawn
+        return False
+
+
+#: whether Dawn's experimental features were unlocked (``_unlock_experimental_features``)
+EXPERIMENTAL_FEATURES_UNLOCKED: bool = _unlock_experimental_features()
 
 
 def subgroup_matrix_configs(adapter: Any) -> tuple[dict[str, Any], ...]:
