@@ -217,6 +217,10 @@ KNOBS: tuple[Knob, ...] = (
     Knob("fft_unrolled_loads", "GPUTENSOR_FFT_UNROLLED_LOADS", _not_off, True, False,
          "fft: the Stockham kernel's load and store loops unrolled, all of an invocation's global "
          "loads in flight together (off: one loop iteration after the other)"),
+    Knob("fft_direct_io", "GPUTENSOR_FFT_DIRECT_IO", _not_off, True, False,
+         "fft: the Stockham kernel's first pass reads its butterflies' inputs from the source and "
+         "its last pass writes their outputs to the destination (two round trips through workgroup "
+         "memory and their barriers fewer; off: a load loop and a store loop around the passes)"),
     Knob("fft_min_workgroups", "GPUTENSOR_FFT_MIN_WORKGROUPS", _integer, 64, False,
          "fft: a Stockham dispatch of fewer workgroups than this takes fewer transforms per "
          "workgroup (down to one), spreading a small transform over more multiprocessors (0: off)"),

@@ -43,8 +43,8 @@ from .launch import LaunchProgram, Region
 from .layout import strided_span
 from .plan_cache import PlanCache
 
-__all__ = ["MAX_BATCH_DIMS", "RADICES", "Planner", "View", "c2c", "c2c_axes", "compile_plan", "entry_pitch", "factor",
-           "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "row_group", "storage",
+__all__ = ["MAX_BATCH_DIMS", "RADICES", "Planner", "View", "c2c", "c2c_axes", "compile_plan", "direct_io", "entry_pitch",
+           "factor", "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "row_group", "storage",
            "two_butterflies", "workgroup_length"]
 
 #: Batch dims a kernel takes (the caller's, after merging, at most ``MAX_BATCH_DIMS - 2``:
@@ -172,17 +172,17 @@ def _invocations(n: int, per: int, rmin: int, limit: int) -> int:
     return min(limit, -(-wg // unit) * unit)
 
 
-_knobs: list[Any] = [-1, (True, True, True, True, 0)]  # [config.generation, knobs() then]
+_knobs: list[Any] = [-1, (True, True, True, True, 0, True)]  # [config.generation, knobs() then]
 
 
-def knobs() -> tuple[bool, bool, bool, bool, int]:
+def knobs() -> tuple[bool, bool, bool, bool, int, bool]:
     """The knobs the plans depend on (part of their keys): ``fft_column_split``,
-    ``fft_two_butterflies``, ``fft_real_fused``, ``fft_unrolled_loads``, ``fft_min_workgroups``
-    (read again when an override or assignment changed the knobs)."""
+    ``fft_two_butterflies``, ``fft_real_fused``, ``fft_unrolled_loads``, ``fft_min_workgroups``,
+    ``fft_direct_io`` (read again when an override or assignment changed the knobs)."""
     if _knobs[0] != config.generation:
         _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")),
                      bool(config.value("fft_real_fused")), bool(config.value("fft_unrolled_loads")),
-                     int(config.value("fft_min_workgroups")))
+                     int(config.value("fft_min_workgroups")), bool(config.value("fft_direct_io")))
         _knobs[0] = config.generation
     return _knobs[1]
 
@@ -220,6 +220,21 @@ def spread(ctx: Any, n: int, radices: tuple[int, ...], per: int, wg: int, batch:
     while per // 2 >= least and -(-batch // per) < target:
         per //= 2
     return per, _invocations(n, per, min(radices), limit)
+
+
+def direct_io(n: int, radices: tuple[int, ...], along_load: bool, along_store: bool, mode: int,
+              blue: bool) -> tuple[bool, bool]:
+    """Whether the first Stockham pass reads the source itself and whether the last one writes
+    the destination itself (knob ``fft_direct_io``): not for Bluestein's transforms (two rounds
+    of passes) and, for the store, not for the real forward steps (REAL 1 and 3: each result
+    needs its partner's); along a contiguous axis only where a pass's butterflies per entry
+    (``n`` over its radix) fill a 32-invocation warp's reads with one run, as the loops do."""
+    if not knobs()[5] or blue:
+        return False, False
+    warp = 32
+    load = not along_load or n // radices[0] >= warp
+    store = mode not in (1, 3) and (not along_store or n // radices[-1] >= warp)
+    return load, store
 
 
 def entry_pitch(ctx: Any, itemsize: int, n: int, per: int) -> tuple[int, int]:
@@ -430,8 +445,10 @@ class Planner:
             real_at, spec_at, conj = blue[1], blue[2], False
         pitch, pad = entry_pitch(self.ctx, self.itemsize, n, per)
         two = wg < -(-per * n // min(radices))
+        dload, dstore = direct_io(n, radices, along_load, along_store, mode, blue is not None)
         defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode,
-                                    blue[0] if blue is not None else 0, self._real_src(src), two, knobs()[3])
+                                    blue[0] if blue is not None else 0, self._real_src(src), two, knobs()[3],
+                                    dload, dstore)
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = (int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
                  | (16 if conj else 0) | (32 if blue is not None and blue[3] else 0))
@@ -611,9 +628,11 @@ def _literal(value: float, wgsl: str) -> str:
 @functools.lru_cache(maxsize=256)
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
                       twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0,
-                      real_src: bool = False, two: bool = False, unroll: bool = False) -> dict[str, object]:
+                      real_src: bool = False, two: bool = False, unroll: bool = False,
+                      dload: bool = False, dstore: bool = False) -> dict[str, object]:
     """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none;
-    ``unroll``: the load and store loops unrolled; cached: treat as read-only)."""
+    ``unroll``: the load and store loops unrolled; ``dload`` / ``dstore``: the first pass reads
+    the source, the last writes the destination; cached: treat as read-only)."""
     nout = blue or (n + 1 if real == 1 else n)
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
@@ -624,6 +643,7 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
         "TWIDDLE": "true" if twiddle else "false", "REAL": real,
         "BLUE": "true" if blue else "false", "BN": blue or 1, **_source(t, real_src),
         "TWO": "true" if two else "false",
+        "DLOAD": "true" if dload else "false", "DSTORE": "true" if dstore else "false",
         "UNROLL": "true" if unroll else "false", "LOADS": -(-per * n // wg), "STORES": -(-per * nout // wg),
         **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
         "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
