@@ -323,7 +323,7 @@ def test_direct_io(shape: tuple[int, ...], axis: int, dtype: str, direct: bool) 
 
     n = shape[axis]
     with config.override(fft_direct_io=True):
-        uses = direct_io(256, factor(256), True, True, 0, False)
+        uses = direct_io(4096, factor(4096), True, True, 0, False)
     assert uses == (True, True)
     data = _random(shape, dtype, seed=11)
     flip = tuple(slice(None, None, -1) if d != axis % len(shape) else slice(None) for d in range(len(shape)))

@@ -8,7 +8,7 @@ dtype, direction, scale, the batch dims and strides) and replayed for new pointe
 * Lengths whose prime factors are 2, 3, 5 and 7 that fit a workgroup (:func:`group_shape`: at
   most ``TARGET`` elements, within the adapter's workgroup memory, one butterfly of the smallest
   radix per invocation): one dispatch of ``_wgsl/fft_stockham.wgsl``, the mixed-radix Stockham
-  passes (radices 8, 4, 2, 3, 5, 7) in place on C transforms per workgroup, read and written
+  passes (radices 16, 8, 4, 2, 3, 5, 7) in place on C transforms per workgroup, read and written
   through their strides. Column transforms of the call's operands that leave fewer than
   ``MIN_RUN`` transforms to a workgroup take the four-step path instead
   (``GPUTENSOR_FFT_COLUMN_SPLIT``).
@@ -51,7 +51,7 @@ __all__ = ["MAX_BATCH_DIMS", "RADICES", "Planner", "View", "c2c", "c2c_axes", "c
 #: each level of a four-step decomposition adds one).
 MAX_BATCH_DIMS = 4
 #: The radices of the Stockham passes, in the order a length is factored.
-RADICES = (8, 4, 2, 3, 5, 7)
+RADICES = (16, 8, 4, 2, 3, 5, 7)
 #: Largest number of transforms a workgroup takes at once.
 MAX_PER_GROUP = 256
 #: Most elements a workgroup holds.
@@ -83,7 +83,8 @@ def storage(backend: Any, dtype: str) -> tuple[int, str]:
 def factor(n: int) -> tuple[int, ...] | None:
     """The radices (from ``RADICES``) whose product is ``n``: eights, then fours (radix 2 only
     for a single factor 2), then 3, 5, 7; None when ``n`` has a prime factor above 7; ``(1,)``
-    for ``n == 1``."""
+    for ``n == 1``. With the knob ``fft_radix16``, a power of two 2^k (k >= 6) is sixteens and
+    eights instead (k = 4 a + 3 b, b < 4: the smallest radix 8, one invocation per 16 elements)."""
     if n == 1:
         return (1,)
     out = []
@@ -92,6 +93,9 @@ def factor(n: int) -> tuple[int, ...] | None:
     while rest % 2 == 0:
         rest //= 2
         twos += 1
+    eights = (3 * twos) % 4
+    if rest == 1 and twos >= 6 and twos >= 3 * eights and knobs()[6]:
+        return (16,) * ((twos - 3 * eights) // 4) + (8,) * eights
     if twos == 1:
         out.append(2)
     elif twos % 3 == 1:
@@ -159,30 +163,34 @@ def group_shape(ctx: Any, itemsize: int, n: int) -> tuple[int, int] | None:
     per = 1
     while per * 2 <= MAX_PER_GROUP and per * 2 * n <= held and -(-per * 2 * n // rmin) <= limit:
         per *= 2
-    return per, _invocations(n, per, rmin, limit)
+    return per, _invocations(n, per, radices, limit)
 
 
-def _invocations(n: int, per: int, rmin: int, limit: int) -> int:
-    """The invocations of a workgroup of ``per`` transforms of length ``n`` (smallest radix
-    ``rmin``): one butterfly each, or (``two_butterflies``: every radix at least 4 and the
-    ``fft_two_butterflies`` knob on) one per 8 elements, up to two butterflies each; a multiple
-    of 32 and of ``per``, at most ``limit``."""
-    wg = -(-per * n // (8 if two_butterflies(rmin) else rmin))
+def _invocations(n: int, per: int, radices: tuple[int, ...], limit: int) -> int:
+    """The invocations of a workgroup of ``per`` transforms of length ``n`` (``radices``): one
+    butterfly of the smallest radix each, or (``two_butterflies``: every radix at least 4 and
+    the ``fft_two_butterflies`` knob on) one per 8 elements (16 where the radices are 16 and
+    8), up to two butterflies each; a multiple of 32 and of ``per``, at most ``limit``."""
+    rmin = min(radices)
+    two = two_butterflies(rmin)
+    wg = -(-per * n // (min(2 * rmin, max(radices)) if two and rmin >= 8 else 8 if two else rmin))
     unit = max(32, per)  # (a multiple of per: an invocation's entry is the same in every column step)
     return min(limit, -(-wg // unit) * unit)
 
 
-_knobs: list[Any] = [-1, (True, True, True, True, 0, True)]  # [config.generation, knobs() then]
+_knobs: list[Any] = [-1, (True, True, True, True, 0, True, True)]  # [config.generation, knobs() then]
 
 
-def knobs() -> tuple[bool, bool, bool, bool, int, bool]:
+def knobs() -> tuple[bool, bool, bool, bool, int, bool, bool]:
     """The knobs the plans depend on (part of their keys): ``fft_column_split``,
     ``fft_two_butterflies``, ``fft_real_fused``, ``fft_unrolled_loads``, ``fft_min_workgroups``,
-    ``fft_direct_io`` (read again when an override or assignment changed the knobs)."""
+    ``fft_direct_io``, ``fft_radix16`` (read again when an override or assignment changed the
+    knobs)."""
     if _knobs[0] != config.generation:
         _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")),
                      bool(config.value("fft_real_fused")), bool(config.value("fft_unrolled_loads")),
-                     int(config.value("fft_min_workgroups")), bool(config.value("fft_direct_io")))
+                     int(config.value("fft_min_workgroups")), bool(config.value("fft_direct_io")),
+                     bool(config.value("fft_radix16")))
         _knobs[0] = config.generation
     return _knobs[1]
 
@@ -202,9 +210,9 @@ def row_group(ctx: Any, n: int, radices: tuple[int, ...], per: int, batch: int, 
     stall only themselves."""
     rmin = min(radices)
     limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)), MAX_INVOCATIONS)
-    while per > 1 and (per // 2 >= batch or (rows and _invocations(n, per, rmin, limit) > ROW_INVOCATIONS)):
+    while per > 1 and (per // 2 >= batch or (rows and _invocations(n, per, radices, limit) > ROW_INVOCATIONS)):
         per //= 2
-    return per, _invocations(n, per, rmin, limit)
+    return per, _invocations(n, per, radices, limit)
 
 
 def spread(ctx: Any, n: int, radices: tuple[int, ...], per: int, wg: int, batch: int,
@@ -219,7 +227,7 @@ def spread(ctx: Any, n: int, radices: tuple[int, ...], per: int, wg: int, batch:
     limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)), MAX_INVOCATIONS)
     while per // 2 >= least and -(-batch // per) < target:
         per //= 2
-    return per, _invocations(n, per, min(radices), limit)
+    return per, _invocations(n, per, radices, limit)
 
 
 def direct_io(n: int, radices: tuple[int, ...], along_load: bool, along_store: bool, mode: int,
@@ -645,7 +653,8 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
         "TWO": "true" if two else "false",
         "DLOAD": "true" if dload else "false", "DSTORE": "true" if dstore else "false",
         "UNROLL": "true" if unroll else "false", "LOADS": -(-per * n // wg), "STORES": -(-per * nout // wg),
-        **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
+        **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8, 16)},
+        "C16": _literal(math.cos(math.pi / 8), t), "S16": _literal(math.sin(math.pi / 8), t),
         "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
         "R2": _literal(math.sqrt(0.5), t),
     }

@@ -16,12 +16,13 @@
 // float64 on the host): the twiddles of a four-step decomposition. Results are multiplied by
 // the real part of table entry p.scale_at (bit 1 of p.flags; else by 1).
 //
-// Pass with radix R after passes of total length L (M = N / R butterflies per entry): butterfly
+// The radices are 16, 8, 4, 2, 3, 5 and 7 (16 as 4 x 4 in registers). Pass with radix R after
+// passes of total length L (M = N / R butterflies per entry): butterfly
 // j (k = j % L, blk = j / L) reads x[j + q M] (q < R), multiplies input q by w^q (w = exp(-2 pi
 // i k / (L R)): table entry k q N / (L R) of the length-N table), takes the R-point DFT and
 // writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs (two
 // with TWO) in registers across a barrier (WG >= C N / the smallest radix, or with TWO >= C N /
-// 8), so workgroup memory holds C N elements once. The pass loop is unrolled: each pass's radix
+// 8, or C N / 16 for radices 16 and 8), so workgroup memory holds C N elements once. The pass loop is unrolled: each pass's radix
 // is a constant. With DLOAD the first pass's inputs come from the source and with DSTORE the
 // last pass's outputs (element jj + r M of its entry for butterfly jj) go to the destination,
 // without the load and store loops' round trips through workgroup memory.
@@ -73,6 +74,7 @@ const USE4: bool = {{USE4}};
 const USE5: bool = {{USE5}};
 const USE7: bool = {{USE7}};
 const USE8: bool = {{USE8}};
+const USE16: bool = {{USE16}};
 const TOTAL: u32 = C * N;
 const REAL: u32 = {{REAL}}u;
 const BLUE: bool = {{BLUE}};
@@ -112,6 +114,8 @@ const S71: T = {{S71}};
 const S72: T = {{S72}};
 const S73: T = {{S73}};
 const R2: T = {{R2}};
+const C16: T = {{C16}};
+const S16: T = {{S16}};
 
 struct Params {
     n_batch: u32, src_first: u32, dst_first: u32, src_axis: u32,
@@ -165,6 +169,41 @@ fn twiddle(e: u32) -> C2 {
 // R outputs (the R-point DFT)
 struct Bf {
     a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2, a7: C2,
+    a8: C2, a9: C2, a10: C2, a11: C2, a12: C2, a13: C2, a14: C2, a15: C2,
+}
+
+// the four values of a 4-point DFT
+struct Q4 {
+    b0: C2, b1: C2, b2: C2, b3: C2,
+}
+
+fn q4(a0: C2, a1: C2, a2: C2, a3: C2) -> Q4 {
+    let t0 = a0 + a2;
+    let t1 = a0 - a2;
+    let t2 = a1 + a3;
+    let t3 = mul_mi(a1 - a3);
+    return Q4(t0 + t2, t1 + t3, t0 - t2, t1 - t3);
+}
+
+// 16 = 4 x 4: the 4-point DFTs of the inputs q2, q2 + 4, q2 + 8, q2 + 12, their value k1
+// times W16^(q2 k1), then the 4-point DFTs over q2: output k1 + 4 k2
+fn dft16(f: Bf) -> Bf {
+    let p0 = q4(f.a0, f.a4, f.a8, f.a12);
+    let p1 = q4(f.a1, f.a5, f.a9, f.a13);
+    let p2 = q4(f.a2, f.a6, f.a10, f.a14);
+    let p3 = q4(f.a3, f.a7, f.a11, f.a15);
+    // W16^k = cos(2 pi k / 16) - i sin(2 pi k / 16)
+    let w1 = C2(C16, -S16);
+    let w2 = C2(R2, -R2);
+    let w3 = C2(S16, -C16);
+    let w6 = C2(-R2, -R2);
+    let w9 = C2(-C16, S16);
+    let r0 = q4(p0.b0, p1.b0, p2.b0, p3.b0);
+    let r1 = q4(p0.b1, cmul(p1.b1, w1), cmul(p2.b1, w2), cmul(p3.b1, w3));
+    let r2 = q4(p0.b2, cmul(p1.b2, w2), mul_mi(p2.b2), cmul(p3.b2, w6));
+    let r3 = q4(p0.b3, cmul(p1.b3, w3), cmul(p2.b3, w6), cmul(p3.b3, w9));
+    return Bf(r0.b0, r1.b0, r2.b0, r3.b0, r0.b1, r1.b1, r2.b1, r3.b1,
+              r0.b2, r1.b2, r2.b2, r3.b2, r0.b3, r1.b3, r2.b3, r3.b3);
 }
 
 fn dft2(f: Bf) -> Bf {
@@ -263,7 +302,16 @@ fn dft8(f: Bf) -> Bf {
     let G1 = C2((F1.x + F1.y) * R2, (F1.y - F1.x) * R2);
     let G2 = mul_mi(F2);
     let G3 = C2((F3.y - F3.x) * R2, (F3.x + F3.y) * -R2);
-    return Bf(E0 + F0, E1 + G1, E2 + G2, E3 + G3, E0 - F0, E1 - G1, E2 - G2, E3 - G3);
+    var y = f;
+    y.a0 = E0 + F0;
+    y.a1 = E1 + G1;
+    y.a2 = E2 + G2;
+    y.a3 = E3 + G3;
+    y.a4 = E0 - F0;
+    y.a5 = E1 - G1;
+    y.a6 = E2 - G2;
+    y.a7 = E3 - G3;
+    return y;
 }
 
 // the R-point DFT of f's first R values (R = 1: f itself)
@@ -275,6 +323,7 @@ fn dft(R: u32, f: Bf) -> Bf {
         case 5u: { if USE5 { return dft5(f); } }
         case 7u: { if USE7 { return dft7(f); } }
         case 8u: { if USE8 { return dft8(f); } }
+        case 16u: { if USE16 { return dft16(f); } }
         default: {}
     }
     return f;
@@ -401,7 +450,7 @@ fn gather(at: vec2<u32>, R: u32, M: u32, L: u32) -> Bf {
     let cb = at.x * PITCH;
     let jj = at.y;
     let z = C2(0.0, 0.0);
-    var f = Bf(z, z, z, z, z, z, z, z);
+    var f = Bf(z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z);
     f.a0 = sh[slot(cb, jj)];
     if R > 1u {
         f.a1 = sh[slot(cb, jj + M)];
@@ -415,12 +464,22 @@ fn gather(at: vec2<u32>, R: u32, M: u32, L: u32) -> Bf {
     if R > 4u {
         f.a4 = sh[slot(cb, jj + 4u * M)];
     }
-    if (USE7 || USE8) && R > 5u {
+    if (USE7 || USE8 || USE16) && R > 5u {
         f.a5 = sh[slot(cb, jj + 5u * M)];
         f.a6 = sh[slot(cb, jj + 6u * M)];
     }
-    if USE8 && R > 7u {
+    if (USE8 || USE16) && R > 7u {
         f.a7 = sh[slot(cb, jj + 7u * M)];
+    }
+    if USE16 && R > 8u {
+        f.a8 = sh[slot(cb, jj + 8u * M)];
+        f.a9 = sh[slot(cb, jj + 9u * M)];
+        f.a10 = sh[slot(cb, jj + 10u * M)];
+        f.a11 = sh[slot(cb, jj + 11u * M)];
+        f.a12 = sh[slot(cb, jj + 12u * M)];
+        f.a13 = sh[slot(cb, jj + 13u * M)];
+        f.a14 = sh[slot(cb, jj + 14u * M)];
+        f.a15 = sh[slot(cb, jj + 15u * M)];
     }
     if L == 1u {
         return f;  // (the first pass: every twiddle is 1)
@@ -438,12 +497,22 @@ fn gather(at: vec2<u32>, R: u32, M: u32, L: u32) -> Bf {
     if R > 4u {
         f.a4 = cmul(f.a4, twiddle(4u * step));
     }
-    if (USE7 || USE8) && R > 5u {
+    if (USE7 || USE8 || USE16) && R > 5u {
         f.a5 = cmul(f.a5, twiddle(5u * step));
         f.a6 = cmul(f.a6, twiddle(6u * step));
     }
-    if USE8 && R > 7u {
+    if (USE8 || USE16) && R > 7u {
         f.a7 = cmul(f.a7, twiddle(7u * step));
+    }
+    if USE16 && R > 8u {
+        f.a8 = cmul(f.a8, twiddle(8u * step));
+        f.a9 = cmul(f.a9, twiddle(9u * step));
+        f.a10 = cmul(f.a10, twiddle(10u * step));
+        f.a11 = cmul(f.a11, twiddle(11u * step));
+        f.a12 = cmul(f.a12, twiddle(12u * step));
+        f.a13 = cmul(f.a13, twiddle(13u * step));
+        f.a14 = cmul(f.a14, twiddle(14u * step));
+        f.a15 = cmul(f.a15, twiddle(15u * step));
     }
     return f;
 }
@@ -467,12 +536,22 @@ fn scatter(at: vec2<u32>, R: u32, M: u32, L: u32, f: Bf) {
     if R > 4u {
         sh[slot(cb, o + 4u * L)] = y.a4;
     }
-    if (USE7 || USE8) && R > 5u {
+    if (USE7 || USE8 || USE16) && R > 5u {
         sh[slot(cb, o + 5u * L)] = y.a5;
         sh[slot(cb, o + 6u * L)] = y.a6;
     }
-    if USE8 && R > 7u {
+    if (USE8 || USE16) && R > 7u {
         sh[slot(cb, o + 7u * L)] = y.a7;
+    }
+    if USE16 && R > 8u {
+        sh[slot(cb, o + 8u * L)] = y.a8;
+        sh[slot(cb, o + 9u * L)] = y.a9;
+        sh[slot(cb, o + 10u * L)] = y.a10;
+        sh[slot(cb, o + 11u * L)] = y.a11;
+        sh[slot(cb, o + 12u * L)] = y.a12;
+        sh[slot(cb, o + 13u * L)] = y.a13;
+        sh[slot(cb, o + 14u * L)] = y.a14;
+        sh[slot(cb, o + 15u * L)] = y.a15;
     }
 }
 
@@ -488,7 +567,7 @@ var<private> io_scale: T;
 // read from the source (zeros for an entry past the batch)
 fn gather_src(at: vec2<u32>, R: u32, M: u32) -> Bf {
     let z = C2(0.0, 0.0);
-    var f = Bf(z, z, z, z, z, z, z, z);
+    var f = Bf(z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z);
     if at.x >= io_count {
         return f;
     }
@@ -508,12 +587,22 @@ fn gather_src(at: vec2<u32>, R: u32, M: u32) -> Bf {
     if R > 4u {
         f.a4 = fetch(jj + 4u * M, ent, sa, io_inverse);
     }
-    if (USE7 || USE8) && R > 5u {
+    if (USE7 || USE8 || USE16) && R > 5u {
         f.a5 = fetch(jj + 5u * M, ent, sa, io_inverse);
         f.a6 = fetch(jj + 6u * M, ent, sa, io_inverse);
     }
-    if USE8 && R > 7u {
+    if (USE8 || USE16) && R > 7u {
         f.a7 = fetch(jj + 7u * M, ent, sa, io_inverse);
+    }
+    if USE16 && R > 8u {
+        f.a8 = fetch(jj + 8u * M, ent, sa, io_inverse);
+        f.a9 = fetch(jj + 9u * M, ent, sa, io_inverse);
+        f.a10 = fetch(jj + 10u * M, ent, sa, io_inverse);
+        f.a11 = fetch(jj + 11u * M, ent, sa, io_inverse);
+        f.a12 = fetch(jj + 12u * M, ent, sa, io_inverse);
+        f.a13 = fetch(jj + 13u * M, ent, sa, io_inverse);
+        f.a14 = fetch(jj + 14u * M, ent, sa, io_inverse);
+        f.a15 = fetch(jj + 15u * M, ent, sa, io_inverse);
     }
     return f;
 }
@@ -547,17 +636,27 @@ fn scatter_dst(at: vec2<u32>, R: u32, M: u32, f: Bf) {
     if R > 4u {
         dst[u32(first + 4 * step)] = finish(y.a4);
     }
-    if (USE7 || USE8) && R > 5u {
+    if (USE7 || USE8 || USE16) && R > 5u {
         dst[u32(first + 5 * step)] = finish(y.a5);
         dst[u32(first + 6 * step)] = finish(y.a6);
     }
-    if USE8 && R > 7u {
+    if (USE8 || USE16) && R > 7u {
         dst[u32(first + 7 * step)] = finish(y.a7);
+    }
+    if USE16 && R > 8u {
+        dst[u32(first + 8 * step)] = finish(y.a8);
+        dst[u32(first + 9 * step)] = finish(y.a9);
+        dst[u32(first + 10 * step)] = finish(y.a10);
+        dst[u32(first + 11 * step)] = finish(y.a11);
+        dst[u32(first + 12 * step)] = finish(y.a12);
+        dst[u32(first + 13 * step)] = finish(y.a13);
+        dst[u32(first + 14 * step)] = finish(y.a14);
+        dst[u32(first + 15 * step)] = finish(y.a15);
     }
 }
 
 // the Stockham passes over the C entries in workgroup memory: each invocation takes butterfly
-// lid and, with TWO (WG >= C N / 8, every radix at least 4), lid + WG. In place: a barrier
+// lid and, with TWO (WG at least half the butterflies of every pass), lid + WG. In place: a barrier
 // between a pass's reads and its writes and one after them, except that the first pass with
 // DLOAD reads the source (its writes need no barrier before them; the kernel's workgroup
 // memory is still unread) and the last with DSTORE writes the destination (no barrier after
@@ -582,7 +681,7 @@ fn passes(lid: u32) {
         let live0 = lid < C * M;
         let live1 = TWO && lid + WG < C * M;
         let z = C2(0.0, 0.0);
-        var f0 = Bf(z, z, z, z, z, z, z, z);
+        var f0 = Bf(z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z);
         var f1 = f0;
         if from_src {
             if live0 {
