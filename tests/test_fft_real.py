@@ -375,5 +375,7 @@ def test_benchmark_ab_rows(capsys: pytest.CaptureFixture[str]) -> None:
     assert float(rows["rfft.f32.2^14"][-2]) + 1 == float(rows["rfft.f32.2^14[fft_real_fused=0]"][-2]), printed
     assert [s for s, _ in bench_fft.variants("fft_min_workgroups=0,fft_real_fused")] == [
         "[fft_min_workgroups=0]", "[fft_real_fused=0]"]
+    assert bench_fft.variants("fft_radix16=0+fft_direct_io=0") == [
+        ("[fft_radix16=0+fft_direct_io=0]", {"fft_radix16": False, "fft_direct_io": False})]
     with pytest.raises(ValueError, match="no_such_knob"):
         bench_fft.main(["--quick", "--no-torch", "--no-cupy", "--only", "none", "--ab", "no_such_knob"])
