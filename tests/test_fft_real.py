@@ -256,12 +256,13 @@ def test_four_step_real_fused_and_not(dtype: str, n: int, rows: int) -> None:
                                    {"fft_unrolled_loads": False, "fft_two_butterflies": False},
                                    {"fft_two_butterflies": False}, {"fft_min_workgroups": 0},
                                    {"fft_min_workgroups": 100000}, {"fft_direct_io": False},
-                                   {"fft_radix16": False}, {"fft_radix16": False, "fft_direct_io": False}])
+                                   {"fft_radix16": False}, {"fft_pass_twiddles": False},
+                                   {"fft_radix16": False, "fft_direct_io": False, "fft_pass_twiddles": False}])
 def test_kernel_variants_of_the_knobs(knobs: dict[str, bool]) -> None:
     """The Stockham kernel's variants of the A/B knobs (load and store loops not unrolled, one
     butterfly per invocation, workgroups never or always spread to fewer transforms each, the
     load and store loops instead of the first and last passes' own reads and writes, radices
-    8, 4, 2 instead of 16 and 8) give
+    8, 4, 2 instead of 16 and 8, one length-n twiddle table instead of one per pass) give
     NumPy's values on every mode: complex (mixed radix, a
     four-step length, Bluestein in one workgroup), real forward and inverse in one workgroup,
     and the four-step real forward with its fused last pass."""

@@ -222,8 +222,12 @@ KNOBS: tuple[Knob, ...] = (
          "its last pass writes their outputs to the destination (two round trips through workgroup "
          "memory and their barriers fewer; off: a load loop and a store loop around the passes)"),
     Knob("fft_radix16", "GPUTENSOR_FFT_RADIX16", _not_off, True, False,
-         "fft: powers of two from 2^7 take radix-16 Stockham passes (16 points per invocation in "
+         "fft: powers of two take radix-16 Stockham passes (16 points per invocation in "
          "registers; 2^12 in three passes instead of four), eights for the rest (off: radices 8, 4, 2)"),
+    Knob("fft_pass_twiddles", "GPUTENSOR_FFT_PASS_TWIDDLES", _not_off, True, False,
+         "fft: each Stockham pass reads its twiddles from a table of its own, input q's of "
+         "consecutive butterflies adjacent (reads of whole cache lines; off: strided reads of one "
+         "length-n table)"),
     Knob("fft_min_workgroups", "GPUTENSOR_FFT_MIN_WORKGROUPS", _integer, 64, False,
          "fft: a Stockham dispatch of fewer workgroups than this takes fewer transforms per "
          "workgroup (down to one), spreading a small transform over more multiprocessors (0: off)"),

@@ -44,7 +44,8 @@ from .layout import strided_span
 from .plan_cache import PlanCache
 
 __all__ = ["MAX_BATCH_DIMS", "RADICES", "Planner", "View", "c2c", "c2c_axes", "compile_plan", "direct_io", "entry_pitch",
-           "factor", "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "row_group", "storage",
+           "factor", "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "pass_twiddles", "row_group",
+           "storage",
            "two_butterflies", "workgroup_length"]
 
 #: Batch dims a kernel takes (the caller's, after merging, at most ``MAX_BATCH_DIMS - 2``:
@@ -178,19 +179,19 @@ def _invocations(n: int, per: int, radices: tuple[int, ...], limit: int) -> int:
     return min(limit, -(-wg // unit) * unit)
 
 
-_knobs: list[Any] = [-1, (True, True, True, True, 0, True, True)]  # [config.generation, knobs() then]
+_knobs: list[Any] = [-1, (True, True, True, True, 0, True, True, True)]  # [config.generation, knobs() then]
 
 
-def knobs() -> tuple[bool, bool, bool, bool, int, bool, bool]:
+def knobs() -> tuple[bool, bool, bool, bool, int, bool, bool, bool]:
     """The knobs the plans depend on (part of their keys): ``fft_column_split``,
     ``fft_two_butterflies``, ``fft_real_fused``, ``fft_unrolled_loads``, ``fft_min_workgroups``,
-    ``fft_direct_io``, ``fft_radix16`` (read again when an override or assignment changed the
-    knobs)."""
+    ``fft_direct_io``, ``fft_radix16``, ``fft_pass_twiddles`` (read again when an override or
+    assignment changed the knobs)."""
     if _knobs[0] != config.generation:
         _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")),
                      bool(config.value("fft_real_fused")), bool(config.value("fft_unrolled_loads")),
                      int(config.value("fft_min_workgroups")), bool(config.value("fft_direct_io")),
-                     bool(config.value("fft_radix16")))
+                     bool(config.value("fft_radix16")), bool(config.value("fft_pass_twiddles")))
         _knobs[0] = config.generation
     return _knobs[1]
 
@@ -245,6 +246,25 @@ def direct_io(n: int, radices: tuple[int, ...], along_load: bool, along_store: b
     return load, store
 
 
+@functools.lru_cache(maxsize=64)
+def pass_twiddles(radices: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, ...]]:
+    """(table, offset of each pass's part) of the Stockham passes of ``radices``: the pass of
+    radix R after passes of length L > 1 has the entries exp(-2 pi i q k / (L R)) at (q - 1) L
+    + k, 0 < q < R, k < L (float64; cached: treat as read-only)."""
+    parts, offsets = [], []
+    at, length = 0, 1
+    for r in radices:
+        offsets.append(at if length > 1 else 0)
+        if length > 1:
+            q = np.arange(1, r)[:, None]
+            k = np.arange(length)[None, :]
+            parts.append(np.exp(-2j * np.pi * (q * k) / (length * r)).ravel())
+            at += (r - 1) * length
+        length *= r
+    table = np.concatenate(parts) if parts else np.ones(1, np.complex128)
+    return table, tuple(offsets)
+
+
 def entry_pitch(ctx: Any, itemsize: int, n: int, per: int) -> tuple[int, int]:
     """(pitch, pad shift) of the workgroup memory of ``per`` transforms of length ``n``: a free
     slot after every 16 elements and an odd pitch (bank-conflict-free strided accesses) where
@@ -287,7 +307,7 @@ class Planner:
         self.aux: list[list[int]] = []
         self.tables: list[np.ndarray] = []
         self.table_len = 0
-        self.inner: dict[int, int] = {}  # length -> table offset of its twiddles
+        self.inner: dict[tuple[int, tuple[int, ...]], int] = {}  # (length, radices) -> its twiddles
         self.scales: dict[float, int] = {}  # scale -> table offset of its entry
         self.chirps: list[tuple[int, int]] = []  # chirp spectra to compute: (length, table offset)
         #: whether operand 0 holds real values (read as complex ones with imaginary part 0)
@@ -313,10 +333,14 @@ class Planner:
             off = self.scales[scale] = self._table(np.array([scale], dtype=np.complex128))
         return off
 
-    def twiddles(self, n: int) -> int:
-        off = self.inner.get(n)
+    def twiddles(self, n: int, radices: tuple[int, ...]) -> int:
+        """The table offset of the pass twiddles of length ``n``: with ``fft_pass_twiddles``
+        each pass's own (``pass_twiddles``), else exp(-2 pi i k / n), k < n."""
+        key = (n, radices) if knobs()[7] else (n, ())
+        off = self.inner.get(key)
         if off is None:
-            off = self.inner[n] = self._table(np.exp(-2j * np.pi * np.arange(n) / n))
+            values = pass_twiddles(radices)[0] if key[1] else np.exp(-2j * np.pi * np.arange(n) / n)
+            off = self.inner[key] = self._table(values)
         return off
 
     # ---- the scratch operands (bases 3, 4, ...) ------------------------------------------------
@@ -429,7 +453,7 @@ class Planner:
             tw_split = 1 << ((total.bit_length() + 1) // 2)
             lo = self._table(np.exp(-2j * np.pi * np.arange(tw_split) / total))
             hi = self._table(np.exp(-2j * np.pi * tw_split * np.arange(-(-total // tw_split)) / total))
-        inner = self.twiddles(n)
+        inner = self.twiddles(n, radices)
         mode, conj = real if real is not None else (0, False)
         spec_at = 0
         src_len = dst_len = n
@@ -456,7 +480,7 @@ class Planner:
         dload, dstore = direct_io(n, radices, along_load, along_store, mode, blue is not None)
         defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode,
                                     blue[0] if blue is not None else 0, self._real_src(src), two, knobs()[3],
-                                    dload, dstore)
+                                    dload, dstore, knobs()[7])
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = (int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
                  | (16 if conj else 0) | (32 if blue is not None and blue[3] else 0))
@@ -637,10 +661,11 @@ def _literal(value: float, wgsl: str) -> str:
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
                       twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0,
                       real_src: bool = False, two: bool = False, unroll: bool = False,
-                      dload: bool = False, dstore: bool = False) -> dict[str, object]:
+                      dload: bool = False, dstore: bool = False, pass_tw: bool = False) -> dict[str, object]:
     """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none;
     ``unroll``: the load and store loops unrolled; ``dload`` / ``dstore``: the first pass reads
-    the source, the last writes the destination; cached: treat as read-only)."""
+    the source, the last writes the destination; ``pass_tw``: each pass's twiddles in a table of
+    its own; cached: treat as read-only)."""
     nout = blue or (n + 1 if real == 1 else n)
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
@@ -648,6 +673,8 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
     out: dict[str, object] = {
         "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices), "PITCH": pitch, "PAD": pad,
         "RADICES": ", ".join(f"{r}u" for r in radices),
+        "PASS_TW": "true" if pass_tw else "false",
+        "TW_AT": ", ".join(f"{a}u" for a in (pass_twiddles(radices)[1] if pass_tw else (0,) * len(radices))),
         "TWIDDLE": "true" if twiddle else "false", "REAL": real,
         "BLUE": "true" if blue else "false", "BN": blue or 1, **_source(t, real_src),
         "TWO": "true" if two else "false",

@@ -19,7 +19,8 @@
 // The radices are 16, 8, 4, 2, 3, 5 and 7 (16 as 4 x 4 in registers). Pass with radix R after
 // passes of total length L (M = N / R butterflies per entry): butterfly
 // j (k = j % L, blk = j / L) reads x[j + q M] (q < R), multiplies input q by w^q (w = exp(-2 pi
-// i k / (L R)): table entry k q N / (L R) of the length-N table), takes the R-point DFT and
+// i k / (L R)): table entry k q N / (L R) of the length-N table, or with PASS_TW entry (q - 1)
+// L + k of the pass's own), takes the R-point DFT and
 // writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs (two
 // with TWO) in registers across a barrier (WG >= C N / the smallest radix, or with TWO >= C N /
 // 8, or C N / 16 for radices 16 and 8), so workgroup memory holds C N elements once. The pass loop is unrolled: each pass's radix
@@ -64,6 +65,10 @@ const C: u32 = {{C}}u;
 const WG: u32 = {{WG}}u;
 const NPASS: u32 = {{NPASS}}u;
 const RADICES = array<u32, NPASS>({{RADICES}});
+// PASS_TW: each pass's twiddles in a table of its own, from entry TW_AT[pass] of the table at
+// p.tw_inner (else one length-N table there)
+const PASS_TW: bool = {{PASS_TW}};
+const TW_AT = array<u32, NPASS>({{TW_AT}});
 const TWIDDLE: bool = {{TWIDDLE}};
 // two butterflies per invocation and pass where one does not cover them (see ``passes``)
 const TWO: bool = {{TWO}};
@@ -160,9 +165,14 @@ fn conj_if(a: C2, flag: bool) -> C2 {
     return a;
 }
 
-// w^e for the pass twiddles: entry e (< N) of the length-N table
-fn twiddle(e: u32) -> C2 {
-    return tw[p.tw_first + p.tw_inner + e];
+// w^q (0 < q < R) of butterfly k = jj % L of a pass of radix R after passes of length L:
+// with PASS_TW entry (q - 1) L + k of the pass's own table (at ``first``: consecutive k read
+// consecutive entries), else entry q k N / (L R) of the length-N table
+fn twiddle(q: u32, k: u32, L: u32, R: u32, first: u32) -> C2 {
+    if PASS_TW {
+        return tw[p.tw_first + p.tw_inner + first + (q - 1u) * L + k];
+    }
+    return tw[p.tw_first + p.tw_inner + q * k * (N / (L * R))];
 }
 
 // one butterfly's values, held in registers across a pass's barrier: its R inputs, then its
@@ -445,8 +455,8 @@ fn place(j: u32, M: u32, along: bool) -> vec2<u32> {
 }
 
 // the inputs of butterfly ``at`` (entry, index jj < M) of a pass of radix R after passes of
-// length L, times their twiddles
-fn gather(at: vec2<u32>, R: u32, M: u32, L: u32) -> Bf {
+// length L, times their twiddles (the pass's table at ``first``, see ``twiddle``)
+fn gather(at: vec2<u32>, R: u32, M: u32, L: u32, first: u32) -> Bf {
     let cb = at.x * PITCH;
     let jj = at.y;
     let z = C2(0.0, 0.0);
@@ -484,35 +494,35 @@ fn gather(at: vec2<u32>, R: u32, M: u32, L: u32) -> Bf {
     if L == 1u {
         return f;  // (the first pass: every twiddle is 1)
     }
-    let step = (jj % L) * (N / (L * R));
+    let k = jj % L;
     if R > 1u {
-        f.a1 = cmul(f.a1, twiddle(step));
+        f.a1 = cmul(f.a1, twiddle(1u, k, L, R, first));
     }
     if R > 2u {
-        f.a2 = cmul(f.a2, twiddle(2u * step));
+        f.a2 = cmul(f.a2, twiddle(2u, k, L, R, first));
     }
     if R > 3u {
-        f.a3 = cmul(f.a3, twiddle(3u * step));
+        f.a3 = cmul(f.a3, twiddle(3u, k, L, R, first));
     }
     if R > 4u {
-        f.a4 = cmul(f.a4, twiddle(4u * step));
+        f.a4 = cmul(f.a4, twiddle(4u, k, L, R, first));
     }
     if (USE7 || USE8 || USE16) && R > 5u {
-        f.a5 = cmul(f.a5, twiddle(5u * step));
-        f.a6 = cmul(f.a6, twiddle(6u * step));
+        f.a5 = cmul(f.a5, twiddle(5u, k, L, R, first));
+        f.a6 = cmul(f.a6, twiddle(6u, k, L, R, first));
     }
     if (USE8 || USE16) && R > 7u {
-        f.a7 = cmul(f.a7, twiddle(7u * step));
+        f.a7 = cmul(f.a7, twiddle(7u, k, L, R, first));
     }
     if USE16 && R > 8u {
-        f.a8 = cmul(f.a8, twiddle(8u * step));
-        f.a9 = cmul(f.a9, twiddle(9u * step));
-        f.a10 = cmul(f.a10, twiddle(10u * step));
-        f.a11 = cmul(f.a11, twiddle(11u * step));
-        f.a12 = cmul(f.a12, twiddle(12u * step));
-        f.a13 = cmul(f.a13, twiddle(13u * step));
-        f.a14 = cmul(f.a14, twiddle(14u * step));
-        f.a15 = cmul(f.a15, twiddle(15u * step));
+        f.a8 = cmul(f.a8, twiddle(8u, k, L, R, first));
+        f.a9 = cmul(f.a9, twiddle(9u, k, L, R, first));
+        f.a10 = cmul(f.a10, twiddle(10u, k, L, R, first));
+        f.a11 = cmul(f.a11, twiddle(11u, k, L, R, first));
+        f.a12 = cmul(f.a12, twiddle(12u, k, L, R, first));
+        f.a13 = cmul(f.a13, twiddle(13u, k, L, R, first));
+        f.a14 = cmul(f.a14, twiddle(14u, k, L, R, first));
+        f.a15 = cmul(f.a15, twiddle(15u, k, L, R, first));
     }
     return f;
 }
@@ -692,10 +702,10 @@ fn passes(lid: u32) {
             }
         } else {
             if live0 {
-                f0 = gather(at0, R, M, L);
+                f0 = gather(at0, R, M, L, TW_AT[s]);
             }
             if live1 {
-                f1 = gather(at1, R, M, L);
+                f1 = gather(at1, R, M, L, TW_AT[s]);
             }
             if !to_dst {
                 workgroupBarrier();
