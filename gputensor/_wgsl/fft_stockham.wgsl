@@ -763,7 +763,10 @@ fn fetch(i: u32, ent: vec3<i32>, sa: i32, inverse: bool) -> C2 {
     v = conj_if(v, inverse);
     if TWIDDLE {
         let q = i * u32(ent.z);
-        let w = cmul(tw[p.tw_first + p.tw2_lo + q % p.tw_split], tw[p.tw_first + p.tw2_hi + q / p.tw_split]);
+        // (tw_split is a power of two: a mask and a shift, no division)
+        let lo = q & (p.tw_split - 1u);
+        let hi = q >> countTrailingZeros(p.tw_split);
+        let w = cmul(tw[p.tw_first + p.tw2_lo + lo], tw[p.tw_first + p.tw2_hi + hi]);
         v = cmul(v, w);
     }
     return v;
