@@ -15,12 +15,18 @@ PATTERN`` selects cases by fnmatch; ``--no-torch``; ``--no-check``: without gput
 readback, as torch's ``*_ex`` functions; ``--block NB``: the blocked factorizations' block
 width, as ``GPUTENSOR_LINALG_BLOCK``; ``--panel-rows N``: the panel height above which LU and QR
 panels run over many workgroups, as ``GPUTENSOR_LINALG_PANEL_ROWS``; ``--profile``: after each case, gputensor's kernels of one
-call with their GPU times (``gt.profile()``); ``--json PATH``).
+call with their GPU times (``gt.profile()``); ``--json PATH``). ``--ab KNOB[,KNOB]`` (names of
+``gputensor._backend.config`` knobs, e.g. ``linalg_chol_rows``; ``NAME=VALUE`` sets one, e.g.
+``linalg_block=128``): after each case's row, one more gputensor row per knob with that knob
+flipped or set (``config.override``; case id suffixed ``[knob=0]``, ``[knob=1]`` or
+``[knob=VALUE]``; ``A=1+B=2`` sets two knobs in one variant), its ratios against the same NumPy and torch times (and with ``--profile``
+its kernels too): both variants measured in one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import json
 import time
@@ -117,7 +123,29 @@ def _time(fn: Callable[[], Any], sync: Callable[[], Any], target_s: float) -> fl
     return _timing.time_calls(fn, sync, reps=reps, repeats=3 if per < 1.0 else 1)
 
 
-def run_case(case: Case, torch: Any, warmer: _timing.ClockWarmer, target_s: float) -> dict[str, Any]:
+def variants(names: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """(id suffix, ``config.override`` arguments) of each ``--ab`` variant: a knob flipped from
+    its value now, or set to the value given after ``=``; knobs joined by ``+`` change together
+    in one variant. ValueError for an unknown knob name."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    knobs = {k.name: k for k in config.KNOBS}
+    for item in [v.strip() for v in (names or "").split(",") if v.strip()]:
+        settings: dict[str, Any] = {}
+        for part in item.split("+"):
+            name, _, raw = part.strip().partition("=")
+            knob = knobs.get(name)
+            if knob is None:
+                raise ValueError(f"--ab: unknown gputensor knob {name!r}; knobs: {', '.join(knobs)}")
+            settings[name] = knob.parse(knob.env, raw, knob.default) if raw else not config.value(name)
+        label = "+".join(f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in settings.items())
+        out.append((f"[{label}]", settings))
+    return out
+
+
+def run_case(case: Case, torch: Any, warmer: _timing.ClockWarmer, target_s: float,
+             overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The row of ``case``: per framework its check and time; with ``overrides``, gputensor
+    alone under ``config.override(**overrides)``."""
     inputs = make_inputs(case, np.random.default_rng(0))
     row: dict[str, Any] = {"id": case.id}
     frameworks: list[tuple[str, Any, Callable[[np.ndarray], Any], Callable[[], Any]]] = [
@@ -126,16 +154,20 @@ def run_case(case: Case, torch: Any, warmer: _timing.ClockWarmer, target_s: floa
     ]
     if torch is not None:
         frameworks.append(("torch", torch, lambda v: torch.from_numpy(v).cuda(), torch.cuda.synchronize))
+    if overrides is not None:
+        frameworks = frameworks[1:2]
+    knobs = config.override(**overrides) if overrides else contextlib.nullcontext()
     for name, xp, put, sync in frameworks:
         try:
             data = {k: put(v) for k, v in inputs.items()}
             fn = call_for(xp, case)
-            first = fn(data)
-            sync()
-            status = check(case, inputs, _host(first))
-            del first
-            warmer.warm()
-            seconds = _time(lambda: fn(data), sync, target_s)
+            with knobs if name == "gputensor" else contextlib.nullcontext():
+                first = fn(data)
+                sync()
+                status = check(case, inputs, _host(first))
+                del first
+                warmer.warm()
+                seconds = _time(lambda: fn(data), sync, target_s)
             row[name] = {"ms": seconds * 1e3, "check": status}
         except Exception as exc:  # noqa: BLE001 - reported, the run goes on
             row[name] = {"ms": None, "check": f"error: {type(exc).__name__}: {exc}"[:120]}
@@ -146,19 +178,31 @@ def run_case(case: Case, torch: Any, warmer: _timing.ClockWarmer, target_s: floa
     return row
 
 
-def profile_case(case: Case) -> str:
-    """gputensor's dispatches of one call of ``case`` with their GPU times (``gt.profile()``)."""
+def profile_case(case: Case, overrides: dict[str, Any] | None = None) -> str:
+    """gputensor's dispatches of one call of ``case`` with their GPU times (``gt.profile()``),
+    under ``config.override(**overrides)`` where given."""
     data = {k: gt.asarray(v) for k, v in make_inputs(case, np.random.default_rng(0)).items()}
     fn = call_for(gt, case)
-    fn(data)
-    gt.synchronize()
-    with gt.profile() as report:
+    with config.override(**(overrides or {})):
         fn(data)
+        gt.synchronize()
+        with gt.profile() as report:
+            fn(data)
     return str(report)
 
 
 def _ratio(num: float | None, den: float | None) -> str:
     return f"{num / den:7.2f}x" if num and den else "      -"
+
+
+def _print_row(label: str, row: dict[str, Any], base: dict[str, Any]) -> None:
+    """One line of the table: ``row``'s gputensor time, NumPy's and torch's from ``base``."""
+    ms = {k: (row if k == "gputensor" else base).get(k, {}).get("ms") for k in ("numpy", "gputensor", "torch")}
+    checks = " ".join(f"{k}:{src[k]['check']}" for k, src in (("numpy", base), ("gputensor", row), ("torch", base))
+                      if k in src)
+    fmt = {k: f"{v:11.3f}" if v else f"{'-':>11}" for k, v in ms.items()}
+    print(f"{label:<26}{fmt['numpy']}{fmt['gputensor']}{fmt['torch']}"
+          f"{_ratio(ms['numpy'], ms['gputensor']):>10}{_ratio(ms['torch'], ms['gputensor']):>10}  {checks}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,7 +221,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="print the GPU time per kernel of one gputensor call of each case")
     parser.add_argument("--target-s", type=float, default=None, help="seconds per timed batch")
     parser.add_argument("--json", default=None, help="write the results to this file")
+    parser.add_argument("--ab", default=None,
+                        help="config knobs, comma separated (NAME or NAME=VALUE): a gputensor row with each flipped/set")
     args = parser.parse_args(argv)
+    flips = variants(args.ab)
     torch = None
     if not args.no_torch:
         try:
@@ -204,13 +251,16 @@ def main(argv: list[str] | None = None) -> int:
             continue
         row = run_case(case, torch, warmer, target_s)
         rows.append(row)
-        ms = {k: row.get(k, {}).get("ms") for k in ("numpy", "gputensor", "torch")}
-        checks = " ".join(f"{k}:{row[k]['check']}" for k in ("numpy", "gputensor", "torch") if k in row)
-        fmt = {k: f"{v:11.3f}" if v else f"{'-':>11}" for k, v in ms.items()}
-        print(f"{case.id:<26}{fmt['numpy']}{fmt['gputensor']}{fmt['torch']}"
-              f"{_ratio(ms['numpy'], ms['gputensor']):>10}{_ratio(ms['torch'], ms['gputensor']):>10}  {checks}")
+        _print_row(case.id, row, row)
         if args.profile:
             print(profile_case(case))
+        for suffix, overrides in flips:
+            ab = run_case(case, torch, warmer, target_s, overrides)
+            ab["id"] = case.id + suffix
+            rows.append(ab)
+            _print_row(ab["id"], ab, row)
+            if args.profile:
+                print(profile_case(case, overrides))
     print(f"total {time.perf_counter() - t_start:.1f} s")
     if previous is not None:
         config.assign(**previous)

@@ -26,7 +26,11 @@ synchronisation that ends it. Reported per call, medians over the batches:
 
 ``--quick`` runs tiny sizes (seconds, any adapter: the CI smoke test uses it on lavapipe);
 ``--only`` selects cases by substring (or fnmatch pattern, with ``*``), ``--json PATH`` writes
-the results, ``--no-torch`` skips torch.
+the results, ``--no-torch`` skips torch. ``--ab KNOB[,KNOB]`` (names of
+``gputensor._backend.config`` knobs; ``NAME=VALUE`` sets one, e.g. ``rows_f16_store=exact``):
+after each case's row, one more gputensor row per knob with that knob flipped or set
+(``config.override``; case name suffixed ``[knob=VALUE]``), its ratios against the same torch
+times: both variants measured in one run.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from typing import Any
 import numpy as np
 
 import gputensor as gt
+from gputensor._backend import config
 
 from ._harness import Env, detect_torch
 
@@ -295,6 +300,21 @@ def time_torch(case: NnCase, host: dict[str, np.ndarray], env: Env, target_s: fl
     return Timing(host_s * 1e6, gpu_us, wall_s * 1e6, reps, cold), result
 
 
+def variants(names: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """(name suffix, ``config.override`` arguments) of each ``--ab`` knob flipped from its value
+    now (a switch) or set (``NAME=VALUE``). ValueError for an unknown knob name."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    knobs = {k.name: k for k in config.KNOBS}
+    for item in [v.strip() for v in (names or "").split(",") if v.strip()]:
+        name, _, raw = item.partition("=")
+        knob = knobs.get(name)
+        if knob is None:
+            raise ValueError(f"--ab: unknown gputensor knob {name!r}; knobs: {', '.join(knobs)}")
+        value = knob.parse(knob.env, raw, knob.default) if raw else not config.value(name)
+        out.append((f"[{name}={int(value) if isinstance(value, bool) else value}]", {name: value}))
+    return out
+
+
 def _check(got: np.ndarray, want: np.ndarray, tol: float) -> str:
     got = np.asarray(got, dtype=np.float64)
     want = np.asarray(want, dtype=np.float64)
@@ -317,7 +337,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-torch", action="store_true", help="time gputensor alone")
     parser.add_argument("--json", default="", help="write the results to this file")
     parser.add_argument("--target-s", type=float, default=None, help="seconds per timed batch")
+    parser.add_argument("--ab", default=None, help="config knobs, comma separated: a gputensor row with each "
+                        "flipped (NAME=VALUE: set)")
     args = parser.parse_args(argv)
+    flips = variants(args.ab)
     torch, note = detect_torch(not args.no_torch)
     env = Env(backend=gt._dispatch.backend(), torch=torch, quick=args.quick)
     target_s = args.target_s if args.target_s is not None else (0.01 if args.quick else 0.2)
@@ -326,46 +349,48 @@ def main(argv: list[str] | None = None) -> int:
                 if not patterns or any(fnmatch.fnmatchcase(c.name, s) if "*" in s else s in c.name for s in patterns)]
     print(f"adapter: {gt._dispatch.adapter_description()}")
     print(f"torch: {torch.__version__ if torch is not None else 'absent (' + str(note) + ')'}")
-    header = (f"{'case':<28} {'gt host us':>11} {'gt gpu us':>10} {'gt wall us':>11} {'torch host':>11} "
+    header = (f"{'case':<40} {'gt host us':>11} {'gt gpu us':>10} {'gt wall us':>11} {'torch host':>11} "
               f"{'torch gpu':>10} {'torch wall':>11} {'speed':>6} {'gpu':>6} {'target':>6}  check")
     print(header)
     rng = np.random.default_rng(0)
     results = []
     for case in selected:
         host = case.make(rng)
-        row: dict[str, Any] = {"case": case.name, "target": case.target}
-        try:
-            g, got = time_gputensor(case, host, env, target_s)
-            row["gputensor"] = dataclasses.asdict(g)
-        except Exception as exc:  # noqa: BLE001 - report and go on
-            row["gputensor"] = {"error": f"{type(exc).__name__}: {exc}"}
-            print(f"{case.name:<28} error: {row['gputensor']['error']}")
-            results.append(row)
-            continue
         t = None
         want = None
-        if torch is not None:
+        for suffix, overrides in [("", {})] + flips:
+            row: dict[str, Any] = {"case": case.name + suffix, "target": case.target}
             try:
-                t, want = time_torch(case, host, env, target_s)
-                row["torch"] = dataclasses.asdict(t)
-            except Exception as exc:  # noqa: BLE001
-                row["torch"] = {"error": f"{type(exc).__name__}: {exc}"}
-        checks = []
-        if case.numpy_check or args.quick:
-            checks.append("numpy " + _check(got, case.reference(host), case.tol))
-        if want is not None:
-            checks.append("torch " + _check(got, want, case.tol))
-        row["check"] = ", ".join(checks) or "unchecked"
-        speed = t.wall_us / g.wall_us if t is not None else None
-        gpu_speed = t.gpu_us / g.gpu_us if t is not None and t.gpu_us and g.gpu_us else None
-        row["speed"] = speed
-        row["gpu_speed"] = gpu_speed
-        results.append(row)
-        print(f"{case.name:<28} {_fmt(g.host_us):>11} {_fmt(g.gpu_us):>10} {_fmt(g.wall_us):>11} "
-              f"{_fmt(t.host_us if t else None):>11} {_fmt(t.gpu_us if t else None):>10} "
-              f"{_fmt(t.wall_us if t else None):>11} {('-' if speed is None else f'{speed:.2f}x'):>6} "
-              f"{('-' if gpu_speed is None else f'{gpu_speed:.2f}x'):>6} "
-              f"{case.target:>5.1f}x  {row['check']}", flush=True)
+                with config.override(**overrides):
+                    g, got = time_gputensor(case, host, env, target_s)
+                row["gputensor"] = dataclasses.asdict(g)
+            except Exception as exc:  # noqa: BLE001 - report and go on
+                row["gputensor"] = {"error": f"{type(exc).__name__}: {exc}"}
+                print(f"{row['case']:<40} error: {row['gputensor']['error']}")
+                results.append(row)
+                continue
+            if torch is not None and not suffix:
+                try:
+                    t, want = time_torch(case, host, env, target_s)
+                    row["torch"] = dataclasses.asdict(t)
+                except Exception as exc:  # noqa: BLE001
+                    row["torch"] = {"error": f"{type(exc).__name__}: {exc}"}
+            checks = []
+            if case.numpy_check or args.quick:
+                checks.append("numpy " + _check(got, case.reference(host), case.tol))
+            if want is not None:
+                checks.append("torch " + _check(got, want, case.tol))
+            row["check"] = ", ".join(checks) or "unchecked"
+            speed = t.wall_us / g.wall_us if t is not None else None
+            gpu_speed = t.gpu_us / g.gpu_us if t is not None and t.gpu_us and g.gpu_us else None
+            row["speed"] = speed
+            row["gpu_speed"] = gpu_speed
+            results.append(row)
+            print(f"{row['case']:<40} {_fmt(g.host_us):>11} {_fmt(g.gpu_us):>10} {_fmt(g.wall_us):>11} "
+                  f"{_fmt(t.host_us if t else None):>11} {_fmt(t.gpu_us if t else None):>10} "
+                  f"{_fmt(t.wall_us if t else None):>11} {('-' if speed is None else f'{speed:.2f}x'):>6} "
+                  f"{('-' if gpu_speed is None else f'{gpu_speed:.2f}x'):>6} "
+                  f"{case.target:>5.1f}x  {row['check']}", flush=True)
         del host
     if args.json:
         with open(args.json, "w") as f:

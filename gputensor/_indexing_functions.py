@@ -46,7 +46,7 @@ from ._array_object import GpuArray
 from ._backend import ops_gather
 from ._backend.ops_elementwise import extent
 from ._backend.ops_gather import IndexOperand
-from ._runtime import translate
+from ._kept import KeptCall
 from ._creation_functions import asarray
 from ._dtypes import DTYPE_CATEGORIES, dtype_from_any
 from ._dtypes import bool as bool_dtype
@@ -232,22 +232,19 @@ def _integer_indices(indices: object, name: str = "indices") -> GpuArray:
     return indices
 
 
-class _TakePlan:
+class _TakePlan(KeptCall):
     """What ``take`` computed for one call structure (``x`` and ``indices``: dtype, shape,
-    strides; the axis): a repeated call only allocates, binds its pointers and records the
-    gather (``run``), which checks the index range on the device as the first call's did. From
-    the second call on it replays the backend's kept one-dispatch plan (``ops_gather.
-    planned_gather``) straight away while that holds."""
+    strides; the axis): the result (every element is written) and the gather's operands. A
+    repeated call replays the backend's kept one-dispatch plan (``ops_gather.planned_gather``,
+    taken after the first run: ``replay(x_ptr, (index_ptr,))``) while that holds; else ``run``
+    only allocates, binds the pointers and records the gather, which checks the index range on
+    the device as the first call's did."""
 
-    __slots__ = ("dtype", "out_shape", "out_strides", "nbytes", "src_strides", "extent", "idx_dtype",
-                 "idx_strides", "n", "stride", "message", "kept")
+    __slots__ = ("src_strides", "extent", "idx_dtype", "idx_strides", "n", "stride", "message")
 
     def __init__(self, x: GpuArray, indices: GpuArray, out_shape: tuple[int, ...], src_strides: Sequence[int],
                  idx_strides: Sequence[int], ix: _Index) -> None:
-        self.dtype = x.dtype
-        self.out_shape = out_shape
-        self.out_strides = contiguous_strides(out_shape)
-        self.nbytes = size_of(out_shape) * x.dtype.itemsize
+        super().__init__(out_shape, contiguous_strides(out_shape), x.dtype)
         self.src_strides = tuple(src_strides)
         self.extent = extent(x.shape, x._strides)
         self.idx_dtype = indices.dtype.name
@@ -255,24 +252,16 @@ class _TakePlan:
         self.n = ix.n
         self.stride = ix.stride
         self.message = f"index out of bounds for axis {ix.axis} with size {ix.n}"
-        self.kept: Any = None
 
     def run(self, x: GpuArray, indices: GpuArray) -> GpuArray:
-        # every element is written
-        out = GpuArray._alloc(self.out_shape, self.out_strides, self.dtype, self.nbytes, False)
-        kept = self.kept
-        if kept is not None:
-            backend = _dispatch.backend()
-            if kept.valid_on(backend):
-                try:
-                    kept.launch_ptrs(backend, x._ptr, out._ptr, (indices._ptr,))
-                except Exception as exc:
-                    raise translate(exc) from None
-                return out
+        """The gather of ``x`` at ``indices`` into a new array, its plan kept where the backend
+        kept one."""
+        out = self.alloc()
         op = IndexOperand(indices._ptr, self.idx_dtype, self.idx_strides, self.n, self.stride, self.message)
-        args = (self.dtype.name, self.out_shape, self.src_strides, self.extent, self.out_strides, [op])
+        args = (self.dtype.name, self.shape, self.src_strides, self.extent, self.strides, [op])
         _dispatch.call(ops_gather.gather, args[0], args[1], x._ptr, args[2], args[3], out._ptr, args[4], args[5])
-        self.kept = _dispatch.call(ops_gather.planned_gather, *args)
+        plan = _dispatch.call(ops_gather.planned_gather, *args)
+        self.hold(plan, None if plan is None else plan.launch_ptrs)
         return out
 
 
@@ -294,7 +283,8 @@ def take(x: GpuArray, indices: GpuArray, /, *, axis: int | None = None) -> GpuAr
         key = (x._dtype.name, x._shape, x._strides, indices._dtype.name, indices._shape, indices._strides, axis)
         plan = _TAKE_PLANS.get(key)
         if plan is not None:
-            return plan.run(x, indices)
+            out = plan.replay(x._ptr, (indices._ptr,))
+            return plan.run(x, indices) if out is None else out
     _check_array(x)
     indices = _integer_indices(indices)
     if indices.ndim != 1:

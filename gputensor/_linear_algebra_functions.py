@@ -21,7 +21,7 @@ spec's matmul is numeric only).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from . import _complex_views, _dispatch
 from . import _function_kernels as kernels
@@ -42,7 +42,7 @@ from ._manipulation_functions import (
 )
 from ._backend import ops_gemm
 from ._backend.plan_cache import PlanCache
-from ._runtime import translate as _translate
+from ._kept import KeptCall
 from ._shapes import broadcast_shapes, contiguous_strides, is_contiguous, normalize_axis
 from ._statistical_functions import sum as sum_
 
@@ -195,41 +195,37 @@ def matmul_result_shape(shape1: tuple[int, ...], shape2: tuple[int, ...]) -> tup
     return out
 
 
-class _FloatMatmul(NamedTuple):
-    """A float ``matmul`` of one call structure (operand shapes, strides and dtypes), planned:
-    the result's shape, strides, dtype and bytes, and its gemm calls as (the backend's kept
-    ``ops_gemm`` plan, byte offsets of its A, B and C pointers from ``x2``'s, ``x1``'s and the
-    result's element [0, ...])."""
+class _GemmCalls:
+    """The gemm calls of a float ``matmul`` of one call structure (operand shapes, strides and
+    dtypes), kept for replay (``KeptCall``): per call the backend's kept ``ops_gemm`` plan and
+    the byte offsets of its A, B and C pointers from ``x2``'s, ``x1``'s and the result's element
+    [0, ...]."""
 
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    dtype: DType
-    nbytes: int
-    calls: tuple[tuple[Any, int, int, int], ...]
+    __slots__ = ("calls",)
 
-    def run(self, backend: Any, x1: GpuArray, x2: GpuArray) -> GpuArray | None:
-        """``x1 @ x2`` replayed (None, with nothing done, when a kept gemm plan no longer holds
-        on the backend's context). Errors as ``matmul``'s (a pointer that fails the gemm's
-        checks raises before anything is recorded)."""
+    def __init__(self, calls: tuple[tuple[Any, int, int, int], ...]) -> None:
+        self.calls = calls
+
+    def valid_on(self, backend: Any) -> bool:
+        """Whether every kept gemm plan holds on the backend's context now."""
         ctx = backend._ctx
         for call, _, _, _ in self.calls:
             if call.ctx is not ctx or not call.program.valid_for(ctx):
-                return None
-        out = GpuArray._alloc(self.shape, self.strides, self.dtype, self.nbytes, False)
-        p1, p2, pc = x1._ptr, x2._ptr, out._ptr
-        try:
-            for call, off_a, off_b, off_c in self.calls:
-                call.launch(backend, p2 + off_a, p1 + off_b, pc + off_c)
-        except Exception as exc:
-            raise _translate(exc) from None
-        return out
+                return False
+        return True
+
+    def launch(self, backend: Any, p1: int, pc: int, p2: int) -> None:
+        """Record ``x1 @ x2`` for the pointers of ``x1``, the result and ``x2`` (a pointer that
+        fails the gemm's checks raises before anything is recorded)."""
+        for call, off_a, off_b, off_c in self.calls:
+            call.launch(backend, p2 + off_a, p1 + off_b, pc + off_c)
 
 
 #: Float matmuls kept per backend by (x1's shape, strides, dtype, x2's, ``ops_gemm.plan_settings()``).
 _MATMUL_PLANS = PlanCache(256)
 
 
-def _float_matmul_plan(backend: Any, x1: GpuArray, x2: GpuArray, res: GpuArray) -> _FloatMatmul | None:
+def _float_matmul_plan(backend: Any, x1: GpuArray, x2: GpuArray, res: GpuArray) -> KeptCall | None:
     """The plan of ``res = x1 @ x2`` just computed, when it was one or more float gemms on the
     operands in place whose plans the backend kept; else None."""
     dtype = res.dtype
@@ -256,7 +252,7 @@ def _float_matmul_plan(backend: Any, x1: GpuArray, x2: GpuArray, res: GpuArray) 
         if call is None:
             return None
         kept.append((call, off_b + b._ptr - x2._ptr, off_a + a._ptr - x1._ptr, off_c))
-    return _FloatMatmul(res.shape, res._strides, dtype, res.size * dtype.itemsize, tuple(kept))
+    return KeptCall.like(res, _GemmCalls(tuple(kept)))
 
 
 def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
@@ -276,7 +272,7 @@ def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
         plans = _MATMUL_PLANS.of(backend)
         plan = plans.get(key)
         if plan is not None:
-            res = plan.run(backend, x1, x2)
+            res = plan.replay(x1._ptr, x2._ptr)
             if res is not None:
                 return res
     res = _matmul_checked(x1, x2)

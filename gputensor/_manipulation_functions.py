@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -27,7 +26,7 @@ from . import _dispatch
 from ._array_object import GpuArray
 from ._backend import ops_concat
 from ._data_type_functions import result_type
-from ._runtime import translate as _translate
+from ._kept import KeptCall
 from ._dtypes import DTYPE_CATEGORIES, DType
 from ._shapes import (
     broadcast_shapes,
@@ -270,18 +269,18 @@ class _ConcatPlan:
     kernel per ``ops_concat.SOURCES`` inputs: every input C-contiguous, of the result's dtype,
     and every block it fills a whole number of 4-byte words (``make`` says None otherwise)."""
 
-    __slots__ = ("shape", "strides", "axis", "dtype", "nbytes", "rows", "words", "itemsize", "call")
+    __slots__ = ("shape", "axis", "dtype", "rows", "words", "itemsize", "kept")
 
     def __init__(self, shape: tuple[int, ...], axis: int, dtype: DType, rows: int, words: list[int]) -> None:
         self.shape = shape
-        self.strides = contiguous_strides(shape)
         self.axis = axis
         self.dtype = dtype
-        self.nbytes = size_of(shape) * dtype.itemsize
         self.rows = rows
         self.words = words
         self.itemsize = dtype.itemsize
-        self.call: Any = None  # the backend's ``ops_concat.ConcatCall`` (made by the first run)
+        #: the result (every word is written) and the backend's ``ops_concat.ConcatCall`` (made
+        #: by the first run)
+        self.kept = KeptCall(shape, contiguous_strides(shape), dtype)
 
     @classmethod
     def make(cls, arrays: Sequence[GpuArray], ax: int, shape: tuple[int, ...], dtype: DType) -> "_ConcatPlan | None":
@@ -311,16 +310,11 @@ class _ConcatPlan:
                     arrays = [expand_dims(x, axis=new_axis) for x in arrays]
                 return _concat_copies(arrays, self)
             ptrs.append(a._ptr)
-        out = GpuArray._alloc(self.shape, self.strides, self.dtype, self.nbytes, False)  # every word is written
-        backend = _dispatch.backend()
-        try:
-            call = self.call
-            if call is None or call.ctx is not backend._ctx:
-                call = self.call = ops_concat.concat_call(backend, self.rows, self.words)
-            if call is not None:
-                call.launch(backend, out._ptr, ptrs)
-        except Exception as exc:
-            raise _translate(exc) from None
+        kept = self.kept
+        out = kept.replay(ptrs)
+        if out is None:
+            kept.hold(_dispatch.call(ops_concat.concat_call, self.rows, self.words))
+            out = kept.alloc() if kept.valid_on is None else kept.replay(ptrs)
         return out
 
 

@@ -23,7 +23,8 @@ from ._data_type_functions import result_type
 from ._dtypes import DTYPE_CATEGORIES, uint32
 from ._dtypes import bool as bool_dtype
 from ._indexing_functions import nonzero_flat, take_checked_now, unravel_flat
-from ._manipulation_functions import _check_array, _copy_contiguous, reshape
+from ._fusion import leaf_ptr
+from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, is_contiguous, normalize_axis
 from ._statistical_functions import _reduce, _ReducePlan
 
@@ -77,7 +78,10 @@ def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
         plan = _ARG_PLANS.get(key)
         if plan is not None:
             src = x if axis is not None else GpuArray._view(x, (x.size,), (1,), x._offset)
-            return plan.run(op, src, kernels.default_int(), None, 0)
+            out = None if plan.valid_on is None else plan.replay(leaf_ptr(src))
+            if out is None:
+                return plan.run(op, src, kernels.default_int(), None, 0)
+            return out if plan.view is None else _view(out, *plan.view)
     _check_array(x)
     if x.dtype not in _REAL:
         raise TypeError(f"{op} needs a real numeric dtype, got {x.dtype}")
@@ -92,7 +96,7 @@ def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
             out = _reduce_split.reduce(op, x, tuple(range(x.ndim)), index_dtype)
             return GpuArray._view(out, shape, contiguous_strides(shape), out._offset)
         if key is not None and is_contiguous(x.shape, x._strides):
-            plan = _ReducePlan((0,), (x.size,), shape)
+            plan = _ReducePlan((0,), (x.size,), index_dtype, shape)
             _dispatch.cache_put(_ARG_PLANS, key, plan)
             return plan.run(op, GpuArray._view(x, (x.size,), (1,), x._offset), index_dtype, None, 0)
         flat = reshape(x, (-1,))
@@ -107,7 +111,8 @@ def _arg(op: str, x: GpuArray, axis: int | None, keepdims: bool) -> GpuArray:
     elif x.size > _reduce_split.limit() and _reduce_split.needs_split(x.shape, (ax,), _reduce_split.limit()):
         out = _reduce_split.reduce(op, x, (ax,), index_dtype)
     elif key is not None:
-        plan = _ReducePlan((ax,), x.shape, x.shape[:ax] + (1,) + x.shape[ax + 1 :] if keepdims else None)
+        plan = _ReducePlan((ax,), x.shape, index_dtype,
+                           x.shape[:ax] + (1,) + x.shape[ax + 1 :] if keepdims else None)
         _dispatch.cache_put(_ARG_PLANS, key, plan)
         return plan.run(op, x, index_dtype, None, 0)
     else:

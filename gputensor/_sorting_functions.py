@@ -24,8 +24,8 @@ from . import _function_kernels as kernels
 from ._array_object import GpuArray
 from ._backend import ops_sort
 from ._dtypes import DTYPE_CATEGORIES, DType
+from ._kept import KeptCall
 from ._manipulation_functions import _as_contiguous, _check_array, _copy_contiguous, moveaxis
-from ._runtime import translate
 from ._shapes import is_contiguous, normalize_axis
 
 __all__ = ["argsort", "sort"]
@@ -33,43 +33,22 @@ __all__ = ["argsort", "sort"]
 _REAL = frozenset(DTYPE_CATEGORIES["real numeric"])  # (membership tests: one hash, not a scan)
 
 
-class _SortPlan:
-    """A ``sort`` / ``argsort`` of one call structure (``x``'s dtype, shape and strides, the
-    axis, the order) whose rows are ``x`` itself and whose backend call is one kept program
-    (``ops_sort.planned_sort``): a repeated call allocates the result and replays it."""
-
-    __slots__ = ("shape", "strides", "dtype", "nbytes", "zero", "call")
-
-    def __init__(self, out: GpuArray, zero: builtins.bool, call: Any) -> None:
-        self.shape, self.strides, self.dtype = out._shape, out._strides, out.dtype
-        self.nbytes = out.size * out.dtype.itemsize
-        self.zero = zero
-        self.call = call
-
-    def run(self, x: GpuArray) -> GpuArray | None:
-        """The result for ``x``, or None (nothing done) when the kept call no longer holds."""
-        backend = _dispatch.backend()
-        call = self.call
-        if not call.valid_on(backend):
-            return None
-        out = GpuArray._alloc(self.shape, self.strides, self.dtype, self.nbytes, self.zero)
-        try:
-            call.launch(backend, x._ptr, out._ptr)
-        except Exception as exc:
-            raise translate(exc) from None
-        return out
+#: (op, x: dtype, shape, strides; axis, descending) -> the ``KeptCall`` of a ``sort`` /
+#: ``argsort`` whose rows were ``x`` itself and whose backend call was one kept program
+#: (``ops_sort.planned_sort``).
+_SORT_PLANS: dict[tuple[Any, ...], KeptCall] = {}
 
 
-#: (op, x: dtype, shape, strides; axis, descending) -> ``_SortPlan``.
-_SORT_PLANS: dict[tuple[Any, ...], _SortPlan] = {}
-
-
-def _plan_key(op: str, x: object, axis: object, descending: object, stable: object) -> tuple[Any, ...] | None:
-    """The ``_SORT_PLANS`` key of a call, None for arguments the full checks must see."""
+def _replayed(op: str, x: object, axis: object, descending: object,
+              stable: object) -> tuple[tuple[Any, ...] | None, GpuArray | None]:
+    """The ``_SORT_PLANS`` key of a call (None for arguments the full checks must see) and the
+    result of its kept plan replayed (None when there is none or it no longer holds)."""
     if type(x) is GpuArray and type(axis) is int and type(descending) is builtins.bool \
             and type(stable) is builtins.bool:
-        return (op, x._dtype, x._shape, x._strides, axis, descending)
-    return None
+        key = (op, x._dtype, x._shape, x._strides, axis, descending)
+        plan = _SORT_PLANS.get(key)
+        return key, None if plan is None else plan.replay(x._ptr)
+    return None, None
 
 
 def _keep(key: tuple[Any, ...] | None, x: GpuArray, ax: int, out: GpuArray, zero: builtins.bool,
@@ -82,7 +61,7 @@ def _keep(key: tuple[Any, ...] | None, x: GpuArray, ax: int, out: GpuArray, zero
     call = _dispatch.call(ops_sort.planned_sort, x.dtype.name, out.size // n, n, descending=descending,
                           index_dtype=index_dtype)
     if call is not None:
-        _dispatch.cache_put(_SORT_PLANS, key, _SortPlan(out, zero, call))
+        _dispatch.cache_put(_SORT_PLANS, key, KeptCall.like(out, call, zero=zero))
 
 
 def _check(x: object, name: str, axis: object, descending: object, stable: object) -> tuple[GpuArray, int]:
@@ -117,13 +96,9 @@ def sort(x: GpuArray, /, *, axis: int = -1, descending: bool = False, stable: bo
     Raises ``TypeError`` for a non-array, a bool or non-real dtype, non-bool flags;
     :class:`~gputensor._shapes.AxisError` for a bad axis (and for 0-d input, as NumPy).
     """
-    key = _plan_key("sort", x, axis, descending, stable)
-    if key is not None:
-        plan = _SORT_PLANS.get(key)
-        if plan is not None:
-            res = plan.run(x)
-            if res is not None:
-                return res
+    key, res = _replayed("sort", x, axis, descending, stable)
+    if res is not None:
+        return res
     x, ax = _check(x, "sort", axis, descending, stable)
     rows = _rows(x, ax)
     # packed (8/16-bit) outputs are written by atomicOr into zeros; wider ones are overwritten
@@ -143,13 +118,9 @@ def argsort(x: GpuArray, /, *, axis: int = -1, descending: bool = False, stable:
 
     Raises as :func:`sort`.
     """
-    key = _plan_key("argsort", x, axis, descending, stable)
-    if key is not None:
-        plan = _SORT_PLANS.get(key)
-        if plan is not None:
-            res = plan.run(x)
-            if res is not None:
-                return res
+    key, res = _replayed("argsort", x, axis, descending, stable)
+    if res is not None:
+        return res
     x, ax = _check(x, "argsort", axis, descending, stable)
     rows = _rows(x, ax)
     index_dtype: DType = kernels.default_int()

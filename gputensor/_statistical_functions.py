@@ -29,14 +29,14 @@ from . import _function_kernels as kernels
 from . import _fusion_rows
 from ._fusion import fusion_enabled
 from ._array_object import GpuArray
+from ._devices import DEFAULT_DEVICE
 from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType, as_dtype
 from ._elementwise_functions import multiply
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, normalize_axes, normalize_axis, size_of
 from ._backend import ops_reduce, ops_scan
 from ._fusion import leaf_ptr
-from ._backend.wgsl_types import EMULATED_INT64 as _EMULATED_ROWS
-from ._runtime import translate as _translate
+from ._kept import KeptCall
 
 __all__ = [
     "cumulative_prod",
@@ -52,18 +52,16 @@ __all__ = [
 
 # (membership tests against frozensets: one hash, not a scan)
 _NUMERIC = frozenset(DTYPE_CATEGORIES["numeric"])
-#: int64/uint64: supported everywhere, emulated where the adapter lacks shader-int64
-EMULATED_INT64 = frozenset(_EMULATED_ROWS)
 _REAL_NUMERIC = frozenset(DTYPE_CATEGORIES["real numeric"])
 _FLOATING = frozenset(DTYPE_CATEGORIES["floating"])
 _REAL_FLOATING = frozenset(DTYPE_CATEGORIES["real floating"])
 
 
 def _check_dtype_arg(dtype: object) -> DType:
-    dtype = as_dtype(dtype)
-    if not kernels.supports_dtype(dtype) and dtype.name not in EMULATED_INT64:
-        raise TypeError(f"{dtype.name} needs the adapter feature {dtype.feature!r}, which this device lacks")
-    return dtype
+    """The ``dtype=`` argument as a dtype of the current device; ``TypeError`` for an unknown
+    one, ``UnsupportedDTypeError`` (a ``TypeError``) naming the missing adapter feature and the
+    conversion for one the device lacks, as the creation functions raise."""
+    return DEFAULT_DEVICE.check_dtype(as_dtype(dtype))
 
 
 def _sum_dtype(x_dtype: DType, dtype: DType | None) -> DType:
@@ -97,44 +95,42 @@ def _filled(shape: tuple[int, ...], value: object, dtype: DType) -> GpuArray:
     return out
 
 
-class _ReducePlan:
+class _ReducePlan(KeptCall):
     """What ``_reduce`` computed for one call structure (op, ``x``'s dtype, shape and strides,
     the axis argument, keepdims, the dtypes, ddof) that ran the reduction kernel: the sorted
-    axes, the kernel's output shape and strides, and the keepdims view (None without)."""
+    axes, the kernel's output (the ``KeptCall`` layout, with the backend's kept plan,
+    ``ops_reduce.planned_reduce``, taken after the first run) and the keepdims view (None
+    without). A repeated call replays the kept plan (``replay(leaf_ptr(x))``) and returns
+    ``result`` of it; ``run`` is the full path."""
 
-    __slots__ = ("axes", "shape", "strides", "view", "kept")
+    __slots__ = ("axes", "view")
 
-    def __init__(self, axes: tuple[int, ...], x_shape: tuple[int, ...], view: tuple[int, ...] | None) -> None:
+    def __init__(self, axes: tuple[int, ...], x_shape: tuple[int, ...], out_dtype: DType,
+                 view: tuple[int, ...] | None) -> None:
         self.axes = tuple(sorted(axes))
-        self.shape = tuple(n for d, n in enumerate(x_shape) if d not in self.axes)
-        self.strides = contiguous_strides(self.shape)
+        shape = tuple(n for d, n in enumerate(x_shape) if d not in self.axes)
+        super().__init__(shape, contiguous_strides(shape), out_dtype)
         self.view = None if view is None else (view, contiguous_strides(view))
-        #: the backend's kept plan (``ops_reduce.planned_reduce``), taken after the first run
-        self.kept: object = None
+
+    def result(self, out: GpuArray) -> GpuArray:
+        """The kernel's output ``out`` as the call's result (the keepdims view)."""
+        return out if self.view is None else _view(out, *self.view)
 
     def run(self, op: str, x: GpuArray, out_dtype: DType, acc_dtype: DType | None, ddof: float) -> GpuArray:
-        """The reduction of the array ``x`` (not lazy) into a new array (``op``, the dtypes and
-        ``ddof`` are those of the plan's key); from the second call on the backend's kept plan
-        is replayed straight away while it holds."""
-        out = GpuArray._alloc(self.shape, self.strides, out_dtype, size_of(self.shape) * out_dtype.itemsize, False)
-        kept = self.kept
-        if kept is not None:
-            backend = _dispatch.backend()
-            if kept.valid_on(backend):
-                try:
-                    kept.launch(backend, leaf_ptr(x), out._ptr)
-                except Exception as exc:
-                    raise _translate(exc) from None
-                return out if self.view is None else _view(out, *self.view)
+        """The reduction of the array ``x`` (not lazy) into a new array by the reduction kernel
+        (``op``, the dtypes and ``ddof`` are those of the plan's key), its plan kept where the
+        backend kept one."""
+        if self.dtype is not out_dtype:  # (``argmax``'s index dtype: the current device's)
+            self.dtype, self.nbytes = out_dtype, size_of(self.shape) * out_dtype.itemsize
+            self.hold(None)
+        out = self.alloc()
         _dispatch.reduce_fused(op, x, self.axes, out, acc_dtype=acc_dtype, ddof=ddof)
         if type(x) is GpuArray:
-            self.kept = _dispatch.call(ops_reduce.planned_reduce, op, x.dtype.name, tuple(x.shape),
-                                       tuple(x._strides), self.axes, out.dtype.name,
-                                       acc_dtype=None if acc_dtype is None else acc_dtype.name,
-                                       dst_strides=tuple(out._strides), ddof=ddof)
-        if self.view is not None:
-            out = _view(out, *self.view)
-        return out
+            self.hold(_dispatch.call(ops_reduce.planned_reduce, op, x.dtype.name, tuple(x.shape),
+                                     tuple(x._strides), self.axes, out.dtype.name,
+                                     acc_dtype=None if acc_dtype is None else acc_dtype.name,
+                                     dst_strides=tuple(out._strides), ddof=ddof))
+        return self.result(out)
 
 
 #: (op, x: dtype name, shape, strides; axis, keepdims, dtype names, ddof) -> ``_ReducePlan``.
@@ -165,7 +161,10 @@ def _reduce(op: str, x: GpuArray, axis, keepdims: bool, out_dtype: DType,
     if key is not None:
         plan = _REDUCE_PLANS.get(key)
         if plan is not None:
-            return plan.run(op, x, out_dtype, acc_dtype, ddof)
+            out = None if plan.valid_on is None else plan.replay(leaf_ptr(x))
+            if out is None:
+                return plan.run(op, x, out_dtype, acc_dtype, ddof)
+            return out if plan.view is None else _view(out, *plan.view)
     axes = normalize_axes(axis, x.ndim)
     out_shape = _out_shape(x.shape, axes, keepdims)
     if empty_value is None and any(x.shape[d] == 0 for d in axes):
@@ -187,7 +186,7 @@ def _reduce(op: str, x: GpuArray, axis, keepdims: bool, out_dtype: DType,
         if pending is not None:
             return pending
     if key is not None:
-        plan = _ReducePlan(axes, x.shape, out_shape if keepdims else None)
+        plan = _ReducePlan(axes, x.shape, out_dtype, out_shape if keepdims else None)
         _dispatch.cache_put(_REDUCE_PLANS, key, plan)
         return plan.run(op, x, out_dtype, acc_dtype, ddof)
     result = kernels.reduce(op, x, axes, out_dtype, acc_dtype, ddof=ddof)
@@ -272,34 +271,10 @@ def std(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, correction
     return _var("std", x, axis, correction, keepdims)
 
 
-class _ScanPlan:
-    """A ``cumulative_sum`` / ``cumulative_prod`` of one call structure (``x``'s dtype, shape and
-    strides, the axis, the dtype asked for; real dtypes, no initial element) whose backend scan
-    was kept (``ops_scan.planned_scan``): a repeated call allocates the result and replays it."""
-
-    __slots__ = ("shape", "strides", "dtype", "nbytes", "kept")
-
-    def __init__(self, out: GpuArray, kept: object) -> None:
-        self.shape, self.strides, self.dtype = out._shape, out._strides, out.dtype
-        self.nbytes = out.size * out.dtype.itemsize
-        self.kept = kept
-
-    def run(self, x: GpuArray) -> GpuArray | None:
-        """The scan of ``x``, or None (nothing done) when the kept launch no longer holds."""
-        backend = _dispatch.backend()
-        kept = self.kept
-        if not kept.valid_on(backend):
-            return None
-        out = GpuArray._alloc(self.shape, self.strides, self.dtype, self.nbytes, False)  # every element is written
-        try:
-            kept.launch(backend, x._ptr, out._ptr)
-        except Exception as exc:
-            raise _translate(exc) from None
-        return out
-
-
-#: (op, x: dtype, shape, strides; axis, dtype) -> ``_ScanPlan``.
-_SCAN_PLANS: dict[tuple[object, ...], _ScanPlan] = {}
+#: (op, x: dtype, shape, strides; axis, dtype) -> the ``KeptCall`` of a ``cumulative_sum`` /
+#: ``cumulative_prod`` (real dtypes, no initial element) whose backend scan was kept
+#: (``ops_scan.planned_scan``); every element of its result is written.
+_SCAN_PLANS: dict[tuple[object, ...], KeptCall] = {}
 
 
 def _cumulative(op: str, x: GpuArray, axis: int | None, dtype: DType | None, include_initial: bool) -> GpuArray:
@@ -309,7 +284,7 @@ def _cumulative(op: str, x: GpuArray, axis: int | None, dtype: DType | None, inc
         key = (op, x._dtype, x._shape, x._strides, axis, dtype)
         plan = _SCAN_PLANS.get(key)
         if plan is not None:
-            res = plan.run(x)
+            res = plan.replay(x._ptr)
             if res is not None:
                 return res
     _check_array(x)
@@ -348,7 +323,7 @@ def _cumulative(op: str, x: GpuArray, axis: int | None, dtype: DType | None, inc
                 kept = _dispatch.call(ops_scan.planned_scan, op, x.dtype.name, tuple(x.shape), tuple(x._strides),
                                       ax, out.dtype.name, tuple(out._strides), acc_dtype=acc.name)
                 if kept is not None:
-                    _dispatch.cache_put(_SCAN_PLANS, key, _ScanPlan(out, kept))
+                    _dispatch.cache_put(_SCAN_PLANS, key, KeptCall.like(out, kept))
     return out
 
 

@@ -30,7 +30,7 @@ ElementwiseKernel (in the spirit of CuPy's)
   assigns the output first (then it is not read). ``i: u32`` is the element's linear index in the
   C-ordered broadcast shape and ``n: u32`` the element count. ``preamble=`` adds module-scope WGSL
   (helper functions, constants). The f64 math library (``exp_f64``, ``log_f64``, ``sin_f64``, ...)
-  and the ``ew_*`` helpers of ``_wgsl/ewise_helpers.wgsl`` may be called.
+  and the ``ew_*`` helpers of ``_wgsl/ewise_helpers.wgsl`` and ``ewise_int.wgsl`` may be called.
 * ``raw`` inputs are not broadcast: ``raw T w`` makes a function ``w(j: u32) -> T`` returning
   element ``j`` of the array in C order (the array is copied to a contiguous one first if it is
   not contiguous, and must fit one storage binding). Raw outputs are not supported.

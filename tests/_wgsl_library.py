@@ -1,6 +1,7 @@
-"""A test-side reader of the ``// @fn NAME`` WGSL libraries (f32math, f64math), kept apart from
-``gputensor._backend.kernels`` on purpose: the tests check the file format against their own
-reading of it; and the runner of a library call on the device (``math_test.wgsl``)."""
+"""A test-side reader of the WGSL function libraries (f32math, f64math: ordinary functions, each
+with the comment lines right above it), kept apart from ``gputensor._backend.kernels`` on
+purpose: the tests check the file format against their own reading of it; and the runner of a
+library call on the device (``math_test.wgsl``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-MARKER = re.compile(r"^// @fn ([A-Za-z_][A-Za-z0-9_]*)[ \t]*$", re.MULTILINE)
+#: A function definition at the top level of a library (the first of a chunk's lines after its comments).
+MARKER = re.compile(r"^fn ([A-Za-z_][A-Za-z0-9_]*)\(", re.MULTILINE)
 
 
 def library_text(library: str) -> str:
@@ -18,16 +20,33 @@ def library_text(library: str) -> str:
     return importlib.resources.files("gputensor._wgsl").joinpath(f"{library}.wgsl").read_text()
 
 
+def _chunk_start(text: str, at: int) -> int:
+    """Where the comment lines right above the line at ``at`` begin."""
+    lines = text[:at].split("\n")[:-1]
+    start = at
+    while lines and lines[-1].lstrip().startswith("//"):
+        start -= len(lines.pop()) + 1
+    return start
+
+
 def library_chunks(library: str) -> dict[str, str]:
-    """NAME -> the text from the marker ``// @fn NAME`` to the next marker, in file order."""
+    """NAME -> the text of function NAME (from the comment lines right above its ``fn`` line to
+    the next function's), in file order."""
     text = library_text(library)
     marks = list(MARKER.finditer(text))
+    starts = [_chunk_start(text, m.start()) for m in marks]
     chunks: dict[str, str] = {}
     for i, m in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        assert m.group(1) not in chunks, f"duplicate marker {m.group(1)}"
-        chunks[m.group(1)] = text[m.start() : end]
+        end = starts[i + 1] if i + 1 < len(marks) else len(text)
+        assert m.group(1) not in chunks, f"duplicate function {m.group(1)}"
+        chunks[m.group(1)] = text[starts[i] : end]
     return chunks
+
+
+def library_head(library: str) -> str:
+    """The text of the library before its first function's chunk (the header comment)."""
+    text = library_text(library)
+    return text[: _chunk_start(text, MARKER.search(text).start())]
 
 
 def dependencies(chunks: dict[str, str], roots: list[str]) -> list[str]:

@@ -29,7 +29,7 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 settings.register_profile(
     "ci", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
-# the bounded runs of CI on its other configurations (make test-gl, make test-dawn)
+# the bounded runs of make test-gl / make test-dawn (CI: make test-dawn; make test-gl FULL=1 uses ci)
 settings.register_profile(
     "ci-short", max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )

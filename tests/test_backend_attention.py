@@ -560,3 +560,22 @@ def test_output_overlapping_an_input(backend, operands, which):
 def test_unsupported_dtype_feature(backend, operands, monkeypatch):
     monkeypatch.setattr(backend, "supports", lambda feature: feature is None)
     expect_error(backend, operands, BackendErrorKind.UNSUPPORTED, "float16", dtype="float16")
+
+
+def test_kernel_knob_selects_the_prefill_kernel(backend, monkeypatch):
+    """The attention_kernel knob (GPUTENSOR_ATTENTION_KERNEL) picks the prefill kernel under
+    config.override (an A/B in one process); KERNEL_VARIANT, where set, wins."""
+    from gputensor._backend import config
+
+    monkeypatch.setattr(ops_attention, "KERNEL_VARIANT", None)
+    args = (2, 256, 256, 64, 4, 4, backend.max_window_bytes(), 49152)
+    assert ops_attention.plan_attention(*args).kernel == "attention_flash"
+    with config.override(attention_kernel="tiled"):
+        assert ops_attention.plan_attention(*args).kernel == "attention_tiled"
+        plan = ops_attention.plan_attention(*args, variant="flash-64x8")
+        assert (plan.kernel, plan.block_q, plan.tile_cols) == ("attention_flash", 64, 8)
+    with config.override(attention_kernel="flash-32x4"):
+        plan = ops_attention.plan_attention(*args)
+        assert (plan.block_q, plan.tile_cols) == (32, 4)
+        monkeypatch.setattr(ops_attention, "KERNEL_VARIANT", "tiled")
+        assert ops_attention.plan_attention(*args).kernel == "attention_tiled"

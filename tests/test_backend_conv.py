@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from gputensor._backend import BackendError, BackendErrorKind, get_backend
 from gputensor._backend import ops_conv, ops_gemm
+from gputensor._backend.plan_cache import PlanCache
 
 from _compare import tol
 
@@ -187,9 +188,41 @@ def test_conv_every_tile_configuration(backend, monkeypatch, tiles, splits):
     """The GPU configurations (other BK and rows-per-fetch steps for the incremental tap decoding),
     with and without split-K, on filters smaller and larger than a depth tile."""
     monkeypatch.setattr(ops_conv, "plan_splitk", lambda *args, **kwargs: (tiles, splits))
+    monkeypatch.setattr(ops_conv, "_CONV_PLANS", PlanCache(256))  # (plans kept under other tiles)
     run_conv(backend, (2, 6, 9, 10), (5, 6, 3, 3), 1, 1, leads=(1, 2, 0))
     run_conv(backend, (1, 9, 11, 8), (3, 9, 1, 1), (2, 1), 0)
     run_conv(backend, (1, 2, 8, 7), (4, 2, 5, 4), 1, (2, 3))
+
+
+@pytest.mark.parametrize("shape", ["128x64x16x8x4", "64x128x16x4x8", "64x64x8x4x4"])
+@pytest.mark.parametrize("splits", [None, 1, 3])
+def test_conv_tiles_knob(backend, shape, splits):
+    """GPUTENSOR_CONV_TILES forces the implicit GEMM's tiles (16-deep K slices of 128-wide tiles,
+    8 fetches per operand and invocation, too: 128x128x16 itself needs more than lavapipe's 32
+    KiB of workgroup memory), with the split-K count chosen, given or forced by gemm_splitk."""
+    from gputensor._backend import config
+
+    with config.override(conv_tiles=tuple(int(v) for v in shape.split("x"))):
+        tiles, count = ops_conv.conv_plan(backend, "f32", 300, 70, 2304, splits)
+        assert (tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn) == tuple(int(v) for v in shape.split("x"))
+        assert count == (splits or 1) or splits is None
+        run_conv(backend, (2, 6, 9, 10), (5, 6, 3, 3), 1, 1, leads=(1, 2, 0), splits=splits)
+        run_conv(backend, (1, 9, 11, 8), (3, 9, 1, 1), (2, 1), 0, splits=splits)
+        run_conv(backend, (1, 2, 8, 7), (4, 2, 5, 4), 1, (2, 3), splits=splits)
+        with config.override(gemm_splitk=4):
+            assert ops_conv.conv_plan(backend, "f32", 300, 70, 2304)[1] == 4
+            run_conv(backend, (2, 12, 7, 9), (5, 12, 3, 3), 1, 1, leads=(1, 3, 1))
+
+
+def test_conv_tiles_knob_errors(backend):
+    from gputensor._backend import config
+    from gputensor._backend.errors import BackendError
+
+    with pytest.raises(ValueError):
+        config.KNOBS[[k.name for k in config.KNOBS].index("conv_tiles")].parse("GPUTENSOR_CONV_TILES", "128x128", None)
+    for bad in ((128, 128, 8, 6, 8), (256, 256, 16, 8, 8), (128, 128, 64, 8, 8)):
+        with config.override(conv_tiles=bad), pytest.raises(BackendError):
+            ops_conv.conv_plan(backend, "f32", 300, 70, 2304)
 
 
 def test_tap_step():

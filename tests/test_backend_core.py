@@ -4,6 +4,7 @@ and WebGpuBackend's lifecycle and memory (alloc/free/copies/pointers), checked b
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
 from collections.abc import Iterator
@@ -43,6 +44,16 @@ def backend() -> WebGpuBackend:
 @pytest.fixture(scope="module")
 def ctx(backend: WebGpuBackend) -> WgpuContext:
     return backend.context
+
+
+@pytest.fixture()
+def extra_devices() -> Iterator[None]:
+    """For a test that makes contexts (devices) of its own: they are released when it ends,
+    with nothing in flight, rather than by a later garbage collection in the middle of another
+    test's work (wgpu-native's OpenGL backend can abort when a device of the adapter the shared
+    context uses is released then)."""
+    yield
+    gc.collect()
 
 
 def raises_kind(kind: BackendErrorKind):
@@ -137,7 +148,7 @@ def check_context(c: WgpuContext) -> None:
     assert np.frombuffer(c.readback(buf, 4, 12), np.int32).tolist() == [1, 2, 3]
 
 
-def test_context_new_sync_and_async(ctx: WgpuContext) -> None:
+def test_context_new_sync_and_async(ctx: WgpuContext, extra_devices: None) -> None:
     check_context(ctx)
     check_context(WgpuContext.new())
     check_context(asyncio.run(WgpuContext.new_async()))
@@ -149,7 +160,7 @@ def test_context_new_sync_and_async(ctx: WgpuContext) -> None:
         assert ctx.is_software
 
 
-def test_context_adapter_env(monkeypatch: pytest.MonkeyPatch, ctx: WgpuContext) -> None:
+def test_context_adapter_env(monkeypatch: pytest.MonkeyPatch, ctx: WgpuContext, extra_devices: None) -> None:
     backend_type = ctx.adapter_info["backend_type"]
     monkeypatch.setenv("GPUTENSOR_ADAPTER", str(backend_type).upper())
     assert WgpuContext.new().adapter_info["backend_type"] == backend_type
@@ -166,7 +177,7 @@ def test_context_adapter_env(monkeypatch: pytest.MonkeyPatch, ctx: WgpuContext) 
     assert WgpuContext.new(adapter=str(backend_type)).adapter_info["backend_type"] == backend_type
 
 
-def test_context_gl_adapter_when_present(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_context_gl_adapter_when_present(monkeypatch: pytest.MonkeyPatch, extra_devices: None) -> None:
     """`GPUTENSOR_ADAPTER=gl` picks an OpenGL adapter where one is enumerated (lavapipe machines
     have llvmpipe on GL too). Its device works, or (GL without a usable context, as on headless
     NVIDIA) fails as a BackendError, never as a raw wgpu exception."""
@@ -405,7 +416,7 @@ def test_lifecycle_uninitialised() -> None:
     assert not b.is_initialized()
 
 
-def test_lifecycle_init(backend: WebGpuBackend) -> None:
+def test_lifecycle_init(backend: WebGpuBackend, extra_devices: None) -> None:
     b = WebGpuBackend()
     b.init()
     assert b.is_initialized()

@@ -554,6 +554,54 @@ def test_packed_vector_mode(backend: WebGpuBackend, dtype: str) -> None:
                     (1,), (n,), fn)
 
 
+MIXED = [(a, b) for a in PACKED for b in ("float32", "int32", "uint32")] + [
+    (b, a) for a in PACKED for b in ("float32", "int32")] + [("bool", "float16"), ("float16", "bool"),
+                                                            ("int8", "int16"), ("uint16", "uint8")]
+
+
+@pytest.mark.parametrize("src,dst", MIXED, ids=[f"{a}-{b}" for a, b in MIXED])
+def test_mixed_vector_mode(backend: WebGpuBackend, src: str, dst: str) -> None:
+    """Contiguous operands of different widths (packed with 4-byte types, or packed of other
+    lane counts) take the mixed vector variant (whole vectors of each operand, the output's
+    group stored whole) with a scalar tail; offsets off a group fall back to the scalar modes;
+    bytes around the output stay intact."""
+    rng = np.random.default_rng(300 + len(src) + 7 * len(dst))
+    st_dst = STORAGE_TYPES[dst]
+    a = _values(src, 1200, rng)
+    if src != "bool" and dst != "bool" and (src.startswith("float") or dst.startswith("float")):
+        a = (rng.standard_normal(1200) * 20).astype(src)  # (casts of values every dtype holds)
+        if dst.startswith("u"):
+            a = np.abs(a)
+    cond = rng.integers(0, 2, 1200).astype(bool)
+    fill = _values(dst, 1200, rng)
+    ctx = backend.context
+    seen: list[str] = []
+    real_dispatch = ctx.dispatch
+
+    def spy(name, params, buffers, workgroups, defines=None):
+        seen.append(defines["STORE"])
+        return real_dispatch(name, params, buffers, workgroups, defines)
+
+    ctx.dispatch = spy
+    try:
+        for off_a, off_c, off_o, n in ((0, 0, 0, 1024), (16, 32, 48, 997), (0, 0, 0, 16), (0, 0, 0, 15),
+                                       (1, 0, 0, 300), (0, 0, 3, 301), (0, 5, 0, 64)):
+            seen.clear()
+            out = _values(dst, 1200, rng)
+            run_generic(backend, "x0", st_dst.compute, [(a, off_a, (1,))], [st_dst.compute], out, off_o, (1,), (n,),
+                        lambda v: v.astype(dst))
+            if (off_a, off_o) == (0, 0) and n >= 16 and backend.context.storage_offset_alignment % 16 == 0:
+                assert "let y0 = " in seen[0], seen[0]  # the mixed variant ran
+            # a three-operand select: where(cond, a cast to dst, fill)
+            out = _values(dst, 1200, rng)
+            run_generic(backend, "select(x2, x1, x0)", st_dst.compute,
+                        [(cond, off_c, (1,)), (a, off_a, (1,)), (fill, 0, (1,))],
+                        ["bool", st_dst.compute, st_dst.compute], out, off_o, (1,), (n,),
+                        lambda c, v, f: np.where(c, v.astype(dst), f))
+    finally:
+        ctx.dispatch = real_dispatch
+
+
 def test_store_mode_follows_output_layout(backend: WebGpuBackend, monkeypatch: pytest.MonkeyPatch) -> None:
     ctx = backend.context
     seen: list[str] = []

@@ -746,3 +746,31 @@ def test_backend_method_delegates(backend):
     out = np.empty((4, 6), np.float32)
     backend.copy_dtoh(out, pc)
     np.testing.assert_allclose(out.T, A.astype(np.float64) @ B, **tol("float32", "matmul_small"))
+
+
+@pytest.mark.parametrize("triangle", [1, 2])
+@pytest.mark.parametrize(("n", "batch"), [(150, 1), (70, 2), (5, 1)])
+def test_gemm_triangle_tiles(backend, triangle: int, n: int, batch: int) -> None:
+    """``triangle`` 1 (2): every element of C's upper (lower) triangle, diagonal included, is
+    alpha A B + beta C; tiles wholly on the other side are skipped (their elements keep C's old
+    values, seen as the NaN C started with), and every written element is correct."""
+    rng = np.random.default_rng(n + triangle)
+    k = 24
+    A = _rand(rng, (batch, n, k), np.float32)
+    B = _rand(rng, (batch, k, n), np.float32)
+    C0 = np.full((batch, n, n), np.nan, np.float32)
+    oa, ob, oc = (Operand(backend, X, X.shape[1]) for X in (A, B, C0))
+    try:
+        ops_gemm.gemm_strided_batched(backend, N, N, n, n, k, -1.0, oa.ptr, n, oa.stride, ob.ptr, k, ob.stride,
+                                      0.0, oc.ptr, n, oc.stride, batch, triangle=triangle)
+        got = oc.unpack(oc.download()).astype(np.float64)
+    finally:
+        for o in (oa, ob, oc):
+            o.free()
+    want = -(A.astype(np.float64) @ B.astype(np.float64))
+    keep = np.triu(np.ones((n, n), bool)) if triangle == 1 else np.tril(np.ones((n, n), bool))
+    np.testing.assert_allclose(got[:, keep], want[:, keep], **tol("float32", "matmul"))
+    written = ~np.isnan(got)
+    np.testing.assert_allclose(got[written], want[written], **tol("float32", "matmul"))
+    if n >= 150:
+        assert not written.all()  # (some tile was skipped)

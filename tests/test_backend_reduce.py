@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from gputensor._backend import BackendError, BackendErrorKind, ReduceOp, WebGpuBackend, get_backend
 from gputensor._backend import ops_reduce
 from gputensor._backend.ops_reduce import REDUCTION_OPS, reduce_contiguous, reduce_strided
+from gputensor._backend.wgsl_types import int64_mode
 
 from _compare import tol
 
@@ -290,7 +291,7 @@ def test_every_op_every_dtype(backend, op, dtype):
     reduce_view(backend, op, src, (0, 2), dst)
 
 
-@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64"])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
 @pytest.mark.parametrize("op", ["sum", "prod", "mean"])
 def test_integer_accumulation_wraps_like_numpy(backend, op, dtype):
     """Accumulating in the narrow dtype itself wraps as NumPy does (mean: wrapped sum, then
@@ -301,6 +302,21 @@ def test_integer_accumulation_wraps_like_numpy(backend, op, dtype):
     if op == "sum" and dtype in ("int8", "uint8"):
         wide = src.view.astype(np.int64).sum(axis=1)
         assert (wide != got.astype(np.int64)).any(), "test data should overflow"
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_mean_accumulated_in_64_bit_integers(backend, dtype):
+    """mean in an int64/uint64 accumulator (two 32-bit words where the adapter lacks
+    shader-int64) as with native 64-bit integers: the wrapped sum of values over the whole
+    range divided by the count, truncated toward zero; long reductions split over workgroups
+    (a second pass merges the partial sums), columns, one element, none (0)."""
+    rng = np.random.default_rng(29)
+    for shape, axes in [((3, 20000), (1,)), ((20000, 3), (0,)), ((4, 1), (1,)), ((4, 0), (1,))]:
+        src = Source(backend, dtype, shape, rng=rng)
+        reduce_view(backend, "mean", src, axes, dtype)
+    x = Source(backend, dtype, (2, 3), values=np.array([-9, 2, 0, 7, 7, 7]).astype(dtype))
+    want = [-2, 7] if dtype == "int64" else [(2**64 - 7) // 3, 7]  # (-7 / 3 truncates to -2)
+    np.testing.assert_array_equal(reduce_view(backend, "mean", x, (1,), dtype), np.array(want).astype(dtype))
 
 
 def test_wider_accumulator_and_cast_output(backend):
@@ -753,12 +769,15 @@ def test_strided_errors_record_nothing(backend):
     for kind_, change in cases:
         err = expect_error(kind_, call, **change)
         assert err.message
+    # (the native rows of int64/uint64 need shader-int64; where it is missing the device works on
+    # the emulated rows, which need no feature: test_int64_emulation.py)
     for feature, dtype in [("shader-f64", "float64"), ("shader-int64", "int64"), ("shader-int64", "uint64")]:
         lacking = NoFeatureBackend(backend, feature)
-        expect_error(uns, reduce_strided, lacking, "sum", src, dtype, (4,), (1,), (0,), dst, "float32")
-        expect_error(uns, reduce_strided, lacking, "sum", src, "float32", (4,), (1,), (0,), dst, dtype)
-        expect_error(uns, reduce_strided, lacking, "sum", src, "float32", (4,), (1,), (0,), dst, "float32",
-                     acc_dtype=dtype)
+        with int64_mode(False):
+            expect_error(uns, reduce_strided, lacking, "sum", src, dtype, (4,), (1,), (0,), dst, "float32")
+            expect_error(uns, reduce_strided, lacking, "sum", src, "float32", (4,), (1,), (0,), dst, dtype)
+            expect_error(uns, reduce_strided, lacking, "sum", src, "float32", (4,), (1,), (0,), dst, "float32",
+                         acc_dtype=dtype)
     assert backend.context.stats["dispatches"] == before
 
 
@@ -886,7 +905,7 @@ VECTOR_DTYPES = ["float32", "int32", "uint32", "float64", "int64"]
 def knobs():
     """``ops_reduce.configure`` for one test, starting with the vector path on (whatever the
     environment says); the previous knobs come back afterwards."""
-    saved = ops_reduce.configure(vec4=True, vec4_min_length=16)
+    saved = ops_reduce.configure(vec4=True, vec4_min_length=16, vec4_arg=True, vec4_var=True)
     yield ops_reduce.configure
     ops_reduce.configure(**saved)
 
@@ -909,8 +928,16 @@ def test_which_reductions_take_the_vector_path(backend, knobs):
         assert not any(vector_steps(backend, "sum", dtype, *full, numpy_dst("sum", dtype))), dtype
     for op in ("prod", "min", "mean", "all", "any"):
         assert vector_steps(backend, op, "float32", *full, numpy_dst(op, "float32"))[0], op
-    for op in ("argmax", "var"):  # other kernels
+    for op in ("argmax", "argmin", "var", "std"):  # their own kernels' vector paths
+        assert vector_steps(backend, op, "float32", *full, numpy_dst(op, "float32")) == [True, False], op
+        assert vector_steps(backend, op, "float32", *last, numpy_dst(op, "float32"))[0], op
+        assert not any(vector_steps(backend, op, "float32", *first, numpy_dst(op, "float32"))), op
+    # argmax of a reversed range: the index falls along the addresses (scalar loads)
+    assert not any(vector_steps(backend, "argmax", "float32", (50000,), (-1,), (0,), "int64"))
+    knobs(vec4_arg=False, vec4_var=False)
+    for op in ("argmax", "var"):
         assert not any(vector_steps(backend, op, "float32", *full, numpy_dst(op, "float32"))), op
+    knobs(vec4_arg=True, vec4_var=True)
     assert not any(vector_steps(backend, "sum", "float32", (50000,), (2,), (0,), "float32"))  # strided
     assert not any(vector_steps(backend, "sum", "float32", (8, 30, 40), (1200, 40, 1), (0, 2), "float32"))
     assert not any(vector_steps(backend, "sum", "float32", (100, 8), (8, 1), (1,), "float32"))  # short rows
@@ -934,9 +961,14 @@ def test_vector_path_offsets_and_lengths(backend, knobs, dtype):
             src = Source(backend, dtype, (n,), rng=rng, lead=lead, tail=lead % 3)
             reduce_view(backend, "sum", src, (0,), dst)
             reduce_view(backend, "max", src, (0,), dtype)
+            reduce_view(backend, "argmax", src, (0,), "int64")
+            if dtype.startswith("float"):
+                reduce_view(backend, "var", src, (0,), dtype, ddof=1)
     big = Source(backend, dtype, (300_001,), rng=rng, lead=3)  # chunked: many partial slots
-    for op in ("sum", "min", "mean"):
+    for op in ("sum", "min", "mean", "argmin"):
         reduce_view(backend, op, big, (0,), numpy_dst(op, dtype))
+    if dtype.startswith("float"):
+        reduce_view(backend, "std", big, (0,), dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])

@@ -10,7 +10,7 @@ measured maxima are printed (``pytest -s``): both the error against the float64 
 distance in ulps to the float32-rounded one.
 
 The kernel is ``math_test.wgsl`` with ``{{FUNCS}}`` = the library functions the call needs
-(pulled through the ``// @fn NAME`` markers, exactly as a loader of the library would) and
+(each function with the ones it calls, exactly as a loader of the library would) and
 ``{{CALL}}`` = the expression. On a device that flushes float32 subnormals (NVIDIA), arguments
 and results in the subnormal range are left out of the comparison.
 """
@@ -39,7 +39,7 @@ PUBLIC = (
     "log1p_f32", "sin_f32", "cos_f32", "tan_f32",
 )
 
-_MARKER = _lib.MARKER
+
 F32 = np.float32
 TINY = float(np.finfo(F32).tiny)
 MAXF = float(np.finfo(F32).max)
@@ -287,7 +287,7 @@ CASES: dict[str, tuple[Callable, Callable]] = {
 
 # ---- tests --------------------------------------------------------------------------------------
 def test_library_format():
-    """Markers name every function once, each chunk defines its function, every public function
+    """Every function is defined once, each chunk defines its function, every public function
     exists, nothing needs f64/i64, and the file has no enable directive, binding or entry point."""
     text = library_text()
     chunks = library_chunks()
@@ -298,7 +298,7 @@ def test_library_format():
         assert defined == [name], f"chunk {name} defines {defined}"
         code = "\n".join(line.split("//")[0] for line in body.splitlines())
         assert not re.search(r"\b(f64|i64|u64|f16)\b|\d(lf|li|lu)\b", code), name
-    head = text[: _MARKER.search(text).start()]
+    head = _lib.library_head("f32math")
     assert not re.search(r"^\s*(fn|const|var|struct|alias)\b", head, re.MULTILINE)
     for forbidden in (r"^\s*enable\b", r"@group", r"@binding", r"@compute", r"@workgroup_size"):
         assert not re.search(forbidden, text, re.MULTILINE), forbidden

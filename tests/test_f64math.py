@@ -7,7 +7,7 @@ exactly, finite results within ``MAX_ULP`` units in the last place (and ``MAX_RE
 error where the result is a normal number). The measured error is printed (``pytest -s``).
 
 The kernel is ``math_test.wgsl`` with ``{{FUNCS}}`` = the library functions the call needs
-(pulled through the ``// @fn NAME`` markers, exactly as a loader of the library would) and
+(each function with the ones it calls, exactly as a loader of the library would) and
 ``{{CALL}}`` = the expression.
 """
 
@@ -32,7 +32,7 @@ PUBLIC = (
     "asin_f64", "acos_f64", "atan_f64", "atan2_f64",
 )
 
-_MARKER = _lib.MARKER
+
 TINY = np.finfo(np.float64).tiny
 MAXF = np.finfo(np.float64).max
 SUB = 5e-324
@@ -247,7 +247,7 @@ CASES: dict[str, tuple[Callable, Callable]] = {
 
 # ---- tests --------------------------------------------------------------------------------------
 def test_library_format():
-    """Markers name every function once, each chunk defines its function, every public function
+    """Every function is defined once, each chunk defines its function, every public function
     exists, and the file has no enable directive, binding or entry point."""
     text = library_text()
     chunks = library_chunks()
@@ -256,7 +256,7 @@ def test_library_format():
         assert name.endswith("_f64") or name.startswith("_f64_"), name
         defined = re.findall(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(", body)
         assert defined == [name], f"chunk {name} defines {defined}"
-    head = text[: _MARKER.search(text).start()]
+    head = _lib.library_head("f64math")
     assert not re.search(r"^\s*(fn|const|var|struct|alias)\b", head, re.MULTILINE)
     for forbidden in (r"^\s*enable\b", r"@group", r"@binding", r"@compute", r"@workgroup_size"):
         assert not re.search(forbidden, text, re.MULTILINE), forbidden

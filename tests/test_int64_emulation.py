@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import gputensor as gt
-from tests._compare import assert_same
+from tests._compare import assert_same, tol
 
 I64 = np.iinfo(np.int64)
 U64 = np.iinfo(np.uint64)
@@ -361,3 +361,20 @@ def test_float32_conversion_rounds_to_nearest_even(dev):
     _same(_on(dev, signed).astype(gt.float32), signed.astype(np.float32))
     unsigned = np.array(near + [2**64 - 1, 2**63, 2**64 - 2**39, 2**64 - 2**40 - 1], dtype=np.uint64)
     _same(_on(dev, unsigned).astype(gt.float32), unsigned.astype(np.float32))
+
+
+@pytest.mark.parametrize("wide", ["int64", "uint64", "int32"])
+def test_mean_var_std_of_integers_raise_on_every_device(wide):
+    """mean/var/std of integer data (the Array API leaves it unspecified) raise TypeError on
+    every device, emulated int64 as native: through the namespace, the methods and NumPy's
+    functions; converted to float32 first they give NumPy's values."""
+    a = np.arange(10, dtype=wide) * 3
+    for d in gt.devices():
+        x = _on(d, a)
+        for fn in (gt.mean, gt.var, gt.std, np.mean, np.var, np.std, lambda v: v.mean(), lambda v: v.std()):
+            with pytest.raises(TypeError, match="floating"):
+                fn(x)
+        f = x.astype(gt.float32)
+        for name in ("mean", "var", "std"):
+            np.testing.assert_allclose(gt.asnumpy(getattr(gt, name)(f)), getattr(np, name)(a.astype(np.float32)),
+                                       rtol=tol("float32", "accumulated_fine")["rtol"])

@@ -161,8 +161,9 @@ def _linalg(dtype: str) -> None:
     np.asarray(gt.linalg.svdvals(tall))
     np.asarray(gt.linalg.pinv(tall))
     a = _data(dtype, (40, 40))
-    with config.override(linalg_block=16):  # blocked Cholesky past its first block
-        np.asarray(gt.linalg.cholesky(gt.asarray(a @ np.conj(a.T) + 40 * np.eye(40, dtype=dtype))))
+    for rows in (True, False):  # blocked Cholesky past its first block, both diagonal kernels
+        with config.override(linalg_block=16, linalg_chol_rows=rows):
+            np.asarray(gt.linalg.cholesky(gt.asarray(a @ np.conj(a.T) + 40 * np.eye(40, dtype=dtype))))
     batch = gt.asarray(_data(dtype, (3, 5, 5)) + 5 * np.eye(5, dtype=dtype))
     np.asarray(gt.linalg.solve(batch, batch))
     np.asarray(gt.linalg.det(batch))

@@ -429,3 +429,128 @@ def test_cholesky_replays_its_program(dtype: str) -> None:
             lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(bad)))
     assert np.isnan(lower[1]).any()
     _close(lower[0], np.linalg.cholesky(bad[0].astype(np.float64)).astype(dtype), dtype)
+
+
+#: (block width, order, stack) of the diagonal-block kernels' edge cases: one row short of,
+#: one past and well past a block, a ragged last block, a stack
+DIAGONAL_EDGES = [(64, 63, ()), (64, 65, (2,)), (128, 130, ()), (16, 50, ())]
+
+
+@pytest.mark.parametrize("rows", [True, False], ids=["rows", "cyclic"])
+@pytest.mark.parametrize("dtype", DTYPES + ("complex64", "complex128"))
+@pytest.mark.parametrize(("nb", "n", "stack"), DIAGONAL_EDGES)
+def test_cholesky_diagonal_kernels(dtype: str, nb: int, n: int, stack: tuple[int, ...], rows: bool) -> None:
+    """Both diagonal-block kernels (``linalg_chol_rows``: row strips; off: cyclic) factor
+    Hermitian positive definite stacks as NumPy does, lower and upper, reading only the lower
+    triangle, at orders around the block width."""
+    rng = _rng(n + nb)
+    a = rng.standard_normal(stack + (n, n))
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(stack + (n, n))
+    a = (a @ np.conj(np.swapaxes(a, -1, -2)) / n + np.eye(n)).astype(dtype)
+    junk = a.copy()
+    upper_idx = np.triu_indices(n, 1)
+    junk[..., upper_idx[0], upper_idx[1]] = 7.0  # only the lower triangle is read
+    with config.override(linalg_block=nb, linalg_chol_rows=rows):
+        lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(junk)))
+        upper = gt.asnumpy(gt.linalg.cholesky(gt.asarray(junk), upper=True))
+    assert lower.dtype == np.dtype(dtype)
+    assert not np.any(np.triu(lower, 1))
+    wide = np.complex128 if dtype.startswith("complex") else np.float64
+    a64 = a.astype(wide)
+    eps = EPS["float64" if dtype in ("float64", "complex128") else "float32"]
+    assert _max(lower.astype(wide) @ np.conj(np.swapaxes(lower, -1, -2)) - a64) <= eps * _max(a64) * n ** 0.5
+    _close(lower, np.linalg.cholesky(a64).astype(dtype), dtype)
+    np.testing.assert_array_equal(upper, np.conj(np.swapaxes(lower, -1, -2)))
+
+
+@pytest.mark.parametrize("rows", [True, False], ids=["rows", "cyclic"])
+@pytest.mark.parametrize("where", [40, 64, 100])
+def test_cholesky_diagonal_kernels_not_positive_definite(where: int, rows: bool) -> None:
+    """A negative pivot inside the first 64-wide diagonal block (past its first row strips), at
+    the first row of the second block and deep in it raises LinAlgError with either kernel."""
+    n = 130
+    a = _spd(_rng(where), (), n)
+    a[where, where] = -4.0 * n
+    a = a.astype(np.float32)
+    with config.override(linalg_block=64, linalg_chol_rows=rows):
+        with pytest.raises(LinAlgError):
+            gt.linalg.cholesky(gt.asarray(a))
+        with config.override(linalg_check=False):
+            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    assert np.isnan(lower).any()
+    assert not np.isnan(lower[:where, :where]).any()
+
+
+def test_cholesky_program_outlives_the_gemm_plan_cache() -> None:
+    """A factorization with more gemm shapes than the gemm plan cache keeps (n = 4096 in blocks of
+    32 has about 380) is still kept as one program: each gemm's plan is taken right after its
+    first call, before later steps evict it."""
+    from gputensor import _dispatch
+    from gputensor._backend import ops_factor, ops_gemm
+
+    n = 2 * 16 + 7
+    a = _spd(_rng(12), (), n).astype(np.float32)
+    size = ops_gemm._GEMM_PLANS.size
+    ops_gemm._GEMM_PLANS.size = 1
+    try:
+        with config.override(linalg_block=16):
+            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    finally:
+        ops_gemm._GEMM_PLANS.size = size
+    plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
+    assert any(key[:6] == ("float32", n, n, 1, n * n, 16) and plan for key, plan in plans.items())
+    with config.override(linalg_block=16):  # the replayed program
+        again = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    _close(lower, np.linalg.cholesky(a.astype(np.float64)).astype(np.float32), "float32")
+    np.testing.assert_array_equal(again, lower)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ("complex64",))
+@pytest.mark.parametrize(("nb", "n", "split"), [(16, 100, 16), (16, 147, 32), (32, 97, 16)])
+def test_cholesky_trailing_update_split(dtype: str, nb: int, n: int, split: int) -> None:
+    """The trailing update's lower part as batched gemms of a recursive split
+    (``linalg_chol_split`` with ``linalg_chol_syrk`` off; odd orders keep the stripes), and as
+    one gemm over the lower triangle's tiles (``linalg_chol_syrk``), factors as NumPy does, and
+    its call structure is kept and replayed as one program."""
+    from gputensor import _dispatch
+    from gputensor._backend import ops_factor
+
+    rng = _rng(n + split)
+    a = rng.standard_normal((n, n))
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal((n, n))
+    a = (a @ np.conj(a.T) / n + np.eye(n)).astype(dtype)
+    wide = np.complex128 if dtype.startswith("complex") else np.float64
+    want = np.linalg.cholesky(a.astype(wide)).astype(dtype)
+    for syrk in (False, True):
+        with config.override(linalg_block=nb, linalg_chol_split=split, linalg_chol_syrk=syrk):
+            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+            again = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+        _close(lower, want, dtype)
+        np.testing.assert_array_equal(again, lower)
+        if not dtype.startswith("complex"):
+            plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
+            assert any(key[:6] == (dtype, n, n, 1, n * n, nb) and key[7:9] == (split, syrk) and plan
+                       for key, plan in plans.items())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+@pytest.mark.parametrize(("nb", "n"), [(32, 71), (64, 131), (128, 133)])
+def test_cholesky_row_strips_on_32_by_32_invocations(monkeypatch: pytest.MonkeyPatch, dtype: str, nb: int,
+                                                     n: int) -> None:
+    """The row-strip kernel with the 32 x 32 invocations GPUs get (software adapters take 16 x 16;
+    forced here): one, two and four rows and columns per invocation."""
+    from gputensor._backend import ops_factor
+
+    monkeypatch.setattr(ops_factor, "_block_threads", lambda ctx, nb, rows=False, itemsize=4: 32)
+    rng = _rng(n)
+    a = rng.standard_normal((n, n))
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal((n, n))
+    a = (a @ np.conj(a.T) / n + np.eye(n)).astype(dtype)
+    with config.override(linalg_block=nb, linalg_chol_rows=True):
+        lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    wide = np.complex128 if dtype.startswith("complex") else np.float64
+    _close(lower, np.linalg.cholesky(a.astype(wide)).astype(dtype), dtype)
+    assert not np.any(np.triu(lower, 1))

@@ -266,7 +266,15 @@ def test_cross_errors() -> None:
 def test_diagonal_and_trace(xp, offset: int):
     a = xp.reshape(xp.arange(2 * 3 * 5), (2, 3, 5))
     return (xp.linalg.diagonal(a, offset=offset), xp.linalg.trace(a, offset=offset),
-            xp.linalg.trace(xp.astype(a, xp.float32), offset=offset, dtype=xp.float64))
+            xp.linalg.trace(a, offset=offset, dtype=xp.float32))
+
+
+@pytest.mark.requires("shader-f64")
+@pytest.mark.parametrize("offset", (0, 1, -2, 7, -7))
+@numpy_gt_allclose(family="exact")
+def test_trace_in_float64(xp, offset: int):
+    a = xp.reshape(xp.arange(2 * 3 * 5), (2, 3, 5))
+    return xp.linalg.trace(xp.astype(a, xp.float32), offset=offset, dtype=xp.float64)
 
 
 def test_diagonal_is_a_view() -> None:

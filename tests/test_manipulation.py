@@ -201,6 +201,28 @@ def test_large_concat_over_binding_window(backend):
     np.testing.assert_array_equal(host(out[-9:]), [7, 7, 7, 7, 7, 0, 1, 2, 3])
 
 
+@pytest.mark.parametrize("vec4", [True, False])
+def test_concat_kernel_word_sizes(backend, vec4):
+    """The concat kernel's 16-byte and 4-byte words (the ``concat_vec4`` knob): blocks of whole
+    vectors, blocks that are not, and sources whose first word is off a vector (the 4-byte
+    dispatch of the same call)."""
+    from gputensor._backend import config, ops_concat
+
+    rng = np.random.default_rng(5)
+    base = rng.integers(0, 2**31, size=4096, dtype=np.int64).astype(np.int32)
+    src = gpu(base)
+    for rows, words, starts in (((3, (8, 4, 12), (0, 64, 128)), (1, (4, 4), (1, 2)), (5, (3, 8), (0, 256)),
+                                 (2, tuple(4 * (k + 1) for k in range(10)), tuple(200 * k for k in range(10))))):
+        with config.override(concat_vec4=vec4):
+            call = ops_concat.ConcatCall(backend.context, rows, words)
+        assert bool(call.vec_groups) == (vec4 and all(w % 4 == 0 for w in words)
+                                         and backend.context.storage_offset_alignment % 16 == 0)
+        out = gt.empty((rows * sum(words),), dtype=gt.int32)
+        call.launch(backend, [src._ptr + 4 * s for s in starts], out._ptr)
+        parts = [base[s : s + rows * w].reshape(rows, w) for s, w in zip(starts, words)]
+        np.testing.assert_array_equal(host(out), np.concatenate(parts, axis=1).reshape(-1))
+
+
 # ---- errors ----------------------------------------------------------------------------------
 def test_errors():
     x = gpu(np.zeros((2, 3), np.float32))

@@ -84,6 +84,29 @@ def test_argmax_special_values(xp, fn, axis):
     return getattr(xp, fn)(xp.asarray(a), axis=axis)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint32", "int64", "float16", "int8"])
+def test_argmax_argmin_long_rows(dtype):
+    """Rows long enough for the vector path (16-byte loads, a best per lane), at offsets off a
+    vector, with ties and NaNs at every lane and in heads and tails: NumPy's first occurrence
+    (a NaN first of all)."""
+    rng = np.random.default_rng(31)
+    base = (rng.integers(-3, 4, (5, 263)) if dtype[0] in "iu" else rng.standard_normal((5, 263)) * 3)
+    if dtype[0] == "u":
+        base = np.abs(base)
+    ref = base.astype(dtype)
+    if dtype.startswith("float"):
+        ref[1, [7, 40, 41]] = np.nan
+        ref[2, 262] = np.nan
+        ref[3, 0] = np.nan
+        ref[4, :] = ref[4, 5]  # all ties
+    x = gpu(ref)
+    for sl in (np.s_[:, :], np.s_[:, 1:], np.s_[:, 3:250], np.s_[1:, 2:], np.s_[:, ::-1], np.s_[::2, 5:]):
+        for axis in (None, 0, -1):
+            for f, nf in ((gt.argmax, np.argmax), (gt.argmin, np.argmin)):
+                assert_same(f(x[sl], axis=axis), np.asarray(nf(ref[sl], axis=axis), dtype=np.int64))
+    assert_same(gt.argmax(x, axis=-1, keepdims=True), np.argmax(ref, axis=-1, keepdims=True).astype(np.int64))
+
+
 # ---- take ------------------------------------------------------------------------------------
 @given(arrays(dtypes=ALL, min_dims=1), st.data())
 def test_take(pair, data):

@@ -149,6 +149,31 @@ def test_mean_var_std(pair, data):
                 scale * max(n, 1))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_var_std_long_rows(dtype):
+    """Rows long enough for the vector path (one pass, blocks merged with Chan's update, values
+    shifted by the row's first element), at offsets off a vector, with a large mean, NaN and
+    infinity: as NumPy's float64 two-pass, within the table's variance tolerance."""
+    rng = np.random.default_rng(37)
+    ref = (rng.standard_normal((6, 1031)) + 300).astype(dtype)
+    ref[2, 17] = np.nan
+    ref[3, 1030] = np.inf
+    ref[4, 0] = -np.inf
+    x = gpu(ref)
+    for sl in (np.s_[:, :], np.s_[:, 1:], np.s_[:, 3:1000], np.s_[:, ::-1], np.s_[::2, 7:]):
+        for axis in (None, 0, -1):
+            for correction in (0, 1):
+                r64 = ref[sl].astype(np.float64)
+                with np.errstate(all="ignore"):
+                    var = np.var(r64, axis=axis, ddof=correction)
+                    assert_same(gt.var(x[sl], axis=axis, correction=correction), var.astype(dtype), "variance"
+                                if dtype != "float16" else "summation")
+                    assert_same(gt.std(x[sl], axis=axis, correction=correction), np.sqrt(var).astype(dtype),
+                                "variance" if dtype != "float16" else "summation")
+    assert_same(gt.var(x, axis=-1, keepdims=True), np.var(ref.astype(np.float64), axis=-1, keepdims=True)
+                .astype(dtype), "variance" if dtype != "float16" else "summation")
+
+
 # ---- all / any -------------------------------------------------------------------------------
 @given(arrays(dtypes=[np.dtype("bool"), np.dtype("int8"), np.dtype("float32"), np.dtype("uint64")]), st.data())
 def test_all_any(pair, data):

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import gputensor as gt
 from gputensor._backend import BackendError, BackendErrorKind, get_backend, ops_gemm, ops_scan
 from gputensor._backend import kernels
+from gputensor._backend.wgsl_types import storage_type
 
 from _compare import gpu
 from _compare import tol
@@ -336,7 +337,7 @@ def test_existing_gemm_variants_render_unchanged():
         assert "gemm_strided" not in kernels.template_source(name)
         assert "A_M_FAST" not in kernels.template_source(name)
     assert kernels.placeholders("gemm") == frozenset(
-        {"ENABLE", "T", "ACC", "BM", "BN", "BK", "TM", "TN", "TRANS_A", "TRANS_B", "SPLIT_K", "C_T"})
+        {"ENABLE", "T", "ACC", "BM", "BN", "BK", "TM", "TN", "TRANS_A", "TRANS_B", "SPLIT_K", "C_T", "TRI"})
     assert kernels.placeholders("gemm_strided") == frozenset(
         {"ENABLE", "T", "ACC", "BM", "BN", "BK", "TM", "TN", "A_M_FAST", "B_K_FAST", "SPLIT_K", "C_T"})
 
@@ -622,14 +623,18 @@ def test_scan_vector_mode_prefetch(backend, monkeypatch, n):
         assert all(d["PREFETCH"] == "true" for d in _scan_calls(spy) if d["PHASE"] == 1)
 
 
-@pytest.mark.parametrize("types", [("float64", "float64"), ("int32", "int64"), ("uint32", "uint32"),
-                                   ("int64", "int64"), ("float32", "float16"), ("int32", "int8")])
+@pytest.mark.parametrize("types", [pytest.param(("float64", "float64"), marks=pytest.mark.requires("shader-f64")),
+                                   ("int32", "int64"), ("uint32", "uint32"), ("int64", "int64"),
+                                   ("float32", "float16"), ("int32", "int8")])
 @pytest.mark.parametrize("op", ["sum", "prod"])
 def test_scan_vector_mode_dtypes_and_rows(backend, types, op):
     """Vector loads of every unpacked type (32-byte vectors for 64-bit ones), conversions on load
     and store, packed dst types (element stores), several rows with row strides of either sign,
-    an unaligned head."""
+    an unaligned head. int64/uint64 emulated as two 32-bit words (no ``shader-int64``) have no
+    vectors of them: their scans run the other modes (rows; columns for the totals), with the
+    same results."""
     rng = np.random.default_rng(len(types[0]) + len(op))
+    emulated = any(storage_type(t).emulated for t in types)
     n = 2 * ops_scan.VECTOR_STEP + 5 if op == "sum" else 101
     for shape, src_strides, dst_strides, lead in (((n,), (1,), (1,), 0),
                                                   ((3, n), (-(n + 7), 1), (n + 3, 1), 1),
@@ -637,12 +642,19 @@ def test_scan_vector_mode_dtypes_and_rows(backend, types, op):
         with DispatchSpy(backend.context) as spy:
             run_scan_strided(backend, rng, op, shape, src_strides, len(shape) - 1, dst_strides, *types,
                              src_lead=lead, dst_lead=lead)
-        assert {d["MODE"] for d in _scan_calls(spy)} == {ops_scan.MODE_VECTOR}
+        modes = {d["MODE"] for d in _scan_calls(spy)}
+        if emulated:
+            assert modes and modes <= {ops_scan.MODE_ROWS, ops_scan.MODE_COLUMNS}, modes
+        else:
+            assert modes == {ops_scan.MODE_VECTOR}
 
 
-def test_scan_vector_mode_units_and_hierarchy(backend, monkeypatch):
+@pytest.mark.parametrize("wide", [pytest.param(False, id="int32"),
+                                  pytest.param(True, id="int64", marks=pytest.mark.requires("shader-int64"))])
+def test_scan_vector_mode_units_and_hierarchy(backend, monkeypatch, wide):
     """Many short units (reduced carries), then more units than MAX_REDUCED_UNITS: the totals
-    scanned by a scan of their own (the vector mode again for a single row)."""
+    scanned by a scan of their own (the vector mode again for a single row). ``wide``: the
+    rows accumulate in int64 (vectors of int64: native int64 only)."""
     rng = np.random.default_rng(13)
     monkeypatch.setattr(ops_scan, "TARGET_UNITS", 1 << 20)  # units of one step
     n = 37 * ops_scan.VECTOR_STEP + 11
@@ -653,7 +665,7 @@ def test_scan_vector_mode_units_and_hierarchy(backend, monkeypatch):
     assert [d["CARRY"] for d in calls] == [ops_scan.CARRY_NONE, ops_scan.CARRY_REDUCED]
     monkeypatch.setattr(ops_scan, "MAX_REDUCED_UNITS", 4)
     for shape, strides, types in (((n,), (1,), ("float32", "float32")),
-                                  ((2, n), (n + 1, 1), ("int32", "int64"))):
+                                  ((2, n), (n + 1, 1), ("int32", "int64" if wide else "int32"))):
         with DispatchSpy(backend.context) as spy:
             run_scan_strided(backend, rng, "sum", shape, strides, len(shape) - 1, strides, *types,
                              src_lead=3, dst_lead=3)
@@ -747,17 +759,30 @@ def test_scan_strided_errors(backend):
 
 
 # ---- cumulative_sum / cumulative_prod on views: frontend ------------------------------------------
-SCAN_DTYPES = [("float32", None), ("float64", None), ("int32", None), ("int64", None), ("float16", None),
-               ("int8", "int8"), ("uint8", None), ("int16", "uint16"), ("float64", "float32")]
+SCAN_DTYPES = [("float32", None), ("int32", None), ("int64", None), ("float16", None),
+               ("int8", "int8"), ("uint8", None), ("int16", "uint16"), ("uint64", None)]
+SCAN_DTYPES_F64 = [("float64", None), ("float64", "float32"), ("float32", "float64")]
 
 
+def _scan_result_dtype(dtype: str) -> np.dtype:
+    """The spec's cumulative_sum/prod dtype of ``dtype`` data: an integer narrower than the
+    device's default integer (int32 without shader-int64) widens to it (unsigned: the unsigned
+    of its width), others keep theirs."""
+    dt = np.dtype(dtype)
+    default = np.dtype(gt.__array_namespace_info__().default_dtypes()["integral"].name)
+    if dt.kind in "iu" and dt.itemsize < default.itemsize:
+        return np.dtype(f"{'int' if dt.kind == 'i' else 'uint'}{8 * default.itemsize}")
+    return dt
+
+
+@pytest.mark.parametrize("dtypes", [pytest.param(SCAN_DTYPES, id="no-f64"),
+                                    pytest.param(SCAN_DTYPES_F64, id="f64", marks=pytest.mark.requires("shader-f64"))])
 @FEW
-@given(data=st.data(), types=st.sampled_from(SCAN_DTYPES), op=st.sampled_from(["sum", "prod"]),
-       include=st.booleans())
-def test_cumulative_views_every_axis_no_copy(backend, data, types, op, include):
+@given(data=st.data(), op=st.sampled_from(["sum", "prod"]), include=st.booleans())
+def test_cumulative_views_every_axis_no_copy(backend, dtypes, data, op, include):
     """cumulative_sum/prod of random views along every axis equals NumPy's and allocates only
     its result (these axes are short enough to be one scan unit)."""
-    dtype, arg = types
+    dtype, arg = data.draw(st.sampled_from(dtypes))
     ndim = data.draw(st.integers(1, 4))
     shape = tuple(data.draw(st.integers(0 if ndim > 1 else 1, 6)) for _ in range(ndim))
     if op == "prod":
@@ -770,9 +795,7 @@ def test_cumulative_views_every_axis_no_copy(backend, data, types, op, include):
             got = fn(x, axis=axis, dtype=out_dtype, include_initial=include)
         expected = [got.size * got.dtype.itemsize] if got.size else counter.sizes[:1]
         assert counter.sizes == expected, counter.sizes
-        expect_dtype = np.dtype(arg) if arg else (
-            np.dtype("int64") if np.dtype(dtype).kind == "i" else
-            np.dtype("uint64") if np.dtype(dtype).kind == "u" else np.dtype(dtype))
+        expect_dtype = np.dtype(arg) if arg else _scan_result_dtype(dtype)
         assert got.dtype == getattr(gt, expect_dtype.name)
         nf = np.cumulative_sum if op == "sum" else np.cumulative_prod
         g = got.get()
@@ -1040,7 +1063,7 @@ def test_scan_launch_long_programs_and_unexpected_aux(backend, monkeypatch):
 
 @pytest.mark.parametrize("dtype,arg", [("float32", None), ("float64", None), ("int32", None), ("int64", None),
                                        ("int8", None), ("uint8", None), ("float16", None), ("int16", "int16"),
-                                       ("float32", "float64")])
+                                       pytest.param("float32", "float64", marks=pytest.mark.requires("shader-f64"))])
 def test_cumulative_cached_repeats_views_and_shapes(backend, dtype, arg):
     """cumulative_sum / cumulative_prod called again and again on the same and other shapes,
     views at other offsets (unaligned starts, negative steps, transposes), with and without

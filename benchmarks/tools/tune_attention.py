@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:  # pragma: no cover - no torch here
             torch = None
     print(f"adapter: {be!r}; workgroup memory limit {limit} B; torch: "
-          f"{'yes' if torch is not None else 'no'}; default variant {ops_attention.KERNEL_VARIANT!r}", flush=True)
+          f"{'yes' if torch is not None else 'no'}; default variant {ops_attention.kernel_variant()!r}", flush=True)
     dtype = np.dtype(args.dtype)
     itemsize = dtype.itemsize
     rng = np.random.default_rng(0)

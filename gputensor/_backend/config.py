@@ -132,6 +132,26 @@ def _implementation(env: str, raw: str | None, default: str) -> str:
     return name or default
 
 
+def _f16_store(env: str, raw: str | None, default: str) -> str:
+    """'exact' or 'pack' (any case); unset or blank is ``default``. ValueError otherwise."""
+    mode = (raw or "").strip().lower()
+    if mode not in ("", "exact", "pack"):
+        raise ValueError(f"{env} must be 'exact' or 'pack', not {mode!r}")
+    return mode or default
+
+
+def _tile_shape(env: str, raw: str | None, default: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """Five positive integers written BMxBNxBKxTMxTN; unset or blank is ``default``. ValueError
+    otherwise."""
+    text = (raw or "").strip().lower()
+    if not text:
+        return default
+    found = re.fullmatch(r"(\d+)x(\d+)x(\d+)x(\d+)x(\d+)", text)
+    if found is None:
+        raise ValueError(f"{env} must be BMxBNxBKxTMxTN (five integers, e.g. 128x128x16x8x8), not {raw!r}")
+    return tuple(int(v) for v in found.groups())
+
+
 def _text(env: str, raw: str | None, default: str | None) -> str | None:
     """The text itself; unset or empty is ``default``."""
     return raw if raw else default
@@ -189,12 +209,34 @@ KNOBS: tuple[Knob, ...] = (
          "vector path, several outputs: least vectors per invocation of a row tile"),
     Knob("reduce_vec4_min_length", "GPUTENSOR_REDUCE_VEC4_MIN_LENGTH", _integer, 16, False,
          "vector path: shortest reduced range that takes it"),
+    Knob("reduce_vec4_arg", "GPUTENSOR_REDUCE_VEC4_ARG", _not_zero, True, False,
+         "argmax/argmin take the vector path (16-byte loads, a best value and index per lane) "
+         "over a contiguous reduced range (0: scalar loads)"),
+    Knob("reduce_vec4_var", "GPUTENSOR_REDUCE_VEC4_VAR", _not_zero, True, False,
+         "var/std take the vector path over a contiguous reduced range: one pass, 16-byte loads, "
+         "blocks of values merged with Chan's update (0: the scalar two-pass loads)"),
+    Knob("concat_vec4", "GPUTENSOR_CONCAT_VEC4", _not_zero, True, False,
+         "concat copies 16-byte words where every block and pointer allows it (0: u32 words)"),
+    Knob("elementwise_mixed_vec4", "GPUTENSOR_ELEMENTWISE_MIXED_VEC4", _not_zero, True, False,
+         "contiguous elementwise kernels over operands of different widths (bool/float16 with "
+         "4-byte types) load and store each operand as whole vectors (0: scalar loads)"),
     Knob("reduce_max_count", "GPUTENSOR_REDUCE_MAX_COUNT", _integer, 2**31 - 1, False,
          "most outputs or reduced elements of one reduction dispatch (at most 2**31 - 1); "
          "the array functions split larger reductions into pieces of views"),
     Knob("rows_units", "GPUTENSOR_ROWS_UNITS", _integer, 4, False,
          "row kernels (softmax, norms): 4-element units per lane aimed for with 4-byte elements "
          "(float16: twice as many)"),
+    Knob("attention_kernel", "GPUTENSOR_ATTENTION_KERNEL", _text, None, False,
+         "attention prefill kernel: flash (tiles per head_dim), flash-BQxTC[-dc8] (flash-64x4, "
+         "flash-64x8, flash-32x4, flash-64x8-dc8) or tiled (unset: flash)"),
+    Knob("conv_tiles", "GPUTENSOR_CONV_TILES", _tile_shape, None, False,
+         "conv2d: the implicit GEMM's tiles as BMxBNxBKxTMxTN (e.g. 128x128x16x8x8: 128x128 tiles, "
+         "16-deep K slices, 8x8 per invocation), split-K chosen for them as for the default tiles "
+         "(unset: the gemm planner's tiles)"),
+    Knob("rows_f16_store", "GPUTENSOR_ROWS_F16_STORE", _f16_store, "pack", False,
+         "gt.nn row kernels: how float16 results are rounded from f32 on store: 'pack' (the "
+         "pack2x16float builtin: the hardware's round-to-nearest conversion, overflow to inf made "
+         "exact) or 'exact' (integer round-to-nearest-even, about 12 integer operations a value)"),
     Knob("linalg_check", "GPUTENSOR_LINALG_CHECK", _not_off, True, True,
          "linalg cholesky / solve / inv read a device flag back and raise LinAlgError for "
          "indefinite or singular input (off: no readback; such input gives NaN: for order <= 32 "
@@ -202,6 +244,17 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_block", "GPUTENSOR_LINALG_BLOCK", _count_or_auto, 0, True,
          "block (panel) width of the blocked linalg factorizations: 16, 32, 64 or 128 "
          "(0 or unset: each factorization's default)"),
+    Knob("linalg_chol_rows", "GPUTENSOR_LINALG_CHOL_ROWS", _not_off, True, True,
+         "cholesky: the diagonal blocks' kernel holds each invocation's rows together and skips the "
+         "rows already factored, 1024 invocations on GPUs that allow them (linalg_chol_rows.wgsl; "
+         "off: rows and columns cyclic over 16 x 16 invocations, linalg_chol_block.wgsl)"),
+    Knob("linalg_chol_syrk", "GPUTENSOR_LINALG_CHOL_SYRK", _not_off, True, True,
+         "cholesky (real dtypes): each trailing update one gemm over the tiles that reach the lower "
+         "triangle (off: column stripes, or linalg_chol_split's recursive split)"),
+    Knob("linalg_chol_split", "GPUTENSOR_LINALG_CHOL_SPLIT", _count_or_auto, 0, True,
+         "cholesky of one matrix: the trailing update's lower part split recursively into diagonal "
+         "blocks of at least this order, one batched gemm per level (less of the square computed, "
+         "more gemms); 0 or unset: two column stripes from 512 columns"),
     Knob("linalg_panel_rows", "GPUTENSOR_LINALG_PANEL_ROWS", _count_or_auto, 0, True,
          "LU and QR panels taller than this many rows run over many workgroups (LU: pivots by "
          "a tournament; QR: a dispatch per column); 0 or unset: LU from 256 rows, QR from 512"),

@@ -10,7 +10,8 @@ per-launch parameters. ``fused_program`` composes the op expressions of a fused 
 Kernel design (one invocation per 'unit', 256 per workgroup, grid folded over x/y past 65,535
 workgroups): contiguous operands of one 4-byte (8-byte) type are loaded as vec4 (vec2), 16 bytes
 per operand per invocation; contiguous packed operands of one lane count as vec4<u32> words;
-the launcher runs the aligned body in that mode and the rest (tail, misaligned pointers) in the
+contiguous operands of mixed widths (packed with 4-byte types) as whole vectors of each, 4
+elements per invocation, or 4 * the lanes of a packed output (``is_mixed``); the launcher runs the aligned body in that mode and the rest (tail, misaligned pointers) in the
 scalar modes: 'direct' (ELEMENTS_PER_THREAD elements per invocation, grid-strided), 'word'
 (packed output, an invocation owns a u32 word) and 'atomic' (strided packed output).
 """
@@ -116,12 +117,13 @@ def _scalar_load(st: StorageType, word: int, read: str = "P") -> str:
 PACKED_VECTOR_WORDS = 4
 
 
-def vector_width(spec: ElementwiseSpec) -> int:
+def vector_width(spec: ElementwiseSpec, mixed: bool = True) -> int:
     """Elements per invocation of the contiguous vector variant of ``spec``, or 1 if it has none.
 
     'direct': 4 (vec4 loads) when every array operand is a 4-byte type, 2 (vec2) when every one
     is an 8-byte type (not complex: a complex element is a vec2 already). 'word': every array operand packed with the output's lanes per word: one
-    vec4<u32> per operand, 4 * lanes elements.
+    vec4<u32> per operand, 4 * lanes elements. Otherwise, with ``mixed``, the mixed variant
+    (``is_mixed``): 4 elements ('direct') or 4 * the output's lanes ('word') per invocation.
     """
     if spec.ndim != 0 or spec.store == "atomic":
         return 1
@@ -131,11 +133,49 @@ def vector_width(spec: ElementwiseSpec) -> int:
         lanes = types[-1].lanes
         if all(st.packed and st.lanes == lanes for st in types):
             return PACKED_VECTOR_WORDS * lanes
-        return 1
+        return PACKED_VECTOR_WORDS * lanes if mixed and _mixed_types(types) else 1
     sizes = {st.itemsize for st in types}
     if any(st.packed or st.complex or st.emulated for st in types) or len(sizes) != 1:
-        return 1  # (a complex element is already a vec2; emulated int64 is a struct)
+        # (a complex element is already a vec2; emulated int64 is a struct)
+        return 4 if mixed and _mixed_types(types) else 1
     return {4: 4, 8: 2}.get(sizes.pop(), 1)
+
+
+def _mixed_types(types: Sequence[StorageType]) -> bool:
+    """Whether operands of these dtypes can take the mixed vector variant: each a 4-byte
+    unpacked scalar type or a packed one (8/16-bit lanes of u32 words)."""
+    return all(st.packed or (st.itemsize == 4 and not st.complex and not st.emulated) for st in types)
+
+
+def is_mixed(spec: ElementwiseSpec) -> bool:
+    """Whether ``spec`` (with ``vector`` > 1) is the mixed vector variant: contiguous operands of
+    different widths (packed bool/int8/int16/float16 with 4-byte types, or packed types of other
+    lane counts than the output's), each bound as whole vectors of its own (``_mixed_unit``);
+    the launcher runs the elements past the last whole group in a separate scalar dispatch."""
+    return spec.vector > 1 and vector_width(spec, mixed=False) == 1
+
+
+def _mixed_unit(st: StorageType, width: int) -> tuple[str, int, int]:
+    """(binding element type, its u32 words (4-byte types: elements), units per group of
+    ``width`` elements) of an operand of the mixed variant: 4-byte types as vec4s of
+    themselves, packed types as vec4/vec2 of u32 words or single words."""
+    if not st.packed:
+        return f"vec4<{st.array}>", 4, width // 4
+    words = width // st.lanes
+    if words >= 4:
+        return "vec4<u32>", 4, words // 4
+    return ("vec2<u32>", 2, 1) if words == 2 else ("u32", 1, 1)
+
+
+def _mixed_element(st: StorageType, unit: tuple[str, int, int], name: str, e: int) -> str:
+    """Element ``e`` of a group of the mixed variant, from the units ``{name}0, {name}1, ...``
+    of one operand, as its compute type (packed: the lane of its word)."""
+    _, size, _ = unit
+    if not st.packed:
+        return f"{name}{e // 4}[{e % 4}]"
+    w, lane = divmod(e, st.lanes)
+    word = f"{name}{w // size}" if size == 1 else f"{name}{w // size}[{w % size}]"
+    return st.lane_expr(word, lane)
 
 
 def _stored(st: StorageType, value: str) -> str:
@@ -174,6 +214,8 @@ def _render_defines(spec: ElementwiseSpec, int64_emulated: bool) -> dict[str, st
     width = spec.vector
     if width > 1 and width != vector_width(spec):
         raise ValueError(f"vector width {width} does not fit {spec}")
+    if is_mixed(spec):
+        return _render_mixed(spec)
     enable = ""  # float16 is packed and computed in f32: no f16 feature needed
 
     def elem(array_type: str) -> str:
@@ -328,6 +370,75 @@ def _render_defines(spec: ElementwiseSpec, int64_emulated: bool) -> dict[str, st
             )
     return {
         "ENABLE": enable,
+        "HELPERS": library_code(spec.expr + "\n" + functions + "\n" + store),
+        "NPARAM_VEC4": str(max(1, -(-spec.n_param_words() // 4))),
+        "BINDINGS": "\n".join(bindings),
+        "FUNCTIONS": functions,
+        "STORE": store,
+        "WORKGROUP": str(WORKGROUP),
+    }
+
+
+def _render_mixed(spec: ElementwiseSpec) -> dict[str, str]:
+    """The placeholders of the mixed vector variant (``is_mixed``): invocation ``t`` takes the
+    group of ``W = spec.vector`` elements ``first / W + t`` of every operand (the launcher
+    guarantees ``first % W == 0`` for each), loading it as its units (``_mixed_unit``), and
+    stores the output's group whole: 4-byte outputs as vec4s, packed ones as one vec4<u32> of
+    whole words (no other invocation shares them). ``n`` counts groups."""
+    out_st = storage_type(spec.out)
+    arrays = spec.array_inputs
+    n_ops = spec.n_arrays
+    width = spec.vector
+    units = {k: _mixed_unit(storage_type(spec.inputs[k][0]), width) for k in arrays}
+    out_unit = _mixed_unit(out_st, width)
+    bindings = []
+    for slot, k in enumerate(arrays):
+        bindings.append(f"@group(0) @binding({slot + 1}) var<storage, read> in{k}: array<{units[k][0]}>;")
+    bindings.append(f"@group(0) @binding({len(arrays) + 1}) var<storage, read_write> out: array<{out_unit[0]}>;")
+    loads = []
+    for k, (dt, scalar) in enumerate(spec.inputs):
+        st = storage_type(dt)
+        raw = _scalar_load(st, spec.word_of_scalar(k)) if scalar else f"r{k}"
+        loads.append(f"    let x{k} = {convert(raw, st.compute, spec.casts[k])};")
+    if spec.lets:
+        loads.append(spec.lets)
+    body = "\n".join(loads) + f"\n    return {spec.expr};"
+    params = ", ".join(f"r{k}: {storage_type(spec.inputs[k][0]).compute}" for k in arrays)
+    functions = f"fn element({params}) -> {spec.expr_type} {{\n{body}\n}}"
+    lines = ["    if (t >= n) { return; }"]
+    for slot, k in enumerate(arrays):
+        per = units[k][2]
+        base = f"P({spec.word_of_offset(slot)}u) / {width}u * {per}u + t * {per}u" if per > 1 else \
+            f"P({spec.word_of_offset(slot)}u) / {width}u + t"
+        lines.append(f"    let b{k} = {base};")
+        for u in range(per):
+            lines.append(f"    let v{k}_{u} = in{k}[b{k}{f' + {u}u' if u else ''}];")
+    values = []
+    for e in range(width):
+        call = "element(" + ", ".join(
+            _mixed_element(storage_type(spec.inputs[k][0]), units[k], f"v{k}_", e) for k in arrays) + ")"
+        values.append(convert(call, spec.expr_type, out_st.compute))
+    for e, v in enumerate(values):
+        lines.append(f"    let y{e} = {v};")
+    ys = [f"y{e}" for e in range(width)]
+    obase = f"P({spec.word_of_offset(n_ops - 1)}u) / {width}u"
+    if out_st.packed:  # one vec4<u32> of whole words
+        lanes = out_st.lanes
+        lane_bits = 32 // lanes
+        words = []
+        for w in range(PACKED_VECTOR_WORDS):
+            parts = [out_st.bits_expr(ys[w * lanes + lane]) for lane in range(lanes)]
+            words.append(" | ".join(f"({b} << {lane * lane_bits}u)" if lane else b for lane, b in enumerate(parts)))
+        lines.append(f"    out[{obase} + t] = vec4<u32>(\n        " + ",\n        ".join(words) + ");")
+    else:
+        per = out_unit[2]
+        for u in range(per):
+            vec = f"vec4<{out_st.array}>(" + ", ".join(_stored(out_st, y) for y in ys[4 * u: 4 * u + 4]) + ")"
+            lines.append(f"    out[{obase} * {per}u + t * {per}u + {u}u] = {vec};" if per > 1
+                         else f"    out[{obase} + t] = {vec};")
+    store = "\n".join(lines)
+    return {
+        "ENABLE": "",
         "HELPERS": library_code(spec.expr + "\n" + functions + "\n" + store),
         "NPARAM_VEC4": str(max(1, -(-spec.n_param_words() // 4))),
         "BINDINGS": "\n".join(bindings),

@@ -109,8 +109,8 @@ class Operations(Protocol):
     def gemm_strided_batched(self, backend: Device, trans_a: Any, trans_b: Any, m: int, n: int, k: int,
                              alpha: float, a: int, lda: int, stride_a: int, b: int, ldb: int,
                              stride_b: int, beta: float, c: int, ldc: int, stride_c: int, batch: int,
-                             *, dtype: str = "float32", splits: int | None = None) -> None:
-        """cuBLAS-style strided batched gemm."""
+                             *, dtype: str = "float32", splits: int | None = None, triangle: int = 0) -> None:
+        """cuBLAS-style strided batched gemm (``triangle`` 1 / 2: only C's upper / lower tiles)."""
 
     def matmul_int(self, backend: Device, m: int, n: int, k: int, batch: int, a: int, a_dtype: str,
                    a_strides: Sequence[int], b: int, b_dtype: str, b_strides: Sequence[int], c: int,

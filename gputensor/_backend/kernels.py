@@ -4,7 +4,8 @@ A template names its placeholders as ``{{NAME}}``. ``render`` substitutes every 
 fails on a placeholder it was not given, or on a value given for a placeholder the template does
 not have. A line ``//#include NAME`` pulls in ``NAME.wgsl`` (once); a line ``//#unroll`` above a
 loop ``for (var i = 0u; i < N; i++) {`` with a constant ``N`` expands it into its iterations
-(``unroll_loops``); ``// @fn`` markers make function libraries (``library_code``).
+(``unroll_loops``); the functions of the libraries (``LIBRARIES``) that code calls are
+pulled in by name (``library_code``).
 ``gputensor/_wgsl/README.md`` describes these mechanisms, when to use which, and why each one
 exists. No wgpu here: this module is pure text, so it can be tested and inspected without a
 device. Set ``GPUTENSOR_DUMP_WGSL=DIR`` to write each rendered source to DIR.
@@ -17,7 +18,7 @@ import hashlib
 import importlib.resources
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from . import config
 from .wgsl_types import F32_BITS
@@ -168,11 +169,20 @@ def render(name: str, defines: Mapping[str, object] | None = None) -> str:
     return _render_cached(name, items)
 
 
-_FN_MARKER = re.compile(r"^// @fn ([A-Za-z0-9_]+)((?: [a-z0-9]+)*)\s*$", re.MULTILINE)
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_TOP_FN = re.compile(r"^fn[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:\{\{T\}\})?)[ \t]*\(", re.MULTILINE)
+_COMMENT = re.compile(r"//[^\n]*")
 
-#: Function libraries an elementwise expression may call (``// @fn`` markers, see ewise_helpers.wgsl).
-LIBRARIES = ("ewise_helpers", "complex", "f64math", "f32math", "int64_emul")
+#: Function libraries an expression may call (ordinary WGSL functions, see ewise_helpers.wgsl),
+#: with the types their generic functions (named ``NAME_{{T}}``) are made for.
+LIBRARIES: dict[str, tuple[str, ...]] = {
+    "ewise_helpers": ("f32", "f64"),
+    "ewise_int": ("i32", "i64", "u32", "u64"),
+    "complex": ("f32", "f64"),
+    "f64math": (),
+    "f32math": (),
+    "int64_emul": ("i64e", "u64e"),
+}
 
 
 def library_functions() -> frozenset[str]:
@@ -185,23 +195,63 @@ def _library_names() -> frozenset[str]:
     return frozenset(_library_functions())
 
 
-@functools.lru_cache(maxsize=None)
-def _library_functions() -> dict[str, str]:
-    """name -> WGSL text of every function in the libraries, instantiated per listed type."""
+def top_level_functions(text: str) -> dict[str, str]:
+    """name -> text of every function of the WGSL ``text`` that holds only functions and
+    comments (a library): the function with the comment lines right above it. ValueError for
+    anything else at the top level or unbalanced braces."""
     functions: dict[str, str] = {}
-    for lib in LIBRARIES:
+    # (braces of the placeholder and of comments are no block's)
+    masked = _COMMENT.sub(lambda c: " " * len(c.group()), text.replace("{{T}}", "_____"))
+    k = 0
+    rest = []
+    for m in _TOP_FN.finditer(text):
+        if m.start() < k:
+            continue
+        start = m.start()
+        while True:  # the comment lines right above
+            prev = text.rfind("\n", 0, start - 1) + 1 if start else 0
+            if start and text[prev:start].lstrip(" \t").startswith("//"):
+                start = prev
+            else:
+                break
+        rest.append(text[k:start])
+        j = masked.index("{", m.end()) + 1
+        depth = 1
+        while depth:
+            if j >= len(masked):
+                raise ValueError(f"unbalanced braces in function {m.group(1)}")
+            depth += {"{": 1, "}": -1}.get(masked[j], 0)
+            j += 1
+        functions[m.group(1)] = text[start:j]
+        k = j
+    rest.append(text[k:])
+    stray = _COMMENT.sub("", "".join(rest)).strip()
+    if stray:
+        raise ValueError(f"a function library holds more than functions: {stray[:60]!r}")
+    return functions
+
+
+@functools.lru_cache(maxsize=None)
+def _library_functions() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """name -> (WGSL text, the names it calls) of every function in the libraries, a generic
+    one (``NAME_{{T}}``) made once per type of its library."""
+    functions: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for lib, types in LIBRARIES.items():
         try:
             text = template_source(lib)
         except KeyError:
             continue
-        marks = list(_FN_MARKER.finditer(text))
-        for j, mark in enumerate(marks):
-            body = text[mark.end() : marks[j + 1].start() if j + 1 < len(marks) else len(text)].strip()
-            types = mark.group(2).split()
-            if not types:
-                functions[mark.group(1)] = body
-            for t in types:
-                functions[f"{mark.group(1)}_{t}"] = re.sub(r"(?<![A-Za-z0-9])TT(?![A-Za-z0-9])", t, body)
+        for name, body in top_level_functions(text).items():
+            if ("{{T}}" in body) != name.endswith("{{T}}") or (name.endswith("{{T}}") and not types):
+                raise ValueError(f"{lib}.wgsl: {{{{T}}}} belongs in the name and text of a generic "
+                                 f"function of a library with types ({name})")
+            variants = [(name[: -len("{{T}}")] + t, body.replace("{{T}}", t)) for t in types] \
+                if name.endswith("{{T}}") else [(name, body)]
+            for full, code in variants:
+                if full in functions:
+                    raise ValueError(f"library function {full} is defined twice")
+                calls = tuple(dict.fromkeys(_CALL.findall(_COMMENT.sub("", code))))
+                functions[full] = (code, calls)
     return functions
 
 
@@ -215,12 +265,12 @@ def library_code(code: str, defined: frozenset[str] = frozenset()) -> str:
     ordered: list[str] = []
     seen: set[str] = set(defined)
 
-    def visit(text: str) -> None:
-        for name in _CALL.findall(text):
+    def visit(calls: Iterable[str]) -> None:
+        for name in calls:
             if name in functions and name not in seen:
                 seen.add(name)
-                visit(functions[name])
+                visit(functions[name][1])
                 ordered.append(name)
 
-    visit(code)
-    return "\n\n".join(functions[name] for name in ordered)
+    visit(_CALL.findall(code))
+    return "\n\n".join(functions[name][0] for name in ordered)

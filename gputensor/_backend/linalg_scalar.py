@@ -10,7 +10,6 @@ real and complex elements alike (complex values interleaved, as NumPy stores the
 from __future__ import annotations
 
 import functools
-import re
 
 from .errors import invalid_argument, unsupported
 from .kernels import library_code, template_source
@@ -44,6 +43,6 @@ def scalar_defines(dtype: str, uses: str = "") -> dict[str, str]:
     info = DTYPE_TABLE[dtype]
     real = info.real_compute
     name = "linalg_scalar_complex" if info.complex else "linalg_scalar_real"
-    text = re.sub(r"(?<![A-Za-z0-9])TT(?![A-Za-z0-9])", real, template_source(name))
+    text = template_source(name).replace("{{R}}", real)
     library = library_code(text + "\n" + uses)
     return {"T": info.compute, "R": real, "SCALAR": text + ("\n\n" + library if library else "")}

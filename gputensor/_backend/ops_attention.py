@@ -41,9 +41,10 @@ Kernels (gputensor/_wgsl)
   4-row x head_dim/16-column output tile (scalar, lane-indexed reads of V). Q^T/K^T chunks of 16
   head-dim columns, the probabilities P^T and chunks of V are staged in workgroup memory (about
   26 KiB; 31 KiB for float64); query blocks of 64 rows (32 for float64).
-* The prefill kernel is chosen by ``KERNEL_VARIANT`` (environment ``GPUTENSOR_ATTENTION_KERNEL``,
-  default ``flash``; ``tiled`` selects attention_tiled.wgsl; ``flash-64x8``, ``flash-64x4``,
-  ``flash-32x4``, ``flash-64x8-dc8`` force attention_flash tiles; the earlier names ``new``,
+* The prefill kernel is chosen by ``kernel_variant()`` (``KERNEL_VARIANT``, else the knob
+  ``attention_kernel``: environment ``GPUTENSOR_ATTENTION_KERNEL``, default ``flash``;
+  ``tiled`` selects attention_tiled.wgsl; ``flash-64x8``, ``flash-64x4``, ``flash-32x4``,
+  ``flash-64x8-dc8`` force attention_flash tiles; the earlier names ``new``,
   ``new-BQxTC[-dc8]`` and ``old`` mean the same, see ``VARIANT_ALIASES``).
   ``python -m benchmarks.tune_attention`` times them side by side.
 * ``attention_decode.wgsl`` (``seq_q <= DECODE_MAX_SEQ_Q``): one workgroup of 256 per
@@ -80,7 +81,6 @@ import functools
 import math
 import numbers
 import operator
-import os
 import re
 import struct
 from dataclasses import dataclass
@@ -88,6 +88,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import config
 from .errors import invalid_argument, unsupported
 from .kernels import template_source
 from .validate import check_pointer
@@ -123,10 +124,16 @@ _MOST_NEGATIVE = {
 #: Prefill kernel variant: ``"flash"`` (attention_flash.wgsl, tiles chosen per head_dim and
 #: adapter), ``"flash-BQxTC"`` (attention_flash.wgsl with BQ query rows per workgroup and TC keys
 #: per invocation: ``flash-64x8``, ``flash-64x4``, ``flash-32x4``; ``-dc8`` appended forces
-#: 8-column Q/K chunks) or ``"tiled"`` (attention_tiled.wgsl). Read from
-#: ``GPUTENSOR_ATTENTION_KERNEL`` at import; benchmarks/tune_attention.py sets it per run.
-#: float64 always uses the tiled kernel.
-KERNEL_VARIANT: str = os.environ.get("GPUTENSOR_ATTENTION_KERNEL", "flash")
+#: 8-column Q/K chunks) or ``"tiled"`` (attention_tiled.wgsl). None (the default): the knob
+#: ``attention_kernel`` (``GPUTENSOR_ATTENTION_KERNEL``, ``config.override`` for an A/B), else
+#: ``"flash"``; benchmarks/tune_attention.py and tests set this per run. float64 always uses the
+#: tiled kernel.
+KERNEL_VARIANT: str | None = None
+
+
+def kernel_variant() -> str:
+    """The prefill kernel variant in effect (see ``KERNEL_VARIANT``), under its current name."""
+    return canonical_variant(KERNEL_VARIANT or config.value("attention_kernel") or "flash")
 #: Variants benchmarks/tune_attention.py times by default.
 VARIANTS = ("tiled", "flash", "flash-64x4", "flash-32x4", "flash-64x8-dc8")
 #: Earlier names of the variants, still accepted: ``new`` is ``flash``, ``new-BQxTC[-dc8]`` is
@@ -317,12 +324,12 @@ def plan_attention(n_bh: int, seq_q: int, seq_kv: int, head_dim: int, itemsize: 
                    variant: str | None = None) -> AttentionPlan:
     """Choose kernel, tiles, key splits and dispatch chunking for validated sizes.
 
-    ``variant`` names the prefill kernel (``KERNEL_VARIANT`` when None). Raises BackendError
+    ``variant`` names the prefill kernel (``kernel_variant()`` when None). Raises BackendError
     (unsupported) when one (batch, head) slab of an operand does not fit ``max_window`` bytes or
     the tiles do not fit ``storage_limit`` bytes of workgroup memory; (invalid argument) for an
     unknown variant.
     """
-    variant = canonical_variant(KERNEL_VARIANT if variant is None else variant)
+    variant = kernel_variant() if variant is None else canonical_variant(variant)
     padded = -(-head_dim // HEAD_DIM_STEP) * HEAD_DIM_STEP
     slab_q = seq_q * head_dim * itemsize
     slab_kv = seq_kv * head_dim * itemsize

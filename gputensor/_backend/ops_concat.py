@@ -12,6 +12,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from . import config
 from .errors import invalid_argument
 from .plan_cache import PlanCache
 
@@ -27,54 +28,86 @@ class ConcatCall:
     """The dispatches of one concatenation structure (``rows``, the parts' word counts) on the
     context ``ctx``, everything but the pointers: per dispatch the indices of its (non-empty)
     parts, the spans ``WebGpuBackend.bindings`` checks and binds, the column words and the
-    grid. ``launch`` replays it for new pointers."""
+    grid. ``launch`` replays it for new pointers.
 
-    __slots__ = ("ctx", "pipe", "rows", "width", "groups")
+    When every part is a whole number of 16-byte vectors per row (and bindings start on whole
+    vectors), a second set of dispatches copies vec4<u32> words (``vec_groups``, units of 4
+    words); ``launch`` takes it when every pointer's first word is on a vector too (the
+    ``concat_vec4`` knob switches it)."""
+
+    __slots__ = ("ctx", "pipe", "rows", "width", "groups", "vec_pipe", "vec_groups")
 
     def __init__(self, ctx: Any, rows: int, words: Sequence[int]) -> None:
         self.ctx = ctx
         self.rows = rows
         self.width = width = sum(words)
-        self.pipe = ctx.pipeline("concat", SOURCES + 1, None)
-        groups = []
-        col = 0
-        for start in range(0, len(words), SOURCES):
-            picked = tuple(k for k in range(start, min(start + SOURCES, len(words))) if words[k] > 0)
-            cols = [col]
-            for k in picked:
-                cols.append(cols[-1] + words[k])
-            col = cols[-1]
-            if not picked:
-                continue
-            n = len(picked)
-            spans = ((0, rows * width, 0),) + tuple((0, rows * words[k], 0) for k in picked)
-            cols += [cols[-1]] * (SOURCES + 1 - len(cols)) + [0] * 3
-            grid = ctx.fold_grid(-(-(rows * (cols[n] - cols[0])) // _WG))
-            groups.append((picked, spans, (4,) * (n + 1), tuple(cols[: SOURCES + 4]), grid))
-        self.groups = tuple(groups)
+        self.pipe = ctx.pipeline("concat", SOURCES + 1, _SCALAR)
+        self.groups = _groups(ctx, rows, words, 1)
+        self.vec_pipe: Any = None
+        self.vec_groups: tuple[Any, ...] = ()
+        if (config.value("concat_vec4") and ctx.storage_offset_alignment % 16 == 0
+                and all(w % 4 == 0 for w in words)):
+            self.vec_pipe = ctx.pipeline("concat", SOURCES + 1, _VECTOR)
+            self.vec_groups = _groups(ctx, rows, [w // 4 for w in words], 4)
 
-    def launch(self, backend: Any, dst_ptr: int, src_ptrs: Sequence[int]) -> None:
+    def valid_on(self, backend: Any) -> bool:
+        """Whether the call holds on ``backend`` now (its context)."""
+        return self.ctx is backend._ctx
+
+    def launch(self, backend: Any, src_ptrs: Sequence[int], dst_ptr: int) -> None:
         """Record the concatenation of the parts at ``src_ptrs`` (one per word count, empty
         parts included) into ``dst_ptr``. BackendError (invalid argument) for bad or unaligned
         pointers, before anything of that dispatch is recorded."""
         ctx = self.ctx
         spy = ctx.__dict__.get("dispatch") is not None
         rows, width = self.rows, self.width
-        for picked, spans, sizes, cols, grid in self.groups:
+        for g, (picked, spans, sizes, cols, grid) in enumerate(self.groups):
             ptrs = [dst_ptr] + [src_ptrs[k] for k in picked]
             for p in ptrs:
                 if type(p) is not int or p & 3:
                     raise invalid_argument("concatenation pointers must be 4-byte aligned")
             regions, firsts = backend.bindings(ptrs, sizes, spans)
             n = len(picked)
+            name, pipe, defines, w = "concat", self.pipe, _SCALAR, width
+            if self.vec_groups and not any(f & 3 for f in firsts):
+                cols, grid = self.vec_groups[g][3], self.vec_groups[g][4]
+                firsts = [f >> 2 for f in firsts]
+                regions = [(b, o, size & ~15) for b, o, size in regions]
+                pipe, defines, w = self.vec_pipe, _VECTOR, width >> 2
             regions += [regions[1]] * (SOURCES - n)  # unused source bindings (never read)
-            params = _PARAMS.pack(rows, width, firsts[0], n, *cols, *firsts[1:], *_ZEROS[: SOURCES - n])
+            params = _PARAMS.pack(rows, w, firsts[0], n, *cols, *firsts[1:], *_ZEROS[: SOURCES - n])
             if spy:
-                ctx.dispatch("concat", params, regions, grid)
+                ctx.dispatch(name, params, regions, grid, defines)
             else:
-                ctx.record("concat", self.pipe, None, params, regions, *grid)
+                ctx.record(name, pipe, defines, params, regions, *grid)
 
 
+def _groups(ctx: Any, rows: int, words: Sequence[int], unit: int) -> tuple[Any, ...]:
+    """Per dispatch (``SOURCES`` parts at most, empty parts left out): the parts' indices, the
+    spans ``WebGpuBackend.bindings`` takes (in u32 words: ``words`` are counted in units of
+    ``unit`` u32 words), the binding item sizes, the column words (in units) and the grid."""
+    width = sum(words)
+    groups = []
+    col = 0
+    for start in range(0, len(words), SOURCES):
+        picked = tuple(k for k in range(start, min(start + SOURCES, len(words))) if words[k] > 0)
+        cols = [col]
+        for k in picked:
+            cols.append(cols[-1] + words[k])
+        col = cols[-1]
+        if not picked:
+            continue
+        n = len(picked)
+        spans = ((0, rows * width * unit, 0),) + tuple((0, rows * words[k] * unit, 0) for k in picked)
+        cols += [cols[-1]] * (SOURCES + 1 - len(cols)) + [0] * 3
+        grid = ctx.fold_grid(-(-(rows * (cols[n] - cols[0])) // _WG))
+        groups.append((picked, spans, (4,) * (n + 1), tuple(cols[: SOURCES + 4]), grid))
+    return tuple(groups)
+
+
+#: The kernel's placeholders: u32 words, or 16-byte vectors of them.
+_SCALAR = {"WORD": "u32"}
+_VECTOR = {"WORD": "vec4<u32>"}
 _ZEROS = (0,) * SOURCES
 #: Concatenation structures kept per backend, by (rows, the parts' word counts).
 _CALLS = PlanCache(256)
@@ -109,4 +142,4 @@ def concat_words(backend: Any, dst_ptr: int, rows: int, parts: Sequence[tuple[in
     sizes or regions larger than one binding."""
     call = concat_call(backend, rows, [w for _, w in parts])
     if call is not None:
-        call.launch(backend, dst_ptr, [p for p, _ in parts])
+        call.launch(backend, [p for p, _ in parts], dst_ptr)

@@ -15,7 +15,12 @@ A problem with few output tiles runs split-K exactly as gemm does (``ops_gemm.ge
 tile's depth (input channels x filter taps) is shared out over several workgroups that store
 partial tiles, and ``gemm_combine.wgsl`` sums them in a fixed order and scatters the sum into
 NCHW (adding to the output for input-channel blocks after the first). With autotuning on
-(``autotune``) the plan is tuned per filter size and stride as the ``conv2d`` family.
+(``autotune``) the plan is tuned per filter size and stride as the ``conv2d`` family. The knob
+``conv_tiles`` (GPUTENSOR_CONV_TILES) forces the tiles (``forced_tiles``).
+
+The checks and the pointer-free plan of a call (``_conv_static``) are kept per backend by its
+plain arguments and the knobs they depend on (``_CONV_PLANS``); a repeated call checks its
+pointers and records its dispatches.
 """
 
 from __future__ import annotations
@@ -24,18 +29,23 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from . import autotune
+from . import autotune, config
 from .errors import invalid_argument, unsupported
 from .layout import Extent, block_starts, plan_blocks
+from .plan_cache import PlanCache
 from .ops_gemm import (
+    FILL_TILES,
     GemmTiles,
     SplitRecord,
+    choose_splits,
+    clamp_plan,
     combine_params,
     dispatch_gemm_records,
     kernel_types,
     plan_splitk,
     split_defines,
     split_depth,
+    splitk_override,
 )
 from .validate import check_int, check_pointer
 
@@ -111,13 +121,47 @@ def plan_conv_blocks(input_shape: Shape4, filter_shape: Shape4, output_shape: Sh
         raise unsupported(f"convolution operand too large for one storage binding: {exc}") from None
 
 
+def forced_tiles(backend: Any, acc_type: str, m: int, k: int, depth: int,
+                 splits: int | None) -> tuple[GemmTiles, int] | None:
+    """The plan the ``conv_tiles`` knob (GPUTENSOR_CONV_TILES) forces for an M x K implicit GEMM
+    of the given depth, None when it is unset: its tiles, split-K as ``ops_gemm.gemm_plan``
+    chooses it for large tiles (``splits`` or the ``gemm_splitk`` knob when given), clamped.
+    BackendError (invalid argument) for tiles the kernel cannot run or that do not fit the
+    adapter's workgroup memory or size."""
+    shape = config.value("conv_tiles")
+    if shape is None:
+        return None
+    tiles = GemmTiles(*shape)
+    ctx = backend.context
+    try:
+        tiles.check()
+    except ValueError as exc:
+        raise invalid_argument(f"GPUTENSOR_CONV_TILES: {exc}") from None
+    limits = ctx.limits
+    if (tiles.threads % tiles.bm or tiles.threads > int(limits.get("max-compute-invocations-per-workgroup", 256))
+            or tiles.workgroup_bytes(8 if acc_type == "f64" else 4)
+            > int(limits.get("max-compute-workgroup-storage-size", 16384))):
+        raise invalid_argument(f"GPUTENSOR_CONV_TILES: {tiles} needs invocations a multiple of BM, within the "
+                               "adapter's workgroup size and memory")
+    if splits is None:
+        splits = splitk_override()
+    if splits is None:
+        count = -(-m // tiles.bm) * -(-k // tiles.bn)
+        gpu_f32 = not ctx.is_software and acc_type != "f64"
+        splits = choose_splits(count, depth) if gpu_f32 and count < FILL_TILES else 1
+    return clamp_plan(backend, acc_type, m, k, depth, 1, tiles, max(1, int(splits)))
+
+
 def conv_plan(backend: Any, acc_type: str, m: int, k: int, depth: int,
               splits: int | None = None,
               tune: autotune.Request | None = None) -> tuple[GemmTiles, int]:
     """``(tiles, splits)`` for an M x K implicit GEMM of the given depth (C*Fh*Fw of a block):
-    ``ops_gemm.plan_splitk`` (autotuned with a ``tune`` request), checked for conv2d's loader
-    (NT must be a multiple of BM)."""
-    tiles, splits = plan_splitk(backend, acc_type, m, k, depth, 1, splits, tune=tune)
+    the ``conv_tiles`` knob's (``forced_tiles``) where set, else ``ops_gemm.plan_splitk``
+    (autotuned with a ``tune`` request), checked for conv2d's loader (NT must be a multiple of
+    BM)."""
+    forced = forced_tiles(backend, acc_type, m, k, depth, splits) if autotune.forced_plan() is None else None
+    tiles, splits = forced if forced is not None else plan_splitk(backend, acc_type, m, k, depth, 1, splits,
+                                                                  tune=tune)
     if tiles.threads % tiles.bm:
         raise AssertionError(f"conv2d needs threads % BM == 0, got {tiles}")
     return tiles, splits
@@ -129,6 +173,57 @@ def tap_step(d: int, fh: int, fw: int, in_plane: int, w: int) -> tuple[int, int,
     c, r = divmod(d, fh * fw)
     fr, fc = divmod(r, fw)
     return (c * in_plane + fr * w + fc) & 0xFFFFFFFF, fr, fc
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is made of exact ints, strs, None and tuples of them only (an equal
+    key then means an identical call)."""
+    t = type(value)
+    if t is tuple:
+        return all(_plain(v) for v in value)
+    return value is None or t is int or t is str
+
+
+def _conv_static(backend: Any, input_shape: Any, filter_shape: Any, output_shape: Any, stride: Any, padding: Any,
+                 dtype: str, splits: int | None) -> tuple[Any, ...]:
+    """The checks and the pointer-free plan of ``conv2d_forward``: (input, filter and output
+    shapes, stride, padding, item size, blocks, kernel types, tiles, splits, defines).
+    BackendError as ``conv2d_forward`` says."""
+    in_shape = _shape4("input_shape", input_shape)
+    f_shape = _shape4("filter_shape", filter_shape)
+    out_shape = _shape4("output_shape", output_shape)
+    expected = conv2d_output_shape(in_shape, f_shape, stride, padding)
+    if out_shape != expected:
+        raise invalid_argument(f"output_shape {out_shape} does not match the expected {expected}")
+    sh, sw = _pair("stride", stride, 1)
+    ph, pw = _pair("padding", padding, 0)
+    itemsize, wgsl_type = backend.float_dtype(dtype)
+    n, c, h, w = in_shape
+    k, _, fh, fw = f_shape
+    _, _, oh, ow = out_shape
+    limit = backend.max_window_bytes() // itemsize
+    blocks = plan_conv_blocks(in_shape, f_shape, out_shape, (sh, sw), limit)
+    types = kernel_types(wgsl_type)
+    acc_type = types["ACC"]
+    ff = fh * fw
+    tune = None
+    if splits is None and autotune.enabled():
+        def run(ptrs: Sequence[int]) -> None:
+            conv2d_forward(backend, ptrs[0], in_shape, ptrs[1], f_shape, ptrs[2], out_shape,
+                           (sh, sw), (ph, pw), dtype=dtype)
+
+        tune = autotune.Request("conv2d", wgsl_type, (f"{fh}x{fw}", f"s{sh}x{sw}"),
+                                (n * c * h * w * itemsize, k * c * fh * fw * itemsize,
+                                 n * k * oh * ow * itemsize), run)
+    tiles, splits = conv_plan(backend, acc_type, blocks["n"] * blocks["oh"] * ow, blocks["k"],
+                              blocks["c"] * ff, splits, tune)
+    defines = {**types, **tiles.defines(), **split_defines(types, splits > 1)}
+    return in_shape, f_shape, out_shape, (sh, sw), (ph, pw), itemsize, blocks, types, tiles, splits, defines
+
+
+#: Per backend: the plain arguments of a ``conv2d_forward`` call but its pointers, then the
+#: split-K and tile knobs -> ``_conv_static`` (not kept while autotuning).
+_CONV_PLANS = PlanCache(256)
 
 
 def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
@@ -145,40 +240,30 @@ def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
     check passes. ``splits`` forces the number of split-K slices (1: none), as in
     ``ops_gemm.gemm``.
     """
-    in_shape = _shape4("input_shape", input_shape)
-    f_shape = _shape4("filter_shape", filter_shape)
-    out_shape = _shape4("output_shape", output_shape)
-    expected = conv2d_output_shape(in_shape, f_shape, stride, padding)
-    if out_shape != expected:
-        raise invalid_argument(f"output_shape {out_shape} does not match the expected {expected}")
-    sh, sw = _pair("stride", stride, 1)
-    ph, pw = _pair("padding", padding, 0)
-    itemsize, wgsl_type = backend.float_dtype(dtype)
+    key = None
+    if not autotune.enabled() and autotune.forced_plan() is None:
+        key = (input_shape, filter_shape, output_shape, stride, padding, dtype, splits, splitk_override(),
+               config.value("conv_tiles"), backend.max_window_bytes())
+        if not _plain(key):
+            key = None
+    plans = _CONV_PLANS.of(backend)
+    static = plans.get(key) if key is not None else None
+    if static is not None:
+        backend.float_dtype(dtype)  # (the adapter's dtypes: BackendError unsupported)
+    else:
+        static = _conv_static(backend, input_shape, filter_shape, output_shape, stride, padding, dtype, splits)
+        if key is not None:
+            _CONV_PLANS.keep(plans, key, static)
+    in_shape, f_shape, out_shape, (sh, sw), (ph, pw), itemsize, blocks, types, tiles, splits, defines = static
     n, c, h, w = in_shape
     k, _, fh, fw = f_shape
     _, _, oh, ow = out_shape
     for name, ptr, count in (("input", input, n * c * h * w), ("filter", filter, k * c * fh * fw),
                              ("output", output, n * k * oh * ow)):
         check_pointer(backend, name, ptr, count * itemsize, itemsize)
-
-    limit = backend.max_window_bytes() // itemsize
-    blocks = plan_conv_blocks(in_shape, f_shape, out_shape, (sh, sw), limit)
     ctx = backend.context
-    types = kernel_types(wgsl_type)
     acc_type = types["ACC"]
     ff = fh * fw
-    tune = None
-    if splits is None and autotune.enabled():
-        def run(ptrs: Sequence[int]) -> None:
-            conv2d_forward(backend, ptrs[0], in_shape, ptrs[1], f_shape, ptrs[2], out_shape,
-                           (sh, sw), (ph, pw), dtype=dtype)
-
-        tune = autotune.Request("conv2d", wgsl_type, (f"{fh}x{fw}", f"s{sh}x{sw}"),
-                                (n * c * h * w * itemsize, k * c * fh * fw * itemsize,
-                                 n * k * oh * ow * itemsize), run)
-    tiles, splits = conv_plan(backend, acc_type, blocks["n"] * blocks["oh"] * ow, blocks["k"],
-                              blocks["c"] * ff, splits, tune)
-    defines = {**types, **tiles.defines(), **split_defines(types, splits > 1)}
     chw, hw = c * h * w, h * w
     koo, oo = k * oh * ow, oh * ow
     rows_step = tiles.threads // tiles.bm  # conv2d.wgsl's A_ROWS_STEP
@@ -232,5 +317,5 @@ def conv2d_forward(backend: Any, input: int, input_shape: Shape4, filter: int,
     dispatch_gemm_records(backend, KERNEL, types, defines, records)
 
 
-__all__ = ["conv2d_forward", "conv2d_output_shape", "conv_extents", "conv_plan",
+__all__ = ["conv2d_forward", "conv2d_output_shape", "conv_extents", "conv_plan", "forced_tiles",
            "plan_conv_blocks", "tap_step"]

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import config
 from . import elementwise as codegen
 from .base import BinaryOp, UnaryOp
 from .elementwise_ops import expression
@@ -174,7 +175,8 @@ class _Launch:
         self.count = count
         # invocations: vector mode one per vector (direct stores: plus one per tail element,
         # ``count`` then counts elements); else per store mode (see codegen)
-        self.units_mode = ("vector_tail" if store == "direct" else "vector") if vector else store
+        tail_here = store == "direct" and not codegen.is_mixed(spec)
+        self.units_mode = ("vector_tail" if tail_here else "vector") if vector else store
         self.lanes = spec.vector if vector and store == "direct" else lanes
         self.grid = None if self.units_mode == "word" else ctx.fold_grid(self.groups(0))
         self.pipe: Any = None  # compiled on first use (see ``pipeline``)
@@ -405,11 +407,13 @@ def _plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: 
         if not backend.supports(feature):
             raise unsupported(f"this operation needs the adapter feature {feature!r}", feature)
     ctx = backend.context
-    # contiguous operands of one 4- or 8-byte type take vector loads where aligned
-    width = codegen.vector_width(spec)
-    if width > 1 and ctx.storage_offset_alignment % (width * itemsizes[0]):
-        width = 1
+    # contiguous operands of one 4- or 8-byte type take vector loads where aligned; of mixed
+    # widths (packed with 4-byte types), whole vectors of each (``elementwise_mixed_vec4``)
+    width = codegen.vector_width(spec, mixed=bool(config.value("elementwise_mixed_vec4")))
     vspec = dataclasses.replace(spec, vector=width) if width > 1 else None
+    mixed = vspec is not None and codegen.is_mixed(vspec)
+    if width > 1 and ctx.storage_offset_alignment % (16 if mixed else width * itemsizes[0]):
+        width, vspec, mixed = 1, None, False
     lanes = out_st.lanes if out_st.packed else 1
     chunks = []
     for sub_shape, offs in plan_chunks(mshape, mstrides, itemsizes, backend.max_window_bytes()):
@@ -422,7 +426,7 @@ def _plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: 
             spans.append((off + lo, stop - lo, lo))
         scalar = _Launch(spec, n, sub_shape, mstrides, store, lanes, False, ctx)
         vector = tail = None
-        if vspec is not None and n >= width and store == "direct":  # the tail in the same dispatch
+        if vspec is not None and n >= width and store == "direct" and not mixed:  # the tail in the same dispatch
             vector = _Launch(vspec, n, sub_shape, mstrides, store, lanes, True, ctx)
         elif vspec is not None and n >= width:
             vectors = n // width

@@ -20,10 +20,13 @@ Two families of kernels:
   readback):
 
   - Cholesky, right-looking (``CHOLESKY_BLOCK`` columns): one workgroup factors the diagonal
-    block in registers and inverts it (``linalg_chol_block.wgsl``), the panel below is the gemm
+    block in registers and inverts it (``linalg_chol_rows.wgsl``; ``linalg_chol_block.wgsl``
+    with the knob ``linalg_chol_rows`` off), the panel below is the gemm
     P L^-T (into scratch, copied back by the next diagonal block's dispatch, whose other
     workgroups also zero the block row right of the previous diagonal block), the trailing
-    matrix's lower part the gemm C -= P P^T (two column stripes from 512 columns on); a
+    matrix's lower part the gemm C -= P P^T over the tiles that reach the lower triangle
+    (``linalg_chol_syrk``; complex dtypes, or with it off: two column stripes from 512 columns
+    on, or ``linalg_chol_split``'s recursive split into batched gemms); a
     repeated call structure replays all of it as one ``LaunchProgram``;
   - LU, right-looking (getrf, ``LU_BLOCK`` columns): a panel up to ``LU_TREE_MIN_ROWS`` rows
     (``GPUTENSOR_LINALG_PANEL_ROWS``) with pivot search on one workgroup, each row updated in
@@ -327,15 +330,17 @@ def laswp(backend: Any, dtype: str, x: int, rows: int, cols: int, x_ld: int, piv
 
 def _gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
           b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], batch: int = 1,
-          bs: tuple[int, int, int] = (0, 0, 0), *, conj_a: bool = False, conj_b: bool = False) -> None:
+          bs: tuple[int, int, int] = (0, 0, 0), *, conj_a: bool = False, conj_b: bool = False,
+          lower: bool = False) -> None:
     """C := alpha op(A) op(B) + beta C (real alpha, beta; op conjugates with ``conj_a`` /
     ``conj_b``). Complex operands: the complex product from four real gemms over the
-    interleaved parts (Re C = Ar Br - Ai Bi, Im C = Ar Bi + Ai Br, the conjugations as signs)."""
+    interleaved parts (Re C = Ar Br - Ai Bi, Im C = Ar Bi + Ai Br, the conjugations as signs).
+    ``lower``: C's strict upper triangle may be left as it was (``_real_gemm``)."""
     if not (m and n):
         return
     part = _parts(backend, dtype)
     if not part:
-        _real_gemm(backend, dtype, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs)
+        _real_gemm(backend, dtype, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs, lower)
         return
     ps = element(backend, part).itemsize
     sa2, sb2, sc2 = (2 * sa[0], 2 * sa[1]), (2 * sb[0], 2 * sb[1]), (2 * sc[0], 2 * sc[1])
@@ -380,20 +385,35 @@ def _blas_form(m: int, n: int, k: int, sa: tuple[int, int], sb: tuple[int, int],
 
 def _real_gemm(backend: Any, dtype: str, m: int, n: int, k: int, alpha: float, a: int, sa: tuple[int, int],
                b: int, sb: tuple[int, int], beta: float, c: int, sc: tuple[int, int], batch: int,
-               bs: tuple[int, int, int]) -> None:
+               bs: tuple[int, int, int], lower: bool = False) -> None:
     """``ops_gemm.gemm_strided`` of a real dtype, replaying the plan an earlier call of the same
     structure kept (``ops_gemm.planned_call``: only the pointers are checked) where there is
-    one; the factorizations repeat the same few gemm shapes step after step and call after call."""
+    one; the factorizations repeat the same few gemm shapes step after step and call after call.
+    ``lower`` (a square C, row-major or column-major in a BLAS layout): only the tiles that
+    reach C's lower triangle run (``gemm_strided_batched``'s ``triangle``), the strict upper
+    triangle may be left as it was."""
     form = _blas_form(m, n, k, sa, sb, sc, batch, bs) if k > 0 else None
     if form is not None:
         swap, args = form
         ta, tb, mm, nn, kk, lda, qa, ldb, qb, ldc, qc, count = args
+        tri = _triangle(swap) if lower else 0
         call = ops_gemm.planned_call(backend, ta, tb, mm, nn, kk, float(alpha), lda, qa, ldb, qb, float(beta), ldc,
-                                     qc, count, dtype=dtype)
+                                     qc, count, dtype=dtype, triangle=tri)
         if call is not None:
             call.launch(backend, b if swap else a, a if swap else b, c)
             return
+        if tri:
+            ops_gemm.gemm_strided_batched(backend, ta, tb, mm, nn, kk, alpha, b if swap else a, lda, qa,
+                                          a if swap else b, ldb, qb, beta, c, ldc, qc, count, dtype=dtype,
+                                          triangle=tri)
+            return
     ops_gemm.gemm_strided(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs, dtype=dtype)
+
+
+def _triangle(swap: bool) -> int:
+    """``gemm_strided_batched``'s ``triangle`` for the lower triangle of a row-major C: the
+    kernel's column-major C is its transpose when A and B trade places (upper: 1), else C (2)."""
+    return 1 if swap else 2
 
 
 def _stripes(count: int) -> list[tuple[int, int]]:
@@ -402,6 +422,33 @@ def _stripes(count: int) -> list[tuple[int, int]]:
     parts = 2 if count >= 512 else 1
     step = -(-count // parts)
     return [(s, min(step, count - s)) for s in range(0, count, step)]
+
+
+def _lower_update(rest: int, ld: int, jb: int, batch: int, split: int) -> list[tuple[int, ...]]:
+    """The gemms of the lower part of a rest x rest trailing update C -= W W^H (W: rest x jb,
+    row-major; C: leading dimension ``ld``), each (m, nn, W row of the left factor, W row of the
+    right factor (times jb: element offsets in W), C's element offset, count, (W's and C's
+    offset from one block to the next)): C[r:r+m, q:q+nn] -= W[r:r+m] W[q:q+nn]^H.
+
+    ``split`` 0 (or a stack of matrices): ``_stripes``. Otherwise a recursive split into 2^L
+    equal diagonal blocks of order h = rest / 2^L >= max(``split``, 16) (the largest such L;
+    rest odd or below twice that: ``_stripes``): per level l < L the 2^l off-diagonal blocks of
+    order h 2^(L-l-1) below the level's diagonal as one batched gemm, then the 2^L diagonal
+    blocks as one batched gemm: L + 1 gemms computing 1/2 + 1/2^(L+1) of the square (two
+    stripes: 3/4)."""
+    levels = 0
+    split = max(split, 16) if split else 0  # (thinner gemms take the general-stride kernel, which keeps no plan)
+    while split and batch == 1 and rest % (2 << levels) == 0 and rest >> (levels + 1) >= split:
+        levels += 1
+    if not levels:
+        return [(rest - s0, sb, s0 * jb, s0 * jb, s0 * (ld + 1), 1, (0, 0)) for s0, sb in _stripes(rest)]
+    h = rest >> levels
+    out = []
+    for lv in range(levels):
+        size = h << (levels - lv - 1)
+        out.append((size, size, size * jb, 0, size * ld, 1 << lv, (2 * size * jb, 2 * size * (ld + 1))))
+    out.append((h, h, 0, 0, 0, 1 << levels, (h * jb, h * (ld + 1))))
+    return out
 
 
 # ---- blocked factorizations (one matrix) ------------------------------------------------------
@@ -421,23 +468,42 @@ def block_width(default: int) -> int:
     return nb
 
 
-def _block_threads(ctx: Any, nb: int) -> int:
-    """Invocations per dimension of a diagonal-block kernel of width ``nb``: 32 (1024 in all)
-    for 128 on GPUs that allow it, else 16 (``nb`` / 16 elements per invocation and dimension)."""
+def _block_threads(ctx: Any, nb: int, rows: bool = False, itemsize: int = 4) -> int:
+    """Invocations per dimension of a diagonal-block kernel of width ``nb`` (``nb`` / it elements
+    per invocation and dimension): on GPUs that allow 1024 invocations 32 for 128, and with
+    ``rows`` (``linalg_chol_rows.wgsl``: more subgroups to hide each step's latency, each with
+    fewer elements) for every width from 32 of elements up to 8 bytes (complex128's elements
+    would not fit the registers an invocation of 1024 gets); else 16."""
     big = not ctx.is_software and int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)) >= 1024
-    return 32 if nb == 128 and big else 16
+    return 32 if big and (nb == 128 or (rows and nb >= 32 and itemsize <= 8)) else 16
+
+
+def _chol_syrk(backend: Any, dtype: str) -> bool:
+    """Whether ``cholesky_blocked``'s trailing updates are one gemm each over the tiles that
+    reach the lower triangle (knob ``linalg_chol_syrk``; real dtypes, whose gemms take a BLAS
+    layout), else column stripes or the recursive split (``_lower_update``)."""
+    return bool(config.value("linalg_chol_syrk")) and not _parts(backend, dtype)
+
+
+def _chol_kernel() -> str:
+    """The diagonal-block kernel ``linalg_chol_rows`` (knob ``linalg_chol_rows``, the default) or
+    ``linalg_chol_block``."""
+    return "linalg_chol_rows" if config.value("linalg_chol_rows") else "linalg_chol_block"
 
 
 def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, batch: int, bs: int, nb: int,
                 xs: int, ws: int) -> Any:
     """The steps of ``cholesky_blocked`` in order, each ``("kernel", name, words, bindings, grid,
     defines)`` (bindings: (pointer, elements, itemsize, the word that takes the window index of
-    the pointer's element plus ``extra`` or 0, extra)) or ``("gemm", args of _gemm)``, over the
+    the pointer's element plus ``extra`` or 0, extra)) or ``("gemm", args of _gemm[, lower])``, over the
     matrices at ``a``, the flag and the scratch ``xs`` (the diagonal blocks' inverses) and ``ws``
     (panels). Each diagonal block's dispatch also copies the previous step's panel from ``ws``
     into A (and zeros its mirror above the diagonal)."""
     itemsize = _element(backend, dtype)
-    th = _block_threads(backend.context, nb)
+    split = int(config.value("linalg_chol_split"))
+    syrk = _chol_syrk(backend, dtype)
+    kernel = _chol_kernel()
+    th = _block_threads(backend.context, nb, kernel == "linalg_chol_rows", itemsize)
     defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
     chunk = th * th * 4  # panel elements per copying workgroup (CH of linalg_chol_block.wgsl)
     wrest = max(1, n - min(nb, n)) * nb
@@ -451,7 +517,7 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
         # elements from top: through this diagonal block and the previous panel's last row
         span = (batch - 1) * bs + max(back + (jb - 1) * ld + jb, (c_cols + c_rows - 1) * ld + c_cols if prev else 0)
         copy_groups = -(-c_rows * c_cols // chunk)
-        yield ("kernel", "linalg_chol_block",
+        yield ("kernel", kernel,
                [jb, 0, ld, 0, bs, int(rest > 0), c_rows, c_cols, 0, wrest, back, 0],
                [(top, span, itemsize, 1, back), (xs, batch * nb * nb, itemsize, 3, 0), (flag, 1, 4, 0, 0),
                 (ws, batch * wrest, itemsize, 8, 0)], (batch, 1 + copy_groups, 1), defines)
@@ -460,20 +526,45 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
         p = d + jb * ld * itemsize
         # W := P L^-H
         yield ("gemm", (rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch, (bs, nb * nb, wrest)))
-        for s0, sb in _stripes(rest):  # lower part: C[s0:, s0:s0+sb] -= W[s0:] W[s0:s0+sb]^H
-            c = a + ((j0 + jb + s0) * ld + j0 + jb + s0) * itemsize
-            w0 = ws + s0 * jb * itemsize
-            yield ("gemm", (rest - s0, sb, jb, -1.0, w0, (jb, 1), w0, (1, jb), 1.0, c, (ld, 1), batch,
-                            (wrest, wrest, bs)))
+        c = a + ((j0 + jb) * ld + j0 + jb) * itemsize
+        if syrk:  # lower part: C -= W W^H on the tiles that reach C's lower triangle
+            yield ("gemm", (rest, rest, jb, -1.0, ws, (jb, 1), ws, (1, jb), 1.0, c, (ld, 1), batch,
+                            (wrest, wrest, bs)), True)
+            prev = (rest, jb)
+            continue
+        for m, nn, w_off, w2_off, c_off, count, (qw, qc) in _lower_update(rest, ld, jb, batch, split):
+            # C[r:r+m, q:q+nn] -= W[r:r+m] W[q:q+nn]^H for count such blocks, qw / qc apart
+            yield ("gemm", (m, nn, jb, -1.0, ws + w_off * itemsize, (jb, 1), ws + w2_off * itemsize, (1, jb), 1.0,
+                            c + c_off * itemsize, (ld, 1), count * batch,
+                            (qw, qw, qc) if count > 1 else (wrest, wrest, bs)))
         prev = (rest, jb)
 
 
-def _run_steps(backend: Any, dtype: str, steps: Any) -> None:
-    """Record ``_chol_steps``' steps through ``WgpuContext.dispatch`` and ``_gemm``."""
+def _gemm_plan(backend: Any, dtype: str, args: tuple[Any, ...], lower: bool) -> tuple[bool, Any] | None:
+    """(whether A and B trade places, the kept ``ops_gemm.planned_call``) of a real gemm step's
+    arguments, or None when it keeps no plan (split-K, a general-stride gemm, k = 0)."""
+    m, nn, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs = args
+    form = _blas_form(m, nn, k, sa, sb, sc, batch, bs) if m and nn and k else None
+    if form is None:
+        return None
+    swap, (ta, tb, mm, n2, kk, lda, qa, ldb, qb, ldc, qc, count) = form
+    call = ops_gemm.planned_call(backend, ta, tb, mm, n2, kk, float(alpha), lda, qa, ldb, qb, float(beta), ldc, qc,
+                                 count, dtype=dtype, triangle=_triangle(swap) if lower else 0)
+    return None if call is None or not call.reads else (swap, call)
+
+
+def _run_steps(backend: Any, dtype: str, steps: Any, plans: list[Any] | None = None) -> None:
+    """Record ``_chol_steps``' steps through ``WgpuContext.dispatch`` and ``_gemm``; with a list
+    ``plans``, append each gemm step's ``_gemm_plan`` right after its call (a factorization has
+    more gemm shapes than the gemm plan cache keeps, so they are taken before later steps evict
+    them)."""
     ctx = backend.context
     for step in steps:
         if step[0] == "gemm":
-            _gemm(backend, dtype, *step[1], conj_b=True)
+            lower = len(step) > 2 and step[2]
+            _gemm(backend, dtype, *step[1], conj_b=True, lower=lower)
+            if plans is not None:
+                plans.append(_gemm_plan(backend, dtype, step[1], lower))
             continue
         _, name, words, bindings, grid, defines = step
         regions = []
@@ -489,12 +580,15 @@ def _run_steps(backend: Any, dtype: str, steps: Any) -> None:
 _CHOL_WORDS = struct.Struct("<12I")
 
 
-def _chol_program(backend: Any, dtype: str, steps: Any, bases: list[tuple[int, int]]) -> LaunchProgram | None:
+def _chol_program(backend: Any, dtype: str, steps: Any, bases: list[tuple[int, int]],
+                  plans: list[Any]) -> LaunchProgram | None:
     """``_chol_steps``' steps as one ``LaunchProgram`` over the operands ``bases`` ((pointer, bytes)
     of each: the matrices, the flag, then the scratch ``xs`` and ``ws``, allocated by the program),
-    the gemms taken from the plans their first calls kept; None when a gemm has no such plan
-    (split-K) or does not run as one (a general-stride or complex gemm)."""
+    the gemms taken from the plans their first calls kept (``plans``, from ``_run_steps``, one
+    per gemm step in order); None when a gemm has no such plan (split-K) or does not run as one
+    (a general-stride or complex gemm)."""
     ctx = backend.context
+    gemm_plans = iter(plans)
 
     def where(ptr: int) -> tuple[int, int]:
         for index, (start, nbytes) in enumerate(bases):
@@ -515,16 +609,11 @@ def _chol_program(backend: Any, dtype: str, steps: Any, bases: list[tuple[int, i
             pipe = ctx.pipeline(name, len(regions), defines)
             records.append((pipe, defines, words, grid, regions, name, _CHOL_WORDS))
             continue
-        m, nn, k, alpha, a, sa, b, sb, beta, c, sc, batch, bs = step[1]
-        form = _blas_form(m, nn, k, sa, sb, sc, batch, bs) if m and nn and k else None
-        if form is None:
+        a, b, c = step[1][4], step[1][6], step[1][9]
+        kept = next(gemm_plans, None)
+        if kept is None:
             return None
-        swap, args = form
-        ta, tb, mm, n2, kk, lda, qa, ldb, qb, ldc, qc, count = args
-        call = ops_gemm.planned_call(backend, ta, tb, mm, n2, kk, float(alpha), lda, qa, ldb, qb, float(beta), ldc,
-                                     qc, count, dtype=dtype)
-        if call is None or not call.reads:
-            return None
+        swap, call = kept
         operands = [where(p) for p in ((b, a, c) if swap else (a, b, c))]
         program = call.program
         for st in program.steps:
@@ -579,8 +668,9 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     elements on) in place (right-looking, blocks of ``block_width(CHOLESKY_BLOCK)`` columns),
     zeros in the strict upper triangles. Each step is one dispatch for
     the whole stack: one workgroup per matrix factors the diagonal block and inverts it
-    (``linalg_chol_block.wgsl``), the panel below is the gemm P L^-H (into scratch, then copied
-    back by the next step's dispatch of ``linalg_chol_block.wgsl``, whose other workgroups also
+    (``linalg_chol_rows.wgsl``, or ``linalg_chol_block.wgsl`` with the knob ``linalg_chol_rows``
+    off), the panel below is the gemm P L^-H (into scratch, then copied back by the next step's
+    dispatch of that kernel, whose other workgroups also
     zero the block row right of the previous diagonal block),
     the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
     matrices are Hermitian (A = L L^H).
@@ -599,7 +689,8 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
         return
     nb = block_width(CHOLESKY_BLOCK)
     span = ((batch - 1) * bs + (n - 1) * ld + n) * itemsize
-    key = (dtype, n, ld, batch, bs, nb, *ops_gemm.plan_settings())
+    key = (dtype, n, ld, batch, bs, nb, _chol_kernel(), int(config.value("linalg_chol_split")),
+           _chol_syrk(backend, dtype), *ops_gemm.plan_settings())
     plans = _CHOL_PLANS.of(backend)
     plan = plans.get(key)
     spied = ctx.__dict__.get("dispatch") is not None  # (a wrapped dispatch sees every step)
@@ -612,10 +703,12 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     xs = backend.alloc(xs_bytes, zero=False)
     ws = backend.alloc(ws_bytes, zero=False)
     try:
-        _run_steps(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws))
-        if plan is None and not _parts(backend, dtype):
+        planning = plan is None and not _parts(backend, dtype)
+        gemm_plans: list[Any] | None = [] if planning else None
+        _run_steps(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws), gemm_plans)
+        if gemm_plans is not None:
             program = _chol_program(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws),
-                                    [(a, span), (flag, 4), (xs, xs_bytes), (ws, ws_bytes)])
+                                    [(a, span), (flag, 4), (xs, xs_bytes), (ws, ws_bytes)], gemm_plans)
             _CHOL_PLANS.keep(plans, key, _CholCall(ctx, program, span, itemsize) if program is not None else False)
     finally:
         backend.free(xs)

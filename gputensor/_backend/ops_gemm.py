@@ -446,9 +446,13 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
                          m: int, n: int, k: int, alpha: float, a: int, lda: int, stride_a: int,
                          b: int, ldb: int, stride_b: int, beta: float, c: int, ldc: int,
                          stride_c: int, batch: int, *, dtype: str = "float32",
-                         splits: int | None = None) -> None:
+                         splits: int | None = None, triangle: int = 0) -> None:
     """``C_i = alpha*op(A_i)*op(B_i) + beta*C_i`` for i < batch, X_i = X + i*stride_x
     (strides in elements, >= 0), as cublasSgemmStridedBatched (``splits`` as in ``gemm``).
+
+    ``triangle`` 1 (2) computes only the tiles of C that reach its upper (lower) triangle,
+    i <= j (i >= j), diagonal included, without split-K (a symmetric rank-k update's half):
+    elements of the other triangle may be updated or not; 0 computes every tile.
 
     A call without split-K is planned once per call structure (everything but the pointers) as
     a ``LaunchProgram`` (kept per backend); a repeated call checks its pointers and replays it.
@@ -458,7 +462,7 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     key: tuple[Any, ...] | None = None
     if type(m) is int and type(n) is int and type(k) is int and type(batch) is int:
         key = (trans_a, trans_b, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch,
-               alpha, beta, dtype, splits, *plan_settings())
+               alpha, beta, dtype, splits, *plan_settings(), *((triangle,) if triangle else ()))
         try:
             call = _GEMM_PLANS.of(backend).get(key)
         except TypeError:  # unhashable arguments: the checks below report them
@@ -519,10 +523,13 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
         tune = autotune.Request(
             "gemm", wgsl_type, (("T" if ta else "N") + ("T" if tb else "N"),),
             spans, run)
+    if triangle and (blocks["m"] < m or blocks["n"] < n):
+        triangle = 0  # (the tiles' diagonal is per block: every tile)
     tiles, splits = plan_splitk(backend, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
-                                max(k, 1), min(batch, blocks["batch"]), splits, reads_ab, tune)
+                                max(k, 1), min(batch, blocks["batch"]), 1 if triangle else splits, reads_ab,
+                                None if triangle else tune)
     defines = {**types, **tiles.defines(), **split_defines(types, splits > 1),
-               "TRANS_A": "true" if ta else "false", "TRANS_B": "true" if tb else "false"}
+               "TRANS_A": "true" if ta else "false", "TRANS_B": "true" if tb else "false", "TRI": triangle}
     packer = _GEMM_WORDS[acc_type]
 
     # Every dispatch, pointer-free: operands 0 (A), 1 (B), 2 (C), parameter words (the window
@@ -599,14 +606,15 @@ def plan_settings() -> tuple[Any, ...]:
 def planned_call(backend: Any, trans_a: BackendTranspose, trans_b: BackendTranspose, m: int, n: int,
                  k: int, alpha: float, lda: int, stride_a: int, ldb: int, stride_b: int, beta: float,
                  ldc: int, stride_c: int, batch: int, *, dtype: str = "float32",
-                 settings: tuple[Any, ...] | None = None) -> "_GemmCall | None":
+                 settings: tuple[Any, ...] | None = None, triangle: int = 0) -> "_GemmCall | None":
     """The plan an earlier ``gemm_strided_batched`` call with these arguments (everything but
     the pointers, plain ints) kept on ``backend``, valid on its current context, under the
     settings ``settings`` (default: ``plan_settings()`` now); None when there is none (a call
     with split-K or under tuning keeps none). Its ``launch(backend, a, b, c)`` replays the call
     for new pointers (checking them)."""
     key = (trans_a, trans_b, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch,
-           alpha, beta, dtype, None, *(plan_settings() if settings is None else settings))
+           alpha, beta, dtype, None, *(plan_settings() if settings is None else settings),
+           *((triangle,) if triangle else ()))
     call = _GEMM_PLANS.of(backend).get(key)
     if call is not None and call.ctx is backend._ctx and call.program.valid_for(call.ctx):
         return call

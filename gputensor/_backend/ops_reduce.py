@@ -46,8 +46,13 @@ step into one accumulator per lane; the elements before the first whole vector a
 last one of each (row, chunk) range (the view's offset modulo a vector is only known per call)
 are read as scalars. The row tile then has consecutive invocations on consecutive vectors of
 one output and at least ``reduce_vec4_vectors`` vectors each (``_tile_vector``); chunks are whole
-unrolled steps. Column reductions, strided or multi-dim reduced ranges, packed dtypes, the
-arg/var kernels and prologues keep the scalar loads. ``configure`` (or the environment
+unrolled steps. reduce_arg and reduce_var have vector paths of their own (the kinds'
+``vector_defines``; knobs ``reduce_vec4_arg``, ``reduce_vec4_var``): argmax/argmin keep a best
+value and index per lane (only where the reduced index grows with the address, so each lane sees
+its elements in index order); var/std make one pass, merging blocks of vectors with Chan's
+update on values shifted by the output's first element (only for a reduction planned in one
+piece: its partial states are relative to that element). Column reductions, strided or
+multi-dim reduced ranges, packed dtypes and prologues keep the scalar loads. ``configure`` (or the environment
 variables named at the knobs) switches and tunes it; the combination order is still fixed by
 the shapes (and the view's offset modulo a vector), so results stay bitwise reproducible.
 Float max/min combine whole vectors with the plain builtins (``ReductionOp.vector_combine``) and
@@ -55,7 +60,7 @@ track NaN apart from the loaded bits (``_Types.vector_defines``); every other op
 that of the plain combine.
 
 var/std use the corrected two-pass algorithm inside each chunk (mean, then sums of deviations)
-and Chan et al.'s pairwise update across chunks.
+and Chan et al.'s pairwise update across chunks (the vector path: one pass, see above).
 
 Fused elementwise prologue (``prologue=Prologue(...)``, used by ``gputensor._fusion`` for
 ``sum(a * b)``, ``max(abs(x))``): the source is an elementwise expression over several inputs
@@ -140,6 +145,8 @@ class _Knobs(NamedTuple):
     vec4_unroll: int
     vec4_vectors: int
     vec4_min_length: int
+    vec4_arg: bool
+    vec4_var: bool
 
 
 _knob_cache: tuple[int, _Knobs] | None = None  # (config.generation, the values then)
@@ -155,13 +162,15 @@ def _knobs() -> _Knobs:
     knobs = _Knobs(max(1, int(config.value("reduce_workgroups"))), bool(config.value("reduce_vec4")),
                    max(1, min(16, int(config.value("reduce_vec4_unroll")))),
                    max(1, int(config.value("reduce_vec4_vectors"))),
-                   max(1, int(config.value("reduce_vec4_min_length"))))
+                   max(1, int(config.value("reduce_vec4_min_length"))),
+                   bool(config.value("reduce_vec4_arg")), bool(config.value("reduce_vec4_var")))
     _knob_cache = (gen, knobs)
     return knobs
 
 
 def configure(*, target_workgroups: int | None = None, vec4: bool | None = None, vec4_unroll: int | None = None,
-              vec4_vectors: int | None = None, vec4_min_length: int | None = None) -> dict[str, object]:
+              vec4_vectors: int | None = None, vec4_min_length: int | None = None, vec4_arg: bool | None = None,
+              vec4_var: bool | None = None) -> dict[str, object]:
     """Set tuning knobs of the planner (None: unchanged) for the rest of the process, through
     ``config.assign``, and return the previous values as keyword arguments for a later
     ``configure(**previous)``. For benchmarks and tests (A/B of the vector path in one process);
@@ -169,9 +178,11 @@ def configure(*, target_workgroups: int | None = None, vec4: bool | None = None,
     now = _knobs()
     previous: dict[str, object] = dict(target_workgroups=now.target_workgroups, vec4=now.vec4,
                                        vec4_unroll=now.vec4_unroll, vec4_vectors=now.vec4_vectors,
-                                       vec4_min_length=now.vec4_min_length)
+                                       vec4_min_length=now.vec4_min_length, vec4_arg=now.vec4_arg,
+                                       vec4_var=now.vec4_var)
     given = dict(reduce_workgroups=target_workgroups, reduce_vec4=vec4, reduce_vec4_unroll=vec4_unroll,
-                 reduce_vec4_vectors=vec4_vectors, reduce_vec4_min_length=vec4_min_length)
+                 reduce_vec4_vectors=vec4_vectors, reduce_vec4_min_length=vec4_min_length,
+                 reduce_vec4_arg=vec4_arg, reduce_vec4_var=vec4_var)
     config.assign(**{name: v for name, v in given.items() if v is not None})
     return previous
 
@@ -186,7 +197,7 @@ def _kind_of(t: StorageType) -> str:
 
 
 #: The complex product of ``a`` and ``b`` (``vec2``: real, imaginary), NumPy's plain formula.
-_COMPLEX_MUL = "{ACC}(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)"
+_COMPLEX_MUL = "{{ACC}}(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)"
 
 
 _NAN_MAX = "select(select(max(a, b), b, acc_is_nan(b)), a, acc_is_nan(a))"
@@ -211,6 +222,11 @@ class ReductionKind:
     #: scratch arrays of a partial result besides its value, in binding order
     state: tuple[str, ...] = ()
     vector: bool = False
+    #: the ``_Knobs`` field that switches the kind's vector path (besides ``vec4``), if any
+    vector_knob: str = ""
+    #: whether the vector path needs the reduction's first pass in one piece (one binding
+    #: window per output: reduce_var's partial states are relative to the output's first element)
+    vector_whole: bool = False
     #: whether the planner tracks each element's index in the reduced range
     tracks_index: bool = False
 
@@ -236,15 +252,27 @@ class ReductionKind:
         WGSL type, ``dst_compute``: the destination's)."""
         raise NotImplementedError
 
+    def vector_defines(self, types: _Types, width: int) -> dict[str, object]:
+        """The placeholders of the kind's vector path with loads of ``width`` lanes (0: off)."""
+        return types.vector_source(width, 3 + len(self.state), types.src.compute)
+
+    def vector_allowed(self, red: _Dim) -> bool:
+        """Whether a contiguous reduced dim ``red`` (stride 1) may take the vector path."""
+        return True
+
 
 class _PlainKind(ReductionKind):
     kernel = "reduce_plain"
     vector = True
 
+    def vector_defines(self, types: _Types, width: int) -> dict[str, object]:
+        return types.vector_defines(width, types.src.compute)
+
     def defines(self, types: _Types, d: dict[str, object], kind: str, acc_c: str, dst_compute: str) -> None:
         spec = types.spec
         d.update(types.vector_defines(0, str(d["SRC_COMPUTE"])))
-        post = spec.pick(spec.post, kind).replace("{ACC}", acc_c).replace("{PART}", types.acc.real_compute)
+        post = spec.emulated_post if compute_info(acc_c).emulated and spec.emulated_post else spec.pick(spec.post, kind)
+        post = post.replace("{{ACC}}", acc_c).replace("{{PART}}", types.acc.real_compute)
         d["COMBINE"] = _combine(spec, kind, acc_c)
         d["IDENTITY"] = literal(_identity_value(spec, types.acc), acc_c)
         d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
@@ -254,6 +282,12 @@ class _ArgKind(ReductionKind):
     kernel = "reduce_arg"
     state = ("idx",)
     tracks_index = True
+    vector = True
+    vector_knob = "vec4_arg"
+
+    def vector_allowed(self, red: _Dim) -> bool:
+        # the lanes see their elements in increasing index order (ties keep the first)
+        return red.t == 1
 
     def acc_compute(self, acc: StorageType) -> str:
         # argmax/argmin of bool compare 0/1 as u32 (WGSL orders no bools)
@@ -269,15 +303,20 @@ class _ArgKind(ReductionKind):
             d[key] = _binary_call(op, acc_c) if compute_info(acc_c).emulated else native
         d["IDENTITY"] = literal(0, acc_c)
         d["FINISH"] = _convert("bi", "u32", dst_compute)
+        d.update(types.vector_source(0, 3 + len(self.state), str(d["SRC_COMPUTE"])))
 
 
 class _WelfordKind(ReductionKind):
     kernel = "reduce_var"
     state = ("aux", "idx")
+    vector = True
+    vector_knob = "vec4_var"
+    vector_whole = True
 
     def defines(self, types: _Types, d: dict[str, object], kind: str, acc_c: str, dst_compute: str) -> None:
         post = types.spec.pick(types.spec.post, kind)
         d["FINISH"] = _convert(f"acc_wrap({post})", acc_c, dst_compute)
+        d.update(types.vector_source(0, 3 + len(self.state), str(d["SRC_COMPUTE"])))
 
 
 PLAIN: ReductionKind = _PlainKind()
@@ -292,7 +331,7 @@ class ReductionOp:
     ``kind``: the :class:`ReductionKind` (its kernel and state); ``combine``/``identity``/``post``: per accumulator kind ('bool',
     'int', 'uint', 'float', 'complex'; key '*' = any other kind) the combine expression over
     ``a, b``, the identity (a number, or 'min'/'max' of the accumulation dtype) and the post-map
-    over ``r`` (``{ACC}`` is replaced by the accumulator's WGSL type, ``{PART}`` by the type of
+    over ``r`` (``{{ACC}}`` is replaced by the accumulator's WGSL type, ``{{PART}}`` by the type of
     a complex accumulator's parts); ``acc``: default accumulation dtype
     ('dst', 'src' or 'bool'); ``acc_kinds``/``dst_kinds``: allowed kinds; ``nonempty``: a
     reduction over zero elements is an error (no identity).
@@ -307,7 +346,9 @@ class ReductionOp:
 
     ``elementwise``: the op of the elementwise table that ``combine`` is for numbers (``add``,
     ``multiply``, ``maximum``, ``minimum``): int64/uint64 emulated as two 32-bit words combine
-    with its form (the helpers of ``_wgsl/int64_emul.wgsl``), as no WGSL operator applies.
+    with its form (the helpers of ``_wgsl/int64_emul.wgsl``), as no WGSL operator applies;
+    ``emulated_post``: their post-map where the op has one (``{{ACC}}``: ``i64e``/``u64e``), the
+    same value as ``post``'s native form.
     """
 
     name: str
@@ -322,6 +363,7 @@ class ReductionOp:
     is_max: bool = False
     vector_combine: Mapping[str, str] = field(default_factory=dict)
     elementwise: str = ""
+    emulated_post: str = ""
 
     @property
     def kernel(self) -> str:
@@ -333,6 +375,13 @@ class ReductionOp:
 
 
 _NUMERIC = frozenset({"int", "uint", "float"})
+#: mean's ``r / count`` of an emulated 64-bit integer as WGSL's integer division gives it
+#: (truncated toward zero; a zero count leaves ``r``): the magnitude's unsigned quotient,
+#: times -1 (mod 2^64) for a negative ``r``
+_EMULATED_MEAN = (
+    "x64_where_{{ACC}}(params.count == 0u, r, x64_v_{{ACC}}(x64w_mul(x64w_udivmod(x64_mag_{{ACC}}(r), "
+    "vec2<u32>(params.count, 0u)).xy, select(vec2<u32>(1u, 0u), vec2<u32>(0xFFFFFFFFu), x64_isneg_{{ACC}}(r)))))"
+)
 #: kinds sum, prod and mean accumulate and write (complex included)
 _WITH_COMPLEX = frozenset({"bool", "int", "uint", "float", "complex"})
 
@@ -352,9 +401,10 @@ REDUCTION_OPS: dict[str, ReductionOp] = {
                     {"bool": True, "float": math.inf, "*": "max"}, nonempty=True,
                     vector_combine={"float": "min"}, elementwise="minimum"),
         ReductionOp("mean", PLAIN, "dst", {"*": "a + b"}, {"*": 0},
-                    {"float": "r / {ACC}(params.count)", "complex": "r / {PART}(params.count)",
-                     "*": "acc_wrap(r) / {ACC}(params.count)"},
-                    acc_kinds=_NUMERIC | {"complex"}, dst_kinds=_WITH_COMPLEX),
+                    {"float": "r / {{ACC}}(params.count)", "complex": "r / {{PART}}(params.count)",
+                     "*": "acc_wrap(r) / {{ACC}}(params.count)"},
+                    acc_kinds=_NUMERIC | {"complex"}, dst_kinds=_WITH_COMPLEX, elementwise="add",
+                    emulated_post=_EMULATED_MEAN),
         ReductionOp("all", PLAIN, "bool", {"*": "a && b"}, {"*": True}, acc_kinds=frozenset({"bool"})),
         ReductionOp("any", PLAIN, "bool", {"*": "a || b"}, {"*": False}, acc_kinds=frozenset({"bool"})),
         ReductionOp("argmax", ARG, "src", identity={"*": 0}, dst_kinds=frozenset({"int", "uint"}),
@@ -421,7 +471,7 @@ def _combine(spec: ReductionOp, kind: str, acc_c: str) -> str:
             raise unsupported(f"{spec.name} of int64/uint64 is not supported on an adapter without shader-int64",
                               "shader-int64")
         return _binary_call(spec.elementwise, acc_c)
-    return spec.pick(spec.combine, kind).replace("{ACC}", acc_c)
+    return spec.pick(spec.combine, kind).replace("{{ACC}}", acc_c)
 
 
 def _identity_value(spec: ReductionOp, acc: StorageType) -> object:
@@ -503,6 +553,20 @@ class _Types:
             d["PARAMS_EXT"] = f"    ext: array<vec4<u32>, {max(1, -(-prologue.n_words // 4))}>,"
         spec.kind.defines(self, d, kind, acc_c, dst_compute)
         return d
+
+    def vector_source(self, width: int, binding: int, compute: str) -> dict[str, object]:
+        """The vector path's placeholders of reduce_arg and reduce_var: ``VEC``, the lanes
+        ``VW``, the loads in flight ``VU``, the vector type ``VEC_T`` and ``VEC_SRC`` (the
+        source, of compute type ``compute``, bound again at ``binding`` as ``width``-lane
+        vectors, and ``load_vec(v)``); off (``width`` 0): a stub that only type-checks."""
+        if width <= 0 or _not_vector(compute):
+            vec_t = f"array<{compute}, 4>" if _not_vector(compute) else f"vec4<{compute}>"
+            code = f"fn load_vec(v: u32) -> {vec_t} {{\n    return {vec_t}();\n}}"
+            return {"VEC": "false", "VW": 4, "VU": 1, "VEC_T": vec_t, "VEC_SRC": code}
+        vec_t = f"vec{width}<{compute}>"
+        code = (f"@group(0) @binding({binding}) var<storage, read> srcv: array<vec{width}<{self.src.array}>>;\n\n"
+                f"fn load_vec(v: u32) -> {vec_t} {{\n    return srcv[v];\n}}")
+        return {"VEC": "true", "VW": width, "VU": _knobs().vec4_unroll, "VEC_T": vec_t, "VEC_SRC": code}
 
     def vector_defines(self, width: int, compute: str) -> dict[str, object]:
         """reduce_plain's placeholders of the vector path: loads of ``width`` lanes (of the
@@ -1164,7 +1228,7 @@ class _Planner:
         nkeep = view.nkeep
         tiles = []
         for p in pieces:
-            width = self._vector(p)
+            width = self._vector(p) if len(pieces) == 1 or not self.types.spec.kind.vector_whole else 0
             if width:
                 tx, ty = _tile_vector(nkeep, p.nred, width)
                 nchunks, chunk_len = _chunks(nkeep, p.nred, tx, ty, width)
@@ -1202,11 +1266,13 @@ class _Planner:
         window of at least 16 elements (so its vector binding is not empty)."""
         src = self.types.src
         knobs = _knobs()
-        if (not knobs.vec4 or not self.vectors or self.prologue is not None or not self.types.spec.kind.vector
+        kind = self.types.spec.kind
+        if (not knobs.vec4 or not self.vectors or self.prologue is not None or not kind.vector
+                or (kind.vector_knob and not getattr(knobs, kind.vector_knob))
                 or src.packed or src.complex or src.emulated or src.itemsize not in (4, 8)):
             return 0
         red = view.red
-        if len(red) != 1 or red[0].s != 1 or red[0].n < knobs.vec4_min_length:
+        if len(red) != 1 or red[0].s != 1 or red[0].n < knobs.vec4_min_length or not kind.vector_allowed(red[0]):
             return 0
         if _extent(view.kept)[1] + red[0].n < 16:
             return 0
@@ -1291,7 +1357,7 @@ class _Planner:
         defines.update(TX=tx, TY=ty, KEEP_RANK1="true" if len(kept) == 1 else "false",
                        RED_RANK1="true" if len(red) == 1 else "false")
         if width:
-            defines.update(types.vector_defines(width, types.src.compute))
+            defines.update(types.spec.kind.vector_defines(types, width))
         self.steps.append(_Step(kernel, defines, tuple(params), tuple(regions), ktiles * nchunks, fused))
 
 

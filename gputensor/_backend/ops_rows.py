@@ -16,10 +16,13 @@ RPW neighbouring rows side by side so that the loads coalesce across rows. A row
 twice, once for the statistics (running max and rescaled sums, Chan-merged means and squared
 deviations) and once for the output (the re-read hits the L2 cache on large GPUs). The pointer-free
 part of a call (checks, launch shape, chunks, parameter words, kernel placeholders) is made once
-per call structure and replayed (``_PLANS``); eps and the pointers are filled in per call.
+per call structure and kept (``planned_call``: a ``RowCall`` in ``_PLANS``); from the second
+call on, its ``launch.LaunchProgram`` (one per pointer alignment and eps) is replayed: the
+pointers are checked, the windows computed and the dispatches recorded, nothing else.
 
 A float16 output that cannot be stored as whole u32 words per row (odd row lengths, strided
-rows, logsumexp) is computed into a float32 scratch buffer and cast into place.
+rows) is computed into a float32 scratch buffer and cast into place; logsumexp's one float16 per
+row is swapped into its half of a word atomically (a compare-exchange loop).
 """
 
 from __future__ import annotations
@@ -30,11 +33,13 @@ import numbers
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from . import config, kernels
 from .errors import invalid_argument, unsupported
+from .launch import LaunchProgram, Region
 from .plan_cache import PlanCache
 from .ops_elementwise import ArrayOperand, copy_strided, extent
 from .wgsl_types import F32_BITS
@@ -50,10 +55,26 @@ WORKGROUP = 256
 #: Units (4 elements) per lane held in registers; longer rows are streamed.
 MAX_CACHED_UNITS = 16
 #: Units per lane the planner aims for with 4-byte elements (a power of two; the knob
-#: ``rows_units``, GPUTENSOR_ROWS_UNITS, read once: 8 gives rows of 4096 elements 128 lanes of 8
-#: units). Narrower elements aim for proportionally more units (float16: twice as many), so that
-#: a lane moves the same bytes and a workgroup the same row bytes whatever the dtype.
+#: ``rows_units``, GPUTENSOR_ROWS_UNITS: 8 gives rows of 4096 elements 128 lanes of 8 units; the
+#: row ops read it per call structure, ``settings``; the fused row kernels' plans take this
+#: value, read at import). Narrower elements aim for proportionally more units (float16: twice as
+#: many), so that a lane moves the same bytes and a workgroup the same row bytes whatever the dtype.
 TARGET_UNITS = config.value("rows_units")
+
+
+def settings() -> tuple[int, str]:
+    """The knobs a row-op plan depends on, as its cache key takes them: (``rows_units``,
+    ``rows_f16_store``), read again only when an override or assignment changed a knob."""
+    gen = config.generation
+    cached = _SETTINGS
+    if cached[0] != gen:
+        cached[1] = (config.value("rows_units"), config.value("rows_f16_store"))
+        cached[0] = gen
+    return cached[1]
+
+
+#: (config generation, ``settings()`` then).
+_SETTINGS: list = [-1, None]
 #: Rows side by side in a workgroup for strided rows (32 float32: 128 bytes per element step),
 #: at least MIN_STRIDED_ROWS (32 bytes) when there are fewer than TARGET_GROUPS workgroups.
 STRIDED_ROWS = 32
@@ -81,16 +102,17 @@ def _pow2_ceil(v: int) -> int:
     return 1 << max(0, (int(v) - 1).bit_length())
 
 
-def target_units(itemsize: int) -> int:
-    """Units per lane the planner aims for with elements of ``itemsize`` bytes."""
-    return max(1, TARGET_UNITS * 4 // min(4, max(1, itemsize)))
+def target_units(itemsize: int, units: int | None = None) -> int:
+    """Units per lane the planner aims for with elements of ``itemsize`` bytes (``units``: the
+    aim for 4-byte elements, default ``TARGET_UNITS``)."""
+    return max(1, (TARGET_UNITS if units is None else units) * 4 // min(4, max(1, itemsize)))
 
 
-def plan_rows(rows: int, n: int, strided: bool, itemsize: int = 4) -> RowPlan:
+def plan_rows(rows: int, n: int, strided: bool, itemsize: int = 4, units_aim: int | None = None) -> RowPlan:
     """The launch shape for ``rows`` rows of ``n >= 1`` elements of ``itemsize`` bytes (see the
-    module docstring)."""
+    module docstring; ``units_aim``: ``target_units``' aim, default ``TARGET_UNITS``)."""
     units = -(-n // 4)
-    target = target_units(itemsize)
+    target = target_units(itemsize, units_aim)
     if strided:
         rpw = min(STRIDED_ROWS, _pow2_ceil(rows))
         if -(-rows // rpw) < TARGET_GROUPS:  # few rows: more lanes per row, fewer rows side by side
@@ -110,7 +132,21 @@ def _reduce_parts(tpr: int) -> int:
     return 1 << (tpr.bit_length() - 1) // 2
 
 
-_F16_BITS = "ew_f16_bits_f32"
+#: WGSL of ``row_f16x2(a, b) -> u32``: two f32 values rounded to float16 and packed in one word
+#: (a in the low half), per ``rows_f16_store``: 'exact' (``ew_f16_bits_f32``, integer
+#: round-to-nearest-even) or 'pack' (the ``pack2x16float`` builtin; WGSL leaves conversions out
+#: of float16's range open, so magnitudes from 65520 on, which round past the largest float16,
+#: are made infinities on their bits).
+_F16X2 = {
+    "exact": "fn row_f16x2(a: f32, b: f32) -> u32 { return ew_f16_bits_f32(a) | (ew_f16_bits_f32(b) << 16u); }\n",
+    "pack": ("fn row_f16x2(a: f32, b: f32) -> u32 {\n"
+             "    let v = vec2<f32>(a, b);\n"
+             "    let over = abs(v) >= vec2<f32>(65520.0);\n"
+             "    let packed = pack2x16float(select(v, vec2<f32>(0.0), over));\n"
+             "    let signs = (bitcast<vec2<u32>>(v) >> vec2<u32>(16u)) & vec2<u32>(0x8000u);\n"
+             "    let h = select(vec2<u32>(packed & 0xFFFFu, packed >> 16u), signs | vec2<u32>(0x7C00u), over);\n"
+             "    return h.x | (h.y << 16u);\n}\n"),
+}
 
 
 def _pair_source(name: str, storage: str, pair: bool, write: bool, array: str) -> str:
@@ -126,10 +162,10 @@ def _pair_source(name: str, storage: str, pair: bool, write: bool, array: str) -
         raise AssertionError("paired units are float16 only")
     if write:
         return (f"fn st{name}8(i: u32, p: Pair) {{\n"
-                f"    {b}[i >> 3u] = vec4<u32>({_F16_BITS}(f32(p.lo.x)) | ({_F16_BITS}(f32(p.lo.y)) << 16u),\n"
-                f"        {_F16_BITS}(f32(p.lo.z)) | ({_F16_BITS}(f32(p.lo.w)) << 16u),\n"
-                f"        {_F16_BITS}(f32(p.hi.x)) | ({_F16_BITS}(f32(p.hi.y)) << 16u),\n"
-                f"        {_F16_BITS}(f32(p.hi.z)) | ({_F16_BITS}(f32(p.hi.w)) << 16u));\n}}\n")
+                f"    {b}[i >> 3u] = vec4<u32>(row_f16x2(f32(p.lo.x), f32(p.lo.y)),\n"
+                f"        row_f16x2(f32(p.lo.z), f32(p.lo.w)),\n"
+                f"        row_f16x2(f32(p.hi.x), f32(p.hi.y)),\n"
+                f"        row_f16x2(f32(p.hi.z), f32(p.hi.w)));\n}}\n")
     return (f"fn ld{name}8(i: u32) -> Pair {{\n"
             f"    let w = {b}[i >> 3u];\n"
             f"    let a = unpack2x16float(w.x);\n    let c = unpack2x16float(w.y);\n"
@@ -146,8 +182,8 @@ def _loader_source(name: str, storage: str, vec: bool, write: bool, array: str, 
         if write:
             return (f"fn st{name}4(i: u32, v: vec4<T>) {{\n"
                     f"    let k = (i >> 2u) & 1u;\n"
-                    f"    {b}[i >> 3u][2u * k] = {_F16_BITS}(f32(v.x)) | ({_F16_BITS}(f32(v.y)) << 16u);\n"
-                    f"    {b}[i >> 3u][2u * k + 1u] = {_F16_BITS}(f32(v.z)) | ({_F16_BITS}(f32(v.w)) << 16u);\n}}\n"
+                    f"    {b}[i >> 3u][2u * k] = row_f16x2(f32(v.x), f32(v.y));\n"
+                    f"    {b}[i >> 3u][2u * k + 1u] = row_f16x2(f32(v.z), f32(v.w));\n}}\n"
                     f"fn st{name}(i: u32, v: T) {{ }}\n")
         return (f"fn ld{name}4(i: u32) -> vec4<T> {{\n"
                 f"    let w = {b}[i >> 3u];\n"
@@ -171,11 +207,17 @@ def _loader_source(name: str, storage: str, vec: bool, write: bool, array: str, 
         return (f"fn ld{name}(i: u32) -> T {{ return T({b}[i]); }}\n"
                 f"fn ld{name}4(i: u32) -> vec4<T> {{ return vec4<T>(T(0)); }}\n")
     if storage == "f16":
-        if not vec:
-            raise AssertionError("float16 rows are stored as whole words only")
+        if not vec:  # one half of a word: swapped in atomically (the binding is atomic<u32>)
+            return (f"fn st{name}(i: u32, v: T) {{\n"
+                    f"    let w = i >> 1u;\n    let sh = (i & 1u) * 16u;\n"
+                    f"    let bits = (row_f16x2(f32(v), 0.0) & 0xFFFFu) << sh;\n"
+                    f"    let keep = ~(0xFFFFu << sh);\n    var old = atomicLoad(&{b}[w]);\n"
+                    f"    loop {{\n        let r = atomicCompareExchangeWeak(&{b}[w], old, (old & keep) | bits);\n"
+                    f"        if (r.exchanged) {{ break; }}\n        old = r.old_value;\n    }}\n}}\n"
+                    f"fn st{name}4(i: u32, v: vec4<T>) {{ }}\n")
         return (f"fn st{name}4(i: u32, v: vec4<T>) {{\n"
-                f"    {b}[i >> 2u] = vec2<u32>({_F16_BITS}(f32(v.x)) | ({_F16_BITS}(f32(v.y)) << 16u),\n"
-                f"                          {_F16_BITS}(f32(v.z)) | ({_F16_BITS}(f32(v.w)) << 16u));\n}}\n"
+                f"    {b}[i >> 2u] = vec2<u32>(row_f16x2(f32(v.x), f32(v.y)),\n"
+                f"                          row_f16x2(f32(v.z), f32(v.w)));\n}}\n"
                 f"fn st{name}(i: u32, v: T) {{ }}\n")
     if vec:
         return (f"fn st{name}4(i: u32, v: vec4<T>) {{ {b}[i >> 2u] = vec4<{storage}>(v); }}\n"
@@ -199,16 +241,22 @@ _NEG_INF = {"f32": f"{F32_BITS}(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000
 
 @functools.lru_cache(maxsize=256)
 def row_defines(op: str, x_storage: str, y_storage: str, w_storage: str, plan: RowPlan, vec: bool,
-                w_vec: bool, has_w: bool, has_b: bool, pair: bool = False) -> dict[str, object]:
+                w_vec: bool, has_w: bool, has_b: bool, pair: bool = False,
+                f16_store: str = "exact", w_pair: bool = False) -> dict[str, object]:
     """The placeholders of row_ops.wgsl for one specialisation (``pair``: float16 rows in paired
-    units, see the kernel)."""
+    units, see the kernel; ``f16_store``: the float16 rounding, ``_F16X2``; ``w_pair``: the
+    float16 weight and bias of paired units read 8 elements at a time too)."""
     compute = "f64" if x_storage == "f64" else "f32"
     y_vec = vec and op != "logsumexp"
     y_pair = pair and y_vec
     loaders = (_loader_source("x", x_storage, vec, False, "X", pair)
                + _loader_source("y", y_storage, y_vec, True, "Y", y_pair)
                + _pair_source("x", x_storage, pair, False, "X") + _pair_source("y", y_storage, y_pair, True, "Y")
-               + _loader_source("w", w_storage, w_vec, False, "W") + _loader_source("b", w_storage, w_vec, False, "B"))
+               + _loader_source("w", w_storage, w_vec, False, "W", w_pair)
+               + _loader_source("b", w_storage, w_vec, False, "B", w_pair)
+               + _pair_source("w", w_storage, w_pair, False, "W") + _pair_source("b", w_storage, w_pair, False, "B"))
+    if y_storage == "f16":
+        loaders = _F16X2[f16_store] + loaders
     math_code = _MATH[compute]
     library = kernels.library_code(math_code + loaders)
     return {
@@ -227,11 +275,13 @@ def row_defines(op: str, x_storage: str, y_storage: str, w_storage: str, plan: R
         "VEC": "true" if vec else "false",
         "PAIR": "true" if pair else "false",
         "W_VEC": "true" if w_vec else "false",
+        "W_PAIR": "true" if w_pair else "false",
         "HAS_W": "true" if has_w else "false",
         "HAS_B": "true" if has_b else "false",
         "XA": "vec4<u32>" if pair else _array_type(x_storage, vec),
-        "YA": "vec4<u32>" if y_pair else _array_type(y_storage, y_vec),
-        "WA": _array_type(w_storage, w_vec),
+        "YA": "vec4<u32>" if y_pair else "atomic<u32>" if y_storage == "f16" and not y_vec
+              else _array_type(y_storage, y_vec),
+        "WA": "vec4<u32>" if w_pair else _array_type(w_storage, w_vec),
         "LOADERS": loaders,
         "MATH": library + "\n" + math_code,
         "NEG_INF": _NEG_INF[compute],
@@ -325,7 +375,7 @@ class _Static:
     11 of the template) are filled per call.
 
     ``itemsize``, ``y_size``, ``x_storage``, ``y_storage``: of the dtypes; ``defines``: the
-    kernel placeholders per (vec, w_vec, pair) variant met so far."""
+    kernel placeholders per (vec, w_vec, pair, w_pair) variant met so far."""
 
     args: tuple
     plan: RowPlan
@@ -339,6 +389,7 @@ class _Static:
     x_storage: str
     y_storage: str
     defines: dict[tuple[bool, bool, bool], dict[str, object]]
+    f16_store: str = "exact"
 
 
 def _static(backend, key: tuple) -> _Static:
@@ -352,7 +403,8 @@ def _static(backend, key: tuple) -> _Static:
     vec_ok = (x_step == 1 and n % 4 == 0 and (lse or y_step == 1)
               and all(s % 4 == 0 for s in x_row_strides) and x_storage != "f64")
     y_vec_strides = lse or all(s % 4 == 0 for s in y_row_strides)
-    plan = plan_rows(rows, n, strided=x_step != 1, itemsize=itemsize)
+    units_aim, f16_store = settings()
+    plan = plan_rows(rows, n, strided=x_step != 1, itemsize=itemsize, units_aim=max(1, units_aim))
     limit = backend.max_window_bytes()
     outer, rest = row_shape[0], row_shape[1:]
     y_count = 1 if lse else n
@@ -380,17 +432,183 @@ def _static(backend, key: tuple) -> _Static:
                        extent(shape + (n,), x_row_strides + (x_step,)),
                        extent(shape + (y_count,), y_row_strides + (y_step,)),
                        tuple(w & 0xFFFFFFFF for w in words), ctx.fold_grid(-(-(cnt * inner_rows) // plan.rpw))))
-    scratch = y_storage == "f16" and not (vec_ok and not lse and y_vec_strides)
+    scratch = y_storage == "f16" and not lse and not (vec_ok and y_vec_strides)
     pair_ok = (vec_ok and not lse and n % 8 == 0 and plan.cached and plan.vpt >= 2
                and all(s % 8 == 0 for s in x_row_strides + y_row_strides))
     entry = _Static(key, plan, vec_ok, y_vec_strides, pair_ok, tuple(chunks), scratch, itemsize, y_size,
-                    x_storage, y_storage, {})
+                    x_storage, y_storage, {}, f16_store)
     return entry
 
 
 #: Per backend: (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step,
-#: has weight, has bias) as passed to ``row_op`` -> its validated ``_Static``.
+#: has weight, has bias) as passed to ``row_op``, then ``settings()`` -> its ``RowCall``.
 _PLANS = PlanCache(1024)
+
+#: The parameter words of row_ops.wgsl (``Params``: 12 scalars and three vec4<u32>).
+_WORDS = struct.Struct("<24I")
+#: Parameter words that take the window index of row 0 of X, Y and of W's and B's element 0.
+_X_FIRST, _Y_FIRST, _W_FIRST, _B_FIRST = 4, 5, 6, 7
+#: Bytes of X bound in place of an absent weight or bias (at least one element of any binding
+#: type the kernel declares for them; so that the batch's bound-bytes count sees no copy of X).
+_PLACEHOLDER_BYTES = 16
+
+
+def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
+    raise AssertionError("row programs bind no placeholders")
+
+
+class RowCall:
+    """A validated ``row_op`` call structure (everything but the pointers) kept for replay on
+    the context ``ctx``: the ``_Static`` plan ``st``, the byte spans the call touches from the
+    X and Y pointers, and per (alignment signature of the pointers, eps) a
+    ``launch.LaunchProgram`` of its dispatches, or None where that variant takes the float16
+    scratch route. The signature is the pointers' byte offsets modulo the storage offset
+    alignment: what decides the vector, weight-vector and paired-unit variants; eps is a
+    parameter word (the usual loop passes one eps, so it keeps one program; at most
+    ``MAX_PROGRAMS`` are kept)."""
+
+    __slots__ = ("ctx", "st", "has_w", "has_b", "x_span", "y_span", "w_bytes", "programs", "align", "settings")
+
+    #: Programs a call keeps (signatures times eps values); the dict is emptied when full.
+    MAX_PROGRAMS = 32
+
+    def __init__(self, ctx: Any, st: _Static, has_w: bool, has_b: bool, knobs: tuple) -> None:
+        self.ctx = ctx
+        self.settings = knobs  # the ``settings()`` it was planned under
+        self.st = st
+        self.has_w = has_w
+        self.has_b = has_b
+        isz, ysz = st.itemsize, st.y_size
+        self.x_span = (min((bx + lo) * isz for bx, _, (lo, _), _, _, _ in st.chunks),
+                       max((bx + stop) * isz for bx, _, (_, stop), _, _, _ in st.chunks))
+        self.y_span = (min((by + lo) * ysz for _, by, _, (lo, _), _, _ in st.chunks),
+                       max((by + stop) * ysz for _, by, _, (_, stop), _, _ in st.chunks))
+        self.w_bytes = st.args[5] * isz
+        self.programs: dict[tuple[int, int, int, int, float], LaunchProgram | None] = {}
+        self.align = ctx.storage_offset_alignment
+
+    def valid_for(self, ctx: Any) -> bool:
+        """Whether the call was kept for ``ctx`` and its grids hold there."""
+        return ctx is self.ctx and all(p is None or p.valid_for(ctx) for p in self.programs.values())
+
+    def _base(self, backend: Any, ptr: int, span: tuple[int, int], itemsize: int, what: str) -> tuple[Any, ...]:
+        """The ``LaunchProgram`` base of operand ``ptr`` after checking that bytes ``span`` from
+        it lie in its allocation and that it is aligned to ``itemsize`` (BackendError)."""
+        alloc, off = backend.resolve(ptr, 0)
+        if off % itemsize:
+            raise invalid_argument(f"row ops: {what} pointer offset {off} is not a multiple of the item size {itemsize}")
+        if off + span[0] < 0 or off + span[1] > alloc.nbytes:
+            raise invalid_argument(f"row ops: {what} spans bytes [{off + span[0]}, {off + span[1]}) of a "
+                                   f"{alloc.nbytes}-byte allocation")
+        buffer = alloc.buffer
+        return (buffer, buffer.size, alloc.nbytes, off, ptr, alloc.whole)
+
+    def launch(self, backend: Any, x: int, y: int, weight: int | None, bias: int | None, eps: float) -> bool:
+        """Check the pointers (BackendError as ``row_op`` says, before anything is recorded) and
+        record the call; False, with nothing recorded, when its pointers' alignment calls for
+        the float16 scratch route (``row_op`` takes it)."""
+        if (weight is not None) != self.has_w or (bias is not None) != self.has_b:
+            raise invalid_argument("row ops: the weight and bias must be those of the kept call")
+        st = self.st
+        isz = st.itemsize
+        bases = [self._base(backend, x, self.x_span, isz, "x"), self._base(backend, y, self.y_span, st.y_size, "y")]
+        w_span = (0, self.w_bytes)
+        bases.append(self._base(backend, weight, w_span, isz, "weight") if weight is not None else bases[0])
+        bases.append(self._base(backend, bias, w_span, isz, "bias") if bias is not None else bases[0])
+        align = self.align
+        sig = (bases[0][3] % align, bases[1][3] % align, bases[2][3] % align, bases[3][3] % align, eps)
+        programs = self.programs
+        try:
+            program = programs[sig]
+        except KeyError:
+            if type(eps) is not float:
+                eps = float(eps)
+                sig = sig[:4] + (eps,)
+            program = self._compile(sig)
+            if len(programs) >= self.MAX_PROGRAMS:
+                programs.clear()
+            programs[sig] = program
+        if program is None:
+            return False
+        ctx = self.ctx
+        if ctx.__dict__.get("dispatch") is not None:  # a wrapper (profiler host mode, test spies)
+            program.dispatch(backend, ctx, (x, y, x if weight is None else weight, x if bias is None else bias))
+        else:
+            program.replay(backend, ctx, bases, _no_placeholder)
+        return True
+
+    def _compile(self, sig: tuple[int, int, int, int, float]) -> LaunchProgram | None:
+        """The program of the call for pointers of alignment signature and eps ``sig`` (see the
+        class)."""
+        st = self.st
+        op, _, _, _, _, n, _, _, _ = st.args
+        lse = op == "logsumexp"
+        isz, ysz, align = st.itemsize, st.y_size, self.align
+        x_off, y_off, w_off, b_off, eps = sig
+
+        def first(off: int, rel: int, itemsize: int) -> int:  # window index of the lowest element
+            return (off + rel) % align // itemsize
+
+        vec = st.vec_ok and st.y_vec_strides
+        pair = vec and st.pair_ok and st.x_storage == "f16" and st.y_storage == "f16"
+        for bx, by, (xlo, _), (ylo, _), _, _ in st.chunks:
+            x0 = first(x_off, (bx + xlo) * isz, isz) - xlo
+            y0 = first(y_off, (by + ylo) * ysz, ysz) - ylo
+            vec = vec and x0 % 4 == 0 and (lse or y0 % 4 == 0)
+            pair = pair and vec and x0 % 8 == 0 and y0 % 8 == 0
+        if st.scratch or (st.y_storage == "f16" and not vec and not lse):
+            return None
+        w_vec = vec and (not self.has_w or first(w_off, 0, isz) % 4 == 0) and (
+            not self.has_b or first(b_off, 0, isz) % 4 == 0)
+        pair = pair and vec
+        w_pair = pair and (self.has_w or self.has_b) and (not self.has_w or first(w_off, 0, isz) % 8 == 0) and (
+            not self.has_b or first(b_off, 0, isz) % 8 == 0)
+        variant = (vec, w_vec, pair, w_pair)
+        defines = st.defines.get(variant)
+        if defines is None:
+            defines = st.defines[variant] = row_defines(op, st.x_storage, st.y_storage, st.x_storage, st.plan, vec,
+                                                        w_vec, self.has_w, self.has_b, pair, st.f16_store, w_pair)
+        ctx = self.ctx
+        pipe = ctx.pipeline("row_ops", 4, defines)
+        eps_hi, eps_lo = _EPS_WORDS.get(eps) or _eps_words(eps)
+        records = []
+        for bx, by, (xlo, xstop), (ylo, ystop), template, grid in st.chunks:
+            words = list(template)
+            words[10], words[11] = eps_hi, eps_lo
+            x_region = Region(0, (bx + xlo) * isz, (xstop - xlo) * isz, isz, 0, _X_FIRST, -xlo)
+            spare = Region(0, (bx + xlo) * isz, min(_PLACEHOLDER_BYTES, (xstop - xlo) * isz), isz, 0, 0, 0)
+            regions = (x_region,
+                       Region(1, (by + ylo) * ysz, (ystop - ylo) * ysz, ysz, 0, _Y_FIRST, -ylo),
+                       Region(2, 0, n * isz, isz, 0, _W_FIRST, 0) if self.has_w else spare,
+                       Region(3, 0, n * isz, isz, 0, _B_FIRST, 0) if self.has_b else spare)
+            records.append((pipe, defines, tuple(words), grid, regions))
+        return LaunchProgram.compile("row_ops", _WORDS, ctx, records, ())
+
+
+def planned_call(backend, op: str, dtype: str, y_dtype: str, row_shape: Sequence[int], x_row_strides: Sequence[int],
+                 n: int, x_step: int, y_row_strides: Sequence[int], y_step: int, has_w: bool,
+                 has_b: bool) -> RowCall:
+    """The ``RowCall`` of a ``row_op`` call structure (its arguments but the pointers, ``has_w``
+    / ``has_b`` for the presence of a weight and a bias): kept per backend from the first call
+    of plain arguments on (validated then, BackendError as ``row_op`` says); a later call
+    replays it with ``RowCall.launch``."""
+    plans = _PLANS.of(backend)
+    knobs = settings()
+    try:
+        key = (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, has_w, has_b,
+               knobs)
+        call = plans.get(key)
+    except TypeError:  # unhashable arguments (lists): validated below, not kept
+        key, call = None, None
+    ctx = backend._ctx
+    if call is not None and call.ctx is ctx:
+        return call
+    st = _validated(backend, op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides,
+                    y_step, has_w, has_b)
+    call = RowCall(backend.context, st, has_w, has_b, knobs)
+    if key is not None and _plain(key[:-1]):
+        _PLANS.keep(plans, key, call)
+    return call
 
 
 def row_op(backend, op: str, x: int, dtype: str, row_shape: Sequence[int], x_row_strides: Sequence[int],
@@ -407,68 +625,25 @@ def row_op(backend, op: str, x: int, dtype: str, row_shape: Sequence[int], x_row
     ``bias`` pointers to ``n`` contiguous elements of ``dtype`` or None. ``y_dtype`` is ``dtype``
     (float32 is also accepted for a float16 ``dtype``).
 
+    The pointer-free part of a call is planned once per call structure and kept
+    (``planned_call``); from the second call on it is replayed (one ``LaunchProgram`` per
+    pointer alignment).
+
     Raises BackendError: invalid argument for an unknown op or dtype, ``n < 1``, more than 4 row
     dims, strides that do not match the dims, or pointers out of range or misaligned; unsupported
     for a dtype the adapter lacks or a row block that does not fit one binding window. Nothing
     is recorded when it raises.
     """
-    plans = _PLANS.of(backend)
-    has_w, has_b = weight is not None, bias is not None
-    try:
-        key = (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step, has_w, has_b)
-        st = plans.get(key)
-    except TypeError:  # unhashable arguments (lists): validated below, not kept
-        key, st = None, None
-    if st is None:
-        st = _validated(backend, op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides,
-                        y_step, has_w, has_b)
-        if key is not None and _plain(key):
-            _PLANS.keep(plans, key, st)
-    (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step) = st.args
+    call = planned_call(backend, op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step,
+                        weight is not None, bias is not None)
+    st = call.st
     if type(eps) is not float:
         eps = float(eps)
-    if st.scratch:
-        _through_scratch(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, y, y_dtype, y_row_strides,
-                         y_step, weight, bias, eps)
+    if call.launch(backend, x, y, weight, bias, eps):
         return
-    itemsize, y_size, x_storage, y_storage = st.itemsize, st.y_size, st.x_storage, st.y_storage
-    lse = op == "logsumexp"
-    params = [(ptr, n * itemsize) for ptr in (weight, bias) if ptr is not None]
-    w_wins = [backend.window(ptr, nbytes, itemsize) for ptr, nbytes in params]
-    records = []
-    vec = st.vec_ok and st.y_vec_strides
-    for bx, by, (xlo, xstop), (ylo, ystop), _, _ in st.chunks:
-        regions, firsts = backend.bindings((x, y), (itemsize, y_size),
-                                           ((bx + xlo, xstop - xlo, xlo), (by + ylo, ystop - ylo, ylo)))
-        records.append((regions, firsts))
-        vec = vec and firsts[0] % 4 == 0 and (lse or firsts[1] % 4 == 0)
-    if y_storage == "f16" and not vec:  # an unaligned float16 output: whole words are not owned
-        _through_scratch(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, y, y_dtype, y_row_strides,
-                         y_step, weight, bias, eps)
-        return
-    w_vec = vec and all(w.first % 4 == 0 for w in w_wins)
-    pair = (vec and st.pair_ok and x_storage == "f16" and y_storage == "f16"
-            and all(f % 8 == 0 for regions_firsts in records for f in regions_firsts[1]))
-    variant = (vec, w_vec, pair)
-    defines = st.defines.get(variant)
-    if defines is None:
-        defines = st.defines[variant] = row_defines(op, x_storage, y_storage, x_storage, st.plan, vec, w_vec,
-                                                    has_w, has_b, pair)
-    eps_hi, eps_lo = _EPS_WORDS.get(eps) or _eps_words(eps)
-    w_win = w_wins[0] if weight is not None else None
-    b_win = w_wins[-1] if bias is not None else None
-    ctx = backend.context
-    for (regions, firsts), (_, _, _, _, template, grid) in zip(records, st.chunks):
-        words = list(template)
-        words[4] = firsts[0] & 0xFFFFFFFF
-        words[5] = firsts[1] & 0xFFFFFFFF
-        words[6] = w_win.first if w_win else 0
-        words[7] = b_win.first if b_win else 0
-        words[10] = eps_hi
-        words[11] = eps_lo
-        buffers = [regions[0], regions[1], w_win.binding if w_win else regions[0],
-                   b_win.binding if b_win else regions[0]]
-        ctx.dispatch("row_ops", words, buffers, grid, defines)
+    (op, dtype, y_dtype, row_shape, x_row_strides, n, x_step, y_row_strides, y_step) = st.args
+    _through_scratch(backend, op, x, dtype, row_shape, x_row_strides, n, x_step, y, y_dtype, y_row_strides,
+                     y_step, weight, bias, eps)
 
 
 def _through_scratch(backend, op: str, x: int, dtype: str, row_shape: tuple[int, ...], x_row_strides: tuple[int, ...],
@@ -489,4 +664,4 @@ def _through_scratch(backend, op: str, x: int, dtype: str, row_shape: tuple[int,
         backend.free(scratch)
 
 
-__all__ = ["OPS", "RowPlan", "plan_rows", "row_defines", "row_op"]
+__all__ = ["OPS", "RowCall", "RowPlan", "plan_rows", "planned_call", "row_defines", "row_op"]

@@ -1,8 +1,10 @@
-// Concatenation in u32 words: the result is `rows` rows of `width` words (from word `dst_first`
-// of binding 1); source k (bindings 2.., SOURCES of them, `count` used) holds `rows` rows of
+// Concatenation in words of type W (u32, or vec4<u32> when every block is a whole number of
+// 16-byte vectors): the result is `rows` rows of `width` words (from word `dst_first` of
+// binding 1); source k (bindings 2.., SOURCES of them, `count` used) holds `rows` rows of
 // col[k + 1] - col[k] words from word src_first[k] of its binding and fills the columns
 // [col[k], col[k + 1]) of every result row. One invocation per result word of the columns
 // [col[0], col[count]) this dispatch covers.
+alias W = {{WORD}};
 const SOURCES: u32 = 8u;
 const WG: u32 = 256u;
 
@@ -16,21 +18,21 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<storage, read> s0: array<u32>;
-@group(0) @binding(3) var<storage, read> s1: array<u32>;
-@group(0) @binding(4) var<storage, read> s2: array<u32>;
-@group(0) @binding(5) var<storage, read> s3: array<u32>;
-@group(0) @binding(6) var<storage, read> s4: array<u32>;
-@group(0) @binding(7) var<storage, read> s5: array<u32>;
-@group(0) @binding(8) var<storage, read> s6: array<u32>;
-@group(0) @binding(9) var<storage, read> s7: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<W>;
+@group(0) @binding(2) var<storage, read> s0: array<W>;
+@group(0) @binding(3) var<storage, read> s1: array<W>;
+@group(0) @binding(4) var<storage, read> s2: array<W>;
+@group(0) @binding(5) var<storage, read> s3: array<W>;
+@group(0) @binding(6) var<storage, read> s4: array<W>;
+@group(0) @binding(7) var<storage, read> s5: array<W>;
+@group(0) @binding(8) var<storage, read> s6: array<W>;
+@group(0) @binding(9) var<storage, read> s7: array<W>;
 
 fn col_at(k: u32) -> u32 {
     return params.col[k / 4u][k % 4u];
 }
 
-fn load(k: u32, i: u32) -> u32 {
+fn load(k: u32, i: u32) -> W {
     switch k {
         case 0u: { return s0[i]; }
         case 1u: { return s1[i]; }

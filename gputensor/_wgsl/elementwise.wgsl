@@ -4,9 +4,11 @@
 // the expression), and the store, one of:
 //   direct  ELEMENTS_PER_THREAD elements per invocation, output element type a WGSL scalar;
 //   vector  contiguous operands of one item size bound as vec4/vec2 arrays, a vector per invocation;
+//   mixed   contiguous operands of mixed widths (packed with 4-byte types): a group of 4 (packed
+//           output: 4 * lanes) elements per invocation, each operand bound as vectors of its own;
 //   word    packed 8/16-bit output laid out contiguously: one invocation owns one u32 word;
 //   atomic  packed output with arbitrary strides: lanes updated with atomicAnd/atomicOr.
-// Parameter words: [0] n (elements, or vectors in the vector mode), [1..] shape, then per array
+// Parameter words: [0] n (elements, or vectors / groups in the vector / mixed modes), [1..] shape, then per array
 // operand: offset, strides (i32 bits), then scalar operands' bits.
 {{ENABLE}}
 //#include common

@@ -35,42 +35,36 @@
 //    asin, atan, log1p of tiny x) come back bit-exact; log of a subnormal reads the bits; results
 //    that are subnormal (atan2 of a tiny ratio) flush there.
 //
-// Format (parsed by the loader): every function follows a marker line `// @fn NAME` and runs to
-// the next marker; a function may call functions of other markers. Private helpers: `_f32_*`.
+// Format: a function library (`kernels.LIBRARIES`) of ordinary WGSL functions, each with the
+// comment lines right above it; a function may call the others. Private helpers: `_f32_*`.
 
-// @fn _f32_inf
 // +infinity.
 fn _f32_inf() -> f32 {
     let bits = 0x7f800000u;  // (a let: inf is no constant expression)
     return bitcast<f32>(bits);
 }
 
-// @fn _f32_nan
 // A quiet NaN.
 fn _f32_nan() -> f32 {
     let bits = 0x7fc00000u;
     return bitcast<f32>(bits);
 }
 
-// @fn _f32_isnan
 // x is a NaN (integer test).
 fn _f32_isnan(x: f32) -> bool {
     return (bitcast<u32>(x) << 1u) > 0xff000000u;
 }
 
-// @fn _f32_signbit
 // The sign bit of x (true for -0.0).
 fn _f32_signbit(x: f32) -> bool {
     return (bitcast<u32>(x) >> 31u) != 0u;
 }
 
-// @fn _f32_copysign
 // |a| with the sign bit of b.
 fn _f32_copysign(a: f32, b: f32) -> f32 {
     return bitcast<f32>(((bitcast<u32>(a) << 1u) >> 1u) | ((bitcast<u32>(b) >> 31u) << 31u));
 }
 
-// @fn _f32_opq
 // Identity on every value (a NaN may come back as another NaN) that the float optimiser cannot
 // see through: a data-dependent integer OR that is 0 unless the bits are 0x7fbfdeac.
 fn _f32_opq(v: f32) -> f32 {
@@ -78,7 +72,6 @@ fn _f32_opq(v: f32) -> f32 {
     return bitcast<f32>(b | u32(b == 0x7fbfdeacu));
 }
 
-// @fn _f32_split
 // a = hi + lo exactly, hi = a with the low 12 mantissa bits cleared (12 significant bits), lo
 // with at most 12 significant bits. Finite a.
 fn _f32_split(a: f32) -> vec2<f32> {
@@ -86,7 +79,6 @@ fn _f32_split(a: f32) -> vec2<f32> {
     return vec2<f32>(hi, _f32_opq(a - hi));
 }
 
-// @fn _f32_two_sum
 // s + e = a + b exactly with s = fl(a + b) (Knuth).
 fn _f32_two_sum(a: f32, b: f32) -> vec2<f32> {
     let s = _f32_opq(a + b);
@@ -96,14 +88,12 @@ fn _f32_two_sum(a: f32, b: f32) -> vec2<f32> {
     return vec2<f32>(s, da + db);
 }
 
-// @fn _f32_fast_two_sum
 // s + e = a + b exactly with s = fl(a + b); requires |a| >= |b| (or a == 0).
 fn _f32_fast_two_sum(a: f32, b: f32) -> vec2<f32> {
     let s = _f32_opq(a + b);
     return vec2<f32>(s, b - _f32_opq(s - a));
 }
 
-// @fn _f32_two_prod
 // p + e = a * b with p = fl(a * b) and |a*b - p - e| <= 2^-44 |a*b| (Dekker, without relying
 // on a fused fma). Finite a, b whose partial products neither overflow nor underflow
 // (|a*b| in [2^-78, 2^126]).
@@ -116,7 +106,6 @@ fn _f32_two_prod(a: f32, b: f32) -> vec2<f32> {
     return vec2<f32>(p, e);
 }
 
-// @fn _f32_dd_div
 // (nh + nl) / (dh + dl) as an unnormalised pair (q, c), relative error ~2^-44 whatever the
 // rounding of the device's division. |nl| <= ulp(nh), |dl| <= ulp(dh), |nh| >= 2^-70,
 // |dh| in [2^-60, 2^126], |nh / dh| <= 2^60.
@@ -127,7 +116,6 @@ fn _f32_dd_div(nh: f32, nl: f32, dh: f32, dl: f32) -> vec2<f32> {
     return vec2<f32>(q, _f32_opq(r / dh));
 }
 
-// @fn _f32_sqrt_dd
 // sqrt(z) as (hi, lo) for z in [2^-60, 2^60] or z == 0: one correction step of the builtin.
 fn _f32_sqrt_dd(z: f32) -> vec2<f32> {
     let s = sqrt(z);
@@ -138,7 +126,6 @@ fn _f32_sqrt_dd(z: f32) -> vec2<f32> {
     return vec2<f32>(s, _f32_opq((_f32_opq(z - sq.x) - sq.y) / (s + s)));
 }
 
-// @fn _f32_poly_log
 // Q(z) ~ (2 atanh(s)/s - 2) / z, z = s^2 in [0, 0.02945] (s = f/(2+f), f in [sqrt(1/2)-1,
 // sqrt(2)-1]; error 5e-11 weighted by z, degree 3). Coefficients: Lawson (near-minimax) fits of
 // the Taylor series in float64, rounded to f32 one at a time with the rest refitted.
@@ -146,7 +133,6 @@ fn _f32_poly_log(z: f32) -> f32 {
     return 0.6666666269302368 + z * (0.40000972151756287 + z * (0.2849876880645752 + z * 0.24279865622520447));
 }
 
-// @fn _f32_log1p_dd
 // log(1 + f) as (hi, lo) for f in [sqrt(1/2)-1, sqrt(2)-1] (relative error ~2^-28):
 // log(1+f) = f - f^2/2 + s (f^2/2 + z Q(z)), s = f / (2 + f), z = s^2, with f - f^2/2 formed
 // exactly (f^2/2 from the 12-bit split of f).
@@ -161,7 +147,6 @@ fn _f32_log1p_dd(f: f32) -> vec2<f32> {
     return vec2<f32>(u.x, _f32_opq(lo));
 }
 
-// @fn _f32_log_parts
 // For finite x > 0 (subnormals included, read from the bits): log(x) = e*ln2 + h + l returned
 // as (e, h, l), x = 2^e * (1 + f), 1 + f in [sqrt(1/2), sqrt(2)).
 fn _f32_log_parts(x: f32) -> vec3<f32> {
@@ -185,7 +170,6 @@ fn _f32_log_parts(x: f32) -> vec3<f32> {
     return vec3<f32>(f32(e), l.x, l.y);
 }
 
-// @fn _f32_log_special
 // The result of a log-family function for x NaN, <= 0 or +inf (x, -inf, NaN, x), else 0 with
 // `.y` = 1 to say "regular".
 fn _f32_log_special(x: f32) -> vec2<f32> {
@@ -205,7 +189,6 @@ fn _f32_log_special(x: f32) -> vec2<f32> {
     return vec2<f32>(0.0, 1.0);
 }
 
-// @fn log_f32
 // Natural logarithm: e*ln2 + log(1 + f), ln2 split 16 + 24 bits (e*LN2_HI exact).
 fn log_f32(x: f32) -> f32 {
     let sp = _f32_log_special(x);
@@ -217,7 +200,6 @@ fn log_f32(x: f32) -> f32 {
     return a.x + _f32_opq(a.y + (p.z + p.x * 1.428606765330187e-06));
 }
 
-// @fn log2_f32
 // Base-2 logarithm: e + log(1 + f) / ln2 (exact for powers of two).
 fn log2_f32(x: f32) -> f32 {
     let sp = _f32_log_special(x);
@@ -231,7 +213,6 @@ fn log2_f32(x: f32) -> f32 {
     return a.x + _f32_opq(a.y + lo);
 }
 
-// @fn log10_f32
 // Base-10 logarithm: e*log10(2) + log(1 + f) / ln10 (log10(2) split 16 + 24 bits).
 fn log10_f32(x: f32) -> f32 {
     let sp = _f32_log_special(x);
@@ -245,7 +226,6 @@ fn log10_f32(x: f32) -> f32 {
     return a.x + _f32_opq(a.y + (lo + p.x * -3.024355464731343e-06));
 }
 
-// @fn log1p_f32
 // log(1 + x), accurate near 0: |x| < 2^-24 -> x; x in [sqrt(1/2)-1, sqrt(2)-1]: log(1+x) with
 // x itself as f (nothing rounded); beyond: 1 + x = u + c exactly, log(u) + c/u.
 fn log1p_f32(x: f32) -> f32 {
@@ -275,20 +255,17 @@ fn log1p_f32(x: f32) -> f32 {
     return a.x + _f32_opq(a.y + ((p.z + u.y / u.x) + p.x * 1.428606765330187e-06));
 }
 
-// @fn _f32_poly_sin
 // S(z) ~ (sin(r) - r) / r^3, z = r^2 in [0, 0.618] (error 1.6e-10 weighted by z, degree 3).
 fn _f32_poly_sin(z: f32) -> f32 {
     return -0.1666666716337204 + z * (0.008333380334079266 + z * (-0.0001985349808819592 + z * 2.8372476208460284e-06));
 }
 
-// @fn _f32_poly_cos
 // C(z) ~ (cos(r) - 1 + r^2/2) / r^4, z = r^2 in [0, 0.618] (error 1.1e-10 weighted by z^2,
 // degree 2).
 fn _f32_poly_cos(z: f32) -> f32 {
     return 0.04166664555668831 + z * (-0.00138873013202101 + z * 2.4430661142105237e-05);
 }
 
-// @fn _f32_sincos_core
 // sin and cos of r = rh + rl (|r| <= pi/4 + tiny, |rl| <= 2^-8 |rh|) as unnormalised pairs
 // (sin_hi, sin_lo, cos_hi, cos_lo). r^2 = zh + zl with zh = (12-bit head of rh)^2 exact.
 fn _f32_sincos_core(rh: f32, rl: f32) -> vec4<f32> {
@@ -304,7 +281,6 @@ fn _f32_sincos_core(rh: f32, rl: f32) -> vec4<f32> {
     return vec4<f32>(rh, _f32_opq(slo), w.x, _f32_opq(clo));
 }
 
-// @fn _f32_two_over_pi_word
 // Word i (0..8) of the table [32 zero bits, then the binary fraction of 2/pi] (a select chain:
 // no private array, which lavapipe would initialise on every call).
 fn _f32_two_over_pi_word(i: u32) -> u32 {
@@ -320,7 +296,6 @@ fn _f32_two_over_pi_word(i: u32) -> u32 {
     return v;
 }
 
-// @fn _f32_mul_word
 // (m * w + carry) for a 24-bit m and a 32-bit w, in bytes: returns (low 32 bits, the carry
 // above them); exact in u32 arithmetic (each step is < 2^32), carry < 2^24.
 fn _f32_mul_word(m: u32, w: u32, carry: u32) -> vec2<u32> {
@@ -332,7 +307,6 @@ fn _f32_mul_word(m: u32, w: u32, carry: u32) -> vec2<u32> {
     return vec2<u32>(lo, a3 >> 8u);
 }
 
-// @fn _f32_rem_pio2_large
 // Payne-Hanek reduction for finite |x| >= pi/4: x = k*pi/2 + r, |r| <= pi/4, returned as
 // (r_hi, r_lo, k mod 4). |x| = m * 2^ex with m a 24-bit integer; only the bits of 2/pi from
 // position ex-1 on matter mod 4, so x*2/pi mod 4 = (m * W mod 2^96) * 2^-94 with W the 96 bits
@@ -398,7 +372,6 @@ fn _f32_rem_pio2_large(x: f32) -> vec3<f32> {
     return vec3<f32>(r.x, r.y, f32(q & 3u));
 }
 
-// @fn _f32_rem_pio2
 // x = k*pi/2 + r for finite x: returns (r_hi, r_lo, k mod 4) with |r| <= pi/4 (+ rounding), r to
 // about 2^-32 relative. |x| < 12000 and |r| >= 2^-17: Cody-Waite with pi/2 = P1 + P2 + P3 + P4
 // (P1..P3 with at most 11 significant bits, so k*Pi is exact for |k| < 2^13; x - k*P1 - k*P2 is
@@ -421,7 +394,6 @@ fn _f32_rem_pio2(x: f32) -> vec3<f32> {
     return _f32_rem_pio2_large(x);
 }
 
-// @fn sin_f32
 // Sine (any finite x; inf/NaN -> NaN).
 fn sin_f32(x: f32) -> f32 {
     let b = bitcast<u32>(x) << 1u;
@@ -444,7 +416,6 @@ fn sin_f32(x: f32) -> f32 {
     return v;
 }
 
-// @fn cos_f32
 // Cosine (any finite x; inf/NaN -> NaN).
 fn cos_f32(x: f32) -> f32 {
     if ((bitcast<u32>(x) << 1u) >= 0xff000000u) {
@@ -463,7 +434,6 @@ fn cos_f32(x: f32) -> f32 {
     return v;
 }
 
-// @fn tan_f32
 // Tangent (any finite x; inf/NaN -> NaN): sin/cos or -cos/sin as a corrected quotient.
 fn tan_f32(x: f32) -> f32 {
     let b = bitcast<u32>(x) << 1u;
@@ -485,14 +455,12 @@ fn tan_f32(x: f32) -> f32 {
     return -(t.x + t.y);
 }
 
-// @fn _f32_poly_asin
 // P(z) ~ (asin(s) - s) / s^3, z = s^2 in [0, 0.25] (error 2.9e-10 weighted by z, degree 5).
 fn _f32_poly_asin(z: f32) -> f32 {
     return 0.16666659712791443 + z * (0.07500521093606949 + z * (0.04451363533735275 + z * (0.03183605521917343
         + z * (0.01432918943464756 + z * 0.03767312690615654))));
 }
 
-// @fn asin_f32
 // Arcsine: |x| <= 1/2: x + x^3 P(x^2); beyond: pi/2 - 2 asin(sqrt((1-|x|)/2)). |x| > 1 -> NaN.
 fn asin_f32(x: f32) -> f32 {
     let a = abs(x);
@@ -514,7 +482,6 @@ fn asin_f32(x: f32) -> f32 {
     return _f32_copysign(v, x);
 }
 
-// @fn acos_f32
 // Arccosine: |x| <= 1/2: pi/2 - asin(x); x > 1/2: 2 asin(sqrt((1-x)/2));
 // x < -1/2: pi - 2 asin(sqrt((1+x)/2)). |x| > 1 -> NaN.
 fn acos_f32(x: f32) -> f32 {
@@ -537,7 +504,6 @@ fn acos_f32(x: f32) -> f32 {
     return h.x + _f32_opq(h.y + (-8.742277657347586e-08 - 2.0 * t));
 }
 
-// @fn _f32_poly_atan
 // A(z) ~ (atan(t) - t) / t^3, z = t^2 in [0, 0.1936] (|t| <= 0.44; error 6.3e-11 weighted by
 // z, degree 5).
 fn _f32_poly_atan(z: f32) -> f32 {
@@ -545,7 +511,6 @@ fn _f32_poly_atan(z: f32) -> f32 {
         + z * (-0.08296116441488266 + z * 0.043852802366018295))));
 }
 
-// @fn _f32_atan_core
 // atan(n / d) in [0, pi/2] as (hi, lo) for finite n, d >= 0, not both 0, max(n, d) in
 // [2^-12, 2^116] (so the denominators stay below 2^126). The ratio is never rounded: with c in {0, 1/2, 1, 3/2, inf} chosen by n/d,
 // t = (n/d - c)/(1 + c n/d) is formed from n and d (numerator and denominator as exact sums),
@@ -591,7 +556,6 @@ fn _f32_atan_core(n: f32, d: f32) -> vec2<f32> {
     return vec2<f32>(h.x, _f32_opq(lo));
 }
 
-// @fn atan_f32
 // Arctangent (+-inf -> +-pi/2).
 fn atan_f32(x: f32) -> f32 {
     let b = bitcast<u32>(x) << 1u;
@@ -605,7 +569,6 @@ fn atan_f32(x: f32) -> f32 {
     return _f32_copysign(r.x + r.y, x);
 }
 
-// @fn _f32_mul_2p149
 // v * 2^149 for 0 <= v < 2^-25 (exact; a subnormal v is read from its integer significand).
 fn _f32_mul_2p149(v: f32) -> f32 {
     let b = bitcast<u32>(v);
@@ -615,7 +578,6 @@ fn _f32_mul_2p149(v: f32) -> f32 {
     return bitcast<f32>(b + (149u << 23u));  // exponent + 149 (a constant 2^149 would overflow)
 }
 
-// @fn _f32_mul_2p56
 // v * 2^56 for 0 <= v < 2^60, exact also for a subnormal v (read from its integer significand:
 // adapters that flush subnormals, NVIDIA's, would give 0).
 fn _f32_mul_2p56(v: f32) -> f32 {
@@ -626,7 +588,6 @@ fn _f32_mul_2p56(v: f32) -> f32 {
     return bitcast<f32>(b + (56u << 23u));
 }
 
-// @fn atan2_f32
 // Angle of the point (x, y) in [-pi, pi], with the C99/NumPy rules for zeros, infinities, NaN.
 fn atan2_f32(y: f32, x: f32) -> f32 {
     if (_f32_isnan(x) || _f32_isnan(y)) {

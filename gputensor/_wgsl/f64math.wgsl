@@ -35,48 +35,41 @@
 //    contexts, so bit fields are cut with shifts, never with 64-bit masks.
 //  * NaN and inf are made from bit patterns; no const expression overflows.
 //
-// Format (parsed by the loader): every function follows a marker line `// @fn NAME` and runs to
-// the next marker; a function may call functions of other markers. Private helpers: `_f64_*`.
+// Format: a function library (`kernels.LIBRARIES`) of ordinary WGSL functions, each with the
+// comment lines right above it; a function may call the others. Private helpers: `_f64_*`.
 
-// @fn _f64_inf
 // +infinity.
 fn _f64_inf() -> f64 {
     return bitcast<f64>(0x7ff0000000000000lu);
 }
 
-// @fn _f64_nan
 // A quiet NaN.
 fn _f64_nan() -> f64 {
     return bitcast<f64>(0x7ff8000000000000lu);
 }
 
-// @fn _f64_isnan
 // x is a NaN (integer test: valid even where the compiler assumes no NaN).
 fn _f64_isnan(x: f64) -> bool {
     let b = bitcast<u64>(x);
     return u32((b << 1u) >> 53u) == 2047u && (b << 12u) != 0lu;
 }
 
-// @fn _f64_isfinite
 // x is neither infinite nor NaN (integer test).
 fn _f64_isfinite(x: f64) -> bool {
     return u32((bitcast<u64>(x) << 1u) >> 53u) != 2047u;
 }
 
-// @fn _f64_signbit
 // The sign bit of x (true for -0.0).
 fn _f64_signbit(x: f64) -> bool {
     return (bitcast<u64>(x) >> 63u) != 0lu;
 }
 
-// @fn _f64_copysign
 // |a| with the sign bit of b.
 fn _f64_copysign(a: f64, b: f64) -> f64 {
     let m = abs(a);
     return select(m, -m, _f64_signbit(b));
 }
 
-// @fn _f64_opq
 // Identity on every value (a NaN may come back as another NaN) that the float optimiser cannot
 // see through: a data-dependent integer OR that is 0 unless the high word is 0x7ff7dead.
 fn _f64_opq(v: f64) -> f64 {
@@ -84,7 +77,6 @@ fn _f64_opq(v: f64) -> f64 {
     return bitcast<f64>(b | u64(u32(b >> 32u) == 0x7ff7deadu));
 }
 
-// @fn _f64_split
 // a = hi + lo exactly, hi = a with the low 27 mantissa bits cleared (26 significant bits),
 // lo has at most 27 significant bits. Finite a only.
 fn _f64_split(a: f64) -> vec2<f64> {
@@ -92,7 +84,6 @@ fn _f64_split(a: f64) -> vec2<f64> {
     return vec2<f64>(hi, _f64_opq(a - hi));
 }
 
-// @fn _f64_two_sum
 // s + e = a + b exactly with s = fl(a + b) (Knuth).
 fn _f64_two_sum(a: f64, b: f64) -> vec2<f64> {
     let s = _f64_opq(a + b);
@@ -102,14 +93,12 @@ fn _f64_two_sum(a: f64, b: f64) -> vec2<f64> {
     return vec2<f64>(s, da + db);
 }
 
-// @fn _f64_fast_two_sum
 // s + e = a + b exactly with s = fl(a + b); requires |a| >= |b| (or a == 0).
 fn _f64_fast_two_sum(a: f64, b: f64) -> vec2<f64> {
     let s = _f64_opq(a + b);
     return vec2<f64>(s, b - _f64_opq(s - a));
 }
 
-// @fn _f64_two_prod
 // p + e = a * b with p = fl(a * b) and |a*b - p - e| <= 2^-100 |a*b| (Dekker, without relying
 // on a fused fma). Finite a, b whose product neither overflows nor underflows.
 fn _f64_two_prod(a: f64, b: f64) -> vec2<f64> {
@@ -121,7 +110,6 @@ fn _f64_two_prod(a: f64, b: f64) -> vec2<f64> {
     return vec2<f64>(p, e);
 }
 
-// @fn _f64_dd_div
 // (nh + nl) / (dh + dl) as an unnormalised pair (q, c), relative error ~2^-100.
 // |nl| <= ulp(nh), |dl| <= ulp(dh), dh != 0, |dh| < 2^1000. When |nh| or |q| < 2^-900 the
 // correction is skipped (its partial products would underflow): q = nh / dh alone.
@@ -135,20 +123,17 @@ fn _f64_dd_div(nh: f64, nl: f64, dh: f64, dl: f64) -> vec2<f64> {
     return vec2<f64>(q, _f64_opq(r / dh));
 }
 
-// @fn _f64_pow2i
 // 2^k for -1022 <= k <= 1023.
 fn _f64_pow2i(k: i32) -> f64 {
     return bitcast<f64>(u64(k + 1023) << 52u);
 }
 
-// @fn _f64_scale2
 // p * 2^k for -2044 <= k <= 2046 with one rounding (overflow -> inf, underflow -> subnormal/0).
 fn _f64_scale2(p: f64, k: i32) -> f64 {
     let k1 = k / 2;
     return (p * _f64_pow2i(k1)) * _f64_pow2i(k - k1);
 }
 
-// @fn _f64_poly_exp
 // E(r) ~ (e^r - 1 - r) / r^2 on |r| <= 0.347 (error 1.4e-18, degree 10).
 fn _f64_poly_exp(r: f64) -> f64 {
     var p = 2.091477283224809e-09lf;
@@ -164,7 +149,6 @@ fn _f64_poly_exp(r: f64) -> f64 {
     return fma(p, r, 0.5lf);
 }
 
-// @fn _f64_exp_core
 // e^(rh + rl) for |rh + rl| <= 0.347, |rl| small: 1 + rh is formed exactly, then the rest added.
 fn _f64_exp_core(rh: f64, rl: f64) -> f64 {
     let r = rh + rl;
@@ -172,7 +156,6 @@ fn _f64_exp_core(rh: f64, rl: f64) -> f64 {
     return h.x + _f64_opq((h.y + rl) + r * r * _f64_poly_exp(r));
 }
 
-// @fn exp_f64
 // e^x. x = k ln2 + r, |r| <= ln2/2, ln2 split as 42 + 53 bits (k*LN2_HI exact for |k| <= 2^11).
 fn exp_f64(x: f64) -> f64 {
     if (_f64_isnan(x)) {
@@ -190,7 +173,6 @@ fn exp_f64(x: f64) -> f64 {
     return _f64_scale2(_f64_exp_core(rh, rl), i32(k));
 }
 
-// @fn exp2_f64
 // 2^x. x = k + f, |f| <= 1/2 (exact), 2^f = e^(f ln2) with f*ln2 formed as a double-double.
 fn exp2_f64(x: f64) -> f64 {
     if (_f64_isnan(x)) {
@@ -209,7 +191,6 @@ fn exp2_f64(x: f64) -> f64 {
     return _f64_scale2(_f64_exp_core(t.x, tl), i32(k));
 }
 
-// @fn _f64_poly_log
 // Rz(z) ~ (2 atanh(s)/s - 2) / z, z = s^2 in [0, 0.02945] (s = t/(2+t), error 2.1e-18, degree 7).
 fn _f64_poly_log(z: f64) -> f64 {
     var p = 0.1308723619665962lf;
@@ -222,7 +203,6 @@ fn _f64_poly_log(z: f64) -> f64 {
     return fma(p, z, 0.6666666666666666lf);
 }
 
-// @fn _f64_log_parts
 // For finite x > 0 (subnormals included): log(x) = e*ln2 + h + l, returned as (e, h, l) with
 // x = 2^e * (1 + t), 1 + t in [sqrt(1/2), sqrt(2)), h + l = log(1 + t) to ~2^-60 relative.
 // log(1+t) = 2 atanh(s) = t - t^2/2 + s (t^2/2 + R(s^2)), s = t / (2 + t).
@@ -251,7 +231,6 @@ fn _f64_log_parts(x: f64) -> vec3<f64> {
     return vec3<f64>(f64(e), u.x, _f64_opq(lo));
 }
 
-// @fn log_f64
 // Natural logarithm.
 fn log_f64(x: f64) -> f64 {
     if (_f64_isnan(x)) {
@@ -271,7 +250,6 @@ fn log_f64(x: f64) -> f64 {
     return a.x + _f64_opq(a.y + (p.z + p.x * 5.497923018708371e-14lf));
 }
 
-// @fn log2_f64
 // Base-2 logarithm (exact for powers of two).
 fn log2_f64(x: f64) -> f64 {
     if (_f64_isnan(x)) {
@@ -293,7 +271,6 @@ fn log2_f64(x: f64) -> f64 {
     return a.x + _f64_opq(a.y + lo);
 }
 
-// @fn _f64_poly_sin
 // S(z) ~ (sin(r) - r) / r^3, z = r^2 in [0, 0.62] (error 1.2e-20, degree 6).
 fn _f64_poly_sin(z: f64) -> f64 {
     var p = -7.586389554705215e-13lf;
@@ -305,7 +282,6 @@ fn _f64_poly_sin(z: f64) -> f64 {
     return fma(p, z, -0.16666666666666666lf);
 }
 
-// @fn _f64_poly_cos
 // C(z) ~ (cos(r) - 1 + r^2/2) / r^4, z = r^2 in [0, 0.62] (error 6.7e-22, degree 6).
 fn _f64_poly_cos(z: f64) -> f64 {
     var p = 4.745700902269626e-14lf;
@@ -317,7 +293,6 @@ fn _f64_poly_cos(z: f64) -> f64 {
     return fma(p, z, 0.041666666666666664lf);
 }
 
-// @fn _f64_sincos_core
 // sin and cos of r = rh + rl (|r| <= pi/4 + tiny) as unnormalised pairs:
 // (sin_hi, sin_lo, cos_hi, cos_lo). r^2 is formed exactly (Dekker square).
 fn _f64_sincos_core(rh: f64, rl: f64) -> vec4<f64> {
@@ -332,7 +307,6 @@ fn _f64_sincos_core(rh: f64, rl: f64) -> vec4<f64> {
     return vec4<f64>(rh, _f64_opq(slo), w.x, _f64_opq(clo));
 }
 
-// @fn _f64_two_over_pi_bits
 // Bits b .. b+31 of the table [64 zero bits, then the binary fraction of 2/pi] (b <= 1216).
 fn _f64_two_over_pi_bits(b: u32) -> u32 {
     const T = array<u32, 39>(
@@ -347,7 +321,6 @@ fn _f64_two_over_pi_bits(b: u32) -> u32 {
     return u32((v << (b & 31u)) >> 32u);
 }
 
-// @fn _f64_rem_pio2_large
 // Payne-Hanek reduction for finite |x| >= 2^21: x = k*pi/2 + r, |r| <= pi/4, returned as
 // (r_hi, r_lo, k') with k' = k mod 4 (up to sign). |x| = m * 2^ex, m a 53-bit integer; only the
 // bits of 2/pi from position ex-1 on matter mod 4, so x*2/pi mod 4 = (m * W mod 2^192) * 2^-190
@@ -397,7 +370,6 @@ fn _f64_rem_pio2_large(x: f64) -> vec3<f64> {
     return vec3<f64>(r.x, r.y, f64(q));
 }
 
-// @fn _f64_rem_pio2
 // x = k*pi/2 + r for finite x: returns (r_hi, r_lo, k) with |r| <= pi/4 (+ rounding), r to about
 // 2^-100 relative; only k mod 4 is meaningful. |x| < 2^21: Cody-Waite with pi/2 split into
 // 32 + 32 + 32 + 53 bits (k*P1, k*P2, k*P3 exact for |k| < 2^21); beyond: Payne-Hanek.
@@ -417,7 +389,6 @@ fn _f64_rem_pio2(x: f64) -> vec3<f64> {
     return _f64_rem_pio2_large(x);
 }
 
-// @fn sin_f64
 // Sine (any finite x; inf/NaN -> NaN).
 fn sin_f64(x: f64) -> f64 {
     let ax = abs(x);
@@ -440,7 +411,6 @@ fn sin_f64(x: f64) -> f64 {
     return v;
 }
 
-// @fn cos_f64
 // Cosine (any finite x; inf/NaN -> NaN).
 fn cos_f64(x: f64) -> f64 {
     let ax = abs(x);
@@ -460,7 +430,6 @@ fn cos_f64(x: f64) -> f64 {
     return v;
 }
 
-// @fn tan_f64
 // Tangent (any finite x; inf/NaN -> NaN): sin/cos or -cos/sin as a double-double quotient.
 fn tan_f64(x: f64) -> f64 {
     let ax = abs(x);
@@ -482,7 +451,6 @@ fn tan_f64(x: f64) -> f64 {
     return -(t.x + t.y);
 }
 
-// @fn _f64_poly_asin
 // P(z) ~ (asin(s) - s) / s^3, z = s^2 in [0, 0.25] (error 9.8e-19, degree 13).
 fn _f64_poly_asin(z: f64) -> f64 {
     var p = 0.02961201126495512lf;
@@ -501,7 +469,6 @@ fn _f64_poly_asin(z: f64) -> f64 {
     return fma(p, z, 0.16666666666666666lf);
 }
 
-// @fn _f64_sqrt_dd
 // sqrt(z) as (hi, lo) for z >= 2^-900 or z == 0: one correction step of the builtin sqrt.
 fn _f64_sqrt_dd(z: f64) -> vec2<f64> {
     let s = sqrt(z);
@@ -512,7 +479,6 @@ fn _f64_sqrt_dd(z: f64) -> vec2<f64> {
     return vec2<f64>(s, _f64_opq((_f64_opq(z - sq.x) - sq.y) / (s + s)));
 }
 
-// @fn asin_f64
 // Arcsine: |x| <= 1/2: x + x^3 P(x^2); beyond: pi/2 - 2 asin(sqrt((1-|x|)/2)). |x| > 1 -> NaN.
 fn asin_f64(x: f64) -> f64 {
     let a = abs(x);
@@ -534,7 +500,6 @@ fn asin_f64(x: f64) -> f64 {
     return _f64_copysign(v, x);
 }
 
-// @fn acos_f64
 // Arccosine: |x| <= 1/2: pi/2 - asin(x); x > 1/2: 2 asin(sqrt((1-x)/2));
 // x < -1/2: pi - 2 asin(sqrt((1+x)/2)). |x| > 1 -> NaN.
 fn acos_f64(x: f64) -> f64 {
@@ -557,7 +522,6 @@ fn acos_f64(x: f64) -> f64 {
     return h.x + _f64_opq(h.y + (1.2246467991473532e-16lf - 2.0lf * t));
 }
 
-// @fn _f64_poly_atan
 // A(z) ~ (atan(t) - t) / t^3, z = t^2 in [0, 0.1915] (|t| <= 7/16; error 3.9e-18, degree 11).
 fn _f64_poly_atan(z: f64) -> f64 {
     var p = 0.01476642155379467lf;
@@ -574,7 +538,6 @@ fn _f64_poly_atan(z: f64) -> f64 {
     return fma(p, z, -0.3333333333333333lf);
 }
 
-// @fn _f64_atan_core
 // atan(n / d) in [0, pi/2] as (hi, lo) for finite n, d >= 0, not both 0. The ratio a = n/d is
 // never rounded: with c in {0, 1/2, 1, 3/2, inf} chosen by a, t = (a - c)/(1 + a c) is formed
 // from n and d directly (numerator and denominator as exact sums), |t| <= 7/16, and
@@ -626,7 +589,6 @@ fn _f64_atan_core(n0: f64, d0: f64) -> vec2<f64> {
     return vec2<f64>(h.x, _f64_opq(lo));
 }
 
-// @fn atan_f64
 // Arctangent (+-inf -> +-pi/2).
 fn atan_f64(x: f64) -> f64 {
     if (_f64_isnan(x)) {
@@ -643,7 +605,6 @@ fn atan_f64(x: f64) -> f64 {
     return _f64_copysign(r.x + r.y, x);
 }
 
-// @fn atan2_f64
 // Angle of the point (x, y) in [-pi, pi], with the C99/NumPy rules for zeros, infinities, NaN.
 fn atan2_f64(y: f64, x: f64) -> f64 {
     if (_f64_isnan(x)) {

@@ -6,7 +6,8 @@
 // beta == 0 never reads C. The host passes k = 0 (and alpha = 0) when op(A)*op(B) must not be
 // read (k == 0 or alpha == 0). alpha and beta are acc_t (f64 fields for float64 data).
 // With SPLIT_K the workgroups store raw partial tiles into C (a scratch buffer: see gemm_core)
-// and gemm_combine.wgsl applies alpha and beta.
+// and gemm_combine.wgsl applies alpha and beta. TRI 1 (2): only the tiles that reach C's upper
+// (lower) triangle, row <= column (row >= column), run (a symmetric rank-k update's half).
 //#include common
 //#include gemm_core
 
@@ -38,6 +39,7 @@ struct Params {
 
 const TRANS_A: bool = {{TRANS_A}};
 const TRANS_B: bool = {{TRANS_B}};
+const TRI: u32 = {{TRI}}u;
 
 // Per-workgroup state, set once by main (g_row0, g_col0, g_tid: gemm_core).
 var<private> g_abase: u32;
@@ -136,6 +138,14 @@ fn main(
                           params.splits, params.kt_split);
     if (work.z == 0u) {
         return;
+    }
+    if (TRI != 0u) {
+        let tile = swizzle_tile(lin % (params.tiles_m * params.tiles_n), params.tiles_m, params.tiles_n);
+        let i0 = tile.x * BM;
+        let j0 = tile.y * BN;
+        if ((TRI == 1u && i0 >= j0 + BN) || (TRI == 2u && j0 >= i0 + BM)) {
+            return;
+        }
     }
     g_abase = params.a_first + wid.z * params.stride_a;
     g_bbase = params.b_first + wid.z * params.stride_b;

@@ -4,8 +4,26 @@
 // mean + (sum d) / n (the "corrected two-pass" algorithm). Chunks and partial states combine
 // with Chan et al.'s pairwise update, in a fixed order. `finish` maps the variance
 // M2 / max(n - ddof, 0) to the output (sqrt for std). See reduce_common.wgsl.
+//
+// Vector path (VEC: a first pass over a reduced range that is one dim of stride 1, of an
+// unpacked 4- or 8-byte dtype): one pass. As in reduce_plain, the source is bound again as
+// VW-lane vectors (`srcv`, same aligned byte offset); invocation y reads vectors y, y + TY, ...
+// VU at a time, takes the mean and M2 of each such block of VU * VW values in registers (two
+// passes over the registers) and merges the blocks into its state with Chan's update; the
+// head and tail elements off whole vectors merge one by one. Values are shifted by the output's
+// first element `k` (reduced index 0, read by every invocation of the output), so that the
+// means merged are of the deviations' size, not of the data's (a NaN or infinite `k` is in the
+// range: the result is NaN either way). Then the TY states merge in a fixed tree. Partial
+// states keep the shifted mean: every chunk of an output shifts by the same `k` (the planner
+// takes this path only for a reduction in one piece), Chan's update depends on differences of
+// means only, and the output is M2's.
 
 //#include reduce_common
+
+const VEC: bool = {{VEC}};
+const VW: u32 = {{VW}}u;   // lanes of a vector load (16 bytes / item size)
+const VU: u32 = {{VU}}u;   // vector loads in flight per invocation
+const YS: u32 = select(TX, 1u, VEC);
 
 struct State {
     mean: {{ACC}},
@@ -39,12 +57,87 @@ fn finish(v: {{ACC}}) -> {{DST}} {
     return {{FINISH}};
 }
 
+// `srcv` and `load_vec(v)` in the vector path; else a stub that only type-checks.
+{{VEC_SRC}}
+
+// The state of the block of values xs (VU vectors).
+fn block_state(xs: array<{{VEC_T}}, VU>, k: {{ACC}}) -> State {
+    var s = {{ACC}}(0);
+    //#unroll
+    for (var u = 0u; u < VU; u++) {
+        //#unroll
+        for (var l = 0u; l < VW; l++) {
+            s += to_acc(xs[u][l]) - k;
+        }
+    }
+    let m = s / {{ACC}}(VU * VW);
+    var q = {{ACC}}(0);
+    //#unroll
+    for (var u = 0u; u < VU; u++) {
+        //#unroll
+        for (var l = 0u; l < VW; l++) {
+            let d = (to_acc(xs[u][l]) - k) - m;
+            q += d * d;
+        }
+    }
+    return State(m, q, VU * VW);
+}
+
+// The state of the vector x.
+fn vector_state(x: {{VEC_T}}, k: {{ACC}}) -> State {
+    var s = {{ACC}}(0);
+    //#unroll
+    for (var l = 0u; l < VW; l++) {
+        s += to_acc(x[l]) - k;
+    }
+    let m = s / {{ACC}}(VW);
+    var q = {{ACC}}(0);
+    //#unroll
+    for (var l = 0u; l < VW; l++) {
+        let d = (to_acc(x[l]) - k) - m;
+        q += d * d;
+    }
+    return State(m, q, VW);
+}
+
+// Vector path: the state of elements [e0, e1) of the source binding that invocation y of the
+// chunk's TY takes, each value less k.
+fn var_vec(e0: u32, e1: u32, y: u32, k: {{ACC}}) -> State {
+    let zero = {{ACC}}(0);
+    let v0 = (e0 + VW - 1u) / VW;
+    let v1 = e1 / VW;
+    let h = min(v0 * VW, e1);
+    let t = max(v1 * VW, h);
+    var st = State(zero, zero, 0u);
+    for (var i = e0 + y; i < h; i += TY) {
+        st = chan(st, State(to_acc(load_src(i)) - k, zero, 1u));
+    }
+    var v = v0 + y;
+    for (; v + (VU - 1u) * TY < v1; v += VU * TY) {
+        var xs: array<{{VEC_T}}, VU>;
+        //#unroll
+        for (var u = 0u; u < VU; u++) {
+            xs[u] = load_vec(v + u * TY);
+        }
+        st = chan(st, block_state(xs, k));
+    }
+    for (; v < v1; v += TY) {
+        st = chan(st, vector_state(load_vec(v), k));
+    }
+    for (var i = t + y; i < e1; i += TY) {
+        st = chan(st, State(to_acc(load_src(i)) - k, zero, 1u));
+    }
+    return st;
+}
+
 @compute @workgroup_size({{TX}} * {{TY}})
 fn main(@builtin(local_invocation_index) li: u32,
         @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
     // 1-D workgroup (SIMD lanes follow the linear index on every adapter), viewed as TX x TY.
-    let lid = vec2<u32>(li % TX, li / TX);
+    // In the vector path y is fastest (consecutive invocations read consecutive vectors of one
+    // output); YS is the step of the linear index along y.
+    let lid = select(vec2<u32>(li % TX, li / TX), vec2<u32>(li / TY, li % TY), VEC);
     let g = linear_group(wid, nwg);
     if (g >= params.ktiles * params.nchunks) {
         return;
@@ -60,9 +153,16 @@ fn main(@builtin(local_invocation_index) li: u32,
     let zero = {{ACC}}(0);
 
     var st = State(zero, zero, 0u);
-    if (IN_PARTIAL) {
-        for (var j = j0 + lid.y; j < jend; j += TY) {
-            st = chan(st, State(load_partial(ko.x + j), paux[ko.x + j], pidx[ko.x + j]));
+    var shift = zero;  // the vector path's shift of the values (see the top of the file)
+    if (IN_PARTIAL || VEC) {
+        if (IN_PARTIAL) {
+            for (var j = j0 + lid.y; j < jend; j += TY) {
+                st = chan(st, State(load_partial(ko.x + j), paux[ko.x + j], pidx[ko.x + j]));
+            }
+        } else if (kvalid) {
+            let e0 = params.src_first + ko.x + j0;
+            shift = to_acc(load_src(params.src_first + ko.x));
+            st = var_vec(e0, e0 + (j1 - j0), lid.y, shift);
         }
         if (TY > 1u) {
             sh_v[me] = st.mean;
@@ -71,7 +171,7 @@ fn main(@builtin(local_invocation_index) li: u32,
             for (var s = TY / 2u; s > 0u; s = s / 2u) {
                 workgroupBarrier();
                 if (lid.y < s) {
-                    st = chan(st, State(sh_v[me + s * TX], sh_a[me + s * TX], sh_n[me + s * TX]));
+                    st = chan(st, State(sh_v[me + s * YS], sh_a[me + s * YS], sh_n[me + s * YS]));
                     sh_v[me] = st.mean;
                     sh_a[me] = st.m2;
                     sh_n[me] = st.n;

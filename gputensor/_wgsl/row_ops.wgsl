@@ -32,6 +32,9 @@ const VEC: bool = {{VEC}};
 // first element multiples of 8).
 const PAIR: bool = {{PAIR}};
 const W_VEC: bool = {{W_VEC}};
+// With PAIR: the float16 weight and bias are read 8 elements at a time as well (one 16-byte
+// access each per unit pair; W and B are arrays of vec4<u32>).
+const W_PAIR: bool = {{W_PAIR}};
 const HAS_W: bool = {{HAS_W}};
 const HAS_B: bool = {{HAS_B}};
 
@@ -68,7 +71,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read> B: array<{{WA}}>;
 
 // ldx(i) / ldx4(i) / ldx8(i): element i / elements i..i+3 / i..i+7 of X as T; sty(i, v) /
-// sty4(i, v) / sty8(i, p): store into Y; ldw(i), ldw4(i), ldb(i), ldb4(i): weight and bias.
+// sty4(i, v) / sty8(i, p): store into Y; ldw(i), ldw4(i), ldw8(i), ldb(i), ldb4(i), ldb8(i): weight and bias.
 {{LOADERS}}
 
 // row_exp, row_log and the library functions they call.
@@ -242,6 +245,34 @@ fn out_unit(v: vec4<T>, u: u32, a: T, b: T) -> vec4<T> {
     return y;
 }
 
+// The output units u, u + 1 (u even) of input units v0, v1: out_unit of each, the weight and
+// bias read as one 8-element access each with W_PAIR.
+fn out_pair(v0: vec4<T>, v1: vec4<T>, u: u32, a: T, b: T) -> Pair {
+    if (!W_PAIR || OP < OP_LAYER_NORM) {
+        return Pair(out_unit(v0, u, a, b), out_unit(v1, u + 1u, a, b));
+    }
+    var y0: vec4<T>;
+    var y1: vec4<T>;
+    if (OP == OP_LAYER_NORM) {
+        y0 = (v0 - vec4<T>(a)) * vec4<T>(b);
+        y1 = (v1 - vec4<T>(a)) * vec4<T>(b);
+    } else {
+        y0 = v0 * vec4<T>(b);
+        y1 = v1 * vec4<T>(b);
+    }
+    if (HAS_W) {
+        let w = ldw8(params.w_first + 4u * u);
+        y0 = y0 * w.lo;
+        y1 = y1 * w.hi;
+    }
+    if (HAS_B) {
+        let c = ldb8(params.b_first + 4u * u);
+        y0 = y0 + c.lo;
+        y1 = y1 + c.hi;
+    }
+    return Pair(y0, y1);
+}
+
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -409,7 +440,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let u = cached_unit(c, t);
             if (PAIR) {
                 if ((c & 1u) == 0u && u < units) {
-                    sty8(yb + 4u * u, Pair(out_unit(cache[c], u, a, b), out_unit(cache[min(c + 1u, VPT - 1u)], u + 1u, a, b)));
+                    sty8(yb + 4u * u, out_pair(cache[c], cache[min(c + 1u, VPT - 1u)], u, a, b));
                 }
             } else if (u < units) {
                 store_unit(yb, u, out_unit(cache[c], u, a, b));

@@ -4,20 +4,29 @@ Each runs as one kernel (``_backend/ops_rows.py``) over the rows of its input: a
 view of the array (any axis, any strides), so no transposed copy is made; the output is a new
 C-contiguous array. Statistics accumulate in float32 for float16 and float32 inputs, in float64
 for float64 (where the adapter has ``shader-f64``).
+
+A call structure (the op, x's shape, strides and dtype, the op's arguments but eps, the
+parameters' shapes, strides and dtypes) is checked once; from its second call on, one dict
+lookup finds the kept call (``_KEPT``), which allocates the output and replays the backend's
+kept launch (``ops_rows.RowCall``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from .. import _dispatch
 from .._array_object import GpuArray
 from .._backend import ops_rows
+from .._backend.plan_cache import PlanCache
 from .._creation_functions import full
+from .._dtypes import DType
 from .._elementwise_functions import abs as abs_
 from .._elementwise_functions import add, exp, less, log, subtract
 from .._manipulation_functions import _copy_contiguous, reshape
+from .._runtime import translate as _translate
 from .._searching_functions import where
 from .._shapes import contiguous_strides, merge_dims, normalize_axis
 from .._statistical_functions import max as max_
@@ -66,35 +75,72 @@ def _row_view(x: GpuArray, y_strides: Sequence[int], row_axes: Sequence[int]) ->
 
 
 def _run_rows(op: str, x: GpuArray, row_axes: Sequence[int], out: GpuArray, y_strides: Sequence[int], *,
-              weight: GpuArray | None = None, bias: GpuArray | None = None, eps: float = 0.0) -> None:
-    """Record ``out = op(x)`` over the rows of ``x`` along ``row_axes`` (non-empty problem)."""
+              weight: GpuArray | None = None, bias: GpuArray | None = None, eps: float = 0.0) -> tuple | None:
+    """Record ``out = op(x)`` over the rows of ``x`` along ``row_axes`` (non-empty problem);
+    returns the row view of ``x`` it used, None when ``x`` was copied first."""
     layout = _layout(x, y_strides, row_axes)
+    used = layout
     if layout is None:
         x = _copy_contiguous(x)
         layout = _layout(x, y_strides, row_axes)
         assert layout is not None
-    row_shape, xs, ys, n, x_step, y_step = layout
-    _dispatch.call(ops_rows.row_op, op, x._ptr, x.dtype.name, row_shape, xs, n, x_step, out._ptr,
-                   out.dtype.name, ys, y_step,
-                   weight=None if weight is None else weight._ptr,
-                   bias=None if bias is None else bias._ptr, eps=eps)
-
-
-def _fast_rows(op: str, x: GpuArray, key: tuple, row_axes: Sequence[int], out: GpuArray,
-               weight: GpuArray | None = None, bias: GpuArray | None = None, eps: float = 0.0) -> None:
-    """:func:`_run_rows` for an output of ``x``'s shape (C-contiguous), its row view
-    remembered under ``key`` (the call structure: the op, ``x``'s shape, strides and dtype and
-    the op's own arguments)."""
-    layout = _FAST.get(key)
-    if layout is None:
-        layout = _layout(x, out._strides, row_axes)
-        if layout is None:
-            _run_rows(op, x, row_axes, out, out._strides, weight=weight, bias=bias, eps=eps)
-            return
-        if len(_FAST) >= 1024:
-            _FAST.clear()
-        _FAST[key] = layout
     _record(op, x, layout, out, weight, bias, eps)
+    return used
+
+
+class _Kept(NamedTuple):
+    """A row call kept for replay: its op, the output's shape, strides, dtype and bytes, the row
+    view of x (``_row_view``) and the backend's kept launch (``ops_rows.RowCall``)."""
+
+    op: str
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    dtype: DType
+    nbytes: int
+    layout: tuple
+    call: ops_rows.RowCall
+
+
+#: Per backend: call structure (the op, x's shape, strides and dtype, the op's own arguments but
+#: eps, the weight's and bias's shapes, strides and dtypes) -> its ``_Kept`` call.
+_KEPT = PlanCache(1024)
+
+
+def _replay(backend: object, kept: _Kept, x: GpuArray, weight: GpuArray | None = None,
+            bias: GpuArray | None = None, eps: float = 0.0) -> GpuArray:
+    """The kept call on new operands of its structure: a new output and the backend's launch
+    replayed (the pointers checked there)."""
+    out = GpuArray._alloc(kept.shape, kept.strides, kept.dtype, kept.nbytes, False)
+    try:
+        if not kept.call.launch(backend, x._ptr, out._ptr, None if weight is None else weight._ptr,
+                                None if bias is None else bias._ptr, eps):
+            _record(kept.op, x, kept.layout, out, weight, bias, eps)  # (the float16 scratch route)
+    except Exception as exc:
+        raise _translate(exc) from None
+    return out
+
+
+def _keep(key: tuple, op: str, x: GpuArray, layout: tuple | None, out: GpuArray, has_w: bool = False,
+          has_b: bool = False) -> None:
+    """Keep the call of ``key`` that just recorded ``out = op(x)`` over the row view ``layout``
+    of ``x`` (None: x was copied first; such calls are not kept)."""
+    if layout is None:
+        return
+    row_shape, xs, ys, n, x_step, y_step = layout
+    backend = _dispatch.backend()
+    call = _dispatch.call(ops_rows.planned_call, op, x._dtype.name, out._dtype.name, row_shape, xs, n, x_step,
+                          ys, y_step, has_w, has_b)
+    _KEPT.keep(_KEPT.of(backend), key, _Kept(op, out._shape, out._strides, out._dtype,
+                                             out.size * out._dtype.itemsize, layout, call))
+
+
+def _kept(key: tuple) -> tuple[object, _Kept | None]:
+    """(the current backend, the call kept under ``key`` for it or None)."""
+    backend = _dispatch.backend()
+    kept = _KEPT.of(backend).get(key)
+    if kept is not None and (kept.call.ctx is not backend._ctx or kept.call.settings != ops_rows.settings()):
+        kept = None
+    return backend, kept
 
 
 def _record(op: str, x: GpuArray, layout: tuple, out: GpuArray, weight: GpuArray | None = None,
@@ -107,27 +153,22 @@ def _record(op: str, x: GpuArray, layout: tuple, out: GpuArray, weight: GpuArray
                    bias=None if bias is None else bias._ptr, eps=eps)
 
 
-#: call structure -> the row view of a call whose output is C-contiguous of x's shape.
-_FAST: dict[tuple, tuple] = {}
-
-
 def _along_axis(op: str, x: object, axis: int) -> GpuArray:
+    key = None
     if type(x) is GpuArray and type(axis) is int:
-        layout = _FAST.get((op, x._shape, x._strides, x._dtype, axis))
-        if layout is not None:
-            out = GpuArray._empty(x._shape, x._dtype, zero=False)
-            _record(op, x, layout, out)
-            return out
+        key = (op, x._shape, x._strides, x._dtype.name, axis)
+        backend, kept = _kept(key)
+        if kept is not None:
+            return _replay(backend, kept, x)
     x = float_array(x, "x")
     if x.ndim == 0:
         return reshape(_along_axis(op, reshape(x, (1,)), axis), ())
     ax = normalize_axis(axis, x.ndim)
     out = GpuArray._empty(x.shape, x.dtype, zero=False)
     if out.size:
-        if type(x) is GpuArray and type(axis) is int:
-            _fast_rows(op, x, (op, x._shape, x._strides, x._dtype, axis), (ax,), out)
-        else:
-            _run_rows(op, x, (ax,), out, out._strides)
+        layout = _run_rows(op, x, (ax,), out, out._strides)
+        if key is not None:
+            _keep(key, op, x, layout, out)
     return out
 
 
@@ -158,14 +199,12 @@ def logsumexp(x: GpuArray, /, axis: int | Sequence[int] | None = None, keepdims:
     Raises ``TypeError`` for a non-array or a non-floating dtype, ``AxisError`` for an axis out
     of range, ``ValueError`` for repeated axes.
     """
+    key = None
     if type(x) is GpuArray and type(axis) is int and type(keepdims) is bool:
-        key = ("logsumexp", x._shape, x._strides, x._dtype, axis, keepdims)
-        hit = _LSE.get(key)
-        if hit is not None:
-            out_shape, y_strides, row_axes = hit
-            out = GpuArray._empty(out_shape, x._dtype, zero=False)
-            _run_rows("logsumexp", x, row_axes, out, y_strides)
-            return out
+        key = ("logsumexp", x._shape, x._strides, x._dtype.name, axis, keepdims)
+        backend, kept = _kept(key)
+        if kept is not None:
+            return _replay(backend, kept, x)
     x = float_array(x, "x")
     if x.ndim == 0:
         if axis not in (None, (), 0, -1):
@@ -192,21 +231,15 @@ def logsumexp(x: GpuArray, /, axis: int | Sequence[int] | None = None, keepdims:
         strides = list(contiguous_strides(kept_shape))
         strides[axes[0]] = 0
         strides = tuple(strides)
-        if type(axis) is int and type(keepdims) is bool:
-            if len(_LSE) >= 1024:
-                _LSE.clear()
-            _LSE[("logsumexp", x._shape, x._strides, x._dtype, axis, keepdims)] = (out_shape, strides, axes)
-        _run_rows("logsumexp", x, axes, out, strides)
+        layout = _run_rows("logsumexp", x, axes, out, tuple(strides))
+        if key is not None:
+            _keep(key, "logsumexp", x, layout, out)
         return out
     m = max_(x, axis=axes, keepdims=True)
     shift = where(less(abs_(m), math.inf), m, 0.0)
     total = sum_(exp(subtract(x, shift)), axis=axes, keepdims=True)
     result = add(log(total), shift)
     return reshape(result, out_shape)
-
-
-#: logsumexp call structure (one int axis) -> (output shape, output strides per dim of x, row axes).
-_LSE: dict[tuple, tuple] = {}
 
 
 def _normalized(x: GpuArray, normalized_shape: int | Sequence[int], params: dict[str, GpuArray | None]
@@ -247,44 +280,28 @@ def rms_norm(x: GpuArray, /, normalized_shape: int | Sequence[int], weight: GpuA
     return _norm("rms_norm", x, normalized_shape, weight, None, eps)
 
 
-def _param_key(p: object) -> tuple | None:
-    """What a call structure records of a weight or bias: None, or its shape, strides, dtype."""
-    if p is None:
-        return None
-    if type(p) is GpuArray:
-        return (p._shape, p._strides, p._dtype)
-    return (object(),)  # never equal: such calls take the checked path
-
-
 def _norm(op: str, x: object, normalized_shape: object, weight: object, bias: object, eps: object) -> GpuArray:
     """layer_norm / rms_norm: the checks once per call structure (x's shape, strides and dtype,
-    ``normalized_shape``, the parameters' presence, shapes, strides and dtypes), then one row
-    kernel; ``eps`` is a per-call parameter."""
+    ``normalized_shape``, the parameters' presence, shapes, strides and dtypes), then the kept
+    launch replayed; ``eps`` is a per-call parameter."""
     eps = eps if type(eps) is float else real_number(eps, "eps")
     key = None
-    if type(x) is GpuArray and (type(normalized_shape) is int or (type(normalized_shape) is tuple and all(
-            type(k) is int for k in normalized_shape))):
-        key = (op, x._shape, x._strides, x._dtype, normalized_shape, _param_key(weight), _param_key(bias))
-        axes = _NORM_AXES.get(key)
-        if axes is not None:
-            out = GpuArray._empty(x._shape, x._dtype, zero=False)
-            _fast_rows(op, x, key, axes, out, weight, bias, eps)
-            return out
+    if (type(x) is GpuArray and (weight is None or type(weight) is GpuArray) and (bias is None or type(bias) is GpuArray)
+            and (type(normalized_shape) is int
+                 or (type(normalized_shape) is tuple and all(type(k) is int for k in normalized_shape)))):
+        key = (op, x._shape, x._strides, x._dtype.name, normalized_shape,
+               None if weight is None else (weight._shape, weight._strides, weight._dtype.name),
+               None if bias is None else (bias._shape, bias._strides, bias._dtype.name))
+        backend, kept = _kept(key)
+        if kept is not None:
+            return _replay(backend, kept, x, weight, bias, eps)
     x0 = x = float_array(x, "x")
     params = {"weight": weight, "bias": bias} if op == "layer_norm" else {"weight": weight}
     axes, params, x = _normalized(x, normalized_shape, params)
     w, b = params["weight"], params.get("bias")
     out = GpuArray._empty(x.shape, x.dtype, zero=False)
     if out.size:
+        layout = _run_rows(op, x, axes, out, out._strides, weight=w, bias=b, eps=eps)
         if key is not None and x is x0 and w is weight and b is bias:  # nothing converted
-            if len(_NORM_AXES) >= 1024:
-                _NORM_AXES.clear()
-            _NORM_AXES[key] = axes
-            _fast_rows(op, x, key, axes, out, w, b, eps)
-        else:
-            _run_rows(op, x, axes, out, out._strides, weight=w, bias=b, eps=eps)
+            _keep(key, op, x, layout, out, w is not None, b is not None)
     return out
-
-
-#: layer_norm / rms_norm call structure -> its row axes (calls that convert nothing).
-_NORM_AXES: dict[tuple, tuple[int, ...]] = {}

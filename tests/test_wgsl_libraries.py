@@ -1,0 +1,66 @@
+"""The WGSL function libraries (``kernels.LIBRARIES``) are ordinary WGSL functions: generic ones
+named ``NAME_{{T}}`` are made per type of their library, and ``library_code`` pulls in the
+functions a piece of code calls with their dependencies, each after the ones it calls.
+
+Pure text, no device (the kernels that take these functions compile in test_kernel_sources).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gputensor._backend import kernels
+
+_DEF = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+@pytest.mark.parametrize("library", sorted(kernels.LIBRARIES))
+def test_library_is_plain_wgsl(library: str) -> None:
+    text = kernels.template_source(library)
+    assert "// @fn" not in text
+    assert not re.search(r"(?<![A-Za-z0-9])TT(?![A-Za-z0-9])", text)
+    functions = kernels.top_level_functions(text)
+    assert functions, library
+    for name, body in functions.items():
+        assert _DEF.findall(body.replace("{{T}}", "T"))[0] == name.replace("{{T}}", "T")
+        assert ("{{T}}" in body) == name.endswith("{{T}}"), name
+
+
+def test_generic_functions_are_made_per_type() -> None:
+    names = kernels.library_functions()
+    assert {"ew_sinh_f32", "ew_sinh_f64", "cx_exp_f32", "cx_exp_f64", "x64_add_i64e", "x64_add_u64e",
+            "ew_ipow_i32", "ew_ipow_u64", "sin_f32", "sin_f64"} <= names
+    assert "ew_sinh_i32" not in names and "ew_tanh_f64" in names
+    code = kernels.library_code("ew_ipow_u32(a, b)")
+    assert "fn ew_ipow_u32(a: u32, b: u32) -> u32 {" in code and "{{T}}" not in code
+
+
+def test_library_code_orders_dependencies() -> None:
+    """Every library function's code defines each function once, after those it calls."""
+    names = kernels.library_functions()
+    for name in sorted(names):
+        code = kernels.library_code(f"{name}(x)")
+        defined = _DEF.findall(code)
+        assert defined[-1] == name and len(set(defined)) == len(defined), name
+        chunks = re.split(r"(?=^fn )", code, flags=re.MULTILINE)
+        seen: set[str] = set()
+        for chunk in chunks:
+            own = _DEF.findall(chunk)
+            if not own:
+                continue
+            body = re.sub(r"//[^\n]*", "", chunk)
+            calls = {c for c in re.findall(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(", body) if c in names}
+            assert calls - {own[0]} <= seen, (name, own[0], calls - seen)
+            seen.add(own[0])
+    assert kernels.library_code("ew_sinh_f32(x)", frozenset({"ew_sinh_f32"})) == ""
+
+
+def test_a_library_holds_only_functions() -> None:
+    with pytest.raises(ValueError):
+        kernels.top_level_functions("fn a() -> u32 { return 1u; }\nconst B: u32 = 2u;\n")
+    with pytest.raises(ValueError):
+        kernels.top_level_functions("fn a() -> u32 { return 1u;\n")
+    parsed = kernels.top_level_functions("// one\n// two\nfn a() -> u32 { if (true) { return 1u; } return 2u; }\n")
+    assert parsed == {"a": "// one\n// two\nfn a() -> u32 { if (true) { return 1u; } return 2u; }"}
