@@ -29,7 +29,8 @@ Targets (issue 16): rfft at least 0.5x cuFFT for powers of two, 0.3x for prime l
 timed batches). ``--ab KNOB[,KNOB]`` (names of ``gputensor._backend.config`` knobs, e.g.
 ``fft_real_fused,fft_two_butterflies``; ``NAME=VALUE`` sets one, e.g. ``fft_min_workgroups=0``):
 after each case's row, one more gputensor row per knob with that knob flipped or set
-(``config.override``; case id suffixed ``[knob=0]``, ``[knob=1]`` or ``[knob=VALUE]``), its
+(``config.override``; case id suffixed ``[knob=0]``, ``[knob=1]`` or ``[knob=VALUE]``; knobs
+joined by ``+``, e.g. ``fft_radix16=0+fft_direct_io=0``, share one row), its
 ratios against the same torch and cupy times: both variants measured in one run.
 
 ``--quick``: tiny sizes (seconds, any adapter: lavapipe in CI); ``--only PATTERN[,PATTERN]``
@@ -178,12 +179,16 @@ def variants(names: str | None) -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
     knobs = {k.name: k for k in config.KNOBS}
     for item in [v.strip() for v in (names or "").split(",") if v.strip()]:
-        name, _, raw = item.partition("=")
-        knob = knobs.get(name)
-        if knob is None:
-            raise ValueError(f"--ab: unknown gputensor knob {name!r}; knobs: {', '.join(knobs)}")
-        value = knob.parse(knob.env, raw, knob.default) if raw else not config.value(name)
-        out.append((f"[{name}={int(value) if isinstance(value, bool) else value}]", {name: value}))
+        labels, values = [], {}
+        for part in item.split("+"):  # knobs joined by '+': one row with all of them set
+            name, _, raw = part.strip().partition("=")
+            knob = knobs.get(name)
+            if knob is None:
+                raise ValueError(f"--ab: unknown gputensor knob {name!r}; knobs: {', '.join(knobs)}")
+            value = knob.parse(knob.env, raw, knob.default) if raw else not config.value(name)
+            labels.append(f"{name}={int(value) if isinstance(value, bool) else value}")
+            values[name] = value
+        out.append((f"[{'+'.join(labels)}]", values))
     return out
 
 

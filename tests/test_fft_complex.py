@@ -301,3 +301,34 @@ def test_fftn_one_program_per_call(dtype: str) -> None:
         before = stats["dispatches"]
         _assert_fft_close(gt.fft.ifftn(gt.fft.fftn(x, axes=axes), axes=axes), data[view], dtype, max(shape))
         assert stats["dispatches"] > before
+
+
+# (shape, axis, dtype): rows of 256 and 4096 (radix-8 first passes), batches that leave a
+# partial last workgroup, columns (entries adjacent in memory), mixed radices, a four-step
+# length whose passes read and write strided operands, short rows that keep the loops
+_DIRECT_CASES = (((4096,), -1, "complex64"), ((5, 256), -1, "complex64"), ((256, 6), 0, "complex64"),
+                 ((3, 840), -1, "complex64"), ((2, 1 << 15), -1, "complex64"), ((4, 32), -1, "complex64"),
+                 pytest.param((1024, 3), 0, "complex128", marks=pytest.mark.requires("shader-f64")),
+                 pytest.param((2, 4096), 1, "complex128", marks=pytest.mark.requires("shader-f64")))
+
+
+@pytest.mark.parametrize("direct", (True, False))
+@pytest.mark.parametrize(("shape", "axis", "dtype"), _DIRECT_CASES)
+def test_direct_io(shape: tuple[int, ...], axis: int, dtype: str, direct: bool) -> None:
+    """The Stockham kernel's first pass reading the source and its last writing the
+    destination (``GPUTENSOR_FFT_DIRECT_IO``, on by default) and the load and store loops
+    (off) give NumPy's values, forward and inverse, on strided views too."""
+    from gputensor._backend import config
+    from gputensor._backend.ops_fft import direct_io, factor
+
+    n = shape[axis]
+    with config.override(fft_direct_io=True):
+        uses = direct_io(4096, factor(4096), True, True, 0, False)
+    assert uses == (True, True)
+    data = _random(shape, dtype, seed=11)
+    flip = tuple(slice(None, None, -1) if d != axis % len(shape) else slice(None) for d in range(len(shape)))
+    with config.override(fft_direct_io=direct):
+        got = gt.fft.fft(gt.asarray(data), axis=axis)
+        back = gt.fft.ifft(gt.asarray(data)[flip], axis=axis, norm="ortho")
+    _assert_fft_close(got, np.fft.fft(data.astype(np.complex128), axis=axis), dtype, n)
+    _assert_fft_close(back, np.fft.ifft(data[flip].astype(np.complex128), axis=axis, norm="ortho"), dtype, n)

@@ -255,10 +255,14 @@ def test_four_step_real_fused_and_not(dtype: str, n: int, rows: int) -> None:
 @pytest.mark.parametrize("knobs", [{"fft_unrolled_loads": False},
                                    {"fft_unrolled_loads": False, "fft_two_butterflies": False},
                                    {"fft_two_butterflies": False}, {"fft_min_workgroups": 0},
-                                   {"fft_min_workgroups": 100000}])
+                                   {"fft_min_workgroups": 100000}, {"fft_direct_io": False},
+                                   {"fft_radix16": False}, {"fft_pass_twiddles": False},
+                                   {"fft_radix16": False, "fft_direct_io": False, "fft_pass_twiddles": False}])
 def test_kernel_variants_of_the_knobs(knobs: dict[str, bool]) -> None:
     """The Stockham kernel's variants of the A/B knobs (load and store loops not unrolled, one
-    butterfly per invocation, workgroups never or always spread to fewer transforms each) give
+    butterfly per invocation, workgroups never or always spread to fewer transforms each, the
+    load and store loops instead of the first and last passes' own reads and writes, radices
+    8, 4, 2 instead of 16 and 8, one length-n twiddle table instead of one per pass) give
     NumPy's values on every mode: complex (mixed radix, a
     four-step length, Bluestein in one workgroup), real forward and inverse in one workgroup,
     and the four-step real forward with its fused last pass."""
@@ -372,5 +376,7 @@ def test_benchmark_ab_rows(capsys: pytest.CaptureFixture[str]) -> None:
     assert float(rows["rfft.f32.2^14"][-2]) + 1 == float(rows["rfft.f32.2^14[fft_real_fused=0]"][-2]), printed
     assert [s for s, _ in bench_fft.variants("fft_min_workgroups=0,fft_real_fused")] == [
         "[fft_min_workgroups=0]", "[fft_real_fused=0]"]
+    assert bench_fft.variants("fft_radix16=0+fft_direct_io=0") == [
+        ("[fft_radix16=0+fft_direct_io=0]", {"fft_radix16": False, "fft_direct_io": False})]
     with pytest.raises(ValueError, match="no_such_knob"):
         bench_fft.main(["--quick", "--no-torch", "--no-cupy", "--only", "none", "--ab", "no_such_knob"])

@@ -270,6 +270,17 @@ KNOBS: tuple[Knob, ...] = (
     Knob("fft_unrolled_loads", "GPUTENSOR_FFT_UNROLLED_LOADS", _not_off, True, False,
          "fft: the Stockham kernel's load and store loops unrolled, all of an invocation's global "
          "loads in flight together (off: one loop iteration after the other)"),
+    Knob("fft_direct_io", "GPUTENSOR_FFT_DIRECT_IO", _not_off, True, False,
+         "fft: the Stockham kernel's first pass reads its butterflies' inputs from the source and "
+         "its last pass writes their outputs to the destination (two round trips through workgroup "
+         "memory and their barriers fewer; off: a load loop and a store loop around the passes)"),
+    Knob("fft_radix16", "GPUTENSOR_FFT_RADIX16", _not_off, True, False,
+         "fft: powers of two take radix-16 Stockham passes (16 points per invocation in "
+         "registers; 2^12 in three passes instead of four), eights for the rest (off: radices 8, 4, 2)"),
+    Knob("fft_pass_twiddles", "GPUTENSOR_FFT_PASS_TWIDDLES", _not_off, True, False,
+         "fft: each Stockham pass reads its twiddles from a table of its own, input q's of "
+         "consecutive butterflies adjacent (reads of whole cache lines; off: strided reads of one "
+         "length-n table)"),
     Knob("int8_sgmatrix", "GPUTENSOR_INT8_SGMATRIX", _not_off, True, False,
          "8-bit integer matmul (int8 @ int8 accumulating in int32, uint8 likewise) on subgroup "
          "matrices (tensor cores) where the device has chromium-experimental-subgroup-matrix "

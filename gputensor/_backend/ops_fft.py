@@ -8,7 +8,7 @@ dtype, direction, scale, the batch dims and strides) and replayed for new pointe
 * Lengths whose prime factors are 2, 3, 5 and 7 that fit a workgroup (:func:`group_shape`: at
   most ``TARGET`` elements, within the adapter's workgroup memory, one butterfly of the smallest
   radix per invocation): one dispatch of ``_wgsl/fft_stockham.wgsl``, the mixed-radix Stockham
-  passes (radices 8, 4, 2, 3, 5, 7) in place on C transforms per workgroup, read and written
+  passes (radices 16, 8, 4, 2, 3, 5, 7) in place on C transforms per workgroup, read and written
   through their strides. Column transforms of the call's operands that leave fewer than
   ``MIN_RUN`` transforms to a workgroup take the four-step path instead
   (``GPUTENSOR_FFT_COLUMN_SPLIT``).
@@ -43,15 +43,16 @@ from .launch import LaunchProgram, Region
 from .layout import strided_span
 from .plan_cache import PlanCache
 
-__all__ = ["MAX_BATCH_DIMS", "RADICES", "Planner", "View", "c2c", "c2c_axes", "compile_plan", "entry_pitch", "factor",
-           "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "row_group", "storage",
+__all__ = ["MAX_BATCH_DIMS", "RADICES", "Planner", "View", "c2c", "c2c_axes", "compile_plan", "direct_io", "entry_pitch",
+           "factor", "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "pass_twiddles", "row_group",
+           "storage",
            "two_butterflies", "workgroup_length"]
 
 #: Batch dims a kernel takes (the caller's, after merging, at most ``MAX_BATCH_DIMS - 2``:
 #: each level of a four-step decomposition adds one).
 MAX_BATCH_DIMS = 4
 #: The radices of the Stockham passes, in the order a length is factored.
-RADICES = (8, 4, 2, 3, 5, 7)
+RADICES = (16, 8, 4, 2, 3, 5, 7)
 #: Largest number of transforms a workgroup takes at once.
 MAX_PER_GROUP = 256
 #: Most elements a workgroup holds.
@@ -83,7 +84,8 @@ def storage(backend: Any, dtype: str) -> tuple[int, str]:
 def factor(n: int) -> tuple[int, ...] | None:
     """The radices (from ``RADICES``) whose product is ``n``: eights, then fours (radix 2 only
     for a single factor 2), then 3, 5, 7; None when ``n`` has a prime factor above 7; ``(1,)``
-    for ``n == 1``."""
+    for ``n == 1``. With the knob ``fft_radix16``, a power of two 2^k (k >= 6) is sixteens and
+    eights instead (k = 4 a + 3 b, b < 4: the smallest radix 8, one invocation per 16 elements)."""
     if n == 1:
         return (1,)
     out = []
@@ -92,6 +94,9 @@ def factor(n: int) -> tuple[int, ...] | None:
     while rest % 2 == 0:
         rest //= 2
         twos += 1
+    eights = (3 * twos) % 4
+    if rest == 1 and twos >= 6 and twos >= 3 * eights and knobs()[6]:
+        return (16,) * ((twos - 3 * eights) // 4) + (8,) * eights
     if twos == 1:
         out.append(2)
     elif twos % 3 == 1:
@@ -159,30 +164,34 @@ def group_shape(ctx: Any, itemsize: int, n: int) -> tuple[int, int] | None:
     per = 1
     while per * 2 <= MAX_PER_GROUP and per * 2 * n <= held and -(-per * 2 * n // rmin) <= limit:
         per *= 2
-    return per, _invocations(n, per, rmin, limit)
+    return per, _invocations(n, per, radices, limit)
 
 
-def _invocations(n: int, per: int, rmin: int, limit: int) -> int:
-    """The invocations of a workgroup of ``per`` transforms of length ``n`` (smallest radix
-    ``rmin``): one butterfly each, or (``two_butterflies``: every radix at least 4 and the
-    ``fft_two_butterflies`` knob on) one per 8 elements, up to two butterflies each; a multiple
-    of 32 and of ``per``, at most ``limit``."""
-    wg = -(-per * n // (8 if two_butterflies(rmin) else rmin))
+def _invocations(n: int, per: int, radices: tuple[int, ...], limit: int) -> int:
+    """The invocations of a workgroup of ``per`` transforms of length ``n`` (``radices``): one
+    butterfly of the smallest radix each, or (``two_butterflies``: every radix at least 4 and
+    the ``fft_two_butterflies`` knob on) one per 8 elements (16 where the radices are 16 and
+    8), up to two butterflies each; a multiple of 32 and of ``per``, at most ``limit``."""
+    rmin = min(radices)
+    two = two_butterflies(rmin)
+    wg = -(-per * n // (min(2 * rmin, max(radices)) if two and rmin >= 8 else 8 if two else rmin))
     unit = max(32, per)  # (a multiple of per: an invocation's entry is the same in every column step)
     return min(limit, -(-wg // unit) * unit)
 
 
-_knobs: list[Any] = [-1, (True, True, True, True, 0)]  # [config.generation, knobs() then]
+_knobs: list[Any] = [-1, (True, True, True, True, 0, True, True, True)]  # [config.generation, knobs() then]
 
 
-def knobs() -> tuple[bool, bool, bool, bool, int]:
+def knobs() -> tuple[bool, bool, bool, bool, int, bool, bool, bool]:
     """The knobs the plans depend on (part of their keys): ``fft_column_split``,
-    ``fft_two_butterflies``, ``fft_real_fused``, ``fft_unrolled_loads``, ``fft_min_workgroups``
-    (read again when an override or assignment changed the knobs)."""
+    ``fft_two_butterflies``, ``fft_real_fused``, ``fft_unrolled_loads``, ``fft_min_workgroups``,
+    ``fft_direct_io``, ``fft_radix16``, ``fft_pass_twiddles`` (read again when an override or
+    assignment changed the knobs)."""
     if _knobs[0] != config.generation:
         _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")),
                      bool(config.value("fft_real_fused")), bool(config.value("fft_unrolled_loads")),
-                     int(config.value("fft_min_workgroups")))
+                     int(config.value("fft_min_workgroups")), bool(config.value("fft_direct_io")),
+                     bool(config.value("fft_radix16")), bool(config.value("fft_pass_twiddles")))
         _knobs[0] = config.generation
     return _knobs[1]
 
@@ -202,9 +211,9 @@ def row_group(ctx: Any, n: int, radices: tuple[int, ...], per: int, batch: int, 
     stall only themselves."""
     rmin = min(radices)
     limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)), MAX_INVOCATIONS)
-    while per > 1 and (per // 2 >= batch or (rows and _invocations(n, per, rmin, limit) > ROW_INVOCATIONS)):
+    while per > 1 and (per // 2 >= batch or (rows and _invocations(n, per, radices, limit) > ROW_INVOCATIONS)):
         per //= 2
-    return per, _invocations(n, per, rmin, limit)
+    return per, _invocations(n, per, radices, limit)
 
 
 def spread(ctx: Any, n: int, radices: tuple[int, ...], per: int, wg: int, batch: int,
@@ -219,7 +228,41 @@ def spread(ctx: Any, n: int, radices: tuple[int, ...], per: int, wg: int, batch:
     limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)), MAX_INVOCATIONS)
     while per // 2 >= least and -(-batch // per) < target:
         per //= 2
-    return per, _invocations(n, per, min(radices), limit)
+    return per, _invocations(n, per, radices, limit)
+
+
+def direct_io(n: int, radices: tuple[int, ...], along_load: bool, along_store: bool, mode: int,
+              blue: bool) -> tuple[bool, bool]:
+    """Whether the first Stockham pass reads the source itself and whether the last one writes
+    the destination itself (knob ``fft_direct_io``): not for Bluestein's transforms (two rounds
+    of passes) and, for the store, not for the real forward steps (REAL 1 and 3: each result
+    needs its partner's); along a contiguous axis only where a pass's butterflies per entry
+    (``n`` over its radix) fill a 32-invocation warp's reads with one run, as the loops do."""
+    if not knobs()[5] or blue:
+        return False, False
+    warp = 32
+    load = not along_load or n // radices[0] >= warp
+    store = mode not in (1, 3) and (not along_store or n // radices[-1] >= warp)
+    return load, store
+
+
+@functools.lru_cache(maxsize=64)
+def pass_twiddles(radices: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, ...]]:
+    """(table, offset of each pass's part) of the Stockham passes of ``radices``: the pass of
+    radix R after passes of length L > 1 has the entries exp(-2 pi i q k / (L R)) at (q - 1) L
+    + k, 0 < q < R, k < L (float64; cached: treat as read-only)."""
+    parts, offsets = [], []
+    at, length = 0, 1
+    for r in radices:
+        offsets.append(at if length > 1 else 0)
+        if length > 1:
+            q = np.arange(1, r)[:, None]
+            k = np.arange(length)[None, :]
+            parts.append(np.exp(-2j * np.pi * (q * k) / (length * r)).ravel())
+            at += (r - 1) * length
+        length *= r
+    table = np.concatenate(parts) if parts else np.ones(1, np.complex128)
+    return table, tuple(offsets)
 
 
 def entry_pitch(ctx: Any, itemsize: int, n: int, per: int) -> tuple[int, int]:
@@ -264,7 +307,7 @@ class Planner:
         self.aux: list[list[int]] = []
         self.tables: list[np.ndarray] = []
         self.table_len = 0
-        self.inner: dict[int, int] = {}  # length -> table offset of its twiddles
+        self.inner: dict[tuple[int, tuple[int, ...]], int] = {}  # (length, radices) -> its twiddles
         self.scales: dict[float, int] = {}  # scale -> table offset of its entry
         self.chirps: list[tuple[int, int]] = []  # chirp spectra to compute: (length, table offset)
         #: whether operand 0 holds real values (read as complex ones with imaginary part 0)
@@ -290,10 +333,14 @@ class Planner:
             off = self.scales[scale] = self._table(np.array([scale], dtype=np.complex128))
         return off
 
-    def twiddles(self, n: int) -> int:
-        off = self.inner.get(n)
+    def twiddles(self, n: int, radices: tuple[int, ...]) -> int:
+        """The table offset of the pass twiddles of length ``n``: with ``fft_pass_twiddles``
+        each pass's own (``pass_twiddles``), else exp(-2 pi i k / n), k < n."""
+        key = (n, radices) if knobs()[7] else (n, ())
+        off = self.inner.get(key)
         if off is None:
-            off = self.inner[n] = self._table(np.exp(-2j * np.pi * np.arange(n) / n))
+            values = pass_twiddles(radices)[0] if key[1] else np.exp(-2j * np.pi * np.arange(n) / n)
+            off = self.inner[key] = self._table(values)
         return off
 
     # ---- the scratch operands (bases 3, 4, ...) ------------------------------------------------
@@ -406,7 +453,7 @@ class Planner:
             tw_split = 1 << ((total.bit_length() + 1) // 2)
             lo = self._table(np.exp(-2j * np.pi * np.arange(tw_split) / total))
             hi = self._table(np.exp(-2j * np.pi * tw_split * np.arange(-(-total // tw_split)) / total))
-        inner = self.twiddles(n)
+        inner = self.twiddles(n, radices)
         mode, conj = real if real is not None else (0, False)
         spec_at = 0
         src_len = dst_len = n
@@ -430,8 +477,10 @@ class Planner:
             real_at, spec_at, conj = blue[1], blue[2], False
         pitch, pad = entry_pitch(self.ctx, self.itemsize, n, per)
         two = wg < -(-per * n // min(radices))
+        dload, dstore = direct_io(n, radices, along_load, along_store, mode, blue is not None)
         defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode,
-                                    blue[0] if blue is not None else 0, self._real_src(src), two, knobs()[3])
+                                    blue[0] if blue is not None else 0, self._real_src(src), two, knobs()[3],
+                                    dload, dstore, knobs()[7])
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = (int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
                  | (16 if conj else 0) | (32 if blue is not None and blue[3] else 0))
@@ -611,9 +660,12 @@ def _literal(value: float, wgsl: str) -> str:
 @functools.lru_cache(maxsize=256)
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
                       twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0,
-                      real_src: bool = False, two: bool = False, unroll: bool = False) -> dict[str, object]:
+                      real_src: bool = False, two: bool = False, unroll: bool = False,
+                      dload: bool = False, dstore: bool = False, pass_tw: bool = False) -> dict[str, object]:
     """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none;
-    ``unroll``: the load and store loops unrolled; cached: treat as read-only)."""
+    ``unroll``: the load and store loops unrolled; ``dload`` / ``dstore``: the first pass reads
+    the source, the last writes the destination; ``pass_tw``: each pass's twiddles in a table of
+    its own; cached: treat as read-only)."""
     nout = blue or (n + 1 if real == 1 else n)
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
@@ -621,11 +673,15 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
     out: dict[str, object] = {
         "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices), "PITCH": pitch, "PAD": pad,
         "RADICES": ", ".join(f"{r}u" for r in radices),
+        "PASS_TW": "true" if pass_tw else "false",
+        "TW_AT": ", ".join(f"{a}u" for a in (pass_twiddles(radices)[1] if pass_tw else (0,) * len(radices))),
         "TWIDDLE": "true" if twiddle else "false", "REAL": real,
         "BLUE": "true" if blue else "false", "BN": blue or 1, **_source(t, real_src),
         "TWO": "true" if two else "false",
+        "DLOAD": "true" if dload else "false", "DSTORE": "true" if dstore else "false",
         "UNROLL": "true" if unroll else "false", "LOADS": -(-per * n // wg), "STORES": -(-per * nout // wg),
-        **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8)},
+        **{f"USE{r}": "true" if r in radices else "false" for r in (2, 3, 4, 5, 7, 8, 16)},
+        "C16": _literal(math.cos(math.pi / 8), t), "S16": _literal(math.sin(math.pi / 8), t),
         "C3": _literal(-0.5, t), "S3": _literal(math.sqrt(3.0) / 2, t),
         "R2": _literal(math.sqrt(0.5), t),
     }

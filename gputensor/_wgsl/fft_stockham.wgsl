@@ -16,13 +16,17 @@
 // float64 on the host): the twiddles of a four-step decomposition. Results are multiplied by
 // the real part of table entry p.scale_at (bit 1 of p.flags; else by 1).
 //
-// Pass with radix R after passes of total length L (M = N / R butterflies per entry): butterfly
+// The radices are 16, 8, 4, 2, 3, 5 and 7 (16 as 4 x 4 in registers). Pass with radix R after
+// passes of total length L (M = N / R butterflies per entry): butterfly
 // j (k = j % L, blk = j / L) reads x[j + q M] (q < R), multiplies input q by w^q (w = exp(-2 pi
-// i k / (L R)): table entry k q N / (L R) of the length-N table), takes the R-point DFT and
+// i k / (L R)): table entry k q N / (L R) of the length-N table, or with PASS_TW entry (q - 1)
+// L + k of the pass's own), takes the R-point DFT and
 // writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs (two
 // with TWO) in registers across a barrier (WG >= C N / the smallest radix, or with TWO >= C N /
-// 8), so workgroup memory holds C N elements once. The pass loop is unrolled: each pass's radix
-// is a constant.
+// 8, or C N / 16 for radices 16 and 8), so workgroup memory holds C N elements once. The pass loop is unrolled: each pass's radix
+// is a constant. With DLOAD the first pass's inputs come from the source and with DSTORE the
+// last pass's outputs (element jj + r M of its entry for butterfly jj) go to the destination,
+// without the load and store loops' round trips through workgroup memory.
 //
 // REAL 1 (the last step of a real forward DFT of length 2N by the half-length trick, on store):
 // entry c's N results Z are the DFT of its 2N real samples read as N complex values; the store
@@ -61,6 +65,10 @@ const C: u32 = {{C}}u;
 const WG: u32 = {{WG}}u;
 const NPASS: u32 = {{NPASS}}u;
 const RADICES = array<u32, NPASS>({{RADICES}});
+// PASS_TW: each pass's twiddles in a table of its own, from entry TW_AT[pass] of the table at
+// p.tw_inner (else one length-N table there)
+const PASS_TW: bool = {{PASS_TW}};
+const TW_AT = array<u32, NPASS>({{TW_AT}});
 const TWIDDLE: bool = {{TWIDDLE}};
 // two butterflies per invocation and pass where one does not cover them (see ``passes``)
 const TWO: bool = {{TWO}};
@@ -71,6 +79,7 @@ const USE4: bool = {{USE4}};
 const USE5: bool = {{USE5}};
 const USE7: bool = {{USE7}};
 const USE8: bool = {{USE8}};
+const USE16: bool = {{USE16}};
 const TOTAL: u32 = C * N;
 const REAL: u32 = {{REAL}}u;
 const BLUE: bool = {{BLUE}};
@@ -84,6 +93,11 @@ const TOTAL_OUT: u32 = C * NOUT;
 const UNROLL: bool = {{UNROLL}};
 const LOADS: u32 = {{LOADS}}u;
 const STORES: u32 = {{STORES}}u;
+// DLOAD: the first pass reads its butterflies' inputs from the source (no load loop); DSTORE:
+// the last pass writes its butterflies' outputs to the destination (no store loop; not with
+// REAL 1 or 3, whose results need their partners, nor with BLUE)
+const DLOAD: bool = {{DLOAD}};
+const DSTORE: bool = {{DSTORE}};
 // entry c's element j is at sh[c * PITCH + j + (j >> PAD)]: one slot left free after every
 // 2^PAD elements and an odd PITCH (when the padded entries fit the workgroup memory; else PAD
 // 31 and PITCH N), so that neither the butterflies' strided writes of the first passes nor the
@@ -105,6 +119,8 @@ const S71: T = {{S71}};
 const S72: T = {{S72}};
 const S73: T = {{S73}};
 const R2: T = {{R2}};
+const C16: T = {{C16}};
+const S16: T = {{S16}};
 
 struct Params {
     n_batch: u32, src_first: u32, dst_first: u32, src_axis: u32,
@@ -149,89 +165,145 @@ fn conj_if(a: C2, flag: bool) -> C2 {
     return a;
 }
 
-// w^e for the pass twiddles: entry e (< N) of the length-N table
-fn twiddle(e: u32) -> C2 {
-    return tw[p.tw_first + p.tw_inner + e];
+// w^q (0 < q < R) of butterfly k = jj % L of a pass of radix R after passes of length L:
+// with PASS_TW entry (q - 1) L + k of the pass's own table (at ``first``: consecutive k read
+// consecutive entries), else entry q k N / (L R) of the length-N table
+fn twiddle(q: u32, k: u32, L: u32, R: u32, first: u32) -> C2 {
+    if PASS_TW {
+        return tw[p.tw_first + p.tw_inner + first + (q - 1u) * L + k];
+    }
+    return tw[p.tw_first + p.tw_inner + q * k * (N / (L * R))];
 }
 
-fn bf2(cb: u32, o: u32, L: u32, a0: C2, a1: C2) {
-    sh[slot(cb, o)] = a0 + a1;
-    sh[slot(cb, o + L)] = a0 - a1;
+// one butterfly's values, held in registers across a pass's barrier: its R inputs, then its
+// R outputs (the R-point DFT)
+struct Bf {
+    a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2, a7: C2,
+    a8: C2, a9: C2, a10: C2, a11: C2, a12: C2, a13: C2, a14: C2, a15: C2,
 }
 
-fn bf3(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2) {
-    let u = a1 + a2;
-    let v = a1 - a2;
-    let m = a0 + u * C3;
-    let w = mul_mi(v * S3);
-    sh[slot(cb, o)] = a0 + u;
-    sh[slot(cb, o + L)] = m + w;
-    sh[slot(cb, o + 2u * L)] = m - w;
+// the four values of a 4-point DFT
+struct Q4 {
+    b0: C2, b1: C2, b2: C2, b3: C2,
 }
 
-fn bf4(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2) {
+fn q4(a0: C2, a1: C2, a2: C2, a3: C2) -> Q4 {
     let t0 = a0 + a2;
     let t1 = a0 - a2;
     let t2 = a1 + a3;
     let t3 = mul_mi(a1 - a3);
-    sh[slot(cb, o)] = t0 + t2;
-    sh[slot(cb, o + L)] = t1 + t3;
-    sh[slot(cb, o + 2u * L)] = t0 - t2;
-    sh[slot(cb, o + 3u * L)] = t1 - t3;
+    return Q4(t0 + t2, t1 + t3, t0 - t2, t1 - t3);
 }
 
-fn bf5(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2) {
-    let u1 = a1 + a4;
-    let v1 = a1 - a4;
-    let u2 = a2 + a3;
-    let v2 = a2 - a3;
-    let m1 = a0 + u1 * C51 + u2 * C52;
-    let m2 = a0 + u1 * C52 + u2 * C51;
+// 16 = 4 x 4: the 4-point DFTs of the inputs q2, q2 + 4, q2 + 8, q2 + 12, their value k1
+// times W16^(q2 k1), then the 4-point DFTs over q2: output k1 + 4 k2
+fn dft16(f: Bf) -> Bf {
+    let p0 = q4(f.a0, f.a4, f.a8, f.a12);
+    let p1 = q4(f.a1, f.a5, f.a9, f.a13);
+    let p2 = q4(f.a2, f.a6, f.a10, f.a14);
+    let p3 = q4(f.a3, f.a7, f.a11, f.a15);
+    // W16^k = cos(2 pi k / 16) - i sin(2 pi k / 16)
+    let w1 = C2(C16, -S16);
+    let w2 = C2(R2, -R2);
+    let w3 = C2(S16, -C16);
+    let w6 = C2(-R2, -R2);
+    let w9 = C2(-C16, S16);
+    let r0 = q4(p0.b0, p1.b0, p2.b0, p3.b0);
+    let r1 = q4(p0.b1, cmul(p1.b1, w1), cmul(p2.b1, w2), cmul(p3.b1, w3));
+    let r2 = q4(p0.b2, cmul(p1.b2, w2), mul_mi(p2.b2), cmul(p3.b2, w6));
+    let r3 = q4(p0.b3, cmul(p1.b3, w3), cmul(p2.b3, w6), cmul(p3.b3, w9));
+    return Bf(r0.b0, r1.b0, r2.b0, r3.b0, r0.b1, r1.b1, r2.b1, r3.b1,
+              r0.b2, r1.b2, r2.b2, r3.b2, r0.b3, r1.b3, r2.b3, r3.b3);
+}
+
+fn dft2(f: Bf) -> Bf {
+    var y = f;
+    y.a0 = f.a0 + f.a1;
+    y.a1 = f.a0 - f.a1;
+    return y;
+}
+
+fn dft3(f: Bf) -> Bf {
+    let u = f.a1 + f.a2;
+    let v = f.a1 - f.a2;
+    let m = f.a0 + u * C3;
+    let w = mul_mi(v * S3);
+    var y = f;
+    y.a0 = f.a0 + u;
+    y.a1 = m + w;
+    y.a2 = m - w;
+    return y;
+}
+
+fn dft4(f: Bf) -> Bf {
+    let t0 = f.a0 + f.a2;
+    let t1 = f.a0 - f.a2;
+    let t2 = f.a1 + f.a3;
+    let t3 = mul_mi(f.a1 - f.a3);
+    var y = f;
+    y.a0 = t0 + t2;
+    y.a1 = t1 + t3;
+    y.a2 = t0 - t2;
+    y.a3 = t1 - t3;
+    return y;
+}
+
+fn dft5(f: Bf) -> Bf {
+    let u1 = f.a1 + f.a4;
+    let v1 = f.a1 - f.a4;
+    let u2 = f.a2 + f.a3;
+    let v2 = f.a2 - f.a3;
+    let m1 = f.a0 + u1 * C51 + u2 * C52;
+    let m2 = f.a0 + u1 * C52 + u2 * C51;
     let w1 = mul_mi(v1 * S51 + v2 * S52);
     let w2 = mul_mi(v1 * S52 - v2 * S51);
-    sh[slot(cb, o)] = a0 + u1 + u2;
-    sh[slot(cb, o + L)] = m1 + w1;
-    sh[slot(cb, o + 2u * L)] = m2 + w2;
-    sh[slot(cb, o + 3u * L)] = m2 - w2;
-    sh[slot(cb, o + 4u * L)] = m1 - w1;
+    var y = f;
+    y.a0 = f.a0 + u1 + u2;
+    y.a1 = m1 + w1;
+    y.a2 = m2 + w2;
+    y.a3 = m2 - w2;
+    y.a4 = m1 - w1;
+    return y;
 }
 
-fn bf7(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2) {
-    let u1 = a1 + a6;
-    let v1 = a1 - a6;
-    let u2 = a2 + a5;
-    let v2 = a2 - a5;
-    let u3 = a3 + a4;
-    let v3 = a3 - a4;
-    let m1 = a0 + u1 * C71 + u2 * C72 + u3 * C73;
-    let m2 = a0 + u1 * C72 + u2 * C73 + u3 * C71;
-    let m3 = a0 + u1 * C73 + u2 * C71 + u3 * C72;
+fn dft7(f: Bf) -> Bf {
+    let u1 = f.a1 + f.a6;
+    let v1 = f.a1 - f.a6;
+    let u2 = f.a2 + f.a5;
+    let v2 = f.a2 - f.a5;
+    let u3 = f.a3 + f.a4;
+    let v3 = f.a3 - f.a4;
+    let m1 = f.a0 + u1 * C71 + u2 * C72 + u3 * C73;
+    let m2 = f.a0 + u1 * C72 + u2 * C73 + u3 * C71;
+    let m3 = f.a0 + u1 * C73 + u2 * C71 + u3 * C72;
     let w1 = mul_mi(v1 * S71 + v2 * S72 + v3 * S73);
     let w2 = mul_mi(v1 * S72 - v2 * S73 - v3 * S71);
     let w3 = mul_mi(v1 * S73 - v2 * S71 + v3 * S72);
-    sh[slot(cb, o)] = a0 + u1 + u2 + u3;
-    sh[slot(cb, o + L)] = m1 + w1;
-    sh[slot(cb, o + 2u * L)] = m2 + w2;
-    sh[slot(cb, o + 3u * L)] = m3 + w3;
-    sh[slot(cb, o + 4u * L)] = m3 - w3;
-    sh[slot(cb, o + 5u * L)] = m2 - w2;
-    sh[slot(cb, o + 6u * L)] = m1 - w1;
+    var y = f;
+    y.a0 = f.a0 + u1 + u2 + u3;
+    y.a1 = m1 + w1;
+    y.a2 = m2 + w2;
+    y.a3 = m3 + w3;
+    y.a4 = m3 - w3;
+    y.a5 = m2 - w2;
+    y.a6 = m1 - w1;
+    return y;
 }
 
-fn bf8(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2, a7: C2) {
+fn dft8(f: Bf) -> Bf {
     // radix 4 on the even and on the odd inputs
-    let e0 = a0 + a4;
-    let e1 = a0 - a4;
-    let e2 = a2 + a6;
-    let e3 = mul_mi(a2 - a6);
+    let e0 = f.a0 + f.a4;
+    let e1 = f.a0 - f.a4;
+    let e2 = f.a2 + f.a6;
+    let e3 = mul_mi(f.a2 - f.a6);
     let E0 = e0 + e2;
     let E1 = e1 + e3;
     let E2 = e0 - e2;
     let E3 = e1 - e3;
-    let f0 = a1 + a5;
-    let f1 = a1 - a5;
-    let f2 = a3 + a7;
-    let f3 = mul_mi(a3 - a7);
+    let f0 = f.a1 + f.a5;
+    let f1 = f.a1 - f.a5;
+    let f2 = f.a3 + f.a7;
+    let f3 = mul_mi(f.a3 - f.a7);
     let F0 = f0 + f2;
     let F1 = f1 + f3;
     let F2 = f0 - f2;
@@ -240,14 +312,31 @@ fn bf8(cb: u32, o: u32, L: u32, a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, 
     let G1 = C2((F1.x + F1.y) * R2, (F1.y - F1.x) * R2);
     let G2 = mul_mi(F2);
     let G3 = C2((F3.y - F3.x) * R2, (F3.x + F3.y) * -R2);
-    sh[slot(cb, o)] = E0 + F0;
-    sh[slot(cb, o + L)] = E1 + G1;
-    sh[slot(cb, o + 2u * L)] = E2 + G2;
-    sh[slot(cb, o + 3u * L)] = E3 + G3;
-    sh[slot(cb, o + 4u * L)] = E0 - F0;
-    sh[slot(cb, o + 5u * L)] = E1 - G1;
-    sh[slot(cb, o + 6u * L)] = E2 - G2;
-    sh[slot(cb, o + 7u * L)] = E3 - G3;
+    var y = f;
+    y.a0 = E0 + F0;
+    y.a1 = E1 + G1;
+    y.a2 = E2 + G2;
+    y.a3 = E3 + G3;
+    y.a4 = E0 - F0;
+    y.a5 = E1 - G1;
+    y.a6 = E2 - G2;
+    y.a7 = E3 - G3;
+    return y;
+}
+
+// the R-point DFT of f's first R values (R = 1: f itself)
+fn dft(R: u32, f: Bf) -> Bf {
+    switch R {
+        case 2u: { if USE2 { return dft2(f); } }
+        case 3u: { if USE3 { return dft3(f); } }
+        case 4u: { if USE4 { return dft4(f); } }
+        case 5u: { if USE5 { return dft5(f); } }
+        case 7u: { if USE7 { return dft7(f); } }
+        case 8u: { if USE8 { return dft8(f); } }
+        case 16u: { if USE16 { return dft16(f); } }
+        default: {}
+    }
+    return f;
 }
 
 // Bluestein's chirp exp(-i pi (k^2 mod 2 BN) / BN) (table entries p.real_at + k), conjugated
@@ -356,18 +445,22 @@ fn entry(b: u32) -> vec3<i32> {
     return vec3<i32>(so, dof, i32(tc));
 }
 
-// one butterfly's inputs, held in registers across a pass's barrier
-struct Bf {
-    a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2, a7: C2,
+// (entry, index within the entry) of butterfly j of a pass of M butterflies per entry:
+// consecutive butterflies of one entry (``along``) or the same one of consecutive entries
+fn place(j: u32, M: u32, along: bool) -> vec2<u32> {
+    if along {
+        return vec2<u32>(j / M, j % M);
+    }
+    return vec2<u32>(j % C, j / C);
 }
 
-// the inputs of butterfly j (entry j / M) of a pass of radix R after passes of length L, times
-// their twiddles
-fn gather(j: u32, R: u32, M: u32, L: u32) -> Bf {
-    let cb = (j / M) * PITCH;
-    let jj = j % M;
+// the inputs of butterfly ``at`` (entry, index jj < M) of a pass of radix R after passes of
+// length L, times their twiddles (the pass's table at ``first``, see ``twiddle``)
+fn gather(at: vec2<u32>, R: u32, M: u32, L: u32, first: u32) -> Bf {
+    let cb = at.x * PITCH;
+    let jj = at.y;
     let z = C2(0.0, 0.0);
-    var f = Bf(z, z, z, z, z, z, z, z);
+    var f = Bf(z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z);
     f.a0 = sh[slot(cb, jj)];
     if R > 1u {
         f.a1 = sh[slot(cb, jj + M)];
@@ -381,82 +474,259 @@ fn gather(j: u32, R: u32, M: u32, L: u32) -> Bf {
     if R > 4u {
         f.a4 = sh[slot(cb, jj + 4u * M)];
     }
-    if (USE7 || USE8) && R > 5u {
+    if (USE7 || USE8 || USE16) && R > 5u {
         f.a5 = sh[slot(cb, jj + 5u * M)];
         f.a6 = sh[slot(cb, jj + 6u * M)];
     }
-    if USE8 && R > 7u {
+    if (USE8 || USE16) && R > 7u {
         f.a7 = sh[slot(cb, jj + 7u * M)];
+    }
+    if USE16 && R > 8u {
+        f.a8 = sh[slot(cb, jj + 8u * M)];
+        f.a9 = sh[slot(cb, jj + 9u * M)];
+        f.a10 = sh[slot(cb, jj + 10u * M)];
+        f.a11 = sh[slot(cb, jj + 11u * M)];
+        f.a12 = sh[slot(cb, jj + 12u * M)];
+        f.a13 = sh[slot(cb, jj + 13u * M)];
+        f.a14 = sh[slot(cb, jj + 14u * M)];
+        f.a15 = sh[slot(cb, jj + 15u * M)];
     }
     if L == 1u {
         return f;  // (the first pass: every twiddle is 1)
     }
-    let step = (jj % L) * (N / (L * R));
+    let k = jj % L;
     if R > 1u {
-        f.a1 = cmul(f.a1, twiddle(step));
+        f.a1 = cmul(f.a1, twiddle(1u, k, L, R, first));
     }
     if R > 2u {
-        f.a2 = cmul(f.a2, twiddle(2u * step));
+        f.a2 = cmul(f.a2, twiddle(2u, k, L, R, first));
     }
     if R > 3u {
-        f.a3 = cmul(f.a3, twiddle(3u * step));
+        f.a3 = cmul(f.a3, twiddle(3u, k, L, R, first));
     }
     if R > 4u {
-        f.a4 = cmul(f.a4, twiddle(4u * step));
+        f.a4 = cmul(f.a4, twiddle(4u, k, L, R, first));
     }
-    if (USE7 || USE8) && R > 5u {
-        f.a5 = cmul(f.a5, twiddle(5u * step));
-        f.a6 = cmul(f.a6, twiddle(6u * step));
+    if (USE7 || USE8 || USE16) && R > 5u {
+        f.a5 = cmul(f.a5, twiddle(5u, k, L, R, first));
+        f.a6 = cmul(f.a6, twiddle(6u, k, L, R, first));
     }
-    if USE8 && R > 7u {
-        f.a7 = cmul(f.a7, twiddle(7u * step));
+    if (USE8 || USE16) && R > 7u {
+        f.a7 = cmul(f.a7, twiddle(7u, k, L, R, first));
+    }
+    if USE16 && R > 8u {
+        f.a8 = cmul(f.a8, twiddle(8u, k, L, R, first));
+        f.a9 = cmul(f.a9, twiddle(9u, k, L, R, first));
+        f.a10 = cmul(f.a10, twiddle(10u, k, L, R, first));
+        f.a11 = cmul(f.a11, twiddle(11u, k, L, R, first));
+        f.a12 = cmul(f.a12, twiddle(12u, k, L, R, first));
+        f.a13 = cmul(f.a13, twiddle(13u, k, L, R, first));
+        f.a14 = cmul(f.a14, twiddle(14u, k, L, R, first));
+        f.a15 = cmul(f.a15, twiddle(15u, k, L, R, first));
     }
     return f;
 }
 
-// the outputs of butterfly j (see ``gather``) written in place
-fn scatter(j: u32, R: u32, M: u32, L: u32, f: Bf) {
-    let cb = (j / M) * PITCH;
-    let jj = j % M;
+// the outputs of butterfly ``at`` (see ``gather``) written in place
+fn scatter(at: vec2<u32>, R: u32, M: u32, L: u32, f: Bf) {
+    let cb = at.x * PITCH;
+    let jj = at.y;
     let o = (jj / L) * L * R + jj % L;
-    switch R {
-        case 1u: { sh[slot(cb, o)] = f.a0; }
-        case 2u: { if USE2 { bf2(cb, o, L, f.a0, f.a1); } }
-        case 3u: { if USE3 { bf3(cb, o, L, f.a0, f.a1, f.a2); } }
-        case 4u: { if USE4 { bf4(cb, o, L, f.a0, f.a1, f.a2, f.a3); } }
-        case 5u: { if USE5 { bf5(cb, o, L, f.a0, f.a1, f.a2, f.a3, f.a4); } }
-        case 7u: { if USE7 { bf7(cb, o, L, f.a0, f.a1, f.a2, f.a3, f.a4, f.a5, f.a6); } }
-        default: { if USE8 { bf8(cb, o, L, f.a0, f.a1, f.a2, f.a3, f.a4, f.a5, f.a6, f.a7); } }
+    let y = dft(R, f);
+    sh[slot(cb, o)] = y.a0;
+    if R > 1u {
+        sh[slot(cb, o + L)] = y.a1;
+    }
+    if R > 2u {
+        sh[slot(cb, o + 2u * L)] = y.a2;
+    }
+    if R > 3u {
+        sh[slot(cb, o + 3u * L)] = y.a3;
+    }
+    if R > 4u {
+        sh[slot(cb, o + 4u * L)] = y.a4;
+    }
+    if (USE7 || USE8 || USE16) && R > 5u {
+        sh[slot(cb, o + 5u * L)] = y.a5;
+        sh[slot(cb, o + 6u * L)] = y.a6;
+    }
+    if (USE8 || USE16) && R > 7u {
+        sh[slot(cb, o + 7u * L)] = y.a7;
+    }
+    if USE16 && R > 8u {
+        sh[slot(cb, o + 8u * L)] = y.a8;
+        sh[slot(cb, o + 9u * L)] = y.a9;
+        sh[slot(cb, o + 10u * L)] = y.a10;
+        sh[slot(cb, o + 11u * L)] = y.a11;
+        sh[slot(cb, o + 12u * L)] = y.a12;
+        sh[slot(cb, o + 13u * L)] = y.a13;
+        sh[slot(cb, o + 14u * L)] = y.a14;
+        sh[slot(cb, o + 15u * L)] = y.a15;
     }
 }
 
-// the Stockham passes over the C entries in workgroup memory (barriers before and after): each
-// invocation takes butterfly lid and, with TWO (WG >= C N / 8, every radix at least 4), lid + WG
+// DLOAD / DSTORE: what the first and last passes read and write besides workgroup memory
+var<private> io_b0: u32;
+var<private> io_count: u32;
+var<private> io_inverse: bool;
+var<private> io_along_load: bool;
+var<private> io_along_store: bool;
+var<private> io_scale: T;
+
+// the inputs of butterfly ``at`` of the first pass (radix R, M per entry: every twiddle 1)
+// read from the source (zeros for an entry past the batch)
+fn gather_src(at: vec2<u32>, R: u32, M: u32) -> Bf {
+    let z = C2(0.0, 0.0);
+    var f = Bf(z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z);
+    if at.x >= io_count {
+        return f;
+    }
+    let ent = entry(io_b0 + at.x);
+    let sa = signed(p.src_axis);
+    let jj = at.y;
+    f.a0 = fetch(jj, ent, sa, io_inverse);
+    if R > 1u {
+        f.a1 = fetch(jj + M, ent, sa, io_inverse);
+    }
+    if R > 2u {
+        f.a2 = fetch(jj + 2u * M, ent, sa, io_inverse);
+    }
+    if R > 3u {
+        f.a3 = fetch(jj + 3u * M, ent, sa, io_inverse);
+    }
+    if R > 4u {
+        f.a4 = fetch(jj + 4u * M, ent, sa, io_inverse);
+    }
+    if (USE7 || USE8 || USE16) && R > 5u {
+        f.a5 = fetch(jj + 5u * M, ent, sa, io_inverse);
+        f.a6 = fetch(jj + 6u * M, ent, sa, io_inverse);
+    }
+    if (USE8 || USE16) && R > 7u {
+        f.a7 = fetch(jj + 7u * M, ent, sa, io_inverse);
+    }
+    if USE16 && R > 8u {
+        f.a8 = fetch(jj + 8u * M, ent, sa, io_inverse);
+        f.a9 = fetch(jj + 9u * M, ent, sa, io_inverse);
+        f.a10 = fetch(jj + 10u * M, ent, sa, io_inverse);
+        f.a11 = fetch(jj + 11u * M, ent, sa, io_inverse);
+        f.a12 = fetch(jj + 12u * M, ent, sa, io_inverse);
+        f.a13 = fetch(jj + 13u * M, ent, sa, io_inverse);
+        f.a14 = fetch(jj + 14u * M, ent, sa, io_inverse);
+        f.a15 = fetch(jj + 15u * M, ent, sa, io_inverse);
+    }
+    return f;
+}
+
+// result v as stored (conjugated back for the inverse, times the scale)
+fn finish(v: C2) -> C2 {
+    return conj_if(v, io_inverse) * io_scale;
+}
+
+// the outputs of butterfly ``at`` of the last pass (L = M: results jj + r M) written to the
+// destination (nothing for an entry past the batch)
+fn scatter_dst(at: vec2<u32>, R: u32, M: u32, f: Bf) {
+    if at.x >= io_count {
+        return;
+    }
+    let ent = entry(io_b0 + at.x);
+    let da = signed(p.dst_axis);
+    let first = ent.y + i32(at.y) * da;
+    let step = i32(M) * da;
+    let y = dft(R, f);
+    dst[u32(first)] = finish(y.a0);
+    if R > 1u {
+        dst[u32(first + step)] = finish(y.a1);
+    }
+    if R > 2u {
+        dst[u32(first + 2 * step)] = finish(y.a2);
+    }
+    if R > 3u {
+        dst[u32(first + 3 * step)] = finish(y.a3);
+    }
+    if R > 4u {
+        dst[u32(first + 4 * step)] = finish(y.a4);
+    }
+    if (USE7 || USE8 || USE16) && R > 5u {
+        dst[u32(first + 5 * step)] = finish(y.a5);
+        dst[u32(first + 6 * step)] = finish(y.a6);
+    }
+    if (USE8 || USE16) && R > 7u {
+        dst[u32(first + 7 * step)] = finish(y.a7);
+    }
+    if USE16 && R > 8u {
+        dst[u32(first + 8 * step)] = finish(y.a8);
+        dst[u32(first + 9 * step)] = finish(y.a9);
+        dst[u32(first + 10 * step)] = finish(y.a10);
+        dst[u32(first + 11 * step)] = finish(y.a11);
+        dst[u32(first + 12 * step)] = finish(y.a12);
+        dst[u32(first + 13 * step)] = finish(y.a13);
+        dst[u32(first + 14 * step)] = finish(y.a14);
+        dst[u32(first + 15 * step)] = finish(y.a15);
+    }
+}
+
+// the Stockham passes over the C entries in workgroup memory: each invocation takes butterfly
+// lid and, with TWO (WG at least half the butterflies of every pass), lid + WG. In place: a barrier
+// between a pass's reads and its writes and one after them, except that the first pass with
+// DLOAD reads the source (its writes need no barrier before them; the kernel's workgroup
+// memory is still unread) and the last with DSTORE writes the destination (no barrier after
+// its reads). Workgroup memory passes take consecutive butterflies of one entry; the first
+// and last with DLOAD / DSTORE those of the load / store order (``place``).
 fn passes(lid: u32) {
     var L = 1u;
     //#unroll
     for (var s = 0u; s < NPASS; s++) {
         let R = RADICES[s];
         let M = N / R;
+        let from_src = DLOAD && s == 0u;
+        let to_dst = DSTORE && s + 1u == NPASS;
+        var along = true;
+        if from_src {
+            along = io_along_load;
+        } else if to_dst {
+            along = io_along_store;
+        }
+        let at0 = place(lid, M, along);
+        let at1 = place(lid + WG, M, along);
         let live0 = lid < C * M;
         let live1 = TWO && lid + WG < C * M;
         let z = C2(0.0, 0.0);
-        var f0 = Bf(z, z, z, z, z, z, z, z);
+        var f0 = Bf(z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z);
         var f1 = f0;
-        if live0 {
-            f0 = gather(lid, R, M, L);
+        if from_src {
+            if live0 {
+                f0 = gather_src(at0, R, M);
+            }
+            if live1 {
+                f1 = gather_src(at1, R, M);
+            }
+        } else {
+            if live0 {
+                f0 = gather(at0, R, M, L, TW_AT[s]);
+            }
+            if live1 {
+                f1 = gather(at1, R, M, L, TW_AT[s]);
+            }
+            if !to_dst {
+                workgroupBarrier();
+            }
         }
-        if live1 {
-            f1 = gather(lid + WG, R, M, L);
+        if to_dst {
+            if live0 {
+                scatter_dst(at0, R, M, f0);
+            }
+            if live1 {
+                scatter_dst(at1, R, M, f1);
+            }
+        } else {
+            if live0 {
+                scatter(at0, R, M, L, f0);
+            }
+            if live1 {
+                scatter(at1, R, M, L, f1);
+            }
+            workgroupBarrier();
         }
-        workgroupBarrier();
-        if live0 {
-            scatter(lid, R, M, L, f0);
-        }
-        if live1 {
-            scatter(lid + WG, R, M, L, f1);
-        }
-        workgroupBarrier();
         L *= R;
     }
 }
@@ -493,7 +763,10 @@ fn fetch(i: u32, ent: vec3<i32>, sa: i32, inverse: bool) -> C2 {
     v = conj_if(v, inverse);
     if TWIDDLE {
         let q = i * u32(ent.z);
-        let w = cmul(tw[p.tw_first + p.tw2_lo + q % p.tw_split], tw[p.tw_first + p.tw2_hi + q / p.tw_split]);
+        // (tw_split is a power of two: a mask and a shift, no division)
+        let lo = q & (p.tw_split - 1u);
+        let hi = q >> countTrailingZeros(p.tw_split);
+        let w = cmul(tw[p.tw_first + p.tw2_lo + lo], tw[p.tw_first + p.tw2_hi + hi]);
         v = cmul(v, w);
     }
     return v;
@@ -525,7 +798,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let sa = signed(p.src_axis);
     var last = C;  // the entry whose offsets `ent` holds (none yet)
     var ent = vec3<i32>(0, 0, 0);
-    if UNROLL {
+    var scale = T(1.0);
+    if (p.flags & 2u) != 0u {
+        scale = tw[p.tw_first + p.scale_at].x;
+    }
+    io_b0 = b0;
+    io_count = count;
+    io_inverse = inverse;
+    io_along_load = along_load;
+    io_along_store = along_store;
+    io_scale = scale;
+    if DLOAD {
+        // (the first pass reads the source)
+    } else if UNROLL {
         // every load of the invocation issued before the first one is waited for
         var vals: array<C2, LOADS>;
         //#unroll
@@ -560,7 +845,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
         }
     }
-    workgroupBarrier();
+    if !DLOAD {
+        workgroupBarrier();
+    }
     passes(lid);
     if BLUE {
         // the product with the chirp's spectrum, conjugated: the second forward passes then
@@ -575,11 +862,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let da = signed(p.dst_axis);
     last = C;
-    var scale = T(1.0);
-    if (p.flags & 2u) != 0u {
-        scale = tw[p.tw_first + p.scale_at].x;
-    }
-    if UNROLL {
+    if DSTORE {
+        // (the last pass wrote the destination)
+    } else if UNROLL {
         // every result computed (its table reads in flight together) before the first store
         var outs: array<C2, STORES>;
         var offs: array<i32, STORES>;
