@@ -108,10 +108,13 @@ def _subgroup_size(ctx: Any, cfg: dict[str, Any]) -> int:
 
 
 def plan(ctx: Any, a_dtype: str, b_dtype: str, c_dtype: str, a_strides: tuple[int, int, int],
-         b_strides: tuple[int, int, int], c_strides: tuple[int, int, int], n: int) -> Plan | None:
+         b_strides: tuple[int, int, int], c_strides: tuple[int, int, int], n: int,
+         c_span_bytes: int | None = None) -> Plan | None:
     """The subgroup-matrix kernel for this integer matmul (strides (batch, row, column) in
     elements, ``n`` C's columns), or None where the generic kernel runs: other dtypes, no
-    feature or configuration, the knob off, or a tile beyond the device's workgroup limits.
+    feature or configuration, the knob off, a tile beyond the device's workgroup limits, or a
+    C that spans (``c_span_bytes``, from its first to its last element) less than one result
+    matrix (Dawn requires C's binding to hold one: 1,024 bytes for 16 x 16 words).
     BackendError (invalid argument) for a malformed tile knob."""
     types = TYPES.get((a_dtype, b_dtype, c_dtype))
     if types is None or not config.value("int8_sgmatrix") or FEATURE not in getattr(ctx, "features", ()) \
@@ -123,7 +126,7 @@ def plan(ctx: Any, a_dtype: str, b_dtype: str, c_dtype: str, a_strides: tuple[in
         return None
     tile = parse_tile(config.value("int8_sgmatrix_tile"))
     sm_m, sm_n, sm_k = int(cfg["m"]), int(cfg["n"]), int(cfg["k"])
-    if tile.bk % sm_k:
+    if tile.bk % sm_k or (c_span_bytes is not None and c_span_bytes < sm_m * sm_n * 4):
         return None
     nt = tile.wgm * tile.wgn * _subgroup_size(ctx, cfg)
     bm, bn, bk = tile.wgm * tile.tm * sm_m, tile.wgn * tile.tn * sm_n, tile.bk
