@@ -302,3 +302,24 @@ def test_probe_runs(capsys):
     assert int8_matmul.main(["--quick", "--check-shapes", "3x5x7", "--time-shapes", "8x8x8", "--reps", "2"]) == 0
     out = capsys.readouterr().out
     assert "== device" in out and "generic 3x5x7 plain: OK" in out and "8x8x8 generic:" in out
+
+
+def test_blocks_smaller_than_a_result_matrix_take_the_generic_kernel(backend, monkeypatch):
+    """With a binding limit that splits C into blocks of under 1,024 bytes, the subgroup-matrix
+    plan is asked with the smallest block's span and declines (Dawn rejects such a C binding);
+    the split results stay exact."""
+    seen: list[tuple[int, bool]] = []
+    real = int8_sgmatrix.plan
+
+    def recording(*args, **kwargs):
+        got = real(*args, **kwargs)
+        seen.append((args[8] if len(args) > 8 else kwargs.get("c_span_bytes"), got is not None))
+        return got
+
+    monkeypatch.setattr(int8_sgmatrix, "plan", recording)
+    monkeypatch.setattr(backend, "max_window_bytes", lambda: 700)
+    with emulating(backend):
+        run(backend, 33, 21, 29, 3, "int8", "int8", "int32", ("row", "negative"), seed=5)
+    assert seen and all(span is not None for span, _ in seen)
+    assert all(span >= 1024 for span, used in seen if used)
+    assert any(span < 1024 and not used for span, used in seen)

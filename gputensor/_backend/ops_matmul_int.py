@@ -221,7 +221,9 @@ def _structure(backend: Any, m: Any, n: Any, k: Any, batch: Any, a_dtype: Any, a
         "LOAD_A": convert(ta.load_expr("A", "i"), ta.compute, acc),
         "LOAD_B": convert(tb.load_expr("B", "i"), tb.compute, acc),
     }
-    c_span = (1 + (batch - 1) * abs(sc[0]) + (m - 1) * abs(sc[1]) + (n - 1) * abs(sc[2])) * tc.itemsize
+    # the smallest span of C that one dispatch binds (its smallest block along each dimension)
+    least = [size % blocks[dim] or min(size, blocks[dim]) for dim, size in (("batch", batch), ("m", m), ("n", n))]
+    c_span = (1 + (least[0] - 1) * abs(sc[0]) + (least[1] - 1) * abs(sc[1]) + (least[2] - 1) * abs(sc[2])) * tc.itemsize
     sgm = int8_sgmatrix.plan(ctx, a_dtype, b_dtype, c_dtype, sa, sb, sc, n, c_span) if k > 0 else None
     pipe = int8_sgmatrix.pipeline(ctx, sgm) if sgm is not None else None
     if pipe is not None:
