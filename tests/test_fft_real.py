@@ -256,7 +256,7 @@ def test_four_step_real_fused_and_not(dtype: str, n: int, rows: int) -> None:
                                    {"fft_unrolled_loads": False, "fft_two_butterflies": False},
                                    {"fft_two_butterflies": False}, {"fft_min_workgroups": 0},
                                    {"fft_min_workgroups": 100000}, {"fft_direct_io": False},
-                                   {"fft_radix16": False}, {"fft_pass_twiddles": False},
+                                   {"fft_radix16": True}, {"fft_pass_twiddles": False},
                                    {"fft_radix16": False, "fft_direct_io": False, "fft_pass_twiddles": False}])
 def test_kernel_variants_of_the_knobs(knobs: dict[str, bool]) -> None:
     """The Stockham kernel's variants of the A/B knobs (load and store loops not unrolled, one

@@ -274,7 +274,7 @@ KNOBS: tuple[Knob, ...] = (
          "fft: the Stockham kernel's first pass reads its butterflies' inputs from the source and "
          "its last pass writes their outputs to the destination (two round trips through workgroup "
          "memory and their barriers fewer; off: a load loop and a store loop around the passes)"),
-    Knob("fft_radix16", "GPUTENSOR_FFT_RADIX16", _not_off, True, False,
+    Knob("fft_radix16", "GPUTENSOR_FFT_RADIX16", _not_off, False, False,
          "fft: powers of two take radix-16 Stockham passes (16 points per invocation in "
          "registers; 2^12 in three passes instead of four), eights for the rest (off: radices 8, 4, 2)"),
     Knob("fft_pass_twiddles", "GPUTENSOR_FFT_PASS_TWIDDLES", _not_off, True, False,
