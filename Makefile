@@ -46,11 +46,11 @@ conformance: adapter
 
 # The other two configurations: llvmpipe through OpenGL (no shader-f64, shader-int64, subgroups;
 # 16 storage buffers) and Dawn (wgpudawn, Tint) on the lavapipe of Mesa 25 (no shader-f64,
-# shader-int64), set up in .dawn by tools/dawn_lavapipe.sh. By default a bounded run (CI's for
-# Dawn): ADAPTER_TESTS (every kernel compiled on the implementation, then the op families whose
+# shader-int64), set up in .dawn by tools/dawn_lavapipe.sh. By default a bounded run:
+# ADAPTER_TESTS (every kernel compiled on the implementation, then the op families whose
 # tests are fast; linalg and fft are reached by the kernel tour) with the ci-short hypothesis
-# profile; FULL=1: the whole suite (two processes, as make test; CI's for OpenGL); PYTEST_ARGS:
-# one run with those arguments.
+# profile (CI's); FULL=1: the whole suite (two processes, as make test); PYTEST_ARGS: one run
+# with those arguments.
 ADAPTER_TESTS ?= tests/test_kernel_sources.py tests/test_implementation.py tests/test_bindings.py \
 	tests/test_devices.py tests/test_dtypes.py tests/test_creation.py tests/test_elementwise.py \
 	tests/test_statistical.py tests/test_sorting.py tests/test_searching.py tests/test_sets.py \
