@@ -84,16 +84,7 @@ struct Regs {
     a0: vec4<acc_t>, a1: vec4<acc_t>, b0: vec4<acc_t>, b1: vec4<acc_t>,
 }
 
-// The (tile_m, tile_n) of linear tile `lin`, walking GROUP_M tile-rows at a time so that
-// workgroups running together share A and B tiles in the cache.
-fn swizzle_tile(lin: u32, tiles_m: u32, tiles_n: u32) -> vec2<u32> {
-    let per_group = GROUP_M * tiles_n;
-    let group = lin / per_group;
-    let first_m = group * GROUP_M;
-    let size_m = min(tiles_m - first_m, GROUP_M);
-    let in_group = lin - group * per_group;
-    return vec2<u32>(first_m + in_group % size_m, in_group / size_m);
-}
+//#include tile_swizzle
 
 // Set g_row0, g_col0 (and g_slice) for workgroup `lin` of a grid of tiles_m x tiles_n tiles
 // (times `splits` with SPLIT_K) over `ktiles` depth tiles. Returns (kt0, kt1, ok): the depth tiles

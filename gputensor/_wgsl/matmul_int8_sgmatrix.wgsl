@@ -110,15 +110,7 @@ struct Regs {
     b: array<u32, LB>,
 }
 
-// The (tile_m, tile_n) of linear tile `lin`, walking GROUP_M tile-rows at a time.
-fn swizzle_tile(lin: u32, tiles_m: u32, tiles_n: u32) -> vec2<u32> {
-    let per_group = GROUP_M * tiles_n;
-    let group = lin / per_group;
-    let first_m = group * GROUP_M;
-    let size_m = min(tiles_m - first_m, GROUP_M);
-    let in_group = lin - group * per_group;
-    return vec2<u32>(first_m + in_group % size_m, in_group / size_m);
-}
+//#include tile_swizzle
 
 fn a_byte(e: u32) -> u32 {
     return (A[e >> 2u] >> ((e & 3u) * 8u)) & 0xFFu;
