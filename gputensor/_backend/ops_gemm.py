@@ -195,6 +195,59 @@ def gemm_tiles(ctx: Any, acc_type: str, m: int, n: int, batch: int = 1) -> GemmT
     return TILES_SMALL
 
 
+#: The tile knobs (``config``) of the gemm kernels: float64 data, and batches of f32-accumulating
+#: products (more than one matrix).
+TILE_KNOB_F64 = "gemm_tiles_f64"
+TILE_KNOB_BATCHED = "gemm_tiles_batched"
+
+#: (``config.generation``, the tile knobs' values) as last read: ``plan_settings`` runs on every
+#: matmul call, and these knobs (read once per process) change only with the generation.
+_tile_knobs: tuple[int, tuple[Any, Any]] = (-1, (None, None))
+
+
+def tile_knob_values() -> tuple[Any, Any]:
+    """The values of the ``gemm_tiles_f64`` and ``gemm_tiles_batched`` knobs now (None: unset)."""
+    global _tile_knobs
+    gen, values = _tile_knobs
+    if gen != config.generation:
+        gen = config.generation
+        values = (config.value(TILE_KNOB_F64), config.value(TILE_KNOB_BATCHED))
+        _tile_knobs = (gen, values)
+    return values
+
+
+def knob_tiles(ctx: Any, acc_type: str, batch: int) -> GemmTiles | None:
+    """The tiles a gemm-kernel problem of ``batch`` matrices with accumulator ``acc_type`` takes
+    from the tile knobs: ``gemm_tiles_f64`` for f64, ``gemm_tiles_batched`` for f32 with batch > 1;
+    None when the knob that applies is unset (the planner chooses). Raises ValueError, naming the
+    knob's variable, for a configuration the kernel cannot run or that needs more workgroup
+    memory than ``ctx``'s adapter has."""
+    f64_shape, batched_shape = tile_knob_values()
+    if acc_type == "f64":
+        shape, name = f64_shape, TILE_KNOB_F64
+    elif batch > 1:
+        shape, name = batched_shape, TILE_KNOB_BATCHED
+    else:
+        return None
+    if shape is None:
+        return None
+    env = next(knob.env for knob in config.KNOBS if knob.name == name)
+    tiles = GemmTiles(*shape)
+    try:
+        tiles.check()
+    except ValueError:
+        raise ValueError(f"{env}={'x'.join(map(str, shape))}: the gemm kernel cannot run these tiles "
+                         "(TM, TN 4 or 8; at most 1024 invocations; 1 to 8 fetches of A and of B "
+                         "per invocation and K slice)") from None
+    acc_size = 8 if acc_type == "f64" else 4
+    if not _fits(ctx, tiles, acc_size):
+        limit = int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
+        raise ValueError(f"{env}={'x'.join(map(str, shape))}: the tiles need "
+                         f"{tiles.workgroup_bytes(acc_size)} bytes of workgroup memory, the adapter "
+                         f"has {limit}")
+    return tiles
+
+
 def choose_splits(tiles: int, k: int) -> int:
     """Splits of the depth ``k`` for a problem of ``tiles`` large-tile workgroups (pure; the
     policy's constants are the module's ``SPLITK_*``): 1 when ``k < SPLITK_MIN_K``, else the
@@ -303,7 +356,8 @@ def clamp_plan(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
 
 def plan_splitk(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
                 splits: int | None, reads: bool = True,
-                tune: autotune.Request | None = None) -> tuple[GemmTiles, int]:
+                tune: autotune.Request | None = None,
+                forced_tiles: GemmTiles | None = None) -> tuple[GemmTiles, int]:
     """``gemm_plan`` for the largest block (m x n x batch, depth k) of an operation, with the
     splits clamped to the depth's tiles and the scratch binding (``max_splits``): ``(tiles,
     splits)``, and ``(gemm_tiles(...), 1)`` whenever that leaves one split or the operation reads
@@ -312,8 +366,17 @@ def plan_splitk(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
     ``tune`` (built by the operations only while ``autotune.enabled()``): with f32 accumulation,
     no ``splits`` and no ``GPUTENSOR_GEMM_SPLITK``, the plan comes from the autotuner
     (``autotune.tuned_plan``: cached, or timed now), clamped the same way. Inside a tuning run the
-    plan it forces (``autotune.forced_plan``) is used as is (clamped)."""
+    plan it forces (``autotune.forced_plan``) is used as is (clamped).
+
+    ``forced_tiles`` (a tile knob's, ``knob_tiles``) replaces the planner's tiles: split only as
+    ``splits`` or ``GPUTENSOR_GEMM_SPLITK`` say (clamped), never tuned."""
     ctx = backend.context
+    if forced_tiles is not None:
+        if splits is None:
+            splits = splitk_override()
+        if not reads or splits is None or splits <= 1:
+            return forced_tiles, 1
+        return clamp_plan(backend, acc_type, m, n, k, batch, forced_tiles, splits)
     if not reads:
         return gemm_tiles(ctx, acc_type, m, n, batch), 1
     forced = autotune.forced_plan()
@@ -511,8 +574,9 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     ctx = backend.context
     types = kernel_types(wgsl_type)
     acc_type = types["ACC"]
+    forced_tiles = knob_tiles(ctx, acc_type, batch)
     tune = None
-    if reads_ab and splits is None and autotune.enabled():
+    if reads_ab and splits is None and forced_tiles is None and autotune.enabled():
         beta_run = 0.0 if beta == 0.0 else 1.0
 
         def run(ptrs: Sequence[int]) -> None:
@@ -527,7 +591,7 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
         triangle = 0  # (the tiles' diagonal is per block: every tile)
     tiles, splits = plan_splitk(backend, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
                                 max(k, 1), min(batch, blocks["batch"]), 1 if triangle else splits, reads_ab,
-                                None if triangle else tune)
+                                None if triangle else tune, forced_tiles)
     defines = {**types, **tiles.defines(), **split_defines(types, splits > 1),
                "TRANS_A": "true" if ta else "false", "TRANS_B": "true" if tb else "false", "TRI": triangle}
     packer = _GEMM_WORDS[acc_type]
@@ -599,8 +663,9 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
 
 def plan_settings() -> tuple[Any, ...]:
     """The settings a kept ``gemm_strided_batched`` plan depends on beside its arguments (the
-    forced split-K count, whether tuning is on): part of every plan key, the callers' too."""
-    return (splitk_override(), autotune.enabled())
+    forced split-K count, whether tuning is on, the tile knobs): part of every plan key, the
+    callers' too."""
+    return (splitk_override(), autotune.enabled(), *tile_knob_values())
 
 
 def planned_call(backend: Any, trans_a: BackendTranspose, trans_b: BackendTranspose, m: int, n: int,
@@ -789,8 +854,9 @@ def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
     acc_type = types["ACC"]
     a_m_fast = abs(sa[1]) <= abs(sa[2])
     b_k_fast = abs(sb[1]) <= abs(sb[2])
+    forced_tiles = knob_tiles(ctx, acc_type, batch)
     tune = None
-    if reads_ab and splits is None and autotune.enabled():
+    if reads_ab and splits is None and forced_tiles is None and autotune.enabled():
         spans = [strided_span(dims) for dims in (
             [(batch, sa[0]), (m, sa[1]), (k, sa[2])], [(batch, sb[0]), (k, sb[1]), (n, sb[2])],
             [(batch, sc[0]), (m, sc[1]), (n, sc[2])])]
@@ -805,7 +871,8 @@ def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
             "gemm_strided", wgsl_type, (("M" if a_m_fast else "K") + ("K" if b_k_fast else "N"),),
             tuple((hi - lo + 1) * itemsize for lo, hi in spans), run)
     tiles, splits = plan_splitk(backend, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
-                                max(k, 1), min(batch, blocks["batch"]), splits, reads_ab, tune)
+                                max(k, 1), min(batch, blocks["batch"]), splits, reads_ab, tune,
+                                forced_tiles)
     defines = {**types, **tiles.defines(), **split_defines(types, splits > 1),
                "A_M_FAST": "true" if a_m_fast else "false",
                "B_K_FAST": "true" if b_k_fast else "false"}
@@ -879,6 +946,7 @@ __all__ = [
     "gemm_strided",
     "gemm_strided_batched",
     "gemm_tiles",
+    "knob_tiles",
     "operand_extents",
     "plan_blocks",
     "plan_gemm_blocks",
