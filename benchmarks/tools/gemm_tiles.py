@@ -74,6 +74,14 @@ def plan_text(batch: int, n: int, dtype: str) -> str:
     return text + (f"/split{splits}" if splits > 1 else "")
 
 
+def label(settings: dict[str, Any]) -> str:
+    """A variant's name: its knobs as NAME=VALUE joined by +, tile shapes written BMxBNxBKxTMxTN."""
+    def text(value: Any) -> str:
+        return "x".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+    return "+".join(f"{k}={text(v)}" for k, v in settings.items())
+
+
 def _time(fn: Callable[[], Any], sync: Callable[[], Any], target_s: float) -> float:
     per = _timing.estimate_call(lambda _i: fn(), sync, max_calls=4)
     reps = int(max(2, min(200, target_s / max(per, 1e-6))))
@@ -91,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     import gputensor as gt
     from gputensor._backend import config
 
-    flips = variants(args.ab)
+    flips = [(label(settings), settings) for _, settings in variants(args.ab)]
     torch = None
     try:
         import torch as _torch
@@ -104,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     warmer = _timing.ClockWarmer(torch)
     patterns = [p.strip() for p in args.only.split(",") if p.strip()]
     rng = np.random.default_rng(0)
-    print(f"{'case':<22}{'variant':<44}{'tiles':<22}{'wall us':>10}{'GPU us':>10}{'TFLOP/s':>9}"
+    print(f"{'case':<22}{'variant':<50}{'tiles':<22}{'wall us':>10}{'GPU us':>10}{'TFLOP/s':>9}"
           f"{'x torch GPU':>12}{'x torch wall':>13}{'rel err':>10}", flush=True)
     best: dict[str, tuple[float, str]] = {}
     for case_id, batch, n, dtype in SMALL_CASES if args.small else CASES:
@@ -128,13 +136,13 @@ def main(argv: list[str] | None = None) -> int:
             torch_gpu = begin.elapsed_time(end) * 1e-3 / reps
             ref = (ta @ tb).double().cpu().numpy()
             del held, ta, tb
-            print(f"{case_id:<22}{'torch':<44}{'':<22}{torch_wall * 1e6:>10.1f}{torch_gpu * 1e6:>10.1f}"
+            print(f"{case_id:<22}{'torch':<50}{'':<22}{torch_wall * 1e6:>10.1f}{torch_gpu * 1e6:>10.1f}"
                   f"{flops / torch_gpu * 1e-12:>9.2f}", flush=True)
         else:
             ref = a.astype(np.float64) @ b.astype(np.float64)
         scale = float(np.max(np.abs(ref))) or 1.0
         ga, gb = gt.asarray(a), gt.asarray(b)
-        for label, settings in [("(knobs as set)", {})] + flips:
+        for name, settings in [("(knobs as set)", {})] + flips:
             if settings and not applies(settings, batch, dtype):
                 continue
             try:
@@ -146,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                     wall = _time(lambda: ga @ gb, gt.synchronize, args.target)
                     gpu, _, _ = _timing.gpu_profile(lambda: ga @ gb, calls=16)
             except Exception as exc:  # noqa: BLE001 - report the variant and go on
-                print(f"{case_id:<22}{label:<44}error: {type(exc).__name__}: {str(exc)[:120]}", flush=True)
+                print(f"{case_id:<22}{name:<50}error: {type(exc).__name__}: {str(exc)[:120]}", flush=True)
                 continue
             gpu_text = f"{gpu * 1e6:>10.1f}{flops / gpu * 1e-12:>9.2f}" if gpu else f"{'-':>10}{'-':>9}"
             ratios = ""
@@ -154,16 +162,16 @@ def main(argv: list[str] | None = None) -> int:
                 ratios = f"{torch_gpu / gpu:>12.2f}{torch_wall / wall:>13.2f}"
             else:
                 ratios = f"{'-':>12}{'-':>13}"
-            print(f"{case_id:<22}{label:<44}{tiles:<22}{wall * 1e6:>10.1f}{gpu_text}{ratios}{err:>10.1e}",
+            print(f"{case_id:<22}{name:<50}{tiles:<22}{wall * 1e6:>10.1f}{gpu_text}{ratios}{err:>10.1e}",
                   flush=True)
             key = gpu if gpu else wall
             if case_id not in best or key < best[case_id][0]:
-                best[case_id] = (key, label)
+                best[case_id] = (key, name)
         del ga, gb
         gt.synchronize()
         gt.get_default_memory_pool().free_all_blocks()
-    for case_id, (t, label) in best.items():
-        print(f"fastest {case_id}: {label} ({t * 1e6:.1f} us)", flush=True)
+    for case_id, (t, name) in best.items():
+        print(f"fastest {case_id}: {name} ({t * 1e6:.1f} us)", flush=True)
     return 0
 
 
