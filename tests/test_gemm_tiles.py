@@ -175,3 +175,23 @@ def test_knob_environment_parse(monkeypatch):
         config.environment_value("gemm_tiles_batched")
     monkeypatch.delenv("GPUTENSOR_GEMM_TILES_BATCHED")
     assert config.environment_value("gemm_tiles_batched") is None
+
+
+def test_ab_tool_runs_each_variant_on_its_cases(capsys):
+    """``benchmarks.tools.gemm_tiles`` (the H200 A/B): each variant on the cases its knob changes,
+    checked against NumPy, with the tiles the planner took."""
+    from benchmarks.tools import gemm_tiles
+
+    assert gemm_tiles.main(["--small", "--only", "f64.96,f32.batched*", "--target", "0.001",
+                            "--ab", "gemm_tiles_f64=64x64x8x8x4,gemm_tiles_batched=64x64x8x4x4"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("f64.", "f32."))]
+    got = {(r[0], r[1]) for r in rows}
+    assert got == {("f64.96", "(knobs"), ("f64.96", "gemm_tiles_f64=64x64x8x8x4"),
+                   ("f32.batched8x40", "(knobs"), ("f32.batched8x40", "gemm_tiles_batched=64x64x8x4x4")}, out
+    assert "error" not in out
+    tiles = {(r[0], r[1]): r[2] for r in rows}
+    assert tiles["f64.96", "gemm_tiles_f64=64x64x8x8x4"] == "64x64x8x8x4"
+    assert tiles["f32.batched8x40", "gemm_tiles_batched=64x64x8x4x4"] == "64x64x8x4x4"
+    errors = [float(r[-1]) for r in rows]
+    assert max(errors) < 1e-5, out
