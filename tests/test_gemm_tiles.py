@@ -195,3 +195,27 @@ def test_ab_tool_runs_each_variant_on_its_cases(capsys):
     assert tiles["f32.batched8x40", "gemm_tiles_batched=64x64x8x4x4"] == "64x64x8x4x4"
     errors = [float(r[-1]) for r in rows]
     assert max(errors) < 1e-5, out
+
+
+def test_gpu_defaults_where_no_knob_is_set(monkeypatch):
+    """``TILES_GPU_F64`` / ``TILES_GPU_BATCHED``: taken on GPUs where they fit and the knob is
+    unset; never on software adapters; the knob wins."""
+    from types import SimpleNamespace
+
+    gpu = SimpleNamespace(is_software=False, limits={"max-compute-workgroup-storage-size": 49152})
+    small = SimpleNamespace(is_software=False, limits={"max-compute-workgroup-storage-size": 16384})
+    cpu = SimpleNamespace(is_software=True, limits={"max-compute-workgroup-storage-size": 49152})
+    f64 = ops_gemm.GemmTiles(64, 64, 16, 4, 4)
+    batched = ops_gemm.GemmTiles(64, 64, 8, 4, 4)
+    monkeypatch.setattr(ops_gemm, "TILES_GPU_F64", f64)
+    monkeypatch.setattr(ops_gemm, "TILES_GPU_BATCHED", batched)
+    assert ops_gemm.knob_tiles(gpu, "f64", 1) == f64
+    assert ops_gemm.knob_tiles(gpu, "f32", 8) == batched
+    assert ops_gemm.knob_tiles(gpu, "f32", 1) is None
+    assert ops_gemm.knob_tiles(small, "f64", 1) is None  # 34816 bytes do not fit
+    assert ops_gemm.knob_tiles(cpu, "f64", 1) is None
+    with config.override(gemm_tiles_f64=(128, 64, 8, 8, 4)):
+        assert ops_gemm.knob_tiles(gpu, "f64", 1) == ops_gemm.GemmTiles(128, 64, 8, 8, 4)
+        assert ops_gemm.knob_tiles(cpu, "f64", 1) == ops_gemm.GemmTiles(128, 64, 8, 8, 4)
+    monkeypatch.setattr(ops_gemm, "TILES_GPU_F64", None)
+    assert ops_gemm.knob_tiles(gpu, "f64", 1) is None

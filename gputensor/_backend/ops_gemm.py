@@ -10,7 +10,10 @@ nothing (after validation).
 The kernel (``_wgsl/gemm.wgsl`` + ``gemm_core.wgsl``) is a register-tiled shared-memory GEMM:
 one workgroup per BM x BN tile of C, each invocation a TM x TN micro-tile, double-buffered
 BK-deep K slices in workgroup memory, the transposes specialised into the load pattern. The
-tile configuration is chosen per adapter and problem size (``gemm_tiles``).
+tile configuration is chosen per adapter and problem size (``gemm_tiles``); for float64 data and
+for batches of float32/float16 products the knobs ``gemm_tiles_f64`` / ``gemm_tiles_batched``
+(``GPUTENSOR_GEMM_TILES_F64`` / ``_BATCHED``, BMxBNxBKxTMxTN) set them instead, on any adapter
+(``knob_tiles``; ``python -m benchmarks.tools.gemm_tiles --ab ...`` compares them in one process).
 
 A storage binding holds at most ``backend.max_window_bytes()``. When an operand's touched span
 is larger, ``plan_blocks`` splits the problem into blocks of batch, m, n and k such that every
@@ -199,6 +202,11 @@ def gemm_tiles(ctx: Any, acc_type: str, m: int, n: int, batch: int = 1) -> GemmT
 #: products (more than one matrix).
 TILE_KNOB_F64 = "gemm_tiles_f64"
 TILE_KNOB_BATCHED = "gemm_tiles_batched"
+#: The gemm kernels' tiles on GPUs (hardware adapters) where the knob above is unset, when they
+#: fit the adapter's workgroup memory, without the split-K policy; None: ``gemm_plan``'s choice
+#: (f64: TILES_MEDIUM_F64; batches: the f32 rule by size).
+TILES_GPU_F64: GemmTiles | None = None
+TILES_GPU_BATCHED: GemmTiles | None = None
 
 #: (``config.generation``, the tile knobs' values) as last read: ``plan_settings`` runs on every
 #: matmul call, and these knobs (read once per process) change only with the generation.
@@ -219,18 +227,21 @@ def tile_knob_values() -> tuple[Any, Any]:
 def knob_tiles(ctx: Any, acc_type: str, batch: int) -> GemmTiles | None:
     """The tiles a gemm-kernel problem of ``batch`` matrices with accumulator ``acc_type`` takes
     from the tile knobs: ``gemm_tiles_f64`` for f64, ``gemm_tiles_batched`` for f32 with batch > 1;
-    None when the knob that applies is unset (the planner chooses). Raises ValueError, naming the
-    knob's variable, for a configuration the kernel cannot run or that needs more workgroup
-    memory than ``ctx``'s adapter has."""
+    where that knob is unset, on a GPU, ``TILES_GPU_F64`` / ``TILES_GPU_BATCHED`` when set and
+    fitting; else None (``gemm_plan`` chooses). Raises ValueError, naming the knob's variable,
+    for a knob's configuration the kernel cannot run or that needs more workgroup memory than
+    ``ctx``'s adapter has."""
     f64_shape, batched_shape = tile_knob_values()
     if acc_type == "f64":
-        shape, name = f64_shape, TILE_KNOB_F64
+        shape, name, default = f64_shape, TILE_KNOB_F64, TILES_GPU_F64
     elif batch > 1:
-        shape, name = batched_shape, TILE_KNOB_BATCHED
+        shape, name, default = batched_shape, TILE_KNOB_BATCHED, TILES_GPU_BATCHED
     else:
         return None
     if shape is None:
-        return None
+        if default is None or ctx.is_software or not _fits(ctx, default, 8 if acc_type == "f64" else 4):
+            return None
+        return default
     env = next(knob.env for knob in config.KNOBS if knob.name == name)
     tiles = GemmTiles(*shape)
     try:
@@ -947,6 +958,7 @@ __all__ = [
     "gemm_strided_batched",
     "gemm_tiles",
     "knob_tiles",
+    "tile_knob_values",
     "operand_extents",
     "plan_blocks",
     "plan_gemm_blocks",
