@@ -147,11 +147,11 @@ def test_kept_plans_follow_the_knob(backend, plans):
     for shape in [(64, 64, 8, 4, 4), (64, 128, 8, 4, 8)]:
         plans.clear()
         with config.override(gemm_tiles_batched=shape):
-            assert ops_gemm.plan_settings()[-1] == shape
+            assert ops_gemm.tile_knob_values()[1] == shape
             for _ in range(2):
                 np.testing.assert_allclose(gt.asnumpy(x1 @ x2), want, **tol("float32", "matmul"))
         assert plans and all(t == ops_gemm.GemmTiles(*shape) for t, _ in plans), plans
-    assert ops_gemm.tile_knob_values() == (None, None)
+    assert ops_gemm.tile_knob_values() == (None, None, True)
 
 
 @pytest.mark.parametrize("knob, shape, match", [
@@ -219,3 +219,31 @@ def test_gpu_defaults_where_no_knob_is_set(monkeypatch):
         assert ops_gemm.knob_tiles(cpu, "f64", 1) == ops_gemm.GemmTiles(128, 64, 8, 8, 4)
     monkeypatch.setattr(ops_gemm, "TILES_GPU_F64", None)
     assert ops_gemm.knob_tiles(gpu, "f64", 1) is None
+
+
+@pytest.mark.requires("shader-f64")
+@pytest.mark.parametrize("pairs", [True, False])
+def test_f64_staging_layouts_match_numpy(backend, plans, monkeypatch, pairs):
+    """float64 gemms stage their tiles as vec2 planes (``gemm_f64_pairs``, the default) or vec4
+    quads; both give NumPy's products; float32 always stages quads."""
+    staged: list[tuple[str, str]] = []
+    ctx = backend.context
+    original = ctx.pipeline
+
+    def spy(name, *args, **kwargs):
+        defines = args[1] if len(args) > 1 else kwargs.get("defines")
+        if defines and "STAGING" in defines:
+            staged.append((defines["ACC"], "pairs" if "vec2<acc_t>" in defines["STAGING"] else "quads"))
+        return original(name, *args, **kwargs)
+
+    monkeypatch.setattr(ctx, "pipeline", spy)
+    rng = np.random.default_rng(6)
+    with config.override(gemm_f64_pairs=pairs):
+        assert ops_gemm.tile_knob_values()[2] is pairs
+        _check_all(rng, np.float64, "reduction")
+        a = rng.standard_normal((20, 30)).astype(np.float32)
+        np.testing.assert_allclose(gt.asnumpy(gt.asarray(a) @ gt.asarray(a.T)), a.astype(np.float64) @ a.T,
+                                   **tol("float32", "matmul"))
+    assert ("f64", "pairs" if pairs else "quads") in staged
+    assert ("f64", "quads" if pairs else "pairs") not in staged
+    assert ("f32", "quads") in staged and ("f32", "pairs") not in staged

@@ -6,10 +6,10 @@ one process.
 (torch's matmul beside it, TF32 off, when CUDA is there): first with the knobs as they are, then
 once per ``--ab`` variant under ``config.override``. A variant is ``NAME=VALUE`` of a
 ``gputensor._backend.config`` knob (``gemm_tiles_f64=128x64x8x8x4``,
-``gemm_tiles_batched=64x64x16x4x4``, ``gemm_splitk=2``), ``+`` joining knobs set together, ``,``
-separating variants (the syntax of ``benchmarks.bench_linalg --ab``). A variant runs only on the
-cases it changes (a float64 tile knob on the float64 cases, the batched knob on the batch), and
-on every case when it sets no tile knob.
+``gemm_tiles_batched=64x64x16x4x4``, ``gemm_f64_pairs=0``, ``gemm_splitk=2``), ``+`` joining knobs
+set together, ``,`` separating variants (the syntax of ``benchmarks.bench_linalg --ab``). A
+variant runs only on the cases it changes (a float64 knob on the float64 cases, the batched knob
+on the batch), and on every case when it sets no such knob.
 
 Per row: the tiles and split-K count the planner takes (``ops_gemm.plan_splitk`` under the
 variant's knobs), wall µs per call (calls back to back, results held, one sync), GPU µs per call
@@ -49,6 +49,7 @@ SMALL_CASES = [
 ]
 #: The tile knobs and the cases each one changes.
 TILE_KNOBS = {"gemm_tiles_f64": lambda batch, dtype: dtype == "float64",
+              "gemm_f64_pairs": lambda batch, dtype: dtype == "float64",
               "gemm_tiles_batched": lambda batch, dtype: dtype != "float64" and batch > 1}
 
 

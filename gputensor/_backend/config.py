@@ -237,6 +237,10 @@ KNOBS: tuple[Knob, ...] = (
          "gemm (matmul, tensordot, the linalg factorizations' updates) of float64 data: the tiles as "
          "BMxBNxBKxTMxTN (e.g. 128x64x8x8x4), on every adapter, no split-K unless GPUTENSOR_GEMM_SPLITK "
          "forces it (unset: the planner's tiles)"),
+    Knob("gemm_f64_pairs", "GPUTENSOR_GEMM_F64_PAIRS", _not_off, True, False,
+         "gemm and conv2d of float64 data: stage the workgroup tiles as two planes of vec2<f64> "
+         "(consecutive invocations read consecutive 16 bytes) instead of vec4<f64> quads (32 bytes "
+         "each: two-way bank conflicts on a GPU's 16-byte shared loads); 0: quads"),
     Knob("gemm_tiles_batched", "GPUTENSOR_GEMM_TILES_BATCHED", _tile_shape, None, False,
          "gemm of a batch of more than one float32/float16 matrix product (batched matmul): the tiles "
          "as BMxBNxBKxTMxTN (e.g. 64x64x16x4x4), on every adapter, no split-K unless "

@@ -56,6 +56,7 @@ from .base import BackendTranspose
 from .errors import invalid_argument
 from .launch import LaunchProgram, Region, strided_window
 from .layout import Extent, block_starts, plan_blocks, strided_extent, strided_span
+from .kernels import template_source
 from .plan_cache import PlanCache
 from .validate import check_distinct, check_int, check_pointer, check_scalar, check_strided_pointer, check_strides
 
@@ -210,16 +211,18 @@ TILES_GPU_BATCHED: GemmTiles | None = None
 
 #: (``config.generation``, the tile knobs' values) as last read: ``plan_settings`` runs on every
 #: matmul call, and these knobs (read once per process) change only with the generation.
-_tile_knobs: tuple[int, tuple[Any, Any]] = (-1, (None, None))
+_tile_knobs: tuple[int, tuple[Any, Any, bool]] = (-1, (None, None, True))
 
 
-def tile_knob_values() -> tuple[Any, Any]:
-    """The values of the ``gemm_tiles_f64`` and ``gemm_tiles_batched`` knobs now (None: unset)."""
+def tile_knob_values() -> tuple[Any, Any, bool]:
+    """The values of the ``gemm_tiles_f64`` and ``gemm_tiles_batched`` knobs now (None: unset)
+    and of ``gemm_f64_pairs``."""
     global _tile_knobs
     gen, values = _tile_knobs
     if gen != config.generation:
         gen = config.generation
-        values = (config.value(TILE_KNOB_F64), config.value(TILE_KNOB_BATCHED))
+        values = (config.value(TILE_KNOB_F64), config.value(TILE_KNOB_BATCHED),
+                  bool(config.value("gemm_f64_pairs")))
         _tile_knobs = (gen, values)
     return values
 
@@ -231,7 +234,7 @@ def knob_tiles(ctx: Any, acc_type: str, batch: int) -> GemmTiles | None:
     fitting; else None (``gemm_plan`` chooses). Raises ValueError, naming the knob's variable,
     for a knob's configuration the kernel cannot run or that needs more workgroup memory than
     ``ctx``'s adapter has."""
-    f64_shape, batched_shape = tile_knob_values()
+    f64_shape, batched_shape, _ = tile_knob_values()
     if acc_type == "f64":
         shape, name, default = f64_shape, TILE_KNOB_F64, TILES_GPU_F64
     elif batch > 1:
@@ -444,12 +447,28 @@ def dispatch_gemm_records(backend: Any, kernel: str, types: Mapping[str, str],
             backend.free(scratch)
 
 
+#: Source text of the gemm core's staging layouts by name (``kernel_types``), read once.
+_STAGING: dict[str, str] = {}
+
+
+def staging_source(name: str) -> str:
+    """The text of ``_wgsl/gemm_stage_<name>.wgsl`` ('quads' or 'pairs'), gemm_core's STAGING."""
+    text = _STAGING.get(name)
+    if text is None:
+        text = _STAGING[name] = template_source(f"gemm_stage_{name}")
+    return text
+
+
 def kernel_types(wgsl_type: str) -> dict[str, str]:
-    """Placeholders ENABLE, T and ACC for a storage type ('f16', 'f32' or 'f64')."""
+    """Placeholders ENABLE, T, ACC and STAGING (the staging arrays of gemm_core: vec2 pairs for
+    f64 data while ``gemm_f64_pairs`` is on, else vec4 quads) for a storage type ('f16', 'f32'
+    or 'f64')."""
+    pairs = wgsl_type == "f64" and tile_knob_values()[2]
     return {
         "ENABLE": "enable f16;" if wgsl_type == "f16" else "",
         "T": wgsl_type,
         "ACC": "f64" if wgsl_type == "f64" else "f32",
+        "STAGING": staging_source("pairs" if pairs else "quads"),
     }
 
 
