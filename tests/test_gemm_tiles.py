@@ -191,7 +191,7 @@ def test_ab_tool_runs_each_variant_on_its_cases(capsys):
                    ("f32.batched8x40", "(knobs"), ("f32.batched8x40", "gemm_tiles_batched=64x64x8x4x4")}, out
     assert "error" not in out
     tiles = {(r[0], r[1]): r[2] for r in rows}
-    assert tiles["f64.96", "gemm_tiles_f64=64x64x8x8x4"] == "64x64x8x8x4"
+    assert tiles["f64.96", "gemm_tiles_f64=64x64x8x8x4"] == "64x64x8x8x4/pairs"
     assert tiles["f32.batched8x40", "gemm_tiles_batched=64x64x8x4x4"] == "64x64x8x4x4"
     errors = [float(r[-1]) for r in rows]
     assert max(errors) < 1e-5, out

@@ -60,7 +60,8 @@ def applies(settings: dict[str, Any], batch: int, dtype: str) -> bool:
 
 
 def plan_text(batch: int, n: int, dtype: str) -> str:
-    """The tiles (BMxBNxBKxTMxTN) and splits the planner takes for the case under the knobs now."""
+    """The tiles (BMxBNxBKxTMxTN), f64 staging (pairs or quads) and splits the planner takes for
+    the case under the knobs now."""
     from gputensor._backend import get_backend, ops_gemm
 
     backend = get_backend()
@@ -72,6 +73,8 @@ def plan_text(batch: int, n: int, dtype: str) -> str:
     except ValueError as exc:
         return f"unusable ({exc})"
     text = f"{tiles.bm}x{tiles.bn}x{tiles.bk}x{tiles.tm}x{tiles.tn}"
+    if acc == "f64":
+        text += "/pairs" if ops_gemm.tile_knob_values()[2] else "/quads"
     return text + (f"/split{splits}" if splits > 1 else "")
 
 
