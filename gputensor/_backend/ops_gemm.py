@@ -54,9 +54,9 @@ from typing import Any
 from . import autotune, config
 from .base import BackendTranspose
 from .errors import invalid_argument
+from .kernels import template_source
 from .launch import LaunchProgram, Region, strided_window
 from .layout import Extent, block_starts, plan_blocks, strided_extent, strided_span
-from .kernels import template_source
 from .plan_cache import PlanCache
 from .validate import check_distinct, check_int, check_pointer, check_scalar, check_strided_pointer, check_strides
 
