@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             torch.cuda.synchronize()
             torch_gpu = begin.elapsed_time(end) * 1e-3 / reps
             ref = (ta @ tb).double().cpu().numpy()
-            del held, ta, tb
+            held.clear()
             print(f"{case_id:<22}{'torch':<50}{'':<22}{torch_wall * 1e6:>10.1f}{torch_gpu * 1e6:>10.1f}"
                   f"{flops / torch_gpu * 1e-12:>9.2f}", flush=True)
         else:
@@ -162,7 +162,6 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{case_id:<22}{name:<50}error: {type(exc).__name__}: {str(exc)[:120]}", flush=True)
                 continue
             gpu_text = f"{gpu * 1e6:>10.1f}{flops / gpu * 1e-12:>9.2f}" if gpu else f"{'-':>10}{'-':>9}"
-            ratios = ""
             if torch_gpu is not None and gpu:
                 ratios = f"{torch_gpu / gpu:>12.2f}{torch_wall / wall:>13.2f}"
             else:
@@ -174,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                 base[case_id] = key
             if case_id not in best or key < best[case_id][0]:
                 best[case_id] = (key, name)
-        del ga, gb
+        ga = gb = None
         gt.synchronize()
         gt.get_default_memory_pool().free_all_blocks()
     for case_id, (t, name) in best.items():
