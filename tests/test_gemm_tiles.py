@@ -210,7 +210,8 @@ def test_gpu_defaults_where_no_knob_is_set(monkeypatch):
     monkeypatch.setattr(ops_gemm, "TILES_GPU_F64", f64)
     monkeypatch.setattr(ops_gemm, "TILES_GPU_BATCHED", batched)
     assert ops_gemm.knob_tiles(gpu, "f64", 1) == f64
-    assert ops_gemm.knob_tiles(gpu, "f32", 8) == batched
+    assert ops_gemm.knob_tiles(gpu, "f32", 8, 128, 128) == batched
+    assert ops_gemm.knob_tiles(gpu, "f32", 8, 1024, 128) is None  # not small matrices
     assert ops_gemm.knob_tiles(gpu, "f32", 1) is None
     assert ops_gemm.knob_tiles(small, "f64", 1) is None  # 34816 bytes do not fit
     assert ops_gemm.knob_tiles(cpu, "f64", 1) is None

@@ -68,7 +68,7 @@ def plan_text(batch: int, n: int, dtype: str) -> str:
     acc = "f64" if dtype == "float64" else "f32"
     count = max(1, batch)
     try:
-        forced = ops_gemm.knob_tiles(backend.context, acc, count)
+        forced = ops_gemm.knob_tiles(backend.context, acc, count, n, n)
         tiles, splits = ops_gemm.plan_splitk(backend, acc, n, n, n, count, None, True, None, forced)
     except ValueError as exc:
         return f"unusable ({exc})"

@@ -208,6 +208,8 @@ TILE_KNOB_BATCHED = "gemm_tiles_batched"
 #: (f64: TILES_MEDIUM_F64; batches: the f32 rule by size).
 TILES_GPU_F64: GemmTiles | None = None
 TILES_GPU_BATCHED: GemmTiles | None = None
+#: ``TILES_GPU_BATCHED`` applies to batches of matrices whose m and n are at most this.
+BATCHED_SMALL = 256
 
 #: (``config.generation``, the tile knobs' values) as last read: ``plan_settings`` runs on every
 #: matmul call, and these knobs (read once per process) change only with the generation.
@@ -227,18 +229,19 @@ def tile_knob_values() -> tuple[Any, Any, bool]:
     return values
 
 
-def knob_tiles(ctx: Any, acc_type: str, batch: int) -> GemmTiles | None:
-    """The tiles a gemm-kernel problem of ``batch`` matrices with accumulator ``acc_type`` takes
-    from the tile knobs: ``gemm_tiles_f64`` for f64, ``gemm_tiles_batched`` for f32 with batch > 1;
-    where that knob is unset, on a GPU, ``TILES_GPU_F64`` / ``TILES_GPU_BATCHED`` when set and
-    fitting; else None (``gemm_plan`` chooses). Raises ValueError, naming the knob's variable,
-    for a knob's configuration the kernel cannot run or that needs more workgroup memory than
-    ``ctx``'s adapter has."""
+def knob_tiles(ctx: Any, acc_type: str, batch: int, m: int = 0, n: int = 0) -> GemmTiles | None:
+    """The tiles a gemm-kernel problem of ``batch`` m x n matrices with accumulator ``acc_type``
+    takes from the tile knobs: ``gemm_tiles_f64`` for f64, ``gemm_tiles_batched`` for f32 with
+    batch > 1; where that knob is unset, on a GPU, ``TILES_GPU_F64`` / ``TILES_GPU_BATCHED`` (the
+    latter for m, n <= BATCHED_SMALL) when set and fitting; else None (``gemm_plan`` chooses).
+    Raises ValueError, naming the knob's variable, for a knob's configuration the kernel cannot
+    run or that needs more workgroup memory than ``ctx``'s adapter has."""
     f64_shape, batched_shape, _ = tile_knob_values()
     if acc_type == "f64":
         shape, name, default = f64_shape, TILE_KNOB_F64, TILES_GPU_F64
     elif batch > 1:
-        shape, name, default = batched_shape, TILE_KNOB_BATCHED, TILES_GPU_BATCHED
+        shape, name = batched_shape, TILE_KNOB_BATCHED
+        default = TILES_GPU_BATCHED if max(m, n) <= BATCHED_SMALL else None
     else:
         return None
     if shape is None:
@@ -604,7 +607,7 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     ctx = backend.context
     types = kernel_types(wgsl_type)
     acc_type = types["ACC"]
-    forced_tiles = knob_tiles(ctx, acc_type, batch)
+    forced_tiles = knob_tiles(ctx, acc_type, batch, m, n)
     tune = None
     if reads_ab and splits is None and forced_tiles is None and autotune.enabled():
         beta_run = 0.0 if beta == 0.0 else 1.0
@@ -884,7 +887,7 @@ def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
     acc_type = types["ACC"]
     a_m_fast = abs(sa[1]) <= abs(sa[2])
     b_k_fast = abs(sb[1]) <= abs(sb[2])
-    forced_tiles = knob_tiles(ctx, acc_type, batch)
+    forced_tiles = knob_tiles(ctx, acc_type, batch, m, n)
     tune = None
     if reads_ab and splits is None and forced_tiles is None and autotune.enabled():
         spans = [strided_span(dims) for dims in (
