@@ -14,6 +14,8 @@ tile configuration is chosen per adapter and problem size (``gemm_tiles``); for 
 for batches of float32/float16 products the knobs ``gemm_tiles_f64`` / ``gemm_tiles_batched``
 (``GPUTENSOR_GEMM_TILES_F64`` / ``_BATCHED``, BMxBNxBKxTMxTN) set them instead, on any adapter
 (``knob_tiles``; ``python -m benchmarks.tools.gemm_tiles --ab ...`` compares them in one process).
+float64 tiles are staged in workgroup memory as two planes of vec2<f64> (``gemm_stage_pairs.wgsl``,
+``gemm_f64_pairs``), so that consecutive invocations' 16-byte shared loads are consecutive.
 
 A storage binding holds at most ``backend.max_window_bytes()``. When an operand's touched span
 is larger, ``plan_blocks`` splits the problem into blocks of batch, m, n and k such that every
