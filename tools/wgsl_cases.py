@@ -33,7 +33,20 @@ def _rows() -> Iterator[tuple[str, Callable[[], object]]]:
                lambda a=(op, xs, ys, ws, plan, vec, w_vec, has_w, has_b, pair, f16, w_pair): R.row_defines(*a))
 
 
-FAMILIES = {"rows": _rows}
+def _sort() -> Iterator[tuple[str, Callable[[], object]]]:
+    from gputensor._backend import ops_sort as S
+    from gputensor._backend.wgsl_types import STORAGE_TYPES
+    dtypes = sorted(STORAGE_TYPES)
+    for dtype, mode, desc in itertools.product(dtypes + ["nope"], ("canon", "bij", "x"), (False, True)):
+        yield f"sort keys {dtype} {mode} {desc}", lambda a=(dtype, mode, desc): S.key_functions(*a)
+    for dtype in dtypes:
+        yield f"sort bits {dtype}", lambda d=dtype: S.bits_loader("f_n", "bu_f", d)
+        yield f"sort store {dtype}", lambda d=dtype: S.store_bits_code("f_n", "bu_f", d)
+        for mode, kw, vals in itertools.product((0, 1, 2), (1, 2), (False, True)):
+            yield f"sort write {dtype} {mode} {kw} {vals}", lambda a=(mode, kw, vals, dtype): S._write_out(*a)
+
+
+FAMILIES = {"rows": _rows, "sort": _sort}
 
 
 def main() -> None:
