@@ -46,7 +46,31 @@ def _sort() -> Iterator[tuple[str, Callable[[], object]]]:
             yield f"sort write {dtype} {mode} {kw} {vals}", lambda a=(mode, kw, vals, dtype): S._write_out(*a)
 
 
-FAMILIES = {"rows": _rows, "sort": _sort}
+def _gather() -> Iterator[tuple[str, Callable[[], object]]]:
+    import types
+
+    from gputensor._backend import ops_gather as G
+    from gputensor._backend.wgsl_types import STORAGE_TYPES
+    dtypes = sorted(STORAGE_TYPES)
+    ints = [d for d in dtypes if d.startswith(("int", "uint"))]
+    for k, dtype in itertools.product(range(4), ints):
+        yield f"gather index {k} {dtype}", lambda a=(k, dtype): G._index_loader(*a)
+        yield f"gather range {k} {dtype}", lambda a=(k, dtype): G._range_fn(*a)
+    for n in range(1, 5):
+        for checked in itertools.product((False, True), repeat=n):
+            yield f"gather offset {n} {checked}", lambda a=(n, checked): G._index_offset_fn(*a)
+            for scatter, dtype, ix in itertools.product((False, True), dtypes, ("int64", "int8", "uint32")):
+                indices = [types.SimpleNamespace(dtype=ix)] * n
+                yield (f"gather move {n} {checked} {scatter} {dtype} {ix}",
+                       lambda a=(scatter, dtype, indices, checked): G._move_defines(*a))
+    for dtype in dtypes:
+        for flag, nan in itertools.product(("nonzero", "head"), (False, True)):
+            yield f"gather flag {flag} {dtype} {nan}", lambda a=(flag, dtype, nan): G._flag_fn(*a)
+    for sg in (False, True):
+        yield f"gather count {sg}", lambda sg=sg: G._count_add_code(sg)
+
+
+FAMILIES = {"rows": _rows, "sort": _sort, "gather": _gather}
 
 
 def main() -> None:
