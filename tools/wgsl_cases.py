@@ -6,7 +6,7 @@ that a change of how kernels are written leaves the generated text as it was:
     python tools/wgsl_cases.py > new.txt   # this tree
     diff old.txt new.txt
 
-No device: the text functions are pure (int64 is taken as native). The set covers, per module,
+No device: the text functions are pure; every case runs with int64 native and emulated. The set covers, per module,
 the product of the parameters its text functions take (dtypes, modes, flags, plans).
 """
 
@@ -70,7 +70,19 @@ def _gather() -> Iterator[tuple[str, Callable[[], object]]]:
         yield f"gather count {sg}", lambda sg=sg: G._count_add_code(sg)
 
 
-FAMILIES = {"rows": _rows, "sort": _sort, "gather": _gather}
+def _scan() -> Iterator[tuple[str, Callable[[], object]]]:
+    from gputensor._backend import ops_scan as S
+    from gputensor._backend.wgsl_types import STORAGE_TYPES, storage_type
+    types = [storage_type(d) for d in sorted(STORAGE_TYPES) if not d.startswith("complex")]
+    for op, mode, phase, carry, src, dst, vec_store, prefetch in itertools.product(
+            S.OPS, (S.MODE_ROWS, S.MODE_COLUMNS, S.MODE_VECTOR), (0, 1), (0, 1), types, types,
+            (False, True), (False, True)):
+        for acc in {dst, storage_type("float32"), storage_type("int64")}:
+            yield (f"scan {op} {mode} {phase} {carry} {src.name} {dst.name} {acc.name} {vec_store} {prefetch}",
+                   lambda a=(op, mode, phase, carry, src, dst, acc, vec_store, prefetch): S._defines(*a))
+
+
+FAMILIES = {"rows": _rows, "sort": _sort, "gather": _gather, "scan": _scan}
 
 
 def main() -> None:
@@ -83,14 +95,19 @@ def main() -> None:
 
     print("gputensor from", gputensor.__file__, file=sys.stderr)
 
-    for family in args.families or FAMILIES:
-        for name, make in FAMILIES[family]():
-            try:
-                value = make()
-            except Exception as exc:  # noqa: BLE001 - the error is the case's result
-                value = f"{type(exc).__name__}: {exc}"
-            text = repr(sorted(value.items())) if isinstance(value, dict) else repr(value)
-            print(name, hashlib.sha1(text.encode()).hexdigest())
+    from gputensor._backend.wgsl_types import int64_mode
+
+    lines = []
+    for family, emulated in itertools.product(args.families or FAMILIES, (False, True)):
+        with int64_mode(emulated):
+            for name, make in FAMILIES[family]():
+                try:
+                    value = make()
+                except Exception as exc:  # noqa: BLE001 - the error is the case's result
+                    value = f"{type(exc).__name__}: {exc}"
+                text = repr(sorted(value.items())) if isinstance(value, dict) else repr(value)
+                lines.append(f"{'emulated-int64 ' if emulated else ''}{name} {hashlib.sha1(text.encode()).hexdigest()}")
+    print("\n".join(sorted(lines)))
 
 
 if __name__ == "__main__":
