@@ -82,7 +82,36 @@ def _scan() -> Iterator[tuple[str, Callable[[], object]]]:
                    lambda a=(op, mode, phase, carry, src, dst, acc, vec_store, prefetch): S._defines(*a))
 
 
-FAMILIES = {"rows": _rows, "sort": _sort, "gather": _gather, "scan": _scan}
+def _reduce() -> Iterator[tuple[str, Callable[[], object]]]:
+    import types
+
+    from gputensor._backend import ops_reduce as R
+    from gputensor._backend.ops_elementwise import ArrayOperand, ScalarOperand
+    from gputensor._backend.wgsl_types import STORAGE_TYPES, storage_type
+    names = sorted(STORAGE_TYPES)
+    for op, spec in sorted(R.REDUCTION_OPS.items()):
+        for src, dst, acc in itertools.product(names, names, names):
+            t = R._Types(spec, storage_type(src), storage_type(dst), storage_type(acc))
+            for in_p, out_p in itertools.product((False, True), repeat=2):
+                yield (f"reduce {op} {src} {dst} {acc} {in_p} {out_p}",
+                       lambda t=t, a=(in_p, out_p): t.defines(in_partial=a[0], out_partial=a[1]))
+            if src == dst == acc or acc in ("float32", "float64"):
+                for width in (0, 2, 4):
+                    yield f"reduce vec {op} {src} {dst} {acc} {width}", lambda t=t, w=width: t.vector_defines(w, t.src.compute)
+                    yield (f"reduce vecsrc {op} {src} {dst} {acc} {width}",
+                           lambda t=t, w=width: t.vector_source(w, 5, t.src.compute))
+    backend = types.SimpleNamespace(max_window_bytes=lambda: 1 << 30, supports=lambda feature: True)
+    shapes = [((37,), [(1,)]), ((4, 5), [(5, 1), (0, 1)]), ((2, 3, 4), [(12, 4, 1), (1, 2, 6), (0, 0, 1)])]
+    for (shape, strides), dtype, n_scalars in itertools.product(shapes, ("float32", "int8", "float16", "int64"), (0, 1)):
+        inputs = tuple(ArrayOperand(0, dtype, s) for s in strides) + (ScalarOperand(2, "float32"),) * n_scalars
+        lets = "    let t0 = x0 + x0;" if n_scalars else ""
+        pro = R.Prologue(inputs, lets, "t0" if n_scalars else "x0")
+        for src in ("float32", dtype):
+            yield (f"reduce prologue {shape} {strides} {dtype} {n_scalars} {src}",
+                   lambda a=(backend, pro, shape, storage_type(src), 4): R._prologue_code(*a))
+
+
+FAMILIES = {"rows": _rows, "sort": _sort, "gather": _gather, "scan": _scan, "reduce": _reduce}
 
 
 def main() -> None:
