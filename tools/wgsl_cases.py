@@ -111,7 +111,31 @@ def _reduce() -> Iterator[tuple[str, Callable[[], object]]]:
                    lambda a=(backend, pro, shape, storage_type(src), 4): R._prologue_code(*a))
 
 
-FAMILIES = {"rows": _rows, "sort": _sort, "gather": _gather, "scan": _scan, "reduce": _reduce}
+def _elementwise() -> Iterator[tuple[str, Callable[[], object]]]:
+    from gputensor._backend import elementwise as E
+    from gputensor._backend.wgsl_types import STORAGE_TYPES, storage_type
+    names = sorted(STORAGE_TYPES)
+    exprs = {1: ("x0", "-x0"), 2: ("x0 + x1", "select(x0, x1, x0 > x1)"), 3: ("select(x1, x2, x0 != x0)",)}
+    for arity, out, ndim, store in itertools.product((1, 2, 3), names, (0, 1, 3), ("direct", "word", "atomic")):
+        for first in names:
+            for pattern in itertools.product((False, True), repeat=arity):
+                if all(pattern):
+                    continue
+                inputs = tuple((first if k == 0 else ("int8", "float32", "float16", "uint64")[k % 4], scalar)
+                               for k, scalar in enumerate(pattern))
+                compute = storage_type(out).compute
+                casts = tuple(compute for _ in inputs)
+                for expr, lets in itertools.product(exprs[arity], ("", "    let t0 = x0;")):
+                    spec = E.ElementwiseSpec(inputs, casts, expr, compute, out, ndim, store, 1, lets)
+                    yield f"ew {spec}", lambda spec=spec: E.render_defines(spec)
+                    if ndim == 0 and store != "atomic":
+                        for vector in {E.vector_width(spec), E.vector_width(spec, mixed=False)} - {1}:
+                            vspec = E.ElementwiseSpec(inputs, casts, expr, compute, out, ndim, store, vector, lets)
+                            yield f"ew {vspec}", lambda spec=vspec: E.render_defines(spec)
+
+
+FAMILIES = {"rows": _rows, "sort": _sort, "gather": _gather, "scan": _scan, "reduce": _reduce,
+            "elementwise": _elementwise}
 
 
 def main() -> None:
