@@ -134,8 +134,41 @@ def _elementwise() -> Iterator[tuple[str, Callable[[], object]]]:
                             yield f"ew {vspec}", lambda spec=vspec: E.render_defines(spec)
 
 
+def _row_fusion() -> Iterator[tuple[str, Callable[[], object]]]:
+    from gputensor._backend import ops_row_fusion as F
+    from gputensor._backend.wgsl_types import storage_type
+    for x, out, lanes, cached, full, vec, word_store, strided, scalar, keep, hoist, per_row, bcast in itertools.product(
+            ("float32", "float16", "float64", "int8"), ("float32", "float16", "bool"), (1, 2, 4), (False, True),
+            (False, True), (False, True), (False, True), (False, True), (False, True), (False, True),
+            (False, True), (False, True), (False, True)):
+        if (full and not cached) or (word_store and not storage_type(out).packed) or (keep and not cached):
+            continue
+        xt, ot = storage_type(x).compute, storage_type(out).compute
+        acc = "f64" if x == "float64" else "f32"
+        arrays = ((x, True, False),) + (((x, False, False),) if bcast else ()) + ((out, not per_row, True),)
+        dst = len(arrays) - 1
+        b = ("a", 1) if bcast else ("a", 0)
+        stats = (F.RowStat("max", x, F.RowFunction((("a", 0),), "", "x0", xt), -1),
+                 F.RowStat("sum", x, F.RowFunction((("a", 0), ("s", 0), b), "    let t0 = x0 - x1;",
+                                                   "exp(t0) * x2", xt), -1, keep))
+        params = [("a", 0), ("s", 1)] + ([("v", 1)] if keep else []) + ([("h", 0)] if hoist else [])
+        params += [("p", 0)] if scalar else []
+        root = F.RowFunction(tuple(params), "", " + ".join(f"x{i}" for i in range(len(params))), xt)
+        hoisted = ((F.RowFunction((("s", 1),), "", "log(x0)", xt), x),) if hoist else ()
+        vecs = tuple(vec and storage_type(d).array == "f32" and (varying or w) for d, varying, w in arrays)
+        spec = F.RowFusionSpec(arrays, ("float32",) if scalar else (), stats, root, dst, per_row, acc,
+                               32, 2 if strided else 1, strided, 2, cached, lanes, word_store, hoisted, full, vecs)
+        yield f"row_fusion {spec}", lambda spec=spec: F.row_fusion_defines(spec)
+        mean = (F.RowStat("mean", x, F.RowFunction((("a", 0),), "", "x0", xt), dst if per_row else -1),
+                F.RowStat("mean", x, F.RowFunction((("a", 0), ("s", 0)), "", "(x0 - x1) * (x0 - x1)", xt), -1))
+        spec = F.RowFusionSpec(arrays, (), mean, F.RowFunction((("a", 0), ("s", 0), ("s", 1)), "",
+                                                               "(x0 - x1) / sqrt(x2)", xt), dst, per_row, acc,
+                               64, 1, False, 4, cached, lanes, word_store, (), full, vecs)
+        yield f"row_fusion {spec}", lambda spec=spec: F.row_fusion_defines(spec)
+
+
 FAMILIES = {"rows": _rows, "sort": _sort, "gather": _gather, "scan": _scan, "reduce": _reduce,
-            "elementwise": _elementwise}
+            "elementwise": _elementwise, "row_fusion": _row_fusion}
 
 
 def main() -> None:

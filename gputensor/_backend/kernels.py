@@ -166,7 +166,7 @@ def _strip_nested_loops(body: str) -> str:
     return "".join(out)
 
 
-_LEADING_COMMENTS = re.compile(r"\A(?:[ \t]*//[^\n]*\n)*")
+_LEADING_COMMENTS = re.compile(r"\A(?://[^\n]*\n)*")
 
 
 @functools.lru_cache(maxsize=8192)
@@ -187,7 +187,7 @@ def snippet(name: str, defines: Mapping[str, object] | None = None) -> str:
     """The WGSL text of the snippet ``_wgsl/<name>.wgsl`` (``name`` may name a folder, as
     ``row_ops/load_f16``) with ``defines`` substituted: a piece of a kernel (a function, a
     declaration) that an op module picks per dtype or operand and passes to a kernel's
-    placeholder. The file's leading comment lines (its description) and trailing newlines are
+    placeholder. The file's leading comment lines (its description, from the first column) and trailing newlines are
     left out; ``//#include`` lines are expanded, nothing else is (no ``//#unroll``, no runtime
     helpers: the kernel that takes the snippet gets those).
 
