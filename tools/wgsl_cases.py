@@ -167,8 +167,20 @@ def _row_fusion() -> Iterator[tuple[str, Callable[[], object]]]:
         yield f"row_fusion {spec}", lambda spec=spec: F.row_fusion_defines(spec)
 
 
+def _user_kernels() -> Iterator[tuple[str, Callable[[], object]]]:
+    from gputensor._user_kernels import ElementwiseKernel
+    kernel = ElementwiseKernel("T x, raw T y, float32 s", "T z, int8 w", "z = x + y(i) * T(s); w = i8(z);", "k")
+    for t, kinds, out, ndim, load_outs in itertools.product(
+            ("float32", "int16", "float16", "int64", "bool"), itertools.product(("array", "scalar", "raw"), repeat=3),
+            ("float32", "uint8"), (0, 1, 2), itertools.product((False, True), repeat=2)):
+        if kinds[1] != "raw" or kinds[0] == "raw" or kinds[2] == "raw":
+            continue
+        key = ((t, t, "float32"), (t, t, "float32"), kinds, (out, "int8"), ndim, load_outs)
+        yield (f"user {key}", lambda key=key: kernel._generate(key).defines)
+
+
 FAMILIES = {"rows": _rows, "sort": _sort, "gather": _gather, "scan": _scan, "reduce": _reduce,
-            "elementwise": _elementwise, "row_fusion": _row_fusion}
+            "elementwise": _elementwise, "row_fusion": _row_fusion, "user": _user_kernels}
 
 
 def main() -> None:
