@@ -179,8 +179,33 @@ def _user_kernels() -> Iterator[tuple[str, Callable[[], object]]]:
         yield (f"user {key}", lambda key=key: kernel._generate(key).defines)
 
 
+def _fused() -> Iterator[tuple[str, Callable[[], object]]]:
+    from gputensor._backend import elementwise as E
+    from gputensor._backend import kernels
+    from gputensor._backend.elementwise_ops import OPS, expression
+    from gputensor._backend.wgsl_types import storage_type
+    dtypes = ("float32", "float16", "int8", "int64", "uint64", "bool", "float64", "complex64")
+    for name, row in sorted(OPS.items()):
+        for a, b in itertools.product(dtypes, repeat=2):
+            compute = storage_type(a).compute
+            try:
+                expr = expression(name, compute, a)
+            except KeyError:
+                continue
+            arity = getattr(row, "arity", 1)
+            nodes = ((expr, (compute,) * arity, compute, a, tuple(range(arity))),
+                     ("x0 + x1", (compute, compute), compute, b, (0, 2)))
+            inputs = (a, b, "float32")[: max(arity, 2)]
+            for round_root in (False, True):
+                yield (f"fused {name} {a} {b} {round_root}",
+                       lambda a=(inputs, nodes, round_root): E.fused_program(*a))
+    for text in ("fn main() { let x = gt_f32_bits(1u); }", "fn f(a: i64e) -> u64e { return x64_v_u64e(a); }",
+                 "fn main() { let y: i64e = i64e(1u, 0u); }"):
+        yield f"with_helpers {text}", lambda text=text: kernels.with_helpers(text)
+
+
 FAMILIES = {"rows": _rows, "sort": _sort, "gather": _gather, "scan": _scan, "reduce": _reduce,
-            "elementwise": _elementwise, "row_fusion": _row_fusion, "user": _user_kernels}
+            "elementwise": _elementwise, "row_fusion": _row_fusion, "user": _user_kernels, "fused": _fused}
 
 
 def main() -> None:

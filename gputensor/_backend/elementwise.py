@@ -490,7 +490,7 @@ def _fused_program(inputs: tuple[str, ...], nodes: tuple[FusedNode, ...],
                 raise ValueError(f"node {j}: operand reference {ref} is not an input or an earlier node")
             value = convert(names[ref], types[ref], casts[i])
             if value != names[ref]:
-                lines.append(f"    let a{j}_{i} = {value};")
+                lines.append(snippet("elementwise/fused_operand", {"J": j, "I": i, "VALUE": value}))
                 value = f"a{j}_{i}"
             args.append(value)
 
@@ -505,7 +505,7 @@ def _fused_program(inputs: tuple[str, ...], nodes: tuple[FusedNode, ...],
         value = convert(body, expr_type, compute)
         if j != last or round_root:
             value = store_round(value, out)
-        lines.append(f"    let t{j} = {value};")
+        lines.append(snippet("elementwise/fused_node", {"J": j, "VALUE": value}))
         names.append(f"t{j}")
         types.append(compute)
     return "\n".join(lines), f"t{last}", types[-1]

@@ -23,16 +23,13 @@ from collections.abc import Iterable, Mapping
 from . import config
 from .wgsl_types import F32_BITS
 
-#: Functions a rendered kernel gets when it calls them and does not define them.
-_RUNTIME_HELPERS = {
-    F32_BITS: f"fn {F32_BITS}(bits: u32) -> f32 {{\n    return bitcast<f32>(bits);\n}}\n",
-}
+#: Functions a rendered kernel gets when it calls them and does not define them (name ->
+#: snippet of ``_wgsl/runtime``).
+_RUNTIME_HELPERS = {F32_BITS: "runtime/f32_bits"}
 
 #: Types a rendered kernel gets declared when it names them and does not declare them: int64 and
-#: uint64 as two 32-bit words (``_wgsl/int64_emul.wgsl``).
-_RUNTIME_TYPES = {
-    name: (re.compile(rf"\b{name}\b"), f"struct {name} {{ lo: u32, hi: u32 }}\n") for name in ("i64e", "u64e")
-}
+#: uint64 as two 32-bit words (``_wgsl/int64_emul.wgsl``, ``_wgsl/runtime/int64_struct.wgsl``).
+_RUNTIME_TYPES = {name: re.compile(rf"\b{name}\b") for name in ("i64e", "u64e")}
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z0-9_]+)\}\}")
 _INCLUDE = re.compile(r"^//#include\s+([A-Za-z0-9_]+)\s*$", re.MULTILINE)
@@ -92,17 +89,17 @@ def dump(name: str, source: str) -> None:
 def with_helpers(text: str) -> str:
     """``text`` with the definitions of the runtime helpers (``F32_BITS``) it calls and lacks,
     and of the emulated 64-bit integer structs it names and does not declare."""
-    for name, code in _RUNTIME_HELPERS.items():
+    for name, part in _RUNTIME_HELPERS.items():
         if f"{name}(" in text and f"fn {name}(" not in text:
-            text += "\n" + code
+            text += "\n" + snippet(part, {"NAME": name}) + "\n"
     if "64e" in text:  # emulated int64: the structs and the helpers the kernel calls
         defined = frozenset(_DEFINED_FN.findall(text))
         helpers = library_code(text, defined)
         if helpers:
             text += "\n" + helpers + "\n"
-        for name, (pattern, code) in _RUNTIME_TYPES.items():
+        for name, pattern in _RUNTIME_TYPES.items():
             if f"struct {name} " not in text and pattern.search(text):
-                text += "\n" + code
+                text += "\n" + snippet("runtime/int64_struct", {"NAME": name}) + "\n"
     return text
 
 
