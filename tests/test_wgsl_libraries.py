@@ -64,3 +64,30 @@ def test_a_library_holds_only_functions() -> None:
         kernels.top_level_functions("fn a() -> u32 { return 1u;\n")
     parsed = kernels.top_level_functions("// one\n// two\nfn a() -> u32 { if (true) { return 1u; } return 2u; }\n")
     assert parsed == {"a": "// one\n// two\nfn a() -> u32 { if (true) { return 1u; } return 2u; }"}
+
+
+def test_snippet_fills_its_placeholders() -> None:
+    """A snippet is its file without the leading comment lines, placeholders filled; a line of
+    only a placeholder given '' is left out; a missing or unknown placeholder is a KeyError."""
+    text = kernels.snippet("elementwise/binding_in", {"BINDING": 3, "K": 1, "ELEM": "vec4<f32>"})
+    assert text == "@group(0) @binding(3) var<storage, read> in1: array<vec4<f32>>;"
+    body = kernels.snippet("row_fusion/element_guard", {"GUARD": "j < n", "BODY": ""})
+    assert body == "            if (j < n) {\n            }"
+    body = kernels.snippet("row_fusion/element_guard", {"GUARD": "live", "BODY": "x = 1;"})
+    assert body == "            if (live) {\nx = 1;\n            }"
+    with pytest.raises(KeyError, match="missing placeholders"):
+        kernels.snippet("elementwise/binding_in", {"BINDING": 3, "K": 1})
+    with pytest.raises(KeyError, match="unknown"):
+        kernels.snippet("sort/write_keys", {"K": 1})
+    with pytest.raises(KeyError, match="no WGSL kernel"):
+        kernels.snippet("sort/no_such_snippet")
+
+
+def test_snippets_say_what_they_are() -> None:
+    """Every snippet file (a folder of gputensor/_wgsl) starts with its description."""
+    folder = kernels.importlib.resources.files("gputensor._wgsl")
+    snippets = [e for d in folder.iterdir() if d.is_dir() for e in d.iterdir() if e.name.endswith(".wgsl")]
+    assert len(snippets) > 100
+    for entry in snippets:
+        text = entry.read_text()
+        assert text.startswith("// ") and text.endswith("\n") and "fn main(" not in text, entry.name

@@ -177,7 +177,12 @@ def _snippet_cached(name: str, items: tuple[tuple[str, str], ...]) -> str:
         raise KeyError(
             f"snippet {name!r}: missing placeholders {sorted(missing)}, unknown {sorted(unknown)}"
         )
+    source = _EMPTY_LINE.sub(lambda m: "" if values[m.group(1) or m.group(2)] == "" else m.group(0), source)
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], source)
+
+
+#: A line holding only a placeholder (with the newline before it, or after it on the first line).
+_EMPTY_LINE = re.compile(r"\n[ \t]*\{\{([A-Z0-9_]+)\}\}[ \t]*(?=\n|\Z)|\A[ \t]*\{\{([A-Z0-9_]+)\}\}[ \t]*\n")
 
 
 def snippet(name: str, defines: Mapping[str, object] | None = None) -> str:
@@ -185,8 +190,9 @@ def snippet(name: str, defines: Mapping[str, object] | None = None) -> str:
     ``row_ops/load_f16``) with ``defines`` substituted: a piece of a kernel (a function, a
     declaration) that an op module picks per dtype or operand and passes to a kernel's
     placeholder. The file's leading comment lines (its description, from the first column) and trailing newlines are
-    left out; ``//#include`` lines are expanded, nothing else is (no ``//#unroll``, no runtime
-    helpers: the kernel that takes the snippet gets those).
+    left out, and so is a line holding only a placeholder given the empty string (a list of
+    lines that has none); ``//#include`` lines are expanded, nothing else is (no ``//#unroll``,
+    no runtime helpers: the kernel that takes the snippet gets those).
 
     Raises KeyError for an unknown snippet or a placeholder mismatch.
     """

@@ -201,8 +201,7 @@ def _indented(prefix: str, statements: Sequence[str]) -> str:
 def _block(name: str, defines: dict[str, object], prefix: str, statements: Sequence[str]) -> str:
     """The snippet ``name`` whose line ``{{BODY}}`` holds ``statements`` after ``prefix`` (no
     line at all for none)."""
-    text = snippet(name, {**defines, "BODY": "\0"})
-    return text.replace("\n\0", "") if not statements else text.replace("\0", _indented(prefix, statements))
+    return snippet(name, {**defines, "BODY": _indented(prefix, statements)})
 
 
 def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:

@@ -1,10 +1,10 @@
 """Sorting on the device: stable LSD radix sort of rows, a bitonic sort of short rows, and
 ``searchsorted``.
 
-Keys (``_wgsl/sort_keys.wgsl``, written by :func:`key_functions`): every dtype's bits map to an
-unsigned integer whose order is the sort order -- unsigned and bool as they are, signed with the
-sign bit flipped, floats with the sign bit set (positive) or all bits flipped (negative). Two
-float mappings exist:
+Keys (``_wgsl/sort_keys.wgsl``; the maps of :func:`key_functions` are ``_wgsl/sort/key*.wgsl``):
+every dtype's bits map to an unsigned integer whose order is the sort order -- unsigned and
+bool as they are, signed with the sign bit flipped, floats with the sign bit set (positive) or
+all bits flipped (negative). Two float mappings exist:
 
 * ``"canon"`` (argsort, unique, searchsorted): -0.0 maps to +0.0 and every NaN to the all-ones
   key, so equal values (NumPy's ``==``) get equal keys and NaNs sort last, after +inf, in input
