@@ -1,5 +1,5 @@
 """Render the WGSL that the op modules generate for a large set of cases and print one line per
-case: its name and the sha1 of the text. Run it on two trees and compare the outputs to check
+case: its name (shortened, with a hash of the whole) and the sha1 of the text. Run it on two trees and compare the outputs to check
 that a change of how kernels are written leaves the generated text as it was:
 
     python tools/wgsl_cases.py --root OLD_TREE > old.txt
@@ -229,7 +229,9 @@ def main() -> None:
                 except Exception as exc:  # noqa: BLE001 - the error is the case's result
                     value = f"{type(exc).__name__}: {exc}"
                 text = repr(sorted(value.items())) if isinstance(value, dict) else repr(value)
-                lines.append(f"{'emulated-int64 ' if emulated else ''}{name} {hashlib.sha1(text.encode()).hexdigest()}")
+                name = f"{'emulated-int64 ' if emulated else ''}{name}"
+                digest = hashlib.sha1(name.encode()).hexdigest()[:12]  # (the name, shortened, stays unique)
+                lines.append(f"{name[:150]} {digest} {hashlib.sha1(text.encode()).hexdigest()}")
     print("\n".join(sorted(lines)))
 
 
