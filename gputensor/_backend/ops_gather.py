@@ -103,6 +103,7 @@ def _bind_range(backend: Any, ptr: int, lo: int, hi: int, itemsize: int) -> tupl
     return win.binding, win.first - lo
 
 
+@functools.lru_cache(maxsize=None)
 def _index_loader(k: int, dtype: str) -> str:
     """WGSL ``fn idx{k}_load(i: u32) -> i32``: element i of binding ``ix{k}``, sign-extended."""
     size = storage_type(dtype).itemsize
@@ -547,6 +548,7 @@ def _ndindex(shape: Sequence[int]) -> Iterator[tuple[int, ...]]:
             yield (i,) + rest
 
 
+@functools.lru_cache(maxsize=None)
 def _cas_store(dtype: str) -> str:
     """WGSL ``fn store_b(o, v)`` storing a packed lane by compare-and-swap."""
     size = storage_type(dtype).itemsize
@@ -554,6 +556,7 @@ def _cas_store(dtype: str) -> str:
     return snippet("gather/store_cas", {"LANES": lanes, "WIDTH": width, "MASK": mask})
 
 
+@functools.lru_cache(maxsize=None)
 def _range_fn(k: int, dtype: str) -> str:
     """WGSL ``fn idx{k}_in_range(i: u32, n: i32) -> bool``: whether element i of ``ix{k}`` lies
     in [-n, n) (all of its bits: a 64-bit value's high word, an unsigned value's top bit)."""
@@ -569,6 +572,13 @@ def _range_fn(k: int, dtype: str) -> str:
 
 
 def _index_offset_fn(nidx: int, checked: Sequence[bool] = ()) -> str:
+    """WGSL ``fn index_offset(at: vec4<u32>) -> u32`` over ``nidx`` index arrays, those of
+    ``checked`` range-checked."""
+    return _index_offset_code(nidx, tuple(bool(c) for c in checked))
+
+
+@functools.lru_cache(maxsize=None)
+def _index_offset_code(nidx: int, checked: tuple[bool, ...]) -> str:
     terms = []
     for k in range(nidx):
         c = "xyzw"[k]
@@ -609,6 +619,7 @@ def scatter(backend: Any, dtype: str, shape: Sequence[int], src: int, src_stride
 # ------------------------------------------------------------------------------------------
 # stream compaction
 # ------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
 def _flag_fn(flag: str, dtype: str, nan_distinct: bool) -> str:
     if flag == "nonzero":
         st = storage_type(dtype)
