@@ -186,7 +186,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("copy_threads", "GPUTENSOR_COPY_THREADS", _count_or_auto, 0, False,
          "threads for one large host copy (0 or not an integer: automatic)"),
     Knob("dump_wgsl", "GPUTENSOR_DUMP_WGSL", _text, None, True,
-         "folder that receives every rendered kernel source"),
+         "folder that receives every compiled kernel source (one file per text)"),
     Knob("pool_limit", "GPUTENSOR_POOL_LIMIT", _size, 0, True,
          "the memory pool's initial limit in bytes (K/M/G/T suffixes, binary; 0: none)"),
     Knob("fusion", "GPUTENSOR_FUSION", _not_off, True, False,
