@@ -43,7 +43,8 @@ from .launch import LaunchProgram, Region
 from .layout import strided_span
 from .plan_cache import PlanCache
 
-__all__ = ["MAX_BATCH_DIMS", "RADICES", "Planner", "View", "c2c", "c2c_axes", "compile_plan", "direct_io", "entry_pitch",
+__all__ = ["MAX_BATCH_DIMS", "RADICES", "KeptPlan", "Planner", "View", "c2c", "c2c_axes", "planned_axes",
+           "planned_c2c", "compile_plan", "direct_io", "entry_pitch",
            "factor", "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "pass_twiddles", "row_group",
            "storage",
            "two_butterflies", "workgroup_length"]
@@ -711,17 +712,65 @@ def _source(wgsl: str, real: bool) -> dict[str, str]:
 
 
 class _Plan:
-    """A compiled call: its program, its table allocation (base 2, freed with the plan) and the
-    spans of its operands (bytes from element 0 to the lowest touched byte, bytes touched)."""
+    """A compiled call: its program, its table allocation (base 2, freed with the plan), the
+    spans of its operands (bytes from element 0 to the lowest touched byte, bytes touched) and
+    their item sizes (the alignment :meth:`launch` checks); ``wrappable``: a program of one
+    kernel template without scratch, which a wrapped ``dispatch`` (the profiler's host-time
+    mode, test spies) sees through ``LaunchProgram.dispatch``."""
 
     def __init__(self, backend: Any, program: LaunchProgram, table_ptr: int,
-                 spans: tuple[tuple[int, int], tuple[int, int]]) -> None:
+                 spans: tuple[tuple[int, int], tuple[int, int]], items: tuple[int, int] = (1, 1),
+                 wrappable: bool = False) -> None:
         self.program = program
         self.table_ptr = table_ptr
         self.spans = spans
+        self.items = items
+        self.wrappable = wrappable and not program.aux
         alloc, off = backend.resolve(table_ptr, 0)
         self.table_base = (alloc.buffer, alloc.buffer.size, alloc.nbytes, off, table_ptr)
         weakref.finalize(self, _release, weakref.ref(backend), table_ptr)
+
+    def launch(self, backend: Any, src: int, dst: int) -> None:
+        """Record the program for the operands whose element 0 is at ``src`` and ``dst``: the
+        range and alignment checks of both (the windows of the program's regions), then the
+        replay. BackendError (invalid argument) for pointers out of range or misaligned."""
+        (src_lo, src_bytes), (dst_lo, dst_bytes) = self.spans
+        src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
+        dst_alloc, dst_off = backend.resolve(dst + dst_lo, dst_bytes)
+        src_item, dst_item = self.items
+        if (src_off - src_lo) % src_item or (dst_off - dst_lo) % dst_item:
+            raise invalid_argument(f"fft: pointers must be multiples of the item size {dst_item}")
+        ctx = backend._ctx
+        if self.wrappable and ctx.__dict__.get("dispatch") is not None:
+            self.program.dispatch(backend, ctx, (src, dst, self.table_ptr))  # a wrapped dispatch
+            return
+        src_buf = src_alloc.buffer
+        dst_buf = dst_alloc.buffer
+        bases = [(src_buf, src_buf.size, src_alloc.nbytes, src_off - src_lo, src),
+                 (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off - dst_lo, dst), self.table_base]
+        if not self.program.run(backend, ctx, bases, no_placeholder):
+            raise invalid_argument("fft: the program did not apply")
+
+
+class KeptPlan:
+    """A plan handed to a caller that replays it for new pointers (``planned``): valid on the
+    backend that made it while the knobs the plans depend on are those it was made under and
+    its context's workgroup limit is unchanged (``valid_on``); ``launch(backend, src, dst)``
+    checks the pointers and records it (``_Plan.launch``)."""
+
+    __slots__ = ("launch", "_backend", "_knobs", "_program")
+
+    def __init__(self, backend: Any, plan: _Plan, knob_values: tuple[Any, ...]) -> None:
+        self.launch = plan.launch
+        self._program = plan.program
+        self._backend = weakref.ref(backend)
+        self._knobs = knob_values
+
+    def valid_on(self, backend: Any) -> bool:
+        """Whether the plan holds on ``backend`` now."""
+        ctx = backend._ctx
+        return (self._backend() is backend and ctx is not None and knobs() == self._knobs
+                and self._program.max_workgroups == ctx.max_workgroups_per_dim)
 
 
 def _release(backend_ref: Any, ptr: int) -> None:
@@ -796,9 +845,14 @@ def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
 
 
 def compile_plan(backend: Any, planner: Planner, kernel: str,
-                 spans: tuple[tuple[int, int], tuple[int, int]]) -> _Plan:
+                 spans: tuple[tuple[int, int], tuple[int, int]], items: tuple[int, int] | None = None,
+                 wrappable: bool = False) -> _Plan:
     """The plan of ``planner``'s records (recorded as ``kernel``): its table uploaded, the
-    chirp spectra of its Bluestein transforms recorded; ``spans`` as ``_Plan``'s."""
+    chirp spectra of its Bluestein transforms recorded; ``spans``, ``items`` (default: the
+    source's item size, real with ``planner.real_src``, and the complex one) and ``wrappable``
+    as ``_Plan``'s."""
+    if items is None:
+        items = (planner.itemsize // 2 if planner.real_src else planner.itemsize, planner.itemsize)
     ctx = planner.ctx
     chirps = list(planner.chirps)
     records, table = planner.finish()
@@ -809,7 +863,8 @@ def compile_plan(backend: Any, planner: Planner, kernel: str,
     except BaseException:
         backend.free(table_ptr)
         raise
-    return _Plan(backend, LaunchProgram.compile(kernel, _WORDS, ctx, records, planner.aux), table_ptr, spans)
+    return _Plan(backend, LaunchProgram.compile(kernel, _WORDS, ctx, records, planner.aux), table_ptr, spans, items,
+                 wrappable)
 
 
 def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) -> tuple[tuple[int, ...], ...]:
@@ -840,35 +895,43 @@ def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst
     complex128, more than ``MAX_BATCH_DIMS - 2`` batch dims that do not merge, pointers out of
     range; unsupported for complex128 without ``shader-f64``.
     """
+    plan = _c2c_plan(backend, dtype, n, src_axis, dst_axis, batch_shape, src_strides, dst_strides, inverse, scale,
+                     real_src)[0]
+    if plan is not None:
+        plan.launch(backend, src, dst)
+
+
+def planned_c2c(backend: Any, dtype: str, n: int, src_axis: int, dst_axis: int, batch_shape: Sequence[int],
+                src_strides: Sequence[int], dst_strides: Sequence[int], *, inverse: bool, scale: float = 1.0,
+                real_src: bool = False) -> KeptPlan | None:
+    """The plan of ``c2c`` with these arguments (made now where there is none) as a
+    :class:`KeptPlan`, for a caller that replays it: ``launch(backend, src, dst)`` records
+    that call. None for an empty batch. Raises as :func:`c2c` (before anything is recorded)."""
+    plan, knob_values = _c2c_plan(backend, dtype, n, src_axis, dst_axis, batch_shape, src_strides, dst_strides,
+                                  inverse, scale, real_src)
+    return None if plan is None else KeptPlan(backend, plan, knob_values)
+
+
+def _c2c_plan(backend: Any, dtype: str, n: int, src_axis: int, dst_axis: int, batch_shape: Sequence[int],
+              src_strides: Sequence[int], dst_strides: Sequence[int], inverse: bool, scale: float,
+              real_src: bool) -> tuple[_Plan | None, tuple[Any, ...]]:
+    """(plan of a ``c2c`` call, the knobs it was made under); no plan for an empty batch."""
     if n < 1:
         raise invalid_argument(f"fft: length must be at least 1, not {n}")
     if len(batch_shape) != len(src_strides) or len(batch_shape) != len(dst_strides):
         raise invalid_argument("fft: batch shape and strides differ in length")
-    if 0 in batch_shape:
-        return
     split = knobs()
+    if 0 in batch_shape:
+        return None, split
     key = (dtype, n, tuple(batch_shape), src_axis, tuple(src_strides), dst_axis, tuple(dst_strides),
            inverse, scale, real_src, split)
     plans = _PLANS.of(backend)
     plan = plans.get(key)
-    ctx = backend.context
-    if plan is None or not plan.program.valid_for(ctx):
+    if plan is None or not plan.program.valid_for(backend.context):
         plan = _plan_for(backend, plans, str(dtype), int(n), batch_shape, int(src_axis), src_strides,
                          int(dst_axis), dst_strides, bool(inverse), float(scale), bool(real_src), split)
         _PLANS.keep(plans, key, plan)
-    itemsize = _COMPLEX[str(dtype)][0]
-    src_item = itemsize // 2 if real_src else itemsize
-    (src_lo, src_bytes), (dst_lo, dst_bytes) = plan.spans
-    # range and alignment checks of both operands (the windows of the program's regions)
-    src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
-    dst_alloc, dst_off = backend.resolve(dst + dst_lo, dst_bytes)
-    if (src_off - src_lo) % src_item or (dst_off - dst_lo) % itemsize:
-        raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
-    bases = [(src_alloc.buffer, src_alloc.buffer.size, src_alloc.nbytes, src_off - src_lo, src),
-             (dst_alloc.buffer, dst_alloc.buffer.size, dst_alloc.nbytes, dst_off - dst_lo, dst),
-             plan.table_base]
-    if not plan.program.run(backend, ctx, bases, no_placeholder):
-        raise invalid_argument("fft: the program did not apply")
+    return plan, split
 
 
 def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -907,12 +970,24 @@ def c2c_axes(backend: Any, dtype: str, shape: Sequence[int], src: int, src_strid
     and ``dst`` must not overlap. Raises BackendError (invalid argument) where ``fits_axes`` is
     false, for bad axes, dtypes or pointers out of range; (unsupported) for complex128 without
     ``shader-f64``."""
+    _axes_plan_of(backend, dtype, shape, src_strides, steps, real_src)[0].launch(backend, src, dst)
+
+
+def planned_axes(backend: Any, dtype: str, shape: Sequence[int], src_strides: Sequence[int],
+                 steps: Sequence[tuple[int, bool, float]], real_src: bool = False) -> KeptPlan:
+    """The plan of ``c2c_axes`` with these arguments (made now where there is none) as a
+    :class:`KeptPlan` (see :func:`planned_c2c`). Raises as :func:`c2c_axes`."""
+    return KeptPlan(backend, *_axes_plan_of(backend, dtype, shape, src_strides, steps, real_src))
+
+
+def _axes_plan_of(backend: Any, dtype: str, shape: Sequence[int], src_strides: Sequence[int],
+                  steps: Sequence[tuple[int, bool, float]], real_src: bool) -> tuple[_Plan, tuple[Any, ...]]:
+    """(plan of a ``c2c_axes`` call, the knobs it was made under)."""
     split = knobs()
     key = ("axes", dtype, tuple(shape), tuple(src_strides), tuple(steps), real_src, split)
     plans = _PLANS.of(backend)
     plan = plans.get(key)
-    ctx = backend.context
-    if plan is None or not plan.program.valid_for(ctx):
+    if plan is None or not plan.program.valid_for(backend.context):
         shape = tuple(int(v) for v in shape)
         if not all(0 <= int(a) < len(shape) for a, _, _ in steps) or len(src_strides) != len(shape):
             raise invalid_argument("fft: bad axes or strides")
@@ -921,17 +996,7 @@ def c2c_axes(backend: Any, dtype: str, shape: Sequence[int], src: int, src_strid
         plan = _axes_plan(backend, str(dtype), shape, tuple(int(v) for v in src_strides),
                           tuple((int(a), bool(i), float(c)) for a, i, c in steps), bool(real_src))
         _PLANS.keep(plans, key, plan)
-    itemsize = _COMPLEX[str(dtype)][0]
-    src_item = itemsize // 2 if real_src else itemsize
-    (src_lo, src_bytes), (_, dst_bytes) = plan.spans
-    src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
-    dst_alloc, dst_off = backend.resolve(dst, dst_bytes)
-    if (src_off - src_lo) % src_item or dst_off % itemsize:
-        raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
-    bases = [(src_alloc.buffer, src_alloc.buffer.size, src_alloc.nbytes, src_off - src_lo, src),
-             (dst_alloc.buffer, dst_alloc.buffer.size, dst_alloc.nbytes, dst_off, dst), plan.table_base]
-    if not plan.program.run(backend, ctx, bases, no_placeholder):
-        raise invalid_argument("fft: the program did not apply")
+    return plan, split
 
 
 def _axes_plan(backend: Any, dtype: str, shape: tuple[int, ...], src_strides: tuple[int, ...],

@@ -16,12 +16,13 @@ from .._array_object import GpuArray
 from .._creation_functions import zeros
 from .._dispatch import copy_into
 from .._dtypes import complex64, complex128, float32, float64
+from .._kept import KeptCall
 from .._manipulation_functions import _copy_contiguous
 from .._runtime import call
 from .._shapes import contiguous_strides
 from .._backend import ops_fft
 
-__all__ = ["Prepared", "PreparedAxes", "c2c", "prepare", "prepare_axes", "resize_axis", "run_prepared"]
+__all__ = ["Prepared", "PreparedAxes", "c2c", "kept", "prepare", "prepare_axes", "resize_axis", "run_prepared"]
 
 
 class Prepared(NamedTuple):
@@ -32,6 +33,7 @@ class Prepared(NamedTuple):
     dtype: Any
     n: int
     axis: int
+    src_axis: int
     out_axis: int
     batch: tuple[int, ...]
     src_strides: tuple[int, ...]
@@ -62,7 +64,8 @@ def prepare(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> Prepar
     if (len(batch) > ops_fft.MAX_BATCH_DIMS - 2
             and len(ops_fft.merge_batch(batch, src_strides, dst_strides)[0]) > ops_fft.MAX_BATCH_DIMS - 2):
         return None
-    return Prepared(shape, dtype, shape[axis], axis, out_strides[axis], batch, src_strides, dst_strides,
+    return Prepared(shape, dtype, shape[axis], axis, x._strides[axis], out_strides[axis], batch, src_strides,
+                    dst_strides,
                     bool(inverse), float(scale), dtype != x.dtype)
 
 
@@ -100,10 +103,25 @@ def run_prepared(x: GpuArray, prep: Prepared | PreparedAxes) -> GpuArray:
              prep.real_src)
         return out
     out = GpuArray._empty(prep.shape, prep.dtype, zero=False)
-    call(ops_fft.c2c, prep.dtype.name, prep.n, x._ptr, x._strides[prep.axis], out._ptr, prep.out_axis,
+    call(ops_fft.c2c, prep.dtype.name, prep.n, x._ptr, prep.src_axis, out._ptr, prep.out_axis,
          prep.batch, prep.src_strides, prep.dst_strides, inverse=prep.inverse, scale=prep.scale,
          real_src=prep.real_src)
     return out
+
+
+def kept(prep: Prepared | PreparedAxes) -> KeptCall:
+    """The :class:`KeptCall` of a prepared transform: its result's layout (C-contiguous) and
+    the backend's kept plan (``ops_fft.planned_c2c`` / ``planned_axes``), made now where the
+    backend has none; ``replay(x._ptr)`` then records the transform of an operand of the
+    structure ``prep`` was made for. Raises what planning raises (``TypeError`` for complex128
+    without ``shader-f64``)."""
+    if type(prep) is PreparedAxes:
+        plan = call(ops_fft.planned_axes, prep.dtype.name, prep.shape, prep.src_strides, prep.steps, prep.real_src)
+    else:
+        plan = call(ops_fft.planned_c2c, prep.dtype.name, prep.n, prep.src_axis, prep.out_axis, prep.batch,
+                    prep.src_strides, prep.dst_strides, inverse=prep.inverse, scale=prep.scale,
+                    real_src=prep.real_src)
+    return KeptCall(prep.shape, contiguous_strides(prep.shape), prep.dtype, call=plan)
 
 
 def c2c(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> GpuArray:
