@@ -180,21 +180,28 @@ def _invocations(n: int, per: int, radices: tuple[int, ...], limit: int) -> int:
     return min(limit, -(-wg // unit) * unit)
 
 
-_knobs: list[Any] = [-1, (True, True, True, True, 0, True, True, True)]  # [config.generation, knobs() then]
+_knobs: list[Any] = [-1, (True, True, True, True, 0, True, True, True, True)]  # [config.generation, knobs() then]
 
 
-def knobs() -> tuple[bool, bool, bool, bool, int, bool, bool, bool]:
+def knobs() -> tuple[bool, bool, bool, bool, int, bool, bool, bool, bool]:
     """The knobs the plans depend on (part of their keys): ``fft_column_split``,
     ``fft_two_butterflies``, ``fft_real_fused``, ``fft_unrolled_loads``, ``fft_min_workgroups``,
-    ``fft_direct_io``, ``fft_radix16``, ``fft_pass_twiddles`` (read again when an override or
-    assignment changed the knobs)."""
+    ``fft_direct_io``, ``fft_radix16``, ``fft_pass_twiddles``, ``fft_real_prefix`` (read again
+    when an override or assignment changed the knobs)."""
     if _knobs[0] != config.generation:
         _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")),
                      bool(config.value("fft_real_fused")), bool(config.value("fft_unrolled_loads")),
                      int(config.value("fft_min_workgroups")), bool(config.value("fft_direct_io")),
-                     bool(config.value("fft_radix16")), bool(config.value("fft_pass_twiddles")))
+                     bool(config.value("fft_radix16")), bool(config.value("fft_pass_twiddles")),
+                     bool(config.value("fft_real_prefix")))
         _knobs[0] = config.generation
     return _knobs[1]
+
+
+def stores_prefix() -> bool:
+    """Whether the callers of :func:`c2c` pass ``keep`` (the knob ``fft_real_prefix``): the
+    odd-length real transforms store only the values they return."""
+    return knobs()[8]
 
 
 def two_butterflies(rmin: int) -> bool:
@@ -351,16 +358,25 @@ class Planner:
 
     # ---- the transforms ----------------------------------------------------------------------
     def transform(self, n: int, sizes: Sequence[int], src: View, dst: View, inverse: bool,
-                  scale: float, top: bool = False) -> None:
+                  scale: float, top: bool = False, keep: int = 0) -> None:
         """Append the dispatches of ``dst = scale * DFT(src)`` (``top``: the call's own operands,
         whose column transforms may split; not the rows of a decomposition, which are columns by
-        construction)."""
+        construction). ``keep`` (0: all n): only the first ``keep`` results of each transform
+        are stored (``dst`` has that many along its axis)."""
         radices = factor(n)
         column = _column_like(sizes, src)
+        keep = keep if 0 < keep < n else 0
         if radices is None:
-            self._bluestein(n, sizes, src, dst, inverse, scale)
+            self._bluestein(n, sizes, src, dst, inverse, scale, keep)
         elif self.shape(n) is not None and not (top and column and self.column_split and self._split_column(n)):
-            self._stockham(n, radices, sizes, src, dst, inverse, scale, None)
+            self._stockham(n, radices, sizes, src, dst, inverse, scale, None, keep=keep)
+        elif keep:  # the whole transforms into a scratch array, then the kept results copied out
+            batch = math.prod(sizes)
+            tmp = self.scratch(batch * n)
+            rows = tuple(n * math.prod(sizes[:i]) for i in range(len(sizes)))
+            self._four_step(n, sizes, src, View(tmp, 0, 1, rows), inverse, scale, column)
+            self._chirp(3, batch * keep, keep, n, View(tmp, 0, 1, ()), dst, list(zip(sizes, dst.strides)), 0, 0,
+                        False, 1.0)
         else:
             self._four_step(n, sizes, src, dst, inverse, scale, column)
 
@@ -423,13 +439,16 @@ class Planner:
 
     def _stockham(self, n: int, radices: tuple[int, ...] | None, sizes: Sequence[int], src: View,
                   dst: View, inverse: bool, scale: float, twiddle: tuple[int, int] | None,
-                  real: tuple[int, bool] | None = None, blue: tuple[int, int, int, bool] | None = None) -> None:
+                  real: tuple[int, bool] | None = None, blue: tuple[int, int, int, bool] | None = None,
+                  keep: int = 0) -> None:
         """One dispatch of the workgroup kernel; ``twiddle`` (total length, index of the batch
         dim whose coordinate multiplies the element index) for the column pass of a four-step
         decomposition; ``real`` (mode, conjugation) for the real transforms of length 2n
         (``stockham_real``); ``blue`` (length, chirp and spectrum table offsets, inverse) for
-        Bluestein's transform of that length through this one (``_bluestein``). Batch dims of size 1 are dropped, the others ordered by source
-        stride (adjacent entries of a workgroup adjacent in memory where possible)."""
+        Bluestein's transform of that length through this one (``_bluestein``); ``keep``
+        (0: all) the results stored per transform (no twiddle, no real step). Batch dims of size
+        1 are dropped, the others ordered by source stride (adjacent entries of a workgroup
+        adjacent in memory where possible)."""
         shape = self.shape(n)
         assert radices is not None and shape is not None
         per, wg = shape
@@ -476,12 +495,16 @@ class Planner:
         if blue is not None:
             src_len = dst_len = blue[0]
             real_at, spec_at, conj = blue[1], blue[2], False
+        if keep:
+            assert twiddle is None and not mode and keep < dst_len
+            dst_len = keep
         pitch, pad = entry_pitch(self.ctx, self.itemsize, n, per)
         two = wg < -(-per * n // min(radices))
         dload, dstore = direct_io(n, radices, along_load, along_store, mode, blue is not None)
+        dstore = dstore and not keep
         defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode,
                                     blue[0] if blue is not None else 0, self._real_src(src), two, knobs()[3],
-                                    dload, dstore, knobs()[7])
+                                    dload, dstore, knobs()[7], keep)
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = (int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
                  | (16 if conj else 0) | (32 if blue is not None and blue[3] else 0))
@@ -515,7 +538,7 @@ class Planner:
         return Region(view.base, (view.origin + lo) * isz, (hi - lo + 1) * isz, isz, 0, word, -lo)
 
     def _bluestein(self, n: int, sizes: Sequence[int], src: View, dst: View, inverse: bool,
-                   scale: float) -> None:
+                   scale: float, keep: int = 0) -> None:
         m = fast_length(2 * n - 1)
         batch = math.prod(sizes)
         k = np.arange(n, dtype=np.int64)
@@ -529,7 +552,8 @@ class Planner:
         self.chirps.append((m, spec))
         radices = factor(m)
         if self.shape(m) is not None and radices is not None:  # one dispatch, all in workgroup memory
-            self._stockham(m, radices, sizes, src, dst, False, scale / m, None, blue=(n, chirp, spec, inverse))
+            self._stockham(m, radices, sizes, src, dst, False, scale / m, None, blue=(n, chirp, spec, inverse),
+                           keep=keep)
             return
         a = self.scratch(batch * m)
         b = self.scratch(batch * m)
@@ -540,14 +564,15 @@ class Planner:
         self._chirp(1, batch * m, n, m, View(b, 0, 1, ()), View(a, 0, 1, ()), [], chirp, spec, inverse, 1.0)
         self.transform(m, sizes, View(a, 0, 1, contiguous), View(b, 0, 1, contiguous), True, 1.0)
         dims = [(s, st) for s, st in zip(sizes, dst.strides)]
-        self._chirp(2, batch * n, n, m, View(b, 0, 1, ()), dst, dims, chirp, spec, inverse, scale / m)
+        out = keep or n
+        self._chirp(2, batch * out, out, m, View(b, 0, 1, ()), dst, dims, chirp, spec, inverse, scale / m)
 
     def _chirp(self, mode: int, total: int, n: int, m: int, src: View, dst: View,
                dims: list[tuple[int, int]], chirp: int, spec: int, inverse: bool, scale: float) -> None:
         dims = [d for d in dims if d[0] > 1]
         if len(dims) > MAX_BATCH_DIMS:
             raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
-        batch = total // (m if mode < 2 else n)
+        batch = total // (m if mode < 2 else n)  # (modes 2 and 3: n the results stored per entry)
         strided = src if mode == 0 else dst
         padded = dims + [(1, 0)] * (MAX_BATCH_DIMS - len(dims))
         words = [total, n, m, 0, 0, 0, chirp, spec, strided.axis & _U32, int(inverse), self.scale_entry(scale),
@@ -662,12 +687,13 @@ def _literal(value: float, wgsl: str) -> str:
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
                       twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0,
                       real_src: bool = False, two: bool = False, unroll: bool = False,
-                      dload: bool = False, dstore: bool = False, pass_tw: bool = False) -> dict[str, object]:
+                      dload: bool = False, dstore: bool = False, pass_tw: bool = False,
+                      keep: int = 0) -> dict[str, object]:
     """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none;
     ``unroll``: the load and store loops unrolled; ``dload`` / ``dstore``: the first pass reads
     the source, the last writes the destination; ``pass_tw``: each pass's twiddles in a table of
-    its own; cached: treat as read-only)."""
-    nout = blue or (n + 1 if real == 1 else n)
+    its own; ``keep``: the results stored per entry, 0 for all; cached: treat as read-only)."""
+    nout = keep or blue or (n + 1 if real == 1 else n)
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     s = {f"S{r}{k}": _literal(math.sin(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
@@ -676,7 +702,7 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
         "RADICES": ", ".join(f"{r}u" for r in radices),
         "PASS_TW": "true" if pass_tw else "false",
         "TW_AT": ", ".join(f"{a}u" for a in (pass_twiddles(radices)[1] if pass_tw else (0,) * len(radices))),
-        "TWIDDLE": "true" if twiddle else "false", "REAL": real,
+        "TWIDDLE": "true" if twiddle else "false", "REAL": real, "KEEP": keep,
         "BLUE": "true" if blue else "false", "BN": blue or 1, **_source(t, real_src),
         "TWO": "true" if two else "false",
         "DLOAD": "true" if dload else "false", "DSTORE": "true" if dstore else "false",
@@ -829,17 +855,17 @@ def _chirp_spectrum(backend: Any, ctx: Any, dtype: str, itemsize: int, wgsl: str
 def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
     """The plan of a call with merged batch dims ``key`` (see ``c2c``): its program, its table
     uploaded and the chirp spectra of its Bluestein transforms recorded."""
-    dtype, n, sizes, src_axis, src_strides, dst_axis, dst_strides, inverse, scale, real_src = key
+    dtype, n, sizes, src_axis, src_strides, dst_axis, dst_strides, inverse, scale, real_src, keep = key
     itemsize, wgsl = storage(backend, dtype)
     ctx = backend.context
     planner = Planner(backend, ctx, dtype, itemsize, wgsl)
     planner.real_src = real_src
     planner.transform(n, sizes, View(0, 0, src_axis, src_strides), View(1, 0, dst_axis, dst_strides),
-                      inverse, scale, top=True)
+                      inverse, scale, top=True, keep=keep)
     spans = []
-    for axis, strides, isz in ((src_axis, src_strides, itemsize // 2 if real_src else itemsize),
-                               (dst_axis, dst_strides, itemsize)):
-        lo, hi = strided_span([(n, axis), *zip(sizes, strides)])
+    for axis, strides, isz, count in ((src_axis, src_strides, itemsize // 2 if real_src else itemsize, n),
+                                      (dst_axis, dst_strides, itemsize, keep or n)):
+        lo, hi = strided_span([(count, axis), *zip(sizes, strides)])
         spans.append((lo * isz, (hi - lo + 1) * isz))
     return compile_plan(backend, planner, "fft", (spans[0], spans[1]))
 
@@ -884,52 +910,57 @@ def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) ->
 
 def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst_axis: int,
         batch_shape: Sequence[int], src_strides: Sequence[int], dst_strides: Sequence[int], *,
-        inverse: bool, scale: float = 1.0, real_src: bool = False) -> None:
+        inverse: bool, scale: float = 1.0, real_src: bool = False, keep: int = 0) -> None:
     """Record ``dst = scale * DFT(src)`` of length ``n`` along one axis, for every entry of
     ``batch_shape``: element i of entry (j0, j1, ...) of ``src`` is at element ``i * src_axis +
     sum j_d src_strides[d]`` from the pointer ``src`` (complex elements, any sign; with
     ``real_src``, real elements of ``dtype``'s precision, read as complex values), ``dst``
-    likewise (complex); sign -1 (``inverse=False``) or +1. ``src`` and ``dst`` must not overlap.
+    likewise (complex); sign -1 (``inverse=False``) or +1. ``keep`` (1 <= keep < n; 0: all):
+    only results k < ``keep`` of each transform are stored (``dst`` holds that many along its
+    axis: e.g. the n // 2 + 1 values of a real transform). ``src`` and ``dst`` must not overlap.
 
     Raises BackendError: invalid argument for a length below 1, a dtype other than complex64 /
     complex128, more than ``MAX_BATCH_DIMS - 2`` batch dims that do not merge, pointers out of
-    range; unsupported for complex128 without ``shader-f64``.
+    range, ``keep`` out of range; unsupported for complex128 without ``shader-f64``.
     """
     plan = _c2c_plan(backend, dtype, n, src_axis, dst_axis, batch_shape, src_strides, dst_strides, inverse, scale,
-                     real_src)[0]
+                     real_src, keep)[0]
     if plan is not None:
         plan.launch(backend, src, dst)
 
 
 def planned_c2c(backend: Any, dtype: str, n: int, src_axis: int, dst_axis: int, batch_shape: Sequence[int],
                 src_strides: Sequence[int], dst_strides: Sequence[int], *, inverse: bool, scale: float = 1.0,
-                real_src: bool = False) -> KeptPlan | None:
+                real_src: bool = False, keep: int = 0) -> KeptPlan | None:
     """The plan of ``c2c`` with these arguments (made now where there is none) as a
     :class:`KeptPlan`, for a caller that replays it: ``launch(backend, src, dst)`` records
     that call. None for an empty batch. Raises as :func:`c2c` (before anything is recorded)."""
     plan, knob_values = _c2c_plan(backend, dtype, n, src_axis, dst_axis, batch_shape, src_strides, dst_strides,
-                                  inverse, scale, real_src)
+                                  inverse, scale, real_src, keep)
     return None if plan is None else KeptPlan(backend, plan, knob_values)
 
 
 def _c2c_plan(backend: Any, dtype: str, n: int, src_axis: int, dst_axis: int, batch_shape: Sequence[int],
               src_strides: Sequence[int], dst_strides: Sequence[int], inverse: bool, scale: float,
-              real_src: bool) -> tuple[_Plan | None, tuple[Any, ...]]:
+              real_src: bool, keep: int = 0) -> tuple[_Plan | None, tuple[Any, ...]]:
     """(plan of a ``c2c`` call, the knobs it was made under); no plan for an empty batch."""
     if n < 1:
         raise invalid_argument(f"fft: length must be at least 1, not {n}")
+    if keep < 0 or keep > n:
+        raise invalid_argument(f"fft: keep must be in [0, {n}], not {keep}")
     if len(batch_shape) != len(src_strides) or len(batch_shape) != len(dst_strides):
         raise invalid_argument("fft: batch shape and strides differ in length")
     split = knobs()
     if 0 in batch_shape:
         return None, split
     key = (dtype, n, tuple(batch_shape), src_axis, tuple(src_strides), dst_axis, tuple(dst_strides),
-           inverse, scale, real_src, split)
+           inverse, scale, real_src, keep, split)
     plans = _PLANS.of(backend)
     plan = plans.get(key)
     if plan is None or not plan.program.valid_for(backend.context):
         plan = _plan_for(backend, plans, str(dtype), int(n), batch_shape, int(src_axis), src_strides,
-                         int(dst_axis), dst_strides, bool(inverse), float(scale), bool(real_src), split)
+                         int(dst_axis), dst_strides, bool(inverse), float(scale), bool(real_src), split,
+                         int(keep) if keep != n else 0)
         _PLANS.keep(plans, key, plan)
     return plan, split
 
@@ -1023,7 +1054,7 @@ def _axes_plan(backend: Any, dtype: str, shape: tuple[int, ...], src_strides: tu
 
 def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: int, batch_shape: Sequence[int],
               src_axis: int, src_strides: Sequence[int], dst_axis: int, dst_strides: Sequence[int], inverse: bool,
-              scale: float, real_src: bool, split: tuple[bool, ...]) -> _Plan:
+              scale: float, real_src: bool, split: tuple[bool, ...], keep: int = 0) -> _Plan:
     """The plan of a call (its merged batch dims: shared by the calls that merge alike)."""
     storage(backend, dtype)  # invalid argument for another dtype, unsupported without shader-f64
     sizes, sstr, dstr = merge_batch(batch_shape, src_strides, dst_strides)
@@ -1031,7 +1062,7 @@ def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: in
         raise invalid_argument(f"fft: at most {MAX_BATCH_DIMS - 2} batch dims that do not merge")
     if not sizes:
         sizes, sstr, dstr = (1,), (0,), (0,)
-    key = ("merged", dtype, n, sizes, src_axis, sstr, dst_axis, dstr, inverse, scale, real_src, split)
+    key = ("merged", dtype, n, sizes, src_axis, sstr, dst_axis, dstr, inverse, scale, real_src, keep, split)
     plan = plans.get(key)
     if plan is None or not plan.program.valid_for(backend.context):
         plan = _make_plan(backend, key[1:-1])

@@ -25,7 +25,7 @@ from typing import Any, Literal, NamedTuple
 
 from .. import _dispatch, _runtime
 from .._array_object import GpuArray
-from .._backend import ops_fft_real
+from .._backend import ops_fft, ops_fft_real
 from .._complex_views import part
 from .._data_type_functions import astype
 from .._elementwise_functions import conj
@@ -145,6 +145,15 @@ def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tupl
     / float64 array ``x``, times ``scale``, conjugated with ``conjugate``; and its step where it
     ran on ``x`` itself (``_real_step``)."""
     cdtype = _args.complex_dtype_of(x.dtype)
+    if n % 2 and ops_fft.stores_prefix():
+        # the complex DFT of the real values (read as complex on the device), only its first
+        # n // 2 + 1 values stored; conj(DFT(x)) of real x is its DFT of the opposite sign
+        keep = n // 2 + 1
+        if x.shape[axis] == n:
+            prep = prepare(x, axis, conjugate, scale, keep)
+            if prep is not None:
+                return _first_run(x, prep)
+        return c2c(resize_axis(x, n, axis), axis, conjugate, scale, keep), None
     if n % 2:  # the complex DFT of the real values (read as complex on the device), its first half
         index = _index(axis, n // 2 + 1, x.ndim)
         prep = prepare(x, axis, False, scale) if x.shape[axis] == n else None
