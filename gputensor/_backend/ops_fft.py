@@ -44,7 +44,7 @@ from .layout import strided_span
 from .plan_cache import PlanCache
 
 __all__ = ["MAX_BATCH_DIMS", "RADICES", "KeptPlan", "Planner", "View", "c2c", "c2c_axes", "planned_axes",
-           "planned_c2c", "compile_plan", "direct_io", "entry_pitch",
+           "planned_c2c", "prefix_in_place", "stores_prefix", "compile_plan", "direct_io", "entry_pitch",
            "factor", "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "pass_twiddles", "row_group",
            "storage",
            "two_butterflies", "workgroup_length"]
@@ -180,20 +180,20 @@ def _invocations(n: int, per: int, radices: tuple[int, ...], limit: int) -> int:
     return min(limit, -(-wg // unit) * unit)
 
 
-_knobs: list[Any] = [-1, (True, True, True, True, 0, True, True, True, True)]  # [config.generation, knobs() then]
+_knobs: list[Any] = [-1, (True, True, True, True, 0, True, True, True, True, True)]  # [config.generation, knobs() then]
 
 
-def knobs() -> tuple[bool, bool, bool, bool, int, bool, bool, bool, bool]:
+def knobs() -> tuple[bool, bool, bool, bool, int, bool, bool, bool, bool, bool]:
     """The knobs the plans depend on (part of their keys): ``fft_column_split``,
     ``fft_two_butterflies``, ``fft_real_fused``, ``fft_unrolled_loads``, ``fft_min_workgroups``,
-    ``fft_direct_io``, ``fft_radix16``, ``fft_pass_twiddles``, ``fft_real_prefix`` (read again
-    when an override or assignment changed the knobs)."""
+    ``fft_direct_io``, ``fft_radix16``, ``fft_pass_twiddles``, ``fft_real_prefix``,
+    ``fft_real_strided`` (read again when an override or assignment changed the knobs)."""
     if _knobs[0] != config.generation:
         _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")),
                      bool(config.value("fft_real_fused")), bool(config.value("fft_unrolled_loads")),
                      int(config.value("fft_min_workgroups")), bool(config.value("fft_direct_io")),
                      bool(config.value("fft_radix16")), bool(config.value("fft_pass_twiddles")),
-                     bool(config.value("fft_real_prefix")))
+                     bool(config.value("fft_real_prefix")), bool(config.value("fft_real_strided")))
         _knobs[0] = config.generation
     return _knobs[1]
 
@@ -202,6 +202,26 @@ def stores_prefix() -> bool:
     """Whether the callers of :func:`c2c` pass ``keep`` (the knob ``fft_real_prefix``): the
     odd-length real transforms store only the values they return."""
     return knobs()[8]
+
+
+def prefix_in_place(backend: Any, dtype: str, n: int, src_axis: int, batch_shape: Sequence[int],
+                    src_strides: Sequence[int]) -> bool:
+    """Whether the real forward transforms of length ``n`` of a strided real operand (element
+    strides ``src_axis`` along the axis, ``src_strides`` of the batch dims ``batch_shape``) take
+    :func:`c2c` with ``keep`` in place of a contiguous copy and the half-length trick (the knob
+    ``fft_real_strided``): where that transform is one workgroup pass (no four-step
+    decomposition, which stores its kept results through a scratch copy) or Bluestein's.
+    Raises BackendError as :func:`c2c` for a bad dtype."""
+    if not knobs()[9]:
+        return False
+    itemsize, wgsl = storage(backend, dtype)
+    if factor(n) is None:
+        return True
+    planner = Planner(backend, backend.context, dtype, itemsize, wgsl)
+    if planner.shape(n) is None:
+        return False
+    column = _column_like(batch_shape, View(0, 0, src_axis, tuple(src_strides)))
+    return not (column and planner.column_split and planner._split_column(n))
 
 
 def two_butterflies(rmin: int) -> bool:

@@ -165,6 +165,18 @@ def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tupl
     step = _real_step(x, n, axis, scale, conjugate, False)
     if step is not None:
         return _first_run(x, step)
+    if x.shape[axis] >= n and x.size:
+        # the full-length complex transform of the input where it lies (a truncating view), its
+        # n // 2 + 1 values stored, instead of a copy (``ops_fft.prefix_in_place``)
+        y = resize_axis(x, n, axis)
+        strides = y._strides
+        if _runtime.call(ops_fft.prefix_in_place, cdtype.name, n, strides[axis], y.shape[:axis] + y.shape[axis + 1:],
+                         strides[:axis] + strides[axis + 1:]):
+            prep = prepare(y, axis, conjugate, scale, n // 2 + 1)
+            if prep is not None:
+                if y is x:
+                    return _first_run(x, prep)
+                return run_prepared(y, prep), None
     y = _last_contiguous(x, axis, n)
     out = GpuArray._empty(y.shape[:-1] + (n // 2 + 1,), cdtype, zero=False)
     rows = _rows(y.shape)
@@ -200,7 +212,7 @@ def _irfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tup
 
 
 #: The steps of the calls seen that ran on their operand itself, by call structure (the
-#: function, the operand's shape, strides, offset parity and dtype, the other arguments with
+#: function, the operand's shape, strides, offset parity and dtype, the knobs, the other arguments with
 #: their types: True and 1 are equal keys, and bool is refused): a ``KeptCall`` (one backend
 #: program, replayed) or a tuple of steps run in turn (``_run_step``).
 _PREPARED: dict[tuple[Any, ...], Any] = {}
@@ -210,7 +222,9 @@ _PREPARED_SIZE = 256
 def _key(fn: str, x: Any, *args: Any) -> tuple[Any, ...] | None:
     if not isinstance(x, GpuArray):
         return None
-    return (fn, x._shape, x._strides, x._offset % 2, x._dtype, *args, *map(type, args))
+    # (the knobs: the steps kept depend on those this module reads, ``fft_real_prefix`` and
+    # ``fft_real_strided``)
+    return (fn, x._shape, x._strides, x._offset % 2, x._dtype, ops_fft.knobs(), *args, *map(type, args))
 
 
 def _replayed(key: tuple[Any, ...] | None, x: Any) -> GpuArray | None:
