@@ -107,3 +107,25 @@ def test_kept_results_and_dispatches() -> None:
                 assert out._strides == (8, 1)  # (its own array, not a view of 15 values a row)
     assert counts[True] == (1, 1), counts
     assert counts[False][0] == 1 and counts[False][1] == 2, counts
+
+
+def test_replay_on_new_arrays() -> None:
+    """A call structure's kept plan replayed on other arrays of that structure (new pointers,
+    other values): truncating ``n``, an odd length, another axis, the n-D transforms."""
+    import gputensor as gt
+
+    calls = (
+        (lambda m, a: m.fft(a, n=10, axis=0), True),
+        (lambda m, a: m.ifft(a, n=7), True),
+        (lambda m, a: m.fftn(a, axes=(0, 1)), True),
+        (lambda m, a: m.rfft(a, n=10, axis=0), False),
+        (lambda m, a: m.rfft(a, n=9), False),
+        (lambda m, a: m.ihfft(a, axis=0), False),
+        (lambda m, a: m.rfftn(a), False),
+        (lambda m, a: m.irfftn(a, s=(12, 8), axes=(0, 1)), True),
+    )
+    for k, (call, complex_input) in enumerate(calls):
+        for seed in range(3):
+            rng = _rng(10 * k + seed)
+            x = _complex(rng, (12, 8), "float32") if complex_input else _real(rng, (12, 8), "float32")
+            _check(call(gfft, gt.asarray(x)), call(np.fft, x), "float32", 12)

@@ -72,11 +72,13 @@ def _one(x: Any, n: Any, axis: Any, norm: Any, inverse: bool, fn: str) -> GpuArr
     norm = check_norm(norm, fn)
     length, ax = one_axis(x, n, axis, fn)
     scale = scale_factor(norm, length, inverse)
-    if key is not None and length == x.shape[ax] and x.dtype == key[2]:  # no resize, no conversion
-        prep = prepare(x, ax, inverse, scale)
+    y = resize_axis(x, length, ax)
+    if key is not None and length <= x.shape[ax] and x.dtype == key[2]:
+        # (no conversion, no padding: ``y`` is ``x`` or a view of it at its pointer, kept for ``x``)
+        prep = prepare(y, ax, inverse, scale)
         if prep is not None:
-            return _keep_and_run(key, prep, x)
-    return c2c(resize_axis(x, length, ax), ax, inverse, scale)
+            return _keep_and_run(key, prep, y)
+    return c2c(y, ax, inverse, scale)
 
 
 def _sequence_key(values: Any) -> Any:

@@ -149,11 +149,12 @@ def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tupl
         # the complex DFT of the real values (read as complex on the device), only its first
         # n // 2 + 1 values stored; conj(DFT(x)) of real x is its DFT of the opposite sign
         keep = n // 2 + 1
-        if x.shape[axis] == n:
-            prep = prepare(x, axis, conjugate, scale, keep)
+        y = resize_axis(x, n, axis)
+        if x.shape[axis] >= n:  # (``y`` is ``x`` or a view of it at its pointer: kept for ``x``)
+            prep = prepare(y, axis, conjugate, scale, keep)
             if prep is not None:
-                return _first_run(x, prep)
-        return c2c(resize_axis(x, n, axis), axis, conjugate, scale, keep), None
+                return _first_run(y, prep)
+        return c2c(y, axis, conjugate, scale, keep), None
     if n % 2:  # the complex DFT of the real values (read as complex on the device), its first half
         index = _index(axis, n // 2 + 1, x.ndim)
         prep = prepare(x, axis, False, scale) if x.shape[axis] == n else None
@@ -173,10 +174,8 @@ def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tupl
         if _runtime.call(ops_fft.prefix_in_place, cdtype.name, n, strides[axis], y.shape[:axis] + y.shape[axis + 1:],
                          strides[:axis] + strides[axis + 1:]):
             prep = prepare(y, axis, conjugate, scale, n // 2 + 1)
-            if prep is not None:
-                if y is x:
-                    return _first_run(x, prep)
-                return run_prepared(y, prep), None
+            if prep is not None:  # (``y`` is ``x`` or a view of it at its pointer: kept for ``x``)
+                return _first_run(y, prep)
     y = _last_contiguous(x, axis, n)
     out = GpuArray._empty(y.shape[:-1] + (n // 2 + 1,), cdtype, zero=False)
     rows = _rows(y.shape)
@@ -256,6 +255,8 @@ def _keep(key: tuple[Any, ...] | None, steps: Sequence[Any]) -> None:
         hash(key)
     except TypeError:
         return
+    # (single backend programs among several steps replayed as kept calls too)
+    steps = [s if type(s) is KeptCall or len(steps) == 1 else (_kept_step(s) or s) for s in steps]
     if len(_PREPARED) >= _PREPARED_SIZE:
         _PREPARED.clear()
     _PREPARED[key] = steps[0] if len(steps) == 1 and type(steps[0]) is KeptCall else tuple(steps)
