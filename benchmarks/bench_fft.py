@@ -11,8 +11,9 @@ Cases (through the public API; complex64 unless named, float32 input for the rea
 * ``fft2.c64.1024^2``, ``fft2.c64.4096^2``, ``fftn.c64.256^3``: n-D over every axis;
 * ``fft.c128.2^12``, ``fft.c128.2^20``, ``fft.c128.1009``: complex128;
 * ``rfft.f32.N``: real transforms of powers of two (2^10, 2^16, 2^20) and of primes (1009,
-  65537), single and batched (``2^12xb64``, ``2^12xb1024``, ``2^16xb64``, ``1009xb1024``);
-  ``irfft.c64.2^16`` (2^15 + 1 values to 2^16 reals).
+  65537), single and batched (``2^12xb64``, ``2^12xb1024``, ``2^16xb64``, ``1009xb1024``),
+  along the first axis (``rfft.f32.axis0.1024x256``: knob ``fft_real_strided``); ``irfft.c64.2^16``
+  (2^15 + 1 values to 2^16 reals).
 
 For each framework a case is called once (cold: compilation, plans), its result checked against
 numpy.fft of the same input (max error relative to the largest value, printed as ``err``;
@@ -82,6 +83,7 @@ def cases(quick: bool) -> list[Case]:
                 Case("rfft.f32.2^8xb64", "rfft", (64, 1 << 8), "float32"),
                 Case("rfft.f32.2^14", "rfft", (1 << 14,), "float32"),
                 Case("rfft.f32.257xb16", "rfft", (16, 257), "float32"),
+                Case("rfft.f32.axis0.64x8", "rfft", (64, 8), "float32", axis=0),
                 Case("irfft.c64.2^10", "irfft", (513,))]
     out = [Case(f"fft.c64.{_p2(k)}", "fft", (1 << k,)) for k in (10, 12, 14, 16, 18, 20, 22, 24)]
     out += [Case(f"fft.c64.{_p2(k)}xb{b}", "fft", (b, 1 << k)) for k, b in ((10, 4096), (12, 4096), (16, 256), (20, 16))]
@@ -98,6 +100,7 @@ def cases(quick: bool) -> list[Case]:
             Case("rfft.f32.2^12xb1024", "rfft", (1024, 1 << 12), "float32"),
             Case("rfft.f32.2^16xb64", "rfft", (64, 1 << 16), "float32"),
             Case("rfft.f32.1009xb1024", "rfft", (1024, 1009), "float32"),
+            Case("rfft.f32.axis0.1024x256", "rfft", (1024, 256), "float32", axis=0),
             Case("irfft.c64.2^16", "irfft", ((1 << 15) + 1,))]
     return out
 
@@ -110,8 +113,8 @@ def make_input(case: Case, rng: np.random.Generator) -> np.ndarray:
 
 
 def reference(case: Case, x: np.ndarray) -> np.ndarray:
-    if case.op == "fft":
-        return np.fft.fft(x, axis=case.axis)
+    if case.op in ("fft", "rfft"):
+        return getattr(np.fft, case.op)(x, axis=case.axis)
     return {"fft2": np.fft.fft2, "fftn": np.fft.fftn, "rfft": np.fft.rfft, "irfft": np.fft.irfft}[case.op](x)
 
 
@@ -119,11 +122,11 @@ def call_for(name: str, mod: Any, case: Case) -> Callable[[Any], Any]:
     """The case's call on framework ``name`` whose fft module is ``mod`` (same spec names)."""
     if case.op == "fft2":
         return (lambda a: mod.fftn(a, axes=(-2, -1))) if name == "gputensor" else (lambda a: mod.fft2(a))
-    if case.op == "fft":
-        axis = case.axis
+    if case.op in ("fft", "rfft"):
+        axis, fn = case.axis, getattr(mod, case.op)
         if axis == -1:
-            return lambda a: mod.fft(a)
-        return (lambda a: mod.fft(a, dim=axis)) if name == "torch" else (lambda a: mod.fft(a, axis=axis))
+            return lambda a: fn(a)
+        return (lambda a: fn(a, dim=axis)) if name == "torch" else (lambda a: fn(a, axis=axis))
     return {"fftn": lambda a: mod.fftn(a), "rfft": lambda a: mod.rfft(a), "irfft": lambda a: mod.irfft(a)}[case.op]
 
 

@@ -293,6 +293,15 @@ KNOBS: tuple[Knob, ...] = (
          "fft: each Stockham pass reads its twiddles from a table of its own, input q's of "
          "consecutive butterflies adjacent (reads of whole cache lines; off: strided reads of one "
          "length-n table)"),
+    Knob("fft_real_prefix", "GPUTENSOR_FFT_REAL_PREFIX", _not_off, True, False,
+         "fft: real forward transforms of odd length (and ihfft) store only the n // 2 + 1 values "
+         "they return, contiguous, from the complex transform of the real input (off: all n values, "
+         "the first n // 2 + 1 returned as a view)"),
+    Knob("fft_real_strided", "GPUTENSOR_FFT_REAL_STRIDED", _not_off, True, False,
+         "fft: real forward transforms of even length whose input is not contiguous along the "
+         "transformed last axis (another axis, strided or truncated input) read it in place: the "
+         "complex transform of the full length, its n // 2 + 1 values stored, where that is one "
+         "workgroup pass or Bluestein's (off: a contiguous copy first, then the half-length trick)"),
     Knob("int8_sgmatrix", "GPUTENSOR_INT8_SGMATRIX", _not_off, True, False,
          "8-bit integer matmul (int8 @ int8 accumulating in int32, uint8 likewise) on subgroup "
          "matrices (tensor cores) where the device has chromium-experimental-subgroup-matrix "

@@ -43,7 +43,8 @@ from .launch import LaunchProgram, Region
 from .layout import strided_span
 from .plan_cache import PlanCache
 
-__all__ = ["MAX_BATCH_DIMS", "RADICES", "Planner", "View", "c2c", "c2c_axes", "compile_plan", "direct_io", "entry_pitch",
+__all__ = ["MAX_BATCH_DIMS", "RADICES", "KeptPlan", "Planner", "View", "c2c", "c2c_axes", "planned_axes",
+           "planned_c2c", "prefix_in_place", "stores_prefix", "compile_plan", "direct_io", "entry_pitch",
            "factor", "fast_length", "fits_axes", "group_shape", "merge_batch", "no_placeholder", "pass_twiddles", "row_group",
            "storage",
            "two_butterflies", "workgroup_length"]
@@ -179,21 +180,48 @@ def _invocations(n: int, per: int, radices: tuple[int, ...], limit: int) -> int:
     return min(limit, -(-wg // unit) * unit)
 
 
-_knobs: list[Any] = [-1, (True, True, True, True, 0, True, True, True)]  # [config.generation, knobs() then]
+_knobs: list[Any] = [-1, (True, True, True, True, 0, True, True, True, True, True)]  # [config.generation, knobs() then]
 
 
-def knobs() -> tuple[bool, bool, bool, bool, int, bool, bool, bool]:
+def knobs() -> tuple[bool, bool, bool, bool, int, bool, bool, bool, bool, bool]:
     """The knobs the plans depend on (part of their keys): ``fft_column_split``,
     ``fft_two_butterflies``, ``fft_real_fused``, ``fft_unrolled_loads``, ``fft_min_workgroups``,
-    ``fft_direct_io``, ``fft_radix16``, ``fft_pass_twiddles`` (read again when an override or
-    assignment changed the knobs)."""
+    ``fft_direct_io``, ``fft_radix16``, ``fft_pass_twiddles``, ``fft_real_prefix``,
+    ``fft_real_strided`` (read again when an override or assignment changed the knobs)."""
     if _knobs[0] != config.generation:
         _knobs[1] = (bool(config.value("fft_column_split")), bool(config.value("fft_two_butterflies")),
                      bool(config.value("fft_real_fused")), bool(config.value("fft_unrolled_loads")),
                      int(config.value("fft_min_workgroups")), bool(config.value("fft_direct_io")),
-                     bool(config.value("fft_radix16")), bool(config.value("fft_pass_twiddles")))
+                     bool(config.value("fft_radix16")), bool(config.value("fft_pass_twiddles")),
+                     bool(config.value("fft_real_prefix")), bool(config.value("fft_real_strided")))
         _knobs[0] = config.generation
     return _knobs[1]
+
+
+def stores_prefix() -> bool:
+    """Whether the callers of :func:`c2c` pass ``keep`` (the knob ``fft_real_prefix``): the
+    odd-length real transforms store only the values they return."""
+    return knobs()[8]
+
+
+def prefix_in_place(backend: Any, dtype: str, n: int, src_axis: int, batch_shape: Sequence[int],
+                    src_strides: Sequence[int]) -> bool:
+    """Whether the real forward transforms of length ``n`` of a strided real operand (element
+    strides ``src_axis`` along the axis, ``src_strides`` of the batch dims ``batch_shape``) take
+    :func:`c2c` with ``keep`` in place of a contiguous copy and the half-length trick (the knob
+    ``fft_real_strided``): where that transform is one workgroup pass (no four-step
+    decomposition, which stores its kept results through a scratch copy) or Bluestein's.
+    Raises BackendError as :func:`c2c` for a bad dtype."""
+    if not knobs()[9]:
+        return False
+    itemsize, wgsl = storage(backend, dtype)
+    if factor(n) is None:
+        return True
+    planner = Planner(backend, backend.context, dtype, itemsize, wgsl)
+    if planner.shape(n) is None:
+        return False
+    column = _column_like(batch_shape, View(0, 0, src_axis, tuple(src_strides)))
+    return not (column and planner.column_split and planner._split_column(n))
 
 
 def two_butterflies(rmin: int) -> bool:
@@ -350,16 +378,25 @@ class Planner:
 
     # ---- the transforms ----------------------------------------------------------------------
     def transform(self, n: int, sizes: Sequence[int], src: View, dst: View, inverse: bool,
-                  scale: float, top: bool = False) -> None:
+                  scale: float, top: bool = False, keep: int = 0) -> None:
         """Append the dispatches of ``dst = scale * DFT(src)`` (``top``: the call's own operands,
         whose column transforms may split; not the rows of a decomposition, which are columns by
-        construction)."""
+        construction). ``keep`` (0: all n): only the first ``keep`` results of each transform
+        are stored (``dst`` has that many along its axis)."""
         radices = factor(n)
         column = _column_like(sizes, src)
+        keep = keep if 0 < keep < n else 0
         if radices is None:
-            self._bluestein(n, sizes, src, dst, inverse, scale)
+            self._bluestein(n, sizes, src, dst, inverse, scale, keep)
         elif self.shape(n) is not None and not (top and column and self.column_split and self._split_column(n)):
-            self._stockham(n, radices, sizes, src, dst, inverse, scale, None)
+            self._stockham(n, radices, sizes, src, dst, inverse, scale, None, keep=keep)
+        elif keep:  # the whole transforms into a scratch array, then the kept results copied out
+            batch = math.prod(sizes)
+            tmp = self.scratch(batch * n)
+            rows = tuple(n * math.prod(sizes[:i]) for i in range(len(sizes)))
+            self._four_step(n, sizes, src, View(tmp, 0, 1, rows), inverse, scale, column)
+            self._chirp(3, batch * keep, keep, n, View(tmp, 0, 1, ()), dst, list(zip(sizes, dst.strides)), 0, 0,
+                        False, 1.0)
         else:
             self._four_step(n, sizes, src, dst, inverse, scale, column)
 
@@ -422,13 +459,16 @@ class Planner:
 
     def _stockham(self, n: int, radices: tuple[int, ...] | None, sizes: Sequence[int], src: View,
                   dst: View, inverse: bool, scale: float, twiddle: tuple[int, int] | None,
-                  real: tuple[int, bool] | None = None, blue: tuple[int, int, int, bool] | None = None) -> None:
+                  real: tuple[int, bool] | None = None, blue: tuple[int, int, int, bool] | None = None,
+                  keep: int = 0) -> None:
         """One dispatch of the workgroup kernel; ``twiddle`` (total length, index of the batch
         dim whose coordinate multiplies the element index) for the column pass of a four-step
         decomposition; ``real`` (mode, conjugation) for the real transforms of length 2n
         (``stockham_real``); ``blue`` (length, chirp and spectrum table offsets, inverse) for
-        Bluestein's transform of that length through this one (``_bluestein``). Batch dims of size 1 are dropped, the others ordered by source
-        stride (adjacent entries of a workgroup adjacent in memory where possible)."""
+        Bluestein's transform of that length through this one (``_bluestein``); ``keep``
+        (0: all) the results stored per transform (no twiddle, no real step). Batch dims of size
+        1 are dropped, the others ordered by source stride (adjacent entries of a workgroup
+        adjacent in memory where possible)."""
         shape = self.shape(n)
         assert radices is not None and shape is not None
         per, wg = shape
@@ -475,12 +515,16 @@ class Planner:
         if blue is not None:
             src_len = dst_len = blue[0]
             real_at, spec_at, conj = blue[1], blue[2], False
+        if keep:
+            assert twiddle is None and not mode and keep < dst_len
+            dst_len = keep
         pitch, pad = entry_pitch(self.ctx, self.itemsize, n, per)
         two = wg < -(-per * n // min(radices))
         dload, dstore = direct_io(n, radices, along_load, along_store, mode, blue is not None)
+        dstore = dstore and not keep
         defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode,
                                     blue[0] if blue is not None else 0, self._real_src(src), two, knobs()[3],
-                                    dload, dstore, knobs()[7])
+                                    dload, dstore, knobs()[7], keep)
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = (int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
                  | (16 if conj else 0) | (32 if blue is not None and blue[3] else 0))
@@ -514,7 +558,7 @@ class Planner:
         return Region(view.base, (view.origin + lo) * isz, (hi - lo + 1) * isz, isz, 0, word, -lo)
 
     def _bluestein(self, n: int, sizes: Sequence[int], src: View, dst: View, inverse: bool,
-                   scale: float) -> None:
+                   scale: float, keep: int = 0) -> None:
         m = fast_length(2 * n - 1)
         batch = math.prod(sizes)
         k = np.arange(n, dtype=np.int64)
@@ -528,7 +572,8 @@ class Planner:
         self.chirps.append((m, spec))
         radices = factor(m)
         if self.shape(m) is not None and radices is not None:  # one dispatch, all in workgroup memory
-            self._stockham(m, radices, sizes, src, dst, False, scale / m, None, blue=(n, chirp, spec, inverse))
+            self._stockham(m, radices, sizes, src, dst, False, scale / m, None, blue=(n, chirp, spec, inverse),
+                           keep=keep)
             return
         a = self.scratch(batch * m)
         b = self.scratch(batch * m)
@@ -539,14 +584,15 @@ class Planner:
         self._chirp(1, batch * m, n, m, View(b, 0, 1, ()), View(a, 0, 1, ()), [], chirp, spec, inverse, 1.0)
         self.transform(m, sizes, View(a, 0, 1, contiguous), View(b, 0, 1, contiguous), True, 1.0)
         dims = [(s, st) for s, st in zip(sizes, dst.strides)]
-        self._chirp(2, batch * n, n, m, View(b, 0, 1, ()), dst, dims, chirp, spec, inverse, scale / m)
+        out = keep or n
+        self._chirp(2, batch * out, out, m, View(b, 0, 1, ()), dst, dims, chirp, spec, inverse, scale / m)
 
     def _chirp(self, mode: int, total: int, n: int, m: int, src: View, dst: View,
                dims: list[tuple[int, int]], chirp: int, spec: int, inverse: bool, scale: float) -> None:
         dims = [d for d in dims if d[0] > 1]
         if len(dims) > MAX_BATCH_DIMS:
             raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
-        batch = total // (m if mode < 2 else n)
+        batch = total // (m if mode < 2 else n)  # (modes 2 and 3: n the results stored per entry)
         strided = src if mode == 0 else dst
         padded = dims + [(1, 0)] * (MAX_BATCH_DIMS - len(dims))
         words = [total, n, m, 0, 0, 0, chirp, spec, strided.axis & _U32, int(inverse), self.scale_entry(scale),
@@ -661,12 +707,13 @@ def _literal(value: float, wgsl: str) -> str:
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
                       twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0,
                       real_src: bool = False, two: bool = False, unroll: bool = False,
-                      dload: bool = False, dstore: bool = False, pass_tw: bool = False) -> dict[str, object]:
+                      dload: bool = False, dstore: bool = False, pass_tw: bool = False,
+                      keep: int = 0) -> dict[str, object]:
     """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none;
     ``unroll``: the load and store loops unrolled; ``dload`` / ``dstore``: the first pass reads
     the source, the last writes the destination; ``pass_tw``: each pass's twiddles in a table of
-    its own; cached: treat as read-only)."""
-    nout = blue or (n + 1 if real == 1 else n)
+    its own; ``keep``: the results stored per entry, 0 for all; cached: treat as read-only)."""
+    nout = keep or blue or (n + 1 if real == 1 else n)
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
     s = {f"S{r}{k}": _literal(math.sin(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
@@ -675,7 +722,7 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
         "RADICES": ", ".join(f"{r}u" for r in radices),
         "PASS_TW": "true" if pass_tw else "false",
         "TW_AT": ", ".join(f"{a}u" for a in (pass_twiddles(radices)[1] if pass_tw else (0,) * len(radices))),
-        "TWIDDLE": "true" if twiddle else "false", "REAL": real,
+        "TWIDDLE": "true" if twiddle else "false", "REAL": real, "KEEP": keep,
         "BLUE": "true" if blue else "false", "BN": blue or 1, **_source(t, real_src),
         "TWO": "true" if two else "false",
         "DLOAD": "true" if dload else "false", "DSTORE": "true" if dstore else "false",
@@ -711,17 +758,65 @@ def _source(wgsl: str, real: bool) -> dict[str, str]:
 
 
 class _Plan:
-    """A compiled call: its program, its table allocation (base 2, freed with the plan) and the
-    spans of its operands (bytes from element 0 to the lowest touched byte, bytes touched)."""
+    """A compiled call: its program, its table allocation (base 2, freed with the plan), the
+    spans of its operands (bytes from element 0 to the lowest touched byte, bytes touched) and
+    their item sizes (the alignment :meth:`launch` checks); ``wrappable``: a program of one
+    kernel template without scratch, which a wrapped ``dispatch`` (the profiler's host-time
+    mode, test spies) sees through ``LaunchProgram.dispatch``."""
 
     def __init__(self, backend: Any, program: LaunchProgram, table_ptr: int,
-                 spans: tuple[tuple[int, int], tuple[int, int]]) -> None:
+                 spans: tuple[tuple[int, int], tuple[int, int]], items: tuple[int, int] = (1, 1),
+                 wrappable: bool = False) -> None:
         self.program = program
         self.table_ptr = table_ptr
         self.spans = spans
+        self.items = items
+        self.wrappable = wrappable and not program.aux
         alloc, off = backend.resolve(table_ptr, 0)
         self.table_base = (alloc.buffer, alloc.buffer.size, alloc.nbytes, off, table_ptr)
         weakref.finalize(self, _release, weakref.ref(backend), table_ptr)
+
+    def launch(self, backend: Any, src: int, dst: int) -> None:
+        """Record the program for the operands whose element 0 is at ``src`` and ``dst``: the
+        range and alignment checks of both (the windows of the program's regions), then the
+        replay. BackendError (invalid argument) for pointers out of range or misaligned."""
+        (src_lo, src_bytes), (dst_lo, dst_bytes) = self.spans
+        src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
+        dst_alloc, dst_off = backend.resolve(dst + dst_lo, dst_bytes)
+        src_item, dst_item = self.items
+        if (src_off - src_lo) % src_item or (dst_off - dst_lo) % dst_item:
+            raise invalid_argument(f"fft: pointers must be multiples of the item size {dst_item}")
+        ctx = backend._ctx
+        if self.wrappable and ctx.__dict__.get("dispatch") is not None:
+            self.program.dispatch(backend, ctx, (src, dst, self.table_ptr))  # a wrapped dispatch
+            return
+        src_buf = src_alloc.buffer
+        dst_buf = dst_alloc.buffer
+        bases = [(src_buf, src_buf.size, src_alloc.nbytes, src_off - src_lo, src),
+                 (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off - dst_lo, dst), self.table_base]
+        if not self.program.run(backend, ctx, bases, no_placeholder):
+            raise invalid_argument("fft: the program did not apply")
+
+
+class KeptPlan:
+    """A plan handed to a caller that replays it for new pointers (``planned``): valid on the
+    backend that made it while the knobs the plans depend on are those it was made under and
+    its context's workgroup limit is unchanged (``valid_on``); ``launch(backend, src, dst)``
+    checks the pointers and records it (``_Plan.launch``)."""
+
+    __slots__ = ("launch", "_backend", "_knobs", "_program")
+
+    def __init__(self, backend: Any, plan: _Plan, knob_values: tuple[Any, ...]) -> None:
+        self.launch = plan.launch
+        self._program = plan.program
+        self._backend = weakref.ref(backend)
+        self._knobs = knob_values
+
+    def valid_on(self, backend: Any) -> bool:
+        """Whether the plan holds on ``backend`` now."""
+        ctx = backend._ctx
+        return (self._backend() is backend and ctx is not None and knobs() == self._knobs
+                and self._program.max_workgroups == ctx.max_workgroups_per_dim)
 
 
 def _release(backend_ref: Any, ptr: int) -> None:
@@ -780,25 +875,30 @@ def _chirp_spectrum(backend: Any, ctx: Any, dtype: str, itemsize: int, wgsl: str
 def _make_plan(backend: Any, key: tuple[Any, ...]) -> _Plan:
     """The plan of a call with merged batch dims ``key`` (see ``c2c``): its program, its table
     uploaded and the chirp spectra of its Bluestein transforms recorded."""
-    dtype, n, sizes, src_axis, src_strides, dst_axis, dst_strides, inverse, scale, real_src = key
+    dtype, n, sizes, src_axis, src_strides, dst_axis, dst_strides, inverse, scale, real_src, keep = key
     itemsize, wgsl = storage(backend, dtype)
     ctx = backend.context
     planner = Planner(backend, ctx, dtype, itemsize, wgsl)
     planner.real_src = real_src
     planner.transform(n, sizes, View(0, 0, src_axis, src_strides), View(1, 0, dst_axis, dst_strides),
-                      inverse, scale, top=True)
+                      inverse, scale, top=True, keep=keep)
     spans = []
-    for axis, strides, isz in ((src_axis, src_strides, itemsize // 2 if real_src else itemsize),
-                               (dst_axis, dst_strides, itemsize)):
-        lo, hi = strided_span([(n, axis), *zip(sizes, strides)])
+    for axis, strides, isz, count in ((src_axis, src_strides, itemsize // 2 if real_src else itemsize, n),
+                                      (dst_axis, dst_strides, itemsize, keep or n)):
+        lo, hi = strided_span([(count, axis), *zip(sizes, strides)])
         spans.append((lo * isz, (hi - lo + 1) * isz))
     return compile_plan(backend, planner, "fft", (spans[0], spans[1]))
 
 
 def compile_plan(backend: Any, planner: Planner, kernel: str,
-                 spans: tuple[tuple[int, int], tuple[int, int]]) -> _Plan:
+                 spans: tuple[tuple[int, int], tuple[int, int]], items: tuple[int, int] | None = None,
+                 wrappable: bool = False) -> _Plan:
     """The plan of ``planner``'s records (recorded as ``kernel``): its table uploaded, the
-    chirp spectra of its Bluestein transforms recorded; ``spans`` as ``_Plan``'s."""
+    chirp spectra of its Bluestein transforms recorded; ``spans``, ``items`` (default: the
+    source's item size, real with ``planner.real_src``, and the complex one) and ``wrappable``
+    as ``_Plan``'s."""
+    if items is None:
+        items = (planner.itemsize // 2 if planner.real_src else planner.itemsize, planner.itemsize)
     ctx = planner.ctx
     chirps = list(planner.chirps)
     records, table = planner.finish()
@@ -809,7 +909,8 @@ def compile_plan(backend: Any, planner: Planner, kernel: str,
     except BaseException:
         backend.free(table_ptr)
         raise
-    return _Plan(backend, LaunchProgram.compile(kernel, _WORDS, ctx, records, planner.aux), table_ptr, spans)
+    return _Plan(backend, LaunchProgram.compile(kernel, _WORDS, ctx, records, planner.aux), table_ptr, spans, items,
+                 wrappable)
 
 
 def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) -> tuple[tuple[int, ...], ...]:
@@ -829,46 +930,59 @@ def merge_batch(sizes: Sequence[int], src: Sequence[int], dst: Sequence[int]) ->
 
 def c2c(backend: Any, dtype: str, n: int, src: int, src_axis: int, dst: int, dst_axis: int,
         batch_shape: Sequence[int], src_strides: Sequence[int], dst_strides: Sequence[int], *,
-        inverse: bool, scale: float = 1.0, real_src: bool = False) -> None:
+        inverse: bool, scale: float = 1.0, real_src: bool = False, keep: int = 0) -> None:
     """Record ``dst = scale * DFT(src)`` of length ``n`` along one axis, for every entry of
     ``batch_shape``: element i of entry (j0, j1, ...) of ``src`` is at element ``i * src_axis +
     sum j_d src_strides[d]`` from the pointer ``src`` (complex elements, any sign; with
     ``real_src``, real elements of ``dtype``'s precision, read as complex values), ``dst``
-    likewise (complex); sign -1 (``inverse=False``) or +1. ``src`` and ``dst`` must not overlap.
+    likewise (complex); sign -1 (``inverse=False``) or +1. ``keep`` (1 <= keep < n; 0: all):
+    only results k < ``keep`` of each transform are stored (``dst`` holds that many along its
+    axis: e.g. the n // 2 + 1 values of a real transform). ``src`` and ``dst`` must not overlap.
 
     Raises BackendError: invalid argument for a length below 1, a dtype other than complex64 /
     complex128, more than ``MAX_BATCH_DIMS - 2`` batch dims that do not merge, pointers out of
-    range; unsupported for complex128 without ``shader-f64``.
+    range, ``keep`` out of range; unsupported for complex128 without ``shader-f64``.
     """
+    plan = _c2c_plan(backend, dtype, n, src_axis, dst_axis, batch_shape, src_strides, dst_strides, inverse, scale,
+                     real_src, keep)[0]
+    if plan is not None:
+        plan.launch(backend, src, dst)
+
+
+def planned_c2c(backend: Any, dtype: str, n: int, src_axis: int, dst_axis: int, batch_shape: Sequence[int],
+                src_strides: Sequence[int], dst_strides: Sequence[int], *, inverse: bool, scale: float = 1.0,
+                real_src: bool = False, keep: int = 0) -> KeptPlan | None:
+    """The plan of ``c2c`` with these arguments (made now where there is none) as a
+    :class:`KeptPlan`, for a caller that replays it: ``launch(backend, src, dst)`` records
+    that call. None for an empty batch. Raises as :func:`c2c` (before anything is recorded)."""
+    plan, knob_values = _c2c_plan(backend, dtype, n, src_axis, dst_axis, batch_shape, src_strides, dst_strides,
+                                  inverse, scale, real_src, keep)
+    return None if plan is None else KeptPlan(backend, plan, knob_values)
+
+
+def _c2c_plan(backend: Any, dtype: str, n: int, src_axis: int, dst_axis: int, batch_shape: Sequence[int],
+              src_strides: Sequence[int], dst_strides: Sequence[int], inverse: bool, scale: float,
+              real_src: bool, keep: int = 0) -> tuple[_Plan | None, tuple[Any, ...]]:
+    """(plan of a ``c2c`` call, the knobs it was made under); no plan for an empty batch."""
     if n < 1:
         raise invalid_argument(f"fft: length must be at least 1, not {n}")
+    if keep < 0 or keep > n:
+        raise invalid_argument(f"fft: keep must be in [0, {n}], not {keep}")
     if len(batch_shape) != len(src_strides) or len(batch_shape) != len(dst_strides):
         raise invalid_argument("fft: batch shape and strides differ in length")
-    if 0 in batch_shape:
-        return
     split = knobs()
+    if 0 in batch_shape:
+        return None, split
     key = (dtype, n, tuple(batch_shape), src_axis, tuple(src_strides), dst_axis, tuple(dst_strides),
-           inverse, scale, real_src, split)
+           inverse, scale, real_src, keep, split)
     plans = _PLANS.of(backend)
     plan = plans.get(key)
-    ctx = backend.context
-    if plan is None or not plan.program.valid_for(ctx):
+    if plan is None or not plan.program.valid_for(backend.context):
         plan = _plan_for(backend, plans, str(dtype), int(n), batch_shape, int(src_axis), src_strides,
-                         int(dst_axis), dst_strides, bool(inverse), float(scale), bool(real_src), split)
+                         int(dst_axis), dst_strides, bool(inverse), float(scale), bool(real_src), split,
+                         int(keep) if keep != n else 0)
         _PLANS.keep(plans, key, plan)
-    itemsize = _COMPLEX[str(dtype)][0]
-    src_item = itemsize // 2 if real_src else itemsize
-    (src_lo, src_bytes), (dst_lo, dst_bytes) = plan.spans
-    # range and alignment checks of both operands (the windows of the program's regions)
-    src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
-    dst_alloc, dst_off = backend.resolve(dst + dst_lo, dst_bytes)
-    if (src_off - src_lo) % src_item or (dst_off - dst_lo) % itemsize:
-        raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
-    bases = [(src_alloc.buffer, src_alloc.buffer.size, src_alloc.nbytes, src_off - src_lo, src),
-             (dst_alloc.buffer, dst_alloc.buffer.size, dst_alloc.nbytes, dst_off - dst_lo, dst),
-             plan.table_base]
-    if not plan.program.run(backend, ctx, bases, no_placeholder):
-        raise invalid_argument("fft: the program did not apply")
+    return plan, split
 
 
 def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -907,12 +1021,24 @@ def c2c_axes(backend: Any, dtype: str, shape: Sequence[int], src: int, src_strid
     and ``dst`` must not overlap. Raises BackendError (invalid argument) where ``fits_axes`` is
     false, for bad axes, dtypes or pointers out of range; (unsupported) for complex128 without
     ``shader-f64``."""
+    _axes_plan_of(backend, dtype, shape, src_strides, steps, real_src)[0].launch(backend, src, dst)
+
+
+def planned_axes(backend: Any, dtype: str, shape: Sequence[int], src_strides: Sequence[int],
+                 steps: Sequence[tuple[int, bool, float]], real_src: bool = False) -> KeptPlan:
+    """The plan of ``c2c_axes`` with these arguments (made now where there is none) as a
+    :class:`KeptPlan` (see :func:`planned_c2c`). Raises as :func:`c2c_axes`."""
+    return KeptPlan(backend, *_axes_plan_of(backend, dtype, shape, src_strides, steps, real_src))
+
+
+def _axes_plan_of(backend: Any, dtype: str, shape: Sequence[int], src_strides: Sequence[int],
+                  steps: Sequence[tuple[int, bool, float]], real_src: bool) -> tuple[_Plan, tuple[Any, ...]]:
+    """(plan of a ``c2c_axes`` call, the knobs it was made under)."""
     split = knobs()
     key = ("axes", dtype, tuple(shape), tuple(src_strides), tuple(steps), real_src, split)
     plans = _PLANS.of(backend)
     plan = plans.get(key)
-    ctx = backend.context
-    if plan is None or not plan.program.valid_for(ctx):
+    if plan is None or not plan.program.valid_for(backend.context):
         shape = tuple(int(v) for v in shape)
         if not all(0 <= int(a) < len(shape) for a, _, _ in steps) or len(src_strides) != len(shape):
             raise invalid_argument("fft: bad axes or strides")
@@ -921,17 +1047,7 @@ def c2c_axes(backend: Any, dtype: str, shape: Sequence[int], src: int, src_strid
         plan = _axes_plan(backend, str(dtype), shape, tuple(int(v) for v in src_strides),
                           tuple((int(a), bool(i), float(c)) for a, i, c in steps), bool(real_src))
         _PLANS.keep(plans, key, plan)
-    itemsize = _COMPLEX[str(dtype)][0]
-    src_item = itemsize // 2 if real_src else itemsize
-    (src_lo, src_bytes), (_, dst_bytes) = plan.spans
-    src_alloc, src_off = backend.resolve(src + src_lo, src_bytes)
-    dst_alloc, dst_off = backend.resolve(dst, dst_bytes)
-    if (src_off - src_lo) % src_item or dst_off % itemsize:
-        raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
-    bases = [(src_alloc.buffer, src_alloc.buffer.size, src_alloc.nbytes, src_off - src_lo, src),
-             (dst_alloc.buffer, dst_alloc.buffer.size, dst_alloc.nbytes, dst_off, dst), plan.table_base]
-    if not plan.program.run(backend, ctx, bases, no_placeholder):
-        raise invalid_argument("fft: the program did not apply")
+    return plan, split
 
 
 def _axes_plan(backend: Any, dtype: str, shape: tuple[int, ...], src_strides: tuple[int, ...],
@@ -958,7 +1074,7 @@ def _axes_plan(backend: Any, dtype: str, shape: tuple[int, ...], src_strides: tu
 
 def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: int, batch_shape: Sequence[int],
               src_axis: int, src_strides: Sequence[int], dst_axis: int, dst_strides: Sequence[int], inverse: bool,
-              scale: float, real_src: bool, split: tuple[bool, ...]) -> _Plan:
+              scale: float, real_src: bool, split: tuple[bool, ...], keep: int = 0) -> _Plan:
     """The plan of a call (its merged batch dims: shared by the calls that merge alike)."""
     storage(backend, dtype)  # invalid argument for another dtype, unsupported without shader-f64
     sizes, sstr, dstr = merge_batch(batch_shape, src_strides, dst_strides)
@@ -966,7 +1082,7 @@ def _plan_for(backend: Any, plans: dict[tuple[Any, ...], Any], dtype: str, n: in
         raise invalid_argument(f"fft: at most {MAX_BATCH_DIMS - 2} batch dims that do not merge")
     if not sizes:
         sizes, sstr, dstr = (1,), (0,), (0,)
-    key = ("merged", dtype, n, sizes, src_axis, sstr, dst_axis, dstr, inverse, scale, real_src, split)
+    key = ("merged", dtype, n, sizes, src_axis, sstr, dst_axis, dstr, inverse, scale, real_src, keep, split)
     plan = plans.get(key)
     if plan is None or not plan.program.valid_for(backend.context):
         plan = _make_plan(backend, key[1:-1])

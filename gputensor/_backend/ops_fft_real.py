@@ -25,7 +25,7 @@ from .errors import invalid_argument
 from .plan_cache import PlanCache
 from .validate import check_dtype, check_int, check_scalar
 
-__all__ = ["real", "frequencies"]
+__all__ = ["real", "planned_real", "frequencies"]
 
 _WG = 256
 _FREQ_PARAMS = {"f32": struct.Struct("<f5I"), "f64": struct.Struct("<d4I")}
@@ -33,7 +33,6 @@ _PAD = {"f32": "pad: u32,", "f64": ""}
 _PAD_WORDS = {"f32": (0,), "f64": ()}
 
 _PLANS = PlanCache(128)
-_ITEMSIZE = {"complex64": 8, "complex128": 16}
 
 
 def _plan(backend: Any, key: tuple[Any, ...]) -> Any:
@@ -57,7 +56,8 @@ def _plan(backend: Any, key: tuple[Any, ...]) -> Any:
             planner.real_step("fft_real_post", n, rows, z, 1, scale, conj)
     src_len, dst_len = (h + 1, h) if inverse else (h, h + 1)
     spans = ((0, rows * src_len * itemsize), (0, rows * dst_len * itemsize))
-    return ops_fft.compile_plan(backend, planner, kernel, spans)
+    return ops_fft.compile_plan(backend, planner, kernel, spans, (itemsize, itemsize),
+                                wrappable=kernel == "fft_stockham")
 
 
 def real(backend: Any, dtype: str, n: int, rows: int, src: int, dst: int, *, inverse: bool,
@@ -71,11 +71,25 @@ def real(backend: Any, dtype: str, n: int, rows: int, src: int, dst: int, *, inv
     overlap. Raises BackendError (invalid argument) for a bad dtype, an odd ``n`` or one below
     2, rows < 1 or pointers out of range or misaligned; (unsupported) for complex128 without
     ``shader-f64``."""
-    key = (dtype, n, rows, inverse, scale, conj, ops_fft.knobs())
+    _real_plan(backend, dtype, n, rows, inverse, scale, conj)[0].launch(backend, src, dst)
+
+
+def planned_real(backend: Any, dtype: str, n: int, rows: int, *, inverse: bool, scale: float = 1.0,
+                 conj: bool = False) -> ops_fft.KeptPlan:
+    """The plan of ``real`` with these arguments (made now where there is none) as an
+    ``ops_fft.KeptPlan``, for a caller that replays it: ``launch(backend, src, dst)`` records
+    that call. Raises as :func:`real` (before anything is recorded)."""
+    return ops_fft.KeptPlan(backend, *_real_plan(backend, dtype, n, rows, inverse, scale, conj))
+
+
+def _real_plan(backend: Any, dtype: str, n: int, rows: int, inverse: bool, scale: float,
+               conj: bool) -> tuple[Any, tuple[Any, ...]]:
+    """(plan of a ``real`` call, the knobs it was made under)."""
+    knob_values = ops_fft.knobs()
+    key = (dtype, n, rows, inverse, scale, conj, knob_values)
     plans = _PLANS.of(backend)
     plan = plans.get(key)
-    ctx = backend.context
-    if plan is None or not plan.program.valid_for(ctx):
+    if plan is None or not plan.program.valid_for(backend.context):
         n = check_int("n", n, 2)
         rows = check_int("rows", rows, 1)
         scale = check_scalar("scale", scale)
@@ -83,18 +97,7 @@ def real(backend: Any, dtype: str, n: int, rows: int, src: int, dst: int, *, inv
             raise invalid_argument(f"fft: a real transform needs an even length, not {n}")
         plan = _plan(backend, (str(dtype), n, rows, bool(inverse), float(scale), bool(conj)))
         _PLANS.keep(plans, key, plan)
-    itemsize = _ITEMSIZE[dtype]
-    bases = []
-    for ptr, (_, nbytes) in zip((src, dst), plan.spans):
-        alloc, off = backend.resolve(ptr, nbytes)  # BackendError (invalid argument) out of range
-        if off % itemsize:
-            raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
-        bases.append((alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr))
-    bases.append(plan.table_base)
-    if not plan.program.aux and ctx.__dict__.get("dispatch") is not None:
-        plan.program.dispatch(backend, ctx, (src, dst, plan.table_ptr))  # a wrapped dispatch (profiling, a spy)
-    elif not plan.program.run(backend, ctx, bases, ops_fft.no_placeholder):
-        raise invalid_argument("fft: the program did not apply")
+    return plan, knob_values
 
 
 def frequencies(backend: Any, dtype: str, count: int, n: int, cut: int, scale: float, out: int) -> None:

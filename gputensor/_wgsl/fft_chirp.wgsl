@@ -4,7 +4,9 @@
 // MODE 0 (load):     dst[b m + k] = k < n ? src[entry b, element k] * w[k] : 0     (k < m)
 // MODE 1 (multiply): dst[b m + k] = src[b m + k] * tab[spec + k]                  (k < m)
 // MODE 2 (store):    dst[entry b, element k] = src[b m + k] * w[k] * SCALE         (k < n)
+// MODE 3 (copy):     dst[entry b, element k] = src[b m + k] * SCALE                (k < n)
 //
+// (modes 2 and 3: n the results stored per entry, at most the transform's length)
 // w[k] = tab[chirp + k] = exp(-i pi (k^2 mod 2n) / n) (computed in float64 on the host); bit 0
 // of p.flags (inverse) uses conj(w); SCALE is the real part of tab[scale_at]. Entry b of the
 // strided side has coordinates along its p.nb (at most 4) batch dims (dim 0 fastest) and
@@ -83,7 +85,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     } else {
         let b = e / p.n;
         let k = e % p.n;
-        let v = cmul(load(p.src_first + b * p.m + k), chirp(k));
+        var v = load(p.src_first + b * p.m + k);
+        if MODE == 2u {
+            v = cmul(v, chirp(k));
+        }
         dst[p.dst_first + strided(b, k)] = v * tab[p.tab_first + p.scale_at].x;
     }
 }

@@ -85,8 +85,11 @@ const REAL: u32 = {{REAL}}u;
 const BLUE: bool = {{BLUE}};
 // Bluestein: the length of the transform (BN < N)
 const BN: u32 = {{BN}}u;
-// the results per entry (REAL 1: N + 1; BLUE: BN) and the store loop's length
-const NOUT: u32 = select(select(N, N + 1u, REAL == 1u), BN, BLUE);
+// KEEP (0: all): only the first KEEP results of each entry are stored (no TWIDDLE, no REAL,
+// no DSTORE); the destination holds that many per entry
+const KEEP: u32 = {{KEEP}}u;
+// the results per entry (REAL 1: N + 1; BLUE: BN; KEEP) and the store loop's length
+const NOUT: u32 = select(select(select(N, N + 1u, REAL == 1u), BN, BLUE), KEEP, KEEP != 0u);
 const TOTAL_OUT: u32 = C * NOUT;
 // UNROLL: the load and store loops unrolled, LOADS = ceil(TOTAL / WG) and STORES =
 // ceil(TOTAL_OUT / WG) iterations, all of an invocation's loads issued together

@@ -16,22 +16,25 @@ from .._array_object import GpuArray
 from .._creation_functions import zeros
 from .._dispatch import copy_into
 from .._dtypes import complex64, complex128, float32, float64
+from .._kept import KeptCall
 from .._manipulation_functions import _copy_contiguous
 from .._runtime import call
 from .._shapes import contiguous_strides
 from .._backend import ops_fft
 
-__all__ = ["Prepared", "PreparedAxes", "c2c", "prepare", "prepare_axes", "resize_axis", "run_prepared"]
+__all__ = ["Prepared", "PreparedAxes", "c2c", "kept", "prepare", "prepare_axes", "resize_axis", "run_prepared"]
 
 
 class Prepared(NamedTuple):
     """The arguments of ``ops_fft.c2c`` that depend only on the structure of a call (operand
-    shape, strides and dtype, axis, direction, scale): made once by :func:`prepare`."""
+    shape, strides and dtype, axis, direction, scale, results kept): made once by
+    :func:`prepare`. ``shape``: the result's."""
 
     shape: tuple[int, ...]
     dtype: Any
     n: int
     axis: int
+    src_axis: int
     out_axis: int
     batch: tuple[int, ...]
     src_strides: tuple[int, ...]
@@ -39,22 +42,27 @@ class Prepared(NamedTuple):
     inverse: bool
     scale: float
     real_src: bool
+    keep: int
 
 
 #: The complex dtype of the result for each operand dtype (real operands: read as complex).
 _OUT_DTYPE = {complex64: complex64, complex128: complex128, float32: complex64, float64: complex128}
 
 
-def prepare(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> Prepared | None:
-    """The :class:`Prepared` arguments of ``c2c(x, axis, inverse, scale)``; None where the call
-    takes a contiguous copy first (batch dims that do not merge) or ``x`` is empty. ``TypeError``
-    as :func:`c2c`."""
+def prepare(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0, keep: int = 0) -> Prepared | None:
+    """The :class:`Prepared` arguments of ``c2c(x, axis, inverse, scale, keep)``; None where
+    the call takes a contiguous copy first (batch dims that do not merge) or ``x`` is empty.
+    ``TypeError`` as :func:`c2c`."""
     dtype = _OUT_DTYPE.get(x.dtype)
     if dtype is None:
         raise TypeError(f"c2c: expected a complex or real floating array, not {x.dtype}")
     shape = x.shape
     if x.size == 0:
         return None
+    n = shape[axis]
+    keep = keep if 0 < keep < n else 0
+    if keep:
+        shape = shape[:axis] + (keep,) + shape[axis + 1:]
     out_strides = contiguous_strides(shape)
     batch = shape[:axis] + shape[axis + 1:]
     dst_strides = out_strides[:axis] + out_strides[axis + 1:]
@@ -62,8 +70,8 @@ def prepare(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> Prepar
     if (len(batch) > ops_fft.MAX_BATCH_DIMS - 2
             and len(ops_fft.merge_batch(batch, src_strides, dst_strides)[0]) > ops_fft.MAX_BATCH_DIMS - 2):
         return None
-    return Prepared(shape, dtype, shape[axis], axis, out_strides[axis], batch, src_strides, dst_strides,
-                    bool(inverse), float(scale), dtype != x.dtype)
+    return Prepared(shape, dtype, n, axis, x._strides[axis], out_strides[axis], batch, src_strides,
+                    dst_strides, bool(inverse), float(scale), dtype != x.dtype, keep)
 
 
 class PreparedAxes(NamedTuple):
@@ -100,25 +108,43 @@ def run_prepared(x: GpuArray, prep: Prepared | PreparedAxes) -> GpuArray:
              prep.real_src)
         return out
     out = GpuArray._empty(prep.shape, prep.dtype, zero=False)
-    call(ops_fft.c2c, prep.dtype.name, prep.n, x._ptr, x._strides[prep.axis], out._ptr, prep.out_axis,
+    call(ops_fft.c2c, prep.dtype.name, prep.n, x._ptr, prep.src_axis, out._ptr, prep.out_axis,
          prep.batch, prep.src_strides, prep.dst_strides, inverse=prep.inverse, scale=prep.scale,
-         real_src=prep.real_src)
+         real_src=prep.real_src, keep=prep.keep)
     return out
 
 
-def c2c(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0) -> GpuArray:
+def kept(prep: Prepared | PreparedAxes) -> KeptCall:
+    """The :class:`KeptCall` of a prepared transform: its result's layout (C-contiguous) and
+    the backend's kept plan (``ops_fft.planned_c2c`` / ``planned_axes``), made now where the
+    backend has none; ``replay(x._ptr)`` then records the transform of an operand of the
+    structure ``prep`` was made for. Raises what planning raises (``TypeError`` for complex128
+    without ``shader-f64``)."""
+    if type(prep) is PreparedAxes:
+        plan = call(ops_fft.planned_axes, prep.dtype.name, prep.shape, prep.src_strides, prep.steps, prep.real_src)
+    else:
+        plan = call(ops_fft.planned_c2c, prep.dtype.name, prep.n, prep.src_axis, prep.out_axis, prep.batch,
+                    prep.src_strides, prep.dst_strides, inverse=prep.inverse, scale=prep.scale,
+                    real_src=prep.real_src, keep=prep.keep)
+    return KeptCall(prep.shape, contiguous_strides(prep.shape), prep.dtype, call=plan)
+
+
+def c2c(x: GpuArray, axis: int, inverse: bool, scale: float = 1.0, keep: int = 0) -> GpuArray:
     """``scale`` times the DFT of ``x`` along ``axis`` (a non-negative axis of ``x``): sign -1
-    (``inverse=False``) or +1, length ``x.shape[axis]``, unnormalised. A new C-contiguous array
-    of ``x``'s shape and complex dtype (float32 input, read as complex on the device: complex64;
-    float64: complex128). ``TypeError`` unless ``x`` is complex64, complex128, float32 or
-    float64 (the 64-bit ones need ``shader-f64``); ``ValueError`` for a zero-length axis with
-    other elements present is the caller's to raise (an empty ``x`` gives an empty result)."""
-    prep = prepare(x, axis, inverse, scale)
+    (``inverse=False``) or +1, length ``x.shape[axis]``, unnormalised; with ``keep`` (0 < keep
+    < that length) only its first ``keep`` values along ``axis``. A new C-contiguous array of
+    ``x``'s shape (``keep`` along ``axis``) and complex dtype (float32 input, read as complex on
+    the device: complex64; float64: complex128). ``TypeError`` unless ``x`` is complex64,
+    complex128, float32 or float64 (the 64-bit ones need ``shader-f64``); ``ValueError`` for a
+    zero-length axis with other elements present is the caller's to raise (an empty ``x`` gives
+    an empty result)."""
+    prep = prepare(x, axis, inverse, scale, keep)
     if prep is None:
         if x.size == 0:
-            return GpuArray._empty(x.shape, _OUT_DTYPE[x.dtype], zero=False)
+            shape = x.shape if not 0 < keep < x.shape[axis] else x.shape[:axis] + (keep,) + x.shape[axis + 1:]
+            return GpuArray._empty(shape, _OUT_DTYPE[x.dtype], zero=False)
         x = _copy_contiguous(x)  # (batch dims that do not merge: rare high-rank strided views)
-        prep = prepare(x, axis, inverse, scale)
+        prep = prepare(x, axis, inverse, scale, keep)
     return run_prepared(x, prep)
 
 

@@ -25,14 +25,15 @@ from typing import Any, Literal, NamedTuple
 
 from .. import _dispatch, _runtime
 from .._array_object import GpuArray
-from .._backend import ops_fft_real
+from .._backend import ops_fft, ops_fft_real
 from .._complex_views import part
 from .._data_type_functions import astype
 from .._elementwise_functions import conj
+from .._kept import KeptCall
 from .._manipulation_functions import _copy_contiguous, concat, flip, moveaxis
-from .._shapes import is_contiguous
+from .._shapes import contiguous_strides, is_contiguous
 from . import _args
-from ._c2c import Prepared, PreparedAxes, c2c, prepare, prepare_axes, resize_axis, run_prepared
+from ._c2c import Prepared, PreparedAxes, c2c, kept, prepare, prepare_axes, resize_axis, run_prepared
 
 __all__ = ["rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft"]
 
@@ -115,11 +116,45 @@ def _run_step(x: GpuArray, step: Any) -> GpuArray:
     return out
 
 
+def _kept_step(step: Any) -> KeptCall | None:
+    """The :class:`KeptCall` of a single backend program (a :class:`_Step`, a
+    ``_c2c.Prepared`` / ``PreparedAxes``), made now; None for other steps."""
+    kind = type(step)
+    if kind is Prepared or kind is PreparedAxes:
+        return kept(step)
+    if kind is not _Step:
+        return None
+    plan = _runtime.call(ops_fft_real.planned_real, step.dtype, step.n, step.rows, inverse=step.inverse,
+                         scale=step.scale, conj=step.conj)
+    return KeptCall(step.out_shape, contiguous_strides(step.out_shape), step.out_dtype, call=plan)
+
+
+def _first_run(x: GpuArray, step: Any) -> tuple[GpuArray, Any]:
+    """(result, what to keep) of ``step`` on ``x``, the step's first run: through its
+    :class:`KeptCall` where it is one backend program (then kept instead of the step)."""
+    call = _kept_step(step)
+    if call is not None:
+        out = call.replay(x._ptr)
+        if out is not None:
+            return out, call
+    return _run_step(x, step), step
+
+
 def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tuple[GpuArray, Any]:
     """The n // 2 + 1 values of the real DFT of length ``n`` along ``axis`` of the real float32
     / float64 array ``x``, times ``scale``, conjugated with ``conjugate``; and its step where it
     ran on ``x`` itself (``_real_step``)."""
     cdtype = _args.complex_dtype_of(x.dtype)
+    if n % 2 and ops_fft.stores_prefix():
+        # the complex DFT of the real values (read as complex on the device), only its first
+        # n // 2 + 1 values stored; conj(DFT(x)) of real x is its DFT of the opposite sign
+        keep = n // 2 + 1
+        y = resize_axis(x, n, axis)
+        if x.shape[axis] >= n:  # (``y`` is ``x`` or a view of it at its pointer: kept for ``x``)
+            prep = prepare(y, axis, conjugate, scale, keep)
+            if prep is not None:
+                return _first_run(y, prep)
+        return c2c(y, axis, conjugate, scale, keep), None
     if n % 2:  # the complex DFT of the real values (read as complex on the device), its first half
         index = _index(axis, n // 2 + 1, x.ndim)
         prep = prepare(x, axis, False, scale) if x.shape[axis] == n else None
@@ -130,7 +165,17 @@ def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tupl
         return out, _Steps((prep, lambda v: v[index], conj) if conjugate else (prep, lambda v: v[index]))
     step = _real_step(x, n, axis, scale, conjugate, False)
     if step is not None:
-        return _run_step(x, step), step
+        return _first_run(x, step)
+    if x.shape[axis] >= n and x.size:
+        # the full-length complex transform of the input where it lies (a truncating view), its
+        # n // 2 + 1 values stored, instead of a copy (``ops_fft.prefix_in_place``)
+        y = resize_axis(x, n, axis)
+        strides = y._strides
+        if _runtime.call(ops_fft.prefix_in_place, cdtype.name, n, strides[axis], y.shape[:axis] + y.shape[axis + 1:],
+                         strides[:axis] + strides[axis + 1:]):
+            prep = prepare(y, axis, conjugate, scale, n // 2 + 1)
+            if prep is not None:  # (``y`` is ``x`` or a view of it at its pointer: kept for ``x``)
+                return _first_run(y, prep)
     y = _last_contiguous(x, axis, n)
     out = GpuArray._empty(y.shape[:-1] + (n // 2 + 1,), cdtype, zero=False)
     rows = _rows(y.shape)
@@ -155,7 +200,7 @@ def _irfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tup
         return part(c2c(full, axis, True, scale), 0), None
     step = _real_step(x, n, axis, scale, conjugate, True)
     if step is not None:
-        return _run_step(x, step), step
+        return _first_run(x, step)
     y = _last_contiguous(x, axis, m)
     out = GpuArray._empty(y.shape[:-1] + (n,), _args.real_dtype_of(x.dtype), zero=False)
     rows = _rows(y.shape)
@@ -166,16 +211,19 @@ def _irfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tup
 
 
 #: The steps of the calls seen that ran on their operand itself, by call structure (the
-#: function, the operand's shape, strides, offset parity and dtype, the other arguments with
-#: their types: True and 1 are equal keys, and bool is refused).
-_PREPARED: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+#: function, the operand's shape, strides, offset parity and dtype, the knobs, the other arguments with
+#: their types: True and 1 are equal keys, and bool is refused): a ``KeptCall`` (one backend
+#: program, replayed) or a tuple of steps run in turn (``_run_step``).
+_PREPARED: dict[tuple[Any, ...], Any] = {}
 _PREPARED_SIZE = 256
 
 
 def _key(fn: str, x: Any, *args: Any) -> tuple[Any, ...] | None:
     if not isinstance(x, GpuArray):
         return None
-    return (fn, x._shape, x._strides, x._offset % 2, x._dtype, *args, *map(type, args))
+    # (the knobs: the steps kept depend on those this module reads, ``fft_real_prefix`` and
+    # ``fft_real_strided``)
+    return (fn, x._shape, x._strides, x._offset % 2, x._dtype, ops_fft.knobs(), *args, *map(type, args))
 
 
 def _replayed(key: tuple[Any, ...] | None, x: Any) -> GpuArray | None:
@@ -188,8 +236,15 @@ def _replayed(key: tuple[Any, ...] | None, x: Any) -> GpuArray | None:
         return None
     if steps is None:
         return None
+    if type(steps) is KeptCall:
+        return steps.replay(x._ptr)
     for step in steps:
-        x = _run_step(x, step)
+        if type(step) is KeptCall:
+            x = step.replay(x._ptr)
+            if x is None:  # (no longer holds: the full path again)
+                return None
+        else:
+            x = _run_step(x, step)
     return x
 
 
@@ -200,9 +255,11 @@ def _keep(key: tuple[Any, ...] | None, steps: Sequence[Any]) -> None:
         hash(key)
     except TypeError:
         return
+    # (single backend programs among several steps replayed as kept calls too)
+    steps = [s if type(s) is KeptCall or len(steps) == 1 else (_kept_step(s) or s) for s in steps]
     if len(_PREPARED) >= _PREPARED_SIZE:
         _PREPARED.clear()
-    _PREPARED[key] = tuple(steps)
+    _PREPARED[key] = steps[0] if len(steps) == 1 and type(steps[0]) is KeptCall else tuple(steps)
 
 
 def _forward(fn: str, x: Any, n: Any, axis: Any, norm: Any, swap: bool) -> GpuArray:
