@@ -187,13 +187,15 @@ def measure(n_calls: int, batches: int = 5, large: int = 1024) -> list[dict[str,
 
 
 #: Phases of a small readback that ``roundtrip_breakdown`` times, in the order they run: (label,
-#: object, method name); the object is 'ctx' (the context), 'mapper' (its ``mapping.Mapper``) or
-#: 'queue' (the wgpu queue).
+#: object, method name); the object is 'ctx' (the context), 'mapper' (its ``mapping.Mapper``),
+#: 'calls' (its wgpu-native batch calls, ``context._BatchCalls``; skipped without them) or
+#: 'submit' (``queue.submit`` where the batch calls are missing, else their ``submit``).
 BREAKDOWN_PHASES = (
     ("stage: copy into staging + flush", "ctx", "_stage_one"),
     ("  flush (end pass, finish, ring write, submit)", "ctx", "flush"),
+    ("    finish (the encoder)", "calls", "finish"),
     ("    queue.write_buffer (parameter ring)", "queue", "write_buffer"),
-    ("    queue.submit", "queue", "submit"),
+    ("    queue.submit", "submit", "submit"),
     ("map_async (start the mapping)", "mapper", "map"),
     ("wait (device poll until mapped)", "mapper", "wait"),
     ("  prepare_next_batch (encoder + pass, only while the device is busy)", "ctx", "prepare_next_batch"),
@@ -241,15 +243,21 @@ def roundtrip_breakdown(calls: int = 200) -> dict[str, Any]:
         return wrapper
 
     queue = ctx.queue
-    patched: list[tuple[Any, str]] = []
+    native_calls = getattr(ctx, "_calls", None)
+    patched: list[tuple[Any, str, Any]] = []  # (object, attribute, the value it had)
+    queue_timed: dict[str, Callable[..., Any]] = {}
     for label, owner, name in BREAKDOWN_PHASES:
+        if owner == "submit":
+            owner = "calls" if native_calls is not None else "queue"
         if owner == "queue":
+            queue_timed[name] = timed(label, getattr(queue, name))
             continue
-        obj = owners[owner]
+        obj = native_calls if owner == "calls" else owners[owner]
+        if obj is None:
+            continue
+        patched.append((obj, name, obj.__dict__.get(name)))
         setattr(obj, name, timed(label, getattr(obj, name)))
-        patched.append((obj, name))
-    ctx.queue = _QueueProxy(queue, {name: timed(label, getattr(queue, name))
-                                    for label, owner, name in BREAKDOWN_PHASES if owner == "queue"})
+    ctx.queue = _QueueProxy(queue, queue_timed)
     rng = np.random.default_rng(0)
     a = gt.asarray(rng.random(N, dtype=np.float32))
     rows: list[dict[str, float]] = []
@@ -275,8 +283,11 @@ def roundtrip_breakdown(calls: int = 200) -> dict[str, Any]:
                 rows.append(row)
     finally:
         ctx.queue = queue
-        for obj, name in patched:
-            del obj.__dict__[name]
+        for obj, name, before in reversed(patched):
+            if before is None:
+                del obj.__dict__[name]
+            else:
+                setattr(obj, name, before)
     polls = (ctx.stats.get("polls", 0) - polls0) / calls
     labels = ["record gt.sum(a)", "float(s): total"] + [label for label, _, _ in BREAKDOWN_PHASES] + \
         ["rest (Python layers)"]
