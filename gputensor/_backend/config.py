@@ -198,7 +198,7 @@ KNOBS: tuple[Knob, ...] = (
          "see context.py) or 'bytes' (whenever it binds the flush bound)"),
     Knob("submit_bandwidth", "GPUTENSOR_SUBMIT_BANDWIDTH", _integer, 0, False,
          "GB/s the 'work' submit policy assumes the device streams bound bytes at (0: by adapter "
-         "type: 3000 discrete, 200 integrated, 20 CPU, 500 other)"),
+         "type: 5000 discrete, 200 integrated, 20 CPU, 500 other)"),
     Knob("copy_threads", "GPUTENSOR_COPY_THREADS", _count_or_auto, 0, False,
          "threads for one large host copy (0 or not an integer: automatic)"),
     Knob("dump_wgsl", "GPUTENSOR_DUMP_WGSL", _text, None, True,

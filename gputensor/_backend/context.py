@@ -105,8 +105,10 @@ SUBMIT_GAP_S = 100e-6
 #: even while the device is busy (bounds what a host that stops recording leaves unsubmitted).
 SUBMIT_PENDING_MAX_S = 2e-3
 
-#: GB/s the ``work`` policy assumes per adapter type when the ``submit_bandwidth`` knob is 0.
-SUBMIT_GBPS = {"DiscreteGPU": 3000, "IntegratedGPU": 200, "CPU": 20}
+#: GB/s the ``work`` policy assumes per adapter type when the ``submit_bandwidth`` knob is 0: at
+#: or above what such devices stream (an H200: 4.8 TB/s peak), so that the estimate of the
+#: device's queue errs short (a submit comes early, never late).
+SUBMIT_GBPS = {"DiscreteGPU": 5000, "IntegratedGPU": 200, "CPU": 20}
 SUBMIT_GBPS_OTHER = 500
 
 #: Bytes of the uniform ring that carries the parameters of one batch's dispatches.
