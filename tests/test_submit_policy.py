@@ -227,3 +227,14 @@ def test_harness_ab_variants() -> None:
                         {"reduce_vec4": not config.value("reduce_vec4")})]
     with pytest.raises(ValueError, match="unknown gputensor knob"):
         ab_variants(["no_such_knob=1"])
+
+
+def test_host_cost_submit_trace_rows() -> None:
+    from benchmarks import host_cost
+
+    rows = host_cost.submit_trace((64, 256), calls=3, repeats=1)
+    assert [(r["call"], r["policy"]) for r in rows] == [
+        (label, policy) for label, _ in host_cost.SUBMIT_CALLS for policy in ("work", "bytes")]
+    assert all(r["host_us"] > 0 and r["wall_us"] >= r["host_us"] and r["submits"] >= 1 for r in rows)
+    text = host_cost.format_submit_trace(rows, "test", (64, 256))
+    assert "| gt.sum(x) | work | 3 |" in text
