@@ -354,8 +354,9 @@ def submit_trace(shape: tuple[int, int] = (8192, 4096), calls: int = 64, repeats
     native = getattr(ctx, "_calls", None)
     flush = ctx.flush
     ctx.flush = timed(flush, flushes)
+    submit = None if native is None else native.submit  # (an attribute of the instance)
     if native is not None:
-        native.submit = timed(native.submit, submits)
+        native.submit = timed(submit, submits)
     rows = []
     try:
         for label, fn in SUBMIT_CALLS:
@@ -393,7 +394,7 @@ def submit_trace(shape: tuple[int, int] = (8192, 4096), calls: int = 64, repeats
     finally:
         del ctx.flush
         if native is not None:
-            del native.submit
+            native.submit = submit
     return rows
 
 
