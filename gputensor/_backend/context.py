@@ -315,6 +315,8 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             size=UNIFORM_RING_BYTES, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
         )
         self._ring_data = bytearray(UNIFORM_RING_BYTES)
+        #: A memoryview of ``_ring_data``: its slice assignment is cheaper than the bytearray's.
+        self._ring_view = memoryview(self._ring_data)
         self._ring_used = 0
         #: The first bytes of the device's ring as the last ``write_buffer`` left them (at most
         #: ``RING_REUSE_BYTES``; see ``_write_ring``).
@@ -583,10 +585,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             if offset + (slot if slot > window else window) > UNIFORM_RING_BYTES:
                 self.flush()
                 offset = 0
-            ring = self._ring_view
-            if ring is None:
-                ring = self._ring_view = memoryview(self._ring_data)
-            ring[offset : offset + size] = raw
+            self._ring_view[offset : offset + size] = raw
             self._ring_used = offset + slot
             if self.timestamp_sink is not None:  # profiling: a pass of its own between two timestamps
                 writes = self.timestamp_sink.timestamp_writes(name, defines)
@@ -640,10 +639,6 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         if call is None:
             return super()._create_bind_group(layout, regions)
         return call(layout, regions)
-
-    #: A memoryview of ``_ring_data`` (made by the first ``record``): its slice assignment is
-    #: cheaper than the bytearray's.
-    _ring_view: memoryview | None = None
 
     def _open_encoder(self) -> Any:
         if self._encoder is None:
