@@ -566,9 +566,17 @@ class RowCall:
                 or yo + y_hi > ya.nbytes):  # (the messages)
             self._checked(backend, x, self.x_span, isz, "x")
             self._checked(backend, y, self.y_span, st.y_size, "y")
-        w_span = (0, self.w_bytes)
-        wa, wo = self._checked(backend, weight, w_span, isz, "weight") if has_w else (xa, xo)
-        ba, bo = self._checked(backend, bias, w_span, isz, "bias") if has_b else (xa, xo)
+        wa, wo = ba, bo = xa, xo
+        if has_w or has_b:
+            w_bytes = self.w_bytes
+            if has_w:
+                wa, wo = resolve(weight, 0)
+                if wo % isz or wo + w_bytes > wa.nbytes:
+                    self._checked(backend, weight, (0, w_bytes), isz, "weight")  # (the message)
+            if has_b:
+                ba, bo = resolve(bias, 0)
+                if bo % isz or bo + w_bytes > ba.nbytes:
+                    self._checked(backend, bias, (0, w_bytes), isz, "bias")
         align = self.align
         sig = (xo % align, yo % align, wo % align, bo % align, eps)
         ctx = self.ctx

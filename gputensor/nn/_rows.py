@@ -291,7 +291,9 @@ def _norm(op: str, x: object, normalized_shape: object, weight: object, bias: ob
     key = None
     if (type(x) is GpuArray and (weight is None or type(weight) is GpuArray) and (bias is None or type(bias) is GpuArray)
             and (type(normalized_shape) is int
-                 or (type(normalized_shape) is tuple and all(type(k) is int for k in normalized_shape)))):
+                 or (type(normalized_shape) is tuple
+                     and ((len(normalized_shape) == 1 and type(normalized_shape[0]) is int)
+                          or all(type(k) is int for k in normalized_shape))))):
         key = (op, x._shape, x._strides, x._dtype.name, normalized_shape,
                None if weight is None else (weight._shape, weight._strides, weight._dtype.name),
                None if bias is None else (bias._shape, bias._strides, bias._dtype.name))
