@@ -28,7 +28,9 @@ submit up to ``FLUSH_BYTES_MAX`` (so a host slower than the device still pays fe
   bytes say), which only brings the submit forward, as ``bytes`` would.
 
 A submit ends the pass, finishes the encoder and submits the command buffer with direct
-wgpu-native calls on a descriptor made once (``_SubmitCalls``; the public methods elsewhere).
+wgpu-native calls on descriptors made once (``_BatchCalls``; the public methods elsewhere); the
+submitted batch's encoder, pass and kept buffers are released while the host next waits for the
+device (``prepare_next_batch``, a readback) or at the next submit.
 
 Per-dispatch host cost is kept low by caching (every cache is guarded by the context lock):
 
@@ -97,8 +99,8 @@ FLUSH_BYTES_MAX = 2 << 30
 SUBMIT_AHEAD_S = 100e-6
 
 #: ``work`` submit policy: device seconds a submission is assumed to cost beyond its bytes (on
-#: the H200, wall times of batches of large operations exceeded their kernels' time by about
-#: 0.1-0.25 ms per submit).
+#: the H200, wall times of batches of large operations under the ``bytes`` policy exceeded their
+#: kernels' time by 0.06-0.25 ms per submit).
 SUBMIT_GAP_S = 100e-6
 
 #: ``work`` submit policy: a batch holding this many seconds of estimated work is submitted
