@@ -507,7 +507,8 @@ class RowCall:
     scratch route. The signature is the pointers' byte offsets modulo the storage offset
     alignment: what decides the vector, weight-vector and paired-unit variants; eps is a
     parameter word (the usual loop passes one eps, so it keeps one program; at most
-    ``MAX_PROGRAMS`` are kept)."""
+    ``MAX_PROGRAMS`` are kept). A call of one dispatch also keeps, per signature, a ``_Direct``
+    record that ``launch`` records from without replaying the program."""
 
     __slots__ = ("ctx", "st", "has_w", "has_b", "x_span", "y_span", "w_bytes", "programs", "align", "settings",
                  "directs")
@@ -616,10 +617,10 @@ class RowCall:
             if type(eps) is not float:
                 eps = float(eps)
                 sig = sig[:4] + (eps,)
-            program = self._compile(sig)
             if len(programs) >= self.MAX_PROGRAMS:
                 programs.clear()
                 self.directs.clear()
+            program = self._compile(sig)  # (and its ``_Direct``, where it has one dispatch)
             programs[sig] = program
         if program is None:
             return False
@@ -643,12 +644,6 @@ class RowCall:
             raise invalid_argument(f"row ops: {what} spans bytes [{off + span[0]}, {off + span[1]}) of a "
                                    f"{alloc.nbytes}-byte allocation")
         return alloc, off
-
-    def _base(self, backend: Any, ptr: int, span: tuple[int, int], itemsize: int, what: str) -> tuple[Any, ...]:
-        """The ``LaunchProgram`` base of operand ``ptr`` after ``_checked``'s checks."""
-        alloc, off = self._checked(backend, ptr, span, itemsize, what)
-        buffer = alloc.buffer
-        return (buffer, buffer.size, alloc.nbytes, off, ptr, alloc.whole)
 
     def _compile(self, sig: tuple[int, int, int, int, float]) -> LaunchProgram | None:
         """The program of the call for pointers of alignment signature and eps ``sig`` (see the
