@@ -322,7 +322,8 @@ SUBMIT_CALLS: tuple[tuple[str, Callable[[Any, Any, Any, Any], Any]], ...] = (
 def submit_trace(shape: tuple[int, int] = (8192, 4096), calls: int = 64, repeats: int = 3,
                  policies: Sequence[str] = ("work", "bytes")) -> list[dict[str, Any]]:
     """Per call of ``SUBMIT_CALLS`` on float32 operands of ``shape`` and per submit policy: a
-    batch of ``calls`` calls recorded back to back (results held), then ``gt.synchronize()``;
+    batch of ``calls`` calls recorded back to back (results held; fusion off, so that each call
+    records as it is made), then ``gt.synchronize()``;
     the median over ``repeats`` batches of the host µs per call (recording, the submits inside
     included), the wall µs per call (to the sync's return), the submits and deferred submits per
     batch, and the host µs of the batch's flushes (median and largest; ``submit``: the
@@ -361,7 +362,7 @@ def submit_trace(shape: tuple[int, int] = (8192, 4096), calls: int = 64, repeats
     try:
         for label, fn in SUBMIT_CALLS:
             for policy in policies:
-                with config.override(submit_policy=policy):
+                with config.override(submit_policy=policy), gt.fusion(False):
                     for _ in range(2):
                         held = [fn(gt, x, y, c) for _ in range(4)]
                         gt.synchronize()
@@ -400,8 +401,8 @@ def submit_trace(shape: tuple[int, int] = (8192, 4096), calls: int = 64, repeats
 
 def format_submit_trace(rows: Sequence[dict[str, Any]], adapter: str, shape: tuple[int, int]) -> str:
     """``submit_trace``'s rows as a Markdown table."""
-    lines = [f"batches of large calls ({shape[0]}x{shape[1]} float32) on {adapter}, per submit policy: "
-             "host and wall µs per call, submits per batch, host µs of the batch's flushes (medians of "
+    lines = [f"batches of large calls ({shape[0]}x{shape[1]} float32, fusion off) on {adapter}, per submit "
+             "policy: host and wall µs per call, submits per batch, host µs of the batch's flushes (medians of "
              "the batches)", "",
              "| call | policy | calls | host µs | wall µs | submits | deferred | flush med / max µs | "
              "flushes µs per call | submit med / max µs |", "|---|---|---|---|---|---|---|---|---|---|"]
