@@ -210,9 +210,9 @@ def test_public_method_path_without_native_calls(small_bound: None, monkeypatch:
 
 def test_submit_policy_knob_values(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GPUTENSOR_SUBMIT_POLICY", raising=False)
-    assert config.environment_value("submit_policy") == "work"
-    monkeypatch.setenv("GPUTENSOR_SUBMIT_POLICY", " Bytes ")
     assert config.environment_value("submit_policy") == "bytes"
+    monkeypatch.setenv("GPUTENSOR_SUBMIT_POLICY", " Work ")
+    assert config.environment_value("submit_policy") == "work"
     monkeypatch.setenv("GPUTENSOR_SUBMIT_POLICY", "often")
     with pytest.raises(ValueError, match="GPUTENSOR_SUBMIT_POLICY"):
         config.environment_value("submit_policy")

@@ -191,7 +191,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("wait", "GPUTENSOR_WAIT", _wait_style, "", True,
          "how host waits for the device: spin, block or poller ('' : block on software "
          "adapters, spin on hardware)"),
-    Knob("submit_policy", "GPUTENSOR_SUBMIT_POLICY", _submit_policy, "work", False,
+    Knob("submit_policy", "GPUTENSOR_SUBMIT_POLICY", _submit_policy, "bytes", False,
          "when the open command batch is submitted before a wait: 'work' (once it binds the "
          "flush bound, only if the device's estimated queue of submitted work runs out within "
          "SUBMIT_AHEAD_S, or the batch itself holds SUBMIT_PENDING_MAX_S of estimated work; "

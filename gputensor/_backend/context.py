@@ -16,8 +16,8 @@ once its commands bind the current flush bound: ``FLUSH_BYTES`` after a wait (th
 idle: large work starts on it at once while the host records more), doubled at each such
 submit up to ``FLUSH_BYTES_MAX`` (so a host slower than the device still pays few submits).
 
-* ``bytes``: it is submitted whenever it reaches the bound.
-* ``work`` (the default): it is submitted only when the device may run dry soon: the context
+* ``bytes`` (the default): it is submitted whenever it reaches the bound.
+* ``work``: it is submitted only when the device may run dry soon: the context
   keeps an estimate of when the device finishes the work already submitted (bound bytes at the
   ``submit_bandwidth`` rate plus ``SUBMIT_GAP_S`` a submission; reset by every wait), and a batch
   at the bound waits (the bound moves ``FLUSH_BYTES`` on) while more than ``SUBMIT_AHEAD_S`` of
