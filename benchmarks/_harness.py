@@ -356,6 +356,7 @@ class Options:
     target_batch_s: float | None = None  # None: 0.05 s full, 0.01 s quick
     verbose: bool = False
     list_only: bool = False
+    ab: list[str] | None = None  # knobs ("NAME" flips a switch, "NAME=VALUE" sets one): see ab_variants
 
 
 @dataclasses.dataclass
@@ -424,6 +425,25 @@ def select(cases: Sequence[Case], only: Sequence[str] | None, ceilings: bool) ->
     return [c for c in cases if any(matches(c.id, p) for p in patterns) or (ceilings and c.ceiling)]
 
 
+def ab_variants(items: Sequence[str] | None) -> list[tuple[str, dict[str, Any]]]:
+    """(case id suffix, ``config.override`` arguments) of each ``--ab`` item: ``NAME=VALUE`` sets
+    gputensor knob NAME (parsed as its environment variable would be), ``NAME`` flips a switch
+    from its value now; items may be comma-separated. ValueError for an unknown knob."""
+    from gputensor._backend import config
+
+    knobs = {k.name: k for k in config.KNOBS}
+    out: list[tuple[str, dict[str, Any]]] = []
+    for item in _expand(items or ()):
+        name, _, raw = item.partition("=")
+        knob = knobs.get(name.strip())
+        if knob is None:
+            raise ValueError(f"--ab: unknown gputensor knob {name!r}; knobs: {', '.join(knobs)}")
+        value = knob.parse(knob.env, raw.strip(), knob.default) if raw.strip() else not config.value(knob.name)
+        shown = int(value) if isinstance(value, bool) else value
+        out.append((f"[{knob.name}={shown}]", {knob.name: value}))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # running
 # ---------------------------------------------------------------------------------------------
@@ -490,6 +510,7 @@ class Runner:
         self.ceilings: dict[str, Any] = {"copy_GBps": None, "copy_source": None,
                                          "matmul_TFLOPs": None, "matmul_source": None}
         self.results: list[CaseResult] = []
+        self.variants = ab_variants(options.ab)
 
     # -- time guard ---------------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -603,6 +624,29 @@ class Runner:
         self._derive(case, cr)
         return cr
 
+    def run_variant(self, case: Case, base: CaseResult, suffix: str, overrides: dict[str, Any]) -> CaseResult:
+        """``case`` through gputensor again under ``config.override(**overrides)`` (an ``--ab``
+        row, id ``case.id + suffix``); torch's and cupy's numbers are ``base``'s."""
+        from gputensor._backend import config
+
+        cr = CaseResult(case.id + suffix, case.group, case.label + " " + suffix, case.unit, case.bytes, case.flops,
+                        case.bound, series=case.series, path=case.path)
+        rng = np.random.default_rng([self.options.seed, zlib.crc32(case.id.encode())])  # the base's data
+        try:
+            host = case.host(rng)
+        except Exception as exc:  # noqa: BLE001
+            cr.frameworks["gputensor"] = FwResult(error=f"error: making inputs: {_short(exc)}")
+            return cr
+        with config.override(**overrides):
+            cr.frameworks["gputensor"] = self.measure(self.frameworks["gputensor"], case, host)
+        del host
+        case.release()
+        for name in ("torch", "cupy"):
+            if name in base.frameworks:
+                cr.frameworks[name] = base.frameworks[name]
+        self._derive(case, cr)
+        return cr
+
     def _derive(self, case: Case, cr: CaseResult) -> None:
         gt = cr.frameworks.get("gputensor")
         for other in ("torch", "cupy"):
@@ -660,6 +704,12 @@ class Runner:
             cr = self.run_case(case, index)
             self.results.append(cr)
             print(f"[{self.elapsed():6.1f}s] {progress_line(cr)}", file=self.out, flush=True)
+            for suffix, overrides in self.variants:
+                if "gputensor" not in self.frameworks or self.over_budget():
+                    break
+                vr = self.run_variant(case, cr, suffix, overrides)
+                self.results.append(vr)
+                print(f"[{self.elapsed():6.1f}s] {progress_line(vr)}", file=self.out, flush=True)
             if self.options.json_path:
                 write_json(self.report(), self.options.json_path)
         return self.report()
@@ -1004,10 +1054,15 @@ def parse_args(argv: Sequence[str] | None) -> Options:
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--list", action="store_true", help="list the case ids and exit")
     p.add_argument("-v", "--verbose", action="store_true", help="print tracebacks of errors")
+    p.add_argument("--ab", action="append", metavar="KNOB[=VALUE]",
+                   help="also time gputensor with this config knob set (NAME=VALUE) or flipped (a switch NAME), "
+                        "as a row of its own per case (id suffixed [NAME=VALUE]; torch/cupy shared); "
+                        "repeatable or comma-separated")
     ns = p.parse_args(argv)
     opts = Options(quick=ns.quick, only=ns.only, json_path=ns.json_path, plot_path=ns.plot_path,
                    budget_s=ns.budget_s, use_torch=ns.use_torch, use_cupy=ns.use_cupy, ceilings=ns.ceilings,
-                   seed=ns.seed, target_batch_s=ns.target_batch_s, verbose=ns.verbose, list_only=ns.list)
+                   seed=ns.seed, target_batch_s=ns.target_batch_s, verbose=ns.verbose, list_only=ns.list,
+                   ab=ns.ab)
     return opts
 
 
@@ -1021,6 +1076,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         cases = select(all_cases(options.quick), options.only, options.ceilings)
+        ab_variants(options.ab)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

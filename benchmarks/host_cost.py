@@ -1,5 +1,5 @@
 """Host cost of public calls: ``python -m benchmarks.host_cost [--quick] [--calls N] [--json PATH]
-[--roundtrip-breakdown]``.
+[--roundtrip-breakdown] [--submit-trace]``.
 
 Runs on any adapter, the CPU adapter (lavapipe) included: it times the host, not the device.
 For each public call on small inputs (1,024 float32 elements; 32x32 for matmul, beside a batch
@@ -17,6 +17,8 @@ allocation beside a pooled one, for sizes up to 256 MiB (``--quick``: 1 MiB).
 
 ``--roundtrip-breakdown`` prints only where the host time of ``float(gt.sum(a))`` goes: its
 phases (submit, mapping, device poll, copy, Python layers) timed with perf_counter.
+``--submit-trace`` prints only batches of large calls (8192 x 4096 float32) per submit policy:
+host and wall time per call, submits, and the host time of the flushes inside the batch.
 ``--first-call`` prints only the host time of the first and the second call of a batch of two
 right after a sync (the large matmul's row is timed in such batches), beside a call of a long
 batch, for the large and the small matmul and the baseline.
@@ -187,13 +189,15 @@ def measure(n_calls: int, batches: int = 5, large: int = 1024) -> list[dict[str,
 
 
 #: Phases of a small readback that ``roundtrip_breakdown`` times, in the order they run: (label,
-#: object, method name); the object is 'ctx' (the context), 'mapper' (its ``mapping.Mapper``) or
-#: 'queue' (the wgpu queue).
+#: object, method name); the object is 'ctx' (the context), 'mapper' (its ``mapping.Mapper``),
+#: 'calls' (its wgpu-native batch calls, ``context._BatchCalls``; skipped without them) or
+#: 'submit' (``queue.submit`` where the batch calls are missing, else their ``submit``).
 BREAKDOWN_PHASES = (
     ("stage: copy into staging + flush", "ctx", "_stage_one"),
     ("  flush (end pass, finish, ring write, submit)", "ctx", "flush"),
+    ("    finish (the encoder)", "calls", "finish"),
     ("    queue.write_buffer (parameter ring)", "queue", "write_buffer"),
-    ("    queue.submit", "queue", "submit"),
+    ("    queue.submit", "submit", "submit"),
     ("map_async (start the mapping)", "mapper", "map"),
     ("wait (device poll until mapped)", "mapper", "wait"),
     ("  prepare_next_batch (encoder + pass, only while the device is busy)", "ctx", "prepare_next_batch"),
@@ -241,15 +245,21 @@ def roundtrip_breakdown(calls: int = 200) -> dict[str, Any]:
         return wrapper
 
     queue = ctx.queue
-    patched: list[tuple[Any, str]] = []
+    native_calls = getattr(ctx, "_calls", None)
+    patched: list[tuple[Any, str, Any]] = []  # (object, attribute, the value it had)
+    queue_timed: dict[str, Callable[..., Any]] = {}
     for label, owner, name in BREAKDOWN_PHASES:
+        if owner == "submit":
+            owner = "calls" if native_calls is not None else "queue"
         if owner == "queue":
+            queue_timed[name] = timed(label, getattr(queue, name))
             continue
-        obj = owners[owner]
+        obj = native_calls if owner == "calls" else owners[owner]
+        if obj is None:
+            continue
+        patched.append((obj, name, obj.__dict__.get(name)))
         setattr(obj, name, timed(label, getattr(obj, name)))
-        patched.append((obj, name))
-    ctx.queue = _QueueProxy(queue, {name: timed(label, getattr(queue, name))
-                                    for label, owner, name in BREAKDOWN_PHASES if owner == "queue"})
+    ctx.queue = _QueueProxy(queue, queue_timed)
     rng = np.random.default_rng(0)
     a = gt.asarray(rng.random(N, dtype=np.float32))
     rows: list[dict[str, float]] = []
@@ -275,8 +285,11 @@ def roundtrip_breakdown(calls: int = 200) -> dict[str, Any]:
                 rows.append(row)
     finally:
         ctx.queue = queue
-        for obj, name in patched:
-            del obj.__dict__[name]
+        for obj, name, before in reversed(patched):
+            if before is None:
+                del obj.__dict__[name]
+            else:
+                setattr(obj, name, before)
     polls = (ctx.stats.get("polls", 0) - polls0) / calls
     labels = ["record gt.sum(a)", "float(s): total"] + [label for label, _, _ in BREAKDOWN_PHASES] + \
         ["rest (Python layers)"]
@@ -293,6 +306,110 @@ def format_breakdown(result: dict[str, Any], adapter: str) -> str:
              f"median total {result['median_total_us']:.1f} µs; indented rows are inside the row above; "
              "medians do not add up exactly)", "", "| phase | median µs |", "|---|---|"]
     lines += [f"| {label} | {us:.1f} |" for label, us in result["phases_us"].items()]
+    return "\n".join(lines)
+
+
+#: The calls of ``submit_trace``: (label, call on (x, y, c)), large operands of one shape.
+SUBMIT_CALLS: tuple[tuple[str, Callable[[Any, Any, Any, Any], Any]], ...] = (
+    ("gt.sum(x)", lambda gt, x, y, c: gt.sum(x)),
+    ("gt.max(x, axis=-1)", lambda gt, x, y, c: gt.max(x, axis=-1)),
+    ("gt.where(c, x, y)", lambda gt, x, y, c: gt.where(c, x, y)),
+    ("gt.astype(x, float16)", lambda gt, x, y, c: gt.astype(x, gt.float16)),
+    ("gt.add(x, y)", lambda gt, x, y, c: gt.add(x, y)),
+)
+
+
+def submit_trace(shape: tuple[int, int] = (8192, 4096), calls: int = 64, repeats: int = 3,
+                 policies: Sequence[str] = ("work", "bytes")) -> list[dict[str, Any]]:
+    """Per call of ``SUBMIT_CALLS`` on float32 operands of ``shape`` and per submit policy: a
+    batch of ``calls`` calls recorded back to back (results held; fusion off, so that each call
+    records as it is made), then ``gt.synchronize()``;
+    the median over ``repeats`` batches of the host µs per call (recording, the submits inside
+    included), the wall µs per call (to the sync's return), the submits and deferred submits per
+    batch, and the host µs of the batch's flushes (median and largest; ``submit``: the
+    ``queue.submit`` inside them). Shows whether submits are what a large op's host time is."""
+    import statistics
+    import time
+
+    import gputensor as gt
+    from gputensor._backend import config, get_backend
+
+    ctx = get_backend().context
+    rng = np.random.default_rng(0)
+    x = gt.asarray(rng.random(shape, dtype=np.float32))
+    y = gt.asarray(rng.random(shape, dtype=np.float32))
+    c = x > 0.5
+    gt.synchronize()
+    flushes: list[float] = []
+    submits: list[float] = []
+
+    def timed(fn: Callable[..., Any], into: list[float]) -> Callable[..., Any]:
+        def wrapper(*args: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                into.append(time.perf_counter() - t0)
+        return wrapper
+
+    native = getattr(ctx, "_calls", None)
+    flush = ctx.flush
+    ctx.flush = timed(flush, flushes)
+    submit = None if native is None else native.submit  # (an attribute of the instance)
+    if native is not None:
+        native.submit = timed(submit, submits)
+    rows = []
+    try:
+        for label, fn in SUBMIT_CALLS:
+            for policy in policies:
+                with config.override(submit_policy=policy), gt.fusion(False):
+                    for _ in range(2):
+                        held = [fn(gt, x, y, c) for _ in range(4)]
+                        gt.synchronize()
+                        del held
+                    samples = []
+                    for _ in range(repeats):
+                        flushes.clear()
+                        submits.clear()
+                        n0, d0 = ctx.stats["submits"], ctx.stats.get("submits_deferred", 0)
+                        held = []
+                        t0 = time.perf_counter()
+                        for _ in range(calls):
+                            held.append(fn(gt, x, y, c))
+                        t1 = time.perf_counter()
+                        gt.synchronize()
+                        t2 = time.perf_counter()
+                        del held
+                        samples.append({"host_us": (t1 - t0) / calls * 1e6, "wall_us": (t2 - t0) / calls * 1e6,
+                                        "submits": ctx.stats["submits"] - n0,
+                                        "deferred": ctx.stats.get("submits_deferred", 0) - d0,
+                                        "flush_med_us": statistics.median(flushes) * 1e6 if flushes else 0.0,
+                                        "flush_max_us": max(flushes, default=0.0) * 1e6,
+                                        "flush_sum_us": sum(flushes) * 1e6,
+                                        "submit_med_us": statistics.median(submits) * 1e6 if submits else 0.0,
+                                        "submit_max_us": max(submits, default=0.0) * 1e6})
+                row: dict[str, Any] = {"call": label, "policy": policy, "calls": calls}
+                for key in samples[0]:
+                    row[key] = statistics.median(s[key] for s in samples)
+                rows.append(row)
+    finally:
+        del ctx.flush
+        if native is not None:
+            native.submit = submit
+    return rows
+
+
+def format_submit_trace(rows: Sequence[dict[str, Any]], adapter: str, shape: tuple[int, int]) -> str:
+    """``submit_trace``'s rows as a Markdown table."""
+    lines = [f"batches of large calls ({shape[0]}x{shape[1]} float32, fusion off) on {adapter}, per submit "
+             "policy: host and wall µs per call, submits per batch, host µs of the batch's flushes (medians of "
+             "the batches)", "",
+             "| call | policy | calls | host µs | wall µs | submits | deferred | flush med / max µs | "
+             "flushes µs per call | submit med / max µs |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['call']} | {r['policy']} | {r['calls']} | {r['host_us']:.1f} | {r['wall_us']:.1f} | "
+              f"{r['submits']:g} | {r['deferred']:g} | {r['flush_med_us']:.0f} / {r['flush_max_us']:.0f} | "
+              f"{r['flush_sum_us'] / r['calls']:.1f} | {r['submit_med_us']:.0f} / {r['submit_max_us']:.0f} |"
+              for r in rows]
     return "\n".join(lines)
 
 
@@ -451,6 +568,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", dest="json_path", metavar="PATH", help="write the rows as JSON")
     p.add_argument("--roundtrip-breakdown", action="store_true",
                    help="only split the host time of float(gt.sum(a)) into its phases")
+    p.add_argument("--submit-trace", action="store_true",
+                   help="only time batches of large calls per submit policy (host, wall, submits, flushes)")
     p.add_argument("--first-call", action="store_true",
                    help="only time the first and second call of a batch of two after a sync")
     ns = p.parse_args(argv)
@@ -463,6 +582,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.json_path:
             with open(ns.json_path, "w") as f:
                 json.dump({"adapter": adapter, "roundtrip_breakdown": result}, f, indent=1)
+        return 0
+    if ns.submit_trace:
+        shape = (2048, 2048) if ns.quick else (8192, 4096)
+        trace = submit_trace(shape, ns.calls or (6 if ns.quick else 64), 2 if ns.quick else 3)
+        print(format_submit_trace(trace, adapter, shape))
+        if ns.json_path:
+            with open(ns.json_path, "w") as f:
+                json.dump({"adapter": adapter, "shape": shape, "submit_trace": trace}, f, indent=1)
         return 0
     if ns.first_call:
         first = first_calls(256 if ns.quick else 1024, 10 if ns.quick else 30)

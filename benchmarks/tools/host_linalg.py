@@ -38,7 +38,8 @@ def _lift_bounds() -> tuple[int, int]:
     old = (_context.MAX_BATCH, _context.FLUSH_BYTES)
     _context.MAX_BATCH = 1 << 30
     _context.FLUSH_BYTES = 1 << 62
-    _dispatch.backend().context._flush_bytes = 1 << 62
+    ctx = _dispatch.backend().context
+    ctx._flush_bytes = ctx._flush_level = 1 << 62
     return old
 
 
@@ -56,7 +57,8 @@ def measure(label: str, fn, calls: int, submits: bool = False) -> None:  # noqa:
         after = _stats()
         if old is not None:
             _context.MAX_BATCH, _context.FLUSH_BYTES = old
-            _dispatch.backend().context._flush_bytes = old[1]
+            ctx = _dispatch.backend().context
+            ctx._flush_bytes = ctx._flush_level = old[1]
         gt.synchronize()
         del out
         best = min(best, host)

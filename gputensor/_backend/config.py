@@ -140,6 +140,14 @@ def _f16_store(env: str, raw: str | None, default: str) -> str:
     return mode or default
 
 
+def _submit_policy(env: str, raw: str | None, default: str) -> str:
+    """'work' or 'bytes' (any case); unset or blank is ``default``. ValueError otherwise."""
+    mode = (raw or "").strip().lower()
+    if mode not in ("", "work", "bytes"):
+        raise ValueError(f"{env} must be 'work' or 'bytes', not {mode!r}")
+    return mode or default
+
+
 def _tile_shape(env: str, raw: str | None, default: tuple[int, ...] | None) -> tuple[int, ...] | None:
     """Five positive integers written BMxBNxBKxTMxTN; unset or blank is ``default``. ValueError
     otherwise."""
@@ -183,6 +191,14 @@ KNOBS: tuple[Knob, ...] = (
     Knob("wait", "GPUTENSOR_WAIT", _wait_style, "", True,
          "how host waits for the device: spin, block or poller ('' : block on software "
          "adapters, spin on hardware)"),
+    Knob("submit_policy", "GPUTENSOR_SUBMIT_POLICY", _submit_policy, "bytes", False,
+         "when the open command batch is submitted before a wait: 'work' (once it binds the "
+         "flush bound, only if the device's estimated queue of submitted work runs out within "
+         "SUBMIT_AHEAD_S, or the batch itself holds SUBMIT_PENDING_MAX_S of estimated work; "
+         "see context.py) or 'bytes' (whenever it binds the flush bound)"),
+    Knob("submit_bandwidth", "GPUTENSOR_SUBMIT_BANDWIDTH", _integer, 0, False,
+         "GB/s the 'work' submit policy assumes the device streams bound bytes at (0: by adapter "
+         "type: 5000 discrete, 200 integrated, 20 CPU, 500 other)"),
     Knob("copy_threads", "GPUTENSOR_COPY_THREADS", _count_or_auto, 0, False,
          "threads for one large host copy (0 or not an integer: automatic)"),
     Knob("dump_wgsl", "GPUTENSOR_DUMP_WGSL", _text, None, True,

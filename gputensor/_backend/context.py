@@ -5,15 +5,32 @@ One of the modules that import ``wgpu`` (the others are ``webgpu.py`` and ``mapp
 Work is recorded into one open command encoder (one compute pass while only dispatches are
 recorded) and submitted when a result is read back, on ``synchronize()``/``flush()``, after
 each chunk of a large host write (small writes go through an upload ring and a recorded copy,
-without a submit), when the batch reaches ``MAX_BATCH`` commands, or when its commands bind
-the current flush bound: ``FLUSH_BYTES`` after a wait (the device is idle: large work starts
-on it at once while the host records more), doubled at each such submit up to
-``FLUSH_BYTES_MAX`` (once the device is busy, fewer submits: each costs ~0.1 ms of host time
-on an H200, more than recording a large operation). Dispatch
+without a submit), when the batch reaches ``MAX_BATCH`` commands, or on size. Dispatch
 parameters travel in one uniform ring per batch, uploaded with a single ``write_buffer`` just
 before the submit (skipped when the device's ring already holds the same bytes of a small
 batch); binding 0 of every kernel is that ring with a *dynamic offset*, so a bind group does
 not depend on the parameters.
+
+Submits on size (the ``submit_policy`` knob, ``GPUTENSOR_SUBMIT_POLICY``): the batch is looked at
+once its commands bind the current flush bound: ``FLUSH_BYTES`` after a wait (the device is
+idle: large work starts on it at once while the host records more), doubled at each such
+submit up to ``FLUSH_BYTES_MAX`` (so a host slower than the device still pays few submits).
+
+* ``bytes`` (the default): it is submitted whenever it reaches the bound.
+* ``work``: it is submitted only when the device may run dry soon: the context
+  keeps an estimate of when the device finishes the work already submitted (bound bytes at the
+  ``submit_bandwidth`` rate plus ``SUBMIT_GAP_S`` a submission; reset by every wait), and a batch
+  at the bound waits (the bound moves ``FLUSH_BYTES`` on) while more than ``SUBMIT_AHEAD_S`` of
+  that work is left, unless the batch itself holds ``SUBMIT_PENDING_MAX_S`` of estimated work.
+  A submit costs the host tens of microseconds on a GPU and the device a gap between command
+  buffers; while the device has a queue, deferring costs neither. The estimate errs towards
+  "the device is done" (the rate is a high one; compute-bound kernels take longer than their
+  bytes say), which only brings the submit forward, as ``bytes`` would.
+
+A submit ends the pass, finishes the encoder and submits the command buffer with direct
+wgpu-native calls on descriptors made once (``_BatchCalls``; the public methods elsewhere); the
+submitted batch's encoder, pass and kept buffers are released while the host next waits for the
+device (``prepare_next_batch``, a readback) or at the next submit.
 
 Per-dispatch host cost is kept low by caching (every cache is guarded by the context lock):
 
@@ -39,6 +56,7 @@ from __future__ import annotations
 import atexit
 import struct
 import threading
+import time
 import weakref
 from collections.abc import Generator, Mapping, Sequence
 from typing import Any
@@ -74,6 +92,26 @@ FLUSH_BYTES = 32 << 20
 
 #: The flush bound doubles at each size-triggered submit up to this (reset after every wait).
 FLUSH_BYTES_MAX = 2 << 30
+
+#: ``work`` submit policy: a batch at the flush bound is submitted when the device's estimated
+#: queue of submitted work ends within this many seconds (the host must record and submit more
+#: before it runs dry).
+SUBMIT_AHEAD_S = 100e-6
+
+#: ``work`` submit policy: device seconds a submission is assumed to cost beyond its bytes (on
+#: the H200, wall times of batches of large operations under the ``bytes`` policy exceeded their
+#: kernels' time by 0.06-0.25 ms per submit).
+SUBMIT_GAP_S = 100e-6
+
+#: ``work`` submit policy: a batch holding this many seconds of estimated work is submitted
+#: even while the device is busy (bounds what a host that stops recording leaves unsubmitted).
+SUBMIT_PENDING_MAX_S = 2e-3
+
+#: GB/s the ``work`` policy assumes per adapter type when the ``submit_bandwidth`` knob is 0: at
+#: or above what such devices stream (an H200: 4.8 TB/s peak), so that the estimate of the
+#: device's queue errs short (a submit comes early, never late).
+SUBMIT_GBPS = {"DiscreteGPU": 5000, "IntegratedGPU": 200, "CPU": 20}
+SUBMIT_GBPS_OTHER = 500
 
 #: Bytes of the uniform ring that carries the parameters of one batch's dispatches.
 UNIFORM_RING_BYTES = 256 * 1024
@@ -177,6 +215,48 @@ class _BindGroupCall:
         return self._wrap("", self._create(self._device._internal, desc), self._device)
 
 
+class _BatchCalls:
+    """wgpu-native's calls that open an encoder, record copies and close and submit a batch
+    (``_open_encoder``, ``_copy``, ``_end_pass``, ``flush``): create an encoder and finish it on
+    descriptors made once, submit the one command buffer from an array made once, release it.
+    wgpu-py's ``create_command_encoder``, ``copy_buffer_to_buffer``, ``end``, ``finish`` and
+    ``submit`` build descriptors, lists, arrays and a ``GPUCommandBuffer`` object and check their
+    arguments in Python on every call. Creating, finishing and submitting raise errors as wgpu-py
+    does (its error-capturing ``libf``); a copy or the end of a pass records its errors in the
+    encoder, which ``finish`` reports, so those go to the plain ``lib``. ``load()`` is None
+    without these internals; the public methods are called then."""
+
+    def __init__(self, api: Any, device: Any) -> None:
+        libf, lib, ffi = api.libf, api.lib, api.ffi
+        self.end_pass = lib.wgpuComputePassEncoderEnd
+        self.copy = lib.wgpuCommandEncoderCopyBufferToBuffer
+        self.finish = libf.wgpuCommandEncoderFinish
+        self.submit = libf.wgpuQueueSubmit
+        self.release = lib.wgpuCommandBufferRelease
+        self.descriptor = ffi.new("WGPUCommandBufferDescriptor *")  # zero-filled: no label
+        self.buffers = ffi.new("WGPUCommandBuffer[1]")
+        self._create_encoder = libf.wgpuDeviceCreateCommandEncoder
+        self._encoder_descriptor = ffi.new("WGPUCommandEncoderDescriptor *")
+        self._encoder_class = api.GPUCommandEncoder
+        self._device = device
+
+    @classmethod
+    def load(cls, device: Any) -> "_BatchCalls | None":
+        api = implementation.native_api()
+        if api is None or not hasattr(api, "libf") or not hasattr(api, "GPUCommandEncoder"):
+            return None
+        if not all(hasattr(api.lib, name) for name in (
+                "wgpuComputePassEncoderEnd", "wgpuCommandEncoderCopyBufferToBuffer", "wgpuCommandEncoderFinish",
+                "wgpuQueueSubmit", "wgpuCommandBufferRelease", "wgpuDeviceCreateCommandEncoder")):
+            return None
+        return cls(api, device)
+
+    def open_encoder(self) -> Any:
+        """A new command encoder (wgpu-py's ``GPUCommandEncoder``, released when it dies)."""
+        device = self._device
+        return self._encoder_class("", self._create_encoder(device._internal, self._encoder_descriptor), device)
+
+
 def _drain_at_exit(ref: "weakref.ref[WgpuContext]") -> None:
     """At interpreter exit, wait for the work a live context still has in flight: tearing the
     device down under running work can crash the driver (seen on lavapipe). Errors are dropped:
@@ -214,7 +294,13 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         self._pass_pipeline: Any = None  # the pipeline last set in the open pass
         self._recorded = 0
         self._pending_bytes = 0
-        self._flush_bytes = FLUSH_BYTES  # the current flush bound (see the module docstring)
+        self._flush_bytes = FLUSH_BYTES  # the bytes at which the open batch is looked at next
+        self._flush_level = FLUSH_BYTES  # the flush bound (doubled per size-triggered submit)
+        #: ``perf_counter`` time at which the device is estimated to finish the work submitted
+        #: so far (0.0: idle; see the module docstring).
+        self._busy_until = 0.0
+        self._rate_key: Any = None  # (config.generation) of ``_seconds_per_byte``
+        self._seconds_per_byte = 0.0
         self._keepalive: list[Any] = []
         self._fence_src = device.create_buffer(size=16, usage=_STORAGE_USAGE)
         self._init_bind_groups()
@@ -231,6 +317,8 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             size=UNIFORM_RING_BYTES, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
         )
         self._ring_data = bytearray(UNIFORM_RING_BYTES)
+        #: A memoryview of ``_ring_data``: its slice assignment is cheaper than the bytearray's.
+        self._ring_view = memoryview(self._ring_data)
         self._ring_used = 0
         #: The first bytes of the device's ring as the last ``write_buffer`` left them (at most
         #: ``RING_REUSE_BYTES``; see ``_write_ring``).
@@ -241,6 +329,11 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         #: Opens a batch's encoder and compute pass at once (``implementation.batch_opener``;
         #: None: the public methods).
         self._batch_opener = implementation.batch_opener(device)
+        self._calls = _BatchCalls.load(device)
+        #: The last submitted batch's encoder, pass and kept buffers, released while the host
+        #: next waits for the device (``prepare_next_batch``) or at the next submit.
+        self._trash: Any = None
+        self.stats["submits_deferred"] = 0
         atexit.register(_drain_at_exit, weakref.ref(self))
 
     # ---- creation -----------------------------------------------------------------------
@@ -310,8 +403,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
                 self._record_copy(src, src_offset, dst, dst_offset, size)
 
     def _record_copy(self, src: Any, src_offset: int, dst: Any, dst_offset: int, size: int) -> None:
-        encoder = self._end_pass()
-        encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, size)
+        self._copy(src, src_offset, dst, dst_offset, size)
         self._keepalive.append(src)
         self._keepalive.append(dst)
         self._pending_bytes += 2 * size
@@ -349,11 +441,31 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
     def _end_pass(self) -> Any:
         """The open encoder with no compute pass open (for copies and clears; lock held)."""
         encoder = self._open_encoder()
-        if self._pass is not None:
-            self._pass.end()
+        compute_pass = self._pass
+        if compute_pass is not None:
+            calls = self._calls
+            if calls is not None:
+                calls.end_pass(compute_pass._internal)
+            else:
+                compute_pass.end()
+            self._trash_pass(compute_pass)
             self._pass = None
             self._pass_pipeline = None
         return encoder
+
+    def _trash_pass(self, compute_pass: Any) -> None:
+        """Keep an ended pass until the batch is released (``_trash``), not releasing it now."""
+        self._keepalive.append(compute_pass)
+
+    def _copy(self, src: Any, src_offset: int, dst: Any, dst_offset: int, size: int) -> None:
+        """Record a copy of ``size`` bytes from ``src`` to ``dst`` after all recorded work (lock
+        held; arguments checked by the caller). Its errors surface when the batch is submitted."""
+        encoder = self._end_pass()
+        calls = self._calls
+        if calls is not None:
+            calls.copy(encoder._internal, src._internal, src_offset, dst._internal, dst_offset, size)
+        else:
+            encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, size)
 
     def fold_grid(self, groups: int) -> tuple[int, int, int]:
         """Spread ``groups`` workgroups over x and y so that no dimension exceeds the limit.
@@ -475,10 +587,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             if offset + (slot if slot > window else window) > UNIFORM_RING_BYTES:
                 self.flush()
                 offset = 0
-            ring = self._ring_view
-            if ring is None:
-                ring = self._ring_view = memoryview(self._ring_data)
-            ring[offset : offset + size] = raw
+            self._ring_view[offset : offset + size] = raw
             self._ring_used = offset + slot
             if self.timestamp_sink is not None:  # profiling: a pass of its own between two timestamps
                 writes = self.timestamp_sink.timestamp_writes(name, defines)
@@ -533,10 +642,6 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             return super()._create_bind_group(layout, regions)
         return call(layout, regions)
 
-    #: A memoryview of ``_ring_data`` (made by the first ``record``): its slice assignment is
-    #: cheaper than the bytearray's.
-    _ring_view: memoryview | None = None
-
     def _open_encoder(self) -> Any:
         if self._encoder is None:
             spare = self._spare
@@ -544,6 +649,8 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
                 self._spare = None
                 self._encoder, self._pass = spare
                 self._pass_pipeline = None
+            elif self._calls is not None:
+                self._encoder = self._calls.open_encoder()
             else:
                 self._encoder = self.device.create_command_encoder()
         return self._encoder
@@ -554,6 +661,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         costs tens of microseconds of host time that the wait hides. Nothing is recorded, so
         ``synchronize`` still sees an idle context; a failure (a lost device) is left to the
         next recording call to report."""
+        self._trash = None  # the last batch's objects, released while the device works
         if self._spare is not None or self.lost is not None:
             return
         with self._lock:
@@ -574,12 +682,41 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             self._count_command_flush()
 
     def _count_command_flush(self) -> None:
-        """The flush ``_count_command`` makes once the batch is full (lock held)."""
-        if self._pending_bytes >= self._flush_bytes:
-            self.flush()
-            self._flush_bytes = min(2 * self._flush_bytes, FLUSH_BYTES_MAX)
-        elif self._recorded >= MAX_BATCH:
-            self.flush()
+        """The submit ``_count_command`` and ``record`` consider once the batch reaches the flush
+        bound or ``MAX_BATCH`` commands (lock held; see the module docstring for the policies)."""
+        sized = self._pending_bytes >= self._flush_bytes
+        if self._recorded < MAX_BATCH:
+            if not sized:
+                return
+            if config.value("submit_policy") == "work" and self._defer_submit():
+                return
+        self.flush()
+        if sized:
+            self._flush_level = self._flush_bytes = min(2 * self._flush_level, FLUSH_BYTES_MAX)
+
+    def _defer_submit(self) -> bool:
+        """``work`` policy: whether the batch at the flush bound waits for more work (the device
+        has more than ``SUBMIT_AHEAD_S`` of submitted work left and the batch holds less than
+        ``SUBMIT_PENDING_MAX_S``); then the bound moves ``FLUSH_BYTES`` past it (lock held)."""
+        pending = self._pending_bytes
+        left = self._busy_until - time.perf_counter()
+        if left <= SUBMIT_AHEAD_S or pending * self._work_rate() >= SUBMIT_PENDING_MAX_S:
+            return False
+        self._flush_bytes = pending + FLUSH_BYTES
+        self.stats["submits_deferred"] += 1
+        return True
+
+    def _work_rate(self) -> float:
+        """Device seconds per bound byte that the ``work`` policy assumes (``submit_bandwidth``,
+        else ``SUBMIT_GBPS`` by adapter type)."""
+        key = config.generation
+        if key != self._rate_key:
+            gbps = config.value("submit_bandwidth")
+            if gbps <= 0:
+                gbps = SUBMIT_GBPS.get(str(self.adapter_info.get("adapter_type")), SUBMIT_GBPS_OTHER)
+            self._seconds_per_byte = 1.0 / (float(gbps) * 1e9)
+            self._rate_key = key
+        return self._seconds_per_byte
 
     def flush(self) -> None:
         """Submit all recorded work (does not wait for it).
@@ -593,6 +730,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             encoder, compute_pass = self._encoder, self._pass
             ring_used = self._ring_used
             upload_used = self._upload_used
+            pending = self._pending_bytes
             # Reset first, so that a failure below never leaves a half-finished encoder behind.
             self._encoder = None
             self._pass = None
@@ -601,20 +739,40 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             self._pending_bytes = 0
             self._ring_used = 0
             self._upload_used = 0
+            self._flush_bytes = self._flush_level
             keepalive, self._keepalive = self._keepalive, []
+            self._trash = None  # (the batch before: its release is due)
+            calls = self._calls
             try:
-                if compute_pass is not None:
-                    compute_pass.end()
-                command_buffer = encoder.finish()
-                if ring_used:
-                    self._write_ring(ring_used)
-                self.flush_uploads(upload_used)
-                self.queue.submit([command_buffer])
+                if calls is not None:
+                    if compute_pass is not None:
+                        calls.end_pass(compute_pass._internal)
+                    command_buffer = calls.finish(encoder._internal, calls.descriptor)
+                    try:
+                        if ring_used:
+                            self._write_ring(ring_used)
+                        self.flush_uploads(upload_used)
+                        calls.buffers[0] = command_buffer
+                        calls.submit(self.queue._internal, 1, calls.buffers)
+                    finally:
+                        calls.release(command_buffer)
+                else:
+                    if compute_pass is not None:
+                        compute_pass.end()
+                    command_buffer = encoder.finish()
+                    if ring_used:
+                        self._write_ring(ring_used)
+                    self.flush_uploads(upload_used)
+                    self.queue.submit([command_buffer])
             except Exception as exc:
                 raise device_state.classify(self, device_error(f"submit failed: {exc}")) from exc
-            finally:
-                del keepalive
+            # Released later (``_trash``): dropping the last references costs host time that a
+            # wait hides.
+            self._trash = (encoder, compute_pass, keepalive)
             self.stats["submits"] += 1
+            now = time.perf_counter()
+            busy = self._busy_until
+            self._busy_until = (busy if busy > now else now) + SUBMIT_GAP_S + pending * self._work_rate()
 
     def _write_ring(self, used: int) -> None:
         """Upload the first ``used`` bytes of the parameter ring before a submit (lock held),
@@ -641,7 +799,9 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         With a mapper, its requests' ``sync_wait`` does the waiting instead."""
         if self._mapper is None and self._poll is not None:
             self._poll()
-        self._flush_bytes = FLUSH_BYTES  # the device has run out of work: start it early again
+        # the device has run out of work: start it early again
+        self._flush_level = self._flush_bytes = FLUSH_BYTES
+        self._busy_until = 0.0
 
     def synchronize(self) -> None:
         """Submit recorded work and block until the device has finished all of it; returns at

@@ -89,6 +89,10 @@ class Mapper:
         self.stats.setdefault("polls", 0)
         self._api = api
         self._lib = getattr(api, "libf", api.lib)
+        #: The calls whose errors need no capture: the mapped range (NULL when unavailable, checked
+        #: in ``read``) and the unmap of a buffer ``wait`` mapped.
+        self._get_range = api.lib.wgpuBufferGetMappedRange
+        self._unmap = api.lib.wgpuBufferUnmap
         self._ffi = api.ffi
         self._device = device._internal
         self._null = api.ffi.NULL
@@ -194,7 +198,7 @@ class Mapper:
         reading by ``wait`` from offset 0 (``size`` a multiple of 4): a ``bytes`` copy, or copied
         into the writable memoryview ``into`` (``take`` bytes; None is returned). One copy,
         straight from the mapped range (no wgpu-py memoryview bookkeeping)."""
-        ptr = self._lib.wgpuBufferGetMappedRange(buffer._internal, 0, size)
+        ptr = self._get_range(buffer._internal, 0, size)
         if ptr == self._null:
             raise RuntimeError("the mapped range of a staging buffer is not available")
         mapped = self._ffi.buffer(ptr, size)
@@ -206,6 +210,6 @@ class Mapper:
     def unmap(self, buffer: Any) -> None:
         """Unmap ``buffer`` (mapped through ``wait``; no view of ``read`` outlives the copy),
         leaving wgpu-py's state as its own ``unmap`` does."""
-        self._lib.wgpuBufferUnmap(buffer._internal)
+        self._unmap(buffer._internal)
         buffer._map_state = enums.BufferMapState.unmapped
         buffer._mapped_status = (0, 0, 0)

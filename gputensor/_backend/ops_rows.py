@@ -33,7 +33,7 @@ import numbers
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -385,6 +385,48 @@ _X_FIRST, _Y_FIRST, _W_FIRST, _B_FIRST = 4, 5, 6, 7
 _PLACEHOLDER_BYTES = 16
 
 
+#: The four window words (``_X_FIRST`` ..) as packed into the parameter bytes.
+_FIRSTS = struct.Struct("<4I")
+_U32 = 0xFFFFFFFF
+
+
+class _Direct(NamedTuple):
+    """A one-dispatch row call for one pointer signature, as ``RowCall.launch`` records it
+    without its program: the pipeline, defines, parameter bytes (window words 0), grid, and the
+    bindings' byte offsets from their operand's element 0, sizes and window-word terms (X, Y;
+    W and B bind ``w_bytes`` from element 0; an absent one binds ``spare_bytes`` of X), and the
+    adapter's binding limit."""
+
+    pipe: Any
+    defines: Any
+    raw: bytes
+    grid: tuple[int, int, int]
+    x_rel: int
+    x_bytes: int
+    x_extra: int
+    y_rel: int
+    y_bytes: int
+    y_extra: int
+    w_bytes: int
+    spare_bytes: int
+    max_binding: int
+
+
+def _bound(alloc: Any, off: int, nbytes: int, itemsize: int, align: int) -> tuple[tuple[Any, int, int], int]:
+    """(binding, window index of the element at ``off``) of ``nbytes`` from byte ``off`` of the
+    allocation ``alloc`` (in range: checked by the caller): its whole binding when that is what
+    it covers, else a window from the aligned offset below, as ``WebGpuBackend.window``."""
+    if not off and nbytes == alloc.nbytes and alloc.whole is not None:
+        return alloc.whole, 0
+    buffer = alloc.buffer
+    start = off // align * align
+    stop = (off + nbytes + 3) // 4 * 4
+    size = buffer.size
+    if stop > size:
+        stop = size
+    return (buffer, start, stop - start if stop - start > 4 else 4), (off - start) // itemsize
+
+
 def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
     raise AssertionError("row programs bind no placeholders")
 
@@ -397,9 +439,11 @@ class RowCall:
     scratch route. The signature is the pointers' byte offsets modulo the storage offset
     alignment: what decides the vector, weight-vector and paired-unit variants; eps is a
     parameter word (the usual loop passes one eps, so it keeps one program; at most
-    ``MAX_PROGRAMS`` are kept)."""
+    ``MAX_PROGRAMS`` are kept). A call of one dispatch also keeps, per signature, a ``_Direct``
+    record that ``launch`` records from without replaying the program."""
 
-    __slots__ = ("ctx", "st", "has_w", "has_b", "x_span", "y_span", "w_bytes", "programs", "align", "settings")
+    __slots__ = ("ctx", "st", "has_w", "has_b", "x_span", "y_span", "w_bytes", "programs", "align", "settings",
+                 "directs")
 
     #: Programs a call keeps (signatures times eps values); the dict is emptied when full.
     MAX_PROGRAMS = 32
@@ -417,6 +461,8 @@ class RowCall:
                        max((by + stop) * ysz for _, by, _, (_, stop), _, _ in st.chunks))
         self.w_bytes = st.args[5] * isz
         self.programs: dict[tuple[int, int, int, int, float], LaunchProgram | None] = {}
+        #: Per signature (as ``programs``) of a one-dispatch call: its ``_Direct`` record.
+        self.directs: dict[tuple[int, int, int, int, float], _Direct] = {}
         self.align = ctx.storage_offset_alignment
 
     def valid_for(self, ctx: Any) -> bool:
@@ -439,16 +485,63 @@ class RowCall:
         """Check the pointers (BackendError as ``row_op`` says, before anything is recorded) and
         record the call; False, with nothing recorded, when its pointers' alignment calls for
         the float16 scratch route (``row_op`` takes it)."""
-        if (weight is not None) != self.has_w or (bias is not None) != self.has_b:
+        has_w, has_b = self.has_w, self.has_b
+        if (weight is not None) != has_w or (bias is not None) != has_b:
             raise invalid_argument("row ops: the weight and bias must be those of the kept call")
         st = self.st
         isz = st.itemsize
-        bases = [self._base(backend, x, self.x_span, isz, "x"), self._base(backend, y, self.y_span, st.y_size, "y")]
-        w_span = (0, self.w_bytes)
-        bases.append(self._base(backend, weight, w_span, isz, "weight") if weight is not None else bases[0])
-        bases.append(self._base(backend, bias, w_span, isz, "bias") if bias is not None else bases[0])
+        resolve = backend.resolve
+        xa, xo = resolve(x, 0)
+        ya, yo = resolve(y, 0)
+        x_lo, x_hi = self.x_span
+        y_lo, y_hi = self.y_span
+        if (xo % isz or xo + x_lo < 0 or xo + x_hi > xa.nbytes or yo % st.y_size or yo + y_lo < 0
+                or yo + y_hi > ya.nbytes):  # (the messages)
+            self._checked(backend, x, self.x_span, isz, "x")
+            self._checked(backend, y, self.y_span, st.y_size, "y")
+        wa, wo = ba, bo = xa, xo
+        if has_w or has_b:
+            w_bytes = self.w_bytes
+            if has_w:
+                wa, wo = resolve(weight, 0)
+                if wo % isz or wo + w_bytes > wa.nbytes:
+                    self._checked(backend, weight, (0, w_bytes), isz, "weight")  # (the message)
+            if has_b:
+                ba, bo = resolve(bias, 0)
+                if bo % isz or bo + w_bytes > ba.nbytes:
+                    self._checked(backend, bias, (0, w_bytes), isz, "bias")
         align = self.align
-        sig = (bases[0][3] % align, bases[1][3] % align, bases[2][3] % align, bases[3][3] % align, eps)
+        sig = (xo % align, yo % align, wo % align, bo % align, eps)
+        ctx = self.ctx
+        direct = self.directs.get(sig)
+        if direct is not None and "dispatch" not in ctx.__dict__:
+            # one dispatch: its windows computed here (``WebGpuBackend.window`` without the
+            # checks made above), its window words patched into the parameter bytes
+            at = xo + direct.x_rel
+            if not at and direct.x_bytes == xa.nbytes and xa.whole is not None:
+                bx, fx = xa.whole, direct.x_extra
+            else:
+                bx, fx = _bound(xa, at, direct.x_bytes, isz, align)
+                fx += direct.x_extra
+            at = yo + direct.y_rel
+            if not at and direct.y_bytes == ya.nbytes and ya.whole is not None:
+                by, fy = ya.whole, direct.y_extra
+            else:
+                by, fy = _bound(ya, at, direct.y_bytes, st.y_size, align)
+                fy += direct.y_extra
+            bw, fw = (_bound(wa, wo, direct.w_bytes, isz, align) if has_w
+                      else _bound(xa, xo + direct.x_rel, direct.spare_bytes, isz, align))
+            bb, fb = _bound(ba, bo, direct.w_bytes, isz, align) if has_b else (bw, fw)
+            limit = direct.max_binding
+            if bx[2] <= limit and by[2] <= limit and bw[2] <= limit and bb[2] <= limit:
+                raw = direct.raw
+                if fx or fy or (has_w and fw) or (has_b and fb):
+                    raw = bytearray(raw)
+                    _FIRSTS.pack_into(raw, _X_FIRST * 4, fx & _U32, fy & _U32, fw & _U32 if has_w else 0,
+                                      fb & _U32 if has_b else 0)
+                gx, gy, gz = direct.grid
+                ctx.record("row_ops", direct.pipe, direct.defines, raw, (bx, by, bw, bb), gx, gy, gz)
+                return True
         programs = self.programs
         try:
             program = programs[sig]
@@ -456,18 +549,33 @@ class RowCall:
             if type(eps) is not float:
                 eps = float(eps)
                 sig = sig[:4] + (eps,)
-            program = self._compile(sig)
             if len(programs) >= self.MAX_PROGRAMS:
                 programs.clear()
+                self.directs.clear()
+            program = self._compile(sig)  # (and its ``_Direct``, where it has one dispatch)
             programs[sig] = program
         if program is None:
             return False
-        ctx = self.ctx
-        if ctx.__dict__.get("dispatch") is not None:  # a wrapper (profiler host mode, test spies)
+        bases = [(alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr, alloc.whole)
+                 for (alloc, off), ptr in (((xa, xo), x), ((ya, yo), y), ((wa, wo), x if weight is None else weight),
+                                           ((ba, bo), x if bias is None else bias))]
+        if "dispatch" in ctx.__dict__:  # a wrapper (profiler host mode, test spies)
             program.dispatch(backend, ctx, (x, y, x if weight is None else weight, x if bias is None else bias))
         else:
             program.replay(backend, ctx, bases, _no_placeholder)
         return True
+
+    @staticmethod
+    def _checked(backend: Any, ptr: int, span: tuple[int, int], itemsize: int, what: str) -> tuple[Any, int]:
+        """(allocation, byte offset) of operand ``ptr`` after checking that bytes ``span`` from
+        it lie in its allocation and that it is aligned to ``itemsize`` (BackendError)."""
+        alloc, off = backend.resolve(ptr, 0)
+        if off % itemsize:
+            raise invalid_argument(f"row ops: {what} pointer offset {off} is not a multiple of the item size {itemsize}")
+        if off + span[0] < 0 or off + span[1] > alloc.nbytes:
+            raise invalid_argument(f"row ops: {what} spans bytes [{off + span[0]}, {off + span[1]}) of a "
+                                   f"{alloc.nbytes}-byte allocation")
+        return alloc, off
 
     def _compile(self, sig: tuple[int, int, int, int, float]) -> LaunchProgram | None:
         """The program of the call for pointers of alignment signature and eps ``sig`` (see the
@@ -514,6 +622,11 @@ class RowCall:
                        Region(2, 0, n * isz, isz, 0, _W_FIRST, 0) if self.has_w else spare,
                        Region(3, 0, n * isz, isz, 0, _B_FIRST, 0) if self.has_b else spare)
             records.append((pipe, defines, tuple(words), grid, regions))
+        if len(st.chunks) == 1:
+            (bx, by, (xlo, xstop), (ylo, ystop), _, grid), (_, _, words, _, _) = st.chunks[0], records[0]
+            self.directs[sig] = _Direct(pipe, defines, _WORDS.pack(*words), grid, (bx + xlo) * isz, (xstop - xlo) * isz,
+                                        -xlo, (by + ylo) * ysz, (ystop - ylo) * ysz, -ylo, n * isz,
+                                        min(_PLACEHOLDER_BYTES, (xstop - xlo) * isz), ctx.max_binding_size)
         return LaunchProgram.compile("row_ops", _WORDS, ctx, records, ())
 
 

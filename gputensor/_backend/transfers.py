@@ -190,7 +190,7 @@ class _UploadStaging:
 
 class Transfers:
     """Host <-> device transfers for a context that records work (``_lock``, ``queue``,
-    ``flush``, ``_record_copy``, ``_end_pass``, ``_keepalive``, ``dispatch``, ``_wait``,
+    ``flush``, ``_record_copy``, ``_copy``, ``_end_pass``, ``_keepalive``, ``_trash``, ``dispatch``, ``_wait``,
     ``create_storage``, ``is_software``, ``storage_offset_alignment``); call
     ``_init_transfers`` from its ``__init__``. ``_upload_used`` is reset by the context when it
     submits a batch."""
@@ -426,6 +426,7 @@ class Transfers:
             self._staging.give(staging)
         if done_mark > self._completed_submits:
             self._completed_submits = done_mark
+        self._trash = None  # the last submitted batch's objects (see ``WgpuContext.flush``)
         for raw, messages in flags:
             raise_index_errors(raw, messages)
         if into is None:
@@ -446,7 +447,7 @@ class Transfers:
                 except BackendError as exc:
                     raise device_state.classify(self, exc) from None
                 stagings.append(staging)
-                self._end_pass().copy_buffer_to_buffer(buf, start, staging, 0, length)
+                self._copy(buf, start, staging, 0, length)
                 self._keepalive.append(buf)
             staged = self._stage_index_checks(self._staging)
             if staged is not None:
@@ -489,7 +490,7 @@ class Transfers:
                     staging = self._staging.take(length)
                 except BackendError as exc:
                     raise device_state.classify(self, exc) from None
-            self._end_pass().copy_buffer_to_buffer(buf, start, staging, 0, length)
+            self._copy(buf, start, staging, 0, length)
             self._keepalive.append(buf)
             if self._check_messages:
                 staged = self._stage_index_checks(self._staging)
@@ -537,6 +538,7 @@ class Transfers:
                 mapper.wait(other)
         except Exception as exc:  # wgpu's own error types (a lost device)
             raise wrap_wgpu_error(exc) from None
+        self._trash = None  # the submitted batch's objects (already gone if the wait ran the hook)
         data = mapper.read(staging, length, offset - first, size, into)
         mapper.unmap(staging)
         self._give_small(staging)

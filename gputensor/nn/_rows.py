@@ -112,7 +112,7 @@ def _replay(backend: object, kept: _Kept, x: GpuArray, weight: GpuArray | None =
     replayed (the pointers checked there)."""
     out = GpuArray._alloc(kept.shape, kept.strides, kept.dtype, kept.nbytes, False)
     try:
-        if not kept.call.launch(backend, x._ptr, out._ptr, None if weight is None else weight._ptr,
+        if not kept.call.launch(backend, x._ptr, out._storage.ptr, None if weight is None else weight._ptr,
                                 None if bias is None else bias._ptr, eps):
             _record(kept.op, x, kept.layout, out, weight, bias, eps)  # (the float16 scratch route)
     except Exception as exc:
@@ -138,8 +138,11 @@ def _kept(key: tuple) -> tuple[object, _Kept | None]:
     """(the current backend, the call kept under ``key`` for it or None)."""
     backend = _dispatch.backend()
     kept = _KEPT.of(backend).get(key)
-    if kept is not None and (kept.call.ctx is not backend._ctx or kept.call.settings != ops_rows.settings()):
-        kept = None
+    if kept is not None:
+        call = kept.call
+        settings = ops_rows.settings()
+        if call.ctx is not backend._ctx or (call.settings is not settings and call.settings != settings):
+            kept = None
     return backend, kept
 
 
@@ -288,7 +291,9 @@ def _norm(op: str, x: object, normalized_shape: object, weight: object, bias: ob
     key = None
     if (type(x) is GpuArray and (weight is None or type(weight) is GpuArray) and (bias is None or type(bias) is GpuArray)
             and (type(normalized_shape) is int
-                 or (type(normalized_shape) is tuple and all(type(k) is int for k in normalized_shape)))):
+                 or (type(normalized_shape) is tuple
+                     and ((len(normalized_shape) == 1 and type(normalized_shape[0]) is int)
+                          or all(type(k) is int for k in normalized_shape))))):
         key = (op, x._shape, x._strides, x._dtype.name, normalized_shape,
                None if weight is None else (weight._shape, weight._strides, weight._dtype.name),
                None if bias is None else (bias._shape, bias._strides, bias._dtype.name))
