@@ -257,7 +257,20 @@ KNOBS: tuple[Knob, ...] = (
          "more gemms); 0 or unset: two column stripes from 512 columns"),
     Knob("linalg_panel_rows", "GPUTENSOR_LINALG_PANEL_ROWS", _count_or_auto, 0, True,
          "LU and QR panels taller than this many rows run over many workgroups (LU: pivots by "
-         "a tournament; QR: a dispatch per column); 0 or unset: LU from 256 rows, QR from 512"),
+         "a tournament; QR: a dispatch per column); 0 or unset: LU from 256 rows, QR from linalg_qr_step_rows"),
+    Knob("linalg_replay", "GPUTENSOR_LINALG_REPLAY", _not_off, True, True,
+         "linalg LU (solve, inv, det) and QR of larger matrices: a repeated call structure replays the "
+         "dispatches its first call recorded, one record each (off: every call plans and checks each "
+         "dispatch again)"),
+    Knob("linalg_qr_step_rows", "GPUTENSOR_LINALG_QR_STEP_ROWS", _count_or_auto, 0, True,
+         "QR panels taller than this many rows run a dispatch per column over many workgroups "
+         "(linalg_panel_rows, where set, takes precedence); 0 or unset: from 1,024 rows"),
+    Knob("linalg_tslu_rows", "GPUTENSOR_LINALG_TSLU_ROWS", _count_or_auto, 0, True,
+         "LU tournament pivoting: candidate rows per workgroup of a level (64 to 1024, a power of "
+         "two; more rows, fewer levels); 0 or unset: 256 on GPUs, 128 on software adapters"),
+    Knob("linalg_trsv_sweep", "GPUTENSOR_LINALG_TRSV_SWEEP", _not_off, True, True,
+         "linalg solve with a few right-hand columns: each 32-row diagonal block of the substitution "
+         "solved by all invocations of a workgroup column by column (off: by one invocation)"),
     Knob("fft_column_split", "GPUTENSOR_FFT_COLUMN_SPLIT", _not_off, True, False,
          "fft: column transforms (entries adjacent in memory) that leave fewer than 4 entries to a "
          "workgroup take a four-step decomposition (off: one workgroup pass, short reads)"),

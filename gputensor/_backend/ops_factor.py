@@ -59,7 +59,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from . import config, ops_gemm
+from . import captured, config, ops_gemm
 from .errors import invalid_argument
 from .launch import LaunchProgram, Region
 from .linalg_scalar import element, scalar_defines
@@ -292,7 +292,8 @@ def trsv_blocked(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_
         return
     ctx, t_reg, t_first, x_reg, x_first = operands
     wg = 128
-    defines = {**scalar_defines(dtype), "MODE": mode, "WG": wg}
+    defines = {**scalar_defines(dtype), "MODE": mode, "WG": wg,
+               "SWEEP": "true" if config.value("linalg_trsv_sweep") else "false"}
     starts = list(range(0, n, 32))
     if mode == 2:
         starts.reverse()
@@ -719,6 +720,22 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
 #: registers: at most 32 columns).
 LU_BLOCK = 32
 
+#: The programs ``captured.replayed`` keeps for ``lu_blocked``, ``lu_solve`` and ``qr_blocked``.
+_PROGRAMS = PlanCache(64)
+
+
+def _replay_on() -> bool:
+    """Whether the LU and QR routines replay their first call's dispatches (knob
+    ``linalg_replay``; never while gemm tuning is on, whose first calls time plans)."""
+    return bool(config.value("linalg_replay")) and not ops_gemm.plan_settings()[1]
+
+
+def _lu_settings() -> tuple[Any, ...]:
+    """The settings the LU routines read beside their arguments (part of their program keys)."""
+    return (int(config.value("linalg_block")), int(config.value("linalg_panel_rows")),
+            int(config.value("linalg_tslu_rows")), bool(config.value("linalg_trsv_sweep")),
+            *ops_gemm.plan_settings())
+
 
 def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int, batch: int = 1,
                bs: int = 0) -> None:
@@ -736,12 +753,28 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     columns and the panel's scaling over many workgroups; then the block row by a unit-lower
     triangular solve and the trailing matrix by gemm. The tournament's pivots may differ from
     getrf's (they are partial-pivoting pivots of the winners, not of every row), and ``piv``
-    records the swaps made."""
+    records the swaps made.
+
+    A repeated call structure replays the dispatches its first call recorded
+    (``captured.replayed``, knob ``linalg_replay``)."""
+    itemsize = _element(backend, dtype)
+    if batch < 1 or n < 1:
+        return
+    key = ("lu", dtype, n, ld, batch, bs, *_lu_settings())
+    operands = [("a", a, ((batch - 1) * bs + (n - 1) * ld + n) * itemsize, itemsize), ("piv", piv, batch * n * 4, 4),
+                ("flag", flag, 4, 4)]
+    captured.replayed(backend, _PROGRAMS, key, operands,
+                      lambda: _lu_blocked(backend, dtype, n, a, ld, piv, flag, batch, bs), _replay_on())
+
+
+def _lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int, batch: int,
+                bs: int) -> None:
+    """``lu_blocked``'s dispatches, recorded one by one."""
     chunk = backend.context.max_workgroups_per_dim
     if batch > chunk:  # (a grid dimension's worth of matrices at a time)
         for q0 in range(0, batch, chunk):
-            lu_blocked(backend, dtype, n, a + q0 * bs * _element(backend, dtype), ld, piv + q0 * n * 4, flag,
-                       min(chunk, batch - q0), bs)
+            _lu_blocked(backend, dtype, n, a + q0 * bs * _element(backend, dtype), ld, piv + q0 * n * 4, flag,
+                        min(chunk, batch - q0), bs)
         return
     itemsize = _element(backend, dtype)
     ctx = backend.context
@@ -795,6 +828,20 @@ TSLU_ROWS_GPU = 256
 TSLU_ROWS_SOFTWARE = 128
 
 
+def tslu_rows(ctx: Any) -> int:
+    """Candidate rows per workgroup of a tournament level: ``GPUTENSOR_LINALG_TSLU_ROWS`` where
+    set (a power of two from 64 up to the adapter's workgroup size), else TSLU_ROWS_GPU or, on
+    software adapters, TSLU_ROWS_SOFTWARE. BackendError (invalid argument) for another value."""
+    rows = int(config.value("linalg_tslu_rows"))
+    if not rows:
+        return TSLU_ROWS_SOFTWARE if ctx.is_software else TSLU_ROWS_GPU
+    limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)),
+                int(ctx.limits.get("max-compute-workgroup-size-x", 256)), 1024)
+    if rows < 64 or rows > limit or rows & (rows - 1):
+        raise invalid_argument(f"GPUTENSOR_LINALG_TSLU_ROWS={rows} must be a power of two from 64 to {limit}")
+    return rows
+
+
 class _Tournament:
     """Scratch and dispatches of tournament-pivoted LU panels (CALU's TSLU) for ``lu_blocked``:
     the panel's rows in chunks of ``rows`` (one workgroup each) elect jb pivot candidates by
@@ -808,7 +855,7 @@ class _Tournament:
         self.backend, self.dtype, self.jb, self.batch = backend, dtype, jb, batch
         ctx = backend.context
         self.itemsize = _element(backend, dtype)
-        self.rows = TSLU_ROWS_SOFTWARE if ctx.is_software else TSLU_ROWS_GPU
+        self.rows = tslu_rows(ctx)
         self.slots = -(-n // self.rows) * jb  # candidate rows a level-0 output holds per matrix
         self.defines = {**scalar_defines(dtype), "WG": self.rows, "JB": jb}
         self.apply_defines = {**scalar_defines(dtype), "WG": 128, "JB": jb}
@@ -862,13 +909,27 @@ def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: in
     ``piv``), for ``batch`` of them (LU_q ``q * lu_bs``, X_q ``q * x_bs`` elements on, pivots
     ``q * n`` entries on): row swaps, then forward (unit L) and backward (U) substitution:
     ``trsv`` for up to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for
-    the rest)."""
+    the rest). A repeated call structure replays the dispatches its first call recorded
+    (``captured.replayed``, knob ``linalg_replay``)."""
+    itemsize = _element(backend, dtype)
+    if batch < 1 or n < 1 or k < 1:
+        return
+    key = ("lu_solve", dtype, n, k, ld, x_ld, batch, lu_bs, x_bs, *_lu_settings())
+    operands = [("lu", lu, ((batch - 1) * lu_bs + (n - 1) * ld + n) * itemsize, itemsize),
+                ("piv", piv, batch * n * 4, 4), ("x", x, ((batch - 1) * x_bs + (n - 1) * x_ld + k) * itemsize, itemsize)]
+    captured.replayed(backend, _PROGRAMS, key, operands,
+                      lambda: _lu_solve(backend, dtype, n, k, lu, ld, piv, x, x_ld, batch, lu_bs, x_bs), _replay_on())
+
+
+def _lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int,
+              batch: int, lu_bs: int, x_bs: int) -> None:
+    """``lu_solve``'s dispatches, recorded one by one."""
     itemsize = _element(backend, dtype)
     chunk = backend.context.max_workgroups_per_dim
     if batch > chunk:  # (a grid dimension's worth of matrices at a time)
         for q0 in range(0, batch, chunk):
-            lu_solve(backend, dtype, n, k, lu + q0 * lu_bs * itemsize, ld, piv + q0 * n * 4, x + q0 * x_bs * itemsize,
-                     x_ld, min(chunk, batch - q0), lu_bs, x_bs)
+            _lu_solve(backend, dtype, n, k, lu + q0 * lu_bs * itemsize, ld, piv + q0 * n * 4,
+                      x + q0 * x_bs * itemsize, x_ld, min(chunk, batch - q0), lu_bs, x_bs)
         return
     laswp(backend, dtype, x, n, k, x_ld, piv, 0, n, (0, 0), batch, x_bs, n)
     if k <= TRSV_MAX_K:
@@ -920,16 +981,37 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
     """Householder QR of the m x n matrix at ``a`` in place (R on and above the diagonal, the
     reflectors below it), and Q (m x kq, kq = min(m, n) or m) at ``q``, which must hold the
     first kq columns of the identity on entry. Complex dtypes: zgeqrf's reflectors, the block
-    reflector I - V T V^H (G = V^H V), C := C - V T^H V^H C, Q := Q - V T V^H Q."""
+    reflector I - V T V^H (G = V^H V), C := C - V T^H V^H C, Q := Q - V T V^H Q.
+
+    A repeated call structure replays the dispatches its first call recorded
+    (``captured.replayed``, knob ``linalg_replay``)."""
     itemsize = _element(backend, dtype)
-    sdef = scalar_defines(dtype)
     k = min(m, n)
     if k < 1:
         return
+    step_rows = _qr_step_rows()
+    key = ("qr", dtype, m, n, ld, q_ld, kq, step_rows, *ops_gemm.plan_settings())
+    operands = [("a", a, ((m - 1) * ld + n) * itemsize, itemsize), ("q", q, ((m - 1) * q_ld + kq) * itemsize, itemsize)]
+    captured.replayed(backend, _PROGRAMS, key, operands,
+                      lambda: _qr_blocked(backend, dtype, m, n, a, ld, q, q_ld, kq, step_rows), _replay_on())
+
+
+def _qr_step_rows() -> int:
+    """The least panel height whose QR runs a dispatch per column over many workgroups:
+    ``GPUTENSOR_LINALG_PANEL_ROWS`` where set, else ``GPUTENSOR_LINALG_QR_STEP_ROWS``, else
+    ``QR_STEP_MIN_ROWS``."""
+    return int(config.value("linalg_panel_rows")) or int(config.value("linalg_qr_step_rows")) or QR_STEP_MIN_ROWS
+
+
+def _qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int, q_ld: int, kq: int,
+                step_rows: int) -> None:
+    """``qr_blocked``'s dispatches, recorded one by one."""
+    itemsize = _element(backend, dtype)
+    sdef = scalar_defines(dtype)
+    k = min(m, n)
     ctx = backend.context
     blocks = list(range(0, k, NB))
     wide = max(n, kq, 1)
-    step_rows = int(config.value("linalg_panel_rows")) or QR_STEP_MIN_ROWS
     steps = _QRSteps(backend, dtype, m) if m > step_rows else None
     v = backend.alloc(m * k * itemsize, zero=False)
     tb = backend.alloc(len(blocks) * NB * NB * itemsize, zero=False)
@@ -980,11 +1062,12 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
 
 
 #: Least panel height whose Householder QR runs a dispatch per column over many workgroups
-#: (``linalg_qr_step.wgsl``) instead of one workgroup (``GPUTENSOR_LINALG_PANEL_ROWS``
-#: overrides it). The steps cost jb + 2 dispatches a panel whatever its height, the one
-#: workgroup's panel grows with it: on the H200 the one workgroup was faster at 1,024 and 4,096
-#: rows (benchmarks/RESULTS.md), the steps pay off beyond about 8,192.
-QR_STEP_MIN_ROWS = 8192
+#: (``linalg_qr_step.wgsl``) instead of one workgroup (``GPUTENSOR_LINALG_QR_STEP_ROWS``, or
+#: ``GPUTENSOR_LINALG_PANEL_ROWS``, overrides it). The steps cost jb + 2 dispatches a panel,
+#: about 9 us + 3 ns a row each in GPU time on the H200, the one workgroup's panel about 145 us
+#: + 0.25 us a row (benchmarks/results/h200-2026-12-01[bc]-linalg*.log): the steps take less
+#: GPU time from about 1,100 rows, once their host time is gone (a replayed program).
+QR_STEP_MIN_ROWS = 1024
 #: Panel rows per workgroup of ``linalg_qr_step``.
 QR_STEP_CHUNK = 64
 

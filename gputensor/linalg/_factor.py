@@ -128,10 +128,15 @@ def _raise_if_set(flag: GpuArray, message: str) -> None:
 
 def _check_block_width() -> None:
     """ValueError when ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``) is set to a
-    width the blocked factorizations do not take."""
+    width the blocked factorizations do not take, or ``GPUTENSOR_LINALG_TSLU_ROWS`` to a count
+    of rows the tournament does not take."""
     nb = config.value("linalg_block")
     if nb and nb not in ops_factor.BLOCK_SIZES:
         raise ValueError(f"GPUTENSOR_LINALG_BLOCK={nb} must be 0 (the defaults) or one of {ops_factor.BLOCK_SIZES}")
+    rows = config.value("linalg_tslu_rows")
+    if rows and (rows < 64 or rows > 1024 or rows & (rows - 1)):
+        raise ValueError(f"GPUTENSOR_LINALG_TSLU_ROWS={rows} must be 0 (the default) or a power of two from 64 "
+                         "to 1024")
 
 
 def lu_factor(a: GpuArray) -> tuple[GpuArray, GpuArray, GpuArray]:

@@ -1,0 +1,215 @@
+"""Replayed LU and QR programs (``_backend/captured.py``, knob ``linalg_replay``) and the LU / QR
+schedule knobs (``linalg_qr_step_rows``, ``linalg_tslu_rows``, ``linalg_trsv_sweep``).
+
+A repeated call structure replays the dispatches its first call recorded: its results must be
+the reference path's bit for bit (the same dispatches), for new inputs at other pool offsets, for
+stacks (interior pointers) and for singular input (the flag still raised). The schedules are
+checked by residuals and against NumPy at sizes that cross their edges: tall, wide, square and
+ragged orders, rank-deficient input, 'reduced' and 'complete', float32 / float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gputensor as gt
+from gputensor import _dispatch
+from gputensor._backend import captured, config, ops_factor
+from gputensor.linalg import LinAlgError
+
+from _compare import for_dtypes, tolerance
+
+DTYPES = ("float32", "float64")
+#: residuals relative to the operands' size: a few hundred units of roundoff
+EPS = {"float32": 3e-5, "float64": 1e-12}
+
+
+def _max(a: np.ndarray) -> float:
+    return float(np.max(np.abs(a)))
+
+
+def _well(rng: np.random.Generator, shape: tuple[int, ...], n: int) -> np.ndarray:
+    return np.eye(n) + rng.standard_normal(shape + (n, n)) / (2 * np.sqrt(n))
+
+
+def _programs() -> dict:
+    return ops_factor._PROGRAMS.of(_dispatch.backend())
+
+
+def _check_qr(a: np.ndarray, q: np.ndarray, r: np.ndarray, dtype: str, mode: str) -> None:
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    kq = k if mode == "reduced" else m
+    assert q.shape == a.shape[:-2] + (m, kq) and r.shape == a.shape[:-2] + (kq, n)
+    eps = EPS[dtype]
+    q64 = q.astype(np.float64)
+    assert np.array_equal(np.tril(r, -1), np.zeros_like(r))
+    assert _max(q64 @ r - a) <= eps * m * max(_max(a), 1.0)
+    assert _max(np.swapaxes(q64, -1, -2) @ q64 - np.eye(kq)) <= eps * m
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize(("m", "n"), [(97, 40), (40, 97), (70, 70), (131, 66)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_replay_matches_the_reference_path(dtype: str, m: int, n: int, mode: str) -> None:
+    """The replayed QR program gives the reference path's factors bit for bit, for new inputs at
+    other pool offsets; the program is kept after the first call."""
+    rng = np.random.default_rng(m * n)
+    with config.override(linalg_qr_step_rows=48):  # (panels of both kernels)
+        with config.override(linalg_replay=False):
+            a = rng.standard_normal((m, n)).astype(dtype)
+            want = [gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a), mode=mode)]
+        for shift in range(3):
+            pad = gt.asarray(np.zeros(shift * 37 + 1, dtype))  # (other pool offsets)
+            got = [gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a), mode=mode)]
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+            del pad
+        b = rng.standard_normal((m, n)).astype(dtype)
+        q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(b), mode=mode))
+    _check_qr(b, q, r, dtype, mode)
+    assert any(key[0][:4] == ("qr", dtype, m, n) and isinstance(plan, captured.Captured)
+               for key, plan in _programs().items())
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_replay_of_a_stack_and_rank_deficient_input(dtype: str, mode: str) -> None:
+    """A stack (each matrix at an interior offset of one allocation) with zero and repeated
+    columns, twice: both calls factor every matrix (Q orthonormal, Q R = A, zeros on R's diagonal
+    where a column is dependent)."""
+    m, n = 75, 45
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, m, n))
+    a[1, :, 5] = 0.0
+    a[2, :, 9] = a[2, :, 2]
+    a[0, 40:, 33:40] = 0.0
+    a = a.astype(dtype)
+    with config.override(linalg_qr_step_rows=40):
+        for _ in range(2):
+            q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a), mode=mode))
+            _check_qr(a, q, r, dtype, mode)
+    eps = EPS[dtype]
+    assert abs(r[1, 5, 5]) <= eps * m * _max(a)
+    assert abs(r[2, 9, 9]) <= eps * m * _max(a)
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize("step_rows", [1, 64, 10**9])
+def test_qr_step_rows_edges(dtype: str, step_rows: int) -> None:
+    """``linalg_qr_step_rows``: every panel over many workgroups, the tall panels only (the
+    switch inside one factorization), or none; a ragged last block."""
+    m, n = 141, 83
+    rng = np.random.default_rng(step_rows)
+    a = rng.standard_normal((m, n)).astype(dtype)
+    with config.override(linalg_qr_step_rows=step_rows):
+        q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a)))
+    _check_qr(a, q, r, dtype, "reduced")
+    np.testing.assert_allclose(np.abs(np.diag(r)), np.abs(np.diag(np.linalg.qr(a.astype(np.float64))[1])),
+                               rtol=tolerance(dtype, "summation")[0] * 10, atol=EPS[dtype] * m)
+
+
+@for_dtypes(DTYPES)
+def test_lu_replay_solve_inv_det(dtype: str) -> None:
+    """solve, inv and det replay their LU programs: the reference path's values bit for bit, a
+    singular matrix still raises (its flag) and its determinant is 0."""
+    n = 77
+    rng = np.random.default_rng(11)
+    a = _well(rng, (), n).astype(dtype)
+    b = rng.standard_normal((n, 3)).astype(dtype)
+    with config.override(linalg_block=16, linalg_panel_rows=33):
+        with config.override(linalg_replay=False):
+            want = (gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b))), gt.asnumpy(gt.linalg.inv(gt.asarray(a))),
+                    float(gt.linalg.det(gt.asarray(a))))
+        for shift in range(3):
+            pad = gt.asarray(np.zeros(shift * 29 + 1, dtype))
+            got = (gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b))), gt.asnumpy(gt.linalg.inv(gt.asarray(a))),
+                   float(gt.linalg.det(gt.asarray(a))))
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and got[2] == want[2]
+            del pad
+        sing = a.copy()
+        sing[:, 40] = 0.0
+        with pytest.raises(LinAlgError):
+            gt.linalg.solve(gt.asarray(sing), gt.asarray(b))
+        with pytest.raises(LinAlgError):
+            gt.linalg.inv(gt.asarray(sing))
+        assert float(gt.linalg.det(gt.asarray(sing))) == 0.0
+    a64 = a.astype(np.float64)
+    assert _max(a64 @ want[0] - b) <= EPS[dtype] * n * _max(a64) * _max(want[0])
+    kinds = {key[0][0] for key, plan in _programs().items() if isinstance(plan, captured.Captured)}
+    assert {"lu", "lu_solve"} <= kinds
+
+
+def test_replay_off_and_spied_dispatches_record_every_step() -> None:
+    """With ``linalg_replay`` off, or a wrapped ``ctx.dispatch`` (a spy), every dispatch goes
+    through ``WgpuContext.dispatch``; the replay records as many dispatches as the reference."""
+    ctx = _dispatch.backend().context
+    n = 70
+    a = gt.asarray(np.random.default_rng(2).standard_normal((n, n)).astype("float32"))
+    counts = {}
+    for replay in (False, True, True):
+        with config.override(linalg_replay=replay):
+            before = ctx.stats["dispatches"]
+            gt.linalg.qr(a)
+            counts.setdefault(replay, []).append(ctx.stats["dispatches"] - before)
+    assert counts[False][0] == counts[True][0] == counts[True][1]
+    seen = []
+    original = ctx.dispatch
+
+    def spy(name, *args, **kwargs):
+        seen.append(name)
+        return original(name, *args, **kwargs)
+
+    ctx.dispatch = spy
+    try:
+        gt.linalg.qr(a)
+    finally:
+        del ctx.dispatch
+    assert "linalg_qr_panel" in seen
+
+
+@pytest.mark.parametrize(("dtype", "k", "batch"), [("float32", 1, 2), ("float64", 1, 1), ("complex64", 2, 1)])
+@pytest.mark.parametrize("sweep", [True, False])
+def test_trsv_block_sweep(dtype: str, k: int, batch: int, sweep: bool) -> None:
+    """Block substitution (orders from ``TRSV_BLOCKED_MIN``, a ragged last block) with the
+    diagonal blocks solved column by column by a workgroup, or by one invocation."""
+    n = ops_factor.TRSV_BLOCKED_MIN + 9
+    rng = np.random.default_rng(k + batch)
+    a = _well(rng, (batch,), n)
+    b = rng.standard_normal((batch, n, k))
+    if dtype == "complex64":
+        a = a + 1j * rng.standard_normal(a.shape) / (2 * np.sqrt(n))
+        b = b + 1j * rng.standard_normal(b.shape)
+    a, b = a.astype(dtype), b.astype(dtype)
+    with config.override(linalg_trsv_sweep=sweep):
+        x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+    a128 = a.astype(np.complex128)
+    eps = EPS["float64" if dtype == "float64" else "float32"]
+    assert _max(a128 @ x - b) <= eps * n * _max(a128) * _max(x)
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize("rows", [64, 512])
+def test_tslu_rows(dtype: str, rows: int) -> None:
+    """``linalg_tslu_rows``: tournament levels of 64 rows (many levels) or 512 (fewer), a stack,
+    against NumPy's solve."""
+    n = 301
+    rng = np.random.default_rng(rows)
+    a = _well(rng, (2,), n).astype(dtype)
+    b = rng.standard_normal((2, n, 2)).astype(dtype)
+    limit = int(_dispatch.backend().context.limits.get("max-compute-invocations-per-workgroup", 256))
+    if rows > limit:
+        pytest.skip(f"the adapter allows {limit} invocations per workgroup")
+    with config.override(linalg_tslu_rows=rows, linalg_panel_rows=33):
+        x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+        d = gt.asnumpy(gt.linalg.det(gt.asarray(a)))
+    a64 = a.astype(np.float64)
+    assert _max(a64 @ x - b) <= EPS[dtype] * n * _max(a64) * _max(x)
+    np.testing.assert_allclose(d, np.linalg.det(a64), rtol=EPS[dtype] * n)
+
+
+def test_tslu_rows_must_be_a_power_of_two() -> None:
+    a = gt.asarray(_well(np.random.default_rng(0), (), 300).astype("float32"))
+    with config.override(linalg_tslu_rows=100, linalg_panel_rows=33):
+        with pytest.raises(ValueError, match="TSLU_ROWS"):
+            gt.linalg.det(a)
