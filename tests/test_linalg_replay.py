@@ -96,15 +96,20 @@ def test_qr_replay_of_a_stack_and_rank_deficient_input(dtype: str, mode: str) ->
 
 @for_dtypes(DTYPES)
 @pytest.mark.parametrize("step_rows", [1, 64, 10**9])
-def test_qr_step_rows_edges(dtype: str, step_rows: int) -> None:
+@pytest.mark.parametrize("outer", [32, 64])
+@pytest.mark.parametrize(("m", "n", "mode"), [(141, 83, "reduced"), (83, 141, "complete"), (150, 150, "reduced")])
+def test_qr_step_rows_and_outer_blocks(dtype: str, step_rows: int, outer: int, m: int, n: int, mode: str) -> None:
     """``linalg_qr_step_rows``: every panel over many workgroups, the tall panels only (the
-    switch inside one factorization), or none; a ragged last block."""
-    m, n = 141, 83
-    rng = np.random.default_rng(step_rows)
+    switch inside one factorization), or none; ``linalg_qr_outer``: trailing updates after
+    every panel or after two (joined reflectors); ragged last blocks (an outer block of one panel
+    or of a panel and a narrow one), tall, wide and square."""
+    rng = np.random.default_rng(step_rows + outer)
     a = rng.standard_normal((m, n)).astype(dtype)
-    with config.override(linalg_qr_step_rows=step_rows):
-        q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a)))
-    _check_qr(a, q, r, dtype, "reduced")
+    with config.override(linalg_qr_step_rows=step_rows, linalg_qr_outer=outer):
+        q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a), mode=mode))
+    _check_qr(a, q, r, dtype, mode)
+    if mode == "complete":
+        return
     np.testing.assert_allclose(np.abs(np.diag(r)), np.abs(np.diag(np.linalg.qr(a.astype(np.float64))[1])),
                                rtol=tolerance(dtype, "summation")[0] * 10, atol=EPS[dtype] * m)
 
@@ -206,6 +211,13 @@ def test_tslu_rows(dtype: str, rows: int) -> None:
     a64 = a.astype(np.float64)
     assert _max(a64 @ x - b) <= EPS[dtype] * n * _max(a64) * _max(x)
     np.testing.assert_allclose(d, np.linalg.det(a64), rtol=EPS[dtype] * n)
+
+
+def test_qr_outer_must_be_32_or_64() -> None:
+    a = gt.asarray(np.ones((40, 40), "float32"))
+    with config.override(linalg_qr_outer=48):
+        with pytest.raises(ValueError, match="QR_OUTER"):
+            gt.linalg.qr(a)
 
 
 def test_tslu_rows_must_be_a_power_of_two() -> None:

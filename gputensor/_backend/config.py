@@ -265,6 +265,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_qr_step_rows", "GPUTENSOR_LINALG_QR_STEP_ROWS", _count_or_auto, 0, True,
          "QR panels taller than this many rows run a dispatch per column over many workgroups "
          "(linalg_panel_rows, where set, takes precedence); 0 or unset: from 1,024 rows"),
+    Knob("linalg_qr_outer", "GPUTENSOR_LINALG_QR_OUTER", _count_or_auto, 0, True,
+         "QR of larger matrices: columns per trailing update and per update of Q, 32 (after every "
+         "panel) or 64 (two panels, their block reflectors joined; gemms of depth 64); 0 or unset: 64"),
     Knob("linalg_tslu_rows", "GPUTENSOR_LINALG_TSLU_ROWS", _count_or_auto, 0, True,
          "LU tournament pivoting: candidate rows per workgroup of a level (64 to 1024, a power of "
          "two; more rows, fewer levels); 0 or unset: 256 on GPUs, 128 on software adapters"),

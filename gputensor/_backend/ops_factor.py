@@ -990,10 +990,11 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
     if k < 1:
         return
     step_rows = _qr_step_rows()
-    key = ("qr", dtype, m, n, ld, q_ld, kq, step_rows, *ops_gemm.plan_settings())
+    outer = _qr_outer()
+    key = ("qr", dtype, m, n, ld, q_ld, kq, step_rows, outer, *ops_gemm.plan_settings())
     operands = [("a", a, ((m - 1) * ld + n) * itemsize, itemsize), ("q", q, ((m - 1) * q_ld + kq) * itemsize, itemsize)]
     captured.replayed(backend, _PROGRAMS, key, operands,
-                      lambda: _qr_blocked(backend, dtype, m, n, a, ld, q, q_ld, kq, step_rows), _replay_on())
+                      lambda: _qr_blocked(backend, dtype, m, n, a, ld, q, q_ld, kq, step_rows, outer), _replay_on())
 
 
 def _qr_step_rows() -> int:
@@ -1004,28 +1005,38 @@ def _qr_step_rows() -> int:
 
 
 def _qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int, q_ld: int, kq: int,
-                step_rows: int) -> None:
-    """``qr_blocked``'s dispatches, recorded one by one."""
+                step_rows: int, outer: int) -> None:
+    """``qr_blocked``'s dispatches, recorded one by one: panels of NB columns, the trailing
+    matrix and Q updated once per ``outer`` (NB or QR_OUTER) columns. With QR_OUTER, the second
+    panel of an outer block is first updated by the first one's reflectors (three thin gemms),
+    and the two triangular factors are joined into one (``linalg_qr_tjoin.wgsl``) for the
+    trailing update and Q's, which are then gemms of depth 64."""
     itemsize = _element(backend, dtype)
     sdef = scalar_defines(dtype)
     k = min(m, n)
     ctx = backend.context
     blocks = list(range(0, k, NB))
+    outers = list(range(0, k, outer))
+    joined = outer > NB
     wide = max(n, kq, 1)
     steps = _QRSteps(backend, dtype, m) if m > step_rows else None
-    v = backend.alloc(m * k * itemsize, zero=False)
+    # (joined: V's entries above the second panel of an outer block stay zero)
+    v = backend.alloc(m * k * itemsize, zero=joined)
     tb = backend.alloc(len(blocks) * NB * NB * itemsize, zero=False)
-    g = backend.alloc(NB * NB * itemsize, zero=False)
-    w = backend.alloc(NB * wide * itemsize, zero=False)
-    w2 = backend.alloc(NB * wide * itemsize, zero=False)
+    g = backend.alloc(2 * NB * NB * itemsize, zero=False)
+    w = backend.alloc(outer * wide * itemsize, zero=False)
+    w2 = backend.alloc(outer * wide * itemsize, zero=False)
+    tj = backend.alloc(len(outers) * outer * outer * itemsize, zero=False) if joined else None
     try:
         a_reg, a_first = _bind(backend, a, (m - 1) * ld + n, itemsize)
         v_reg, v_first = _bind(backend, v, m * k, itemsize)
         t_reg, t_first = _bind(backend, tb, len(blocks) * NB * NB, itemsize)
-        g_reg, g_first = _bind(backend, g, NB * NB, itemsize)
+        g_reg, g_first = _bind(backend, g, 2 * NB * NB, itemsize)
         wg = _panel_wg(ctx)
-        for bi, j0 in enumerate(blocks):
-            jb = min(NB, k - j0)
+
+        def panel(bi: int, j0: int, jb: int, first: int) -> None:
+            """Factor the panel of columns j0 .. j0 + jb (block bi) and make its T; ``first``: the
+            first column of its outer block (the Gram matrix spans the block's columns)."""
             mp = m - j0
             t_off = bi * NB * NB
             if steps is not None and mp > step_rows:
@@ -1034,31 +1045,69 @@ def _qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: in
             else:
                 words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
                 ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {**sdef, "WG": wg})
+            rows = j0 - first + jb  # G = V_block^H V_panel (the panel's rows only): its last jb rows are the panel's
+            vb = v + (j0 * k + first) * itemsize
             vs = v + (j0 * k + j0) * itemsize
-            _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1), conj_a=True)
-            ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1), sdef)
-            n2 = n - j0 - jb
+            _gemm(backend, dtype, rows, jb, mp, 1.0, vb, (1, k), vs, (k, 1), 0.0, g, (jb, 1), conj_a=True)
+            ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first + (rows - jb) * jb, 0], [t_reg, g_reg],
+                         (1, 1, 1), sdef)
+
+        def update(j0: int, kb: int, tm: int, t_ld: int, col: int, n2: int) -> None:
+            """C := H^H C for the columns col .. col + n2 of rows j0.. by the block reflector of the
+            kb columns from j0 (T at ``tm``, row stride t_ld)."""
+            mp = m - j0
+            vs = v + (j0 * k + j0) * itemsize
+            c = a + (j0 * ld + col) * itemsize
+            _gemm(backend, dtype, kb, n2, mp, 1.0, vs, (1, k), c, (ld, 1), 0.0, w, (n2, 1), conj_a=True)
+            _gemm(backend, dtype, kb, n2, kb, 1.0, tm, (1, t_ld), w, (n2, 1), 0.0, w2, (n2, 1), conj_a=True)
+            _gemm(backend, dtype, mp, n2, kb, -1.0, vs, (k, 1), w2, (n2, 1), 1.0, c, (ld, 1))
+
+        factors = []
+        for oi, o0 in enumerate(outers):
+            ob = min(outer, k - o0)
+            bi = o0 // NB
+            jb1 = min(NB, ob)
+            panel(bi, o0, jb1, o0)
+            tm, t_ld = tb + bi * NB * NB * itemsize, NB
+            if ob > NB:
+                jb2 = ob - NB
+                update(o0, NB, tm, NB, o0 + NB, jb2)
+                panel(bi + 1, o0 + NB, jb2, o0)
+                tm, t_ld = tj + oi * outer * outer * itemsize, outer
+                t_reg2, t2_first = _bind(backend, tm, outer * outer, itemsize)
+                words = [jb2, t_first + bi * NB * NB, t_first + (bi + 1) * NB * NB, g_first, t2_first, 0, 0, 0]
+                ctx.dispatch("linalg_qr_tjoin", words, [t_reg, g_reg, t_reg2], (1, 1, 1), sdef)
+            factors.append((o0, ob, tm, t_ld))
+            n2 = n - o0 - ob
             if n2:
-                tm = tb + t_off * itemsize
-                c = a + (j0 * ld + j0 + jb) * itemsize
-                _gemm(backend, dtype, jb, n2, mp, 1.0, vs, (1, k), c, (ld, 1), 0.0, w, (n2, 1), conj_a=True)
-                _gemm(backend, dtype, jb, n2, jb, 1.0, tm, (1, NB), w, (n2, 1), 0.0, w2, (n2, 1), conj_a=True)
-                _gemm(backend, dtype, mp, n2, jb, -1.0, vs, (k, 1), w2, (n2, 1), 1.0, c, (ld, 1))
-        for bi, j0 in reversed(list(enumerate(blocks))):
-            jb = min(NB, k - j0)
+                update(o0, ob, tm, t_ld, o0 + ob, n2)
+        for j0, ob, tm, t_ld in reversed(factors):
             mp = m - j0
             nq = kq - j0
             vs = v + (j0 * k + j0) * itemsize
-            tm = tb + bi * NB * NB * itemsize
             q2 = q + (j0 * q_ld + j0) * itemsize
-            _gemm(backend, dtype, jb, nq, mp, 1.0, vs, (1, k), q2, (q_ld, 1), 0.0, w, (nq, 1), conj_a=True)
-            _gemm(backend, dtype, jb, nq, jb, 1.0, tm, (NB, 1), w, (nq, 1), 0.0, w2, (nq, 1))
-            _gemm(backend, dtype, mp, nq, jb, -1.0, vs, (k, 1), w2, (nq, 1), 1.0, q2, (q_ld, 1))
+            _gemm(backend, dtype, ob, nq, mp, 1.0, vs, (1, k), q2, (q_ld, 1), 0.0, w, (nq, 1), conj_a=True)
+            _gemm(backend, dtype, ob, nq, ob, 1.0, tm, (t_ld, 1), w, (nq, 1), 0.0, w2, (nq, 1))
+            _gemm(backend, dtype, mp, nq, ob, -1.0, vs, (k, 1), w2, (nq, 1), 1.0, q2, (q_ld, 1))
     finally:
-        for ptr in (v, tb, g, w, w2):
+        for ptr in (v, tb, g, w, w2) + ((tj,) if tj is not None else ()):
             backend.free(ptr)
         if steps is not None:
             steps.free()
+
+
+#: Columns per trailing update of ``qr_blocked`` (knob ``linalg_qr_outer``: 32 updates after
+#: every panel): two panels, their block reflectors joined.
+QR_OUTER = 64
+
+
+def _qr_outer() -> int:
+    """``qr_blocked``'s columns per trailing update: ``GPUTENSOR_LINALG_QR_OUTER`` (32 or 64) where
+    set, else QR_OUTER. BackendError (invalid argument) for another value."""
+    outer = int(config.value("linalg_qr_outer")) or QR_OUTER
+    if outer not in (NB, 2 * NB):
+        raise invalid_argument(f"GPUTENSOR_LINALG_QR_OUTER={outer} must be {NB} or {2 * NB}")
+    return outer
 
 
 #: Least panel height whose Householder QR runs a dispatch per column over many workgroups

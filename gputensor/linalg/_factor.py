@@ -325,6 +325,10 @@ def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
         _dispatch.call(ops_factor.qr_small, name, m, n, batch, a._ptr, n, m * n, q._ptr, kq, m * kq, kq,
                        r._ptr, n, kr * n, kr)
         return QRResult(q, r)
+    outer = config.value("linalg_qr_outer")
+    if outer and outer not in (ops_factor.NB, 2 * ops_factor.NB):
+        raise ValueError(f"GPUTENSOR_LINALG_QR_OUTER={outer} must be 0 (the default), {ops_factor.NB} or "
+                         f"{2 * ops_factor.NB}")
     isz = a.dtype.itemsize
     for b in range(batch):
         _dispatch.call(ops_factor.qr_blocked, name, m, n, a._ptr + b * m * n * isz, n,
