@@ -271,6 +271,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_tslu_rows", "GPUTENSOR_LINALG_TSLU_ROWS", _count_or_auto, 0, True,
          "LU tournament pivoting: candidate rows per workgroup of a level (64 to 1024, a power of "
          "two; more rows, fewer levels); 0 or unset: 256 on GPUs, 128 on software adapters"),
+    Knob("linalg_tslu_final", "GPUTENSOR_LINALG_TSLU_FINAL", _not_off, True, True,
+         "LU tournament pivoting: the candidates of the second and later levels in one workgroup "
+         "when they fit (up to 1,024; off: workgroups of linalg_tslu_rows at every level)"),
     Knob("linalg_trsv_sweep", "GPUTENSOR_LINALG_TRSV_SWEEP", _not_off, True, True,
          "linalg solve with a few right-hand columns: each 32-row diagonal block of the substitution "
          "solved by all invocations of a workgroup column by column (off: by one invocation)"),

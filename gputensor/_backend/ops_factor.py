@@ -733,7 +733,8 @@ def _replay_on() -> bool:
 def _lu_settings() -> tuple[Any, ...]:
     """The settings the LU routines read beside their arguments (part of their program keys)."""
     return (int(config.value("linalg_block")), int(config.value("linalg_panel_rows")),
-            int(config.value("linalg_tslu_rows")), bool(config.value("linalg_trsv_sweep")),
+            int(config.value("linalg_tslu_rows")), bool(config.value("linalg_tslu_final")),
+            bool(config.value("linalg_trsv_sweep")),
             *ops_gemm.plan_settings())
 
 
@@ -828,6 +829,12 @@ TSLU_ROWS_GPU = 256
 TSLU_ROWS_SOFTWARE = 128
 
 
+def _invocations(ctx: Any) -> int:
+    """The most invocations of a one-dimensional workgroup on ``ctx`` (at most 1024)."""
+    return min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)),
+               int(ctx.limits.get("max-compute-workgroup-size-x", 256)), 1024)
+
+
 def tslu_rows(ctx: Any) -> int:
     """Candidate rows per workgroup of a tournament level: ``GPUTENSOR_LINALG_TSLU_ROWS`` where
     set (a power of two from 64 up to the adapter's workgroup size), else TSLU_ROWS_GPU or, on
@@ -835,8 +842,7 @@ def tslu_rows(ctx: Any) -> int:
     rows = int(config.value("linalg_tslu_rows"))
     if not rows:
         return TSLU_ROWS_SOFTWARE if ctx.is_software else TSLU_ROWS_GPU
-    limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)),
-                int(ctx.limits.get("max-compute-workgroup-size-x", 256)), 1024)
+    limit = _invocations(ctx)
     if rows < 64 or rows > limit or rows & (rows - 1):
         raise invalid_argument(f"GPUTENSOR_LINALG_TSLU_ROWS={rows} must be a power of two from 64 to {limit}")
     return rows
@@ -846,7 +852,9 @@ class _Tournament:
     """Scratch and dispatches of tournament-pivoted LU panels (CALU's TSLU) for ``lu_blocked``:
     the panel's rows in chunks of ``rows`` (one workgroup each) elect jb pivot candidates by
     partial pivoting, the candidates of ``rows // jb`` chunks again, ... until one workgroup
-    elects the jb pivots and writes getrf's swaps (``linalg_lu_tslu.wgsl``); after the swaps
+    elects the jb pivots and writes getrf's swaps (``linalg_lu_tslu.wgsl``; knob
+    ``linalg_tslu_final``: a level after the first takes all its candidates in one workgroup
+    when they fit, so that panels up to 32 ``rows`` tall take two levels); after the swaps
     (``laswp``) many workgroups factor the pivot block and scale the rows below
     (``linalg_lu_apply.wgsl``). Each level is one dispatch for the whole stack; the chosen
     pivot rows span the panel's row space, so a panel of full column rank gets nonzero pivots."""
@@ -856,6 +864,9 @@ class _Tournament:
         ctx = backend.context
         self.itemsize = _element(backend, dtype)
         self.rows = tslu_rows(ctx)
+        #: most candidates a later level takes in one workgroup (0: levels of ``rows`` each)
+        #: (a row of the panel in each invocation's registers: fewer invocations for wider elements)
+        self.final = min(_invocations(ctx), 4096 // self.itemsize) if config.value("linalg_tslu_final") else 0
         self.slots = -(-n // self.rows) * jb  # candidate rows a level-0 output holds per matrix
         self.defines = {**scalar_defines(dtype), "WG": self.rows, "JB": jb}
         self.apply_defines = {**scalar_defines(dtype), "WG": 128, "JB": jb}
@@ -874,7 +885,11 @@ class _Tournament:
         rows, src, s_first, s_ld, s_bs, si = mp, a_reg, a_first, ld, bs, None
         level = 0
         while True:
+            defines = self.defines
             groups = -(-rows // self.rows)
+            if level and self.final and rows <= self.final:  # (every candidate in one workgroup)
+                groups = 1
+                defines = {**self.defines, "WG": max(64, 1 << (rows - 1).bit_length())}
             dst = (level + 1) % 2
             c_reg, c_first = self.c_bind[dst]
             i_reg, i_first = self.i_bind[dst]
@@ -882,7 +897,7 @@ class _Tournament:
             words = [rows, jb, s_first, s_ld, s_bs, int(si is not None), si_first, self.slots,
                      c_first, self.slots * self.jb, i_first, self.slots, p_first, p_bs, row0, int(groups == 1)]
             ctx.dispatch("linalg_lu_tslu", words, [src, si_reg, c_reg, i_reg, p_reg], (groups, self.batch, 1),
-                         self.defines)
+                         defines)
             if groups == 1:
                 self.last = dst
                 return

@@ -44,6 +44,16 @@ var<workgroup> morig: array<u32, 2u * JB>;
 
 {{SCALAR}}
 
+// rv/ri[dst] := rv/ri[src] when src's magnitude is larger, or equal with a lower index.
+fn take(dst: u32, src: u32) {
+    let ov = rv[src];
+    let oi = ri[src];
+    if ov > rv[dst] || (ov == rv[dst] && oi < ri[dst]) {
+        rv[dst] = ov;
+        ri[dst] = oi;
+    }
+}
+
 // The list slot of position `pos` among the m moved positions (m when absent).
 fn slot_of_pos(pos: u32, m: u32) -> u32 {
     for (var s = 0u; s < m; s++) {
@@ -88,14 +98,21 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         rv[lid] = select(R(-1), select(R(-0.5), mag, mag == mag), live);
         ri[lid] = lid;
         workgroupBarrier();
-        for (var s = WG / 2u; s > 0u; s = s >> 1u) {
+        // the largest magnitude, the lowest index among equals: a binary step where WG is not a
+        // power of four, then steps of four
+        var s = WG;
+        if (WG & 0x55555555u) == 0u {
+            s = WG / 2u;
             if lid < s {
-                let ov = rv[lid + s];
-                let oi = ri[lid + s];
-                if ov > rv[lid] || (ov == rv[lid] && oi < ri[lid]) {
-                    rv[lid] = ov;
-                    ri[lid] = oi;
-                }
+                take(lid, lid + s);
+            }
+            workgroupBarrier();
+        }
+        for (s = s / 4u; s > 0u; s = s / 4u) {
+            if lid < s {
+                take(lid, lid + s);
+                take(lid, lid + 2u * s);
+                take(lid, lid + 3u * s);
             }
             workgroupBarrier();
         }
