@@ -227,3 +227,29 @@ def test_tslu_rows_must_be_a_power_of_two() -> None:
     with config.override(linalg_tslu_rows=100, linalg_panel_rows=33):
         with pytest.raises(ValueError, match="TSLU_ROWS"):
             gt.linalg.det(a)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ("complex64",))
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize(("m", "n", "mode"), [(150, 70, "reduced"), (70, 150, "complete")])
+def test_qr_panel_fused_norms(dtype: str, fused: bool, m: int, n: int, mode: str) -> None:
+    """``linalg_qr_panel_fused``: the one-workgroup panel with each column's norm from the
+    previous update, or from a pass of its own; zero and repeated columns (zeros on R's
+    diagonal), a ragged last panel."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((m, n))
+    if dtype == "complex64":
+        a = a + 1j * rng.standard_normal((m, n))
+    a[:, 5] = 0.0
+    a[:, 9] = a[:, 2]
+    a = a.astype(dtype)
+    with config.override(linalg_qr_panel_fused=fused, linalg_qr_step_rows=10**9):
+        q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a), mode=mode))
+    q128 = q.astype(np.complex128)
+    eps = EPS["float64" if dtype == "float64" else "float32"]
+    kq = q.shape[1]
+    assert np.array_equal(np.tril(r, -1), np.zeros_like(r))
+    assert _max(q128 @ r - a) <= eps * m * _max(a)
+    assert _max(q128.conj().T @ q128 - np.eye(kq)) <= eps * m
+    assert abs(r[5, 5]) <= eps * m * _max(a)
+    assert abs(r[9, 9]) <= eps * m * _max(a)

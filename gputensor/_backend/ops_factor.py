@@ -1006,7 +1006,8 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
         return
     step_rows = _qr_step_rows()
     outer = _qr_outer()
-    key = ("qr", dtype, m, n, ld, q_ld, kq, step_rows, outer, *ops_gemm.plan_settings())
+    key = ("qr", dtype, m, n, ld, q_ld, kq, step_rows, outer, bool(config.value("linalg_qr_panel_fused")),
+           *ops_gemm.plan_settings())
     operands = [("a", a, ((m - 1) * ld + n) * itemsize, itemsize), ("q", q, ((m - 1) * q_ld + kq) * itemsize, itemsize)]
     captured.replayed(backend, _PROGRAMS, key, operands,
                       lambda: _qr_blocked(backend, dtype, m, n, a, ld, q, q_ld, kq, step_rows, outer), _replay_on())
@@ -1048,6 +1049,7 @@ def _qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: in
         t_reg, t_first = _bind(backend, tb, len(blocks) * NB * NB, itemsize)
         g_reg, g_first = _bind(backend, g, 2 * NB * NB, itemsize)
         wg = _panel_wg(ctx)
+        fused = "true" if config.value("linalg_qr_panel_fused") else "false"
 
         def panel(bi: int, j0: int, jb: int, first: int) -> None:
             """Factor the panel of columns j0 .. j0 + jb (block bi) and make its T; ``first``: the
@@ -1059,7 +1061,7 @@ def _qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: in
                             v_first + j0 * k + j0, k)
             else:
                 words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
-                ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {**sdef, "WG": wg})
+                ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {**sdef, "WG": wg, "FUSED": fused})
             rows = j0 - first + jb  # G = V_block^H V_panel (the panel's rows only): its last jb rows are the panel's
             vb = v + (j0 * k + first) * itemsize
             vs = v + (j0 * k + j0) * itemsize
