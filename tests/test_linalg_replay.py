@@ -230,12 +230,17 @@ def test_tslu_rows_must_be_a_power_of_two() -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES + ("complex64",))
-@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize(("knob", "value", "step_rows"), [("linalg_qr_panel_fused", True, 10**9),
+                                                          ("linalg_qr_panel_fused", False, 10**9),
+                                                          ("linalg_qr_step_unrolled", True, 1),
+                                                          ("linalg_qr_step_unrolled", False, 1)])
 @pytest.mark.parametrize(("m", "n", "mode"), [(150, 70, "reduced"), (70, 150, "complete")])
-def test_qr_panel_fused_norms(dtype: str, fused: bool, m: int, n: int, mode: str) -> None:
+def test_qr_panel_kernel_variants(dtype: str, knob: str, value: bool, step_rows: int, m: int, n: int,
+                                  mode: str) -> None:
     """``linalg_qr_panel_fused``: the one-workgroup panel with each column's norm from the
-    previous update, or from a pass of its own; zero and repeated columns (zeros on R's
-    diagonal), a ragged last panel."""
+    previous update, or from a pass of its own; ``linalg_qr_step_unrolled``: the panel over many
+    workgroups with its partial sums reduced by every invocation and unrolled row loops, or not;
+    zero and repeated columns (zeros on R's diagonal), a ragged last panel."""
     rng = np.random.default_rng(5)
     a = rng.standard_normal((m, n))
     if dtype == "complex64":
@@ -243,7 +248,7 @@ def test_qr_panel_fused_norms(dtype: str, fused: bool, m: int, n: int, mode: str
     a[:, 5] = 0.0
     a[:, 9] = a[:, 2]
     a = a.astype(dtype)
-    with config.override(linalg_qr_panel_fused=fused, linalg_qr_step_rows=10**9):
+    with config.override(**{knob: value}, linalg_qr_step_rows=step_rows):
         q, r = (gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a), mode=mode))
     q128 = q.astype(np.complex128)
     eps = EPS["float64" if dtype == "float64" else "float32"]

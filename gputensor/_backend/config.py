@@ -271,6 +271,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_qr_panel_fused", "GPUTENSOR_LINALG_QR_PANEL_FUSED", _not_off, True, True,
          "QR's one-workgroup panel: each column's norm summed while the previous reflector updates "
          "it (off: a pass of its own over the column, a reduction over every invocation)"),
+    Knob("linalg_qr_step_unrolled", "GPUTENSOR_LINALG_QR_STEP_UNROLLED", _not_off, True, True,
+         "QR panels over many workgroups: every invocation of a workgroup reduces the partial sums, "
+         "and each row slice's rows are loaded together (off: 32 invocations reduce, a loop over rows)"),
     Knob("linalg_tslu_rows", "GPUTENSOR_LINALG_TSLU_ROWS", _count_or_auto, 0, True,
          "LU tournament pivoting: candidate rows per workgroup of a level (64 to 1024, a power of "
          "two; more rows, fewer levels); 0 or unset: 256 on GPUs, 128 on software adapters"),

@@ -1007,7 +1007,7 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
     step_rows = _qr_step_rows()
     outer = _qr_outer()
     key = ("qr", dtype, m, n, ld, q_ld, kq, step_rows, outer, bool(config.value("linalg_qr_panel_fused")),
-           *ops_gemm.plan_settings())
+           bool(config.value("linalg_qr_step_unrolled")), *ops_gemm.plan_settings())
     operands = [("a", a, ((m - 1) * ld + n) * itemsize, itemsize), ("q", q, ((m - 1) * q_ld + kq) * itemsize, itemsize)]
     captured.replayed(backend, _PROGRAMS, key, operands,
                       lambda: _qr_blocked(backend, dtype, m, n, a, ld, q, q_ld, kq, step_rows, outer), _replay_on())
@@ -1148,7 +1148,10 @@ class _QRSteps:
         ctx = backend.context
         itemsize = _element(backend, dtype)
         wg = 64 if ctx.is_software else 256
-        self.defines = {**scalar_defines(dtype), "WG": wg, "CH": QR_STEP_CHUNK}
+        fast = "true" if config.value("linalg_qr_step_unrolled") else "false"
+        # (U: the rows of a row slice in a workgroup's chunk)
+        self.defines = {**scalar_defines(dtype), "WG": wg, "CH": QR_STEP_CHUNK, "FAST": fast,
+                        "U": QR_STEP_CHUNK * NB // wg}
         self.most = -(-m // QR_STEP_CHUNK)
         self.bufs = [backend.alloc(self.most * NB * itemsize, zero=False) for _ in range(2)]
         self.rr = backend.alloc(NB * NB * itemsize, zero=False)
