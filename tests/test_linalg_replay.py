@@ -258,3 +258,22 @@ def test_qr_panel_kernel_variants(dtype: str, knob: str, value: bool, step_rows:
     assert _max(q128.conj().T @ q128 - np.eye(kq)) <= eps * m
     assert abs(r[5, 5]) <= eps * m * _max(a)
     assert abs(r[9, 9]) <= eps * m * _max(a)
+
+
+@for_dtypes(DTYPES)
+@pytest.mark.parametrize("tree_rows", [0, 256, 10**9])
+def test_lu_tree_rows(dtype: str, tree_rows: int) -> None:
+    """``linalg_lu_tree_rows``: the default (tournaments from 64 rows), from 256, or never (every
+    panel on one workgroup); a stack with a ragged last block: solve, inv and det against NumPy."""
+    n = 150
+    rng = np.random.default_rng(tree_rows % 97)
+    a = _well(rng, (2,), n).astype(dtype)
+    b = rng.standard_normal((2, n, 1)).astype(dtype)
+    with config.override(linalg_lu_tree_rows=tree_rows):
+        x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
+        inv = gt.asnumpy(gt.linalg.inv(gt.asarray(a)))
+        d = gt.asnumpy(gt.linalg.det(gt.asarray(a)))
+    a64 = a.astype(np.float64)
+    assert _max(a64 @ x - b) <= EPS[dtype] * n * _max(a64) * _max(x)
+    assert _max(a64 @ inv - np.eye(n)) <= EPS[dtype] * n * _max(a64) * _max(inv)
+    np.testing.assert_allclose(d, np.linalg.det(a64), rtol=EPS[dtype] * n)

@@ -257,7 +257,7 @@ KNOBS: tuple[Knob, ...] = (
          "more gemms); 0 or unset: two column stripes from 512 columns"),
     Knob("linalg_panel_rows", "GPUTENSOR_LINALG_PANEL_ROWS", _count_or_auto, 0, True,
          "LU and QR panels taller than this many rows run over many workgroups (LU: pivots by "
-         "a tournament; QR: a dispatch per column); 0 or unset: LU from 256 rows, QR from linalg_qr_step_rows"),
+         "a tournament; QR: a dispatch per column); 0 or unset: LU from linalg_lu_tree_rows, QR from linalg_qr_step_rows"),
     Knob("linalg_replay", "GPUTENSOR_LINALG_REPLAY", _not_off, True, True,
          "linalg LU (solve, inv, det) and QR of larger matrices: a repeated call structure replays the "
          "dispatches its first call recorded, one record each (off: every call plans and checks each "
@@ -274,6 +274,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_qr_step_unrolled", "GPUTENSOR_LINALG_QR_STEP_UNROLLED", _not_off, True, True,
          "QR panels over many workgroups: every invocation of a workgroup reduces the partial sums, "
          "and each row slice's rows are loaded together (off: 32 invocations reduce, a loop over rows)"),
+    Knob("linalg_lu_tree_rows", "GPUTENSOR_LINALG_LU_TREE_ROWS", _count_or_auto, 0, True,
+         "LU panels taller than this many rows elect their pivots by a tournament over many "
+         "workgroups (linalg_panel_rows, where set, takes precedence); 0 or unset: from 64 rows"),
     Knob("linalg_tslu_rows", "GPUTENSOR_LINALG_TSLU_ROWS", _count_or_auto, 0, True,
          "LU tournament pivoting: candidate rows per workgroup of a level (64 to 1024, a power of "
          "two; more rows, fewer levels); 0 or unset: 256 on GPUs, 128 on software adapters"),

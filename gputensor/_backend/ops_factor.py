@@ -733,6 +733,7 @@ def _replay_on() -> bool:
 def _lu_settings() -> tuple[Any, ...]:
     """The settings the LU routines read beside their arguments (part of their program keys)."""
     return (int(config.value("linalg_block")), int(config.value("linalg_panel_rows")),
+            int(config.value("linalg_lu_tree_rows")),
             int(config.value("linalg_tslu_rows")), bool(config.value("linalg_tslu_final")),
             bool(config.value("linalg_trsv_sweep")),
             *ops_gemm.plan_settings())
@@ -748,7 +749,8 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, each step a few
     dispatches for the whole stack: the panel on one workgroup per matrix
     (``linalg_lu_block.wgsl``) and the row swaps of the other columns (``linalg_laswp.wgsl``),
-    or, for panels taller than ``GPUTENSOR_LINALG_PANEL_ROWS`` (default ``LU_TREE_MIN_ROWS``;
+    or, for panels taller than ``GPUTENSOR_LINALG_PANEL_ROWS`` (else ``GPUTENSOR_LINALG_LU_TREE_ROWS``,
+    else ``LU_TREE_MIN_ROWS``;
     not complex128), pivots elected by a tournament over many workgroups (``_Tournament``:
     partial pivoting inside chunks of rows, then among the chunks' winners), the swaps of all
     columns and the panel's scaling over many workgroups; then the block row by a unit-lower
@@ -787,7 +789,7 @@ def _lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, fla
     if itemsize >= 8 and wg > 512:
         wg = 512 if itemsize == 8 else 256  # (a row of doubles / complex in registers per invocation)
     defines = {**scalar_defines(dtype), "WG": wg, "JB": nb}
-    tree_rows = int(config.value("linalg_panel_rows")) or LU_TREE_MIN_ROWS
+    tree_rows = int(config.value("linalg_panel_rows")) or int(config.value("linalg_lu_tree_rows")) or LU_TREE_MIN_ROWS
     tree = _Tournament(backend, dtype, n, nb, batch) if n > tree_rows and nb * nb * itemsize <= 8192 else None
     try:
         for j0 in range(0, n, nb):
@@ -822,8 +824,10 @@ def _lu_update(backend: Any, dtype: str, n: int, a: int, ld: int, j0: int, jb: i
 
 
 #: Least panel height whose pivots ``lu_blocked`` elects by a tournament over many workgroups
-#: (``GPUTENSOR_LINALG_PANEL_ROWS`` overrides it).
-LU_TREE_MIN_ROWS = 256
+#: (``GPUTENSOR_LINALG_LU_TREE_ROWS``, or ``GPUTENSOR_LINALG_PANEL_ROWS``, overrides it). On the
+#: H200 the one-workgroup panel took about 320 us at every height up to 256 rows, a tournament
+#: level about 80 us and the panel's swaps and scaling 60 (benchmarks/results/h200-2026-12-01c-*).
+LU_TREE_MIN_ROWS = 64
 #: Candidate rows per workgroup of a tournament level: a row per invocation.
 TSLU_ROWS_GPU = 256
 TSLU_ROWS_SOFTWARE = 128
