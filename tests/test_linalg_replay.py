@@ -195,11 +195,12 @@ def test_trsv_block_sweep(dtype: str, k: int, batch: int, sweep: bool) -> None:
 
 @for_dtypes(DTYPES)
 @pytest.mark.parametrize("rows", [64, 512])
-@pytest.mark.parametrize("final", [True, False])
-def test_tslu_rows(dtype: str, rows: int, final: bool) -> None:
+@pytest.mark.parametrize(("final", "factored"), [(True, True), (False, True), (True, False)])
+def test_tslu_rows(dtype: str, rows: int, final: bool, factored: bool) -> None:
     """``linalg_tslu_rows``: tournament levels of 64 rows (many levels) or 512 (fewer);
-    ``linalg_tslu_final``: the second level in one workgroup or in chunks; a stack, against
-    NumPy's solve and det."""
+    ``linalg_tslu_final``: the second level in one workgroup or in chunks;
+    ``linalg_tslu_factored``: the pivot block factored by the last level or by the scaling
+    kernel; a stack, against NumPy's solve and det."""
     n = 301
     rng = np.random.default_rng(rows)
     a = _well(rng, (2,), n).astype(dtype)
@@ -207,7 +208,8 @@ def test_tslu_rows(dtype: str, rows: int, final: bool) -> None:
     limit = int(_dispatch.backend().context.limits.get("max-compute-invocations-per-workgroup", 256))
     if rows > limit:
         pytest.skip(f"the adapter allows {limit} invocations per workgroup")
-    with config.override(linalg_tslu_rows=rows, linalg_tslu_final=final, linalg_panel_rows=33):
+    with config.override(linalg_tslu_rows=rows, linalg_tslu_final=final, linalg_tslu_factored=factored,
+                         linalg_panel_rows=33):
         x = gt.asnumpy(gt.linalg.solve(gt.asarray(a), gt.asarray(b)))
         d = gt.asnumpy(gt.linalg.det(gt.asarray(a)))
     a64 = a.astype(np.float64)

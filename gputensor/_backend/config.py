@@ -283,6 +283,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_tslu_final", "GPUTENSOR_LINALG_TSLU_FINAL", _not_off, True, True,
          "LU tournament pivoting: the candidates of the second and later levels in one workgroup "
          "when they fit (up to 1,024; off: workgroups of linalg_tslu_rows at every level)"),
+    Knob("linalg_tslu_factored", "GPUTENSOR_LINALG_TSLU_FACTORED", _not_off, True, True,
+         "LU tournament pivoting: the last level emits the pivot block factored (its elimination "
+         "of the winners), so the panel's scaling does not factor it again in every workgroup"),
     Knob("linalg_trsv_sweep", "GPUTENSOR_LINALG_TRSV_SWEEP", _not_off, True, True,
          "linalg solve with a few right-hand columns: each 32-row diagonal block of the substitution "
          "solved by all invocations of a workgroup column by column (off: by one invocation)"),

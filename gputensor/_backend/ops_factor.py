@@ -735,6 +735,7 @@ def _lu_settings() -> tuple[Any, ...]:
     return (int(config.value("linalg_block")), int(config.value("linalg_panel_rows")),
             int(config.value("linalg_lu_tree_rows")),
             int(config.value("linalg_tslu_rows")), bool(config.value("linalg_tslu_final")),
+            bool(config.value("linalg_tslu_factored")),
             bool(config.value("linalg_trsv_sweep")),
             *ops_gemm.plan_settings())
 
@@ -872,8 +873,9 @@ class _Tournament:
         #: (a row of the panel in each invocation's registers: fewer invocations for wider elements)
         self.final = min(_invocations(ctx), 4096 // self.itemsize) if config.value("linalg_tslu_final") else 0
         self.slots = -(-n // self.rows) * jb  # candidate rows a level-0 output holds per matrix
-        self.defines = {**scalar_defines(dtype), "WG": self.rows, "JB": jb}
-        self.apply_defines = {**scalar_defines(dtype), "WG": 128, "JB": jb}
+        factored = "true" if config.value("linalg_tslu_factored") else "false"
+        self.defines = {**scalar_defines(dtype), "WG": self.rows, "JB": jb, "FACTORED": factored}
+        self.apply_defines = {**scalar_defines(dtype), "WG": 128, "JB": jb, "FACTORED": factored}
         elems = batch * self.slots * jb
         self.cand = [backend.alloc(elems * self.itemsize, zero=False) for _ in range(2)]
         self.index = [backend.alloc(batch * self.slots * 4, zero=False) for _ in range(2)]

@@ -12,7 +12,9 @@
 // elimination), so a level emits min(jb, valid rows) candidates; NaN magnitudes rank below
 // zero. The last level (one workgroup, final = 1) also turns its winners w_0..w_{jb-1} into
 // getrf's swap sequence: piv[piv_first + q * piv_bs + c] = row0 + the position that holds w_c
-// once the swaps of steps < c are done.
+// once the swaps of steps < c are done. FACTORED: the last level emits its winners as they are
+// when chosen (L's multipliers left of the diagonal, U on and right of it: the pivot block
+// factored, as linalg_lu_apply would factor it) instead of their original values.
 //#include common
 
 alias T = {{T}};
@@ -20,6 +22,7 @@ alias R = {{R}};
 const WG: u32 = {{WG}}u;
 const JB: u32 = {{JB}}u;
 const EMPTY: u32 = 0xffffffffu;
+const FACTORED: bool = {{FACTORED}};
 
 struct Params {
     rows: u32, jb: u32, s_first: u32, s_ld: u32,
@@ -37,6 +40,7 @@ struct Params {
 var<workgroup> rv: array<R, WG>;
 var<workgroup> ri: array<u32, WG>;
 var<workgroup> prow: array<T, JB>;
+var<workgroup> fac: array<T, JB * JB>;
 var<workgroup> sel: array<u32, JB>;
 var<workgroup> win: array<u32, JB>;
 var<workgroup> mpos: array<u32, 2u * JB>;
@@ -123,6 +127,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             //#unroll
             for (var j = 0u; j < JB; j++) {
                 prow[j] = x[j];
+                fac[c * JB + j] = x[j];
             }
             live = false;
         }
@@ -138,6 +143,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
                 if j > c && j < jb {
                     x[j] = x[j] - sc_mul(l, prow[j]);
                 }
+                if FACTORED && j == c {
+                    x[j] = l;  // (L's entry: the row holds L and U's parts once chosen)
+                }
             }
         }
         workgroupBarrier();
@@ -150,7 +158,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         var v = T(0);
         let t = select(EMPTY, sel[c], c < jb);
         if t != EMPTY && j < jb {
-            v = S[s0 + (wid.x * WG + t) * p.s_ld + j];
+            if FACTORED && p.final_level != 0u {
+                v = fac[e];
+            } else {
+                v = S[s0 + (wid.x * WG + t) * p.s_ld + j];
+            }
         }
         D[p.d_first + q * p.d_bs + (slot + c) * JB + j] = v;
     }
