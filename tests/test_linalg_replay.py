@@ -279,3 +279,32 @@ def test_lu_tree_rows(dtype: str, tree_rows: int) -> None:
     assert _max(a64 @ x - b) <= EPS[dtype] * n * _max(a64) * _max(x)
     assert _max(a64 @ inv - np.eye(n)) <= EPS[dtype] * n * _max(a64) * _max(inv)
     np.testing.assert_allclose(d, np.linalg.det(a64), rtol=EPS[dtype] * n)
+
+
+def test_replay_when_scratch_is_zero_filled_by_a_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scratch allocation whose reused block is zero-filled by a kernel (as on GPUs, from
+    ``KERNEL_FILL_MIN`` bytes) still gives a program: the fill belongs to the allocation, which
+    the replay makes again; the replayed factors are the reference path's."""
+    from gputensor._backend import ops_elementwise
+
+    backend = _dispatch.backend()
+    fills = []
+
+    def kernel_zero(self, ctx, buffer, ptr, nbytes):  # noqa: ANN001, ANN202 - the method's signature
+        fills.append(nbytes)
+        ops_elementwise.elementwise(self, "x0", "u32", [ops_elementwise.ScalarOperand(0, "uint32")], ["u32"],
+                                    ops_elementwise.ArrayOperand(ptr, "uint32", (1,)), [nbytes // 4])
+
+    monkeypatch.setattr(type(backend), "_zero", kernel_zero)
+    m, n = 91, 70  # (two panels per trailing update: V's scratch is zero-filled)
+    a = np.random.default_rng(4).standard_normal((m, n)).astype("float32")
+    with config.override(linalg_replay=False):
+        want = [gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a))]
+    for _ in range(2):
+        block = gt.empty((m * n,), dtype=gt.float32)  # (a block of V's size back in the pool)
+        del block
+        got = [gt.asnumpy(t) for t in gt.linalg.qr(gt.asarray(a))]
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert fills
+    assert any(key[0][:4] == ("qr", "float32", m, n) and isinstance(plan, captured.Captured)
+               for key, plan in _programs().items())

@@ -93,7 +93,9 @@ def capture(backend: Any, offsets: Sequence[tuple[Any, int]], fn: Callable[[], N
     return what it recorded as a ``Captured`` over the operands whose (allocation, byte offset)
     are ``offsets``, or None when it cannot be replayed: operands sharing an allocation, a
     dispatch that binds a buffer that is neither an operand's nor one the routine allocated, a
-    copy or clear recorded outside an allocation. Exceptions of ``fn`` propagate."""
+    copy or clear recorded outside an allocation (what an allocation records itself, the zero
+    fill of a reused block, is left out: the replay's allocation does it again). Exceptions of
+    ``fn`` propagate."""
     ctx = backend.context
     buffers = [alloc.buffer for alloc, _ in offsets]
     usable = len({id(b) for b in buffers}) == len(buffers)
@@ -111,7 +113,8 @@ def capture(backend: Any, offsets: Sequence[tuple[Any, int]], fn: Callable[[], N
 
     def record(name: str, pipe: Any, defines: Any, raw: bytes, regions: Sequence[Any], x: int, y: int,
                z: int) -> None:
-        if threading.get_ident() == me and not state["bad"]:
+        # (what an allocation records, a zero fill, is the allocation's: the replay allocates again)
+        if threading.get_ident() == me and not state["bad"] and not state["alloc"]:
             out = []
             for buf, start, width in regions:
                 hit = where.get(id(buf))
