@@ -33,20 +33,25 @@ Two families of kernels:
     registers by the invocation that owns it (``linalg_lu_block.wgsl``), then row swaps of the
     other columns (``linalg_laswp.wgsl``); a taller panel elects its pivot rows by a
     tournament over many workgroups (CALU's TSLU: partial pivoting on chunks of rows, then on
-    the chunks' winners, a dispatch per level, ``linalg_lu_tslu.wgsl``), swaps them to the top
-    of every column and scales the rows below on many workgroups (``linalg_lu_apply.wgsl``);
+    the chunks' winners, a dispatch per level, ``linalg_lu_tslu.wgsl``, whose last level also
+    factors the pivot block), swaps them to the top of every column and scales the rows below
+    on many workgroups (``linalg_lu_apply.wgsl``);
     the block row by a unit-lower triangular solve (``linalg_trsm.wgsl``, a column per
     invocation in registers), the trailing matrix by gemm; ``lu_solve`` swaps the right-hand
     sides and runs forward and backward substitution: for a few columns ``linalg_trsv.wgsl``
     (one workgroup per column) or, from ``TRSV_BLOCKED_MIN``, ``linalg_trsv_block.wgsl`` (a
     dispatch per 32 rows over many workgroups), else blocked (triangular solves of the
     diagonal blocks, gemm for the rest);
-  - QR (geqrf, ``NB`` columns): the panel on one workgroup (``linalg_qr_panel.wgsl``), or from
-    ``QR_STEP_MIN_ROWS`` rows a dispatch per column over many workgroups
-    (``linalg_qr_step.wgsl``), the
-    block reflector's compact WY factor T from the Gram matrix V^T V (gemm, then
-    ``linalg_qr_tmat.wgsl``), the trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q
-    accumulated backwards from the identity with ``Q -= V (T (V^T Q))``.
+  - QR (geqrf, panels of ``NB`` columns): the panel on one workgroup (``linalg_qr_panel.wgsl``),
+    or from ``QR_STEP_MIN_ROWS`` rows a dispatch per column over many workgroups
+    (``linalg_qr_step.wgsl``), the block reflector's compact WY factor T from the Gram matrix
+    V^T V (gemm, then ``linalg_qr_tmat.wgsl``); per ``QR_OUTER`` columns (two panels: the second
+    updated by the first's reflectors, their factors joined by ``linalg_qr_tjoin.wgsl``) the
+    trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q accumulated backwards from the
+    identity with ``Q -= V (T (V^T Q))``.
+
+  LU (``lu_blocked``, ``lu_solve``) and QR keep each call structure's first call as the
+  dispatches it recorded and replay them (``captured.replayed``, knob ``linalg_replay``).
 
 Every kernel names its scalar type once (``alias T = {{T}};``), so other element types need
 only their arithmetic, not new kernels' structure.
@@ -1181,5 +1186,6 @@ class _QRSteps:
             self.backend.free(ptr)
 
 
-__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "LU_BLOCK", "LU_TREE_MIN_ROWS", "NB", "QR_STEP_MIN_ROWS", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "LU_BLOCK", "LU_TREE_MIN_ROWS", "NB", "QR_OUTER",
+           "QR_STEP_MIN_ROWS", "tslu_rows", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]

@@ -7,10 +7,12 @@ Every factorization runs on the GPU (``_backend/ops_factor.py``): stacks of matr
 up to ``ops_factor.SMALL_MAX`` (32) in one dispatch for the whole stack; larger matrices
 on blocked algorithms whose trailing updates are gemm (Cholesky and LU: each step one dispatch
 for the whole stack; QR: one matrix after another), every dispatch of a call in one recorded
-batch. LU panels taller than 256 rows pick their pivots by tournament pivoting (CALU: partial
+batch. LU panels taller than 64 rows pick their pivots by tournament pivoting (CALU: partial
 pivoting inside chunks of rows, then among the chunks' winners), as stable as partial pivoting
-in practice, and QR panels taller than 8,192 rows run a dispatch per column, both over many
-workgroups (``GPUTENSOR_LINALG_PANEL_ROWS`` sets the height). ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
+in practice, and QR panels taller than 1,024 rows run a dispatch per column, both over many
+workgroups (``GPUTENSOR_LINALG_PANEL_ROWS`` sets the height; ``GPUTENSOR_LINALG_LU_TREE_ROWS``
+and ``GPUTENSOR_LINALG_QR_STEP_ROWS`` one of them). A repeated LU or QR call structure replays
+the dispatches its first call recorded. ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
 sets the block width of Cholesky and LU (16, 32, 64 or 128; LU takes at most 32); another
 value raises ``ValueError``.
 
