@@ -308,3 +308,25 @@ def test_replay_when_scratch_is_zero_filled_by_a_kernel(monkeypatch: pytest.Monk
     assert fills
     assert any(key[0][:4] == ("qr", "float32", m, n) and isinstance(plan, captured.Captured)
                for key, plan in _programs().items())
+
+
+def test_replay_frees_its_scratch() -> None:
+    """A replayed call allocates each scratch block for its dispatches' span and frees it: the
+    pool's used bytes return to where they were after every call."""
+    pool = gt.get_default_memory_pool()
+    a = gt.asarray(np.random.default_rng(8).standard_normal((100, 80)).astype("float32"))
+    m = gt.asarray(_well(np.random.default_rng(9), (), 90).astype("float32"))
+    b = gt.asarray(np.ones((90, 1), "float32"))
+    with config.override(linalg_block=16, linalg_panel_rows=33):
+        for _ in range(2):  # (planned, then kept)
+            q, r = gt.linalg.qr(a)
+            x = gt.linalg.solve(m, b)
+            del q, r, x
+        gt.synchronize()
+        used = pool.used_bytes()
+        for _ in range(3):
+            q, r = gt.linalg.qr(a)
+            x = gt.linalg.solve(m, b)
+            del q, r, x
+        gt.synchronize()
+    assert pool.used_bytes() == used

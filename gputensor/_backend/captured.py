@@ -40,7 +40,10 @@ class Captured:
     alignment and the highest byte (from its element 0) a binding reaches; the scratch
     allocations (bytes, zero-filled); the dispatches (kernel name, pipeline, defines, parameter
     bytes, regions as (base, byte offset from the base's element 0 or its buffer start for
-    scratch, bytes), x, y, z); base i < len(operands) is operand i, the rest scratch."""
+    scratch, bytes), x, y, z); base i < len(operands) is operand i, the rest scratch; per
+    dispatch the scratch allocations first bound by it and those last bound by it (the replay
+    allocates each just before its first dispatch and frees it after its last, as the reference
+    run's lifetimes, so that it holds no more scratch at a time)."""
 
     ctx: Any
     max_workgroups: int
@@ -48,6 +51,7 @@ class Captured:
     reach: tuple[int, ...]
     scratch: tuple[tuple[int, bool], ...]
     steps: tuple[tuple[Any, ...], ...]
+    lifetimes: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
 
     def launch(self, backend: Any, offsets: Sequence[tuple[Any, int]]) -> bool:
         """Replay for the operands whose (allocation, byte offset) are ``offsets`` (checked by the
@@ -64,28 +68,27 @@ class Captured:
                 return False
             buffers.append(alloc.buffer)
             starts.append(off)
-        ptrs = []
+        nops = len(buffers)
+        buffers += [None] * len(self.scratch)
+        starts += [0] * len(self.scratch)
+        held: dict[int, int] = {}
+        record = ctx.record
+        resolve = backend.resolve
         try:
-            for nbytes, zero in self.scratch:
-                ptr = backend.alloc(nbytes, zero=zero)
-                ptrs.append(ptr)
-                buffers.append(backend.resolve(ptr, 0)[0].buffer)
-                starts.append(0)
-            for (nbytes, _), buf in zip(self.scratch, buffers[len(offsets):]):
-                if buf.size < nbytes:  # (not reached: a pool block holds its request)
-                    return False
-            record = ctx.record
-            for name, pipe, defines, raw, regions, x, y, z in self.steps:
+            for (name, pipe, defines, raw, regions, x, y, z), (born, dead) in zip(self.steps, self.lifetimes):
+                for s in born:
+                    nbytes, zero = self.scratch[s]
+                    ptr = backend.alloc(nbytes, zero=zero)
+                    held[s] = ptr
+                    buffers[nops + s] = resolve(ptr, 0)[0].buffer
                 record(name, pipe, defines, raw, [(buffers[b], starts[b] + rel, width) for b, rel, width in regions],
                        x, y, z)
+                for s in dead:
+                    backend.free(held.pop(s))  # (the recorded dispatches keep the pool block alive until they run)
             return True
         finally:
-            for ptr in reversed(ptrs):
-                backend.free(ptr)  # (the recorded dispatches keep the pool blocks alive until they run)
-
-
-class _Invalid(Exception):
-    pass
+            for ptr in held.values():
+                backend.free(ptr)
 
 
 def capture(backend: Any, offsets: Sequence[tuple[Any, int]], fn: Callable[[], None]) -> Captured | None:
@@ -165,7 +168,17 @@ def capture(backend: Any, offsets: Sequence[tuple[Any, int]], fn: Callable[[], N
     if state["bad"] or not steps:
         return None
     residues = tuple(off % align for _, off in offsets)
-    return Captured(ctx, ctx.max_workgroups_per_dim, residues, tuple(reach), tuple(scratch), tuple(steps))
+    nops = len(offsets)
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for index, step in enumerate(steps):
+        for base, _, _ in step[4]:
+            if base >= nops:
+                first.setdefault(base - nops, index)
+                last[base - nops] = index
+    lifetimes = tuple((tuple(s for s, at in first.items() if at == index),
+                       tuple(s for s, at in last.items() if at == index)) for index in range(len(steps)))
+    return Captured(ctx, ctx.max_workgroups_per_dim, residues, tuple(reach), tuple(scratch), tuple(steps), lifetimes)
 
 
 def replayed(backend: Any, cache: PlanCache, key: tuple[Any, ...], operands: Sequence[tuple[str, int, int, int]],
