@@ -217,10 +217,13 @@ def test_tslu_rows(dtype: str, rows: int, final: bool, factored: bool) -> None:
     np.testing.assert_allclose(d, np.linalg.det(a64), rtol=EPS[dtype] * n)
 
 
-def test_qr_outer_must_be_32_or_64() -> None:
+def test_qr_outer_and_step_chunk_must_be_supported() -> None:
     a = gt.asarray(np.ones((40, 40), "float32"))
     with config.override(linalg_qr_outer=48):
         with pytest.raises(ValueError, match="QR_OUTER"):
+            gt.linalg.qr(a)
+    with config.override(linalg_qr_step_chunk=48):
+        with pytest.raises(ValueError, match="QR_STEP_CHUNK"):
             gt.linalg.qr(a)
 
 
@@ -235,14 +238,17 @@ def test_tslu_rows_must_be_a_power_of_two() -> None:
 @pytest.mark.parametrize(("knob", "value", "step_rows"), [("linalg_qr_panel_fused", True, 10**9),
                                                           ("linalg_qr_panel_fused", False, 10**9),
                                                           ("linalg_qr_step_unrolled", True, 1),
-                                                          ("linalg_qr_step_unrolled", False, 1)])
+                                                          ("linalg_qr_step_unrolled", False, 1),
+                                                          ("linalg_qr_step_chunk", 32, 1),
+                                                          ("linalg_qr_step_chunk", 128, 1)])
 @pytest.mark.parametrize(("m", "n", "mode"), [(150, 70, "reduced"), (70, 150, "complete")])
-def test_qr_panel_kernel_variants(dtype: str, knob: str, value: bool, step_rows: int, m: int, n: int,
+def test_qr_panel_kernel_variants(dtype: str, knob: str, value: object, step_rows: int, m: int, n: int,
                                   mode: str) -> None:
     """``linalg_qr_panel_fused``: the one-workgroup panel with each column's norm from the
     previous update, or from a pass of its own; ``linalg_qr_step_unrolled``: the panel over many
     workgroups with its partial sums reduced by every invocation and unrolled row loops, or not;
-    zero and repeated columns (zeros on R's diagonal), a ragged last panel."""
+    ``linalg_qr_step_chunk``: 32 or 128 panel rows per workgroup of the steps; zero and repeated
+    columns (zeros on R's diagonal), a ragged last panel."""
     rng = np.random.default_rng(5)
     a = rng.standard_normal((m, n))
     if dtype == "complex64":

@@ -277,6 +277,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_lu_tree_rows", "GPUTENSOR_LINALG_LU_TREE_ROWS", _count_or_auto, 0, True,
          "LU panels taller than this many rows elect their pivots by a tournament over many "
          "workgroups (linalg_panel_rows, where set, takes precedence); 0 or unset: from 64 rows"),
+    Knob("linalg_qr_step_chunk", "GPUTENSOR_LINALG_QR_STEP_CHUNK", _count_or_auto, 0, True,
+         "QR panels over many workgroups: panel rows per workgroup, 32, 64 or 128 (fewer rows, more "
+         "workgroups and more partial sums to reduce); 0 or unset: 64"),
     Knob("linalg_tslu_rows", "GPUTENSOR_LINALG_TSLU_ROWS", _count_or_auto, 0, True,
          "LU tournament pivoting: candidate rows per workgroup of a level (64 to 1024, a power of "
          "two; more rows, fewer levels); 0 or unset: 256 on GPUs, 128 on software adapters"),

@@ -1018,7 +1018,8 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
     step_rows = _qr_step_rows()
     outer = _qr_outer()
     key = ("qr", dtype, m, n, ld, q_ld, kq, step_rows, outer, bool(config.value("linalg_qr_panel_fused")),
-           bool(config.value("linalg_qr_step_unrolled")), *ops_gemm.plan_settings())
+           bool(config.value("linalg_qr_step_unrolled")), int(config.value("linalg_qr_step_chunk")),
+           *ops_gemm.plan_settings())
     operands = [("a", a, ((m - 1) * ld + n) * itemsize, itemsize), ("q", q, ((m - 1) * q_ld + kq) * itemsize, itemsize)]
     captured.replayed(backend, _PROGRAMS, key, operands,
                       lambda: _qr_blocked(backend, dtype, m, n, a, ld, q, q_ld, kq, step_rows, outer), _replay_on())
@@ -1145,8 +1146,17 @@ def _qr_outer() -> int:
 #: + 0.25 us a row (benchmarks/results/h200-2026-12-01[bc]-linalg*.log): the steps take less
 #: GPU time from about 1,100 rows, once their host time is gone (a replayed program).
 QR_STEP_MIN_ROWS = 1024
-#: Panel rows per workgroup of ``linalg_qr_step``.
+#: Panel rows per workgroup of ``linalg_qr_step`` (``GPUTENSOR_LINALG_QR_STEP_CHUNK`` overrides it).
 QR_STEP_CHUNK = 64
+
+
+def _qr_step_chunk() -> int:
+    """Panel rows per workgroup of ``linalg_qr_step``: ``GPUTENSOR_LINALG_QR_STEP_CHUNK`` (32, 64
+    or 128) where set, else QR_STEP_CHUNK. BackendError (invalid argument) for another value."""
+    chunk = int(config.value("linalg_qr_step_chunk")) or QR_STEP_CHUNK
+    if chunk not in (32, 64, 128):
+        raise invalid_argument(f"GPUTENSOR_LINALG_QR_STEP_CHUNK={chunk} must be 32, 64 or 128")
+    return chunk
 
 
 class _QRSteps:
@@ -1161,9 +1171,9 @@ class _QRSteps:
         wg = 64 if ctx.is_software else 256
         fast = "true" if config.value("linalg_qr_step_unrolled") else "false"
         # (U: the rows of a row slice in a workgroup's chunk)
-        self.defines = {**scalar_defines(dtype), "WG": wg, "CH": QR_STEP_CHUNK, "FAST": fast,
-                        "U": QR_STEP_CHUNK * NB // wg}
-        self.most = -(-m // QR_STEP_CHUNK)
+        self.chunk = chunk = _qr_step_chunk()
+        self.defines = {**scalar_defines(dtype), "WG": wg, "CH": chunk, "FAST": fast, "U": max(1, chunk * NB // wg)}
+        self.most = -(-m // chunk)
         self.bufs = [backend.alloc(self.most * NB * itemsize, zero=False) for _ in range(2)]
         self.rr = backend.alloc(NB * NB * itemsize, zero=False)
         self.binds = [_bind(backend, b, self.most * NB, itemsize) for b in self.bufs]
@@ -1173,7 +1183,7 @@ class _QRSteps:
               v_first: int, v_ld: int) -> None:
         """Householder QR of the mp x jb panel at element ``a_first``, as ``linalg_qr_panel``."""
         ctx = self.backend.context
-        parts = -(-mp // QR_STEP_CHUNK)
+        parts = -(-mp // self.chunk)
         r_reg, r_first = self.r_bind
         for s in range(jb + 2):
             (pin_reg, pin_first), (pout_reg, pout_first) = self.binds[(s + 1) % 2], self.binds[s % 2]

@@ -331,6 +331,9 @@ def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
     if outer and outer not in (ops_factor.NB, 2 * ops_factor.NB):
         raise ValueError(f"GPUTENSOR_LINALG_QR_OUTER={outer} must be 0 (the default), {ops_factor.NB} or "
                          f"{2 * ops_factor.NB}")
+    chunk = config.value("linalg_qr_step_chunk")
+    if chunk and chunk not in (32, 64, 128):
+        raise ValueError(f"GPUTENSOR_LINALG_QR_STEP_CHUNK={chunk} must be 0 (the default), 32, 64 or 128")
     isz = a.dtype.itemsize
     for b in range(batch):
         _dispatch.call(ops_factor.qr_blocked, name, m, n, a._ptr + b * m * n * isz, n,
