@@ -9,7 +9,8 @@ for the calling thread only, every ``record`` (pipeline, parameter bytes, bound 
 and every allocation the routine makes; each bound buffer must be one of the operands' or of
 those allocations, and nothing may be recorded another way (a copy or a clear), else there is no
 program. ``Captured.launch`` replays it: it allocates the scratch again (one allocation per
-scratch allocation of the reference run), binds the same windows of the new operands (their
+scratch allocation of the reference run, made before the first dispatch that binds it and freed
+after the last), binds the same windows of the new operands (their
 offsets in their allocations must have the residue modulo the storage offset alignment that the
 reference run saw, so that the windows' first-element words are unchanged) and records every
 dispatch with the same parameter bytes.
