@@ -5,7 +5,8 @@
 // V[v_first + i * v_ld + j] for the blocked updates. Invocation lid = rs * 32 + qq takes column
 // qq of the panel and rows rs, rs + RS, ... in the reflector updates. FUSED: the squared norm of
 // the next column's tail is summed in the update of its values (per row slice, in nrm), not by
-// another pass over the column.
+// another pass over the column, and a reflector's tail is scaled during the next column's step
+// (the sums and updates of its own step take the unscaled tail times the scale).
 //#include common
 
 // Complex elements (vec2): zgeqr2's reflectors (H = I - tau v v^H, beta real, A := H^H A)
@@ -32,6 +33,7 @@ const FUSED: bool = {{FUSED}};
 var<workgroup> red: array<T, WG>;
 var<workgroup> wv: array<T, NB>;
 var<workgroup> nrm: array<R, RS>;
+var<workgroup> scl: array<T, NB>;
 
 fn reduce_sum(lid: u32) {
     workgroupBarrier();
@@ -81,14 +83,17 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         let alpha = A[a0 + c * ld + c];
         workgroupBarrier();
         var tau = T(0);
+        var scale = sc_from(R(1));
         let ar = sc_re(alpha);
         if xn2 != R(0) || sc_abs2(alpha - sc_from(ar)) != R(0) {
             let norm = sqrt(sc_abs2(alpha) + xn2);
             let beta = select(-norm, norm, ar < R(0));
             tau = (sc_from(beta) - alpha) / beta;
-            let scale = sc_div(sc_from(R(1)), alpha - sc_from(beta));
-            for (var i = c + 1u + lid; i < mp; i += WG) {
-                A[a0 + i * ld + c] = sc_mul(A[a0 + i * ld + c], scale);
+            scale = sc_div(sc_from(R(1)), alpha - sc_from(beta));
+            if !FUSED {
+                for (var i = c + 1u + lid; i < mp; i += WG) {
+                    A[a0 + i * ld + c] = sc_mul(A[a0 + i * ld + c], scale);
+                }
             }
             if lid == 0u {
                 A[a0 + c * ld + c] = sc_from(beta);
@@ -96,6 +101,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         }
         if lid == 0u {
             Tb[p.t_first + c * (NB + 1u)] = tau;
+            scl[c] = scale;
         }
         storageBarrier();
         workgroupBarrier();
@@ -121,20 +127,34 @@ fn main(@builtin(local_invocation_index) lid: u32) {
                 part = part + sc_dotc(A[a0 + i * ld + c], A[a0 + i * ld + qq]);
             }
         }
+        if FUSED && c > 0u && qq == c - 1u {
+            // the previous reflector's tail scaled, which no step from here reads
+            let sp = scl[c - 1u];
+            for (var i = c + rs; i < mp; i += RS) {
+                A[a0 + i * ld + c - 1u] = sc_mul(A[a0 + i * ld + c - 1u], sp);
+            }
+        }
         red[lid] = part;
         workgroupBarrier();
         if lid < NB && lid > c && lid < jb {
-            var w = A[a0 + c * ld + lid];
+            var s = T(0);
             for (var r = 0u; r < RS; r++) {
-                w = w + red[r * NB + lid];
+                s = s + red[r * NB + lid];
             }
-            wv[lid] = sc_mul(w, sc_conj(tau));
+            if FUSED {
+                s = sc_mul(sc_conj(scale), s);  // (the sums of the unscaled tail)
+            }
+            wv[lid] = sc_mul(A[a0 + c * ld + lid] + s, sc_conj(tau));
         }
         workgroupBarrier();
         if live {
-            let w = wv[qq];
+            var w = wv[qq];
+            let wh = w;
+            if FUSED {
+                w = sc_mul(w, scale);  // (times the unscaled tail)
+            }
             if rs == 0u {
-                A[a0 + c * ld + qq] = A[a0 + c * ld + qq] - w;
+                A[a0 + c * ld + qq] = A[a0 + c * ld + qq] - wh;
             }
             // (the next column's tail: rows from c + 2, summed per row slice for its norm)
             var sq = R(0);
@@ -171,6 +191,14 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         storageBarrier();
         workgroupBarrier();
     }
+    if FUSED && jb > 0u && qq == jb - 1u {
+        let sp = scl[jb - 1u];
+        for (var i = jb + rs; i < mp; i += RS) {
+            A[a0 + i * ld + jb - 1u] = sc_mul(A[a0 + i * ld + jb - 1u], sp);
+        }
+    }
+    storageBarrier();
+    workgroupBarrier();
     for (var e = lid; e < mp * jb; e += WG) {
         let i = e / jb;
         let j = e % jb;
