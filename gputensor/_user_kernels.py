@@ -481,74 +481,71 @@ class ElementwiseKernel:
         bindings = []
         binding = 1
         for s, k in enumerate(arr):
-            bindings.append(f"@group(0) @binding({binding}) var<storage, read> _in{s}: "
-                            f"array<{storage_type(operand_dt[k]).array}>;")
+            bindings.append(kernels.snippet("user/binding_in", {"BINDING": binding, "S": s,
+                                                                "ELEM": storage_type(operand_dt[k]).array}))
             binding += 1
         for j, d in enumerate(out_dt):
             st = storage_type(d)
             elem = "atomic<u32>" if st.packed else st.array
-            bindings.append(f"@group(0) @binding({binding}) var<storage, read_write> _out{j}: array<{elem}>;")
+            bindings.append(kernels.snippet("user/binding_out", {"BINDING": binding, "J": j, "ELEM": elem}))
             binding += 1
         raw_funcs = []
         for r, k in enumerate(raw):
             st = storage_type(operand_dt[k])
-            bindings.append(f"@group(0) @binding({binding}) var<storage, read> _raw{r}: array<{st.array}>;")
+            bindings.append(kernels.snippet("user/binding_raw", {"BINDING": binding, "R": r, "ELEM": st.array}))
             binding += 1
             pc = storage_type(param_dt[k]).compute
             value = convert(st.load_expr(f"_raw{r}", f"P({word_base + 2 + r}u) + j"), st.compute, pc)
-            raw_funcs.append(f"fn {self.in_params[k].name}(j: u32) -> {pc} {{\n    return {value};\n}}")
+            raw_funcs.append(kernels.snippet("user/raw_function",
+                                             {"NAME": self.in_params[k].name, "TYPE": pc, "VALUE": value}))
 
         letters: dict[str, str] = {}
         for p, d in zip(self.in_params + self.out_params, list(param_dt) + list(out_dt)):
             if p.placeholder:
                 letters[p.type] = storage_type(d).compute
-        types = "\n".join(f"alias {letter} = {t};" for letter, t in sorted(letters.items()))
+        types = "\n".join(kernels.snippet("user/alias", {"LETTER": letter, "TYPE": t})
+                          for letter, t in sorted(letters.items()))
 
         body_params, loads, args = [], [], []
         for k, p in enumerate(self.in_params):
             if kinds[k] == "raw":
                 continue
             pc = storage_type(param_dt[k]).compute
-            body_params.append(f"{p.name}: {pc}")
+            body_params.append(kernels.snippet("user/param", {"NAME": p.name, "TYPE": pc}))
             if kinds[k] == "array":
                 s = arr.index(k)
                 st = storage_type(operand_dt[k])
                 value = convert(st.load_expr(f"_in{s}", f"o.o{s}"), st.compute, pc)
             else:
                 value = _scalar_load(storage_type(param_dt[k]), spec.word_of_scalar(n_arr_in + sca.index(k)))
-            loads.append(f"        let _a{k} = {value};")
+            loads.append(kernels.snippet("user/load", {"K": k, "VALUE": value}))
             args.append(f"_a{k}")
         members, out_vars, stores = [], [], []
         for j, (p, d) in enumerate(zip(self.out_params, out_dt)):
             st = storage_type(d)
             slot = n_arr_in + j
-            members.append(f"    {p.name}: {st.compute},")
+            members.append(kernels.snippet("user/member", {"NAME": p.name, "TYPE": st.compute}))
             if load_outs[j]:
-                body_params.append(f"_init_{j}: {st.compute}")
+                body_params.append(kernels.snippet("user/param", {"NAME": f"_init_{j}", "TYPE": st.compute}))
                 if st.packed:
-                    word = f"atomicLoad(&_out{j}[o.o{slot} / {st.lanes}u])"
-                    loads.append(f"        var _w{j} = array<u32, 1>({word});")
-                    loads.append(f"        let _o{j} = {st.load_expr(f'_w{j}', f'o.o{slot} % {st.lanes}u')};")
+                    loads.append(kernels.snippet("user/load_out_packed", {
+                        "J": j, "SLOT": slot, "LANES": st.lanes,
+                        "LOAD": st.load_expr(f"_w{j}", f"o.o{slot} % {st.lanes}u")}))
                 else:
-                    loads.append(f"        let _o{j} = _out{j}[o.o{slot}];")
+                    loads.append(kernels.snippet("user/load_out", {"J": j, "SLOT": slot}))
                 args.append(f"_o{j}")
-                out_vars.append(f"    var {p.name}: {st.compute} = _init_{j};")
+                out_vars.append(kernels.snippet("user/out_var_init", {"NAME": p.name, "TYPE": st.compute, "J": j}))
             else:
-                out_vars.append(f"    var {p.name}: {st.compute};")
+                out_vars.append(kernels.snippet("user/out_var", {"NAME": p.name, "TYPE": st.compute}))
             if st.packed:
                 bits = 32 // st.lanes
-                mask = (1 << bits) - 1
-                stores.append(
-                    "        {\n"
-                    f"            let _p = o.o{slot};\n"
-                    f"            let _sh = (_p % {st.lanes}u) * {bits}u;\n"
-                    f"            atomicAnd(&_out{j}[_p / {st.lanes}u], ~({mask}u << _sh));\n"
-                    f"            atomicOr(&_out{j}[_p / {st.lanes}u], {st.bits_expr(f'r.{p.name}')} << _sh);\n"
-                    "        }"
-                )
+                stores.append(kernels.snippet("user/store_packed", {
+                    "SLOT": slot, "LANES": st.lanes, "BITS": bits, "MASK": (1 << bits) - 1, "J": j,
+                    "LANE": st.bits_expr(f"r.{p.name}")}))
             else:
-                stores.append(f"        _out{j}[o.o{slot}] = r.{p.name};")
-        body_params += ["i: u32", "n: u32"]
+                stores.append(kernels.snippet("user/store", {"J": j, "SLOT": slot, "NAME": p.name}))
+        body_params += [kernels.snippet("user/param", {"NAME": "i", "TYPE": "u32"}),
+                        kernels.snippet("user/param", {"NAME": "n", "TYPE": "u32"})]
         args += ["base + e", "total"]
         generated = "\n".join([offsets_code, *raw_funcs, *loads, *stores])
         n_words = word_base + 2 + len(raw)

@@ -67,13 +67,15 @@ def test_storage_access_follows_the_declarations() -> None:
 
 
 def test_every_template_declares_its_access() -> None:
-    """No template leaves a storage binding's access to WGSL's default."""
+    """No template or snippet leaves a storage binding's access to WGSL's default."""
     folder = kernels.importlib.resources.files("gputensor._wgsl")
-    for entry in folder.iterdir():
-        if entry.name.endswith(".wgsl"):
-            text = _COMMENT.sub("", entry.read_text())
-            for access, name, _ in _DECL.findall(text):
-                assert access, f"{entry.name}: declare {name} read or read_write"
+    entries = [e for e in folder.iterdir() if e.name.endswith(".wgsl")]
+    entries += [e for d in folder.iterdir() if d.is_dir() for e in d.iterdir() if e.name.endswith(".wgsl")]
+    assert any(e.name == "binding_in.wgsl" for e in entries)
+    for entry in entries:
+        text = _COMMENT.sub("", entry.read_text())
+        for access, name, _ in _DECL.findall(text):
+            assert access, f"{entry.name}: declare {name} read or read_write"
 
 
 def _exercise() -> None:

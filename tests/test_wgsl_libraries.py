@@ -7,7 +7,10 @@ Pure text, no device (the kernels that take these functions compile in test_kern
 
 from __future__ import annotations
 
+import ast
+import pathlib
 import re
+from collections.abc import Iterator
 
 import pytest
 
@@ -64,3 +67,75 @@ def test_a_library_holds_only_functions() -> None:
         kernels.top_level_functions("fn a() -> u32 { return 1u;\n")
     parsed = kernels.top_level_functions("// one\n// two\nfn a() -> u32 { if (true) { return 1u; } return 2u; }\n")
     assert parsed == {"a": "// one\n// two\nfn a() -> u32 { if (true) { return 1u; } return 2u; }"}
+
+
+def test_snippet_fills_its_placeholders() -> None:
+    """A snippet is its file without the leading comment lines, placeholders filled; a line of
+    only a placeholder given '' is left out; a missing or unknown placeholder is a KeyError."""
+    text = kernels.snippet("elementwise/binding_in", {"BINDING": 3, "K": 1, "ELEM": "vec4<f32>"})
+    assert text == "@group(0) @binding(3) var<storage, read> in1: array<vec4<f32>>;"
+    body = kernels.snippet("row_fusion/element_guard", {"GUARD": "j < n", "BODY": ""})
+    assert body == "            if (j < n) {\n            }"
+    body = kernels.snippet("row_fusion/element_guard", {"GUARD": "live", "BODY": "x = 1;"})
+    assert body == "            if (live) {\nx = 1;\n            }"
+    with pytest.raises(KeyError, match="missing placeholders"):
+        kernels.snippet("elementwise/binding_in", {"BINDING": 3, "K": 1})
+    with pytest.raises(KeyError, match="unknown"):
+        kernels.snippet("sort/write_keys", {"K": 1})
+    with pytest.raises(KeyError, match="no WGSL kernel"):
+        kernels.snippet("sort/no_such_snippet")
+
+
+def test_snippets_say_what_they_are() -> None:
+    """Every snippet file (a folder of gputensor/_wgsl) starts with its description."""
+    folder = kernels.importlib.resources.files("gputensor._wgsl")
+    snippets = [e for d in folder.iterdir() if d.is_dir() for e in d.iterdir() if e.name.endswith(".wgsl")]
+    assert len(snippets) > 100
+    for entry in snippets:
+        text = entry.read_text()
+        assert text.startswith("// ") and text.endswith("\n") and "fn main(" not in text, entry.name
+
+
+#: WGSL statement syntax (a function, a binding, a declaration, a return, an atomic store, a
+#: loop or a branch) in a Python string.
+_STATEMENT = re.compile(r"\bfn [A-Za-z_{]|\blet [A-Za-z_{][A-Za-z0-9_{}]* = |"
+                        r"\bvar(<[a-z, _]+>)? [A-Za-z_{][A-Za-z0-9_{}]*(: [^=]+)?( = [^;]*)?;|@group\(|"
+                        r"\breturn [^\"]*;|atomic[A-Z][a-z]+\(&|\bstruct [A-Za-z_{]+ \{|\balias [A-Za-z_{]+ = |"
+                        r"for \(var |\bif \([^)]*\) \{")
+#: The string literals with WGSL statement syntax that Python keeps, per module: the text of
+#: checks, error messages, the ``//#unroll`` expansion and the rewriting of a user's RawKernel
+#: source. Nothing else builds WGSL statements (kernel pieces are snippets).
+_PYTHON_WGSL = {
+    "gputensor/_backend/kernels.py": {
+        "fn {}(", "{}{ let {} = {}u;\n{}{}}\n", "//#unroll must stand right above 'for (var i = 0u; i < N; i++) {'"},
+    "gputensor/_user_kernels.py": {
+        "\n\nfn element(", "RawKernel {}: `{}` is in @group({}); only @group(0) is bound", "@group(0) @binding({}) {}",
+        "the source must define the entry point `fn {}(...)` exactly once (found {})", "fn main(",
+        "` is in @group(", "); only @group(0) is bound", "@group(0) @binding("},
+}
+
+
+def _string_literals(tree: ast.AST) -> Iterator[str]:
+    """The string constants and f-strings (``{}`` for their fields) of ``tree``, docstrings aside."""
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            yield "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            yield node.value
+
+
+def test_python_builds_no_wgsl_statements() -> None:
+    """Kernels and their pieces are .wgsl files: no module of the package writes WGSL statements
+    into a string, except the few literals of ``_PYTHON_WGSL``."""
+    root = pathlib.Path(kernels.__file__).parent.parent
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for text in _string_literals(ast.parse(path.read_text())):
+            if _STATEMENT.search(text):
+                found.setdefault(f"gputensor/{path.relative_to(root).as_posix()}", set()).add(text)
+    assert "gputensor/_backend/kernels.py" in found  # (the scan sees f-strings)
+    extra = {module: sorted(texts - _PYTHON_WGSL.get(module, set())) for module, texts in found.items()}
+    assert not {m: t for m, t in extra.items() if t}, "WGSL statements built in Python; write a snippet"

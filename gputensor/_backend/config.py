@@ -186,7 +186,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("copy_threads", "GPUTENSOR_COPY_THREADS", _count_or_auto, 0, False,
          "threads for one large host copy (0 or not an integer: automatic)"),
     Knob("dump_wgsl", "GPUTENSOR_DUMP_WGSL", _text, None, True,
-         "folder that receives every rendered kernel source"),
+         "folder that receives every compiled kernel source (one file per text)"),
     Knob("pool_limit", "GPUTENSOR_POOL_LIMIT", _size, 0, True,
          "the memory pool's initial limit in bytes (K/M/G/T suffixes, binary; 0: none)"),
     Knob("fusion", "GPUTENSOR_FUSION", _not_off, True, False,
@@ -233,6 +233,18 @@ KNOBS: tuple[Knob, ...] = (
          "conv2d: the implicit GEMM's tiles as BMxBNxBKxTMxTN (e.g. 128x128x16x8x8: 128x128 tiles, "
          "16-deep K slices, 8x8 per invocation), split-K chosen for them as for the default tiles "
          "(unset: the gemm planner's tiles)"),
+    Knob("gemm_tiles_f64", "GPUTENSOR_GEMM_TILES_F64", _tile_shape, None, False,
+         "gemm (matmul, tensordot, the linalg factorizations' updates) of float64 data: the tiles as "
+         "BMxBNxBKxTMxTN (e.g. 128x64x8x8x4), on every adapter, no split-K unless GPUTENSOR_GEMM_SPLITK "
+         "forces it (unset: the planner's tiles)"),
+    Knob("gemm_f64_pairs", "GPUTENSOR_GEMM_F64_PAIRS", _not_off, True, False,
+         "gemm and conv2d of float64 data: stage the workgroup tiles as two planes of vec2<f64> "
+         "(consecutive invocations read consecutive 16 bytes) instead of vec4<f64> quads (32 bytes "
+         "each: two-way bank conflicts on a GPU's 16-byte shared loads); 0: quads"),
+    Knob("gemm_tiles_batched", "GPUTENSOR_GEMM_TILES_BATCHED", _tile_shape, None, False,
+         "gemm of a batch of more than one float32/float16 matrix product (batched matmul): the tiles "
+         "as BMxBNxBKxTMxTN (e.g. 64x64x16x4x4), on every adapter, no split-K unless "
+         "GPUTENSOR_GEMM_SPLITK forces it (unset: the planner's tiles)"),
     Knob("rows_f16_store", "GPUTENSOR_ROWS_F16_STORE", _f16_store, "pack", False,
          "gt.nn row kernels: how float16 results are rounded from f32 on store: 'pack' (the "
          "pack2x16float builtin: the hardware's round-to-nearest conversion, overflow to inf made "

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import library_code, render
+from .kernels import library_code, render, snippet
 from .wgsl_types import StorageType, compute_info, convert, emulating_int64, storage_type
 
 WORKGROUP = 256
@@ -198,7 +198,7 @@ def render_defines(spec: ElementwiseSpec) -> dict[str, str]:
 @functools.lru_cache(maxsize=1024)
 def _render_defines(spec: ElementwiseSpec, int64_emulated: bool) -> dict[str, str]:
     """The placeholder values of ``elementwise.wgsl`` for ``spec`` (cached per spec: treat the
-    result as read-only).
+    result as read-only), assembled from the snippets of ``_wgsl/elementwise/``.
 
     Scalar modes: ``offsets(i)`` gives every array operand's element index for linear index
     ``i`` (a struct, so it stays in registers); ``element(o)`` loads, converts and evaluates.
@@ -223,12 +223,11 @@ def _render_defines(spec: ElementwiseSpec, int64_emulated: bool) -> dict[str, st
             return "vec4<u32>"
         return f"vec{width}<{array_type}>" if width > 1 else array_type
 
-    bindings = []
-    for slot, k in enumerate(arrays):
-        st = storage_type(spec.inputs[k][0])
-        bindings.append(f"@group(0) @binding({slot + 1}) var<storage, read> in{k}: array<{elem(st.array)}>;")
+    bindings = [snippet("elementwise/binding_in", {"BINDING": slot + 1, "K": k,
+                                                  "ELEM": elem(storage_type(spec.inputs[k][0]).array)})
+                for slot, k in enumerate(arrays)]
     out_elem = "atomic<u32>" if spec.store == "atomic" else elem(out_st.array)
-    bindings.append(f"@group(0) @binding({len(arrays) + 1}) var<storage, read_write> out: array<{out_elem}>;")
+    bindings.append(snippet("elementwise/binding_out", {"BINDING": len(arrays) + 1, "ELEM": out_elem}))
 
     value_of = lambda call: convert(call, spec.expr_type, out_st.compute)  # noqa: E731
     loads = []
@@ -240,20 +239,20 @@ def _render_defines(spec: ElementwiseSpec, int64_emulated: bool) -> dict[str, st
             raw = f"r{k}"
         else:
             raw = st.load_expr(f"in{k}", f"o.o{arrays.index(k)}")
-        loads.append(f"    let x{k} = {convert(raw, st.compute, spec.casts[k])};")
+        loads.append(snippet("elementwise/operand", {"K": k, "VALUE": convert(raw, st.compute, spec.casts[k])}))
     if spec.lets:
         loads.append(spec.lets)
-    body = "\n".join(loads) + f"\n    return {spec.expr};"
+    body = "\n".join(loads) + "\n" + snippet("elementwise/return", {"EXPR": spec.expr})
+
+    def vector_loads() -> str:
+        return "\n".join(snippet("elementwise/vector_load", {"K": k, "WORD": spec.word_of_offset(slot), "WIDTH": width})
+                         for slot, k in enumerate(arrays))
 
     if width > 1 and spec.store == "word":
         # packed vector: each operand's vec4<u32> holds PACKED_VECTOR_WORDS words of `lanes`
-        params = ", ".join(f"r{k}: {storage_type(spec.inputs[k][0]).compute}" for k in arrays)
-        functions = f"fn element({params}) -> {spec.expr_type} {{\n{body}\n}}"
+        functions = _element(spec, "compute")
         lanes_n = out_st.lanes
         lane_bits = 32 // lanes_n
-        lines = ["    if (t >= n) { return; }"]
-        for slot, k in enumerate(arrays):
-            lines.append(f"    let v{k} = in{k}[P({spec.word_of_offset(slot)}u) / {width}u + t];")
         words = []
         for c in range(PACKED_VECTOR_WORDS):
             values = [value_of("element(" + ", ".join(_lane_expr(spec.inputs[k][0], f"v{k}[{c}]", lane)
@@ -263,111 +262,68 @@ def _render_defines(spec: ElementwiseSpec, int64_emulated: bool) -> dict[str, st
                 continue
             parts = [out_st.bits_expr(v) for v in values]
             words.append(" | ".join(f"({b} << {lane * lane_bits}u)" if lane else b for lane, b in enumerate(parts)))
-        lines.append(f"    out[P({spec.word_of_offset(n_ops - 1)}u) / {width}u + t] = vec4<u32>(\n        "
-                     + ",\n        ".join(words) + ");")
-        store = "\n".join(lines)
+        store = snippet("elementwise/store_packed_vector", {
+            "LOADS": vector_loads(), "OUT_WORD": spec.word_of_offset(n_ops - 1), "WIDTH": width,
+            "WORDS": ",\n        ".join(words)})
     elif width > 1:
         # n counts elements: invocations [0, n / W) take a vector each, the next n % W one
         # element each (the tail, in the same dispatch; it lies past the last whole vector)
-        params = ", ".join(f"r{k}: {storage_type(spec.inputs[k][0]).array}" for k in arrays)
-        functions = f"fn element({params}) -> {spec.expr_type} {{\n{body}\n}}"
-        tail_offsets = "\n".join(
-            f"        let e{slot} = P({spec.word_of_offset(slot)}u) + e;" for slot in range(n_ops))
+        functions = _element(spec, "array")
+        tail_offsets = "\n".join(snippet("elementwise/tail_offset", {"SLOT": slot, "WORD": spec.word_of_offset(slot)})
+                                 for slot in range(n_ops))
         tail_call = "element(" + ", ".join(
             f"in{k}[e{slot} / {width}u][e{slot} % {width}u]" for slot, k in enumerate(arrays)) + ")"
-        lines = [
-            f"    let nv = n / {width}u;",
-            "    if (t >= nv) {",
-            f"        let e = nv * {width}u + (t - nv);",
-            "        if (e >= n) { return; }",
-            tail_offsets,
-            f"        out[e{n_ops - 1} / {width}u][e{n_ops - 1} % {width}u] = {out_st.array}({value_of(tail_call)});",
-            "        return;",
-            "    }",
-        ]
-        for slot, k in enumerate(arrays):
-            lines.append(f"    let v{k} = in{k}[P({spec.word_of_offset(slot)}u) / {width}u + t];")
         lanes = []
         for c in "xyzw"[:width]:
             call = "element(" + ", ".join(f"v{k}.{c}" for k in arrays) + ")"
             lanes.append(f"{out_st.array}({value_of(call)})")
-        lines.append(f"    out[P({spec.word_of_offset(n_ops - 1)}u) / {width}u + t] = "
-                     f"{elem(out_st.array)}({', '.join(lanes)});")
-        store = "\n".join(lines)
+        store = snippet("elementwise/store_vector", {
+            "WIDTH": width, "TAIL_OFFSETS": tail_offsets, "OUT": n_ops - 1,
+            "TAIL_VALUE": f"{out_st.array}({value_of(tail_call)})", "LOADS": vector_loads(),
+            "OUT_WORD": spec.word_of_offset(n_ops - 1), "VALUE": f"{elem(out_st.array)}({', '.join(lanes)})"})
     else:
-        members = ", ".join(f"o{slot}: u32" for slot in range(n_ops))
         lines = []
         if spec.ndim == 0:
             values = [f"P({spec.word_of_offset(slot)}u) + i" for slot in range(n_ops)]
         else:
             for slot in range(n_ops):
-                lines.append(f"    var s{slot}: i32 = bitcast<i32>(P({spec.word_of_offset(slot)}u));")
-            lines.append("    var rem = i;")
+                lines.append(snippet("elementwise/offset_start", {"SLOT": slot, "WORD": spec.word_of_offset(slot)}))
+            lines.append(snippet("elementwise/offset_index"))
             for d in range(spec.ndim - 1, -1, -1):
                 if d > 0:
-                    lines.append(f"    let c{d} = i32(rem % P({spec.word_of_shape(d)}u));")
-                    lines.append(f"    rem = rem / P({spec.word_of_shape(d)}u);")
+                    lines.append(snippet("elementwise/offset_dim", {"D": d, "WORD": spec.word_of_shape(d)}))
                 else:
-                    lines.append("    let c0 = i32(rem);")
+                    lines.append(snippet("elementwise/offset_dim0"))
                 for slot in range(n_ops):
-                    lines.append(f"    s{slot} += c{d} * bitcast<i32>(P({spec.word_of_stride(slot, d)}u));")
+                    lines.append(snippet("elementwise/offset_stride",
+                                         {"SLOT": slot, "D": d, "WORD": spec.word_of_stride(slot, d)}))
             values = [f"u32(s{slot})" for slot in range(n_ops)]
-        lines.append(f"    return Offsets({', '.join(values)});")
-        functions = (
-            f"struct Offsets {{ {members} }}\n\n"
-            "fn offsets(i: u32) -> Offsets {\n" + "\n".join(lines) + "\n}\n\n"
-            f"fn element(o: Offsets) -> {spec.expr_type} {{\n{body}\n}}"
-        )
+        lines.append(snippet("elementwise/offset_return", {"VALUES": ", ".join(values)}))
+        functions = snippet("elementwise/offsets", {
+            "MEMBERS": ", ".join(snippet("elementwise/offset_member", {"SLOT": slot}) for slot in range(n_ops)),
+            "BODY": "\n".join(lines),
+            "ELEMENT": snippet("elementwise/element", {"PARAMS": "o: Offsets", "TYPE": spec.expr_type, "BODY": body})})
         out_index = f"o.o{n_ops - 1}"
         value = value_of("element(o)")
         if spec.store == "direct":
-            # ELEMENTS_PER_THREAD elements per invocation, strided by the launched thread count
-            # so every load stays coalesced and several are in flight per thread.
-            store = (
-                f"    let threads = nwg.x * nwg.y * {WORKGROUP}u;\n"
-                f"    for (var j = 0u; j < {ELEMENTS_PER_THREAD}u; j++) {{\n"
-                "        let i = t + j * threads;\n"
-                "        if (i >= n) { return; }\n"
-                "        let o = offsets(i);\n"
-                f"        out[{out_index}] = {_stored(out_st, value)};\n"
-                "    }"
-            )
-        elif spec.store == "word":
-            lanes_n = out_st.lanes
-            lane_bits = 32 // lanes_n
-            mask = (1 << lane_bits) - 1
-            store = (
-                f"    let first = P({spec.word_of_offset(n_ops - 1)}u);\n"
-                f"    let w = first / {lanes_n}u + t;\n"
-                f"    let words = (first % {lanes_n}u + n + {lanes_n - 1}u) / {lanes_n}u;\n"
-                "    if (t >= words) { return; }\n"
-                "    // a word wholly inside the range is built from scratch (no read of the output)\n"
-                f"    let full = w * {lanes_n}u >= first && w * {lanes_n}u + {lanes_n}u - first <= n;\n"
-                "    var word = 0u;\n"
-                "    if (!full) { word = out[w]; }\n"
-                f"    for (var lane = 0u; lane < {lanes_n}u; lane++) {{\n"
-                f"        let p = w * {lanes_n}u + lane;\n"
-                "        if (p < first || p - first >= n) { continue; }\n"
-                "        let o = offsets(p - first);\n"
-                f"        let v = {value};\n"
-                f"        let sh = lane * {lane_bits}u;\n"
-                f"        word = (word & ~({mask}u << sh)) | ({out_st.bits_expr('v')} << sh);\n"
-                "    }\n"
-                "    out[w] = word;"
-            )
+            store = snippet("elementwise/store_direct", {"WORKGROUP": WORKGROUP, "ELEMENTS": ELEMENTS_PER_THREAD,
+                                                         "OUT_INDEX": out_index, "VALUE": _stored(out_st, value)})
+            return _defines(spec, enable, bindings, functions, store)
+        lanes_n = out_st.lanes
+        lane_bits = 32 // lanes_n
+        packing = {"LANES": lanes_n, "LANE_BITS": lane_bits, "MASK": (1 << lane_bits) - 1,
+                   "BITS": out_st.bits_expr("v"), "VALUE": value}
+        if spec.store == "word":
+            store = snippet("elementwise/store_word", {
+                **packing, "FIRST_WORD": spec.word_of_offset(n_ops - 1), "LANES_M1": lanes_n - 1})
         else:  # atomic
-            lanes_n = out_st.lanes
-            lane_bits = 32 // lanes_n
-            mask = (1 << lane_bits) - 1
-            store = (
-                "    if (t >= n) { return; }\n"
-                "    let o = offsets(t);\n"
-                f"    let v = {value};\n"
-                f"    let p = {out_index};\n"
-                f"    let sh = (p % {lanes_n}u) * {lane_bits}u;\n"
-                f"    atomicAnd(&out[p / {lanes_n}u], ~({mask}u << sh));\n"
-                f"    atomicOr(&out[p / {lanes_n}u], {out_st.bits_expr('v')} << sh);"
-            )
+            store = snippet("elementwise/store_atomic", {**packing, "OUT_INDEX": out_index})
+    return _defines(spec, enable, bindings, functions, store)
+
+
+def _defines(spec: ElementwiseSpec, enable: str, bindings: Sequence[str], functions: str,
+             store: str) -> dict[str, str]:
+    """The placeholder values of ``elementwise.wgsl`` from the kernel's generated parts."""
     return {
         "ENABLE": enable,
         "HELPERS": library_code(spec.expr + "\n" + functions + "\n" + store),
@@ -377,6 +333,22 @@ def _render_defines(spec: ElementwiseSpec, int64_emulated: bool) -> dict[str, st
         "STORE": store,
         "WORKGROUP": str(WORKGROUP),
     }
+
+
+def _element(spec: ElementwiseSpec, raw: str) -> str:
+    """``fn element(r.., ...)`` of the vector modes: the array operands' raw values (of their
+    ``raw`` type: 'compute' or 'array') in, the expression's value out."""
+    params = ", ".join(snippet("elementwise/param", {"K": k, "TYPE": getattr(storage_type(spec.inputs[k][0]), raw)})
+                       for k in spec.array_inputs)
+    loads = []
+    for k, (dt, scalar) in enumerate(spec.inputs):
+        st = storage_type(dt)
+        raw_value = _scalar_load(st, spec.word_of_scalar(k)) if scalar else f"r{k}"
+        loads.append(snippet("elementwise/operand", {"K": k, "VALUE": convert(raw_value, st.compute, spec.casts[k])}))
+    if spec.lets:
+        loads.append(spec.lets)
+    body = "\n".join(loads) + "\n" + snippet("elementwise/return", {"EXPR": spec.expr})
+    return snippet("elementwise/element", {"PARAMS": params, "TYPE": spec.expr_type, "BODY": body})
 
 
 def _render_mixed(spec: ElementwiseSpec) -> dict[str, str]:
@@ -391,35 +363,25 @@ def _render_mixed(spec: ElementwiseSpec) -> dict[str, str]:
     width = spec.vector
     units = {k: _mixed_unit(storage_type(spec.inputs[k][0]), width) for k in arrays}
     out_unit = _mixed_unit(out_st, width)
-    bindings = []
-    for slot, k in enumerate(arrays):
-        bindings.append(f"@group(0) @binding({slot + 1}) var<storage, read> in{k}: array<{units[k][0]}>;")
-    bindings.append(f"@group(0) @binding({len(arrays) + 1}) var<storage, read_write> out: array<{out_unit[0]}>;")
-    loads = []
-    for k, (dt, scalar) in enumerate(spec.inputs):
-        st = storage_type(dt)
-        raw = _scalar_load(st, spec.word_of_scalar(k)) if scalar else f"r{k}"
-        loads.append(f"    let x{k} = {convert(raw, st.compute, spec.casts[k])};")
-    if spec.lets:
-        loads.append(spec.lets)
-    body = "\n".join(loads) + f"\n    return {spec.expr};"
-    params = ", ".join(f"r{k}: {storage_type(spec.inputs[k][0]).compute}" for k in arrays)
-    functions = f"fn element({params}) -> {spec.expr_type} {{\n{body}\n}}"
-    lines = ["    if (t >= n) { return; }"]
+    bindings = [snippet("elementwise/binding_in", {"BINDING": slot + 1, "K": k, "ELEM": units[k][0]})
+                for slot, k in enumerate(arrays)]
+    bindings.append(snippet("elementwise/binding_out", {"BINDING": len(arrays) + 1, "ELEM": out_unit[0]}))
+    functions = _element(spec, "compute")
+    lines = [snippet("elementwise/mixed_head")]
     for slot, k in enumerate(arrays):
         per = units[k][2]
         base = f"P({spec.word_of_offset(slot)}u) / {width}u * {per}u + t * {per}u" if per > 1 else \
             f"P({spec.word_of_offset(slot)}u) / {width}u + t"
-        lines.append(f"    let b{k} = {base};")
+        lines.append(snippet("elementwise/mixed_base", {"K": k, "BASE": base}))
         for u in range(per):
-            lines.append(f"    let v{k}_{u} = in{k}[b{k}{f' + {u}u' if u else ''}];")
+            lines.append(snippet("elementwise/mixed_unit", {"K": k, "U": u, "OFFSET": f" + {u}u" if u else ""}))
     values = []
     for e in range(width):
         call = "element(" + ", ".join(
             _mixed_element(storage_type(spec.inputs[k][0]), units[k], f"v{k}_", e) for k in arrays) + ")"
         values.append(convert(call, spec.expr_type, out_st.compute))
     for e, v in enumerate(values):
-        lines.append(f"    let y{e} = {v};")
+        lines.append(snippet("elementwise/mixed_value", {"E": e, "VALUE": v}))
     ys = [f"y{e}" for e in range(width)]
     obase = f"P({spec.word_of_offset(n_ops - 1)}u) / {width}u"
     if out_st.packed:  # one vec4<u32> of whole words
@@ -429,23 +391,14 @@ def _render_mixed(spec: ElementwiseSpec) -> dict[str, str]:
         for w in range(PACKED_VECTOR_WORDS):
             parts = [out_st.bits_expr(ys[w * lanes + lane]) for lane in range(lanes)]
             words.append(" | ".join(f"({b} << {lane * lane_bits}u)" if lane else b for lane, b in enumerate(parts)))
-        lines.append(f"    out[{obase} + t] = vec4<u32>(\n        " + ",\n        ".join(words) + ");")
+        lines.append(snippet("elementwise/mixed_store_words", {"BASE": obase, "WORDS": ",\n        ".join(words)}))
     else:
         per = out_unit[2]
         for u in range(per):
             vec = f"vec4<{out_st.array}>(" + ", ".join(_stored(out_st, y) for y in ys[4 * u: 4 * u + 4]) + ")"
-            lines.append(f"    out[{obase} * {per}u + t * {per}u + {u}u] = {vec};" if per > 1
-                         else f"    out[{obase} + t] = {vec};")
-    store = "\n".join(lines)
-    return {
-        "ENABLE": "",
-        "HELPERS": library_code(spec.expr + "\n" + functions + "\n" + store),
-        "NPARAM_VEC4": str(max(1, -(-spec.n_param_words() // 4))),
-        "BINDINGS": "\n".join(bindings),
-        "FUNCTIONS": functions,
-        "STORE": store,
-        "WORKGROUP": str(WORKGROUP),
-    }
+            index = f"{obase} * {per}u + t * {per}u + {u}u" if per > 1 else f"{obase} + t"
+            lines.append(snippet("elementwise/mixed_store", {"INDEX": index, "VALUE": vec}))
+    return _defines(spec, "", bindings, functions, "\n".join(lines))
 
 
 def scalar_words(value: object, dtype: str) -> list[int]:
@@ -537,7 +490,7 @@ def _fused_program(inputs: tuple[str, ...], nodes: tuple[FusedNode, ...],
                 raise ValueError(f"node {j}: operand reference {ref} is not an input or an earlier node")
             value = convert(names[ref], types[ref], casts[i])
             if value != names[ref]:
-                lines.append(f"    let a{j}_{i} = {value};")
+                lines.append(snippet("elementwise/fused_operand", {"J": j, "I": i, "VALUE": value}))
                 value = f"a{j}_{i}"
             args.append(value)
 
@@ -552,7 +505,7 @@ def _fused_program(inputs: tuple[str, ...], nodes: tuple[FusedNode, ...],
         value = convert(body, expr_type, compute)
         if j != last or round_root:
             value = store_round(value, out)
-        lines.append(f"    let t{j} = {value};")
+        lines.append(snippet("elementwise/fused_node", {"J": j, "VALUE": value}))
         names.append(f"t{j}")
         types.append(compute)
     return "\n".join(lines), f"t{last}", types[-1]

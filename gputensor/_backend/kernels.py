@@ -8,7 +8,7 @@ loop ``for (var i = 0u; i < N; i++) {`` with a constant ``N`` expands it into it
 pulled in by name (``library_code``).
 ``gputensor/_wgsl/README.md`` describes these mechanisms, when to use which, and why each one
 exists. No wgpu here: this module is pure text, so it can be tested and inspected without a
-device. Set ``GPUTENSOR_DUMP_WGSL=DIR`` to write each rendered source to DIR.
+device. Set ``GPUTENSOR_DUMP_WGSL=DIR`` to write each compiled source to DIR (``dump``).
 """
 
 from __future__ import annotations
@@ -23,16 +23,13 @@ from collections.abc import Iterable, Mapping
 from . import config
 from .wgsl_types import F32_BITS
 
-#: Functions a rendered kernel gets when it calls them and does not define them.
-_RUNTIME_HELPERS = {
-    F32_BITS: f"fn {F32_BITS}(bits: u32) -> f32 {{\n    return bitcast<f32>(bits);\n}}\n",
-}
+#: Functions a rendered kernel gets when it calls them and does not define them (name ->
+#: snippet of ``_wgsl/runtime``).
+_RUNTIME_HELPERS = {F32_BITS: "runtime/f32_bits"}
 
 #: Types a rendered kernel gets declared when it names them and does not declare them: int64 and
-#: uint64 as two 32-bit words (``_wgsl/int64_emul.wgsl``).
-_RUNTIME_TYPES = {
-    name: (re.compile(rf"\b{name}\b"), f"struct {name} {{ lo: u32, hi: u32 }}\n") for name in ("i64e", "u64e")
-}
+#: uint64 as two 32-bit words (``_wgsl/int64_emul.wgsl``, ``_wgsl/runtime/int64_struct.wgsl``).
+_RUNTIME_TYPES = {name: re.compile(rf"\b{name}\b") for name in ("i64e", "u64e")}
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z0-9_]+)\}\}")
 _INCLUDE = re.compile(r"^//#include\s+([A-Za-z0-9_]+)\s*$", re.MULTILINE)
@@ -41,8 +38,9 @@ _INCLUDE = re.compile(r"^//#include\s+([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 @functools.lru_cache(maxsize=None)
 def template_source(name: str) -> str:
     """The raw text of ``_wgsl/<name>.wgsl`` with its includes expanded; KeyError if missing."""
+    *folders, base = name.split("/")
     try:
-        text = importlib.resources.files("gputensor._wgsl").joinpath(f"{name}.wgsl").read_text()
+        text = importlib.resources.files("gputensor._wgsl").joinpath(*folders, f"{base}.wgsl").read_text()
     except FileNotFoundError:
         raise KeyError(f"no WGSL kernel named {name!r} in gputensor/_wgsl") from None
     seen: set[str] = {name}
@@ -73,30 +71,35 @@ def _render_cached(name: str, items: tuple[tuple[str, str], ...]) -> str:
         raise KeyError(
             f"kernel {name!r}: missing placeholders {sorted(missing)}, unknown {sorted(unknown)}"
         )
-    text = with_helpers(unroll_loops(_PLACEHOLDER.sub(lambda m: values[m.group(1)], source)))
+    return with_helpers(unroll_loops(_PLACEHOLDER.sub(lambda m: values[m.group(1)], source)))
+
+
+def dump(name: str, source: str) -> None:
+    """Write ``source``, the text of kernel ``name`` about to be compiled, to the folder
+    ``GPUTENSOR_DUMP_WGSL`` names (if set) as ``<name>-<sha1 of the text>.wgsl``: one file per
+    distinct text, so two dumps compare as sets of file names."""
     dump_dir = config.value("dump_wgsl")
     if dump_dir:
         os.makedirs(dump_dir, exist_ok=True)
-        digest = hashlib.sha1(repr(items).encode()).hexdigest()[:10]
-        with open(os.path.join(dump_dir, f"{name}-{digest}.wgsl"), "w") as f:
-            f.write(text)
-    return text
+        digest = hashlib.sha1(source.encode()).hexdigest()[:16]
+        with open(os.path.join(dump_dir, f"{name.replace('/', '_')}-{digest}.wgsl"), "w") as f:
+            f.write(source)
 
 
 def with_helpers(text: str) -> str:
     """``text`` with the definitions of the runtime helpers (``F32_BITS``) it calls and lacks,
     and of the emulated 64-bit integer structs it names and does not declare."""
-    for name, code in _RUNTIME_HELPERS.items():
+    for name, part in _RUNTIME_HELPERS.items():
         if f"{name}(" in text and f"fn {name}(" not in text:
-            text += "\n" + code
+            text += "\n" + snippet(part, {"NAME": name}) + "\n"
     if "64e" in text:  # emulated int64: the structs and the helpers the kernel calls
         defined = frozenset(_DEFINED_FN.findall(text))
         helpers = library_code(text, defined)
         if helpers:
             text += "\n" + helpers + "\n"
-        for name, (pattern, code) in _RUNTIME_TYPES.items():
+        for name, pattern in _RUNTIME_TYPES.items():
             if f"struct {name} " not in text and pattern.search(text):
-                text += "\n" + code
+                text += "\n" + snippet("runtime/int64_struct", {"NAME": name}) + "\n"
     return text
 
 
@@ -158,6 +161,43 @@ def _strip_nested_loops(body: str) -> str:
             k += 1
     out.append(body[k:])
     return "".join(out)
+
+
+_LEADING_COMMENTS = re.compile(r"\A(?://[^\n]*\n)*")
+
+
+@functools.lru_cache(maxsize=8192)
+def _snippet_cached(name: str, items: tuple[tuple[str, str], ...]) -> str:
+    source = _LEADING_COMMENTS.sub("", template_source(name), count=1).rstrip("\n")
+    values = dict(items)
+    expected = frozenset(_PLACEHOLDER.findall(source))
+    missing = expected - values.keys()
+    unknown = values.keys() - expected
+    if missing or unknown:
+        raise KeyError(
+            f"snippet {name!r}: missing placeholders {sorted(missing)}, unknown {sorted(unknown)}"
+        )
+    source = _EMPTY_LINE.sub(lambda m: "" if values[m.group(1) or m.group(2)] == "" else m.group(0), source)
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], source)
+
+
+#: A line holding only a placeholder (with the newline before it, or after it on the first line).
+_EMPTY_LINE = re.compile(r"\n[ \t]*\{\{([A-Z0-9_]+)\}\}[ \t]*(?=\n|\Z)|\A[ \t]*\{\{([A-Z0-9_]+)\}\}[ \t]*\n")
+
+
+def snippet(name: str, defines: Mapping[str, object] | None = None) -> str:
+    """The WGSL text of the snippet ``_wgsl/<name>.wgsl`` (``name`` may name a folder, as
+    ``row_ops/load_f16``) with ``defines`` substituted: a piece of a kernel (a function, a
+    declaration) that an op module picks per dtype or operand and passes to a kernel's
+    placeholder. The file's leading comment lines (its description, from the first column) and trailing newlines are
+    left out, and so is a line holding only a placeholder given the empty string (a list of
+    lines that has none); ``//#include`` lines are expanded, nothing else is (no ``//#unroll``,
+    no runtime helpers: the kernel that takes the snippet gets those).
+
+    Raises KeyError for an unknown snippet or a placeholder mismatch.
+    """
+    items = tuple(sorted((k, str(v)) for k, v in (defines or {}).items()))
+    return _snippet_cached(name, items)
 
 
 def render(name: str, defines: Mapping[str, object] | None = None) -> str:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import ops_scan
+from .kernels import snippet
 from .plan_cache import PlanCache
 from .errors import invalid_argument, unsupported
 from .ops_elementwise import extent
@@ -102,16 +103,16 @@ def _bind_range(backend: Any, ptr: int, lo: int, hi: int, itemsize: int) -> tupl
     return win.binding, win.first - lo
 
 
+@functools.lru_cache(maxsize=None)
 def _index_loader(k: int, dtype: str) -> str:
     """WGSL ``fn idx{k}_load(i: u32) -> i32``: element i of binding ``ix{k}``, sign-extended."""
     size = storage_type(dtype).itemsize
     bits = bits_loader(f"idx{k}_bits", f"ix{k}", dtype)
     if _kind(dtype) == "i" and size < 4:
-        sh = 32 - 8 * size
-        conv = f"bitcast<i32>(b.x << {sh}u) >> {sh}u"
+        load = snippet("gather/index_load_signed", {"K": k, "SH": 32 - 8 * size})
     else:  # 32/64-bit (range-checked: the low word holds the value) and small unsigned
-        conv = "bitcast<i32>(b.x)"
-    return f"{bits}\n\nfn idx{k}_load(i: u32) -> i32 {{\n    let b = idx{k}_bits(i);\n    return {conv};\n}}"
+        load = snippet("gather/index_load", {"K": k})
+    return f"{bits}\n\n{load}"
 
 
 @dataclass(frozen=True)
@@ -388,11 +389,9 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
         return
     # a scatter through index arrays may write an element more than once: per window of the
     # destination, every point claims its element, then the winners write
-    binding = f"@group(0) @binding({3 + len(indices)}) var<storage, read_write> win: array<atomic<u32>>;"
-    at = "win[params.w_first + bi - params.lo]"
-    claim = dict(defines, WIN_BINDING=binding, WINNER=f"atomicMax(&{at}, point);\n        return;")
-    write = dict(defines, WIN_BINDING=binding,
-                 WINNER=f"if (atomicLoad(&{at}) != point) {{\n            return;\n        }}")
+    binding = snippet("gather/winner_binding", {"BINDING": 3 + len(indices)})
+    claim = dict(defines, WIN_BINDING=binding, WINNER=snippet("gather/winner_claim"))
+    write = dict(defines, WIN_BINDING=binding, WINNER=snippet("gather/winner_write"))
     limit = max(256, limit // 4 * min(4, size))  # a window of the destination and its winners fit
     chunk = max(1, limit // size)
     for c0 in range(xlo, xhi, chunk):
@@ -415,8 +414,7 @@ def _move_defines(scatter: bool, dtype: str, indices: Sequence[IndexOperand],
         "SCATTER": "true" if scatter else "false",
         "NIDX": n,
         "B_ARRAY": b_arr,
-        "IDX_BINDINGS": "\n".join(
-            f"@group(0) @binding({3 + k}) var<storage, read> ix{k}: array<u32>;" for k in range(n)),
+        "IDX_BINDINGS": "\n".join(snippet("gather/index_binding", {"BINDING": 3 + k, "K": k}) for k in range(n)),
         "A_LOADER": bits_loader("load_a", "a", dtype),
         "B_STORE": b_store,
         "IDX_LOADERS": "\n\n".join([_index_loader(k, ix.dtype) for k, ix in enumerate(indices)]
@@ -428,9 +426,8 @@ def _move_defines(scatter: bool, dtype: str, indices: Sequence[IndexOperand],
         "CHECK_FLAG": "",
     }
     if any(checked):
-        defines["CHECK_BINDING"] = (f"@group(0) @binding({3 + n}) "
-                                    "var<storage, read_write> checks: array<atomic<u32>>;")
-        defines["CHECK_FLAG"] = "atomicOr(&checks[params.check_slot], bad_bits);"
+        defines["CHECK_BINDING"] = snippet("gather/check_binding", {"BINDING": 3 + n})
+        defines["CHECK_FLAG"] = snippet("gather/check_flag")
     return defines
 
 
@@ -551,57 +548,44 @@ def _ndindex(shape: Sequence[int]) -> Iterator[tuple[int, ...]]:
             yield (i,) + rest
 
 
+@functools.lru_cache(maxsize=None)
 def _cas_store(dtype: str) -> str:
+    """WGSL ``fn store_b(o, v)`` storing a packed lane by compare-and-swap."""
     size = storage_type(dtype).itemsize
     lanes, width, mask = (4, 8, 0xFF) if size == 1 else (2, 16, 0xFFFF)
-    return (
-        "fn store_b(o: u32, v: vec2<u32>) {\n"
-        f"    let w = o / {lanes}u;\n"
-        f"    let sh = (o % {lanes}u) * {width}u;\n"
-        f"    let m = {mask}u << sh;\n"
-        f"    let bits = (v.x & {mask}u) << sh;\n"
-        "    var old = atomicLoad(&b[w]);\n"
-        "    loop {\n"
-        "        let res = atomicCompareExchangeWeak(&b[w], old, (old & ~m) | bits);\n"
-        "        if (res.exchanged) {\n"
-        "            break;\n"
-        "        }\n"
-        "        old = res.old_value;\n"
-        "    }\n"
-        "}"
-    )
+    return snippet("gather/store_cas", {"LANES": lanes, "WIDTH": width, "MASK": mask})
 
 
+@functools.lru_cache(maxsize=None)
 def _range_fn(k: int, dtype: str) -> str:
     """WGSL ``fn idx{k}_in_range(i: u32, n: i32) -> bool``: whether element i of ``ix{k}`` lies
     in [-n, n) (all of its bits: a 64-bit value's high word, an unsigned value's top bit)."""
     size = storage_type(dtype).itemsize
     kind = _kind(dtype)
     if size == 8:
-        exact = ("b.y == select(0u, 0xFFFFFFFFu, bitcast<i32>(b.x) < 0i)" if kind == "i"
-                 else "b.y == 0u && b.x < 0x80000000u")
+        part = "gather/index_in_range_i64" if kind == "i" else "gather/index_in_range_u64"
     elif size == 4 and kind == "u":
-        exact = "b.x < 0x80000000u"
+        part = "gather/index_in_range_u32"
     else:
-        exact = "true"
-    return (f"fn idx{k}_in_range(i: u32, n: i32) -> bool {{\n    let b = idx{k}_bits(i);\n"
-            f"    let v = idx{k}_load(i);\n    return ({exact}) && v >= -n && v < n;\n}}")
+        part = "gather/index_in_range"
+    return snippet(part, {"K": k})
 
 
 def _index_offset_fn(nidx: int, checked: Sequence[bool] = ()) -> str:
-    comps = "xyzw"
-    lines = ["fn index_offset(at: vec4<u32>) -> u32 {", "    var off = 0u;"]
+    """WGSL ``fn index_offset(at: vec4<u32>) -> u32`` over ``nidx`` index arrays, those of
+    ``checked`` range-checked."""
+    return _index_offset_code(nidx, tuple(bool(c) for c in checked))
+
+
+@functools.lru_cache(maxsize=None)
+def _index_offset_code(nidx: int, checked: tuple[bool, ...]) -> str:
+    terms = []
     for k in range(nidx):
-        c = comps[k]
+        c = "xyzw"[k]
         if k < len(checked) and checked[k]:
-            lines.append(f"    if (!idx{k}_in_range(at.{c}, bitcast<i32>(params.idx_n.{c}))) {{ bad_bits |= {1 << k}u; }}")
-        lines += [
-            f"    var v{k} = idx{k}_load(at.{c});",
-            f"    if (v{k} < 0i) {{ v{k} += bitcast<i32>(params.idx_n.{c}); }}",
-            f"    off += bitcast<u32>(v{k}) * params.idx_mul.{c};",
-        ]
-    lines += ["    return off;", "}"]
-    return "\n".join(lines)
+            terms.append(snippet("gather/index_check", {"K": k, "C": c, "BIT": 1 << k}))
+        terms.append(snippet("gather/index_term", {"K": k, "C": c}))
+    return snippet("gather/index_offset", {"TERMS": "\n".join(terms)})
 
 
 def gather(backend: Any, dtype: str, shape: Sequence[int], src: int, src_strides: Sequence[int],
@@ -635,29 +619,21 @@ def scatter(backend: Any, dtype: str, shape: Sequence[int], src: int, src_stride
 # ------------------------------------------------------------------------------------------
 # stream compaction
 # ------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
 def _flag_fn(flag: str, dtype: str, nan_distinct: bool) -> str:
     if flag == "nonzero":
         st = storage_type(dtype)
         width = st.itemsize * 8
         loader = bits_loader("src_bits", "src", dtype)
-        if _kind(dtype) == "f":
-            test = ("(b.x | (b.y & 0x7FFFFFFFu)) != 0u" if width == 64
-                    else f"(b.x & {((1 << width) - 1) >> 1}u) != 0u")
+        if _kind(dtype) != "f":
+            test = snippet("compact/flag_nonzero")
+        elif width == 64:
+            test = snippet("compact/flag_nonzero_f64")
         else:
-            test = "(b.x | b.y) != 0u"
-        return (f"{loader}\n\nfn flag(i: u32) -> bool {{\n    let b = src_bits(params.src_first + i);\n"
-                f"    return {test};\n}}")
+            test = snippet("compact/flag_nonzero_float", {"MAGNITUDE": ((1 << width) - 1) >> 1})
+        return f"{loader}\n\n{test}"
     # head of a group of equal sorted keys (KW words per key)
-    nan = "true" if nan_distinct else "false"
-    return (
-        "fn key_at(i: u32) -> vec2<u32> {\n"
-        "    if (KW == 2u) {\n        return vec2<u32>(src[2u * i], src[2u * i + 1u]);\n    }\n"
-        "    return vec2<u32>(src[i], 0u);\n}\n\n"
-        "fn flag(i: u32) -> bool {\n"
-        "    let k = key_at(params.src_first + i);\n"
-        f"    if (params.g0 + i == 0u || ({nan} && all(k == MAXKEY))) {{\n        return true;\n    }}\n"
-        "    return any(k != key_at(params.src_first + i - 1u));\n}"
-    )
+    return snippet("compact/flag_head", {"NAN_DISTINCT": "true" if nan_distinct else "false"})
 
 
 @dataclass
@@ -777,11 +753,7 @@ class CompactPlan:
         if total == 0:
             return
         _check_span(self.backend, out, total * 4 * words, 4 * words, "output")
-        store = ["    let o = params.out_base + r;"]
-        store += (["    out[2u * o] = i + params.g0;", "    out[2u * o + 1u] = 0u;"] if words == 2
-                  else ["    out[o] = i + params.g0;"])
-        fns = ("fn write_flagged(r: u32, i: u32) {\n" + "\n".join(store) + "\n}\n\n"
-               "fn write_all(g: u32, i: u32) {\n}")
+        fns = snippet("compact/write_indices2" if words == 2 else "compact/write_indices")
         self._run(self._defines(fns, "u32"), (out, 4 * words))
 
     def write_values(self, out: int, dtype: str, lo: int | None = None, capacity: int | None = None,
@@ -807,25 +779,23 @@ class CompactPlan:
             sign = (1 << (8 * storage_type(dtype).itemsize - 1)) if _kind(dtype) == "i" else 0
             # bucket i holds the value whose canonical key is ~range[0] + i (sort_keys: a signed
             # value's key has its sign bit flipped)
-            value = f"vec2<u32>(((~perm[params.perm_first]) + params.g0 + i) ^ {sign}u, 0u)"
+            writers = snippet("compact/write_values_range", {"SIGN": sign})
         elif lo is None:
             if self.flag != "head" or dtype != self.dtype or _kind(dtype) == "f":
                 raise invalid_argument("write_values needs a 'head' plan over integer or bool keys of the same dtype")
-            value = "from_key(key_at(params.src_first + i))"
+            writers = snippet("compact/write_values_head")
         else:
             if self.flag != "nonzero" or _kind(dtype) == "f" or storage_type(dtype).itemsize > 4:
                 raise invalid_argument("write_values with lo needs a 'nonzero' plan and an integer or bool "
                                        "dtype of at most 32 bits")
-            value = "vec2<u32>(params.value_base + params.g0 + i, 0u)"
+            writers = snippet("compact/write_values_base")
         total = self.read_total() if capacity is None else _check_int("capacity", capacity)
         if total == 0:
             return
         size = storage_type(dtype).itemsize
         _check_span(self.backend, out, total * size, size, "output")
         arr, store = store_bits_code("store_out", "out", dtype)
-        fns = (store + "\n\nfn write_flagged(r: u32, i: u32) {\n"
-               f"    store_out(params.out_base + r, {value});\n}}\n\n"
-               "fn write_all(g: u32, i: u32) {\n}")
+        fns = store + "\n\n" + writers
         self._run(self._defines(fns, arr), (out, size), value_base=0 if lo is None else _i32(lo),
                   capacity=capacity, aux=range_ptr)
 
@@ -843,11 +813,7 @@ class CompactPlan:
         words = storage_type(index_dtype).itemsize // 4
         _check_span(self.backend, inv, self.n * 4 * words, 4 * words, "inverse")
         _check_span(self.backend, perm, self.n * 4, 4, "perm")
-        store = ["    let o = params.inv_base + perm[params.perm_first + i];",
-                 "    if (o < params.inv_lo || o >= params.inv_hi) {", "        return;", "    }"]
-        store += (["    inv[2u * o] = g;", "    inv[2u * o + 1u] = 0u;"] if words == 2 else ["    inv[o] = g;"])
-        fns = ("fn write_flagged(r: u32, i: u32) {\n}\n\n"
-               "fn write_all(g: u32, i: u32) {\n" + "\n".join(store) + "\n}")
+        fns = snippet("compact/write_inverse2" if words == 2 else "compact/write_inverse")
         self._run(self._defines(fns, "u32"), None, perm, (inv, 4 * words))
 
     def free(self) -> None:
@@ -921,31 +887,8 @@ def _count_add_code(subgroups: bool) -> dict[str, str]:
     """count_values.wgsl's ADD_FN (``add(live, bucket)``, with the subgroup builtins when
     ``subgroups``) and its SG_ARGS / SG_CALL."""
     if not subgroups:
-        return {"ADD_FN": "fn add(live: bool, bucket: u32) {\n    if (live) {\n"
-                          "        atomicAdd(&hist[params.hist_first + bucket], 1u);\n    }\n}",
-                "SG_ARGS": "", "SG_CALL": ""}
-    fn = """fn add(live: bool, bucket: u32, sgs: u32, lane: u32) {
-    var pending = live;
-    for (var round = 0u; round < min(PEEL, sgs); round++) {
-        let waiting = subgroupBallot(pending);
-        if (all(waiting == vec4<u32>(0u))) {
-            break;  // uniform: the ballot is the same in every lane
-        }
-        let b = subgroupShuffle(bucket, first_lane(waiting));
-        let mine = pending && bucket == b;
-        let group = subgroupBallot(mine);
-        if (mine && popcount4(group & lanes_below(lane)) == 0u) {
-            atomicAdd(&hist[params.hist_first + b], popcount4(group));
-        }
-        if (mine) {
-            pending = false;
-        }
-    }
-    if (pending) {
-        atomicAdd(&hist[params.hist_first + bucket], 1u);
-    }
-}"""
-    return {"ADD_FN": fn, "SG_ARGS": ",\n        @builtin(subgroup_size) sgs: u32, @builtin(subgroup_invocation_id) lane: u32",
+        return {"ADD_FN": snippet("count/add"), "SG_ARGS": "", "SG_CALL": ""}
+    return {"ADD_FN": snippet("count/add_subgroups"), "SG_ARGS": snippet("count/subgroup_args"),
             "SG_CALL": ", sgs, lane"}
 
 

@@ -10,7 +10,12 @@ nothing (after validation).
 The kernel (``_wgsl/gemm.wgsl`` + ``gemm_core.wgsl``) is a register-tiled shared-memory GEMM:
 one workgroup per BM x BN tile of C, each invocation a TM x TN micro-tile, double-buffered
 BK-deep K slices in workgroup memory, the transposes specialised into the load pattern. The
-tile configuration is chosen per adapter and problem size (``gemm_tiles``).
+tile configuration is chosen per adapter and problem size (``gemm_tiles``); for float64 data and
+for batches of float32/float16 products the knobs ``gemm_tiles_f64`` / ``gemm_tiles_batched``
+(``GPUTENSOR_GEMM_TILES_F64`` / ``_BATCHED``, BMxBNxBKxTMxTN) set them instead, on any adapter
+(``knob_tiles``; ``python -m benchmarks.tools.gemm_tiles --ab ...`` compares them in one process).
+float64 tiles are staged in workgroup memory as two planes of vec2<f64> (``gemm_stage_pairs.wgsl``,
+``gemm_f64_pairs``), so that consecutive invocations' 16-byte shared loads are consecutive.
 
 A storage binding holds at most ``backend.max_window_bytes()``. When an operand's touched span
 is larger, ``plan_blocks`` splits the problem into blocks of batch, m, n and k such that every
@@ -51,6 +56,7 @@ from typing import Any
 from . import autotune, config
 from .base import BackendTranspose
 from .errors import invalid_argument
+from .kernels import template_source
 from .launch import LaunchProgram, Region, strided_window
 from .layout import Extent, block_starts, plan_blocks, strided_extent, strided_span
 from .plan_cache import PlanCache
@@ -195,6 +201,74 @@ def gemm_tiles(ctx: Any, acc_type: str, m: int, n: int, batch: int = 1) -> GemmT
     return TILES_SMALL
 
 
+#: The tile knobs (``config``) of the gemm kernels: float64 data, and batches of f32-accumulating
+#: products (more than one matrix).
+TILE_KNOB_F64 = "gemm_tiles_f64"
+TILE_KNOB_BATCHED = "gemm_tiles_batched"
+#: The gemm kernels' tiles on GPUs (hardware adapters) where the knob above is unset, when they
+#: fit the adapter's workgroup memory, without the split-K policy; None: ``gemm_plan``'s choice
+#: (f64: TILES_MEDIUM_F64; batches: the f32 rule by size). f64: 64x128x8x4x8 was the fastest of 12
+#: configurations at 1024² on an H200 (175 µs against 221 for TILES_MEDIUM_F64) and faster at 2048²
+#: too (1.65 against 1.82 ms; 128x128x8x8x8 1.20 ms there, but 267 µs at 1024²).
+TILES_GPU_F64: GemmTiles | None = GemmTiles(64, 128, 8, 4, 8)
+TILES_GPU_BATCHED: GemmTiles | None = None
+#: ``TILES_GPU_BATCHED`` applies to batches of matrices whose m and n are at most this.
+BATCHED_SMALL = 256
+
+#: (``config.generation``, the tile knobs' values) as last read: ``plan_settings`` runs on every
+#: matmul call, and these knobs (read once per process) change only with the generation.
+_tile_knobs: tuple[int, tuple[Any, Any, bool]] = (-1, (None, None, True))
+
+
+def tile_knob_values() -> tuple[Any, Any, bool]:
+    """The values of the ``gemm_tiles_f64`` and ``gemm_tiles_batched`` knobs now (None: unset)
+    and of ``gemm_f64_pairs``."""
+    global _tile_knobs
+    gen, values = _tile_knobs
+    if gen != config.generation:
+        gen = config.generation
+        values = (config.value(TILE_KNOB_F64), config.value(TILE_KNOB_BATCHED),
+                  bool(config.value("gemm_f64_pairs")))
+        _tile_knobs = (gen, values)
+    return values
+
+
+def knob_tiles(ctx: Any, acc_type: str, batch: int, m: int = 0, n: int = 0) -> GemmTiles | None:
+    """The tiles a gemm-kernel problem of ``batch`` m x n matrices with accumulator ``acc_type``
+    takes from the tile knobs: ``gemm_tiles_f64`` for f64, ``gemm_tiles_batched`` for f32 with
+    batch > 1; where that knob is unset, on a GPU, ``TILES_GPU_F64`` / ``TILES_GPU_BATCHED`` (the
+    latter for m, n <= BATCHED_SMALL) when set and fitting; else None (``gemm_plan`` chooses).
+    Raises ValueError, naming the knob's variable, for a knob's configuration the kernel cannot
+    run or that needs more workgroup memory than ``ctx``'s adapter has."""
+    f64_shape, batched_shape, _ = tile_knob_values()
+    if acc_type == "f64":
+        shape, name, default = f64_shape, TILE_KNOB_F64, TILES_GPU_F64
+    elif batch > 1:
+        shape, name = batched_shape, TILE_KNOB_BATCHED
+        default = TILES_GPU_BATCHED if max(m, n) <= BATCHED_SMALL else None
+    else:
+        return None
+    if shape is None:
+        if default is None or ctx.is_software or not _fits(ctx, default, 8 if acc_type == "f64" else 4):
+            return None
+        return default
+    env = next(knob.env for knob in config.KNOBS if knob.name == name)
+    tiles = GemmTiles(*shape)
+    try:
+        tiles.check()
+    except ValueError:
+        raise ValueError(f"{env}={'x'.join(map(str, shape))}: the gemm kernel cannot run these tiles "
+                         "(TM, TN 4 or 8; at most 1024 invocations; 1 to 8 fetches of A and of B "
+                         "per invocation and K slice)") from None
+    acc_size = 8 if acc_type == "f64" else 4
+    if not _fits(ctx, tiles, acc_size):
+        limit = int(ctx.limits.get("max-compute-workgroup-storage-size", 16384))
+        raise ValueError(f"{env}={'x'.join(map(str, shape))}: the tiles need "
+                         f"{tiles.workgroup_bytes(acc_size)} bytes of workgroup memory, the adapter "
+                         f"has {limit}")
+    return tiles
+
+
 def choose_splits(tiles: int, k: int) -> int:
     """Splits of the depth ``k`` for a problem of ``tiles`` large-tile workgroups (pure; the
     policy's constants are the module's ``SPLITK_*``): 1 when ``k < SPLITK_MIN_K``, else the
@@ -303,7 +377,8 @@ def clamp_plan(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
 
 def plan_splitk(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
                 splits: int | None, reads: bool = True,
-                tune: autotune.Request | None = None) -> tuple[GemmTiles, int]:
+                tune: autotune.Request | None = None,
+                forced_tiles: GemmTiles | None = None) -> tuple[GemmTiles, int]:
     """``gemm_plan`` for the largest block (m x n x batch, depth k) of an operation, with the
     splits clamped to the depth's tiles and the scratch binding (``max_splits``): ``(tiles,
     splits)``, and ``(gemm_tiles(...), 1)`` whenever that leaves one split or the operation reads
@@ -312,8 +387,17 @@ def plan_splitk(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
     ``tune`` (built by the operations only while ``autotune.enabled()``): with f32 accumulation,
     no ``splits`` and no ``GPUTENSOR_GEMM_SPLITK``, the plan comes from the autotuner
     (``autotune.tuned_plan``: cached, or timed now), clamped the same way. Inside a tuning run the
-    plan it forces (``autotune.forced_plan``) is used as is (clamped)."""
+    plan it forces (``autotune.forced_plan``) is used as is (clamped).
+
+    ``forced_tiles`` (a tile knob's, ``knob_tiles``) replaces the planner's tiles: split only as
+    ``splits`` or ``GPUTENSOR_GEMM_SPLITK`` say (clamped), never tuned."""
     ctx = backend.context
+    if forced_tiles is not None:
+        if splits is None:
+            splits = splitk_override()
+        if not reads or splits is None or splits <= 1:
+            return forced_tiles, 1
+        return clamp_plan(backend, acc_type, m, n, k, batch, forced_tiles, splits)
     if not reads:
         return gemm_tiles(ctx, acc_type, m, n, batch), 1
     forced = autotune.forced_plan()
@@ -370,12 +454,28 @@ def dispatch_gemm_records(backend: Any, kernel: str, types: Mapping[str, str],
             backend.free(scratch)
 
 
+#: Source text of the gemm core's staging layouts by name (``kernel_types``), read once.
+_STAGING: dict[str, str] = {}
+
+
+def staging_source(name: str) -> str:
+    """The text of ``_wgsl/gemm_stage_<name>.wgsl`` ('quads' or 'pairs'), gemm_core's STAGING."""
+    text = _STAGING.get(name)
+    if text is None:
+        text = _STAGING[name] = template_source(f"gemm_stage_{name}")
+    return text
+
+
 def kernel_types(wgsl_type: str) -> dict[str, str]:
-    """Placeholders ENABLE, T and ACC for a storage type ('f16', 'f32' or 'f64')."""
+    """Placeholders ENABLE, T, ACC and STAGING (the staging arrays of gemm_core: vec2 pairs for
+    f64 data while ``gemm_f64_pairs`` is on, else vec4 quads) for a storage type ('f16', 'f32'
+    or 'f64')."""
+    pairs = wgsl_type == "f64" and tile_knob_values()[2]
     return {
         "ENABLE": "enable f16;" if wgsl_type == "f16" else "",
         "T": wgsl_type,
         "ACC": "f64" if wgsl_type == "f64" else "f32",
+        "STAGING": staging_source("pairs" if pairs else "quads"),
     }
 
 
@@ -511,8 +611,9 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     ctx = backend.context
     types = kernel_types(wgsl_type)
     acc_type = types["ACC"]
+    forced_tiles = knob_tiles(ctx, acc_type, batch, m, n)
     tune = None
-    if reads_ab and splits is None and autotune.enabled():
+    if reads_ab and splits is None and forced_tiles is None and autotune.enabled():
         beta_run = 0.0 if beta == 0.0 else 1.0
 
         def run(ptrs: Sequence[int]) -> None:
@@ -527,7 +628,7 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
         triangle = 0  # (the tiles' diagonal is per block: every tile)
     tiles, splits = plan_splitk(backend, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
                                 max(k, 1), min(batch, blocks["batch"]), 1 if triangle else splits, reads_ab,
-                                None if triangle else tune)
+                                None if triangle else tune, forced_tiles)
     defines = {**types, **tiles.defines(), **split_defines(types, splits > 1),
                "TRANS_A": "true" if ta else "false", "TRANS_B": "true" if tb else "false", "TRI": triangle}
     packer = _GEMM_WORDS[acc_type]
@@ -599,8 +700,9 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
 
 def plan_settings() -> tuple[Any, ...]:
     """The settings a kept ``gemm_strided_batched`` plan depends on beside its arguments (the
-    forced split-K count, whether tuning is on): part of every plan key, the callers' too."""
-    return (splitk_override(), autotune.enabled())
+    forced split-K count, whether tuning is on, the tile knobs): part of every plan key, the
+    callers' too."""
+    return (splitk_override(), autotune.enabled(), *tile_knob_values())
 
 
 def planned_call(backend: Any, trans_a: BackendTranspose, trans_b: BackendTranspose, m: int, n: int,
@@ -789,8 +891,9 @@ def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
     acc_type = types["ACC"]
     a_m_fast = abs(sa[1]) <= abs(sa[2])
     b_k_fast = abs(sb[1]) <= abs(sb[2])
+    forced_tiles = knob_tiles(ctx, acc_type, batch, m, n)
     tune = None
-    if reads_ab and splits is None and autotune.enabled():
+    if reads_ab and splits is None and forced_tiles is None and autotune.enabled():
         spans = [strided_span(dims) for dims in (
             [(batch, sa[0]), (m, sa[1]), (k, sa[2])], [(batch, sb[0]), (k, sb[1]), (n, sb[2])],
             [(batch, sc[0]), (m, sc[1]), (n, sc[2])])]
@@ -805,7 +908,8 @@ def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
             "gemm_strided", wgsl_type, (("M" if a_m_fast else "K") + ("K" if b_k_fast else "N"),),
             tuple((hi - lo + 1) * itemsize for lo, hi in spans), run)
     tiles, splits = plan_splitk(backend, acc_type, min(m, blocks["m"]), min(n, blocks["n"]),
-                                max(k, 1), min(batch, blocks["batch"]), splits, reads_ab, tune)
+                                max(k, 1), min(batch, blocks["batch"]), splits, reads_ab, tune,
+                                forced_tiles)
     defines = {**types, **tiles.defines(), **split_defines(types, splits > 1),
                "A_M_FAST": "true" if a_m_fast else "false",
                "B_K_FAST": "true" if b_k_fast else "false"}
@@ -879,6 +983,8 @@ __all__ = [
     "gemm_strided",
     "gemm_strided_batched",
     "gemm_tiles",
+    "knob_tiles",
+    "tile_knob_values",
     "operand_extents",
     "plan_blocks",
     "plan_gemm_blocks",

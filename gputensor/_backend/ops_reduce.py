@@ -89,7 +89,7 @@ from . import config
 from .base import ReduceOp
 from .elementwise import _scalar_load, scalar_words
 from .errors import invalid_argument, unsupported
-from .kernels import library_code
+from .kernels import library_code, snippet
 from .launch import LaunchProgram, Region
 from .ops_elementwise import ArrayOperand, ScalarOperand, merge_dims
 from .plan_cache import PlanCache
@@ -438,16 +438,11 @@ def _wrap(t: StorageType) -> str:
 def _store_snippet(t: StorageType) -> tuple[str, str]:
     """(array element type, body of ``store_dst(i, x)``) for destination dtype ``t``."""
     if not t.packed:
-        return t.array, "dst[i] = x;"
-    bits = "f16_bits(x)" if t.name == "float16" else t.bits_expr("x")
+        return t.array, snippet("reduce/store")
     width = 32 // t.lanes
-    shift = t.lanes.bit_length() - 1
-    body = (
-        f"let sh = (i & {t.lanes - 1}u) * {width}u;\n"
-        f"    let w = i >> {shift}u;\n"
-        f"    atomicAnd(&dst[w], ~({(1 << width) - 1}u << sh));\n"
-        f"    atomicOr(&dst[w], ({bits}) << sh);"
-    )
+    body = snippet("reduce/store_lane", {
+        "LANE_MASK": t.lanes - 1, "WIDTH": width, "SHIFT": t.lanes.bit_length() - 1, "MASK": (1 << width) - 1,
+        "BITS": "f16_bits(x)" if t.name == "float16" else t.bits_expr("x")})
     return "atomic<u32>", body
 
 
@@ -522,7 +517,7 @@ class _Types:
             if src.name != self.acc.name and wrap != "x":
                 to_acc = f"acc_wrap({to_acc})"
         if out_partial:  # the partial values are bound as the destination
-            dst_array, dst_compute, store = sh, sh, "dst[i] = x;"
+            dst_array, dst_compute, store = sh, sh, snippet("reduce/store")
         else:
             dst_compute = self.dst.compute
             dst_array, store = _store_snippet(self.dst)
@@ -542,15 +537,15 @@ class _Types:
             "IS_NAN": self.acc.is_nan("x"),
             "TO_SH": "select(0u, 1u, x)" if acc_c == "bool" else "x",
             "FROM_SH": from_sh,
-            "LOAD_PARTIAL": "return from_sh(src[i]);" if in_partial else "return to_acc(load_src(i));",
-            "STORE_PARTIAL": "dst[i] = to_sh(x);" if out_partial else "",
+            "LOAD_PARTIAL": snippet("reduce/load_partial" if in_partial else "reduce/load_partial_source"),
+            "STORE_PARTIAL": snippet("reduce/store_partial") if out_partial else "",
             "PROLOGUE": "",
             "PARAMS_EXT": "",
         }
         if prologue is not None and not in_partial:
             d["LOAD_SRC"] = "fused_src(i)"
             d["PROLOGUE"] = prologue.code
-            d["PARAMS_EXT"] = f"    ext: array<vec4<u32>, {max(1, -(-prologue.n_words // 4))}>,"
+            d["PARAMS_EXT"] = snippet("reduce/params_ext", {"WORDS": max(1, -(-prologue.n_words // 4))})
         spec.kind.defines(self, d, kind, acc_c, dst_compute)
         return d
 
@@ -561,11 +556,10 @@ class _Types:
         vectors, and ``load_vec(v)``); off (``width`` 0): a stub that only type-checks."""
         if width <= 0 or _not_vector(compute):
             vec_t = f"array<{compute}, 4>" if _not_vector(compute) else f"vec4<{compute}>"
-            code = f"fn load_vec(v: u32) -> {vec_t} {{\n    return {vec_t}();\n}}"
+            code = snippet("reduce/load_vec_stub", {"VEC_T": vec_t})
             return {"VEC": "false", "VW": 4, "VU": 1, "VEC_T": vec_t, "VEC_SRC": code}
         vec_t = f"vec{width}<{compute}>"
-        code = (f"@group(0) @binding({binding}) var<storage, read> srcv: array<vec{width}<{self.src.array}>>;\n\n"
-                f"fn load_vec(v: u32) -> {vec_t} {{\n    return srcv[v];\n}}")
+        code = snippet("reduce/load_vec", {"BINDING": binding, "WIDTH": width, "ARRAY": self.src.array, "VEC_T": vec_t})
         return {"VEC": "true", "VW": width, "VU": _knobs().vec4_unroll, "VEC_T": vec_t, "VEC_SRC": code}
 
     def vector_defines(self, width: int, compute: str) -> dict[str, object]:
@@ -587,40 +581,21 @@ class _Types:
             width, unroll = 4, 1
             # (a vector of complex values is no WGSL type: their stub returns an array)
             vec_t = f"array<{compute}, 4>" if _not_vector(compute) else f"vec4<{compute}>"
-            code = f"fn load_vec(v: u32) -> {vec_t} {{\n    return {vec_t}();\n}}"
+            code = snippet("reduce/load_vec_stub", {"VEC_T": vec_t})
         elif not track:
             unroll = _knobs().vec4_unroll
-            code = (f"@group(0) @binding(3) var<storage, read> srcv: array<vec{width}<{self.src.array}>>;\n\n"
-                    f"fn load_vec(v: u32) -> vec{width}<{compute}> {{\n    return srcv[v];\n}}")
+            code = snippet("reduce/load_vec", {"BINDING": 3, "WIDTH": width, "ARRAY": self.src.array,
+                                               "VEC_T": f"vec{width}<{compute}>"})
         else:
             unroll = _knobs().vec4_unroll
-            vec_u, acc_c = f"vec{width}<u32>", self.acc_compute
-            if compute == "f32":
-                vbits, sbits, via = f"bitcast<{vec_u}>(x)", "bitcast<u32>(x)", ""
-            else:  # through f32, which keeps NaN (as acc_is_nan; no 64-bit integers needed)
-                vbits, sbits = f"bitcast<{vec_u}>(vec{width}<f32>(x))", "bitcast<u32>(f32(x))"
-                via = " (as f32, which keeps NaN)"
+            acc_c = self.acc_compute
             lanes = "max(nan_bits.x, nan_bits.y)"
             if width == 4:
                 lanes = "max(max(nan_bits.x, nan_bits.y), max(nan_bits.z, nan_bits.w))"
-            code = (
-                f"@group(0) @binding(3) var<storage, read> srcv: array<vec{width}<{self.src.array}>>;\n\n"
-                f"// NaN tracking (the vector combine `{vcombine}` may drop a NaN operand): per lane, the largest\n"
-                f"// magnitude bits of the values loaded{via}; a NaN's are above 0x7F800000.\n"
-                f"var<private> nan_bits: {vec_u};\n\n"
-                f"fn load_vec(v: u32) -> vec{width}<{compute}> {{\n"
-                f"    let x = srcv[v];\n"
-                f"    nan_bits = max(nan_bits, {vbits} & {vec_u}(0x7FFFFFFFu));\n"
-                f"    return x;\n}}\n\n"
-                f"fn load_src_nan(i: u32) -> {compute} {{\n"
-                f"    let x = load_src(i);\n"
-                f"    nan_bits.x = max(nan_bits.x, {sbits} & 0x7FFFFFFFu);\n"
-                f"    return x;\n}}\n\n"
-                f"// r, or a NaN if one was loaded.\n"
-                f"fn nan_fold(r: {acc_c}) -> {acc_c} {{\n"
-                f"    let m = {lanes};\n"
-                f"    return select(r, {_convert('bitcast<f32>(m)', 'f32', acc_c)}, m > 0x7F800000u);\n}}"
-            )
+            # (f64 through f32, which keeps NaN, as acc_is_nan; no 64-bit integers needed)
+            code = snippet(f"reduce/load_vec_nan_{compute}", {
+                "WIDTH": width, "ARRAY": self.src.array, "VCOMBINE": vcombine, "ACC": acc_c, "LANES": lanes,
+                "NAN": _convert("bitcast<f32>(m)", "f32", acc_c)})
             fold = f"nan_fold({fold})"
         vec_type = f"array<{compute}, 4>" if _not_vector(compute) else f"vec{width}<{compute}>"
         return {"VEC": "true" if on else "false", "VW": width, "VU": unroll, "VEC_SRC": code, "VEC_FOLD": fold,
@@ -713,34 +688,32 @@ def _prologue_code(backend: "WebGpuBackend", prologue: Any, shape: Sequence[int]
         static += [int(n) for n in mshape]
         for st in mstrides[1:]:
             static += [int(v) & 0xFFFFFFFF for v in st]
-        lines.append("    var rem = i;")
+        lines.append(snippet("reduce/prologue_index"))
         for slot in range(n_arr):
-            lines.append(f"    var s{slot} = pro_w({slot}u);")
+            lines.append(snippet("reduce/prologue_slot", {"SLOT": slot, "WORD": slot}))
         for d in range(rank - 1, -1, -1):
             if d > 0:
-                lines.append(f"    let c{d} = rem % pro_w({shape_word + d}u);")
-                lines.append(f"    rem = rem / pro_w({shape_word + d}u);")
+                lines.append(snippet("reduce/prologue_dim", {"D": d, "WORD": shape_word + d}))
             else:
-                lines.append("    let c0 = rem;")
+                lines.append(snippet("reduce/prologue_dim0"))
             for slot in range(n_arr):
-                lines.append(f"    s{slot} += c{d} * pro_w({shape_word + rank * (1 + slot) + d}u);")
+                lines.append(snippet("reduce/prologue_stride",
+                                     {"SLOT": slot, "D": d, "WORD": shape_word + rank * (1 + slot) + d}))
     for slot, (k, op) in enumerate(arrays):
         t = storage_type(op.dtype)
-        bindings.append(f"@group(0) @binding({first_binding + slot}) var<storage, read> leaf{slot}: array<{t.array}>;")
+        bindings.append(snippet("reduce/prologue_binding", {"BINDING": first_binding + slot, "SLOT": slot,
+                                                            "ARRAY": t.array}))
         index = f"pro_w({slot}u) + i" if linear else f"s{slot}"
-        lines.append(f"    let x{k} = {t.load_expr(f'leaf{slot}', index)};")
+        lines.append(snippet("reduce/prologue_value", {"K": k, "VALUE": t.load_expr(f"leaf{slot}", index)}))
     word = n_arr + len(static)
     for k, dtype in scalars:
         t = storage_type(dtype)
-        lines.append(f"    let x{k} = {_scalar_load(t, word, 'pro_w')};")
+        lines.append(snippet("reduce/prologue_value", {"K": k, "VALUE": _scalar_load(t, word, "pro_w")}))
         word += 2 if t.itemsize == 8 else 1
     if prologue.lets:
         lines.append(prologue.lets)
-    lines.append(f"    return {prologue.expr};")
-    functions = (
-        "fn pro_w(i: u32) -> u32 {\n    return params.ext[i >> 2u][i & 3u];\n}\n\n"
-        f"fn fused_src(i: u32) -> {src.compute} {{\n" + "\n".join(lines) + "\n}"
-    )
+    lines.append(snippet("reduce/prologue_return", {"EXPR": prologue.expr}))
+    functions = snippet("reduce/prologue", {"COMPUTE": src.compute, "BODY": "\n".join(lines)})
     code = "\n".join(bindings) + "\n\n" + library_code(functions) + "\n\n" + functions
     return _PrologueCode(code, word, tuple(info), tuple(static), tuple(scalars))
 

@@ -38,7 +38,7 @@ from typing import Any
 from dataclasses import dataclass
 
 from .elementwise import scalar_words, store_round
-from .kernels import library_code
+from .kernels import library_code, snippet
 from .ops_rows import plan_rows
 from .wgsl_types import convert, emulating_int64, storage_type
 
@@ -179,21 +179,29 @@ def _function_source(name: str, fn: RowFunction, spec: RowFusionSpec) -> str:
             types.append(_compute(spec.hoisted[k][1]))
         else:
             types.append(_compute(spec.scalars[k]))
-    params = ", ".join(f"x{i}: {t}" for i, t in enumerate(types))
-    body = (fn.lets + "\n") if fn.lets else ""
-    return f"fn {name}({params}) -> {fn.expr_type} {{\n{body}    return {fn.expr};\n}}\n"
+    params = ", ".join(snippet("row_fusion/param", {"I": i, "TYPE": t}) for i, t in enumerate(types))
+    return snippet("row_fusion/function", {"NAME": name, "PARAMS": params, "TYPE": fn.expr_type,
+                                           "LETS": (fn.lets + "\n") if fn.lets else "", "EXPR": fn.expr}) + "\n"
 
 
 def _store_source(slot: int, dtype: str) -> str:
     st = storage_type(dtype)
     if not st.packed:
-        return f"fn st{slot}(i: u32, v: {st.compute}) {{ A{slot}[i] = {st.array}(v); }}\n"
+        return snippet("row_fusion/store", {"A": slot, "COMPUTE": st.compute, "ARRAY": st.array}) + "\n"
     bits = 32 // st.lanes
-    mask = (1 << bits) - 1
-    return (f"fn st{slot}(i: u32, v: {st.compute}) {{\n"
-            f"    let sh = (i % {st.lanes}u) * {bits}u;\n"
-            f"    atomicAnd(&A{slot}[i / {st.lanes}u], ~({mask}u << sh));\n"
-            f"    atomicOr(&A{slot}[i / {st.lanes}u], {st.bits_expr('v')} << sh);\n}}\n")
+    return snippet("row_fusion/store_packed", {"A": slot, "COMPUTE": st.compute, "LANES": st.lanes, "BITS": bits,
+                                               "MASK": (1 << bits) - 1, "LANE": st.bits_expr("v")}) + "\n"
+
+
+def _indented(prefix: str, statements: Sequence[str]) -> str:
+    """The lines of ``statements`` (snippets), each line after ``prefix``."""
+    return "\n".join(prefix + line for s in statements for line in s.split("\n"))
+
+
+def _block(name: str, defines: dict[str, object], prefix: str, statements: Sequence[str]) -> str:
+    """The snippet ``name`` whose line ``{{BODY}}`` holds ``statements`` after ``prefix`` (no
+    line at all for none)."""
+    return snippet(name, {**defines, "BODY": _indented(prefix, statements)})
 
 
 def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
@@ -203,7 +211,8 @@ def row_fusion_defines(spec: RowFusionSpec) -> dict[str, object]:
 
 @functools.lru_cache(maxsize=512)
 def _row_fusion_defines(spec: RowFusionSpec, int64_emulated: bool) -> dict[str, object]:
-    """The placeholders of ``row_fusion.wgsl`` for ``spec`` (cached: treat as read-only)."""
+    """The placeholders of ``row_fusion.wgsl`` for ``spec`` (cached: treat as read-only),
+    assembled from the snippets of ``_wgsl/row_fusion/``."""
     acc = spec.acc
     n_arrays = len(spec.arrays)
     bindings, helpers = [], []
@@ -216,17 +225,17 @@ def _row_fusion_defines(spec: RowFusionSpec, int64_emulated: bool) -> dict[str, 
                 raise AssertionError("vector units are float32 only")
             elem = "vec4<f32>"
         access = "read_write" if written else "read"
-        bindings.append(f"@group(0) @binding({a + 1}) var<storage, {access}> A{a}: array<{elem}>;")
+        bindings.append(snippet("row_fusion/binding", {"BINDING": a + 1, "ACCESS": access, "A": a, "ELEM": elem}))
         if vec[a] and written:
-            helpers.append(f"fn stv{a}(i: u32, v: vec4<f32>) {{ A{a}[i >> 2u] = v; }}\n")
+            helpers.append(snippet("row_fusion/store_vec", {"A": a}) + "\n")
         elif vec[a]:
-            helpers.append(f"fn ldv{a}(i: u32) -> vec4<f32> {{ return A{a}[i >> 2u]; }}\n"
-                           f"fn ld{a}(i: u32) -> f32 {{ return A{a}[i >> 2u][i & 3u]; }}\n")
+            helpers.append(snippet("row_fusion/load_vec", {"A": a}) + "\n")
         elif written:
             if not (spec.word_store and a == spec.dst):
                 helpers.append(_store_source(a, dtype))
         else:
-            helpers.append(f"fn ld{a}(i: u32) -> {st.compute} {{ return {st.load_expr(f'A{a}', 'i')}; }}\n")
+            helpers.append(snippet("row_fusion/load", {"A": a, "COMPUTE": st.compute,
+                                                       "LOAD": st.load_expr(f"A{a}", "i")}) + "\n")
     for k, stat in enumerate(spec.stats):
         helpers.append(_function_source(f"stat{k}", stat.fn, spec))
     for k, (fn, _) in enumerate(spec.hoisted):
@@ -238,33 +247,28 @@ def _row_fusion_defines(spec: RowFusionSpec, int64_emulated: bool) -> dict[str, 
     scalar_word = _HEAD + _PER_ARRAY * n_arrays
     for q, dtype in enumerate(spec.scalars):
         st = storage_type(dtype)
-        lines.append(f"    let p{q} = {st.param_load(scalar_word)};")
+        lines.append(snippet("row_fusion/scalar", {"Q": q, "VALUE": st.param_load(scalar_word)}))
         scalar_word += 2 if st.itemsize == 8 else 1
     # each operand's element index of the row's element 0
-    lines.append("    var rem = select(0u, row, live);")
+    lines.append(snippet("row_fusion/row_index"))
     for a in range(n_arrays):
-        lines.append(f"    var o{a} = P({_HEAD + _PER_ARRAY * a}u);")
-    lines.append("    for (var d = P(2u) - 1u; d > 0u; d--) {")
-    lines.append("        let extent = P(4u + d);")
-    lines.append("        let i = rem % extent;")
-    lines.append("        rem = rem / extent;")
+        lines.append(snippet("row_fusion/offset_start", {"A": a, "WORD": _HEAD + _PER_ARRAY * a}))
+    lines.append(snippet("row_fusion/dims", {"TERMS": "\n".join(
+        snippet("row_fusion/dim_term", {"A": a, "WORD": _HEAD + _PER_ARRAY * a + 2}) for a in range(n_arrays))}))
     for a in range(n_arrays):
-        lines.append(f"        o{a} += i * P({_HEAD + _PER_ARRAY * a + 2}u + d);")
-    lines.append("    }")
-    for a in range(n_arrays):
-        lines.append(f"    o{a} += rem * P({_HEAD + _PER_ARRAY * a + 2}u);")
-        lines.append(f"    let step{a} = P({_HEAD + _PER_ARRAY * a + 1}u);")
+        lines.append(snippet("row_fusion/offset_first", {"A": a, "WORD": _HEAD + _PER_ARRAY * a + 2,
+                                                         "STEP_WORD": _HEAD + _PER_ARRAY * a + 1}))
     reads = [a for a, (_, _, written) in enumerate(spec.arrays) if not written]
     varying = [a for a in reads if spec.arrays[a][1]]
     # operands constant along the row: one load per row
     for a in reads:
         if a not in varying:
-            lines.append(f"    let r{a} = ld{a}(o{a});")
+            lines.append(snippet("row_fusion/row_constant", {"A": a}))
     L = spec.lanes  # elements per unit: lane t takes units t, t + TPR, ... of L elements
     if spec.cached:
         for a in varying:
-            t = _compute(spec.arrays[a][0])
-            lines.append(f"    var c{a}: array<{t}, {spec.vpt * L}>;")
+            lines.append(snippet("row_fusion/cache", {"A": a, "TYPE": _compute(spec.arrays[a][0]),
+                                                      "N": spec.vpt * L}))
 
     def value_at(a: int, e: int) -> str:
         if a not in varying:
@@ -276,69 +280,69 @@ def _row_fusion_defines(spec: RowFusionSpec, int64_emulated: bool) -> dict[str, 
     full = spec.cached and spec.full
 
     def loop(body: Any, word: str = "", store: bool = False, pre: Sequence[str] = (),
-             word_init: str = "var w = 0u;") -> list[str]:
+             word_init: str = "") -> list[str]:
         """Per unit of the lane, per element e of it (j its index in the row, j < n):
-        ``body(e)``; ``pre`` runs before a unit's elements (of a unit inside the row: rows of
-        vector units hold whole units), ``word`` after them (u the unit's index). Full rows: no
-        bounds checks, stores (``store``, ``word``) of live rows only (the lanes of a row past
-        the end read row 0)."""
-        if spec.cached:
-            out = ["    //#unroll", "    for (var c = 0u; c < VPT; c++) {", "        let u = c * TPR + t;"]
-        else:
-            out = [f"    for (var u = t; u * {L}u < n; u += TPR) {{"]
+        ``body(e)`` (statement snippets); ``pre`` runs before a unit's elements (of a unit
+        inside the row: rows of vector units hold whole units), ``word`` after them (u the
+        unit's index). Full rows: no bounds checks, stores (``store``, ``word``) of live rows
+        only (the lanes of a row past the end read row 0)."""
+        parts = []
         if pre:
             if full:
-                out += ["        " + line for line in pre]
+                parts.append(_indented("        ", pre))
             else:
-                out += [f"        if (u * {L}u < n) {{"] + ["            " + line for line in pre] + ["        }"]
+                parts.append(snippet("row_fusion/unit_guard", {"L": L, "BODY": _indented("            ", pre)}))
         if word:
-            out.append("        " + word_init)
+            parts.append("        " + (word_init or snippet("row_fusion/word_init")))
         for e in range(L):
             guard = ("live" if store else "") if full else "j < n"
-            out += [f"        {{ let j = u * {L}u + {e}u;"]
             if guard:
-                out += [f"            if ({guard}) {{"] + ["                " + b for b in body(e)] + ["            }"]
+                inner = [_block("row_fusion/element_guard", {"GUARD": guard}, "                ", body(e))]
             else:
-                out += ["            " + b for b in body(e)]
-            out += ["        }"]
+                inner = [_indented("            ", body(e))] if body(e) else []
+            parts.append(_block("row_fusion/element_block", {"L": L, "E": e}, "", inner))
         if word:
-            out.append(f"        if ({'live' if full else f'u * {L}u < n'}) {{ {word} }}")
-        return out + ["    }"]
+            parts.append(snippet("row_fusion/unit_end", {"COND": "live" if full else f"u * {L}u < n", "WORD": word}))
+        if spec.cached:
+            return [snippet("row_fusion/unit_loop_cached", {"BODY": "\n".join(parts)})]
+        return [snippet("row_fusion/unit_loop", {"L": L, "BODY": "\n".join(parts)})]
 
     if spec.cached:
         vec_reads = [a for a in varying if vec[a]]
         pre = []
         for a in vec_reads:
-            pre.append(f"let q{a} = ldv{a}(o{a} + u * 4u);")
-            pre += [f"c{a}[c * 4u + {e}u] = q{a}[{e}u];" for e in range(4)]
-        lines += loop(lambda e: [f"c{a}[c * {L}u + {e}u] = ld{a}(o{a} + j * step{a});"
+            pre.append(snippet("row_fusion/cache_load_vec", {"A": a}))
+            pre += [snippet("row_fusion/cache_lane", {"A": a, "E": e}) for e in range(4)]
+        lines += loop(lambda e: [snippet("row_fusion/cache_load", {"A": a, "L": L, "E": e})
                                  for a in varying if not vec[a]], pre=pre)
     for k, stat in enumerate(spec.stats):
         kind = _KINDS[stat.kind]
-        lines.append(f"    var acc{k} = {_identity(stat.kind, acc)};")
+        lines.append(snippet("row_fusion/acc", {"K": k, "IDENTITY": _identity(stat.kind, acc)}))
 
         if stat.keep:
-            lines.append(f"    var v{k}: array<{stat.fn.expr_type}, {spec.vpt * L}>;")
+            lines.append(snippet("row_fusion/keep", {"K": k, "TYPE": stat.fn.expr_type, "N": spec.vpt * L}))
 
         def accumulate(e: int, k: int = k, stat: RowStat = stat, kind: int = kind) -> list[str]:
             values = {a: value_at(a, e) for a in reads}
             call = f"stat{k}({_arg_values(stat.fn, values)})"
             if stat.keep:
                 index = f"c * {L}u + {e}u"
-                return [f"v{k}[{index}] = {call};",
-                        f"acc{k} = combine(acc{k}, {convert(f'v{k}[{index}]', stat.fn.expr_type, acc)}, {kind}u);"]
-            return [f"acc{k} = combine(acc{k}, {convert(call, stat.fn.expr_type, acc)}, {kind}u);"]
+                return [snippet("row_fusion/accumulate_keep", {
+                    "K": k, "INDEX": index, "CALL": call, "KIND": kind,
+                    "VALUE": convert(f"v{k}[{index}]", stat.fn.expr_type, acc)})]
+            return [snippet("row_fusion/accumulate", {"K": k, "VALUE": convert(call, stat.fn.expr_type, acc),
+                                                      "KIND": kind})]
 
         lines += loop(accumulate)
-        lines.append(f"    let red{k} = row_reduce(acc{k}, lid, slot, t, {kind}u);")
+        lines.append(snippet("row_fusion/reduce", {"K": k, "KIND": kind}))
         total = f"(red{k} / {acc}(P(1u)))" if stat.kind == "mean" else f"red{k}"
         value = store_round(convert(total, acc, _compute(stat.dtype)), stat.dtype)
-        lines.append(f"    let s{k} = {value};")
+        lines.append(snippet("row_fusion/stat", {"K": k, "VALUE": value}))
         if stat.out >= 0:
-            lines.append(f"    if (live && t == 0u) {{ st{stat.out}(o{stat.out}, s{k}); }}")
+            lines.append(snippet("row_fusion/store_row", {"A": stat.out, "VALUE": f"s{k}"}))
     for k, (fn, dtype) in enumerate(spec.hoisted):  # the output's parts constant along the row
         call = f"hoist{k}({_arg_values(fn, {a: f'r{a}' for a in reads if a not in varying})})"
-        lines.append(f"    let h{k} = {convert(call, fn.expr_type, _compute(dtype))};")
+        lines.append(snippet("row_fusion/hoisted", {"K": k, "VALUE": convert(call, fn.expr_type, _compute(dtype))}))
     dst_st = storage_type(spec.arrays[spec.dst][0])
     dst_t = dst_st.compute
     d = spec.dst
@@ -351,16 +355,17 @@ def _row_fusion_defines(spec: RowFusionSpec, int64_emulated: bool) -> dict[str, 
     if spec.per_row:
         row_values = {a: (f"r{a}" if a not in varying else f"ld{a}(o{a})") for a in reads}
         value = convert(f"root({_arg_values(spec.root, row_values)})", spec.root.expr_type, dst_t)
-        lines.append(f"    if (live && t == 0u) {{ st{d}(o{d}, {value}); }}")
+        lines.append(snippet("row_fusion/store_row", {"A": d, "VALUE": value}))
     elif spec.word_store:  # whole u32 words of a packed output: lane bits gathered per unit
         bits = 32 // L
-        lines += loop(lambda e: [f"w = w | ({dst_st.bits_expr(output(e))} << {e * bits}u);"],
-                      word=f"A{d}[o{d} / {L}u + u] = w;")
+        lines += loop(lambda e: [snippet("row_fusion/word_lane", {"BITS": dst_st.bits_expr(output(e)),
+                                                                  "SHIFT": e * bits})],
+                      word=snippet("row_fusion/word_store", {"A": d, "L": L}))
     elif vec[d]:  # vector units of a float32 output: one store per unit
-        lines += loop(lambda e: [f"wv[{e}u] = {output(e)};"], word=f"stv{d}(o{d} + u * 4u, wv);",
-                      word_init="var wv = vec4<f32>();")
+        lines += loop(lambda e: [snippet("row_fusion/vec_lane", {"E": e, "VALUE": output(e)})],
+                      word=snippet("row_fusion/vec_store", {"A": d}), word_init=snippet("row_fusion/vec_init"))
     else:
-        lines += loop(lambda e: [f"st{d}(o{d} + j * step{d}, {output(e)});"], store=True)
+        lines += loop(lambda e: [snippet("row_fusion/store_element", {"A": d, "VALUE": output(e)})], store=True)
     body = "\n".join(lines)
     infs = storage_type("float64" if acc == "f64" else "float32")
     return {

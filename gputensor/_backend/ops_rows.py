@@ -132,98 +132,34 @@ def _reduce_parts(tpr: int) -> int:
     return 1 << (tpr.bit_length() - 1) // 2
 
 
-#: WGSL of ``row_f16x2(a, b) -> u32``: two f32 values rounded to float16 and packed in one word
-#: (a in the low half), per ``rows_f16_store``: 'exact' (``ew_f16_bits_f32``, integer
-#: round-to-nearest-even) or 'pack' (the ``pack2x16float`` builtin; WGSL leaves conversions out
-#: of float16's range open, so magnitudes from 65520 on, which round past the largest float16,
-#: are made infinities on their bits).
-_F16X2 = {
-    "exact": "fn row_f16x2(a: f32, b: f32) -> u32 { return ew_f16_bits_f32(a) | (ew_f16_bits_f32(b) << 16u); }\n",
-    "pack": ("fn row_f16x2(a: f32, b: f32) -> u32 {\n"
-             "    let v = vec2<f32>(a, b);\n"
-             "    let over = abs(v) >= vec2<f32>(65520.0);\n"
-             "    let packed = pack2x16float(select(v, vec2<f32>(0.0), over));\n"
-             "    let signs = (bitcast<vec2<u32>>(v) >> vec2<u32>(16u)) & vec2<u32>(0x8000u);\n"
-             "    let h = select(vec2<u32>(packed & 0xFFFFu, packed >> 16u), signs | vec2<u32>(0x7C00u), over);\n"
-             "    return h.x | (h.y << 16u);\n}\n"),
-}
+#: The snippet of ``row_f16x2(a, b) -> u32`` per ``rows_f16_store``: 'exact' or 'pack' (see
+#: ``_wgsl/row_ops/f16x2_*.wgsl``).
+_F16X2 = {"exact": "row_ops/f16x2_exact", "pack": "row_ops/f16x2_pack"}
 
 
 def _pair_source(name: str, storage: str, pair: bool, write: bool, array: str) -> str:
     """WGSL of ``ld<name>8(i) -> Pair`` / ``st<name>8(i, p)`` (8 elements from a multiple of 8):
     one 16-byte access of float16 data with ``pair`` (the binding is an array of vec4<u32>),
     else two 4-element accessors."""
-    b = array
-    if not pair:
-        if write:
-            return f"fn st{name}8(i: u32, p: Pair) {{ st{name}4(i, p.lo); st{name}4(i + 4u, p.hi); }}\n"
-        return f"fn ld{name}8(i: u32) -> Pair {{ return Pair(ld{name}4(i), ld{name}4(i + 4u)); }}\n"
-    if storage != "f16":
+    if pair and storage != "f16":
         raise AssertionError("paired units are float16 only")
-    if write:
-        return (f"fn st{name}8(i: u32, p: Pair) {{\n"
-                f"    {b}[i >> 3u] = vec4<u32>(row_f16x2(f32(p.lo.x), f32(p.lo.y)),\n"
-                f"        row_f16x2(f32(p.lo.z), f32(p.lo.w)),\n"
-                f"        row_f16x2(f32(p.hi.x), f32(p.hi.y)),\n"
-                f"        row_f16x2(f32(p.hi.z), f32(p.hi.w)));\n}}\n")
-    return (f"fn ld{name}8(i: u32) -> Pair {{\n"
-            f"    let w = {b}[i >> 3u];\n"
-            f"    let a = unpack2x16float(w.x);\n    let c = unpack2x16float(w.y);\n"
-            f"    let d = unpack2x16float(w.z);\n    let e = unpack2x16float(w.w);\n"
-            f"    return Pair(vec4<T>(T(a.x), T(a.y), T(c.x), T(c.y)), vec4<T>(T(d.x), T(d.y), T(e.x), T(e.y)));\n}}\n")
+    part = ("store8" if write else "load8") + ("_pair" if pair else "")
+    defines = {"NAME": name, "B": array} if pair else {"NAME": name}
+    return kernels.snippet(f"row_ops/{part}", defines) + "\n"
 
 
 def _loader_source(name: str, storage: str, vec: bool, write: bool, array: str, pair: bool = False) -> str:
     """WGSL of one binding's accessor: ``ld<name>(i) -> T`` / ``ld<name>4(i) -> vec4<T>`` for
     reads, ``st<name>(i, v)`` / ``st<name>4(i, v)`` for writes (element indices; quads at
     multiples of 4), for ``storage`` 'f16' (packed u32 words), 'f32' or 'f64'."""
-    b = array
+    defines = {"NAME": name, "B": array}
     if pair:
-        if write:
-            return (f"fn st{name}4(i: u32, v: vec4<T>) {{\n"
-                    f"    let k = (i >> 2u) & 1u;\n"
-                    f"    {b}[i >> 3u][2u * k] = row_f16x2(f32(v.x), f32(v.y));\n"
-                    f"    {b}[i >> 3u][2u * k + 1u] = row_f16x2(f32(v.z), f32(v.w));\n}}\n"
-                    f"fn st{name}(i: u32, v: T) {{ }}\n")
-        return (f"fn ld{name}4(i: u32) -> vec4<T> {{\n"
-                f"    let w = {b}[i >> 3u];\n"
-                f"    let h = select(w.xy, w.zw, ((i >> 2u) & 1u) == 1u);\n"
-                f"    let lo = unpack2x16float(h.x);\n    let hi = unpack2x16float(h.y);\n"
-                f"    return vec4<T>(T(lo.x), T(lo.y), T(hi.x), T(hi.y));\n}}\n"
-                f"fn ld{name}(i: u32) -> T {{ return T(0); }}\n")
-    if not write:
-        if storage == "f16":
-            if vec:
-                return (f"fn ld{name}4(i: u32) -> vec4<T> {{\n"
-                        f"    let w = {b}[i >> 2u];\n"
-                        f"    let lo = unpack2x16float(w.x);\n    let hi = unpack2x16float(w.y);\n"
-                        f"    return vec4<T>(T(lo.x), T(lo.y), T(hi.x), T(hi.y));\n}}\n"
-                        f"fn ld{name}(i: u32) -> T {{ return T(0); }}\n")
-            return (f"fn ld{name}(i: u32) -> T {{ return T(unpack2x16float({b}[i >> 1u])[i & 1u]); }}\n"
-                    f"fn ld{name}4(i: u32) -> vec4<T> {{ return vec4<T>(T(0)); }}\n")
-        if vec:
-            return (f"fn ld{name}4(i: u32) -> vec4<T> {{ return vec4<T>({b}[i >> 2u]); }}\n"
-                    f"fn ld{name}(i: u32) -> T {{ return T(0); }}\n")
-        return (f"fn ld{name}(i: u32) -> T {{ return T({b}[i]); }}\n"
-                f"fn ld{name}4(i: u32) -> vec4<T> {{ return vec4<T>(T(0)); }}\n")
-    if storage == "f16":
-        if not vec:  # one half of a word: swapped in atomically (the binding is atomic<u32>)
-            return (f"fn st{name}(i: u32, v: T) {{\n"
-                    f"    let w = i >> 1u;\n    let sh = (i & 1u) * 16u;\n"
-                    f"    let bits = (row_f16x2(f32(v), 0.0) & 0xFFFFu) << sh;\n"
-                    f"    let keep = ~(0xFFFFu << sh);\n    var old = atomicLoad(&{b}[w]);\n"
-                    f"    loop {{\n        let r = atomicCompareExchangeWeak(&{b}[w], old, (old & keep) | bits);\n"
-                    f"        if (r.exchanged) {{ break; }}\n        old = r.old_value;\n    }}\n}}\n"
-                    f"fn st{name}4(i: u32, v: vec4<T>) {{ }}\n")
-        return (f"fn st{name}4(i: u32, v: vec4<T>) {{\n"
-                f"    {b}[i >> 2u] = vec2<u32>(row_f16x2(f32(v.x), f32(v.y)),\n"
-                f"                          row_f16x2(f32(v.z), f32(v.w)));\n}}\n"
-                f"fn st{name}(i: u32, v: T) {{ }}\n")
-    if vec:
-        return (f"fn st{name}4(i: u32, v: vec4<T>) {{ {b}[i >> 2u] = vec4<{storage}>(v); }}\n"
-                f"fn st{name}(i: u32, v: T) {{ }}\n")
-    return (f"fn st{name}(i: u32, v: T) {{ {b}[i] = {storage}(v); }}\n"
-            f"fn st{name}4(i: u32, v: vec4<T>) {{ }}\n")
+        part = "store_pair" if write else "load_pair"
+    else:
+        part = ("store" if write else "load") + ("_f16" if storage == "f16" else "") + ("_vec" if vec else "")
+        if write and storage != "f16":
+            defines["STORAGE"] = storage
+    return kernels.snippet(f"row_ops/{part}", defines) + "\n"
 
 
 def _array_type(storage: str, vec: bool) -> str:
@@ -232,10 +168,6 @@ def _array_type(storage: str, vec: bool) -> str:
     return f"vec4<{storage}>" if vec else storage
 
 
-_MATH = {
-    "f32": "fn row_exp(x: f32) -> f32 { return exp(x); }\nfn row_log(x: f32) -> f32 { return log_f32(x); }\n",
-    "f64": "fn row_exp(x: f64) -> f64 { return exp_f64(x); }\nfn row_log(x: f64) -> f64 { return log_f64(x); }\n",
-}
 _NEG_INF = {"f32": f"{F32_BITS}(0xff800000u)", "f64": "bitcast<f64>(0xfff0000000000000lu)"}
 
 
@@ -256,8 +188,8 @@ def row_defines(op: str, x_storage: str, y_storage: str, w_storage: str, plan: R
                + _loader_source("b", w_storage, w_vec, False, "B", w_pair)
                + _pair_source("w", w_storage, w_pair, False, "W") + _pair_source("b", w_storage, w_pair, False, "B"))
     if y_storage == "f16":
-        loaders = _F16X2[f16_store] + loaders
-    math_code = _MATH[compute]
+        loaders = kernels.snippet(_F16X2[f16_store]) + "\n" + loaders
+    math_code = kernels.snippet(f"row_ops/math_{compute}") + "\n"
     library = kernels.library_code(math_code + loaders)
     return {
         "ENABLE": "",

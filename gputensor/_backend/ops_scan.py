@@ -76,7 +76,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import invalid_argument, unsupported
-from .kernels import library_code
+from .kernels import library_code, snippet
 from .launch import LaunchProgram, Region
 from .layout import block_starts, merge_dims, plan_blocks, strided_extent, strided_span
 from .plan_cache import PlanCache
@@ -202,20 +202,9 @@ def chunk_length(n: int, total_rows: int) -> int:
 
 
 # ---- kernel specialisation ---------------------------------------------------------------------
-_PLAIN_STORE = "    dst[i] = {value};"
-_LANE_STORE = (
-    "    let sh = (i % {lanes}u) * {bits}u;\n"
-    "    atomicAnd(&dst[i / {lanes}u], ~({mask}u << sh));\n"
-    "    atomicOr(&dst[i / {lanes}u], {lane_bits} << sh);"
-)
 #: Element i of an operand bound as array<vec4<T>>.
 _VEC_ELEMENT = "{buf}[(i) >> 2u][(i) & 3u]"
 _LANES = "xyzw"
-
-
-def _vector(values: Sequence[str], array: str) -> str:
-    """A vec4<array> of four lane expressions."""
-    return f"vec4<{array}>({', '.join(values)})"
 
 
 @functools.lru_cache(maxsize=256)
@@ -226,40 +215,41 @@ def _defines(op: str, mode: int, phase: int, carry: int, src: StorageType, dst: 
     is bound to aux there)."""
     expr, ident, elementwise = OPS[op]
     vector = mode == MODE_VECTOR
-    vec_decl, combine4, splat = "alias vec_t = vec4<acc_t>;", expr, "vec_t(x)"
+    vec_decl, combine4, splat = snippet("scan/vec_alias"), expr, snippet("scan/splat4_vector")
     if acc.emulated:
         expr = expression(elementwise, acc.compute).replace("x0", "a").replace("x1", "b")
-        vec_decl = "struct vec_t { x: acc_t, y: acc_t, z: acc_t, w: acc_t }"
-        combine4 = "vec_t(" + ", ".join(f"combine(a.{c}, b.{c})" for c in _LANES) + ")"
-        splat = "vec_t(x, x, x, x)"
+        vec_decl, combine4, splat = snippet("scan/vec_struct"), snippet("scan/combine4"), snippet("scan/splat4")
     value = convert("v", acc.compute, dst.compute)
     if dst.packed:
         lane = 32 // dst.lanes
-        store = _LANE_STORE.format(lanes=dst.lanes, bits=lane, mask=(1 << lane) - 1,
-                                   lane_bits=dst.bits_expr(value))
+        store = snippet("scan/store_lane", {"LANES": dst.lanes, "BITS": lane, "MASK": (1 << lane) - 1,
+                                            "LANE_BITS": dst.bits_expr(value)})
         dst_array = "atomic<u32>"
     elif vec_store:
-        store = f"    {_VEC_ELEMENT.format(buf='dst')} = {value};"
+        store = snippet("scan/store_vec_element", {"VALUE": value})
         dst_array = f"vec4<{dst.array}>"
     else:
-        store = _PLAIN_STORE.format(value=value)
+        store = snippet("scan/store", {"VALUE": value})
         dst_array = dst.array
     if vector:
         src_array = f"vec4<{src.array}>"
         load = convert(_VEC_ELEMENT.format(buf="src"), src.compute, acc.compute)
         if src.compute == acc.compute:
-            load_vec = "    return src[k];"
+            load_vec = snippet("scan/load_vec")
         else:
-            load_vec = "    let w = src[k];\n    return " + _vector(
-                [convert(f"w.{c}", src.compute, acc.compute) for c in _LANES], acc.compute) + ";"
+            load_vec = snippet("scan/load_vec_convert", {
+                "ACC": acc.compute, **{c.upper(): convert(f"w.{c}", src.compute, acc.compute) for c in _LANES}})
     else:
         src_array = src.array
         load = convert(src.load_expr("src", "i"), src.compute, acc.compute)
-        load_vec = "    return splat4(identity());"
+        load_vec = snippet("scan/load_vec_identity")
     store_vec = ""
     if vec_store:
-        lanes = [convert(f"v.{c}", acc.compute, dst.compute) for c in _LANES]
-        store_vec = "    dst[k] = " + ("v" if dst.compute == acc.compute else _vector(lanes, dst.array)) + ";"
+        if dst.compute == acc.compute:
+            store_vec = snippet("scan/store_vec")
+        else:
+            store_vec = snippet("scan/store_vec_convert", {
+                "DST": dst.array, **{c.upper(): convert(f"v.{c}", acc.compute, dst.compute) for c in _LANES}})
     wg, items, rake = WG, ITEMS, RAKE
     if vector:
         wg, items, rake = VECTOR_WG, VECTOR_STEP // VECTOR_WG, RAKE_V

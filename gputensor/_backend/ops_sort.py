@@ -1,10 +1,10 @@
 """Sorting on the device: stable LSD radix sort of rows, a bitonic sort of short rows, and
 ``searchsorted``.
 
-Keys (``_wgsl/sort_keys.wgsl``, written by :func:`key_functions`): every dtype's bits map to an
-unsigned integer whose order is the sort order -- unsigned and bool as they are, signed with the
-sign bit flipped, floats with the sign bit set (positive) or all bits flipped (negative). Two
-float mappings exist:
+Keys (``_wgsl/sort_keys.wgsl``; the maps of :func:`key_functions` are ``_wgsl/sort/key*.wgsl``):
+every dtype's bits map to an unsigned integer whose order is the sort order -- unsigned and
+bool as they are, signed with the sign bit flipped, floats with the sign bit set (positive) or
+all bits flipped (negative). Two float mappings exist:
 
 * ``"canon"`` (argsort, unique, searchsorted): -0.0 maps to +0.0 and every NaN to the all-ones
   key, so equal values (NumPy's ``==``) get equal keys and NaNs sort last, after +inf, in input
@@ -71,6 +71,7 @@ from typing import Any
 
 from . import config, ops_scan
 from .errors import BackendError, invalid_argument, unsupported
+from .kernels import snippet
 from .launch import LaunchProgram, Region
 from .plan_cache import PlanCache
 from .validate import check_dtype, check_int, check_pointer
@@ -129,21 +130,19 @@ def key_bits(dtype: str) -> int:
 @functools.lru_cache(maxsize=None)
 def bits_loader(fn: str, buf: str, dtype: str) -> str:
     """WGSL ``fn <fn>(i: u32) -> vec2<u32>``: raw bits of element ``i`` of ``buf`` (array<u32>)."""
-    size = storage_type(dtype).itemsize
-    if size == 8:
-        body = f"return vec2<u32>({buf}[2u * i], {buf}[2u * i + 1u]);"
-    elif size == 4:
-        body = f"return vec2<u32>({buf}[i], 0u);"
-    elif size == 2:
-        body = f"return vec2<u32>(({buf}[i >> 1u] >> ((i & 1u) * 16u)) & 0xFFFFu, 0u);"
-    else:
-        body = f"return vec2<u32>(({buf}[i >> 2u] >> ((i & 3u) * 8u)) & 0xFFu, 0u);"
-    return f"fn {fn}(i: u32) -> vec2<u32> {{\n    {body}\n}}"
+    return snippet(f"sort/bits{_bit_width(dtype)}", {"FN": fn, "BUF": buf})
+
+
+def _bit_width(dtype: str) -> int:
+    """The element width of ``dtype``'s bit loaders and stores: 64, 32, 16 or 8 (1-byte and
+    wider than 8-byte types)."""
+    return {8: 64, 4: 32, 2: 16}.get(storage_type(dtype).itemsize, 8)
 
 
 @functools.lru_cache(maxsize=None)
 def key_functions(dtype: str, mode: str = "canon", descending: bool = False) -> str:
-    """WGSL ``to_key`` / ``from_key`` for ``dtype`` (see the module docstring).
+    """WGSL ``to_key`` / ``from_key`` for ``dtype`` (see the module docstring;
+    ``_wgsl/sort/key*.wgsl``).
 
     ``mode`` is 'canon' (equal values -> equal keys; ``from_key`` is then only exact for
     integer and bool dtypes) or 'bij' (a bijection). Raises BackendError (invalid argument) for
@@ -154,130 +153,43 @@ def key_functions(dtype: str, mode: str = "canon", descending: bool = False) -> 
     if mode not in ("canon", "bij"):
         raise invalid_argument(f"key mode must be 'canon' or 'bij', not {mode!r}")
     width = key_bits(dtype)
-    kind = _kind(dtype)
-    flip = "true" if descending else "false"
+    kind = {"u": "uint", "i": "int"}.get(_kind(dtype), f"float_{mode}")
+    defines: dict[str, object] = {"DESC": "true" if descending else "false"}
     if width == 64:
-        return _key_functions64(kind, mode, flip)
+        return snippet(f"sort/key64_{kind}", defines)
     mask = (1 << width) - 1
-    sign = 1 << (width - 1)
-    if kind == "u":
-        to_body = "var k = b.x;"
-        from_body = "return vec2<u32>(k, 0u);"
-    elif kind == "i":
-        to_body = f"var k = b.x ^ {sign}u;"
-        from_body = f"return vec2<u32>(k ^ {sign}u, 0u);"
-    else:
+    defines["MASK"] = mask
+    if kind == "int":
+        defines["SIGN"] = 1 << (width - 1)
+    elif kind != "uint":
         # sign bit, exponent mask (inf bits), NaNs with the sign bit (as a count: the mantissa mask)
         sgn, inf, negnan = storage_type(dtype).float_bits
+        defines["SGN"] = sgn
         if mode == "canon":
-            to_body = (
-                f"var v = b.x;\n"
-                f"    if ((v & {mask ^ sgn}u) > {inf}u) {{ v = {mask ^ sgn}u; }}  // NaN -> all-ones key\n"
-                f"    if (v == {sgn}u) {{ v = 0u; }}  // -0.0 -> +0.0\n"
-                f"    var k = select(v | {sgn}u, ~v & {mask}u, (v & {sgn}u) != 0u);"
-            )
-            from_body = (
-                f"return vec2<u32>(select(~k & {mask}u, k ^ {sgn}u, (k & {sgn}u) != 0u), 0u);"
-            )
+            defines.update(MAGNITUDE=mask ^ sgn, INF=inf)
         else:
-            to_body = (
-                f"let v = b.x;\n"
-                f"    let t = select(v | {sgn}u, ~v & {mask}u, (v & {sgn}u) != 0u);\n"
-                f"    var k = (t - {negnan}u) & {mask}u;"
-            )
-            from_body = (
-                f"let t = (k + {negnan}u) & {mask}u;\n"
-                f"    return vec2<u32>(select(~t & {mask}u, t ^ {sgn}u, (t & {sgn}u) != 0u), 0u);"
-            )
-    return (
-        f"const KEY_DESC: bool = {flip};\n\n"
-        f"fn to_key(b: vec2<u32>) -> vec2<u32> {{\n    {to_body}\n"
-        f"    if (KEY_DESC) {{ k = ~k & {mask}u; }}\n    return vec2<u32>(k, 0u);\n}}\n\n"
-        f"fn from_key(key: vec2<u32>) -> vec2<u32> {{\n    var k = key.x;\n"
-        f"    if (KEY_DESC) {{ k = ~k & {mask}u; }}\n    {from_body}\n}}"
-    )
-
-
-def _key_functions64(kind: str, mode: str, flip: str) -> str:
-    if kind == "u":
-        to_body = "var k = b;"
-        from_body = "return k;"
-    elif kind == "i":
-        to_body = "var k = vec2<u32>(b.x, b.y ^ 0x80000000u);"
-        from_body = "return vec2<u32>(k.x, k.y ^ 0x80000000u);"
-    else:
-        sel = ("select(vec2<u32>(v.x, v.y | 0x80000000u), ~v, (v.y & 0x80000000u) != 0u)")
-        if mode == "canon":
-            to_body = (
-                "var v = b;\n"
-                "    let hi = v.y & 0x7FFFFFFFu;\n"
-                "    if (hi > 0x7FF00000u || (hi == 0x7FF00000u && v.x != 0u)) { v = vec2<u32>(0xFFFFFFFFu, 0x7FFFFFFFu); }\n"
-                "    if (v.y == 0x80000000u && v.x == 0u) { v = vec2<u32>(0u, 0u); }\n"
-                f"    var k = {sel};"
-            )
-            from_body = "return select(~k, vec2<u32>(k.x, k.y ^ 0x80000000u), (k.y & 0x80000000u) != 0u);"
-        else:
-            # t - (2^52 - 1) with a borrow; the inverse adds it back with a carry
-            to_body = (
-                "let v = b;\n"
-                f"    let t = {sel};\n"
-                "    let lo = t.x - 0xFFFFFFFFu;\n"
-                "    let borrow = select(0u, 1u, t.x < 0xFFFFFFFFu);\n"
-                "    var k = vec2<u32>(lo, t.y - 0x000FFFFFu - borrow);"
-            )
-            from_body = (
-                "let lo = k.x + 0xFFFFFFFFu;\n"
-                "    let carry = select(0u, 1u, lo < k.x);\n"
-                "    let t = vec2<u32>(lo, k.y + 0x000FFFFFu + carry);\n"
-                "    return select(~t, vec2<u32>(t.x, t.y ^ 0x80000000u), (t.y & 0x80000000u) != 0u);"
-            )
-    return (
-        f"const KEY_DESC: bool = {flip};\n\n"
-        f"fn to_key(b: vec2<u32>) -> vec2<u32> {{\n    {to_body}\n"
-        f"    if (KEY_DESC) {{ k = ~k; }}\n    return k;\n}}\n\n"
-        f"fn from_key(key: vec2<u32>) -> vec2<u32> {{\n    var k = key;\n"
-        f"    if (KEY_DESC) {{ k = ~k; }}\n    {from_body}\n}}"
-    )
+            defines["NEGNAN"] = negnan
+    return snippet(f"sort/key_{kind}", defines)
 
 
 @functools.lru_cache(maxsize=None)
 def store_bits_code(fn: str, buf: str, dtype: str) -> tuple[str, str]:
     """(array element type, WGSL ``fn <fn>(o: u32, bits: vec2<u32>)`` storing ``bits`` as element
     ``o`` of ``buf``). Packed dtypes OR their lane into a zero-filled ``array<atomic<u32>>``."""
-    size = storage_type(dtype).itemsize
-    head = f"fn {fn}(o: u32, bits: vec2<u32>) {{\n"
-    if size == 8:
-        return "u32", head + f"    {buf}[2u * o] = bits.x;\n    {buf}[2u * o + 1u] = bits.y;\n}}"
-    if size == 4:
-        return "u32", head + f"    {buf}[o] = bits.x;\n}}"
-    if size == 2:
-        return "atomic<u32>", head + f"    atomicOr(&{buf}[o >> 1u], (bits.x & 0xFFFFu) << ((o & 1u) * 16u));\n}}"
-    return "atomic<u32>", head + f"    atomicOr(&{buf}[o >> 2u], (bits.x & 0xFFu) << ((o & 3u) * 8u));\n}}"
+    width = _bit_width(dtype)
+    return ("u32" if width >= 32 else "atomic<u32>"), snippet(f"sort/store_bits{width}", {"FN": fn, "BUF": buf})
 
 
 @functools.lru_cache(maxsize=None)
 def _write_out(out_mode: int, kw: int, has_vals: bool, out_dtype: str) -> tuple[str, str]:
     """(DST_ARRAY, WGSL ``write_out(e, k, v)``) of an output mode (see sort_scatter.wgsl)."""
     if out_mode == 0:
-        lines = ["    let o = params.dst_base + e;"]
-        if kw == 2:
-            lines += ["    dst[2u * o] = k.x;", "    dst[2u * o + 1u] = k.y;"]
-        else:
-            lines += ["    dst[o] = k.x;"]
-        if has_vals:
-            lines += ["    dval[params.dval_base + e] = v;"]
-        return "u32", "fn write_out(e: u32, k: vec2<u32>, v: u32) {\n" + "\n".join(lines) + "\n}"
+        return "u32", snippet(f"sort/write_keys{'2' if kw == 2 else ''}{'_values' if has_vals else ''}")
     if out_mode == 1:
         arr, store = store_bits_code("store_out", "dst", out_dtype)
-        return arr, store + ("\n\nfn write_out(e: u32, k: vec2<u32>, v: u32) {\n"
-                             "    store_out(params.dst_base + e, from_key(k));\n}")
+        return arr, store + "\n\n" + snippet("sort/write_bits")
     words = storage_type(out_dtype).itemsize // 4
-    lines = ["    let o = params.dst_base + e;"]
-    if words == 2:
-        lines += ["    dst[2u * o] = v;", "    dst[2u * o + 1u] = 0u;"]
-    else:
-        lines += ["    dst[o] = v;"]
-    return "u32", "fn write_out(e: u32, k: vec2<u32>, v: u32) {\n" + "\n".join(lines) + "\n}"
+    return "u32", snippet(f"sort/write_values{'2' if words == 2 else ''}")
 
 
 @functools.lru_cache(maxsize=None)

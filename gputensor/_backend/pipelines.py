@@ -151,6 +151,7 @@ class Pipelines:
         layout = self._layouts[code][1]
         if "64e" in source:
             source = kernels.with_helpers(source)
+        kernels.dump(name, source)
         try:
             module = self.device.create_shader_module(label=name, code=source)
             pipe = self.device.create_compute_pipeline(

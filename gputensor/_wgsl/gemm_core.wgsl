@@ -23,7 +23,7 @@
 // workgroup buffers: while the tile in one buffer is multiplied, the next slice is fetched from
 // global memory into registers and then stored into the other buffer, so each K step needs a
 // single barrier. Values are staged in the accumulation type (f32 for f16/f32 data, f64 for f64).
-// Rows of the staging arrays are padded by one vec4 so that transposed stores spread over banks.
+// Rows of the staging arrays are padded by one quad so that transposed stores spread over banks.
 //
 // Split-K (SPLIT_K = true): the grid holds `splits` copies of the tile grid, split-major
 // (workgroup lin = s * tiles + tile); copy s multiplies the depth tiles
@@ -68,8 +68,10 @@ var<private> g_part: u32;             // split-K: index of this tile's partial m
 var<private> g_part_m: u32;           // split-K: rows of the partial matrices
 var<private> g_part_n: u32;           // split-K: columns
 
-var<workgroup> As: array<vec4<acc_t>, 2u * BK * SA4>;
-var<workgroup> Bs: array<vec4<acc_t>, 2u * BK * SB4>;
+// The staging arrays As, Bs (2 * BK rows of SA4 / SB4 quads) and their accessors put_a, put_b,
+// quad_a, quad_b: gemm_stage_quads.wgsl (vec4 quads) or gemm_stage_pairs.wgsl (two planes of vec2
+// pairs, for f64), chosen by the host.
+{{STAGING}}
 
 // Accumulators: c<s><r> is column s (0..7) of the micro-tile, row quad r (0..1).
 struct Acc {
@@ -139,12 +141,12 @@ fn fetch_tiles(r: ptr<function, Regs>, k0: u32) {
 
 fn stage_a(buf: u32, e: u32, v: acc_t) {
     let c = a_coord(e);
-    As[(buf * BK + c.y) * SA4 + c.x / 4u][c.x % 4u] = v;
+    put_a((buf * BK + c.y) * SA4 + c.x / 4u, c.x % 4u, v);
 }
 
 fn stage_b(buf: u32, e: u32, v: acc_t) {
     let c = b_coord(e);
-    Bs[(buf * BK + c.x) * SB4 + c.y / 4u][c.y % 4u] = v;
+    put_b((buf * BK + c.x) * SB4 + c.y / 4u, c.y % 4u, v);
 }
 
 fn stage_tiles(r: ptr<function, Regs>, buf: u32) {
@@ -198,12 +200,12 @@ fn mma_tile(acc: ptr<function, Acc>, buf: u32, tx: u32, ty: u32) {
     var bi = buf * BK * SB4 + ty;
     //#unroll
     for (var p = 0u; p < BK; p++) {
-        let a0 = As[ai];
+        let a0 = quad_a(ai);
         var a1 = a0;
-        if (TM4 > 1u) { a1 = As[ai + WX]; }
-        let b0 = Bs[bi];
+        if (TM4 > 1u) { a1 = quad_a(ai + WX); }
+        let b0 = quad_b(bi);
         var b1 = b0;
-        if (TN4 > 1u) { b1 = Bs[bi + WY]; }
+        if (TN4 > 1u) { b1 = quad_b(bi + WY); }
         mma_step(acc, a0, a1, b0, b1);
         ai += SA4;
         bi += SB4;

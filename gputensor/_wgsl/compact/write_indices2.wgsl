@@ -1,0 +1,10 @@
+// compact_write's writers of write_indices: the global index of the flagged element as a 64-bit
+// integer at out_base + r.
+fn write_flagged(r: u32, i: u32) {
+    let o = params.out_base + r;
+    out[2u * o] = i + params.g0;
+    out[2u * o + 1u] = 0u;
+}
+
+fn write_all(g: u32, i: u32) {
+}

@@ -1,0 +1,2 @@
+// Array operand K of the elementwise kernel, bound as an array of ELEM.
+@group(0) @binding({{BINDING}}) var<storage, read> in{{K}}: array<{{ELEM}}>;

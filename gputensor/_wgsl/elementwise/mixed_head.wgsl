@@ -1,0 +1,2 @@
+// The mixed vector mode: n counts groups.
+    if (t >= n) { return; }

@@ -1,0 +1,2 @@
+// offsets' result (VALUES: the operands' indices in slot order).
+    return Offsets({{VALUES}});

@@ -1,0 +1,2 @@
+// The vector mode's tail: element e of operand slot SLOT (its first element in parameter word WORD).
+        let e{{SLOT}} = P({{WORD}}u) + e;

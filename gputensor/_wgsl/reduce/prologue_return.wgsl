@@ -1,0 +1,2 @@
+// fused_src: the prologue's expression EXPR (of the op table).
+    return {{EXPR}};

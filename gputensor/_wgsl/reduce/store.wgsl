@@ -1,0 +1,2 @@
+// store_dst's body: a plain store.
+dst[i] = x;

@@ -1,0 +1,2 @@
+// Statistic K's accumulator (IDENTITY: the identity of its kind).
+    var acc{{K}} = {{IDENTITY}};

@@ -1,0 +1,4 @@
+// Work on the element under GUARD.
+            if ({{GUARD}}) {
+{{BODY}}
+            }

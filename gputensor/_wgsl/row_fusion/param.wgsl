@@ -1,0 +1,2 @@
+// A parameter of a row function.
+x{{I}}: {{TYPE}}

@@ -1,0 +1,2 @@
+// Statistic K's value (VALUE: converted and rounded to its dtype).
+    let s{{K}} = {{VALUE}};

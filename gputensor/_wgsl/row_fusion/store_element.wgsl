@@ -1,0 +1,2 @@
+// Stores VALUE as the element of slot A.
+st{{A}}(o{{A}} + j * step{{A}}, {{VALUE}});

@@ -1,0 +1,2 @@
+// Element E of the unit's vector.
+wv[{{E}}u] = {{VALUE}};

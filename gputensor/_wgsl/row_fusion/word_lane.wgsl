@@ -1,0 +1,2 @@
+// Element's lane of the word (BITS: its bits, SHIFT: its lane's).
+w = w | ({{BITS}} << {{SHIFT}}u);

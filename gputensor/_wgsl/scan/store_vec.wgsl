@@ -1,0 +1,2 @@
+// store_vec's body: v stored as vector k of dst (of the accumulation type).
+    dst[k] = v;

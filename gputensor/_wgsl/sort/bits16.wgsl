@@ -1,0 +1,5 @@
+// {{FN}}(i): the raw bits of element i of {{BUF}} (array<u32>) of a 16-bit dtype, as vec2<u32>
+// (high word 0 below 64 bits).
+fn {{FN}}(i: u32) -> vec2<u32> {
+    return vec2<u32>(({{BUF}}[i >> 1u] >> ((i & 1u) * 16u)) & 0xFFFFu, 0u);
+}

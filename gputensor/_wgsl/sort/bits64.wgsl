@@ -1,0 +1,5 @@
+// {{FN}}(i): the raw bits of element i of {{BUF}} (array<u32>) of a 64-bit dtype, as vec2<u32>
+// (high word 0 below 64 bits).
+fn {{FN}}(i: u32) -> vec2<u32> {
+    return vec2<u32>({{BUF}}[2u * i], {{BUF}}[2u * i + 1u]);
+}

@@ -1,0 +1,6 @@
+// write_out(e, k, v) of output mode 0: the key word at dst_base + e, the value at dval_base + e.
+fn write_out(e: u32, k: vec2<u32>, v: u32) {
+    let o = params.dst_base + e;
+    dst[o] = k.x;
+    dval[params.dval_base + e] = v;
+}

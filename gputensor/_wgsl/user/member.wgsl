@@ -1,0 +1,2 @@
+// Output NAME of the body's result struct.
+    {{NAME}}: {{TYPE}},

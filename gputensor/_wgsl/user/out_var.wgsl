@@ -1,0 +1,2 @@
+// Output NAME in the body, starting from zero.
+    var {{NAME}}: {{TYPE}};

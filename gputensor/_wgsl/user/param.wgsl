@@ -1,0 +1,2 @@
+// A parameter of the kernel's body function.
+{{NAME}}: {{TYPE}}
