@@ -11,7 +11,7 @@ ratios (above 1: gputensor faster). Targets (issue 15): faster than NumPy from n
 n = 4096 cholesky, solve and qr at least 0.3x torch; the 8 x 8 stacks at least 1x torch.
 
 ``python3 -m benchmarks.bench_linalg`` (``--quick``: tiny sizes, any adapter; ``--only
-PATTERN`` selects cases by fnmatch; ``--no-torch``; ``--no-check``: without gputensor's flag
+PATTERN`` selects cases by fnmatch; ``--no-torch``; ``--no-numpy``; ``--no-check``: without gputensor's flag
 readback, as torch's ``*_ex`` functions; ``--block NB``: the blocked factorizations' block
 width, as ``GPUTENSOR_LINALG_BLOCK``; ``--panel-rows N``: the panel height above which LU and QR
 panels run over many workgroups, as ``GPUTENSOR_LINALG_PANEL_ROWS``; ``--profile``: after each case, gputensor's kernels of one
@@ -143,9 +143,9 @@ def variants(names: str | None) -> list[tuple[str, dict[str, Any]]]:
 
 
 def run_case(case: Case, torch: Any, warmer: _timing.ClockWarmer, target_s: float,
-             overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The row of ``case``: per framework its check and time; with ``overrides``, gputensor
-    alone under ``config.override(**overrides)``."""
+             overrides: dict[str, Any] | None = None, with_numpy: bool = True) -> dict[str, Any]:
+    """The row of ``case``: per framework its check and time (NumPy's unless ``with_numpy`` is
+    False); with ``overrides``, gputensor alone under ``config.override(**overrides)``."""
     inputs = make_inputs(case, np.random.default_rng(0))
     row: dict[str, Any] = {"id": case.id}
     frameworks: list[tuple[str, Any, Callable[[np.ndarray], Any], Callable[[], Any]]] = [
@@ -156,6 +156,8 @@ def run_case(case: Case, torch: Any, warmer: _timing.ClockWarmer, target_s: floa
         frameworks.append(("torch", torch, lambda v: torch.from_numpy(v).cuda(), torch.cuda.synchronize))
     if overrides is not None:
         frameworks = frameworks[1:2]
+    elif not with_numpy:
+        frameworks = frameworks[1:]
     knobs = config.override(**overrides) if overrides else contextlib.nullcontext()
     for name, xp, put, sync in frameworks:
         try:
@@ -210,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="tiny sizes (seconds; any adapter)")
     parser.add_argument("--only", default="*", help="fnmatch pattern(s) of case ids, comma separated")
     parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--no-numpy", action="store_true", help="leave NumPy (host LAPACK) out of the rows")
     parser.add_argument("--no-check", action="store_true",
                         help="GPUTENSOR_LINALG_CHECK=0: no singularity readback in cholesky / solve / inv")
     parser.add_argument("--block", type=int, default=0,
@@ -249,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     for case in cases(args.quick):
         if not any(fnmatch.fnmatch(case.id, p) for p in patterns):
             continue
-        row = run_case(case, torch, warmer, target_s)
+        row = run_case(case, torch, warmer, target_s, with_numpy=not args.no_numpy)
         rows.append(row)
         _print_row(case.id, row, row)
         if args.profile:

@@ -285,7 +285,41 @@ KNOBS: tuple[Knob, ...] = (
          "more gemms); 0 or unset: two column stripes from 512 columns"),
     Knob("linalg_panel_rows", "GPUTENSOR_LINALG_PANEL_ROWS", _count_or_auto, 0, True,
          "LU and QR panels taller than this many rows run over many workgroups (LU: pivots by "
-         "a tournament; QR: a dispatch per column); 0 or unset: LU from 256 rows, QR from 512"),
+         "a tournament; QR: a dispatch per column); 0 or unset: LU from linalg_lu_tree_rows, QR from linalg_qr_step_rows"),
+    Knob("linalg_replay", "GPUTENSOR_LINALG_REPLAY", _not_off, True, True,
+         "linalg LU (solve, inv, det) and QR of larger matrices: a repeated call structure replays the "
+         "dispatches its first call recorded, one record each (off: every call plans and checks each "
+         "dispatch again)"),
+    Knob("linalg_qr_step_rows", "GPUTENSOR_LINALG_QR_STEP_ROWS", _count_or_auto, 0, True,
+         "QR panels taller than this many rows run a dispatch per column over many workgroups "
+         "(linalg_panel_rows, where set, takes precedence); 0 or unset: from 1,024 rows"),
+    Knob("linalg_qr_outer", "GPUTENSOR_LINALG_QR_OUTER", _count_or_auto, 0, True,
+         "QR of larger matrices: columns per trailing update and per update of Q, 32 (after every "
+         "panel) or 64 (two panels, their block reflectors joined; gemms of depth 64); 0 or unset: 64"),
+    Knob("linalg_qr_panel_fused", "GPUTENSOR_LINALG_QR_PANEL_FUSED", _not_off, True, True,
+         "QR's one-workgroup panel: each column's norm summed while the previous reflector updates "
+         "it (off: a pass of its own over the column, a reduction over every invocation)"),
+    Knob("linalg_qr_step_unrolled", "GPUTENSOR_LINALG_QR_STEP_UNROLLED", _not_off, True, True,
+         "QR panels over many workgroups: every invocation of a workgroup reduces the partial sums, "
+         "and each row slice's rows are loaded together (off: 32 invocations reduce, a loop over rows)"),
+    Knob("linalg_lu_tree_rows", "GPUTENSOR_LINALG_LU_TREE_ROWS", _count_or_auto, 0, True,
+         "LU panels taller than this many rows elect their pivots by a tournament over many "
+         "workgroups (linalg_panel_rows, where set, takes precedence); 0 or unset: from 64 rows"),
+    Knob("linalg_qr_step_chunk", "GPUTENSOR_LINALG_QR_STEP_CHUNK", _count_or_auto, 0, True,
+         "QR panels over many workgroups: panel rows per workgroup, 32, 64 or 128 (fewer rows, more "
+         "workgroups and more partial sums to reduce); 0 or unset: 64"),
+    Knob("linalg_tslu_rows", "GPUTENSOR_LINALG_TSLU_ROWS", _count_or_auto, 0, True,
+         "LU tournament pivoting: candidate rows per workgroup of a level (64 to 1024, a power of "
+         "two; more rows, fewer levels); 0 or unset: 256 on GPUs, 128 on software adapters"),
+    Knob("linalg_tslu_final", "GPUTENSOR_LINALG_TSLU_FINAL", _not_off, True, True,
+         "LU tournament pivoting: the candidates of the second and later levels in one workgroup "
+         "when they fit (up to 1,024; off: workgroups of linalg_tslu_rows at every level)"),
+    Knob("linalg_tslu_factored", "GPUTENSOR_LINALG_TSLU_FACTORED", _not_off, True, True,
+         "LU tournament pivoting: the last level emits the pivot block factored (its elimination "
+         "of the winners), so the panel's scaling does not factor it again in every workgroup"),
+    Knob("linalg_trsv_sweep", "GPUTENSOR_LINALG_TRSV_SWEEP", _not_off, True, True,
+         "linalg solve with a few right-hand columns: each 32-row diagonal block of the substitution "
+         "solved by all invocations of a workgroup column by column (off: by one invocation)"),
     Knob("fft_column_split", "GPUTENSOR_FFT_COLUMN_SPLIT", _not_off, True, False,
          "fft: column transforms (entries adjacent in memory) that leave fewer than 4 entries to a "
          "workgroup take a four-step decomposition (off: one workgroup pass, short reads)"),

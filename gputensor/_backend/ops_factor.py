@@ -33,20 +33,25 @@ Two families of kernels:
     registers by the invocation that owns it (``linalg_lu_block.wgsl``), then row swaps of the
     other columns (``linalg_laswp.wgsl``); a taller panel elects its pivot rows by a
     tournament over many workgroups (CALU's TSLU: partial pivoting on chunks of rows, then on
-    the chunks' winners, a dispatch per level, ``linalg_lu_tslu.wgsl``), swaps them to the top
-    of every column and scales the rows below on many workgroups (``linalg_lu_apply.wgsl``);
+    the chunks' winners, a dispatch per level, ``linalg_lu_tslu.wgsl``, whose last level also
+    factors the pivot block), swaps them to the top of every column and scales the rows below
+    on many workgroups (``linalg_lu_apply.wgsl``);
     the block row by a unit-lower triangular solve (``linalg_trsm.wgsl``, a column per
     invocation in registers), the trailing matrix by gemm; ``lu_solve`` swaps the right-hand
     sides and runs forward and backward substitution: for a few columns ``linalg_trsv.wgsl``
     (one workgroup per column) or, from ``TRSV_BLOCKED_MIN``, ``linalg_trsv_block.wgsl`` (a
     dispatch per 32 rows over many workgroups), else blocked (triangular solves of the
     diagonal blocks, gemm for the rest);
-  - QR (geqrf, ``NB`` columns): the panel on one workgroup (``linalg_qr_panel.wgsl``), or from
-    ``QR_STEP_MIN_ROWS`` rows a dispatch per column over many workgroups
-    (``linalg_qr_step.wgsl``), the
-    block reflector's compact WY factor T from the Gram matrix V^T V (gemm, then
-    ``linalg_qr_tmat.wgsl``), the trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q
-    accumulated backwards from the identity with ``Q -= V (T (V^T Q))``.
+  - QR (geqrf, panels of ``NB`` columns): the panel on one workgroup (``linalg_qr_panel.wgsl``),
+    or from ``QR_STEP_MIN_ROWS`` rows a dispatch per column over many workgroups
+    (``linalg_qr_step.wgsl``), the block reflector's compact WY factor T from the Gram matrix
+    V^T V (gemm, then ``linalg_qr_tmat.wgsl``); per ``QR_OUTER`` columns (two panels: the second
+    updated by the first's reflectors, their factors joined by ``linalg_qr_tjoin.wgsl``) the
+    trailing update ``C -= V (T^T (V^T C))`` as three gemms; Q accumulated backwards from the
+    identity with ``Q -= V (T (V^T Q))``.
+
+  LU (``lu_blocked``, ``lu_solve``) and QR keep each call structure's first call as the
+  dispatches it recorded and replay them (``captured.replayed``, knob ``linalg_replay``).
 
 Every kernel names its scalar type once (``alias T = {{T}};``), so other element types need
 only their arithmetic, not new kernels' structure.
@@ -59,7 +64,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from . import config, ops_gemm
+from . import captured, config, ops_gemm
 from .errors import invalid_argument
 from .launch import LaunchProgram, Region
 from .linalg_scalar import element, scalar_defines
@@ -292,7 +297,8 @@ def trsv_blocked(backend: Any, dtype: str, mode: int, n: int, k: int, t: int, t_
         return
     ctx, t_reg, t_first, x_reg, x_first = operands
     wg = 128
-    defines = {**scalar_defines(dtype), "MODE": mode, "WG": wg}
+    defines = {**scalar_defines(dtype), "MODE": mode, "WG": wg,
+               "SWEEP": "true" if config.value("linalg_trsv_sweep") else "false"}
     starts = list(range(0, n, 32))
     if mode == 2:
         starts.reverse()
@@ -719,6 +725,25 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
 #: registers: at most 32 columns).
 LU_BLOCK = 32
 
+#: The programs ``captured.replayed`` keeps for ``lu_blocked``, ``lu_solve`` and ``qr_blocked``.
+_PROGRAMS = PlanCache(64)
+
+
+def _replay_on() -> bool:
+    """Whether the LU and QR routines replay their first call's dispatches (knob
+    ``linalg_replay``; never while gemm tuning is on, whose first calls time plans)."""
+    return bool(config.value("linalg_replay")) and not ops_gemm.plan_settings()[1]
+
+
+def _lu_settings() -> tuple[Any, ...]:
+    """The settings the LU routines read beside their arguments (part of their program keys)."""
+    return (int(config.value("linalg_block")), int(config.value("linalg_panel_rows")),
+            int(config.value("linalg_lu_tree_rows")),
+            int(config.value("linalg_tslu_rows")), bool(config.value("linalg_tslu_final")),
+            bool(config.value("linalg_tslu_factored")),
+            bool(config.value("linalg_trsv_sweep")),
+            *ops_gemm.plan_settings())
+
 
 def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int, batch: int = 1,
                bs: int = 0) -> None:
@@ -730,18 +755,35 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     Right-looking, blocks of ``min(block_width(LU_BLOCK), 32)`` columns, each step a few
     dispatches for the whole stack: the panel on one workgroup per matrix
     (``linalg_lu_block.wgsl``) and the row swaps of the other columns (``linalg_laswp.wgsl``),
-    or, for panels taller than ``GPUTENSOR_LINALG_PANEL_ROWS`` (default ``LU_TREE_MIN_ROWS``;
+    or, for panels taller than ``GPUTENSOR_LINALG_PANEL_ROWS`` (else ``GPUTENSOR_LINALG_LU_TREE_ROWS``,
+    else ``LU_TREE_MIN_ROWS``;
     not complex128), pivots elected by a tournament over many workgroups (``_Tournament``:
     partial pivoting inside chunks of rows, then among the chunks' winners), the swaps of all
     columns and the panel's scaling over many workgroups; then the block row by a unit-lower
     triangular solve and the trailing matrix by gemm. The tournament's pivots may differ from
     getrf's (they are partial-pivoting pivots of the winners, not of every row), and ``piv``
-    records the swaps made."""
+    records the swaps made.
+
+    A repeated call structure replays the dispatches its first call recorded
+    (``captured.replayed``, knob ``linalg_replay``)."""
+    itemsize = _element(backend, dtype)
+    if batch < 1 or n < 1:
+        return
+    key = ("lu", dtype, n, ld, batch, bs, *_lu_settings())
+    operands = [("a", a, ((batch - 1) * bs + (n - 1) * ld + n) * itemsize, itemsize), ("piv", piv, batch * n * 4, 4),
+                ("flag", flag, 4, 4)]
+    captured.replayed(backend, _PROGRAMS, key, operands,
+                      lambda: _lu_blocked(backend, dtype, n, a, ld, piv, flag, batch, bs), _replay_on())
+
+
+def _lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag: int, batch: int,
+                bs: int) -> None:
+    """``lu_blocked``'s dispatches, recorded one by one."""
     chunk = backend.context.max_workgroups_per_dim
     if batch > chunk:  # (a grid dimension's worth of matrices at a time)
         for q0 in range(0, batch, chunk):
-            lu_blocked(backend, dtype, n, a + q0 * bs * _element(backend, dtype), ld, piv + q0 * n * 4, flag,
-                       min(chunk, batch - q0), bs)
+            _lu_blocked(backend, dtype, n, a + q0 * bs * _element(backend, dtype), ld, piv + q0 * n * 4, flag,
+                        min(chunk, batch - q0), bs)
         return
     itemsize = _element(backend, dtype)
     ctx = backend.context
@@ -753,7 +795,7 @@ def lu_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, piv: int, flag
     if itemsize >= 8 and wg > 512:
         wg = 512 if itemsize == 8 else 256  # (a row of doubles / complex in registers per invocation)
     defines = {**scalar_defines(dtype), "WG": wg, "JB": nb}
-    tree_rows = int(config.value("linalg_panel_rows")) or LU_TREE_MIN_ROWS
+    tree_rows = int(config.value("linalg_panel_rows")) or int(config.value("linalg_lu_tree_rows")) or LU_TREE_MIN_ROWS
     tree = _Tournament(backend, dtype, n, nb, batch) if n > tree_rows and nb * nb * itemsize <= 8192 else None
     try:
         for j0 in range(0, n, nb):
@@ -788,18 +830,41 @@ def _lu_update(backend: Any, dtype: str, n: int, a: int, ld: int, j0: int, jb: i
 
 
 #: Least panel height whose pivots ``lu_blocked`` elects by a tournament over many workgroups
-#: (``GPUTENSOR_LINALG_PANEL_ROWS`` overrides it).
-LU_TREE_MIN_ROWS = 256
+#: (``GPUTENSOR_LINALG_LU_TREE_ROWS``, or ``GPUTENSOR_LINALG_PANEL_ROWS``, overrides it). On the
+#: H200 the one-workgroup panel took about 320 us at every height up to 256 rows, a tournament
+#: level about 80 us and the panel's swaps and scaling 60 (benchmarks/results/h200-2026-12-01c-*).
+LU_TREE_MIN_ROWS = 64
 #: Candidate rows per workgroup of a tournament level: a row per invocation.
 TSLU_ROWS_GPU = 256
 TSLU_ROWS_SOFTWARE = 128
+
+
+def _invocations(ctx: Any) -> int:
+    """The most invocations of a one-dimensional workgroup on ``ctx`` (at most 1024)."""
+    return min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)),
+               int(ctx.limits.get("max-compute-workgroup-size-x", 256)), 1024)
+
+
+def tslu_rows(ctx: Any) -> int:
+    """Candidate rows per workgroup of a tournament level: ``GPUTENSOR_LINALG_TSLU_ROWS`` where
+    set (a power of two from 64 up to the adapter's workgroup size), else TSLU_ROWS_GPU or, on
+    software adapters, TSLU_ROWS_SOFTWARE. BackendError (invalid argument) for another value."""
+    rows = int(config.value("linalg_tslu_rows"))
+    if not rows:
+        return TSLU_ROWS_SOFTWARE if ctx.is_software else TSLU_ROWS_GPU
+    limit = _invocations(ctx)
+    if rows < 64 or rows > limit or rows & (rows - 1):
+        raise invalid_argument(f"GPUTENSOR_LINALG_TSLU_ROWS={rows} must be a power of two from 64 to {limit}")
+    return rows
 
 
 class _Tournament:
     """Scratch and dispatches of tournament-pivoted LU panels (CALU's TSLU) for ``lu_blocked``:
     the panel's rows in chunks of ``rows`` (one workgroup each) elect jb pivot candidates by
     partial pivoting, the candidates of ``rows // jb`` chunks again, ... until one workgroup
-    elects the jb pivots and writes getrf's swaps (``linalg_lu_tslu.wgsl``); after the swaps
+    elects the jb pivots and writes getrf's swaps (``linalg_lu_tslu.wgsl``; knob
+    ``linalg_tslu_final``: a level after the first takes all its candidates in one workgroup
+    when they fit, so that panels up to 32 ``rows`` tall take two levels); after the swaps
     (``laswp``) many workgroups factor the pivot block and scale the rows below
     (``linalg_lu_apply.wgsl``). Each level is one dispatch for the whole stack; the chosen
     pivot rows span the panel's row space, so a panel of full column rank gets nonzero pivots."""
@@ -808,10 +873,14 @@ class _Tournament:
         self.backend, self.dtype, self.jb, self.batch = backend, dtype, jb, batch
         ctx = backend.context
         self.itemsize = _element(backend, dtype)
-        self.rows = TSLU_ROWS_SOFTWARE if ctx.is_software else TSLU_ROWS_GPU
+        self.rows = tslu_rows(ctx)
+        #: most candidates a later level takes in one workgroup (0: levels of ``rows`` each)
+        #: (a row of the panel in each invocation's registers: fewer invocations for wider elements)
+        self.final = min(_invocations(ctx), 4096 // self.itemsize) if config.value("linalg_tslu_final") else 0
         self.slots = -(-n // self.rows) * jb  # candidate rows a level-0 output holds per matrix
-        self.defines = {**scalar_defines(dtype), "WG": self.rows, "JB": jb}
-        self.apply_defines = {**scalar_defines(dtype), "WG": 128, "JB": jb}
+        factored = "true" if config.value("linalg_tslu_factored") else "false"
+        self.defines = {**scalar_defines(dtype), "WG": self.rows, "JB": jb, "FACTORED": factored}
+        self.apply_defines = {**scalar_defines(dtype), "WG": 128, "JB": jb, "FACTORED": factored}
         elems = batch * self.slots * jb
         self.cand = [backend.alloc(elems * self.itemsize, zero=False) for _ in range(2)]
         self.index = [backend.alloc(batch * self.slots * 4, zero=False) for _ in range(2)]
@@ -827,7 +896,11 @@ class _Tournament:
         rows, src, s_first, s_ld, s_bs, si = mp, a_reg, a_first, ld, bs, None
         level = 0
         while True:
+            defines = self.defines
             groups = -(-rows // self.rows)
+            if level and self.final and rows <= self.final:  # (every candidate in one workgroup)
+                groups = 1
+                defines = {**self.defines, "WG": max(64, 1 << (rows - 1).bit_length())}
             dst = (level + 1) % 2
             c_reg, c_first = self.c_bind[dst]
             i_reg, i_first = self.i_bind[dst]
@@ -835,7 +908,7 @@ class _Tournament:
             words = [rows, jb, s_first, s_ld, s_bs, int(si is not None), si_first, self.slots,
                      c_first, self.slots * self.jb, i_first, self.slots, p_first, p_bs, row0, int(groups == 1)]
             ctx.dispatch("linalg_lu_tslu", words, [src, si_reg, c_reg, i_reg, p_reg], (groups, self.batch, 1),
-                         self.defines)
+                         defines)
             if groups == 1:
                 self.last = dst
                 return
@@ -862,13 +935,27 @@ def lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: in
     ``piv``), for ``batch`` of them (LU_q ``q * lu_bs``, X_q ``q * x_bs`` elements on, pivots
     ``q * n`` entries on): row swaps, then forward (unit L) and backward (U) substitution:
     ``trsv`` for up to TRSV_MAX_K columns, else blocked (trsm of the diagonal blocks, gemm for
-    the rest)."""
+    the rest). A repeated call structure replays the dispatches its first call recorded
+    (``captured.replayed``, knob ``linalg_replay``)."""
+    itemsize = _element(backend, dtype)
+    if batch < 1 or n < 1 or k < 1:
+        return
+    key = ("lu_solve", dtype, n, k, ld, x_ld, batch, lu_bs, x_bs, *_lu_settings())
+    operands = [("lu", lu, ((batch - 1) * lu_bs + (n - 1) * ld + n) * itemsize, itemsize),
+                ("piv", piv, batch * n * 4, 4), ("x", x, ((batch - 1) * x_bs + (n - 1) * x_ld + k) * itemsize, itemsize)]
+    captured.replayed(backend, _PROGRAMS, key, operands,
+                      lambda: _lu_solve(backend, dtype, n, k, lu, ld, piv, x, x_ld, batch, lu_bs, x_bs), _replay_on())
+
+
+def _lu_solve(backend: Any, dtype: str, n: int, k: int, lu: int, ld: int, piv: int, x: int, x_ld: int,
+              batch: int, lu_bs: int, x_bs: int) -> None:
+    """``lu_solve``'s dispatches, recorded one by one."""
     itemsize = _element(backend, dtype)
     chunk = backend.context.max_workgroups_per_dim
     if batch > chunk:  # (a grid dimension's worth of matrices at a time)
         for q0 in range(0, batch, chunk):
-            lu_solve(backend, dtype, n, k, lu + q0 * lu_bs * itemsize, ld, piv + q0 * n * 4, x + q0 * x_bs * itemsize,
-                     x_ld, min(chunk, batch - q0), lu_bs, x_bs)
+            _lu_solve(backend, dtype, n, k, lu + q0 * lu_bs * itemsize, ld, piv + q0 * n * 4,
+                      x + q0 * x_bs * itemsize, x_ld, min(chunk, batch - q0), lu_bs, x_bs)
         return
     laswp(backend, dtype, x, n, k, x_ld, piv, 0, n, (0, 0), batch, x_bs, n)
     if k <= TRSV_MAX_K:
@@ -920,30 +1007,65 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
     """Householder QR of the m x n matrix at ``a`` in place (R on and above the diagonal, the
     reflectors below it), and Q (m x kq, kq = min(m, n) or m) at ``q``, which must hold the
     first kq columns of the identity on entry. Complex dtypes: zgeqrf's reflectors, the block
-    reflector I - V T V^H (G = V^H V), C := C - V T^H V^H C, Q := Q - V T V^H Q."""
+    reflector I - V T V^H (G = V^H V), C := C - V T^H V^H C, Q := Q - V T V^H Q.
+
+    A repeated call structure replays the dispatches its first call recorded
+    (``captured.replayed``, knob ``linalg_replay``)."""
     itemsize = _element(backend, dtype)
-    sdef = scalar_defines(dtype)
     k = min(m, n)
     if k < 1:
         return
+    step_rows = _qr_step_rows()
+    outer = _qr_outer()
+    key = ("qr", dtype, m, n, ld, q_ld, kq, step_rows, outer, bool(config.value("linalg_qr_panel_fused")),
+           bool(config.value("linalg_qr_step_unrolled")), int(config.value("linalg_qr_step_chunk")),
+           *ops_gemm.plan_settings())
+    operands = [("a", a, ((m - 1) * ld + n) * itemsize, itemsize), ("q", q, ((m - 1) * q_ld + kq) * itemsize, itemsize)]
+    captured.replayed(backend, _PROGRAMS, key, operands,
+                      lambda: _qr_blocked(backend, dtype, m, n, a, ld, q, q_ld, kq, step_rows, outer), _replay_on())
+
+
+def _qr_step_rows() -> int:
+    """The least panel height whose QR runs a dispatch per column over many workgroups:
+    ``GPUTENSOR_LINALG_PANEL_ROWS`` where set, else ``GPUTENSOR_LINALG_QR_STEP_ROWS``, else
+    ``QR_STEP_MIN_ROWS``."""
+    return int(config.value("linalg_panel_rows")) or int(config.value("linalg_qr_step_rows")) or QR_STEP_MIN_ROWS
+
+
+def _qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int, q_ld: int, kq: int,
+                step_rows: int, outer: int) -> None:
+    """``qr_blocked``'s dispatches, recorded one by one: panels of NB columns, the trailing
+    matrix and Q updated once per ``outer`` (NB or QR_OUTER) columns. With QR_OUTER, the second
+    panel of an outer block is first updated by the first one's reflectors (three thin gemms),
+    and the two triangular factors are joined into one (``linalg_qr_tjoin.wgsl``) for the
+    trailing update and Q's, which are then gemms of depth 64."""
+    itemsize = _element(backend, dtype)
+    sdef = scalar_defines(dtype)
+    k = min(m, n)
     ctx = backend.context
     blocks = list(range(0, k, NB))
+    outers = list(range(0, k, outer))
+    joined = outer > NB
     wide = max(n, kq, 1)
-    step_rows = int(config.value("linalg_panel_rows")) or QR_STEP_MIN_ROWS
     steps = _QRSteps(backend, dtype, m) if m > step_rows else None
-    v = backend.alloc(m * k * itemsize, zero=False)
+    # (joined: V's entries above the second panel of an outer block stay zero)
+    v = backend.alloc(m * k * itemsize, zero=joined)
     tb = backend.alloc(len(blocks) * NB * NB * itemsize, zero=False)
-    g = backend.alloc(NB * NB * itemsize, zero=False)
-    w = backend.alloc(NB * wide * itemsize, zero=False)
-    w2 = backend.alloc(NB * wide * itemsize, zero=False)
+    g = backend.alloc(2 * NB * NB * itemsize, zero=False)
+    w = backend.alloc(outer * wide * itemsize, zero=False)
+    w2 = backend.alloc(outer * wide * itemsize, zero=False)
+    tj = backend.alloc(len(outers) * outer * outer * itemsize, zero=False) if joined else None
     try:
         a_reg, a_first = _bind(backend, a, (m - 1) * ld + n, itemsize)
         v_reg, v_first = _bind(backend, v, m * k, itemsize)
         t_reg, t_first = _bind(backend, tb, len(blocks) * NB * NB, itemsize)
-        g_reg, g_first = _bind(backend, g, NB * NB, itemsize)
+        g_reg, g_first = _bind(backend, g, 2 * NB * NB, itemsize)
         wg = _panel_wg(ctx)
-        for bi, j0 in enumerate(blocks):
-            jb = min(NB, k - j0)
+        fused = "true" if config.value("linalg_qr_panel_fused") else "false"
+
+        def panel(bi: int, j0: int, jb: int, first: int) -> None:
+            """Factor the panel of columns j0 .. j0 + jb (block bi) and make its T; ``first``: the
+            first column of its outer block (the Gram matrix spans the block's columns)."""
             mp = m - j0
             t_off = bi * NB * NB
             if steps is not None and mp > step_rows:
@@ -951,42 +1073,90 @@ def qr_blocked(backend: Any, dtype: str, m: int, n: int, a: int, ld: int, q: int
                             v_first + j0 * k + j0, k)
             else:
                 words = [a_first + j0 * ld + j0, ld, mp, jb, v_first + j0 * k + j0, k, t_first + t_off, 0]
-                ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {**sdef, "WG": wg})
+                ctx.dispatch("linalg_qr_panel", words, [a_reg, v_reg, t_reg], (1, 1, 1), {**sdef, "WG": wg, "FUSED": fused})
+            rows = j0 - first + jb  # G = V_block^H V_panel (the panel's rows only): its last jb rows are the panel's
+            vb = v + (j0 * k + first) * itemsize
             vs = v + (j0 * k + j0) * itemsize
-            _gemm(backend, dtype, jb, jb, mp, 1.0, vs, (1, k), vs, (k, 1), 0.0, g, (jb, 1), conj_a=True)
-            ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first, 0], [t_reg, g_reg], (1, 1, 1), sdef)
-            n2 = n - j0 - jb
+            _gemm(backend, dtype, rows, jb, mp, 1.0, vb, (1, k), vs, (k, 1), 0.0, g, (jb, 1), conj_a=True)
+            ctx.dispatch("linalg_qr_tmat", [jb, t_first + t_off, g_first + (rows - jb) * jb, 0], [t_reg, g_reg],
+                         (1, 1, 1), sdef)
+
+        def update(j0: int, kb: int, tm: int, t_ld: int, col: int, n2: int) -> None:
+            """C := H^H C for the columns col .. col + n2 of rows j0.. by the block reflector of the
+            kb columns from j0 (T at ``tm``, row stride t_ld)."""
+            mp = m - j0
+            vs = v + (j0 * k + j0) * itemsize
+            c = a + (j0 * ld + col) * itemsize
+            _gemm(backend, dtype, kb, n2, mp, 1.0, vs, (1, k), c, (ld, 1), 0.0, w, (n2, 1), conj_a=True)
+            _gemm(backend, dtype, kb, n2, kb, 1.0, tm, (1, t_ld), w, (n2, 1), 0.0, w2, (n2, 1), conj_a=True)
+            _gemm(backend, dtype, mp, n2, kb, -1.0, vs, (k, 1), w2, (n2, 1), 1.0, c, (ld, 1))
+
+        factors = []
+        for oi, o0 in enumerate(outers):
+            ob = min(outer, k - o0)
+            bi = o0 // NB
+            jb1 = min(NB, ob)
+            panel(bi, o0, jb1, o0)
+            tm, t_ld = tb + bi * NB * NB * itemsize, NB
+            if ob > NB:
+                jb2 = ob - NB
+                update(o0, NB, tm, NB, o0 + NB, jb2)
+                panel(bi + 1, o0 + NB, jb2, o0)
+                tm, t_ld = tj + oi * outer * outer * itemsize, outer
+                t_reg2, t2_first = _bind(backend, tm, outer * outer, itemsize)
+                words = [jb2, t_first + bi * NB * NB, t_first + (bi + 1) * NB * NB, g_first, t2_first, 0, 0, 0]
+                ctx.dispatch("linalg_qr_tjoin", words, [t_reg, g_reg, t_reg2], (1, 1, 1), sdef)
+            factors.append((o0, ob, tm, t_ld))
+            n2 = n - o0 - ob
             if n2:
-                tm = tb + t_off * itemsize
-                c = a + (j0 * ld + j0 + jb) * itemsize
-                _gemm(backend, dtype, jb, n2, mp, 1.0, vs, (1, k), c, (ld, 1), 0.0, w, (n2, 1), conj_a=True)
-                _gemm(backend, dtype, jb, n2, jb, 1.0, tm, (1, NB), w, (n2, 1), 0.0, w2, (n2, 1), conj_a=True)
-                _gemm(backend, dtype, mp, n2, jb, -1.0, vs, (k, 1), w2, (n2, 1), 1.0, c, (ld, 1))
-        for bi, j0 in reversed(list(enumerate(blocks))):
-            jb = min(NB, k - j0)
+                update(o0, ob, tm, t_ld, o0 + ob, n2)
+        for j0, ob, tm, t_ld in reversed(factors):
             mp = m - j0
             nq = kq - j0
             vs = v + (j0 * k + j0) * itemsize
-            tm = tb + bi * NB * NB * itemsize
             q2 = q + (j0 * q_ld + j0) * itemsize
-            _gemm(backend, dtype, jb, nq, mp, 1.0, vs, (1, k), q2, (q_ld, 1), 0.0, w, (nq, 1), conj_a=True)
-            _gemm(backend, dtype, jb, nq, jb, 1.0, tm, (NB, 1), w, (nq, 1), 0.0, w2, (nq, 1))
-            _gemm(backend, dtype, mp, nq, jb, -1.0, vs, (k, 1), w2, (nq, 1), 1.0, q2, (q_ld, 1))
+            _gemm(backend, dtype, ob, nq, mp, 1.0, vs, (1, k), q2, (q_ld, 1), 0.0, w, (nq, 1), conj_a=True)
+            _gemm(backend, dtype, ob, nq, ob, 1.0, tm, (t_ld, 1), w, (nq, 1), 0.0, w2, (nq, 1))
+            _gemm(backend, dtype, mp, nq, ob, -1.0, vs, (k, 1), w2, (nq, 1), 1.0, q2, (q_ld, 1))
     finally:
-        for ptr in (v, tb, g, w, w2):
+        for ptr in (v, tb, g, w, w2) + ((tj,) if tj is not None else ()):
             backend.free(ptr)
         if steps is not None:
             steps.free()
 
 
+#: Columns per trailing update of ``qr_blocked`` (knob ``linalg_qr_outer``: 32 updates after
+#: every panel): two panels, their block reflectors joined.
+QR_OUTER = 64
+
+
+def _qr_outer() -> int:
+    """``qr_blocked``'s columns per trailing update: ``GPUTENSOR_LINALG_QR_OUTER`` (32 or 64) where
+    set, else QR_OUTER. BackendError (invalid argument) for another value."""
+    outer = int(config.value("linalg_qr_outer")) or QR_OUTER
+    if outer not in (NB, 2 * NB):
+        raise invalid_argument(f"GPUTENSOR_LINALG_QR_OUTER={outer} must be {NB} or {2 * NB}")
+    return outer
+
+
 #: Least panel height whose Householder QR runs a dispatch per column over many workgroups
-#: (``linalg_qr_step.wgsl``) instead of one workgroup (``GPUTENSOR_LINALG_PANEL_ROWS``
-#: overrides it). The steps cost jb + 2 dispatches a panel whatever its height, the one
-#: workgroup's panel grows with it: on the H200 the one workgroup was faster at 1,024 and 4,096
-#: rows (benchmarks/RESULTS.md), the steps pay off beyond about 8,192.
-QR_STEP_MIN_ROWS = 8192
-#: Panel rows per workgroup of ``linalg_qr_step``.
+#: (``linalg_qr_step.wgsl``) instead of one workgroup (``GPUTENSOR_LINALG_QR_STEP_ROWS``, or
+#: ``GPUTENSOR_LINALG_PANEL_ROWS``, overrides it). The steps cost jb + 2 dispatches a panel,
+#: about 9 us + 3 ns a row each in GPU time on the H200, the one workgroup's panel about 145 us
+#: + 0.25 us a row (benchmarks/results/h200-2026-12-01[bc]-linalg*.log): the steps take less
+#: GPU time from about 1,100 rows, once their host time is gone (a replayed program).
+QR_STEP_MIN_ROWS = 1024
+#: Panel rows per workgroup of ``linalg_qr_step`` (``GPUTENSOR_LINALG_QR_STEP_CHUNK`` overrides it).
 QR_STEP_CHUNK = 64
+
+
+def _qr_step_chunk() -> int:
+    """Panel rows per workgroup of ``linalg_qr_step``: ``GPUTENSOR_LINALG_QR_STEP_CHUNK`` (32, 64
+    or 128) where set, else QR_STEP_CHUNK. BackendError (invalid argument) for another value."""
+    chunk = int(config.value("linalg_qr_step_chunk")) or QR_STEP_CHUNK
+    if chunk not in (32, 64, 128):
+        raise invalid_argument(f"GPUTENSOR_LINALG_QR_STEP_CHUNK={chunk} must be 32, 64 or 128")
+    return chunk
 
 
 class _QRSteps:
@@ -999,8 +1169,11 @@ class _QRSteps:
         ctx = backend.context
         itemsize = _element(backend, dtype)
         wg = 64 if ctx.is_software else 256
-        self.defines = {**scalar_defines(dtype), "WG": wg, "CH": QR_STEP_CHUNK}
-        self.most = -(-m // QR_STEP_CHUNK)
+        fast = "true" if config.value("linalg_qr_step_unrolled") else "false"
+        # (U: the rows of a row slice in a workgroup's chunk)
+        self.chunk = chunk = _qr_step_chunk()
+        self.defines = {**scalar_defines(dtype), "WG": wg, "CH": chunk, "FAST": fast, "U": max(1, chunk * NB // wg)}
+        self.most = -(-m // chunk)
         self.bufs = [backend.alloc(self.most * NB * itemsize, zero=False) for _ in range(2)]
         self.rr = backend.alloc(NB * NB * itemsize, zero=False)
         self.binds = [_bind(backend, b, self.most * NB, itemsize) for b in self.bufs]
@@ -1010,7 +1183,7 @@ class _QRSteps:
               v_first: int, v_ld: int) -> None:
         """Householder QR of the mp x jb panel at element ``a_first``, as ``linalg_qr_panel``."""
         ctx = self.backend.context
-        parts = -(-mp // QR_STEP_CHUNK)
+        parts = -(-mp // self.chunk)
         r_reg, r_first = self.r_bind
         for s in range(jb + 2):
             (pin_reg, pin_first), (pout_reg, pout_first) = self.binds[(s + 1) % 2], self.binds[s % 2]
@@ -1023,5 +1196,6 @@ class _QRSteps:
             self.backend.free(ptr)
 
 
-__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "LU_BLOCK", "LU_TREE_MIN_ROWS", "NB", "QR_STEP_MIN_ROWS", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
+__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "LU_BLOCK", "LU_TREE_MIN_ROWS", "NB", "QR_OUTER",
+           "QR_STEP_MIN_ROWS", "tslu_rows", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]

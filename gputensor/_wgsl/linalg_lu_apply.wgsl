@@ -11,6 +11,7 @@ alias T = {{T}};
 alias R = {{R}};
 const WG: u32 = {{WG}}u;
 const JB: u32 = {{JB}}u;
+const FACTORED: bool = {{FACTORED}};
 
 struct Params {
     a_first: u32, ld: u32, mp: u32, jb: u32,
@@ -35,7 +36,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         u[e] = W[p.w_first + q * p.w_bs + e];
     }
     workgroupBarrier();
-    for (var c = 0u; c < jb; c++) {
+    for (var c = 0u; c < select(jb, 0u, FACTORED); c++) {
         let d = u[c * JB + c];
         workgroupBarrier();
         if sc_nonzero(d) {

@@ -12,7 +12,9 @@
 // elimination), so a level emits min(jb, valid rows) candidates; NaN magnitudes rank below
 // zero. The last level (one workgroup, final = 1) also turns its winners w_0..w_{jb-1} into
 // getrf's swap sequence: piv[piv_first + q * piv_bs + c] = row0 + the position that holds w_c
-// once the swaps of steps < c are done.
+// once the swaps of steps < c are done. FACTORED: the last level emits its winners as they are
+// when chosen (L's multipliers left of the diagonal, U on and right of it: the pivot block
+// factored, as linalg_lu_apply would factor it) instead of their original values.
 //#include common
 
 alias T = {{T}};
@@ -20,6 +22,7 @@ alias R = {{R}};
 const WG: u32 = {{WG}}u;
 const JB: u32 = {{JB}}u;
 const EMPTY: u32 = 0xffffffffu;
+const FACTORED: bool = {{FACTORED}};
 
 struct Params {
     rows: u32, jb: u32, s_first: u32, s_ld: u32,
@@ -37,12 +40,23 @@ struct Params {
 var<workgroup> rv: array<R, WG>;
 var<workgroup> ri: array<u32, WG>;
 var<workgroup> prow: array<T, JB>;
+var<workgroup> fac: array<T, JB * JB>;
 var<workgroup> sel: array<u32, JB>;
 var<workgroup> win: array<u32, JB>;
 var<workgroup> mpos: array<u32, 2u * JB>;
 var<workgroup> morig: array<u32, 2u * JB>;
 
 {{SCALAR}}
+
+// rv/ri[dst] := rv/ri[src] when src's magnitude is larger, or equal with a lower index.
+fn take(dst: u32, src: u32) {
+    let ov = rv[src];
+    let oi = ri[src];
+    if ov > rv[dst] || (ov == rv[dst] && oi < ri[dst]) {
+        rv[dst] = ov;
+        ri[dst] = oi;
+    }
+}
 
 // The list slot of position `pos` among the m moved positions (m when absent).
 fn slot_of_pos(pos: u32, m: u32) -> u32 {
@@ -88,14 +102,21 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         rv[lid] = select(R(-1), select(R(-0.5), mag, mag == mag), live);
         ri[lid] = lid;
         workgroupBarrier();
-        for (var s = WG / 2u; s > 0u; s = s >> 1u) {
+        // the largest magnitude, the lowest index among equals: a binary step where WG is not a
+        // power of four, then steps of four
+        var s = WG;
+        if (WG & 0x55555555u) == 0u {
+            s = WG / 2u;
             if lid < s {
-                let ov = rv[lid + s];
-                let oi = ri[lid + s];
-                if ov > rv[lid] || (ov == rv[lid] && oi < ri[lid]) {
-                    rv[lid] = ov;
-                    ri[lid] = oi;
-                }
+                take(lid, lid + s);
+            }
+            workgroupBarrier();
+        }
+        for (s = s / 4u; s > 0u; s = s / 4u) {
+            if lid < s {
+                take(lid, lid + s);
+                take(lid, lid + 2u * s);
+                take(lid, lid + 3u * s);
             }
             workgroupBarrier();
         }
@@ -106,6 +127,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             //#unroll
             for (var j = 0u; j < JB; j++) {
                 prow[j] = x[j];
+                fac[c * JB + j] = x[j];
             }
             live = false;
         }
@@ -121,6 +143,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
                 if j > c && j < jb {
                     x[j] = x[j] - sc_mul(l, prow[j]);
                 }
+                if FACTORED && j == c {
+                    x[j] = l;  // (L's entry: the row holds L and U's parts once chosen)
+                }
             }
         }
         workgroupBarrier();
@@ -133,7 +158,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         var v = T(0);
         let t = select(EMPTY, sel[c], c < jb);
         if t != EMPTY && j < jb {
-            v = S[s0 + (wid.x * WG + t) * p.s_ld + j];
+            if FACTORED && p.final_level != 0u {
+                v = fac[e];
+            } else {
+                v = S[s0 + (wid.x * WG + t) * p.s_ld + j];
+            }
         }
         D[p.d_first + q * p.d_bs + (slot + c) * JB + j] = v;
     }

@@ -3,7 +3,10 @@
 // diagonal, the reflectors' tails (v[0] = 1) below it, tau_c to Tb[t_first + c * 33]; the
 // reflectors are also written out explicitly (unit diagonal, zeros above) to
 // V[v_first + i * v_ld + j] for the blocked updates. Invocation lid = rs * 32 + qq takes column
-// qq of the panel and rows rs, rs + 8, ... in the reflector updates.
+// qq of the panel and rows rs, rs + RS, ... in the reflector updates. FUSED: the squared norm of
+// the next column's tail is summed in the update of its values (per row slice, in nrm), not by
+// another pass over the column, and a reflector's tail is scaled during the next column's step
+// (the sums and updates of its own step take the unscaled tail times the scale).
 //#include common
 
 // Complex elements (vec2): zgeqr2's reflectors (H = I - tau v v^H, beta real, A := H^H A)
@@ -25,14 +28,27 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> V: array<T>;
 @group(0) @binding(3) var<storage, read_write> Tb: array<T>;
 
+const FUSED: bool = {{FUSED}};
+
 var<workgroup> red: array<T, WG>;
 var<workgroup> wv: array<T, NB>;
+var<workgroup> nrm: array<R, RS>;
+var<workgroup> scl: array<T, NB>;
 
 fn reduce_sum(lid: u32) {
     workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
+    // a binary step where WG is not a power of four, then steps of four
+    var s = WG;
+    if (WG & 0x55555555u) == 0u {
+        s = WG / 2u;
         if lid < s {
             red[lid] = red[lid] + red[lid + s];
+        }
+        workgroupBarrier();
+    }
+    for (s = s / 4u; s > 0u; s = s / 4u) {
+        if lid < s {
+            red[lid] = (red[lid] + red[lid + s]) + (red[lid + 2u * s] + red[lid + 3u * s]);
         }
         workgroupBarrier();
     }
@@ -49,24 +65,35 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     let qq = lid % NB;
     let rs = lid / NB;
     for (var c = 0u; c < jb; c++) {
-        var s = R(0);
-        for (var i = c + 1u + lid; i < mp; i += WG) {
-            s = s + sc_abs2(A[a0 + i * ld + c]);
+        var xn2 = R(0);
+        if FUSED && c > 0u {
+            // the squares of the column's tail, summed per row slice by the previous update
+            for (var r = 0u; r < RS; r++) {
+                xn2 = xn2 + nrm[r];
+            }
+        } else {
+            var s = R(0);
+            for (var i = c + 1u + lid; i < mp; i += WG) {
+                s = s + sc_abs2(A[a0 + i * ld + c]);
+            }
+            red[lid] = sc_from(s);
+            reduce_sum(lid);
+            xn2 = sc_re(red[0]);
         }
-        red[lid] = sc_from(s);
-        reduce_sum(lid);
-        let xn2 = sc_re(red[0]);
         let alpha = A[a0 + c * ld + c];
         workgroupBarrier();
         var tau = T(0);
+        var scale = sc_from(R(1));
         let ar = sc_re(alpha);
         if xn2 != R(0) || sc_abs2(alpha - sc_from(ar)) != R(0) {
             let norm = sqrt(sc_abs2(alpha) + xn2);
             let beta = select(-norm, norm, ar < R(0));
             tau = (sc_from(beta) - alpha) / beta;
-            let scale = sc_div(sc_from(R(1)), alpha - sc_from(beta));
-            for (var i = c + 1u + lid; i < mp; i += WG) {
-                A[a0 + i * ld + c] = sc_mul(A[a0 + i * ld + c], scale);
+            scale = sc_div(sc_from(R(1)), alpha - sc_from(beta));
+            if !FUSED {
+                for (var i = c + 1u + lid; i < mp; i += WG) {
+                    A[a0 + i * ld + c] = sc_mul(A[a0 + i * ld + c], scale);
+                }
             }
             if lid == 0u {
                 A[a0 + c * ld + c] = sc_from(beta);
@@ -74,6 +101,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         }
         if lid == 0u {
             Tb[p.t_first + c * (NB + 1u)] = tau;
+            scl[c] = scale;
         }
         storageBarrier();
         workgroupBarrier();
@@ -99,21 +127,38 @@ fn main(@builtin(local_invocation_index) lid: u32) {
                 part = part + sc_dotc(A[a0 + i * ld + c], A[a0 + i * ld + qq]);
             }
         }
+        if FUSED && c > 0u && qq == c - 1u {
+            // the previous reflector's tail scaled, which no step from here reads
+            let sp = scl[c - 1u];
+            for (var i = c + rs; i < mp; i += RS) {
+                A[a0 + i * ld + c - 1u] = sc_mul(A[a0 + i * ld + c - 1u], sp);
+            }
+        }
         red[lid] = part;
         workgroupBarrier();
         if lid < NB && lid > c && lid < jb {
-            var w = A[a0 + c * ld + lid];
+            var s = T(0);
             for (var r = 0u; r < RS; r++) {
-                w = w + red[r * NB + lid];
+                s = s + red[r * NB + lid];
             }
-            wv[lid] = sc_mul(w, sc_conj(tau));
+            if FUSED {
+                s = sc_mul(sc_conj(scale), s);  // (the sums of the unscaled tail)
+            }
+            wv[lid] = sc_mul(A[a0 + c * ld + lid] + s, sc_conj(tau));
         }
         workgroupBarrier();
         if live {
-            let w = wv[qq];
-            if rs == 0u {
-                A[a0 + c * ld + qq] = A[a0 + c * ld + qq] - w;
+            var w = wv[qq];
+            let wh = w;
+            if FUSED {
+                w = sc_mul(w, scale);  // (times the unscaled tail)
             }
+            if rs == 0u {
+                A[a0 + c * ld + qq] = A[a0 + c * ld + qq] - wh;
+            }
+            // (the next column's tail: rows from c + 2, summed per row slice for its norm)
+            var sq = R(0);
+            let head = c + 1u;
             var i = c + 1u + rs;
             for (; i + (U - 1u) * RS < mp; i += U * RS) {
                 var xs: array<T, U>;
@@ -125,16 +170,35 @@ fn main(@builtin(local_invocation_index) lid: u32) {
                 }
                 //#unroll
                 for (var u = 0u; u < U; u++) {
-                    A[a0 + (i + u * RS) * ld + qq] = ys[u] - sc_mul(w, xs[u]);
+                    let y = ys[u] - sc_mul(w, xs[u]);
+                    A[a0 + (i + u * RS) * ld + qq] = y;
+                    if i + u * RS > head {
+                        sq = sq + sc_abs2(y);
+                    }
                 }
             }
             for (; i < mp; i += RS) {
-                A[a0 + i * ld + qq] = A[a0 + i * ld + qq] - sc_mul(w, A[a0 + i * ld + c]);
+                let y = A[a0 + i * ld + qq] - sc_mul(w, A[a0 + i * ld + c]);
+                A[a0 + i * ld + qq] = y;
+                if i > head {
+                    sq = sq + sc_abs2(y);
+                }
+            }
+            if FUSED && qq == head {
+                nrm[rs] = sq;
             }
         }
         storageBarrier();
         workgroupBarrier();
     }
+    if FUSED && jb > 0u && qq == jb - 1u {
+        let sp = scl[jb - 1u];
+        for (var i = jb + rs; i < mp; i += RS) {
+            A[a0 + i * ld + jb - 1u] = sc_mul(A[a0 + i * ld + jb - 1u], sp);
+        }
+    }
+    storageBarrier();
+    workgroupBarrier();
     for (var e = lid; e < mp * jb; e += WG) {
         let i = e / jb;
         let j = e % jb;

@@ -24,6 +24,9 @@ const WG: u32 = {{WG}}u;
 const NB: u32 = 32u;
 const RS: u32 = WG / NB;
 const CH: u32 = {{CH}}u;
+// FAST: the partial sums reduced by every invocation, each row slice's rows loaded together
+const FAST: bool = {{FAST}};
+const U: u32 = {{U}}u;
 
 struct Params {
     a_first: u32, ld: u32, mp: u32, jb: u32,
@@ -80,8 +83,22 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     }
     if s > 0u {
         let c = s - 1u;
-        // the reflector of column c from the partial sums
-        if lid < NB {
+        // the reflector of column c from the partial sums (in the same order in every workgroup)
+        if FAST {
+            var t = T(0);
+            for (var k = rs; k < p.parts; k += RS) {
+                t = t + Pin[p.pin_first + k * NB + qq];
+            }
+            red[lid] = t;
+            workgroupBarrier();
+            if lid < NB {
+                var u = T(0);
+                for (var r = 0u; r < RS; r++) {
+                    u = u + red[r * NB + lid];
+                }
+                wv[lid] = u;
+            }
+        } else if lid < NB {
             var t = T(0);
             for (var k = 0u; k < p.parts; k++) {
                 t = t + Pin[p.pin_first + k * NB + lid];
@@ -125,7 +142,30 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             red[lid] = w;
         }
         workgroupBarrier();
-        if qq > c && qq < jb {
+        if FAST && qq > c && qq < jb {
+            // a row slice's rows all loaded before any is stored
+            let w = red[qq];
+            let lo = max(r0, c + 1u);
+            var xs: array<T, U>;
+            var ys: array<T, U>;
+            //#unroll
+            for (var u = 0u; u < U; u++) {
+                let i = r0 + rs + u * RS;
+                xs[u] = T(0);
+                ys[u] = T(0);
+                if i >= lo && i < r1 {
+                    xs[u] = A[a0 + i * ld + c];
+                    ys[u] = A[a0 + i * ld + qq];
+                }
+            }
+            //#unroll
+            for (var u = 0u; u < U; u++) {
+                let i = r0 + rs + u * RS;
+                if i >= lo && i < r1 {
+                    A[a0 + i * ld + qq] = ys[u] - sc_mul(sc_mul(xs[u], scale), w);
+                }
+            }
+        } else if qq > c && qq < jb {
             let w = red[qq];
             for (var i = max(r0, c + 1u) + rs; i < r1; i += RS) {
                 let v = sc_mul(A[a0 + i * ld + c], scale);
@@ -144,7 +184,25 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if s < jb {
         // partial sums of column s over this workgroup's rows i > s
         var part = T(0);
-        if qq >= s && qq < jb {
+        if FAST && qq >= s && qq < jb {
+            let lo = max(r0, s + 1u);
+            var xs: array<T, U>;
+            var ys: array<T, U>;
+            //#unroll
+            for (var u = 0u; u < U; u++) {
+                let i = r0 + rs + u * RS;
+                xs[u] = T(0);
+                ys[u] = T(0);
+                if i >= lo && i < r1 {
+                    xs[u] = A[a0 + i * ld + s];
+                    ys[u] = A[a0 + i * ld + qq];
+                }
+            }
+            //#unroll
+            for (var u = 0u; u < U; u++) {
+                part = part + sc_dotc(xs[u], ys[u]);
+            }
+        } else if qq >= s && qq < jb {
             for (var i = max(r0, s + 1u) + rs; i < r1; i += RS) {
                 part = part + sc_dotc(A[a0 + i * ld + s], A[a0 + i * ld + qq]);
             }

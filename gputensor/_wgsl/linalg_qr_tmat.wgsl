@@ -24,13 +24,27 @@ var<workgroup> g: array<T, NB * NB>;
 @compute @workgroup_size(32)
 fn main(@builtin(local_invocation_index) lid: u32) {
     let jb = p.jb;
+    // every load of G issued before the first store to workgroup memory
+    var gv: array<T, NB>;
+    //#unroll
+    for (var r = 0u; r < NB; r++) {
+        let e = r * NB + lid;
+        gv[r] = T(0);
+        if e < jb * jb {
+            gv[r] = G[p.g_first + e];
+        }
+    }
     for (var e = lid; e < NB * NB; e += NB) {
         t[e] = T(0);
         g[e] = T(0);
     }
     workgroupBarrier();
-    for (var e = lid; e < jb * jb; e += NB) {
-        g[(e / jb) * NB + e % jb] = G[p.g_first + e];
+    //#unroll
+    for (var r = 0u; r < NB; r++) {
+        let e = r * NB + lid;
+        if e < jb * jb {
+            g[(e / jb) * NB + e % jb] = gv[r];
+        }
     }
     if lid < jb {
         t[lid * (NB + 1u)] = Tb[p.t_first + lid * (NB + 1u)];

@@ -7,6 +7,8 @@
 // invocation). The block's own rows are read by every workgroup, so they are written one
 // dispatch later: workgroup 0 solves the previous step's block [wb, wb + wjb) again (no
 // workgroup writes it in this step) and stores it. The last step has jb = 0 and only stores.
+// SWEEP: a block is solved by its rows' invocations column by column (a barrier per column),
+// else by invocation 0 alone.
 // Elements are T (real, or complex as vec2) with the sc_* helpers of linalg_scalar_*.
 //#include common
 
@@ -15,6 +17,7 @@ alias R = {{R}};
 const WG: u32 = {{WG}}u;
 const MODE: u32 = {{MODE}}u;
 const BS: u32 = 32u;
+const SWEEP: bool = {{SWEEP}};
 
 struct Params {
     n: u32, j0: u32, jb: u32, t_first: u32,
@@ -49,7 +52,31 @@ fn solve_block(b0: u32, nb: u32, tf: u32, xc: u32, lid: u32) {
         xb[lid] = v;
     }
     workgroupBarrier();
-    if lid == 0u {
+    if SWEEP {
+        // column by column over the block's rows, one barrier a column: row i of the block is
+        // final (MODE 2: up to its division) once the columns before it are subtracted
+        if MODE == 2u {
+            for (var ii = 0u; ii < nb; ii++) {
+                let i = nb - 1u - ii;
+                let xi = sc_div(xb[i], tb[i * BS + i]);
+                if lid < i {
+                    xb[lid] = xb[lid] - sc_mul(tb[lid * BS + i], xi);
+                }
+                workgroupBarrier();
+            }
+            if lid < nb {
+                xb[lid] = sc_div(xb[lid], tb[lid * BS + lid]);
+            }
+        } else {
+            for (var i = 0u; i < nb; i++) {
+                let xi = xb[i];
+                if lid > i && lid < nb {
+                    xb[lid] = xb[lid] - sc_mul(tb[lid * BS + i], xi);
+                }
+                workgroupBarrier();
+            }
+        }
+    } else if lid == 0u {
         if MODE == 2u {
             for (var ii = 0u; ii < nb; ii++) {
                 let i = nb - 1u - ii;

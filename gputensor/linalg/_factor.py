@@ -7,10 +7,12 @@ Every factorization runs on the GPU (``_backend/ops_factor.py``): stacks of matr
 up to ``ops_factor.SMALL_MAX`` (32) in one dispatch for the whole stack; larger matrices
 on blocked algorithms whose trailing updates are gemm (Cholesky and LU: each step one dispatch
 for the whole stack; QR: one matrix after another), every dispatch of a call in one recorded
-batch. LU panels taller than 256 rows pick their pivots by tournament pivoting (CALU: partial
+batch. LU panels taller than 64 rows pick their pivots by tournament pivoting (CALU: partial
 pivoting inside chunks of rows, then among the chunks' winners), as stable as partial pivoting
-in practice, and QR panels taller than 8,192 rows run a dispatch per column, both over many
-workgroups (``GPUTENSOR_LINALG_PANEL_ROWS`` sets the height). ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
+in practice, and QR panels taller than 1,024 rows run a dispatch per column, both over many
+workgroups (``GPUTENSOR_LINALG_PANEL_ROWS`` sets the height; ``GPUTENSOR_LINALG_LU_TREE_ROWS``
+and ``GPUTENSOR_LINALG_QR_STEP_ROWS`` one of them). A repeated LU or QR call structure replays
+the dispatches its first call recorded. ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``)
 sets the block width of Cholesky and LU (16, 32, 64 or 128; LU takes at most 32); another
 value raises ``ValueError``.
 
@@ -128,10 +130,15 @@ def _raise_if_set(flag: GpuArray, message: str) -> None:
 
 def _check_block_width() -> None:
     """ValueError when ``GPUTENSOR_LINALG_BLOCK`` (``config.override(linalg_block=)``) is set to a
-    width the blocked factorizations do not take."""
+    width the blocked factorizations do not take, or ``GPUTENSOR_LINALG_TSLU_ROWS`` to a count
+    of rows the tournament does not take."""
     nb = config.value("linalg_block")
     if nb and nb not in ops_factor.BLOCK_SIZES:
         raise ValueError(f"GPUTENSOR_LINALG_BLOCK={nb} must be 0 (the defaults) or one of {ops_factor.BLOCK_SIZES}")
+    rows = config.value("linalg_tslu_rows")
+    if rows and (rows < 64 or rows > 1024 or rows & (rows - 1)):
+        raise ValueError(f"GPUTENSOR_LINALG_TSLU_ROWS={rows} must be 0 (the default) or a power of two from 64 "
+                         "to 1024")
 
 
 def lu_factor(a: GpuArray) -> tuple[GpuArray, GpuArray, GpuArray]:
@@ -320,6 +327,13 @@ def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
         _dispatch.call(ops_factor.qr_small, name, m, n, batch, a._ptr, n, m * n, q._ptr, kq, m * kq, kq,
                        r._ptr, n, kr * n, kr)
         return QRResult(q, r)
+    outer = config.value("linalg_qr_outer")
+    if outer and outer not in (ops_factor.NB, 2 * ops_factor.NB):
+        raise ValueError(f"GPUTENSOR_LINALG_QR_OUTER={outer} must be 0 (the default), {ops_factor.NB} or "
+                         f"{2 * ops_factor.NB}")
+    chunk = config.value("linalg_qr_step_chunk")
+    if chunk and chunk not in (32, 64, 128):
+        raise ValueError(f"GPUTENSOR_LINALG_QR_STEP_CHUNK={chunk} must be 0 (the default), 32, 64 or 128")
     isz = a.dtype.itemsize
     for b in range(batch):
         _dispatch.call(ops_factor.qr_blocked, name, m, n, a._ptr + b * m * n * isz, n,
