@@ -44,7 +44,9 @@ Kernels (gputensor/_wgsl)
 * The prefill kernel is chosen by ``kernel_variant()`` (``KERNEL_VARIANT``, else the knob
   ``attention_kernel``: environment ``GPUTENSOR_ATTENTION_KERNEL``, default ``flash``;
   ``tiled`` selects attention_tiled.wgsl; ``flash-64x8``, ``flash-64x4``, ``flash-32x4``,
-  ``flash-64x8-dc8`` force attention_flash tiles; the earlier names ``new``,
+  ``flash-64x8-dc8`` force attention_flash tiles, and ``-r8`` after the tiles (``flash-64x4-r8``,
+  ``flash-32x4-r8``) gives each invocation 8 query rows instead of 4 (half the invocations,
+  twice the fmas per workgroup-memory read and per barrier; head_dim <= 32 TC); the earlier names ``new``,
   ``new-BQxTC[-dc8]`` and ``old`` mean the same, see ``VARIANT_ALIASES``).
   ``python -m benchmarks.tune_attention`` times them side by side.
 * ``attention_decode.wgsl`` (``seq_q <= DECODE_MAX_SEQ_Q``): one workgroup of 256 per
@@ -123,8 +125,9 @@ _MOST_NEGATIVE = {
 
 #: Prefill kernel variant: ``"flash"`` (attention_flash.wgsl, tiles chosen per head_dim and
 #: adapter), ``"flash-BQxTC"`` (attention_flash.wgsl with BQ query rows per workgroup and TC keys
-#: per invocation: ``flash-64x8``, ``flash-64x4``, ``flash-32x4``; ``-dc8`` appended forces
-#: 8-column Q/K chunks) or ``"tiled"`` (attention_tiled.wgsl). None (the default): the knob
+#: per invocation: ``flash-64x8``, ``flash-64x4``, ``flash-32x4``; then ``-r8`` for 8 query rows
+#: per invocation instead of 4, and ``-dc8`` to force 8-column Q/K chunks) or ``"tiled"``
+#: (attention_tiled.wgsl). None (the default): the knob
 #: ``attention_kernel`` (``GPUTENSOR_ATTENTION_KERNEL``, ``config.override`` for an A/B), else
 #: ``"flash"``; benchmarks/tune_attention.py and tests set this per run. float64 always uses the
 #: tiled kernel.
@@ -135,7 +138,7 @@ def kernel_variant() -> str:
     """The prefill kernel variant in effect (see ``KERNEL_VARIANT``), under its current name."""
     return canonical_variant(KERNEL_VARIANT or config.value("attention_kernel") or "flash")
 #: Variants benchmarks/tune_attention.py times by default.
-VARIANTS = ("tiled", "flash", "flash-64x4", "flash-32x4", "flash-64x8-dc8")
+VARIANTS = ("tiled", "flash", "flash-64x4", "flash-32x4", "flash-64x8-dc8", "flash-64x4-r8", "flash-32x4-r8")
 #: Earlier names of the variants, still accepted: ``new`` is ``flash``, ``new-BQxTC[-dc8]`` is
 #: ``flash-BQxTC[-dc8]``, ``old`` is ``tiled``.
 VARIANT_ALIASES = {"new": "flash", "old": "tiled"}
@@ -160,7 +163,8 @@ class AttentionPlan:
     key-sequence splits and keys per split (a multiple of 64); ``slabs_per_dispatch``: (batch,
     head) slabs per dispatch so every binding fits one window. attention_flash only:
     ``tile_cols``: keys per invocation in the score tile (TC), ``depth_chunk``: head-dim columns
-    per staged Q/K chunk (DC), ``invocations``: workgroup size.
+    per staged Q/K chunk (DC), ``invocations``: workgroup size, ``rows``: query rows per
+    invocation (RM: 4 or 8).
     """
 
     kernel: str
@@ -174,6 +178,7 @@ class AttentionPlan:
     tile_cols: int = 0
     depth_chunk: int = 0
     invocations: int = 0
+    rows: int = 0
 
 
 def _size(name: str, value: object) -> int:
@@ -211,7 +216,7 @@ def _tiled_shape(padded_head_dim: int, compute_size: int, storage_limit: int) ->
 class FlashShape:
     """Tiles of attention_flash.wgsl (see its header): ``block_q`` (BQ) rows per workgroup,
     ``tile_cols`` (TC) keys per invocation, ``padded_head_dim`` (DP), ``depth_chunk`` (DC),
-    ``key_chunk`` (KC) and ``slot_vec4`` (SLOT4)."""
+    ``key_chunk`` (KC), ``slot_vec4`` (SLOT4) and ``rows`` (RM) query rows per invocation."""
 
     block_q: int
     tile_cols: int
@@ -219,6 +224,13 @@ class FlashShape:
     depth_chunk: int
     key_chunk: int
     slot_vec4: int
+    rows: int = 4
+
+    @classmethod
+    def of_plan(cls, plan: AttentionPlan) -> FlashShape:
+        """The tiles of an ``attention_flash`` plan."""
+        return cls(plan.block_q, plan.tile_cols, plan.padded_head_dim, plan.depth_chunk, plan.key_chunk,
+                   plan.stage_vec4, plan.rows)
 
     @property
     def nx(self) -> int:
@@ -226,7 +238,7 @@ class FlashShape:
 
     @property
     def invocations(self) -> int:
-        return self.nx * self.block_q // 4
+        return self.nx * self.block_q // self.rows
 
     def workgroup_bytes(self, compute_size: int) -> int:
         """Workgroup memory of the kernel: the two ring slots and the transposed probabilities."""
@@ -243,7 +255,9 @@ class FlashShape:
 def _flash_defines(shape: FlashShape, storage: str, vec: bool) -> dict[str, object]:
     """``FlashShape.defines``."""
     nt, dp, dc, kc = shape.invocations, shape.padded_head_dim, shape.depth_chunk, shape.key_chunk
-    return {"BQ": shape.block_q, "TC": shape.tile_cols, "NX": shape.nx, "NT": nt, "DP": dp,
+    rg = shape.rows // 4
+    return {"BQ": shape.block_q, "TC": shape.tile_cols, "NX": shape.nx, "RG": rg, "RM": shape.rows,
+            "SN": shape.tile_cols * rg, "NT": nt, "DP": dp,
             "QPT": dp // (4 * shape.nx), "DC": dc, "DC4": dc // 4, "KC": kc,
             "QQ": shape.block_q * dc // (4 * nt), "KQ": TILE_KEYS * dc // (4 * nt),
             "VQ": kc * dp // (4 * nt), "SLOT4": shape.slot_vec4,
@@ -257,19 +271,20 @@ def _flash_loaders(vec: bool) -> str:
 
 
 def _flash_shape(head_dim: int, compute_size: int, storage_limit: int, block_q: int, tile_cols: int,
-                 depth_chunks: tuple[int, ...] = (16, 8)) -> FlashShape | None:
-    """The attention_flash tiles for ``block_q`` x ``tile_cols`` that fit ``storage_limit`` bytes
-    of workgroup memory (the deepest Q/K chunk, then the longest V chunk that does), or None.
+                 depth_chunks: tuple[int, ...] = (16, 8), rows: int = 4) -> FlashShape | None:
+    """The attention_flash tiles for ``block_q`` x ``tile_cols`` with ``rows`` query rows per
+    invocation that fit ``storage_limit`` bytes of workgroup memory (the deepest Q/K chunk, then
+    the longest V chunk that does), or None.
 
-    Invariants (attention_flash.wgsl): NT = (64 / TC) * BQ / 4 invocations; DP a multiple of
-    4 * NX with QPT = DP / (4 NX) <= 4 column quads per invocation; NC = DP / DC and NV = 64 / KC
-    even; a whole number, 1 to 4, of quads (4 head-dim columns) fetched per invocation and chunk
-    from Q and from K (at most 4 together) and from V."""
+    Invariants (attention_flash.wgsl): NT = (64 / TC) * BQ / RM invocations; DP a multiple of
+    4 * NX with QPT = DP / (4 NX) <= 16 / RM column quads per invocation; NC = DP / DC and
+    NV = 64 / KC even; a whole number, 1 to 4, of quads (4 head-dim columns) fetched per
+    invocation and chunk from Q and from K (at most 4 together) and from V."""
     nx = TILE_KEYS // tile_cols
-    nt = nx * block_q // 4
+    nt = nx * block_q // rows
     step = 4 * nx
     dp = -(-head_dim // step) * step
-    if dp > 4 * step:
+    if dp > (16 // rows) * step:
         return None
     for dc in depth_chunks:
         if ((block_q + TILE_KEYS) * dc > 16 * nt or block_q * dc < 4 * nt or (block_q * dc) % (4 * nt)
@@ -279,7 +294,7 @@ def _flash_shape(head_dim: int, compute_size: int, storage_limit: int, block_q: 
         kc = 32
         while kc >= 4:
             exchange = nx * (block_q // 4 + 1)  # vec4 of the row max / row sum exchange
-            shape = FlashShape(block_q, tile_cols, dp, dc, kc, max(qk, kc * dp // 4, exchange))
+            shape = FlashShape(block_q, tile_cols, dp, dc, kc, max(qk, kc * dp // 4, exchange), rows)
             if (4 * nt <= kc * dp <= 16 * nt and (kc * dp) % (4 * nt) == 0
                     and shape.workgroup_bytes(compute_size) <= storage_limit):
                 return shape
@@ -289,7 +304,7 @@ def _flash_shape(head_dim: int, compute_size: int, storage_limit: int, block_q: 
 
 def _flash_plan_shape(variant: str, head_dim: int, compute_size: int,
                       storage_limit: int) -> FlashShape | None:
-    """The attention_flash tiles of kernel ``variant`` ("flash", "flash-BQxTC[-dc8]", under its
+    """The attention_flash tiles of kernel ``variant`` ("flash", "flash-BQxTC[-r8][-dc8]", under its
     current name) for this head dim, or None when the variant does not apply (then the tiled
     kernel runs)."""
     if compute_size == 8:
@@ -306,14 +321,14 @@ def _flash_plan_shape(variant: str, head_dim: int, compute_size: int,
         if four is not None and (eight is None or four.padded_head_dim <= eight.padded_head_dim):
             return four
         return eight if eight is not None else small
-    m = re.fullmatch(r"flash-(\d+)x(\d+)(-dc8)?", variant)
+    m = re.fullmatch(r"flash-(\d+)x(\d+)(-r8)?(-dc8)?", variant)
     if m is None:
         raise invalid_argument(f"attention: unknown kernel variant {variant!r} (GPUTENSOR_ATTENTION_KERNEL)")
     bq, tc = int(m.group(1)), int(m.group(2))
     if bq not in (32, 64) or tc not in (4, 8):
         raise invalid_argument(f"attention: unknown kernel variant {variant!r} (GPUTENSOR_ATTENTION_KERNEL)")
-    chunks = (8,) if m.group(3) else (16, 8)
-    shape = _flash_shape(head_dim, compute_size, storage_limit, bq, tc, chunks)
+    chunks = (8,) if m.group(4) else (16, 8)
+    shape = _flash_shape(head_dim, compute_size, storage_limit, bq, tc, chunks, 8 if m.group(3) else 4)
     if shape is None:  # this head_dim needs other tiles: the default choice
         return _flash_plan_shape("flash", head_dim, compute_size, storage_limit)
     return shape
@@ -364,7 +379,7 @@ def plan_attention(n_bh: int, seq_q: int, seq_kv: int, head_dim: int, itemsize: 
     splits = -(-seq_kv // split_len)
     per_slab = [slab_q, slab_kv] + ([record_slab * splits] if splits > 1 else [])
     slabs = max(1, min(n_bh, *(max_window // b for b in per_slab)))
-    extra = (flash.tile_cols, flash.depth_chunk, flash.invocations) if flash is not None else ()
+    extra = (flash.tile_cols, flash.depth_chunk, flash.invocations, flash.rows) if flash is not None else ()
     return AttentionPlan(kernel, block_q, padded, key_chunk, stage_vec4, splits, split_len, slabs, *extra)
 
 
@@ -448,8 +463,7 @@ def attention(backend: WebGpuBackend, q: int, k: int, v: int, o: int, batch: int
         defines.update(BQ=plan.block_q, KC=plan.key_chunk, STAGE4=plan.stage_vec4)
     flash = None
     if plan.kernel == "attention_flash":
-        flash = FlashShape(plan.block_q, plan.tile_cols, plan.padded_head_dim, plan.depth_chunk,
-                           plan.key_chunk, plan.stage_vec4)
+        flash = FlashShape.of_plan(plan)
     q_blocks = -(-seq_q // plan.block_q)  # (decode: block_q 1, a block per row)
     shift = (seq_kv - seq_q) & 0xFFFFFFFF
     hi = float(np.float32(scale_log2))
