@@ -152,6 +152,13 @@ def _tile_shape(env: str, raw: str | None, default: tuple[int, ...] | None) -> t
     return tuple(int(v) for v in found.groups())
 
 
+def _tile_shape_or_auto(env: str, raw: str | None, default: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """``_tile_shape``, or None (no tiles forced) for ``auto``."""
+    if (raw or "").strip().lower() == "auto":
+        return None
+    return _tile_shape(env, raw, default)
+
+
 def _text(env: str, raw: str | None, default: str | None) -> str | None:
     """The text itself; unset or empty is ``default``."""
     return raw if raw else default
@@ -234,6 +241,10 @@ KNOBS: tuple[Knob, ...] = (
          "conv2d: the implicit GEMM's tiles as BMxBNxBKxTMxTN (e.g. 128x128x16x8x8: 128x128 tiles, "
          "16-deep K slices, 8x8 per invocation), split-K chosen for them as for the default tiles "
          "(unset: the gemm planner's tiles)"),
+    Knob("conv_1x1_tiles", "GPUTENSOR_CONV_1X1_TILES", _tile_shape_or_auto, (128, 128, 16, 8, 8), False,
+         "conv2d with 1x1 filters, where conv_tiles is unset: the implicit GEMM's tiles as "
+         "BMxBNxBKxTMxTN, used where they fit the adapter's workgroup memory and size, with split-K "
+         "chosen as for conv_tiles ('auto': the gemm planner's tiles; default 128x128x16x8x8)"),
     Knob("rows_f16_store", "GPUTENSOR_ROWS_F16_STORE", _f16_store, "pack", False,
          "gt.nn row kernels: how float16 results are rounded from f32 on store: 'pack' (the "
          "pack2x16float builtin: the hardware's round-to-nearest conversion, overflow to inf made "
