@@ -402,6 +402,10 @@ def test_flash_plan_choices():
     assert (r8.block_q, r8.tile_cols, r8.rows, r8.invocations, r8.depth_chunk, r8.key_chunk) == (64, 4, 8, 128, 16, 16)
     assert _flash(64, 49152, "flash-32x4-r8").invocations == 64
     assert _flash(256, 49152, "flash-64x4-r8").rows == 4  # too wide for 8 rows: the default tiles
+    # probabilities half a tile at a time: 128 rows x 8 per invocation in 48 KiB.
+    hp = _flash(128, 49152, "flash-128x4-r8-hp")
+    assert (hp.block_q, hp.rows, hp.halves, hp.invocations, hp.depth_chunk, hp.key_chunk) == (128, 8, 2, 256, 16, 16)
+    assert _flash(128, 32768, "flash-128x4-r8-hp").block_q == 64  # does not fit: the default tiles
     with pytest.raises(BackendError) as info:
         ops_attention.plan_attention(1, 100, 100, 64, 4, 4, 1 << 31, variant="newest")
     assert info.value.kind is BackendErrorKind.INVALID_ARGUMENT

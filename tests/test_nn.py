@@ -508,7 +508,7 @@ VARIANT_SDPA_CASES = [
 ]
 
 
-@pytest.mark.parametrize("kernel", ["flash", "flash-64x4-r8", "flash-32x4-r8", "flash-64x8-r8"])
+@pytest.mark.parametrize("kernel", ["flash", "flash-64x4-r8", "flash-32x4-r8", "flash-64x8-r8", "flash-64x4-r8-hp"])
 @pytest.mark.parametrize("qs,ks,vs,causal", VARIANT_SDPA_CASES)
 def test_sdpa_kernel_variants(kernel, qs, ks, vs, causal):
     from gputensor._backend import config

@@ -234,9 +234,10 @@ KNOBS: tuple[Knob, ...] = (
          "row kernels (softmax, norms): 4-element units per lane aimed for with 4-byte elements "
          "(float16: twice as many)"),
     Knob("attention_kernel", "GPUTENSOR_ATTENTION_KERNEL", _text, None, False,
-         "attention prefill kernel: flash (tiles per head_dim), flash-BQxTC[-r8][-dc8] (flash-64x4, "
+         "attention prefill kernel: flash (tiles per head_dim), flash-BQxTC[-r8][-hp][-dc8] (flash-64x4, "
          "flash-64x8, flash-32x4, flash-64x8-dc8; -r8: 8 query rows per invocation, flash-64x4-r8, "
-         "flash-32x4-r8) or tiled (unset: flash)"),
+         "flash-32x4-r8; -hp: probabilities staged half a tile at a time, flash-128x4-r8-hp) or tiled "
+         "(unset: flash)"),
     Knob("conv_tiles", "GPUTENSOR_CONV_TILES", _tile_shape, None, False,
          "conv2d: the implicit GEMM's tiles as BMxBNxBKxTMxTN (e.g. 128x128x16x8x8: 128x128 tiles, "
          "16-deep K slices, 8x8 per invocation), split-K chosen for them as for the default tiles "

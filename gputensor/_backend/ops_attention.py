@@ -46,7 +46,10 @@ Kernels (gputensor/_wgsl)
   ``tiled`` selects attention_tiled.wgsl; ``flash-64x8``, ``flash-64x4``, ``flash-32x4``,
   ``flash-64x8-dc8`` force attention_flash tiles, and ``-r8`` after the tiles (``flash-64x4-r8``,
   ``flash-32x4-r8``) gives each invocation 8 query rows instead of 4 (half the invocations,
-  twice the fmas per workgroup-memory read and per barrier; head_dim <= 32 TC); the earlier names ``new``,
+  twice the fmas per workgroup-memory read and per barrier; head_dim <= 32 TC), and ``-hp``
+  after that stages the probabilities half a tile at a time (half their workgroup memory, one
+  more barrier per tile): ``flash-128x4-r8-hp`` runs 128 query rows per workgroup (256
+  invocations) in 47 KiB, a third less staging of Q, K and V per fma than 64 rows; the earlier names ``new``,
   ``new-BQxTC[-dc8]`` and ``old`` mean the same, see ``VARIANT_ALIASES``).
   ``python -m benchmarks.tune_attention`` times them side by side.
 * ``attention_decode.wgsl`` (``seq_q <= DECODE_MAX_SEQ_Q``): one workgroup of 256 per
@@ -127,8 +130,9 @@ _MOST_NEGATIVE = {
 
 #: Prefill kernel variant: ``"flash"`` (attention_flash.wgsl, tiles chosen per head_dim and
 #: adapter), ``"flash-BQxTC"`` (attention_flash.wgsl with BQ query rows per workgroup and TC keys
-#: per invocation: ``flash-64x8``, ``flash-64x4``, ``flash-32x4``; then ``-r8`` for 8 query rows
-#: per invocation instead of 4, and ``-dc8`` to force 8-column Q/K chunks) or ``"tiled"``
+#: per invocation: ``flash-64x8``, ``flash-64x4``, ``flash-32x4``, ``flash-128x4-r8-hp``; then
+#: ``-r8`` for 8 query rows per invocation instead of 4, ``-hp`` for the probabilities staged
+#: half a tile at a time, and ``-dc8`` to force 8-column Q/K chunks) or ``"tiled"``
 #: (attention_tiled.wgsl). None (the default): the knob
 #: ``attention_kernel`` (``GPUTENSOR_ATTENTION_KERNEL``, ``config.override`` for an A/B), else
 #: ``"flash"``; benchmarks/tune_attention.py and tests set this per run. float64 always uses the
@@ -140,7 +144,8 @@ def kernel_variant() -> str:
     """The prefill kernel variant in effect (see ``KERNEL_VARIANT``), under its current name."""
     return canonical_variant(KERNEL_VARIANT or config.value("attention_kernel") or "flash")
 #: Variants benchmarks/tune_attention.py times by default.
-VARIANTS = ("tiled", "flash", "flash-64x4", "flash-32x4", "flash-64x8-dc8", "flash-64x4-r8", "flash-32x4-r8")
+VARIANTS = ("tiled", "flash", "flash-64x4", "flash-32x4", "flash-64x8-dc8", "flash-64x4-r8", "flash-32x4-r8",
+            "flash-64x4-r8-hp", "flash-128x4-r8-hp")
 #: Earlier names of the variants, still accepted: ``new`` is ``flash``, ``new-BQxTC[-dc8]`` is
 #: ``flash-BQxTC[-dc8]``, ``old`` is ``tiled``.
 VARIANT_ALIASES = {"new": "flash", "old": "tiled"}
@@ -166,7 +171,8 @@ class AttentionPlan:
     head) slabs per dispatch so every binding fits one window. attention_flash only:
     ``tile_cols``: keys per invocation in the score tile (TC), ``depth_chunk``: head-dim columns
     per staged Q/K chunk (DC), ``invocations``: workgroup size, ``rows``: query rows per
-    invocation (RM: 4 or 8).
+    invocation (RM: 4 or 8), ``halves``: 2 where the probabilities are staged half a tile at a
+    time (PH).
     """
 
     kernel: str
@@ -181,6 +187,7 @@ class AttentionPlan:
     depth_chunk: int = 0
     invocations: int = 0
     rows: int = 0
+    halves: int = 0
 
 
 def _size(name: str, value: object) -> int:
@@ -218,7 +225,8 @@ def _tiled_shape(padded_head_dim: int, compute_size: int, storage_limit: int) ->
 class FlashShape:
     """Tiles of attention_flash.wgsl (see its header): ``block_q`` (BQ) rows per workgroup,
     ``tile_cols`` (TC) keys per invocation, ``padded_head_dim`` (DP), ``depth_chunk`` (DC),
-    ``key_chunk`` (KC), ``slot_vec4`` (SLOT4) and ``rows`` (RM) query rows per invocation."""
+    ``key_chunk`` (KC), ``slot_vec4`` (SLOT4), ``rows`` (RM) query rows per invocation and
+    ``halves`` (PH): 2 where pt holds the probabilities of half a tile at a time."""
 
     block_q: int
     tile_cols: int
@@ -227,12 +235,13 @@ class FlashShape:
     key_chunk: int
     slot_vec4: int
     rows: int = 4
+    halves: int = 1
 
     @classmethod
     def of_plan(cls, plan: AttentionPlan) -> FlashShape:
         """The tiles of an ``attention_flash`` plan."""
         return cls(plan.block_q, plan.tile_cols, plan.padded_head_dim, plan.depth_chunk, plan.key_chunk,
-                   plan.stage_vec4, plan.rows)
+                   plan.stage_vec4, plan.rows, plan.halves)
 
     @property
     def nx(self) -> int:
@@ -244,7 +253,7 @@ class FlashShape:
 
     def workgroup_bytes(self, compute_size: int) -> int:
         """Workgroup memory of the kernel: the two ring slots and the transposed probabilities."""
-        return (2 * self.slot_vec4 + TILE_KEYS * (self.block_q // 4 + 1)) * 4 * compute_size
+        return (2 * self.slot_vec4 + TILE_KEYS // self.halves * (self.block_q // 4 + 1)) * 4 * compute_size
 
     def defines(self, storage: str = "f32", vec: bool = False) -> dict[str, object]:
         """The kernel's tile placeholders and its q/k/v element type and loaders for ``storage``
@@ -259,7 +268,7 @@ def _flash_defines(shape: FlashShape, storage: str, vec: bool) -> dict[str, obje
     nt, dp, dc, kc = shape.invocations, shape.padded_head_dim, shape.depth_chunk, shape.key_chunk
     rg = shape.rows // 4
     return {"BQ": shape.block_q, "TC": shape.tile_cols, "NX": shape.nx, "RG": rg, "RM": shape.rows,
-            "SN": shape.tile_cols * rg, "NT": nt, "DP": dp,
+            "SN": shape.tile_cols * rg, "TH": shape.tile_cols // 2, "PH": shape.halves, "NT": nt, "DP": dp,
             "QPT": dp // (4 * shape.nx), "DC": dc, "DC4": dc // 4, "KC": kc,
             "QQ": shape.block_q * dc // (4 * nt), "KQ": TILE_KEYS * dc // (4 * nt),
             "VQ": kc * dp // (4 * nt), "SLOT4": shape.slot_vec4,
@@ -273,10 +282,10 @@ def _flash_loaders(vec: bool) -> str:
 
 
 def _flash_shape(head_dim: int, compute_size: int, storage_limit: int, block_q: int, tile_cols: int,
-                 depth_chunks: tuple[int, ...] = (16, 8), rows: int = 4) -> FlashShape | None:
+                 depth_chunks: tuple[int, ...] = (16, 8), rows: int = 4, halves: int = 1) -> FlashShape | None:
     """The attention_flash tiles for ``block_q`` x ``tile_cols`` with ``rows`` query rows per
-    invocation that fit ``storage_limit`` bytes of workgroup memory (the deepest Q/K chunk, then
-    the longest V chunk that does), or None.
+    invocation (and the probabilities in ``halves``) that fit ``storage_limit`` bytes of
+    workgroup memory (the deepest Q/K chunk, then the longest V chunk that does), or None.
 
     Invariants (attention_flash.wgsl): NT = (64 / TC) * BQ / RM invocations; DP a multiple of
     4 * NX with QPT = DP / (4 NX) <= 16 / RM column quads per invocation; NC = DP / DC and
@@ -296,8 +305,8 @@ def _flash_shape(head_dim: int, compute_size: int, storage_limit: int, block_q: 
         kc = 32
         while kc >= 4:
             exchange = nx * (block_q // 4 + 1)  # vec4 of the row max / row sum exchange
-            shape = FlashShape(block_q, tile_cols, dp, dc, kc, max(qk, kc * dp // 4, exchange), rows)
-            if (4 * nt <= kc * dp <= 16 * nt and (kc * dp) % (4 * nt) == 0
+            shape = FlashShape(block_q, tile_cols, dp, dc, kc, max(qk, kc * dp // 4, exchange), rows, halves)
+            if (4 * nt <= kc * dp <= 16 * nt and (kc * dp) % (4 * nt) == 0 and kc <= TILE_KEYS // halves
                     and shape.workgroup_bytes(compute_size) <= storage_limit):
                 return shape
             kc //= 2
@@ -306,7 +315,7 @@ def _flash_shape(head_dim: int, compute_size: int, storage_limit: int, block_q: 
 
 def _flash_plan_shape(variant: str, head_dim: int, compute_size: int,
                       storage_limit: int) -> FlashShape | None:
-    """The attention_flash tiles of kernel ``variant`` ("flash", "flash-BQxTC[-r8][-dc8]", under its
+    """The attention_flash tiles of kernel ``variant`` ("flash", "flash-BQxTC[-r8][-hp][-dc8]", under its
     current name) for this head dim, or None when the variant does not apply (then the tiled
     kernel runs)."""
     if compute_size == 8:
@@ -323,14 +332,15 @@ def _flash_plan_shape(variant: str, head_dim: int, compute_size: int,
         if four is not None and (eight is None or four.padded_head_dim <= eight.padded_head_dim):
             return four
         return eight if eight is not None else small
-    m = re.fullmatch(r"flash-(\d+)x(\d+)(-r8)?(-dc8)?", variant)
+    m = re.fullmatch(r"flash-(\d+)x(\d+)(-r8)?(-hp)?(-dc8)?", variant)
     if m is None:
         raise invalid_argument(f"attention: unknown kernel variant {variant!r} (GPUTENSOR_ATTENTION_KERNEL)")
     bq, tc = int(m.group(1)), int(m.group(2))
-    if bq not in (32, 64) or tc not in (4, 8):
+    if bq not in (32, 64, 128) or tc not in (4, 8):
         raise invalid_argument(f"attention: unknown kernel variant {variant!r} (GPUTENSOR_ATTENTION_KERNEL)")
-    chunks = (8,) if m.group(4) else (16, 8)
-    shape = _flash_shape(head_dim, compute_size, storage_limit, bq, tc, chunks, 8 if m.group(3) else 4)
+    chunks = (8,) if m.group(5) else (16, 8)
+    shape = _flash_shape(head_dim, compute_size, storage_limit, bq, tc, chunks, 8 if m.group(3) else 4,
+                         2 if m.group(4) else 1)
     if shape is None:  # this head_dim needs other tiles: the default choice
         return _flash_plan_shape("flash", head_dim, compute_size, storage_limit)
     return shape
@@ -381,7 +391,8 @@ def plan_attention(n_bh: int, seq_q: int, seq_kv: int, head_dim: int, itemsize: 
     splits = -(-seq_kv // split_len)
     per_slab = [slab_q, slab_kv] + ([record_slab * splits] if splits > 1 else [])
     slabs = max(1, min(n_bh, *(max_window // b for b in per_slab)))
-    extra = (flash.tile_cols, flash.depth_chunk, flash.invocations, flash.rows) if flash is not None else ()
+    extra = ((flash.tile_cols, flash.depth_chunk, flash.invocations, flash.rows, flash.halves)
+             if flash is not None else ())
     return AttentionPlan(kernel, block_q, padded, key_chunk, stage_vec4, splits, split_len, slabs, *extra)
 
 

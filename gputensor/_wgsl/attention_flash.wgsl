@@ -20,6 +20,10 @@
 //            (row r, columns 4(tx + NX*c)..+3). DP = 4 * NX * QPT, RM * QPT <= 16.
 // RG = 2 doubles the work per staged value (and per barrier) of RG = 1 with half the
 // invocations for the same BQ.
+// PH = 2 keeps the probabilities of half the tile's keys in pt at a time (keys tx + NX*j of the
+// first TH = TC/2 j, then, after the V chunks of the first half, those of the others, kept in
+// registers meanwhile): half the workgroup memory of pt for one more barrier per tile, so that
+// BQ = 128 fits 48 KiB.
 // Every Q/K chunk and V chunk goes through a ring of two slots: while the chunk in one slot is
 // used, the next one (the next Q/K chunk, the first V chunk after the last Q/K chunk, the first
 // Q/K chunk of the next tile after the last V chunk) is fetched from global memory into
@@ -36,7 +40,8 @@
 //                 buffer bound as `o`; attention_combine.wgsl merges the splits.
 //
 // Placeholders: ENABLE, STORAGE (f16/f32/f64), COMPUTE (f32/f64), OUT (STORAGE or COMPUTE),
-// BQ, TC (4 or 8), NX (= 64 / TC), RG (1 or 2), RM (= 4 RG), SN (= TC RG), NT (= NX * BQ / RM),
+// BQ, TC (4 or 8), TH (= TC / 2), NX (= 64 / TC), RG (1 or 2), RM (= 4 RG), SN (= TC RG), PH (1 or
+// 2), NT (= NX * BQ / RM),
 // DP (padded head dim = 4 NX QPT), QPT (1..16 / RM), DC (8 or 16), DC4 (= DC / 4), KC (V keys per chunk, 4..32), QQ / KQ (Q / K quads fetched per
 // invocation and chunk, QQ + KQ <= 4), VQ (V quads per invocation and chunk, <= 4), SLOT4 (vec4
 // per ring slot), SPLIT, NEG (most negative finite COMPUTE value), EXP2, QKV (element type of the
@@ -56,6 +61,9 @@ const NX: u32 = {{NX}}u;
 const RG: u32 = {{RG}}u;            // groups of 4 query rows per invocation
 const RM: u32 = {{RM}}u;            // query rows per invocation (4 RG)
 const SN: u32 = {{SN}}u;            // score vec4 per invocation (TC RG)
+const TH: u32 = {{TH}}u;            // TC / 2
+const PH: u32 = {{PH}}u;            // parts of the tile's keys whose probabilities pt holds in turn
+const PK: u32 = BK / PH;            // keys in pt
 const NY: u32 = BQ / RM;
 const NT: u32 = {{NT}}u;
 const DP: u32 = {{DP}}u;
@@ -85,9 +93,9 @@ const NEG: T = {{NEG}};
 
 // Two slots: Q rows [BQ][RS4] then K rows [BK][RS4] of a chunk, or V [KC][DP4] of a chunk.
 var<workgroup> ring: array<vec4<T>, 2u * SLOT4>;
-// Probabilities, transposed: pt[key * PTS + ty * RG + h] holds rows ty + NY*(4h + i) (i < 4)
-// of that key.
-var<workgroup> pt: array<vec4<T>, BK * PTS>;
+// Probabilities, transposed: pt[(key % PK) * PTS + ty * RG + h] holds rows ty + NY*(4h + i)
+// (i < 4) of that key.
+var<workgroup> pt: array<vec4<T>, PK * PTS>;
 
 // Per-invocation constants of the global loads.
 struct Ctx {
@@ -350,7 +358,10 @@ fn main(
             for (var j = 0u; j < TC; j++) {
                 let mk = vec4<i32>(key0 + i32(NX * j)) < row_lim[h];
                 let p = select(vec4<T>(T(0)), exp2v(s[h * TC + j] - mx), mk);
-                pt[(tx + NX * j) * PTS + ty * RG + h] = p;
+                if (PH == 1u || j < TH) {
+                    pt[(tx + NX * j) * PTS + ty * RG + h] = p;
+                }
+                s[h * TC + j] = p;  // (PH = 2: the second half is staged later)
                 psum += p;
             }
             l[h] = l[h] * alpha + psum;
@@ -374,7 +385,18 @@ fn main(
                 fetch_qk(&fr, c, 0u, kv0 + BK);
             }
             let base = (vc & 1u) * SLOT4;
-            let pb = vc * KC * PTS + ty * RG;
+            if (PH == 2u && vc == NV / 2u) {
+                // every chunk of the first half has read pt (the barrier above): the second half
+                //#unroll
+                for (var h = 0u; h < RG; h++) {
+                    //#unroll
+                    for (var jj = 0u; jj < TH; jj++) {
+                        pt[(tx + NX * jj) * PTS + ty * RG + h] = s[h * TC + TH + jj];
+                    }
+                }
+                workgroupBarrier();
+            }
+            let pb = ((vc * KC) % PK) * PTS + ty * RG;
             //#unroll
             for (var kk = 0u; kk < KC; kk++) {
                 var p: array<vec4<T>, RG>;
