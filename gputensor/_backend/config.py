@@ -238,14 +238,14 @@ KNOBS: tuple[Knob, ...] = (
          "flash-64x8, flash-32x4, flash-64x8-dc8; -r8: 8 query rows per invocation, flash-64x4-r8, "
          "flash-32x4-r8; -hp: probabilities staged half a tile at a time, flash-128x4-r8-hp) or tiled "
          "(unset: flash)"),
-    Knob("conv_tiles", "GPUTENSOR_CONV_TILES", _tile_shape, None, False,
-         "conv2d: the implicit GEMM's tiles as BMxBNxBKxTMxTN (e.g. 128x128x16x8x8: 128x128 tiles, "
-         "16-deep K slices, 8x8 per invocation), split-K chosen for them as for the default tiles "
-         "(unset: the gemm planner's tiles)"),
     Knob("conv_1x1_tiles", "GPUTENSOR_CONV_1X1_TILES", _tile_shape_or_auto, (128, 128, 16, 8, 8), False,
          "conv2d with 1x1 filters, where conv_tiles is unset: the implicit GEMM's tiles as "
          "BMxBNxBKxTMxTN, used where they fit the adapter's workgroup memory and size, with split-K "
          "chosen as for conv_tiles ('auto': the gemm planner's tiles; default 128x128x16x8x8)"),
+    Knob("conv_tiles", "GPUTENSOR_CONV_TILES", _tile_shape, None, False,
+         "conv2d: the implicit GEMM's tiles as BMxBNxBKxTMxTN (e.g. 128x128x16x8x8: 128x128 tiles, "
+         "16-deep K slices, 8x8 per invocation), split-K chosen for them as for the default tiles "
+         "(unset: the gemm planner's tiles)"),
     Knob("rows_f16_store", "GPUTENSOR_ROWS_F16_STORE", _f16_store, "pack", False,
          "gt.nn row kernels: how float16 results are rounded from f32 on store: 'pack' (the "
          "pack2x16float builtin: the hardware's round-to-nearest conversion, overflow to inf made "
