@@ -498,17 +498,21 @@ def test_streamed_rows(shape, axis):
 
 # ---- kernel variants forced through their knobs (each checked here, on any adapter) --------------
 #: shapes (q, k, v, causal) of the variant checks: head_dim 128 causal with L < S (the kernel runs
-#: on the first L keys), 64 with L > S, a padded head_dim, and two composition-path calls (value
-#: dim != key dim, a boolean mask) that must not depend on the knob.
+#: on the first L keys), 64 with L > S, a padded head_dim, composition-path calls (value dim !=
+#: key dim, a boolean mask) that must not depend on the knob, and a long key sequence (splits).
 VARIANT_SDPA_CASES = [
     ((1, 2, 70, 128), (1, 2, 90, 128), (1, 2, 90, 128), True),
     ((2, 1, 130, 64), (2, 1, 65, 64), (2, 1, 65, 64), False),
     ((1, 2, 67, 40), (1, 2, 67, 40), (1, 2, 67, 40), True),
     ((1, 70, 32), (1, 100, 32), (1, 100, 24), True),
+    ((1, 1, 100, 64), (1, 1, 1500, 64), (1, 1, 1500, 64), False),  # key splits (the combine kernel)
 ]
 
 
-@pytest.mark.parametrize("kernel", ["flash", "flash-64x4-r8", "flash-32x4-r8", "flash-64x8-r8", "flash-64x4-r8-hp"])
+SDPA_VARIANTS = ["flash", "flash-64x4-r8", "flash-32x4-r8", "flash-64x8-r8", "flash-64x4-r8-hp", "flash-64x4-hp"]
+
+
+@pytest.mark.parametrize("kernel", SDPA_VARIANTS)
 @pytest.mark.parametrize("qs,ks,vs,causal", VARIANT_SDPA_CASES)
 def test_sdpa_kernel_variants(kernel, qs, ks, vs, causal):
     from gputensor._backend import config
@@ -560,3 +564,19 @@ def test_conv2d_1x1_default_tiles_validate():
         types = ops_gemm.kernel_types("f32")
         defines = {**types, **tiles.defines(), **ops_gemm.split_defines(types, split)}
         backend().context.device.create_shader_module(code=kernels.render("conv2d", defines))
+
+
+@pytest.mark.parametrize("kernel", SDPA_VARIANTS + ["flash-128x4-r8-hp"])
+def test_sdpa_variant_tiles_validate_for_48k(kernel):
+    # The tiles a GPU with 48 KiB of workgroup memory (the H200) gets for head_dim 64 and 128 may
+    # not fit lavapipe's 32 KiB: their WGSL must at least pass validation here.
+    from gputensor._backend import kernels, ops_attention
+    from gputensor._dispatch import backend
+
+    for head_dim in (64, 128):
+        plan = ops_attention.plan_attention(64, 4096, 4096, head_dim, 4, 4, 1 << 31, 49152, variant=kernel)
+        shape = ops_attention.FlashShape.of_plan(plan)
+        assert shape.workgroup_bytes(4) <= 49152
+        defines = dict(ENABLE="", STORAGE="f32", COMPUTE="f32", OUT="f32", EXP2="exp2", SPLIT="false",
+                       NEG=ops_attention._MOST_NEGATIVE["f32"], **shape.defines("f32", True))
+        backend().context.device.create_shader_module(code=kernels.render("attention_flash", defines))

@@ -49,7 +49,8 @@ Kernels (gputensor/_wgsl)
   twice the fmas per workgroup-memory read and per barrier; head_dim <= 32 TC), and ``-hp``
   after that stages the probabilities half a tile at a time (half their workgroup memory, one
   more barrier per tile): ``flash-128x4-r8-hp`` runs 128 query rows per workgroup (256
-  invocations) in 47 KiB, a third less staging of Q, K and V per fma than 64 rows; the earlier names ``new``,
+  invocations) in 47 KiB, a third less staging of Q, K and V per fma than 64 rows, and
+  ``flash-64x4-hp`` 32-key V chunks at head_dim 128 (one barrier less per tile); the earlier names ``new``,
   ``new-BQxTC[-dc8]`` and ``old`` mean the same, see ``VARIANT_ALIASES``).
   ``python -m benchmarks.tune_attention`` times them side by side.
 * ``attention_decode.wgsl`` (``seq_q <= DECODE_MAX_SEQ_Q``): one workgroup of 256 per
