@@ -42,7 +42,7 @@
 // Placeholders: ENABLE, STORAGE (f16/f32/f64), COMPUTE (f32/f64), OUT (STORAGE or COMPUTE),
 // BQ, TC (4 or 8), TH (= TC / 2), NX (= 64 / TC), RG (1 or 2), RM (= 4 RG), SN (= TC RG),
 // PH (1 or 2), NT (= NX * BQ / RM), DP (padded head dim = 4 NX QPT), QPT (1..16 / RM), DC (8 or
-// 16), DC4 (= DC / 4), KC (V keys per chunk, 4..64 / PH), QQ / KQ (Q / K quads fetched per
+// 16), DC4 (= DC / 4), KC (V keys per chunk, 4..32), QQ / KQ (Q / K quads fetched per
 // invocation and chunk, QQ + KQ <= 4), VQ (V quads per invocation and chunk, <= 4), SLOT4 (vec4
 // per ring slot), SPLIT, NEG (most negative finite COMPUTE value), EXP2, QKV (element type of the
 // q, k, v bindings: STORAGE, or vec4<STORAGE> when VEC), LOADERS (the ld4_* functions).
