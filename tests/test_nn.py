@@ -566,6 +566,15 @@ def test_conv2d_1x1_default_tiles_validate():
         backend().context.device.create_shader_module(code=kernels.render("conv2d", defines))
 
 
+@pytest.mark.parametrize("kernel", SDPA_VARIANTS)
+def test_sdpa_kernel_variants_float16(kernel):
+    from gputensor._backend import config
+
+    q, k, v = (_data(shape, np.float16, 1.0) for shape in ((2, 100, 128), (2, 150, 128), (2, 150, 128)))
+    with config.override(attention_kernel=kernel):
+        got = nn.scaled_dot_product_attention(gt.asarray(q), gt.asarray(k), gt.asarray(v), is_causal=True)
+    _close(got, ref_sdpa(q, k, v, causal=True), "float16", factor=5)
+
 @pytest.mark.parametrize("kernel", SDPA_VARIANTS + ["flash-128x4-r8-hp"])
 def test_sdpa_variant_tiles_validate_for_48k(kernel):
     # The tiles a GPU with 48 KiB of workgroup memory (the H200) gets for head_dim 64 and 128 may
