@@ -397,6 +397,15 @@ def test_flash_plan_choices():
     assert _flash(64, 49152, "flash-64x4").tile_cols == 4 and _flash(64, 49152, "flash-64x4").invocations == 256
     assert _flash(64, 49152, "flash-64x8-dc8").depth_chunk == 8
     assert _flash(200, 49152, "flash-64x8").tile_cols == 4  # 64x8 covers head_dim <= 128 only
+    # 8 query rows per invocation: half the invocations, head_dim up to 32 TC.
+    r8 = _flash(128, 49152, "flash-64x4-r8")
+    assert (r8.block_q, r8.tile_cols, r8.rows, r8.invocations, r8.depth_chunk, r8.key_chunk) == (64, 4, 8, 128, 16, 16)
+    assert _flash(64, 49152, "flash-32x4-r8").invocations == 64
+    assert _flash(256, 49152, "flash-64x4-r8").rows == 4  # too wide for 8 rows: the default tiles
+    # probabilities half a tile at a time: 128 rows x 8 per invocation in 48 KiB.
+    hp = _flash(128, 49152, "flash-128x4-r8-hp")
+    assert (hp.block_q, hp.rows, hp.halves, hp.invocations, hp.depth_chunk, hp.key_chunk) == (128, 8, 2, 256, 16, 16)
+    assert _flash(128, 32768, "flash-128x4-r8-hp").block_q == 64  # does not fit: the default tiles
     with pytest.raises(BackendError) as info:
         ops_attention.plan_attention(1, 100, 100, 64, 4, 4, 1 << 31, variant="newest")
     assert info.value.kind is BackendErrorKind.INVALID_ARGUMENT
@@ -420,11 +429,11 @@ def test_flash_shapes_fit(kernel, storage_limit):
     # invariants (see attention_flash.wgsl and ops_attention._flash_shape).
     for head_dim in range(1, 257):
         plan = _flash(head_dim, storage_limit, kernel)
-        shape = ops_attention.FlashShape(plan.block_q, plan.tile_cols, plan.padded_head_dim, plan.depth_chunk,
-                                         plan.key_chunk, plan.stage_vec4)
+        shape = ops_attention.FlashShape.of_plan(plan)
         d = shape.defines()
         assert shape.workgroup_bytes(4) <= storage_limit
-        assert head_dim <= d["DP"] == 4 * d["NX"] * d["QPT"] and 1 <= d["QPT"] <= 4
+        assert head_dim <= d["DP"] == 4 * d["NX"] * d["QPT"] and 1 <= d["QPT"] and d["RM"] * d["QPT"] <= 16
+        assert d["NT"] * d["RM"] == d["NX"] * d["BQ"] and d["SN"] == d["TC"] * d["RG"]
         assert d["QQ"] >= 1 and d["KQ"] >= 1 and d["QQ"] + d["KQ"] <= 4 and 1 <= d["VQ"] <= 4
         assert d["QQ"] * 4 * d["NT"] == d["BQ"] * d["DC"] and d["KQ"] * 4 * d["NT"] == 64 * d["DC"]
         assert d["VQ"] * 4 * d["NT"] == d["KC"] * d["DP"]
@@ -441,8 +450,7 @@ def test_flash_shapes_validate_for_48k(backend, kernel, head_dim):
     from gputensor._backend import kernels
 
     plan = _flash(head_dim, 49152, kernel)
-    shape = ops_attention.FlashShape(plan.block_q, plan.tile_cols, plan.padded_head_dim, plan.depth_chunk,
-                                     plan.key_chunk, plan.stage_vec4)
+    shape = ops_attention.FlashShape.of_plan(plan)
     for split in ("false", "true"):
         for vec in (False, True):
             defines = dict(ENABLE="", STORAGE="f32", COMPUTE="f32", OUT="f32", EXP2="exp2", SPLIT=split,

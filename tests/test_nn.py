@@ -494,3 +494,98 @@ def test_streamed_rows(shape, axis):
         _close(nn.layer_norm(gt.asarray(y), shape[-1]), ref_layer_norm(y, 1), "float32", factor=20)
         _close(nn.rms_norm(gt.asarray(y), shape[-1]), ref_rms_norm(y, 1), "float32", factor=20)
     _close(nn.logsumexp(gt.asarray(y), axis=axis), ref_logsumexp(y, axis), "float32", factor=4)
+
+
+# ---- kernel variants forced through their knobs (each checked here, on any adapter) --------------
+#: shapes (q, k, v, causal) of the variant checks: head_dim 128 causal with L < S (the kernel runs
+#: on the first L keys), 64 with L > S, a padded head_dim, composition-path calls (value dim !=
+#: key dim, a boolean mask) that must not depend on the knob, and a long key sequence (splits).
+VARIANT_SDPA_CASES = [
+    ((1, 2, 70, 128), (1, 2, 90, 128), (1, 2, 90, 128), True),
+    ((2, 1, 130, 64), (2, 1, 65, 64), (2, 1, 65, 64), False),
+    ((1, 2, 67, 40), (1, 2, 67, 40), (1, 2, 67, 40), True),
+    ((1, 70, 32), (1, 100, 32), (1, 100, 24), True),
+    ((1, 1, 100, 64), (1, 1, 1500, 64), (1, 1, 1500, 64), False),  # key splits (the combine kernel)
+]
+
+
+SDPA_VARIANTS = ["flash", "flash-64x4-r8", "flash-32x4-r8", "flash-64x8-r8", "flash-64x4-r8-hp", "flash-64x4-hp"]
+
+
+@pytest.mark.parametrize("kernel", SDPA_VARIANTS)
+@pytest.mark.parametrize("qs,ks,vs,causal", VARIANT_SDPA_CASES)
+def test_sdpa_kernel_variants(kernel, qs, ks, vs, causal):
+    from gputensor._backend import config
+
+    q, k, v = _data(qs, np.float32, 1.0), _data(ks, np.float32, 1.0), _data(vs, np.float32, 1.0)
+    with config.override(attention_kernel=kernel):
+        got = nn.scaled_dot_product_attention(gt.asarray(q), gt.asarray(k), gt.asarray(v), is_causal=causal)
+        _close(got, ref_sdpa(q, k, v, causal=causal), "float32", factor=5)
+        mask = rng.random((qs[-2], ks[-2])) > 0.3
+        mask[:, 0] = True
+        got = nn.scaled_dot_product_attention(gt.asarray(q), gt.asarray(k), gt.asarray(v), attn_mask=gt.asarray(mask))
+        _close(got, ref_sdpa(q, k, v, mask=mask), "float32", factor=5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_conv2d_1x1_tiles_knob(dtype):
+    """1x1 filters take the conv_1x1_tiles knob's tiles where they fit the adapter (else, and with
+    'auto', the gemm planner's); a 3x3 filter never does."""
+    from gputensor._backend import config, ops_conv
+    from gputensor._dispatch import backend
+
+    be = backend()
+    x, w = _data((2, 24, 5, 7), dtype, 1.0), _data((20, 24, 1, 1), dtype, 0.5)
+    want = ref_conv2d(x, w, None, (1, 1), (0, 0), (0, 0), (1, 1), 1)
+    for shape in ((64, 64, 16, 4, 4), (128, 64, 16, 8, 4), None):
+        with config.override(conv_1x1_tiles=shape):
+            if shape is not None:
+                tiles, _ = ops_conv.conv_plan(be, "f32", 70, 20, 24, pointwise=True)
+                assert (tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn) == shape
+            planner = ops_conv.conv_plan(be, "f32", 70, 20, 24 * 9)
+            assert ops_conv.conv_plan(be, "f32", 70, 20, 24 * 9, pointwise=False) == planner
+            _close(nn.conv2d(gt.asarray(x), gt.asarray(w)), want, dtype, factor=20)
+            with config.override(gemm_splitk=3):
+                _close(nn.conv2d(gt.asarray(x), gt.asarray(w)), want, dtype, factor=20)
+    limit = be.context.limits["max-compute-workgroup-storage-size"]
+    default = ops_conv.GemmTiles(*config.value("conv_1x1_tiles"))
+    plan = ops_conv.pointwise_tiles(be, "f32", 70, 20, 24, None)
+    assert (plan is not None) == (default.workgroup_bytes(4) <= limit)
+
+
+def test_conv2d_1x1_default_tiles_validate():
+    # 128x128x16 tiles need 33 KiB of workgroup memory (more than lavapipe's 32): where they cannot
+    # run here, their WGSL must at least pass validation.
+    from gputensor._backend import config, kernels, ops_conv, ops_gemm
+    from gputensor._dispatch import backend
+
+    tiles = ops_conv.GemmTiles(*config.value("conv_1x1_tiles"))
+    for split in (False, True):
+        types = ops_gemm.kernel_types("f32")
+        defines = {**types, **tiles.defines(), **ops_gemm.split_defines(types, split)}
+        backend().context.device.create_shader_module(code=kernels.render("conv2d", defines))
+
+
+@pytest.mark.parametrize("kernel", SDPA_VARIANTS)
+def test_sdpa_kernel_variants_float16(kernel):
+    from gputensor._backend import config
+
+    q, k, v = (_data(shape, np.float16, 1.0) for shape in ((2, 100, 128), (2, 150, 128), (2, 150, 128)))
+    with config.override(attention_kernel=kernel):
+        got = nn.scaled_dot_product_attention(gt.asarray(q), gt.asarray(k), gt.asarray(v), is_causal=True)
+    _close(got, ref_sdpa(q, k, v, causal=True), "float16", factor=5)
+
+@pytest.mark.parametrize("kernel", SDPA_VARIANTS + ["flash-128x4-r8-hp"])
+def test_sdpa_variant_tiles_validate_for_48k(kernel):
+    # The tiles a GPU with 48 KiB of workgroup memory (the H200) gets for head_dim 64 and 128 may
+    # not fit lavapipe's 32 KiB: their WGSL must at least pass validation here.
+    from gputensor._backend import kernels, ops_attention
+    from gputensor._dispatch import backend
+
+    for head_dim in (64, 128):
+        plan = ops_attention.plan_attention(64, 4096, 4096, head_dim, 4, 4, 1 << 31, 49152, variant=kernel)
+        shape = ops_attention.FlashShape.of_plan(plan)
+        assert shape.workgroup_bytes(4) <= 49152
+        defines = dict(ENABLE="", STORAGE="f32", COMPUTE="f32", OUT="f32", EXP2="exp2", SPLIT="false",
+                       NEG=ops_attention._MOST_NEGATIVE["f32"], **shape.defines("f32", True))
+        backend().context.device.create_shader_module(code=kernels.render("attention_flash", defines))

@@ -160,6 +160,13 @@ def _tile_shape(env: str, raw: str | None, default: tuple[int, ...] | None) -> t
     return tuple(int(v) for v in found.groups())
 
 
+def _tile_shape_or_auto(env: str, raw: str | None, default: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """``_tile_shape``, or None (no tiles forced) for ``auto``."""
+    if (raw or "").strip().lower() == "auto":
+        return None
+    return _tile_shape(env, raw, default)
+
+
 def _text(env: str, raw: str | None, default: str | None) -> str | None:
     """The text itself; unset or empty is ``default``."""
     return raw if raw else default
@@ -243,8 +250,14 @@ KNOBS: tuple[Knob, ...] = (
          "row kernels (softmax, norms): 4-element units per lane aimed for with 4-byte elements "
          "(float16: twice as many)"),
     Knob("attention_kernel", "GPUTENSOR_ATTENTION_KERNEL", _text, None, False,
-         "attention prefill kernel: flash (tiles per head_dim), flash-BQxTC[-dc8] (flash-64x4, "
-         "flash-64x8, flash-32x4, flash-64x8-dc8) or tiled (unset: flash)"),
+         "attention prefill kernel: flash (tiles per head_dim), flash-BQxTC[-r8][-hp][-dc8] (flash-64x4, "
+         "flash-64x8, flash-32x4, flash-64x8-dc8; -r8: 8 query rows per invocation, flash-64x4-r8, "
+         "flash-32x4-r8; -hp: probabilities staged half a tile at a time, flash-128x4-r8-hp) or tiled "
+         "(unset: flash)"),
+    Knob("conv_1x1_tiles", "GPUTENSOR_CONV_1X1_TILES", _tile_shape_or_auto, (128, 128, 16, 8, 8), False,
+         "conv2d with 1x1 filters, where conv_tiles is unset: the implicit GEMM's tiles as "
+         "BMxBNxBKxTMxTN, used where they fit the adapter's workgroup memory and size, with split-K "
+         "chosen as for conv_tiles ('auto': the gemm planner's tiles; default 128x128x16x8x8)"),
     Knob("conv_tiles", "GPUTENSOR_CONV_TILES", _tile_shape, None, False,
          "conv2d: the implicit GEMM's tiles as BMxBNxBKxTMxTN (e.g. 128x128x16x8x8: 128x128 tiles, "
          "16-deep K slices, 8x8 per invocation), split-K chosen for them as for the default tiles "

@@ -15,12 +15,12 @@ const WG: u32 = 256u;
 const NEG: T = {{NEG}};
 
 struct Params {
+    pad0: u32,  // (first: the launch program patches words 1 and 2)
     ws_first: u32,
     o_first: u32,
     rows: u32,
     head_dim: u32,
     splits: u32,
-    pad0: u32,
     pad1: u32,
     pad2: u32,
 }

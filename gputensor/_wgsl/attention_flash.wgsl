@@ -3,19 +3,27 @@
 // float16/float32; the general attention_tiled.wgsl stays selectable). One workgroup per (batch*head, block of BQ query rows,
 // split of the key/value sequence); never materialises the score matrix.
 //
-// NT = NX * NY invocations, NY = BQ / 4; invocation (ty, tx) = (tid / NX, tid % NX) owns the
-// query rows ty + NY*r, r < 4, in both phases, so its running max m, partial row sums l and the
-// rescale factor stay in registers (vec4 over the 4 rows). (Rows strided by NY rather than
-// 4ty..4ty+3: the Q reads of the NY-consecutive invocations of a warp then fall in distinct banks.)
-//   S-phase (per K/V tile of BK = 64 keys): S[4 rows][TC keys] with keys tx + NX*j, j < TC, as TC
-//            vec4 (over the rows). Q and K are staged in their natural layout (row-major, rows
-//            padded by one vec4 against bank conflicts) in chunks of DC head-dim columns; one
-//            step reads 4 Q rows and TC K rows as vec4 over 4 depths and does 16 TC fmas.
-//   softmax: partial row maxima through workgroup memory (NX vec4 reads per invocation), then
-//            P = exp2(S*scale - m) written transposed (pt[key][row quad], vec4 over rows).
-//   PV-phase: V staged in chunks of KC keys (natural layout); per key one vec4 of P (4 rows)
-//            and QPT vec4 of V (column quads tx + NX*c) feed 16 QPT fmas into acc[r*QPT + c]
-//            (row r, columns 4(tx + NX*c)..+3). DP = 4 * NX * QPT.
+// NT = NX * NY invocations, NY = BQ / RM; invocation (ty, tx) = (tid / NX, tid % NX) owns the
+// RM = 4 RG query rows ty + NY*r, r < RM (RG groups of 4: group h holds r = 4h..4h+3), in both
+// phases, so its running max m, partial row sums l and the rescale factor stay in registers
+// (a vec4 over the 4 rows of a group). (Rows strided by NY rather than RM ty..: the Q reads of
+// the NY-consecutive invocations of a warp then fall in distinct banks.)
+//   S-phase (per K/V tile of BK = 64 keys): S[RM rows][TC keys] with keys tx + NX*j, j < TC, as
+//            RG TC vec4 (over the rows of a group). Q and K are staged in their natural layout
+//            (row-major, rows padded by one vec4 against bank conflicts) in chunks of DC head-dim
+//            columns; one step reads RM Q rows and TC K rows as vec4 over 4 depths and does
+//            4 RM TC fmas.
+//   softmax: partial row maxima through workgroup memory (NX RG vec4 reads per invocation),
+//            then P = exp2(S*scale - m) written transposed (pt[key][row quad], vec4 over rows).
+//   PV-phase: V staged in chunks of KC keys (natural layout); per key RG vec4 of P (RM rows)
+//            and QPT vec4 of V (column quads tx + NX*c) feed 4 RM QPT fmas into acc[r*QPT + c]
+//            (row r, columns 4(tx + NX*c)..+3). DP = 4 * NX * QPT, RM * QPT <= 16.
+// RG = 2 doubles the work per staged value (and per barrier) of RG = 1 with half the
+// invocations for the same BQ.
+// PH = 2 keeps the probabilities of half the tile's keys in pt at a time (keys tx + NX*j of the
+// first TH = TC/2 j, then, after the V chunks of the first half, those of the others, kept in
+// registers meanwhile): half the workgroup memory of pt for one more barrier per tile, so that
+// BQ = 128 fits 48 KiB.
 // Every Q/K chunk and V chunk goes through a ring of two slots: while the chunk in one slot is
 // used, the next one (the next Q/K chunk, the first V chunk after the last Q/K chunk, the first
 // Q/K chunk of the next tile after the last V chunk) is fetched from global memory into
@@ -32,8 +40,9 @@
 //                 buffer bound as `o`; attention_combine.wgsl merges the splits.
 //
 // Placeholders: ENABLE, STORAGE (f16/f32/f64), COMPUTE (f32/f64), OUT (STORAGE or COMPUTE),
-// BQ, TC (4 or 8), NX (= 64 / TC), NT (= NX * BQ / 4), DP (padded head dim = 4 NX QPT), QPT
-// (1..4), DC (8 or 16), DC4 (= DC / 4), KC (V keys per chunk, 4..32), QQ / KQ (Q / K quads fetched per
+// BQ, TC (4 or 8), TH (= TC / 2), NX (= 64 / TC), RG (1 or 2), RM (= 4 RG), SN (= TC RG),
+// PH (1 or 2), NT (= NX * BQ / RM), DP (padded head dim = 4 NX QPT), QPT (1..16 / RM), DC (8 or
+// 16), DC4 (= DC / 4), KC (V keys per chunk, 4..32), QQ / KQ (Q / K quads fetched per
 // invocation and chunk, QQ + KQ <= 4), VQ (V quads per invocation and chunk, <= 4), SLOT4 (vec4
 // per ring slot), SPLIT, NEG (most negative finite COMPUTE value), EXP2, QKV (element type of the
 // q, k, v bindings: STORAGE, or vec4<STORAGE> when VEC), LOADERS (the ld4_* functions).
@@ -49,7 +58,13 @@ const BQ: u32 = {{BQ}}u;
 const BK: u32 = 64u;
 const TC: u32 = {{TC}}u;
 const NX: u32 = {{NX}}u;
-const NY: u32 = BQ / 4u;
+const RG: u32 = {{RG}}u;            // groups of 4 query rows per invocation
+const RM: u32 = {{RM}}u;            // query rows per invocation (4 RG)
+const SN: u32 = {{SN}}u;            // score vec4 per invocation (TC RG)
+const TH: u32 = {{TH}}u;            // TC / 2
+const PH: u32 = {{PH}}u;            // parts of the tile's keys whose probabilities pt holds in turn
+const PK: u32 = BK / PH;            // keys in pt
+const NY: u32 = BQ / RM;
 const NT: u32 = {{NT}}u;
 const DP: u32 = {{DP}}u;
 const QPT: u32 = {{QPT}}u;
@@ -65,8 +80,8 @@ const VQ: u32 = {{VQ}}u;            // V quads (<= 4)
 const QRSTEP: u32 = NT / DC4;       // rows between an invocation's Q/K quads
 const SLOT4: u32 = {{SLOT4}}u;
 const K4: u32 = BQ * RS4;           // vec4 offset of the K rows in a slot
-const PTS: u32 = NY + 1u;           // vec4 stride of one key's row in pt (padded)
-const XS: u32 = NY + 1u;            // vec4 stride of one tx's partials in the row exchanges
+const PTS: u32 = NY * RG + 1u;      // vec4 stride of one key's row in pt (padded)
+const XS: u32 = NY * RG + 1u;       // vec4 stride of one tx's partials in the row exchanges
 const DP4: u32 = DP / 4u;
 const SPLIT: bool = {{SPLIT}};
 const NEG: T = {{NEG}};
@@ -78,8 +93,9 @@ const NEG: T = {{NEG}};
 
 // Two slots: Q rows [BQ][RS4] then K rows [BK][RS4] of a chunk, or V [KC][DP4] of a chunk.
 var<workgroup> ring: array<vec4<T>, 2u * SLOT4>;
-// Probabilities, transposed: pt[key * PTS + ty] holds rows ty + NY*r (r < 4) of that key.
-var<workgroup> pt: array<vec4<T>, BK * PTS>;
+// Probabilities, transposed: pt[(key % PK) * PTS + ty * RG + h] holds rows ty + NY*(4h + i)
+// (i < 4) of that key.
+var<workgroup> pt: array<vec4<T>, PK * PTS>;
 
 // Per-invocation constants of the global loads.
 struct Ctx {
@@ -215,21 +231,28 @@ fn main(
     let seq_q = params.seq_q;
     let seq_kv = params.seq_kv;
     let row0 = qb * BQ;
-    let row_first = row0 + ty;      // rows row_first + NY * r, r < 4
+    let row_first = row0 + ty;      // rows row_first + NY * r, r < RM
     let scale = T(params.scale_hi) + T(params.scale_lo);
 
     let kv_lo = split * params.split_len;
     let kv_end = min(seq_kv, kv_lo + params.split_len);
     var kv_hi = kv_end;
     // Exclusive key limit of each of this invocation's rows.
-    var row_lim = vec4<i32>(i32(kv_end));
+    var row_lim: array<vec4<i32>, RG>;
+    //#unroll
+    for (var h = 0u; h < RG; h++) {
+        row_lim[h] = vec4<i32>(i32(kv_end));
+    }
     if (params.causal != 0u) {
         // Key j is visible to row i when j <= i + seq_kv - seq_q.
         let last_row = i32(min(row0 + BQ, seq_q)) - 1;
         kv_hi = u32(clamp(last_row + params.causal_shift + 1, i32(kv_lo), i32(kv_end)));
-        let own = vec4<i32>(i32(row_first)) + vec4<i32>(0, i32(NY), 2 * i32(NY), 3 * i32(NY))
-                  + vec4<i32>(params.causal_shift + 1);
-        row_lim = min(row_lim, own);
+        //#unroll
+        for (var h = 0u; h < RG; h++) {
+            let own = vec4<i32>(i32(row_first + 4u * h * NY)) + vec4<i32>(0, i32(NY), 2 * i32(NY), 3 * i32(NY))
+                      + vec4<i32>(params.causal_shift + 1);
+            row_lim[h] = min(row_lim[h], own);
+        }
     }
 
     var c: Ctx;
@@ -245,8 +268,13 @@ fn main(
     c.tid = tid;
     c.full_q = row0 + BQ <= seq_q && hd == DP;
 
-    var m = vec4<T>(NEG);
-    var l = vec4<T>(T(0));
+    var m: array<vec4<T>, RG>;
+    var l: array<vec4<T>, RG>;
+    //#unroll
+    for (var h = 0u; h < RG; h++) {
+        m[h] = vec4<T>(NEG);
+        l[h] = vec4<T>(T(0));
+    }
     var acc: array<vec4<T>, 16>;
     //#unroll
     for (var i = 0u; i < 16u; i++) {
@@ -261,9 +289,9 @@ fn main(
     }
     for (var kv0 = kv_lo; kv0 < kv_hi; kv0 += BK) {
         // ---- S = Q K^T, chunk by chunk of DC head-dim columns ----
-        var s: array<vec4<T>, 8>;
+        var s: array<vec4<T>, SN>;  // s[h * TC + j]: rows of group h, key tx + NX*j
         //#unroll
-        for (var j = 0u; j < 8u; j++) {
+        for (var j = 0u; j < SN; j++) {
             s[j] = vec4<T>(T(0));
         }
         for (var ch = 0u; ch < NC; ch++) {
@@ -277,15 +305,20 @@ fn main(
             //#unroll
             for (var dq = 0u; dq < DC4; dq++) {
                 let qa = base + ty * RS4 + dq;
-                let q0 = ring[qa];
-                let q1 = ring[qa + NY * RS4];
-                let q2 = ring[qa + 2u * NY * RS4];
-                let q3 = ring[qa + 3u * NY * RS4];
+                var qr: array<vec4<T>, RM>;
+                //#unroll
+                for (var r = 0u; r < RM; r++) {
+                    qr[r] = ring[qa + r * NY * RS4];
+                }
                 //#unroll
                 for (var j = 0u; j < TC; j++) {
                     let kq = ring[base + K4 + (tx + NX * j) * RS4 + dq];
-                    s[j] = vec4<T>(dot_acc(s[j].x, q0, kq), dot_acc(s[j].y, q1, kq),
-                                   dot_acc(s[j].z, q2, kq), dot_acc(s[j].w, q3, kq));
+                    //#unroll
+                    for (var h = 0u; h < RG; h++) {
+                        let sj = s[h * TC + j];
+                        s[h * TC + j] = vec4<T>(dot_acc(sj.x, qr[4u * h], kq), dot_acc(sj.y, qr[4u * h + 1u], kq),
+                                                dot_acc(sj.z, qr[4u * h + 2u], kq), dot_acc(sj.w, qr[4u * h + 3u], kq));
+                    }
                 }
             }
             let nxt = ((ch + 1u) & 1u) * SLOT4;
@@ -299,37 +332,46 @@ fn main(
 
         // ---- online softmax (slot 1 is free: exchange the partial row maxima there) ----
         let key0 = i32(kv0 + tx);
-        var pmax = vec4<T>(NEG);
         //#unroll
-        for (var j = 0u; j < TC; j++) {
-            let mk = vec4<i32>(key0 + i32(NX * j)) < row_lim;
-            s[j] = select(vec4<T>(NEG), s[j] * scale, mk);
-            pmax = max(pmax, s[j]);
+        for (var h = 0u; h < RG; h++) {
+            var pmax = vec4<T>(NEG);
+            //#unroll
+            for (var j = 0u; j < TC; j++) {
+                let mk = vec4<i32>(key0 + i32(NX * j)) < row_lim[h];
+                s[h * TC + j] = select(vec4<T>(NEG), s[h * TC + j] * scale, mk);
+                pmax = max(pmax, s[h * TC + j]);
+            }
+            ring[SLOT4 + tx * XS + ty * RG + h] = pmax;
         }
-        ring[SLOT4 + tx * XS + ty] = pmax;
         workgroupBarrier();
-        var mx = m;
         //#unroll
-        for (var t = 0u; t < NX; t++) {
-            mx = max(mx, ring[SLOT4 + t * XS + ty]);
-        }
-        let alpha = exp2v(m - mx);
-        m = mx;
-        var psum = vec4<T>(T(0));
-        //#unroll
-        for (var j = 0u; j < TC; j++) {
-            let mk = vec4<i32>(key0 + i32(NX * j)) < row_lim;
-            let p = select(vec4<T>(T(0)), exp2v(s[j] - mx), mk);
-            pt[(tx + NX * j) * PTS + ty] = p;
-            psum += p;
-        }
-        l = l * alpha + psum;
-        //#unroll
-        for (var cq = 0u; cq < QPT; cq++) {
-            acc[cq] *= alpha.x;
-            acc[QPT + cq] *= alpha.y;
-            acc[2u * QPT + cq] *= alpha.z;
-            acc[3u * QPT + cq] *= alpha.w;
+        for (var h = 0u; h < RG; h++) {
+            var mx = m[h];
+            //#unroll
+            for (var t = 0u; t < NX; t++) {
+                mx = max(mx, ring[SLOT4 + t * XS + ty * RG + h]);
+            }
+            let alpha = exp2v(m[h] - mx);
+            m[h] = mx;
+            var psum = vec4<T>(T(0));
+            //#unroll
+            for (var j = 0u; j < TC; j++) {
+                let mk = vec4<i32>(key0 + i32(NX * j)) < row_lim[h];
+                let p = select(vec4<T>(T(0)), exp2v(s[h * TC + j] - mx), mk);
+                if (PH == 1u || j < TH) {
+                    pt[(tx + NX * j) * PTS + ty * RG + h] = p;
+                }
+                s[h * TC + j] = p;  // (PH = 2: the second half is staged later)
+                psum += p;
+            }
+            l[h] = l[h] * alpha + psum;
+            //#unroll
+            for (var cq = 0u; cq < QPT; cq++) {
+                acc[4u * h * QPT + cq] *= alpha.x;
+                acc[(4u * h + 1u) * QPT + cq] *= alpha.y;
+                acc[(4u * h + 2u) * QPT + cq] *= alpha.z;
+                acc[(4u * h + 3u) * QPT + cq] *= alpha.w;
+            }
         }
         workgroupBarrier();
 
@@ -343,17 +385,36 @@ fn main(
                 fetch_qk(&fr, c, 0u, kv0 + BK);
             }
             let base = (vc & 1u) * SLOT4;
-            let pb = vc * KC * PTS + ty;
+            if (PH == 2u && vc == NV / 2u) {
+                // every chunk of the first half has read pt (the barrier above): the second half
+                //#unroll
+                for (var h = 0u; h < RG; h++) {
+                    //#unroll
+                    for (var jj = 0u; jj < TH; jj++) {
+                        pt[(tx + NX * jj) * PTS + ty * RG + h] = s[h * TC + TH + jj];
+                    }
+                }
+                workgroupBarrier();
+            }
+            let pb = ((vc * KC) % PK) * PTS + ty * RG;
             //#unroll
             for (var kk = 0u; kk < KC; kk++) {
-                let p = pt[pb + kk * PTS];
+                var p: array<vec4<T>, RG>;
+                //#unroll
+                for (var h = 0u; h < RG; h++) {
+                    p[h] = pt[pb + kk * PTS + h];
+                }
                 //#unroll
                 for (var cq = 0u; cq < QPT; cq++) {
                     let vq = ring[base + kk * DP4 + tx + NX * cq];
-                    acc[cq] = fma(vec4<T>(p.x), vq, acc[cq]);
-                    acc[QPT + cq] = fma(vec4<T>(p.y), vq, acc[QPT + cq]);
-                    acc[2u * QPT + cq] = fma(vec4<T>(p.z), vq, acc[2u * QPT + cq]);
-                    acc[3u * QPT + cq] = fma(vec4<T>(p.w), vq, acc[3u * QPT + cq]);
+                    //#unroll
+                    for (var h = 0u; h < RG; h++) {
+                        let a0 = 4u * h * QPT + cq;
+                        acc[a0] = fma(vec4<T>(p[h].x), vq, acc[a0]);
+                        acc[a0 + QPT] = fma(vec4<T>(p[h].y), vq, acc[a0 + QPT]);
+                        acc[a0 + 2u * QPT] = fma(vec4<T>(p[h].z), vq, acc[a0 + 2u * QPT]);
+                        acc[a0 + 3u * QPT] = fma(vec4<T>(p[h].w), vq, acc[a0 + 3u * QPT]);
+                    }
                 }
             }
             let nxt = ((vc + 1u) & 1u) * SLOT4;
@@ -367,32 +428,41 @@ fn main(
     }
 
     // ---- row sums across the NX invocations of a row (slot 0; every slot is free now) ----
-    ring[tx * XS + ty] = l;
-    workgroupBarrier();
-    var lsum = vec4<T>(T(0));
     //#unroll
-    for (var t = 0u; t < NX; t++) {
-        lsum += ring[t * XS + ty];
+    for (var h = 0u; h < RG; h++) {
+        ring[tx * XS + ty * RG + h] = l[h];
     }
-    let inv = select(vec4<T>(T(0)), vec4<T>(T(1)) / select(vec4<T>(T(1)), lsum, lsum > vec4<T>(T(0))),
-                     lsum > vec4<T>(T(0)));
+    workgroupBarrier();
+    var lsum: array<vec4<T>, RG>;
+    var inv: array<vec4<T>, RG>;
+    //#unroll
+    for (var h = 0u; h < RG; h++) {
+        var ls = vec4<T>(T(0));
+        //#unroll
+        for (var t = 0u; t < NX; t++) {
+            ls += ring[t * XS + ty * RG + h];
+        }
+        lsum[h] = ls;
+        inv[h] = select(vec4<T>(T(0)), vec4<T>(T(1)) / select(vec4<T>(T(1)), ls, ls > vec4<T>(T(0))),
+                        ls > vec4<T>(T(0)));
+    }
 
     //#unroll
-    for (var r = 0u; r < 4u; r++) {
+    for (var r = 0u; r < RM; r++) {
         let row = row_first + NY * r;
         if (row < seq_q) {
             let out_row = bh * seq_q + row;
             let rec = params.o_first + (out_row * params.splits + split) * (hd + 2u);
             if (SPLIT && tx == 0u) {
-                o[rec] = out_t(m[r]);
-                o[rec + 1u] = out_t(lsum[r]);
+                o[rec] = out_t(m[r / 4u][r % 4u]);
+                o[rec + 1u] = out_t(lsum[r / 4u][r % 4u]);
             }
             //#unroll
             for (var cq = 0u; cq < QPT; cq++) {
                 let col0 = 4u * (tx + NX * cq);
                 var a = acc[r * QPT + cq];
                 if (!SPLIT) {
-                    a *= inv[r];
+                    a *= inv[r / 4u][r % 4u];
                 }
                 //#unroll
                 for (var e = 0u; e < 4u; e++) {

@@ -29,7 +29,7 @@ from .._linear_algebra_functions import matmul, matrix_transpose
 from .._manipulation_functions import _view, broadcast_to, reshape
 from .._searching_functions import where
 from .._shapes import broadcast_shapes
-from ._common import as_dtype, common_float_dtype, contiguous, float_array, real_number
+from ._common import _row_major, as_dtype, common_float_dtype, contiguous, float_array, real_number
 from ._rows import softmax
 
 __all__ = ["scaled_dot_product_attention"]
@@ -55,11 +55,14 @@ def _kernel(q: GpuArray, k: GpuArray, v: GpuArray, batch: tuple[int, ...], scale
         k = _view(k, k.shape[:-2] + (L, E), k._strides)
         v = _view(v, v.shape[:-2] + (L, E), v._strides)
         S = L
-    qf, kf, vf = (_flat(a, batch, dtype) for a in (q, k, v))
-    out = GpuArray._empty((math.prod(batch), L, E), dtype, zero=False)
+    if all(a._dtype == dtype and a._shape[:-2] == batch and a._strides == _row_major(a._shape) for a in (q, k, v)):
+        qf, kf, vf = q, k, v  # (the usual case: no copies, no views)
+    else:
+        qf, kf, vf = (_flat(a, batch, dtype) for a in (q, k, v))
+    out = GpuArray._empty(batch + (L, E), dtype, zero=False)
     _dispatch.call(ops_attention.attention, qf._ptr, kf._ptr, vf._ptr, out._ptr, math.prod(batch), 1, L, S, E,
                    scale, causal, dtype=dtype.name)
-    return reshape(out, batch + (L, E))
+    return out
 
 
 def _composed(q: GpuArray, k: GpuArray, v: GpuArray, attn_mask: GpuArray | None, causal: bool, scale: float,
