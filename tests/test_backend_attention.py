@@ -382,11 +382,14 @@ def _flash(head_dim, storage_limit, variant="flash", itemsize=4):
 
 
 def test_flash_plan_choices():
-    # H200 (48 KiB of workgroup memory): 64 query rows x 4 keys (measured fastest), 16-column
-    # Q/K chunks.
+    # H200 (48 KiB of workgroup memory): 128 query rows x 4 keys, 8 rows per invocation, the
+    # probabilities in halves (measured fastest at head_dim 64 and 128), 16-column Q/K chunks;
+    # head_dim 256 does not fit 8 rows: 64 x 4.
     p64, p128, p256 = (_flash(d, 49152) for d in (64, 128, 256))
-    assert (p64.block_q, p64.tile_cols, p64.invocations, p64.depth_chunk, p64.key_chunk) == (64, 4, 256, 16, 32)
-    assert (p128.block_q, p128.tile_cols, p128.invocations, p128.depth_chunk, p128.key_chunk) == (64, 4, 256, 16, 16)
+    assert (p64.block_q, p64.tile_cols, p64.rows, p64.halves, p64.invocations, p64.depth_chunk,
+            p64.key_chunk) == (128, 4, 8, 2, 256, 16, 32)
+    assert (p128.block_q, p128.tile_cols, p128.rows, p128.halves, p128.invocations, p128.depth_chunk,
+            p128.key_chunk) == (128, 4, 8, 2, 256, 16, 16)
     assert (p256.block_q, p256.tile_cols, p256.invocations, p256.padded_head_dim) == (64, 4, 256, 256)
     # lavapipe (32 KiB): 64x8 with 8-column chunks.
     assert _flash(128, 32768).depth_chunk == 8 and _flash(128, 32768).tile_cols == 8
@@ -394,6 +397,7 @@ def test_flash_plan_choices():
     # (64x4); the default takes 64x8 where it pads less.
     assert [_flash(d, 49152).padded_head_dim for d in (1, 33, 80, 96, 100, 129, 200)] == [32, 64, 96, 96, 128, 192, 256]
     assert [_flash(d, 49152).tile_cols for d in (1, 33, 64, 80, 100, 128)] == [8, 4, 4, 8, 4, 4]
+    assert [_flash(d, 49152).block_q for d in (1, 33, 64, 80, 100, 128)] == [64, 128, 128, 64, 128, 128]
     assert _flash(64, 49152, "flash-64x4").tile_cols == 4 and _flash(64, 49152, "flash-64x4").invocations == 256
     assert _flash(64, 49152, "flash-64x8-dc8").depth_chunk == 8
     assert _flash(200, 49152, "flash-64x8").tile_cols == 4  # 64x8 covers head_dim <= 128 only

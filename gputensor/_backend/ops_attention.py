@@ -327,9 +327,15 @@ def _flash_plan_shape(variant: str, head_dim: int, compute_size: int,
         # 0.53-0.64x for 64x8). It pads the head dim to a multiple of 64, 64x8 to one of 32:
         # 64x8 where it pads less (head_dim 80: 96 against 128) or where 64x4 does not fit
         # (lavapipe's 32 KiB), then 32x4.
+        # Where 47 KiB of workgroup memory fit, 128 rows x 4 keys with 8 rows per invocation
+        # and the probabilities staged in halves ("flash-128x4-r8-hp") went first on the H200:
+        # head_dim 128 0.70-0.79x torch (64x4: 0.59-0.69x), head_dim 64 0.85-1.03x (0.70-0.90x).
+        wide = _flash_shape(head_dim, compute_size, storage_limit, 128, 4, (16, 8), 8, 2)
         shapes = [_flash_shape(head_dim, compute_size, storage_limit, bq, tc)
                   for bq, tc in ((64, 4), (64, 8), (32, 4))]
         four, eight, small = shapes
+        if wide is not None and all(s is None or wide.padded_head_dim <= s.padded_head_dim for s in (four, eight)):
+            return wide
         if four is not None and (eight is None or four.padded_head_dim <= eight.padded_head_dim):
             return four
         return eight if eight is not None else small
