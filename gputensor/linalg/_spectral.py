@@ -43,19 +43,20 @@ import numpy as np
 
 from .. import _dispatch
 from .._array_object import GpuArray
-from .._creation_functions import asarray, eye, tril, zeros
-from .._dtypes import uint32
+from .._creation_functions import asarray, eye, full, tril, zeros
+from .._data_type_functions import astype
+from .._dtypes import float32, float64, int64, uint32
 from .._elementwise_functions import abs as abs_
 from .._elementwise_functions import add, conj, divide, greater, logical_not, minimum, multiply, real, sqrt, subtract
-from .._indexing_functions import take_along_axis
-from .._manipulation_functions import broadcast_to, concat, expand_dims, reshape
+from .._indexing_functions import take, take_along_axis
+from .._manipulation_functions import broadcast_to, concat, expand_dims, permute_dims, reshape
 from .._linear_algebra_functions import matmul, matrix_transpose
 from .._searching_functions import where
 from .._sorting_functions import argsort
 from .._utility_functions import any as any_
 from .._statistical_functions import max as max_
 from .._statistical_functions import sum as sum_
-from .._backend import config, ops_spectral
+from .._backend import config, ops_spectral, ops_tridiag
 from ._common import batch_size, contiguous, float_matrices, is_complex, real_dtype
 from ._errors import LinAlgError
 from ._factor import qr
@@ -66,6 +67,12 @@ __all__ = ["EighResult", "SVDResult", "eigh", "eigvalsh", "svd", "svdvals"]
 SWEEPS_PER_CHECK = 4
 #: Power iterations of the spectral-radius estimate that sets eigh's shift (large matrices).
 POWER_ITERATIONS = 12
+#: Least order of real matrices whose eigh / eigvalsh takes the tridiagonal path (knob
+#: ``linalg_eigh_tridiag``, ``GPUTENSOR_LINALG_EIGH_TRIDIAG``, overrides it; off: block Jacobi).
+TRIDIAG_MIN = 64
+#: Most levels of Rayleigh-Ritz inside clusters of close eigenvalues (each level solves the
+#: clusters' small eigenproblems, whose own clusters are relative to the cluster's spread).
+CLUSTER_DEPTH = 4
 
 
 class EighResult(NamedTuple):
@@ -163,10 +170,142 @@ def _eigh(x: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
     a = reshape(contiguous(x), (batch, n, n))
     if n <= ops_spectral.small_max(x.dtype.name):
         w, e, _, _ = _small("eigh", a, n, n, batch)
+    elif not is_complex(x) and _tridiag_from() <= n:
+        w, e = _eigh_tridiag(a, vectors)
     else:
         w, e = _eigh_large(a, vectors)
     w = reshape(w, batch_shape + (n,))
     return w, (reshape(e, x.shape) if vectors else None)
+
+
+def _tridiag_from() -> float:
+    """The least order of the tridiagonal path (knob ``linalg_eigh_tridiag``; inf: off)."""
+    knob = int(config.value("linalg_eigh_tridiag"))
+    if knob < 0:
+        return float("inf")
+    return float(knob or TRIDIAG_MIN)
+
+
+def _eigh_tridiag(a: GpuArray, vectors: bool, depth: int = 0) -> tuple[GpuArray, GpuArray | None]:
+    """eigh of the real (batch, n, n) contiguous matrices, one at a time, through the
+    tridiagonal matrix (``_backend/ops_tridiag.py``): the matrix scaled by its largest
+    magnitude, Householder tridiagonalisation, bisection for the eigenvalues (float64 where the
+    adapter has it); with ``vectors`` inverse iteration, the clusters of close eigenvalues
+    orthogonalised (``_clusters``: the one readback, of the eigenvalues), the back-transform."""
+    batch, n, _ = a.shape
+    values, vecs = [], []
+    for q in range(batch):
+        w, z = _tridiag_one(reshape(a[q], (1, n, n)), vectors, depth)
+        values.append(reshape(w, (1, n)))
+        if z is not None:
+            vecs.append(reshape(z, (1, n, n)))
+    w = values[0] if batch == 1 else concat(values, axis=0)
+    if not vectors:
+        return w, None
+    return w, vecs[0] if batch == 1 else concat(vecs, axis=0)
+
+
+def _tridiag_one(a: GpuArray, vectors: bool, depth: int) -> tuple[GpuArray, GpuArray | None]:
+    """(eigenvalues, eigenvectors or None) of the one real matrix ``a`` (1, n, n)."""
+    dtype = a.dtype
+    n = a.shape[-1]
+    sym = _hermitian(a)
+    scale = max_(abs_(sym))
+    scale = where(greater(scale, 0.0), scale, 1.0)
+    m = contiguous(divide(sym, scale))
+    v = GpuArray._empty((n, n), dtype, zero=False)
+    x = GpuArray._empty((5 * n,), dtype, zero=False)
+    _dispatch.call(ops_tridiag.sytrd, dtype.name, n, m._ptr, v._ptr, x._ptr)
+    rname = _dispatch.call(ops_tridiag.working_dtype, dtype.name)
+    rd = float64 if rname == "float64" else float32
+    te = contiguous(astype(x[: 2 * n - 1], rd))
+    w = GpuArray._empty((n,), rd, zero=False)
+    _dispatch.call(ops_tridiag.bisect, rname, n, te._ptr, w._ptr)
+    values = astype(multiply(w, astype(scale, rd)), dtype)
+    if not vectors:
+        return values, None
+    z = GpuArray._empty((n, n), rd, zero=False)
+    _dispatch.call(ops_tridiag.inverse_iteration, rname, n, te._ptr, w._ptr, z._ptr)
+    z = _clusters(z, w, te, ops_tridiag.cluster_gap(dtype.name, rname), depth)
+    zd = contiguous(astype(z, dtype)) if rd != dtype else contiguous(z)
+    nb = ops_tridiag.NB
+    blocks = -(-(n - 1) // nb)
+    taus = x[2 * n: 3 * n - 1]
+    if blocks * nb > n - 1:
+        taus = concat([taus, zeros((blocks * nb - n + 1,), dtype=dtype)])
+    tb = contiguous(multiply(reshape(eye(nb, dtype=dtype), (1, nb, nb)), reshape(taus, (blocks, 1, nb))))
+    _dispatch.call(ops_tridiag.back_transform, dtype.name, n, v._ptr, tb._ptr, zd._ptr)
+    return values, zd
+
+
+def _tridiag_times(te: GpuArray, q: GpuArray) -> GpuArray:
+    """T q for the tridiagonal T whose diagonal and off-diagonal follow each other in ``te``
+    and the (batch, n, c) ``q``."""
+    batch, n, c = q.shape
+    d = reshape(te[:n], (1, n, 1))
+    e = reshape(te[n: 2 * n - 1], (1, n - 1, 1))
+    pad = zeros((batch, 1, c), dtype=q.dtype)
+    up = concat([multiply(e, q[:, 1:, :]), pad], axis=1)
+    down = concat([pad, multiply(e, q[:, :-1, :])], axis=1)
+    return add(add(multiply(d, q), up), down)
+
+
+def _clusters(z: GpuArray, w: GpuArray, te: GpuArray, gap: float, depth: int) -> GpuArray:
+    """The eigenvectors ``z`` (n x n, columns) of the tridiagonal matrix ``te`` from inverse
+    iteration, with each cluster of eigenvalues ``w`` (runs whose neighbours are at most ``gap``
+    times the largest |eigenvalue| apart) replaced by an orthonormal basis of its vectors (QR)
+    and, where the cluster's eigenvalues are not equal to working precision, the Ritz vectors
+    of T in that basis (the clusters' c x c eigenproblems of T, solved by ``_eigh``, shifted by
+    their mean). Reads ``w`` back; NaN eigenvalues give NaN vectors."""
+    n = z.shape[0]
+    wh = w.get().astype(np.float64)
+    if not np.all(np.isfinite(wh)):
+        return full((n, n), float("nan"), dtype=z.dtype)
+    top = float(np.abs(wh).max())
+    close = np.diff(wh) <= gap * top
+    if not close.any():
+        return z
+    starts = np.flatnonzero(np.concatenate([[True], ~close]))
+    stops = np.concatenate([starts[1:], [n]])
+    sizes = stops - starts
+    same = 64.0 * n * float(np.finfo(z.dtype.numpy).eps) * max(top, float(np.finfo(np.float64).tiny))
+    perm = np.arange(n)
+    pieces = [z]
+    at = n
+    for c in sorted(set(int(s) for s in sizes if s > 1)):
+        first = starts[sizes == c]
+        idx = first[:, None] + np.arange(c)[None, :]  # (clusters, c)
+        count = idx.shape[0]
+        cols = take(z, asarray(idx.ravel().astype(np.int64), dtype=int64), axis=1)  # (n, count * c)
+        block = contiguous(permute_dims(reshape(cols, (n, count, c)), (1, 0, 2)))
+        q = contiguous(qr(block).Q)
+        spread = wh[idx[:, -1]] - wh[idx[:, 0]]
+        if depth < CLUSTER_DEPTH and float(spread.max()) > same:
+            s = matmul(matrix_transpose(q), _tridiag_times(te, q))
+            s = multiply(add(s, matrix_transpose(s)), 0.5)
+            mean = asarray(wh[idx].mean(axis=1).reshape(count, 1, 1), dtype=z.dtype)
+            s = contiguous(subtract(s, multiply(mean, eye(c, dtype=z.dtype))))
+            _, u = _eigh_nested(s, depth + 1)
+            q = contiguous(matmul(q, u))
+        pieces.append(reshape(permute_dims(q, (1, 0, 2)), (n, count * c)))
+        perm[idx.ravel()] = at + np.arange(count * c)
+        at += count * c
+    return contiguous(take(concat(pieces, axis=1), asarray(perm.astype(np.int64), dtype=int64), axis=1))
+
+
+def _eigh_nested(s: GpuArray, depth: int) -> tuple[GpuArray, GpuArray]:
+    """eigh of the (batch, c, c) cluster matrices of ``_clusters`` (the tridiagonal path one
+    level deeper for large ones)."""
+    batch, c, _ = s.shape
+    if c <= ops_spectral.small_max(s.dtype.name):
+        w, e, _, _ = _small("eigh", s, c, c, batch)
+        return w, e
+    if _tridiag_from() <= c:
+        w, e = _eigh_tridiag(s, True, depth)
+    else:
+        w, e = _eigh_large(s, True)
+    assert e is not None
+    return w, e
 
 
 def _spectral_radius_estimate(sym: GpuArray, iterations: int = POWER_ITERATIONS) -> GpuArray:

@@ -1,0 +1,193 @@
+"""The symmetric eigenproblem through a tridiagonal matrix, on the device: Householder
+tridiagonalisation, bisection, inverse iteration and the back-transform.
+
+For one real symmetric n x n matrix A (float32 or float64, row-major, both triangles):
+
+* :func:`sytrd` reduces A to the tridiagonal T = Q^T A Q (LAPACK's sytd2, the product of
+  each step fused with the rank-2 update of the step before): per column j two dispatches,
+  ``linalg_tridiag_house.wgsl`` (one workgroup: finishes step j - 1's vector w, forms column j
+  as updated and its reflector) and ``linalg_tridiag_update.wgsl`` (many workgroups: the
+  rank-2 update A -= v w^T + w v^T of the trailing matrix, fused with p = tau A v of the next
+  reflector, so the trailing matrix is read and written once per column). The reflectors stay
+  as the rows of V (H_k = I - tau_k v_k v_k^T, Q = H_0 H_1 ... H_{n-2}).
+* :func:`bisect`: the eigenvalues of T by bisection on Sturm counts, one invocation per
+  eigenvalue (``linalg_tridiag_bisect.wgsl``), in the working real type (float64 where the
+  adapter has ``shader-f64``).
+* :func:`inverse_iteration`: an eigenvector of T per eigenvalue, one invocation each
+  (``linalg_tridiag_vectors.wgsl``); eigenvalues closer than :func:`cluster_gap` are left to
+  the caller to orthogonalise (``gputensor.linalg._spectral``).
+* :func:`back_transform`: Z := Q Z with the reflectors in blocks of ``ops_factor.NB``, each a
+  compact-WY block reflector I - V T V^T (T from the Gram matrix V^T V by
+  ``linalg_qr_tmat.wgsl``) applied as three gemms, last block first.
+
+Everything is recorded into the open batch; nothing is read back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import invalid_argument
+from .linalg_scalar import element, scalar_defines
+from .ops_factor import NB, _gemm
+from .wgsl_types import DTYPE_TABLE, literal
+
+__all__ = ["REAL_DTYPES", "working_dtype", "cluster_gap", "sytrd", "bisect", "inverse_iteration",
+           "back_transform", "ITERATIONS"]
+
+#: The dtypes of the tridiagonal path.
+REAL_DTYPES = ("float32", "float64")
+#: Solves of inverse iteration per eigenvector (the first from a pseudo-random vector).
+ITERATIONS = 3
+#: Rows per workgroup of the update kernel, per element size.
+_UPDATE_ROWS = {4: 8, 8: 4}
+_UPDATE_WG = 256
+
+_EPS = {"float32": 2.0 ** -24, "float64": 2.0 ** -53}
+_SAFMIN = {"float32": 2.0 ** -126, "float64": 2.0 ** -1022}
+_RMAX = {"float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+_BITS = {"float32": 24, "float64": 53}
+
+
+def working_dtype(backend: Any, dtype: str) -> str:
+    """The real dtype of the tridiagonal eigensolver for matrices of ``dtype``: float64 where
+    the adapter has it (float32 input then gets eigenvectors of T orthogonal to float64
+    precision), else float32."""
+    return "float64" if backend.supports(DTYPE_TABLE["float64"].feature) else dtype
+
+
+def cluster_gap(dtype: str, rdtype: str) -> float:
+    """Relative gap (to the largest |eigenvalue|) below which neighbouring eigenvalues count as a
+    cluster whose inverse-iteration vectors the caller orthogonalises: inverse iteration in
+    ``rdtype`` gives vectors whose angle to the exact ones is about eps(rdtype) ||T|| / gap, to
+    be well below the accuracy of ``dtype``."""
+    if rdtype == "float64" and dtype == "float32":
+        return 1e-10
+    return 1e-3
+
+
+def _check(backend: Any, dtype: str, n: int) -> int:
+    if dtype not in REAL_DTYPES:
+        raise invalid_argument(f"tridiagonal eigensolver: {dtype!r} is not float32 or float64")
+    if n < 2:
+        raise invalid_argument(f"tridiagonal eigensolver of order {n} (at least 2)")
+    return element(backend, dtype).itemsize
+
+
+def _bind(backend: Any, ptr: int, elements: int, itemsize: int) -> tuple[Any, int]:
+    win = backend.window(ptr, max(1, elements) * itemsize, itemsize)
+    return win.binding, win.first
+
+
+def _house_wg(ctx: Any) -> int:
+    limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)),
+                int(ctx.limits.get("max-compute-workgroup-size-x", 256)))
+    return 256 if ctx.is_software or limit < 1024 else 1024
+
+
+def sytrd(backend: Any, dtype: str, n: int, a: int, v: int, x: int) -> None:
+    """Tridiagonalise the symmetric n x n matrix at ``a`` (row-major, both triangles; destroyed):
+    ``x`` (5 n elements) receives d (the diagonal of T), e (its off-diagonal, n - 1 entries),
+    tau, and two work vectors; ``v`` (n x n) the reflectors as rows (row k: zeros up to column
+    k, 1 at column k + 1), so that A = Q T Q^T with Q = H_0 ... H_{n-2}, H_k = I - tau_k v_k
+    v_k^T. 2 n - 1 dispatches. BackendError (invalid argument) for a dtype other than float32 /
+    float64, n < 2 or pointers out of range; (unsupported) for float64 without ``shader-f64``."""
+    itemsize = _check(backend, dtype, n)
+    ctx = backend.context
+    a_reg, a0 = _bind(backend, a, n * n, itemsize)
+    v_reg, v0 = _bind(backend, v, n * n, itemsize)
+    x_reg, x0 = _bind(backend, x, 5 * n, itemsize)
+    sdef = scalar_defines(dtype)
+    house = {"T": sdef["T"], "WG": _house_wg(ctx)}
+    rb = _UPDATE_ROWS[itemsize]
+    update = {"T": sdef["T"], "WG": _UPDATE_WG, "RB": rb}
+    for j in range(n):
+        words = [n, j, a0, v0, x0, 0, 0, 0]
+        ctx.dispatch("linalg_tridiag_house", words, [a_reg, v_reg, x_reg], (1, 1, 1), house)
+        if j + 1 < n:
+            groups = ctx.fold_grid(-(-(n - j - 1) // rb))
+            ctx.dispatch("linalg_tridiag_update", words, [a_reg, v_reg, x_reg], groups, update)
+
+
+def _real_defines(rdtype: str, bisection: bool) -> dict[str, object]:
+    """Placeholders of linalg_tridiag_bisect.wgsl (``bisection``) or linalg_tridiag_vectors.wgsl."""
+    wgsl = DTYPE_TABLE[rdtype].compute
+    out: dict[str, object] = {"R": wgsl, "EPS": literal(_EPS[rdtype], wgsl), "SAFMIN": literal(_SAFMIN[rdtype], wgsl)}
+    if bisection:
+        out.update(RMAX=literal(_RMAX[rdtype], wgsl), NAN=DTYPE_TABLE[rdtype].nan, MAXIT=2 * _BITS[rdtype] + 64)
+    else:
+        out["ITERS"] = ITERATIONS
+    return out
+
+
+def bisect(backend: Any, rdtype: str, n: int, te: int, w: int) -> None:
+    """The eigenvalues (ascending) of the symmetric tridiagonal matrix whose diagonal (n entries)
+    and off-diagonal (n - 1 entries) follow each other at ``te`` into ``w`` (n entries), to an
+    absolute accuracy of about 2 eps ||T||; NaN for a non-finite entry. One dispatch."""
+    itemsize = _check(backend, rdtype, n)
+    ctx = backend.context
+    t_reg, t0 = _bind(backend, te, 2 * n - 1, itemsize)
+    w_reg, w0 = _bind(backend, w, n, itemsize)
+    ctx.dispatch("linalg_tridiag_bisect", [n, t0, w0, 0], [t_reg, w_reg], ctx.fold_grid(-(-n // 64)),
+                 _real_defines(rdtype, True))
+
+
+def inverse_iteration(backend: Any, rdtype: str, n: int, te: int, w: int, z: int) -> None:
+    """Unit eigenvectors of the tridiagonal matrix at ``te`` (as :func:`bisect`) for its
+    eigenvalues at ``w`` into the columns of the n x n row-major ``z``, by ITERATIONS solves of
+    inverse iteration each; vectors of eigenvalues closer than :func:`cluster_gap` need
+    orthogonalising. Scratch of 3 n elements per eigenvalue, in chunks of eigenvalues that fit
+    a binding."""
+    itemsize = _check(backend, rdtype, n)
+    ctx = backend.context
+    t_reg, t0 = _bind(backend, te, 2 * n - 1, itemsize)
+    w_reg, w0 = _bind(backend, w, n, itemsize)
+    z_reg, z0 = _bind(backend, z, n * n, itemsize)
+    limit = min(ctx.max_binding_size, 1 << 28)
+    chunk = max(64, min(n, limit // (3 * n * itemsize)) // 64 * 64)
+    chunk = min(chunk, n)
+    s = backend.alloc(3 * n * chunk * itemsize, zero=False)
+    try:
+        s_reg, s0 = _bind(backend, s, 3 * n * chunk, itemsize)
+        defines = _real_defines(rdtype, False)
+        for k0 in range(0, n, chunk):
+            count = min(chunk, n - k0)
+            ctx.dispatch("linalg_tridiag_vectors", [n, t0, w0, z0, s0, k0, count, 0], [t_reg, w_reg, z_reg, s_reg],
+                         ctx.fold_grid(-(-count // 64)), defines)
+    finally:
+        backend.free(s)
+
+
+def back_transform(backend: Any, dtype: str, n: int, v: int, tb: int, z: int) -> None:
+    """Z := Q Z for the n x n row-major ``z`` and ``sytrd``'s reflectors ``v`` (rows), in blocks
+    of NB reflectors from the last: W = V^T Z, W = T W, Z -= V W (gemms), T the block's
+    compact-WY factor computed in place at ``tb`` (one NB x NB block per block of reflectors,
+    each holding the block's tau on its diagonal on entry: ``linalg_qr_tmat.wgsl``, from the
+    Gram matrix V^T V)."""
+    itemsize = _check(backend, dtype, n)
+    ctx = backend.context
+    k = n - 1  # reflectors H_0 .. H_{n-2}
+    blocks = list(range(0, k, NB))
+    sdef = scalar_defines(dtype)
+    g = backend.alloc(NB * NB * itemsize, zero=False)
+    w1 = backend.alloc(NB * n * itemsize, zero=False)
+    w2 = backend.alloc(NB * n * itemsize, zero=False)
+    try:
+        t_reg, t_first = _bind(backend, tb, len(blocks) * NB * NB, itemsize)
+        g_reg, g_first = _bind(backend, g, NB * NB, itemsize)
+        _bind(backend, v, n * n, itemsize)
+        _bind(backend, z, n * n, itemsize)
+        for bi, j0 in reversed(list(enumerate(blocks))):
+            jb = min(NB, k - j0)
+            mb = n - j0 - 1
+            vb = v + (j0 * n + j0 + 1) * itemsize  # V_b[r, c] = v[(j0 + c) * n + j0 + 1 + r]
+            _gemm(backend, dtype, jb, jb, mb, 1.0, vb, (n, 1), vb, (1, n), 0.0, g, (jb, 1))
+            ctx.dispatch("linalg_qr_tmat", [jb, t_first + bi * NB * NB, g_first, 0], [t_reg, g_reg], (1, 1, 1), sdef)
+            tm = tb + bi * NB * NB * itemsize
+            zb = z + (j0 + 1) * n * itemsize
+            _gemm(backend, dtype, jb, n, mb, 1.0, vb, (n, 1), zb, (n, 1), 0.0, w1, (n, 1))
+            _gemm(backend, dtype, jb, n, jb, 1.0, tm, (NB, 1), w1, (n, 1), 0.0, w2, (n, 1))
+            _gemm(backend, dtype, mb, n, jb, -1.0, vb, (1, n), w2, (n, 1), 1.0, zb, (n, 1))
+    finally:
+        for ptr in (g, w1, w2):
+            backend.free(ptr)
