@@ -267,7 +267,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_eigh_tridiag", "GPUTENSOR_LINALG_EIGH_TRIDIAG", _order_or_off, 0, True,
          "eigh / eigvalsh of real matrices from this order on: Householder tridiagonalisation, "
          "bisection, inverse iteration and a blocked back-transform (0 or unset: the default order; "
-         "off: block Jacobi for every order above 32)"),
+         "off, or -1 through config.override: block Jacobi for every order above 32)"),
     Knob("linalg_panel_rows", "GPUTENSOR_LINALG_PANEL_ROWS", _count_or_auto, 0, True,
          "LU and QR panels taller than this many rows run over many workgroups (LU: pivots by "
          "a tournament; QR: a dispatch per column); 0 or unset: LU from 256 rows, QR from 512"),

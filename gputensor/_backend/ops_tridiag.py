@@ -115,8 +115,6 @@ def _real_defines(rdtype: str, bisection: bool) -> dict[str, object]:
     out: dict[str, object] = {"R": wgsl, "EPS": literal(_EPS[rdtype], wgsl), "SAFMIN": literal(_SAFMIN[rdtype], wgsl)}
     if bisection:
         out.update(RMAX=literal(_RMAX[rdtype], wgsl), NAN=DTYPE_TABLE[rdtype].nan, MAXIT=2 * _BITS[rdtype] + 64)
-    else:
-        out["ITERS"] = ITERATIONS
     return out
 
 
@@ -132,27 +130,32 @@ def bisect(backend: Any, rdtype: str, n: int, te: int, w: int) -> None:
                  _real_defines(rdtype, True))
 
 
-def inverse_iteration(backend: Any, rdtype: str, n: int, te: int, w: int, z: int) -> None:
-    """Unit eigenvectors of the tridiagonal matrix at ``te`` (as :func:`bisect`) for its
-    eigenvalues at ``w`` into the columns of the n x n row-major ``z``, by ITERATIONS solves of
-    inverse iteration each; vectors of eigenvalues closer than :func:`cluster_gap` need
-    orthogonalising. Scratch of 3 n elements per eigenvalue, in chunks of eigenvalues that fit
-    a binding."""
+def inverse_iteration(backend: Any, rdtype: str, n: int, te: int, w: int, z: int, *, cols: int | None = None,
+                      from_z: bool = False, iterations: int = ITERATIONS) -> None:
+    """Unit eigenvectors of the tridiagonal matrix at ``te`` (as :func:`bisect`) into the
+    ``cols`` (default n) columns of the row-major n x cols ``z``, column k by ``iterations``
+    solves of inverse iteration with the shift ``w[k]``, from a pseudo-random vector (with
+    ``from_z``: from column k of ``z`` as it is). Vectors of eigenvalues closer than
+    :func:`cluster_gap` need orthogonalising. Scratch of 3 n elements per column, in chunks of
+    columns that fit a binding. BackendError (invalid argument) for bad sizes or pointers."""
     itemsize = _check(backend, rdtype, n)
+    cols = n if cols is None else int(cols)
+    if cols < 1 or iterations < 1:
+        raise invalid_argument(f"inverse iteration of {cols} columns, {iterations} solves")
     ctx = backend.context
     t_reg, t0 = _bind(backend, te, 2 * n - 1, itemsize)
-    w_reg, w0 = _bind(backend, w, n, itemsize)
-    z_reg, z0 = _bind(backend, z, n * n, itemsize)
+    w_reg, w0 = _bind(backend, w, cols, itemsize)
+    z_reg, z0 = _bind(backend, z, n * cols, itemsize)
     limit = min(ctx.max_binding_size, 1 << 28)
-    chunk = max(64, min(n, limit // (3 * n * itemsize)) // 64 * 64)
-    chunk = min(chunk, n)
+    chunk = min(cols, max(64, limit // (3 * n * itemsize) // 64 * 64))
     s = backend.alloc(3 * n * chunk * itemsize, zero=False)
     try:
         s_reg, s0 = _bind(backend, s, 3 * n * chunk, itemsize)
         defines = _real_defines(rdtype, False)
-        for k0 in range(0, n, chunk):
-            count = min(chunk, n - k0)
-            ctx.dispatch("linalg_tridiag_vectors", [n, t0, w0, z0, s0, k0, count, 0], [t_reg, w_reg, z_reg, s_reg],
+        for k0 in range(0, cols, chunk):
+            count = min(chunk, cols - k0)
+            words = [n, t0, w0, z0, s0, k0, count, cols, int(from_z), int(iterations), 0, 0]
+            ctx.dispatch("linalg_tridiag_vectors", words, [t_reg, w_reg, z_reg, s_reg],
                          ctx.fold_grid(-(-count // 64)), defines)
     finally:
         backend.free(s)

@@ -2,11 +2,13 @@
 // invocation per eigenvalue.
 //
 // TE holds d (n entries at t0) and e (n - 1 entries at t0 + n), W the eigenvalues (at w0).
-// Invocation kk of the chunk (eigenvalue k = k0 + kk) solves (T - lambda_k I) x = b ITERS times,
-// b a pseudo-random vector first, then the normalised previous x: Gaussian elimination with
+// Invocation kk of the chunk (eigenvalue k = k0 + kk) solves (T - lambda_k I) x = b ``iters``
+// times, b a pseudo-random vector first (or, with ``from_z``, column k of Z), then the
+// normalised previous x: Gaussian elimination with
 // partial pivoting (dgttrf: U has three diagonals) fused with the forward substitution, then
 // back substitution; pivots below eps ||T|| are replaced by eps ||T|| (dlagts). The vector, of
-// unit 2-norm, is column k of Z (n x n, row-major, at z0), which also holds the right-hand side;
+// unit 2-norm, is column k of Z (n rows of zs, row-major, at z0), which also holds the
+// right-hand side;
 // S (3 n x count at s0, entry i of invocation kk at i * count + kk) holds U's diagonals.
 // Eigenvalues closer than the caller's cluster gap are orthogonalised by the caller.
 
@@ -14,9 +16,9 @@ alias R = {{R}};
 const WG: u32 = 64u;
 const EPS: R = {{EPS}};
 const SAFMIN: R = {{SAFMIN}};
-const ITERS: u32 = {{ITERS}}u;
 
-struct Params { n: u32, t0: u32, w0: u32, z0: u32, s0: u32, k0: u32, count: u32, q0: u32 }
+struct Params { n: u32, t0: u32, w0: u32, z0: u32, s0: u32, k0: u32, count: u32, zs: u32, from_z: u32, iters: u32,
+                 q0: u32, q1: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> TE: array<R>;
 @group(0) @binding(2) var<storage, read> W: array<R>;
@@ -70,7 +72,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let s2 = s1 + n * cnt;
     let zc = p.z0 + k;
     var scale = R(1);
-    for (var it = 0u; it < ITERS; it++) {
+    let zs = p.zs;
+    for (var it = 0u; it < p.iters; it++) {
+        let given = it > 0u || p.from_z != 0u;
         // elimination with partial pivoting, the right-hand side along (Y into Z's column)
         var ca = TE[d0] - lam;
         var cb = R(0);
@@ -78,7 +82,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             cb = TE[e0];
         }
         var yc = start(k, 0u);
-        if it > 0u {
+        if given {
             yc = Z[zc] * scale;
         }
         for (var i = 0u; i + 1u < n; i++) {
@@ -89,8 +93,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 nb = TE[e0 + i + 1u];
             }
             var yn = start(k, i + 1u);
-            if it > 0u {
-                yn = Z[zc + (i + 1u) * n] * scale;
+            if given {
+                yn = Z[zc + (i + 1u) * zs] * scale;
             }
             let at = i * cnt + kk;
             if abs(ca) >= abs(c) {
@@ -101,7 +105,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 S[sd + at] = ca;
                 S[s1 + at] = cb;
                 S[s2 + at] = R(0);
-                Z[zc + i * n] = yc;
+                Z[zc + i * zs] = yc;
                 ca = na - l * cb;
                 cb = nb;
                 yc = yn - l * yc;
@@ -110,7 +114,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 S[sd + at] = c;
                 S[s1 + at] = na;
                 S[s2 + at] = nb;
-                Z[zc + i * n] = yn;
+                Z[zc + i * zs] = yn;
                 ca = cb - l * na;
                 cb = -l * nb;
                 yc = yc - l * yn;
@@ -118,7 +122,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         // back substitution
         var x1 = yc / pivot(ca, tol);
-        Z[zc + (n - 1u) * n] = x1;
+        Z[zc + (n - 1u) * zs] = x1;
         // the 2-norm as max |x| * sqrt(sum (x / max |x|)^2) (dnrm2's scaling)
         var mx = abs(x1);
         var ssq = R(1);
@@ -126,8 +130,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         for (var i = n - 1u; i > 0u; i--) {
             let r = i - 1u;
             let at = r * cnt + kk;
-            let x = (Z[zc + r * n] - S[s1 + at] * x1 - S[s2 + at] * x2) / pivot(S[sd + at], tol);
-            Z[zc + r * n] = x;
+            let x = (Z[zc + r * zs] - S[s1 + at] * x1 - S[s2 + at] * x2) / pivot(S[sd + at], tol);
+            Z[zc + r * zs] = x;
             let ax = abs(x);
             if ax > mx {
                 ssq = R(1) + ssq * (mx / ax) * (mx / ax);
@@ -141,6 +145,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         scale = R(1) / (mx * sqrt(ssq));
     }
     for (var i = 0u; i < n; i++) {
-        Z[zc + i * n] = Z[zc + i * n] * scale;
+        Z[zc + i * zs] = Z[zc + i * zs] * scale;
     }
 }

@@ -70,6 +70,10 @@ POWER_ITERATIONS = 12
 #: Least order of real matrices whose eigh / eigvalsh takes the tridiagonal path (knob
 #: ``linalg_eigh_tridiag``, ``GPUTENSOR_LINALG_EIGH_TRIDIAG``, overrides it; off: block Jacobi).
 TRIDIAG_MIN = 64
+#: Stacks of more matrices than this take block Jacobi (one sweep's dispatches serve the whole
+#: stack; the tridiagonal path runs matrix by matrix) below order TRIDIAG_BATCH_ORDER.
+TRIDIAG_BATCH = 4
+TRIDIAG_BATCH_ORDER = 256
 #: Most levels of Rayleigh-Ritz inside clusters of close eigenvalues (each level solves the
 #: clusters' small eigenproblems, whose own clusters are relative to the cluster's spread).
 CLUSTER_DEPTH = 4
@@ -170,7 +174,7 @@ def _eigh(x: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
     a = reshape(contiguous(x), (batch, n, n))
     if n <= ops_spectral.small_max(x.dtype.name):
         w, e, _, _ = _small("eigh", a, n, n, batch)
-    elif not is_complex(x) and _tridiag_from() <= n:
+    elif not is_complex(x) and _tridiag_from() <= n and (batch <= TRIDIAG_BATCH or n >= TRIDIAG_BATCH_ORDER):
         w, e = _eigh_tridiag(a, vectors)
     else:
         w, e = _eigh_large(a, vectors)
@@ -253,8 +257,9 @@ def _tridiag_times(te: GpuArray, q: GpuArray) -> GpuArray:
 def _clusters(z: GpuArray, w: GpuArray, te: GpuArray, gap: float, depth: int) -> GpuArray:
     """The eigenvectors ``z`` (n x n, columns) of the tridiagonal matrix ``te`` from inverse
     iteration, with each cluster of eigenvalues ``w`` (runs whose neighbours are at most ``gap``
-    times the largest |eigenvalue| apart) replaced by an orthonormal basis of its vectors (QR)
-    and, where the cluster's eigenvalues are not equal to working precision, the Ritz vectors
+    times the largest |eigenvalue| apart) replaced by an orthonormal basis of its vectors (QR,
+    one more inverse-iteration solve of each basis vector with its eigenvalue shifted by a few
+    units of roundoff, QR again) and, where the cluster's eigenvalues are not equal to working precision, the Ritz vectors
     of T in that basis (the clusters' c x c eigenproblems of T, solved by ``_eigh``, shifted by
     their mean). Reads ``w`` back; NaN eigenvalues give NaN vectors."""
     n = z.shape[0]
@@ -277,8 +282,14 @@ def _clusters(z: GpuArray, w: GpuArray, te: GpuArray, gap: float, depth: int) ->
         idx = first[:, None] + np.arange(c)[None, :]  # (clusters, c)
         count = idx.shape[0]
         cols = take(z, asarray(idx.ravel().astype(np.int64), dtype=int64), axis=1)  # (n, count * c)
-        block = contiguous(permute_dims(reshape(cols, (n, count, c)), (1, 0, 2)))
-        q = contiguous(qr(block).Q)
+        q = qr(contiguous(permute_dims(reshape(cols, (n, count, c)), (1, 0, 2)))).Q
+        # one more solve from the orthonormal basis, shifted just past each eigenvalue: a basis of
+        # (nearly) equal eigenvalues' vectors is then as well conditioned as the shifts allow
+        cols = contiguous(reshape(permute_dims(q, (1, 0, 2)), (n, count * c)))
+        shifts = asarray((wh[idx] + 8.0 * c * float(np.finfo(z.dtype.numpy).eps) * top).ravel(), dtype=z.dtype)
+        _dispatch.call(ops_tridiag.inverse_iteration, z.dtype.name, n, te._ptr, shifts._ptr, cols._ptr,
+                       cols=count * c, from_z=True, iterations=1)
+        q = contiguous(qr(contiguous(permute_dims(reshape(cols, (n, count, c)), (1, 0, 2)))).Q)
         spread = wh[idx[:, -1]] - wh[idx[:, 0]]
         if depth < CLUSTER_DEPTH and float(spread.max()) > same:
             s = matmul(matrix_transpose(q), _tridiag_times(te, q))
