@@ -25,11 +25,16 @@ Everything is recorded into the open batch; nothing is read back.
 
 from __future__ import annotations
 
+import struct
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import invalid_argument
+from .launch import LaunchProgram, Region
 from .linalg_scalar import element, scalar_defines
 from .ops_factor import NB, _gemm
+from .plan_cache import PlanCache
+from .validate import check_pointer
 from .wgsl_types import DTYPE_TABLE, literal
 
 __all__ = ["REAL_DTYPES", "working_dtype", "cluster_gap", "sytrd", "bisect", "inverse_iteration",
@@ -85,28 +90,85 @@ def _house_wg(ctx: Any) -> int:
     return 256 if ctx.is_software or limit < 1024 else 1024
 
 
+#: Parameter words of the two sytrd kernels: n, j, then the first elements of A, V and X.
+_SYTRD_WORDS = struct.Struct("<8I")
+
+
+@dataclass(frozen=True, eq=False)
+class _SytrdCall:
+    """A planned ``sytrd`` call structure on ``ctx``: the whole reduction as one program over
+    the operands A, V and X (``sizes``: their bytes)."""
+
+    ctx: Any
+    program: LaunchProgram
+    sizes: tuple[int, int, int]
+    itemsize: int
+
+    def launch(self, backend: Any, ptrs: tuple[int, int, int]) -> bool:
+        """Check the pointers and replay the program; False when it does not apply."""
+        bases = []
+        for name, ptr, nbytes in zip(("a", "v", "x"), ptrs, self.sizes):
+            alloc, off = check_pointer(backend, name, ptr, nbytes, self.itemsize)
+            bases.append((alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr, alloc.whole))
+        return self.program.run(backend, self.ctx, bases, _no_placeholder)
+
+
+def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
+    raise AssertionError("the sytrd programs bind no placeholders")
+
+
+#: Planned ``sytrd`` calls per backend, by (dtype, n).
+_SYTRD_PLANS = PlanCache(32)
+
+
+def _sytrd_steps(ctx: Any, dtype: str, n: int) -> list[tuple[str, list[int], tuple[int, int, int], dict]]:
+    """The dispatches of ``sytrd`` in order: (kernel, words with the first elements 0, grid,
+    defines)."""
+    itemsize = DTYPE_TABLE[dtype].itemsize
+    wgsl = scalar_defines(dtype)["T"]
+    house = {"T": wgsl, "WG": _house_wg(ctx)}
+    rb = _UPDATE_ROWS[itemsize]
+    update = {"T": wgsl, "WG": _UPDATE_WG, "RB": rb}
+    steps = []
+    for j in range(n):
+        steps.append(("linalg_tridiag_house", [n, j, 0, 0, 0, 0, 0, 0], (1, 1, 1), house))
+        if j + 1 < n:
+            steps.append(("linalg_tridiag_update", [n, j, 0, 0, 0, 0, 0, 0],
+                          ctx.fold_grid(-(-(n - j - 1) // rb)), update))
+    return steps
+
+
 def sytrd(backend: Any, dtype: str, n: int, a: int, v: int, x: int) -> None:
     """Tridiagonalise the symmetric n x n matrix at ``a`` (row-major, both triangles; destroyed):
     ``x`` (5 n elements) receives d (the diagonal of T), e (its off-diagonal, n - 1 entries),
     tau, and two work vectors; ``v`` (n x n) the reflectors as rows (row k: zeros up to column
     k, 1 at column k + 1), so that A = Q T Q^T with Q = H_0 ... H_{n-2}, H_k = I - tau_k v_k
-    v_k^T. 2 n - 1 dispatches. BackendError (invalid argument) for a dtype other than float32 /
-    float64, n < 2 or pointers out of range; (unsupported) for float64 without ``shader-f64``."""
+    v_k^T. 2 n - 1 dispatches; the first call of a (dtype, n) records them one by one and keeps
+    them as one ``LaunchProgram``, later calls check the pointers and replay it. BackendError
+    (invalid argument) for a dtype other than float32 / float64, n < 2 or pointers out of range;
+    (unsupported) for float64 without ``shader-f64``."""
     itemsize = _check(backend, dtype, n)
     ctx = backend.context
+    sizes = (n * n * itemsize, n * n * itemsize, 5 * n * itemsize)
+    key = (dtype, n)
+    plans = _SYTRD_PLANS.of(backend)
+    plan = plans.get(key)
+    spied = ctx.__dict__.get("dispatch") is not None  # (a wrapped dispatch sees every step)
+    if plan is not None and plan.ctx is ctx and plan.program.valid_for(ctx) and not spied:
+        if plan.launch(backend, (a, v, x)):
+            return
     a_reg, a0 = _bind(backend, a, n * n, itemsize)
     v_reg, v0 = _bind(backend, v, n * n, itemsize)
     x_reg, x0 = _bind(backend, x, 5 * n, itemsize)
-    sdef = scalar_defines(dtype)
-    house = {"T": sdef["T"], "WG": _house_wg(ctx)}
-    rb = _UPDATE_ROWS[itemsize]
-    update = {"T": sdef["T"], "WG": _UPDATE_WG, "RB": rb}
-    for j in range(n):
-        words = [n, j, a0, v0, x0, 0, 0, 0]
-        ctx.dispatch("linalg_tridiag_house", words, [a_reg, v_reg, x_reg], (1, 1, 1), house)
-        if j + 1 < n:
-            groups = ctx.fold_grid(-(-(n - j - 1) // rb))
-            ctx.dispatch("linalg_tridiag_update", words, [a_reg, v_reg, x_reg], groups, update)
+    regions = [Region(0, 0, sizes[0], itemsize, 0, 2, 0), Region(1, 0, sizes[1], itemsize, 0, 3, 0),
+               Region(2, 0, sizes[2], itemsize, 0, 4, 0)]
+    records = []
+    for name, words, grid, defines in _sytrd_steps(ctx, dtype, n):
+        ctx.dispatch(name, [*words[:2], a0, v0, x0, *words[5:]], [a_reg, v_reg, x_reg], grid, defines)
+        records.append((ctx.pipeline(name, 3, defines), defines, words, grid, regions, name, _SYTRD_WORDS))
+    if plan is None:
+        program = LaunchProgram.compile("linalg_tridiag_house", _SYTRD_WORDS, ctx, records, [])
+        _SYTRD_PLANS.keep(plans, key, _SytrdCall(ctx, program, sizes, itemsize))
 
 
 def _real_defines(rdtype: str, bisection: bool) -> dict[str, object]:
