@@ -268,6 +268,11 @@ KNOBS: tuple[Knob, ...] = (
          "eigh / eigvalsh of real matrices from this order on: Householder tridiagonalisation, "
          "bisection, inverse iteration and a blocked back-transform (0 or unset: the default order; "
          "off, or -1 through config.override: block Jacobi for every order above 32)"),
+    Knob("linalg_svd_tridiag", "GPUTENSOR_LINALG_SVD_TRIDIAG", _order_or_off, 0, True,
+         "svd / svdvals of real matrices whose smaller dim is at least this (and the larger at most "
+         "4 times it): the largest eigenpairs of the Jordan-Wielandt matrix [[0, A], [A^T, 0]] by the "
+         "tridiagonal path of eigh (0 or unset: the default order; off, or -1 through "
+         "config.override: one-sided Jacobi)"),
     Knob("linalg_panel_rows", "GPUTENSOR_LINALG_PANEL_ROWS", _count_or_auto, 0, True,
          "LU and QR panels taller than this many rows run over many workgroups (LU: pivots by "
          "a tournament; QR: a dispatch per column); 0 or unset: LU from 256 rows, QR from 512"),

@@ -180,16 +180,20 @@ def _real_defines(rdtype: str, bisection: bool) -> dict[str, object]:
     return out
 
 
-def bisect(backend: Any, rdtype: str, n: int, te: int, w: int) -> None:
-    """The eigenvalues (ascending) of the symmetric tridiagonal matrix whose diagonal (n entries)
-    and off-diagonal (n - 1 entries) follow each other at ``te`` into ``w`` (n entries), to an
-    absolute accuracy of about 2 eps ||T||; NaN for a non-finite entry. One dispatch."""
+def bisect(backend: Any, rdtype: str, n: int, te: int, w: int, first: int = 0, count: int | None = None) -> None:
+    """The eigenvalues ``first .. first + count - 1`` (ascending; default all n) of the symmetric
+    tridiagonal matrix whose diagonal (n entries) and off-diagonal (n - 1 entries) follow each
+    other at ``te`` into ``w`` (count entries), to an absolute accuracy of about 2 eps ||T||; NaN
+    for a non-finite entry. One dispatch."""
     itemsize = _check(backend, rdtype, n)
+    count = n - first if count is None else int(count)
+    if first < 0 or count < 1 or first + count > n:
+        raise invalid_argument(f"bisection for eigenvalues {first} .. {first + count - 1} of {n}")
     ctx = backend.context
     t_reg, t0 = _bind(backend, te, 2 * n - 1, itemsize)
-    w_reg, w0 = _bind(backend, w, n, itemsize)
-    ctx.dispatch("linalg_tridiag_bisect", [n, t0, w0, 0], [t_reg, w_reg], ctx.fold_grid(-(-n // 64)),
-                 _real_defines(rdtype, True))
+    w_reg, w0 = _bind(backend, w, count, itemsize)
+    ctx.dispatch("linalg_tridiag_bisect", [n, t0, w0, first, count, 0, 0, 0], [t_reg, w_reg],
+                 ctx.fold_grid(-(-count // 64)), _real_defines(rdtype, True))
 
 
 def inverse_iteration(backend: Any, rdtype: str, n: int, te: int, w: int, z: int, *, cols: int | None = None,
@@ -223,25 +227,28 @@ def inverse_iteration(backend: Any, rdtype: str, n: int, te: int, w: int, z: int
         backend.free(s)
 
 
-def back_transform(backend: Any, dtype: str, n: int, v: int, tb: int, z: int) -> None:
-    """Z := Q Z for the n x n row-major ``z`` and ``sytrd``'s reflectors ``v`` (rows), in blocks
-    of NB reflectors from the last: W = V^T Z, W = T W, Z -= V W (gemms), T the block's
-    compact-WY factor computed in place at ``tb`` (one NB x NB block per block of reflectors,
-    each holding the block's tau on its diagonal on entry: ``linalg_qr_tmat.wgsl``, from the
-    Gram matrix V^T V)."""
+def back_transform(backend: Any, dtype: str, n: int, v: int, tb: int, z: int, cols: int | None = None) -> None:
+    """Z := Q Z for the row-major n x ``cols`` (default n) ``z`` and ``sytrd``'s reflectors
+    ``v`` (rows), in blocks of NB reflectors from the last: W = V^T Z, W = T W, Z -= V W
+    (gemms), T the block's compact-WY factor computed in place at ``tb`` (one NB x NB block per
+    block of reflectors, each holding the block's tau on its diagonal on entry:
+    ``linalg_qr_tmat.wgsl``, from the Gram matrix V^T V)."""
     itemsize = _check(backend, dtype, n)
+    cols = n if cols is None else int(cols)
+    if cols < 1:
+        raise invalid_argument(f"back-transform of {cols} columns")
     ctx = backend.context
     k = n - 1  # reflectors H_0 .. H_{n-2}
     blocks = list(range(0, k, NB))
     sdef = scalar_defines(dtype)
     g = backend.alloc(NB * NB * itemsize, zero=False)
-    w1 = backend.alloc(NB * n * itemsize, zero=False)
-    w2 = backend.alloc(NB * n * itemsize, zero=False)
+    w1 = backend.alloc(NB * cols * itemsize, zero=False)
+    w2 = backend.alloc(NB * cols * itemsize, zero=False)
     try:
         t_reg, t_first = _bind(backend, tb, len(blocks) * NB * NB, itemsize)
         g_reg, g_first = _bind(backend, g, NB * NB, itemsize)
         _bind(backend, v, n * n, itemsize)
-        _bind(backend, z, n * n, itemsize)
+        _bind(backend, z, n * cols, itemsize)
         for bi, j0 in reversed(list(enumerate(blocks))):
             jb = min(NB, k - j0)
             mb = n - j0 - 1
@@ -249,10 +256,10 @@ def back_transform(backend: Any, dtype: str, n: int, v: int, tb: int, z: int) ->
             _gemm(backend, dtype, jb, jb, mb, 1.0, vb, (n, 1), vb, (1, n), 0.0, g, (jb, 1))
             ctx.dispatch("linalg_qr_tmat", [jb, t_first + bi * NB * NB, g_first, 0], [t_reg, g_reg], (1, 1, 1), sdef)
             tm = tb + bi * NB * NB * itemsize
-            zb = z + (j0 + 1) * n * itemsize
-            _gemm(backend, dtype, jb, n, mb, 1.0, vb, (n, 1), zb, (n, 1), 0.0, w1, (n, 1))
-            _gemm(backend, dtype, jb, n, jb, 1.0, tm, (NB, 1), w1, (n, 1), 0.0, w2, (n, 1))
-            _gemm(backend, dtype, mb, n, jb, -1.0, vb, (1, n), w2, (n, 1), 1.0, zb, (n, 1))
+            zb = z + (j0 + 1) * cols * itemsize
+            _gemm(backend, dtype, jb, cols, mb, 1.0, vb, (n, 1), zb, (cols, 1), 0.0, w1, (cols, 1))
+            _gemm(backend, dtype, jb, cols, jb, 1.0, tm, (NB, 1), w1, (cols, 1), 0.0, w2, (cols, 1))
+            _gemm(backend, dtype, mb, cols, jb, -1.0, vb, (1, n), w2, (cols, 1), 1.0, zb, (cols, 1))
     finally:
         for ptr in (g, w1, w2):
             backend.free(ptr)

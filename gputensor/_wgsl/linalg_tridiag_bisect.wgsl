@@ -1,8 +1,8 @@
 // Eigenvalues of a symmetric tridiagonal matrix by bisection on Sturm counts (dstebz's count),
 // one invocation per eigenvalue.
 //
-// TE holds d (n entries at t0) and e (n - 1 entries at t0 + n). Invocation k writes the k-th
-// smallest eigenvalue at W[w0 + k]. Each invocation takes the Gershgorin interval and bisects a
+// TE holds d (n entries at t0) and e (n - 1 entries at t0 + n). Invocation i < count writes the
+// (k0 + i)-th smallest eigenvalue (from 0) at W[w0 + i]. Each invocation takes the Gershgorin interval and bisects a
 // fixed number of times, the same for all (until the interval is below 2 eps ||T||): every
 // invocation's intervals lie on one tree of halvings, so the results are ascending. A
 // non-finite entry gives NaN.
@@ -13,7 +13,7 @@ const EPS: R = {{EPS}};
 const SAFMIN: R = {{SAFMIN}};
 const MAXIT: u32 = {{MAXIT}}u;
 
-struct Params { n: u32, t0: u32, w0: u32, q0: u32 }
+struct Params { n: u32, t0: u32, w0: u32, k0: u32, count: u32, q0: u32, q1: u32, q2: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> TE: array<R>;
 @group(0) @binding(2) var<storage, read_write> W: array<R>;
@@ -41,10 +41,11 @@ fn sturm(x: R, n: u32, pivmin: R) -> u32 {
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
     let n = p.n;
-    let k = gid.x + gid.y * nw.x * WG;
-    if k >= n {
+    let at = gid.x + gid.y * nw.x * WG;
+    if at >= p.count {
         return;
     }
+    let k = p.k0 + at;
     let d0 = p.t0;
     let e0 = p.t0 + n;
     var gl = TE[d0];
@@ -67,7 +68,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         gu = max(gu, di + off);
     }
     if !finite {
-        W[p.w0 + k] = {{NAN}};
+        W[p.w0 + at] = {{NAN}};
         return;
     }
     let tn = max(abs(gl), abs(gu));
@@ -89,5 +90,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             lo = mid;
         }
     }
-    W[p.w0 + k] = R(0.5) * (lo + hi);
+    W[p.w0 + at] = R(0.5) * (lo + hi);
 }

@@ -74,6 +74,11 @@ TRIDIAG_MIN = 64
 #: stack; the tridiagonal path runs matrix by matrix) below order TRIDIAG_BATCH_ORDER.
 TRIDIAG_BATCH = 4
 TRIDIAG_BATCH_ORDER = 256
+#: Least smaller dim of real matrices whose svd takes the Jordan-Wielandt eigenproblem on the
+#: tridiagonal path (knob ``linalg_svd_tridiag``, ``GPUTENSOR_LINALG_SVD_TRIDIAG``; off: Jacobi),
+#: for matrices whose larger dim is at most SVD_TRIDIAG_ASPECT times the smaller.
+SVD_TRIDIAG_MIN = 64
+SVD_TRIDIAG_ASPECT = 4
 #: Most levels of Rayleigh-Ritz inside clusters of close eigenvalues (each level solves the
 #: clusters' small eigenproblems, whose own clusters are relative to the cluster's spread).
 CLUSTER_DEPTH = 4
@@ -182,12 +187,13 @@ def _eigh(x: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
     return w, (reshape(e, x.shape) if vectors else None)
 
 
-def _tridiag_from() -> float:
-    """The least order of the tridiagonal path (knob ``linalg_eigh_tridiag``; inf: off)."""
-    knob = int(config.value("linalg_eigh_tridiag"))
+def _tridiag_from(knob_name: str = "linalg_eigh_tridiag", default: int = TRIDIAG_MIN) -> float:
+    """The least order of the tridiagonal path (knob ``linalg_eigh_tridiag``, or for the SVD
+    ``linalg_svd_tridiag``; inf: off)."""
+    knob = int(config.value(knob_name))
     if knob < 0:
         return float("inf")
-    return float(knob or TRIDIAG_MIN)
+    return float(knob or default)
 
 
 def _eigh_tridiag(a: GpuArray, vectors: bool, depth: int = 0) -> tuple[GpuArray, GpuArray | None]:
@@ -209,10 +215,13 @@ def _eigh_tridiag(a: GpuArray, vectors: bool, depth: int = 0) -> tuple[GpuArray,
     return w, vecs[0] if batch == 1 else concat(vecs, axis=0)
 
 
-def _tridiag_one(a: GpuArray, vectors: bool, depth: int) -> tuple[GpuArray, GpuArray | None]:
-    """(eigenvalues, eigenvectors or None) of the one real matrix ``a`` (1, n, n)."""
+def _tridiag_one(a: GpuArray, vectors: bool, depth: int, count: int | None = None) -> tuple[GpuArray,
+                                                                                          GpuArray | None]:
+    """(eigenvalues, eigenvectors or None) of the one real matrix ``a`` (1, n, n); with
+    ``count`` only the largest ``count`` of them (ascending; vectors n x count)."""
     dtype = a.dtype
     n = a.shape[-1]
+    count = n if count is None else count
     sym = _hermitian(a)
     scale = max_(abs_(sym))
     scale = where(greater(scale, 0.0), scale, 1.0)
@@ -223,13 +232,13 @@ def _tridiag_one(a: GpuArray, vectors: bool, depth: int) -> tuple[GpuArray, GpuA
     rname = _dispatch.call(ops_tridiag.working_dtype, dtype.name)
     rd = float64 if rname == "float64" else float32
     te = contiguous(astype(x[: 2 * n - 1], rd))
-    w = GpuArray._empty((n,), rd, zero=False)
-    _dispatch.call(ops_tridiag.bisect, rname, n, te._ptr, w._ptr)
+    w = GpuArray._empty((count,), rd, zero=False)
+    _dispatch.call(ops_tridiag.bisect, rname, n, te._ptr, w._ptr, n - count, count)
     values = astype(multiply(w, astype(scale, rd)), dtype)
     if not vectors:
         return values, None
-    z = GpuArray._empty((n, n), rd, zero=False)
-    _dispatch.call(ops_tridiag.inverse_iteration, rname, n, te._ptr, w._ptr, z._ptr)
+    z = GpuArray._empty((n, count), rd, zero=False)
+    _dispatch.call(ops_tridiag.inverse_iteration, rname, n, te._ptr, w._ptr, z._ptr, cols=count)
     z = _clusters(z, w, te, ops_tridiag.cluster_gap(dtype.name, rname), depth)
     zd = contiguous(astype(z, dtype)) if rd != dtype else contiguous(z)
     nb = ops_tridiag.NB
@@ -238,7 +247,7 @@ def _tridiag_one(a: GpuArray, vectors: bool, depth: int) -> tuple[GpuArray, GpuA
     if blocks * nb > n - 1:
         taus = concat([taus, zeros((blocks * nb - n + 1,), dtype=dtype)])
     tb = contiguous(multiply(reshape(eye(nb, dtype=dtype), (1, nb, nb)), reshape(taus, (blocks, 1, nb))))
-    _dispatch.call(ops_tridiag.back_transform, dtype.name, n, v._ptr, tb._ptr, zd._ptr)
+    _dispatch.call(ops_tridiag.back_transform, dtype.name, n, v._ptr, tb._ptr, zd._ptr, count)
     return values, zd
 
 
@@ -255,28 +264,28 @@ def _tridiag_times(te: GpuArray, q: GpuArray) -> GpuArray:
 
 
 def _clusters(z: GpuArray, w: GpuArray, te: GpuArray, gap: float, depth: int) -> GpuArray:
-    """The eigenvectors ``z`` (n x n, columns) of the tridiagonal matrix ``te`` from inverse
+    """The eigenvectors ``z`` (n x k, columns) of the tridiagonal matrix ``te`` from inverse
     iteration, with each cluster of eigenvalues ``w`` (runs whose neighbours are at most ``gap``
     times the largest |eigenvalue| apart) replaced by an orthonormal basis of its vectors (QR,
     one more inverse-iteration solve of each basis vector with its eigenvalue shifted by a few
     units of roundoff, QR again) and, where the cluster's eigenvalues are not equal to working precision, the Ritz vectors
     of T in that basis (the clusters' c x c eigenproblems of T, solved by ``_eigh``, shifted by
     their mean). Reads ``w`` back; NaN eigenvalues give NaN vectors."""
-    n = z.shape[0]
+    n, k = z.shape
     wh = w.get().astype(np.float64)
     if not np.all(np.isfinite(wh)):
-        return full((n, n), float("nan"), dtype=z.dtype)
+        return full((n, k), float("nan"), dtype=z.dtype)
     top = float(np.abs(wh).max())
     close = np.diff(wh) <= gap * top
     if not close.any():
         return z
     starts = np.flatnonzero(np.concatenate([[True], ~close]))
-    stops = np.concatenate([starts[1:], [n]])
+    stops = np.concatenate([starts[1:], [k]])
     sizes = stops - starts
     same = 64.0 * n * float(np.finfo(z.dtype.numpy).eps) * max(top, float(np.finfo(np.float64).tiny))
-    perm = np.arange(n)
+    perm = np.arange(k)
     pieces = [z]
-    at = n
+    at = k
     for c in sorted(set(int(s) for s in sizes if s > 1)):
         first = starts[sizes == c]
         idx = first[:, None] + np.arange(c)[None, :]  # (clusters, c)
@@ -404,6 +413,93 @@ def _complete(q: GpuArray, valid: GpuArray, width: int) -> GpuArray:
     return contiguous(where(expand_dims(valid, -2), qv, basis[..., :width]))
 
 
+#: Singular values below this times the largest (Jordan-Wielandt SVD) have vectors whose halves
+#: rounding leaves non-orthogonal by about eps ||A|| / sigma: they are orthonormalised against the
+#: others (``_orthonormal_tail``).
+WEAK = 1e-2
+
+
+def _orthonormal_tail(q: GpuArray, head: int) -> GpuArray:
+    """The (p, k) ``q`` with columns ``head ..`` made orthonormal and orthogonal to the first
+    ``head`` (orthonormal) columns: two passes of block Gram-Schmidt, then QR (R's diagonal made
+    positive, so each column keeps its direction)."""
+    p, k = q.shape
+    first, tail = q[:, :head], q[:, head:]
+    if head:
+        for _ in range(2):
+            tail = subtract(tail, matmul(first, matmul(matrix_transpose(first), tail)))
+    qt, rt = qr(contiguous(tail))
+    diag = sum_(multiply(rt, eye(k - head, dtype=q.dtype)), axis=0, keepdims=True)
+    qt = where(greater(diag, 0.0), qt, multiply(qt, -1.0))
+    return concat([first, qt], axis=1) if head else qt
+
+
+def _svd_jordan_wielandt(a: GpuArray, vectors: bool, full_matrices: bool,
+                         complete: bool) -> tuple[GpuArray | None, GpuArray, GpuArray | None]:
+    """(U, S, Vh) of the real (batch, m, n) contiguous matrices, one at a time: with B the matrix
+    or its transpose (p x k, p >= k), the k largest eigenpairs of the symmetric (p + k) x (p + k)
+    matrix [[0, B], [B^T, 0]] (eigenvalues +-sigma, vectors [u; +-v] / sqrt(2): no product B^T B,
+    so the condition number is not squared) by the tridiagonal path (``_tridiag_one``). The
+    halves of each vector are normalised separately (a pair +-sigma that rounding mixes keeps
+    their directions), u's sign taken from u^T B v; those of singular values below WEAK times the
+    largest are orthonormalised against the others (one readback of S). As for Jacobi, the vectors of singular values
+    at most ``ops_spectral.negligible`` times the largest, and the extra columns of
+    ``full_matrices``, are completed to an orthonormal basis (``_complete``, one readback to see
+    whether any is negligible)."""
+    batch, m, n = a.shape
+    dtype = a.dtype
+    k = min(m, n)
+    p = max(m, n)
+    tall = m >= n
+    negl = ops_spectral.negligible(dtype.name, p, k)
+    us, ss, vhs = [], [], []
+    reverse = asarray(np.arange(k - 1, -1, -1, dtype=np.int64), dtype=int64)
+    for q in range(batch):
+        b = a[q] if tall else matrix_transpose(a[q])  # (p, k)
+        jw = concat([concat([zeros((p, p), dtype=dtype), b], axis=1),
+                     concat([matrix_transpose(b), zeros((k, k), dtype=dtype)], axis=1)], axis=0)
+        w, z = _tridiag_one(reshape(jw, (1, p + k, p + k)), vectors, 0, count=k)
+        s = take(w, reverse)  # descending
+        s = where(greater(s, 0.0), s, 0.0)
+        ss.append(reshape(s, (1, k)))
+        if not vectors:
+            continue
+        assert z is not None
+        z = take(z, reverse, axis=1)
+        halves = []
+        for part in (z[:p, :], z[p:, :]):
+            norm = sqrt(sum_(multiply(part, part), axis=0, keepdims=True))
+            halves.append(divide(part, where(greater(norm, 0.0), norm, 1.0)))
+        uu, vv = halves
+        sign = sum_(multiply(uu, matmul(b, vv)), axis=0, keepdims=True)
+        uu = where(greater(sign, 0.0), uu, multiply(uu, -1.0))
+        sh = s.get()
+        weak = int(np.count_nonzero(sh < WEAK * sh[0])) if sh[0] > 0 else 0
+        if weak:
+            uu, vv = _orthonormal_tail(uu, k - weak), _orthonormal_tail(vv, k - weak)
+        uu = reshape(contiguous(uu), (1, p, k))
+        vv = reshape(contiguous(vv), (1, k, k))
+        width = p if full_matrices else k
+        valid = greater(reshape(s, (1, k)), multiply(s[:1], negl))
+        deficient = complete and bool(any_(logical_not(valid)))
+        if width > k or deficient:
+            uu = _complete(uu, valid, width)
+        if deficient:
+            vv = _complete(vv, valid, k)
+        if tall:
+            us.append(uu)
+            vhs.append(matrix_transpose(vv))
+        else:
+            us.append(vv)
+            vhs.append(matrix_transpose(uu))
+    s = ss[0] if batch == 1 else concat(ss, axis=0)
+    if not vectors:
+        return None, s, None
+    u = contiguous(us[0] if batch == 1 else concat(us, axis=0))
+    vh = contiguous(vhs[0] if batch == 1 else concat(vhs, axis=0))
+    return u, s, vh
+
+
 def _svd(x: GpuArray, vectors: bool, full_matrices: bool,
          complete: bool = True) -> tuple[GpuArray | None, GpuArray, GpuArray | None]:
     """(U, S, Vh) of the stack ``x`` (U, Vh None without ``vectors``). ``complete=False`` leaves
@@ -427,6 +523,14 @@ def _svd(x: GpuArray, vectors: bool, full_matrices: bool,
             batch_shape + (vn, n), dtype)
         return u, s, vh
     a = reshape(contiguous(x), (batch, m, n))
+    if (not is_complex(x) and _tridiag_from("linalg_svd_tridiag", SVD_TRIDIAG_MIN) <= k
+            and max(m, n) <= SVD_TRIDIAG_ASPECT * k and (batch <= TRIDIAG_BATCH or k >= TRIDIAG_BATCH_ORDER)):
+        u, s, vh = _svd_jordan_wielandt(a, vectors, full_matrices, complete)
+        s = reshape(s, batch_shape + (k,))
+        if not vectors:
+            return None, s, None
+        assert u is not None and vh is not None
+        return reshape(u, batch_shape + u.shape[-2:]), s, reshape(vh, batch_shape + vh.shape[-2:])
     tall = m >= n
     cm, cn = (m, n) if tall else (n, m)  # column length and columns of the orthogonalised matrix
     cols = contiguous(matrix_transpose(a)) if tall else a  # (batch, cn, cm): the columns as rows
