@@ -134,3 +134,73 @@ def test_path_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls == [34, 64]  # the default least order
     gt.linalg.eigvalsh(gt.asarray(np.stack([a] * 5)))
     assert calls == [34, 64]  # stacks of many matrices: block Jacobi
+
+
+# ---- svd through the Jordan-Wielandt matrix [[0, A], [A^T, 0]] (knob linalg_svd_tridiag) ----
+def _check_svd(a: np.ndarray, dtype: str, full: bool) -> None:
+    with config.override(linalg_svd_tridiag=33):
+        u, s, vh = (gt.asnumpy(r) for r in gt.linalg.svd(gt.asarray(a), full_matrices=full))
+        values = gt.asnumpy(gt.linalg.svdvals(gt.asarray(a)))
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    assert u.shape == a.shape[:-2] + ((m, m) if full else (m, k))
+    assert vh.shape == a.shape[:-2] + ((n, n) if full else (k, n))
+    assert s.shape == a.shape[:-2] + (k,) and s.dtype == np.dtype(dtype) and u.dtype == np.dtype(dtype)
+    a64 = a.astype(np.float64)
+    norm = max(float(np.abs(a64).max()) * np.sqrt(max(m, n)), 1e-300)
+    rec = (u[..., :, :k].astype(np.float64) * s[..., None, :]) @ vh[..., :k, :]
+    assert np.abs(rec - a64).max() / norm < RES[dtype]
+    for q in (u.astype(np.float64), np.swapaxes(vh, -1, -2).astype(np.float64)):
+        assert np.abs(np.swapaxes(q, -1, -2) @ q - np.eye(q.shape[-1])).max() < RES[dtype]
+    assert np.all(np.diff(s, axis=-1) <= 0) and np.all(s >= 0)
+    np.testing.assert_allclose(s, np.linalg.svd(a64, compute_uv=False), rtol=0, atol=RES[dtype] * norm)
+    np.testing.assert_array_equal(values, s)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, full", (((40, 36), False), ((35, 50), True), ((50, 40), True)))
+def test_svd_random(dtype: str, shape: tuple[int, int], full: bool) -> None:
+    _check_svd(np.random.default_rng(sum(shape)).standard_normal(shape).astype(dtype), dtype, full)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ("rank2", "duplicate", "graded", "orthogonal", "zero"))
+def test_svd_special(dtype: str, kind: str) -> None:
+    rng = np.random.default_rng(11)
+    m, n = 40, 36
+    if kind == "rank2":
+        a = rng.standard_normal((m, 2)) @ rng.standard_normal((2, n))
+    elif kind == "duplicate":
+        a = rng.standard_normal((m, n))
+        a[:, 1] = a[:, 0]
+    elif kind == "graded":  # condition 1e6: small singular values' vectors orthonormalised
+        q1, _ = np.linalg.qr(rng.standard_normal((m, n)))
+        q2, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        a = (q1 * np.logspace(0, -6, n)) @ q2.T
+    elif kind == "orthogonal":  # one singular value of multiplicity n
+        a, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    else:
+        a = np.zeros((m, n))
+    _check_svd(a.astype(dtype), dtype, kind == "duplicate")
+
+
+def test_svd_stack_and_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = ops_tridiag.sytrd
+    monkeypatch.setattr(ops_tridiag, "sytrd", lambda *args: calls.append(args[2]) or real(*args))
+    a = np.random.default_rng(12).standard_normal((2, 34, 40)).astype("float32")
+    _check_svd(a, "float32", False)
+    assert calls and set(calls) == {74}
+    with config.override(linalg_svd_tridiag=-1):  # off: one-sided Jacobi
+        gt.linalg.svdvals(gt.asarray(a))
+    assert len(calls) == 4  # (svd and svdvals, two matrices each)
+
+
+def test_svd_non_finite_gives_nan() -> None:
+    a = np.random.default_rng(13).standard_normal((36, 40)).astype("float32")
+    a[3, 4] = np.nan
+    with config.override(linalg_svd_tridiag=33):
+        assert np.all(np.isnan(gt.asnumpy(gt.linalg.svdvals(gt.asarray(a)))))
+        u, s, vh = gt.linalg.svd(gt.asarray(a))
+    assert (u.shape, s.shape, vh.shape) == ((36, 36), (36,), (40, 40))
+    assert all(np.all(np.isnan(gt.asnumpy(r))) for r in (u, s, vh))

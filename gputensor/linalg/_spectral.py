@@ -47,7 +47,8 @@ from .._creation_functions import asarray, eye, full, tril, zeros
 from .._data_type_functions import astype
 from .._dtypes import float32, float64, int64, uint32
 from .._elementwise_functions import abs as abs_
-from .._elementwise_functions import add, conj, divide, greater, logical_not, minimum, multiply, real, sqrt, subtract
+from .._elementwise_functions import (add, conj, divide, greater, less, logical_not, minimum, multiply, real, sqrt,
+                                      subtract)
 from .._indexing_functions import take, take_along_axis
 from .._manipulation_functions import broadcast_to, concat, expand_dims, permute_dims, reshape
 from .._linear_algebra_functions import matmul, matrix_transpose
@@ -268,9 +269,9 @@ def _clusters(z: GpuArray, w: GpuArray, te: GpuArray, gap: float, depth: int) ->
     iteration, with each cluster of eigenvalues ``w`` (runs whose neighbours are at most ``gap``
     times the largest |eigenvalue| apart) replaced by an orthonormal basis of its vectors (QR,
     one more inverse-iteration solve of each basis vector with its eigenvalue shifted by a few
-    units of roundoff, QR again) and, where the cluster's eigenvalues are not equal to working precision, the Ritz vectors
-    of T in that basis (the clusters' c x c eigenproblems of T, solved by ``_eigh``, shifted by
-    their mean). Reads ``w`` back; NaN eigenvalues give NaN vectors."""
+    units of roundoff, QR again) and, where the cluster's eigenvalues are not equal to working
+    precision, the Ritz vectors of T in that basis (the clusters' c x c eigenproblems of T,
+    solved by ``_eigh_nested``, shifted by their mean). Reads ``w`` back; NaN eigenvalues give NaN vectors."""
     n, k = z.shape
     wh = w.get().astype(np.float64)
     if not np.all(np.isfinite(wh)):
@@ -460,7 +461,7 @@ def _svd_jordan_wielandt(a: GpuArray, vectors: bool, full_matrices: bool,
                      concat([matrix_transpose(b), zeros((k, k), dtype=dtype)], axis=1)], axis=0)
         w, z = _tridiag_one(reshape(jw, (1, p + k, p + k)), vectors, 0, count=k)
         s = take(w, reverse)  # descending
-        s = where(greater(s, 0.0), s, 0.0)
+        s = where(less(s, 0.0), 0.0, s)  # (NaN stays)
         ss.append(reshape(s, (1, k)))
         if not vectors:
             continue
@@ -474,6 +475,12 @@ def _svd_jordan_wielandt(a: GpuArray, vectors: bool, full_matrices: bool,
         sign = sum_(multiply(uu, matmul(b, vv)), axis=0, keepdims=True)
         uu = where(greater(sign, 0.0), uu, multiply(uu, -1.0))
         sh = s.get()
+        if not np.all(np.isfinite(sh)):  # non-finite input: NaN vectors
+            us.append(full((1, p, p if full_matrices else k), float("nan"), dtype=dtype))
+            vhs.append(full((1, k, k), float("nan"), dtype=dtype))
+            if not tall:
+                us[-1], vhs[-1] = vhs[-1], matrix_transpose(us[-1])
+            continue
         weak = int(np.count_nonzero(sh < WEAK * sh[0])) if sh[0] > 0 else 0
         if weak:
             uu, vv = _orthonormal_tail(uu, k - weak), _orthonormal_tail(vv, k - weak)
