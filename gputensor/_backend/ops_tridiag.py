@@ -37,7 +37,7 @@ from .plan_cache import PlanCache
 from .validate import check_pointer
 from .wgsl_types import DTYPE_TABLE, literal
 
-__all__ = ["REAL_DTYPES", "working_dtype", "cluster_gap", "sytrd", "bisect", "inverse_iteration",
+__all__ = ["REAL_DTYPES", "working_dtype", "fits", "cluster_gap", "sytrd", "bisect", "inverse_iteration",
            "back_transform", "ITERATIONS"]
 
 #: The dtypes of the tridiagonal path.
@@ -59,6 +59,12 @@ def working_dtype(backend: Any, dtype: str) -> str:
     the adapter has it (float32 input then gets eigenvectors of T orthogonal to float64
     precision), else float32."""
     return "float64" if backend.supports(DTYPE_TABLE["float64"].feature) else dtype
+
+
+def fits(backend: Any, dtype: str, n: int) -> bool:
+    """Whether the n x n matrices of the path (``dtype`` and the working dtype) fit a binding."""
+    wide = max(DTYPE_TABLE[dtype].itemsize, DTYPE_TABLE[working_dtype(backend, dtype)].itemsize)
+    return n * n * wide <= backend.context.max_binding_size
 
 
 def cluster_gap(dtype: str, rdtype: str) -> float:

@@ -1,6 +1,11 @@
 """The symmetric / Hermitian eigenproblem and the SVD on the device: eigh, eigvalsh, svd, svdvals.
 
-Both run one-sided (Hestenes) Jacobi (``_backend/ops_spectral.py``): columns are rotated in
+Real matrices from order ``TRIDIAG_MIN`` (knob ``linalg_eigh_tridiag``) take the tridiagonal
+path (``_eigh_tridiag``: ``_backend/ops_tridiag.py``'s Householder tridiagonalisation,
+bisection, inverse iteration and back-transform, with the clusters of close eigenvalues
+orthogonalised here), and real matrices whose smaller dim is at least ``SVD_TRIDIAG_MIN``
+(knob ``linalg_svd_tridiag``) their SVD from the Jordan-Wielandt matrix on that path
+(``_svd_jordan_wielandt``). Everything else runs one-sided (Hestenes) Jacobi (``_backend/ops_spectral.py``): columns are rotated in
 pairs, the round-robin ordering pairing every column once per step, until all columns are
 orthogonal to working precision (relative to their norms). Real and complex dtypes run the same
 kernels (complex columns rotate by complex Jacobi rotations); singular values and eigenvalues
@@ -180,7 +185,8 @@ def _eigh(x: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
     a = reshape(contiguous(x), (batch, n, n))
     if n <= ops_spectral.small_max(x.dtype.name):
         w, e, _, _ = _small("eigh", a, n, n, batch)
-    elif not is_complex(x) and _tridiag_from() <= n and (batch <= TRIDIAG_BATCH or n >= TRIDIAG_BATCH_ORDER):
+    elif (not is_complex(x) and _tridiag_from() <= n and (batch <= TRIDIAG_BATCH or n >= TRIDIAG_BATCH_ORDER)
+          and _dispatch.call(ops_tridiag.fits, x.dtype.name, n)):
         w, e = _eigh_tridiag(a, vectors)
     else:
         w, e = _eigh_large(a, vectors)
@@ -531,7 +537,8 @@ def _svd(x: GpuArray, vectors: bool, full_matrices: bool,
         return u, s, vh
     a = reshape(contiguous(x), (batch, m, n))
     if (not is_complex(x) and _tridiag_from("linalg_svd_tridiag", SVD_TRIDIAG_MIN) <= k
-            and max(m, n) <= SVD_TRIDIAG_ASPECT * k and (batch <= TRIDIAG_BATCH or k >= TRIDIAG_BATCH_ORDER)):
+            and max(m, n) <= SVD_TRIDIAG_ASPECT * k and (batch <= TRIDIAG_BATCH or k >= TRIDIAG_BATCH_ORDER)
+            and _dispatch.call(ops_tridiag.fits, dtype.name, m + n)):
         u, s, vh = _svd_jordan_wielandt(a, vectors, full_matrices, complete)
         s = reshape(s, batch_shape + (k,))
         if not vectors:
