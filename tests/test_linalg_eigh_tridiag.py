@@ -3,7 +3,7 @@
 clusters orthogonalised, blocked back-transform) against NumPy.
 
 The knob ``linalg_eigh_tridiag`` lowers the path's least order to 33 so that small matrices
-(orders 34 .. 200: across the back-transform's 32-reflector blocks) exercise it. Checked: the
+(orders 34 .. 130: across the back-transform's 32-reflector blocks) exercise it. Checked: the
 residual ``||A V - V diag(w)||`` and ``||V^T V - I||`` relative to ``||A||``, ascending
 eigenvalues against float64 LAPACK, eigvalsh equal to eigh's eigenvalues.
 """
@@ -57,14 +57,10 @@ def _with_spectrum(rng: np.random.Generator, values: np.ndarray, dtype: str) -> 
     return ((a + a.T) / 2).astype(dtype)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n", (34, 65, 97))
+@pytest.mark.parametrize("dtype, n", (("float32", 34), ("float64", 34), ("float32", 97), ("float64", 97),
+                                      ("float32", 130)))
 def test_random(dtype: str, n: int) -> None:
     _check(_sym(np.random.default_rng(n), n, dtype), dtype)
-
-
-def test_order_200() -> None:
-    _check(_sym(np.random.default_rng(200), 200, "float32"), "float32")
 
 
 def _special(kind: str, n: int, rng: np.random.Generator, dtype: str) -> np.ndarray:
@@ -94,9 +90,9 @@ def _special(kind: str, n: int, rng: np.random.Generator, dtype: str) -> np.ndar
     return (_sym(rng, n, "float64") * 1e-30).astype(dtype)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("kind", ("repeated", "graded", "close", "identity", "zero", "diagonal", "rank3",
-                                  "wilkinson", "huge", "tiny"))
+@pytest.mark.parametrize("dtype, kind", [(d, k) for k in ("repeated", "graded", "close", "rank3") for d in DTYPES]
+                         + [("float32", "identity"), ("float64", "zero"), ("float32", "diagonal"),
+                            ("float64", "wilkinson"), ("float32", "huge"), ("float64", "tiny")])
 def test_special(dtype: str, kind: str) -> None:
     n = 80 if kind == "close" else 40
     _check(_special(kind, n, np.random.default_rng(7), dtype), dtype)
@@ -157,14 +153,15 @@ def _check_svd(a: np.ndarray, dtype: str, full: bool) -> None:
     np.testing.assert_array_equal(values, s)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape, full", (((40, 36), False), ((35, 50), True), ((50, 40), True)))
+@pytest.mark.parametrize("dtype, shape, full", (("float32", (40, 36), False), ("float64", (40, 36), True),
+                                                ("float32", (35, 50), True), ("float64", (35, 50), False),
+                                                ("float32", (50, 40), True)))
 def test_svd_random(dtype: str, shape: tuple[int, int], full: bool) -> None:
     _check_svd(np.random.default_rng(sum(shape)).standard_normal(shape).astype(dtype), dtype, full)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("kind", ("rank2", "duplicate", "graded", "orthogonal", "zero"))
+@pytest.mark.parametrize("dtype, kind", [(d, k) for k in ("rank2", "graded") for d in DTYPES]
+                         + [("float32", "duplicate"), ("float64", "orthogonal"), ("float32", "zero")])
 def test_svd_special(dtype: str, kind: str) -> None:
     rng = np.random.default_rng(11)
     m, n = 40, 36
@@ -188,9 +185,9 @@ def test_svd_stack_and_path(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
     real = ops_tridiag.sytrd
     monkeypatch.setattr(ops_tridiag, "sytrd", lambda *args: calls.append(args[2]) or real(*args))
-    a = np.random.default_rng(12).standard_normal((2, 34, 40)).astype("float32")
+    a = np.random.default_rng(12).standard_normal((2, 34, 36)).astype("float32")
     _check_svd(a, "float32", False)
-    assert calls and set(calls) == {74}
+    assert calls and set(calls) == {70}
     with config.override(linalg_svd_tridiag=-1):  # off: one-sided Jacobi
         gt.linalg.svdvals(gt.asarray(a))
     assert len(calls) == 4  # (svd and svdvals, two matrices each)
