@@ -201,3 +201,12 @@ def test_svd_non_finite_gives_nan() -> None:
         u, s, vh = gt.linalg.svd(gt.asarray(a))
     assert (u.shape, s.shape, vh.shape) == ((36, 36), (36,), (40, 40))
     assert all(np.all(np.isnan(gt.asnumpy(r))) for r in (u, s, vh))
+
+
+def test_float32_working_dtype(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Adapters without shader-f64 run bisection and inverse iteration in float32 (clusters
+    from a relative gap of 1e-3)."""
+    monkeypatch.setattr(ops_tridiag, "working_dtype", lambda backend, dtype: dtype)
+    rng = np.random.default_rng(14)
+    _check(_sym(rng, 40, "float32"), "float32")
+    _check(_with_spectrum(rng, np.repeat([1.0, 2.0, 2.0 + 1e-5], 12), "float32"), "float32")

@@ -9,8 +9,6 @@
 
 alias R = {{R}};
 const WG: u32 = 64u;
-const EPS: R = {{EPS}};
-const SAFMIN: R = {{SAFMIN}};
 const MAXIT: u32 = {{MAXIT}}u;
 
 struct Params { n: u32, t0: u32, w0: u32, k0: u32, count: u32, q0: u32, q1: u32, q2: u32 }
@@ -40,6 +38,8 @@ fn sturm(x: R, n: u32, pivmin: R) -> u32 {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+    let EPS: R = {{EPS}};
+    let SAFMIN: R = {{SAFMIN}};
     let n = p.n;
     let at = gid.x + gid.y * nw.x * WG;
     if at >= p.count {

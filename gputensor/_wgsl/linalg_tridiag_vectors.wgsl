@@ -14,8 +14,6 @@
 
 alias R = {{R}};
 const WG: u32 = 64u;
-const EPS: R = {{EPS}};
-const SAFMIN: R = {{SAFMIN}};
 
 struct Params { n: u32, t0: u32, w0: u32, z0: u32, s0: u32, k0: u32, count: u32, zs: u32, from_z: u32, iters: u32,
                  q0: u32, q1: u32 }
@@ -45,6 +43,8 @@ fn pivot(u: R, tol: R) -> R {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+    let EPS: R = {{EPS}};
+    let SAFMIN: R = {{SAFMIN}};
     let n = p.n;
     let cnt = p.count;
     let kk = gid.x + gid.y * nw.x * WG;
