@@ -20,7 +20,8 @@ torch; batched 8x8 eigh at least 1x torch).
 single-matrix cases, ``--batch N`` the batched case's count (0: none); ``--only`` selects cases
 by substring; ``--no-torch`` skips torch; ``--no-numpy`` skips NumPy; ``--json PATH`` writes the
 results. On a GPU with a per-command time limit, run the n=4096 cases on their own:
-``--sizes 4096 --batch 0 --no-numpy --budget 30``. ``--ab KNOB[=VALUE][,...]`` (names of
+``--sizes 4096 --batch 0 --no-numpy --budget 30``. ``--profile`` prints the GPU time per kernel
+of one gputensor call after each case (``gt.profile()``). ``--ab KNOB[=VALUE][,...]`` (names of
 ``gputensor._backend.config`` knobs, as ``bench_linalg``'s): after each case's row one more
 gputensor row per variant under ``config.override`` (e.g. ``--ab linalg_eigh_tridiag=off``: eigh
 by block Jacobi beside the tridiagonal path), with the same torch and NumPy times.
@@ -172,6 +173,8 @@ def run(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--json", default=None)
     p.add_argument("--sizes", type=_sizes, default=SIZES, help="orders of the single-matrix cases (512,1024,4096)")
     p.add_argument("--batch", type=int, default=BATCH, help="matrices of the batched 8x8 eigh case (0: none)")
+    p.add_argument("--profile", action="store_true",
+                   help="after each case, gputensor's kernels of one call with their GPU times (gt.profile())")
     p.add_argument("--ab", default=None,
                    help="config knobs, comma separated (NAME or NAME=VALUE): a gputensor row with each flipped/set")
     args = p.parse_args(argv)
@@ -209,6 +212,11 @@ def run(argv: list[str] | None = None) -> list[dict[str, Any]]:
         print(f"{case.name:<36}{fmt(g):>13}{fmt(times.get('torch')):>11}{fmt(times.get('numpy')):>11}"
               f"{fmt(vs_torch, '.2f'):>10}{fmt(case.torch_target):>8}{fmt(vs_numpy, '.2f'):>10}"
               f"{fmt(case.numpy_target):>8}  {fmt(checks['gputensor'], '.1e')}", flush=True)
+        if args.profile:
+            call = _frameworks(case, a, None, False)["gputensor"][0]
+            with gt.profile() as report:
+                call()
+            print(report, flush=True)
         for suffix, overrides in flips:
             with config.override(**overrides):
                 call, sync, host = _frameworks(case, a, None, False)["gputensor"]
