@@ -9,7 +9,11 @@ For one real symmetric n x n matrix A (float32 or float64, row-major, both trian
   as updated and its reflector) and ``linalg_tridiag_update.wgsl`` (many workgroups: the
   rank-2 update A -= v w^T + w v^T of the trailing matrix, fused with p = tau A v of the next
   reflector, so the trailing matrix is read and written once per column). The reflectors stay
-  as the rows of V (H_k = I - tau_k v_k v_k^T, Q = H_0 H_1 ... H_{n-2}).
+  as the rows of V (H_k = I - tau_k v_k v_k^T, Q = H_0 H_1 ... H_{n-2}). The 2 n - 1
+  dispatches are recorded once per (dtype, n) and replayed as one ``LaunchProgram``. (Not
+  LAPACK's blocked latrd: its per-column symv reads the trailing matrix once where this reads
+  and writes it once, but it needs the corrections V (W^T v) + W (V^T v) per column, and the
+  trailing update would be a rank-2b gemm every b columns.)
 * :func:`bisect`: the eigenvalues of T by bisection on Sturm counts, one invocation per
   eigenvalue (``linalg_tridiag_bisect.wgsl``), in the working real type (float64 where the
   adapter has ``shader-f64``).
