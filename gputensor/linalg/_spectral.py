@@ -5,8 +5,9 @@ path (``_eigh_tridiag``: ``_backend/ops_tridiag.py``'s Householder tridiagonalis
 bisection, inverse iteration and back-transform, with the clusters of close eigenvalues
 orthogonalised here), and real matrices whose smaller dim is at least ``SVD_TRIDIAG_MIN``
 (knob ``linalg_svd_tridiag``) their SVD from the Jordan-Wielandt matrix on that path
-(``_svd_jordan_wielandt``). Everything else runs one-sided (Hestenes) Jacobi (``_backend/ops_spectral.py``): columns are rotated in
-pairs, the round-robin ordering pairing every column once per step, until all columns are
+(``_svd_jordan_wielandt``). Everything else runs one-sided (Hestenes) Jacobi
+(``_backend/ops_spectral.py``): columns are rotated in pairs, the round-robin ordering pairing
+every column once per step, until all columns are
 orthogonal to working precision (relative to their norms). Real and complex dtypes run the same
 kernels (complex columns rotate by complex Jacobi rotations); singular values and eigenvalues
 are real (float32 for complex64, float64 for complex128), vectors have the input's dtype.
