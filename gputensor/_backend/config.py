@@ -268,6 +268,10 @@ KNOBS: tuple[Knob, ...] = (
          "eigh / eigvalsh of real matrices from this order on: Householder tridiagonalisation, "
          "bisection, inverse iteration and a blocked back-transform (0 or unset: the default order; "
          "off, or -1 through config.override: block Jacobi for every order above 32)"),
+    Knob("linalg_sytrd_fused", "GPUTENSOR_LINALG_SYTRD_FUSED", _not_off, True, True,
+         "tridiagonalisation of eigh's tridiagonal path: one dispatch per column, every workgroup "
+         "forming the column's reflector itself (linalg_tridiag_step.wgsl; off: two dispatches, the "
+         "reflector on one workgroup, then the update)"),
     Knob("linalg_svd_tridiag", "GPUTENSOR_LINALG_SVD_TRIDIAG", _order_or_off, 0, True,
          "svd / svdvals of real matrices whose smaller dim is at least this (and the larger at most "
          "4 times it): the largest eigenpairs of the Jordan-Wielandt matrix [[0, A], [A^T, 0]] by the "

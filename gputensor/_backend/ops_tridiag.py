@@ -4,13 +4,16 @@ tridiagonalisation, bisection, inverse iteration and the back-transform.
 For one real symmetric n x n matrix A (float32 or float64, row-major, both triangles):
 
 * :func:`sytrd` reduces A to the tridiagonal T = Q^T A Q (LAPACK's sytd2, the product of
-  each step fused with the rank-2 update of the step before): per column j two dispatches,
-  ``linalg_tridiag_house.wgsl`` (one workgroup: finishes step j - 1's vector w, forms column j
-  as updated and its reflector) and ``linalg_tridiag_update.wgsl`` (many workgroups: the
-  rank-2 update A -= v w^T + w v^T of the trailing matrix, fused with p = tau A v of the next
-  reflector, so the trailing matrix is read and written once per column). The reflectors stay
-  as the rows of V (H_k = I - tau_k v_k v_k^T, Q = H_0 H_1 ... H_{n-2}). The 2 n - 1
-  dispatches are recorded once per (dtype, n) and replayed as one ``LaunchProgram``. (Not
+  each step fused with the rank-2 update of the step before, so the trailing matrix is read and
+  written once per column): per column j one dispatch of ``linalg_tridiag_step.wgsl``, whose
+  every workgroup finishes step j - 1's vector w and forms column j as updated and its
+  reflector itself (a few reads of n-vectors and two reductions), then applies the rank-2
+  update A -= v w^T + w v^T to its rows of the trailing matrix and forms their entries of
+  p = tau A v. With the knob ``linalg_sytrd_fused`` off, two dispatches per column:
+  ``linalg_tridiag_house.wgsl`` (one workgroup: w, the column, the reflector) and
+  ``linalg_tridiag_update.wgsl`` (many workgroups: update and product). The reflectors stay
+  as the rows of V (H_k = I - tau_k v_k v_k^T, Q = H_0 H_1 ... H_{n-2}). The dispatches are
+  recorded once per (dtype, n) and replayed as one ``LaunchProgram``. (Not
   LAPACK's blocked latrd: its per-column symv reads the trailing matrix once where this reads
   and writes it once, but it needs the corrections V (W^T v) + W (V^T v) per column, and the
   trailing update would be a rank-2b gemm every b columns.)
@@ -33,6 +36,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from . import config
 from .errors import invalid_argument
 from .launch import LaunchProgram, Region
 from .linalg_scalar import element, scalar_defines
@@ -134,19 +138,27 @@ def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma
     raise AssertionError("the sytrd programs bind no placeholders")
 
 
-#: Planned ``sytrd`` calls per backend, by (dtype, n).
+#: Planned ``sytrd`` calls per backend, by (dtype, n, fused).
 _SYTRD_PLANS = PlanCache(32)
 
 
-def _sytrd_steps(ctx: Any, dtype: str, n: int) -> list[tuple[str, list[int], tuple[int, int, int], dict]]:
+def _sytrd_steps(ctx: Any, dtype: str, n: int, fused: bool) -> list[tuple[str, list[int], tuple[int, int, int],
+                                                                          dict]]:
     """The dispatches of ``sytrd`` in order: (kernel, words with the first elements 0, grid,
-    defines)."""
+    defines); ``fused``: one ``linalg_tridiag_step`` per column, else a ``linalg_tridiag_house``
+    and a ``linalg_tridiag_update``."""
     itemsize = DTYPE_TABLE[dtype].itemsize
     wgsl = scalar_defines(dtype)["T"]
     house = {"T": wgsl, "WG": _house_wg(ctx)}
     rb = _UPDATE_ROWS[itemsize]
     update = {"T": wgsl, "WG": _update_wg(ctx), "RB": rb}
     steps = []
+    if fused:
+        for j in range(n):
+            pin, pout = 3 + (j + 1) % 2, 3 + j % 2
+            steps.append(("linalg_tridiag_step", [n, j, 0, 0, 0, pin, pout, 0],
+                          ctx.fold_grid(max(1, -(-(n - j - 1) // rb))), update))
+        return steps
     for j in range(n):
         steps.append(("linalg_tridiag_house", [n, j, 0, 0, 0, 0, 0, 0], (1, 1, 1), house))
         if j + 1 < n:
@@ -160,14 +172,16 @@ def sytrd(backend: Any, dtype: str, n: int, a: int, v: int, x: int) -> None:
     ``x`` (5 n elements) receives d (the diagonal of T), e (its off-diagonal, n - 1 entries),
     tau, and two work vectors; ``v`` (n x n) the reflectors as rows (row k: zeros up to column
     k, 1 at column k + 1), so that A = Q T Q^T with Q = H_0 ... H_{n-2}, H_k = I - tau_k v_k
-    v_k^T. 2 n - 1 dispatches; the first call of a (dtype, n) records them one by one and keeps
+    v_k^T. n dispatches (``linalg_tridiag_step``; with the knob ``linalg_sytrd_fused`` off
+    2 n - 1: reflector and update apart); the first call of a (dtype, n) records them one by one and keeps
     them as one ``LaunchProgram``, later calls check the pointers and replay it. BackendError
     (invalid argument) for a dtype other than float32 / float64, n < 2 or pointers out of range;
     (unsupported) for float64 without ``shader-f64``."""
     itemsize = _check(backend, dtype, n)
     ctx = backend.context
     sizes = (n * n * itemsize, n * n * itemsize, 5 * n * itemsize)
-    key = (dtype, n)
+    fused = bool(config.value("linalg_sytrd_fused"))
+    key = (dtype, n, fused)
     plans = _SYTRD_PLANS.of(backend)
     plan = plans.get(key)
     spied = ctx.__dict__.get("dispatch") is not None  # (a wrapped dispatch sees every step)
@@ -180,7 +194,7 @@ def sytrd(backend: Any, dtype: str, n: int, a: int, v: int, x: int) -> None:
     regions = [Region(0, 0, sizes[0], itemsize, 0, 2, 0), Region(1, 0, sizes[1], itemsize, 0, 3, 0),
                Region(2, 0, sizes[2], itemsize, 0, 4, 0)]
     records = []
-    for name, words, grid, defines in _sytrd_steps(ctx, dtype, n):
+    for name, words, grid, defines in _sytrd_steps(ctx, dtype, n, fused):
         ctx.dispatch(name, [*words[:2], a0, v0, x0, *words[5:]], [a_reg, v_reg, x_reg], grid, defines)
         records.append((ctx.pipeline(name, 3, defines), defines, words, grid, regions, name, _SYTRD_WORDS))
     if plan is None:
