@@ -79,6 +79,15 @@ def _count_or_auto(env: str, raw: str | None, default: int) -> int:
     return int(text) if text.isdigit() else default
 
 
+def _order_or_off(env: str, raw: str | None, default: int) -> int:
+    """A positive integer, or -1 for off/0/false/no (any case); anything else (unset included)
+    is ``default``."""
+    text = (raw or "").strip().lower()
+    if text in ("0", "off", "false", "no"):
+        return -1
+    return int(text) if text.isdigit() else default
+
+
 def _splits(env: str, raw: str | None, default: int | None) -> int | None:
     """A non-negative integer (0 counts as 1: no split); unset or blank is ``default``.
     BackendError (invalid argument) for anything else."""
@@ -296,6 +305,19 @@ KNOBS: tuple[Knob, ...] = (
          "cholesky of one matrix: the trailing update's lower part split recursively into diagonal "
          "blocks of at least this order, one batched gemm per level (less of the square computed, "
          "more gemms); 0 or unset: two column stripes from 512 columns"),
+    Knob("linalg_eigh_tridiag", "GPUTENSOR_LINALG_EIGH_TRIDIAG", _order_or_off, 0, True,
+         "eigh / eigvalsh of real matrices from this order on: Householder tridiagonalisation, "
+         "bisection, inverse iteration and a blocked back-transform (0 or unset: the default order; "
+         "off, or -1 through config.override: block Jacobi for every order above 32)"),
+    Knob("linalg_sytrd_fused", "GPUTENSOR_LINALG_SYTRD_FUSED", _not_off, True, True,
+         "tridiagonalisation of eigh's tridiagonal path: one dispatch per column, every workgroup "
+         "forming the column's reflector itself (linalg_tridiag_step.wgsl; off: two dispatches, the "
+         "reflector on one workgroup, then the update)"),
+    Knob("linalg_svd_tridiag", "GPUTENSOR_LINALG_SVD_TRIDIAG", _order_or_off, 0, True,
+         "svd / svdvals of real matrices whose smaller dim is at least this (and the larger at most "
+         "4 times it): the largest eigenpairs of the Jordan-Wielandt matrix [[0, A], [A^T, 0]] by the "
+         "tridiagonal path of eigh (0 or unset: the default order; off, or -1 through "
+         "config.override: one-sided Jacobi)"),
     Knob("linalg_panel_rows", "GPUTENSOR_LINALG_PANEL_ROWS", _count_or_auto, 0, True,
          "LU and QR panels taller than this many rows run over many workgroups (LU: pivots by "
          "a tournament; QR: a dispatch per column); 0 or unset: LU from linalg_lu_tree_rows, QR from linalg_qr_step_rows"),

@@ -1,7 +1,13 @@
 """The symmetric / Hermitian eigenproblem and the SVD on the device: eigh, eigvalsh, svd, svdvals.
 
-Both run one-sided (Hestenes) Jacobi (``_backend/ops_spectral.py``): columns are rotated in
-pairs, the round-robin ordering pairing every column once per step, until all columns are
+Real matrices from order ``TRIDIAG_MIN`` (knob ``linalg_eigh_tridiag``) take the tridiagonal
+path (``_eigh_tridiag``: ``_backend/ops_tridiag.py``'s Householder tridiagonalisation,
+bisection, inverse iteration and back-transform, with the clusters of close eigenvalues
+orthogonalised here), and real matrices whose smaller dim is at least ``SVD_TRIDIAG_MIN``
+(knob ``linalg_svd_tridiag``) their SVD from the Jordan-Wielandt matrix on that path
+(``_svd_jordan_wielandt``). Everything else runs one-sided (Hestenes) Jacobi
+(``_backend/ops_spectral.py``): columns are rotated in pairs, the round-robin ordering pairing
+every column once per step, until all columns are
 orthogonal to working precision (relative to their norms). Real and complex dtypes run the same
 kernels (complex columns rotate by complex Jacobi rotations); singular values and eigenvalues
 are real (float32 for complex64, float64 for complex128), vectors have the input's dtype.
@@ -43,19 +49,21 @@ import numpy as np
 
 from .. import _dispatch
 from .._array_object import GpuArray
-from .._creation_functions import asarray, eye, tril, zeros
-from .._dtypes import uint32
+from .._creation_functions import asarray, eye, full, tril, zeros
+from .._data_type_functions import astype
+from .._dtypes import float32, float64, int64, uint32
 from .._elementwise_functions import abs as abs_
-from .._elementwise_functions import add, conj, divide, greater, logical_not, minimum, multiply, real, sqrt, subtract
-from .._indexing_functions import take_along_axis
-from .._manipulation_functions import broadcast_to, concat, expand_dims, reshape
+from .._elementwise_functions import (add, conj, divide, greater, less, logical_not, minimum, multiply, real, sqrt,
+                                      subtract)
+from .._indexing_functions import take, take_along_axis
+from .._manipulation_functions import broadcast_to, concat, expand_dims, permute_dims, reshape
 from .._linear_algebra_functions import matmul, matrix_transpose
 from .._searching_functions import where
 from .._sorting_functions import argsort
 from .._utility_functions import any as any_
 from .._statistical_functions import max as max_
 from .._statistical_functions import sum as sum_
-from .._backend import config, ops_spectral
+from .._backend import config, ops_spectral, ops_tridiag
 from ._common import batch_size, contiguous, float_matrices, is_complex, real_dtype
 from ._errors import LinAlgError
 from ._factor import qr
@@ -66,6 +74,21 @@ __all__ = ["EighResult", "SVDResult", "eigh", "eigvalsh", "svd", "svdvals"]
 SWEEPS_PER_CHECK = 4
 #: Power iterations of the spectral-radius estimate that sets eigh's shift (large matrices).
 POWER_ITERATIONS = 12
+#: Least order of real matrices whose eigh / eigvalsh takes the tridiagonal path (knob
+#: ``linalg_eigh_tridiag``, ``GPUTENSOR_LINALG_EIGH_TRIDIAG``, overrides it; off: block Jacobi).
+TRIDIAG_MIN = 64
+#: Stacks of more matrices than this take block Jacobi (one sweep's dispatches serve the whole
+#: stack; the tridiagonal path runs matrix by matrix) below order TRIDIAG_BATCH_ORDER.
+TRIDIAG_BATCH = 4
+TRIDIAG_BATCH_ORDER = 256
+#: Least smaller dim of real matrices whose svd takes the Jordan-Wielandt eigenproblem on the
+#: tridiagonal path (knob ``linalg_svd_tridiag``, ``GPUTENSOR_LINALG_SVD_TRIDIAG``; off: Jacobi),
+#: for matrices whose larger dim is at most SVD_TRIDIAG_ASPECT times the smaller.
+SVD_TRIDIAG_MIN = 64
+SVD_TRIDIAG_ASPECT = 4
+#: Most levels of Rayleigh-Ritz inside clusters of close eigenvalues (each level solves the
+#: clusters' small eigenproblems, whose own clusters are relative to the cluster's spread).
+CLUSTER_DEPTH = 4
 
 
 class EighResult(NamedTuple):
@@ -163,10 +186,154 @@ def _eigh(x: GpuArray, vectors: bool) -> tuple[GpuArray, GpuArray | None]:
     a = reshape(contiguous(x), (batch, n, n))
     if n <= ops_spectral.small_max(x.dtype.name):
         w, e, _, _ = _small("eigh", a, n, n, batch)
+    elif (not is_complex(x) and _tridiag_from() <= n and (batch <= TRIDIAG_BATCH or n >= TRIDIAG_BATCH_ORDER)
+          and _dispatch.call(ops_tridiag.fits, x.dtype.name, n)):
+        w, e = _eigh_tridiag(a, vectors)
     else:
         w, e = _eigh_large(a, vectors)
     w = reshape(w, batch_shape + (n,))
     return w, (reshape(e, x.shape) if vectors else None)
+
+
+def _tridiag_from(knob_name: str = "linalg_eigh_tridiag", default: int = TRIDIAG_MIN) -> float:
+    """The least order of the tridiagonal path (knob ``linalg_eigh_tridiag``, or for the SVD
+    ``linalg_svd_tridiag``; inf: off)."""
+    knob = int(config.value(knob_name))
+    if knob < 0:
+        return float("inf")
+    return float(knob or default)
+
+
+def _eigh_tridiag(a: GpuArray, vectors: bool, depth: int = 0) -> tuple[GpuArray, GpuArray | None]:
+    """eigh of the real (batch, n, n) contiguous matrices, one at a time, through the
+    tridiagonal matrix (``_backend/ops_tridiag.py``): the matrix scaled by its largest
+    magnitude, Householder tridiagonalisation, bisection for the eigenvalues (float64 where the
+    adapter has it); with ``vectors`` inverse iteration, the clusters of close eigenvalues
+    orthogonalised (``_clusters``: the one readback, of the eigenvalues), the back-transform."""
+    batch, n, _ = a.shape
+    values, vecs = [], []
+    for q in range(batch):
+        w, z = _tridiag_one(reshape(a[q], (1, n, n)), vectors, depth)
+        values.append(reshape(w, (1, n)))
+        if z is not None:
+            vecs.append(reshape(z, (1, n, n)))
+    w = values[0] if batch == 1 else concat(values, axis=0)
+    if not vectors:
+        return w, None
+    return w, vecs[0] if batch == 1 else concat(vecs, axis=0)
+
+
+def _tridiag_one(a: GpuArray, vectors: bool, depth: int, count: int | None = None) -> tuple[GpuArray,
+                                                                                          GpuArray | None]:
+    """(eigenvalues, eigenvectors or None) of the one real matrix ``a`` (1, n, n); with
+    ``count`` only the largest ``count`` of them (ascending; vectors n x count)."""
+    dtype = a.dtype
+    n = a.shape[-1]
+    count = n if count is None else count
+    sym = _hermitian(a)
+    scale = max_(abs_(sym))
+    scale = where(greater(scale, 0.0), scale, 1.0)
+    m = contiguous(divide(sym, scale))
+    v = GpuArray._empty((n, n), dtype, zero=False)
+    x = GpuArray._empty((5 * n,), dtype, zero=False)
+    _dispatch.call(ops_tridiag.sytrd, dtype.name, n, m._ptr, v._ptr, x._ptr)
+    rname = _dispatch.call(ops_tridiag.working_dtype, dtype.name)
+    rd = float64 if rname == "float64" else float32
+    te = contiguous(astype(x[: 2 * n - 1], rd))
+    w = GpuArray._empty((count,), rd, zero=False)
+    _dispatch.call(ops_tridiag.bisect, rname, n, te._ptr, w._ptr, n - count, count)
+    values = astype(multiply(w, astype(scale, rd)), dtype)
+    if not vectors:
+        return values, None
+    z = GpuArray._empty((n, count), rd, zero=False)
+    _dispatch.call(ops_tridiag.inverse_iteration, rname, n, te._ptr, w._ptr, z._ptr, cols=count)
+    z = _clusters(z, w, te, ops_tridiag.cluster_gap(dtype.name, rname), depth)
+    zd = contiguous(astype(z, dtype)) if rd != dtype else contiguous(z)
+    nb = ops_tridiag.NB
+    blocks = -(-(n - 1) // nb)
+    taus = x[2 * n: 3 * n - 1]
+    if blocks * nb > n - 1:
+        taus = concat([taus, zeros((blocks * nb - n + 1,), dtype=dtype)])
+    tb = contiguous(multiply(reshape(eye(nb, dtype=dtype), (1, nb, nb)), reshape(taus, (blocks, 1, nb))))
+    _dispatch.call(ops_tridiag.back_transform, dtype.name, n, v._ptr, tb._ptr, zd._ptr, count)
+    return values, zd
+
+
+def _tridiag_times(te: GpuArray, q: GpuArray) -> GpuArray:
+    """T q for the tridiagonal T whose diagonal and off-diagonal follow each other in ``te``
+    and the (batch, n, c) ``q``."""
+    batch, n, c = q.shape
+    d = reshape(te[:n], (1, n, 1))
+    e = reshape(te[n: 2 * n - 1], (1, n - 1, 1))
+    pad = zeros((batch, 1, c), dtype=q.dtype)
+    up = concat([multiply(e, q[:, 1:, :]), pad], axis=1)
+    down = concat([pad, multiply(e, q[:, :-1, :])], axis=1)
+    return add(add(multiply(d, q), up), down)
+
+
+def _clusters(z: GpuArray, w: GpuArray, te: GpuArray, gap: float, depth: int) -> GpuArray:
+    """The eigenvectors ``z`` (n x k, columns) of the tridiagonal matrix ``te`` from inverse
+    iteration, with each cluster of eigenvalues ``w`` (runs whose neighbours are at most ``gap``
+    times the largest |eigenvalue| apart) replaced by an orthonormal basis of its vectors (QR,
+    one more inverse-iteration solve of each basis vector with its eigenvalue shifted by a few
+    units of roundoff, QR again) and, where the cluster's eigenvalues are not equal to working
+    precision, the Ritz vectors of T in that basis (the clusters' c x c eigenproblems of T,
+    solved by ``_eigh_nested``, shifted by their mean). Reads ``w`` back; NaN eigenvalues give NaN vectors."""
+    n, k = z.shape
+    wh = w.get().astype(np.float64)
+    if not np.all(np.isfinite(wh)):
+        return full((n, k), float("nan"), dtype=z.dtype)
+    top = float(np.abs(wh).max())
+    close = np.diff(wh) <= gap * top
+    if not close.any():
+        return z
+    starts = np.flatnonzero(np.concatenate([[True], ~close]))
+    stops = np.concatenate([starts[1:], [k]])
+    sizes = stops - starts
+    same = 64.0 * n * float(np.finfo(z.dtype.numpy).eps) * max(top, float(np.finfo(np.float64).tiny))
+    perm = np.arange(k)
+    pieces = [z]
+    at = k
+    for c in sorted(set(int(s) for s in sizes if s > 1)):
+        first = starts[sizes == c]
+        idx = first[:, None] + np.arange(c)[None, :]  # (clusters, c)
+        count = idx.shape[0]
+        cols = take(z, asarray(idx.ravel().astype(np.int64), dtype=int64), axis=1)  # (n, count * c)
+        q = qr(contiguous(permute_dims(reshape(cols, (n, count, c)), (1, 0, 2)))).Q
+        # one more solve from the orthonormal basis, shifted just past each eigenvalue: a basis of
+        # (nearly) equal eigenvalues' vectors is then as well conditioned as the shifts allow
+        cols = contiguous(reshape(permute_dims(q, (1, 0, 2)), (n, count * c)))
+        shifts = asarray((wh[idx] + 8.0 * c * float(np.finfo(z.dtype.numpy).eps) * top).ravel(), dtype=z.dtype)
+        _dispatch.call(ops_tridiag.inverse_iteration, z.dtype.name, n, te._ptr, shifts._ptr, cols._ptr,
+                       cols=count * c, from_z=True, iterations=1)
+        q = contiguous(qr(contiguous(permute_dims(reshape(cols, (n, count, c)), (1, 0, 2)))).Q)
+        spread = wh[idx[:, -1]] - wh[idx[:, 0]]
+        if depth < CLUSTER_DEPTH and float(spread.max()) > same:
+            s = matmul(matrix_transpose(q), _tridiag_times(te, q))
+            s = multiply(add(s, matrix_transpose(s)), 0.5)
+            mean = asarray(wh[idx].mean(axis=1).reshape(count, 1, 1), dtype=z.dtype)
+            s = contiguous(subtract(s, multiply(mean, eye(c, dtype=z.dtype))))
+            _, u = _eigh_nested(s, depth + 1)
+            q = contiguous(matmul(q, u))
+        pieces.append(reshape(permute_dims(q, (1, 0, 2)), (n, count * c)))
+        perm[idx.ravel()] = at + np.arange(count * c)
+        at += count * c
+    return contiguous(take(concat(pieces, axis=1), asarray(perm.astype(np.int64), dtype=int64), axis=1))
+
+
+def _eigh_nested(s: GpuArray, depth: int) -> tuple[GpuArray, GpuArray]:
+    """eigh of the (batch, c, c) cluster matrices of ``_clusters`` (the tridiagonal path one
+    level deeper for large ones)."""
+    batch, c, _ = s.shape
+    if c <= ops_spectral.small_max(s.dtype.name):
+        w, e, _, _ = _small("eigh", s, c, c, batch)
+        return w, e
+    if _tridiag_from() <= c:
+        w, e = _eigh_tridiag(s, True, depth)
+    else:
+        w, e = _eigh_large(s, True)
+    assert e is not None
+    return w, e
 
 
 def _spectral_radius_estimate(sym: GpuArray, iterations: int = POWER_ITERATIONS) -> GpuArray:
@@ -254,6 +421,99 @@ def _complete(q: GpuArray, valid: GpuArray, width: int) -> GpuArray:
     return contiguous(where(expand_dims(valid, -2), qv, basis[..., :width]))
 
 
+#: Singular values below this times the largest (Jordan-Wielandt SVD) have vectors whose halves
+#: rounding leaves non-orthogonal by about eps ||A|| / sigma: they are orthonormalised against the
+#: others (``_orthonormal_tail``).
+WEAK = 1e-2
+
+
+def _orthonormal_tail(q: GpuArray, head: int) -> GpuArray:
+    """The (p, k) ``q`` with columns ``head ..`` made orthonormal and orthogonal to the first
+    ``head`` (orthonormal) columns: two passes of block Gram-Schmidt, then QR (R's diagonal made
+    positive, so each column keeps its direction)."""
+    p, k = q.shape
+    first, tail = q[:, :head], q[:, head:]
+    if head:
+        for _ in range(2):
+            tail = subtract(tail, matmul(first, matmul(matrix_transpose(first), tail)))
+    qt, rt = qr(contiguous(tail))
+    diag = sum_(multiply(rt, eye(k - head, dtype=q.dtype)), axis=0, keepdims=True)
+    qt = where(greater(diag, 0.0), qt, multiply(qt, -1.0))
+    return concat([first, qt], axis=1) if head else qt
+
+
+def _svd_jordan_wielandt(a: GpuArray, vectors: bool, full_matrices: bool,
+                         complete: bool) -> tuple[GpuArray | None, GpuArray, GpuArray | None]:
+    """(U, S, Vh) of the real (batch, m, n) contiguous matrices, one at a time: with B the matrix
+    or its transpose (p x k, p >= k), the k largest eigenpairs of the symmetric (p + k) x (p + k)
+    matrix [[0, B], [B^T, 0]] (eigenvalues +-sigma, vectors [u; +-v] / sqrt(2): no product B^T B,
+    so the condition number is not squared) by the tridiagonal path (``_tridiag_one``). The
+    halves of each vector are normalised separately (a pair +-sigma that rounding mixes keeps
+    their directions), u's sign taken from u^T B v; those of singular values below WEAK times the
+    largest are orthonormalised against the others (one readback of S). As for Jacobi, the vectors of singular values
+    at most ``ops_spectral.negligible`` times the largest, and the extra columns of
+    ``full_matrices``, are completed to an orthonormal basis (``_complete``, one readback to see
+    whether any is negligible)."""
+    batch, m, n = a.shape
+    dtype = a.dtype
+    k = min(m, n)
+    p = max(m, n)
+    tall = m >= n
+    negl = ops_spectral.negligible(dtype.name, p, k)
+    us, ss, vhs = [], [], []
+    reverse = asarray(np.arange(k - 1, -1, -1, dtype=np.int64), dtype=int64)
+    for q in range(batch):
+        b = a[q] if tall else matrix_transpose(a[q])  # (p, k)
+        jw = concat([concat([zeros((p, p), dtype=dtype), b], axis=1),
+                     concat([matrix_transpose(b), zeros((k, k), dtype=dtype)], axis=1)], axis=0)
+        w, z = _tridiag_one(reshape(jw, (1, p + k, p + k)), vectors, 0, count=k)
+        s = take(w, reverse)  # descending
+        s = where(less(s, 0.0), 0.0, s)  # (NaN stays)
+        ss.append(reshape(s, (1, k)))
+        if not vectors:
+            continue
+        assert z is not None
+        z = take(z, reverse, axis=1)
+        halves = []
+        for part in (z[:p, :], z[p:, :]):
+            norm = sqrt(sum_(multiply(part, part), axis=0, keepdims=True))
+            halves.append(divide(part, where(greater(norm, 0.0), norm, 1.0)))
+        uu, vv = halves
+        sign = sum_(multiply(uu, matmul(b, vv)), axis=0, keepdims=True)
+        uu = where(greater(sign, 0.0), uu, multiply(uu, -1.0))
+        sh = s.get()
+        if not np.all(np.isfinite(sh)):  # non-finite input: NaN vectors
+            us.append(full((1, p, p if full_matrices else k), float("nan"), dtype=dtype))
+            vhs.append(full((1, k, k), float("nan"), dtype=dtype))
+            if not tall:
+                us[-1], vhs[-1] = vhs[-1], matrix_transpose(us[-1])
+            continue
+        weak = int(np.count_nonzero(sh < WEAK * sh[0])) if sh[0] > 0 else 0
+        if weak:
+            uu, vv = _orthonormal_tail(uu, k - weak), _orthonormal_tail(vv, k - weak)
+        uu = reshape(contiguous(uu), (1, p, k))
+        vv = reshape(contiguous(vv), (1, k, k))
+        width = p if full_matrices else k
+        valid = greater(reshape(s, (1, k)), multiply(s[:1], negl))
+        deficient = complete and bool(any_(logical_not(valid)))
+        if width > k or deficient:
+            uu = _complete(uu, valid, width)
+        if deficient:
+            vv = _complete(vv, valid, k)
+        if tall:
+            us.append(uu)
+            vhs.append(matrix_transpose(vv))
+        else:
+            us.append(vv)
+            vhs.append(matrix_transpose(uu))
+    s = ss[0] if batch == 1 else concat(ss, axis=0)
+    if not vectors:
+        return None, s, None
+    u = contiguous(us[0] if batch == 1 else concat(us, axis=0))
+    vh = contiguous(vhs[0] if batch == 1 else concat(vhs, axis=0))
+    return u, s, vh
+
+
 def _svd(x: GpuArray, vectors: bool, full_matrices: bool,
          complete: bool = True) -> tuple[GpuArray | None, GpuArray, GpuArray | None]:
     """(U, S, Vh) of the stack ``x`` (U, Vh None without ``vectors``). ``complete=False`` leaves
@@ -277,6 +537,15 @@ def _svd(x: GpuArray, vectors: bool, full_matrices: bool,
             batch_shape + (vn, n), dtype)
         return u, s, vh
     a = reshape(contiguous(x), (batch, m, n))
+    if (not is_complex(x) and _tridiag_from("linalg_svd_tridiag", SVD_TRIDIAG_MIN) <= k
+            and max(m, n) <= SVD_TRIDIAG_ASPECT * k and (batch <= TRIDIAG_BATCH or k >= TRIDIAG_BATCH_ORDER)
+            and _dispatch.call(ops_tridiag.fits, dtype.name, m + n)):
+        u, s, vh = _svd_jordan_wielandt(a, vectors, full_matrices, complete)
+        s = reshape(s, batch_shape + (k,))
+        if not vectors:
+            return None, s, None
+        assert u is not None and vh is not None
+        return reshape(u, batch_shape + u.shape[-2:]), s, reshape(vh, batch_shape + vh.shape[-2:])
     tall = m >= n
     cm, cn = (m, n) if tall else (n, m)  # column length and columns of the orthogonalised matrix
     cols = contiguous(matrix_transpose(a)) if tall else a  # (batch, cn, cm): the columns as rows
