@@ -597,7 +597,7 @@ class _EagerCall:
     """A ready eager launch of one op for one argument structure (``_EAGER``: the op, the
     dtypes, shapes and strides of the arrays, the types of the scalars): the dtype scalars are
     converted to, the result's dtype, shape, strides and bytes, and the backend launch plan
-    (``ops_elementwise._Plan``, which checks the pointers at every launch) with its backend."""
+    (``ops_elementwise.ElementwiseCall``, which checks the pointers at every launch) with its backend."""
 
     __slots__ = ("compute", "float_scalars", "result", "shape", "strides", "nbytes", "plan", "backend")
 

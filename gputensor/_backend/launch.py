@@ -73,19 +73,19 @@ class BindingSlot(NamedTuple):
 
 class Step(NamedTuple):
     """One dispatch of a program: ``pipeline``, ``defines``, the parameter template ``words``,
-    ``grid``, ``take`` (the bindings of the step from the list of every slot's binding: those of
-    ``slots``, in order, as a tuple), ``patches`` ((word, slot, extra): word = first element of
-    the slot's window + extra), ``placeholder`` ((binding index, bytes) of each binding that is a
-    placeholder of at least that many bytes instead of its slot; usually none), ``slots``, the
-    ``kernel`` name the step records as and the ``pack`` of its parameter words (the program's,
-    unless its record named its own), the parameter bytes of the template (``raw``) and the
-    patches at their byte offsets in them (``at``: (byte offset of a u32 word, slot, extra))."""
+    ``grid``, ``patches`` ((word, slot, extra): word = first element of the slot's window +
+    extra), ``placeholder`` ((binding index, bytes) of each binding that is a placeholder of at
+    least that many bytes instead of its slot; usually none), ``slots`` (the slot of each
+    binding, in order; 0 where a placeholder stands), the ``kernel`` name the step records as and the ``pack`` of its parameter words (the program's,
+    unless its record named its own), the parameter bytes of the template (``raw``), the
+    patches at their byte offsets in them (``at``: (byte offset of a u32 word, slot, extra))
+    and the template patched for windows that all start at their first element (``raw0``:
+    every patched word its ``extra``)."""
 
     pipeline: Any
     defines: dict[str, object]
     words: tuple[int, ...]
     grid: tuple[int, int, int]
-    take: Callable[[Sequence[Any]], tuple[Any, ...]]
     patches: tuple[tuple[int, int, int], ...]
     placeholder: tuple[tuple[int, int], ...]
     slots: tuple[int, ...]
@@ -93,6 +93,7 @@ class Step(NamedTuple):
     pack: Callable[..., bytes]
     raw: bytes
     at: tuple[tuple[int, int, int], ...]
+    raw0: bytes
 
 
 def _placed(backend: Any, bound: tuple[Any, ...], hold: tuple[tuple[int, int], ...],
@@ -105,8 +106,11 @@ def _placed(backend: Any, bound: tuple[Any, ...], hold: tuple[tuple[int, int], .
     return tuple(out)
 
 
-def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
-    """A callable that returns ``tuple(items[s] for s in slots)`` (an ``itemgetter``)."""
+def _taker(slots: tuple[int, ...], nslots: int) -> Callable[[Sequence[Any]], tuple[Any, ...]] | None:
+    """A callable that returns ``tuple(items[s] for s in slots)`` (an ``itemgetter``); None
+    when that is ``items`` itself (``slots`` is every slot of ``nslots`` in order)."""
+    if slots == tuple(range(nslots)):
+        return None
     if len(slots) == 1:
         only = slots[0]
         return lambda items: (items[only],)
@@ -117,6 +121,25 @@ def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]
 #: words, grid, its bindings' regions), optionally followed by the kernel name and the struct of
 #: its parameter words when they are not the program's (a program of several kernels).
 Record = tuple[Any, ...]
+
+
+def rebased(program: "LaunchProgram", bases: Sequence[tuple[int, int]]) -> list[Record]:
+    """The records of ``program`` (every one naming its kernel and parameter struct) with the
+    regions of base ``b`` moved to base ``bases[b][0]``, ``bases[b][1]`` bytes further: how a
+    program becomes a part of another (a sort's row scans), its scratch allocations among the
+    other's operands or scratch."""
+    out = []
+    for record in program.records:
+        pipe, defines, words, grid, regions = record[:5]
+        kernel, packer = (record[5], record[6]) if len(record) > 5 else (program.kernel, program.packer)
+        moved = []
+        for region in regions:
+            if region.base >= 0:
+                base, shift = bases[region.base]
+                region = region._replace(base=base, offset=region.offset + shift)
+            moved.append(region)
+        out.append((pipe, defines, words, grid, tuple(moved), kernel, packer))
+    return out
 
 
 def _field_offsets(packer: struct.Struct) -> list[int]:
@@ -154,9 +177,11 @@ class LaunchProgram:
     slots: tuple[BindingSlot, ...]
     steps: tuple[Step, ...]
     aux: tuple[tuple[int, int], ...]
-    #: What ``replay`` reads of each step, flat: (pipeline, defines, take, placeholder, kernel,
-    #: raw, at, x, y, z).
+    #: What ``record`` reads of each step, flat: (pipeline, defines, the bindings' getter (None:
+    #: every slot in order), placeholder, kernel, raw, at, raw0, x, y, z).
     replay_steps: tuple[tuple[Any, ...], ...] = ()
+    #: The records the program was compiled from (``rebased`` embeds them in another program).
+    records: tuple[Record, ...] = ()
 
     @classmethod
     def compile(cls, kernel: str, packer: struct.Struct, ctx: Any, records: Sequence[Record],
@@ -181,27 +206,32 @@ class LaunchProgram:
             raw = step_packer.pack(*words)
             last = {word: (slot, extra) for word, slot, extra in patches}  # (the last write of a word wins)
             at = tuple((offsets[word], slot, extra) for word, (slot, extra) in last.items())
-            steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), tuple(hold),
-                              tuple(bound), step_kernel, step_packer.pack, raw, at))
-        replay = tuple((st.pipeline, st.defines, st.take, st.placeholder, st.kernel, st.raw, st.at, *st.grid)
-                       for st in steps)
+            raw0 = bytearray(raw)
+            for offset, _, extra in at:
+                _WORD.pack_into(raw0, offset, extra & _U32)
+            steps.append(Step(pipe, defines, words, grid, tuple(patches), tuple(hold), tuple(bound), step_kernel,
+                              step_packer.pack, raw, at, bytes(raw0)))
+        nslots = len(slots)
+        replay = tuple((st.pipeline, st.defines, _taker(st.slots, -1 if st.placeholder else nslots),
+                        st.placeholder, st.kernel, st.raw, st.at, st.raw0, *st.grid) for st in steps)
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
-                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux), replay)
+                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux), replay, tuple(records))
 
     def valid_for(self, ctx: Any) -> bool:
         """Whether the program's grids hold on ``ctx`` (its workgroup limit is unchanged)."""
         return self.max_workgroups == ctx.max_workgroups_per_dim
 
     def run(self, backend: Any, ctx: Any, bases: list[tuple[Any, int, int, int, int]],
-            placeholder: Callable[[Any, int, Any, Any], Any]) -> bool:
+            placeholder: Callable[[Any, int, Any, Any], Any], tail: bytes = b"") -> bool:
         """Replay the program with the caller's operands at ``bases`` (per base: (buffer, its
         size, allocation size, byte offset of element 0, pointer, optionally the allocation's whole
         binding ``Allocation.whole``), every range already checked)
         and fresh scratch allocations; ``placeholder(backend, nbytes, binding1, binding0)`` makes
-        a placeholder binding. False, with nothing recorded, when a scratch buffer does not have
-        the vector layout the program assumed (the caller then takes its reference path)."""
+        a placeholder binding; ``tail``: parameter bytes every step takes after its template.
+        False, with nothing recorded, when a scratch buffer does not have the vector layout the
+        program assumed (the caller then takes its reference path)."""
         if not self.aux:
-            self.replay(backend, ctx, bases, placeholder)
+            self.replay(backend, ctx, bases, placeholder, tail)
             return True
         auxes: list[int] = []
         try:
@@ -214,44 +244,49 @@ class LaunchProgram:
                 if vec > 0 and size % vec:  # not the vector layout the program assumed
                     return False
                 bases.append((buffer, size, alloc.nbytes, 0, ptr, alloc.whole))
-            self.replay(backend, ctx, bases, placeholder)
+            self.replay(backend, ctx, bases, placeholder, tail)
             return True
         finally:
             for ptr in reversed(auxes):
                 backend.free(ptr)  # the recorded dispatches keep the pool blocks alive until they run
 
     def dispatch(self, backend: Any, ctx: Any, ptrs: Sequence[int],
-                 placeholder: Callable[[Any, int, Any, Any], Any] | None = None) -> None:
+                 placeholder: Callable[[Any, int, Any, Any], Any] | None = None, tail: bytes = b"") -> None:
         """The reference path of ``run``: record every step through ``WgpuContext.dispatch``
         (which a wrapper such as the profiler's or a test spy sees), with the windows of the
-        operands whose element [0, ...] is at ``ptrs[base]`` checked by ``backend.window``. For
-        programs without scratch allocations. BackendError (invalid argument) for a window
-        that is out of range or misaligned, before anything is recorded."""
-        if self.aux:
-            raise ValueError("LaunchProgram.dispatch: a program with scratch allocations")
-        bindings: list[Any] = []
-        firsts: list[int] = []
-        for base, rel, nbytes, itemsize, vec in self.slots:
-            win = backend.window(ptrs[base] + rel, nbytes, itemsize)
-            bindings.append((win.buffer, win.offset, _width(win.size, vec)) if vec else win.binding)
-            firsts.append(win.first)
-        records = []
-        for _, defines, words, grid, take, patches, hold, _, kernel, pack, _, _ in self.steps:
-            bound = take(bindings)
-            if hold:
-                if placeholder is None:
-                    raise ValueError("LaunchProgram.dispatch: a placeholder binding needs ``placeholder``")
-                bound = _placed(backend, bound, hold, placeholder)
-            patched = list(words)
-            for word, slot, extra in patches:
-                patched[word] = (firsts[slot] + extra) & _U32
-            records.append((kernel, pack, patched, list(bound), grid, defines))
-        for kernel, pack, words, bound, grid, defines in records:
-            # (packed here: parameter structs with float fields, e.g. gemm's scales)
-            ctx.dispatch(kernel, pack(*words), bound, grid, defines)
+        operands whose element [0, ...] is at ``ptrs[base]`` checked by ``backend.window``, the
+        scratch allocated here (and freed after recording) and ``tail`` after every step's
+        parameter words. BackendError (invalid argument) for a window that is out of range or
+        misaligned, before anything is recorded."""
+        auxes = [backend.alloc(nbytes, zero=False) for nbytes, _ in self.aux]
+        try:
+            ptrs = [*ptrs, *auxes]
+            bindings: list[Any] = []
+            firsts: list[int] = []
+            for base, rel, nbytes, itemsize, vec in self.slots:
+                win = backend.window(ptrs[base] + rel, nbytes, itemsize)
+                bindings.append((win.buffer, win.offset, _width(win.size, vec)) if vec else win.binding)
+                firsts.append(win.first)
+            records = []
+            for _, defines, words, grid, patches, hold, slots, kernel, pack, _, _, _ in self.steps:
+                bound = tuple(bindings[s] for s in slots)
+                if hold:
+                    if placeholder is None:
+                        raise ValueError("LaunchProgram.dispatch: a placeholder binding needs ``placeholder``")
+                    bound = _placed(backend, bound, hold, placeholder)
+                patched = list(words)
+                for word, slot, extra in patches:
+                    patched[word] = (firsts[slot] + extra) & _U32
+                records.append((kernel, pack, patched, list(bound), grid, defines))
+            for kernel, pack, words, bound, grid, defines in records:
+                # (packed here: parameter structs with float fields, e.g. gemm's scales)
+                ctx.dispatch(kernel, pack(*words) + tail, bound, grid, defines)
+        finally:
+            for ptr in reversed(auxes):
+                backend.free(ptr)
 
     def replay(self, backend: Any, ctx: Any, bases: Sequence[tuple[Any, int, int, int, int]],
-               placeholder: Callable[[Any, int, Any, Any], Any]) -> None:
+               placeholder: Callable[[Any, int, Any, Any], Any], tail: bytes = b"") -> None:
         """Record every step with the operands (scratch included) at ``bases`` (see ``run``; a
         base may carry a sixth item, its allocation's whole binding ``Allocation.whole``, which
         a binding of the whole allocation then uses as it is)."""
@@ -288,17 +323,28 @@ class LaunchProgram:
                 width = -(-width // vec) * vec if vec > 0 else width // -vec * -vec
             bindings.append((buffer, start, width))
             firsts.append(first)
+        self.record(ctx, bindings, firsts if any(firsts) else None, tail, backend, placeholder)
+
+    def record(self, ctx: Any, bindings: list[Any], firsts: Sequence[int] | None, tail: bytes = b"",
+               backend: Any = None, placeholder: Callable[[Any, int, Any, Any], Any] | None = None) -> None:
+        """Record every step through ``WgpuContext.record`` with the slots bound to ``bindings``
+        (one region per slot, valid by construction: the callers' checks made them), the
+        first element of each slot's window in ``firsts`` (None: every one 0), ``tail`` after
+        every step's parameter words and, where a step has placeholders, ``placeholder``'s
+        bindings (``run``) made for ``backend``."""
         record = ctx.record
         pack_into = _WORD.pack_into
-        for pipe, defines, take, hold, kernel, raw, at, x, y, z in self.replay_steps:
-            bound = take(bindings)
+        for pipe, defines, take, hold, kernel, raw, at, raw0, x, y, z in self.replay_steps:
+            bound = bindings if take is None else take(bindings)
             if hold:  # placeholders instead of some slots
-                bound = _placed(backend, bound, hold, placeholder)
-            if at:
+                bound = _placed(backend, bound, hold, placeholder)  # type: ignore[arg-type]
+            if firsts is None or not at:
+                raw = raw0
+            else:
                 raw = bytearray(raw)
                 for offset, slot, extra in at:
                     pack_into(raw, offset, (firsts[slot] + extra) & _U32)
-            record(kernel, pipe, defines, raw, bound, x, y, z)
+            record(kernel, pipe, defines, raw + tail if tail else raw, bound, x, y, z)
 
 
 def strided_region(base: int, itemsize: int, origin: int, dims: Sequence[tuple[int, int]],
