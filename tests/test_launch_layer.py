@@ -87,3 +87,31 @@ def test_repeated_bitonic_sorts_replay(backend, monkeypatch):
     monkeypatch.setattr(ctx, "dispatch", lambda name, *args, **kw: (seen.append(name), original(name, *args, **kw)))
     sorts(2)
     assert seen.count("sort_bitonic") == 4
+
+
+def test_repeated_radix_sorts_replay(backend, monkeypatch):
+    """Radix sorts of one structure (histograms, scans and scatters of every pass in one
+    program, scratch allocated per call): replayed, through a dispatch wrapper, and with rows
+    split into chunks of tiles (a small window), results as NumPy's."""
+    from gputensor._backend import ops_sort
+
+    rng = np.random.default_rng(5)
+    ctx = backend.context
+
+    def sorts(k, shape=(2, 3000), dtype=np.float32):
+        for _ in range(k):
+            x = (rng.standard_normal(shape) * 50).astype(dtype)
+            np.testing.assert_array_equal(np.asarray(gt.sort(gt.asarray(x), axis=-1)), np.sort(x, axis=-1))
+            np.testing.assert_array_equal(np.asarray(gt.argsort(gt.asarray(x), axis=-1, stable=True)),
+                                          np.argsort(x, axis=-1, kind="stable"))
+
+    sorts(3)
+    sorts(2, (4500,), np.int16)
+    seen = []
+    original = ctx.dispatch
+    monkeypatch.setattr(ctx, "dispatch", lambda name, *args, **kw: (seen.append(name), original(name, *args, **kw)))
+    sorts(1)
+    assert seen.count("sort_hist") == 2 * 4 and "scan" in seen  # two sorts of four passes
+    monkeypatch.undo()
+    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 8192)
+    sorts(2, (5000,))

@@ -84,8 +84,8 @@ from .validate import check_distinct, check_dtype, check_int, check_ints, check_
 from .elementwise_ops import expression
 from .wgsl_types import STORAGE_TYPES, StorageType, convert, literal, storage_type
 
-__all__ = ["DTYPES", "OPS", "RowDim", "accumulator_dtype", "choose_mode", "chunk_length", "merge_rows", "scan",
-           "planned_scan", "scan_strided", "vector_unit"]
+__all__ = ["DTYPES", "OPS", "RowDim", "accumulator_dtype", "choose_mode", "chunk_length", "merge_rows", "rows_program", "scan",
+           "planned_scan", "scan_strided", "settings", "vector_unit"]
 
 KERNEL = "scan"
 WG = 256
@@ -1014,3 +1014,23 @@ def scan(backend: Any, op: str, ptr: int, dtype: str, rows: int, n: int, ld: int
     launch = _scan_strided(backend, op, ptr, dtype, (rows, n), (ld, 1), 1, ptr, dtype, (ld, 1), dtype)
     if key is not None and launch is not None:
         _keep_plan(_plans(backend), key, (launch, span, st.itemsize))
+
+
+def rows_program(backend: Any, op: str, dtype: str, rows: int, n: int, vector: bool) -> LaunchProgram | None:
+    """The program of ``scan(backend, op, ptr, dtype, rows, n)`` for a caller that makes it part
+    of a program of its own (the radix sort's histogram scans): bases 0 (src) and 1 (dst) both
+    the rows' element 0, its scratch the bases after them, in order. With ``vector``, the
+    rows' element 0 must be a whole vector (4 elements) from its buffer's start and the buffer's
+    size a multiple of a vector (the memory pool's blocks are); without, no vector loads. None
+    when the program would be longer than ``MAX_PROGRAM_DISPATCHES``. Arguments as ``scan``'s
+    (unchecked: the caller's are valid)."""
+    s = _structure(backend, op, dtype, (rows, n), (n, 1), 1, dtype, (n, 1), dtype)
+    launch = _Launch(s, backend.context, backend.max_window_bytes())
+    return launch._compile(backend.context, 0 if vector and launch.src_vec else None,
+                           0 if vector and launch.dst_vec else None)
+
+
+def settings() -> tuple[Any, ...]:
+    """The module settings a scan's plan depends on (part of the key of a program that holds a
+    ``rows_program``)."""
+    return _tunables()
