@@ -1,8 +1,9 @@
 """The launch layer of the op modules: a compiled, pointer-free launch program and its replay,
 and the binding helpers every launcher shares.
 
-An op module plans a call once per call structure (everything but the pointers) and keeps the
-result in a ``plan_cache.PlanCache``. What it keeps, for the hot path, is a ``LaunchProgram``:
+An op module plans a call once per call structure (everything but the pointers and per-call
+scalar values) and keeps the result in a ``plan_cache.PlanCache``. What it keeps, for the hot
+path, is a ``LaunchProgram``:
 
 * ``slots``: the distinct storage bindings of the call (``BindingSlot``), each relative to an
   operand *base*: 0, 1, ... the caller's operands, then the scratch allocations the program
@@ -13,16 +14,26 @@ result in a ``plan_cache.PlanCache``. What it keeps, for the hot path, is a ``La
   constant) and, where a kernel variant does not use a binding, the size of the placeholder
   that stands in for it.
 
-``LaunchProgram.run`` replays it for new pointers: it allocates the scratch, computes every
-slot's window from its base's buffer and offset (``WebGpuBackend.window`` without the checks,
-which the caller's range checks made), patches the words and calls ``WgpuContext.record`` per
-dispatch. A call whose program does not apply (a scratch buffer of the wrong size for a vector
-layout) reports it, and the caller takes its reference path (every dispatch through
-``WgpuContext.dispatch``), which raises and records the same.
+Three ways to record it, all raising and recording the same:
 
-``strided_window`` binds one block of a strided operand (its window covers exactly the offsets
-the block touches); ``record_dispatches`` records a list of prepared dispatches.
-No wgpu here.
+* ``run`` / ``replay``: for operands whose ranges the caller checked (per base its buffer and
+  the byte offset of its element 0): it allocates the scratch, computes every slot's window
+  (``WebGpuBackend.window`` without the checks) and calls ``record``. A call whose program
+  does not apply (a scratch buffer of the wrong size for a vector layout) reports it, and the
+  caller takes its reference path;
+* ``record``: for slots already bound (``WebGpuBackend.bindings`` binds and checks every slot
+  at once: the elementwise launcher): every step through ``WgpuContext.record``, the first
+  element words patched (the template pre-patched where every window starts at its first
+  element) and per-call parameter bytes (an elementwise call's scalars) after each step's
+  words;
+* ``dispatch``, the reference path: every window checked by ``WebGpuBackend.window`` and every
+  step through ``WgpuContext.dispatch``, which a wrapper (the profiler's host-time mode, a test
+  spy) sees.
+
+A launcher whose kernel variant depends on where its operands start (vector loads need aligned
+first elements) keeps one program per variant. ``rebased`` makes one program a part of another
+(the radix sort's histogram scans). ``strided_region`` / ``strided_window`` bind one block of a
+strided operand (the window covers exactly the offsets the block touches). No wgpu here.
 """
 
 from __future__ import annotations
@@ -36,8 +47,7 @@ from typing import Any, NamedTuple
 
 from .layout import strided_span
 
-__all__ = ["BindingSlot", "LaunchProgram", "Region", "Step", "record_dispatches", "strided_region",
-           "strided_window"]
+__all__ = ["BindingSlot", "LaunchProgram", "Region", "Step", "rebased", "strided_region", "strided_window"]
 
 _U32 = 0xFFFFFFFF
 
@@ -366,12 +376,3 @@ def strided_window(backend: Any, ptr: int, itemsize: int, origin: int,
     lo, hi = strided_span(dims)
     win = backend.window(ptr + (origin + lo) * itemsize, (hi - lo + 1) * itemsize, itemsize)
     return win.binding, win.first - lo
-
-
-def record_dispatches(ctx: Any, kernel: str, defines: dict[str, object],
-                      dispatches: Sequence[tuple[Sequence[int] | bytes, list[Any], tuple[int, int, int]]]) -> None:
-    """Record prepared dispatches ``(params, bindings, grid)`` of ``kernel`` through
-    ``WgpuContext.dispatch`` (a launcher builds, and so validates, every dispatch of a call
-    before it records the first)."""
-    for params, bindings, grid in dispatches:
-        ctx.dispatch(kernel, params, bindings, grid, defines)
