@@ -192,6 +192,9 @@ class LaunchProgram:
     replay_steps: tuple[tuple[Any, ...], ...] = ()
     #: The records the program was compiled from (``rebased`` embeds them in another program).
     records: tuple[Record, ...] = ()
+    #: A program of one step without placeholders: (kernel, pipeline, defines, raw0, bindings'
+    #: getter, x, y, z), what ``record`` reads of it when no word needs a patch; else None.
+    single: tuple[Any, ...] | None = None
 
     @classmethod
     def compile(cls, kernel: str, packer: struct.Struct, ctx: Any, records: Sequence[Record],
@@ -224,8 +227,12 @@ class LaunchProgram:
         nslots = len(slots)
         replay = tuple((st.pipeline, st.defines, _taker(st.slots, -1 if st.placeholder else nslots),
                         st.placeholder, st.kernel, st.raw, st.at, st.raw0, *st.grid) for st in steps)
+        single = None
+        if len(replay) == 1 and not replay[0][3]:
+            pipe, defines, take, _, step_kernel, _, _, raw0, x, y, z = replay[0]
+            single = (step_kernel, pipe, defines, raw0, take, x, y, z)
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
-                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux), replay, tuple(records))
+                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux), replay, tuple(records), single)
 
     def valid_for(self, ctx: Any) -> bool:
         """Whether the program's grids hold on ``ctx`` (its workgroup limit is unchanged)."""
@@ -342,6 +349,12 @@ class LaunchProgram:
         first element of each slot's window in ``firsts`` (None: every one 0), ``tail`` after
         every step's parameter words and, where a step has placeholders, ``placeholder``'s
         bindings (``run``) made for ``backend``."""
+        single = self.single
+        if single is not None and firsts is None:  # the usual small op: one step, nothing to patch
+            kernel, pipe, defines, raw0, take, x, y, z = single
+            ctx.record(kernel, pipe, defines, raw0 + tail if tail else raw0,
+                       bindings if take is None else take(bindings), x, y, z)
+            return
         record = ctx.record
         pack_into = _WORD.pack_into
         for pipe, defines, take, hold, kernel, raw, at, raw0, x, y, z in self.replay_steps:
