@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 
 from .layout import strided_span
 
-__all__ = ["BindingSlot", "LaunchProgram", "Region", "Step", "rebased", "strided_region", "strided_window"]
+__all__ = ["BindingSlot", "LaunchProgram", "Record", "Region", "Step", "rebased", "strided_region", "strided_window"]
 
 _U32 = 0xFFFFFFFF
 
@@ -89,8 +89,9 @@ class Step(NamedTuple):
     binding, in order; 0 where a placeholder stands), the ``kernel`` name the step records as and the ``pack`` of its parameter words (the program's,
     unless its record named its own), the parameter bytes of the template (``raw``), the
     patches at their byte offsets in them (``at``: (byte offset of a u32 word, slot, extra))
-    and the template patched for windows that all start at their first element (``raw0``:
-    every patched word its ``extra``)."""
+    the template patched for windows that all start at their first element (``raw0``:
+    every patched word its ``extra``) and whether a replay's per-call parameter bytes follow
+    the words (``tail``)."""
 
     pipeline: Any
     defines: dict[str, object]
@@ -104,6 +105,7 @@ class Step(NamedTuple):
     raw: bytes
     at: tuple[tuple[int, int, int], ...]
     raw0: bytes
+    tail: bool
 
 
 def _placed(backend: Any, bound: tuple[Any, ...], hold: tuple[tuple[int, int], ...],
@@ -127,10 +129,22 @@ def _taker(slots: tuple[int, ...], nslots: int) -> Callable[[Sequence[Any]], tup
     return operator.itemgetter(*slots)
 
 
-#: A dispatch as the planner hands it to ``LaunchProgram.compile``: (pipeline, defines, parameter
-#: words, grid, its bindings' regions), optionally followed by the kernel name and the struct of
-#: its parameter words when they are not the program's (a program of several kernels).
-Record = tuple[Any, ...]
+class Record(NamedTuple):
+    """A dispatch as the planner hands it to ``LaunchProgram.compile`` (a plain tuple of its
+    first five or seven items will do): ``pipeline``, ``defines``, parameter ``words``,
+    ``grid``, its bindings' ``regions``; the ``kernel`` name and the ``packer`` (struct) of its
+    parameter words where they are not the program's (a program of several kernels); ``tail``:
+    whether the per-call parameter bytes of a replay follow its words (an elementwise call's
+    scalars; a fused reduction's only in the pass that evaluates its prologue)."""
+
+    pipeline: Any
+    defines: dict[str, object]
+    words: tuple[int, ...]
+    grid: tuple[int, int, int]
+    regions: tuple[Region, ...]
+    kernel: str | None = None
+    packer: struct.Struct | None = None
+    tail: bool = True
 
 
 def rebased(program: "LaunchProgram", bases: Sequence[tuple[int, int]]) -> list[Record]:
@@ -140,15 +154,14 @@ def rebased(program: "LaunchProgram", bases: Sequence[tuple[int, int]]) -> list[
     other's operands or scratch."""
     out = []
     for record in program.records:
-        pipe, defines, words, grid, regions = record[:5]
-        kernel, packer = (record[5], record[6]) if len(record) > 5 else (program.kernel, program.packer)
         moved = []
-        for region in regions:
+        for region in record.regions:
             if region.base >= 0:
                 base, shift = bases[region.base]
                 region = region._replace(base=base, offset=region.offset + shift)
             moved.append(region)
-        out.append((pipe, defines, words, grid, tuple(moved), kernel, packer))
+        out.append(record._replace(regions=tuple(moved), kernel=record.kernel or program.kernel,
+                                   packer=record.packer or program.packer))
     return out
 
 
@@ -188,12 +201,13 @@ class LaunchProgram:
     steps: tuple[Step, ...]
     aux: tuple[tuple[int, int], ...]
     #: What ``record`` reads of each step, flat: (pipeline, defines, the bindings' getter (None:
-    #: every slot in order), placeholder, kernel, raw, at, raw0, x, y, z).
+    #: every slot in order), placeholder, kernel, raw, at, raw0, tail, x, y, z).
     replay_steps: tuple[tuple[Any, ...], ...] = ()
     #: The records the program was compiled from (``rebased`` embeds them in another program).
     records: tuple[Record, ...] = ()
-    #: A program of one step without placeholders: (kernel, pipeline, defines, raw0, bindings'
-    #: getter, x, y, z), what ``record`` reads of it when no word needs a patch; else None.
+    #: A program of one step without placeholders that takes the tail: (kernel, pipeline,
+    #: defines, raw0, bindings' getter, x, y, z), what ``record`` reads of it when no word
+    #: needs a patch; else None.
     single: tuple[Any, ...] | None = None
 
     @classmethod
@@ -202,9 +216,9 @@ class LaunchProgram:
         """The program of ``records`` (in order) on ``ctx``, each distinct binding one slot."""
         slots: dict[BindingSlot, int] = {}
         steps = []
-        for record in records:
-            pipe, defines, words, grid, regions = record[:5]
-            step_kernel, step_packer = (record[5], record[6]) if len(record) > 5 else (kernel, packer)
+        records = [Record(*record) for record in records]
+        for pipe, defines, words, grid, regions, step_kernel, step_packer, tail in records:
+            step_kernel, step_packer = step_kernel or kernel, step_packer or packer
             bound, patches, hold = [], [], []
             for base, offset, nbytes, itemsize, vector, word, extra in regions:
                 if base < 0:
@@ -223,13 +237,13 @@ class LaunchProgram:
             for offset, _, extra in at:
                 _WORD.pack_into(raw0, offset, extra & _U32)
             steps.append(Step(pipe, defines, words, grid, tuple(patches), tuple(hold), tuple(bound), step_kernel,
-                              step_packer.pack, raw, at, bytes(raw0)))
+                              step_packer.pack, raw, at, bytes(raw0), tail))
         nslots = len(slots)
         replay = tuple((st.pipeline, st.defines, _taker(st.slots, -1 if st.placeholder else nslots),
-                        st.placeholder, st.kernel, st.raw, st.at, st.raw0, *st.grid) for st in steps)
+                        st.placeholder, st.kernel, st.raw, st.at, st.raw0, st.tail, *st.grid) for st in steps)
         single = None
-        if len(replay) == 1 and not replay[0][3]:
-            pipe, defines, take, _, step_kernel, _, _, raw0, x, y, z = replay[0]
+        if len(replay) == 1 and not replay[0][3] and replay[0][8]:
+            pipe, defines, take, _, step_kernel, _, _, raw0, _, x, y, z = replay[0]
             single = (step_kernel, pipe, defines, raw0, take, x, y, z)
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
                    tuple((int(nbytes), int(vec)) for nbytes, vec in aux), replay, tuple(records), single)
@@ -285,7 +299,7 @@ class LaunchProgram:
                 bindings.append((win.buffer, win.offset, _width(win.size, vec)) if vec else win.binding)
                 firsts.append(win.first)
             records = []
-            for _, defines, words, grid, patches, hold, slots, kernel, pack, _, _, _ in self.steps:
+            for _, defines, words, grid, patches, hold, slots, kernel, pack, _, _, _, takes in self.steps:
                 bound = tuple(bindings[s] for s in slots)
                 if hold:
                     if placeholder is None:
@@ -294,10 +308,10 @@ class LaunchProgram:
                 patched = list(words)
                 for word, slot, extra in patches:
                     patched[word] = (firsts[slot] + extra) & _U32
-                records.append((kernel, pack, patched, list(bound), grid, defines))
-            for kernel, pack, words, bound, grid, defines in records:
+                records.append((kernel, pack, patched, list(bound), grid, defines, tail if takes else b""))
+            for kernel, pack, words, bound, grid, defines, extra in records:
                 # (packed here: parameter structs with float fields, e.g. gemm's scales)
-                ctx.dispatch(kernel, pack(*words) + tail, bound, grid, defines)
+                ctx.dispatch(kernel, pack(*words) + extra, bound, grid, defines)
         finally:
             for ptr in reversed(auxes):
                 backend.free(ptr)
@@ -357,7 +371,7 @@ class LaunchProgram:
             return
         record = ctx.record
         pack_into = _WORD.pack_into
-        for pipe, defines, take, hold, kernel, raw, at, raw0, x, y, z in self.replay_steps:
+        for pipe, defines, take, hold, kernel, raw, at, raw0, takes, x, y, z in self.replay_steps:
             bound = bindings if take is None else take(bindings)
             if hold:  # placeholders instead of some slots
                 bound = _placed(backend, bound, hold, placeholder)  # type: ignore[arg-type]
@@ -367,7 +381,7 @@ class LaunchProgram:
                 raw = bytearray(raw)
                 for offset, slot, extra in at:
                     pack_into(raw, offset, (firsts[slot] + extra) & _U32)
-            record(kernel, pipe, defines, raw + tail if tail else raw, bound, x, y, z)
+            record(kernel, pipe, defines, raw + tail if tail and takes else raw, bound, x, y, z)
 
 
 def strided_region(base: int, itemsize: int, origin: int, dims: Sequence[tuple[int, int]],

@@ -90,7 +90,7 @@ from .base import ReduceOp
 from .elementwise import _scalar_load, scalar_words
 from .errors import invalid_argument, unsupported
 from .kernels import library_code
-from .launch import LaunchProgram, Region
+from .launch import LaunchProgram, Record, Region
 from .ops_elementwise import ArrayOperand, ScalarOperand, merge_dims
 from .plan_cache import PlanCache
 from .elementwise_ops import expression
@@ -1005,7 +1005,7 @@ class _Plan:
     prologue: _PrologueCode | None = None
     #: ``_compile``'s program for one context (built on first launch; replaced whole, so
     #: threads racing to build it just build equal ones).
-    compiled: Any = field(default=None, compare=False, repr=False)
+    compiled: "_Compiled | None" = field(default=None, compare=False, repr=False)
 
     def check(self, backend: "WebGpuBackend", ptr: int, itemsize: int, span: tuple[int, int] | None,
               what: str) -> tuple[Any, int]:
@@ -1020,29 +1020,41 @@ class _Plan:
             )
         return alloc, offset
 
-    def _compile(self, ctx: Any) -> tuple[Any, ...]:
-        """The steps as a ``launch.LaunchProgram`` for ``ctx``: (ctx, the program, the scratch
-        buffers it binds as (name, bytes), the dummy slots it binds). Its operands: 0 the
-        source (word 5 takes its window's first element; the vector path binds the same window
-        cut to whole 16-byte vectors), 1 the destination (word 6: the first element plus the
-        offset of element [0..0]), 2, 3, ... the scratch buffers (at their start), then the
-        dummy slots."""
+    def _compile(self, ctx: Any) -> _Compiled:
+        """The steps as a ``launch.LaunchProgram`` for ``ctx``. Its operands: 0 the source
+        (word 5 takes its window's first element; the vector path binds the same window cut
+        to whole 16-byte vectors; with a prologue the source is virtual: word 5 takes the
+        element index, a dummy stands in its binding), 1 the destination (word 6: the first
+        element plus the offset of element [0..0]), 2, 3, ... a prologue's array inputs (each
+        bound whole in the prologue's pass, the words after the step's taking their first
+        elements, then its static words; its scalars' words are the replay's per-call bytes),
+        then the scratch buffers (at their start), then the dummy slots."""
         ssz, dsz = self.src_itemsize, self.dst_itemsize
+        pro = self.prologue
+        leaves = pro.arrays if pro is not None else ()
         needs: dict[str, int] = {}
         for step in self.steps:
             for r in step.regions:
                 if r[0] == "scratch":
                     needs[r[1]] = max(needs.get(r[1], 0), r[2])
-        names = {name: 2 + k for k, name in enumerate(needs)}
+        names = {name: 2 + len(leaves) + k for k, name in enumerate(needs)}
         dummies: dict[int, int] = {}
         records = []
+
+        def dummy() -> Region:  # the dummy of this binding position (``_Scratch.dummy_region``)
+            index = dummies.setdefault(len(regions) % _DUMMY_SLOTS, len(dummies))
+            return Region(2 + len(leaves) + len(names) + index, 0, 256, 4, 0, 0, 0)
+
         for step in self.steps:
             words = [int(w) & 0xFFFFFFFF for w in step.params]
             words[5] = words[6] = 0  # (``_step`` leaves them 0: the windows' first elements)
             regions: list[Region] = []
             for r in step.regions:
                 kind = r[0]
-                if kind == "src":
+                if kind == "src" and pro is not None:  # virtual source: the element index, no binding
+                    words[5] = r[1]
+                    regions.append(dummy())
+                elif kind == "src":
                     regions.append(Region(0, r[1] * ssz, r[2] * ssz, ssz, 0, 5, 0))
                 elif kind == "srcv":
                     regions.append(Region(0, r[1] * ssz, r[2] * ssz, ssz, -16, 5, 0))
@@ -1050,33 +1062,56 @@ class _Plan:
                     regions.append(Region(1, r[1] * dsz, r[2] * dsz, dsz, 0, 6, r[3]))
                 elif kind == "scratch":
                     regions.append(Region(names[r[1]], 0, max(4, (r[2] + 3) // 4 * 4), 4, 0, 0, 0))
-                else:  # the dummy of this binding position (``_Scratch.dummy_region``)
-                    slot = len(regions) % _DUMMY_SLOTS
-                    index = dummies.setdefault(slot, len(dummies))
-                    regions.append(Region(2 + len(names) + index, 0, 256, 4, 0, 0, 0))
-            records.append((ctx.pipeline(step.kernel, len(regions), step.defines), step.defines, tuple(words),
-                            ctx.fold_grid(step.groups), tuple(regions), step.kernel, _words_struct(len(words))))
+                else:
+                    regions.append(dummy())
+            if step.prologue:
+                for slot, (_, size, (lo, hi)) in enumerate(leaves):
+                    regions.append(Region(2 + slot, lo * size, (hi - lo + 1) * size, size, 0, len(words), -lo))
+                    words.append(0)
+                words += pro.static  # type: ignore[union-attr]
+            records.append(Record(ctx.pipeline(step.kernel, len(regions), step.defines), step.defines, tuple(words),
+                                  ctx.fold_grid(step.groups), tuple(regions), step.kernel, _words_struct(len(words)),
+                                  step.prologue))
         program = LaunchProgram.compile(self.steps[0].kernel, _words_struct(0), ctx, records, ())
-        return (ctx, program, tuple(needs.items()), tuple(dummies))
+        return _Compiled(ctx, program, tuple(needs.items()), tuple(dummies))
 
-    def launch(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int) -> None:
-        """``run`` for a plan without a prologue, on the hot path: the steps are a
-        ``launch.LaunchProgram`` (``_compile``, made once per context); per call the pointers
-        are checked as ``run`` checks them and the program replayed (the windows and grids are
-        valid by construction). A ``dispatch`` wrapper set on the context (the profiler's
-        host-time mode, test spies) gets every dispatch through ``run``."""
+    def launch(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int, prologue: Prologue | None = None) -> None:
+        """``run`` on the hot path: the steps are a ``launch.LaunchProgram`` (``_compile``,
+        made once per context); per call the pointers (a plan with a prologue: those of
+        ``prologue``'s array inputs, ``src_ptr`` unused) are checked as ``run`` checks them and
+        the program replayed (the windows and grids are valid by construction), a prologue's
+        scalar values as its pass's per-call parameter bytes. A ``dispatch`` wrapper set on the
+        context (the profiler's host-time mode, test spies) gets every dispatch through
+        ``run``."""
         ctx = backend._ctx
-        if ctx is None or ctx.__dict__.get("dispatch") is not None or self.prologue is not None:
-            self.run(backend, src_ptr, dst_ptr, _slow=True)
+        pro = self.prologue
+        if ctx is None or ctx.__dict__.get("dispatch") is not None or (pro is None) != (prologue is None):
+            self.run(backend, src_ptr, dst_ptr, prologue, _slow=True)
             return
         # the pointer checks of ``check`` (inline: this is the hot path)
-        ssz = self.src_itemsize
-        src_alloc, src_off = backend.resolve(src_ptr, 0)
-        if src_off % ssz:
-            raise invalid_argument(f"source pointer offset {src_off} is not a multiple of the item size {ssz}")
-        span = self.src_span
-        if span is not None and (src_off + span[0] < 0 or src_off + span[1] > src_alloc.nbytes):
-            self.check(backend, src_ptr, ssz, span, "source")  # raises
+        bases: list[Any] = []
+        tail = b""
+        if pro is None:
+            ssz = self.src_itemsize
+            src_alloc, src_off = backend.resolve(src_ptr, 0)
+            if src_off % ssz:
+                raise invalid_argument(f"source pointer offset {src_off} is not a multiple of the item size {ssz}")
+            span = self.src_span
+            if span is not None and (src_off + span[0] < 0 or src_off + span[1] > src_alloc.nbytes):
+                self.check(backend, src_ptr, ssz, span, "source")  # raises
+            src_buf = src_alloc.buffer
+            bases.append((src_buf, src_buf.size, src_alloc.nbytes, src_off, src_ptr, src_alloc.whole))
+        else:
+            inputs = prologue.inputs  # type: ignore[union-attr]
+            for k, size, (lo, hi) in pro.arrays:  # the range of ``run``'s windows
+                ptr = inputs[k].ptr
+                alloc, off = backend.resolve(ptr + lo * size, (hi - lo + 1) * size)
+                if off % size:
+                    raise invalid_argument(f"pointer offset {off} is not a multiple of the item size {size}")
+                buf = alloc.buffer
+                bases.append((buf, buf.size, alloc.nbytes, off - lo * size, ptr, alloc.whole))
+            if pro.scalars:
+                tail = b"".join([_word_bytes(scalar_words(inputs[k].value, dtype)) for k, dtype in pro.scalars])
         dsz = self.dst_itemsize
         dst_alloc, dst_off = backend.resolve(dst_ptr, 0)
         if dst_off % dsz:
@@ -1085,35 +1120,37 @@ class _Plan:
         if span is not None and (dst_off + span[0] < 0 or dst_off + span[1] > dst_alloc.nbytes):
             self.check(backend, dst_ptr, dsz, span, "destination")  # raises
         compiled = self.compiled
-        if compiled is None or compiled[0] is not ctx or compiled[1].max_workgroups != ctx.max_workgroups_per_dim:
+        if compiled is None or compiled.ctx is not ctx or not compiled.program.valid_for(ctx):
             if not self.steps:
                 return
             compiled = self.compiled = self._compile(ctx)
-        src_buf = src_alloc.buffer
         dst_buf = dst_alloc.buffer
-        bases = [(src_buf, src_buf.size, src_alloc.nbytes, src_off, src_ptr, src_alloc.whole),
-                 (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off, dst_ptr, dst_alloc.whole)]
-        program = compiled[1]
-        if not compiled[2] and not compiled[3]:
-            program.replay(backend, ctx, bases, _no_placeholder)
+        dst_base = (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off, dst_ptr, dst_alloc.whole)
+        if pro is None:
+            bases.insert(1, dst_base)
+        else:  # (the virtual source has no base of its own: the destination's in its place)
+            bases[0:0] = [dst_base, dst_base]
+        program = compiled.program
+        if not compiled.scratch and not compiled.dummies:
+            program.replay(backend, ctx, bases, _no_placeholder, tail)
             return
         scratch = _scratch(ctx)  # the scratch buffers stay put until the end
         with scratch.lock:
-            for name, nbytes in compiled[2]:
+            for name, nbytes in compiled.scratch:
                 buf = scratch.get(name, nbytes)[0]
                 bases.append((buf, buf.size, buf.size, 0, None))
             dummies = scratch.dummy_bases
-            for slot in compiled[3]:
+            for slot in compiled.dummies:
                 bases.append(dummies[slot])
-            program.replay(backend, ctx, bases, _no_placeholder)
+            program.replay(backend, ctx, bases, _no_placeholder, tail)
 
     def run(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int,
             prologue: Prologue | None = None, *, _slow: bool = False) -> None:
         """Check the pointers, then record the steps (``prologue``: the fused source's operands,
         for a plan made with one)."""
         pro = self.prologue
-        if pro is None and not _slow:
-            self.launch(backend, src_ptr, dst_ptr)
+        if not _slow:
+            self.launch(backend, src_ptr, dst_ptr, prologue)
             return
         if pro is None:
             self.check(backend, src_ptr, self.src_itemsize, self.src_span, "source")
@@ -1161,6 +1198,21 @@ class _Plan:
                     regions += leaf_regions
                     params += ext
                 ctx.dispatch(step.kernel, params, regions, ctx.fold_grid(step.groups), step.defines)
+
+
+class _Compiled(NamedTuple):
+    """A plan's steps compiled for one context: the ``program``, the scratch buffers it binds
+    as (name, bytes) and the dummy slots it binds (its operands after the scratch)."""
+
+    ctx: Any
+    program: LaunchProgram
+    scratch: tuple[tuple[str, int], ...]
+    dummies: tuple[int, ...]
+
+
+def _word_bytes(words: list[int]) -> bytes:
+    """``words`` as little-endian u32 parameter bytes."""
+    return _words_struct(len(words)).pack(*words)
 
 
 def _words_struct(n: int) -> struct.Struct:
@@ -1522,10 +1574,7 @@ def reduce_strided(
                      prologue)
         if key is not None:
             _keep_plan(plans, key, plan)
-    if plan.prologue is None:
-        plan.launch(backend, src_ptr, dst_ptr)
-    else:
-        plan.run(backend, src_ptr, dst_ptr, prologue)
+    plan.launch(backend, src_ptr, dst_ptr, prologue)
 
 
 class _KeptReduce:
