@@ -1084,34 +1084,45 @@ class _Plan:
         context (the profiler's host-time mode, test spies) gets every dispatch through
         ``run``."""
         ctx = backend._ctx
-        pro = self.prologue
-        if ctx is None or ctx.__dict__.get("dispatch") is not None or (pro is None) != (prologue is None):
+        if ctx is None or ctx.__dict__.get("dispatch") is not None:
             self.run(backend, src_ptr, dst_ptr, prologue, _slow=True)
             return
+        if self.prologue is not None:
+            self._launch_fused(backend, ctx, dst_ptr, prologue)  # type: ignore[arg-type]
+            return
         # the pointer checks of ``check`` (inline: this is the hot path)
-        bases: list[Any] = []
-        tail = b""
-        if pro is None:
-            ssz = self.src_itemsize
-            src_alloc, src_off = backend.resolve(src_ptr, 0)
-            if src_off % ssz:
-                raise invalid_argument(f"source pointer offset {src_off} is not a multiple of the item size {ssz}")
-            span = self.src_span
-            if span is not None and (src_off + span[0] < 0 or src_off + span[1] > src_alloc.nbytes):
-                self.check(backend, src_ptr, ssz, span, "source")  # raises
-            src_buf = src_alloc.buffer
-            bases.append((src_buf, src_buf.size, src_alloc.nbytes, src_off, src_ptr, src_alloc.whole))
-        else:
-            inputs = prologue.inputs  # type: ignore[union-attr]
-            for k, size, (lo, hi) in pro.arrays:  # the range of ``run``'s windows
-                ptr = inputs[k].ptr
-                alloc, off = backend.resolve(ptr + lo * size, (hi - lo + 1) * size)
-                if off % size:
-                    raise invalid_argument(f"pointer offset {off} is not a multiple of the item size {size}")
-                buf = alloc.buffer
-                bases.append((buf, buf.size, alloc.nbytes, off - lo * size, ptr, alloc.whole))
-            if pro.scalars:
-                tail = b"".join([_word_bytes(scalar_words(inputs[k].value, dtype)) for k, dtype in pro.scalars])
+        ssz = self.src_itemsize
+        src_alloc, src_off = backend.resolve(src_ptr, 0)
+        if src_off % ssz:
+            raise invalid_argument(f"source pointer offset {src_off} is not a multiple of the item size {ssz}")
+        span = self.src_span
+        if span is not None and (src_off + span[0] < 0 or src_off + span[1] > src_alloc.nbytes):
+            self.check(backend, src_ptr, ssz, span, "source")  # raises
+        src_buf = src_alloc.buffer
+        src_base = (src_buf, src_buf.size, src_alloc.nbytes, src_off, src_ptr, src_alloc.whole)
+        self._replay(backend, ctx, [src_base, self._dst_base(backend, dst_ptr)], b"")
+
+    def _launch_fused(self, backend: "WebGpuBackend", ctx: Any, dst_ptr: int, prologue: Prologue) -> None:
+        """``launch`` of a plan with a prologue: the ranges of ``run``'s windows of the
+        prologue's array inputs checked, its scalars' words the per-call parameter bytes."""
+        pro = self.prologue
+        assert pro is not None
+        inputs = prologue.inputs
+        leaves = []
+        for k, size, (lo, hi) in pro.arrays:
+            ptr = inputs[k].ptr
+            alloc, off = backend.resolve(ptr + lo * size, (hi - lo + 1) * size)
+            if off % size:
+                raise invalid_argument(f"pointer offset {off} is not a multiple of the item size {size}")
+            buf = alloc.buffer
+            leaves.append((buf, buf.size, alloc.nbytes, off - lo * size, ptr, alloc.whole))
+        tail = b"".join([_word_bytes(scalar_words(inputs[k].value, dtype)) for k, dtype in pro.scalars])
+        dst_base = self._dst_base(backend, dst_ptr)
+        # (the virtual source has no base of its own: the destination's in its place)
+        self._replay(backend, ctx, [dst_base, dst_base, *leaves], tail)
+
+    def _dst_base(self, backend: "WebGpuBackend", dst_ptr: int) -> tuple[Any, ...]:
+        """The replay base of the destination, its pointer checked as ``check`` does."""
         dsz = self.dst_itemsize
         dst_alloc, dst_off = backend.resolve(dst_ptr, 0)
         if dst_off % dsz:
@@ -1119,17 +1130,17 @@ class _Plan:
         span = self.dst_span
         if span is not None and (dst_off + span[0] < 0 or dst_off + span[1] > dst_alloc.nbytes):
             self.check(backend, dst_ptr, dsz, span, "destination")  # raises
+        dst_buf = dst_alloc.buffer
+        return (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off, dst_ptr, dst_alloc.whole)
+
+    def _replay(self, backend: "WebGpuBackend", ctx: Any, bases: list[Any], tail: bytes) -> None:
+        """Replay the compiled program (made now where there is none for ``ctx``) with the
+        operands at ``bases`` and the scratch and dummies after them."""
         compiled = self.compiled
-        if compiled is None or compiled.ctx is not ctx or not compiled.program.valid_for(ctx):
+        if compiled is None or compiled.ctx is not ctx or compiled.program.max_workgroups != ctx.max_workgroups_per_dim:
             if not self.steps:
                 return
             compiled = self.compiled = self._compile(ctx)
-        dst_buf = dst_alloc.buffer
-        dst_base = (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off, dst_ptr, dst_alloc.whole)
-        if pro is None:
-            bases.insert(1, dst_base)
-        else:  # (the virtual source has no base of its own: the destination's in its place)
-            bases[0:0] = [dst_base, dst_base]
         program = compiled.program
         if not compiled.scratch and not compiled.dummies:
             program.replay(backend, ctx, bases, _no_placeholder, tail)
