@@ -86,12 +86,12 @@ class Step(NamedTuple):
     ``grid``, ``patches`` ((word, slot, extra): word = first element of the slot's window +
     extra), ``placeholder`` ((binding index, bytes) of each binding that is a placeholder of at
     least that many bytes instead of its slot; usually none), ``slots`` (the slot of each
-    binding, in order; 0 where a placeholder stands), the ``kernel`` name the step records as and the ``pack`` of its parameter words (the program's,
-    unless its record named its own), the parameter bytes of the template (``raw``), the
-    patches at their byte offsets in them (``at``: (byte offset of a u32 word, slot, extra))
-    the template patched for windows that all start at their first element (``raw0``:
-    every patched word its ``extra``) and whether a replay's per-call parameter bytes follow
-    the words (``tail``)."""
+    binding, in order; 0 where a placeholder stands), the ``kernel`` name the step records as
+    and the ``pack`` of its parameter words (the program's, unless its record named its own),
+    the parameter bytes of the template (``raw``), the patches at their byte offsets in them
+    (``at``: (byte offset of a u32 word, slot, extra)), the template patched for windows that
+    all start at their first element (``raw0``: every patched word its ``extra``) and whether a
+    replay's per-call parameter bytes follow the words (``tail``)."""
 
     pipeline: Any
     defines: dict[str, object]

@@ -60,8 +60,8 @@ class ScalarOperand:
 
 Operand = ArrayOperand | ScalarOperand
 
-__all__ = ["ArrayOperand", "ElementwiseCall", "Operand", "ScalarOperand", "binary", "copy_bytes", "copy_strided", "elementwise",
-           "extent", "launch_plan", "merge_dims", "plan_chunks", "unary"]
+__all__ = ["ArrayOperand", "ElementwiseCall", "Operand", "ScalarOperand", "binary", "copy_bytes", "copy_strided",
+           "elementwise", "extent", "launch_plan", "merge_dims", "plan_chunks", "unary"]
 
 
 def _check_dtype(backend, dtype: str) -> None:
@@ -100,9 +100,9 @@ def launch_plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], c
                 out: ArrayOperand, shape: Sequence[int], *, lets: str = "") -> ElementwiseCall | None:
     """The launch plan of ``elementwise(backend, expr, ...)`` (None: nothing to do), from the
     backend's plan cache or made and cached now. Validates the call as ``elementwise`` does,
-    except the pointers: ``ElementwiseCall.launch`` (or ``run``) checks those at every call. Callers that
-    repeat one call structure keep the plan and call ``launch`` with new pointers and scalar
-    values (``gputensor._dispatch``)."""
+    except the pointers: ``ElementwiseCall.launch`` (or ``run``) checks those at every call.
+    Callers that repeat one call structure keep the plan and call ``launch`` with new pointers
+    and scalar values (``gputensor._dispatch``)."""
     try:
         key = (expr, expr_type, tuple(casts), out.dtype, out.strides, tuple(shape),
                tuple([(op.dtype, op.strides if type(op) is ArrayOperand else None)

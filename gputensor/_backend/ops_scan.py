@@ -84,8 +84,8 @@ from .validate import check_distinct, check_dtype, check_int, check_ints, check_
 from .elementwise_ops import expression
 from .wgsl_types import STORAGE_TYPES, StorageType, convert, literal, storage_type
 
-__all__ = ["DTYPES", "OPS", "RowDim", "accumulator_dtype", "choose_mode", "chunk_length", "merge_rows", "rows_program", "scan",
-           "planned_scan", "scan_strided", "settings", "vector_unit"]
+__all__ = ["DTYPES", "OPS", "RowDim", "accumulator_dtype", "choose_mode", "chunk_length", "merge_rows",
+           "rows_program", "scan", "planned_scan", "scan_strided", "settings", "vector_unit"]
 
 KERNEL = "scan"
 WG = 256
