@@ -205,9 +205,8 @@ class LaunchProgram:
     replay_steps: tuple[tuple[Any, ...], ...] = ()
     #: The records the program was compiled from (``rebased`` embeds them in another program).
     records: tuple[Record, ...] = ()
-    #: A program of one step without placeholders that takes the tail: (kernel, pipeline,
-    #: defines, raw0, bindings' getter, x, y, z), what ``record`` reads of it when no word
-    #: needs a patch; else None.
+    #: A program of one step without placeholders: (kernel, pipeline, defines, raw0, bindings'
+    #: getter, tail, x, y, z), what ``record`` reads of it when no word needs a patch; else None.
     single: tuple[Any, ...] | None = None
 
     @classmethod
@@ -242,9 +241,9 @@ class LaunchProgram:
         replay = tuple((st.pipeline, st.defines, _taker(st.slots, -1 if st.placeholder else nslots),
                         st.placeholder, st.kernel, st.raw, st.at, st.raw0, st.tail, *st.grid) for st in steps)
         single = None
-        if len(replay) == 1 and not replay[0][3] and replay[0][8]:
-            pipe, defines, take, _, step_kernel, _, _, raw0, _, x, y, z = replay[0]
-            single = (step_kernel, pipe, defines, raw0, take, x, y, z)
+        if len(replay) == 1 and not replay[0][3]:
+            pipe, defines, take, _, step_kernel, _, _, raw0, takes, x, y, z = replay[0]
+            single = (step_kernel, pipe, defines, raw0, take, takes, x, y, z)
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
                    tuple((int(nbytes), int(vec)) for nbytes, vec in aux), replay, tuple(records), single)
 
@@ -365,8 +364,8 @@ class LaunchProgram:
         bindings (``run``) made for ``backend``."""
         single = self.single
         if single is not None and firsts is None:  # the usual small op: one step, nothing to patch
-            kernel, pipe, defines, raw0, take, x, y, z = single
-            ctx.record(kernel, pipe, defines, raw0 + tail if tail else raw0,
+            kernel, pipe, defines, raw0, take, takes, x, y, z = single
+            ctx.record(kernel, pipe, defines, raw0 + tail if tail and takes else raw0,
                        bindings if take is None else take(bindings), x, y, z)
             return
         record = ctx.record
