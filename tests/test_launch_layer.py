@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import gputensor as gt
+from _compare import tol
 from gputensor._backend import BackendError, BackendErrorKind
 from gputensor._backend import layout, ops_scan, validate
 from gputensor._backend.launch import LaunchProgram, Region, strided_region
@@ -115,3 +116,38 @@ def test_repeated_radix_sorts_replay(backend, monkeypatch):
     monkeypatch.undo()
     monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 8192)
     sorts(2, (5000,))
+
+
+def test_repeated_fused_reductions_replay(backend, monkeypatch):
+    """A reduction of an elementwise DAG (its prologue in the loads) of one structure: the
+    first call plans it, the next replay the kept plan with new data, scalars and views; a
+    changed knob or a dispatch wrapper takes the full path; results as NumPy's."""
+    from gputensor import _dispatch
+    from gputensor._backend import config
+
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((40, 65)).astype(np.float32)
+    xg = gt.asarray(base)
+
+    def check(scale, rows=slice(None)):
+        y = rng.standard_normal((40, 64)).astype(np.float32)
+        yg = gt.asarray(y)
+        with gt.fusion(True):
+            got = gt.sum(gt.exp(xg[rows, 1:] - yg[rows]) * scale + 1.0, axis=-1)
+        want = (np.exp(base[rows, 1:].astype(np.float64) - y[rows]) * scale + 1.0).sum(-1)
+        np.testing.assert_allclose(np.asarray(got), want, **tol("float32", "chained"))
+
+    _dispatch._FUSED_REDUCE.clear()
+    for scale in (2.0, -0.5, 3.25):
+        check(scale)
+    assert len(_dispatch._FUSED_REDUCE) == 1
+    check(1.5, slice(3, 20))  # another structure (a view): planned, then replayed
+    check(-2.0, slice(3, 20))
+    with config.override(reduce_workgroups=7):  # the kept plans do not hold under other knobs
+        check(0.25)
+    seen = []
+    original = backend.context.dispatch
+    monkeypatch.setattr(backend.context, "dispatch",
+                        lambda name, *args, **kw: (seen.append(name), original(name, *args, **kw)))
+    check(4.0)
+    assert seen

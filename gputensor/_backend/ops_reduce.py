@@ -105,6 +105,7 @@ __all__ = [
     "ReductionOp",
     "configure",
     "planned_reduce",
+    "planned_reduce_fused",
     "reduce_contiguous",
     "reduce_strided",
 ]
@@ -1103,20 +1104,34 @@ class _Plan:
         self._replay(backend, ctx, [src_base, self._dst_base(backend, dst_ptr)], b"")
 
     def _launch_fused(self, backend: "WebGpuBackend", ctx: Any, dst_ptr: int, prologue: Prologue) -> None:
-        """``launch`` of a plan with a prologue: the ranges of ``run``'s windows of the
-        prologue's array inputs checked, its scalars' words the per-call parameter bytes."""
+        """``launch`` of a plan with a prologue (``launch_fused`` with ``prologue``'s array
+        pointers and scalar values)."""
+        inputs = prologue.inputs
         pro = self.prologue
         assert pro is not None
-        inputs = prologue.inputs
+        self.launch_fused(backend, [inputs[k].ptr for k, _, _ in pro.arrays],
+                          [inputs[k].value for k, _ in pro.scalars], dst_ptr)
+
+    def launch_fused(self, backend: "WebGpuBackend", ptrs: Sequence[int], values: Sequence[Any],
+                     dst_ptr: int) -> None:
+        """Record a plan with a prologue for its array inputs at ``ptrs`` and its scalar inputs'
+        ``values`` (each in the order of the prologue's inputs): the ranges of ``run``'s
+        windows checked, the scalars' words the per-call parameter bytes. BackendError as
+        ``reduce_strided``, before anything is recorded."""
+        pro = self.prologue
+        assert pro is not None
+        ctx = backend._ctx
+        if ctx is None or ctx.__dict__.get("dispatch") is not None:
+            self._dispatch(backend, 0, dst_ptr, ptrs, values)
+            return
         leaves = []
-        for k, size, (lo, hi) in pro.arrays:
-            ptr = inputs[k].ptr
+        for (_, size, (lo, hi)), ptr in zip(pro.arrays, ptrs):
             alloc, off = backend.resolve(ptr + lo * size, (hi - lo + 1) * size)
             if off % size:
                 raise invalid_argument(f"pointer offset {off} is not a multiple of the item size {size}")
             buf = alloc.buffer
             leaves.append((buf, buf.size, alloc.nbytes, off - lo * size, ptr, alloc.whole))
-        tail = b"".join([_word_bytes(scalar_words(inputs[k].value, dtype)) for k, dtype in pro.scalars])
+        tail = b"".join([_word_bytes(scalar_words(value, dtype)) for (_, dtype), value in zip(pro.scalars, values)])
         dst_base = self._dst_base(backend, dst_ptr)
         # (the virtual source has no base of its own: the destination's in its place)
         self._replay(backend, ctx, [dst_base, dst_base, *leaves], tail)
@@ -1163,20 +1178,33 @@ class _Plan:
         if not _slow:
             self.launch(backend, src_ptr, dst_ptr, prologue)
             return
+        ptrs: list[int] = []
+        values: list[Any] = []
+        if pro is not None:
+            assert prologue is not None
+            ptrs = [prologue.inputs[k].ptr for k, _, _ in pro.arrays]
+            values = [prologue.inputs[k].value for k, _ in pro.scalars]
+        self._dispatch(backend, src_ptr, dst_ptr, ptrs, values)
+
+    def _dispatch(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int, ptrs: Sequence[int],
+                  values: Sequence[Any]) -> None:
+        """``run``'s reference path: the pointers checked, every step recorded through
+        ``WgpuContext.dispatch`` (a prologue's array inputs at ``ptrs``, its scalar values
+        ``values``)."""
+        pro = self.prologue
         if pro is None:
             self.check(backend, src_ptr, self.src_itemsize, self.src_span, "source")
         self.check(backend, dst_ptr, self.dst_itemsize, self.dst_span, "destination")
         leaf_regions: list[Any] = []
         ext: list[int] = []
         if pro is not None:
-            assert prologue is not None
-            for k, size, (lo, hi) in pro.arrays:  # every input view bound once, whole
-                w = backend.window(prologue.inputs[k].ptr + lo * size, (hi - lo + 1) * size, size)
+            for (_, size, (lo, hi)), ptr in zip(pro.arrays, ptrs):  # every input view bound once, whole
+                w = backend.window(ptr + lo * size, (hi - lo + 1) * size, size)
                 leaf_regions.append(w.binding)
                 ext.append(w.first - lo)
             ext += pro.static
-            for k, dtype in pro.scalars:
-                ext += scalar_words(prologue.inputs[k].value, dtype)
+            for (_, dtype), value in zip(pro.scalars, values):
+                ext += scalar_words(value, dtype)
         if not self.steps:
             return
         ctx = backend.context
@@ -1569,16 +1597,7 @@ def reduce_strided(
         key = None
     if key is not None:
         shape, strides, reduce_axes, dst_strides = key[4], key[5], key[6], key[7]
-        if not _plain_key(key):  # e.g. True for 1 or 2.0 for 2: equal keys, different meaning
-            key = None
-        else:
-            key = key + (_knobs(),)
-    if key is not None and prologue is not None:
-        try:
-            key = key + (prologue.structure(),)
-            hash(key)
-        except (TypeError, AttributeError):
-            key = None
+        key = _plan_key(key, prologue)
     plan = plans.get(key) if key is not None else None
     if plan is None:
         plan = _plan(backend, op, src_dtype, shape, strides, reduce_axes, dst_dtype, acc_dtype, dst_strides, ddof,
@@ -1586,6 +1605,22 @@ def reduce_strided(
         if key is not None:
             _keep_plan(plans, key, plan)
     plan.launch(backend, src_ptr, dst_ptr, prologue)
+
+
+def _plan_key(key: tuple[Any, ...], prologue: Prologue | None) -> tuple[Any, ...] | None:
+    """The plan cache key of a ``reduce_strided`` call from its arguments' ``key`` (op, dtypes,
+    shape, strides, axes, dst strides, ddof): with the knobs and the prologue's structure;
+    None where an argument is not plain (``_plain_key``) or the structure is not hashable."""
+    if not _plain_key(key):  # e.g. True for 1 or 2.0 for 2: equal keys, different meaning
+        return None
+    key = key + (_knobs(),)
+    if prologue is not None:
+        try:
+            key = key + (prologue.structure(),)
+            hash(key)
+        except (TypeError, AttributeError):
+            return None
+    return key
 
 
 class _KeptReduce:
@@ -1620,6 +1655,33 @@ def planned_reduce(backend: Any, op: str, src_dtype: str, shape: tuple[int, ...]
     if plan is None or plan.prologue is not None:
         return None
     return _KeptReduce(plan, backend, knobs)
+
+
+class _KeptFusedReduce(_KeptReduce):
+    """A ``reduce_strided`` plan with a prologue handed to a caller that replays it
+    (``planned_reduce_fused``): ``launch(backend, ptrs, values, dst)`` records it for the
+    prologue's array inputs at ``ptrs`` and its scalar values ``values`` (in the order of the
+    prologue's inputs), checking the pointers as ``reduce_strided`` would."""
+
+    __slots__ = ()
+
+    def __init__(self, plan: Any, backend: Any, knobs: Any) -> None:
+        super().__init__(plan, backend, knobs)
+        self.launch = plan.launch_fused
+
+
+def planned_reduce_fused(backend: Any, op: str, src_dtype: str, shape: tuple[int, ...], strides: tuple[int, ...],
+                         reduce_axes: tuple[int, ...], dst_dtype: str, prologue: Prologue, *,
+                         acc_dtype: str | None = None, dst_strides: tuple[int, ...] | None = None,
+                         ddof: float = 0) -> _KeptFusedReduce | None:
+    """The plan an earlier ``reduce_strided`` call with these arguments and a prologue of the
+    structure of ``prologue`` kept on ``backend``; None when there is none."""
+    key = _plan_key((op, src_dtype, dst_dtype, acc_dtype, tuple(shape), tuple(strides), tuple(reduce_axes),
+                     None if dst_strides is None else tuple(dst_strides), ddof), prologue)
+    plan = _plans(backend).get(key) if key is not None else None
+    if plan is None or plan.prologue is None:
+        return None
+    return _KeptFusedReduce(plan, backend, key[9])
 
 
 #: Plans kept per backend (``_plans(backend)``: its dict; ``_keep_plan``: store one).
