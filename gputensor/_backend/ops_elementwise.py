@@ -232,12 +232,14 @@ class ElementwiseCall:
     a call whose windows all start at their first element takes ``zero``, whose parameter
     bytes need no patch."""
 
-    __slots__ = ("itemsizes", "chunks", "chunk_slots", "slot_keys", "slot_ptrs", "slot_sizes", "spans",
-                 "modulus", "programs", "zero", "scalar_dtypes", "ctx", "float_struct", "last_scalar")
+    __slots__ = ("itemsizes", "n_arrays", "n_scalars", "chunks", "chunk_slots", "slot_keys", "slot_ptrs",
+                 "slot_sizes", "spans", "modulus", "programs", "zero", "scalar_dtypes", "ctx", "float_struct",
+                 "last_scalar")
 
     def __init__(self, itemsizes: list[int], chunks: list[_Chunk], modulus: int,
                  scalar_dtypes: list[str], ctx: Any) -> None:
         self.itemsizes = itemsizes
+        self.n_arrays, self.n_scalars = len(itemsizes), len(scalar_dtypes)
         self.chunks = chunks
         self.modulus = modulus
         self.scalar_dtypes = scalar_dtypes
@@ -305,8 +307,8 @@ class ElementwiseCall:
         range is checked before anything is recorded: BackendError (invalid argument) for
         unknown or freed pointers, ranges past an allocation's end, misaligned pointers and a
         wrong number of pointers or values."""
-        if len(ptrs) != len(self.itemsizes) or len(values) != len(self.scalar_dtypes):
-            raise invalid_argument(f"a plan for {len(self.itemsizes)} arrays and {len(self.scalar_dtypes)} "
+        if len(ptrs) != self.n_arrays or len(values) != self.n_scalars:
+            raise invalid_argument(f"a plan for {self.n_arrays} arrays and {self.n_scalars} "
                                    f"scalars got {len(ptrs)} pointers and {len(values)} values")
         tail = self._scalar_bytes(values) if values else b""
         getter = self.slot_ptrs
