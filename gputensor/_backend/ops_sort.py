@@ -23,8 +23,8 @@ Radix sort (rows of ``n > BITONIC_C`` elements): 8-bit digits, ``ceil(bits / 8)`
 elements of a row, with the grid (row, tile):
 
 1. ``sort_hist``: per-tile digit counts into ``hist[row][digit][tile]`` (workgroup atomics);
-2. ``ops_scan.scan``: one inclusive scan per row over its ``256 * ntiles`` counts (digit-major,
-   so the entry before (d, t) is where tile t's elements of digit d start);
+2. ``ops_scan``'s row scan: one inclusive scan per row over its ``256 * ntiles`` counts
+   (digit-major, so the entry before (d, t) is where tile t's elements of digit d start);
 3. ``sort_scatter`` or ``sort_scatter_sg``: each tile sorts itself by the digit in workgroup
    memory, stably and deterministically, then writes element p to
    ``start[d] + p - local_start[d]``, striped so runs of a digit are written consecutively.
@@ -52,8 +52,13 @@ requested output directly (sorted values in the source dtype -- packed 8/16-bit 
 column indices (argsort / unique carry them; sort carries none).
 
 Bitonic sort (``n <= BITONIC_C``): one kernel, ``BITONIC_C`` slots per workgroup, several short
-rows per workgroup, compare-exchange on (key, column): stable as well. Its dispatches for a call structure are
-planned once as a ``launch.LaunchProgram`` kept per backend; a repeated call replays it.
+rows per workgroup, compare-exchange on (key, column): stable as well.
+
+Either sort's dispatches for a call structure are planned once as a ``launch.LaunchProgram``
+kept per backend; a repeated call replays it. The radix sort's program holds every pass (its
+histogram scans are ``ops_scan.rows_program``'s, moved onto the sort's histogram buffer) and
+allocates its temporaries (key and value buffers, histograms, the scans' unit totals) as the
+program's scratch.
 
 Large operands: rows are processed in units whose every buffer fits one binding window; a
 single row larger than a window is processed in chunks of tiles, and the scatter of each chunk
