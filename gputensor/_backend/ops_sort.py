@@ -607,8 +607,6 @@ def _radix_program(backend: Any, job: _Job, limit: int, vector: bool) -> LaunchP
         units = [(r0, 1, ct) for r0 in range(rows)]
     for r0, nr_u, ct in units:
         scan = ops_scan.rows_program(backend, "sum", "uint32", nr_u, 256 * ntiles, vector)
-        if scan is None:  # pragma: no cover - a histogram row scan is a few dispatches
-            raise unsupported(f"sorting {rows} x {n} elements needs too many scan dispatches")
         if nr_u not in scans:
             scans[nr_u] = [(hist, 0), (hist, 0)] + [(3 + len(aux) + k, 0) for k in range(len(scan.aux))]
             aux += [list(a) for a in scan.aux]
