@@ -597,7 +597,7 @@ class _EagerCall:
     """A ready eager launch of one op for one argument structure (``_EAGER``: the op, the
     dtypes, shapes and strides of the arrays, the types of the scalars): the dtype scalars are
     converted to, the result's dtype, shape, strides and bytes, and the backend launch plan
-    (``ops_elementwise._Plan``, which checks the pointers at every launch) with its backend."""
+    (``ops_elementwise.ElementwiseCall``, which checks the pointers at every launch) with its backend."""
 
     __slots__ = ("compute", "float_scalars", "result", "shape", "strides", "nbytes", "plan", "backend")
 
@@ -756,9 +756,21 @@ def reduce_fused(op: str, x: GpuArray, axes: Sequence[int], out: GpuArray, *,
             raise _translate(exc) from None
         return True
     node = fz.node_of(x)
+    be = backend()
+    kept_key = None
     if node.skey is not None:  # the code by the DAG's structure key (no walk over the DAG)
-        lets, expr, _, names = fz.fused_code(node, round_root=True)
         leaves = node.leaves
+        kept_key = (op, node.skey, x._dtype.name, shape, tuple(x._strides), tuple(axes), out._dtype.name,
+                    kwargs["dst_strides"], kwargs["acc_dtype"], ddof,
+                    tuple([(leaf._dtype.name, leaf._shape, leaf._strides) for leaf in leaves]))
+        kept = _FUSED_REDUCE.get(kept_key)
+        if kept is not None and kept.valid_on(be):  # the kept plan: no operands, no key of reduce_strided
+            try:
+                kept.launch(be, [fz.leaf_ptr(leaf) for leaf in leaves], node.scalars, out._ptr)
+            except Exception as exc:
+                raise _translate(exc) from None
+            return True
+        lets, expr, _, names = fz.fused_code(node, round_root=True)
         scalars = list(zip(node.scalars, names[len(leaves):]))
     else:
         leaves, pairs, lets, expr, _ = fz.program(node, round_root=True)
@@ -770,13 +782,24 @@ def reduce_fused(op: str, x: GpuArray, axes: Sequence[int], out: GpuArray, *,
     inputs += [ScalarOperand(value, name) for value, name in scalars]
     prologue = ops_reduce.Prologue(tuple(inputs), lets, expr)
     try:
-        ops_reduce.reduce_strided(backend(), op, 0, x.dtype.name, shape, tuple(x._strides), tuple(axes),
+        ops_reduce.reduce_strided(be, op, 0, x.dtype.name, shape, tuple(x._strides), tuple(axes),
                                   out._ptr, out.dtype.name, prologue=prologue, **kwargs)
     except BackendError as exc:
         if exc.kind == BackendErrorKind.UNSUPPORTED:
             return False  # the caller materialises x (and reports a real dtype problem)
         raise _translate(exc) from None
+    if kept_key is not None and not _devices.is_multi():
+        kept = ops_reduce.planned_reduce_fused(be, op, x.dtype.name, shape, tuple(x._strides), tuple(axes),
+                                               out.dtype.name, prologue, **kwargs)
+        if kept is not None:
+            cache_put(_FUSED_REDUCE, kept_key, kept)
     return True
+
+
+#: (op, DAG structure key, dtype, shape, strides, axes, out dtype and strides, accumulation
+#: dtype, ddof, per leaf: dtype name, shape, strides) -> the backend's kept plan of a fused
+#: reduction (``ops_reduce.planned_reduce_fused``): a repeated ``reduce_fused`` replays it.
+_FUSED_REDUCE: dict[tuple[Any, ...], Any] = {}
 
 
 _devices.on_multi(_forget_wide_int)

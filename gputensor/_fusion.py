@@ -89,7 +89,7 @@ import math
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _runtime
 from ._array_object import GpuArray, _Storage, runtime_of
@@ -1058,15 +1058,23 @@ def write_fused(node: Any, dst: GpuArray) -> None:
         raise translate(exc) from None
 
 
-#: (structure key, out dtype name, per leaf: dtype name, shape, strides; shape) -> (launch
-#: plan, its backend) of materialising a DAG with that structure into a new array
+class _FusedPlan(NamedTuple):
+    """The kept launch of materialising a DAG of one structure into a new array: the backend's
+    ``ops_elementwise.ElementwiseCall`` (None: nothing to record) and the backend it is for."""
+
+    call: Any
+    backend: Any
+
+
+#: (structure key, out dtype name, per leaf: dtype name, shape, strides; shape) -> the
+#: ``_FusedPlan`` of materialising a DAG with that structure into a new array
 #: (``materialize_into``).
-_FUSED: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+_FUSED: dict[tuple[Any, ...], _FusedPlan] = {}
 _FUSED_SIZE = 4096
 _FUSED_LOCK = threading.Lock()
 
 
-def _keep_fused(key: tuple[Any, ...], entry: tuple[Any, Any]) -> None:
+def _keep_fused(key: tuple[Any, ...], entry: _FusedPlan) -> None:
     """``_FUSED[key] = entry``, the oldest entry dropped first when the cache is full."""
     with _FUSED_LOCK:
         if len(_FUSED) >= _FUSED_SIZE:
@@ -1095,21 +1103,21 @@ def materialize_into(node: Any, dst: GpuArray) -> None:
     key = (skey, dst._dtype.name, tuple([(leaf._dtype.name, leaf._shape, leaf._strides) for leaf in leaves]),
            dst._shape)
     entry = _FUSED.get(key)
-    if entry is None or entry[1] is not be:
+    if entry is None or entry.backend is not be:
         entry = _fused_plan(node, dst, be)
-        if entry[0] is None:
+        if entry.call is None:
             return
         _keep_fused(key, entry)
     ptrs = [leaf_ptr(leaf) for leaf in leaves]
     ptrs.append(dst._ptr)
     try:
-        entry[0].launch(be, ptrs, node.scalars)
+        entry.call.launch(be, ptrs, node.scalars)
     except Exception as exc:
         raise translate(exc) from None
 
 
-def _fused_plan(node: Any, dst: GpuArray, be: Any) -> tuple[Any, Any]:
-    """(launch plan, backend) of ``materialize_into(node, dst)`` (see there)."""
+def _fused_plan(node: Any, dst: GpuArray, be: Any) -> _FusedPlan:
+    """The ``_FusedPlan`` of ``materialize_into(node, dst)`` (see there)."""
     lets, expr, expr_type, inputs = fused_code(node, dst.dtype)
     shape = dst.shape
     operands: list[Any] = []
@@ -1123,7 +1131,7 @@ def _fused_plan(node: Any, dst: GpuArray, be: Any) -> tuple[Any, Any]:
                                            ArrayOperand(0, dst.dtype.name, tuple(dst._strides)), shape, lets=lets)
     except Exception as exc:
         raise translate(exc) from None
-    return plan, be
+    return _FusedPlan(plan, be)
 
 
 def copy_eager(x: GpuArray) -> GpuArray:

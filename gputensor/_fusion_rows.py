@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _dispatch, _fusion
 from ._array_object import GpuArray, _Storage
@@ -343,7 +343,7 @@ def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
                 tuple([(a._dtype.name, a._shape, a._strides) for a in arrays]),
                 dst._dtype.name, dst._shape, dst._strides)
     entry = _PLANS.get(plan_key)
-    if entry is not None and entry[0] is be:
+    if entry is not None and entry.backend is be:
         _launch(be, entry, arrays, dst, stats, values)
         return True
     arrays.clear()
@@ -354,34 +354,44 @@ def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
     if len(_PLANS) >= _PLANS_SIZE:
         _PLANS.pop(next(iter(_PLANS)), None)
     _PLANS[plan_key] = entry
-    _launch(be, entry, arrays, dst, stats, entry[-1])
+    _launch(be, entry, arrays, dst, stats, entry.scalars)
     return True
 
 
 #: (DAG structures and leaf mapping, statistics, slot layouts, dst layout) -> a row kernel plan
 #: (``_plan``).
-_PLANS: dict[Any, tuple[Any, ...]] = {}
+_PLANS: dict[Any, _RowPlan] = {}
 _PLANS_SIZE = 1024
 
 
-def _launch(be: Any, entry: tuple[Any, ...], arrays: list[GpuArray], dst: GpuArray,
+class _RowPlan(NamedTuple):
+    """A planned row kernel: the backend it was planned on, its kept backend call
+    (``ops_row_fusion.RowFusionCall``), how many statistics it stores and the scalar values of
+    the DAGs it was planned from."""
+
+    backend: Any
+    call: ops_row_fusion.RowFusionCall
+    n_writes: int
+    scalars: list[Any]
+
+
+def _launch(be: Any, entry: _RowPlan, arrays: list[GpuArray], dst: GpuArray,
             stats: list[tuple[_Storage, _RowStat]], scalars: Sequence[Any]) -> None:
     """Record the planned row kernel for these operands, then settle the statistics it stores."""
-    _, spec, oshape, n, steps, ostrides, spans, n_writes, _ = entry
     ptrs = [_fusion.leaf_ptr(a) for a in arrays]
     ptrs.append(dst._ptr)
-    writes = [storage for storage, _ in stats[:n_writes]]
+    writes = [storage for storage, _ in stats[:entry.n_writes]]
     for storage in writes:
         ptrs.append(_fusion._PTR_SLOT.__get__(storage))
-    ops_row_fusion.row_fusion(be, spec, ptrs, spans, oshape, n, steps, ostrides, scalars)
+    entry.call.launch(be, ptrs, scalars)
     for storage in writes:
         _fusion.settle_pending(storage)
 
 
 def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowStat]], stat_index: dict[int, Any],
-          slot_of: Any, arrays: list[GpuArray]) -> tuple[Any, ...] | None:
-    """(backend, spec, row dims, n, steps, row strides, spans, statistics stored, scalar values)
-    of the row kernel, or None when the DAG does not fit one (see the module docstring)."""
+          slot_of: Any, arrays: list[GpuArray]) -> _RowPlan | None:
+    """The row kernel's plan, or None when the DAG does not fit one (see the module
+    docstring)."""
     first = stats[0][1]
     shape, axes, kept = first.shape, first.axes, first.kept
     acc_types = {record.dtype.info.accumulator for _, record in stats}
@@ -478,5 +488,6 @@ def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowSta
                                         n_inputs, per_row, acc, tpr, rpw, strided, vpt, cached, lanes, word_store,
                                         tuple(hoisted), cached and n == tpr * vpt * lanes,
                                         tuple(vectors and k in vec_slots for k in range(len(dtypes))))
-    return (be, spec, tuple(oshape), n, steps, tuple(tuple(s) for s in ostrides), tuple(spans), n_writes,
-            [v for v, _ in scalars])
+    call = ops_row_fusion.RowFusionCall(be, spec, tuple(spans), tuple(oshape), n, steps,
+                                        tuple(tuple(s) for s in ostrides))
+    return _RowPlan(be, call, n_writes, [v for v, _ in scalars])

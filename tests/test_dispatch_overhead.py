@@ -648,7 +648,8 @@ def test_dispatch_wrappers_see_cached_launches(backend, eager, monkeypatch: pyte
     real = ctx.dispatch
 
     def spy(name, params, buffers, workgroups, defines=None, **kw):
-        seen.append((name, list(params)))
+        words = np.frombuffer(bytes(params), "<u4").tolist() if isinstance(params, (bytes, bytearray)) else params
+        seen.append((name, list(words)))
         return real(name, params, buffers, workgroups, defines, **kw)
 
     monkeypatch.setattr(ctx, "dispatch", spy)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import gputensor as gt
+from _compare import tol
 from gputensor._backend import BackendError, BackendErrorKind
 from gputensor._backend import layout, ops_scan, validate
 from gputensor._backend.launch import LaunchProgram, Region, strided_region
@@ -87,3 +88,66 @@ def test_repeated_bitonic_sorts_replay(backend, monkeypatch):
     monkeypatch.setattr(ctx, "dispatch", lambda name, *args, **kw: (seen.append(name), original(name, *args, **kw)))
     sorts(2)
     assert seen.count("sort_bitonic") == 4
+
+
+def test_repeated_radix_sorts_replay(backend, monkeypatch):
+    """Radix sorts of one structure (histograms, scans and scatters of every pass in one
+    program, scratch allocated per call): replayed, through a dispatch wrapper, and with rows
+    split into chunks of tiles (a small window), results as NumPy's."""
+    from gputensor._backend import ops_sort
+
+    rng = np.random.default_rng(5)
+    ctx = backend.context
+
+    def sorts(k, shape=(2, 3000), dtype=np.float32):
+        for _ in range(k):
+            x = (rng.standard_normal(shape) * 50).astype(dtype)
+            np.testing.assert_array_equal(np.asarray(gt.sort(gt.asarray(x), axis=-1)), np.sort(x, axis=-1))
+            np.testing.assert_array_equal(np.asarray(gt.argsort(gt.asarray(x), axis=-1, stable=True)),
+                                          np.argsort(x, axis=-1, kind="stable"))
+
+    sorts(3)
+    sorts(2, (4500,), np.int16)
+    seen = []
+    original = ctx.dispatch
+    monkeypatch.setattr(ctx, "dispatch", lambda name, *args, **kw: (seen.append(name), original(name, *args, **kw)))
+    sorts(1)
+    assert seen.count("sort_hist") == 2 * 4 and "scan" in seen  # two sorts of four passes
+    monkeypatch.undo()
+    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 8192)
+    sorts(2, (5000,))
+
+
+def test_repeated_fused_reductions_replay(backend, monkeypatch):
+    """A reduction of an elementwise DAG (its prologue in the loads) of one structure: the
+    first call plans it, the next replay the kept plan with new data, scalars and views; a
+    changed knob or a dispatch wrapper takes the full path; results as NumPy's."""
+    from gputensor import _dispatch
+    from gputensor._backend import config
+
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((40, 65)).astype(np.float32)
+    xg = gt.asarray(base)
+
+    def check(scale, rows=slice(None)):
+        y = rng.standard_normal((40, 64)).astype(np.float32)
+        yg = gt.asarray(y)
+        with gt.fusion(True):
+            got = gt.sum(gt.exp(xg[rows, 1:] - yg[rows]) * scale + 1.0, axis=-1)
+        want = (np.exp(base[rows, 1:].astype(np.float64) - y[rows]) * scale + 1.0).sum(-1)
+        np.testing.assert_allclose(np.asarray(got), want, **tol("float32", "chained"))
+
+    _dispatch._FUSED_REDUCE.clear()
+    for scale in (2.0, -0.5, 3.25):
+        check(scale)
+    assert len(_dispatch._FUSED_REDUCE) == 1
+    check(1.5, slice(3, 20))  # another structure (a view): planned, then replayed
+    check(-2.0, slice(3, 20))
+    with config.override(reduce_workgroups=7):  # the kept plans do not hold under other knobs
+        check(0.25)
+    seen = []
+    original = backend.context.dispatch
+    monkeypatch.setattr(backend.context, "dispatch",
+                        lambda name, *args, **kw: (seen.append(name), original(name, *args, **kw)))
+    check(4.0)
+    assert seen

@@ -1,8 +1,9 @@
 """The launch layer of the op modules: a compiled, pointer-free launch program and its replay,
 and the binding helpers every launcher shares.
 
-An op module plans a call once per call structure (everything but the pointers) and keeps the
-result in a ``plan_cache.PlanCache``. What it keeps, for the hot path, is a ``LaunchProgram``:
+An op module plans a call once per call structure (everything but the pointers and per-call
+scalar values) and keeps the result in a ``plan_cache.PlanCache``. What it keeps, for the hot
+path, is a ``LaunchProgram``:
 
 * ``slots``: the distinct storage bindings of the call (``BindingSlot``), each relative to an
   operand *base*: 0, 1, ... the caller's operands, then the scratch allocations the program
@@ -13,16 +14,26 @@ result in a ``plan_cache.PlanCache``. What it keeps, for the hot path, is a ``La
   constant) and, where a kernel variant does not use a binding, the size of the placeholder
   that stands in for it.
 
-``LaunchProgram.run`` replays it for new pointers: it allocates the scratch, computes every
-slot's window from its base's buffer and offset (``WebGpuBackend.window`` without the checks,
-which the caller's range checks made), patches the words and calls ``WgpuContext.record`` per
-dispatch. A call whose program does not apply (a scratch buffer of the wrong size for a vector
-layout) reports it, and the caller takes its reference path (every dispatch through
-``WgpuContext.dispatch``), which raises and records the same.
+Three ways to record it, all raising and recording the same:
 
-``strided_window`` binds one block of a strided operand (its window covers exactly the offsets
-the block touches); ``record_dispatches`` records a list of prepared dispatches.
-No wgpu here.
+* ``run`` / ``replay``: for operands whose ranges the caller checked (per base its buffer and
+  the byte offset of its element 0): it allocates the scratch, computes every slot's window
+  (``WebGpuBackend.window`` without the checks) and calls ``record``. A call whose program
+  does not apply (a scratch buffer of the wrong size for a vector layout) reports it, and the
+  caller takes its reference path;
+* ``record``: for slots already bound (``WebGpuBackend.bindings`` binds and checks every slot
+  at once: the elementwise launcher): every step through ``WgpuContext.record``, the first
+  element words patched (the template pre-patched where every window starts at its first
+  element) and per-call parameter bytes (an elementwise call's scalars) after each step's
+  words;
+* ``dispatch``, the reference path: every window checked by ``WebGpuBackend.window`` and every
+  step through ``WgpuContext.dispatch``, which a wrapper (the profiler's host-time mode, a test
+  spy) sees.
+
+A launcher whose kernel variant depends on where its operands start (vector loads need aligned
+first elements) keeps one program per variant. ``rebased`` makes one program a part of another
+(the radix sort's histogram scans). ``strided_region`` / ``strided_window`` bind one block of a
+strided operand (the window covers exactly the offsets the block touches). No wgpu here.
 """
 
 from __future__ import annotations
@@ -36,8 +47,7 @@ from typing import Any, NamedTuple
 
 from .layout import strided_span
 
-__all__ = ["BindingSlot", "LaunchProgram", "Region", "Step", "record_dispatches", "strided_region",
-           "strided_window"]
+__all__ = ["BindingSlot", "LaunchProgram", "Record", "Region", "Step", "rebased", "strided_region", "strided_window"]
 
 _U32 = 0xFFFFFFFF
 
@@ -73,19 +83,20 @@ class BindingSlot(NamedTuple):
 
 class Step(NamedTuple):
     """One dispatch of a program: ``pipeline``, ``defines``, the parameter template ``words``,
-    ``grid``, ``take`` (the bindings of the step from the list of every slot's binding: those of
-    ``slots``, in order, as a tuple), ``patches`` ((word, slot, extra): word = first element of
-    the slot's window + extra), ``placeholder`` ((binding index, bytes) of each binding that is a
-    placeholder of at least that many bytes instead of its slot; usually none), ``slots``, the
-    ``kernel`` name the step records as and the ``pack`` of its parameter words (the program's,
-    unless its record named its own), the parameter bytes of the template (``raw``) and the
-    patches at their byte offsets in them (``at``: (byte offset of a u32 word, slot, extra))."""
+    ``grid``, ``patches`` ((word, slot, extra): word = first element of the slot's window +
+    extra), ``placeholder`` ((binding index, bytes) of each binding that is a placeholder of at
+    least that many bytes instead of its slot; usually none), ``slots`` (the slot of each
+    binding, in order; 0 where a placeholder stands), the ``kernel`` name the step records as
+    and the ``pack`` of its parameter words (the program's, unless its record named its own),
+    the parameter bytes of the template (``raw``), the patches at their byte offsets in them
+    (``at``: (byte offset of a u32 word, slot, extra)), the template patched for windows that
+    all start at their first element (``raw0``: every patched word its ``extra``) and whether a
+    replay's per-call parameter bytes follow the words (``tail``)."""
 
     pipeline: Any
     defines: dict[str, object]
     words: tuple[int, ...]
     grid: tuple[int, int, int]
-    take: Callable[[Sequence[Any]], tuple[Any, ...]]
     patches: tuple[tuple[int, int, int], ...]
     placeholder: tuple[tuple[int, int], ...]
     slots: tuple[int, ...]
@@ -93,6 +104,8 @@ class Step(NamedTuple):
     pack: Callable[..., bytes]
     raw: bytes
     at: tuple[tuple[int, int, int], ...]
+    raw0: bytes
+    tail: bool
 
 
 def _placed(backend: Any, bound: tuple[Any, ...], hold: tuple[tuple[int, int], ...],
@@ -105,18 +118,51 @@ def _placed(backend: Any, bound: tuple[Any, ...], hold: tuple[tuple[int, int], .
     return tuple(out)
 
 
-def _taker(slots: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
-    """A callable that returns ``tuple(items[s] for s in slots)`` (an ``itemgetter``)."""
+def _taker(slots: tuple[int, ...], nslots: int) -> Callable[[Sequence[Any]], tuple[Any, ...]] | None:
+    """A callable that returns ``tuple(items[s] for s in slots)`` (an ``itemgetter``); None
+    when that is ``items`` itself (``slots`` is every slot of ``nslots`` in order)."""
+    if slots == tuple(range(nslots)):
+        return None
     if len(slots) == 1:
         only = slots[0]
         return lambda items: (items[only],)
     return operator.itemgetter(*slots)
 
 
-#: A dispatch as the planner hands it to ``LaunchProgram.compile``: (pipeline, defines, parameter
-#: words, grid, its bindings' regions), optionally followed by the kernel name and the struct of
-#: its parameter words when they are not the program's (a program of several kernels).
-Record = tuple[Any, ...]
+class Record(NamedTuple):
+    """A dispatch as the planner hands it to ``LaunchProgram.compile`` (a plain tuple of its
+    first five or seven items will do): ``pipeline``, ``defines``, parameter ``words``,
+    ``grid``, its bindings' ``regions``; the ``kernel`` name and the ``packer`` (struct) of its
+    parameter words where they are not the program's (a program of several kernels); ``tail``:
+    whether the per-call parameter bytes of a replay follow its words (an elementwise call's
+    scalars; a fused reduction's only in the pass that evaluates its prologue)."""
+
+    pipeline: Any
+    defines: dict[str, object]
+    words: tuple[int, ...]
+    grid: tuple[int, int, int]
+    regions: tuple[Region, ...]
+    kernel: str | None = None
+    packer: struct.Struct | None = None
+    tail: bool = True
+
+
+def rebased(program: "LaunchProgram", bases: Sequence[tuple[int, int]]) -> list[Record]:
+    """The records of ``program`` (every one naming its kernel and parameter struct) with the
+    regions of base ``b`` moved to base ``bases[b][0]``, ``bases[b][1]`` bytes further: how a
+    program becomes a part of another (a sort's row scans), its scratch allocations among the
+    other's operands or scratch."""
+    out = []
+    for record in program.records:
+        moved = []
+        for region in record.regions:
+            if region.base >= 0:
+                base, shift = bases[region.base]
+                region = region._replace(base=base, offset=region.offset + shift)
+            moved.append(region)
+        out.append(record._replace(regions=tuple(moved), kernel=record.kernel or program.kernel,
+                                   packer=record.packer or program.packer))
+    return out
 
 
 def _field_offsets(packer: struct.Struct) -> list[int]:
@@ -154,9 +200,14 @@ class LaunchProgram:
     slots: tuple[BindingSlot, ...]
     steps: tuple[Step, ...]
     aux: tuple[tuple[int, int], ...]
-    #: What ``replay`` reads of each step, flat: (pipeline, defines, take, placeholder, kernel,
-    #: raw, at, x, y, z).
+    #: What ``record`` reads of each step, flat: (pipeline, defines, the bindings' getter (None:
+    #: every slot in order), placeholder, kernel, raw, at, raw0, tail, x, y, z).
     replay_steps: tuple[tuple[Any, ...], ...] = ()
+    #: The records the program was compiled from (``rebased`` embeds them in another program).
+    records: tuple[Record, ...] = ()
+    #: A program of one step without placeholders: (kernel, pipeline, defines, raw0, bindings'
+    #: getter, tail, x, y, z), what ``record`` reads of it when no word needs a patch; else None.
+    single: tuple[Any, ...] | None = None
 
     @classmethod
     def compile(cls, kernel: str, packer: struct.Struct, ctx: Any, records: Sequence[Record],
@@ -164,9 +215,9 @@ class LaunchProgram:
         """The program of ``records`` (in order) on ``ctx``, each distinct binding one slot."""
         slots: dict[BindingSlot, int] = {}
         steps = []
-        for record in records:
-            pipe, defines, words, grid, regions = record[:5]
-            step_kernel, step_packer = (record[5], record[6]) if len(record) > 5 else (kernel, packer)
+        records = [Record(*record) for record in records]
+        for pipe, defines, words, grid, regions, step_kernel, step_packer, tail in records:
+            step_kernel, step_packer = step_kernel or kernel, step_packer or packer
             bound, patches, hold = [], [], []
             for base, offset, nbytes, itemsize, vector, word, extra in regions:
                 if base < 0:
@@ -181,27 +232,36 @@ class LaunchProgram:
             raw = step_packer.pack(*words)
             last = {word: (slot, extra) for word, slot, extra in patches}  # (the last write of a word wins)
             at = tuple((offsets[word], slot, extra) for word, (slot, extra) in last.items())
-            steps.append(Step(pipe, defines, words, grid, _taker(tuple(bound)), tuple(patches), tuple(hold),
-                              tuple(bound), step_kernel, step_packer.pack, raw, at))
-        replay = tuple((st.pipeline, st.defines, st.take, st.placeholder, st.kernel, st.raw, st.at, *st.grid)
-                       for st in steps)
+            raw0 = bytearray(raw)
+            for offset, _, extra in at:
+                _WORD.pack_into(raw0, offset, extra & _U32)
+            steps.append(Step(pipe, defines, words, grid, tuple(patches), tuple(hold), tuple(bound), step_kernel,
+                              step_packer.pack, raw, at, bytes(raw0), tail))
+        nslots = len(slots)
+        replay = tuple((st.pipeline, st.defines, _taker(st.slots, -1 if st.placeholder else nslots),
+                        st.placeholder, st.kernel, st.raw, st.at, st.raw0, st.tail, *st.grid) for st in steps)
+        single = None
+        if len(replay) == 1 and not replay[0][3]:
+            pipe, defines, take, _, step_kernel, _, _, raw0, takes, x, y, z = replay[0]
+            single = (step_kernel, pipe, defines, raw0, take, takes, x, y, z)
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
-                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux), replay)
+                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux), replay, tuple(records), single)
 
     def valid_for(self, ctx: Any) -> bool:
         """Whether the program's grids hold on ``ctx`` (its workgroup limit is unchanged)."""
         return self.max_workgroups == ctx.max_workgroups_per_dim
 
     def run(self, backend: Any, ctx: Any, bases: list[tuple[Any, int, int, int, int]],
-            placeholder: Callable[[Any, int, Any, Any], Any]) -> bool:
+            placeholder: Callable[[Any, int, Any, Any], Any], tail: bytes = b"") -> bool:
         """Replay the program with the caller's operands at ``bases`` (per base: (buffer, its
         size, allocation size, byte offset of element 0, pointer, optionally the allocation's whole
         binding ``Allocation.whole``), every range already checked)
         and fresh scratch allocations; ``placeholder(backend, nbytes, binding1, binding0)`` makes
-        a placeholder binding. False, with nothing recorded, when a scratch buffer does not have
-        the vector layout the program assumed (the caller then takes its reference path)."""
+        a placeholder binding; ``tail``: parameter bytes every step takes after its template.
+        False, with nothing recorded, when a scratch buffer does not have the vector layout the
+        program assumed (the caller then takes its reference path)."""
         if not self.aux:
-            self.replay(backend, ctx, bases, placeholder)
+            self.replay(backend, ctx, bases, placeholder, tail)
             return True
         auxes: list[int] = []
         try:
@@ -214,44 +274,49 @@ class LaunchProgram:
                 if vec > 0 and size % vec:  # not the vector layout the program assumed
                     return False
                 bases.append((buffer, size, alloc.nbytes, 0, ptr, alloc.whole))
-            self.replay(backend, ctx, bases, placeholder)
+            self.replay(backend, ctx, bases, placeholder, tail)
             return True
         finally:
             for ptr in reversed(auxes):
                 backend.free(ptr)  # the recorded dispatches keep the pool blocks alive until they run
 
     def dispatch(self, backend: Any, ctx: Any, ptrs: Sequence[int],
-                 placeholder: Callable[[Any, int, Any, Any], Any] | None = None) -> None:
+                 placeholder: Callable[[Any, int, Any, Any], Any] | None = None, tail: bytes = b"") -> None:
         """The reference path of ``run``: record every step through ``WgpuContext.dispatch``
         (which a wrapper such as the profiler's or a test spy sees), with the windows of the
-        operands whose element [0, ...] is at ``ptrs[base]`` checked by ``backend.window``. For
-        programs without scratch allocations. BackendError (invalid argument) for a window
-        that is out of range or misaligned, before anything is recorded."""
-        if self.aux:
-            raise ValueError("LaunchProgram.dispatch: a program with scratch allocations")
-        bindings: list[Any] = []
-        firsts: list[int] = []
-        for base, rel, nbytes, itemsize, vec in self.slots:
-            win = backend.window(ptrs[base] + rel, nbytes, itemsize)
-            bindings.append((win.buffer, win.offset, _width(win.size, vec)) if vec else win.binding)
-            firsts.append(win.first)
-        records = []
-        for _, defines, words, grid, take, patches, hold, _, kernel, pack, _, _ in self.steps:
-            bound = take(bindings)
-            if hold:
-                if placeholder is None:
-                    raise ValueError("LaunchProgram.dispatch: a placeholder binding needs ``placeholder``")
-                bound = _placed(backend, bound, hold, placeholder)
-            patched = list(words)
-            for word, slot, extra in patches:
-                patched[word] = (firsts[slot] + extra) & _U32
-            records.append((kernel, pack, patched, list(bound), grid, defines))
-        for kernel, pack, words, bound, grid, defines in records:
-            # (packed here: parameter structs with float fields, e.g. gemm's scales)
-            ctx.dispatch(kernel, pack(*words), bound, grid, defines)
+        operands whose element [0, ...] is at ``ptrs[base]`` checked by ``backend.window``, the
+        scratch allocated here (and freed after recording) and ``tail`` after every step's
+        parameter words. BackendError (invalid argument) for a window that is out of range or
+        misaligned, before anything is recorded."""
+        auxes = [backend.alloc(nbytes, zero=False) for nbytes, _ in self.aux]
+        try:
+            ptrs = [*ptrs, *auxes]
+            bindings: list[Any] = []
+            firsts: list[int] = []
+            for base, rel, nbytes, itemsize, vec in self.slots:
+                win = backend.window(ptrs[base] + rel, nbytes, itemsize)
+                bindings.append((win.buffer, win.offset, _width(win.size, vec)) if vec else win.binding)
+                firsts.append(win.first)
+            records = []
+            for _, defines, words, grid, patches, hold, slots, kernel, pack, _, _, _, takes in self.steps:
+                bound = tuple(bindings[s] for s in slots)
+                if hold:
+                    if placeholder is None:
+                        raise ValueError("LaunchProgram.dispatch: a placeholder binding needs ``placeholder``")
+                    bound = _placed(backend, bound, hold, placeholder)
+                patched = list(words)
+                for word, slot, extra in patches:
+                    patched[word] = (firsts[slot] + extra) & _U32
+                records.append((kernel, pack, patched, list(bound), grid, defines, tail if takes else b""))
+            for kernel, pack, words, bound, grid, defines, extra in records:
+                # (packed here: parameter structs with float fields, e.g. gemm's scales)
+                ctx.dispatch(kernel, pack(*words) + extra, bound, grid, defines)
+        finally:
+            for ptr in reversed(auxes):
+                backend.free(ptr)
 
     def replay(self, backend: Any, ctx: Any, bases: Sequence[tuple[Any, int, int, int, int]],
-               placeholder: Callable[[Any, int, Any, Any], Any]) -> None:
+               placeholder: Callable[[Any, int, Any, Any], Any], tail: bytes = b"") -> None:
         """Record every step with the operands (scratch included) at ``bases`` (see ``run``; a
         base may carry a sixth item, its allocation's whole binding ``Allocation.whole``, which
         a binding of the whole allocation then uses as it is)."""
@@ -288,17 +353,34 @@ class LaunchProgram:
                 width = -(-width // vec) * vec if vec > 0 else width // -vec * -vec
             bindings.append((buffer, start, width))
             firsts.append(first)
+        self.record(ctx, bindings, firsts if any(firsts) else None, tail, backend, placeholder)
+
+    def record(self, ctx: Any, bindings: list[Any], firsts: Sequence[int] | None, tail: bytes = b"",
+               backend: Any = None, placeholder: Callable[[Any, int, Any, Any], Any] | None = None) -> None:
+        """Record every step through ``WgpuContext.record`` with the slots bound to ``bindings``
+        (one region per slot, valid by construction: the callers' checks made them), the
+        first element of each slot's window in ``firsts`` (None: every one 0), ``tail`` after
+        every step's parameter words and, where a step has placeholders, ``placeholder``'s
+        bindings (``run``) made for ``backend``."""
+        single = self.single
+        if single is not None and firsts is None:  # the usual small op: one step, nothing to patch
+            kernel, pipe, defines, raw0, take, takes, x, y, z = single
+            ctx.record(kernel, pipe, defines, raw0 + tail if tail and takes else raw0,
+                       bindings if take is None else take(bindings), x, y, z)
+            return
         record = ctx.record
         pack_into = _WORD.pack_into
-        for pipe, defines, take, hold, kernel, raw, at, x, y, z in self.replay_steps:
-            bound = take(bindings)
+        for pipe, defines, take, hold, kernel, raw, at, raw0, takes, x, y, z in self.replay_steps:
+            bound = bindings if take is None else take(bindings)
             if hold:  # placeholders instead of some slots
-                bound = _placed(backend, bound, hold, placeholder)
-            if at:
+                bound = _placed(backend, bound, hold, placeholder)  # type: ignore[arg-type]
+            if firsts is None or not at:
+                raw = raw0
+            else:
                 raw = bytearray(raw)
                 for offset, slot, extra in at:
                     pack_into(raw, offset, (firsts[slot] + extra) & _U32)
-            record(kernel, pipe, defines, raw, bound, x, y, z)
+            record(kernel, pipe, defines, raw + tail if tail and takes else raw, bound, x, y, z)
 
 
 def strided_region(base: int, itemsize: int, origin: int, dims: Sequence[tuple[int, int]],
@@ -320,12 +402,3 @@ def strided_window(backend: Any, ptr: int, itemsize: int, origin: int,
     lo, hi = strided_span(dims)
     win = backend.window(ptr + (origin + lo) * itemsize, (hi - lo + 1) * itemsize, itemsize)
     return win.binding, win.first - lo
-
-
-def record_dispatches(ctx: Any, kernel: str, defines: dict[str, object],
-                      dispatches: Sequence[tuple[Sequence[int] | bytes, list[Any], tuple[int, int, int]]]) -> None:
-    """Record prepared dispatches ``(params, bindings, grid)`` of ``kernel`` through
-    ``WgpuContext.dispatch`` (a launcher builds, and so validates, every dispatch of a call
-    before it records the first)."""
-    for params, bindings, grid in dispatches:
-        ctx.dispatch(kernel, params, bindings, grid, defines)

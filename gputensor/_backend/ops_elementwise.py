@@ -7,12 +7,15 @@ dispatch, or for packed outputs a scalar dispatch), and splits the iteration spa
 operand's binding fits one window of the adapter (operands larger than the max binding size
 work). Every dispatch is planned, and every pointer validated, before the first is recorded.
 
-Plans are cached per backend (``_Plan``, keyed by expression, dtypes, casts, strides and shape,
-never by pointers or scalar values): a repeated call binds its pointers' windows, picks the
-vector or scalar variant by their alignment, patches the element offsets and scalar words into
-precomputed parameter words and records. That keeps the host cost of a small op low. Callers
-that repeat one call structure keep its plan (``launch_plan``) and call ``_Plan.launch`` with
-the new pointers and scalar values (``gputensor._dispatch``'s eager fast path).
+Plans are cached per backend (``ElementwiseCall``, keyed by expression, dtypes, casts, strides
+and shape, never by pointers or scalar values); each holds, per variant of its operands'
+alignment (vector or scalar forms, the packed output's first lane), the whole call compiled as
+a ``launch.LaunchProgram``. A repeated call binds and checks its pointers' windows
+(``WebGpuBackend.bindings``), picks the variant's program and replays it with the scalars'
+parameter bytes: that keeps the host cost of a small op low. Callers that repeat one call
+structure keep its plan (``launch_plan``) and call ``ElementwiseCall.launch`` with the new
+pointers and scalar values (``gputensor._dispatch``'s eager fast path, ``gputensor._fusion``'s
+fused programs).
 
 Op expressions live in ``elementwise_ops.py`` (one table shared with the namespace).
 """
@@ -20,6 +23,7 @@ Op expressions live in ``elementwise_ops.py`` (one table shared with the namespa
 from __future__ import annotations
 
 import dataclasses
+import math
 import operator
 import struct
 from collections.abc import Sequence
@@ -31,6 +35,7 @@ from . import elementwise as codegen
 from .base import BinaryOp, UnaryOp
 from .elementwise_ops import expression
 from .errors import invalid_argument, unsupported
+from .launch import LaunchProgram, Region
 from .layout import extent, merge_dims, plan_chunks
 from .plan_cache import PlanCache
 from .wgsl_types import storage_type
@@ -55,8 +60,8 @@ class ScalarOperand:
 
 Operand = ArrayOperand | ScalarOperand
 
-__all__ = ["ArrayOperand", "Operand", "ScalarOperand", "binary", "copy_bytes", "copy_strided", "elementwise",
-           "extent", "launch_plan", "merge_dims", "plan_chunks", "unary"]
+__all__ = ["ArrayOperand", "ElementwiseCall", "Operand", "ScalarOperand", "binary", "copy_bytes", "copy_strided",
+           "elementwise", "extent", "launch_plan", "merge_dims", "plan_chunks", "unary"]
 
 
 def _check_dtype(backend, dtype: str) -> None:
@@ -92,12 +97,12 @@ def elementwise(backend, expr: str, expr_type: str, inputs: Sequence[Operand], c
 
 
 def launch_plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: Sequence[str],
-                out: ArrayOperand, shape: Sequence[int], *, lets: str = "") -> _Plan | None:
+                out: ArrayOperand, shape: Sequence[int], *, lets: str = "") -> ElementwiseCall | None:
     """The launch plan of ``elementwise(backend, expr, ...)`` (None: nothing to do), from the
     backend's plan cache or made and cached now. Validates the call as ``elementwise`` does,
-    except the pointers: ``_Plan.launch`` (or ``run``) checks those at every call. Callers that
-    repeat one call structure keep the plan and call ``launch`` with new pointers and scalar
-    values (``gputensor._dispatch``)."""
+    except the pointers: ``ElementwiseCall.launch`` (or ``run``) checks those at every call.
+    Callers that repeat one call structure keep the plan and call ``launch`` with new pointers
+    and scalar values (``gputensor._dispatch``)."""
     try:
         key = (expr, expr_type, tuple(casts), out.dtype, out.strides, tuple(shape),
                tuple([(op.dtype, op.strides if type(op) is ArrayOperand else None)
@@ -153,14 +158,13 @@ def _scalar_param(value: object, dtype: str) -> tuple[list[int], bytes]:
     return entry
 
 
-class _Launch:
-    """One dispatch of a chunk: its spec's defines, the parameter words with zero offsets and
-    no scalars (``prefix``), where each array's offset goes, how many invocations it needs and
-    its grid when that does not depend on the output's first element (all but the 'word' store
-    mode), and its pipeline once compiled."""
+class _Kernel:
+    """One dispatch form of a chunk, as planning sees it: its spec's defines, its parameter
+    words before the scalars (every offset 0), where each array's offset word is, how many
+    elements (or vectors) it covers and its grid, or None when the grid depends on the output's
+    first element (the 'word' store mode: see ``groups``)."""
 
-    __slots__ = ("defines", "prefix", "offset_words", "count", "units_mode", "lanes", "grid", "packer",
-                 "packed_prefix", "pipe", "ctx")
+    __slots__ = ("defines", "words", "offset_words", "count", "units_mode", "lanes", "grid")
 
     def __init__(self, spec: codegen.ElementwiseSpec, count: int, sub_shape: Sequence[int],
                  mstrides: Sequence[Sequence[int]], store: str, lanes: int, vector: bool, ctx: Any) -> None:
@@ -168,9 +172,7 @@ class _Launch:
         n_arrays = spec.n_arrays
         scalars = [0] * sum(1 for _, s in spec.inputs if s)
         words = codegen.param_words(spec, count, sub_shape, [0] * n_arrays, mstrides, scalars)
-        self.prefix = words[: spec.word_of_scalar(0)] if spec.inputs else words
-        self.packer = struct.Struct(f"<{len(words)}I")  # the prefix, then the scalar words
-        self.packed_prefix = struct.pack(f"<{len(self.prefix)}I", *self.prefix)  # every offset 0
+        self.words = tuple(words[: spec.word_of_scalar(0)] if spec.inputs else words)
         self.offset_words = [spec.word_of_offset(slot) for slot in range(n_arrays)]
         self.count = count
         # invocations: vector mode one per vector (direct stores: plus one per tail element,
@@ -179,10 +181,9 @@ class _Launch:
         self.units_mode = ("vector_tail" if tail_here else "vector") if vector else store
         self.lanes = spec.vector if vector and store == "direct" else lanes
         self.grid = None if self.units_mode == "word" else ctx.fold_grid(self.groups(0))
-        self.pipe: Any = None  # compiled on first use (see ``pipeline``)
-        self.ctx: Any = None
 
     def groups(self, out_first: int) -> int:
+        """Workgroups of the dispatch when the output's window starts at element ``out_first``."""
         if self.units_mode == "vector_tail":
             units = self.count // self.lanes + self.count % self.lanes
         elif self.units_mode == "vector" or self.units_mode == "atomic":
@@ -193,43 +194,70 @@ class _Launch:
             units = -(-self.count // codegen.ELEMENTS_PER_THREAD)
         return -(-units // codegen.WORKGROUP)
 
-    def pipeline(self, ctx: Any, n_storage: int) -> Any:
-        """The compiled pipeline of this launch on ``ctx`` (kept after the first call)."""
-        if self.ctx is not ctx:
-            pipe = ctx.pipeline("elementwise", n_storage, self.defines)
-            self.pipe, self.ctx = pipe, ctx  # (a racing thread stores the same cached pipeline)
-            return pipe
-        return self.pipe
-
 
 class _Chunk:
-    """A piece of the iteration space whose every operand fits one binding window."""
+    """A piece of the iteration space whose every operand fits one binding window: its
+    elements, per array operand the span it binds (element offset of the chunk's lowest
+    element, count, ``lo``: that element's offset from the chunk's element [0, ...]) and its
+    dispatch forms: ``vector`` (where every first element is a multiple of ``width``) with a
+    separate ``tail`` (the mixed variant), else ``scalar``."""
 
     __slots__ = ("n", "spans", "vector", "tail", "scalar", "width")
 
-    def __init__(self, n: int, spans: list[tuple[int, int, int]], vector: _Launch | None,
-                 tail: _Launch | None, scalar: _Launch, width: int) -> None:
+    def __init__(self, n: int, spans: list[tuple[int, int, int]], vector: _Kernel | None,
+                 tail: _Kernel | None, scalar: _Kernel, width: int) -> None:
         self.n = n
-        self.spans = spans  # per array operand: (element offset of the chunk's lowest element, count, lo)
+        self.spans = spans
         self.vector = vector
         self.tail = tail
         self.scalar = scalar
         self.width = width
 
 
-class _Plan:
+#: The most variants (first elements' residues) an ``ElementwiseCall`` keeps programs for.
+_MAX_VARIANTS = 32
+
+
+class ElementwiseCall:
     """Everything about one elementwise call that does not depend on the pointers or on the
-    scalar values (see ``elementwise``)."""
+    scalar values (see ``elementwise``): the binding slots of its chunks and, per *variant*,
+    its ``launch.LaunchProgram``.
 
-    __slots__ = ("itemsizes", "extents", "chunks", "scalar_dtypes", "ctx", "float_struct", "last_scalar")
+    The slots are every array operand's window in every chunk (one chunk for all but operands
+    larger than a binding window), in that order, shared where two are equal (a broadcast
+    operand's). The program a call replays depends on where the slots' windows start: the
+    vector form of a chunk needs every first element a multiple of its width, and the grid of
+    the 'word' store mode depends on the output's first element mod its lanes. So the
+    variant is the first elements mod ``modulus`` (1 where neither applies: one program), and
+    a call whose windows all start at their first element takes ``zero``, whose parameter
+    bytes need no patch."""
 
-    def __init__(self, itemsizes: list[int], extents: list[tuple[int, int]], chunks: list[_Chunk],
+    __slots__ = ("itemsizes", "n_arrays", "n_scalars", "chunks", "chunk_slots", "slot_keys", "slot_ptrs",
+                 "slot_sizes", "spans", "modulus", "programs", "zero", "scalar_dtypes", "ctx", "float_struct",
+                 "last_scalar")
+
+    def __init__(self, itemsizes: list[int], chunks: list[_Chunk], modulus: int,
                  scalar_dtypes: list[str], ctx: Any) -> None:
         self.itemsizes = itemsizes
-        self.extents = extents
+        self.n_arrays, self.n_scalars = len(itemsizes), len(scalar_dtypes)
         self.chunks = chunks
+        self.modulus = modulus
         self.scalar_dtypes = scalar_dtypes
         self.ctx = ctx  # the backend's context (plans are cached per backend)
+        slots: dict[tuple[int, int, int], int] = {}
+        self.chunk_slots = []
+        for chunk in chunks:
+            self.chunk_slots.append([
+                slots.setdefault((k, start * itemsizes[k], count * itemsizes[k]), len(slots))
+                for k, (start, count, _) in enumerate(chunk.spans)])
+        self.slot_keys = list(slots)
+        bases = tuple(k for k, _, _ in self.slot_keys)
+        #: the pointer of each slot from the operands' (None: the operands' own, in order)
+        self.slot_ptrs = None if bases == tuple(range(len(itemsizes))) else operator.itemgetter(*bases)
+        self.slot_sizes = [itemsizes[k] for k in bases]
+        self.spans = [(offset // itemsizes[k], nbytes // itemsizes[k], 0) for k, offset, nbytes in self.slot_keys]
+        self.programs: dict[tuple[int, ...], LaunchProgram] = {}
+        self.zero: LaunchProgram | None = None
         # several scalars, all float32/float64: Python floats pack in one call (the words
         # ``scalar_words`` gives: one IEEE rounding, signed zeros and NaNs kept; a finite value
         # that overflows float32 raises, and takes ``_scalar_param``)
@@ -265,96 +293,96 @@ class _Plan:
         return b"".join([_scalar_param(value, dtype)[1] for value, dtype in zip(values, dtypes)])
 
     def run(self, backend, inputs: Sequence[Operand], out: ArrayOperand) -> None:
-        """Record the plan for ``inputs`` and ``out`` (operands of the structure it was made for)."""
+        """Record the call for ``inputs`` and ``out`` (operands of the structure it was made for)."""
         ptrs = [op.ptr for op in inputs if type(op) is ArrayOperand]
         ptrs.append(out.ptr)
         self.launch(backend, ptrs, [op.value for op in inputs if type(op) is ScalarOperand])
 
     def launch(self, backend, ptrs: Sequence[int], values: Sequence[object]) -> None:
-        """Record the plan with the array operands at ``ptrs`` (the inputs in order, then the
-        output) and the scalar inputs' ``values`` (in order). Every pointer range is checked
-        before anything is recorded: BackendError (invalid argument) for unknown or freed
-        pointers, ranges past an allocation's end, misaligned pointers and a wrong number of
-        pointers or values."""
-        itemsizes = self.itemsizes
-        scalar_dtypes = self.scalar_dtypes
-        if len(ptrs) != len(itemsizes) or len(values) != len(scalar_dtypes):
-            raise invalid_argument(f"a plan for {len(itemsizes)} arrays and {len(scalar_dtypes)} scalars "
-                                   f"got {len(ptrs)} pointers and {len(values)} values")
-        chunks = self.chunks
+        """Record the call with the array operands at ``ptrs`` (the inputs in order, then the
+        output) and the scalar inputs' ``values`` (in order): every slot's window bound and
+        checked by ``WebGpuBackend.bindings``, then the variant's program recorded, the
+        scalars' bytes after each dispatch's parameter words (through ``WgpuContext.dispatch``
+        where a wrapper watches it: the profiler's host-time mode, test spies). Every pointer
+        range is checked before anything is recorded: BackendError (invalid argument) for
+        unknown or freed pointers, ranges past an allocation's end, misaligned pointers and a
+        wrong number of pointers or values."""
+        if len(ptrs) != self.n_arrays or len(values) != self.n_scalars:
+            raise invalid_argument(f"a plan for {self.n_arrays} arrays and {self.n_scalars} "
+                                   f"scalars got {len(ptrs)} pointers and {len(values)} values")
+        tail = self._scalar_bytes(values) if values else b""
+        getter = self.slot_ptrs
+        bindings, firsts = backend.bindings(ptrs if getter is None else getter(ptrs), self.slot_sizes, self.spans)
         ctx = self.ctx
-        if len(chunks) == 1 and "dispatch" not in ctx.__dict__:
-            # the usual small op: one dispatch, every operand at its window's start (then the
-            # prepacked parameters and the scalars' bytes are the whole parameter block)
-            chunk = chunks[0]
-            scalar_bytes = self._scalar_bytes(values) if values else b""
-            bindings, firsts = backend.bindings(ptrs, itemsizes, chunk.spans)
-            if chunk.tail is None and not any(firsts):
-                launch = chunk.vector or chunk.scalar
-                raw = launch.packed_prefix + scalar_bytes if values else launch.packed_prefix
-                grid = launch.grid
-                if grid is None:
-                    grid = ctx.fold_grid(launch.groups(0))
-                pipe = launch.pipe if launch.ctx is ctx else launch.pipeline(ctx, len(itemsizes))
-                ctx.record("elementwise", pipe, launch.defines, raw, bindings, *grid)
-                return
-        scalar_words: list[int] = []
-        scalar_raw = b""
-        for value, dtype in zip(values, scalar_dtypes):
-            words, raw = _scalar_param(value, dtype)
-            scalar_words += words
-            scalar_raw += raw
-        if len(chunks) > 1:
-            # validate every operand's whole range before anything is recorded
-            for ptr, size, (lo, stop) in zip(ptrs, itemsizes, self.extents):
-                _, offset = backend.resolve(ptr + lo * size, (stop - lo) * size)
-                if offset % size:
-                    raise invalid_argument(f"pointer offset {offset} is not a multiple of the item size {size}")
+        if any(firsts):
+            m = self.modulus
+            key = tuple([f % m for f in firsts])
+            program = self.programs.get(key)
+            if program is None:
+                program = self._compile(key)
+        else:
+            program = self.zero
+            if program is None:
+                program = self.zero = self._compile(None)
+            firsts = None
+        if "dispatch" in ctx.__dict__:  # a wrapper sees every dispatch
+            program.dispatch(backend, ctx, ptrs, None, tail)
+            return
+        program.record(ctx, bindings, firsts, tail)
+
+    def _compile(self, residues: tuple[int, ...] | None) -> LaunchProgram:
+        """The program of the variant whose slots' first elements are ``residues`` mod
+        ``modulus`` (None: every one 0), kept in ``programs`` (``zero`` for None)."""
+        ctx = self.ctx
+        m = self.modulus
+        n_arrays = len(self.itemsizes)
         records = []
-        for chunk in chunks:
-            bindings, firsts = backend.bindings(ptrs, itemsizes, chunk.spans)
-            launch = chunk.vector
-            if launch is not None and any(firsts):  # vector loads need every first element aligned
-                width = chunk.width
-                for first in firsts:
-                    if first % width:
-                        launch = None
-                        break
-            if launch is None:
-                records.append((chunk.scalar, bindings, firsts))
+
+        def add(kernel: _Kernel, chunk: _Chunk, firsts: list[int], done: int) -> None:
+            regions = [Region(k, start * size, count * size, size, 0, kernel.offset_words[k], done - lo)
+                       for k, (size, (start, count, lo)) in enumerate(zip(self.itemsizes, chunk.spans))]
+            grid = kernel.grid or ctx.fold_grid(kernel.groups(firsts[-1] + done))
+            words = kernel.words
+            records.append((ctx.pipeline("elementwise", n_arrays, kernel.defines), kernel.defines, words, grid,
+                            tuple(regions), "elementwise", _words_struct(len(words))))
+
+        for chunk, ids in zip(self.chunks, self.chunk_slots):
+            # each operand's first element (the window's, less ``lo``) mod ``modulus``
+            firsts = [0 if residues is None else (residues[s] - lo) % m for s, (_, _, lo) in zip(ids, chunk.spans)]
+            vector = chunk.vector
+            if vector is not None and any(f % chunk.width for f in firsts):
+                vector = None  # vector loads need every first element aligned
+            if vector is None:
+                add(chunk.scalar, chunk, firsts, 0)
             else:
-                records.append((launch, bindings, firsts))
-                if chunk.tail is not None:
-                    done = chunk.n - chunk.tail.count
-                    records.append((chunk.tail, bindings, [f + done for f in firsts]))
-        # a wrapper of ``dispatch`` set on the context (the profiler's host-time mode, test spies)
-        # sees every dispatch; otherwise the bindings (from ``backend.bindings``) and the grid
-        # (from ``fold_grid``) are valid by construction and ``record`` skips their checks
-        wrapped = ctx.__dict__.get("dispatch")
-        for launch, bindings, firsts in records:
-            grid = launch.grid
-            if grid is None:
-                grid = ctx.fold_grid(launch.groups(firsts[-1]))
-            if wrapped is None and not any(firsts):  # (every operand at its window's start)
-                raw = launch.packed_prefix + scalar_raw if scalar_raw else launch.packed_prefix
-            else:
-                words = launch.prefix[:]
-                for slot, first in zip(launch.offset_words, firsts):
-                    words[slot] = first
-                if scalar_words:
-                    words += scalar_words
-                if wrapped is not None:
-                    wrapped("elementwise", words, bindings, grid, launch.defines)
-                    continue
-                raw = launch.packer.pack(*words)
-            pipe = launch.pipe if launch.ctx is ctx else launch.pipeline(ctx, len(itemsizes))
-            ctx.record("elementwise", pipe, launch.defines, raw, bindings, *grid)
+                add(vector, chunk, firsts, 0)
+                if chunk.tail is not None:  # contiguous: the rest continues from each operand's first
+                    add(chunk.tail, chunk, firsts, chunk.n - chunk.tail.count)
+        program = LaunchProgram.compile("elementwise", _words_struct(0), ctx, records, ())
+        if [(s.base, s.offset, s.nbytes) for s in program.slots] != self.slot_keys:  # pragma: no cover
+            raise AssertionError("elementwise program slots differ from the plan's")
+        if residues is not None:
+            if len(self.programs) >= _MAX_VARIANTS:
+                self.programs.clear()
+            self.programs[residues] = program
+        return program
+
+
+def _words_struct(n: int) -> struct.Struct:
+    """The struct of ``n`` little-endian u32 parameter words."""
+    packer = _WORD_STRUCTS.get(n)
+    if packer is None:
+        packer = _WORD_STRUCTS.setdefault(n, struct.Struct(f"<{n}I"))
+    return packer
+
+
+_WORD_STRUCTS: dict[int, struct.Struct] = {}
 
 
 def _plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: Sequence[str],
-          out: ArrayOperand, shape: Sequence[int], lets: str = "") -> _Plan | None:
+          out: ArrayOperand, shape: Sequence[int], lets: str = "") -> ElementwiseCall | None:
     """Validate a call and plan its dispatches (None: nothing to do). Raises as ``elementwise``;
-    the pointers are checked by ``_Plan.run``."""
+    the pointers are checked by ``ElementwiseCall.launch``."""
     if not isinstance(out, ArrayOperand):
         raise invalid_argument(f"the output must be an ArrayOperand, not {out!r}")
     for op in inputs:
@@ -380,7 +408,6 @@ def _plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: 
     if total == 0:
         return None
     itemsizes = [storage_type(op.dtype).itemsize for op in arrays]
-    extents = [extent(shape, op.strides) for op in arrays]
 
     mshape, mstrides = merge_dims(shape, [list(op.strides) for op in arrays])
     contiguous = len(mshape) == 1 and all(st[0] == 1 for st in mstrides)
@@ -424,18 +451,21 @@ def _plan(backend, expr: str, expr_type: str, inputs: Sequence[Operand], casts: 
         for st, off in zip(mstrides, offs):
             lo, stop = extent(sub_shape, st)
             spans.append((off + lo, stop - lo, lo))
-        scalar = _Launch(spec, n, sub_shape, mstrides, store, lanes, False, ctx)
+        scalar = _Kernel(spec, n, sub_shape, mstrides, store, lanes, False, ctx)
         vector = tail = None
         if vspec is not None and n >= width and store == "direct" and not mixed:  # the tail in the same dispatch
-            vector = _Launch(vspec, n, sub_shape, mstrides, store, lanes, True, ctx)
+            vector = _Kernel(vspec, n, sub_shape, mstrides, store, lanes, True, ctx)
         elif vspec is not None and n >= width:
             vectors = n // width
-            vector = _Launch(vspec, vectors, sub_shape, mstrides, store, lanes, True, ctx)
+            vector = _Kernel(vspec, vectors, sub_shape, mstrides, store, lanes, True, ctx)
             if vectors * width < n:  # contiguous: the rest continues from each operand's first
-                tail = _Launch(spec, n - vectors * width, sub_shape, mstrides, store, lanes, False, ctx)
+                tail = _Kernel(spec, n - vectors * width, sub_shape, mstrides, store, lanes, False, ctx)
         chunks.append(_Chunk(n, spans, vector, tail, scalar, width))
     scalar_dtypes = [op.dtype for op in inputs if isinstance(op, ScalarOperand)]
-    return _Plan(itemsizes, extents, chunks, scalar_dtypes, ctx)
+    # the variants: vector forms need first elements that are multiples of ``width``, the
+    # 'word' store mode's grid depends on the output's first element mod ``lanes``
+    modulus = math.lcm(width if vspec is not None else 1, lanes if store == "word" else 1)
+    return ElementwiseCall(itemsizes, chunks, modulus, scalar_dtypes, ctx)
 
 
 def copy_strided(backend, src: ArrayOperand, dst: ArrayOperand, shape: Sequence[int]) -> None:
@@ -453,7 +483,7 @@ def copy_bytes(backend, dst_ptr: int, src_ptr: int, nbytes: int) -> None:
 def _contract(backend, name: str, ptrs: Sequence[int], output: int, n: int, dtype: str) -> None:
     """``output = name(*ptrs)`` over ``n`` contiguous ``dtype`` elements. The launch plan of
     each (op, operand count, dtype, n) is kept with the backend's plans, so a repeated call only
-    checks and binds its pointers (``_Plan.launch``: the same errors as the first call's
+    checks and binds its pointers (``ElementwiseCall.launch``: the same errors as the first call's
     checks) and records."""
     plans = _plans(backend)
     key = (_CONTRACT, name, len(ptrs), dtype, n)

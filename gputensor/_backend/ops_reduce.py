@@ -90,7 +90,7 @@ from .base import ReduceOp
 from .elementwise import _scalar_load, scalar_words
 from .errors import invalid_argument, unsupported
 from .kernels import library_code, snippet
-from .launch import LaunchProgram, Region
+from .launch import LaunchProgram, Record, Region
 from .ops_elementwise import ArrayOperand, ScalarOperand, merge_dims
 from .plan_cache import PlanCache
 from .elementwise_ops import expression
@@ -105,6 +105,7 @@ __all__ = [
     "ReductionOp",
     "configure",
     "planned_reduce",
+    "planned_reduce_fused",
     "reduce_contiguous",
     "reduce_strided",
 ]
@@ -978,7 +979,7 @@ class _Plan:
     prologue: _PrologueCode | None = None
     #: ``_compile``'s program for one context (built on first launch; replaced whole, so
     #: threads racing to build it just build equal ones).
-    compiled: Any = field(default=None, compare=False, repr=False)
+    compiled: "_Compiled | None" = field(default=None, compare=False, repr=False)
 
     def check(self, backend: "WebGpuBackend", ptr: int, itemsize: int, span: tuple[int, int] | None,
               what: str) -> tuple[Any, int]:
@@ -993,29 +994,41 @@ class _Plan:
             )
         return alloc, offset
 
-    def _compile(self, ctx: Any) -> tuple[Any, ...]:
-        """The steps as a ``launch.LaunchProgram`` for ``ctx``: (ctx, the program, the scratch
-        buffers it binds as (name, bytes), the dummy slots it binds). Its operands: 0 the
-        source (word 5 takes its window's first element; the vector path binds the same window
-        cut to whole 16-byte vectors), 1 the destination (word 6: the first element plus the
-        offset of element [0..0]), 2, 3, ... the scratch buffers (at their start), then the
-        dummy slots."""
+    def _compile(self, ctx: Any) -> _Compiled:
+        """The steps as a ``launch.LaunchProgram`` for ``ctx``. Its operands: 0 the source
+        (word 5 takes its window's first element; the vector path binds the same window cut
+        to whole 16-byte vectors; with a prologue the source is virtual: word 5 takes the
+        element index, a dummy stands in its binding), 1 the destination (word 6: the first
+        element plus the offset of element [0..0]), 2, 3, ... a prologue's array inputs (each
+        bound whole in the prologue's pass, the words after the step's taking their first
+        elements, then its static words; its scalars' words are the replay's per-call bytes),
+        then the scratch buffers (at their start), then the dummy slots."""
         ssz, dsz = self.src_itemsize, self.dst_itemsize
+        pro = self.prologue
+        leaves = pro.arrays if pro is not None else ()
         needs: dict[str, int] = {}
         for step in self.steps:
             for r in step.regions:
                 if r[0] == "scratch":
                     needs[r[1]] = max(needs.get(r[1], 0), r[2])
-        names = {name: 2 + k for k, name in enumerate(needs)}
+        names = {name: 2 + len(leaves) + k for k, name in enumerate(needs)}
         dummies: dict[int, int] = {}
         records = []
+
+        def dummy() -> Region:  # the dummy of this binding position (``_Scratch.dummy_region``)
+            index = dummies.setdefault(len(regions) % _DUMMY_SLOTS, len(dummies))
+            return Region(2 + len(leaves) + len(names) + index, 0, 256, 4, 0, 0, 0)
+
         for step in self.steps:
             words = [int(w) & 0xFFFFFFFF for w in step.params]
             words[5] = words[6] = 0  # (``_step`` leaves them 0: the windows' first elements)
             regions: list[Region] = []
             for r in step.regions:
                 kind = r[0]
-                if kind == "src":
+                if kind == "src" and pro is not None:  # virtual source: the element index, no binding
+                    words[5] = r[1]
+                    regions.append(dummy())
+                elif kind == "src":
                     regions.append(Region(0, r[1] * ssz, r[2] * ssz, ssz, 0, 5, 0))
                 elif kind == "srcv":
                     regions.append(Region(0, r[1] * ssz, r[2] * ssz, ssz, -16, 5, 0))
@@ -1023,24 +1036,33 @@ class _Plan:
                     regions.append(Region(1, r[1] * dsz, r[2] * dsz, dsz, 0, 6, r[3]))
                 elif kind == "scratch":
                     regions.append(Region(names[r[1]], 0, max(4, (r[2] + 3) // 4 * 4), 4, 0, 0, 0))
-                else:  # the dummy of this binding position (``_Scratch.dummy_region``)
-                    slot = len(regions) % _DUMMY_SLOTS
-                    index = dummies.setdefault(slot, len(dummies))
-                    regions.append(Region(2 + len(names) + index, 0, 256, 4, 0, 0, 0))
-            records.append((ctx.pipeline(step.kernel, len(regions), step.defines), step.defines, tuple(words),
-                            ctx.fold_grid(step.groups), tuple(regions), step.kernel, _words_struct(len(words))))
+                else:
+                    regions.append(dummy())
+            if step.prologue:
+                for slot, (_, size, (lo, hi)) in enumerate(leaves):
+                    regions.append(Region(2 + slot, lo * size, (hi - lo + 1) * size, size, 0, len(words), -lo))
+                    words.append(0)
+                words += pro.static  # type: ignore[union-attr]
+            records.append(Record(ctx.pipeline(step.kernel, len(regions), step.defines), step.defines, tuple(words),
+                                  ctx.fold_grid(step.groups), tuple(regions), step.kernel, _words_struct(len(words)),
+                                  step.prologue))
         program = LaunchProgram.compile(self.steps[0].kernel, _words_struct(0), ctx, records, ())
-        return (ctx, program, tuple(needs.items()), tuple(dummies))
+        return _Compiled(ctx, program, tuple(needs.items()), tuple(dummies))
 
-    def launch(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int) -> None:
-        """``run`` for a plan without a prologue, on the hot path: the steps are a
-        ``launch.LaunchProgram`` (``_compile``, made once per context); per call the pointers
-        are checked as ``run`` checks them and the program replayed (the windows and grids are
-        valid by construction). A ``dispatch`` wrapper set on the context (the profiler's
-        host-time mode, test spies) gets every dispatch through ``run``."""
+    def launch(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int, prologue: Prologue | None = None) -> None:
+        """``run`` on the hot path: the steps are a ``launch.LaunchProgram`` (``_compile``,
+        made once per context); per call the pointers (a plan with a prologue: those of
+        ``prologue``'s array inputs, ``src_ptr`` unused) are checked as ``run`` checks them and
+        the program replayed (the windows and grids are valid by construction), a prologue's
+        scalar values as its pass's per-call parameter bytes. A ``dispatch`` wrapper set on the
+        context (the profiler's host-time mode, test spies) gets every dispatch through
+        ``run``."""
         ctx = backend._ctx
-        if ctx is None or ctx.__dict__.get("dispatch") is not None or self.prologue is not None:
-            self.run(backend, src_ptr, dst_ptr, _slow=True)
+        if ctx is None or ctx.__dict__.get("dispatch") is not None:
+            self.run(backend, src_ptr, dst_ptr, prologue, _slow=True)
+            return
+        if self.prologue is not None:
+            self._launch_fused(backend, ctx, dst_ptr, prologue)  # type: ignore[arg-type]
             return
         # the pointer checks of ``check`` (inline: this is the hot path)
         ssz = self.src_itemsize
@@ -1050,6 +1072,45 @@ class _Plan:
         span = self.src_span
         if span is not None and (src_off + span[0] < 0 or src_off + span[1] > src_alloc.nbytes):
             self.check(backend, src_ptr, ssz, span, "source")  # raises
+        src_buf = src_alloc.buffer
+        src_base = (src_buf, src_buf.size, src_alloc.nbytes, src_off, src_ptr, src_alloc.whole)
+        self._replay(backend, ctx, [src_base, self._dst_base(backend, dst_ptr)], b"")
+
+    def _launch_fused(self, backend: "WebGpuBackend", ctx: Any, dst_ptr: int, prologue: Prologue) -> None:
+        """``launch`` of a plan with a prologue (``launch_fused`` with ``prologue``'s array
+        pointers and scalar values)."""
+        inputs = prologue.inputs
+        pro = self.prologue
+        assert pro is not None
+        self.launch_fused(backend, [inputs[k].ptr for k, _, _ in pro.arrays],
+                          [inputs[k].value for k, _ in pro.scalars], dst_ptr)
+
+    def launch_fused(self, backend: "WebGpuBackend", ptrs: Sequence[int], values: Sequence[Any],
+                     dst_ptr: int) -> None:
+        """Record a plan with a prologue for its array inputs at ``ptrs`` and its scalar inputs'
+        ``values`` (each in the order of the prologue's inputs): the ranges of ``run``'s
+        windows checked, the scalars' words the per-call parameter bytes. BackendError as
+        ``reduce_strided``, before anything is recorded."""
+        pro = self.prologue
+        assert pro is not None
+        ctx = backend._ctx
+        if ctx is None or ctx.__dict__.get("dispatch") is not None:
+            self._dispatch(backend, 0, dst_ptr, ptrs, values)
+            return
+        leaves = []
+        for (_, size, (lo, hi)), ptr in zip(pro.arrays, ptrs):
+            alloc, off = backend.resolve(ptr + lo * size, (hi - lo + 1) * size)
+            if off % size:
+                raise invalid_argument(f"pointer offset {off} is not a multiple of the item size {size}")
+            buf = alloc.buffer
+            leaves.append((buf, buf.size, alloc.nbytes, off - lo * size, ptr, alloc.whole))
+        tail = b"".join([_word_bytes(scalar_words(value, dtype)) for (_, dtype), value in zip(pro.scalars, values)])
+        dst_base = self._dst_base(backend, dst_ptr)
+        # (the virtual source has no base of its own: the destination's in its place)
+        self._replay(backend, ctx, [dst_base, dst_base, *leaves], tail)
+
+    def _dst_base(self, backend: "WebGpuBackend", dst_ptr: int) -> tuple[Any, ...]:
+        """The replay base of the destination, its pointer checked as ``check`` does."""
         dsz = self.dst_itemsize
         dst_alloc, dst_off = backend.resolve(dst_ptr, 0)
         if dst_off % dsz:
@@ -1057,51 +1118,66 @@ class _Plan:
         span = self.dst_span
         if span is not None and (dst_off + span[0] < 0 or dst_off + span[1] > dst_alloc.nbytes):
             self.check(backend, dst_ptr, dsz, span, "destination")  # raises
+        dst_buf = dst_alloc.buffer
+        return (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off, dst_ptr, dst_alloc.whole)
+
+    def _replay(self, backend: "WebGpuBackend", ctx: Any, bases: list[Any], tail: bytes) -> None:
+        """Replay the compiled program (made now where there is none for ``ctx``) with the
+        operands at ``bases`` and the scratch and dummies after them."""
         compiled = self.compiled
-        if compiled is None or compiled[0] is not ctx or compiled[1].max_workgroups != ctx.max_workgroups_per_dim:
+        if compiled is None or compiled.ctx is not ctx or compiled.program.max_workgroups != ctx.max_workgroups_per_dim:
             if not self.steps:
                 return
             compiled = self.compiled = self._compile(ctx)
-        src_buf = src_alloc.buffer
-        dst_buf = dst_alloc.buffer
-        bases = [(src_buf, src_buf.size, src_alloc.nbytes, src_off, src_ptr, src_alloc.whole),
-                 (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off, dst_ptr, dst_alloc.whole)]
-        program = compiled[1]
-        if not compiled[2] and not compiled[3]:
-            program.replay(backend, ctx, bases, _no_placeholder)
+        program = compiled.program
+        if not compiled.scratch and not compiled.dummies:
+            program.replay(backend, ctx, bases, _no_placeholder, tail)
             return
         scratch = _scratch(ctx)  # the scratch buffers stay put until the end
         with scratch.lock:
-            for name, nbytes in compiled[2]:
+            for name, nbytes in compiled.scratch:
                 buf = scratch.get(name, nbytes)[0]
                 bases.append((buf, buf.size, buf.size, 0, None))
             dummies = scratch.dummy_bases
-            for slot in compiled[3]:
+            for slot in compiled.dummies:
                 bases.append(dummies[slot])
-            program.replay(backend, ctx, bases, _no_placeholder)
+            program.replay(backend, ctx, bases, _no_placeholder, tail)
 
     def run(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int,
             prologue: Prologue | None = None, *, _slow: bool = False) -> None:
         """Check the pointers, then record the steps (``prologue``: the fused source's operands,
         for a plan made with one)."""
         pro = self.prologue
-        if pro is None and not _slow:
-            self.launch(backend, src_ptr, dst_ptr)
+        if not _slow:
+            self.launch(backend, src_ptr, dst_ptr, prologue)
             return
+        ptrs: list[int] = []
+        values: list[Any] = []
+        if pro is not None:
+            assert prologue is not None
+            ptrs = [prologue.inputs[k].ptr for k, _, _ in pro.arrays]
+            values = [prologue.inputs[k].value for k, _ in pro.scalars]
+        self._dispatch(backend, src_ptr, dst_ptr, ptrs, values)
+
+    def _dispatch(self, backend: "WebGpuBackend", src_ptr: int, dst_ptr: int, ptrs: Sequence[int],
+                  values: Sequence[Any]) -> None:
+        """``run``'s reference path: the pointers checked, every step recorded through
+        ``WgpuContext.dispatch`` (a prologue's array inputs at ``ptrs``, its scalar values
+        ``values``)."""
+        pro = self.prologue
         if pro is None:
             self.check(backend, src_ptr, self.src_itemsize, self.src_span, "source")
         self.check(backend, dst_ptr, self.dst_itemsize, self.dst_span, "destination")
         leaf_regions: list[Any] = []
         ext: list[int] = []
         if pro is not None:
-            assert prologue is not None
-            for k, size, (lo, hi) in pro.arrays:  # every input view bound once, whole
-                w = backend.window(prologue.inputs[k].ptr + lo * size, (hi - lo + 1) * size, size)
+            for (_, size, (lo, hi)), ptr in zip(pro.arrays, ptrs):  # every input view bound once, whole
+                w = backend.window(ptr + lo * size, (hi - lo + 1) * size, size)
                 leaf_regions.append(w.binding)
                 ext.append(w.first - lo)
             ext += pro.static
-            for k, dtype in pro.scalars:
-                ext += scalar_words(prologue.inputs[k].value, dtype)
+            for (_, dtype), value in zip(pro.scalars, values):
+                ext += scalar_words(value, dtype)
         if not self.steps:
             return
         ctx = backend.context
@@ -1134,6 +1210,21 @@ class _Plan:
                     regions += leaf_regions
                     params += ext
                 ctx.dispatch(step.kernel, params, regions, ctx.fold_grid(step.groups), step.defines)
+
+
+class _Compiled(NamedTuple):
+    """A plan's steps compiled for one context: the ``program``, the scratch buffers it binds
+    as (name, bytes) and the dummy slots it binds (its operands after the scratch)."""
+
+    ctx: Any
+    program: LaunchProgram
+    scratch: tuple[tuple[str, int], ...]
+    dummies: tuple[int, ...]
+
+
+def _word_bytes(words: list[int]) -> bytes:
+    """``words`` as little-endian u32 parameter bytes."""
+    return _words_struct(len(words)).pack(*words)
 
 
 def _words_struct(n: int) -> struct.Struct:
@@ -1479,26 +1570,30 @@ def reduce_strided(
         key = None
     if key is not None:
         shape, strides, reduce_axes, dst_strides = key[4], key[5], key[6], key[7]
-        if not _plain_key(key):  # e.g. True for 1 or 2.0 for 2: equal keys, different meaning
-            key = None
-        else:
-            key = key + (_knobs(),)
-    if key is not None and prologue is not None:
-        try:
-            key = key + (prologue.structure(),)
-            hash(key)
-        except (TypeError, AttributeError):
-            key = None
+        key = _plan_key(key, prologue)
     plan = plans.get(key) if key is not None else None
     if plan is None:
         plan = _plan(backend, op, src_dtype, shape, strides, reduce_axes, dst_dtype, acc_dtype, dst_strides, ddof,
                      prologue)
         if key is not None:
             _keep_plan(plans, key, plan)
-    if plan.prologue is None:
-        plan.launch(backend, src_ptr, dst_ptr)
-    else:
-        plan.run(backend, src_ptr, dst_ptr, prologue)
+    plan.launch(backend, src_ptr, dst_ptr, prologue)
+
+
+def _plan_key(key: tuple[Any, ...], prologue: Prologue | None) -> tuple[Any, ...] | None:
+    """The plan cache key of a ``reduce_strided`` call from its arguments' ``key`` (op, dtypes,
+    shape, strides, axes, dst strides, ddof): with the knobs and the prologue's structure;
+    None where an argument is not plain (``_plain_key``) or the structure is not hashable."""
+    if not _plain_key(key):  # e.g. True for 1 or 2.0 for 2: equal keys, different meaning
+        return None
+    key = key + (_knobs(),)
+    if prologue is not None:
+        try:
+            key = key + (prologue.structure(),)
+            hash(key)
+        except (TypeError, AttributeError):
+            return None
+    return key
 
 
 class _KeptReduce:
@@ -1533,6 +1628,33 @@ def planned_reduce(backend: Any, op: str, src_dtype: str, shape: tuple[int, ...]
     if plan is None or plan.prologue is not None:
         return None
     return _KeptReduce(plan, backend, knobs)
+
+
+class _KeptFusedReduce(_KeptReduce):
+    """A ``reduce_strided`` plan with a prologue handed to a caller that replays it
+    (``planned_reduce_fused``): ``launch(backend, ptrs, values, dst)`` records it for the
+    prologue's array inputs at ``ptrs`` and its scalar values ``values`` (in the order of the
+    prologue's inputs), checking the pointers as ``reduce_strided`` would."""
+
+    __slots__ = ()
+
+    def __init__(self, plan: Any, backend: Any, knobs: Any) -> None:
+        super().__init__(plan, backend, knobs)
+        self.launch = plan.launch_fused
+
+
+def planned_reduce_fused(backend: Any, op: str, src_dtype: str, shape: tuple[int, ...], strides: tuple[int, ...],
+                         reduce_axes: tuple[int, ...], dst_dtype: str, prologue: Prologue, *,
+                         acc_dtype: str | None = None, dst_strides: tuple[int, ...] | None = None,
+                         ddof: float = 0) -> _KeptFusedReduce | None:
+    """The plan an earlier ``reduce_strided`` call with these arguments and a prologue of the
+    structure of ``prologue`` kept on ``backend``; None when there is none."""
+    key = _plan_key((op, src_dtype, dst_dtype, acc_dtype, tuple(shape), tuple(strides), tuple(reduce_axes),
+                     None if dst_strides is None else tuple(dst_strides), ddof), prologue)
+    plan = _plans(backend).get(key) if key is not None else None
+    if plan is None or plan.prologue is None:
+        return None
+    return _KeptFusedReduce(plan, backend, key[9])
 
 
 #: Plans kept per backend (``_plans(backend)``: its dict; ``_keep_plan``: store one).

@@ -33,16 +33,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import struct
 from collections.abc import Sequence
 from typing import Any
 from dataclasses import dataclass
 
 from .elementwise import scalar_words, store_round
 from .kernels import library_code, snippet
+from .launch import LaunchProgram, Region
 from .ops_rows import plan_rows
 from .wgsl_types import convert, emulating_int64, storage_type
 
-__all__ = ["MAX_ROW_DIMS", "RowFunction", "RowStat", "RowFusionSpec", "plan", "param_words", "row_fusion",
+__all__ = ["MAX_ROW_DIMS", "RowFunction", "RowFusionCall", "RowStat", "RowFusionSpec", "plan", "param_words",
            "row_fusion_defines"]
 
 #: Row dims a problem may have (the caller merges or falls back).
@@ -405,23 +407,77 @@ def param_words(spec: RowFusionSpec, row_shape: Sequence[int], n: int, firsts: S
     return words
 
 
-def row_fusion(backend, spec: RowFusionSpec, ptrs: Sequence[int], spans: Sequence[tuple[int, int]],
-               row_shape: Sequence[int], n: int, steps: Sequence[int], row_strides: Sequence[Sequence[int]],
-               scalars: Sequence[object]) -> None:
-    """Record the row kernel of ``spec``: operand slot ``a`` at pointer ``ptrs[a]`` (its element
-    0) touching the element offsets ``spans[a] = (lo, stop)`` relative to it, with ``steps`` and
-    ``row_strides`` (elements) over the row dims ``row_shape`` (at most 4) of ``n`` elements.
-    Raises BackendError (invalid argument) for pointers out of range or a span larger than one
-    binding window (callers check ``max_window_bytes`` first)."""
-    itemsizes = [storage_type(dtype).itemsize for dtype, _, _ in spec.arrays]
-    regions, firsts = backend.bindings(ptrs, itemsizes, [(lo, stop - lo, lo) for lo, stop in spans])
-    if spec.word_store and firsts[spec.dst] % spec.lanes:  # (the output's window starts mid-word)
-        spec = dataclasses.replace(spec, word_store=False)
-    if any(v and firsts[a] % 4 for a, v in enumerate(spec.vec)):  # windows starting mid-vector
-        spec = dataclasses.replace(spec, vec=tuple(v and firsts[a] % 4 == 0 for a, v in enumerate(spec.vec)))
-    words = param_words(spec, row_shape, n, firsts, steps, row_strides, scalars)
-    rows = words[0]
-    ctx = backend.context
-    grid = ctx.fold_grid(-(-rows // spec.rpw))
-    ctx.dispatch("row_fusion", words, regions, grid, row_fusion_defines(spec))
+class RowFusionCall:
+    """The row kernel of ``spec`` for one call structure, kept for replay: operand slot ``a``
+    (pointer of its element 0) touching the element offsets ``spans[a] = (lo, stop)`` relative
+    to it, with ``steps`` and ``row_strides`` (elements) over the row dims ``row_shape`` (at
+    most 4) of ``n`` elements. Its ``launch.LaunchProgram`` (one dispatch) depends on where the
+    slots' windows start -- a packed output's word stores need its first element on a word, vec4
+    operands theirs on a vector -- so one is kept per such *variant*."""
 
+    __slots__ = ("spec", "row_shape", "n", "steps", "row_strides", "itemsizes", "regions", "spans", "los",
+                 "programs", "ctx")
+
+    def __init__(self, backend: Any, spec: RowFusionSpec, spans: Sequence[tuple[int, int]],
+                 row_shape: Sequence[int], n: int, steps: Sequence[int],
+                 row_strides: Sequence[Sequence[int]]) -> None:
+        self.spec = spec
+        self.row_shape, self.n, self.steps, self.row_strides = tuple(row_shape), n, tuple(steps), row_strides
+        self.itemsizes = [storage_type(dtype).itemsize for dtype, _, _ in spec.arrays]
+        first = 4 + MAX_ROW_DIMS  # the word of slot 0's first element, then one block per slot
+        self.regions = tuple(Region(a, lo * size, (stop - lo) * size, size, 0, first + a * (MAX_ROW_DIMS + 4), -lo)
+                             for a, (size, (lo, stop)) in enumerate(zip(self.itemsizes, spans)))
+        #: what ``WebGpuBackend.bindings`` binds per slot (firsts: the windows' own)
+        self.spans = [(lo, stop - lo, 0) for lo, stop in spans]
+        self.los = tuple(lo for lo, _ in spans) if any(lo for lo, _ in spans) else None
+        self.programs: dict[tuple[Any, ...], LaunchProgram] = {}
+        self.ctx = backend.context
+
+    def launch(self, backend: Any, ptrs: Sequence[int], scalars: Sequence[object]) -> None:
+        """Record the kernel with the slots at ``ptrs`` and the scalar parameters ``scalars``.
+        Raises BackendError (invalid argument) for pointers out of range, before anything is
+        recorded."""
+        bindings, firsts = backend.bindings(ptrs, self.itemsizes, self.spans)
+        spec = self.spec
+        key: tuple[Any, ...] = ()
+        los = self.los
+        if los is not None or any(firsts):  # the elements' first indices decide the variant
+            at = firsts if los is None else [f - lo for f, lo in zip(firsts, los)]
+            key = (bool(spec.word_store and at[spec.dst] % spec.lanes),
+                   tuple(bool(v and at[a] % 4) for a, v in enumerate(spec.vec)))
+        program = self.programs.get(key)
+        if program is None:
+            program = self._compile(key)
+        tail = b"".join([_scalar_bytes(value, dtype) for value, dtype in zip(scalars, spec.scalars)])
+        ctx = self.ctx
+        if "dispatch" in ctx.__dict__:  # a wrapper sees every dispatch
+            program.dispatch(backend, ctx, ptrs, None, tail)
+            return
+        program.record(ctx, bindings, firsts if any(firsts) else None, tail)
+
+    def _compile(self, key: tuple[Any, ...]) -> LaunchProgram:
+        """The program of the variant ``key`` (empty: every window at its first element; else
+        (the word stores off, per slot whether its vector reads are off))."""
+        spec = self.spec
+        if key:
+            word_off, vec_off = key
+            if word_off:  # (the output's window starts mid-word)
+                spec = dataclasses.replace(spec, word_store=False)
+            if any(vec_off):  # windows starting mid-vector
+                spec = dataclasses.replace(spec, vec=tuple(v and not off for v, off in zip(spec.vec, vec_off)))
+        words = param_words(spec, self.row_shape, self.n, [0] * len(self.regions), self.steps, self.row_strides, ())
+        ctx = self.ctx
+        defines = row_fusion_defines(spec)
+        record = (ctx.pipeline("row_fusion", len(self.regions), defines), defines, tuple(words),
+                  ctx.fold_grid(-(-words[0] // spec.rpw)), self.regions)
+        program = LaunchProgram.compile("row_fusion", struct.Struct(f"<{len(words)}I"), ctx, [record], ())
+        if len(self.programs) >= 16:
+            self.programs.clear()
+        self.programs[key] = program
+        return program
+
+
+def _scalar_bytes(value: object, dtype: str) -> bytes:
+    """The parameter bytes of a scalar parameter (``scalar_words``)."""
+    words = scalar_words(value, dtype)
+    return struct.pack(f"<{len(words)}I", *words)

@@ -84,8 +84,8 @@ from .validate import check_distinct, check_dtype, check_int, check_ints, check_
 from .elementwise_ops import expression
 from .wgsl_types import STORAGE_TYPES, StorageType, convert, literal, storage_type
 
-__all__ = ["DTYPES", "OPS", "RowDim", "accumulator_dtype", "choose_mode", "chunk_length", "merge_rows", "scan",
-           "planned_scan", "scan_strided", "vector_unit"]
+__all__ = ["DTYPES", "OPS", "RowDim", "accumulator_dtype", "choose_mode", "chunk_length", "merge_rows",
+           "rows_program", "scan", "planned_scan", "scan_strided", "settings", "vector_unit"]
 
 KERNEL = "scan"
 WG = 256
@@ -779,9 +779,11 @@ class _Launch:
                                (dst_buffer, dst_size, dst_alloc.nbytes, dst_off, dst)], _placeholder):
             _execute(backend, s, src, dst)
 
-    def _compile(self, ctx: Any, src_head: int | None, dst_head: int | None) -> LaunchProgram | None:
+    def _compile(self, ctx: Any, src_head: int | None, dst_head: int | None, *,
+                 cap: bool = True) -> LaunchProgram | None:
         """The program of the variant (``src_head``, ``dst_head``: ``_aligned`` of src and dst at
-        element [0, ...], None where they cannot be bound as vectors), as ``programs`` holds
+        element [0, ...], None where they cannot be bound as vectors; ``cap``: None past
+        ``MAX_PROGRAM_DISPATCHES`` dispatches), as ``programs`` holds
         it; None when it has more than ``MAX_PROGRAM_DISPATCHES`` dispatches. The same levels,
         plans and steps as ``_execute``'s ``_run`` for such pointers, in the same order."""
         s = self.s
@@ -795,7 +797,7 @@ class _Launch:
                 vector = _Vector(head, dst_head is not None and (dst_head + off_dst) % 4 == head)
             self._level(ctx, records, aux, s.n, list(s.inner), (0, off_src * ssz, s.src_st, s.src_axis),
                         (1, off_dst * dsz, s.dst_st, s.dst_axis), vector)
-            if len(records) > MAX_PROGRAM_DISPATCHES:
+            if cap and len(records) > MAX_PROGRAM_DISPATCHES:
                 return None
         return LaunchProgram.compile(KERNEL, _WORDS, ctx, records, aux)
 
@@ -1004,3 +1006,24 @@ def scan(backend: Any, op: str, ptr: int, dtype: str, rows: int, n: int, ld: int
     launch = _scan_strided(backend, op, ptr, dtype, (rows, n), (ld, 1), 1, ptr, dtype, (ld, 1), dtype)
     if key is not None and launch is not None:
         _keep_plan(_plans(backend), key, (launch, span, st.itemsize))
+
+
+def rows_program(backend: Any, op: str, dtype: str, rows: int, n: int, vector: bool) -> LaunchProgram:
+    """The program of ``scan(backend, op, ptr, dtype, rows, n)`` for a caller that makes it part
+    of a program of its own (the radix sort's histogram scans): bases 0 (src) and 1 (dst) both
+    the rows' element 0, its scratch the bases after them, in order. With ``vector``, the
+    rows' element 0 must be a whole vector (4 elements) from its buffer's start and the buffer's
+    size a multiple of a vector (the memory pool's blocks are); without, no vector loads.
+    Arguments as ``scan``'s (unchecked: the caller's are valid)."""
+    s = _structure(backend, op, dtype, (rows, n), (n, 1), 1, dtype, (n, 1), dtype)
+    launch = _Launch(s, backend.context, backend.max_window_bytes())
+    program = launch._compile(backend.context, 0 if vector and launch.src_vec else None,
+                              0 if vector and launch.dst_vec else None, cap=False)
+    assert program is not None
+    return program
+
+
+def settings() -> tuple[Any, ...]:
+    """The module settings a scan's plan depends on (part of the key of a program that holds a
+    ``rows_program``)."""
+    return _tunables()

@@ -23,8 +23,8 @@ Radix sort (rows of ``n > BITONIC_C`` elements): 8-bit digits, ``ceil(bits / 8)`
 elements of a row, with the grid (row, tile):
 
 1. ``sort_hist``: per-tile digit counts into ``hist[row][digit][tile]`` (workgroup atomics);
-2. ``ops_scan.scan``: one inclusive scan per row over its ``256 * ntiles`` counts (digit-major,
-   so the entry before (d, t) is where tile t's elements of digit d start);
+2. ``ops_scan``'s row scan: one inclusive scan per row over its ``256 * ntiles`` counts
+   (digit-major, so the entry before (d, t) is where tile t's elements of digit d start);
 3. ``sort_scatter`` or ``sort_scatter_sg``: each tile sorts itself by the digit in workgroup
    memory, stably and deterministically, then writes element p to
    ``start[d] + p - local_start[d]``, striped so runs of a digit are written consecutively.
@@ -52,8 +52,13 @@ requested output directly (sorted values in the source dtype -- packed 8/16-bit 
 column indices (argsort / unique carry them; sort carries none).
 
 Bitonic sort (``n <= BITONIC_C``): one kernel, ``BITONIC_C`` slots per workgroup, several short
-rows per workgroup, compare-exchange on (key, column): stable as well. Its dispatches for a call structure are
-planned once as a ``launch.LaunchProgram`` kept per backend; a repeated call replays it.
+rows per workgroup, compare-exchange on (key, column): stable as well.
+
+Either sort's dispatches for a call structure are planned once as a ``launch.LaunchProgram``
+kept per backend; a repeated call replays it. The radix sort's program holds every pass (its
+histogram scans are ``ops_scan.rows_program``'s, moved onto the sort's histogram buffer) and
+allocates its temporaries (key and value buffers, histograms, the scans' unit totals) as the
+program's scratch.
 
 Large operands: rows are processed in units whose every buffer fits one binding window; a
 single row larger than a window is processed in chunks of tiles, and the scatter of each chunk
@@ -72,7 +77,7 @@ from typing import Any
 from . import config, ops_scan
 from .errors import BackendError, invalid_argument, unsupported
 from .kernels import snippet
-from .launch import LaunchProgram, Region
+from .launch import LaunchProgram, Region, rebased
 from .plan_cache import PlanCache
 from .validate import check_dtype, check_int, check_pointer
 from .wgsl_types import STORAGE_TYPES, storage_type
@@ -234,22 +239,16 @@ _DUMMIES: "weakref.WeakKeyDictionary[Any, list[int]]" = weakref.WeakKeyDictionar
 
 
 def dummy(backend: Any, k: int = 0) -> tuple[Any, int, int]:
-    """Binding of a small scratch buffer (``k`` picks one of several distinct ones) for a
-    binding a kernel variant does not use."""
+    """Binding of a small scratch buffer (``k`` picks one of several distinct ones, of
+    ``(k + 1) * _DUMMY_BYTES`` bytes) for a binding a kernel variant does not use."""
     ctx = backend.context
     bufs = _DUMMIES.get(ctx)
     if bufs is None:
         bufs = []
         _DUMMIES[ctx] = bufs
     while len(bufs) <= k:
-        bufs.append(ctx.create_storage(256))
-    return (bufs[k], 0, 256)
-
-
-def _bind(backend: Any, ptr: int, first: int, count: int, itemsize: int) -> tuple[tuple[Any, int, int], int]:
-    """(binding, index of element ``first`` inside it) of elements [first, first + count)."""
-    win = backend.window(ptr + first * itemsize, max(count, 1) * itemsize, itemsize)
-    return win.binding, win.first
+        bufs.append(ctx.create_storage((len(bufs) + 1) * _DUMMY_BYTES))
+    return (bufs[k], 0, (k + 1) * _DUMMY_BYTES)
 
 
 # ------------------------------------------------------------------------------------------
@@ -442,10 +441,53 @@ _DUMMY_BYTES = 256
 
 
 def _radix(backend: Any, job: _Job) -> None:
+    """Record the radix sort of ``job`` (arguments and pointer ranges already checked): its
+    ``LaunchProgram`` (``_radix_program``: every pass of every unit of rows, the histogram
+    scans included; planned once per job structure and kept per backend) replayed with fresh
+    temporaries, or recorded through ``WgpuContext.dispatch`` where a wrapper (the profiler's,
+    a test spy) watches it. BackendError (unsupported) for rows whose histograms exceed one
+    binding window."""
+    ctx = backend.context
+    limit = window_limit(backend)
+    key = ("radix", job.dtype, job.rows, job.n, job.ld, job.mode, job.descending, job.out_mode, job.out_dtype,
+           job.vals is not None, limit, ITEMS, scatter_rows(backend, job.kw, job.has_vals), ops_scan.settings())
+    plans = _PLANS.of(backend)
+    program = plans.get(key)
+    if program is None or not program.valid_for(ctx):
+        program = _radix_program(backend, job, limit, True)
+        _PLANS.keep(plans, key, program)
+    ptrs = (job.src, job.out, job.out if job.vals is None else job.vals)
+    if ctx.__dict__.get("dispatch") is not None:
+        program.dispatch(backend, ctx, ptrs, _radix_placeholder)
+        return
+    bases = []
+    for ptr in ptrs:
+        alloc, offset = backend.resolve(ptr, 0)
+        buffer = alloc.buffer
+        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr, alloc.whole))
+    if not program.run(backend, ctx, bases, _radix_placeholder):  # a histogram buffer without whole vectors
+        _radix_program(backend, job, limit, False).run(backend, ctx, bases[:3], _radix_placeholder)
+
+
+def _radix_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:
+    """The placeholder of a radix program's unused binding: for the sort kernels' absent
+    values, ``dummy(backend, k)`` for a placeholder of ``(k + 1) * _DUMMY_BYTES`` bytes (the
+    values read and written by one scatter are two distinct buffers); for the scans' (a few
+    bytes), the context's spare region, as ``ops_scan`` binds them."""
+    if nbytes < _DUMMY_BYTES:
+        return backend.context.spare_region(nbytes)
+    return dummy(backend, nbytes // _DUMMY_BYTES - 1)
+
+
+def _radix_program(backend: Any, job: _Job, limit: int, vector: bool) -> LaunchProgram:
+    """The dispatches of ``_radix`` for the structure of ``job``: operands 0 (src), 1 (out),
+    2 (vals, for keys and values); scratch: the ping-pong key (and value) buffers, the
+    histograms (whole vectors with ``vector``: the scans then load vectors) and the scans'
+    scratch (shared by the scans of one unit size). Rows in units whose every buffer fits
+    ``limit`` bytes; a row larger than that in chunks of tiles."""
     ctx = backend.context
     st = storage_type(job.dtype)
     kw = job.kw
-    limit = window_limit(backend)
     tile = WG * ITEMS
     n, rows = job.n, job.rows
     ntiles = -(-n // tile)
@@ -456,46 +498,58 @@ def _radix(backend: Any, job: _Job) -> None:
     if hist_row > limit:
         raise unsupported(f"a row of {n} elements is too long to sort on this adapter "
                           f"(its histograms exceed one binding of {limit} bytes)")
-    # temporaries: key (+ value) buffers, ping-pong; histograms per row
+    # scratch: key (+ value) buffers, ping-pong; histograms per row (every element of them is
+    # written before it is read: no zero fill)
     ntemp = 0 if passes == 1 else (1 if passes == 2 else 2)
-    # (every element of the temporaries is written before it is read: no zero fill)
-    temps_k = [backend.alloc(rows * n * kw * 4, zero=False) for _ in range(ntemp)]
-    temps_v = [backend.alloc(rows * n * 4, zero=False) for _ in range(ntemp)] if carry_vals else []
-    hist = backend.alloc(rows * hist_row, zero=False)
-    try:
-        per_row = max(job.ld * st.itemsize, n * kw * 4, n * out_size, n * 4 if carry_vals else 0)
-        nr = min(rows, limit // per_row, limit // hist_row)
-        if nr >= 1:
-            units = [(r0, min(nr, rows - r0), None) for r0 in range(0, rows, nr)]
-        else:  # a row larger than one window: chunks of tiles
-            ct = max(1, limit // (tile * max(st.itemsize, kw * 4, out_size, 4 if carry_vals else 0)))
-            units = [(r0, 1, ct) for r0 in range(rows)]
-        for r0, nr_u, ct in units:
-            for p in range(passes):
-                first, last = p == 0, p == passes - 1
-                if first:
-                    src, src_size, src_ld = job.src, st.itemsize, job.ld
-                    sval = None
-                else:
-                    src, src_size, src_ld = temps_k[(p - 1) % 2], kw * 4, n
-                    sval = temps_v[(p - 1) % 2] if carry_vals else None
-                if last:
-                    dst_mode, dst, dst_size = job.out_mode, job.out, out_size
-                    dval = job.vals if job.out_mode == 0 else None
-                else:
-                    dst_mode, dst, dst_size = 0, temps_k[p % 2], kw * 4
-                    dval = temps_v[p % 2] if carry_vals else None
-                _radix_pass(backend, job, p, first, r0, nr_u, ct, ntiles, src, src_size, src_ld,
-                            sval, dst_mode, dst, dst_size, dval, hist, limit)
-    finally:
-        for ptr in temps_k + temps_v + [hist]:
-            backend.free(ptr)
+    aux: list[list[int]] = [[rows * n * kw * 4, 0] for _ in range(ntemp)]
+    temps_k = [3 + k for k in range(ntemp)]
+    if carry_vals:
+        temps_v = [3 + len(aux) + k for k in range(ntemp)]
+        aux += [[rows * n * 4, 0] for _ in range(ntemp)]
+    hist = 3 + len(aux)
+    aux.append([rows * hist_row, 16 if vector else 0])
+    scans: dict[int, list[tuple[int, int]]] = {}  # unit rows -> the bases of its scan program
+    records: list[Any] = []
+    per_row = max(job.ld * st.itemsize, n * kw * 4, n * out_size, n * 4 if carry_vals else 0)
+    nr = min(rows, limit // per_row, limit // hist_row)
+    if nr >= 1:
+        units = [(r0, min(nr, rows - r0), None) for r0 in range(0, rows, nr)]
+    else:  # a row larger than one window: chunks of tiles
+        ct = max(1, limit // (tile * max(st.itemsize, kw * 4, out_size, 4 if carry_vals else 0)))
+        units = [(r0, 1, ct) for r0 in range(rows)]
+    for r0, nr_u, ct in units:
+        scan = ops_scan.rows_program(backend, "sum", "uint32", nr_u, 256 * ntiles, vector)
+        if nr_u not in scans:
+            scans[nr_u] = [(hist, 0), (hist, 0)] + [(3 + len(aux) + k, 0) for k in range(len(scan.aux))]
+            aux += [list(a) for a in scan.aux]
+        shift = r0 * hist_row
+        scan_bases = [(b, shift if b == hist else 0) for b, _ in scans[nr_u]]
+        for p in range(passes):
+            first, last = p == 0, p == passes - 1
+            if first:
+                src, src_size, src_ld, sval = 0, st.itemsize, job.ld, None
+            else:
+                src, src_size, src_ld = temps_k[(p - 1) % 2], kw * 4, n
+                sval = temps_v[(p - 1) % 2] if carry_vals else None
+            if last:
+                dst_mode, dst, dst_size = job.out_mode, 1, out_size
+                dval = 2 if job.out_mode == 0 and job.vals is not None else None
+            else:
+                dst_mode, dst, dst_size = 0, temps_k[p % 2], kw * 4
+                dval = temps_v[p % 2] if carry_vals else None
+            _radix_pass(backend, records, job, p, first, r0, nr_u, ct, ntiles, src, src_size, src_ld, sval,
+                        dst_mode, dst, dst_size, dval, hist, rebased(scan, scan_bases))
+    return LaunchProgram.compile("sort_scatter", _SCATTER_WORDS, ctx, records, aux)
 
 
-def _radix_pass(backend: Any, job: _Job, p: int, first: bool, r0: int, nr: int, ct: int | None,
-                ntiles: int, src: int, src_size: int, src_ld: int, sval: int | None,
+def _radix_pass(backend: Any, records: list[Any], job: _Job, p: int, first: bool, r0: int, nr: int,
+                ct: int | None, ntiles: int, src: int, src_size: int, src_ld: int, sval: int | None,
                 dst_mode: int, dst: int, dst_size: int, dval: int | None, hist: int,
-                limit: int) -> None:
+                scan: list[Any]) -> None:
+    """Append the records of pass ``p`` over the unit of ``nr`` rows from row ``r0`` (operands
+    and scratch by base: ``src``/``sval`` read, ``dst``/``dval`` written, ``hist``; ``ct``:
+    tiles per chunk of a row larger than a window, None for whole rows): its histograms, the
+    row scans ``scan`` (records) and its scatters."""
     ctx = backend.context
     n = job.n
     tile = WG * ITEMS
@@ -511,7 +565,7 @@ def _radix_pass(backend: Any, job: _Job, p: int, first: bool, r0: int, nr: int, 
     if dst_mode == 1 and not first:
         out_defs = _key_defines(job.dtype, job.mode, job.descending)
     hist_first_row = r0 * 256 * ntiles
-    hbind, hfirst = _bind(backend, hist, hist_first_row, nr * 256 * ntiles, 4)
+    hist_words = (hist_first_row * 4, nr * 256 * ntiles * 4)
     hist_defs = {**key_defs, "ITEMS": ITEMS, "SRC_KEYS": "false" if first else "true", "SRC_LOADER": loader}
     # source chunks: (tile0, ntd); destination chunks: (lo, hi) element ranges of the unit
     if ct is None:
@@ -521,23 +575,23 @@ def _radix_pass(backend: Any, job: _Job, p: int, first: bool, r0: int, nr: int, 
         src_chunks = [(t0, min(ct, ntiles - t0)) for t0 in range(0, ntiles, ct)]
         dst_chunks = [(lo, min(lo + ct * tile, n)) for lo in range(0, n, ct * tile)]
 
-    def src_binding(t0: int, ntd: int) -> tuple[Any, int, Any, int]:
+    def src_regions(t0: int, ntd: int, word: int, vword: int) -> tuple[Region, Region]:
         start = t0 * tile
         count = (nr - 1) * src_ld + min(n, (t0 + ntd) * tile) - start
-        sbind, sfirst = _bind(backend, src, r0 * src_ld + start, count, src_size)
-        if sval is not None:
-            vbind, vfirst = _bind(backend, sval, r0 * n + start, count, 4)
-        else:
-            vbind, vfirst = dummy(backend, 0), start
-        return sbind, (sfirst - start) & _U32, vbind, (vfirst - start) & _U32
+        sreg = Region(src, (r0 * src_ld + start) * src_size, count * src_size, src_size, 0, word, -start)
+        if sval is None:  # (its first element word stays 0)
+            return sreg, Region(-1, 0, 0, _DUMMY_BYTES, 0, 0, 0)
+        return sreg, Region(sval, (r0 * n + start) * 4, count * 4, 4, 0, vword, -start)
 
     # 1. histograms
+    pipe = ctx.pipeline("sort_hist", 2, hist_defs)
     for t0, ntd in src_chunks:
-        sbind, sbase, _, _ = src_binding(t0, ntd)
-        params = [nr, n, ntiles, t0, ntd, sbase, src_ld, hfirst, shift]
-        ctx.dispatch("sort_hist", params, [sbind, hbind], ctx.fold_grid(nr * ntd), hist_defs)
+        sreg, _ = src_regions(t0, ntd, 5, 0)
+        words = (nr, n, ntiles, t0, ntd, 0, src_ld, 0, shift)
+        records.append((pipe, hist_defs, words, ctx.fold_grid(nr * ntd),
+                        (sreg, Region(hist, *hist_words, 4, 0, 7, 0)), "sort_hist", _HIST_WORDS))
     # 2. scan of each row's 256 * ntiles counts
-    ops_scan.scan(backend, "sum", hist + hist_first_row * 4, "uint32", nr, 256 * ntiles)
+    records += scan
     # 3. scatter (the subgroup kernel where allowed, see the module docstring)
     arr, write = _write_out(dst_mode, kw, dst_mode == 0 and dval is not None,
                             job.out_dtype if dst_mode != 0 else "uint32")
@@ -558,22 +612,23 @@ def _radix_pass(backend: Any, job: _Job, p: int, first: bool, r0: int, nr: int, 
         kernel = "sort_scatter_sg"
         defines["SMEM"] = _tile_words(kw, carry_vals)
         defines["ROWS"] = sg_rows
+    pipe = ctx.pipeline(kernel, 5, defines)
     for t0, ntd in src_chunks:
-        sbind, sbase, vbind, vbase = src_binding(t0, ntd)
+        sreg, vreg = src_regions(t0, ntd, 5, 7)
         for lo, hi in dst_chunks:
-            dbind, dfirst = _bind(backend, dst, r0 * n + lo, hi - lo, dst_size)
+            dreg = Region(dst, (r0 * n + lo) * dst_size, (hi - lo) * dst_size, dst_size, 0, 10, -lo)
             if dst_mode == 0 and dval is not None:
-                dvbind, dvfirst = _bind(backend, dval, r0 * n + lo, hi - lo, 4)
-            else:
-                dvbind, dvfirst = dummy(backend, 1), lo
-            if ct is None:
-                dlo, dhi = 0, _U32
-            else:
-                dlo, dhi = lo, hi
-            params = [nr, n, ntiles, t0, ntd, sbase, src_ld, vbase, hfirst, shift,
-                      (dfirst - lo) & _U32, (dvfirst - lo) & _U32, dlo, dhi]
-            ctx.dispatch(kernel, params, [sbind, vbind, hbind, dbind, dvbind],
-                         ctx.fold_grid(nr * ntd), defines)
+                dvreg = Region(dval, (r0 * n + lo) * 4, (hi - lo) * 4, 4, 0, 11, -lo)
+            else:  # the second dummy (its first element word stays 0)
+                dvreg = Region(-1, 0, 0, 2 * _DUMMY_BYTES, 0, 0, 0)
+            dlo, dhi = (0, _U32) if ct is None else (lo, hi)
+            words = (nr, n, ntiles, t0, ntd, 0, src_ld, 0, 0, shift, 0, 0, dlo, dhi)
+            records.append((pipe, defines, words, ctx.fold_grid(nr * ntd),
+                            (sreg, vreg, Region(hist, *hist_words, 4, 0, 8, 0), dreg, dvreg), kernel, _SCATTER_WORDS))
+
+
+_HIST_WORDS = struct.Struct("<9I")
+_SCATTER_WORDS = struct.Struct("<14I")
 
 
 # ------------------------------------------------------------------------------------------
