@@ -160,6 +160,8 @@ def _linalg(dtype: str) -> None:
         with config.override(linalg_eigh_tridiag=33, linalg_svd_tridiag=33):
             np.asarray(gt.linalg.eigh(spd).eigenvectors)
             np.asarray(gt.linalg.svd(m).S)
+            with config.override(linalg_sytrd_fused=False):  # reflector and update apart
+                np.asarray(gt.linalg.eigvalsh(spd))
     tall = gt.asarray(_data(dtype, (90, 40)))
     np.asarray(gt.linalg.qr(tall).R)
     np.asarray(gt.linalg.svdvals(tall))

@@ -337,9 +337,11 @@ def test_existing_gemm_variants_render_unchanged():
         assert "gemm_strided" not in kernels.template_source(name)
         assert "A_M_FAST" not in kernels.template_source(name)
     assert kernels.placeholders("gemm") == frozenset(
-        {"ENABLE", "T", "ACC", "BM", "BN", "BK", "TM", "TN", "TRANS_A", "TRANS_B", "SPLIT_K", "C_T", "TRI"})
+        {"ENABLE", "T", "ACC", "BM", "BN", "BK", "TM", "TN", "TRANS_A", "TRANS_B", "SPLIT_K", "C_T", "TRI",
+         "STAGING"})
     assert kernels.placeholders("gemm_strided") == frozenset(
-        {"ENABLE", "T", "ACC", "BM", "BN", "BK", "TM", "TN", "A_M_FAST", "B_K_FAST", "SPLIT_K", "C_T"})
+        {"ENABLE", "T", "ACC", "BM", "BN", "BK", "TM", "TN", "A_M_FAST", "B_K_FAST", "SPLIT_K", "C_T",
+         "STAGING"})
 
 
 # ---- matmul on views: frontend -------------------------------------------------------------------
