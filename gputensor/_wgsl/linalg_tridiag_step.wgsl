@@ -26,19 +26,7 @@ struct Params { n: u32, j: u32, a0: u32, v0: u32, x0: u32, pin: u32, pout: u32, 
 
 var<workgroup> red: array<T, WG * RB>;
 
-fn total(v: T, lid: u32) -> T {
-    red[lid] = v;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if lid < s {
-            red[lid] = red[lid] + red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let r = red[0];
-    workgroupBarrier();
-    return r;
-}
+//#include linalg_wg_total
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
