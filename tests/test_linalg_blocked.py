@@ -554,3 +554,58 @@ def test_cholesky_row_strips_on_32_by_32_invocations(monkeypatch: pytest.MonkeyP
     wide = np.complex128 if dtype.startswith("complex") else np.float64
     _close(lower, np.linalg.cholesky(a.astype(wide)).astype(dtype), dtype)
     assert not np.any(np.triu(lower, 1))
+
+
+#: (block width, columns per trailing update, order, stack): updates every two, three and four
+#: blocks, a ragged last block column, a width that is not a multiple of the block (rounded
+#: down), one block column for the whole matrix, a stack
+BLOCK_COLUMNS = [(16, 32, 100, ()), (16, 48, 101, (2,)), (16, 64, 37, ()), (16, 40, 81, ()), (32, 256, 131, (3,)),
+                 (64, 128, 300, ())]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("nb", "outer", "n", "stack"), BLOCK_COLUMNS)
+def test_cholesky_block_columns(dtype: str, nb: int, outer: int, n: int, stack: tuple[int, ...]) -> None:
+    """Trailing updates once per block column of ``linalg_chol_outer`` columns (the diagonal
+    blocks inside it updating only its columns) factor as NumPy does, read only the lower
+    triangle, leave zeros above the diagonal, and the call structure is kept as one program
+    whose replay gives the same factor."""
+    from gputensor import _dispatch
+    from gputensor._backend import ops_factor
+
+    a = _spd(_rng(n + outer), stack, n).astype(dtype)
+    junk = a.copy()
+    upper_idx = np.triu_indices(n, 1)
+    junk[..., upper_idx[0], upper_idx[1]] = 7.0
+    with config.override(linalg_block=nb, linalg_chol_outer=outer):
+        lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(junk)))
+        again = gt.asnumpy(gt.linalg.cholesky(gt.asarray(junk)))
+    _close(lower, np.linalg.cholesky(a.astype(np.float64)).astype(dtype), dtype)
+    assert not np.any(np.triu(lower, 1))
+    np.testing.assert_array_equal(again, lower)
+    plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
+    width = max(1, outer // nb) * nb
+    assert any(key[:6] == (dtype, n, n, _batch(stack), n * n, nb) and key[9] == width and plan
+               for key, plan in plans.items())
+
+
+@pytest.mark.parametrize("where", [3, 40, 47, 48, 99])
+def test_cholesky_block_columns_not_positive_definite(where: int) -> None:
+    """A negative pivot in the first, a middle and the last block of a block column, at the
+    first row of the next block column and in the last block raises LinAlgError; with the
+    check off the factor holds NaN from that pivot on, and none before it."""
+    n = 100
+    a = _spd(_rng(where), (), n)
+    a[where, where] = -4.0 * n
+    a = a.astype(np.float32)
+    with config.override(linalg_block=16, linalg_chol_outer=48):
+        with pytest.raises(LinAlgError):
+            gt.linalg.cholesky(gt.asarray(a))
+        with config.override(linalg_check=False):
+            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
+    assert np.isnan(lower).any()
+    assert not np.isnan(lower[:where, :where]).any()
+
+
+def _batch(stack: tuple[int, ...]) -> int:
+    return int(np.prod(stack)) if stack else 1

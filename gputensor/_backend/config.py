@@ -301,6 +301,15 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_chol_syrk", "GPUTENSOR_LINALG_CHOL_SYRK", _not_off, True, True,
          "cholesky (real dtypes): each trailing update one gemm over the tiles that reach the lower "
          "triangle (off: column stripes, or linalg_chol_split's recursive split)"),
+    Knob("linalg_chol_outer", "GPUTENSOR_LINALG_CHOL_OUTER", _count_or_auto, 0, True,
+         "cholesky (real dtypes, with linalg_chol_syrk): columns per trailing update, a multiple of "
+         "the block width (rounded down): the diagonal blocks of such a block column update only its "
+         "columns, then one gemm of that depth updates the trailing matrix (0 or unset: 256; the "
+         "block width: one trailing update per diagonal block)"),
+    Knob("linalg_chol_threads", "GPUTENSOR_LINALG_CHOL_THREADS", _count_or_auto, 0, True,
+         "cholesky: invocations per dimension of the diagonal-block kernel, 16 or 32 (32 only on "
+         "adapters that allow 1024 invocations and for blocks of at least 32; 0 or unset: 32 on "
+         "such GPUs for the row-strip kernel, else 16)"),
     Knob("linalg_chol_split", "GPUTENSOR_LINALG_CHOL_SPLIT", _count_or_auto, 0, True,
          "cholesky of one matrix: the trailing update's lower part split recursively into diagonal "
          "blocks of at least this order, one batched gemm per level (less of the square computed, "

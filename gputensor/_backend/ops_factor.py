@@ -26,7 +26,10 @@ Two families of kernels:
     workgroups also zero the block row right of the previous diagonal block), the trailing
     matrix's lower part the gemm C -= P P^T over the tiles that reach the lower triangle
     (``linalg_chol_syrk``; complex dtypes, or with it off: two column stripes from 512 columns
-    on, or ``linalg_chol_split``'s recursive split into batched gemms); a
+    on, or ``linalg_chol_split``'s recursive split into batched gemms); real dtypes take the
+    trailing update once per block column of ``CHOLESKY_OUTER`` columns (knob
+    ``linalg_chol_outer``): the diagonal blocks inside it update only its columns, then one gemm
+    of that depth updates the trailing matrix; a
     repeated call structure replays all of it as one ``LaunchProgram``;
   - LU, right-looking (getrf, ``LU_BLOCK`` columns): a panel up to ``LU_TREE_MIN_ROWS`` rows
     (``GPUTENSOR_LINALG_PANEL_ROWS``) with pivot search on one workgroup, each row updated in
@@ -479,8 +482,12 @@ def _block_threads(ctx: Any, nb: int, rows: bool = False, itemsize: int = 4) -> 
     per invocation and dimension): on GPUs that allow 1024 invocations 32 for 128, and with
     ``rows`` (``linalg_chol_rows.wgsl``: more subgroups to hide each step's latency, each with
     fewer elements) for every width from 32 of elements up to 8 bytes (complex128's elements
-    would not fit the registers an invocation of 1024 gets); else 16."""
+    would not fit the registers an invocation of 1024 gets); else 16. The knob
+    ``linalg_chol_threads`` (16 or 32) sets it where the width and the adapter allow."""
     big = not ctx.is_software and int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)) >= 1024
+    forced = int(config.value("linalg_chol_threads"))
+    if forced in (16, 32):
+        return 32 if forced == 32 and big and nb >= 32 and (nb == 128 or itemsize <= 8) else 16
     return 32 if big and (nb == 128 or (rows and nb >= 32 and itemsize <= 8)) else 16
 
 
@@ -497,14 +504,37 @@ def _chol_kernel() -> str:
     return "linalg_chol_rows" if config.value("linalg_chol_rows") else "linalg_chol_block"
 
 
+#: Default columns per trailing update of ``cholesky_blocked`` (real dtypes): several diagonal
+#: blocks factor a panel of this width, updating only the panel's columns, before one gemm of
+#: that depth updates the trailing matrix's lower part (knob ``linalg_chol_outer``).
+CHOLESKY_OUTER = 256
+
+
+def _chol_outer(backend: Any, dtype: str, nb: int) -> int:
+    """Columns per trailing update of ``cholesky_blocked``: the knob ``linalg_chol_outer`` (or
+    CHOLESKY_OUTER) rounded down to a multiple of the block width ``nb`` and at least ``nb``;
+    ``nb`` (one update per diagonal block) for complex dtypes or with ``linalg_chol_syrk`` off."""
+    if not _chol_syrk(backend, dtype):
+        return nb
+    outer = int(config.value("linalg_chol_outer")) or CHOLESKY_OUTER
+    return max(1, outer // nb) * nb
+
+
 def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, batch: int, bs: int, nb: int,
-                xs: int, ws: int) -> Any:
+                xs: int, ws: int, outer: int) -> Any:
     """The steps of ``cholesky_blocked`` in order, each ``("kernel", name, words, bindings, grid,
     defines)`` (bindings: (pointer, elements, itemsize, the word that takes the window index of
     the pointer's element plus ``extra`` or 0, extra)) or ``("gemm", args of _gemm[, lower])``, over the
     matrices at ``a``, the flag and the scratch ``xs`` (the diagonal blocks' inverses) and ``ws``
     (panels). Each diagonal block's dispatch also copies the previous step's panel from ``ws``
-    into A (and zeros its mirror above the diagonal)."""
+    into A (and zeros its mirror above the diagonal).
+
+    ``outer`` > ``nb`` (a multiple of it): the columns are taken ``outer`` at a time; inside
+    such a block column each diagonal block's panel updates only the block column's later
+    columns (one gemm over all rows below), and after its last diagonal block that panel is
+    copied into A alone (the same kernel with no block to factor) and the whole trailing
+    matrix's lower part takes one gemm of depth ``outer`` from A. The strict upper triangle
+    those rectangular updates write lies in block rows whose mirror a later copy clears."""
     itemsize = _element(backend, dtype)
     split = int(config.value("linalg_chol_split"))
     syrk = _chol_syrk(backend, dtype)
@@ -514,36 +544,60 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
     chunk = th * th * 4  # panel elements per copying workgroup (CH of linalg_chol_block.wgsl)
     wrest = max(1, n - min(nb, n)) * nb
     prev = None  # (rows, cols) of the panel waiting in ws, its diagonal block's pointer
-    for j0 in range(0, n, nb):
-        jb = min(nb, n - j0)
+
+    def diagonal(j0: int, jb: int, rest: int) -> Any:
+        """The dispatch that factors the jb x jb diagonal block at (j0, j0) (jb 0: none) and
+        copies the panel waiting in ws."""
         d = a + (j0 * ld + j0) * itemsize
-        rest = n - j0 - jb
         c_rows, c_cols, back = (prev[0], prev[1], prev[1] * (ld + 1)) if prev else (0, 0, 0)
         top = d - back * itemsize  # the previous diagonal block's element (0, 0), or d
         # elements from top: through this diagonal block and the previous panel's last row
-        span = (batch - 1) * bs + max(back + (jb - 1) * ld + jb, (c_cols + c_rows - 1) * ld + c_cols if prev else 0)
+        span = (batch - 1) * bs + max(back + (jb - 1) * ld + jb if jb else 1,
+                                      (c_cols + c_rows - 1) * ld + c_cols if prev else 0)
         copy_groups = -(-c_rows * c_cols // chunk)
-        yield ("kernel", kernel,
-               [jb, 0, ld, 0, bs, int(rest > 0), c_rows, c_cols, 0, wrest, back, 0],
-               [(top, span, itemsize, 1, back), (xs, batch * nb * nb, itemsize, 3, 0), (flag, 1, 4, 0, 0),
-                (ws, batch * wrest, itemsize, 8, 0)], (batch, 1 + copy_groups, 1), defines)
-        if not rest:
-            continue
-        p = d + jb * ld * itemsize
-        # W := P L^-H
-        yield ("gemm", (rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch, (bs, nb * nb, wrest)))
-        c = a + ((j0 + jb) * ld + j0 + jb) * itemsize
-        if syrk:  # lower part: C -= W W^H on the tiles that reach C's lower triangle
-            yield ("gemm", (rest, rest, jb, -1.0, ws, (jb, 1), ws, (1, jb), 1.0, c, (ld, 1), batch,
-                            (wrest, wrest, bs)), True)
+        return ("kernel", kernel,
+                [jb, 0, ld, 0, bs, int(rest > 0 and jb > 0), c_rows, c_cols, 0, wrest, back, 0],
+                [(top, span, itemsize, 1, back), (xs, batch * nb * nb, itemsize, 3, 0), (flag, 1, 4, 0, 0),
+                 (ws, batch * wrest, itemsize, 8, 0)], (batch, 1 + copy_groups, 1), defines)
+
+    for o0 in range(0, n, outer):
+        o_end = min(n, o0 + outer)
+        for j0 in range(o0, o_end, nb):
+            jb = min(nb, o_end - j0)
+            d = a + (j0 * ld + j0) * itemsize
+            rest = n - j0 - jb
+            yield diagonal(j0, jb, rest)
+            prev = None
+            if not rest:
+                continue
+            p = d + jb * ld * itemsize
+            # W := P L^-H
+            yield ("gemm", (rest, jb, jb, 1.0, p, (ld, 1), xs, (1, nb), 0.0, ws, (jb, 1), batch,
+                            (bs, nb * nb, wrest)))
             prev = (rest, jb)
-            continue
-        for m, nn, w_off, w2_off, c_off, count, (qw, qc) in _lower_update(rest, ld, jb, batch, split):
-            # C[r:r+m, q:q+nn] -= W[r:r+m] W[q:q+nn]^H for count such blocks, qw / qc apart
-            yield ("gemm", (m, nn, jb, -1.0, ws + w_off * itemsize, (jb, 1), ws + w2_off * itemsize, (1, jb), 1.0,
-                            c + c_off * itemsize, (ld, 1), count * batch,
-                            (qw, qw, qc) if count > 1 else (wrest, wrest, bs)))
-        prev = (rest, jb)
+            c = a + ((j0 + jb) * ld + j0 + jb) * itemsize
+            if outer > nb:
+                cols = o_end - j0 - jb
+                if cols:  # the block column's later columns: C[:, :cols] -= W W[:cols]^H
+                    yield ("gemm", (rest, cols, jb, -1.0, ws, (jb, 1), ws, (1, jb), 1.0, c, (ld, 1), batch,
+                                    (wrest, wrest, bs)))
+                    continue
+                # the block column's last panel into A, then C -= L21 L21^H from A, depth o_end - o0
+                yield diagonal(j0 + jb, 0, rest)
+                prev = None
+                left = a + (o_end * ld + o0) * itemsize
+                yield ("gemm", (rest, rest, o_end - o0, -1.0, left, (ld, 1), left, (1, ld), 1.0, c, (ld, 1), batch,
+                                (bs, bs, bs)), True)
+                continue
+            if syrk:  # lower part: C -= W W^H on the tiles that reach C's lower triangle
+                yield ("gemm", (rest, rest, jb, -1.0, ws, (jb, 1), ws, (1, jb), 1.0, c, (ld, 1), batch,
+                                (wrest, wrest, bs)), True)
+                continue
+            for m, nn, w_off, w2_off, c_off, count, (qw, qc) in _lower_update(rest, ld, jb, batch, split):
+                # C[r:r+m, q:q+nn] -= W[r:r+m] W[q:q+nn]^H for count such blocks, qw / qc apart
+                yield ("gemm", (m, nn, jb, -1.0, ws + w_off * itemsize, (jb, 1), ws + w2_off * itemsize, (1, jb),
+                                1.0, c + c_off * itemsize, (ld, 1), count * batch,
+                                (qw, qw, qc) if count > 1 else (wrest, wrest, bs)))
 
 
 def _gemm_plan(backend: Any, dtype: str, args: tuple[Any, ...], lower: bool) -> tuple[bool, Any] | None:
@@ -678,8 +732,9 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     off), the panel below is the gemm P L^-H (into scratch, then copied back by the next step's
     dispatch of that kernel, whose other workgroups also
     zero the block row right of the previous diagonal block),
-    the trailing lower part the gemm C -= P P^H. ``flag`` as in ``small``. Complex
-    matrices are Hermitian (A = L L^H).
+    the trailing lower part the gemm C -= P P^H (real dtypes: once per block column of
+    ``_chol_outer`` columns, the panels inside it updating only its columns; see
+    ``_chol_steps``). ``flag`` as in ``small``. Complex matrices are Hermitian (A = L L^H).
 
     The first call of a real dtype's call structure (everything but the pointers) records its
     steps one by one and then keeps them as one ``LaunchProgram`` (its gemms from their kept
@@ -695,8 +750,9 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
         return
     nb = block_width(CHOLESKY_BLOCK)
     span = ((batch - 1) * bs + (n - 1) * ld + n) * itemsize
+    outer = _chol_outer(backend, dtype, nb)
     key = (dtype, n, ld, batch, bs, nb, _chol_kernel(), int(config.value("linalg_chol_split")),
-           _chol_syrk(backend, dtype), *ops_gemm.plan_settings())
+           _chol_syrk(backend, dtype), outer, int(config.value("linalg_chol_threads")), *ops_gemm.plan_settings())
     plans = _CHOL_PLANS.of(backend)
     plan = plans.get(key)
     spied = ctx.__dict__.get("dispatch") is not None  # (a wrapped dispatch sees every step)
@@ -711,9 +767,9 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     try:
         planning = plan is None and not _parts(backend, dtype)
         gemm_plans: list[Any] | None = [] if planning else None
-        _run_steps(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws), gemm_plans)
+        _run_steps(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws, outer), gemm_plans)
         if gemm_plans is not None:
-            program = _chol_program(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws),
+            program = _chol_program(backend, dtype, _chol_steps(backend, dtype, n, a, ld, flag, batch, bs, nb, xs, ws, outer),
                                     [(a, span), (flag, 4), (xs, xs_bytes), (ws, ws_bytes)], gemm_plans)
             _CHOL_PLANS.keep(plans, key, _CholCall(ctx, program, span, itemsize) if program is not None else False)
     finally:
@@ -1196,6 +1252,6 @@ class _QRSteps:
             self.backend.free(ptr)
 
 
-__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "block_width", "LU_BLOCK", "LU_TREE_MIN_ROWS", "NB", "QR_OUTER",
+__all__ = ["small_max", "BLOCK_SIZES", "CHOLESKY_BLOCK", "CHOLESKY_OUTER", "block_width", "LU_BLOCK", "LU_TREE_MIN_ROWS", "NB", "QR_OUTER",
            "QR_STEP_MIN_ROWS", "tslu_rows", "SMALL_MAX", "TRSV_MAX_K", "TRSV_BLOCKED_MIN", "trsv", "trsv_blocked", "cholesky_blocked", "det_from_lu", "laswp", "lu_blocked", "lu_solve",
            "qr_blocked", "qr_small", "small", "trsm"]
