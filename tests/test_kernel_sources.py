@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import gputensor as gt
-from gputensor._backend import config, get_backend, implementation, ops_attention, ops_factor
+from gputensor._backend import config, get_backend, implementation, ops_attention, ops_triangular
 from gputensor._backend.elementwise_ops import NAMESPACE_OPS
 from gputensor._backend.errors import BackendError
 
@@ -178,7 +178,7 @@ def _linalg(dtype: str) -> None:
         np.asarray(gt.linalg.solve(m, m))
     with config.override(linalg_panel_rows=1):  # QR panels over many workgroups
         np.asarray(gt.linalg.qr(tall).R)
-    n = ops_factor.TRSV_BLOCKED_MIN + 1  # a few right-hand columns substituted block by block
+    n = ops_triangular.TRSV_BLOCKED_MIN + 1  # a few right-hand columns substituted block by block
     np.asarray(gt.linalg.solve(gt.asarray(_data(dtype, (n, n)) + n * np.eye(n, dtype=dtype)),
                                gt.asarray(_data(dtype, (n, 1)))))
 

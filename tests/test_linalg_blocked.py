@@ -359,9 +359,9 @@ def test_lu_tournament_structured(dtype: str) -> None:
 def test_solve_few_columns_block_substitution(dtype: str, k: int, batch: int) -> None:
     """Orders from ``TRSV_BLOCKED_MIN`` on substitute a few right-hand columns block by block
     over many workgroups (a ragged last block, a stack): residuals and NumPy's values."""
-    from gputensor._backend import ops_factor
+    from gputensor._backend import ops_triangular
 
-    n = ops_factor.TRSV_BLOCKED_MIN + 9
+    n = ops_triangular.TRSV_BLOCKED_MIN + 9
     rng = _rng(k)
     a = _well(rng, (batch,), n).astype(dtype)
     b = rng.standard_normal((batch, n, k)).astype(dtype)
@@ -402,7 +402,7 @@ def test_cholesky_replays_its_program(dtype: str) -> None:
     call's steps): new inputs at other offsets are factored as NumPy's, an indefinite matrix still
     raises, and with the check off its factor holds NaN."""
     from gputensor import _dispatch
-    from gputensor._backend import ops_factor
+    from gputensor._backend import ops_cholesky
 
     n = 2 * 16 + 5
     rng = _rng(31)
@@ -418,7 +418,7 @@ def test_cholesky_replays_its_program(dtype: str) -> None:
             counts.append(ctx.stats["dispatches"] - before)
             _close(lower, np.linalg.cholesky(a.astype(np.float64)).astype(dtype), dtype)
             del pad
-        plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
+        plans = ops_cholesky._CHOL_PLANS.of(_dispatch.backend())
         assert any(key[:5] == (dtype, n, n, 2, n * n) and plan for key, plan in plans.items())
         assert counts[1] == counts[2] == counts[0]
         bad = _spd(rng, (2,), n).astype(dtype)
@@ -487,7 +487,7 @@ def test_cholesky_program_outlives_the_gemm_plan_cache() -> None:
     32 has about 380) is still kept as one program: each gemm's plan is taken right after its
     first call, before later steps evict it."""
     from gputensor import _dispatch
-    from gputensor._backend import ops_factor, ops_gemm
+    from gputensor._backend import ops_cholesky, ops_gemm
 
     n = 2 * 16 + 7
     a = _spd(_rng(12), (), n).astype(np.float32)
@@ -498,7 +498,7 @@ def test_cholesky_program_outlives_the_gemm_plan_cache() -> None:
             lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
     finally:
         ops_gemm._GEMM_PLANS.size = size
-    plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
+    plans = ops_cholesky._CHOL_PLANS.of(_dispatch.backend())
     assert any(key[:6] == ("float32", n, n, 1, n * n, 16) and plan for key, plan in plans.items())
     with config.override(linalg_block=16):  # the replayed program
         again = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
@@ -514,7 +514,7 @@ def test_cholesky_trailing_update_split(dtype: str, nb: int, n: int, split: int)
     one gemm over the lower triangle's tiles (``linalg_chol_syrk``), factors as NumPy does, and
     its call structure is kept and replayed as one program."""
     from gputensor import _dispatch
-    from gputensor._backend import ops_factor
+    from gputensor._backend import ops_cholesky
 
     rng = _rng(n + split)
     a = rng.standard_normal((n, n))
@@ -530,7 +530,7 @@ def test_cholesky_trailing_update_split(dtype: str, nb: int, n: int, split: int)
         _close(lower, want, dtype)
         np.testing.assert_array_equal(again, lower)
         if not dtype.startswith("complex"):
-            plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
+            plans = ops_cholesky._CHOL_PLANS.of(_dispatch.backend())
             assert any(key[:6] == (dtype, n, n, 1, n * n, nb) and key[7:9] == (split, syrk) and plan
                        for key, plan in plans.items())
 
@@ -541,9 +541,9 @@ def test_cholesky_row_strips_on_32_by_32_invocations(monkeypatch: pytest.MonkeyP
                                                      n: int) -> None:
     """The row-strip kernel with the 32 x 32 invocations GPUs get (software adapters take 16 x 16;
     forced here): one, two and four rows and columns per invocation."""
-    from gputensor._backend import ops_factor
+    from gputensor._backend import ops_cholesky
 
-    monkeypatch.setattr(ops_factor, "_block_threads", lambda ctx, nb, rows=False, itemsize=4: 32)
+    monkeypatch.setattr(ops_cholesky, "_block_threads", lambda ctx, nb, rows=False, itemsize=4: 32)
     rng = _rng(n)
     a = rng.standard_normal((n, n))
     if dtype.startswith("complex"):
@@ -571,7 +571,7 @@ def test_cholesky_block_columns(dtype: str, nb: int, outer: int, n: int, stack: 
     triangle, leave zeros above the diagonal, and the call structure is kept as one program
     whose replay gives the same factor."""
     from gputensor import _dispatch
-    from gputensor._backend import ops_factor
+    from gputensor._backend import ops_cholesky
 
     a = _spd(_rng(n + outer), stack, n).astype(dtype)
     junk = a.copy()
@@ -583,7 +583,7 @@ def test_cholesky_block_columns(dtype: str, nb: int, outer: int, n: int, stack: 
     _close(lower, np.linalg.cholesky(a.astype(np.float64)).astype(dtype), dtype)
     assert not np.any(np.triu(lower, 1))
     np.testing.assert_array_equal(again, lower)
-    plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
+    plans = ops_cholesky._CHOL_PLANS.of(_dispatch.backend())
     width = max(1, outer // nb) * nb
     assert any(key[:6] == (dtype, n, n, _batch(stack), n * n, nb) and key[9] == width and plan
                for key, plan in plans.items())

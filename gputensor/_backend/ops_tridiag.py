@@ -23,7 +23,7 @@ For one real symmetric n x n matrix A (float32 or float64, row-major, both trian
 * :func:`inverse_iteration`: an eigenvector of T per eigenvalue, one invocation each
   (``linalg_tridiag_vectors.wgsl``); eigenvalues closer than :func:`cluster_gap` are left to
   the caller to orthogonalise (``gputensor.linalg._spectral``).
-* :func:`back_transform`: Z := Q Z with the reflectors in blocks of ``ops_factor.NB``, each a
+* :func:`back_transform`: Z := Q Z with the reflectors in blocks of ``factor_common.NB``, each a
   compact-WY block reflector I - V T V^T (T from the Gram matrix V^T V by
   ``linalg_qr_tmat.wgsl``) applied as three gemms, last block first.
 
@@ -38,9 +38,10 @@ from typing import Any
 
 from . import config
 from .errors import invalid_argument
+from .factor_common import NB
+from .factor_gemm import gemm
 from .launch import LaunchProgram, Region
 from .linalg_scalar import element, scalar_defines
-from .ops_factor import NB, _gemm
 from .plan_cache import PlanCache
 from .validate import check_pointer
 from .wgsl_types import DTYPE_TABLE, literal
@@ -284,13 +285,13 @@ def back_transform(backend: Any, dtype: str, n: int, v: int, tb: int, z: int, co
             jb = min(NB, k - j0)
             mb = n - j0 - 1
             vb = v + (j0 * n + j0 + 1) * itemsize  # V_b[r, c] = v[(j0 + c) * n + j0 + 1 + r]
-            _gemm(backend, dtype, jb, jb, mb, 1.0, vb, (n, 1), vb, (1, n), 0.0, g, (jb, 1))
+            gemm(backend, dtype, jb, jb, mb, 1.0, vb, (n, 1), vb, (1, n), 0.0, g, (jb, 1))
             ctx.dispatch("linalg_qr_tmat", [jb, t_first + bi * NB * NB, g_first, 0], [t_reg, g_reg], (1, 1, 1), sdef)
             tm = tb + bi * NB * NB * itemsize
             zb = z + (j0 + 1) * cols * itemsize
-            _gemm(backend, dtype, jb, cols, mb, 1.0, vb, (n, 1), zb, (cols, 1), 0.0, w1, (cols, 1))
-            _gemm(backend, dtype, jb, cols, jb, 1.0, tm, (NB, 1), w1, (cols, 1), 0.0, w2, (cols, 1))
-            _gemm(backend, dtype, mb, cols, jb, -1.0, vb, (1, n), w2, (cols, 1), 1.0, zb, (cols, 1))
+            gemm(backend, dtype, jb, cols, mb, 1.0, vb, (n, 1), zb, (cols, 1), 0.0, w1, (cols, 1))
+            gemm(backend, dtype, jb, cols, jb, 1.0, tm, (NB, 1), w1, (cols, 1), 0.0, w2, (cols, 1))
+            gemm(backend, dtype, mb, cols, jb, -1.0, vb, (1, n), w2, (cols, 1), 1.0, zb, (cols, 1))
     finally:
         for ptr in (g, w1, w2):
             backend.free(ptr)
