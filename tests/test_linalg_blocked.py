@@ -436,13 +436,14 @@ def test_cholesky_replays_its_program(dtype: str) -> None:
 DIAGONAL_EDGES = [(64, 63, ()), (64, 65, (2,)), (128, 130, ()), (16, 50, ())]
 
 
-@pytest.mark.parametrize("rows", [True, False], ids=["rows", "cyclic"])
+@pytest.mark.parametrize("per_block", [True, False], ids=["per-block", "block-columns"])
 @pytest.mark.parametrize("dtype", DTYPES + ("complex64", "complex128"))
 @pytest.mark.parametrize(("nb", "n", "stack"), DIAGONAL_EDGES)
-def test_cholesky_diagonal_kernels(dtype: str, nb: int, n: int, stack: tuple[int, ...], rows: bool) -> None:
-    """Both diagonal-block kernels (``linalg_chol_rows``: row strips; off: cyclic) factor
-    Hermitian positive definite stacks as NumPy does, lower and upper, reading only the lower
-    triangle, at orders around the block width."""
+def test_cholesky_diagonal_kernels(dtype: str, nb: int, n: int, stack: tuple[int, ...], per_block: bool) -> None:
+    """The diagonal-block kernel factors Hermitian positive definite stacks as NumPy does, lower
+    and upper, reading only the lower triangle, at orders around the block width, with a
+    trailing update after every block (``linalg_chol_outer`` = the block width) or per block
+    column (the default)."""
     rng = _rng(n + nb)
     a = rng.standard_normal(stack + (n, n))
     if dtype.startswith("complex"):
@@ -451,7 +452,7 @@ def test_cholesky_diagonal_kernels(dtype: str, nb: int, n: int, stack: tuple[int
     junk = a.copy()
     upper_idx = np.triu_indices(n, 1)
     junk[..., upper_idx[0], upper_idx[1]] = 7.0  # only the lower triangle is read
-    with config.override(linalg_block=nb, linalg_chol_rows=rows):
+    with config.override(linalg_block=nb, linalg_chol_outer=nb if per_block else 0):
         lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(junk)))
         upper = gt.asnumpy(gt.linalg.cholesky(gt.asarray(junk), upper=True))
     assert lower.dtype == np.dtype(dtype)
@@ -464,16 +465,17 @@ def test_cholesky_diagonal_kernels(dtype: str, nb: int, n: int, stack: tuple[int
     np.testing.assert_array_equal(upper, np.conj(np.swapaxes(lower, -1, -2)))
 
 
-@pytest.mark.parametrize("rows", [True, False], ids=["rows", "cyclic"])
+@pytest.mark.parametrize("per_block", [True, False], ids=["per-block", "block-columns"])
 @pytest.mark.parametrize("where", [40, 64, 100])
-def test_cholesky_diagonal_kernels_not_positive_definite(where: int, rows: bool) -> None:
+def test_cholesky_diagonal_kernels_not_positive_definite(where: int, per_block: bool) -> None:
     """A negative pivot inside the first 64-wide diagonal block (past its first row strips), at
-    the first row of the second block and deep in it raises LinAlgError with either kernel."""
+    the first row of the second block and deep in it raises LinAlgError, with a trailing
+    update after every block or per block column."""
     n = 130
     a = _spd(_rng(where), (), n)
     a[where, where] = -4.0 * n
     a = a.astype(np.float32)
-    with config.override(linalg_block=64, linalg_chol_rows=rows):
+    with config.override(linalg_block=64, linalg_chol_outer=64 if per_block else 0):
         with pytest.raises(LinAlgError):
             gt.linalg.cholesky(gt.asarray(a))
         with config.override(linalg_check=False):
@@ -531,7 +533,7 @@ def test_cholesky_trailing_update_split(dtype: str, nb: int, n: int, split: int)
         np.testing.assert_array_equal(again, lower)
         if not dtype.startswith("complex"):
             plans = ops_cholesky._CHOL_PLANS.of(_dispatch.backend())
-            assert any(key[:6] == (dtype, n, n, 1, n * n, nb) and key[7:9] == (split, syrk) and plan
+            assert any(key[:6] == (dtype, n, n, 1, n * n, nb) and key[6:8] == (split, syrk) and plan
                        for key, plan in plans.items())
 
 
@@ -543,13 +545,13 @@ def test_cholesky_row_strips_on_32_by_32_invocations(monkeypatch: pytest.MonkeyP
     forced here): one, two and four rows and columns per invocation."""
     from gputensor._backend import ops_cholesky
 
-    monkeypatch.setattr(ops_cholesky, "_block_threads", lambda ctx, nb, rows=False, itemsize=4: 32)
+    monkeypatch.setattr(ops_cholesky, "_block_threads", lambda ctx, nb, itemsize=4: 32)
     rng = _rng(n)
     a = rng.standard_normal((n, n))
     if dtype.startswith("complex"):
         a = a + 1j * rng.standard_normal((n, n))
     a = (a @ np.conj(a.T) / n + np.eye(n)).astype(dtype)
-    with config.override(linalg_block=nb, linalg_chol_rows=True):
+    with config.override(linalg_block=nb):
         lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
     wide = np.complex128 if dtype.startswith("complex") else np.float64
     _close(lower, np.linalg.cholesky(a.astype(wide)).astype(dtype), dtype)
@@ -585,7 +587,7 @@ def test_cholesky_block_columns(dtype: str, nb: int, outer: int, n: int, stack: 
     np.testing.assert_array_equal(again, lower)
     plans = ops_cholesky._CHOL_PLANS.of(_dispatch.backend())
     width = max(1, outer // nb) * nb
-    assert any(key[:6] == (dtype, n, n, _batch(stack), n * n, nb) and key[9] == width and plan
+    assert any(key[:6] == (dtype, n, n, _batch(stack), n * n, nb) and key[8] == width and plan
                for key, plan in plans.items())
 
 

@@ -3,8 +3,7 @@ dispatch for the whole stack, the trailing updates on the gemm kernels (``factor
 place: the updated block and the factor blocks are disjoint regions of one buffer).
 
 Blocks of ``CHOLESKY_BLOCK`` columns: one workgroup factors the diagonal block in registers and
-inverts it (``linalg_chol_rows.wgsl``; ``linalg_chol_block.wgsl`` with the knob
-``linalg_chol_rows`` off), the panel below is the gemm P L^-T (into scratch, copied back by the
+inverts it (``linalg_chol_rows.wgsl``), the panel below is the gemm P L^-T (into scratch, copied back by the
 next diagonal block's dispatch, whose other workgroups also zero the block row right of the
 previous diagonal block), the trailing matrix's lower part the gemm C -= P P^T over the tiles
 that reach the lower triangle (``linalg_chol_syrk``; complex dtypes, or with it off: two column
@@ -70,18 +69,16 @@ def _lower_update(rest: int, ld: int, jb: int, batch: int, split: int) -> list[t
 CHOLESKY_BLOCK = 64
 
 
-def _block_threads(ctx: Any, nb: int, rows: bool = False, itemsize: int = 4) -> int:
-    """Invocations per dimension of a diagonal-block kernel of width ``nb`` (``nb`` / it elements
-    per invocation and dimension): on GPUs that allow 1024 invocations 32 for 128, and with
-    ``rows`` (``linalg_chol_rows.wgsl``: more subgroups to hide each step's latency, each with
-    fewer elements) for every width from 32 of elements up to 8 bytes (complex128's elements
-    would not fit the registers an invocation of 1024 gets); else 16. The knob
-    ``linalg_chol_threads`` (16 or 32) sets it where the width and the adapter allow."""
+def _block_threads(ctx: Any, nb: int, itemsize: int = 4) -> int:
+    """Invocations per dimension of the diagonal-block kernel of width ``nb`` (``nb`` / it rows
+    and columns per invocation): on GPUs that allow 1024 invocations 32 for every width from 32
+    of elements up to 8 bytes (more subgroups hide each step's latency, each with fewer
+    elements; complex128's elements would not fit the registers an invocation of 1024 gets) and
+    for 128; else 16. The knob ``linalg_chol_threads`` 16 takes 16 everywhere."""
     big = not ctx.is_software and int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)) >= 1024
-    forced = int(config.value("linalg_chol_threads"))
-    if forced in (16, 32):
-        return 32 if forced == 32 and big and nb >= 32 and (nb == 128 or itemsize <= 8) else 16
-    return 32 if big and (nb == 128 or (rows and nb >= 32 and itemsize <= 8)) else 16
+    if int(config.value("linalg_chol_threads")) == 16:
+        return 16
+    return 32 if big and nb >= 32 and (nb == 128 or itemsize <= 8) else 16
 
 
 def _chol_syrk(backend: Any, dtype: str) -> bool:
@@ -89,12 +86,6 @@ def _chol_syrk(backend: Any, dtype: str) -> bool:
     reach the lower triangle (knob ``linalg_chol_syrk``; real dtypes, whose gemms take a BLAS
     layout), else column stripes or the recursive split (``_lower_update``)."""
     return bool(config.value("linalg_chol_syrk")) and not component_of(backend, dtype)
-
-
-def _chol_kernel() -> str:
-    """The diagonal-block kernel ``linalg_chol_rows`` (knob ``linalg_chol_rows``, the default) or
-    ``linalg_chol_block``."""
-    return "linalg_chol_rows" if config.value("linalg_chol_rows") else "linalg_chol_block"
 
 
 #: Default columns per trailing update of ``cholesky_blocked`` (real dtypes): several diagonal
@@ -131,10 +122,10 @@ def _chol_steps(backend: Any, dtype: str, n: int, a: int, ld: int, flag: int, ba
     itemsize = itemsize_of(backend, dtype)
     split = int(config.value("linalg_chol_split"))
     syrk = _chol_syrk(backend, dtype)
-    kernel = _chol_kernel()
-    th = _block_threads(backend.context, nb, kernel == "linalg_chol_rows", itemsize)
+    kernel = "linalg_chol_rows"
+    th = _block_threads(backend.context, nb, itemsize)
     defines = {**scalar_defines(dtype), "NB": nb, "TH": th, "RR": nb // th}
-    chunk = th * th * 4  # panel elements per copying workgroup (CH of linalg_chol_block.wgsl)
+    chunk = th * th * 4  # panel elements per copying workgroup (CH of linalg_chol_finish.wgsl)
     wrest = max(1, n - min(nb, n)) * nb
     prev = None  # (rows, cols) of the panel waiting in ws, its diagonal block's pointer
 
@@ -229,7 +220,7 @@ def _run_steps(backend: Any, dtype: str, steps: Any, plans: list[Any] | None = N
         ctx.dispatch(name, words, regions, grid, defines)
 
 
-#: Parameter words of ``linalg_chol_block``.
+#: Parameter words of ``linalg_chol_rows``.
 _CHOL_WORDS = struct.Struct("<12I")
 
 
@@ -284,7 +275,7 @@ def _chol_program(backend: Any, dtype: str, steps: Any, bases: list[tuple[int, i
                 regions.append(Region(base, off + slot.offset, slot.nbytes, slot.itemsize, slot.vector, word, extra))
             records.append((st.pipeline, st.defines, st.words, st.grid, regions, st.kernel, st.pack.__self__))
     aux = [(bases[2][1], 0), (bases[3][1], 0)]
-    return LaunchProgram.compile("linalg_chol_block", _CHOL_WORDS, ctx, records, aux)
+    return LaunchProgram.compile("linalg_chol_rows", _CHOL_WORDS, ctx, records, aux)
 
 
 @dataclass(frozen=True, eq=False)
@@ -321,8 +312,7 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     elements on) in place (right-looking, blocks of ``block_width(CHOLESKY_BLOCK)`` columns),
     zeros in the strict upper triangles. Each step is one dispatch for
     the whole stack: one workgroup per matrix factors the diagonal block and inverts it
-    (``linalg_chol_rows.wgsl``, or ``linalg_chol_block.wgsl`` with the knob ``linalg_chol_rows``
-    off), the panel below is the gemm P L^-H (into scratch, then copied back by the next step's
+    (``linalg_chol_rows.wgsl``), the panel below is the gemm P L^-H (into scratch, then copied back by the next step's
     dispatch of that kernel, whose other workgroups also
     zero the block row right of the previous diagonal block),
     the trailing lower part the gemm C -= P P^H (real dtypes: once per block column of
@@ -344,7 +334,7 @@ def cholesky_blocked(backend: Any, dtype: str, n: int, a: int, ld: int, flag: in
     nb = block_width(CHOLESKY_BLOCK)
     span = ((batch - 1) * bs + (n - 1) * ld + n) * itemsize
     outer = _chol_outer(backend, dtype, nb)
-    key = (dtype, n, ld, batch, bs, nb, _chol_kernel(), int(config.value("linalg_chol_split")),
+    key = (dtype, n, ld, batch, bs, nb, int(config.value("linalg_chol_split")),
            _chol_syrk(backend, dtype), outer, int(config.value("linalg_chol_threads")), *ops_gemm.plan_settings())
     plans = _CHOL_PLANS.of(backend)
     plan = plans.get(key)

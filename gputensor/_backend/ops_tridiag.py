@@ -9,9 +9,7 @@ For one real symmetric n x n matrix A (float32 or float64, row-major, both trian
   every workgroup finishes step j - 1's vector w and forms column j as updated and its
   reflector itself (a few reads of n-vectors and two reductions), then applies the rank-2
   update A -= v w^T + w v^T to its rows of the trailing matrix and forms their entries of
-  p = tau A v. With the knob ``linalg_sytrd_fused`` off, two dispatches per column:
-  ``linalg_tridiag_house.wgsl`` (one workgroup: w, the column, the reflector) and
-  ``linalg_tridiag_update.wgsl`` (many workgroups: update and product). The reflectors stay
+  p = tau A v. The reflectors stay
   as the rows of V (H_k = I - tau_k v_k v_k^T, Q = H_0 H_1 ... H_{n-2}). The dispatches are
   recorded once per (dtype, n) and replayed as one ``LaunchProgram``. (Not
   LAPACK's blocked latrd: its per-column symv reads the trailing matrix once where this reads
@@ -36,7 +34,6 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from . import config
 from .errors import invalid_argument
 from .factor_common import NB
 from .factor_gemm import gemm
@@ -99,20 +96,12 @@ def _bind(backend: Any, ptr: int, elements: int, itemsize: int) -> tuple[Any, in
     return win.binding, win.first
 
 
-def _house_wg(ctx: Any) -> int:
-    """Invocations of the one-workgroup kernel: 1024 on GPUs that allow them, 64 on software
-    adapters (whose barriers cost per invocation)."""
-    limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)),
-                int(ctx.limits.get("max-compute-workgroup-size-x", 256)))
-    return 64 if ctx.is_software else 256 if limit < 1024 else 1024
-
-
 def _update_wg(ctx: Any) -> int:
-    """Invocations per workgroup of the update kernel: 256, 64 on software adapters."""
+    """Invocations per workgroup of the step kernel: 256, 64 on software adapters."""
     return 64 if ctx.is_software else _UPDATE_WG
 
 
-#: Parameter words of the two sytrd kernels: n, j, then the first elements of A, V and X.
+#: Parameter words of the sytrd kernel: n, j, then the first elements of A, V and X.
 _SYTRD_WORDS = struct.Struct("<8I")
 
 
@@ -126,46 +115,43 @@ class _SytrdCall:
     sizes: tuple[int, int, int]
     itemsize: int
 
-    def launch(self, backend: Any, ptrs: tuple[int, int, int]) -> bool:
-        """Check the pointers and replay the program; False when it does not apply."""
+    def launch(self, backend: Any, ptrs: tuple[int, int, int]) -> None:
+        """Check the pointers and replay the program (through ``WgpuContext.dispatch`` while
+        that is wrapped: a profiler or a test spy sees every step). BackendError (invalid
+        argument) for a pointer out of range or misaligned."""
+        if self.ctx.__dict__.get("dispatch") is not None:
+            self.program.dispatch(backend, self.ctx, ptrs, _no_placeholder)
+            return
         bases = []
         for name, ptr, nbytes in zip(("a", "v", "x"), ptrs, self.sizes):
             alloc, off = check_pointer(backend, name, ptr, nbytes, self.itemsize)
             bases.append((alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr, alloc.whole))
-        return self.program.run(backend, self.ctx, bases, _no_placeholder)
+        self.program.run(backend, self.ctx, bases, _no_placeholder)
 
 
 def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
     raise AssertionError("the sytrd programs bind no placeholders")
 
 
-#: Planned ``sytrd`` calls per backend, by (dtype, n, fused).
+#: Planned ``sytrd`` calls per backend, by (dtype, n).
 _SYTRD_PLANS = PlanCache(32)
 
 
-def _sytrd_steps(ctx: Any, dtype: str, n: int, fused: bool) -> list[tuple[str, list[int], tuple[int, int, int],
-                                                                          dict]]:
-    """The dispatches of ``sytrd`` in order: (kernel, words with the first elements 0, grid,
-    defines); ``fused``: one ``linalg_tridiag_step`` per column, else a ``linalg_tridiag_house``
-    and a ``linalg_tridiag_update``."""
-    itemsize = DTYPE_TABLE[dtype].itemsize
+def _sytrd_program(ctx: Any, dtype: str, n: int, sizes: tuple[int, int, int], itemsize: int) -> LaunchProgram:
+    """The n dispatches of ``sytrd`` (one ``linalg_tridiag_step`` per column) as one program
+    over the operands A, V and X."""
     wgsl = scalar_defines(dtype)["T"]
-    house = {"T": wgsl, "WG": _house_wg(ctx)}
     rb = _UPDATE_ROWS[itemsize]
-    update = {"T": wgsl, "WG": _update_wg(ctx), "RB": rb}
-    steps = []
-    if fused:
-        for j in range(n):
-            pin, pout = 3 + (j + 1) % 2, 3 + j % 2
-            steps.append(("linalg_tridiag_step", [n, j, 0, 0, 0, pin, pout, 0],
-                          ctx.fold_grid(max(1, -(-(n - j - 1) // rb))), update))
-        return steps
+    defines = {"T": wgsl, "WG": _update_wg(ctx), "RB": rb}
+    pipe = ctx.pipeline("linalg_tridiag_step", 3, defines)
+    regions = [Region(0, 0, sizes[0], itemsize, 0, 2, 0), Region(1, 0, sizes[1], itemsize, 0, 3, 0),
+               Region(2, 0, sizes[2], itemsize, 0, 4, 0)]
+    records = []
     for j in range(n):
-        steps.append(("linalg_tridiag_house", [n, j, 0, 0, 0, 0, 0, 0], (1, 1, 1), house))
-        if j + 1 < n:
-            steps.append(("linalg_tridiag_update", [n, j, 0, 0, 0, 0, 0, 0],
-                          ctx.fold_grid(-(-(n - j - 1) // rb)), update))
-    return steps
+        pin, pout = 3 + (j + 1) % 2, 3 + j % 2
+        records.append((pipe, defines, [n, j, 0, 0, 0, pin, pout, 0], ctx.fold_grid(max(1, -(-(n - j - 1) // rb))),
+                        regions))
+    return LaunchProgram.compile("linalg_tridiag_step", _SYTRD_WORDS, ctx, records, [])
 
 
 def sytrd(backend: Any, dtype: str, n: int, a: int, v: int, x: int) -> None:
@@ -173,34 +159,20 @@ def sytrd(backend: Any, dtype: str, n: int, a: int, v: int, x: int) -> None:
     ``x`` (5 n elements) receives d (the diagonal of T), e (its off-diagonal, n - 1 entries),
     tau, and two work vectors; ``v`` (n x n) the reflectors as rows (row k: zeros up to column
     k, 1 at column k + 1), so that A = Q T Q^T with Q = H_0 ... H_{n-2}, H_k = I - tau_k v_k
-    v_k^T. n dispatches (``linalg_tridiag_step``; with the knob ``linalg_sytrd_fused`` off
-    2 n - 1: reflector and update apart); the first call of a (dtype, n) records them one by one and keeps
-    them as one ``LaunchProgram``, later calls check the pointers and replay it. BackendError
-    (invalid argument) for a dtype other than float32 / float64, n < 2 or pointers out of range;
+    v_k^T. n dispatches of ``linalg_tridiag_step``, planned once per (dtype, n) as one
+    ``LaunchProgram``; every call checks the pointers and replays it. BackendError (invalid
+    argument) for a dtype other than float32 / float64, n < 2 or pointers out of range;
     (unsupported) for float64 without ``shader-f64``."""
     itemsize = _check(backend, dtype, n)
     ctx = backend.context
-    sizes = (n * n * itemsize, n * n * itemsize, 5 * n * itemsize)
-    fused = bool(config.value("linalg_sytrd_fused"))
-    key = (dtype, n, fused)
+    key = (dtype, n)
     plans = _SYTRD_PLANS.of(backend)
     plan = plans.get(key)
-    spied = ctx.__dict__.get("dispatch") is not None  # (a wrapped dispatch sees every step)
-    if plan is not None and plan.ctx is ctx and plan.program.valid_for(ctx) and not spied:
-        if plan.launch(backend, (a, v, x)):
-            return
-    a_reg, a0 = _bind(backend, a, n * n, itemsize)
-    v_reg, v0 = _bind(backend, v, n * n, itemsize)
-    x_reg, x0 = _bind(backend, x, 5 * n, itemsize)
-    regions = [Region(0, 0, sizes[0], itemsize, 0, 2, 0), Region(1, 0, sizes[1], itemsize, 0, 3, 0),
-               Region(2, 0, sizes[2], itemsize, 0, 4, 0)]
-    records = []
-    for name, words, grid, defines in _sytrd_steps(ctx, dtype, n, fused):
-        ctx.dispatch(name, [*words[:2], a0, v0, x0, *words[5:]], [a_reg, v_reg, x_reg], grid, defines)
-        records.append((ctx.pipeline(name, 3, defines), defines, words, grid, regions, name, _SYTRD_WORDS))
-    if plan is None:
-        program = LaunchProgram.compile("linalg_tridiag_house", _SYTRD_WORDS, ctx, records, [])
-        _SYTRD_PLANS.keep(plans, key, _SytrdCall(ctx, program, sizes, itemsize))
+    if plan is None or plan.ctx is not ctx or not plan.program.valid_for(ctx):
+        sizes = (n * n * itemsize, n * n * itemsize, 5 * n * itemsize)
+        plan = _SytrdCall(ctx, _sytrd_program(ctx, dtype, n, sizes, itemsize), sizes, itemsize)
+        _SYTRD_PLANS.keep(plans, key, plan)
+    plan.launch(backend, (a, v, x))
 
 
 def _real_defines(rdtype: str, bisection: bool) -> dict[str, object]:
