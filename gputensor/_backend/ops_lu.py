@@ -272,14 +272,27 @@ def det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r:
                 bs: int = 0) -> None:
     """r[3 q + 0, 1, 2] := det, sign, log|det| of matrix q < batch from ``lu_blocked``'s factors
     (LU_q ``q * bs`` elements on, pivots ``q * n`` entries on), one workgroup per matrix
-    (complex: sign det / |det|, log|det| in the real part)."""
+    (complex: sign det / |det|, log|det| in the real part). A repeated call structure replays
+    the dispatches its first call recorded (``captured.replayed``, knob ``linalg_replay``)."""
+    itemsize = itemsize_of(backend, dtype)
+    if batch < 1 or n < 1:
+        return
+    key = ("det", dtype, n, ld, batch, bs)
+    operands = [("lu", lu, ((batch - 1) * bs + (n - 1) * ld + n) * itemsize, itemsize), ("piv", piv, batch * n * 4, 4),
+                ("r", r, 3 * batch * itemsize, itemsize)]
+    captured.replayed(backend, PROGRAMS, key, operands, lambda: _det_from_lu(backend, dtype, n, lu, ld, piv, r, batch, bs),
+                      replay_on())
+
+
+def _det_from_lu(backend: Any, dtype: str, n: int, lu: int, ld: int, piv: int, r: int, batch: int, bs: int) -> None:
+    """``det_from_lu``'s dispatches, recorded one by one."""
     itemsize = itemsize_of(backend, dtype)
     ctx = backend.context
     chunk = ctx.max_workgroups_per_dim
     if batch > chunk:  # (a grid dimension's worth of matrices at a time)
         for q0 in range(0, batch, chunk):
-            det_from_lu(backend, dtype, n, lu + q0 * bs * itemsize, ld, piv + q0 * n * 4, r + 3 * q0 * itemsize,
-                        min(chunk, batch - q0), bs)
+            _det_from_lu(backend, dtype, n, lu + q0 * bs * itemsize, ld, piv + q0 * n * 4, r + 3 * q0 * itemsize,
+                         min(chunk, batch - q0), bs)
         return
     a_reg, a_first = bind(backend, lu, (batch - 1) * bs + (n - 1) * ld + n, itemsize)
     p_reg, p_first = bind(backend, piv, batch * n, 4)

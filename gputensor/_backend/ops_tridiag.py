@@ -25,7 +25,9 @@ For one real symmetric n x n matrix A (float32 or float64, row-major, both trian
   compact-WY block reflector I - V T V^T (T from the Gram matrix V^T V by
   ``linalg_qr_tmat.wgsl``) applied as three gemms, last block first.
 
-Everything is recorded into the open batch; nothing is read back.
+Everything is recorded into the open batch; nothing is read back. A repeated call structure of
+``bisect``, ``inverse_iteration`` and ``back_transform`` replays the dispatches its first call
+recorded (``captured.replayed``, knob ``linalg_replay``).
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from . import captured, ops_gemm
 from .errors import invalid_argument
-from .factor_common import NB
+from .factor_common import NB, replay_on
 from .factor_gemm import gemm
 from .launch import LaunchProgram, Region
 from .linalg_scalar import element, scalar_defines
@@ -135,6 +138,9 @@ def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma
 
 #: Planned ``sytrd`` calls per backend, by (dtype, n).
 _SYTRD_PLANS = PlanCache(32)
+#: The programs ``captured.replayed`` keeps for ``bisect``, ``inverse_iteration`` and
+#: ``back_transform``.
+_PROGRAMS = PlanCache(64)
 
 
 def _sytrd_program(ctx: Any, dtype: str, n: int, sizes: tuple[int, int, int], itemsize: int) -> LaunchProgram:
@@ -193,6 +199,13 @@ def bisect(backend: Any, rdtype: str, n: int, te: int, w: int, first: int = 0, c
     count = n - first if count is None else int(count)
     if first < 0 or count < 1 or first + count > n:
         raise invalid_argument(f"bisection for eigenvalues {first} .. {first + count - 1} of {n}")
+    operands = [("te", te, (2 * n - 1) * itemsize, itemsize), ("w", w, count * itemsize, itemsize)]
+    captured.replayed(backend, _PROGRAMS, ("bisect", rdtype, n, first, count), operands,
+                      lambda: _bisect(backend, rdtype, n, te, w, first, count, itemsize), replay_on())
+
+
+def _bisect(backend: Any, rdtype: str, n: int, te: int, w: int, first: int, count: int, itemsize: int) -> None:
+    """``bisect``'s dispatch, recorded."""
     ctx = backend.context
     t_reg, t0 = _bind(backend, te, 2 * n - 1, itemsize)
     w_reg, w0 = _bind(backend, w, count, itemsize)
@@ -212,6 +225,17 @@ def inverse_iteration(backend: Any, rdtype: str, n: int, te: int, w: int, z: int
     cols = n if cols is None else int(cols)
     if cols < 1 or iterations < 1:
         raise invalid_argument(f"inverse iteration of {cols} columns, {iterations} solves")
+    operands = [("te", te, (2 * n - 1) * itemsize, itemsize), ("w", w, cols * itemsize, itemsize),
+                ("z", z, n * cols * itemsize, itemsize)]
+    key = ("vectors", rdtype, n, cols, bool(from_z), int(iterations))
+    captured.replayed(backend, _PROGRAMS, key, operands,
+                      lambda: _inverse_iteration(backend, rdtype, n, te, w, z, cols, from_z, iterations, itemsize),
+                      replay_on())
+
+
+def _inverse_iteration(backend: Any, rdtype: str, n: int, te: int, w: int, z: int, cols: int, from_z: bool,
+                       iterations: int, itemsize: int) -> None:
+    """``inverse_iteration``'s dispatches, recorded one by one."""
     ctx = backend.context
     t_reg, t0 = _bind(backend, te, 2 * n - 1, itemsize)
     w_reg, w0 = _bind(backend, w, cols, itemsize)
@@ -241,6 +265,15 @@ def back_transform(backend: Any, dtype: str, n: int, v: int, tb: int, z: int, co
     cols = n if cols is None else int(cols)
     if cols < 1:
         raise invalid_argument(f"back-transform of {cols} columns")
+    blocks = -(-(n - 1) // NB)
+    operands = [("v", v, n * n * itemsize, itemsize), ("tb", tb, blocks * NB * NB * itemsize, itemsize),
+                ("z", z, n * cols * itemsize, itemsize)]
+    captured.replayed(backend, _PROGRAMS, ("back", dtype, n, cols, *ops_gemm.plan_settings()), operands,
+                      lambda: _back_transform(backend, dtype, n, v, tb, z, cols, itemsize), replay_on())
+
+
+def _back_transform(backend: Any, dtype: str, n: int, v: int, tb: int, z: int, cols: int, itemsize: int) -> None:
+    """``back_transform``'s dispatches, recorded one by one."""
     ctx = backend.context
     k = n - 1  # reflectors H_0 .. H_{n-2}
     blocks = list(range(0, k, NB))
