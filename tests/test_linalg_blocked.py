@@ -465,17 +465,23 @@ def test_cholesky_diagonal_kernels(dtype: str, nb: int, n: int, stack: tuple[int
     np.testing.assert_array_equal(upper, np.conj(np.swapaxes(lower, -1, -2)))
 
 
-@pytest.mark.parametrize("per_block", [True, False], ids=["per-block", "block-columns"])
-@pytest.mark.parametrize("where", [40, 64, 100])
-def test_cholesky_diagonal_kernels_not_positive_definite(where: int, per_block: bool) -> None:
-    """A negative pivot inside the first 64-wide diagonal block (past its first row strips), at
-    the first row of the second block and deep in it raises LinAlgError, with a trailing
-    update after every block or per block column."""
-    n = 130
+#: (block width, columns per trailing update (0: the default), order, row of the negative pivot):
+#: inside the first 64-wide diagonal block (past its first row strips), at the first row of the
+#: second block and deep in it, an update after every block or per block column; with 48-column
+#: block columns of 16-wide blocks, in the first, a middle and the last block of a block column,
+#: at the first row of the next one and in the last block
+INDEFINITE = ([(64, outer, 130, where) for outer in (64, 0) for where in (40, 64, 100)]
+              + [(16, 48, 100, where) for where in (3, 40, 47, 48, 99)])
+
+
+@pytest.mark.parametrize(("nb", "outer", "n", "where"), INDEFINITE)
+def test_cholesky_not_positive_definite_blocks(nb: int, outer: int, n: int, where: int) -> None:
+    """A negative pivot raises LinAlgError wherever it lies in the blocks and block columns;
+    with the check off the factor holds NaN from that pivot on, and none before it."""
     a = _spd(_rng(where), (), n)
     a[where, where] = -4.0 * n
     a = a.astype(np.float32)
-    with config.override(linalg_block=64, linalg_chol_outer=64 if per_block else 0):
+    with config.override(linalg_block=nb, linalg_chol_outer=outer):
         with pytest.raises(LinAlgError):
             gt.linalg.cholesky(gt.asarray(a))
         with config.override(linalg_check=False):
@@ -589,24 +595,6 @@ def test_cholesky_block_columns(dtype: str, nb: int, outer: int, n: int, stack: 
     width = max(1, outer // nb) * nb
     assert any(key[:6] == (dtype, n, n, _batch(stack), n * n, nb) and key[8] == width and plan
                for key, plan in plans.items())
-
-
-@pytest.mark.parametrize("where", [3, 40, 47, 48, 99])
-def test_cholesky_block_columns_not_positive_definite(where: int) -> None:
-    """A negative pivot in the first, a middle and the last block of a block column, at the
-    first row of the next block column and in the last block raises LinAlgError; with the
-    check off the factor holds NaN from that pivot on, and none before it."""
-    n = 100
-    a = _spd(_rng(where), (), n)
-    a[where, where] = -4.0 * n
-    a = a.astype(np.float32)
-    with config.override(linalg_block=16, linalg_chol_outer=48):
-        with pytest.raises(LinAlgError):
-            gt.linalg.cholesky(gt.asarray(a))
-        with config.override(linalg_check=False):
-            lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
-    assert np.isnan(lower).any()
-    assert not np.isnan(lower[:where, :where]).any()
 
 
 def _batch(stack: tuple[int, ...]) -> int:
