@@ -599,3 +599,20 @@ def test_cholesky_block_columns(dtype: str, nb: int, outer: int, n: int, stack: 
 
 def _batch(stack: tuple[int, ...]) -> int:
     return int(np.prod(stack)) if stack else 1
+
+
+def test_cholesky_diagonal_kernel_invocations() -> None:
+    """32 x 32 invocations on GPUs that allow 1024 for blocks from 32 of elements up to 8 bytes and
+    for 128; 16 x 16 on software adapters, for narrower blocks, complex128 below 128 and with the
+    knob ``linalg_chol_threads`` 16."""
+    from types import SimpleNamespace
+
+    from gputensor._backend import ops_cholesky
+
+    gpu = SimpleNamespace(is_software=False, limits={"max-compute-invocations-per-workgroup": 1024})
+    cpu = SimpleNamespace(is_software=True, limits={"max-compute-invocations-per-workgroup": 1024})
+    assert [ops_cholesky._block_threads(gpu, nb, 4) for nb in (16, 32, 64, 128)] == [16, 32, 32, 32]
+    assert [ops_cholesky._block_threads(gpu, nb, 16) for nb in (64, 128)] == [16, 32]
+    assert ops_cholesky._block_threads(cpu, 64, 4) == 16
+    with config.override(linalg_chol_threads=16):
+        assert ops_cholesky._block_threads(gpu, 64, 4) == 16
