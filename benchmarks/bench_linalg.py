@@ -16,7 +16,7 @@ readback, as torch's ``*_ex`` functions; ``--block NB``: the blocked factorizati
 width, as ``GPUTENSOR_LINALG_BLOCK``; ``--panel-rows N``: the panel height above which LU and QR
 panels run over many workgroups, as ``GPUTENSOR_LINALG_PANEL_ROWS``; ``--profile``: after each case, gputensor's kernels of one
 call with their GPU times (``gt.profile()``); ``--json PATH``). ``--ab KNOB[,KNOB]`` (names of
-``gputensor._backend.config`` knobs, e.g. ``linalg_chol_rows``; ``NAME=VALUE`` sets one, e.g.
+``gputensor._backend.config`` knobs, e.g. ``linalg_chol_syrk``; ``NAME=VALUE`` sets one, e.g.
 ``linalg_block=128``): after each case's row, one more gputensor row per knob with that knob
 flipped or set (``config.override``; case id suffixed ``[knob=0]``, ``[knob=1]`` or
 ``[knob=VALUE]``; ``A=1+B=2`` sets two knobs in one variant), its ratios against the same NumPy and torch times (and with ``--profile``

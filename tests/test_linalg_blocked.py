@@ -359,9 +359,9 @@ def test_lu_tournament_structured(dtype: str) -> None:
 def test_solve_few_columns_block_substitution(dtype: str, k: int, batch: int) -> None:
     """Orders from ``TRSV_BLOCKED_MIN`` on substitute a few right-hand columns block by block
     over many workgroups (a ragged last block, a stack): residuals and NumPy's values."""
-    from gputensor._backend import ops_factor
+    from gputensor._backend import ops_triangular
 
-    n = ops_factor.TRSV_BLOCKED_MIN + 9
+    n = ops_triangular.TRSV_BLOCKED_MIN + 9
     rng = _rng(k)
     a = _well(rng, (batch,), n).astype(dtype)
     b = rng.standard_normal((batch, n, k)).astype(dtype)
@@ -402,7 +402,7 @@ def test_cholesky_replays_its_program(dtype: str) -> None:
     call's steps): new inputs at other offsets are factored as NumPy's, an indefinite matrix still
     raises, and with the check off its factor holds NaN."""
     from gputensor import _dispatch
-    from gputensor._backend import ops_factor
+    from gputensor._backend import ops_cholesky
 
     n = 2 * 16 + 5
     rng = _rng(31)
@@ -418,7 +418,7 @@ def test_cholesky_replays_its_program(dtype: str) -> None:
             counts.append(ctx.stats["dispatches"] - before)
             _close(lower, np.linalg.cholesky(a.astype(np.float64)).astype(dtype), dtype)
             del pad
-        plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
+        plans = ops_cholesky._CHOL_PLANS.of(_dispatch.backend())
         assert any(key[:5] == (dtype, n, n, 2, n * n) and plan for key, plan in plans.items())
         assert counts[1] == counts[2] == counts[0]
         bad = _spd(rng, (2,), n).astype(dtype)
@@ -436,13 +436,14 @@ def test_cholesky_replays_its_program(dtype: str) -> None:
 DIAGONAL_EDGES = [(64, 63, ()), (64, 65, (2,)), (128, 130, ()), (16, 50, ())]
 
 
-@pytest.mark.parametrize("rows", [True, False], ids=["rows", "cyclic"])
+@pytest.mark.parametrize("per_block", [True, False], ids=["per-block", "block-columns"])
 @pytest.mark.parametrize("dtype", DTYPES + ("complex64", "complex128"))
 @pytest.mark.parametrize(("nb", "n", "stack"), DIAGONAL_EDGES)
-def test_cholesky_diagonal_kernels(dtype: str, nb: int, n: int, stack: tuple[int, ...], rows: bool) -> None:
-    """Both diagonal-block kernels (``linalg_chol_rows``: row strips; off: cyclic) factor
-    Hermitian positive definite stacks as NumPy does, lower and upper, reading only the lower
-    triangle, at orders around the block width."""
+def test_cholesky_diagonal_kernels(dtype: str, nb: int, n: int, stack: tuple[int, ...], per_block: bool) -> None:
+    """The diagonal-block kernel factors Hermitian positive definite stacks as NumPy does, lower
+    and upper, reading only the lower triangle, at orders around the block width, with a
+    trailing update after every block (``linalg_chol_outer`` = the block width) or per block
+    column (the default)."""
     rng = _rng(n + nb)
     a = rng.standard_normal(stack + (n, n))
     if dtype.startswith("complex"):
@@ -451,7 +452,7 @@ def test_cholesky_diagonal_kernels(dtype: str, nb: int, n: int, stack: tuple[int
     junk = a.copy()
     upper_idx = np.triu_indices(n, 1)
     junk[..., upper_idx[0], upper_idx[1]] = 7.0  # only the lower triangle is read
-    with config.override(linalg_block=nb, linalg_chol_rows=rows):
+    with config.override(linalg_block=nb, linalg_chol_outer=nb if per_block else 0):
         lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(junk)))
         upper = gt.asnumpy(gt.linalg.cholesky(gt.asarray(junk), upper=True))
     assert lower.dtype == np.dtype(dtype)
@@ -464,16 +465,23 @@ def test_cholesky_diagonal_kernels(dtype: str, nb: int, n: int, stack: tuple[int
     np.testing.assert_array_equal(upper, np.conj(np.swapaxes(lower, -1, -2)))
 
 
-@pytest.mark.parametrize("rows", [True, False], ids=["rows", "cyclic"])
-@pytest.mark.parametrize("where", [40, 64, 100])
-def test_cholesky_diagonal_kernels_not_positive_definite(where: int, rows: bool) -> None:
-    """A negative pivot inside the first 64-wide diagonal block (past its first row strips), at
-    the first row of the second block and deep in it raises LinAlgError with either kernel."""
-    n = 130
+#: (block width, columns per trailing update (0: the default), order, row of the negative pivot):
+#: inside the first 64-wide diagonal block (past its first row strips), at the first row of the
+#: second block and deep in it, an update after every block or per block column; with 48-column
+#: block columns of 16-wide blocks, in the first, a middle and the last block of a block column,
+#: at the first row of the next one and in the last block
+INDEFINITE = ([(64, outer, 130, where) for outer in (64, 0) for where in (40, 64, 100)]
+              + [(16, 48, 100, where) for where in (3, 40, 47, 48, 99)])
+
+
+@pytest.mark.parametrize(("nb", "outer", "n", "where"), INDEFINITE)
+def test_cholesky_not_positive_definite_blocks(nb: int, outer: int, n: int, where: int) -> None:
+    """A negative pivot raises LinAlgError wherever it lies in the blocks and block columns;
+    with the check off the factor holds NaN from that pivot on, and none before it."""
     a = _spd(_rng(where), (), n)
     a[where, where] = -4.0 * n
     a = a.astype(np.float32)
-    with config.override(linalg_block=64, linalg_chol_rows=rows):
+    with config.override(linalg_block=nb, linalg_chol_outer=outer):
         with pytest.raises(LinAlgError):
             gt.linalg.cholesky(gt.asarray(a))
         with config.override(linalg_check=False):
@@ -487,7 +495,7 @@ def test_cholesky_program_outlives_the_gemm_plan_cache() -> None:
     32 has about 380) is still kept as one program: each gemm's plan is taken right after its
     first call, before later steps evict it."""
     from gputensor import _dispatch
-    from gputensor._backend import ops_factor, ops_gemm
+    from gputensor._backend import ops_cholesky, ops_gemm
 
     n = 2 * 16 + 7
     a = _spd(_rng(12), (), n).astype(np.float32)
@@ -498,7 +506,7 @@ def test_cholesky_program_outlives_the_gemm_plan_cache() -> None:
             lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
     finally:
         ops_gemm._GEMM_PLANS.size = size
-    plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
+    plans = ops_cholesky._CHOL_PLANS.of(_dispatch.backend())
     assert any(key[:6] == ("float32", n, n, 1, n * n, 16) and plan for key, plan in plans.items())
     with config.override(linalg_block=16):  # the replayed program
         again = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
@@ -514,7 +522,7 @@ def test_cholesky_trailing_update_split(dtype: str, nb: int, n: int, split: int)
     one gemm over the lower triangle's tiles (``linalg_chol_syrk``), factors as NumPy does, and
     its call structure is kept and replayed as one program."""
     from gputensor import _dispatch
-    from gputensor._backend import ops_factor
+    from gputensor._backend import ops_cholesky
 
     rng = _rng(n + split)
     a = rng.standard_normal((n, n))
@@ -530,8 +538,8 @@ def test_cholesky_trailing_update_split(dtype: str, nb: int, n: int, split: int)
         _close(lower, want, dtype)
         np.testing.assert_array_equal(again, lower)
         if not dtype.startswith("complex"):
-            plans = ops_factor._CHOL_PLANS.of(_dispatch.backend())
-            assert any(key[:6] == (dtype, n, n, 1, n * n, nb) and key[7:9] == (split, syrk) and plan
+            plans = ops_cholesky._CHOL_PLANS.of(_dispatch.backend())
+            assert any(key[:6] == (dtype, n, n, 1, n * n, nb) and key[6:8] == (split, syrk) and plan
                        for key, plan in plans.items())
 
 
@@ -541,16 +549,70 @@ def test_cholesky_row_strips_on_32_by_32_invocations(monkeypatch: pytest.MonkeyP
                                                      n: int) -> None:
     """The row-strip kernel with the 32 x 32 invocations GPUs get (software adapters take 16 x 16;
     forced here): one, two and four rows and columns per invocation."""
-    from gputensor._backend import ops_factor
+    from gputensor._backend import ops_cholesky
 
-    monkeypatch.setattr(ops_factor, "_block_threads", lambda ctx, nb, rows=False, itemsize=4: 32)
+    monkeypatch.setattr(ops_cholesky, "_block_threads", lambda ctx, nb, itemsize=4: 32)
     rng = _rng(n)
     a = rng.standard_normal((n, n))
     if dtype.startswith("complex"):
         a = a + 1j * rng.standard_normal((n, n))
     a = (a @ np.conj(a.T) / n + np.eye(n)).astype(dtype)
-    with config.override(linalg_block=nb, linalg_chol_rows=True):
+    with config.override(linalg_block=nb):
         lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(a)))
     wide = np.complex128 if dtype.startswith("complex") else np.float64
     _close(lower, np.linalg.cholesky(a.astype(wide)).astype(dtype), dtype)
     assert not np.any(np.triu(lower, 1))
+
+
+#: (block width, columns per trailing update, order, stack): updates every two, three and four
+#: blocks, a ragged last block column, a width that is not a multiple of the block (rounded
+#: down), one block column for the whole matrix, a stack
+BLOCK_COLUMNS = [(16, 32, 100, ()), (16, 48, 101, (2,)), (16, 64, 37, ()), (16, 40, 81, ()), (32, 256, 131, (3,)),
+                 (64, 128, 300, ())]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("nb", "outer", "n", "stack"), BLOCK_COLUMNS)
+def test_cholesky_block_columns(dtype: str, nb: int, outer: int, n: int, stack: tuple[int, ...]) -> None:
+    """Trailing updates once per block column of ``linalg_chol_outer`` columns (the diagonal
+    blocks inside it updating only its columns) factor as NumPy does, read only the lower
+    triangle, leave zeros above the diagonal, and the call structure is kept as one program
+    whose replay gives the same factor."""
+    from gputensor import _dispatch
+    from gputensor._backend import ops_cholesky
+
+    a = _spd(_rng(n + outer), stack, n).astype(dtype)
+    junk = a.copy()
+    upper_idx = np.triu_indices(n, 1)
+    junk[..., upper_idx[0], upper_idx[1]] = 7.0
+    with config.override(linalg_block=nb, linalg_chol_outer=outer):
+        lower = gt.asnumpy(gt.linalg.cholesky(gt.asarray(junk)))
+        again = gt.asnumpy(gt.linalg.cholesky(gt.asarray(junk)))
+    _close(lower, np.linalg.cholesky(a.astype(np.float64)).astype(dtype), dtype)
+    assert not np.any(np.triu(lower, 1))
+    np.testing.assert_array_equal(again, lower)
+    plans = ops_cholesky._CHOL_PLANS.of(_dispatch.backend())
+    width = max(1, outer // nb) * nb
+    assert any(key[:6] == (dtype, n, n, _batch(stack), n * n, nb) and key[8] == width and plan
+               for key, plan in plans.items())
+
+
+def _batch(stack: tuple[int, ...]) -> int:
+    return int(np.prod(stack)) if stack else 1
+
+
+def test_cholesky_diagonal_kernel_invocations() -> None:
+    """32 x 32 invocations on GPUs that allow 1024 for blocks from 32 of elements up to 8 bytes and
+    for 128; 16 x 16 on software adapters, for narrower blocks, complex128 below 128 and with the
+    knob ``linalg_chol_threads`` 16."""
+    from types import SimpleNamespace
+
+    from gputensor._backend import ops_cholesky
+
+    gpu = SimpleNamespace(is_software=False, limits={"max-compute-invocations-per-workgroup": 1024})
+    cpu = SimpleNamespace(is_software=True, limits={"max-compute-invocations-per-workgroup": 1024})
+    assert [ops_cholesky._block_threads(gpu, nb, 4) for nb in (16, 32, 64, 128)] == [16, 32, 32, 32]
+    assert [ops_cholesky._block_threads(gpu, nb, 16) for nb in (64, 128)] == [16, 32]
+    assert ops_cholesky._block_threads(cpu, 64, 4) == 16
+    with config.override(linalg_chol_threads=16):
+        assert ops_cholesky._block_threads(gpu, 64, 4) == 16

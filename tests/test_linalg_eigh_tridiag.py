@@ -212,10 +212,3 @@ def test_float32_working_dtype(monkeypatch: pytest.MonkeyPatch) -> None:
     _check(_with_spectrum(rng, np.repeat([1.0, 2.0, 2.0 + 1e-5], 12), "float32"), "float32")
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_two_dispatches_per_column(dtype: str) -> None:
-    """The knob linalg_sytrd_fused off: reflector (one workgroup) and update apart."""
-    rng = np.random.default_rng(15)
-    with config.override(linalg_sytrd_fused=False):
-        _check(_sym(rng, 45, dtype), dtype)
-        _check(_special("repeated", 40, rng, dtype), dtype)

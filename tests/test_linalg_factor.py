@@ -325,11 +325,11 @@ def test_benchmark_quick_runs(capsys: pytest.CaptureFixture[str]) -> None:
         sys.path.insert(0, str(root))
     bench_linalg = importlib.import_module("benchmarks.bench_linalg")
     status = bench_linalg.main(["--quick", "--no-torch", "--only", "cholesky.n48.f32,solve.b200x8x8.f32",
-                                "--target-s", "0.001", "--ab", "linalg_chol_rows,linalg_block=16+linalg_chol_split=16"])
+                                "--target-s", "0.001", "--ab", "linalg_chol_syrk,linalg_block=16+linalg_chol_split=16"])
     printed = capsys.readouterr().out
     assert status == 0, printed
     assert "cholesky.n48.f32" in printed and "gputensor:ok" in printed and "numpy/gt" in printed
-    assert "cholesky.n48.f32[linalg_chol_rows=0]" in printed
+    assert "cholesky.n48.f32[linalg_chol_syrk=0]" in printed
     assert "cholesky.n48.f32[linalg_block=16+linalg_chol_split=16]" in printed
     with pytest.raises(ValueError, match="unknown gputensor knob"):
         bench_linalg.variants("linalg_no_such_knob")

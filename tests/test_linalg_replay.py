@@ -15,7 +15,7 @@ import pytest
 
 import gputensor as gt
 from gputensor import _dispatch
-from gputensor._backend import captured, config, ops_factor
+from gputensor._backend import captured, config, factor_common, ops_triangular
 from gputensor.linalg import LinAlgError
 
 from _compare import for_dtypes, tolerance
@@ -34,7 +34,7 @@ def _well(rng: np.random.Generator, shape: tuple[int, ...], n: int) -> np.ndarra
 
 
 def _programs() -> dict:
-    return ops_factor._PROGRAMS.of(_dispatch.backend())
+    return factor_common.PROGRAMS.of(_dispatch.backend())
 
 
 def _check_qr(a: np.ndarray, q: np.ndarray, r: np.ndarray, dtype: str, mode: str) -> None:
@@ -178,7 +178,7 @@ def test_replay_off_and_spied_dispatches_record_every_step() -> None:
 def test_trsv_block_sweep(dtype: str, k: int, batch: int, sweep: bool) -> None:
     """Block substitution (orders from ``TRSV_BLOCKED_MIN``, a ragged last block) with the
     diagonal blocks solved column by column by a workgroup, or by one invocation."""
-    n = ops_factor.TRSV_BLOCKED_MIN + 9
+    n = ops_triangular.TRSV_BLOCKED_MIN + 9
     rng = np.random.default_rng(k + batch)
     a = _well(rng, (batch,), n)
     b = rng.standard_normal((batch, n, k))

@@ -294,13 +294,17 @@ KNOBS: tuple[Knob, ...] = (
     Knob("linalg_block", "GPUTENSOR_LINALG_BLOCK", _count_or_auto, 0, True,
          "block (panel) width of the blocked linalg factorizations: 16, 32, 64 or 128 "
          "(0 or unset: each factorization's default)"),
-    Knob("linalg_chol_rows", "GPUTENSOR_LINALG_CHOL_ROWS", _not_off, True, True,
-         "cholesky: the diagonal blocks' kernel holds each invocation's rows together and skips the "
-         "rows already factored, 1024 invocations on GPUs that allow them (linalg_chol_rows.wgsl; "
-         "off: rows and columns cyclic over 16 x 16 invocations, linalg_chol_block.wgsl)"),
     Knob("linalg_chol_syrk", "GPUTENSOR_LINALG_CHOL_SYRK", _not_off, True, True,
          "cholesky (real dtypes): each trailing update one gemm over the tiles that reach the lower "
          "triangle (off: column stripes, or linalg_chol_split's recursive split)"),
+    Knob("linalg_chol_outer", "GPUTENSOR_LINALG_CHOL_OUTER", _count_or_auto, 0, True,
+         "cholesky (real dtypes, with linalg_chol_syrk): columns per trailing update, a multiple of "
+         "the block width (rounded down): the diagonal blocks of such a block column update only its "
+         "columns, then one gemm of that depth updates the trailing matrix (0 or unset: 256; the "
+         "block width: one trailing update per diagonal block)"),
+    Knob("linalg_chol_threads", "GPUTENSOR_LINALG_CHOL_THREADS", _count_or_auto, 0, True,
+         "cholesky: 16 takes 16 x 16 invocations for every diagonal block (0 or unset: 32 x 32 on "
+         "GPUs that allow 1024 invocations for blocks of at least 32, else 16 x 16)"),
     Knob("linalg_chol_split", "GPUTENSOR_LINALG_CHOL_SPLIT", _count_or_auto, 0, True,
          "cholesky of one matrix: the trailing update's lower part split recursively into diagonal "
          "blocks of at least this order, one batched gemm per level (less of the square computed, "
@@ -309,10 +313,6 @@ KNOBS: tuple[Knob, ...] = (
          "eigh / eigvalsh of real matrices from this order on: Householder tridiagonalisation, "
          "bisection, inverse iteration and a blocked back-transform (0 or unset: the default order; "
          "off, or -1 through config.override: block Jacobi for every order above 32)"),
-    Knob("linalg_sytrd_fused", "GPUTENSOR_LINALG_SYTRD_FUSED", _not_off, True, True,
-         "tridiagonalisation of eigh's tridiagonal path: one dispatch per column, every workgroup "
-         "forming the column's reflector itself (linalg_tridiag_step.wgsl; off: two dispatches, the "
-         "reflector on one workgroup, then the update)"),
     Knob("linalg_svd_tridiag", "GPUTENSOR_LINALG_SVD_TRIDIAG", _order_or_off, 0, True,
          "svd / svdvals of real matrices whose smaller dim is at least this (and the larger at most "
          "4 times it): the largest eigenpairs of the Jordan-Wielandt matrix [[0, A], [A^T, 0]] by the "

@@ -9,9 +9,7 @@ For one real symmetric n x n matrix A (float32 or float64, row-major, both trian
   every workgroup finishes step j - 1's vector w and forms column j as updated and its
   reflector itself (a few reads of n-vectors and two reductions), then applies the rank-2
   update A -= v w^T + w v^T to its rows of the trailing matrix and forms their entries of
-  p = tau A v. With the knob ``linalg_sytrd_fused`` off, two dispatches per column:
-  ``linalg_tridiag_house.wgsl`` (one workgroup: w, the column, the reflector) and
-  ``linalg_tridiag_update.wgsl`` (many workgroups: update and product). The reflectors stay
+  p = tau A v. The reflectors stay
   as the rows of V (H_k = I - tau_k v_k v_k^T, Q = H_0 H_1 ... H_{n-2}). The dispatches are
   recorded once per (dtype, n) and replayed as one ``LaunchProgram``. (Not
   LAPACK's blocked latrd: its per-column symv reads the trailing matrix once where this reads
@@ -23,11 +21,13 @@ For one real symmetric n x n matrix A (float32 or float64, row-major, both trian
 * :func:`inverse_iteration`: an eigenvector of T per eigenvalue, one invocation each
   (``linalg_tridiag_vectors.wgsl``); eigenvalues closer than :func:`cluster_gap` are left to
   the caller to orthogonalise (``gputensor.linalg._spectral``).
-* :func:`back_transform`: Z := Q Z with the reflectors in blocks of ``ops_factor.NB``, each a
+* :func:`back_transform`: Z := Q Z with the reflectors in blocks of ``factor_common.NB``, each a
   compact-WY block reflector I - V T V^T (T from the Gram matrix V^T V by
   ``linalg_qr_tmat.wgsl``) applied as three gemms, last block first.
 
-Everything is recorded into the open batch; nothing is read back.
+Everything is recorded into the open batch; nothing is read back. A repeated call structure of
+``bisect``, ``inverse_iteration`` and ``back_transform`` replays the dispatches its first call
+recorded (``captured.replayed``, knob ``linalg_replay``).
 """
 
 from __future__ import annotations
@@ -36,11 +36,12 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from . import config
+from . import captured, ops_gemm
 from .errors import invalid_argument
+from .factor_common import NB, replay_on
+from .factor_gemm import gemm
 from .launch import LaunchProgram, Region
 from .linalg_scalar import element, scalar_defines
-from .ops_factor import NB, _gemm
 from .plan_cache import PlanCache
 from .validate import check_pointer
 from .wgsl_types import DTYPE_TABLE, literal
@@ -98,20 +99,12 @@ def _bind(backend: Any, ptr: int, elements: int, itemsize: int) -> tuple[Any, in
     return win.binding, win.first
 
 
-def _house_wg(ctx: Any) -> int:
-    """Invocations of the one-workgroup kernel: 1024 on GPUs that allow them, 64 on software
-    adapters (whose barriers cost per invocation)."""
-    limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)),
-                int(ctx.limits.get("max-compute-workgroup-size-x", 256)))
-    return 64 if ctx.is_software else 256 if limit < 1024 else 1024
-
-
 def _update_wg(ctx: Any) -> int:
-    """Invocations per workgroup of the update kernel: 256, 64 on software adapters."""
+    """Invocations per workgroup of the step kernel: 256, 64 on software adapters."""
     return 64 if ctx.is_software else _UPDATE_WG
 
 
-#: Parameter words of the two sytrd kernels: n, j, then the first elements of A, V and X.
+#: Parameter words of the sytrd kernel: n, j, then the first elements of A, V and X.
 _SYTRD_WORDS = struct.Struct("<8I")
 
 
@@ -125,46 +118,46 @@ class _SytrdCall:
     sizes: tuple[int, int, int]
     itemsize: int
 
-    def launch(self, backend: Any, ptrs: tuple[int, int, int]) -> bool:
-        """Check the pointers and replay the program; False when it does not apply."""
+    def launch(self, backend: Any, ptrs: tuple[int, int, int]) -> None:
+        """Check the pointers and replay the program (through ``WgpuContext.dispatch`` while
+        that is wrapped: a profiler or a test spy sees every step). BackendError (invalid
+        argument) for a pointer out of range or misaligned."""
+        if self.ctx.__dict__.get("dispatch") is not None:
+            self.program.dispatch(backend, self.ctx, ptrs, _no_placeholder)
+            return
         bases = []
         for name, ptr, nbytes in zip(("a", "v", "x"), ptrs, self.sizes):
             alloc, off = check_pointer(backend, name, ptr, nbytes, self.itemsize)
             bases.append((alloc.buffer, alloc.buffer.size, alloc.nbytes, off, ptr, alloc.whole))
-        return self.program.run(backend, self.ctx, bases, _no_placeholder)
+        self.program.run(backend, self.ctx, bases, _no_placeholder)
 
 
 def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
     raise AssertionError("the sytrd programs bind no placeholders")
 
 
-#: Planned ``sytrd`` calls per backend, by (dtype, n, fused).
+#: Planned ``sytrd`` calls per backend, by (dtype, n).
 _SYTRD_PLANS = PlanCache(32)
+#: The programs ``captured.replayed`` keeps for ``bisect``, ``inverse_iteration`` and
+#: ``back_transform``.
+_PROGRAMS = PlanCache(64)
 
 
-def _sytrd_steps(ctx: Any, dtype: str, n: int, fused: bool) -> list[tuple[str, list[int], tuple[int, int, int],
-                                                                          dict]]:
-    """The dispatches of ``sytrd`` in order: (kernel, words with the first elements 0, grid,
-    defines); ``fused``: one ``linalg_tridiag_step`` per column, else a ``linalg_tridiag_house``
-    and a ``linalg_tridiag_update``."""
-    itemsize = DTYPE_TABLE[dtype].itemsize
+def _sytrd_program(ctx: Any, dtype: str, n: int, sizes: tuple[int, int, int], itemsize: int) -> LaunchProgram:
+    """The n dispatches of ``sytrd`` (one ``linalg_tridiag_step`` per column) as one program
+    over the operands A, V and X."""
     wgsl = scalar_defines(dtype)["T"]
-    house = {"T": wgsl, "WG": _house_wg(ctx)}
     rb = _UPDATE_ROWS[itemsize]
-    update = {"T": wgsl, "WG": _update_wg(ctx), "RB": rb}
-    steps = []
-    if fused:
-        for j in range(n):
-            pin, pout = 3 + (j + 1) % 2, 3 + j % 2
-            steps.append(("linalg_tridiag_step", [n, j, 0, 0, 0, pin, pout, 0],
-                          ctx.fold_grid(max(1, -(-(n - j - 1) // rb))), update))
-        return steps
+    defines = {"T": wgsl, "WG": _update_wg(ctx), "RB": rb}
+    pipe = ctx.pipeline("linalg_tridiag_step", 3, defines)
+    regions = [Region(0, 0, sizes[0], itemsize, 0, 2, 0), Region(1, 0, sizes[1], itemsize, 0, 3, 0),
+               Region(2, 0, sizes[2], itemsize, 0, 4, 0)]
+    records = []
     for j in range(n):
-        steps.append(("linalg_tridiag_house", [n, j, 0, 0, 0, 0, 0, 0], (1, 1, 1), house))
-        if j + 1 < n:
-            steps.append(("linalg_tridiag_update", [n, j, 0, 0, 0, 0, 0, 0],
-                          ctx.fold_grid(-(-(n - j - 1) // rb)), update))
-    return steps
+        pin, pout = 3 + (j + 1) % 2, 3 + j % 2
+        records.append((pipe, defines, [n, j, 0, 0, 0, pin, pout, 0], ctx.fold_grid(max(1, -(-(n - j - 1) // rb))),
+                        regions))
+    return LaunchProgram.compile("linalg_tridiag_step", _SYTRD_WORDS, ctx, records, [])
 
 
 def sytrd(backend: Any, dtype: str, n: int, a: int, v: int, x: int) -> None:
@@ -172,34 +165,20 @@ def sytrd(backend: Any, dtype: str, n: int, a: int, v: int, x: int) -> None:
     ``x`` (5 n elements) receives d (the diagonal of T), e (its off-diagonal, n - 1 entries),
     tau, and two work vectors; ``v`` (n x n) the reflectors as rows (row k: zeros up to column
     k, 1 at column k + 1), so that A = Q T Q^T with Q = H_0 ... H_{n-2}, H_k = I - tau_k v_k
-    v_k^T. n dispatches (``linalg_tridiag_step``; with the knob ``linalg_sytrd_fused`` off
-    2 n - 1: reflector and update apart); the first call of a (dtype, n) records them one by one and keeps
-    them as one ``LaunchProgram``, later calls check the pointers and replay it. BackendError
-    (invalid argument) for a dtype other than float32 / float64, n < 2 or pointers out of range;
+    v_k^T. n dispatches of ``linalg_tridiag_step``, planned once per (dtype, n) as one
+    ``LaunchProgram``; every call checks the pointers and replays it. BackendError (invalid
+    argument) for a dtype other than float32 / float64, n < 2 or pointers out of range;
     (unsupported) for float64 without ``shader-f64``."""
     itemsize = _check(backend, dtype, n)
     ctx = backend.context
-    sizes = (n * n * itemsize, n * n * itemsize, 5 * n * itemsize)
-    fused = bool(config.value("linalg_sytrd_fused"))
-    key = (dtype, n, fused)
+    key = (dtype, n)
     plans = _SYTRD_PLANS.of(backend)
     plan = plans.get(key)
-    spied = ctx.__dict__.get("dispatch") is not None  # (a wrapped dispatch sees every step)
-    if plan is not None and plan.ctx is ctx and plan.program.valid_for(ctx) and not spied:
-        if plan.launch(backend, (a, v, x)):
-            return
-    a_reg, a0 = _bind(backend, a, n * n, itemsize)
-    v_reg, v0 = _bind(backend, v, n * n, itemsize)
-    x_reg, x0 = _bind(backend, x, 5 * n, itemsize)
-    regions = [Region(0, 0, sizes[0], itemsize, 0, 2, 0), Region(1, 0, sizes[1], itemsize, 0, 3, 0),
-               Region(2, 0, sizes[2], itemsize, 0, 4, 0)]
-    records = []
-    for name, words, grid, defines in _sytrd_steps(ctx, dtype, n, fused):
-        ctx.dispatch(name, [*words[:2], a0, v0, x0, *words[5:]], [a_reg, v_reg, x_reg], grid, defines)
-        records.append((ctx.pipeline(name, 3, defines), defines, words, grid, regions, name, _SYTRD_WORDS))
-    if plan is None:
-        program = LaunchProgram.compile("linalg_tridiag_house", _SYTRD_WORDS, ctx, records, [])
-        _SYTRD_PLANS.keep(plans, key, _SytrdCall(ctx, program, sizes, itemsize))
+    if plan is None or plan.ctx is not ctx or not plan.program.valid_for(ctx):
+        sizes = (n * n * itemsize, n * n * itemsize, 5 * n * itemsize)
+        plan = _SytrdCall(ctx, _sytrd_program(ctx, dtype, n, sizes, itemsize), sizes, itemsize)
+        _SYTRD_PLANS.keep(plans, key, plan)
+    plan.launch(backend, (a, v, x))
 
 
 def _real_defines(rdtype: str, bisection: bool) -> dict[str, object]:
@@ -220,6 +199,13 @@ def bisect(backend: Any, rdtype: str, n: int, te: int, w: int, first: int = 0, c
     count = n - first if count is None else int(count)
     if first < 0 or count < 1 or first + count > n:
         raise invalid_argument(f"bisection for eigenvalues {first} .. {first + count - 1} of {n}")
+    operands = [("te", te, (2 * n - 1) * itemsize, itemsize), ("w", w, count * itemsize, itemsize)]
+    captured.replayed(backend, _PROGRAMS, ("bisect", rdtype, n, first, count), operands,
+                      lambda: _bisect(backend, rdtype, n, te, w, first, count, itemsize), replay_on())
+
+
+def _bisect(backend: Any, rdtype: str, n: int, te: int, w: int, first: int, count: int, itemsize: int) -> None:
+    """``bisect``'s dispatch, recorded."""
     ctx = backend.context
     t_reg, t0 = _bind(backend, te, 2 * n - 1, itemsize)
     w_reg, w0 = _bind(backend, w, count, itemsize)
@@ -239,6 +225,17 @@ def inverse_iteration(backend: Any, rdtype: str, n: int, te: int, w: int, z: int
     cols = n if cols is None else int(cols)
     if cols < 1 or iterations < 1:
         raise invalid_argument(f"inverse iteration of {cols} columns, {iterations} solves")
+    operands = [("te", te, (2 * n - 1) * itemsize, itemsize), ("w", w, cols * itemsize, itemsize),
+                ("z", z, n * cols * itemsize, itemsize)]
+    key = ("vectors", rdtype, n, cols, bool(from_z), int(iterations))
+    captured.replayed(backend, _PROGRAMS, key, operands,
+                      lambda: _inverse_iteration(backend, rdtype, n, te, w, z, cols, from_z, iterations, itemsize),
+                      replay_on())
+
+
+def _inverse_iteration(backend: Any, rdtype: str, n: int, te: int, w: int, z: int, cols: int, from_z: bool,
+                       iterations: int, itemsize: int) -> None:
+    """``inverse_iteration``'s dispatches, recorded one by one."""
     ctx = backend.context
     t_reg, t0 = _bind(backend, te, 2 * n - 1, itemsize)
     w_reg, w0 = _bind(backend, w, cols, itemsize)
@@ -268,6 +265,15 @@ def back_transform(backend: Any, dtype: str, n: int, v: int, tb: int, z: int, co
     cols = n if cols is None else int(cols)
     if cols < 1:
         raise invalid_argument(f"back-transform of {cols} columns")
+    blocks = -(-(n - 1) // NB)
+    operands = [("v", v, n * n * itemsize, itemsize), ("tb", tb, blocks * NB * NB * itemsize, itemsize),
+                ("z", z, n * cols * itemsize, itemsize)]
+    captured.replayed(backend, _PROGRAMS, ("back", dtype, n, cols, *ops_gemm.plan_settings()), operands,
+                      lambda: _back_transform(backend, dtype, n, v, tb, z, cols, itemsize), replay_on())
+
+
+def _back_transform(backend: Any, dtype: str, n: int, v: int, tb: int, z: int, cols: int, itemsize: int) -> None:
+    """``back_transform``'s dispatches, recorded one by one."""
     ctx = backend.context
     k = n - 1  # reflectors H_0 .. H_{n-2}
     blocks = list(range(0, k, NB))
@@ -284,13 +290,13 @@ def back_transform(backend: Any, dtype: str, n: int, v: int, tb: int, z: int, co
             jb = min(NB, k - j0)
             mb = n - j0 - 1
             vb = v + (j0 * n + j0 + 1) * itemsize  # V_b[r, c] = v[(j0 + c) * n + j0 + 1 + r]
-            _gemm(backend, dtype, jb, jb, mb, 1.0, vb, (n, 1), vb, (1, n), 0.0, g, (jb, 1))
+            gemm(backend, dtype, jb, jb, mb, 1.0, vb, (n, 1), vb, (1, n), 0.0, g, (jb, 1))
             ctx.dispatch("linalg_qr_tmat", [jb, t_first + bi * NB * NB, g_first, 0], [t_reg, g_reg], (1, 1, 1), sdef)
             tm = tb + bi * NB * NB * itemsize
             zb = z + (j0 + 1) * cols * itemsize
-            _gemm(backend, dtype, jb, cols, mb, 1.0, vb, (n, 1), zb, (cols, 1), 0.0, w1, (cols, 1))
-            _gemm(backend, dtype, jb, cols, jb, 1.0, tm, (NB, 1), w1, (cols, 1), 0.0, w2, (cols, 1))
-            _gemm(backend, dtype, mb, cols, jb, -1.0, vb, (1, n), w2, (cols, 1), 1.0, zb, (cols, 1))
+            gemm(backend, dtype, jb, cols, mb, 1.0, vb, (n, 1), zb, (cols, 1), 0.0, w1, (cols, 1))
+            gemm(backend, dtype, jb, cols, jb, 1.0, tm, (NB, 1), w1, (cols, 1), 0.0, w2, (cols, 1))
+            gemm(backend, dtype, mb, cols, jb, -1.0, vb, (1, n), w2, (cols, 1), 1.0, zb, (cols, 1))
     finally:
         for ptr in (g, w1, w2):
             backend.free(ptr)

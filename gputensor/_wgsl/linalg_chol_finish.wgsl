@@ -1,6 +1,5 @@
-// The parameters, bindings and panel copy shared by the diagonal-block kernels of the blocked
-// Cholesky factorization (linalg_chol_block.wgsl, linalg_chol_rows.wgsl); the including kernel
-// declares T, NB and TH before it.
+// The parameters, bindings and panel copy of the diagonal-block kernel of the blocked Cholesky
+// factorization (linalg_chol_rows.wgsl), which declares T, NB and TH before it.
 //
 // Workgroups (q, 1 + g) of a diagonal block's dispatch finish the previous step of matrix q:
 // the c_rows x c_cols panel W[c_w_first + q * c_w_bs + i * c_cols + j] (computed into scratch)

@@ -3,8 +3,7 @@
 // A[a_first + q * a_bs + i * ld + j] (lower triangle read) is replaced by its lower factor L
 // (zeros above the diagonal), and X[x_first + q * NB * NB + i * NB + j] receives L^-1 (lower,
 // zeros above; only when with_inverse is nonzero), which turns the panel's triangular solve
-// into a gemm. The same results as linalg_chol_block.wgsl, from the same operations in the
-// same order; the invocations hold the block by row strips instead of cyclically.
+// into a gemm. The invocations hold the block by row strips.
 //
 // Invocation (tx, ty) holds elements (RR * ty + s, tx + TH * u), s, u < RR, of the block and of
 // its inverse in registers: RR consecutive rows, so that once step j has passed them an

@@ -47,6 +47,20 @@ var<workgroup> coef: array<T, 2>;
 
 {{SCALAR}}
 
+// The sum over the workgroup's RS row slices of each column's v (invocation lid = rs * NB + qq
+// holds column qq's), in the invocations lid < NB (0 in the others); every invocation calls it.
+fn column_total(v: T, lid: u32) -> T {
+    red[lid] = v;
+    workgroupBarrier();
+    var u = T(0);
+    if lid < NB {
+        for (var r = 0u; r < RS; r++) {
+            u = u + red[r * NB + lid];
+        }
+    }
+    return u;
+}
+
 @compute @workgroup_size({{WG}})
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
     let mp = p.mp;
@@ -89,13 +103,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             for (var k = rs; k < p.parts; k += RS) {
                 t = t + Pin[p.pin_first + k * NB + qq];
             }
-            red[lid] = t;
-            workgroupBarrier();
+            let u = column_total(t, lid);
             if lid < NB {
-                var u = T(0);
-                for (var r = 0u; r < RS; r++) {
-                    u = u + red[r * NB + lid];
-                }
                 wv[lid] = u;
             }
         } else if lid < NB {
@@ -207,13 +216,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
                 part = part + sc_dotc(A[a0 + i * ld + s], A[a0 + i * ld + qq]);
             }
         }
-        red[lid] = part;
-        workgroupBarrier();
+        let t = column_total(part, lid);
         if lid < NB {
-            var t = T(0);
-            for (var r = 0u; r < RS; r++) {
-                t = t + red[r * NB + lid];
-            }
             Pout[p.pout_first + wid.x * NB + lid] = t;
         }
     }

@@ -3,8 +3,9 @@ matrix_power, on stacks of matrices (any leading batch dims), float32 and float6
 solve, inv, det, slogdet and matrix_power also complex64 and complex128 (Hermitian
 positive-definite input for cholesky; slogdet's sign is complex of modulus 1, logabsdet real).
 
-Every factorization runs on the GPU (``_backend/ops_factor.py``): stacks of matrices of order
-up to ``ops_factor.SMALL_MAX`` (32) in one dispatch for the whole stack; larger matrices
+Every factorization runs on the GPU (``_backend/ops_factor_small.py``, ``ops_cholesky.py``,
+``ops_lu.py``, ``ops_qr.py``): stacks of matrices of order up to ``ops_factor_small.SMALL_MAX``
+(32) in one dispatch for the whole stack; larger matrices
 on blocked algorithms whose trailing updates are gemm (Cholesky and LU: each step one dispatch
 for the whole stack; QR: one matrix after another), every dispatch of a call in one recorded
 batch. LU panels taller than 64 rows pick their pivots by tournament pivoting (CALU: partial
@@ -27,7 +28,7 @@ Singular and non-positive-definite input:
   ``cholesky`` / ``inv`` / ``solve`` synchronize too; its ``*_ex`` variants do not).
   ``GPUTENSOR_LINALG_CHECK=0`` (or ``config.override(linalg_check=False)``) skips the readback
   and the calls stay asynchronous; such input then gives NaN, as the spec allows: for matrices of
-  order up to ``ops_factor.SMALL_MAX`` (32) the whole result of each failed matrix is NaN (the
+  order up to ``ops_factor_small.SMALL_MAX`` (32) the whole result of each failed matrix is NaN (the
   others are unaffected), for larger ones inf / NaN appear in the failed matrix's result.
 * ``det`` returns 0 and ``slogdet`` (0, -inf) for a singular matrix, without a readback (as
   NumPy); ``qr`` of a rank-deficient matrix returns a valid factorization (Q orthogonal, R with
@@ -47,7 +48,7 @@ import numpy as np
 
 from .. import _dispatch
 from .._array_object import GpuArray
-from .._backend import config, ops_factor
+from .._backend import config, factor_common, ops_cholesky, ops_factor_small, ops_lu, ops_qr
 from .._creation_functions import eye, triu
 from .._data_type_functions import result_type
 from .._dtypes import complex64, complex128, float32, float64, uint32
@@ -133,8 +134,8 @@ def _check_block_width() -> None:
     width the blocked factorizations do not take, or ``GPUTENSOR_LINALG_TSLU_ROWS`` to a count
     of rows the tournament does not take."""
     nb = config.value("linalg_block")
-    if nb and nb not in ops_factor.BLOCK_SIZES:
-        raise ValueError(f"GPUTENSOR_LINALG_BLOCK={nb} must be 0 (the defaults) or one of {ops_factor.BLOCK_SIZES}")
+    if nb and nb not in factor_common.BLOCK_SIZES:
+        raise ValueError(f"GPUTENSOR_LINALG_BLOCK={nb} must be 0 (the defaults) or one of {factor_common.BLOCK_SIZES}")
     rows = config.value("linalg_tslu_rows")
     if rows and (rows < 64 or rows > 1024 or rows & (rows - 1)):
         raise ValueError(f"GPUTENSOR_LINALG_TSLU_ROWS={rows} must be 0 (the default) or a power of two from 64 "
@@ -152,7 +153,7 @@ def lu_factor(a: GpuArray) -> tuple[GpuArray, GpuArray, GpuArray]:
     piv = GpuArray._empty(a.shape[:-1], uint32)
     flag = _new_flag()
     _check_block_width()
-    _dispatch.call(ops_factor.lu_blocked, a.dtype.name, n, a._ptr, n, piv._ptr, flag._ptr, batch, n * n)
+    _dispatch.call(ops_lu.lu_blocked, a.dtype.name, n, a._ptr, n, piv._ptr, flag._ptr, batch, n * n)
     return a, piv, flag
 
 
@@ -169,17 +170,17 @@ def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
         return _copy_contiguous(x)
     batch = _batch(x.shape[:-2])
     name = x.dtype.name
-    if n <= ops_factor.SMALL_MAX:  # (reads x, writes the factor and every matrix's info word)
+    if n <= ops_factor_small.SMALL_MAX:  # (reads x, writes the factor and every matrix's info word)
         a = contiguous(x)
         lower = GpuArray._empty(x.shape, x.dtype, zero=False)
         flag = _new_info(batch)
-        _dispatch.call(ops_factor.small, "cholesky", name, n, batch, a._ptr, n, n * n, b=lower._ptr, b_ld=n,
+        _dispatch.call(ops_factor_small.small, "cholesky", name, n, batch, a._ptr, n, n * n, b=lower._ptr, b_ld=n,
                        b_bs=n * n, info=flag._ptr)
     else:
         a = _copy_contiguous(x)
         flag = _new_flag()
         _check_block_width()
-        _dispatch.call(ops_factor.cholesky_blocked, name, n, a._ptr, n, flag._ptr, batch, n * n)
+        _dispatch.call(ops_cholesky.cholesky_blocked, name, n, a._ptr, n, flag._ptr, batch, n * n)
         lower = a
     _raise_if_set(flag, "Matrix is not positive definite")
     if upper:
@@ -196,11 +197,11 @@ def _lu_solve_into(x: GpuArray, b: GpuArray | None, out: GpuArray) -> None:
     k = out.shape[-1]
     batch = _batch(x.shape[:-2])
     name = out.dtype.name
-    if n <= ops_factor.small_max("inv" if b is None else "solve", name):
+    if n <= ops_factor_small.small_max("inv" if b is None else "solve", name):
         op = "inv" if b is None else "solve"
         a = contiguous(x, out.dtype)  # (only read)
         flag = _new_info(batch)
-        _dispatch.call(ops_factor.small, op, name, n, batch, a._ptr, n, n * n, b=out._ptr, k=k, b_ld=k,
+        _dispatch.call(ops_factor_small.small, op, name, n, batch, a._ptr, n, n * n, b=out._ptr, k=k, b_ld=k,
                        b_bs=n * k, info=flag._ptr)
     else:
         a = _copy_contiguous(x, out.dtype)  # (factored in place)
@@ -209,8 +210,8 @@ def _lu_solve_into(x: GpuArray, b: GpuArray | None, out: GpuArray) -> None:
             _dispatch.copy_into(out, broadcast_to(eye(n, dtype=a.dtype), out.shape))
         piv = GpuArray._empty((batch, n), uint32)
         _check_block_width()
-        _dispatch.call(ops_factor.lu_blocked, name, n, a._ptr, n, piv._ptr, flag._ptr, batch, n * n)
-        _dispatch.call(ops_factor.lu_solve, name, n, k, a._ptr, n, piv._ptr, out._ptr, k, batch, n * n, n * k)
+        _dispatch.call(ops_lu.lu_blocked, name, n, a._ptr, n, piv._ptr, flag._ptr, batch, n * n)
+        _dispatch.call(ops_lu.lu_solve, name, n, k, a._ptr, n, piv._ptr, out._ptr, k, batch, n * n, n * k)
     _raise_if_set(flag, "Singular matrix")
 
 
@@ -271,12 +272,12 @@ def _det_parts(x: GpuArray, fn: str) -> GpuArray:
             np.array([1.0, 1.0, 0.0], dtype=x.dtype.numpy), x.dtype), parts.shape))
         return parts
     name = x.dtype.name
-    if n <= ops_factor.SMALL_MAX:  # (only reads x)
+    if n <= ops_factor_small.SMALL_MAX:  # (only reads x)
         a = contiguous(x)
-        _dispatch.call(ops_factor.small, "det", name, n, batch, a._ptr, n, n * n, b=parts._ptr)
+        _dispatch.call(ops_factor_small.small, "det", name, n, batch, a._ptr, n, n * n, b=parts._ptr)
         return parts
     a, piv, _ = lu_factor(_copy_contiguous(x))
-    _dispatch.call(ops_factor.det_from_lu, name, n, a._ptr, n, piv._ptr, parts._ptr, batch, n * n)
+    _dispatch.call(ops_lu.det_from_lu, name, n, a._ptr, n, piv._ptr, parts._ptr, batch, n * n)
     return parts
 
 
@@ -322,21 +323,21 @@ def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
         return QRResult(q, GpuArray._empty(batch_shape + (kr, n), x.dtype))
     a = _copy_contiguous(x)
     name = a.dtype.name
-    if max(m, n) <= ops_factor.small_max("qr", name):
+    if max(m, n) <= ops_factor_small.small_max("qr", name):
         r = GpuArray._empty(batch_shape + (kr, n), x.dtype, zero=False)
-        _dispatch.call(ops_factor.qr_small, name, m, n, batch, a._ptr, n, m * n, q._ptr, kq, m * kq, kq,
+        _dispatch.call(ops_factor_small.qr_small, name, m, n, batch, a._ptr, n, m * n, q._ptr, kq, m * kq, kq,
                        r._ptr, n, kr * n, kr)
         return QRResult(q, r)
     outer = config.value("linalg_qr_outer")
-    if outer and outer not in (ops_factor.NB, 2 * ops_factor.NB):
-        raise ValueError(f"GPUTENSOR_LINALG_QR_OUTER={outer} must be 0 (the default), {ops_factor.NB} or "
-                         f"{2 * ops_factor.NB}")
+    if outer and outer not in (factor_common.NB, 2 * factor_common.NB):
+        raise ValueError(f"GPUTENSOR_LINALG_QR_OUTER={outer} must be 0 (the default), {factor_common.NB} or "
+                         f"{2 * factor_common.NB}")
     chunk = config.value("linalg_qr_step_chunk")
     if chunk and chunk not in (32, 64, 128):
         raise ValueError(f"GPUTENSOR_LINALG_QR_STEP_CHUNK={chunk} must be 0 (the default), 32, 64 or 128")
     isz = a.dtype.itemsize
     for b in range(batch):
-        _dispatch.call(ops_factor.qr_blocked, name, m, n, a._ptr + b * m * n * isz, n,
+        _dispatch.call(ops_qr.qr_blocked, name, m, n, a._ptr + b * m * n * isz, n,
                        q._ptr + b * m * kq * isz, kq, kq)
     r = triu(a if kr == m else a[..., :kr, :])
     return QRResult(q, _copy_contiguous(r))

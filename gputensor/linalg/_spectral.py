@@ -66,7 +66,7 @@ from .._statistical_functions import sum as sum_
 from .._backend import config, ops_spectral, ops_tridiag
 from ._common import batch_size, contiguous, float_matrices, is_complex, real_dtype
 from ._errors import LinAlgError
-from ._factor import qr
+from ._factor import INFO_READ_MAX, qr
 
 __all__ = ["EighResult", "SVDResult", "eigh", "eigvalsh", "svd", "svdvals"]
 
@@ -127,13 +127,15 @@ def _hermitian(a: GpuArray) -> GpuArray:
 
 
 def _worst_status(status: GpuArray, need: bool) -> int:
-    """The largest status word of the small kernel (one readback), when it is needed: to check
+    """The largest status word of the small kernel (one readback of the words, or of their maximum
+    for more than ``INFO_READ_MAX`` of them), when it is needed: to check
     convergence (``linalg_check``) or, with ``need``, to see negligible singular values; 0
     otherwise. Raises :class:`LinAlgError` for an unconverged matrix when checking."""
     check = bool(config.value("linalg_check"))
     if not (check or need):
         return 0
-    worst = int(max_(status))
+    words = status if status.size <= INFO_READ_MAX else max_(status)  # (a longer stack's reduced first)
+    worst = int(np.asarray(words.get()).max())
     if check and worst >= 2:
         raise LinAlgError("did not converge")
     return worst
