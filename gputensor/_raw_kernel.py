@@ -17,11 +17,16 @@ import numpy as np
 from . import _dispatch, _profile
 from ._array_object import GpuArray
 from ._backend.errors import BackendError
+from ._backend.launch import LaunchProgram, Record, Region
 from ._shapes import is_contiguous
 from ._user_kernel_compile import _IDENT, _compile, _translate
 
 __all__ = ["RawKernel"]
 
+#: The parameter struct of a RawKernel program: no words (the params bytes are the tail).
+_NO_WORDS = struct.Struct("<0I")
+#: Programs a RawKernel keeps (grids seen), at most.
+_PROGRAMS_KEPT = 64
 _WORKGROUP_SIZE = re.compile(r"@workgroup_size\s*\(([^)]*)\)")
 
 
@@ -177,6 +182,8 @@ class RawKernel:
         self.bindings, self._source = _reflect(code, name)
         self._storage = [b for b in self.bindings if b.space == "storage"]
         self._uniform = next((b for b in self.bindings if b.space == "uniform"), None)
+        #: (binding count, grid) -> (context, ``LaunchProgram``) of calls made (``_program``)
+        self._programs: dict[tuple[Any, ...], tuple[Any, LaunchProgram]] = {}
         sizes = _WORKGROUP_SIZE.search(code)
         self.workgroup_size: tuple[int, int, int] | None = None
         if sizes:
@@ -185,6 +192,20 @@ class RawKernel:
                 self.workgroup_size = tuple(dims + [1] * (3 - len(dims)))  # type: ignore[assignment]
             except ValueError:
                 pass  # override-expressions: not checked
+
+    def _program(self, ctx: Any, pipe: Any, n_bindings: int, dims: tuple[int, int, int]) -> LaunchProgram:
+        """The ``launch.LaunchProgram`` of a call with ``n_bindings`` arrays (each bound whole,
+        checked by the caller) over the grid ``dims``, kept per context: no parameter words of
+        its own, the call's params bytes its replay's tail."""
+        key = (n_bindings, dims)
+        kept = self._programs.get(key)
+        if kept is None or kept[0] is not ctx:
+            regions = tuple(Region(k, 0, 4, 4, 0, 0, 0) for k in range(n_bindings))
+            program = LaunchProgram.compile(self.name, _NO_WORDS, ctx, [Record(pipe, None, (), dims, regions)], ())
+            if len(self._programs) >= _PROGRAMS_KEPT:
+                self._programs.clear()
+            kept = self._programs[key] = (ctx, program)
+        return kept[1]
 
     def __repr__(self) -> str:
         return f"RawKernel(name={self.name!r}, workgroup_size={self.workgroup_size})"
@@ -287,11 +308,14 @@ class RawKernel:
                 if win.first:  # pragma: no cover - fresh allocations are aligned
                     raise ValueError("a temporary array is not aligned for binding")
                 bindings.append(win.binding)
-            _compile(ctx, self.name, len(args), None, self.name, self._regions, source=self._source)
+            pipe = _compile(ctx, self.name, len(args), None, self.name, self._regions, source=self._source)
             if 0 in dims:
                 return
             with _profile.label(self.name):
-                ctx.dispatch(self.name, raw, bindings, dims, source=self._source)
+                if ctx.__dict__.get("dispatch") is not None:  # a dispatch wrapper: the reference path
+                    ctx.dispatch(self.name, raw, bindings, dims, source=self._source)
+                else:
+                    self._program(ctx, pipe, len(bindings), dims).record(ctx, bindings, None, raw)
             for a, tmp in staged:
                 _dispatch.copy_into(a, tmp)
         except BackendError as exc:

@@ -133,12 +133,12 @@ def _compile_error(kernel: str, exc: BaseException, source: str,
 
 
 def _compile(ctx: Any, name: str, n_storage: int, defines: dict[str, str] | None, kernel: str,
-             regions_of: Any, hint: str = "", source: str | None = None) -> None:
-    """Make sure the pipeline of template ``name`` with ``defines`` (or of the WGSL ``source``)
-    exists -- the context caches it; KernelCompileError on failure. ``regions_of(source)`` gives
-    the user-text regions of the compiled source."""
+             regions_of: Any, hint: str = "", source: str | None = None) -> Any:
+    """The pipeline of template ``name`` with ``defines`` (or of the WGSL ``source``), which the
+    context caches; KernelCompileError on failure. ``regions_of(source)`` gives the user-text
+    regions of the compiled source."""
     try:
-        ctx.pipeline(name, n_storage, defines, source=source)
+        return ctx.pipeline(name, n_storage, defines, source=source)
     except BackendError as exc:
         if exc.kind is not BackendErrorKind.DEVICE_ERROR:
             raise

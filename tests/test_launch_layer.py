@@ -226,3 +226,33 @@ def test_repeated_jacobi_replay(backend, monkeypatch):
     for a, b, c in zip(first, second, third):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(a, c)
+
+
+def test_repeated_raw_kernels_replay(backend, monkeypatch):
+    """A RawKernel call replays the program kept for its binding count and grid with the call's
+    params bytes; through a dispatch wrapper it takes the reference path; results the same."""
+    k = gt.RawKernel("""
+        struct P { n: u32, alpha: f32 }
+        @group(0) @binding(0) var<uniform> p: P;
+        @group(0) @binding(1) var<storage, read> x: array<f32>;
+        @group(0) @binding(2) var<storage, read_write> y: array<f32>;
+        @compute @workgroup_size(64)
+        fn axpy(@builtin(global_invocation_id) g: vec3<u32>) {
+            if (g.x < p.n) { y[g.x] = p.alpha * x[g.x] + y[g.x]; }
+        }""", "axpy")
+    rng = np.random.default_rng(19)
+    x = rng.standard_normal(300).astype(np.float32)
+
+    def run(alpha):
+        y = gt.zeros(300, dtype=gt.float32)
+        k(5, (gt.asarray(x), y), params=(300, alpha))
+        k(5, (gt.asarray(x), y), params=(300, alpha))
+        return np.asarray(y)
+
+    for alpha in (1.5, -2.0):
+        np.testing.assert_allclose(run(alpha), 2 * alpha * x, rtol=1e-6)
+    assert len(k._programs) == 1
+    seen = _spied(monkeypatch, backend.context)
+    np.testing.assert_array_equal(run(0.25), run(0.25))
+    assert seen == ["axpy"] * 4
+    np.testing.assert_allclose(run(0.25), 0.5 * x, rtol=1e-6)
