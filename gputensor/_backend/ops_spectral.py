@@ -39,6 +39,7 @@ from typing import Any
 from .errors import invalid_argument
 from .launch import LaunchProgram, Record, Region
 from .linalg_scalar import element, scalar_defines
+from .ops_elementwise import _words_struct
 from .plan_cache import PlanCache
 from .validate import launch_base
 from .wgsl_types import DTYPE_TABLE, literal
@@ -168,7 +169,7 @@ def jacobi_small(backend, mode: str, dtype: str, batch: int, m: int, n: int, x: 
         words = (batch, 0, 0, 0, us[0] & _U32, us[1] & _U32, 0, vs[0] & _U32, vs[1] & _U32, 0)
         record = Record(ctx.pipeline("svd_jacobi_small", 5, defines), defines, words, ctx.fold_grid(batch),
                         (x_r, s_r, u_r, v_r, st_r))
-        return LaunchProgram.compile("svd_jacobi_small", _words(len(words)), ctx, [record], ())
+        return LaunchProgram.compile("svd_jacobi_small", _words_struct(len(words)), ctx, [record], ())
 
     key = ("small", mode, dtype, batch, m, n, us, v is None, vs, sweeps)
     _launch(backend, key, make, ptrs, sizes)
@@ -198,12 +199,6 @@ def _launch(backend: Any, key: tuple[Any, ...], make: Callable[[Any], LaunchProg
 def _spare(backend: Any, nbytes: int, *bindings: Any) -> Any:
     """The binding of an operand a kernel variant does not use: the context's spare region."""
     return backend.context.spare_region(nbytes)
-
-
-@functools.lru_cache(maxsize=64)
-def _words(n: int) -> struct.Struct:
-    """The struct of ``n`` little-endian u32 parameter words."""
-    return struct.Struct(f"<{n}I")
 
 
 _U32 = 0xFFFFFFFF
@@ -289,7 +284,7 @@ def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: in
         records = [Record(pipe, defines, (batch, m, n, nb, step, sweep, max_sweeps, 0, 0, 0, *thresholds), grid,
                           (x_r, v_r, f_r))
                    for sweep in range(first_sweep, first_sweep + sweeps) for step in range(nb - 1)]
-        return LaunchProgram.compile("svd_jacobi_block", _words(10 + len(thresholds)), ctx, records, ())
+        return LaunchProgram.compile("svd_jacobi_block", _words_struct(10 + len(thresholds)), ctx, records, ())
 
     key = ("sweeps", dtype, batch, m, n, v is None, first_sweep, sweeps, max_sweeps)
     _launch(backend, key, make, ptrs, sizes)

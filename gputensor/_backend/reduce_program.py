@@ -6,7 +6,6 @@ that checks the pointers and records them (``_Plan``: compiled once per context 
 
 from __future__ import annotations
 
-import struct
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .elementwise import scalar_words
 from .errors import invalid_argument
 from .launch import LaunchProgram, Record, Region
+from .ops_elementwise import _words_struct
 from .reduce_prologue import Prologue, _PrologueCode
 
 if TYPE_CHECKING:
@@ -193,17 +193,8 @@ class _Plan:
         if self.prologue is not None:
             self._launch_fused(backend, ctx, dst_ptr, prologue)  # type: ignore[arg-type]
             return
-        # the pointer checks of ``check`` (inline: this is the hot path)
-        ssz = self.src_itemsize
-        src_alloc, src_off = backend.resolve(src_ptr, 0)
-        if src_off % ssz:
-            raise invalid_argument(f"source pointer offset {src_off} is not a multiple of the item size {ssz}")
-        span = self.src_span
-        if span is not None and (src_off + span[0] < 0 or src_off + span[1] > src_alloc.nbytes):
-            self.check(backend, src_ptr, ssz, span, "source")  # raises
-        src_buf = src_alloc.buffer
-        src_base = (src_buf, src_buf.size, src_alloc.nbytes, src_off, src_ptr, src_alloc.whole)
-        self._replay(backend, ctx, [src_base, self._dst_base(backend, dst_ptr)], b"")
+        self._replay(backend, ctx, [self._base(backend, src_ptr, self.src_itemsize, self.src_span, "source"),
+                                    self._base(backend, dst_ptr, self.dst_itemsize, self.dst_span, "destination")], b"")
 
     def _launch_fused(self, backend: "WebGpuBackend", ctx: Any, dst_ptr: int, prologue: Prologue) -> None:
         """``launch`` of a plan with a prologue (``launch_fused`` with ``prologue``'s array
@@ -234,21 +225,21 @@ class _Plan:
             buf = alloc.buffer
             leaves.append((buf, buf.size, alloc.nbytes, off - lo * size, ptr, alloc.whole))
         tail = b"".join([_word_bytes(scalar_words(value, dtype)) for (_, dtype), value in zip(pro.scalars, values)])
-        dst_base = self._dst_base(backend, dst_ptr)
+        dst_base = self._base(backend, dst_ptr, self.dst_itemsize, self.dst_span, "destination")
         # (the virtual source has no base of its own: the destination's in its place)
         self._replay(backend, ctx, [dst_base, dst_base, *leaves], tail)
 
-    def _dst_base(self, backend: "WebGpuBackend", dst_ptr: int) -> tuple[Any, ...]:
-        """The replay base of the destination, its pointer checked as ``check`` does."""
-        dsz = self.dst_itemsize
-        dst_alloc, dst_off = backend.resolve(dst_ptr, 0)
-        if dst_off % dsz:
-            raise invalid_argument(f"destination pointer offset {dst_off} is not a multiple of the item size {dsz}")
-        span = self.dst_span
-        if span is not None and (dst_off + span[0] < 0 or dst_off + span[1] > dst_alloc.nbytes):
-            self.check(backend, dst_ptr, dsz, span, "destination")  # raises
-        dst_buf = dst_alloc.buffer
-        return (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off, dst_ptr, dst_alloc.whole)
+    def _base(self, backend: "WebGpuBackend", ptr: int, itemsize: int, span: tuple[int, int] | None,
+              what: str) -> tuple[Any, ...]:
+        """The replay base of the source or destination at ``ptr``, the pointer checked as
+        ``check`` does (inline: the hot path)."""
+        alloc, off = backend.resolve(ptr, 0)
+        if off % itemsize:
+            raise invalid_argument(f"{what} pointer offset {off} is not a multiple of the item size {itemsize}")
+        if span is not None and (off + span[0] < 0 or off + span[1] > alloc.nbytes):
+            self.check(backend, ptr, itemsize, span, what)  # raises
+        buf = alloc.buffer
+        return (buf, buf.size, alloc.nbytes, off, ptr, alloc.whole)
 
     def _replay(self, backend: "WebGpuBackend", ctx: Any, bases: list[Any], tail: bytes) -> None:
         """Replay the compiled program (made now where there is none for ``ctx``) with the
@@ -354,17 +345,6 @@ class _Compiled(NamedTuple):
 def _word_bytes(words: list[int]) -> bytes:
     """``words`` as little-endian u32 parameter bytes."""
     return _words_struct(len(words)).pack(*words)
-
-
-def _words_struct(n: int) -> struct.Struct:
-    """The struct of ``n`` little-endian u32 parameter words."""
-    packer = _WORD_STRUCTS.get(n)
-    if packer is None:
-        packer = _WORD_STRUCTS.setdefault(n, struct.Struct(f"<{n}I"))
-    return packer
-
-
-_WORD_STRUCTS: dict[int, struct.Struct] = {}
 
 
 def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
