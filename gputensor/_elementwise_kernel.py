@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import math
 import re
+import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +20,8 @@ from . import _dispatch, _dtypes, _profile
 from ._array_object import GpuArray
 from ._backend import elementwise as codegen
 from ._backend import kernels
-from ._backend.elementwise import _scalar_load
+from ._backend.elementwise import _scalar_load, scalar_words
+from ._backend.launch import LaunchProgram, Record, Region
 from ._backend.errors import BackendError
 from ._backend.ops_elementwise import extent, merge_dims, plan_chunks
 from ._backend.wgsl_types import convert, storage_type
@@ -31,6 +33,8 @@ from ._user_kernel_compile import _IDENT, _compile, _translate
 __all__ = ["ElementwiseKernel"]
 
 _TEMPLATE = "user_elementwise"
+#: Launch programs an ElementwiseKernel keeps (call structures seen), at most.
+_PROGRAMS_KEPT = 256
 
 _PARAM = re.compile(r"\s*(?:(raw)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
 _RESERVED_NAMES = frozenset({"i", "n", "P", "params", "offsets", "Offsets", "main", "linear_group"})
@@ -110,6 +114,8 @@ class _Compiled:
     spec: codegen.ElementwiseSpec
     n_storage: int
     word_base: int
+    #: the dtypes of the scalar inputs, in order (their words: a launch's per-call bytes)
+    scalar_dtypes: tuple[str, ...] = ()
 
 
 def _scalar_kind_dtype(values: Sequence[Any]) -> DType:
@@ -160,6 +166,8 @@ class ElementwiseKernel:
         self.return_tuple = bool(return_tuple)
         self._first_write = {p.name: _first_write_only(operation, p.name) for p in self.out_params}
         self._cache: dict[tuple[Any, ...], _Compiled] = {}
+        #: call structure -> (context, ``LaunchProgram``) (``_program``)
+        self._programs: dict[tuple[Any, ...], tuple[Any, LaunchProgram]] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -217,9 +225,11 @@ class ElementwiseKernel:
         raw = [k for k, kind in enumerate(kinds) if kind == "raw"]
         array_dtypes = [operand_dt[k] for k in arr] + list(out_dt)
         out_compute = storage_type(array_dtypes[-1]).compute
-        spec_inputs = tuple((d, False) for d in array_dtypes[:-1]) + tuple((param_dt[k], True) for k in sca)
-        # The generic elementwise spec gives the parameter layout and the `offsets` function of
-        # every array operand (inputs, then outputs); its expression is unused here.
+        spec_inputs = tuple((d, False) for d in array_dtypes[:-1])
+        # The generic elementwise spec gives the parameter layout of the array operands and their
+        # `offsets` function (inputs, then outputs); its expression is unused here. The scalar
+        # inputs' words come last (after WORD_BASE, WORD_TOTAL and the raw inputs' first elements),
+        # so that they are the per-call bytes of a replayed launch program.
         spec = codegen.ElementwiseSpec(
             inputs=spec_inputs,
             casts=tuple(storage_type(d).compute for d, _ in spec_inputs),
@@ -236,6 +246,12 @@ class ElementwiseKernel:
                 "the generic elementwise generator changed its FUNCTIONS layout")
         word_base = spec.n_param_words()
         n_arr_in = len(arr)
+        scalar_word: dict[int, int] = {}
+        word = word_base + 2 + len(raw)
+        for k in sca:
+            scalar_word[k] = word
+            word += max(1, storage_type(param_dt[k]).itemsize // 4)
+        n_words = word
 
         bindings = []
         binding = 1
@@ -276,7 +292,7 @@ class ElementwiseKernel:
                 st = storage_type(operand_dt[k])
                 value = convert(st.load_expr(f"_in{s}", f"o.o{s}"), st.compute, pc)
             else:
-                value = _scalar_load(storage_type(param_dt[k]), spec.word_of_scalar(n_arr_in + sca.index(k)))
+                value = _scalar_load(storage_type(param_dt[k]), scalar_word[k])
             loads.append(kernels.snippet("user/load", {"K": k, "VALUE": value}))
             args.append(f"_a{k}")
         members, out_vars, stores = [], [], []
@@ -307,7 +323,6 @@ class ElementwiseKernel:
                         kernels.snippet("user/param", {"NAME": "n", "TYPE": "u32"})]
         args += ["base + e", "total"]
         generated = "\n".join([offsets_code, *raw_funcs, *loads, *stores])
-        n_words = word_base + 2 + len(raw)
         defines = {
             "NAME": self.name.replace("\n", " "),
             "NPARAM_VEC4": str(max(1, -(-n_words // 4))),
@@ -330,7 +345,8 @@ class ElementwiseKernel:
             "ARGS": ", ".join(args),
             "STORES": "\n".join(stores),
         }
-        return _Compiled(defines, spec, len(array_dtypes) + len(raw), word_base)
+        return _Compiled(defines, spec, len(array_dtypes) + len(raw), word_base,
+                         tuple(param_dt[k] for k in sca))
 
     def _regions(self, source: str) -> list[tuple[str, int, int]]:
         lines = source.split("\n")
@@ -484,51 +500,82 @@ class ElementwiseKernel:
         ctx = be.context
         try:
             compiled = self._compiled(ctx, call.key)
-            records = self._records(be, compiled.spec, call)
+            program, ptrs = self._program(be, compiled, call)
+            tail = b"".join(_word_bytes(scalar_words(v, dt)) for v, dt in zip(call.scalars, compiled.scalar_dtypes))
             with _profile.label(self.name):
-                for words, bindings, grid in records:
-                    ctx.dispatch(_TEMPLATE, words, bindings, grid, compiled.defines)
+                if ctx.__dict__.get("dispatch") is not None:  # a dispatch wrapper: the reference path
+                    program.dispatch(be, ctx, ptrs, None, tail)
+                else:
+                    bases = []
+                    for ptr in ptrs:  # (the arrays' views lie in their allocations)
+                        alloc, offset = be.resolve(ptr, 0)
+                        buffer = alloc.buffer
+                        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr, alloc.whole))
+                    program.replay(be, ctx, bases, None, tail)  # type: ignore[arg-type]
         except BackendError as exc:
             raise _translate(exc) from None
         return self._result(call.outs)
 
-    def _records(self, be: Any, spec: codegen.ElementwiseSpec, call: "_Call") -> list[Any]:
-        """Plan every dispatch (validating every window) before anything is recorded."""
+    def _program(self, be: Any, compiled: _Compiled, call: "_Call") -> tuple[LaunchProgram, list[int]]:
+        """The ``launch.LaunchProgram`` of ``call``'s structure (kept per kernel: every chunk of
+        the iteration space one dispatch whose windows fit one binding, the arrays' first-element
+        words patched, the scalars' words the per-call bytes) and the pointers of its operands
+        (the array operands, then the raw inputs). ValueError for a raw input larger than one
+        binding or more than 2**32 elements, before anything is recorded."""
         mshape, mstrides = call.merged
-        ins, kinds, outs, scalars = call.ins, call.kinds, call.outs, call.scalars
+        ins, kinds, outs = call.ins, call.kinds, call.outs
         arrays = [a for a, kind in zip(ins, kinds) if kind == "array"] + list(outs)
-        itemsizes = [a.dtype.itemsize for a in arrays]
-        raw_bindings, raw_firsts = [], []
-        for a, kind in zip(ins, kinds):
-            if kind != "raw":
-                continue
-            nbytes = a.size * a.dtype.itemsize
+        raws = [a for a, kind in zip(ins, kinds) if kind == "raw"]
+        itemsizes = tuple(a.dtype.itemsize for a in arrays)
+        raw_sizes = tuple((a.size * a.dtype.itemsize, a.dtype.itemsize) for a in raws)
+        for nbytes, _ in raw_sizes:
             if nbytes > be.max_window_bytes():
                 raise ValueError(f"{self.name}: a raw argument of {nbytes} bytes exceeds one storage binding "
                                  f"({be.max_window_bytes()} bytes)")
-            win = be.window(a._ptr, nbytes, a.dtype.itemsize)
-            raw_bindings.append(win.binding)
-            raw_firsts.append(win.first)
         total = size_of(call.shape)
         if total >= 1 << 32:
             raise ValueError(f"{self.name}: {total} elements exceed the 2**32 a kernel may index")
+        ctx = be.context
+        key = (call.key, tuple(mshape), tuple(tuple(st) for st in mstrides), itemsizes, raw_sizes,
+               be.max_window_bytes())
+        kept = self._programs.get(key)
+        if kept is None or kept[0] is not ctx or not kept[1].valid_for(ctx):
+            kept = (ctx, self._make_program(ctx, compiled, mshape, mstrides, itemsizes, raw_sizes, total,
+                                            be.max_window_bytes()))
+            with self._lock:
+                if len(self._programs) >= _PROGRAMS_KEPT:
+                    self._programs.clear()
+                self._programs[key] = kept
+        return kept[1], [a._ptr for a in arrays] + [a._ptr for a in raws]
+
+    @staticmethod
+    def _make_program(ctx: Any, compiled: _Compiled, mshape: Sequence[int], mstrides: Sequence[Sequence[int]],
+                      itemsizes: Sequence[int], raw_sizes: Sequence[tuple[int, int]], total: int,
+                      window: int) -> LaunchProgram:
+        """The program of ``_program``: operands 0, 1, ... the array operands (inputs, then
+        outputs), then the raw inputs (each bound whole)."""
+        spec = compiled.spec
+        pipe = ctx.pipeline(_TEMPLATE, compiled.n_storage, compiled.defines)
+        n_arrays = len(itemsizes)
+        raw_regions = [Region(n_arrays + r, 0, nbytes, size, 0, compiled.word_base + 2 + r, 0)
+                       for r, (nbytes, size) in enumerate(raw_sizes)]
         records = []
         base = 0
-        ctx = be.context
-        for sub_shape, offs in plan_chunks(mshape, mstrides, itemsizes, be.max_window_bytes()):
+        for sub_shape, offs in plan_chunks(mshape, mstrides, list(itemsizes), window):
             n = math.prod(sub_shape)
-            bindings, firsts = [], []
-            for a, size, st, off in zip(arrays, itemsizes, mstrides, offs):
+            regions = []
+            for k, (size, st, off) in enumerate(zip(itemsizes, mstrides, offs)):
                 lo, stop = extent(sub_shape, st)
-                win = be.window(a._ptr + (off + lo) * size, (stop - lo) * size, size)
-                bindings.append(win.binding)
-                firsts.append(win.first - lo)
-            words = codegen.param_words(spec, n, sub_shape, firsts, mstrides, scalars)
-            words += [base, total] + raw_firsts
+                # (the array's offset word: after n, the shape and the arrays before it)
+                regions.append(Region(k, (off + lo) * size, (stop - lo) * size, size, 0,
+                                      1 + spec.ndim + k * (1 + spec.ndim), -lo))
+            words = codegen.param_words(spec, n, sub_shape, [0] * n_arrays, mstrides, ())
+            words += [base, total] + [0] * len(raw_sizes)
             groups = -(-(-(-n // codegen.ELEMENTS_PER_THREAD)) // codegen.WORKGROUP)
-            records.append((words, bindings + raw_bindings, ctx.fold_grid(groups)))
+            records.append(Record(pipe, compiled.defines, tuple(words), ctx.fold_grid(groups),
+                                  tuple(regions + raw_regions)))
             base += n
-        return records
+        return LaunchProgram.compile(_TEMPLATE, struct.Struct(f"<{len(records[0].words)}I"), ctx, records, ())
 
     def _result(self, outs: Sequence[GpuArray]) -> Any:
         if self.no_return:
@@ -559,3 +606,8 @@ def _overlap(a: GpuArray, b: GpuArray) -> bool:
     sa, a0, a1 = _byte_span(a)
     sb, b0, b1 = _byte_span(b)
     return sa is sb and a0 < b1 and b0 < a1
+
+
+def _word_bytes(words: Sequence[int]) -> bytes:
+    """``words`` (u32 values) as little-endian parameter bytes."""
+    return struct.pack(f"<{len(words)}I", *words)

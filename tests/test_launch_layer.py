@@ -256,3 +256,33 @@ def test_repeated_raw_kernels_replay(backend, monkeypatch):
     np.testing.assert_array_equal(run(0.25), run(0.25))
     assert seen == ["axpy"] * 4
     np.testing.assert_allclose(run(0.25), 0.5 * x, rtol=1e-6)
+
+
+def test_repeated_elementwise_kernels_replay(backend, monkeypatch):
+    """An ElementwiseKernel call replays the program kept for its structure with the call's
+    scalar values as its per-call bytes (a float and an 8-byte integer scalar, a raw input,
+    broadcast and reversed views); through a dispatch wrapper it takes the reference path;
+    results as NumPy's either way."""
+    k = gt.ElementwiseKernel("float32 x, float32 y, float32 a, int64 b, raw float32 w", "float32 z",
+                             "z = a * x + y + f32(b) + w(0u);", "axpb")
+    rng = np.random.default_rng(23)
+    xn = rng.standard_normal((6, 50)).astype(np.float32)
+    yn = rng.standard_normal(50).astype(np.float32)
+    wn = np.float32([0.5, 2.0])
+
+    def run(a, b):
+        x = gt.asarray(xn)[::-1, ::-1]  # reversed views
+        return np.asarray(k(x, gt.asarray(yn), a, b, gt.asarray(wn)))
+
+    def want(a, b):
+        return (np.float32(a) * xn[::-1, ::-1] + yn + np.float32(b) + wn[0]).astype(np.float32)
+
+    for a, b in ((1.5, 3), (-2.0, -(2**40)), (0.25, 7)):
+        np.testing.assert_allclose(run(a, b), want(a, b), rtol=1e-6, atol=1e-5)
+    assert len(k._programs) == 1
+    seen = _spied(monkeypatch, backend.context)
+    np.testing.assert_array_equal(run(3.0, 5), run(3.0, 5))
+    assert seen == ["user_elementwise"] * 2
+    monkeypatch.undo()
+    np.testing.assert_array_equal(run(3.0, 5), np.asarray(run(3.0, 5)))
+    np.testing.assert_allclose(run(3.0, 5), want(3.0, 5), rtol=1e-6, atol=1e-5)
