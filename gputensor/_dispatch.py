@@ -34,7 +34,7 @@ Functions for other frontend modules:
   first;
 * the host time of a small op: :func:`binary_operator` makes the operator methods,
   :func:`binary_function` and :func:`unary_op` serve the namespace functions -- each goes from
-  the cached dtype resolution (``_RESOLVED``) straight to ``_fusion.lazy_binary`` /
+  the cached dtype resolution (``_RESOLVED``) straight to ``_fusion_build.lazy_binary`` /
   ``lazy_unary``, or with fusion off (operators) from the cached ready launch (``_EAGER``) to
   the recorded kernel, and otherwise to :func:`elementwise_op`.
 
@@ -61,6 +61,7 @@ from ._backend.plan_cache import PlanCache
 from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
 from ._backend.wgsl_types import storage_type
 from ._dtypes import DType
+from ._fusion_build import lazy_binary, lazy_op, lazy_unary, make_node, rebind
 from ._ops import ELEMENTWISE_OPS
 from ._overlap import conflicts as _conflicts
 from ._runtime import (  # the backend handle, re-exported for the namespace modules
@@ -148,7 +149,7 @@ def contiguous_copy(x: GpuArray, dtype: DType | None = None) -> GpuArray:
     if fz._enabled and size_of(x.shape):
         _devices.DEFAULT_DEVICE.check_dtype(dtype)
         compute = compute_type(dtype)
-        return fz.lazy_array(fz.make_node("x0", (compute,), compute, dtype, x.shape, (x,)))
+        return fz.lazy_array(make_node("x0", (compute,), compute, dtype, x.shape, (x,)))
     out = _ao.GpuArray._empty(x.shape, dtype, zero=False)  # fully overwritten
     if type(x) is _ao.GpuArray and x._shape:
         # a kept launch plan per (dtypes, shape, strides): the output is new, so no overlap
@@ -346,11 +347,11 @@ def _run_elementwise(
     fz = _fusion
     if fz._enabled:
         # elementwise fusion: a lazy result (validated above: errors stay at this call)
-        node = fz.make_node(expr, cast_types, compute, out_dtype, shape, inputs)
+        node = make_node(expr, cast_types, compute, out_dtype, shape, inputs)
         if out is None:
             return fz.lazy_array(node), None
         if type(out) is fz.LazyArray:
-            fz.rebind(out, node)
+            rebind(out, node)
         else:
             fz.write_fused(node, out)
         return out, None
@@ -458,7 +459,7 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
                     else:
                         inputs = [a if isinstance(a, array_type) else (scalar_value(a, compute), compute)
                                   for a in args]
-                    return fz.lazy_op(op.op, op.opk, op.result, shape, inputs)
+                    return lazy_op(op.op, op.opk, op.result, shape, inputs)
     row = ELEMENTWISE_OPS[name]
     if len(args) != row.arity:
         raise TypeError(f"{name} takes {row.arity} arguments, got {len(args)}")
@@ -481,7 +482,7 @@ def binary_operator(name: str, reflected: builtins.bool, array_type: type) -> Ca
     """The operator method ``self <op> other`` (``reflected``: ``other <op> self``) of the table
     op ``name`` for the array class ``array_type``: ``elementwise_op`` (``NotImplemented`` for
     operands of other types). With fusion on, a call whose dtype resolution is known
-    (``_RESOLVED``) goes straight to ``_fusion.lazy_binary`` (the host time of a small op)."""
+    (``_RESOLVED``) goes straight to ``_fusion_build.lazy_binary`` (the host time of a small op)."""
     operand_types = (array_type, builtins.bool, int, float, complex)
 
     def method(self: Any, other: Any) -> Any:
@@ -524,8 +525,8 @@ def binary_operator(name: str, reflected: builtins.bool, array_type: type) -> Ca
                     value = (scalar_value(other, op.compute), op.compute)
                 if 0 not in shape:
                     if reflected:
-                        return fz.lazy_binary(op, shape, value, self)
-                    return fz.lazy_binary(op, shape, self, value)
+                        return lazy_binary(op, shape, value, self)
+                    return lazy_binary(op, shape, self, value)
         if not isinstance(other, operand_types):
             return NotImplemented
         if reflected:
@@ -538,7 +539,7 @@ def binary_operator(name: str, reflected: builtins.bool, array_type: type) -> Ca
 def binary_function(name: str, a: Any, b: Any) -> GpuArray:
     """``elementwise_op(name, a, b)`` (the binary functions, ``gt.multiply(a, b)``): with fusion
     on, a call whose dtype resolution is known (``_RESOLVED``) goes straight to
-    ``_fusion.lazy_binary`` (as the operators do: ``binary_operator``)."""
+    ``_fusion_build.lazy_binary`` (as the operators do: ``binary_operator``)."""
     fz = _fusion
     if fz._enabled:
         array_type = _ao.GpuArray
@@ -558,18 +559,18 @@ def binary_function(name: str, a: Any, b: Any) -> GpuArray:
                 shape = b._shape
                 x = (float(a) if op.float_scalars else scalar_value(a, op.compute), op.compute)
             if 0 not in shape:
-                return fz.lazy_binary(op, shape, x, y)
+                return lazy_binary(op, shape, x, y)
     return elementwise_op(name, a, b)
 
 
 def unary_op(name: str, x: Any) -> GpuArray:
     """``elementwise_op(name, x)`` (the unary functions and operators): with fusion on, a call
-    whose dtype resolution is known (``_RESOLVED``) goes straight to ``_fusion.lazy_unary``."""
+    whose dtype resolution is known (``_RESOLVED``) goes straight to ``_fusion_build.lazy_unary``."""
     fz = _fusion
     if fz._enabled and isinstance(x, _ao.GpuArray):
         op = _RESOLVED.get((name, x._dtype.name))
         if op is not None and 0 not in x._shape:
-            return fz.lazy_unary(op, x)
+            return lazy_unary(op, x)
     return elementwise_op(name, x)
 
 

@@ -78,13 +78,17 @@ held while waiting for the device). Registering a new lazy array takes no lock: 
 reference, then watches its leaves' storages, and a flush rescans after unwatching until a scan
 finds no reader (see :func:`_register`), so a reader registered concurrently is either found
 or re-watches the storage itself.
+
+This module holds the lazy array, its storages, the registry of live lazy arrays and
+materialisation; the parts live in ``_fusion_node`` (the node and its structure keys),
+``_fusion_code`` (a DAG's kernel description) and ``_fusion_build`` (new lazy arrays from ops:
+``make_node``, ``lazy_op``, ``lazy_binary``, ``lazy_unary``, ``rebind``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import math
 import threading
 import weakref
@@ -94,10 +98,10 @@ from typing import Any, NamedTuple
 from . import _runtime
 from ._array_object import GpuArray, _Storage, runtime_of
 from ._backend import config, ops_elementwise
-from ._backend.elementwise import fused_program
 from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
-from ._backend.wgsl_types import emulating_int64, storage_type
-from ._dtypes import DType
+from ._backend.wgsl_types import storage_type
+from ._fusion_code import fused_code, linear_structure, program
+from ._fusion_node import _leaf_key, _new_node, _Node, op_key  # (_leaf_key, _new_node: for _fusion_rows)
 from ._overlap import conflicts
 from ._runtime import backend, compute_type, max_storage_bindings, translate
 from ._shapes import broadcast_strides, contiguous_strides, is_contiguous, size_of
@@ -107,6 +111,7 @@ __all__ = [
     "MAX_NODES",
     "MAX_SCALARS",
     "fusion",
+    "fused_code",
     "fusion_enabled",
     "is_lazy",
     "copy_eager",
@@ -117,7 +122,9 @@ __all__ = [
     "add_pending",
     "bound_pending",
     "linear_structure",
+    "op_key",
     "pending_record",
+    "program",
     "resolve_pending",
     "settle_pending",
     "set_fusion",
@@ -173,46 +180,6 @@ def max_inputs() -> int:
 # ---------------------------------------------------------------------------------------------
 # the DAG
 # ---------------------------------------------------------------------------------------------
-def _leaf_key(leaf: GpuArray) -> tuple[Any, ...]:
-    """Leaves reading the same elements are bound once."""
-    return (id(leaf._storage), leaf._offset, leaf._shape, leaf._strides, leaf._dtype)
-
-
-class _Node:
-    """One elementwise op of a DAG (immutable).
-
-    ``op``: ``(expr, casts, expr_type, result dtype name)`` as ``fused_program`` takes them;
-    ``operands``: ``_Node``, leaf ``GpuArray`` (with storage) or a weak scalar ``(value, dtype)``;
-    ``leaves`` / ``leaf_keys``: the distinct leaf arrays of the whole DAG, in first-use order;
-    ``size``: op nodes of the DAG (shared sub-DAGs counted once per use: an upper bound);
-    ``n_scalars``: scalar operands of the DAG.
-
-    ``skey``: the DAG's *structure key* (an int, see :func:`_structure_key`), or None for a DAG
-    with a node that has two different node operands (only :func:`program` can describe how
-    such sub-DAGs share nodes); ``scalars``: with a structure key, the scalar values in the
-    order :func:`program` numbers them (else None). Both are built one node at a time, so
-    materialising a DAG whose structure was seen before only looks its kernel up
-    (:func:`materialize_into`): no walk over the DAG.
-    """
-
-    __slots__ = ("op", "dtype", "shape", "operands", "leaves", "leaf_keys", "size", "n_scalars", "skey",
-                 "scalars")
-
-    def __init__(self, op: tuple[str, tuple[str, ...], str, str], dtype: DType, shape: tuple[int, ...],
-                 operands: tuple[Any, ...], leaves: tuple[GpuArray, ...], leaf_keys: tuple[Any, ...],
-                 size: int, n_scalars: int, skey: int | None = None, scalars: tuple[Any, ...] | None = None) -> None:
-        self.op = op
-        self.dtype = dtype
-        self.shape = shape
-        self.operands = operands
-        self.leaves = leaves
-        self.leaf_keys = leaf_keys
-        self.size = size
-        self.n_scalars = n_scalars
-        self.skey = skey
-        self.scalars = scalars
-
-
 _STORAGE_SLOT = GpuArray.__dict__["_storage"]  # the slot itself (LazyArray shadows the name)
 _PTR_SLOT = _Storage.__dict__["ptr"]
 
@@ -347,6 +314,7 @@ def resolve_pending(storage: _Storage) -> None:
 #: so a concurrent ``append`` is never lost.
 _LIVE: list[weakref.ref[Any]] = []
 _SWEEP_MIN = 1024
+_weakref = weakref.ref
 _sweep_at = _SWEEP_MIN
 
 
@@ -408,181 +376,6 @@ def leaf_ptr(leaf: GpuArray) -> int:
     return _PTR_SLOT.__get__(storage) + leaf._offset * leaf._dtype.itemsize
 
 
-# ---- structure keys ---------------------------------------------------------------------------
-#: structure description -> its key (an int from ``_KEY_IDS``, never reused: when the table is
-#: full it is emptied, and a structure seen again gets a new key -- a kernel looked up again,
-#: never the wrong one).
-_KEYS: dict[tuple[Any, ...], int] = {}
-_KEY_IDS = itertools.count(1)
-_KEYS_SIZE = 1 << 16
-#: op tuple -> its key (the first item of a node's structure description)
-_OPS: dict[tuple[Any, ...], int] = {}
-
-
-def _structure_key(desc: tuple[Any, ...]) -> int:
-    """The key of a node's structure description ``desc``: ``(op key, operand, ...)``, where an
-    operand is a leaf's index among the DAG's leaves (an int >= 0), a scalar's dtype name (a
-    str), ``-key`` for a node operand whose leaves keep their indices in the DAG (``key`` its
-    structure key, > 0), ``(key, remap)`` for one whose leaves do not (``remap``: the DAG's leaf
-    index of each of its leaves) or None for a node operand repeated.
-    Equal keys mean equal :func:`program` output, except the leaves' and scalars' values and the
-    leaves' dtypes (part of the kernel caches' keys)."""
-    return _intern(_KEYS, desc)
-
-
-def op_key(op: tuple[Any, ...]) -> int:
-    """The key of an op tuple ``(expr, casts, expr_type, dtype name)``."""
-    return _intern(_OPS, op)
-
-
-def _intern(table: dict[tuple[Any, ...], int], item: tuple[Any, ...]) -> int:
-    """``item``'s key in ``table``, a new one (never reused: see ``_KEY_IDS``) the first time;
-    a full table is cleared first (then only cache misses follow)."""
-    key = table.get(item)
-    if key is None:
-        if len(table) >= _KEYS_SIZE:
-            table.clear()
-        key = table.setdefault(item, next(_KEY_IDS))
-    return key
-
-
-def _max_inputs() -> int:
-    global _max_inputs_value
-    _max_inputs_value = max_inputs()
-    return _max_inputs_value
-
-
-_max_inputs_value = 0  # max_inputs(), once known
-
-
-def _new_node(op: tuple[Any, ...], opk: int, dtype: DType, shape: tuple[int, ...],
-              operands: Sequence[Any]) -> _Node:
-    """A node over ``operands`` (``_Node``, leaf arrays, ``(value, dtype)`` scalars): its
-    leaves, bounds and structure key (see :class:`_Node`)."""
-    leaves: Any = None
-    keys: Any = None
-    size = 1
-    n_scalars = 0
-    child: Any = None  # the first node operand
-    others: list[_Node] | None = None  # further distinct node operands (then no structure key)
-    desc: list[Any] = [opk]
-    scalars: Any = ()
-    for x in operands:
-        kind = type(x)
-        if kind is tuple:  # a weak scalar
-            n_scalars += 1
-            if desc is not None:
-                desc.append(x[1].name)
-                scalars += (x[0],)
-        elif kind is _Node:
-            if x is child:
-                if desc is not None:
-                    desc.append(None)
-                continue
-            if child is None:
-                child = x
-            else:
-                if others is None:
-                    others = [x]
-                elif any(x is o for o in others):
-                    continue
-                else:
-                    others.append(x)
-                desc = None  # type: ignore[assignment]  (program() describes the sharing)
-            size += x.size
-            n_scalars += x.n_scalars
-            if leaves is None:
-                leaves, keys = x.leaves, x.leaf_keys
-                remap = None
-            else:
-                if type(leaves) is tuple:
-                    leaves, keys = list(leaves), list(keys)
-                remap = []
-                for leaf, key in zip(x.leaves, x.leaf_keys):
-                    try:
-                        k = keys.index(key)
-                    except ValueError:
-                        k = len(keys)
-                        keys.append(key)
-                        leaves.append(leaf)
-                    remap.append(k)
-                remap = None if remap == list(range(len(remap))) else tuple(remap)
-            if desc is not None:
-                if x.skey is None:
-                    desc = None  # type: ignore[assignment]
-                else:
-                    desc.append(-x.skey if remap is None else (x.skey, remap))
-                    scalars += x.scalars
-        else:  # a leaf array
-            if leaves is None:
-                leaves, keys = [x], [_leaf_key(x)]
-                k = 0
-            else:
-                for k, leaf in enumerate(leaves):
-                    if leaf is x:
-                        break
-                else:
-                    key = _leaf_key(x)
-                    try:
-                        k = keys.index(key)
-                    except ValueError:
-                        if type(leaves) is tuple:
-                            leaves, keys = list(leaves), list(keys)
-                        k = len(keys)
-                        keys.append(key)
-                        leaves.append(x)
-            if desc is not None:
-                desc.append(k)
-    if leaves is None:
-        leaves = keys = ()
-    elif type(leaves) is list:
-        leaves, keys = tuple(leaves), tuple(keys)
-    if desc is None:
-        return _Node(op, dtype, shape, tuple(operands), leaves, keys, size, n_scalars)
-    return _Node(op, dtype, shape, tuple(operands), leaves, keys, size, n_scalars, _structure_key(tuple(desc)),
-                 scalars)
-
-
-def _operands(args: Sequence[Any]) -> list[Any]:
-    """What a DAG holds for op arguments (GpuArrays, lazy or not, and ``(value, dtype)``
-    scalar pairs)."""
-    operands = []
-    for x in args:
-        if type(x) is LazyArray:
-            operands.append(x._node)
-        else:
-            operands.append(x)
-    return operands
-
-
-def _node(op: tuple[Any, ...], opk: int, dtype: DType, shape: tuple[int, ...], args: Sequence[Any]) -> _Node:
-    """:func:`make_node` with the op as a tuple and its key."""
-    node = _new_node(op, opk, dtype, shape, _operands(args))
-    if (node.size > MAX_NODES or len(node.leaves) > (_max_inputs_value or _max_inputs())
-            or node.n_scalars > MAX_SCALARS):
-        for a in args:
-            if type(a) is LazyArray:
-                materialize(a)
-        node = _new_node(op, opk, dtype, shape, _operands(args))
-    return node
-
-
-def make_node(expr: str, casts: Sequence[str], expr_type: str, dtype: DType, shape: tuple[int, ...],
-              args: Sequence[Any]) -> _Node:
-    """A node applying ``expr`` to ``args`` (GpuArrays, lazy or not, and ``(value, dtype)``
-    scalar pairs), already validated by the caller. Lazy arguments whose DAG would make the new
-    one exceed a bound are materialised first."""
-    op = (expr, tuple(casts), expr_type, dtype.name)
-    return _node(op, op_key(op), dtype, shape, args)
-
-
-def _watch(node: _Node) -> None:
-    for leaf in node.leaves:
-        storage = leaf._storage
-        if type(storage) is _Storage:
-            storage.__class__ = _WatchedStorage
-
-
 _STRIDES_CACHE: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
@@ -602,345 +395,6 @@ def lazy_array(node: _Node) -> LazyArray:
     arr._dtype = node.dtype
     _register(arr, node.leaves)
     return arr
-
-
-def lazy_op(op: tuple[Any, ...], opk: int, dtype: DType, shape: tuple[int, ...], args: Sequence[Any]) -> LazyArray:
-    """``lazy_array(make_node(...))`` for an op given as its tuple and :func:`op_key`."""
-    return lazy_array(_node(op, opk, dtype, shape, args))
-
-
-def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
-    """The lazy result of the binary op ``rop`` (``_dispatch._ResolvedOp``: ``op``, ``opk``,
-    ``result``, ``scalar_name``: the dtype name of its scalar operands) on ``a`` and ``b``
-    (GpuArrays, lazy or not, or ``(value, dtype)`` scalar pairs), validated by the caller,
-    broadcast to ``shape``: :func:`lazy_op` with the usual operand combinations (a DAG and a
-    scalar or a leaf, in either order; a leaf and a scalar) made without the general loop of
-    :func:`_new_node` (the host time of a small op): the same node, the same structure key."""
-    ta = type(a)
-    tb = type(b)
-    if ta is LazyArray:
-        if tb is LazyArray:
-            return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))
-        lazy, child = a, a._node
-        x, y = child, b
-    elif tb is LazyArray:
-        lazy, child = b, b._node
-        x, y = a, child
-    else:
-        lazy = child = None
-        x, y = a, b
-    new = None  # a leaf whose storage is not watched for the child already
-    if child is None:  # a leaf and a scalar
-        if tb is tuple and ta is not tuple:
-            leaf = a
-            desc = (rop.opk, 0, rop.scalar_name)
-            scalars: Any = (b[0],)
-        elif ta is tuple and tb is not tuple:
-            leaf = b
-            desc = (rop.opk, rop.scalar_name, 0)
-            scalars = (a[0],)
-        else:
-            return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))
-        leaves: Any = (leaf,)
-        keys: Any = (_leaf_key(leaf),)
-        size = n_scalars = 1
-        skey = _KEYS.get(desc) or _structure_key(desc)
-    else:
-        leaves = child.leaves
-        keys = child.leaf_keys
-        size = child.size + 1
-        n_scalars = child.n_scalars
-        skey = child.skey
-        scalars = child.scalars
-        if x is child:
-            if tb is tuple:  # (DAG, scalar)
-                n_scalars += 1
-                if skey is not None:
-                    desc = (rop.opk, -skey, rop.scalar_name)
-                    skey = _KEYS.get(desc) or _structure_key(desc)
-                    scalars = scalars + (b[0],)
-            else:  # (DAG, leaf)
-                for k, leaf in enumerate(leaves):
-                    if leaf is b:
-                        break
-                else:
-                    key = _leaf_key(b)
-                    if key in keys:
-                        k = keys.index(key)
-                    else:
-                        k = len(keys)
-                        leaves = leaves + (b,)
-                        keys = keys + (key,)
-                        new = b
-                if skey is not None:
-                    desc = (rop.opk, -skey, k)
-                    skey = _KEYS.get(desc) or _structure_key(desc)
-        elif ta is tuple:  # (scalar, DAG)
-            n_scalars += 1
-            if skey is not None:
-                desc = (rop.opk, rop.scalar_name, -skey)
-                skey = _KEYS.get(desc) or _structure_key(desc)
-                scalars = (a[0],) + scalars
-        else:  # (leaf, DAG): the leaf comes first among the leaves (as _new_node orders them)
-            for p, leaf in enumerate(leaves):
-                if leaf is a:
-                    break
-            else:
-                key = _leaf_key(a)
-                p = keys.index(key) if key in keys else -1
-            if p == 0:
-                remap = None
-            else:
-                remap = _REMAPS.get((p, len(leaves)))
-                if remap is None:
-                    remap = _first_remap(p, len(leaves))
-                if p > 0:
-                    leaves = (a,) + leaves[:p] + leaves[p + 1:]
-                    keys = (keys[p],) + keys[:p] + keys[p + 1:]
-                else:
-                    leaves = (a,) + leaves
-                    keys = (key,) + keys
-                    new = a
-            if skey is not None:
-                desc = (rop.opk, 0, -skey if remap is None else (skey, remap))
-                skey = _KEYS.get(desc) or _structure_key(desc)
-    if size > MAX_NODES or n_scalars > MAX_SCALARS or len(leaves) > (_max_inputs_value or _max_inputs()):
-        return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))  # (materialises the operands)
-    # (_emit, inline)
-    dtype = rop.result
-    node = _new_object(_Node)  # (_Node(...) without the call)
-    node.op = rop.op
-    node.dtype = dtype
-    node.shape = shape
-    node.operands = (x, y)
-    node.leaves = leaves
-    node.leaf_keys = keys
-    node.size = size
-    node.n_scalars = n_scalars
-    node.skey = skey
-    node.scalars = scalars if skey is not None else None
-    strides = _STRIDES_CACHE.get(shape)
-    if strides is None:
-        return lazy_array(node)
-    arr = _new_object(LazyArray)
-    arr._node = node
-    arr._shape = shape
-    arr._strides = strides
-    arr._offset = 0
-    arr._dtype = dtype
-    # _register, inline: the new array's reference first, then its storages watched -- those
-    # of the child's leaves are already, as long as the lazy operand still holds the child
-    # (a flush that unwatched one would have materialised it first; see _register)
-    _LIVE.append(_weakref(arr))
-    if lazy is None or type(lazy) is not LazyArray or lazy._node is not child:
-        new = None
-        for leaf in leaves:
-            storage = leaf._storage
-            if type(storage) is _Storage:
-                storage.__class__ = _WatchedStorage
-    if new is not None:
-        storage = new._storage
-        if type(storage) is _Storage:
-            storage.__class__ = _WatchedStorage
-    if len(_LIVE) >= _sweep_at:
-        _sweep()
-    return arr
-
-
-#: (p, n) -> the remap of a DAG operand's n leaves when a leaf operand before it is its leaf p
-#: (-1: none of them): that leaf first, the others after it in their order (``_first_remap``)
-_REMAPS: dict[tuple[int, int], tuple[int, ...]] = {}
-
-
-def _first_remap(p: int, n: int) -> tuple[int, ...]:
-    if p < 0:
-        remap = tuple(range(1, n + 1))
-    else:
-        remap = tuple(range(1, p + 1)) + (0,) + tuple(range(p + 1, n))
-    if len(_REMAPS) < 1024:
-        _REMAPS[(p, n)] = remap
-    return remap
-
-
-def lazy_unary(rop: Any, a: GpuArray) -> LazyArray:
-    """:func:`lazy_binary` for a unary op on the array ``a`` (lazy or not)."""
-    if type(a) is LazyArray:
-        lazy = a
-        child = a._node
-        leaves = child.leaves
-        keys = child.leaf_keys
-        size = child.size + 1
-        n_scalars = child.n_scalars
-        skey = child.skey
-        scalars = child.scalars
-        if skey is not None:
-            desc: Any = (rop.opk, -skey)
-            skey = _KEYS.get(desc) or _structure_key(desc)
-    else:
-        lazy = child = None
-        leaves = (a,)
-        keys = (_leaf_key(a),)
-        size = 1
-        n_scalars = 0
-        desc = (rop.opk, 0)
-        skey = _KEYS.get(desc) or _structure_key(desc)
-        scalars = ()
-    shape = a._shape
-    if size > MAX_NODES or n_scalars > MAX_SCALARS or len(leaves) > (_max_inputs_value or _max_inputs()):
-        return lazy_op(rop.op, rop.opk, rop.result, shape, (a,))  # (materialises the operand)
-    node = _new_object(_Node)
-    node.op = rop.op
-    node.dtype = rop.result
-    node.shape = shape
-    node.operands = (a if child is None else child,)
-    node.leaves = leaves
-    node.leaf_keys = keys
-    node.size = size
-    node.n_scalars = n_scalars
-    node.skey = skey
-    node.scalars = scalars if skey is not None else None
-    arr = lazy_array_of(node, a._strides if child is not None else None)
-    if lazy is None or type(lazy) is not LazyArray or lazy._node is not child:
-        _watch(node)  # (see lazy_binary)
-    return arr
-
-
-def lazy_array_of(node: _Node, strides: tuple[int, ...] | None) -> LazyArray:
-    """A new lazy array holding ``node`` (contiguous ``strides`` of its shape if known),
-    registered but with its leaves' storages not yet watched (the caller's next step)."""
-    shape = node.shape
-    if strides is None:
-        strides = _STRIDES_CACHE.get(shape)
-        if strides is None:
-            strides = tuple(contiguous_strides(shape))
-            if len(_STRIDES_CACHE) < 1024:
-                _STRIDES_CACHE[shape] = strides
-    arr = _new_object(LazyArray)
-    arr._node = node
-    arr._shape = shape
-    arr._strides = strides
-    arr._offset = 0
-    arr._dtype = node.dtype
-    _LIVE.append(_weakref(arr))
-    if len(_LIVE) >= _sweep_at:
-        _sweep()
-    return arr
-
-
-_new_object = object.__new__
-_weakref = weakref.ref
-
-
-def rebind(x: LazyArray, node: _Node) -> None:
-    """Give the lazy array ``x`` a new value ``node`` (an in-place operator on a lazy array;
-    shape and dtype unchanged, checked by the caller)."""
-    with _LOCK:
-        if type(x) is not LazyArray:  # materialised meanwhile (another thread)
-            write_fused(node, x)
-            return
-        _watch(node)
-        _STORAGE_SLOT.__set__(x, node)
-
-
-# ---------------------------------------------------------------------------------------------
-# materialisation
-# ---------------------------------------------------------------------------------------------
-class _Linearizer:
-    """Post-order numbering of a DAG's nodes (see :func:`program`). A plain object rather than a
-    recursive closure: a closure referring to itself is a reference cycle, which would keep the
-    DAG's leaf arrays (device memory) alive until the cyclic garbage collector runs."""
-
-    __slots__ = ("root", "leaf_index", "key_index", "n_leaves", "scalars", "entries", "refs")
-
-    def __init__(self, root: _Node) -> None:
-        self.root = root
-        self.leaf_index = {id(leaf): k for k, leaf in enumerate(root.leaves)}
-        self.key_index: dict[Any, int] | None = None
-        self.n_leaves = len(root.leaves)
-        self.scalars: list[tuple[Any, DType]] = []
-        self.entries: list[tuple[Any, list[int]]] = []
-        self.refs: dict[int, int] = {}  # id(node) -> -(position in entries + 1)
-
-    def visit(self, nd: _Node) -> int:
-        operand_refs = []
-        for x in nd.operands:
-            kind = type(x)
-            if kind is _Node:
-                ref = self.refs.get(id(x))
-                operand_refs.append(ref if ref is not None else self.visit(x))
-            elif kind is tuple:
-                self.scalars.append(x)
-                operand_refs.append(self.n_leaves + len(self.scalars) - 1)
-            else:
-                k = self.leaf_index.get(id(x))
-                if k is None:  # another view object of the same elements
-                    if self.key_index is None:
-                        self.key_index = {key: j for j, key in enumerate(self.root.leaf_keys)}
-                    k = self.key_index[_leaf_key(x)]
-                operand_refs.append(k)
-        self.entries.append((nd.op, operand_refs))
-        ref = -len(self.entries)
-        self.refs[id(nd)] = ref
-        return ref
-
-
-def program(node: _Node, out_dtype: DType | None = None, *,
-            round_root: bool = False) -> tuple[tuple[Any, ...], tuple[tuple[Any, DType], ...], str, str, str]:
-    """Linearise the DAG of ``node`` (cast to ``out_dtype`` if given and different) into
-    ``(leaves, scalars, lets, expr, expr_type)``: kernel inputs are the leaves, then the
-    scalars (``(value, dtype)`` pairs), named ``x0, x1, ...`` in that order; ``lets``/``expr``
-    from ``fused_program`` (cached by the structure: op expressions, dtypes, connections, not
-    the values)."""
-    lin = _Linearizer(node)
-    lin.visit(node)
-    scalars, entries = lin.scalars, lin.entries
-    n_inputs = lin.n_leaves + len(scalars)
-    nodes = [(op[0], op[1], op[2], op[3], tuple(r if r >= 0 else n_inputs - r - 1 for r in operand_refs))
-             for op, operand_refs in entries]
-    if out_dtype is not None and out_dtype != node.dtype:
-        compute = compute_type(out_dtype)
-        nodes.append(("x0", (compute,), compute, out_dtype.name, (n_inputs + len(entries) - 1,)))
-    leaves = node.leaves
-    inputs = tuple([leaf._dtype.name for leaf in leaves] + [s[1].name for s in scalars])
-    lets, expr, expr_type = fused_program(inputs, tuple(nodes), round_root)
-    return leaves, tuple(scalars), lets, expr, expr_type
-
-
-def linear_structure(node: _Node) -> tuple[tuple[Any, ...], list[tuple[Any, DType]]]:
-    """The structure of a DAG as :func:`program` linearises it, without generating code:
-    ``(description, scalars)``, the description a hashable tuple (per node in post order: its
-    op and operand references -- leaf index, scalar position or earlier node -- then the
-    scalars' dtypes) equal for DAGs that :func:`program` turns into the same code over leaves
-    of the same dtypes, and the ``(value, dtype)`` scalars in the order of its inputs."""
-    lin = _Linearizer(node)
-    lin.visit(node)
-    description = tuple([(op, tuple(refs)) for op, refs in lin.entries])
-    return description + (tuple([dtype.name for _, dtype in lin.scalars]),), lin.scalars
-
-
-#: (structure key, leaf dtype names, out dtype name or None, round_root, int64 mode) -> (lets, expr,
-#: expr_type, input dtype names), for DAGs with a structure key (``fused_code``).
-_CODE: dict[tuple[Any, ...], tuple[str, str, str, tuple[str, ...]]] = {}
-_CODE_SIZE = 4096
-
-
-def fused_code(node: _Node, out_dtype: DType | None = None, *,
-               round_root: bool = False) -> tuple[str, str, str, tuple[str, ...]]:
-    """``(lets, expr, expr_type, input dtype names)`` of :func:`program` for a node with a
-    structure key (``node.skey``; its inputs are ``node.leaves`` then ``node.scalars``), looked
-    up by that key when the structure was seen before."""
-    out = None if out_dtype is None or out_dtype == node.dtype else out_dtype.name
-    key = (node.skey, tuple([leaf._dtype.name for leaf in node.leaves]), out, round_root,
-           emulating_int64())  # (int64 leaves load as two words on some devices)
-    entry = _CODE.get(key)
-    if entry is None:
-        leaves, scalars, lets, expr, expr_type = program(node, out_dtype, round_root=round_root)
-        inputs = tuple([leaf._dtype.name for leaf in leaves] + [s[1].name for s in scalars])
-        entry = (lets, expr, expr_type, inputs)
-        if len(_CODE) >= _CODE_SIZE:
-            _CODE.clear()
-        _CODE[key] = entry
-    return entry
 
 
 def materialize(x: GpuArray) -> None:

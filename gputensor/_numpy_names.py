@@ -50,6 +50,7 @@ ALIASES: dict[str, str] = {
     "mod": "remainder",
     "conjugate": "conj",
     "rint": "round",
+    "radians": "deg2rad",
     "amax": "max",
     "amin": "min",
     "concatenate": "concat",

@@ -55,6 +55,7 @@ UNARY = {
     "conj": (np.conj, "numeric", "any", "exact"),
     "cos": (np.cos, "floating", "small", "transcendental"),
     "cosh": (np.cosh, "floating", "small", "transcendental"),
+    "deg2rad": (np.deg2rad, "real floating", "any", "exact"),
     "exp": (np.exp, "floating", "small", "transcendental"),
     "expm1": (np.expm1, "floating", "small", "transcendental"),
     "floor": (np.floor, "real numeric", "any", "exact"),

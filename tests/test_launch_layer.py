@@ -154,3 +154,135 @@ def test_repeated_fused_reductions_replay(backend, monkeypatch):
                         lambda name, *args, **kw: (seen.append(name), original(name, *args, **kw)))
     check(4.0)
     assert seen
+
+
+def _spied(monkeypatch, ctx) -> list[str]:
+    """The kernel names of every dispatch through ``ctx.dispatch`` from now on (the wrapper
+    sends the launchers to their reference paths)."""
+    seen: list[str] = []
+    original = ctx.dispatch
+    monkeypatch.setattr(ctx, "dispatch", lambda name, *args, **kw: (seen.append(name), original(name, *args, **kw)))
+    return seen
+
+
+@pytest.mark.parametrize("vec4", [True, False])
+def test_repeated_concats_replay(backend, monkeypatch, vec4):
+    """Concatenations of one structure replay their programs (16-byte words where every pointer
+    is on a vector, 4-byte words otherwise, more than ``SOURCES`` parts); through a dispatch
+    wrapper (the reference path) the results are the same."""
+    from gputensor._backend import config, ops_concat
+
+    rng = np.random.default_rng(13)
+    parts = [rng.integers(-99, 99, size=(3, 4 * (k + 1))).astype(np.int32) for k in range(ops_concat.SOURCES + 2)]
+    odd = [rng.standard_normal((5, k + 1)).astype(np.float32) for k in range(3)]
+
+    def run():
+        whole = gt.concat([gt.asarray(p) for p in parts], axis=1)
+        shifted = gt.concat([gt.asarray(p.reshape(-1))[1:] for p in parts[:3]])  # parts off a vector
+        small = gt.concat([gt.asarray(p) for p in odd], axis=1)
+        return [np.asarray(t) for t in (whole, shifted, small)]
+
+    want = [np.concatenate(parts, axis=1), np.concatenate([p.reshape(-1)[1:] for p in parts[:3]]),
+            np.concatenate(odd, axis=1)]
+    with config.override(concat_vec4=vec4):
+        for _ in range(3):
+            for got, ref in zip(run(), want):
+                np.testing.assert_array_equal(got, ref)
+        seen = _spied(monkeypatch, backend.context)
+        for got, ref in zip(run(), want):
+            np.testing.assert_array_equal(got, ref)
+    assert seen == ["concat"] * 4  # two dispatches of SOURCES parts at most, then one each
+
+
+def test_repeated_jacobi_replay(backend, monkeypatch):
+    """The Jacobi kernels (small matrices in one kernel, block sweeps over larger ones; svd and
+    eigh): a repeated call of one structure replays its kept program, and through a dispatch
+    wrapper (the reference path) gives the same bits."""
+    from gputensor._backend import ops_spectral
+
+    rng = np.random.default_rng(17)
+    small = rng.standard_normal((3, 8, 5)).astype(np.float32)
+    large = rng.standard_normal((2, 44, 40)).astype(np.float32)
+    sym = rng.standard_normal((4, 6, 6)).astype(np.float32)
+    sym = sym + np.swapaxes(sym, -1, -2)
+
+    def run():
+        out = []
+        for a in (small, large):
+            out += [np.asarray(t) for t in gt.linalg.svd(gt.asarray(a), full_matrices=False)]
+        out += [np.asarray(t) for t in gt.linalg.eigh(gt.asarray(sym))]
+        return out
+
+    first = run()
+    kept = len(ops_spectral._PROGRAMS.of(backend))
+    second = run()
+    assert len(ops_spectral._PROGRAMS.of(backend)) == kept
+    np.testing.assert_allclose(first[1], np.linalg.svd(small, compute_uv=False), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(first[4], np.linalg.svd(large, compute_uv=False), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(first[6], np.linalg.eigvalsh(sym), rtol=1e-4, atol=1e-4)
+    seen = _spied(monkeypatch, backend.context)
+    third = run()
+    assert "svd_jacobi_small" in seen and "svd_jacobi_block" in seen
+    for a, b, c in zip(first, second, third):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+
+
+def test_repeated_raw_kernels_replay(backend, monkeypatch):
+    """A RawKernel call replays the program kept for its binding count and grid with the call's
+    params bytes; through a dispatch wrapper it takes the reference path; results the same."""
+    k = gt.RawKernel("""
+        struct P { n: u32, alpha: f32 }
+        @group(0) @binding(0) var<uniform> p: P;
+        @group(0) @binding(1) var<storage, read> x: array<f32>;
+        @group(0) @binding(2) var<storage, read_write> y: array<f32>;
+        @compute @workgroup_size(64)
+        fn axpy(@builtin(global_invocation_id) g: vec3<u32>) {
+            if (g.x < p.n) { y[g.x] = p.alpha * x[g.x] + y[g.x]; }
+        }""", "axpy")
+    rng = np.random.default_rng(19)
+    x = rng.standard_normal(300).astype(np.float32)
+
+    def run(alpha):
+        y = gt.zeros(300, dtype=gt.float32)
+        k(5, (gt.asarray(x), y), params=(300, alpha))
+        k(5, (gt.asarray(x), y), params=(300, alpha))
+        return np.asarray(y)
+
+    for alpha in (1.5, -2.0):
+        np.testing.assert_allclose(run(alpha), 2 * alpha * x, rtol=1e-6)
+    assert len(k._programs) == 1
+    seen = _spied(monkeypatch, backend.context)
+    np.testing.assert_array_equal(run(0.25), run(0.25))
+    assert seen == ["axpy"] * 4
+    np.testing.assert_allclose(run(0.25), 0.5 * x, rtol=1e-6)
+
+
+def test_repeated_elementwise_kernels_replay(backend, monkeypatch):
+    """An ElementwiseKernel call replays the program kept for its structure with the call's
+    scalar values as its per-call bytes (a float and an 8-byte integer scalar, a raw input,
+    broadcast and reversed views); through a dispatch wrapper it takes the reference path;
+    results as NumPy's either way."""
+    k = gt.ElementwiseKernel("float32 x, float32 y, float32 a, int64 b, raw float32 w", "float32 z",
+                             "z = a * x + y + f32(b) + w(0u);", "axpb")
+    rng = np.random.default_rng(23)
+    xn = rng.standard_normal((6, 50)).astype(np.float32)
+    yn = rng.standard_normal(50).astype(np.float32)
+    wn = np.float32([0.5, 2.0])
+
+    def run(a, b):
+        x = gt.asarray(xn)[::-1, ::-1]  # reversed views
+        return np.asarray(k(x, gt.asarray(yn), a, b, gt.asarray(wn)))
+
+    def want(a, b):
+        return (np.float32(a) * xn[::-1, ::-1] + yn + np.float32(b) + wn[0]).astype(np.float32)
+
+    for a, b in ((1.5, 3), (-2.0, -(2**40)), (0.25, 7)):
+        np.testing.assert_allclose(run(a, b), want(a, b), rtol=1e-6, atol=1e-5)
+    assert len(k._programs) == 1
+    seen = _spied(monkeypatch, backend.context)
+    np.testing.assert_array_equal(run(3.0, 5), run(3.0, 5))
+    assert seen == ["user_elementwise"] * 2
+    monkeypatch.undo()
+    np.testing.assert_array_equal(run(3.0, 5), np.asarray(run(3.0, 5)))
+    np.testing.assert_allclose(run(3.0, 5), want(3.0, 5), rtol=1e-6, atol=1e-5)

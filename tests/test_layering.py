@@ -77,3 +77,18 @@ def test_cycle_detection_on_a_known_graph() -> None:
     assert import_graph.strongly_connected({"a", "b", "c", "d"}, edges) == [["a", "b", "c"]]
     up = [import_graph.Edge("gputensor._backend.x", "gputensor._dispatch", 3, "g")]
     assert import_graph.upward(up) == up
+
+
+def test_layering_report_reads_the_tree() -> None:
+    """``tools/layering_report.py`` (the numbers of the layering): no cycle; the worked example op
+    is one row of the elementwise op table; nothing branches on a reduction kernel's name."""
+    spec = importlib.util.spec_from_file_location("layering_report", ROOT / "tools" / "layering_report.py")
+    assert spec is not None and spec.loader is not None
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    assert report.graph_numbers(ROOT)["import cycles (strongly connected components)"] == 0
+    places = report.op_places(ROOT)
+    assert sum(p.startswith("gputensor/_backend/elementwise_ops.py") for p in places) == 1
+    kinds, branches = report.reduction_kinds(ROOT)
+    assert len(kinds) >= 3 and branches == []
+    assert report.module_sizes(ROOT)[0][0] > 0

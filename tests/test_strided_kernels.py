@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gputensor as gt
-from gputensor._backend import BackendError, BackendErrorKind, get_backend, ops_gemm, ops_scan
+from gputensor._backend import BackendError, BackendErrorKind, get_backend, ops_gemm, ops_scan, scan_plan
 from gputensor._backend import kernels
 from gputensor._backend.wgsl_types import storage_type
 
@@ -470,12 +470,12 @@ def test_choose_mode():
     assert ops_scan.choose_mode(10**6, 3, rows) == ops_scan.MODE_ROWS      # near stride
     assert ops_scan.choose_mode(7, 1, []) == ops_scan.MODE_ROWS
     assert ops_scan.chunk_length(100, 1) == 100
-    assert ops_scan.chunk_length(10**6, 8) >= ops_scan.MIN_CHUNK
-    assert ops_scan.chunk_length(10**6, ops_scan.TARGET_INVOCATIONS) == 10**6
+    assert ops_scan.chunk_length(10**6, 8) >= scan_plan.MIN_CHUNK
+    assert ops_scan.chunk_length(10**6, scan_plan.TARGET_INVOCATIONS) == 10**6
     step = ops_scan.VECTOR_STEP
     assert ops_scan.vector_unit(10, 1) == step
     assert ops_scan.vector_unit(64 << 20, 1) % step == 0
-    assert -(-(64 << 20) // ops_scan.vector_unit(64 << 20, 1)) <= ops_scan.TARGET_UNITS
+    assert -(-(64 << 20) // ops_scan.vector_unit(64 << 20, 1)) <= scan_plan.TARGET_UNITS
     assert ops_scan.vector_unit(5000, 10**5) >= 5000  # many rows: one unit per row
 
 
@@ -565,9 +565,9 @@ def test_scan_strided_split_over_windows(backend, monkeypatch, limit_bytes):
 
 def test_scan_columns_mode_hierarchy(backend, monkeypatch):
     """Short units (several levels of totals) in the columns mode, positive and negative strides."""
-    monkeypatch.setattr(ops_scan, "TARGET_INVOCATIONS", 8)
-    monkeypatch.setattr(ops_scan, "MAX_SERIAL", 4)
-    monkeypatch.setattr(ops_scan, "MIN_CHUNK", 3)
+    monkeypatch.setattr(scan_plan, "TARGET_INVOCATIONS", 8)
+    monkeypatch.setattr(scan_plan, "MAX_SERIAL", 4)
+    monkeypatch.setattr(scan_plan, "MIN_CHUNK", 3)
     rng = np.random.default_rng(9)
     for op, types in (("sum", ("float32", "float32")), ("prod", ("int32", "int64")),
                       ("sum", ("float64", "float64")), ("sum", ("int8", "int8"))):
@@ -598,7 +598,7 @@ def test_scan_vector_mode_lengths_and_offsets(backend, monkeypatch, n, src_lead,
     units of one step or (TARGET_UNITS 1: one unit per row) of several; dst stored as vectors
     where it is aligned like src, element by element otherwise; nothing outside dst is written
     (NaN frame)."""
-    monkeypatch.setattr(ops_scan, "TARGET_UNITS", target)
+    monkeypatch.setattr(scan_plan, "TARGET_UNITS", target)
     rng = np.random.default_rng(n + 7 * src_lead + dst_lead)
     with DispatchSpy(backend.context) as spy:
         run_scan_strided(backend, rng, "sum", (n,), (1,), 0, (1,), "float32", "float32",
@@ -615,8 +615,8 @@ def test_scan_vector_mode_lengths_and_offsets(backend, monkeypatch, n, src_lead,
 def test_scan_vector_mode_prefetch(backend, monkeypatch, n):
     """VECTOR_PREFETCH (the next step's loads issued before a step's workgroup scan) gives the
     same results, units of several steps included."""
-    monkeypatch.setattr(ops_scan, "VECTOR_PREFETCH", True)
-    monkeypatch.setattr(ops_scan, "TARGET_UNITS", 2)
+    monkeypatch.setattr(scan_plan, "VECTOR_PREFETCH", True)
+    monkeypatch.setattr(scan_plan, "TARGET_UNITS", 2)
     rng = np.random.default_rng(n)
     for src_lead, dst_lead in ((0, 0), (1, 1), (2, 0)):
         with DispatchSpy(backend.context) as spy:
@@ -658,14 +658,14 @@ def test_scan_vector_mode_units_and_hierarchy(backend, monkeypatch, wide):
     scanned by a scan of their own (the vector mode again for a single row). ``wide``: the
     rows accumulate in int64 (vectors of int64: native int64 only)."""
     rng = np.random.default_rng(13)
-    monkeypatch.setattr(ops_scan, "TARGET_UNITS", 1 << 20)  # units of one step
+    monkeypatch.setattr(scan_plan, "TARGET_UNITS", 1 << 20)  # units of one step
     n = 37 * ops_scan.VECTOR_STEP + 11
     with DispatchSpy(backend.context) as spy:
         run_scan_strided(backend, rng, "sum", (2, n), (n + 1, 1), 1, (n + 1, 1), "float32", "float32",
                          src_lead=3, dst_lead=3)
     calls = _scan_calls(spy)
     assert [d["CARRY"] for d in calls] == [ops_scan.CARRY_NONE, ops_scan.CARRY_REDUCED]
-    monkeypatch.setattr(ops_scan, "MAX_REDUCED_UNITS", 4)
+    monkeypatch.setattr(scan_plan, "MAX_REDUCED_UNITS", 4)
     for shape, strides, types in (((n,), (1,), ("float32", "float32")),
                                   ((2, n), (n + 1, 1), ("int32", "int64" if wide else "int32"))):
         with DispatchSpy(backend.context) as spy:
@@ -1010,8 +1010,8 @@ def test_scan_launch_in_place_placeholder_and_levels(backend, monkeypatch):
     _launch_matches_reference(backend, rng, (6, 2000), (-2000, 1), 1, (-2000, 1), "float32", "float32",
                               in_place=True)
     _launch_matches_reference(backend, rng, (1,), (1,), 0, (1,), "float32", "float32", acc_dtype="float64")
-    monkeypatch.setattr(ops_scan, "TARGET_UNITS", 1 << 20)
-    monkeypatch.setattr(ops_scan, "MAX_REDUCED_UNITS", 4)
+    monkeypatch.setattr(scan_plan, "TARGET_UNITS", 1 << 20)
+    monkeypatch.setattr(scan_plan, "MAX_REDUCED_UNITS", 4)
     n = 37 * ops_scan.VECTOR_STEP + 11
     assert _launch_matches_reference(backend, rng, (n,), (1,), 0, (1,), "float32", "float32", 3, 3) == 3
     _launch_matches_reference(backend, rng, (2, n), (n + 1, 1), 1, (n + 1, 1), "int32", "int64", 3, 3)
@@ -1036,8 +1036,8 @@ def test_scan_launch_long_programs_and_unexpected_aux(backend, monkeypatch):
     _launch_matches_reference(backend, rng, (70001,), (1,), 0, (1,), "float32", "float32")
     assert len(reference_calls) == 4  # (the reference run, then three calls not kept)
     monkeypatch.setattr(ops_scan, "MAX_PROGRAM_DISPATCHES", 256)
-    monkeypatch.setattr(ops_scan, "TARGET_UNITS", 1 << 20)
-    monkeypatch.setattr(ops_scan, "MAX_REDUCED_UNITS", 4)
+    monkeypatch.setattr(scan_plan, "TARGET_UNITS", 1 << 20)
+    monkeypatch.setattr(scan_plan, "MAX_REDUCED_UNITS", 4)
     n = 37 * ops_scan.VECTOR_STEP + 11
     x = gt.ones((n,), dtype=gt.float32)
     x._ptr  # noqa: B018 - materialise before counting
@@ -1183,7 +1183,7 @@ def test_scan_launch_follows_settings(backend, monkeypatch):
         return ctx.stats["dispatches"] - before
 
     assert dispatches() == 2 and dispatches() == 2  # units of one step: totals, then the scan
-    monkeypatch.setattr(ops_scan, "TARGET_UNITS", 1)
+    monkeypatch.setattr(scan_plan, "TARGET_UNITS", 1)
     assert dispatches() == 1  # one unit
     monkeypatch.setattr(backend, "max_window_bytes", lambda: 4096)
     assert dispatches() > 2

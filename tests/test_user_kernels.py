@@ -274,7 +274,7 @@ def test_given_output_keeps_reference_semantics() -> None:
 
 
 def test_first_write_analysis() -> None:
-    from gputensor._user_kernels import _first_write_only
+    from gputensor._elementwise_kernel import _first_write_only
 
     assert _first_write_only("z = x * y + 1.0;", "z")
     assert _first_write_only("let d = x - y;\nz = d * d;", "z")
@@ -621,7 +621,7 @@ def test_raw_kernel_errors(backend) -> None:
     with pytest.raises(TypeError, match=r"takes 2 arrays .*binding 2 \(`y`"):
         k(1, (a,), params=(1, 1, 1.0, 0))
     # 8-byte NumPy scalars become two words; other NumPy scalars are refused
-    from gputensor._user_kernels import _pack_params
+    from gputensor._raw_kernel import _pack_params
 
     assert _pack_params([np.float64(1.0), np.int32(-1), True, -2, 0.5]) == (
         np.float64(1.0).tobytes() + np.int32(-1).tobytes() + (1).to_bytes(4, "little")

@@ -108,8 +108,9 @@ _STATEMENT = re.compile(r"\bfn [A-Za-z_{]|\blet [A-Za-z_{][A-Za-z0-9_{}]* = |"
 _PYTHON_WGSL = {
     "gputensor/_backend/kernels.py": {
         "fn {}(", "{}{ let {} = {}u;\n{}{}}\n", "//#unroll must stand right above 'for (var i = 0u; i < N; i++) {'"},
-    "gputensor/_user_kernels.py": {
-        "\n\nfn element(", "RawKernel {}: `{}` is in @group({}); only @group(0) is bound", "@group(0) @binding({}) {}",
+    "gputensor/_elementwise_kernel.py": {"\n\nfn element("},
+    "gputensor/_raw_kernel.py": {
+        "RawKernel {}: `{}` is in @group({}); only @group(0) is bound", "@group(0) @binding({}) {}",
         "the source must define the entry point `fn {}(...)` exactly once (found {})", "fn main(",
         "` is in @group(", "); only @group(0) is bound", "@group(0) @binding("},
 }

@@ -179,6 +179,8 @@ _ROWS: tuple[ElementwiseOp, ...] = (
     _u("conj", "numeric", {**_IDENTITY, "c": "cx_conj_{{R}}(x0)"}, doc="Complex conjugate; a copy for real dtypes."),
     _u("cos", "floating", {"c": "cx_cos_{{R}}(x0)", "f": "cos_{{T}}(x0)"}, doc="Cosine."),
     _u("cosh", "floating", {"c": "cx_cosh_{{R}}(x0)", "f": "ew_cosh_{{T}}(x0)"}, doc="Hyperbolic cosine."),
+    _u("deg2rad", "real floating", {"f": "(x0 * {{T}}(0.017453292519943295))"},
+       doc="Degrees to radians: x * (pi / 180) rounded to the dtype, as NumPy computes it."),
     _u("exp", "floating", {"c": "cx_exp_{{R}}(x0)", "f": "exp(x0)", "f64": "exp_f64(x0)"}, doc="Exponential."),
     _u("expm1", "floating", {"c": "cx_expm1_{{R}}(x0)", "f": "ew_expm1_{{T}}(x0)"}, doc="exp(x) - 1, accurate near 0."),
     _u("floor", "real numeric", {"f": "floor(x0)", "i": "x0", "u": "x0"},

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import config
 from .errors import invalid_argument
+from .launch import LaunchProgram, Record, Region
 from .plan_cache import PlanCache
 
 __all__ = ["SOURCES", "ConcatCall", "concat_call", "concat_words"]
@@ -26,29 +27,33 @@ _PARAMS = struct.Struct("<4I12I8I")
 
 class ConcatCall:
     """The dispatches of one concatenation structure (``rows``, the parts' word counts) on the
-    context ``ctx``, everything but the pointers: per dispatch the indices of its (non-empty)
-    parts, the spans ``WebGpuBackend.bindings`` checks and binds, the column words and the
-    grid. ``launch`` replays it for new pointers.
+    context ``ctx``, everything but the pointers: per dispatch (``groups``) the indices of its
+    (non-empty) parts, the spans ``WebGpuBackend.bindings`` checks and binds, the column words
+    and the grid, and its ``launch.LaunchProgram`` (``programs``: bases 0 the result, 1, 2, ...
+    the dispatch's parts). ``launch`` replays them for new pointers.
 
     When every part is a whole number of 16-byte vectors per row (and bindings start on whole
     vectors), a second set of dispatches copies vec4<u32> words (``vec_groups``, units of 4
-    words); ``launch`` takes it when every pointer's first word is on a vector too (the
-    ``concat_vec4`` knob switches it)."""
+    words, with programs of their own); ``launch`` takes it for a dispatch whose pointers' first
+    words are all on a vector (the ``concat_vec4`` knob switches it)."""
 
-    __slots__ = ("ctx", "pipe", "rows", "width", "groups", "vec_pipe", "vec_groups")
+    __slots__ = ("ctx", "rows", "width", "groups", "vec_groups", "programs")
 
     def __init__(self, ctx: Any, rows: int, words: Sequence[int]) -> None:
         self.ctx = ctx
         self.rows = rows
         self.width = width = sum(words)
-        self.pipe = ctx.pipeline("concat", SOURCES + 1, _SCALAR)
         self.groups = _groups(ctx, rows, words, 1)
-        self.vec_pipe: Any = None
         self.vec_groups: tuple[Any, ...] = ()
         if (config.value("concat_vec4") and ctx.storage_offset_alignment % 16 == 0
                 and all(w % 4 == 0 for w in words)):
-            self.vec_pipe = ctx.pipeline("concat", SOURCES + 1, _VECTOR)
             self.vec_groups = _groups(ctx, rows, [w // 4 for w in words], 4)
+        pipe = ctx.pipeline("concat", SOURCES + 1, _SCALAR)
+        vec_pipe = ctx.pipeline("concat", SOURCES + 1, _VECTOR) if self.vec_groups else None
+        self.programs = tuple(
+            (_program(ctx, pipe, _SCALAR, rows, width, group, 4),
+             _program(ctx, vec_pipe, _VECTOR, rows, width >> 2, self.vec_groups[g], 16) if self.vec_groups else None)
+            for g, group in enumerate(self.groups))
 
     def valid_on(self, backend: Any) -> bool:
         """Whether the call holds on ``backend`` now (its context)."""
@@ -56,30 +61,44 @@ class ConcatCall:
 
     def launch(self, backend: Any, src_ptrs: Sequence[int], dst_ptr: int) -> None:
         """Record the concatenation of the parts at ``src_ptrs`` (one per word count, empty
-        parts included) into ``dst_ptr``. BackendError (invalid argument) for bad or unaligned
-        pointers, before anything of that dispatch is recorded."""
+        parts included) into ``dst_ptr``: per dispatch the windows checked and bound
+        (``WebGpuBackend.bindings``) and its program recorded with them, or with a ``dispatch``
+        wrapper on the context its reference path. BackendError (invalid argument) for bad or
+        unaligned pointers, before anything of that dispatch is recorded."""
         ctx = self.ctx
         spy = ctx.__dict__.get("dispatch") is not None
-        rows, width = self.rows, self.width
-        for g, (picked, spans, sizes, cols, grid) in enumerate(self.groups):
+        for (picked, spans, sizes, _, _), (program, vec_program) in zip(self.groups, self.programs):
             ptrs = [dst_ptr] + [src_ptrs[k] for k in picked]
             for p in ptrs:
                 if type(p) is not int or p & 3:
                     raise invalid_argument("concatenation pointers must be 4-byte aligned")
             regions, firsts = backend.bindings(ptrs, sizes, spans)
-            n = len(picked)
-            name, pipe, defines, w = "concat", self.pipe, _SCALAR, width
-            if self.vec_groups and not any(f & 3 for f in firsts):
-                cols, grid = self.vec_groups[g][3], self.vec_groups[g][4]
-                firsts = [f >> 2 for f in firsts]
-                regions = [(b, o, size & ~15) for b, o, size in regions]
-                pipe, defines, w = self.vec_pipe, _VECTOR, width >> 2
-            regions += [regions[1]] * (SOURCES - n)  # unused source bindings (never read)
-            params = _PARAMS.pack(rows, w, firsts[0], n, *cols, *firsts[1:], *_ZEROS[: SOURCES - n])
-            if spy:
-                ctx.dispatch(name, params, regions, grid, defines)
+            if vec_program is not None and not any(f & 3 for f in firsts):
+                if spy:
+                    vec_program.dispatch(backend, ctx, ptrs)
+                else:
+                    vec_program.record(ctx, [(b, o, size & ~15) for b, o, size in regions],
+                                       [f >> 2 for f in firsts] if any(firsts) else None)
+            elif spy:
+                program.dispatch(backend, ctx, ptrs)
             else:
-                ctx.record(name, pipe, defines, params, regions, *grid)
+                program.record(ctx, regions, firsts if any(firsts) else None)
+
+
+def _program(ctx: Any, pipe: Any, defines: dict[str, object], rows: int, width: int, group: tuple[Any, ...],
+             itemsize: int) -> LaunchProgram:
+    """The program of one dispatch ``group`` of ``_groups`` (``width``: the result's row in the
+    kernel's words of ``itemsize`` bytes): bindings the result and the parts (a 16-byte word
+    binding cut to whole vectors), the unused source bindings the first part again (never
+    read); the first-element words 2 (the result) and 16, 17, ... (the parts) patched."""
+    picked, spans, _, cols, grid = group
+    n = len(picked)
+    vector = -16 if itemsize == 16 else 0
+    regions = [Region(base, 0, count * 4, itemsize, vector, word, 0)
+               for base, ((_, count, _), word) in enumerate(zip(spans, (2, *range(16, 16 + n))))]
+    regions += [regions[1]._replace(word=0)] * (SOURCES - n)
+    words = (rows, width, 0, n, *cols, *_ZEROS)
+    return LaunchProgram.compile("concat", _PARAMS, ctx, [Record(pipe, defines, words, grid, tuple(regions))], ())
 
 
 def _groups(ctx: Any, rows: int, words: Sequence[int], unit: int) -> tuple[Any, ...]:

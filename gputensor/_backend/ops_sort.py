@@ -71,6 +71,7 @@ from __future__ import annotations
 import functools
 import struct
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -371,25 +372,36 @@ def _bitonic(backend: Any, job: _Job) -> None:
     pointer ranges already checked): its ``LaunchProgram`` (planned once per job structure and
     kept per backend) replayed, or recorded through ``WgpuContext.dispatch`` where a wrapper
     (the profiler's, a test spy) watches it."""
-    ctx = backend.context
     limit = window_limit(backend)
     key = ("bitonic", job.dtype, job.rows, job.n, job.ld, job.mode, job.descending, job.out_mode,
            job.out_dtype, job.vals is not None, limit, BITONIC_C)
+    _launch(backend, job, key, lambda: _bitonic_program(backend.context, job, limit), _dummy_placeholder)
+
+
+def _launch(backend: Any, job: _Job, key: tuple[Any, ...], make: Callable[[], LaunchProgram],
+            placeholder: Callable[..., Any], fallback: Callable[[], LaunchProgram] | None = None) -> None:
+    """Record the program of ``job``'s structure ``key`` (``make()`` on first use, kept per
+    backend) for its operands (0 src, 1 out, 2 vals or out; ranges already checked): replayed,
+    or through ``WgpuContext.dispatch`` where a wrapper (the profiler's, a test spy) watches it.
+    Where the replay does not apply (a scratch buffer without the vector layout the program
+    assumed), ``fallback()``'s program runs instead."""
+    ctx = backend.context
     plans = _PLANS.of(backend)
     program = plans.get(key)
     if program is None or not program.valid_for(ctx):
-        program = _bitonic_program(ctx, job, limit)
+        program = make()
         _PLANS.keep(plans, key, program)
     ptrs = (job.src, job.out, job.out if job.vals is None else job.vals)
     if ctx.__dict__.get("dispatch") is not None:
-        program.dispatch(backend, ctx, ptrs, _dummy_placeholder)
+        program.dispatch(backend, ctx, ptrs, placeholder)
         return
     bases = []
     for ptr in ptrs:
         alloc, offset = backend.resolve(ptr, 0)
         buffer = alloc.buffer
         bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr, alloc.whole))
-    program.run(backend, ctx, bases, _dummy_placeholder)
+    if not program.run(backend, ctx, bases, placeholder) and fallback is not None:
+        fallback().run(backend, ctx, bases[:3], placeholder)
 
 
 def _bitonic_program(ctx: Any, job: _Job, limit: int) -> LaunchProgram:
@@ -447,26 +459,12 @@ def _radix(backend: Any, job: _Job) -> None:
     temporaries, or recorded through ``WgpuContext.dispatch`` where a wrapper (the profiler's,
     a test spy) watches it. BackendError (unsupported) for rows whose histograms exceed one
     binding window."""
-    ctx = backend.context
     limit = window_limit(backend)
     key = ("radix", job.dtype, job.rows, job.n, job.ld, job.mode, job.descending, job.out_mode, job.out_dtype,
            job.vals is not None, limit, ITEMS, scatter_rows(backend, job.kw, job.has_vals), ops_scan.settings())
-    plans = _PLANS.of(backend)
-    program = plans.get(key)
-    if program is None or not program.valid_for(ctx):
-        program = _radix_program(backend, job, limit, True)
-        _PLANS.keep(plans, key, program)
-    ptrs = (job.src, job.out, job.out if job.vals is None else job.vals)
-    if ctx.__dict__.get("dispatch") is not None:
-        program.dispatch(backend, ctx, ptrs, _radix_placeholder)
-        return
-    bases = []
-    for ptr in ptrs:
-        alloc, offset = backend.resolve(ptr, 0)
-        buffer = alloc.buffer
-        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr, alloc.whole))
-    if not program.run(backend, ctx, bases, _radix_placeholder):  # a histogram buffer without whole vectors
-        _radix_program(backend, job, limit, False).run(backend, ctx, bases[:3], _radix_placeholder)
+    # (the fallback: a histogram buffer without whole vectors)
+    _launch(backend, job, key, lambda: _radix_program(backend, job, limit, True), _radix_placeholder,
+            lambda: _radix_program(backend, job, limit, False))
 
 
 def _radix_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:

@@ -15,6 +15,11 @@ Two launchers:
   the caller prepares the columns, reads the per-sweep flags to see convergence, and derives
   the results (norms, sorting) with ordinary array operations.
 
+Both record through ``launch.LaunchProgram``: the program of a call structure (the kernels, their
+parameter templates and bindings) is kept per backend and replayed for new pointers; with a
+``dispatch`` wrapper on the context (profiler, test spies) every dispatch takes its reference
+path through ``WgpuContext.dispatch``.
+
 Both take float32, float64, complex64 and complex128 (one kernel source each, generic over the
 element through ``linalg_scalar``; complex columns rotate by complex Jacobi rotations).
 Rotations are applied when ``|g| > TOL sqrt(a b)`` (``a``, ``b`` the squared column norms,
@@ -28,9 +33,15 @@ from __future__ import annotations
 import functools
 import math
 import struct
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .errors import invalid_argument
+from .launch import LaunchProgram, Record, Region
 from .linalg_scalar import element, scalar_defines
+from .ops_elementwise import _words_struct
+from .plan_cache import PlanCache
+from .validate import launch_base
 from .wgsl_types import DTYPE_TABLE, literal
 
 __all__ = ["SMALL_MAX", "MAX_SWEEPS", "small_max", "tolerances", "negligible", "jacobi_small", "jacobi_sweeps"]
@@ -139,20 +150,60 @@ def jacobi_small(backend, mode: str, dtype: str, batch: int, m: int, n: int, x: 
     itemsize, realsize = _storage(backend, dtype)
     if not (1 <= n <= m <= small_max(dtype)) or (mode == "eigh" and m != n) or batch < 1:
         raise invalid_argument(f"jacobi_small: bad problem {batch} x {m} x {n} ({mode})")
-    defines = small_defines(mode, dtype, m, n, int(sweeps))
+    sweeps = int(sweeps)
+    defines = small_defines(mode, dtype, m, n, sweeps)
+    us, vs = (int(u_strides[0]), int(u_strides[1])), (int(v_strides[0]), int(v_strides[1]))
+    sizes = [(batch * m * n * itemsize, itemsize), (batch * n * realsize, realsize),
+             (batch * m * n * itemsize, itemsize), (batch * 4, 4)]
+    ptrs = [x, s, u, status]
+    if v is not None:
+        sizes.append((batch * n * n * itemsize, itemsize))
+        ptrs.append(v)
+
+    def make(ctx: Any) -> LaunchProgram:
+        # bindings x, s, u, v, status (bases 0, 1, 2, 4, 3); without V (eigh) its binding is a
+        # spare region: bound over U, two overlapping writable bindings, which Dawn refuses
+        x_r, s_r, u_r, st_r = (Region(k, 0, nbytes, size, 0, word, 0)
+                               for k, ((nbytes, size), word) in enumerate(zip(sizes, (1, 2, 3, 9))))
+        v_r = Region(4, 0, sizes[4][0], itemsize, 0, 6, 0) if v is not None else Region(-1, 0, 0, itemsize, 0, 0, 0)
+        words = (batch, 0, 0, 0, us[0] & _U32, us[1] & _U32, 0, vs[0] & _U32, vs[1] & _U32, 0)
+        record = Record(ctx.pipeline("svd_jacobi_small", 5, defines), defines, words, ctx.fold_grid(batch),
+                        (x_r, s_r, u_r, v_r, st_r))
+        return LaunchProgram.compile("svd_jacobi_small", _words_struct(len(words)), ctx, [record], ())
+
+    key = ("small", mode, dtype, batch, m, n, us, v is None, vs, sweeps)
+    _launch(backend, key, make, ptrs, sizes)
+
+
+def _launch(backend: Any, key: tuple[Any, ...], make: Callable[[Any], LaunchProgram], ptrs: Sequence[int],
+            sizes: Sequence[tuple[int, int]]) -> None:
+    """Record the program of ``key`` (made by ``make(ctx)`` on first use, kept per backend) for
+    the operands at ``ptrs`` (base k: ``sizes[k]`` = (bytes, item size) from ``ptrs[k]``): the
+    pointers checked and the program replayed, or with a ``dispatch`` wrapper on the context its
+    reference path. BackendError (invalid argument) for a pointer out of range or misaligned,
+    before anything is recorded."""
     ctx = backend.context
-    wins = [backend.window(x, batch * m * n * itemsize, itemsize),
-            backend.window(s, batch * n * realsize, realsize),
-            backend.window(u, batch * m * n * itemsize, itemsize),
-            backend.window(status, batch * 4, 4)]
-    # without V (eigh) its binding is a spare region: bound over U, two overlapping writable
-    # bindings, which Dawn refuses
-    v_win = backend.window(v, batch * n * n * itemsize, itemsize) if v is not None else None
-    v_binding, v_first = (v_win.binding, v_win.first) if v_win is not None else (ctx.spare_region(itemsize), 0)
-    words = [batch, wins[0].first, wins[1].first, wins[2].first, u_strides[0], u_strides[1],
-             v_first, v_strides[0], v_strides[1], wins[3].first]
-    bindings = [wins[0].binding, wins[1].binding, wins[2].binding, v_binding, wins[3].binding]
-    ctx.dispatch("svd_jacobi_small", words, bindings, ctx.fold_grid(batch), defines)
+    plans = _PROGRAMS.of(backend)
+    kept = plans.get(key)
+    if kept is None or kept[0] is not ctx or not kept[1].valid_for(ctx):
+        kept = (ctx, make(ctx))
+        _PROGRAMS.keep(plans, key, kept)
+    program = kept[1]
+    if ctx.__dict__.get("dispatch") is not None:
+        program.dispatch(backend, ctx, ptrs, _spare)
+        return
+    bases = [launch_base(backend, "jacobi operand", ptr, nbytes, size) for ptr, (nbytes, size) in zip(ptrs, sizes)]
+    program.replay(backend, ctx, bases, _spare)
+
+
+def _spare(backend: Any, nbytes: int, *bindings: Any) -> Any:
+    """The binding of an operand a kernel variant does not use: the context's spare region."""
+    return backend.context.spare_region(nbytes)
+
+
+_U32 = 0xFFFFFFFF
+#: Launch programs kept per backend, by call structure (``_launch``).
+_PROGRAMS = PlanCache(128)
 
 
 #: Columns per block of the block kernel (two blocks, 32 columns, per workgroup).
@@ -216,16 +267,24 @@ def jacobi_sweeps(backend, dtype: str, batch: int, m: int, n: int, x: int, v: in
     nb += nb & 1
     defines = block_defines(dtype, v is not None)
     thresholds = block_thresholds(dtype, m, n)
-    ctx = backend.context
-    xw = backend.window(x, batch * n * m * itemsize, itemsize)
-    vw = backend.window(v, batch * n * n * itemsize, itemsize) if v is not None else None
-    fw = backend.window(flags, batch * max_sweeps * 4, 4)
-    # without V its binding is a spare region (over X: two overlapping writable bindings,
-    # which Dawn refuses)
-    v_binding, v_first = (vw.binding, vw.first) if vw is not None else (ctx.spare_region(itemsize), 0)
-    buffers = [xw.binding, v_binding, fw.binding]
-    grid = ctx.fold_grid(batch * (nb // 2))
-    for sweep in range(first_sweep, first_sweep + sweeps):
-        for step in range(nb - 1):
-            words = [batch, m, n, nb, step, sweep, max_sweeps, xw.first, v_first, fw.first, *thresholds]
-            ctx.dispatch("svd_jacobi_block", words, buffers, grid, defines)
+    sizes = [(batch * n * m * itemsize, itemsize), (batch * max_sweeps * 4, 4)]
+    ptrs = [x, flags]
+    if v is not None:
+        sizes.append((batch * n * n * itemsize, itemsize))
+        ptrs.append(v)
+
+    def make(ctx: Any) -> LaunchProgram:
+        # bindings x, v, flags (bases 0, 2, 1); without V its binding is a spare region (over X:
+        # two overlapping writable bindings, which Dawn refuses)
+        x_r = Region(0, 0, sizes[0][0], itemsize, 0, 7, 0)
+        f_r = Region(1, 0, sizes[1][0], 4, 0, 9, 0)
+        v_r = Region(2, 0, sizes[2][0], itemsize, 0, 8, 0) if v is not None else Region(-1, 0, 0, itemsize, 0, 0, 0)
+        pipe = ctx.pipeline("svd_jacobi_block", 3, defines)
+        grid = ctx.fold_grid(batch * (nb // 2))
+        records = [Record(pipe, defines, (batch, m, n, nb, step, sweep, max_sweeps, 0, 0, 0, *thresholds), grid,
+                          (x_r, v_r, f_r))
+                   for sweep in range(first_sweep, first_sweep + sweeps) for step in range(nb - 1)]
+        return LaunchProgram.compile("svd_jacobi_block", _words_struct(10 + len(thresholds)), ctx, records, ())
+
+    key = ("sweeps", dtype, batch, m, n, v is None, first_sweep, sweeps, max_sweeps)
+    _launch(backend, key, make, ptrs, sizes)

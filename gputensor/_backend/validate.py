@@ -14,7 +14,7 @@ from .layout import strided_span
 from .wgsl_types import StorageType, storage_type
 
 __all__ = ["check_distinct", "check_dtype", "check_int", "check_ints", "check_pointer", "check_scalar",
-           "check_strided_pointer", "check_strides"]
+           "check_strided_pointer", "check_strides", "launch_base"]
 
 
 def check_int(name: str, value: Any, minimum: int = 0) -> int:
@@ -92,6 +92,16 @@ def check_pointer(backend: Any, name: str, ptr: Any, nbytes: int, itemsize: int)
     if offset % itemsize:
         raise invalid_argument(f"{name} (offset {offset}) is not aligned to the item size {itemsize}")
     return alloc, offset
+
+
+def launch_base(backend: Any, name: str, ptr: Any, nbytes: int, itemsize: int) -> tuple[Any, ...]:
+    """The ``launch.LaunchProgram`` base of the operand at ``ptr`` after ``check_pointer``'s
+    checks (``nbytes`` from it in one live allocation, aligned to ``itemsize``): its buffer, the
+    buffer's size, the allocation's size, the pointer's byte offset, the pointer and the
+    allocation's whole binding. BackendError (invalid argument) otherwise."""
+    alloc, offset = check_pointer(backend, name, ptr, nbytes, itemsize)
+    buffer = alloc.buffer
+    return (buffer, buffer.size, alloc.nbytes, offset, ptr, alloc.whole)
 
 
 def check_strided_pointer(backend: Any, name: str, ptr: Any, itemsize: int,

@@ -1,5 +1,5 @@
 // Shared part of the reduction kernels (reduce_plain, reduce_arg, reduce_var), pulled in with
-// `//#include reduce_common`. ops_reduce.py fills the placeholders from its op and dtype tables.
+// `//#include reduce_common`. _backend/reduce_ops.py fills the placeholders from its op and dtype tables.
 //
 // A dispatch reduces, for each of `nkeep` outputs k, the reduced indices j of one chunk of
 // [0, nred). Workgroups are TX x TY invocations: x runs over TX consecutive outputs (a tile), y
