@@ -313,13 +313,14 @@ def pending_record(storage: _Storage) -> Any:
     return _PENDING.get(storage)
 
 
-def settle_pending(storage: _Storage) -> None:
-    """A pending statistic's storage now holds its value (written by a kernel): drop its
-    record; the storage stays watched (lazy arrays may read it)."""
+def settle_pending(*storages: _Storage) -> None:
+    """Pending statistics' storages now hold their values (written by a kernel): drop their
+    records; the storages stay watched (lazy arrays may read them)."""
     with _LOCK:
-        _PENDING.pop(storage, None)
-        if type(storage) is _PendingStorage:
-            storage.__class__ = _WatchedStorage
+        for storage in storages:
+            _PENDING.pop(storage, None)
+            if type(storage) is _PendingStorage:
+                storage.__class__ = _WatchedStorage
 
 
 def resolve_pending(storage: _Storage) -> None:
@@ -987,7 +988,8 @@ def bound_pending(limit: int) -> None:
     output, which computes the statistic in its row kernel), else it gets its own reduction.
     So a loop of row patterns (softmax written with ``gt`` ops) records each one a few calls
     after it was written, while the device runs, instead of all of them at the next
-    synchronisation; the results are the same."""
+    synchronisation; the results are the same. The readers are looked at newest first, and the
+    scan ends once one of them has computed the statistic."""
     if len(_PENDING) <= limit:
         return
     with _LOCK:
@@ -995,9 +997,15 @@ def bound_pending(limit: int) -> None:
         tail = _LIVE[-_READER_SCAN:]
     if oldest is None:
         return
-    for x in _live(tail):
-        if type(x) is LazyArray and any(leaf._storage is oldest for leaf in x._node.leaves):
-            materialize(x)
+    for ref in reversed(tail):
+        x = ref()
+        if type(x) is LazyArray:
+            for leaf in x._node.leaves:
+                if leaf._storage is oldest:
+                    materialize(x)
+                    break
+            if type(oldest) is not _PendingStorage:
+                return
     if type(oldest) is _PendingStorage:
         resolve_pending(oldest)
 

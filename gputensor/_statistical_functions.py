@@ -34,7 +34,7 @@ from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType, as_dtype
 from ._elementwise_functions import multiply
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, normalize_axes, normalize_axis, size_of
-from ._backend import ops_reduce, ops_scan
+from ._backend import config, ops_reduce, ops_scan
 from ._fusion import leaf_ptr
 from ._kept import KeptCall
 
@@ -135,6 +135,9 @@ class _ReducePlan(KeptCall):
 
 #: (op, x: dtype name, shape, strides; axis, keepdims, dtype names, ddof) -> ``_ReducePlan``.
 _REDUCE_PLANS: dict[tuple[object, ...], _ReducePlan] = {}
+#: (op, x's dtype name and shape, axis, result and accumulation dtype names) of a pending row statistic
+#: (``keepdims=True``, fusion on) -> its ``_fusion_rows.StatPlan``.
+_STAT_PLANS: dict[tuple[object, ...], _fusion_rows.StatPlan] = {}
 
 
 def _reduce_key(op: str, x: GpuArray, axis: object, keepdims: bool, out_dtype: DType,
@@ -156,7 +159,17 @@ def _reduce(op: str, x: GpuArray, axis, keepdims: bool, out_dtype: DType,
             acc_dtype: DType | None = None, empty_value: object = None, *, ddof: float = 0) -> GpuArray:
     """Common path: normalise axes, handle empty cases, run the kernel, apply keepdims (a
     repeated call structure replays its ``_ReducePlan``). A reduction with more outputs or
-    reduced elements than one dispatch takes runs in pieces (``_reduce_split``; no plan)."""
+    reduced elements than one dispatch takes runs in pieces (``_reduce_split``; no plan). A
+    pending row statistic of a call structure checked before is made from its kept
+    ``_fusion_rows.StatPlan`` (``_STAT_PLANS``)."""
+    stat_key = None
+    if (keepdims is True and op in _fusion_rows.STATISTICS and fusion_enabled()
+            and (type(axis) is int or axis is None
+                 or (type(axis) is tuple and all(type(a) is int for a in axis)))):  # (no bools)
+        stat_key = (op, x._dtype.name, x._shape, axis, out_dtype.name, None if acc_dtype is None else acc_dtype.name)
+        stat = _STAT_PLANS.get(stat_key)
+        if stat is not None and stat.generation == config.generation:
+            return _fusion_rows.pending_statistic(stat, x)
     key = _reduce_key(op, x, axis, keepdims, out_dtype, acc_dtype, ddof)
     if key is not None:
         plan = _REDUCE_PLANS.get(key)
@@ -182,9 +195,11 @@ def _reduce(op: str, x: GpuArray, axis, keepdims: bool, out_dtype: DType,
         result = _reduce_split.reduce(op, x, axes, out_dtype, acc_dtype, ddof)
         return _view(result, out_shape, contiguous_strides(out_shape)) if keepdims else result
     if keepdims and op in _fusion_rows.STATISTICS:  # a pending row statistic (fusion on, floats)
-        pending = _fusion_rows.lazy_statistic(op, x, axes, out_dtype, acc_dtype)
-        if pending is not None:
-            return pending
+        stat = _fusion_rows.stat_plan(op, x, axes, out_dtype, acc_dtype)
+        if stat is not None:
+            if stat_key is not None:
+                _dispatch.cache_put(_STAT_PLANS, stat_key, stat)
+            return _fusion_rows.pending_statistic(stat, x)
     if key is not None:
         plan = _ReducePlan(axes, x.shape, out_dtype, out_shape if keepdims else None)
         _dispatch.cache_put(_REDUCE_PLANS, key, plan)
