@@ -116,7 +116,8 @@ def main() -> int:
     b = gt.asarray(rng.standard_normal(n, dtype=np.float32))
     calls = 20 if QUICK else 300
     print(f"adapter: {gt._dispatch.adapter_description()}")
-    header = f"{'case':<34} {'host us':>8} {'flush us':>9} {'wall us':>8} {'submits':>8} {'groups':>7} {'gpu-bound':>10}"
+    header = (f"{'case':<34} {'host us':>8} {'flush us':>9} {'wall us':>8} {'submits':>8} {'groups':>7} "
+              f"{'gpu-bound':>10}")
     lines = [header]
     nn_cases = [("softmax", lambda: gt.nn.softmax(x), {}), ("log_softmax", lambda: gt.nn.log_softmax(x), {}),
                 ("layer_norm", lambda: gt.nn.layer_norm(x, (n,), w, b), {"weight": w, "bias": b}),
@@ -134,8 +135,9 @@ def main() -> int:
     w = gt.asarray(rng.uniform(0.5, 1.5, n).astype(np.float32))
     b = gt.asarray(rng.uniform(-1, 1, n).astype(np.float32))
     calls = 20 if QUICK else 40
-    for name, fn in (("softmax", lambda: api._gt_softmax(gt, x)), ("log_softmax", lambda: api._gt_log_softmax(gt, x)),
-                     ("layernorm", lambda: api._gt_layernorm(gt, x, w, b))):
+    patterns = (("softmax", lambda: api._gt_softmax(gt, x)), ("log_softmax", lambda: api._gt_log_softmax(gt, x)),
+                ("layernorm", lambda: api._gt_layernorm(gt, x, w, b)))
+    for name, fn in patterns:
         fn()
         r = best(fn, calls, ctx)
         lines.append(f"{'gt-ops.' + name + f'.f32.{rows}x{n}':<34} {r['host']:8.1f} {r['flush']:9.1f} "

@@ -469,18 +469,6 @@ class RowCall:
         """Whether the call was kept for ``ctx`` and its grids hold there."""
         return ctx is self.ctx and all(p is None or p.valid_for(ctx) for p in self.programs.values())
 
-    def _base(self, backend: Any, ptr: int, span: tuple[int, int], itemsize: int, what: str) -> tuple[Any, ...]:
-        """The ``LaunchProgram`` base of operand ``ptr`` after checking that bytes ``span`` from
-        it lie in its allocation and that it is aligned to ``itemsize`` (BackendError)."""
-        alloc, off = backend.resolve(ptr, 0)
-        if off % itemsize:
-            raise invalid_argument(f"row ops: {what} pointer offset {off} is not a multiple of the item size {itemsize}")
-        if off + span[0] < 0 or off + span[1] > alloc.nbytes:
-            raise invalid_argument(f"row ops: {what} spans bytes [{off + span[0]}, {off + span[1]}) of a "
-                                   f"{alloc.nbytes}-byte allocation")
-        buffer = alloc.buffer
-        return (buffer, buffer.size, alloc.nbytes, off, ptr, alloc.whole)
-
     def launch(self, backend: Any, x: int, y: int, weight: int | None, bias: int | None, eps: float) -> bool:
         """Check the pointers (BackendError as ``row_op`` says, before anything is recorded) and
         record the call; False, with nothing recorded, when its pointers' alignment calls for
