@@ -1,16 +1,17 @@
 """Diagnostic (not a benchmark): where the time of row calls goes, host or device.
 
 ``python3 -m benchmarks.tools.host_rows [--quick]``: for ``gt.nn`` softmax, log_softmax,
-layer_norm and rms_norm on (4096, 1024) float32 and the softmax and layer norm written with
-``gt`` ops (``benchmarks/api.py``, the row-fusion path) on (8192, 4096) (``--quick``: small
-shapes), batches of calls with every result held, the best of 3, per call:
+layer_norm and rms_norm on (4096, 1024) float32 and the softmax, log-softmax, logsumexp and
+layer norm written with ``gt`` ops (``benchmarks/api.py``, the row-fusion path) on (8192, 4096)
+(``--quick``: small shapes), batches of calls with every result held, the best of 3, per call:
 
 * ``host us``: the loop of calls (what recording costs), and of that the time inside
   ``WgpuContext.flush`` (the submits) and the submits and bind groups created per call;
 * ``wall us``: the loop plus the final synchronisation;
 * ``gpu-bound us`` (gt.nn only): the same kept launch (``RowCall.launch``) replayed into a
   ring of 8 preallocated outputs, whose host cost is a few microseconds, so that the wall time
-  per call is the device's time per call back to back.
+  per call is the device's time per call back to back; then the same for each value of the
+  ``rows_units`` knob (the launch shape).
 
 A wall time near the host time says the host is the bound; a wall time near ``gpu-bound``
 says the device is.
@@ -27,6 +28,7 @@ import numpy as np
 
 import gputensor as gt
 from gputensor._array_object import GpuArray
+from gputensor._backend import config, ops_rows
 from gputensor.nn import _rows
 
 from .. import api
@@ -90,7 +92,9 @@ def gpu_bound(op: str, x: GpuArray, n: int, weight: GpuArray | None = None, bias
     """Wall µs per call of ``n`` replays of the kept gt.nn launch of ``op`` on ``x`` into a ring
     of 8 preallocated outputs (the call must have run once)."""
     backend = gt._dispatch.backend()
-    kept = next((k for k in _rows._KEPT.of(backend).values() if k.op == op and k.shape == x.shape), None)
+    knobs = ops_rows.settings()
+    kept = next((k for k in _rows._KEPT.of(backend).values()
+                 if k.op == op and k.shape == x.shape and k.call.settings == knobs), None)
     if kept is None:
         return float("nan")
     outs = [GpuArray._empty(kept.shape, kept.dtype, zero=False) for _ in range(8)]
@@ -129,6 +133,16 @@ def main() -> int:
         lines.append(f"{'nn.' + op + f'.f32.{rows}x{n}':<34} {r['host']:8.1f} {r['flush']:9.1f} {r['wall']:8.1f} "
                      f"{r['submits']:8.2f} {r['groups']:7.2f} {g:10.1f}")
         print(lines[-1], flush=True)
+    units = []
+    for op, fn, extra in nn_cases:
+        per = []
+        for u in (2, 4, 8, 16):
+            with config.override(rows_units=u):
+                fn()
+                per.append(f"{u}: {gpu_bound(op, x, calls, **extra):.1f}")
+        units.append(f"gpu-bound us by rows_units, nn.{op}: " + ", ".join(per))
+        print(units[-1], flush=True)
+    lines += units
     del x
     rows, n = (64, 256) if QUICK else (8192, 4096)
     x = gt.asarray(rng.uniform(-1, 1, (rows, n)).astype(np.float32))
@@ -136,7 +150,7 @@ def main() -> int:
     b = gt.asarray(rng.uniform(-1, 1, n).astype(np.float32))
     calls = 20 if QUICK else 40
     patterns = (("softmax", lambda: api._gt_softmax(gt, x)), ("log_softmax", lambda: api._gt_log_softmax(gt, x)),
-                ("layernorm", lambda: api._gt_layernorm(gt, x, w, b)))
+                ("logsumexp", lambda: api._gt_logsumexp(gt, x)), ("layernorm", lambda: api._gt_layernorm(gt, x, w, b)))
     for name, fn in patterns:
         fn()
         r = best(fn, calls, ctx)
