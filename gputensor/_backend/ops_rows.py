@@ -415,16 +415,14 @@ class _Direct(NamedTuple):
 def _bound(alloc: Any, off: int, nbytes: int, itemsize: int, align: int) -> tuple[tuple[Any, int, int], int]:
     """(binding, window index of the element at ``off``) of ``nbytes`` from byte ``off`` of the
     allocation ``alloc`` (in range: checked by the caller): its whole binding when that is what
-    it covers, else a window from the aligned offset below, as ``WebGpuBackend.window``."""
+    it covers, else a window from the aligned offset below, as ``WebGpuBackend.window`` (whose
+    end, rounded up to a word, stays inside the buffer: an allocation's buffer holds its bytes
+    rounded up to a word from byte 0)."""
     if not off and nbytes == alloc.nbytes and alloc.whole is not None:
         return alloc.whole, 0
-    buffer = alloc.buffer
     start = off // align * align
     stop = (off + nbytes + 3) // 4 * 4
-    size = buffer.size
-    if stop > size:
-        stop = size
-    return (buffer, start, stop - start if stop - start > 4 else 4), (off - start) // itemsize
+    return (alloc.buffer, start, stop - start if stop - start > 4 else 4), (off - start) // itemsize
 
 
 def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
