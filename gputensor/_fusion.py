@@ -300,6 +300,8 @@ _LOCK = threading.RLock()
 #: and ``fuse(node, dst) -> bool``; see ``_fusion_rows``). Weak keys: a statistic nobody can
 #: read any more is dropped with its storage.
 _PENDING: weakref.WeakKeyDictionary[_Storage, Any] = weakref.WeakKeyDictionary()
+#: ``_PENDING``'s dict (weak references of the storages -> records): read-only lookups.
+_PENDING_DATA = _PENDING.data
 
 
 def add_pending(storage: _Storage, record: Any) -> None:
@@ -310,7 +312,7 @@ def add_pending(storage: _Storage, record: Any) -> None:
 
 def pending_record(storage: _Storage) -> Any:
     """The record of a pending statistic's storage, or None."""
-    return _PENDING.get(storage)
+    return _PENDING_DATA.get(_weakref(storage))  # (``_PENDING.get`` without its call)
 
 
 def settle_pending(*storages: _Storage) -> None:

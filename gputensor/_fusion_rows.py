@@ -157,7 +157,7 @@ def pending_statistic(plan: StatPlan, x: GpuArray) -> GpuArray:
     ``plan.dtype``, lazy or not): its storage allocated, nothing recorded, ``x``'s leaves
     watched (see the module docstring)."""
     source: Any = x._node if type(x) is _fusion.LazyArray else x
-    if len(_fusion._PENDING) >= MAX_STATISTICS:
+    if len(_fusion._PENDING_DATA) >= MAX_STATISTICS:  # (entries of dead storages included: checked there)
         _fusion.bound_pending(MAX_STATISTICS - 1)
     dtype = plan.dtype
     if dtype.feature is None:
