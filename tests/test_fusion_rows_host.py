@@ -122,3 +122,23 @@ def test_bound_pending_several_readers():
             assert_close(gt.asnumpy(d), hd, np.float32, "fused")
             assert_close(gt.asnumpy(y), hd / np.sqrt((hd * hd).mean(axis=-1, keepdims=True) + 1e-5),
                          np.float32, "fused")
+
+
+def test_two_leaf_binary_node_matches_general_node():
+    """``lazy_binary`` on two leaves (distinct, the same object, two views of the same
+    elements) builds the node ``_new_node`` builds: leaves, leaf keys, structure key, scalars."""
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = gt.asarray(h)
+    b = gt.asarray(h + 1)
+    a2 = a[...]
+    with gt.fusion(True):
+        for x, y in ((a, b), (a, a), (a, a2), (b, a)):
+            z = x - y
+            node = _fusion.node_of(z)
+            general = _fusion._new_node(node.op, _fusion.op_key(node.op), node.dtype, node.shape, (x, y))
+            assert len(node.leaves) == len(general.leaves)
+            assert all(p is q for p, q in zip(node.leaves, general.leaves))
+            assert node.leaf_keys == general.leaf_keys
+            assert node.skey == general.skey and node.scalars == general.scalars
+            assert (node.size, node.n_scalars) == (general.size, general.n_scalars)
+            np.testing.assert_array_equal(gt.asnumpy(z), gt.asnumpy(x) - gt.asnumpy(y))
