@@ -1007,7 +1007,14 @@ def bound_pending(limit: int) -> None:
     if len(_PENDING) <= limit:
         return
     with _LOCK:
-        oldest = next(iter(_PENDING.keys()), None)
+        oldest = None
+        try:
+            for ref in _PENDING_DATA:  # (the oldest live entry, without the keys() generator)
+                oldest = ref()
+                if oldest is not None:
+                    break
+        except RuntimeError:  # (an entry removed meanwhile by another thread)
+            oldest = next(iter(_PENDING.keys()), None)
         tail = _LIVE[-_READER_SCAN:]
     if oldest is None:
         return
@@ -1113,7 +1120,7 @@ def materialize_into(node: Any, dst: GpuArray) -> None:
     for leaf in leaves:
         storage = leaf._storage
         if type(storage) is _PendingStorage:  # a row statistic: one row kernel if it fits
-            record = _PENDING.get(storage)
+            record = _PENDING_DATA.get(_weakref(storage))
             if record is not None and record.fuse(node, dst):
                 return
             break

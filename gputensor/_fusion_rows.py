@@ -109,7 +109,9 @@ class _RowStat:
         ``dst`` with one row kernel, the statistics it reads included; False (nothing recorded)
         when the DAG is not a row pattern (see the module docstring)."""
         try:
-            return _fuse_rows(root, dst)
+            return _fuse_pattern(root, dst)
+        except _NoRowPattern:
+            return False
         except Exception as exc:
             raise translate(exc) from None
 
@@ -315,7 +317,7 @@ def _substitute(node: Any, placeholders: dict[int, GpuArray], memo: dict[int, An
 
 
 class _NoRowPattern(Exception):
-    """The DAG is not a row pattern (internal: ``_fuse_rows`` returns False)."""
+    """The DAG is not a row pattern (internal: ``_RowStat.fuse`` returns False)."""
 
 
 def _param(leaf: GpuArray, slot_of: Any, stat_index: dict[int, tuple[Any, ...]]) -> tuple[str, int]:
@@ -331,13 +333,6 @@ def _param(leaf: GpuArray, slot_of: Any, stat_index: dict[int, tuple[Any, ...]])
     if leaf._shape != entry[1] or leaf._offset != 0 or leaf._strides != entry[2]:
         raise _NoRowPattern  # another view of the statistic's storage
     return ("s", k)
-
-
-def _fuse_rows(root: Any, dst: GpuArray) -> bool:
-    try:
-        return _fuse_pattern(root, dst)
-    except _NoRowPattern:
-        return False
 
 
 def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
