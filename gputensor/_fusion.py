@@ -617,15 +617,21 @@ def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
     ``result``, ``scalar_name``: the dtype name of its scalar operands) on ``a`` and ``b``
     (GpuArrays, lazy or not, or ``(value, dtype)`` scalar pairs), validated by the caller,
     broadcast to ``shape``: :func:`lazy_op` with the usual operand combinations (a DAG and a
-    scalar or a leaf, in either order; a leaf and a scalar; two leaves) made without the general loop of
-    :func:`_new_node` (the host time of a small op): the same node, the same structure key."""
+    scalar or a leaf, in either order; a DAG twice; a leaf and a scalar; two leaves) made
+    without the general loop of :func:`_new_node` (the host time of a small op): the same node,
+    the same structure key."""
     ta = type(a)
     tb = type(b)
     if ta is LazyArray:
+        child = a._node
         if tb is LazyArray:
-            return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))
-        lazy, child = a, a._node
-        x, y = child, b
+            if b._node is not child:
+                return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))
+            lazy = a  # the same DAG twice (``d * d``)
+            x = y = child
+        else:
+            lazy = a
+            x, y = child, b
     elif tb is LazyArray:
         lazy, child = b, b._node
         x, y = a, child
@@ -667,7 +673,11 @@ def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
         n_scalars = child.n_scalars
         skey = child.skey
         scalars = child.scalars
-        if x is child:
+        if x is child and y is child:  # (DAG, the same DAG)
+            if skey is not None:
+                desc = (rop.opk, -skey, None)
+                skey = _KEYS.get(desc) or _structure_key(desc)
+        elif x is child:
             if tb is tuple:  # (DAG, scalar)
                 n_scalars += 1
                 if skey is not None:

@@ -142,3 +142,22 @@ def test_two_leaf_binary_node_matches_general_node():
             assert node.skey == general.skey and node.scalars == general.scalars
             assert (node.size, node.n_scalars) == (general.size, general.n_scalars)
             np.testing.assert_array_equal(gt.asnumpy(z), gt.asnumpy(x) - gt.asnumpy(y))
+
+
+def test_same_dag_twice_node_matches_general_node():
+    """``d * d`` of one lazy ``d`` (with and without a scalar in ``d``, and a ``d`` with no
+    structure key): the node ``_new_node`` builds, and the right values."""
+    h = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    a = gt.asarray(h)
+    b = gt.asarray(h[::-1].copy())
+    with gt.fusion(True):
+        for d in (a - b, a * 2.0 + 1.0, (a - b) * (a + b)):
+            z = d * d
+            node = _fusion.node_of(z)
+            child = _fusion.node_of(d)
+            general = _fusion._new_node(node.op, _fusion.op_key(node.op), node.dtype, node.shape, (child, child))
+            assert all(p is q for p, q in zip(node.leaves, general.leaves)) and len(node.leaves) == len(general.leaves)
+            assert node.skey == general.skey and node.scalars == general.scalars
+            assert (node.size, node.n_scalars) == (general.size, general.n_scalars)
+            hd = gt.asnumpy(d)
+            np.testing.assert_allclose(gt.asnumpy(z), hd * hd, rtol=1e-6)
