@@ -2,7 +2,8 @@
 [--roundtrip-breakdown] [--submit-trace]``.
 
 Runs on any adapter, the CPU adapter (lavapipe) included: it times the host, not the device.
-For each public call on small inputs (1,024 float32 elements; 32x32 for matmul, beside a batch
+For each public call on small inputs (1,024 float32 elements; 32x32 for matmul and the gt.nn row
+calls, beside a batch
 of small matrices and one 1024x1024 product, timed in batches of 2; ``--quick``: 256x256) it
 reports the
 host time per call spent *recording* it (``_timing.host_per_call``: calls back to back, every
