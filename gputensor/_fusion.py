@@ -1006,14 +1006,16 @@ def materialize_all() -> None:
 _READER_SCAN = 64
 
 
-def bound_pending(limit: int) -> None:
-    """Compute the oldest pending statistic while more than ``limit`` are pending: the live lazy
+def bound_pending(limit: int, hard: int | None = None) -> None:
+    """Compute the oldest pending statistic when more than ``limit`` are pending: the live lazy
     arrays among the newest ``_READER_SCAN`` that read it are materialised (a row pattern's
-    output, which computes the statistic in its row kernel), else it gets its own reduction.
-    So a loop of row patterns (softmax written with ``gt`` ops) records each one a few calls
-    after it was written, while the device runs, instead of all of them at the next
-    synchronisation; the results are the same. The readers are looked at newest first, and the
-    scan ends once one of them has computed the statistic."""
+    output, which computes the statistic in its row kernel); when none reads it, it gets its own
+    reduction, but only with more than ``hard`` pending (default ``limit``; below that it waits
+    for the reader its pattern has not made yet). So a loop of row patterns (softmax written
+    with ``gt`` ops) records each one a call or two after it was written, while the device runs,
+    instead of all of them at the next synchronisation; the results are the same. The readers
+    are looked at newest first, and the scan ends once one of them has computed the
+    statistic."""
     if len(_PENDING) <= limit:
         return
     with _LOCK:
@@ -1037,7 +1039,7 @@ def bound_pending(limit: int) -> None:
                     break
             if type(oldest) is not _PendingStorage:
                 return
-    if type(oldest) is _PendingStorage:
+    if type(oldest) is _PendingStorage and (hard is None or len(_PENDING) > hard):
         resolve_pending(oldest)
 
 

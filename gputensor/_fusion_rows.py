@@ -57,6 +57,13 @@ __all__ = ["STATISTICS", "StatPlan", "lazy_statistic", "pending_statistic", "sta
 STATISTICS = ("sum", "mean", "max", "min")
 #: Most statistics one row kernel computes.
 MAX_STATISTICS = 8
+#: Pending statistics beyond which a new one first has the oldest computed by the live lazy
+#: arrays that read it (its pattern's output: one row kernel); one that nothing reads yet waits
+#: until ``MAX_STATISTICS - 1`` are pending, then gets its own reduction. So a pattern of up to
+#: ``EARLY_PENDING + 1`` statistics is one kernel whatever the intermediates the caller holds,
+#: and one of up to ``MAX_STATISTICS`` when no intermediate that reads a statistic is alive, and
+#: a loop of two-statistic patterns (softmax, layer norm) records each a call or two later.
+EARLY_PENDING = 2
 #: Fewest rows a row kernel takes when its rows do not fit in registers (one workgroup streams
 #: each row; fewer, longer rows run faster on the eager reductions, which split rows).
 MIN_STREAMED_ROWS = 128
@@ -159,8 +166,8 @@ def pending_statistic(plan: StatPlan, x: GpuArray) -> GpuArray:
     ``plan.dtype``, lazy or not): its storage allocated, nothing recorded, ``x``'s leaves
     watched (see the module docstring)."""
     source: Any = x._node if type(x) is _fusion.LazyArray else x
-    if len(_fusion._PENDING_DATA) >= MAX_STATISTICS:  # (entries of dead storages included: checked there)
-        _fusion.bound_pending(MAX_STATISTICS - 1)
+    if len(_fusion._PENDING_DATA) > EARLY_PENDING:  # (entries of dead storages included: checked there)
+        _fusion.bound_pending(EARLY_PENDING, MAX_STATISTICS - 1)
     dtype = plan.dtype
     if dtype.feature is None:
         out = GpuArray._alloc(plan.kept, plan.strides, dtype, plan.nbytes, False)

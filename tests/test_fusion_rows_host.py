@@ -161,3 +161,35 @@ def test_same_dag_twice_node_matches_general_node():
             assert (node.size, node.n_scalars) == (general.size, general.n_scalars)
             hd = gt.asnumpy(d)
             np.testing.assert_allclose(gt.asnumpy(z), hd * hd, rtol=1e-6)
+
+
+def test_loop_of_patterns_records_early_and_fuses_three_statistics():
+    """A loop of softmax patterns (results held) has each one recorded within two calls, one
+    row kernel each; a pattern of three statistics with an intermediate held is one kernel."""
+    backend = gt._dispatch.backend()
+    rng = np.random.default_rng(5)
+    x = gt.asarray(rng.standard_normal((8, 64)).astype(np.float32))
+    with gt.fusion(True):
+        gt.synchronize()
+        start = backend.context.stats["dispatches"]
+        held = []
+        for k in range(1, 9):
+            held.append(_softmax(x))
+            assert backend.context.stats["dispatches"] - start >= k - 2
+        gt.synchronize()
+        assert backend.context.stats["dispatches"] - start == 8
+        for y in held:
+            assert_close(gt.asnumpy(y), _np_softmax(gt.asnumpy(x)), np.float32, "fused")
+        start = backend.context.stats["dispatches"]
+        a = gt.mean(x, axis=-1, keepdims=True)
+        d = x - a
+        v = gt.mean(d * d, axis=-1, keepdims=True)
+        c = gt.max(d, axis=-1, keepdims=True)
+        out = d / gt.sqrt(v + 1e-5) + c
+        got = gt.asnumpy(out)
+        assert backend.context.stats["dispatches"] - start == 1
+    h = gt.asnumpy(x).astype(np.float64)
+    hd = h - h.mean(axis=-1, keepdims=True)
+    want = hd / np.sqrt((hd * hd).mean(axis=-1, keepdims=True) + 1e-5) + hd.max(axis=-1, keepdims=True)
+    assert_close(got, want, np.float32, "fused")
+    del d
