@@ -2,7 +2,8 @@
 [--roundtrip-breakdown] [--submit-trace]``.
 
 Runs on any adapter, the CPU adapter (lavapipe) included: it times the host, not the device.
-For each public call on small inputs (1,024 float32 elements; 32x32 for matmul, beside a batch
+For each public call on small inputs (1,024 float32 elements; 32x32 for matmul and the gt.nn row
+calls, beside a batch
 of small matrices and one 1024x1024 product, timed in batches of 2; ``--quick``: 256x256) it
 reports the
 host time per call spent *recording* it (``_timing.host_per_call``: calls back to back, every
@@ -51,6 +52,7 @@ def calls(gt: Any, large: int = 1024) -> list[tuple[str, Callable[[], Any], bool
     a, b = gt.asarray(a_np), gt.asarray(rng.random(N, dtype=np.float32))
     m2 = gt.asarray(rng.random((32, 32), dtype=np.float32))
     x2 = gt.asarray(rng.random((32, 32), dtype=np.float32))
+    w32, b32 = gt.asarray(rng.random(32, dtype=np.float32)), gt.asarray(rng.random(32, dtype=np.float32))
     mb = gt.asarray(rng.random((64, 16, 16), dtype=np.float32))
     big = gt.asarray(rng.random((large, large), dtype=np.float32))
     cond = a > 0.5
@@ -78,6 +80,8 @@ def calls(gt: Any, large: int = 1024) -> list[tuple[str, Callable[[], Any], bool
         ("a[idx]", lambda: a[idx], False),
         ("a[1:-1] (basic slice)", lambda: a[1:-1], False),
         ("a[3] (integer index)", lambda: a[3], False),
+        ("gt.nn.softmax(x) (32x32)", lambda: gt.nn.softmax(x2), False),
+        ("gt.nn.layer_norm(x, 32, w, b) (32x32)", lambda: gt.nn.layer_norm(x2, 32, w32, b32), False),
         ("gt.sort(a)", lambda: gt.sort(a), False),
         ("gt.argsort(a)", lambda: gt.argsort(a), False),
         ("gt.cumulative_sum(a)", lambda: gt.cumulative_sum(a), False),

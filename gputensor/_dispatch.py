@@ -478,6 +478,22 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
     return value
 
 
+def _broadcast2(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """``broadcast_shapes(a, b)``, remembered per pair of shapes (the operators of a loop meet
+    the same few pairs); ``ValueError`` as there."""
+    shape = _BROADCAST2.get((a, b))
+    if shape is None:
+        shape = broadcast_shapes(a, b)
+        if len(_BROADCAST2) >= 1024:
+            _BROADCAST2.clear()
+        _BROADCAST2[(a, b)] = shape
+    return shape
+
+
+#: (shape, shape) -> the shape they broadcast to (``_broadcast2``).
+_BROADCAST2: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
+
+
 def binary_operator(name: str, reflected: builtins.bool, array_type: type) -> Callable[[Any, Any], Any]:
     """The operator method ``self <op> other`` (``reflected``: ``other <op> self``) of the table
     op ``name`` for the array class ``array_type``: ``elementwise_op`` (``NotImplemented`` for
@@ -516,8 +532,7 @@ def binary_operator(name: str, reflected: builtins.bool, array_type: type) -> Ca
                 shape = self._shape
                 if other_array:
                     if other._shape != shape:  # (the shapes in argument order, for the error)
-                        shape = (broadcast_shapes(other._shape, shape) if reflected
-                                 else broadcast_shapes(shape, other._shape))
+                        shape = _broadcast2(other._shape, shape) if reflected else _broadcast2(shape, other._shape)
                     value = other
                 elif op.float_scalars:
                     value = (float(other), op.compute)
@@ -552,7 +567,7 @@ def binary_function(name: str, a: Any, b: Any) -> GpuArray:
                 shape = a._shape
                 if is_b:
                     if b._shape != shape:
-                        shape = broadcast_shapes(shape, b._shape)
+                        shape = _broadcast2(shape, b._shape)
                 else:
                     y = (float(b) if op.float_scalars else scalar_value(b, op.compute), op.compute)
             else:

@@ -267,6 +267,8 @@ _LOCK = threading.RLock()
 #: and ``fuse(node, dst) -> bool``; see ``_fusion_rows``). Weak keys: a statistic nobody can
 #: read any more is dropped with its storage.
 _PENDING: weakref.WeakKeyDictionary[_Storage, Any] = weakref.WeakKeyDictionary()
+#: ``_PENDING``'s dict (weak references of the storages -> records): read-only lookups.
+_PENDING_DATA = _PENDING.data
 
 
 def add_pending(storage: _Storage, record: Any) -> None:
@@ -277,16 +279,17 @@ def add_pending(storage: _Storage, record: Any) -> None:
 
 def pending_record(storage: _Storage) -> Any:
     """The record of a pending statistic's storage, or None."""
-    return _PENDING.get(storage)
+    return _PENDING_DATA.get(_weakref(storage))  # (``_PENDING.get`` without its call)
 
 
-def settle_pending(storage: _Storage) -> None:
-    """A pending statistic's storage now holds its value (written by a kernel): drop its
-    record; the storage stays watched (lazy arrays may read it)."""
+def settle_pending(*storages: _Storage) -> None:
+    """Pending statistics' storages now hold their values (written by a kernel): drop their
+    records; the storages stay watched (lazy arrays may read them)."""
     with _LOCK:
-        _PENDING.pop(storage, None)
-        if type(storage) is _PendingStorage:
-            storage.__class__ = _WatchedStorage
+        for storage in storages:
+            _PENDING.pop(storage, None)
+            if type(storage) is _PendingStorage:
+                storage.__class__ = _WatchedStorage
 
 
 def resolve_pending(storage: _Storage) -> None:
@@ -435,24 +438,40 @@ def materialize_all() -> None:
 _READER_SCAN = 64
 
 
-def bound_pending(limit: int) -> None:
-    """Compute the oldest pending statistic while more than ``limit`` are pending: the live lazy
+def bound_pending(limit: int, hard: int | None = None) -> None:
+    """Compute the oldest pending statistic when more than ``limit`` are pending: the live lazy
     arrays among the newest ``_READER_SCAN`` that read it are materialised (a row pattern's
-    output, which computes the statistic in its row kernel), else it gets its own reduction.
-    So a loop of row patterns (softmax written with ``gt`` ops) records each one a few calls
-    after it was written, while the device runs, instead of all of them at the next
-    synchronisation; the results are the same."""
+    output, which computes the statistic in its row kernel); when none reads it, it gets its own
+    reduction, but only with more than ``hard`` pending (default ``limit``; below that it waits
+    for the reader its pattern has not made yet). So a loop of row patterns (softmax written
+    with ``gt`` ops) records each one a call or two after it was written, while the device runs,
+    instead of all of them at the next synchronisation; the results are the same. The readers
+    are looked at newest first, and the scan ends once one of them has computed the
+    statistic."""
     if len(_PENDING) <= limit:
         return
     with _LOCK:
-        oldest = next(iter(_PENDING.keys()), None)
+        oldest = None
+        try:
+            for ref in _PENDING_DATA:  # (the oldest live entry, without the keys() generator)
+                oldest = ref()
+                if oldest is not None:
+                    break
+        except RuntimeError:  # (an entry removed meanwhile by another thread)
+            oldest = next(iter(_PENDING.keys()), None)
         tail = _LIVE[-_READER_SCAN:]
     if oldest is None:
         return
-    for x in _live(tail):
-        if type(x) is LazyArray and any(leaf._storage is oldest for leaf in x._node.leaves):
-            materialize(x)
-    if type(oldest) is _PendingStorage:
+    for ref in reversed(tail):
+        x = ref()
+        if type(x) is LazyArray:
+            for leaf in x._node.leaves:
+                if leaf._storage is oldest:
+                    materialize(x)
+                    break
+            if type(oldest) is not _PendingStorage:
+                return
+    if type(oldest) is _PendingStorage and (hard is None or len(_PENDING) > hard):
         resolve_pending(oldest)
 
 
@@ -545,7 +564,7 @@ def materialize_into(node: Any, dst: GpuArray) -> None:
     for leaf in leaves:
         storage = leaf._storage
         if type(storage) is _PendingStorage:  # a row statistic: one row kernel if it fits
-            record = _PENDING.get(storage)
+            record = _PENDING_DATA.get(_weakref(storage))
             if record is not None and record.fuse(node, dst):
                 return
             break

@@ -80,15 +80,21 @@ def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
     ``result``, ``scalar_name``: the dtype name of its scalar operands) on ``a`` and ``b``
     (GpuArrays, lazy or not, or ``(value, dtype)`` scalar pairs), validated by the caller,
     broadcast to ``shape``: :func:`lazy_op` with the usual operand combinations (a DAG and a
-    scalar or a leaf, in either order; a leaf and a scalar) made without the general loop of
-    :func:`_new_node` (the host time of a small op): the same node, the same structure key."""
+    scalar or a leaf, in either order; a DAG twice; a leaf and a scalar; two leaves) made
+    without the general loop of :func:`_new_node` (the host time of a small op): the same node,
+    the same structure key."""
     ta = type(a)
     tb = type(b)
     if ta is LazyArray:
+        child = a._node
         if tb is LazyArray:
-            return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))
-        lazy, child = a, a._node
-        x, y = child, b
+            if b._node is not child:
+                return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))
+            lazy = a  # the same DAG twice (``d * d``)
+            x = y = child
+        else:
+            lazy = a
+            x, y = child, b
     elif tb is LazyArray:
         lazy, child = b, b._node
         x, y = a, child
@@ -96,20 +102,32 @@ def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
         lazy = child = None
         x, y = a, b
     new = None  # a leaf whose storage is not watched for the child already
-    if child is None:  # a leaf and a scalar
-        if tb is tuple and ta is not tuple:
-            leaf = a
-            desc = (rop.opk, 0, rop.scalar_name)
-            scalars: Any = (b[0],)
-        elif ta is tuple and tb is not tuple:
-            leaf = b
-            desc = (rop.opk, rop.scalar_name, 0)
-            scalars = (a[0],)
+    if child is None:  # a leaf and a scalar, or two leaves
+        leaves: Any
+        keys: Any
+        scalars: Any
+        if ta is not tuple and tb is not tuple:  # two leaves (one when they read the same elements)
+            key_a = _leaf_key(a)
+            key_b = key_a if b is a else _leaf_key(b)
+            if key_b == key_a:
+                leaves, keys, desc = (a,), (key_a,), (rop.opk, 0, 0)
+            else:
+                leaves, keys, desc = (a, b), (key_a, key_b), (rop.opk, 0, 1)
+            size, n_scalars, scalars = 1, 0, ()
         else:
-            return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))
-        leaves: Any = (leaf,)
-        keys: Any = (_leaf_key(leaf),)
-        size = n_scalars = 1
+            if tb is tuple and ta is not tuple:
+                leaf = a
+                desc = (rop.opk, 0, rop.scalar_name)
+                scalars = (b[0],)
+            elif ta is tuple and tb is not tuple:
+                leaf = b
+                desc = (rop.opk, rop.scalar_name, 0)
+                scalars = (a[0],)
+            else:
+                return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))
+            leaves = (leaf,)
+            keys = (_leaf_key(leaf),)
+            size = n_scalars = 1
         skey = _KEYS.get(desc) or _structure_key(desc)
     else:
         leaves = child.leaves
@@ -118,7 +136,11 @@ def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
         n_scalars = child.n_scalars
         skey = child.skey
         scalars = child.scalars
-        if x is child:
+        if x is child and y is child:  # (DAG, the same DAG)
+            if skey is not None:
+                desc = (rop.opk, -skey, None)
+                skey = _KEYS.get(desc) or _structure_key(desc)
+        elif x is child:
             if tb is tuple:  # (DAG, scalar)
                 n_scalars += 1
                 if skey is not None:

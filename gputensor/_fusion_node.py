@@ -138,9 +138,9 @@ def _new_node(op: tuple[Any, ...], opk: int, dtype: DType, shape: tuple[int, ...
                     leaves, keys = list(leaves), list(keys)
                 remap = []
                 for leaf, key in zip(x.leaves, x.leaf_keys):
-                    try:
+                    if key in keys:  # (a failed ``index`` would format the key for its error)
                         k = keys.index(key)
-                    except ValueError:
+                    else:
                         k = len(keys)
                         keys.append(key)
                         leaves.append(leaf)
@@ -162,9 +162,9 @@ def _new_node(op: tuple[Any, ...], opk: int, dtype: DType, shape: tuple[int, ...
                         break
                 else:
                     key = _leaf_key(x)
-                    try:
+                    if key in keys:
                         k = keys.index(key)
-                    except ValueError:
+                    else:
                         if type(leaves) is tuple:
                             leaves, keys = list(leaves), list(keys)
                         k = len(keys)

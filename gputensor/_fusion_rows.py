@@ -44,19 +44,26 @@ from typing import Any, NamedTuple
 
 from . import _dispatch, _fusion
 from ._array_object import GpuArray, _Storage
-from ._backend import ops_reduce, ops_row_fusion
+from ._backend import config, ops_reduce, ops_row_fusion
 from ._backend.layout import extent, merge_dims
 from ._backend.wgsl_types import storage_type
 from ._dtypes import DType
 from ._runtime import backend, max_storage_bindings, translate
 from ._shapes import broadcast_strides, contiguous_strides
 
-__all__ = ["STATISTICS", "lazy_statistic"]
+__all__ = ["STATISTICS", "StatPlan", "lazy_statistic", "pending_statistic", "stat_plan"]
 
 #: Reductions that may be pending row statistics.
 STATISTICS = ("sum", "mean", "max", "min")
 #: Most statistics one row kernel computes.
 MAX_STATISTICS = 8
+#: Pending statistics beyond which a new one first has the oldest computed by the live lazy
+#: arrays that read it (its pattern's output: one row kernel); one that nothing reads yet waits
+#: until ``MAX_STATISTICS - 1`` are pending, then gets its own reduction. So a pattern of up to
+#: ``EARLY_PENDING + 1`` statistics is one kernel whatever the intermediates the caller holds,
+#: and one of up to ``MAX_STATISTICS`` when no intermediate that reads a statistic is alive, and
+#: a loop of two-statistic patterns (softmax, layer norm) records each a call or two later.
+EARLY_PENDING = 2
 #: Fewest rows a row kernel takes when its rows do not fit in registers (one workgroup streams
 #: each row; fewer, longer rows run faster on the eager reductions, which split rows).
 MIN_STREAMED_ROWS = 128
@@ -66,19 +73,20 @@ _FLOATS = ("float16", "float32", "float64")
 class _RowStat:
     """A pending row statistic: ``op`` over ``axes`` (sorted) of ``source`` (an elementwise
     ``_fusion._Node`` or an array with storage) of shape ``shape``, giving ``dtype``
-    (accumulated in ``acc``); ``kept``: the result's shape (``shape`` with the axes as 1)."""
+    (accumulated in ``acc``); ``kept``: the result's shape (``shape`` with the axes as 1),
+    ``strides`` its C-contiguous strides. Made from a ``StatPlan``."""
 
-    __slots__ = ("op", "source", "axes", "shape", "kept", "dtype", "acc")
+    __slots__ = ("op", "source", "axes", "shape", "kept", "strides", "dtype", "acc")
 
-    def __init__(self, op: str, source: Any, axes: tuple[int, ...], shape: tuple[int, ...], dtype: DType,
-                 acc: DType | None) -> None:
-        self.op = op
+    def __init__(self, plan: StatPlan, source: Any) -> None:
+        self.op = plan.op
         self.source = source
-        self.axes = axes
-        self.shape = shape
-        self.kept = tuple(1 if d in axes else n for d, n in enumerate(shape))
-        self.dtype = dtype
-        self.acc = acc
+        self.axes = plan.axes
+        self.shape = plan.shape
+        self.kept = plan.kept
+        self.strides = plan.strides
+        self.dtype = plan.dtype
+        self.acc = plan.acc
 
     def leaves(self) -> tuple[GpuArray, ...]:
         """The arrays the statistic reads."""
@@ -108,30 +116,66 @@ class _RowStat:
         ``dst`` with one row kernel, the statistics it reads included; False (nothing recorded)
         when the DAG is not a row pattern (see the module docstring)."""
         try:
-            return _fuse_rows(root, dst)
+            return _fuse_pattern(root, dst)
+        except _NoRowPattern:
+            return False
         except Exception as exc:
             raise translate(exc) from None
 
 
-def lazy_statistic(op: str, x: GpuArray, axes: Sequence[int], dtype: DType, acc: DType | None) -> GpuArray | None:
-    """The pending row statistic ``op(x, axis=axes, keepdims=True)`` of result ``dtype``
-    (validated by the caller; ``x`` non-empty, ``axes`` non-empty), or None where it cannot be
-    one (fusion off, not a real floating dtype, a result dtype other than ``x``'s)."""
+class StatPlan(NamedTuple):
+    """What a pending row statistic of one call structure needs per call (``stat_plan``): the
+    reduction ``op`` over the sorted ``axes`` of an input of ``shape``, its result ``dtype``
+    (accumulated in ``acc``), the result's shape ``kept`` (the axes as 1), its C-contiguous
+    strides and bytes, and the config generation it was checked under."""
+
+    op: str
+    axes: tuple[int, ...]
+    shape: tuple[int, ...]
+    kept: tuple[int, ...]
+    strides: tuple[int, ...]
+    nbytes: int
+    dtype: DType
+    acc: DType | None
+    generation: int
+
+
+def stat_plan(op: str, x: GpuArray, axes: Sequence[int], dtype: DType, acc: DType | None) -> StatPlan | None:
+    """The plan of the pending row statistic ``op(x, axis=axes, keepdims=True)`` of result
+    ``dtype`` (validated by the caller; ``x`` non-empty, ``axes`` non-empty), or None where it
+    cannot be one (fusion off, not a real floating dtype, a result dtype other than ``x``'s)."""
     if (not _fusion.fusion_enabled() or op not in STATISTICS or dtype is not x.dtype
             or dtype.name not in _FLOATS or not axes):
         return None
     axes = tuple(sorted(axes))
     shape = x.shape
     kept = tuple(1 if d in axes else n for d, n in enumerate(shape))
-    if type(x) is _fusion.LazyArray:
-        source: Any = _fusion.node_of(x)
-    else:
-        source = x
-    _fusion.bound_pending(MAX_STATISTICS - 1)
-    out = GpuArray._empty(kept, dtype, zero=False)
-    record = _RowStat(op, source, axes, shape, dtype, acc)
+    return StatPlan(op, axes, shape, kept, tuple(contiguous_strides(kept)), math.prod(kept) * dtype.itemsize, dtype,
+                    acc, config.generation)
+
+
+def lazy_statistic(op: str, x: GpuArray, axes: Sequence[int], dtype: DType, acc: DType | None) -> GpuArray | None:
+    """The pending row statistic ``op(x, axis=axes, keepdims=True)`` of result ``dtype``
+    (validated by the caller, as for :func:`stat_plan`), or None where it cannot be one."""
+    plan = stat_plan(op, x, axes, dtype, acc)
+    return None if plan is None else pending_statistic(plan, x)
+
+
+def pending_statistic(plan: StatPlan, x: GpuArray) -> GpuArray:
+    """A new pending row statistic of ``plan`` over ``x`` (an array of ``plan.shape`` and
+    ``plan.dtype``, lazy or not): its storage allocated, nothing recorded, ``x``'s leaves
+    watched (see the module docstring)."""
+    source: Any = x._node if type(x) is _fusion.LazyArray else x
+    if len(_fusion._PENDING_DATA) > EARLY_PENDING:  # (entries of dead storages included: checked there)
+        _fusion.bound_pending(EARLY_PENDING, MAX_STATISTICS - 1)
+    dtype = plan.dtype
+    if dtype.feature is None:
+        out = GpuArray._alloc(plan.kept, plan.strides, dtype, plan.nbytes, False)
+    else:  # (the current device's support of the dtype checked)
+        out = GpuArray._empty(plan.kept, dtype, zero=False)
+    record = _RowStat(plan, source)
     with _fusion._LOCK:
-        for leaf in record.leaves():
+        for leaf in (source.leaves if type(source) is _fusion._Node else (source,)):
             storage = leaf._storage
             if type(storage) is _Storage:
                 storage.__class__ = _fusion._WatchedStorage
@@ -142,18 +186,23 @@ def lazy_statistic(op: str, x: GpuArray, axes: Sequence[int], dtype: DType, acc:
 # ---------------------------------------------------------------------------------------------
 # the row pattern
 # ---------------------------------------------------------------------------------------------
-def _collect(leaves: Sequence[GpuArray], stats: list[tuple[_Storage, _RowStat]]) -> bool:
+def _collect(leaves: Sequence[GpuArray], stats: list[tuple[_Storage, _RowStat]],
+             index: dict[int, tuple[int, tuple[int, ...], tuple[int, ...]]]) -> bool:
     """Append the pending statistics among ``leaves`` and those they read, each after the ones
-    it reads; False when there are too many."""
+    it reads, and enter each into ``index`` (id of its storage -> (its position, its kept
+    shape and strides)); False when there are too many."""
+    pending = _fusion._PendingStorage
     for leaf in leaves:
         storage = leaf._storage
-        if type(storage) is not _fusion._PendingStorage or any(s is storage for s, _ in stats):
+        if type(storage) is not pending or id(storage) in index:
             continue
         record = _fusion.pending_record(storage)
         if record is None:
             continue
-        if not _collect(record.leaves(), stats):
+        source = record.source
+        if not _collect(source.leaves if type(source) is _fusion._Node else (source,), stats, index):
             return False
+        index[id(storage)] = (len(stats), record.kept, record.strides)
         stats.append((storage, record))
         if len(stats) > MAX_STATISTICS:
             return False
@@ -275,39 +324,36 @@ def _substitute(node: Any, placeholders: dict[int, GpuArray], memo: dict[int, An
 
 
 class _NoRowPattern(Exception):
-    """The DAG is not a row pattern (internal: ``_fuse_rows`` returns False)."""
+    """The DAG is not a row pattern (internal: ``_RowStat.fuse`` returns False)."""
 
 
-def _param(leaf: GpuArray, slot_of: Any, stat_index: dict[int, tuple[int, tuple[int, ...]]]) -> tuple[str, int]:
+def _param(leaf: GpuArray, slot_of: Any, stat_index: dict[int, tuple[Any, ...]]) -> tuple[str, int]:
+    """The row function parameter of ``leaf``: ("a", its operand slot), ("s", k) for the
+    statistic k (``stat_index``: ``_collect``'s), or a ("v", k) / ("h", k) entry of the index
+    itself. ``_NoRowPattern`` for another view of a statistic's storage."""
     entry = stat_index.get(id(leaf._storage))
     if entry is None:
         return ("a", slot_of(leaf))
-    if entry[0] in ("v", "h"):
+    k = entry[0]
+    if k == "v" or k == "h":
         return entry
-    k, kept = entry
-    if leaf._shape != kept or leaf._offset != 0 or leaf._strides != tuple(contiguous_strides(kept)):
+    if leaf._shape != entry[1] or leaf._offset != 0 or leaf._strides != entry[2]:
         raise _NoRowPattern  # another view of the statistic's storage
     return ("s", k)
 
 
-def _fuse_rows(root: Any, dst: GpuArray) -> bool:
-    try:
-        return _fuse_pattern(root, dst)
-    except _NoRowPattern:
-        return False
-
-
 def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
     stats: list[tuple[_Storage, _RowStat]] = []
-    if not _collect(root.leaves, stats) or not stats:
+    stat_index: dict[int, Any] = {}
+    if not _collect(root.leaves, stats, stat_index) or not stats:
         return False
     first = stats[0][1]
     shape, axes, kept = first.shape, first.axes, first.kept
-    if any(r.shape != shape or r.axes != axes for _, r in stats):
+    for _, r in stats:
+        if r.shape != shape or r.axes != axes:
+            return False
+    if dst._shape != shape and dst._shape != kept or root.shape != dst._shape:
         return False
-    if dst.shape not in (shape, kept) or root.shape != dst.shape:
-        return False
-    stat_index = {id(storage): (k, r.kept) for k, (storage, r) in enumerate(stats)}
 
     # operand slots: the inputs read (distinct elements), then dst, then the statistics' storages
     arrays: list[GpuArray] = []
@@ -322,26 +368,42 @@ def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
         return k
 
     # the kernel by the DAGs' structures (structure keys, else linearised) and how their leaves
-    # map to slots and statistics
-    sources = [record.source for _, record in stats] + [root]
+    # map to slots (k >= 0) and statistics (-1 - k); as ``_param`` maps them, with the leaf keys
+    # the nodes hold
+    node_type = _fusion._Node
     structure: list[Any] = []
     values: list[Any] = []
-    for src in sources:
-        if type(src) is _fusion._Node:
-            params = tuple([_param(leaf, slot_of, stat_index) for leaf in src.leaves])
-            if src.skey is None:  # (a node over two DAG operands) its linearised structure
-                description, scalars = _fusion.linear_structure(src)
-                structure.append((description, params))
-                values += [value for value, _ in scalars]
-            else:
-                structure.append((src.skey, params))
-                values += src.scalars
+    for src in [record.source for _, record in stats] + [root]:
+        if type(src) is node_type:
+            leaves, leaf_keys = src.leaves, src.leaf_keys
         else:
-            structure.append((0, _param(src, slot_of, stat_index)))
+            leaves, leaf_keys = (src,), (_fusion._leaf_key(src),)
+        params = []
+        for leaf, key in zip(leaves, leaf_keys):
+            entry = stat_index.get(key[0])
+            if entry is None:
+                k = keys.get(key)
+                if k is None:
+                    k = keys[key] = len(arrays)
+                    arrays.append(leaf)
+                params.append(k)
+            elif leaf._shape != entry[1] or leaf._offset or leaf._strides != entry[2]:
+                return False  # another view of the statistic's storage
+            else:
+                params.append(-1 - entry[0])
+        if type(src) is not node_type:
+            structure.append((0, params[0]))
+        elif src.skey is None:  # (a node over two DAG operands) its linearised structure
+            description, scalars = _fusion.linear_structure(src)
+            structure.append((description, tuple(params)))
+            values += [value for value, _ in scalars]
+        else:
+            structure.append((src.skey, tuple(params)))
+            values += src.scalars
     be = backend()
     plan_key = (tuple(structure), tuple([(r.op, r.dtype.name, r.axes, r.shape) for _, r in stats]),
-                tuple([(a._dtype.name, a._shape, a._strides) for a in arrays]),
-                dst._dtype.name, dst._shape, dst._strides)
+                tuple([(a._dtype.name, a._shape, a._strides) for a in arrays]), dst._dtype.name, dst._shape,
+                dst._strides)
     entry = _PLANS.get(plan_key)
     if entry is not None and entry.backend is be:
         _launch(be, entry, arrays, dst, stats, values)
@@ -381,11 +443,11 @@ def _launch(be: Any, entry: _RowPlan, arrays: list[GpuArray], dst: GpuArray,
     ptrs = [_fusion.leaf_ptr(a) for a in arrays]
     ptrs.append(dst._ptr)
     writes = [storage for storage, _ in stats[:entry.n_writes]]
+    ptr_of = _fusion._PTR_SLOT.__get__
     for storage in writes:
-        ptrs.append(_fusion._PTR_SLOT.__get__(storage))
+        ptrs.append(ptr_of(storage))
     entry.call.launch(be, ptrs, scalars)
-    for storage in writes:
-        _fusion.settle_pending(storage)
+    _fusion.settle_pending(*writes)
 
 
 def _plan(be: Any, root: Any, dst: GpuArray, stats: list[tuple[_Storage, _RowStat]], stat_index: dict[int, Any],

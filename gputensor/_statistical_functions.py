@@ -34,7 +34,7 @@ from ._dtypes import DTYPE_CATEGORIES, DTYPES_BY_NAME, DType, as_dtype
 from ._elementwise_functions import multiply
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, normalize_axes, normalize_axis, size_of
-from ._backend import ops_reduce, ops_scan
+from ._backend import config, ops_reduce, ops_scan
 from ._fusion import leaf_ptr
 from ._kept import KeptCall
 
@@ -135,6 +135,10 @@ class _ReducePlan(KeptCall):
 
 #: (op, x: dtype name, shape, strides; axis, keepdims, dtype names, ddof) -> ``_ReducePlan``.
 _REDUCE_PLANS: dict[tuple[object, ...], _ReducePlan] = {}
+#: (op, x's dtype name and shape, axis) of a pending row statistic (``keepdims=True``, fusion on,
+#: the result of x's dtype; the accumulation dtype follows from the op) -> its
+#: ``_fusion_rows.StatPlan``.
+_STAT_PLANS: dict[tuple[object, ...], _fusion_rows.StatPlan] = {}
 
 
 def _reduce_key(op: str, x: GpuArray, axis: object, keepdims: bool, out_dtype: DType,
@@ -152,11 +156,31 @@ def _reduce_key(op: str, x: GpuArray, axis: object, keepdims: bool, out_dtype: D
             None if acc_dtype is None else acc_dtype.name, ddof)
 
 
+def _kept_statistic(op: str, x: object, axis: object) -> GpuArray | None:
+    """``op(x, axis=axis, keepdims=True)`` as a pending row statistic made from its kept plan
+    (a call structure that ``_reduce`` checked before, under the same knobs, with fusion on),
+    or None: the public function then checks its arguments and goes on to ``_reduce``."""
+    if (not fusion_enabled() or not isinstance(x, GpuArray)
+            or not (type(axis) is int or axis is None
+                    or (type(axis) is tuple and all(type(a) is int for a in axis)))):  # (no bools)
+        return None
+    stat = _STAT_PLANS.get((op, x._dtype.name, x._shape, axis))
+    if stat is None or stat.generation != config.generation:
+        return None
+    return _fusion_rows.pending_statistic(stat, x)
+
+
 def _reduce(op: str, x: GpuArray, axis, keepdims: bool, out_dtype: DType,
             acc_dtype: DType | None = None, empty_value: object = None, *, ddof: float = 0) -> GpuArray:
     """Common path: normalise axes, handle empty cases, run the kernel, apply keepdims (a
     repeated call structure replays its ``_ReducePlan``). A reduction with more outputs or
-    reduced elements than one dispatch takes runs in pieces (``_reduce_split``; no plan)."""
+    reduced elements than one dispatch takes runs in pieces (``_reduce_split``; no plan). The
+    plan of a pending row statistic is kept (``_STAT_PLANS``, see ``_kept_statistic``)."""
+    stat_key = None
+    if (keepdims is True and op in _fusion_rows.STATISTICS and out_dtype is x._dtype
+            and (type(axis) is int or axis is None
+                 or (type(axis) is tuple and all(type(a) is int for a in axis)))):  # (no bools)
+        stat_key = (op, x._dtype.name, x._shape, axis)
     key = _reduce_key(op, x, axis, keepdims, out_dtype, acc_dtype, ddof)
     if key is not None:
         plan = _REDUCE_PLANS.get(key)
@@ -182,9 +206,11 @@ def _reduce(op: str, x: GpuArray, axis, keepdims: bool, out_dtype: DType,
         result = _reduce_split.reduce(op, x, axes, out_dtype, acc_dtype, ddof)
         return _view(result, out_shape, contiguous_strides(out_shape)) if keepdims else result
     if keepdims and op in _fusion_rows.STATISTICS:  # a pending row statistic (fusion on, floats)
-        pending = _fusion_rows.lazy_statistic(op, x, axes, out_dtype, acc_dtype)
-        if pending is not None:
-            return pending
+        stat = _fusion_rows.stat_plan(op, x, axes, out_dtype, acc_dtype)
+        if stat is not None:
+            if stat_key is not None:
+                _dispatch.cache_put(_STAT_PLANS, stat_key, stat)
+            return _fusion_rows.pending_statistic(stat, x)
     if key is not None:
         plan = _ReducePlan(axes, x.shape, out_dtype, out_shape if keepdims else None)
         _dispatch.cache_put(_REDUCE_PLANS, key, plan)
@@ -199,6 +225,10 @@ def sum(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTy
         keepdims: bool = False) -> GpuArray:
     """Sum over ``axis`` (None: all axes). Numeric dtypes only (``TypeError`` otherwise); result
     dtype per the spec (see the module docstring); zero elements sum to 0."""
+    if keepdims is True and dtype is None:
+        pending = _kept_statistic("sum", x, axis)
+        if pending is not None:
+            return pending
     _check_array(x)
     if x.dtype not in _NUMERIC:
         raise TypeError(f"sum needs a numeric dtype, got {x.dtype}")
@@ -219,6 +249,10 @@ def prod(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, dtype: DT
 def max(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> GpuArray:
     """Maximum over ``axis`` (NaN propagates). Real numeric dtypes only (``TypeError``);
     ``ValueError`` when reducing zero elements."""
+    if keepdims is True:
+        pending = _kept_statistic("max", x, axis)
+        if pending is not None:
+            return pending
     _check_array(x)
     if x.dtype not in _REAL_NUMERIC:
         raise TypeError(f"max needs a real numeric dtype, got {x.dtype}")
@@ -228,6 +262,10 @@ def max(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: 
 def min(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> GpuArray:
     """Minimum over ``axis`` (NaN propagates). Real numeric dtypes only (``TypeError``);
     ``ValueError`` when reducing zero elements."""
+    if keepdims is True:
+        pending = _kept_statistic("min", x, axis)
+        if pending is not None:
+            return pending
     _check_array(x)
     if x.dtype not in _REAL_NUMERIC:
         raise TypeError(f"min needs a real numeric dtype, got {x.dtype}")
@@ -238,6 +276,10 @@ def mean(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims:
     """Arithmetic mean over ``axis`` (float16 accumulates in float32; complex in complex).
     Floating dtypes only, complex included (``TypeError``); zero elements give NaN (complex:
     NaN + NaN j)."""
+    if keepdims is True:
+        pending = _kept_statistic("mean", x, axis)
+        if pending is not None:
+            return pending
     _check_array(x)
     if x.dtype not in _FLOATING:
         raise TypeError(f"mean needs a floating dtype, got {x.dtype}")

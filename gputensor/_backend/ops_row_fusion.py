@@ -448,7 +448,7 @@ class RowFusionCall:
         program = self.programs.get(key)
         if program is None:
             program = self._compile(key)
-        tail = b"".join([_scalar_bytes(value, dtype) for value, dtype in zip(scalars, spec.scalars)])
+        tail = _scalar_tail(scalars, spec.scalars) if scalars else b""
         ctx = self.ctx
         if "dispatch" in ctx.__dict__:  # a wrapper sees every dispatch
             program.dispatch(backend, ctx, ptrs, None, tail)
@@ -481,3 +481,26 @@ def _scalar_bytes(value: object, dtype: str) -> bytes:
     """The parameter bytes of a scalar parameter (``scalar_words``)."""
     words = scalar_words(value, dtype)
     return struct.pack(f"<{len(words)}I", *words)
+
+
+def _scalar_tail(values: Sequence[object], dtypes: Sequence[str]) -> bytes:
+    """The parameter bytes of the scalar parameters ``values`` of ``dtypes``, remembered per
+    (values, their types, dtypes) for a loop that passes the same scalars (``eps``, ``0.5``)
+    each call: Python ints and bools, and floats other than zeros and NaNs (``-0.0 == 0.0``; a
+    NaN is not equal to itself); values of other types are converted each call."""
+    key = (tuple(values), tuple([type(v) for v in values]), dtypes)
+    try:
+        tail = _TAILS.get(key)
+    except TypeError:  # (an unhashable value)
+        key, tail = None, None
+    if tail is None:
+        tail = b"".join([_scalar_bytes(value, dtype) for value, dtype in zip(values, dtypes)])
+        if key is not None and all(type(v) in (int, bool) or (type(v) is float and v == v and v) for v in values):
+            if len(_TAILS) >= 1024:
+                _TAILS.clear()
+            _TAILS[key] = tail
+    return tail
+
+
+#: (scalar values, their types, dtype names) -> their parameter bytes (``_scalar_tail``).
+_TAILS: dict[tuple[Any, ...], bytes] = {}

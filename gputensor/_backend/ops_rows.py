@@ -415,16 +415,14 @@ class _Direct(NamedTuple):
 def _bound(alloc: Any, off: int, nbytes: int, itemsize: int, align: int) -> tuple[tuple[Any, int, int], int]:
     """(binding, window index of the element at ``off``) of ``nbytes`` from byte ``off`` of the
     allocation ``alloc`` (in range: checked by the caller): its whole binding when that is what
-    it covers, else a window from the aligned offset below, as ``WebGpuBackend.window``."""
+    it covers, else a window from the aligned offset below, as ``WebGpuBackend.window`` (whose
+    end, rounded up to a word, stays inside the buffer: an allocation's buffer holds its bytes
+    rounded up to a word from byte 0)."""
     if not off and nbytes == alloc.nbytes and alloc.whole is not None:
         return alloc.whole, 0
-    buffer = alloc.buffer
     start = off // align * align
     stop = (off + nbytes + 3) // 4 * 4
-    size = buffer.size
-    if stop > size:
-        stop = size
-    return (buffer, start, stop - start if stop - start > 4 else 4), (off - start) // itemsize
+    return (alloc.buffer, start, stop - start if stop - start > 4 else 4), (off - start) // itemsize
 
 
 def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma: no cover
@@ -468,18 +466,6 @@ class RowCall:
     def valid_for(self, ctx: Any) -> bool:
         """Whether the call was kept for ``ctx`` and its grids hold there."""
         return ctx is self.ctx and all(p is None or p.valid_for(ctx) for p in self.programs.values())
-
-    def _base(self, backend: Any, ptr: int, span: tuple[int, int], itemsize: int, what: str) -> tuple[Any, ...]:
-        """The ``LaunchProgram`` base of operand ``ptr`` after checking that bytes ``span`` from
-        it lie in its allocation and that it is aligned to ``itemsize`` (BackendError)."""
-        alloc, off = backend.resolve(ptr, 0)
-        if off % itemsize:
-            raise invalid_argument(f"row ops: {what} pointer offset {off} is not a multiple of the item size {itemsize}")
-        if off + span[0] < 0 or off + span[1] > alloc.nbytes:
-            raise invalid_argument(f"row ops: {what} spans bytes [{off + span[0]}, {off + span[1]}) of a "
-                                   f"{alloc.nbytes}-byte allocation")
-        buffer = alloc.buffer
-        return (buffer, buffer.size, alloc.nbytes, off, ptr, alloc.whole)
 
     def launch(self, backend: Any, x: int, y: int, weight: int | None, bias: int | None, eps: float) -> bool:
         """Check the pointers (BackendError as ``row_op`` says, before anything is recorded) and

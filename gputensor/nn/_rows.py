@@ -106,14 +106,23 @@ class _Kept(NamedTuple):
 _KEPT = PlanCache(1024)
 
 
-def _replay(backend: object, kept: _Kept, x: GpuArray, weight: GpuArray | None = None,
-            bias: GpuArray | None = None, eps: float = 0.0) -> GpuArray:
-    """The kept call on new operands of its structure: a new output and the backend's launch
-    replayed (the pointers checked there)."""
+def _replayed(key: tuple, x: GpuArray, weight: GpuArray | None = None, bias: GpuArray | None = None,
+              eps: float = 0.0) -> GpuArray | None:
+    """The call kept under ``key`` for the current backend (still valid for its context and the
+    row knobs) on new operands of its structure: a new output and the backend's launch
+    replayed (the pointers checked there); None when no such call is kept."""
+    backend = _dispatch.backend()
+    kept = _KEPT.of(backend).get(key)
+    if kept is None:
+        return None
+    call = kept.call
+    settings = ops_rows.settings()
+    if call.ctx is not backend._ctx or (call.settings is not settings and call.settings != settings):
+        return None
     out = GpuArray._alloc(kept.shape, kept.strides, kept.dtype, kept.nbytes, False)
     try:
-        if not kept.call.launch(backend, x._ptr, out._storage.ptr, None if weight is None else weight._ptr,
-                                None if bias is None else bias._ptr, eps):
+        if not call.launch(backend, x._ptr, out._storage.ptr, None if weight is None else weight._ptr,
+                           None if bias is None else bias._ptr, eps):
             _record(kept.op, x, kept.layout, out, weight, bias, eps)  # (the float16 scratch route)
     except Exception as exc:
         raise _translate(exc) from None
@@ -134,18 +143,6 @@ def _keep(key: tuple, op: str, x: GpuArray, layout: tuple | None, out: GpuArray,
                                              out.size * out._dtype.itemsize, layout, call))
 
 
-def _kept(key: tuple) -> tuple[object, _Kept | None]:
-    """(the current backend, the call kept under ``key`` for it or None)."""
-    backend = _dispatch.backend()
-    kept = _KEPT.of(backend).get(key)
-    if kept is not None:
-        call = kept.call
-        settings = ops_rows.settings()
-        if call.ctx is not backend._ctx or (call.settings is not settings and call.settings != settings):
-            kept = None
-    return backend, kept
-
-
 def _record(op: str, x: GpuArray, layout: tuple, out: GpuArray, weight: GpuArray | None = None,
             bias: GpuArray | None = None, eps: float = 0.0) -> None:
     """Record the row kernel of ``op`` over the row view ``layout`` of ``x`` into ``out``."""
@@ -160,9 +157,9 @@ def _along_axis(op: str, x: object, axis: int) -> GpuArray:
     key = None
     if type(x) is GpuArray and type(axis) is int:
         key = (op, x._shape, x._strides, x._dtype.name, axis)
-        backend, kept = _kept(key)
-        if kept is not None:
-            return _replay(backend, kept, x)
+        out = _replayed(key, x)
+        if out is not None:
+            return out
     x = float_array(x, "x")
     if x.ndim == 0:
         return reshape(_along_axis(op, reshape(x, (1,)), axis), ())
@@ -205,9 +202,9 @@ def logsumexp(x: GpuArray, /, axis: int | Sequence[int] | None = None, keepdims:
     key = None
     if type(x) is GpuArray and type(axis) is int and type(keepdims) is bool:
         key = ("logsumexp", x._shape, x._strides, x._dtype.name, axis, keepdims)
-        backend, kept = _kept(key)
-        if kept is not None:
-            return _replay(backend, kept, x)
+        out = _replayed(key, x)
+        if out is not None:
+            return out
     x = float_array(x, "x")
     if x.ndim == 0:
         if axis not in (None, (), 0, -1):
@@ -297,9 +294,9 @@ def _norm(op: str, x: object, normalized_shape: object, weight: object, bias: ob
         key = (op, x._shape, x._strides, x._dtype.name, normalized_shape,
                None if weight is None else (weight._shape, weight._strides, weight._dtype.name),
                None if bias is None else (bias._shape, bias._strides, bias._dtype.name))
-        backend, kept = _kept(key)
-        if kept is not None:
-            return _replay(backend, kept, x, weight, bias, eps)
+        out = _replayed(key, x, weight, bias, eps)
+        if out is not None:
+            return out
     x0 = x = float_array(x, "x")
     params = {"weight": weight, "bias": bias} if op == "layer_norm" else {"weight": weight}
     axes, params, x = _normalized(x, normalized_shape, params)
