@@ -5,7 +5,7 @@
 operands; ``argmax``/``argmin`` run on the backend's strided reduction and return the first index
 of the extreme value (NaN counts as the extreme, as in NumPy) in the default indexing dtype.
 ``count_nonzero`` is an elementwise ``!= 0`` (NaN counts) and a sum reduction. ``nonzero`` is a
-device stream compaction (``_backend/ops_gather.py``: per-tile counts, a scan, an ordered
+device stream compaction (``_backend/ops_compact.py``: per-tile counts, a scan, an ordered
 scatter of the flat indices, unravelled per dimension for N-d input); only the count is read
 back. ``searchsorted`` is a parallel binary search per query on sort keys
 (``_backend/ops_sort.py``), NaN sorting after everything and -0.0 equal to +0.0, as in NumPy.

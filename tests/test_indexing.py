@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 import gputensor as gt
 
 from _compare import assert_same
-from gputensor._backend import get_backend, ops_gather, ops_sort
+from gputensor._backend import get_backend, ops_compact, ops_counting, ops_gather, ops_sort
 from gputensor._backend.errors import BackendError, BackendErrorKind
 from gputensor._shapes import AxisError
 
@@ -396,7 +396,7 @@ def test_backend_validation(be):
             lambda: ops_gather.gather(be, "float32", (4,), src, (0,), (0, 40), dst, (1,), [ix]),
             lambda: ops_gather.gather(be, "float32", (4,), src, (0,), (0, 4), dst, (1,), [ix] * 5),
             lambda: ops_gather.scatter(be, "float99", (4,), src, (1,), dst, (0,), (0, 4), [ix]),
-            lambda: ops_gather.unravel(be, src, 4, (2, 2), [dst], "int32"),  # (one output for 2 dims)
+            lambda: ops_counting.unravel(be, src, 4, (2, 2), [dst], "int32"),  # (one output for 2 dims)
         ]
         for case in cases:
             with pytest.raises(BackendError) as info:
@@ -413,7 +413,7 @@ def test_int32_index_outputs(be):
     a = np.array([[0, 3, 0], [7, 0, 1]], np.uint8)
     src = be.alloc(a.nbytes)
     be.copy_htod(src, a)
-    plan = ops_gather.compact_begin(be, src, a.size, flag="nonzero", dtype="uint8")
+    plan = ops_compact.compact_begin(be, src, a.size, flag="nonzero", dtype="uint8")
     try:
         count = plan.read_total()
         flat = be.alloc(count * 4)
@@ -421,7 +421,7 @@ def test_int32_index_outputs(be):
         plan.write_indices(flat, "int32")
         plan.write_indices(flat32, "uint32")
         rows = [be.alloc(count * 4) for _ in range(2)]
-        ops_gather.unravel(be, flat32, count, a.shape, rows, "int32")
+        ops_counting.unravel(be, flat32, count, a.shape, rows, "int32")
         got = np.empty(count, np.int32)
         be.copy_dtoh(got, flat)
         np.testing.assert_array_equal(got, np.flatnonzero(a))

@@ -117,7 +117,7 @@ class Operations(Protocol):
                    c_dtype: str, c_strides: Sequence[int], *, accumulate: bool = False) -> None:
         """Integer matmul (wrapping like NumPy)."""
 
-    # ---- gather, scatter, compaction (ops_gather)
+    # ---- gather, scatter (ops_gather), compaction (ops_compact) and its helpers (ops_counting)
     def gather(self, backend: Device, dtype: str, shape: Sequence[int], src: int,
                src_strides: Sequence[int], src_extent: tuple[int, int], dst: int,
                dst_strides: Sequence[int], indices: Sequence[Any]) -> None:
@@ -172,8 +172,8 @@ OPERATION_MODULES: dict[str, str] = {
     "elementwise": "ops_elementwise", "launch_plan": "ops_elementwise", "copy_strided": "ops_elementwise",
     "reduce_strided": "ops_reduce", "scan_strided": "ops_scan", "gemm_strided": "ops_gemm",
     "gemm_strided_batched": "ops_gemm", "matmul_int": "ops_matmul_int",
-    "gather": "ops_gather", "scatter": "ops_gather", "compact_begin": "ops_gather", "unravel": "ops_gather",
-    "unique_finish": "ops_gather", "key_range_record": "ops_gather", "count_values": "ops_gather",
-    "histogram_limit": "ops_gather",
+    "gather": "ops_gather", "scatter": "ops_gather", "compact_begin": "ops_compact", "unravel": "ops_counting",
+    "unique_finish": "ops_counting", "key_range_record": "ops_counting", "count_values": "ops_counting",
+    "histogram_limit": "ops_counting",
     "searchsorted": "ops_sort", "sort_keys": "ops_sort", "sort_values": "ops_sort", "argsort": "ops_sort",
 }

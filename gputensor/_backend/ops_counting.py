@@ -1,0 +1,259 @@
+"""The small kernels around stream compaction: the value range and the histogram of integer
+arrays (unique by counting: ``key_range.wgsl``, ``count_values.wgsl``), the counts and first
+indices of sorted unique values (``gather_unique.wgsl``) and flat indices unravelled into one
+index array per axis (``nonzero``: ``gather_unravel.wgsl``).
+
+Each call binds its operands window by window (operands larger than one binding window are
+split into chunks of whole tiles) and records its dispatches through ``WgpuContext.dispatch``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import invalid_argument, unsupported
+from .kernels import snippet
+from .ops_compact import ITEMS, WG
+from .ops_gather import _i32, _kind
+from .ops_gather import bind_range as _bind_range
+from .ops_sort import _check_dtype, _check_int, _check_span, _key_defines, bits_loader, dummy, subgroup_probe
+from .ops_sort import window_limit
+from .wgsl_types import storage_type
+
+__all__ = ["PEEL_ALL_SPAN", "RANGE_ITEMS", "count_values", "decode_key_range", "histogram_limit", "key_range",
+           "key_range_record", "unique_finish", "unravel"]
+
+#: Histograms of at most this many buckets merge every subgroup's equal buckets before adding
+#: (few distinct values per subgroup); wider ones merge only the first lane's bucket.
+PEEL_ALL_SPAN = 1 << 12
+
+
+@functools.lru_cache(maxsize=None)
+def _count_add_code(subgroups: bool) -> dict[str, str]:
+    """count_values.wgsl's ADD_FN (``add(live, bucket)``, with the subgroup builtins when
+    ``subgroups``) and its SG_ARGS / SG_CALL."""
+    if not subgroups:
+        return {"ADD_FN": snippet("count/add"), "SG_ARGS": "", "SG_CALL": ""}
+    return {"ADD_FN": snippet("count/add_subgroups"), "SG_ARGS": snippet("count/subgroup_args"),
+            "SG_CALL": ", sgs, lane"}
+
+
+def histogram_limit(backend: Any) -> int:
+    """The most buckets :func:`count_values` takes (its histogram is bound in one window)."""
+    return window_limit(backend) // 4
+
+
+#: Elements per invocation of key_range.wgsl.
+RANGE_ITEMS = 32
+
+
+def _count_dtype(backend: Any, dtype: Any, what: str) -> tuple[str, int, bool]:
+    """(dtype, bits, signed) of an integer or bool dtype of at most 32 bits (``what`` names the
+    operation in the error: BackendError invalid argument otherwise)."""
+    dtype = _check_dtype(backend, dtype)
+    if _kind(dtype) == "f" or storage_type(dtype).itemsize > 4:
+        raise invalid_argument(f"{what} takes integer or bool dtypes of at most 32 bits, not {dtype}")
+    return dtype, 8 * storage_type(dtype).itemsize, _kind(dtype) == "i"
+
+
+def key_range_record(backend: Any, src: int, dtype: str, n: int, out: int) -> None:
+    """Record the range of the ``n >= 1`` contiguous elements at ``src``, integers or bools of
+    ``dtype`` (at most 32 bits), into ``out``: two zero-filled u32 words that receive (max ~key,
+    max key) of sort_keys' canonical keys (key_range.wgsl; :func:`decode_key_range` turns their
+    bytes into (min, max)). Nothing is read back.
+
+    Raises BackendError: invalid argument for a bad dtype, size or pointer."""
+    dtype, bits, _ = _count_dtype(backend, dtype, "key_range")
+    n = _check_int("n", n, 1)
+    size = bits // 8
+    _check_span(backend, src, n * size, size, "source")
+    _check_span(backend, out, 8, 4, "range output")
+    ctx = backend.context
+    tile = WG * RANGE_ITEMS
+    defines = {**_key_defines(dtype, "canon", False), "ITEMS": RANGE_ITEMS,
+               "SRC_LOADER": bits_loader("src_bits", "src", dtype)}
+    obind, obase = _bind_range(backend, out, 0, 2, 4)
+    per = max(tile, window_limit(backend) // size // tile * tile)  # chunks of whole tiles
+    for e0 in range(0, n, per):
+        ne = min(per, n - e0)
+        sbind, sbase = _bind_range(backend, src, e0, e0 + ne, size)
+        ctx.dispatch("key_range", [ne, _i32(sbase + e0), _i32(obase), 0], [sbind, obind],
+                     ctx.fold_grid(-(-ne // tile)), defines)
+
+
+def decode_key_range(raw: bytes, dtype: str) -> tuple[int, int]:
+    """(min, max) from the 8 bytes :func:`key_range_record` wrote for ``dtype``."""
+    bits = 8 * storage_type(dtype).itemsize
+    not_lo, hi_key = int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:8], "little")
+    mask = (1 << bits) - 1
+    lo_key = ~not_lo & mask
+    if _kind(dtype) == "i":  # sort_keys' canonical key of a signed integer: key = v + 2^(bits-1)
+        sign = 1 << (bits - 1)
+        return lo_key - sign, (hi_key & mask) - sign
+    return lo_key, hi_key & mask
+
+
+def key_range(backend: Any, src: int, dtype: str, n: int) -> tuple[int, int]:
+    """(min, max) of the ``n >= 1`` contiguous elements at ``src``, integers or bools of
+    ``dtype`` (at most 32 bits): one dispatch (key_range.wgsl) and one 8-byte readback.
+
+    Raises BackendError: invalid argument for a bad dtype, size or pointer."""
+    dtype, _, _ = _count_dtype(backend, dtype, "key_range")
+    out = backend.alloc(8)  # zero-filled: (max ~key, max key) start at 0
+    try:
+        key_range_record(backend, src, dtype, n, out)
+        alloc, off = backend.resolve(out, 8)
+        raw = backend.context.readback_many([(alloc.buffer, off, 8)])[0]
+    finally:
+        backend.free(out)
+    return decode_key_range(raw, dtype)
+
+
+def count_values(backend: Any, src: int, dtype: str, n: int, lo: int | None, hist: int, span: int,
+                 *, range_ptr: int | None = None) -> None:
+    """Add to ``hist[v - lo]`` (``span`` zero-filled u32 counters) one per element ``v`` of the
+    ``n`` contiguous elements at ``src``, integers or bools of ``dtype`` (at most 32 bits) whose
+    values all lie in ``[lo, lo + span)`` -- the caller knows that range (e.g. from a min/max
+    reduction): the kernel does not check it.
+
+    With ``range_ptr`` (``lo`` None) the smallest value is read on the device from what
+    :func:`key_range_record` wrote there, and elements whose bucket would be ``span`` or more
+    are not counted (the caller checks the range it reads back before using the counts).
+
+    Raises BackendError: invalid argument for a bad dtype, size, range or pointer;
+    unsupported for a histogram larger than one binding (:func:`histogram_limit`).
+    """
+    dtype, bits, signed = _count_dtype(backend, dtype, "count_values")
+    n = _check_int("n", n)
+    span = _check_int("span", span, 1)
+    size = bits // 8
+    lo_min, hi_max = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if dtype == "bool":
+        hi_max = 1
+    if range_ptr is None and (not isinstance(lo, int) or lo < lo_min or lo + span - 1 > hi_max):
+        raise invalid_argument(f"values [{lo}, {lo} + {span}) are outside the range of {dtype}")
+    if range_ptr is not None:
+        if lo is not None:
+            raise invalid_argument("count_values takes lo or range_ptr, not both")
+        _check_span(backend, range_ptr, 8, 4, "range")
+    if span > histogram_limit(backend):
+        raise unsupported(f"a histogram of {span} buckets exceeds one binding on this adapter")
+    _check_span(backend, hist, span * 4, 4, "histogram")
+    if n == 0:
+        return
+    _check_span(backend, src, n * size, size, "source")
+    key_min = 0 if lo is None else (lo ^ (1 << (bits - 1))) & ((1 << bits) - 1) if signed else lo  # to_key
+    ctx = backend.context
+    tile = WG * ITEMS
+    peel = 0
+    if subgroup_probe(backend) is not None:  # merge equal buckets per subgroup (count_values.wgsl)
+        peel = 128 if span <= PEEL_ALL_SPAN else 1
+    defines = {**_key_defines(dtype, "canon", False), "ITEMS": ITEMS, "PEEL": peel,
+               "RANGE_MIN": "false" if range_ptr is None else "true",
+               "SRC_LOADER": bits_loader("src_bits", "src", dtype), **_count_add_code(peel > 0)}
+    hbind, hbase = _bind_range(backend, hist, 0, span, 4)
+    rbind, rbase = dummy(backend, 0), 0
+    if range_ptr is not None:
+        rbind, rbase = _bind_range(backend, range_ptr, 0, 2, 4)
+    per = max(tile, window_limit(backend) // size // tile * tile)  # source chunks of whole tiles
+    for e0 in range(0, n, per):
+        ne = min(per, n - e0)
+        sbind, sbase = _bind_range(backend, src, e0, e0 + ne, size)
+        params = [ne, _i32(sbase + e0), key_min, _i32(hbase), span, _i32(rbase)]
+        ctx.dispatch("count_values", params, [sbind, hbind, rbind], ctx.fold_grid(-(-ne // tile)), defines)
+
+
+def unique_finish(backend: Any, starts: int, total: int, n: int, perm: int | None, counts: int | None,
+                  index: int | None, index_dtype: str = "int64") -> None:
+    """From the ``total`` group starts (u32 sorted positions) of ``n`` sorted elements, write
+    each group's size to ``counts`` and the source index of its first element (``perm`` of its
+    start: u32 permutation of the stable sort) to ``index``, both of ``index_dtype`` ('int64' or
+    'int32'); either may be None (``perm`` too when ``index`` is).
+
+    Raises BackendError: invalid argument for bad sizes, dtypes or pointer ranges.
+    """
+    if index_dtype not in ("int64", "int32"):
+        raise invalid_argument(f"index dtype must be int64 or int32, not {index_dtype!r}")
+    _check_dtype(backend, index_dtype, "index dtype")
+    total = _check_int("total", total)
+    n = _check_int("n", n)
+    if (counts is None and index is None) or total == 0:
+        return
+    if index is not None and perm is None:
+        raise invalid_argument("index needs perm")
+    isize = storage_type(index_dtype).itemsize
+    _check_span(backend, starts, total * 4, 4, "starts")
+    for ptr, what in ((counts, "counts"), (index, "index")):
+        if ptr is not None:
+            _check_span(backend, ptr, total * isize, isize, what)
+    limit = window_limit(backend)
+    perm_chunks: list[tuple[int, int]] = [(0, n)]
+    if perm is not None:
+        _check_span(backend, perm, n * 4, 4, "perm")
+        per_p = max(1, limit // 4)
+        perm_chunks = [(lo, min(n, lo + per_p)) for lo in range(0, n, per_p)]
+    ctx = backend.context
+    defines = {"HAS_COUNTS": "true" if counts is not None else "false",
+               "HAS_INDEX": "true" if index is not None else "false", "IDX_WORDS": isize // 4}
+    per = max(1, (limit - 4) // max(isize, 4))
+    for j0 in range(0, total, per):
+        m = min(per, total - j0)
+        sbind, sbase = _bind_range(backend, starts, j0, min(total, j0 + m + 1), 4)
+        if counts is not None:
+            cbind, cbase = _bind_range(backend, counts, j0, j0 + m, isize)
+        else:
+            cbind, cbase = dummy(backend, 1), j0
+        if index is not None:
+            ibind, ibase = _bind_range(backend, index, j0, j0 + m, isize)
+        else:
+            ibind, ibase = dummy(backend, 2), j0
+        for k, (lo, hi) in enumerate(perm_chunks):
+            if perm is not None:
+                pbind, pbase = _bind_range(backend, perm, lo, hi, 4)
+            else:
+                pbind, pbase = dummy(backend, 0), 0
+            params = [m, j0, total, n, _i32(sbase + j0), _i32(cbase + j0), _i32(ibase + j0), _i32(pbase),
+                      lo, hi, 1 if k == 0 else 0]
+            ctx.dispatch("gather_unique", params, [sbind, pbind, cbind, ibind],
+                         ctx.fold_grid(-(-m // WG)), defines)
+
+
+def unravel(backend: Any, flat: int, m: int, shape: Sequence[int], outs: Sequence[int],
+            index_dtype: str = "int64") -> None:
+    """Write coordinate d of each of the ``m`` flat row-major indices (u32) at ``flat`` into
+    ``outs[d]`` (``m`` entries of ``index_dtype`` each), for an array of ``shape``.
+
+    Raises BackendError: invalid argument for bad sizes, dtypes or pointer ranges.
+    """
+    if index_dtype not in ("int64", "int32"):
+        raise invalid_argument(f"index dtype must be int64 or int32, not {index_dtype!r}")
+    _check_dtype(backend, index_dtype, "index dtype")
+    m = _check_int("m", m)
+    shape = [_check_int("shape entries", int(s)) for s in shape]
+    if len(outs) != len(shape):
+        raise invalid_argument("one output per dimension is needed")
+    if m == 0:
+        return
+    isize = storage_type(index_dtype).itemsize
+    _check_span(backend, flat, m * 4, 4, "flat indices")
+    for ptr in outs:
+        _check_span(backend, ptr, m * isize, isize, "output")
+    ctx = backend.context
+    limit = window_limit(backend)
+    per = max(1, limit // max(isize, 4))
+    defines = {"IDX_WORDS": isize // 4}
+    stride = 1
+    strides = []
+    for size in reversed(shape):
+        strides.append(stride)
+        stride *= max(size, 1)
+    strides.reverse()
+    for d, ptr in enumerate(outs):
+        for j0 in range(0, m, per):
+            cnt = min(per, m - j0)
+            fbind, fbase = _bind_range(backend, flat, j0, j0 + cnt, 4)
+            obind, obase = _bind_range(backend, ptr, j0, j0 + cnt, isize)
+            params = [cnt, _i32(fbase + j0), _i32(obase + j0), strides[d], max(shape[d], 1)]
+            ctx.dispatch("gather_unravel", params, [fbind, obind], ctx.fold_grid(-(-cnt // WG)), defines)
