@@ -442,3 +442,131 @@ def test_boolean_mask_with_a_zero_size_dim_selects_nothing():
     np.testing.assert_array_equal(x.get(), np.arange(12).reshape(3, 4))
     with pytest.raises(IndexError):
         x[gt.asarray(np.zeros((2,), bool))]
+
+
+# ---- boolean masks: values written by the compaction, assignments by where ------------------------
+MASK_SIZES = [1, 7, 255, 2047, 2048, 2049, 4096 + 3, 3 * 2048 + 1]
+
+
+@pytest.mark.parametrize("n", MASK_SIZES)
+def test_mask_values_sizes_across_tiles(n):
+    """x[m] over every axis (the compaction writes the values) for sizes around the tile of
+    2048 elements: empty, all-true, random and one-element masks."""
+    rng = np.random.default_rng(n)
+    a = values(rng, "float32", (n,))
+    x = gt.asarray(a)
+    for m in (np.zeros(n, bool), np.ones(n, bool), rng.random(n) < 0.5, np.arange(n) == n - 1):
+        assert_copied(x[gt.asarray(m)], a[m])
+        assert_copied(x[m], a[m])  # (a NumPy mask)
+
+
+@pytest.mark.parametrize("dtype", ALL + ["complex64", "complex128"])
+def test_mask_values_dtypes(dtype):
+    """x[m] for every dtype (packed 8/16-bit outputs, 64-bit words, complex128 by the gather)."""
+    if dtype.startswith("complex"):
+        if not gt.__array_namespace_info__().dtypes().get(dtype):
+            pytest.skip(f"no {dtype}")
+    rng = np.random.default_rng(3)
+    if dtype.startswith("complex"):
+        a = (rng.standard_normal((37, 29)) + 1j * rng.standard_normal((37, 29))).astype(dtype)
+    else:
+        a = values(rng, dtype, (37, 29))
+    m = rng.random(a.shape) < 0.3
+    x = gt.asarray(a)
+    assert_copied(x[gt.asarray(m)], a[m])
+    if a.dtype.kind not in "bc":
+        assert_copied(x[x != 0], a[a != 0])  # (a mask made on the device)
+
+
+def test_mask_shapes_layouts_and_prefixes():
+    """Multi-dimensional masks, masks over a prefix of the axes, 0-d masks, non-contiguous x."""
+    rng = np.random.default_rng(11)
+    a = values(rng, "int32", (6, 7, 5))
+    x = gt.asarray(a)
+    for m in (rng.random((6, 7, 5)) < 0.4, rng.random((6, 7)) < 0.5, rng.random(6) < 0.5,
+              np.zeros((6, 7), bool), np.ones((6,), bool)):
+        assert_copied(x[gt.asarray(m)], a[m])
+    t = gt.permute_dims(x, (2, 0, 1))  # a transposed view
+    at = np.transpose(a, (2, 0, 1))
+    m = rng.random(at.shape) < 0.5
+    assert_copied(t[gt.asarray(m)], at[m])
+    s = x[::2, 1:, ::-1]  # a strided view with an offset
+    sa = a[::2, 1:, ::-1]
+    m = rng.random(sa.shape) < 0.5
+    assert_copied(s[gt.asarray(m)], sa[m])
+    z = gt.asarray(np.float32(2.5))
+    assert_copied(z[gt.asarray(True)], np.float32(2.5)[np.True_])
+    assert_copied(z[gt.asarray(False)], np.float32(2.5)[np.False_])
+    e = gt.asarray(np.zeros((0, 3), np.float32))
+    assert_copied(e[gt.asarray(np.zeros((0, 3), bool))], np.zeros((0, 3), np.float32)[np.zeros((0, 3), bool)])
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "int32", "float32", "int64", "float64"])
+def test_mask_assignment_by_where(dtype):
+    """x[m] = v for values the same at every selected position (scalars, 0-d and size-1 arrays,
+    rows broadcast over a prefix mask): elementwise, nothing read back; other values scatter."""
+    rng = np.random.default_rng(5)
+    a = values(rng, dtype, (9, 300))
+    one = np.array(1, dtype=dtype)
+    for m, v in ((rng.random(a.shape) < 0.5, one.item()), (rng.random(a.shape) < 0.5, one),
+                 (np.zeros(a.shape, bool), one.item()), (np.ones(a.shape, bool), one.reshape(1, 1)),
+                 (rng.random(9) < 0.5, values(rng, dtype, (300,))),
+                 (rng.random(9) < 0.5, values(rng, dtype, (1, 300)))):
+        b = a.copy()
+        b[m] = v if np.ndim(v) <= 1 else v.reshape(-1)  # (NumPy takes at most 1-d values here)
+        x = gt.asarray(a)
+        x[gt.asarray(m)] = gt.asarray(v) if isinstance(v, np.ndarray) else v
+        assert_copied(x, b)
+    m = rng.random(a.shape) < 0.5  # one value per selected position: the scatter
+    v = values(rng, dtype, (int(m.sum()),))
+    b = a.copy()
+    b[m] = v
+    x = gt.asarray(a)
+    x[gt.asarray(m)] = gt.asarray(v)
+    assert_copied(x, b)
+    x = gt.asarray(a)
+    with pytest.raises(ValueError):
+        x[gt.asarray(m)] = gt.asarray(values(rng, dtype, (int(m.sum()) + 1,)))
+
+
+def test_mask_assignment_from_a_view_of_itself():
+    """x[m] = x[0] (a value sharing x's memory) reads the value before any write."""
+    a = np.arange(4000, dtype=np.float32)
+    m = a % 3 == 0
+    x = gt.asarray(a)
+    x[gt.asarray(m)] = x[5]
+    a[m] = a[5]
+    assert_copied(x, a)
+
+
+def test_mask_counts_one_readback():
+    """x[m] waits once (one submit, one mapping); x[m] = scalar not at all."""
+    ctx = get_backend().context
+    x = gt.asarray(np.random.default_rng(1).standard_normal(5000).astype(np.float32))
+    m = x > 0
+    x[m]
+    gt.synchronize()
+    before = dict(ctx.stats)
+    x[m]
+    assert ctx.stats["submits"] - before["submits"] == 1
+    assert ctx.stats["maps"] - before["maps"] == 1
+    gt.synchronize()
+    before = dict(ctx.stats)
+    x[m] = 0.5
+    assert ctx.stats["maps"] == before["maps"]
+
+
+def test_compaction_units_split(monkeypatch):
+    """Compactions of several binding windows (units): values, indices, unique with inverse."""
+    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 8 * 1024)
+    rng = np.random.default_rng(21)
+    a = values(rng, "float32", (30000,))
+    m = rng.random(a.size) < 0.5
+    x = gt.asarray(a)
+    assert_copied(x[gt.asarray(m)], a[m])
+    assert_copied(gt.nonzero(gt.asarray(m))[0], np.nonzero(m)[0])
+    k = rng.integers(0, 50, 9000).astype(np.int32)
+    u = gt.unique_inverse(gt.asarray(k))
+    vals, inv = np.unique(k, return_inverse=True)
+    assert_copied(u.values, vals)
+    assert_copied(u.inverse_indices, inv.reshape(k.shape))
