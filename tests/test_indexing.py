@@ -570,3 +570,23 @@ def test_compaction_units_split(monkeypatch):
     vals, inv = np.unique(k, return_inverse=True)
     assert_copied(u.values, vals)
     assert_copied(u.inverse_indices, inv.reshape(k.shape))
+
+
+def test_mask_and_concat_through_dispatch_wrapper(kernels_run):
+    """With a wrapper on ``WgpuContext.dispatch`` (the profiler's host-time mode) the same
+    programs record through it: compaction (count, scan, write) and concatenation."""
+    rng = np.random.default_rng(4)
+    a = values(rng, "float32", (5000,))
+    m = rng.random(a.size) < 0.5
+    x = gt.asarray(a)
+    assert_copied(x[gt.asarray(m)], a[m])
+    assert_copied(gt.nonzero(gt.asarray(m))[0], np.nonzero(m)[0])
+    k = rng.integers(0, 50, 3000).astype(np.int16)
+    u = gt.unique_inverse(gt.asarray(k))
+    vals, inv = np.unique(k, return_inverse=True)
+    assert_copied(u.values, vals)
+    assert_copied(u.inverse_indices, inv.reshape(k.shape))
+    b = values(rng, "int32", (3, 64))
+    assert_copied(gt.concat([gt.asarray(b), gt.asarray(b)], axis=1), np.concatenate([b, b], axis=1))
+    assert_copied(gt.concat([gt.asarray(b[:, 1:]), gt.asarray(b)], axis=1), np.concatenate([b[:, 1:], b], axis=1))
+    assert {"compact_count", "compact_write", "concat"} <= set(kernels_run)
