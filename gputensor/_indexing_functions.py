@@ -409,39 +409,34 @@ def _masked_values(x: GpuArray, mask: GpuArray) -> GpuArray:
     return _compacted(mask, x.dtype, lambda plan, out: plan.write_values(out._ptr, name, source=src._ptr))[1]
 
 
-def _assigned(x: GpuArray, value: Any) -> GpuArray:
-    """The value of ``x[key] = value`` as a GpuArray: a Python or NumPy scalar as a 0-d array
-    of ``x.dtype`` (cast as NumPy's assignment casts), anything else through ``asarray``."""
-    if isinstance(value, (builtins.bool, int, float, complex, np.generic)):
-        if isinstance(value, np.generic) and value.dtype.kind in "biuf":
-            value = value.item()
-        v = GpuArray._empty((), x.dtype)
-        _dispatch.fill(v, value)
-        return v
-    return value if isinstance(value, GpuArray) else asarray(value)
+_SCALARS = (builtins.bool, int, float, complex, np.generic)
 
 
-def _mask_assign(x: GpuArray, mask: GpuArray, v: GpuArray) -> builtins.bool:
-    """``x[mask] = v`` for a boolean ``mask`` over the leading axes of ``x`` when ``v`` (of
-    ``x.dtype``, not sharing its memory) is the same for every selected position: it broadcasts
-    to ``x.shape[mask.ndim:]`` once its leading size-1 dims are dropped. Then ``x = where(mask,
-    v, x)``, elementwise, with nothing read back. Returns False, with nothing done, for any
-    other value (the caller scatters it)."""
+def _mask_assign(x: GpuArray, mask: GpuArray, v: Any) -> builtins.bool:
+    """``x[mask] = v`` for a boolean ``mask`` over the leading axes of ``x`` when ``v`` is the
+    same for every selected position: a Python scalar, or an array of ``x.dtype`` not sharing
+    its memory that broadcasts to ``x.shape[mask.ndim:]`` once its leading size-1 dims are
+    dropped. Then ``x = where(mask, v, x)``, one elementwise kernel writing ``x`` in place, with
+    nothing read back. Returns False, with nothing done, for any other value (the caller
+    scatters it). Raises as :func:`_dispatch.scalar_value` for a scalar ``x.dtype`` cannot take."""
     rest = tuple(x.shape[mask.ndim:])
-    shape = tuple(v.shape)
-    while len(shape) > len(rest) and shape[0] == 1:
-        shape = shape[1:]
-    if len(shape) > len(rest):
-        return False
-    try:
-        if broadcast_shapes(shape, rest) != rest:
+    if isinstance(v, GpuArray):
+        shape = tuple(v.shape)
+        while len(shape) > len(rest) and shape[0] == 1:
+            shape = shape[1:]
+        if len(shape) > len(rest):
             return False
-    except ValueError:
-        return False
-    if shape != tuple(v.shape):
-        v = reshape(v, shape)
+        try:
+            if broadcast_shapes(shape, rest) != rest:
+                return False
+        except ValueError:
+            return False
+        value: Any = v if shape == tuple(v.shape) else reshape(v, shape)
+    else:
+        value = (_dispatch.scalar_value(v, x.dtype), x.dtype)
     m = reshape(mask, tuple(mask.shape) + (1,) * len(rest))
-    _dispatch.copy_into(x, _where(m, v, x))
+    dtype = x.dtype
+    _dispatch.run_elementwise("where", [m, value, x], [bool_dtype, dtype, dtype], dtype, dtype, out=x)
     return True
 
 
@@ -659,19 +654,29 @@ def advanced_setitem(x: GpuArray, key: Any, value: Any) -> None:
     broadcast; ``TypeError`` for complex or non-numeric values; ``OverflowError`` for Python
     ints out of the dtype's range.
     """
-    v = _assigned(x, value)
+    if isinstance(value, _SCALARS):
+        if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+            value = value.item()
+        v: Any = value
+    else:
+        v = value if isinstance(value, GpuArray) else asarray(value)
     mask = _leading_mask(x, key)
     plan = None if mask is not None else _plan(x, key)
-    if plan is not None:
-        broadcast_strides(v.shape, v._strides, plan.shape)  # ValueError if it does not fit
-    if v.dtype != x.dtype or v._storage is x._storage:
-        v = _dispatch.contiguous_copy(v, x.dtype)
+    if isinstance(v, GpuArray):
+        if plan is not None:
+            broadcast_strides(v.shape, v._strides, plan.shape)  # ValueError if it does not fit
+        if v.dtype != x.dtype or v._storage is x._storage:
+            v = _dispatch.contiguous_copy(v, x.dtype)
     if mask is not None:
         if _mask_assign(x, mask, v):
             return
         plan = _plan(x, mask)
         broadcast_strides(v.shape, v._strides, plan.shape)
     assert plan is not None
+    if not isinstance(v, GpuArray):
+        scalar = GpuArray._empty((), x.dtype, zero=False)
+        _dispatch.fill(scalar, v)
+        v = scalar
     _check_ranges(plan.indices)
     _scatter(x, plan.base, plan.shape, plan.strides, plan.indices, plan.idx_strides, v,
              (plan.bshape, plan.b_at))
