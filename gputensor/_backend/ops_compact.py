@@ -39,7 +39,7 @@ from .ops_sort import store_bits_code, window_limit
 from .plan_cache import PlanCache
 from .wgsl_types import storage_type
 
-__all__ = ["ITEMS", "TILE", "CompactPlan", "compact_begin"]
+__all__ = ["EXTRA_ROOM", "ITEMS", "TILE", "CompactPlan", "compact_begin", "record_program"]
 
 WG = 256
 #: Elements per invocation of the compaction kernels.
@@ -57,6 +57,8 @@ _NO_VALUE = _VALUE.pack(0)
 #: The write program's operand bases: the flags' source, the scanned counts, the ranked
 #: output, the auxiliary input (permutation, source values or a key range) and the inverse.
 _SRC, _COUNTS, _OUT, _AUX, _INV = range(5)
+#: Bytes after the counts that ``read_total`` copies extra regions into (read with the count).
+EXTRA_ROOM = 16
 #: Bytes of the placeholder of an unused binding ``k`` of compact_write (``dummy(backend, k)``).
 _DUMMY_BYTES = 256
 
@@ -187,9 +189,10 @@ def _placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:
     return dummy(backend, nbytes // _DUMMY_BYTES - 1)
 
 
-def _run(backend: Any, program: LaunchProgram, ptrs: Sequence[int], tail: bytes = b"") -> None:
-    """Record ``program`` with its operands at ``ptrs`` (ranges checked by the caller): replayed,
-    or through ``WgpuContext.dispatch`` where a wrapper watches the context."""
+def record_program(backend: Any, program: LaunchProgram, ptrs: Sequence[int], tail: bytes = b"") -> None:
+    """Record ``program`` with its operands at ``ptrs`` (ranges checked by the caller) and
+    ``tail`` after every step's parameter words: replayed, or through ``WgpuContext.dispatch``
+    where a wrapper watches the context. Unused bindings get ``dummy`` placeholders."""
     ctx = backend._ctx
     if ctx.__dict__.get("dispatch") is not None:
         program.dispatch(backend, ctx, ptrs, _placeholder, tail)
@@ -262,23 +265,39 @@ class CompactPlan:
     def read_total(self, extra: Sequence[tuple[int, int]] = ()) -> int:
         """The number of flagged elements: one readback of the scanned counts at the end of
         every unit (the first call only). ``extra``: (pointer, bytes) regions read back in the
-        same wait (the first call only), their bytes kept in ``extra_bytes``."""
-        if self.total is None:
-            be = self.backend
-            ends = [t0 + nt - 1 for t0, nt in self.structure.units]
-            if not extra and len(ends) == 1:
-                alloc, off = be.resolve(self.counts + 4 * ends[0], 4)
-                values = [int.from_bytes(be.context.readback(alloc.buffer, off, 4), "little")]
-            else:
-                regions = []
-                for ptr, nbytes in list(extra) + [(self.counts + 4 * t, 4) for t in ends]:
-                    alloc, off = be.resolve(ptr, nbytes)
-                    regions.append((alloc.buffer, off, nbytes))
-                raw = be.context.readback_many(regions)
-                self.extra_bytes = raw[: len(extra)]
-                values = [int.from_bytes(b, "little") for b in raw[len(extra):]]
-            self.unit_base = [0] + values[:-1]
-            self.total = values[-1] if values else 0
+        same wait (the first call only), their bytes kept in ``extra_bytes``; a compaction of one
+        unit copies up to ``EXTRA_ROOM`` bytes of them (whole words) on the device next to its
+        count, so that one small mapping reads them all."""
+        if self.total is not None:
+            return self.total
+        be = self.backend
+        s = self.structure
+        ends = [t0 + nt - 1 for t0, nt in s.units]
+        room = sum(nbytes for _, nbytes in extra)
+        if len(ends) == 1 and room <= EXTRA_ROOM and not any(nbytes % 4 for _, nbytes in extra):
+            ctx = be.context
+            counts, off = be.resolve(self.counts, 4 * s.ntiles + room)
+            at = off + 4 * s.ntiles
+            for ptr, nbytes in extra:
+                src, src_off = be.resolve(ptr, nbytes)
+                ctx.copy_buffer(src.buffer, src_off, counts.buffer, at, nbytes)
+                at += nbytes
+            raw = ctx.readback(counts.buffer, off + 4 * ends[0], 4 + room)
+            values = [int.from_bytes(raw[:4], "little")]
+            self.extra_bytes, at = [], 4
+            for _, nbytes in extra:
+                self.extra_bytes.append(raw[at : at + nbytes])
+                at += nbytes
+        else:
+            regions = []
+            for ptr, nbytes in list(extra) + [(self.counts + 4 * t, 4) for t in ends]:
+                alloc, off = be.resolve(ptr, nbytes)
+                regions.append((alloc.buffer, off, nbytes))
+            raw_all = be.context.readback_many(regions)
+            self.extra_bytes = raw_all[: len(extra)]
+            values = [int.from_bytes(b, "little") for b in raw_all[len(extra):]]
+        self.unit_base = [0] + values[:-1]
+        self.total = values[-1] if values else 0
         return self.total
 
     def _write(self, out: _Output, ptrs: Sequence[int | None], value_base: int = 0,
@@ -313,7 +332,7 @@ class CompactPlan:
                 firsts.append(win.first)
             program.record(ctx, bindings, firsts, tail, be, _placeholder)
             return
-        _run(be, s.compile_write(out, bases, total), operands, tail)
+        record_program(be, s.compile_write(out, bases, total), operands, tail)
 
     def write_indices(self, out: int, index_dtype: str = "int64") -> None:
         """Write the flat index of every flagged element, in order, to ``out`` (``total``
@@ -429,14 +448,14 @@ def compact_begin(backend: Any, src: int, n: int, *, flag: str = "nonzero", dtyp
     ssize = s.src_size
     if n:
         _check_span(backend, src, n * ssize, min(ssize, 4) if flag == "head" else ssize, "source")
-    counts = backend.alloc(max(s.ntiles, 1) * 4, zero=False)  # every tile writes its count
+    counts = backend.alloc(max(s.ntiles, 1) * 4 + EXTRA_ROOM, zero=False)  # every tile writes its count
     plan = CompactPlan(backend, s, src, counts)
     if n == 0:
         plan.total = 0
         return plan
     try:
         assert s.count_program is not None
-        _run(backend, s.count_program, (src, counts))
+        record_program(backend, s.count_program, (src, counts))
     except BaseException:
         plan.free()
         raise

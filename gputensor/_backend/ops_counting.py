@@ -3,27 +3,40 @@ arrays (unique by counting: ``key_range.wgsl``, ``count_values.wgsl``), the coun
 indices of sorted unique values (``gather_unique.wgsl``) and flat indices unravelled into one
 index array per axis (``nonzero``: ``gather_unravel.wgsl``).
 
-Each call binds its operands window by window (operands larger than one binding window are
-split into chunks of whole tiles) and records its dispatches through ``WgpuContext.dispatch``.
+Operands larger than one binding window are split into chunks of whole tiles. The range and
+the histogram, whose structure does not depend on the data, are ``launch.LaunchProgram``s kept
+per backend and replayed (``ops_compact.record_program``); the other two, sized by a count read
+back, bind their windows per call and record through ``WgpuContext.dispatch``.
 """
 
 from __future__ import annotations
 
 import functools
+import struct
 from collections.abc import Sequence
 from typing import Any
 
 from .errors import invalid_argument, unsupported
 from .kernels import snippet
-from .ops_compact import ITEMS, WG
+from .launch import LaunchProgram, Record, Region
+from .ops_compact import ITEMS, WG, record_program
 from .ops_gather import _i32, _kind
 from .ops_gather import bind_range as _bind_range
 from .ops_sort import _check_dtype, _check_int, _check_span, _key_defines, bits_loader, dummy, subgroup_probe
 from .ops_sort import window_limit
+from .plan_cache import PlanCache
 from .wgsl_types import storage_type
 
 __all__ = ["PEEL_ALL_SPAN", "RANGE_ITEMS", "count_values", "decode_key_range", "histogram_limit", "key_range",
            "key_range_record", "unique_finish", "unravel"]
+
+#: key_range.wgsl's and count_values.wgsl's parameter words (count_values' last one,
+#: ``key_min``, is appended per call).
+_RANGE_WORDS = struct.Struct("<4I")
+_COUNT_WORDS = struct.Struct("<5I")
+_WORD = struct.Struct("<I")
+#: The range and histogram programs kept per backend, by their plain arguments.
+_PROGRAMS = PlanCache(256)
 
 #: Histograms of at most this many buckets merge every subgroup's equal buckets before adding
 #: (few distinct values per subgroup); wider ones merge only the first lane's bucket.
@@ -70,17 +83,25 @@ def key_range_record(backend: Any, src: int, dtype: str, n: int, out: int) -> No
     size = bits // 8
     _check_span(backend, src, n * size, size, "source")
     _check_span(backend, out, 8, 4, "range output")
+    limit = window_limit(backend)
+    key = ("key_range", dtype, n, limit)
+    plans = _PROGRAMS.of(backend)
+    program = plans.get(key)
     ctx = backend.context
-    tile = WG * RANGE_ITEMS
-    defines = {**_key_defines(dtype, "canon", False), "ITEMS": RANGE_ITEMS,
-               "SRC_LOADER": bits_loader("src_bits", "src", dtype)}
-    obind, obase = _bind_range(backend, out, 0, 2, 4)
-    per = max(tile, window_limit(backend) // size // tile * tile)  # chunks of whole tiles
-    for e0 in range(0, n, per):
-        ne = min(per, n - e0)
-        sbind, sbase = _bind_range(backend, src, e0, e0 + ne, size)
-        ctx.dispatch("key_range", [ne, _i32(sbase + e0), _i32(obase), 0], [sbind, obind],
-                     ctx.fold_grid(-(-ne // tile)), defines)
+    if program is None or not program.valid_for(ctx):
+        tile = WG * RANGE_ITEMS
+        defines = {**_key_defines(dtype, "canon", False), "ITEMS": RANGE_ITEMS,
+                   "SRC_LOADER": bits_loader("src_bits", "src", dtype)}
+        pipe = ctx.pipeline("key_range", 2, defines)
+        per = max(tile, limit // size // tile * tile)  # chunks of whole tiles
+        records = []
+        for e0 in range(0, n, per):
+            ne = min(per, n - e0)
+            regions = (Region(0, e0 * size, ne * size, size, 0, 1, 0), Region(1, 0, 8, 4, 0, 2, 0))
+            records.append(Record(pipe, defines, (ne, 0, 0, 0), ctx.fold_grid(-(-ne // tile)), regions))
+        program = LaunchProgram.compile("key_range", _RANGE_WORDS, ctx, records, ())
+        _PROGRAMS.keep(plans, key, program)
+    record_program(backend, program, (src, out))
 
 
 def decode_key_range(raw: bytes, dtype: str) -> tuple[int, int]:
@@ -145,24 +166,31 @@ def count_values(backend: Any, src: int, dtype: str, n: int, lo: int | None, his
         return
     _check_span(backend, src, n * size, size, "source")
     key_min = 0 if lo is None else (lo ^ (1 << (bits - 1))) & ((1 << bits) - 1) if signed else lo  # to_key
-    ctx = backend.context
-    tile = WG * ITEMS
     peel = 0
     if subgroup_probe(backend) is not None:  # merge equal buckets per subgroup (count_values.wgsl)
         peel = 128 if span <= PEEL_ALL_SPAN else 1
-    defines = {**_key_defines(dtype, "canon", False), "ITEMS": ITEMS, "PEEL": peel,
-               "RANGE_MIN": "false" if range_ptr is None else "true",
-               "SRC_LOADER": bits_loader("src_bits", "src", dtype), **_count_add_code(peel > 0)}
-    hbind, hbase = _bind_range(backend, hist, 0, span, 4)
-    rbind, rbase = dummy(backend, 0), 0
-    if range_ptr is not None:
-        rbind, rbase = _bind_range(backend, range_ptr, 0, 2, 4)
-    per = max(tile, window_limit(backend) // size // tile * tile)  # source chunks of whole tiles
-    for e0 in range(0, n, per):
-        ne = min(per, n - e0)
-        sbind, sbase = _bind_range(backend, src, e0, e0 + ne, size)
-        params = [ne, _i32(sbase + e0), key_min, _i32(hbase), span, _i32(rbase)]
-        ctx.dispatch("count_values", params, [sbind, hbind, rbind], ctx.fold_grid(-(-ne // tile)), defines)
+    limit = window_limit(backend)
+    key = ("count_values", dtype, n, span, range_ptr is None, peel, limit)
+    plans = _PROGRAMS.of(backend)
+    program = plans.get(key)
+    ctx = backend.context
+    if program is None or not program.valid_for(ctx):
+        tile = WG * ITEMS
+        defines = {**_key_defines(dtype, "canon", False), "ITEMS": ITEMS, "PEEL": peel,
+                   "RANGE_MIN": "false" if range_ptr is None else "true",
+                   "SRC_LOADER": bits_loader("src_bits", "src", dtype), **_count_add_code(peel > 0)}
+        pipe = ctx.pipeline("count_values", 3, defines)
+        hist_region = Region(1, 0, span * 4, 4, 0, 2, 0)
+        range_region = Region(-1, 0, 0, 256, 0, 0, 0) if range_ptr is None else Region(2, 0, 8, 4, 0, 4, 0)
+        per = max(tile, limit // size // tile * tile)  # source chunks of whole tiles
+        records = []
+        for e0 in range(0, n, per):
+            ne = min(per, n - e0)
+            regions = (Region(0, e0 * size, ne * size, size, 0, 1, 0), hist_region, range_region)
+            records.append(Record(pipe, defines, (ne, 0, 0, span, 0), ctx.fold_grid(-(-ne // tile)), regions))
+        program = LaunchProgram.compile("count_values", _COUNT_WORDS, ctx, records, ())
+        _PROGRAMS.keep(plans, key, program)
+    record_program(backend, program, (src, hist, hist if range_ptr is None else range_ptr), _WORD.pack(key_min))
 
 
 def unique_finish(backend: Any, starts: int, total: int, n: int, perm: int | None, counts: int | None,
