@@ -556,37 +556,33 @@ def test_mask_counts_one_readback():
     assert ctx.stats["maps"] == before["maps"]
 
 
-def test_compaction_units_split(monkeypatch):
-    """Compactions of several binding windows (units): values, indices, unique with inverse."""
-    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 8 * 1024)
-    rng = np.random.default_rng(21)
-    a = values(rng, "float32", (30000,))
+def _check_compactions(seed: int, n: int, key_dtype: str) -> None:
+    """x[m], nonzero(m) and unique_inverse against NumPy (value, index and head compactions:
+    values and inverse), ``n`` elements."""
+    rng = np.random.default_rng(seed)
+    a = values(rng, "float32", (n,))
     m = rng.random(a.size) < 0.5
     x = gt.asarray(a)
     assert_copied(x[gt.asarray(m)], a[m])
     assert_copied(gt.nonzero(gt.asarray(m))[0], np.nonzero(m)[0])
-    k = rng.integers(0, 50, 9000).astype(np.int32)
+    k = rng.integers(0, 50, n // 3).astype(key_dtype)
     u = gt.unique_inverse(gt.asarray(k))
     vals, inv = np.unique(k, return_inverse=True)
     assert_copied(u.values, vals)
     assert_copied(u.inverse_indices, inv.reshape(k.shape))
+
+
+def test_compaction_units_split(monkeypatch):
+    """Compactions of several binding windows (units): values, indices, unique with inverse."""
+    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 8 * 1024)
+    _check_compactions(21, 30000, "int32")
 
 
 def test_mask_and_concat_through_dispatch_wrapper(kernels_run):
     """With a wrapper on ``WgpuContext.dispatch`` (the profiler's host-time mode) the same
     programs record through it: compaction (count, scan, write) and concatenation."""
-    rng = np.random.default_rng(4)
-    a = values(rng, "float32", (5000,))
-    m = rng.random(a.size) < 0.5
-    x = gt.asarray(a)
-    assert_copied(x[gt.asarray(m)], a[m])
-    assert_copied(gt.nonzero(gt.asarray(m))[0], np.nonzero(m)[0])
-    k = rng.integers(0, 50, 3000).astype(np.int16)
-    u = gt.unique_inverse(gt.asarray(k))
-    vals, inv = np.unique(k, return_inverse=True)
-    assert_copied(u.values, vals)
-    assert_copied(u.inverse_indices, inv.reshape(k.shape))
-    b = values(rng, "int32", (3, 64))
+    _check_compactions(4, 9000, "int16")
+    b = values(np.random.default_rng(4), "int32", (3, 64))
     assert_copied(gt.concat([gt.asarray(b), gt.asarray(b)], axis=1), np.concatenate([b, b], axis=1))
     assert_copied(gt.concat([gt.asarray(b[:, 1:]), gt.asarray(b)], axis=1), np.concatenate([b[:, 1:], b], axis=1))
     assert {"compact_count", "compact_write", "concat"} <= set(kernels_run)

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 from . import ops_scan
 from .errors import invalid_argument, unsupported
 from .kernels import snippet
-from .launch import LaunchProgram, Record, Region, rebased
+from .launch import LaunchProgram, Record, Region, operand_bases, rebased
 from .ops_sort import _check_dtype, _check_int, _check_span, _key_defines, bits_loader, dummy, key_words
 from .ops_sort import store_bits_code, window_limit
 from .plan_cache import PlanCache
@@ -197,12 +197,7 @@ def record_program(backend: Any, program: LaunchProgram, ptrs: Sequence[int], ta
     if ctx.__dict__.get("dispatch") is not None:
         program.dispatch(backend, ctx, ptrs, _placeholder, tail)
         return
-    bases = []
-    for ptr in ptrs:
-        alloc, offset = backend.resolve(ptr, 0)
-        buffer = alloc.buffer
-        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr, alloc.whole))
-    program.run(backend, ctx, bases, _placeholder, tail)
+    program.run(backend, ctx, operand_bases(backend, ptrs), _placeholder, tail)
 
 
 #: Compaction structures kept per backend, by their plain arguments and the window limit.

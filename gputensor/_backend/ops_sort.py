@@ -77,7 +77,7 @@ from typing import Any
 from . import config, ops_scan
 from .errors import BackendError, invalid_argument, unsupported
 from .kernels import snippet
-from .launch import LaunchProgram, Region, rebased
+from .launch import LaunchProgram, Region, operand_bases, rebased
 from .plan_cache import PlanCache
 from .validate import check_dtype, check_int, check_pointer
 from .wgsl_types import STORAGE_TYPES, storage_type
@@ -384,11 +384,7 @@ def _bitonic(backend: Any, job: _Job) -> None:
     if ctx.__dict__.get("dispatch") is not None:
         program.dispatch(backend, ctx, ptrs, _dummy_placeholder)
         return
-    bases = []
-    for ptr in ptrs:
-        alloc, offset = backend.resolve(ptr, 0)
-        buffer = alloc.buffer
-        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr, alloc.whole))
+    bases = operand_bases(backend, ptrs)
     program.run(backend, ctx, bases, _dummy_placeholder)
 
 
@@ -460,11 +456,7 @@ def _radix(backend: Any, job: _Job) -> None:
     if ctx.__dict__.get("dispatch") is not None:
         program.dispatch(backend, ctx, ptrs, _radix_placeholder)
         return
-    bases = []
-    for ptr in ptrs:
-        alloc, offset = backend.resolve(ptr, 0)
-        buffer = alloc.buffer
-        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr, alloc.whole))
+    bases = operand_bases(backend, ptrs)
     if not program.run(backend, ctx, bases, _radix_placeholder):  # a histogram buffer without whole vectors
         _radix_program(backend, job, limit, False).run(backend, ctx, bases[:3], _radix_placeholder)
 
