@@ -366,15 +366,31 @@ def nonzero_flat(mask: GpuArray, index_dtype: Any = None) -> tuple[int, GpuArray
     return _compacted(mask, dtype, lambda plan, out: plan.write_indices(out._ptr, dtype.name))
 
 
-def _compacted(mask: GpuArray, dtype: Any, write: Any) -> tuple[int, GpuArray]:
-    """(count, a new 1-D array of ``count`` elements of ``dtype`` filled by ``write(plan,
-    out)``), ``count`` being the number of nonzero elements of ``mask``: one compaction
-    (``ops_compact``), whose count -- the output size -- is the one value read back."""
+def nonzero_coordinates(mask: GpuArray) -> tuple[int, GpuArray]:
+    """(count, a (mask.ndim, count) default-int array whose row d holds coordinate d of each
+    non-zero element of ``mask``, in row-major order). One device compaction writing one
+    coordinate per pass; the count is the one value read back."""
+    dtype = kernels.default_int()
+    shape = tuple(mask.shape)
+
+    def write(plan: Any, out: GpuArray) -> None:
+        count, size = out.shape[1], dtype.itemsize
+        plan.write_coordinates([out._ptr + d * count * size for d in range(len(shape))], shape, dtype.name)
+
+    return _compacted(mask, dtype, write, len(shape))
+
+
+def _compacted(mask: GpuArray, dtype: Any, write: Any, rows: int = 0) -> tuple[int, GpuArray]:
+    """(count, a new array of ``count`` elements of ``dtype`` -- with ``rows``, ``(rows,
+    count)`` of them -- filled by ``write(plan, out)``), ``count`` being the number of nonzero
+    elements of ``mask``: one compaction (``ops_compact``), whose count -- the output size -- is
+    the one value read back."""
     flat = _as_contiguous(reshape(mask, (-1,)))
     plan = _dispatch.call(ops_compact.compact_begin, flat._ptr, flat.size, flag="nonzero", dtype=mask.dtype.name)
     try:
         count = plan.read_total()
-        out = GpuArray._empty((count,), dtype, zero=dtype.packed)  # (packed values are OR-ed into zeros)
+        shape = (rows, count) if rows else (count,)
+        out = GpuArray._empty(shape, dtype, zero=dtype.packed)  # (packed values are OR-ed into zeros)
         if count:
             try:
                 write(plan, out)
@@ -438,18 +454,6 @@ def _mask_assign(x: GpuArray, mask: GpuArray, v: Any) -> builtins.bool:
     dtype = x.dtype
     _dispatch.run_elementwise("where", [m, value, x], [bool_dtype, dtype, dtype], dtype, dtype, out=x)
     return True
-
-
-def unravel_flat(flat32: GpuArray, shape: Sequence[int]) -> GpuArray:
-    """A (len(shape), count) default-int array: row d holds coordinate d of each flat row-major
-    index of ``flat32`` (uint32)."""
-    count = flat32.shape[0]
-    rows = GpuArray._empty((len(shape), count), kernels.default_int(), zero=False)
-    if count:
-        size = rows.dtype.itemsize
-        _dispatch.call(ops_counting.unravel, flat32._ptr, count, tuple(shape),
-                       [rows._ptr + d * count * size for d in range(len(shape))], rows.dtype.name)
-    return rows
 
 
 @dataclass
@@ -599,8 +603,7 @@ def _plan(x: GpuArray, key: Any) -> _Plan:
                     count, flat = nonzero_flat(mask)
                     indices.append(_Index(flat, size_of(sizes), strides[-1], axis, checked=True))
                 else:
-                    count, flat = nonzero_flat(mask, dtype_from_any(np.uint32))
-                    rows = unravel_flat(flat, sizes)
+                    count, rows = nonzero_coordinates(mask)
                     for d in range(k):
                         row = GpuArray._view(rows, (count,), (1,), rows._offset + d * count)
                         indices.append(_Index(row, sizes[d], strides[d], axis + d, checked=True))

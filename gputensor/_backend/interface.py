@@ -132,10 +132,6 @@ class Operations(Protocol):
                       dtype: str = "bool", nan_distinct: bool = True) -> Any:
         """Start a stream compaction (count first, write after the count is read)."""
 
-    def unravel(self, backend: Device, flat: int, m: int, shape: Sequence[int], outs: Sequence[int],
-                index_dtype: str = "int64") -> None:
-        """Flat indices to one index array per axis."""
-
     def unique_finish(self, backend: Device, starts: int, total: int, n: int, perm: int | None,
                       counts: int | None, index: int | None, index_dtype: str = "int64") -> None:
         """The counts and first indices of sorted unique values."""
@@ -172,7 +168,7 @@ OPERATION_MODULES: dict[str, str] = {
     "elementwise": "ops_elementwise", "launch_plan": "ops_elementwise", "copy_strided": "ops_elementwise",
     "reduce_strided": "ops_reduce", "scan_strided": "ops_scan", "gemm_strided": "ops_gemm",
     "gemm_strided_batched": "ops_gemm", "matmul_int": "ops_matmul_int",
-    "gather": "ops_gather", "scatter": "ops_gather", "compact_begin": "ops_compact", "unravel": "ops_counting",
+    "gather": "ops_gather", "scatter": "ops_gather", "compact_begin": "ops_compact",
     "unique_finish": "ops_counting", "key_range_record": "ops_counting", "count_values": "ops_counting",
     "histogram_limit": "ops_counting",
     "searchsorted": "ops_sort", "sort_keys": "ops_sort", "sort_values": "ops_sort", "argsort": "ops_sort",

@@ -5,10 +5,10 @@ Three passes: tiles of ``TILE = 256 * ITEMS`` elements count their flagged eleme
 (``compact_count.wgsl``), the tile counts are scanned in place (``ops_scan``, inclusive), and
 once the total is known -- the output size depends on it; it is the one value read back --
 every tile writes what its flagged elements give at ``base(tile) + rank``, in input order
-(``compact_write.wgsl``): their flat indices, their values in a source array of the same length
-(``x[mask]``: no index array and no gather), the value of a sorted key (``unique``) or of a
-histogram bucket, or, for every element, its group id through a permutation (``unique``'s
-inverse). Flags: the nonzero elements of a dtype of at most 8 bytes (raw bits: -0.0 counts as
+(``compact_write.wgsl``): their flat indices, one of their coordinates in an N-d array per pass
+(``nonzero``), their values in a source array of the same length (``x[mask]``: no index array
+and no gather), the value of a sorted key (``unique``) or of a histogram bucket, or, for every
+element, its group id through a permutation (``unique``'s inverse). Flags: the nonzero elements of a dtype of at most 8 bytes (raw bits: -0.0 counts as
 zero, NaN as nonzero) or the group heads of sorted keys.
 
 Both phases are ``launch.LaunchProgram``s, planned once per structure (flag, dtype, size,
@@ -25,6 +25,7 @@ sees every dispatch (``LaunchProgram.dispatch``).
 from __future__ import annotations
 
 import functools
+import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -231,7 +232,7 @@ class CompactPlan:
     """A compaction after its counting pass: ``total`` is known once :meth:`read_total` ran.
 
     Made by :func:`compact_begin`; outputs are written by :meth:`write_indices`,
-    :meth:`write_values` and :meth:`write_inverse`; :meth:`free` releases the counts."""
+    :meth:`write_coordinates`, :meth:`write_values` and :meth:`write_inverse`; :meth:`free` releases the counts."""
 
     backend: Any
     structure: _Structure
@@ -342,6 +343,32 @@ class CompactPlan:
         _check_span(self.backend, out, total * 4 * words, 4 * words, "output")
         fns = snippet("compact/write_indices2" if words == 2 else "compact/write_indices")
         self._write(_Output(fns, "u32", 4 * words, "", 0, 0), (out, None, None))
+
+    def write_coordinates(self, outs: Sequence[int], shape: Sequence[int], index_dtype: str = "int64") -> None:
+        """Write coordinate ``d`` of every flagged element, in order, to ``outs[d]`` (``total``
+        entries of ``index_dtype``, 'int64' or 'int32', each), the elements being those of a
+        row-major array of ``shape`` (``n`` elements): ``nonzero`` of an N-d array, one pass
+        per dimension. BackendError (invalid argument) for another dtype, a shape of another
+        size or number of outputs, or a bad pointer range."""
+        if index_dtype not in ("int64", "int32"):
+            raise invalid_argument(f"index dtype must be int64 or int32, not {index_dtype!r}")
+        shape = tuple(_check_int("shape entries", int(v)) for v in shape)
+        if len(outs) != len(shape) or not shape or math.prod(shape) != self.n:
+            raise invalid_argument(f"coordinates of {self.n} elements need one output per dim of a shape of that "
+                                   f"size, not {len(outs)} for {shape}")
+        words = storage_type(index_dtype).itemsize // 4
+        total = self.read_total()
+        if total == 0:
+            return
+        for ptr in outs:
+            _check_span(self.backend, ptr, total * 4 * words, 4 * words, "output")
+        strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+        fns = snippet("compact/write_coordinate", {"NDIM": len(shape), "WORDS": words,
+                                                    "SIZES": ", ".join(f"{v}u" for v in shape),
+                                                    "STRIDES": ", ".join(f"{v}u" for v in strides)})
+        out = _Output(fns, "u32", 4 * words, "", 0, 0)
+        for d, ptr in enumerate(outs):
+            self._write(out, (ptr, None, None), d)
 
     def write_values(self, out: int, dtype: str, lo: int | None = None, capacity: int | None = None,
                      range_ptr: int | None = None, *, source: int | None = None) -> None:

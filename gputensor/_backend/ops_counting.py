@@ -1,12 +1,11 @@
 """The small kernels around stream compaction: the value range and the histogram of integer
-arrays (unique by counting: ``key_range.wgsl``, ``count_values.wgsl``), the counts and first
-indices of sorted unique values (``gather_unique.wgsl``) and flat indices unravelled into one
-index array per axis (``nonzero``: ``gather_unravel.wgsl``).
+arrays (unique by counting: ``key_range.wgsl``, ``count_values.wgsl``) and the counts and first
+indices of sorted unique values (``gather_unique.wgsl``).
 
 Operands larger than one binding window are split into chunks of whole tiles. The range and
 the histogram, whose structure does not depend on the data, are ``launch.LaunchProgram``s kept
-per backend and replayed (``ops_compact.record_program``); the other two, sized by a count read
-back, bind their windows per call and record through ``WgpuContext.dispatch``.
+per backend and replayed (``ops_compact.record_program``); the third, sized by a count read
+back, binds its windows per call and records through ``WgpuContext.dispatch``.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from .plan_cache import PlanCache
 from .wgsl_types import storage_type
 
 __all__ = ["PEEL_ALL_SPAN", "RANGE_ITEMS", "count_values", "decode_key_range", "histogram_limit", "key_range",
-           "key_range_record", "unique_finish", "unravel"]
+           "key_range_record", "unique_finish"]
 
 #: key_range.wgsl's and count_values.wgsl's parameter words (count_values' last one,
 #: ``key_min``, is appended per call).
@@ -246,42 +245,3 @@ def unique_finish(backend: Any, starts: int, total: int, n: int, perm: int | Non
                       lo, hi, 1 if k == 0 else 0]
             ctx.dispatch("gather_unique", params, [sbind, pbind, cbind, ibind],
                          ctx.fold_grid(-(-m // WG)), defines)
-
-
-def unravel(backend: Any, flat: int, m: int, shape: Sequence[int], outs: Sequence[int],
-            index_dtype: str = "int64") -> None:
-    """Write coordinate d of each of the ``m`` flat row-major indices (u32) at ``flat`` into
-    ``outs[d]`` (``m`` entries of ``index_dtype`` each), for an array of ``shape``.
-
-    Raises BackendError: invalid argument for bad sizes, dtypes or pointer ranges.
-    """
-    if index_dtype not in ("int64", "int32"):
-        raise invalid_argument(f"index dtype must be int64 or int32, not {index_dtype!r}")
-    _check_dtype(backend, index_dtype, "index dtype")
-    m = _check_int("m", m)
-    shape = [_check_int("shape entries", int(s)) for s in shape]
-    if len(outs) != len(shape):
-        raise invalid_argument("one output per dimension is needed")
-    if m == 0:
-        return
-    isize = storage_type(index_dtype).itemsize
-    _check_span(backend, flat, m * 4, 4, "flat indices")
-    for ptr in outs:
-        _check_span(backend, ptr, m * isize, isize, "output")
-    ctx = backend.context
-    limit = window_limit(backend)
-    per = max(1, limit // max(isize, 4))
-    defines = {"IDX_WORDS": isize // 4}
-    stride = 1
-    strides = []
-    for size in reversed(shape):
-        strides.append(stride)
-        stride *= max(size, 1)
-    strides.reverse()
-    for d, ptr in enumerate(outs):
-        for j0 in range(0, m, per):
-            cnt = min(per, m - j0)
-            fbind, fbase = _bind_range(backend, flat, j0, j0 + cnt, 4)
-            obind, obase = _bind_range(backend, ptr, j0, j0 + cnt, isize)
-            params = [cnt, _i32(fbase + j0), _i32(obase + j0), strides[d], max(shape[d], 1)]
-            ctx.dispatch("gather_unravel", params, [fbind, obind], ctx.fold_grid(-(-cnt // WG)), defines)

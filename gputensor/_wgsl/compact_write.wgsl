@@ -1,10 +1,12 @@
 // Stream compaction, step 3 (see compact_count.wgsl): every tile ranks its flagged elements in
 // input order (blocked arrangement, exclusive workgroup scan of the per-invocation counts) and
 // writes element i's output at rank base(tile) + local rank, base(tile) being the inclusive
-// scan of the counts at tile - 1. Outputs (from ops_gather.py):
-//   write_flagged(r, i): for flagged elements (rank r): the global index i (IDX_WORDS words),
-//                        the value of the sorted key (unique of integer dtypes), or the value
-//                        value_base + i of a histogram bucket (unique by counting);
+// scan of the counts at tile - 1. Outputs (from ops_compact.py):
+//   write_flagged(r, i): for flagged elements (rank r): the global index i (one or two words),
+//                        one coordinate of it (dimension value_base), its value in a source
+//                        array bound in perm's place (x[mask]), the value of the sorted key
+//                        (unique of integer dtypes), or the value value_base + i of a
+//                        histogram bucket (unique by counting);
 //   write_all(g, i):     for every element, g = groups up to and including i, minus one (the
 //                        group id: unique's inverse, scattered through the permutation).
 // Output bases wrap (u32), so they may be "negative" relative to the binding.
