@@ -25,6 +25,7 @@ space that fit one window each. ``ops_sort.WINDOW_LIMIT`` lowers the window size
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import struct
 from collections.abc import Iterator, Sequence
@@ -33,7 +34,7 @@ from typing import Any
 
 from .errors import invalid_argument, unsupported
 from .kernels import snippet
-from .ops_elementwise import extent
+from .layout import extent, merge_dims
 from .ops_sort import _check_dtype, _check_int, bits_loader, store_bits_code, window_limit
 from .plan_cache import PlanCache
 from .wgsl_types import STORAGE_TYPES, storage_type
@@ -95,27 +96,6 @@ class IndexOperand:
     n: int
     mul: int
     check: str = ""
-
-
-def _merge(shape: Sequence[int], stride_sets: Sequence[Sequence[int]]) -> tuple[list[int], list[list[int]]]:
-    """Drop size-1 dims and merge dims contiguous for every stride set (row-major order kept)."""
-    out_shape: list[int] = []
-    out_strides: list[list[int]] = [[] for _ in stride_sets]
-    for d, size in enumerate(shape):
-        if size == 1:
-            continue
-        if out_shape and all(o[-1] == size * s[d] for o, s in zip(out_strides, stride_sets)):
-            out_shape[-1] *= size
-            for o, s in zip(out_strides, stride_sets):
-                o[-1] = s[d]
-        else:
-            out_shape.append(size)
-            for o, s in zip(out_strides, stride_sets):
-                o.append(s[d])
-    if not out_shape:
-        out_shape = [1]
-        out_strides = [[0] for _ in stride_sets]
-    return out_shape, out_strides
 
 
 def _boxes(shape: list[int], stride_sets: list[list[int]], sizes: list[int],
@@ -315,7 +295,7 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
     # the last stride set numbers the points in row-major order (the winner of a scatter)
     sets = ([list(a_strides), list(b_strides)] + [list(ix.strides) for ix in indices]
             + [_row_major(shape)])
-    mshape, msets = _merge(shape, sets)
+    mshape, msets = merge_dims(shape, sets)
     # dims beyond MAXD: loop over the leading ones on the host
     lead = max(0, len(mshape) - MAXD)
     outer_shape, inner_shape = mshape[:lead], mshape[lead:]
@@ -332,7 +312,7 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
 
     def run(pass_defines: dict[str, object], extent_: tuple[int, int], win: tuple[int, int] | None,
             check: tuple[Any, int] | None = None) -> None:
-        for outer in (_ndindex(outer_shape) if outer_shape else [()]):
+        for outer in itertools.product(*(range(n) for n in outer_shape)):
             sub_sets = [st[lead:] for st in msets]
             off0 = [sum(c * st[d] for d, c in enumerate(outer)) for st in msets]
             # boxes fitting the plain data side and the index arrays; the indexed side is
@@ -502,15 +482,6 @@ def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size:
             extra = extra + [check[0]]
         params += [check[1] if check is not None else 0, 0, 0, 0]
         ctx.dispatch("gather", params, [a_bind, b_bind] + ibinds + extra, grid, defines)
-
-
-def _ndindex(shape: Sequence[int]) -> Iterator[tuple[int, ...]]:
-    if not shape:
-        yield ()
-        return
-    for i in range(shape[0]):
-        for rest in _ndindex(shape[1:]):
-            yield (i,) + rest
 
 
 @functools.lru_cache(maxsize=None)
