@@ -314,7 +314,7 @@ class CompactPlan:
         spare = self.counts  # (stands in for an operand the program does not bind)
         operands = [self.src, self.counts] + [spare if p is None else p for p in ptrs]
         tail = _VALUE.pack(value_base & _U32) if value_base else _NO_VALUE
-        if len(s.units) == 1 and ctx.__dict__.get("dispatch") is None and out.out_size:
+        if len(s.units) == 1 and ctx.__dict__.get("dispatch") is None:
             program = s.writes.get(out)
             if program is None:
                 program = s.writes[out] = s.compile_write(out, [0], 1)
