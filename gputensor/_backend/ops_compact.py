@@ -94,6 +94,39 @@ class _Output(NamedTuple):
     inv_size: int
 
 
+@functools.lru_cache(maxsize=256)
+def _output(kind: str, dtype: str = "", extra: Any = None) -> _Output:
+    """The compact_write output of ``kind`` ('indices', 'coordinate', 'source', 'head', 'base',
+    'range' or 'inverse') for ``dtype`` (the output's, or the index dtype); ``extra``: the
+    shape of a 'coordinate' output."""
+    st = storage_type(dtype)
+    words = st.itemsize // 4
+    if kind == "indices":
+        return _Output(snippet("compact/write_indices2" if words == 2 else "compact/write_indices"), "u32",
+                       st.itemsize, "", 0, 0)
+    if kind == "coordinate":
+        strides = [math.prod(extra[d + 1:]) for d in range(len(extra))]
+        fns = snippet("compact/write_coordinate", {"NDIM": len(extra), "WORDS": words,
+                                                    "SIZES": ", ".join(f"{v}u" for v in extra),
+                                                    "STRIDES": ", ".join(f"{v}u" for v in strides)})
+        return _Output(fns, "u32", st.itemsize, "", 0, 0)
+    if kind == "inverse":
+        return _Output(snippet("compact/write_inverse2" if words == 2 else "compact/write_inverse"), "u32",
+                       0, "perm", 4, st.itemsize)
+    if kind == "source":
+        writers = bits_loader("source_bits", "perm", dtype) + "\n\n" + snippet("compact/write_values_source")
+        aux, asize = "values", st.itemsize
+    elif kind == "range":
+        sign = (1 << (8 * st.itemsize - 1)) if st.kind == "i" else 0
+        writers, aux, asize = snippet("compact/write_values_range", {"SIGN": sign}), "range", 4
+    elif kind == "head":
+        writers, aux, asize = snippet("compact/write_values_head"), "", 0
+    else:
+        writers, aux, asize = snippet("compact/write_values_base"), "", 0
+    arr, store = store_bits_code("store_out", "out", dtype)
+    return _Output(store + "\n\n" + writers, arr, st.itemsize, aux, asize, 0)
+
+
 @dataclass(eq=False)
 class _Structure:
     """One compaction structure planned for the context ``ctx`` under the binding window
@@ -341,8 +374,7 @@ class CompactPlan:
         if total == 0:
             return
         _check_span(self.backend, out, total * 4 * words, 4 * words, "output")
-        fns = snippet("compact/write_indices2" if words == 2 else "compact/write_indices")
-        self._write(_Output(fns, "u32", 4 * words, "", 0, 0), (out, None, None))
+        self._write(_output("indices", index_dtype), (out, None, None))
 
     def write_coordinates(self, outs: Sequence[int], shape: Sequence[int], index_dtype: str = "int64") -> None:
         """Write coordinate ``d`` of every flagged element, in order, to ``outs[d]`` (``total``
@@ -362,11 +394,7 @@ class CompactPlan:
             return
         for ptr in outs:
             _check_span(self.backend, ptr, total * 4 * words, 4 * words, "output")
-        strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
-        fns = snippet("compact/write_coordinate", {"NDIM": len(shape), "WORDS": words,
-                                                    "SIZES": ", ".join(f"{v}u" for v in shape),
-                                                    "STRIDES": ", ".join(f"{v}u" for v in strides)})
-        out = _Output(fns, "u32", 4 * words, "", 0, 0)
+        out = _output("coordinate", index_dtype, shape)
         for d, ptr in enumerate(outs):
             self._write(out, (ptr, None, None), d)
 
@@ -389,7 +417,7 @@ class CompactPlan:
         only for a compaction of one unit (``ahead_ok``). Raises BackendError (invalid
         argument) for a combination not listed, a bad dtype or pointer range."""
         be = self.backend
-        aux, asize, aux_ptr = "", 0, None
+        aux_ptr = None
         dtype = _check_dtype(be, dtype)
         st = storage_type(dtype)
         small_int = st.kind != "f" and st.itemsize <= 4
@@ -399,32 +427,27 @@ class CompactPlan:
                                        "a dtype of at most 8 bytes")
             if self.n:
                 _check_span(be, source, self.n * st.itemsize, st.itemsize, "source")
-            writers = bits_loader("source_bits", "perm", dtype) + "\n\n" + snippet("compact/write_values_source")
-            aux, asize, aux_ptr = "values", st.itemsize, source
+            kind, aux_ptr = "source", source
         elif range_ptr is not None:
             if lo is not None or self.flag != "nonzero" or not small_int:
                 raise invalid_argument("write_values with range_ptr needs a 'nonzero' plan, no lo, and an "
                                        "integer or bool dtype of at most 32 bits")
             _check_span(be, range_ptr, 8, 4, "range")
-            sign = (1 << (8 * st.itemsize - 1)) if st.kind == "i" else 0
-            writers = snippet("compact/write_values_range", {"SIGN": sign})
-            aux, asize, aux_ptr = "range", 4, range_ptr
+            kind, aux_ptr = "range", range_ptr
         elif lo is None:
             if self.flag != "head" or dtype != self.structure.dtype or st.kind == "f":
                 raise invalid_argument("write_values needs a 'head' plan over integer or bool keys of the same dtype")
-            writers = snippet("compact/write_values_head")
+            kind = "head"
         else:
             if self.flag != "nonzero" or not small_int:
                 raise invalid_argument("write_values with lo needs a 'nonzero' plan and an integer or bool "
                                        "dtype of at most 32 bits")
-            writers = snippet("compact/write_values_base")
+            kind = "base"
         total = self.read_total() if capacity is None else _check_int("capacity", capacity)
         if total == 0:
             return
         _check_span(be, out, total * st.itemsize, st.itemsize, "output")
-        arr, store = store_bits_code("store_out", "out", dtype)
-        self._write(_Output(store + "\n\n" + writers, arr, st.itemsize, aux, asize, 0), (out, aux_ptr, None),
-                    0 if lo is None else lo, capacity)
+        self._write(_output(kind, dtype), (out, aux_ptr, None), 0 if lo is None else lo, capacity)
 
     def write_inverse(self, perm: int, inv: int, index_dtype: str = "int64") -> None:
         """For every sorted position i, write its group id to ``inv[perm[i]]`` (``n`` entries of
@@ -437,8 +460,7 @@ class CompactPlan:
         _check_span(self.backend, perm, self.n * 4, 4, "perm")
         if self.n == 0:
             return
-        fns = snippet("compact/write_inverse2" if words == 2 else "compact/write_inverse")
-        self._write(_Output(fns, "u32", 0, "perm", 4, 4 * words), (None, perm, inv))
+        self._write(_output("inverse", index_dtype), (None, perm, inv))
 
     def free(self) -> None:
         """Release the counts buffer."""
