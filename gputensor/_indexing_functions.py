@@ -450,7 +450,7 @@ def _mask_assign(x: GpuArray, mask: GpuArray, v: Any) -> builtins.bool:
         value: Any = v if shape == tuple(v.shape) else reshape(v, shape)
     else:
         value = (_dispatch.scalar_value(v, x.dtype), x.dtype)
-    m = reshape(mask, tuple(mask.shape) + (1,) * len(rest))
+    m = reshape(mask, tuple(mask.shape) + (1,) * len(rest)) if rest else mask  # (a lazy mask stays lazy)
     dtype = x.dtype
     _dispatch.run_elementwise("where", [m, value, x], [bool_dtype, dtype, dtype], dtype, dtype, out=x)
     return True
