@@ -587,3 +587,20 @@ def test_mask_and_concat_through_dispatch_wrapper(kernels_run):
     assert_copied(gt.concat([gt.asarray(b), gt.asarray(b)], axis=1), np.concatenate([b, b], axis=1))
     assert_copied(gt.concat([gt.asarray(b[:, 1:]), gt.asarray(b)], axis=1), np.concatenate([b[:, 1:], b], axis=1))
     assert {"compact_count", "compact_write", "concat"} <= set(kernels_run)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 700), (2049, 2), (5, 7, 61), (2, 3, 4, 5, 6), (4, 0, 3)])
+def test_nonzero_coordinates(shape, monkeypatch):
+    """N-d nonzero writes each coordinate in the compaction (one pass per dimension), also over
+    several binding windows; masks whose axes do not merge index with those coordinates."""
+    rng = np.random.default_rng(len(shape))
+    a = values(rng, "int16", shape)
+    a[rng.random(shape) < 0.6] = 0
+    for limit in (None, 8 * 1024):
+        if limit:
+            monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", limit)
+        assert_copied(gt.nonzero(gt.asarray(a)), np.nonzero(a))
+    b = values(rng, "float32", (6, 4, 3))
+    t = gt.permute_dims(gt.asarray(b), (1, 0, 2))  # axes 0 and 1 do not merge
+    m = rng.random((4, 6)) < 0.5
+    assert_copied(t[gt.asarray(m)], np.transpose(b, (1, 0, 2))[m])
