@@ -252,15 +252,15 @@ def _counting_result(room: GpuArray, u: int, hist: GpuArray, plan: Any, want_cou
                      index_dtype: Any) -> dict[str, GpuArray]:
     """The outputs of unique by counting from ``room`` (at least ``u`` values written): the
     room itself, a prefix view of it when at least a quarter is used, else a copy; with
-    ``want_counts`` the counts gathered from ``hist`` at the compacted positions."""
+    ``want_counts`` the counts of the non-empty buckets of ``hist`` (the compaction's source)."""
     values = room if u == room.size else GpuArray._view(room, (u,), (1,), 0)
     if 4 * u < room.size:  # (a view pins at most 4x its own size)
         values = asarray(values, copy=True)
     out = {"values": values}
-    if want_counts:
-        pos = GpuArray._empty((u,), index_dtype, zero=False)
-        plan.write_indices(pos._ptr, index_dtype.name)
-        out["counts"] = astype(take_checked(hist, pos), index_dtype)
+    if want_counts:  # the non-empty buckets' counts, written by the compaction itself
+        counts = GpuArray._empty((u,), uint32, zero=False)
+        plan.write_values(counts._ptr, "uint32", source=hist._ptr)
+        out["counts"] = astype(counts, index_dtype)
     return out
 
 
