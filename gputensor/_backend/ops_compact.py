@@ -58,7 +58,8 @@ _NO_VALUE = _VALUE.pack(0)
 #: The write program's operand bases: the flags' source, the scanned counts, the ranked
 #: output, the auxiliary input (permutation, source values or a key range) and the inverse.
 _SRC, _COUNTS, _OUT, _AUX, _INV = range(5)
-#: Bytes after the counts that ``read_total`` copies extra regions into (read with the count).
+#: Bytes after the counts that ``read_total`` copies extra regions into (read with the count;
+#: the counts of all units but the last follow them).
 EXTRA_ROOM = 16
 #: Bytes of the placeholder of an unused binding ``k`` of compact_write (``dummy(backend, k)``).
 _DUMMY_BYTES = 256
@@ -292,41 +293,44 @@ class CompactPlan:
         return len(self.structure.units) <= 1
 
     def read_total(self, extra: Sequence[tuple[int, int]] = ()) -> int:
-        """The number of flagged elements: one readback of the scanned counts at the end of
-        every unit (the first call only). ``extra``: (pointer, bytes) regions read back in the
-        same wait (the first call only), their bytes kept in ``extra_bytes``; a compaction of one
-        unit copies up to ``EXTRA_ROOM`` bytes of them (whole words) on the device next to its
-        count, so that one small mapping reads them all."""
+        """The number of flagged elements: one readback (the first call only) of the scanned
+        count at the end of every unit, the last one followed by copies, made on the device, of
+        the others and of ``extra``: (pointer, bytes) regions read back in the same wait, their
+        bytes kept in ``extra_bytes`` (up to ``EXTRA_ROOM`` bytes of whole words; more are read
+        as regions of their own)."""
         if self.total is not None:
             return self.total
         be = self.backend
         s = self.structure
         ends = [t0 + nt - 1 for t0, nt in s.units]
         room = sum(nbytes for _, nbytes in extra)
-        if len(ends) == 1 and room <= EXTRA_ROOM and not any(nbytes % 4 for _, nbytes in extra):
-            ctx = be.context
-            counts, off = be.resolve(self.counts, 4 * s.ntiles + room)
+        ctx = be.context
+        if room <= EXTRA_ROOM and not any(nbytes % 4 for _, nbytes in extra):
+            # [last unit's count | extra regions | the other units' counts]
+            size = 4 * s.ntiles + room + 4 * (len(ends) - 1)
+            counts, off = be.resolve(self.counts, size)
             at = off + 4 * s.ntiles
-            for ptr, nbytes in extra:
+            for ptr, nbytes in list(extra) + [(self.counts + 4 * t, 4) for t in ends[:-1]]:
                 src, src_off = be.resolve(ptr, nbytes)
                 ctx.copy_buffer(src.buffer, src_off, counts.buffer, at, nbytes)
                 at += nbytes
-            raw = ctx.readback(counts.buffer, off + 4 * ends[0], 4 + room)
-            values = [int.from_bytes(raw[:4], "little")]
+            raw = ctx.readback(counts.buffer, off + 4 * ends[-1], size - 4 * ends[-1])
             self.extra_bytes, at = [], 4
             for _, nbytes in extra:
                 self.extra_bytes.append(raw[at : at + nbytes])
                 at += nbytes
+            values = [int.from_bytes(raw[k : k + 4], "little") for k in range(at, len(raw), 4)]
+            values.append(int.from_bytes(raw[:4], "little"))
         else:
             regions = []
             for ptr, nbytes in list(extra) + [(self.counts + 4 * t, 4) for t in ends]:
                 alloc, off = be.resolve(ptr, nbytes)
                 regions.append((alloc.buffer, off, nbytes))
-            raw_all = be.context.readback_many(regions)
+            raw_all = ctx.readback_many(regions)
             self.extra_bytes = raw_all[: len(extra)]
             values = [int.from_bytes(b, "little") for b in raw_all[len(extra):]]
         self.unit_base = [0] + values[:-1]
-        self.total = values[-1] if values else 0
+        self.total = values[-1]
         return self.total
 
     def _write(self, out: _Output, ptrs: Sequence[int | None], value_base: int = 0,
@@ -492,7 +496,8 @@ def compact_begin(backend: Any, src: int, n: int, *, flag: str = "nonzero", dtyp
     ssize = s.src_size
     if n:
         _check_span(backend, src, n * ssize, min(ssize, 4) if flag == "head" else ssize, "source")
-    counts = backend.alloc(max(s.ntiles, 1) * 4 + EXTRA_ROOM, zero=False)  # every tile writes its count
+    # every tile writes its count; after them, what read_total copies there
+    counts = backend.alloc(max(s.ntiles, 1) * 4 + EXTRA_ROOM + 4 * max(len(s.units) - 1, 0), zero=False)
     plan = CompactPlan(backend, s, src, counts)
     if n == 0:
         plan.total = 0
