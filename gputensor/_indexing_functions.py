@@ -384,20 +384,22 @@ def _compacted(mask: GpuArray, dtype: Any, write: Any, rows: int = 0) -> tuple[i
     """(count, a new array of ``count`` elements of ``dtype`` -- with ``rows``, ``(rows,
     count)`` of them -- filled by ``write(plan, out)``), ``count`` being the number of nonzero
     elements of ``mask``: one compaction (``ops_compact``), whose count -- the output size -- is
-    the one value read back."""
-    flat = _as_contiguous(reshape(mask, (-1,)))
-    plan = _dispatch.call(ops_compact.compact_begin, flat._ptr, flat.size, flag="nonzero", dtype=mask.dtype.name)
-    try:
-        count = plan.read_total()
-        shape = (rows, count) if rows else (count,)
-        out = GpuArray._empty(shape, dtype, zero=dtype.packed)  # (packed values are OR-ed into zeros)
-        if count:
-            try:
-                write(plan, out)
-            except Exception as exc:
-                raise _dispatch._translate(exc) from None
-    finally:
-        plan.free()
+    the one value read back, with the one submit of the call (``ops_compact.submits_held``)."""
+    with _dispatch.call(ops_compact.submits_held):  # (one submit: the count's readback)
+        flat = _as_contiguous(reshape(mask, (-1,)))
+        plan = _dispatch.call(ops_compact.compact_begin, flat._ptr, flat.size, flag="nonzero",
+                              dtype=mask.dtype.name)
+        try:
+            count = plan.read_total()
+            shape = (rows, count) if rows else (count,)
+            out = GpuArray._empty(shape, dtype, zero=dtype.packed)  # (packed values are OR-ed into zeros)
+            if count:
+                try:
+                    write(plan, out)
+                except Exception as exc:
+                    raise _dispatch._translate(exc) from None
+        finally:
+            plan.free()
     return count, out
 
 

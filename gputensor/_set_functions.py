@@ -190,18 +190,19 @@ def _unique_by_counting(flat: GpuArray, want_counts: bool, index_dtype: Any) -> 
         return None
     be = _dispatch.backend()
     limit = ops_counting.histogram_limit(be)
-    if dt.kind == "b":
-        return _count(flat, 2, 0, None, want_counts, index_dtype, limit)[0]
-    guess = min(max(int(COUNTING_SPECULATIVE * n), COUNTING_SPAN_MIN), limit)
-    rng = be.alloc(8)  # zero-filled: key_range's (max ~key, max key) start at 0
-    try:
-        _dispatch.call(ops_counting.key_range_record, flat._ptr, dt.name, n, rng)
-        result, (lo, hi) = _count(flat, guess, None, rng, want_counts, index_dtype, limit)
-    finally:
-        be.free(rng)
-    if result is None and _counting_applies(lo, hi, n, index_dtype, limit):
-        result = _count(flat, hi - lo + 1, lo, None, want_counts, index_dtype, limit)[0]
-    return result
+    with _dispatch.call(ops_compact.submits_held):  # (one submit per wait: the count's readback)
+        if dt.kind == "b":
+            return _count(flat, 2, 0, None, want_counts, index_dtype, limit)[0]
+        guess = min(max(int(COUNTING_SPECULATIVE * n), COUNTING_SPAN_MIN), limit)
+        rng = be.alloc(8)  # zero-filled: key_range's (max ~key, max key) start at 0
+        try:
+            _dispatch.call(ops_counting.key_range_record, flat._ptr, dt.name, n, rng)
+            result, (lo, hi) = _count(flat, guess, None, rng, want_counts, index_dtype, limit)
+        finally:
+            be.free(rng)
+        if result is None and _counting_applies(lo, hi, n, index_dtype, limit):
+            result = _count(flat, hi - lo + 1, lo, None, want_counts, index_dtype, limit)[0]
+        return result
 
 
 def _counting_applies(lo: int, hi: int, n: int, index_dtype: Any, limit: int) -> bool:

@@ -604,3 +604,31 @@ def test_nonzero_coordinates(shape, monkeypatch):
     t = gt.permute_dims(gt.asarray(b), (1, 0, 2))  # axes 0 and 1 do not merge
     m = rng.random((4, 6)) < 0.5
     assert_copied(t[gt.asarray(m)], np.transpose(b, (1, 0, 2))[m])
+
+
+def test_compaction_submits_once(monkeypatch):
+    """x[m], nonzero and unique by counting submit once per call (their readback) even when
+    their kernels bind more than the flush bound; with the ``compact_hold_submits`` knob off
+    the large kernels submit on size as every op does."""
+    from gputensor._backend import config
+    from gputensor._backend import context as context_module
+
+    monkeypatch.setattr(context_module, "FLUSH_BYTES", 4096)
+    ctx = get_backend().context
+    rng = np.random.default_rng(2)
+    a = values(rng, "float32", (40000,))
+    x = gt.asarray(a)
+    k = gt.asarray(rng.integers(0, 900, 40000).astype(np.int32))
+
+    def submits(fn):
+        fn()
+        gt.synchronize()
+        before = ctx.stats["submits"]
+        fn()
+        return ctx.stats["submits"] - before
+
+    for fn in (lambda: x[x > 0], lambda: gt.nonzero(x > 0), lambda: gt.unique_values(k)):
+        assert submits(fn) == 1
+    with config.override(compact_hold_submits=False):
+        assert submits(lambda: x[x > 0]) > 1
+    assert_copied(x[x > 0], a[a > 0])

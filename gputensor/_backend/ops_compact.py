@@ -24,6 +24,7 @@ sees every dispatch (``LaunchProgram.dispatch``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import struct
@@ -31,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from . import ops_scan
+from . import config, ops_scan
 from .errors import invalid_argument, unsupported
 from .kernels import snippet
 from .launch import LaunchProgram, Record, Region, operand_bases, rebased
@@ -40,7 +41,7 @@ from .ops_sort import store_bits_code, window_limit
 from .plan_cache import PlanCache
 from .wgsl_types import storage_type
 
-__all__ = ["EXTRA_ROOM", "ITEMS", "TILE", "CompactPlan", "compact_begin", "record_program"]
+__all__ = ["EXTRA_ROOM", "ITEMS", "TILE", "CompactPlan", "compact_begin", "record_program", "submits_held"]
 
 WG = 256
 #: Elements per invocation of the compaction kernels.
@@ -509,3 +510,13 @@ def compact_begin(backend: Any, src: int, n: int, *, flag: str = "nonzero", dtyp
         plan.free()
         raise
     return plan
+
+
+def submits_held(backend: Any) -> contextlib.AbstractContextManager[None]:
+    """A block in which ``backend``'s open batch is not submitted for its size
+    (``WgpuContext.size_submits_held``; with the ``compact_hold_submits`` knob off, nothing
+    is held): around a compaction, from making its mask to recording its writes, so that a
+    call submits once, with its readback."""
+    if not config.value("compact_hold_submits"):
+        return contextlib.nullcontext()
+    return backend.context.size_submits_held()
