@@ -177,12 +177,12 @@ def _unique_by_counting(flat: GpuArray, want_counts: bool, index_dtype: Any) -> 
     whose values span few enough integers (see the constants above; the range must also fit the
     index dtype and one binding): every value is counted into a zero-filled histogram
     (``ops_counting.count_values``), the non-empty buckets are compacted in order (bucket i holds
-    the value min + i) and written as the values, and the counts are gathered from the
-    histogram. No sort: a sorted result in a few memory-bound passes.
+    the value min + i) and written as the values, and the counts are the non-empty buckets'
+    (written by the same compaction). No sort: a sorted result in a few memory-bound passes.
 
-    One wait per call where it can: the range (``key_range_record``) stays on the device, the
-    histogram gets ``COUNTING_SPECULATIVE * n`` buckets on speculation, and the range is read
-    back with the number of unique values. A range wider than that histogram (its counts are
+    One wait and one submit per call where it can: the range (``key_range_record``) stays on
+    the device, the histogram gets ``COUNTING_SPECULATIVE * n`` buckets on speculation, and the
+    range is read back with the number of unique values. A range wider than that histogram (its counts are
     incomplete) is counted again with the range known (a second wait)."""
     dt = flat.dtype
     n = flat.size
