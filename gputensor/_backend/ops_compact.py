@@ -8,8 +8,9 @@ every tile writes what its flagged elements give at ``base(tile) + rank``, in in
 (``compact_write.wgsl``): their flat indices, one of their coordinates in an N-d array per pass
 (``nonzero``), their values in a source array of the same length (``x[mask]``: no index array
 and no gather), the value of a sorted key (``unique``) or of a histogram bucket, or, for every
-element, its group id through a permutation (``unique``'s inverse). Flags: the nonzero elements of a dtype of at most 8 bytes (raw bits: -0.0 counts as
-zero, NaN as nonzero) or the group heads of sorted keys.
+element, its group id through a permutation (``unique``'s inverse). Flags: the nonzero
+elements of a dtype of at most 8 bytes (raw bits: -0.0 counts as zero, NaN as nonzero) or the
+group heads of sorted keys.
 
 Both phases are ``launch.LaunchProgram``s, planned once per structure (flag, dtype, size,
 binding window) and kept per backend: the count program (the counts of every unit and the scan
@@ -19,7 +20,8 @@ whole tiles whose source, counts and outputs fit one binding window each. A comp
 unit (arrays up to the window size) replays its kept write program with the output bound per
 call (its size is the count); one of several units compiles its writes with the unit bases it
 read back. A ``dispatch`` wrapper on the context (the profiler's host-time mode, a test spy)
-sees every dispatch (``LaunchProgram.dispatch``).
+sees every dispatch (``LaunchProgram.dispatch``). ``submits_held`` keeps a call to one submit:
+its readback's.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ _U32 = 0xFFFFFFFF
 #: compact_count.wgsl's parameter words.
 _COUNT_WORDS = struct.Struct("<4I")
 #: compact_write.wgsl's parameter words before its last one, ``value_base``, which every
-#: launch appends (the per-call value of a histogram's bucket 0).
+#: launch appends (per call: the value of a histogram's bucket 0, or a coordinate's dimension).
 _WRITE_WORDS = struct.Struct("<10I")
 _VALUE = struct.Struct("<I")
 _NO_VALUE = _VALUE.pack(0)
