@@ -558,8 +558,8 @@ def test_mask_counts_one_readback():
 
 
 def _check_compactions(seed: int, n: int, key_dtype: str) -> None:
-    """x[m], nonzero(m) and unique_inverse against NumPy (value, index and head compactions:
-    values and inverse), ``n`` elements."""
+    """x[m], nonzero(m) and unique_all against NumPy (value, index and head compactions:
+    values, first indices, inverse and counts), ``n`` elements."""
     rng = np.random.default_rng(seed)
     a = values(rng, "float32", (n,))
     m = rng.random(a.size) < 0.5
@@ -567,10 +567,12 @@ def _check_compactions(seed: int, n: int, key_dtype: str) -> None:
     assert_copied(x[gt.asarray(m)], a[m])
     assert_copied(gt.nonzero(gt.asarray(m))[0], np.nonzero(m)[0])
     k = rng.integers(0, 50, n // 3).astype(key_dtype)
-    u = gt.unique_inverse(gt.asarray(k))
-    vals, inv = np.unique(k, return_inverse=True)
+    u = gt.unique_all(gt.asarray(k))
+    vals, first, inv, counts = np.unique(k, return_index=True, return_inverse=True, return_counts=True)
     assert_copied(u.values, vals)
+    assert_copied(u.indices, first)
     assert_copied(u.inverse_indices, inv.reshape(k.shape))
+    assert_copied(u.counts, counts)
 
 
 def test_compaction_units_split(monkeypatch):

@@ -2,26 +2,24 @@
 arrays (unique by counting: ``key_range.wgsl``, ``count_values.wgsl``) and the counts and first
 indices of sorted unique values (``gather_unique.wgsl``).
 
-Operands larger than one binding window are split into chunks of whole tiles. The range and
-the histogram, whose structure does not depend on the data, are ``launch.LaunchProgram``s kept
-per backend and replayed (``ops_compact.record_program``); the third, sized by a count read
-back, binds its windows per call and records through ``WgpuContext.dispatch``.
+Operands larger than one binding window are split into chunks. Each kernel's dispatches are a
+``launch.LaunchProgram`` kept per backend by the call's plain arguments and replayed
+(``ops_compact.record_program``); the histogram's smallest value is appended to its parameters
+per call.
 """
 
 from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Sequence
 from typing import Any
 
 from .errors import invalid_argument, unsupported
 from .kernels import snippet
 from .launch import LaunchProgram, Record, Region
 from .ops_compact import ITEMS, WG, record_program
-from .ops_gather import _i32, _kind
-from .ops_gather import bind_range as _bind_range
-from .ops_sort import _check_dtype, _check_int, _check_span, _key_defines, bits_loader, dummy, subgroup_probe
+from .ops_gather import _kind
+from .ops_sort import _check_dtype, _check_int, _check_span, _key_defines, bits_loader, subgroup_probe
 from .ops_sort import window_limit
 from .plan_cache import PlanCache
 from .wgsl_types import storage_type
@@ -33,6 +31,7 @@ __all__ = ["PEEL_ALL_SPAN", "RANGE_ITEMS", "count_values", "decode_key_range", "
 #: ``key_min``, is appended per call).
 _RANGE_WORDS = struct.Struct("<4I")
 _COUNT_WORDS = struct.Struct("<5I")
+_UNIQUE_WORDS = struct.Struct("<11I")
 _WORD = struct.Struct("<I")
 #: The range and histogram programs kept per backend, by their plain arguments.
 _PROGRAMS = PlanCache(256)
@@ -216,32 +215,41 @@ def unique_finish(backend: Any, starts: int, total: int, n: int, perm: int | Non
         if ptr is not None:
             _check_span(backend, ptr, total * isize, isize, what)
     limit = window_limit(backend)
-    perm_chunks: list[tuple[int, int]] = [(0, n)]
     if perm is not None:
         _check_span(backend, perm, n * 4, 4, "perm")
+    key = ("unique_finish", total, n, perm is not None, counts is not None, index is not None, isize, limit)
+    plans = _PROGRAMS.of(backend)
+    program = plans.get(key)
+    ctx = backend.context
+    if program is None or not program.valid_for(ctx):
+        program = _unique_finish_program(ctx, total, n, perm is not None, counts is not None, index is not None,
+                                         isize, limit)
+        _PROGRAMS.keep(plans, key, program)
+    record_program(backend, program, (starts, starts if perm is None else perm, starts if counts is None else counts,
+                                      starts if index is None else index))
+
+
+def _unique_finish_program(ctx: Any, total: int, n: int, has_perm: bool, has_counts: bool, has_index: bool,
+                           isize: int, limit: int) -> LaunchProgram:
+    """The dispatches of ``unique_finish``: operands 0 (starts), 1 (perm), 2 (counts) and 3
+    (index), absent ones bound as placeholders; groups in chunks whose outputs fit ``limit``
+    bytes, each over the permutation window by window."""
+    perm_chunks: list[tuple[int, int]] = [(0, n)]
+    if has_perm:
         per_p = max(1, limit // 4)
         perm_chunks = [(lo, min(n, lo + per_p)) for lo in range(0, n, per_p)]
-    ctx = backend.context
-    defines = {"HAS_COUNTS": "true" if counts is not None else "false",
-               "HAS_INDEX": "true" if index is not None else "false", "IDX_WORDS": isize // 4}
+    defines = {"HAS_COUNTS": "true" if has_counts else "false",
+               "HAS_INDEX": "true" if has_index else "false", "IDX_WORDS": isize // 4}
+    pipe = ctx.pipeline("gather_unique", 4, defines)
     per = max(1, (limit - 4) // max(isize, 4))
+    records = []
     for j0 in range(0, total, per):
         m = min(per, total - j0)
-        sbind, sbase = _bind_range(backend, starts, j0, min(total, j0 + m + 1), 4)
-        if counts is not None:
-            cbind, cbase = _bind_range(backend, counts, j0, j0 + m, isize)
-        else:
-            cbind, cbase = dummy(backend, 1), j0
-        if index is not None:
-            ibind, ibase = _bind_range(backend, index, j0, j0 + m, isize)
-        else:
-            ibind, ibase = dummy(backend, 2), j0
+        starts = Region(0, j0 * 4, (min(total, j0 + m + 1) - j0) * 4, 4, 0, 4, 0)
+        counts = Region(2, j0 * isize, m * isize, isize, 0, 5, 0) if has_counts else Region(-1, 0, 0, 512, 0, 0, 0)
+        index = Region(3, j0 * isize, m * isize, isize, 0, 6, 0) if has_index else Region(-1, 0, 0, 768, 0, 0, 0)
         for k, (lo, hi) in enumerate(perm_chunks):
-            if perm is not None:
-                pbind, pbase = _bind_range(backend, perm, lo, hi, 4)
-            else:
-                pbind, pbase = dummy(backend, 0), 0
-            params = [m, j0, total, n, _i32(sbase + j0), _i32(cbase + j0), _i32(ibase + j0), _i32(pbase),
-                      lo, hi, 1 if k == 0 else 0]
-            ctx.dispatch("gather_unique", params, [sbind, pbind, cbind, ibind],
-                         ctx.fold_grid(-(-m // WG)), defines)
+            perm = Region(1, lo * 4, (hi - lo) * 4, 4, 0, 7, -lo) if has_perm else Region(-1, 0, 0, 256, 0, 0, 0)
+            words = (m, j0, total, n, 0, 0, 0, 0, lo, hi, 1 if k == 0 else 0)
+            records.append(Record(pipe, defines, words, ctx.fold_grid(-(-m // WG)), (starts, perm, counts, index)))
+    return LaunchProgram.compile("gather_unique", _UNIQUE_WORDS, ctx, records, ())
