@@ -18,7 +18,6 @@ from .errors import invalid_argument, unsupported
 from .kernels import snippet
 from .launch import LaunchProgram, Record, Region
 from .ops_compact import ITEMS, WG, record_program
-from .ops_gather import _kind
 from .ops_sort import _check_dtype, _check_int, _check_span, _key_defines, bits_loader, subgroup_probe
 from .ops_sort import window_limit
 from .plan_cache import PlanCache
@@ -27,13 +26,13 @@ from .wgsl_types import storage_type
 __all__ = ["PEEL_ALL_SPAN", "RANGE_ITEMS", "count_values", "decode_key_range", "histogram_limit", "key_range",
            "key_range_record", "unique_finish"]
 
-#: key_range.wgsl's and count_values.wgsl's parameter words (count_values' last one,
-#: ``key_min``, is appended per call).
+#: key_range.wgsl's, count_values.wgsl's and gather_unique.wgsl's parameter words
+#: (count_values' last one, ``key_min``, is appended per call).
 _RANGE_WORDS = struct.Struct("<4I")
 _COUNT_WORDS = struct.Struct("<5I")
 _UNIQUE_WORDS = struct.Struct("<11I")
 _WORD = struct.Struct("<I")
-#: The range and histogram programs kept per backend, by their plain arguments.
+#: The programs of this module kept per backend, by their plain arguments.
 _PROGRAMS = PlanCache(256)
 
 #: Histograms of at most this many buckets merge every subgroup's equal buckets before adding
@@ -64,9 +63,9 @@ def _count_dtype(backend: Any, dtype: Any, what: str) -> tuple[str, int, bool]:
     """(dtype, bits, signed) of an integer or bool dtype of at most 32 bits (``what`` names the
     operation in the error: BackendError invalid argument otherwise)."""
     dtype = _check_dtype(backend, dtype)
-    if _kind(dtype) == "f" or storage_type(dtype).itemsize > 4:
+    if storage_type(dtype).kind == "f" or storage_type(dtype).itemsize > 4:
         raise invalid_argument(f"{what} takes integer or bool dtypes of at most 32 bits, not {dtype}")
-    return dtype, 8 * storage_type(dtype).itemsize, _kind(dtype) == "i"
+    return dtype, 8 * storage_type(dtype).itemsize, storage_type(dtype).kind == "i"
 
 
 def key_range_record(backend: Any, src: int, dtype: str, n: int, out: int) -> None:
@@ -108,7 +107,7 @@ def decode_key_range(raw: bytes, dtype: str) -> tuple[int, int]:
     not_lo, hi_key = int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:8], "little")
     mask = (1 << bits) - 1
     lo_key = ~not_lo & mask
-    if _kind(dtype) == "i":  # sort_keys' canonical key of a signed integer: key = v + 2^(bits-1)
+    if storage_type(dtype).kind == "i":  # sort_keys' canonical key of a signed integer: key = v + 2^(bits-1)
         sign = 1 << (bits - 1)
         return lo_key - sign, (hi_key & mask) - sign
     return lo_key, hi_key & mask
