@@ -64,6 +64,8 @@ _SRC, _COUNTS, _OUT, _AUX, _INV = range(5)
 #: Bytes after the counts that ``read_total`` copies extra regions into (read with the count;
 #: the counts of all units but the last follow them).
 EXTRA_ROOM = 16
+#: compact_write's finish_tile of outputs that are not staged.
+_FINISH_NONE = snippet("compact/finish_none")
 #: Bytes of the placeholder of an unused binding ``k`` of compact_write (``dummy(backend, k)``).
 _DUMMY_BYTES = 256
 
@@ -88,7 +90,9 @@ class _Output(NamedTuple):
     """A kind of compact_write output: its writers (WGSL), the output array's element type and
     item size (0: no ranked output), what is bound as the auxiliary input ('perm': the ``n``
     u32 of a permutation, 'values': ``n`` source elements of ``aux_size`` bytes, 'range': two
-    u32 words, '': none) and the item size of the inverse (0: none)."""
+    u32 words, '': none), the item size of the inverse (0: none) and, for a staged output (one
+    u32 word per flagged element, see compact_write.wgsl), its ``finish_tile`` and the words of
+    workgroup memory it stages (1: not staged)."""
 
     fns: str
     out_array: str
@@ -96,6 +100,8 @@ class _Output(NamedTuple):
     aux: str
     aux_size: int
     inv_size: int
+    finish: str = ""
+    stage: int = 1
 
 
 @functools.lru_cache(maxsize=256)
@@ -105,15 +111,17 @@ def _output(kind: str, dtype: str = "", extra: Any = None) -> _Output:
     shape of a 'coordinate' output."""
     st = storage_type(dtype)
     words = st.itemsize // 4
+    finish = snippet("compact/finish_staged", {"WORDS": max(words, 1)})
     if kind == "indices":
-        return _Output(snippet("compact/write_indices2" if words == 2 else "compact/write_indices"), "u32",
-                       st.itemsize, "", 0, 0)
+        return _Output(snippet("compact/stage_indices"), "u32", st.itemsize, "", 0, 0, finish, TILE)
     if kind == "coordinate":
         strides = [math.prod(extra[d + 1:]) for d in range(len(extra))]
-        fns = snippet("compact/write_coordinate", {"NDIM": len(extra), "WORDS": words,
+        fns = snippet("compact/write_coordinate", {"NDIM": len(extra),
                                                     "SIZES": ", ".join(f"{v}u" for v in extra),
                                                     "STRIDES": ", ".join(f"{v}u" for v in strides)})
-        return _Output(fns, "u32", st.itemsize, "", 0, 0)
+        return _Output(fns, "u32", st.itemsize, "", 0, 0, finish, TILE)
+    if kind == "source" and st.itemsize == 4:
+        return _Output(snippet("compact/stage_values_source"), "u32", 4, "values", 4, 0, finish, TILE)
     if kind == "inverse":
         return _Output(snippet("compact/write_inverse2" if words == 2 else "compact/write_inverse"), "u32",
                        0, "perm", 4, st.itemsize)
@@ -182,7 +190,8 @@ class _Structure:
         outputs in all (the output regions are these; a one-unit program kept for replay binds
         its output per call instead)."""
         ctx = self.ctx
-        defines = {**self.defines(), "WRITE_FNS": out.fns, "OUT_ARRAY": out.out_array}
+        defines = {**self.defines(), "WRITE_FNS": out.fns, "OUT_ARRAY": out.out_array,
+                   "FINISH_FN": out.finish or _FINISH_NONE, "STAGE": out.stage}
         pipe = ctx.pipeline("compact_write", 5, defines)
         ssize, osize, asize, isize = self.src_size, out.out_size, out.aux_size, out.inv_size
         inv_chunks = [(0, self.n)]
