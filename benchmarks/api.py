@@ -53,6 +53,12 @@ class Op:
     max_reps: int | None = None
 
 
+def _clamp_by_mask(xp: Any, x: Any) -> Any:
+    """``x[x > 0.5] = 0.5`` in place (the same work every call: the result is a fixed point)."""
+    x[x > 0.5] = 0.5
+    return x
+
+
 def _rows(shape: tuple[int, ...], dtype: Any = np.float32, **extra: Callable[[np.random.Generator], Any]):
     """Inputs factory: ``x`` uniform in [-1, 1) of ``shape``/``dtype``, plus ``extra`` arrays."""
 
@@ -334,6 +340,13 @@ def ops(quick: bool) -> list[Op]:
     out.append(Op(f"api.mask.f32.{_count(mid)}", f"x[x > 0], {_count(mid)} f32", _rows((mid,)),
                   lambda gt, x: x[x > 0], lambda torch, x: x[x > 0], lambda cp, x: x[x > 0],
                   lambda x: x[x > 0], host_timed=True, out_bytes=lambda h: h["x"].nbytes / 2))
+    out.append(Op(f"api.nonzero.f32.{_count(mid)}", f"gt.nonzero(x > 0), {_count(mid)} f32", _rows((mid,)),
+                  lambda gt, x: gt.nonzero(x > 0)[0], lambda torch, x: torch.nonzero(x > 0, as_tuple=True)[0],
+                  lambda cp, x: cp.nonzero(x > 0)[0], lambda x: np.nonzero(x > 0)[0], host_timed=True,
+                  out_bytes=lambda h: h["x"].nbytes))
+    out.append(Op(f"api.mask_assign.f32.{_count(mid)}", f"x[x > 0.5] = 0.5 (in place), {_count(mid)} f32",
+                  _rows((mid,)), _clamp_by_mask, _clamp_by_mask, _clamp_by_mask, lambda x: np.minimum(x, 0.5),
+                  out_bytes=lambda h: 2 * h["x"].nbytes))
     out.append(Op(f"api.concat.f32.{_count(mid)}", f"gt.concat([x, x]), {_count(mid)} f32", _rows((mid,)),
                   lambda gt, x: gt.concat([x, x]), lambda torch, x: torch.cat([x, x]),
                   lambda cp, x: cp.concatenate([x, x]), lambda x: np.concatenate([x, x]),

@@ -513,10 +513,12 @@ def write_fused(node: Any, dst: GpuArray) -> None:
     leaves, scalars, lets, expr, expr_type = program(node, dst.dtype)
     operands: list[Any] = []
     casts: list[str] = []
+    copies: list[GpuArray] = []  # (alive until the kernel is recorded)
     for leaf in leaves:
         strides = broadcast_strides(leaf.shape, leaf._strides, shape)
         if conflicts(leaf, strides, dst):
             leaf = copy_eager(leaf)
+            copies.append(leaf)
             strides = broadcast_strides(leaf.shape, leaf._strides, shape)
         operands.append(ArrayOperand(leaf_ptr(leaf), leaf.dtype.name, tuple(strides)))
         casts.append(compute_type(leaf.dtype))

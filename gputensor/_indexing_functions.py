@@ -43,7 +43,7 @@ import numpy as np
 from . import _dispatch
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
-from ._backend import ops_gather
+from ._backend import ops_compact, ops_counting, ops_gather
 from ._backend.ops_elementwise import extent
 from ._backend.ops_gather import IndexOperand
 from ._kept import KeptCall
@@ -362,32 +362,100 @@ def nonzero_flat(mask: GpuArray, index_dtype: Any = None) -> tuple[int, GpuArray
     """(count, 1-D array of the flat row-major positions where ``mask`` is non-zero, in
     ``index_dtype`` -- default: the default integer dtype; uint32 is allowed too). One device
     compaction; the count is the one value read back."""
-    flat = _as_contiguous(reshape(mask, (-1,)))
     dtype = index_dtype or kernels.default_int()
-    plan = _dispatch.call(ops_gather.compact_begin, flat._ptr, flat.size, flag="nonzero", dtype=mask.dtype.name)
-    try:
-        count = plan.read_total()
-        out = GpuArray._empty((count,), dtype, zero=False)
-        if count:
-            try:
-                plan.write_indices(out._ptr, dtype.name)
-            except Exception as exc:
-                raise _dispatch._translate(exc) from None
-    finally:
-        plan.free()
+    return _compacted(mask, dtype, lambda plan, out: plan.write_indices(out._ptr, dtype.name))
+
+
+def nonzero_coordinates(mask: GpuArray) -> tuple[int, GpuArray]:
+    """(count, a (mask.ndim, count) default-int array whose row d holds coordinate d of each
+    non-zero element of ``mask``, in row-major order). One device compaction writing one
+    coordinate per pass; the count is the one value read back."""
+    dtype = kernels.default_int()
+    shape = tuple(mask.shape)
+
+    def write(plan: Any, out: GpuArray) -> None:
+        count, size = out.shape[1], dtype.itemsize
+        plan.write_coordinates([out._ptr + d * count * size for d in range(len(shape))], shape, dtype.name)
+
+    return _compacted(mask, dtype, write, len(shape))
+
+
+def _compacted(mask: GpuArray, dtype: Any, write: Any, rows: int = 0) -> tuple[int, GpuArray]:
+    """(count, a new array of ``count`` elements of ``dtype`` -- with ``rows``, ``(rows,
+    count)`` of them -- filled by ``write(plan, out)``), ``count`` being the number of nonzero
+    elements of ``mask``: one compaction (``ops_compact``), whose count -- the output size -- is
+    the one value read back, with the one submit of the call (``ops_compact.submits_held``)."""
+    with _dispatch.call(ops_compact.submits_held):  # (one submit: the count's readback)
+        flat = _as_contiguous(reshape(mask, (-1,)))
+        plan = _dispatch.call(ops_compact.compact_begin, flat._ptr, flat.size, flag="nonzero",
+                              dtype=mask.dtype.name)
+        try:
+            count = plan.read_total()
+            shape = (rows, count) if rows else (count,)
+            out = GpuArray._empty(shape, dtype, zero=dtype.packed)  # (packed values are OR-ed into zeros)
+            if count:
+                try:
+                    write(plan, out)
+                except Exception as exc:
+                    raise _dispatch._translate(exc) from None
+        finally:
+            plan.free()
     return count, out
 
 
-def unravel_flat(flat32: GpuArray, shape: Sequence[int]) -> GpuArray:
-    """A (len(shape), count) default-int array: row d holds coordinate d of each flat row-major
-    index of ``flat32`` (uint32)."""
-    count = flat32.shape[0]
-    rows = GpuArray._empty((len(shape), count), kernels.default_int(), zero=False)
-    if count:
-        size = rows.dtype.itemsize
-        _dispatch.call(ops_gather.unravel, flat32._ptr, count, tuple(shape),
-                       [rows._ptr + d * count * size for d in range(len(shape))], rows.dtype.name)
-    return rows
+def _leading_mask(x: GpuArray, key: Any) -> GpuArray | None:
+    """The boolean mask of ``key`` when the key is one boolean array (a GpuArray or NumPy
+    array) over the leading axes of ``x`` (its shape is ``x.shape[:k]``, ``k >= 1``); None for
+    any other key."""
+    if isinstance(key, GpuArray):
+        if key.dtype != bool_dtype:
+            return None
+    elif not (isinstance(key, np.ndarray) and key.dtype.kind == "b"):
+        return None
+    k = key.ndim
+    if k == 0 or k > x.ndim or tuple(key.shape) != tuple(x.shape[:k]):
+        return None
+    return key if isinstance(key, GpuArray) else kernels.upload(key, bool_dtype)
+
+
+def _masked_values(x: GpuArray, mask: GpuArray) -> GpuArray:
+    """``x[mask]`` for a boolean ``mask`` of ``x``'s shape (``x`` of a dtype of at most 8
+    bytes): one compaction whose write pass stores the flagged elements of ``x`` (row-major
+    order) into the result directly -- no index array, no gather."""
+    src = _as_contiguous(x)
+    name = x.dtype.name
+    return _compacted(mask, x.dtype, lambda plan, out: plan.write_values(out._ptr, name, source=src._ptr))[1]
+
+
+_SCALARS = (builtins.bool, int, float, complex, np.generic)
+
+
+def _mask_assign(x: GpuArray, mask: GpuArray, v: Any) -> builtins.bool:
+    """``x[mask] = v`` for a boolean ``mask`` over the leading axes of ``x`` when ``v`` is the
+    same for every selected position: a Python scalar, or an array of ``x.dtype`` not sharing
+    its memory that broadcasts to ``x.shape[mask.ndim:]`` once its leading size-1 dims are
+    dropped. Then ``x = where(mask, v, x)``, one elementwise kernel writing ``x`` in place, with
+    nothing read back. Returns False, with nothing done, for any other value (the caller
+    scatters it). Raises as :func:`_dispatch.scalar_value` for a scalar ``x.dtype`` cannot take."""
+    rest = tuple(x.shape[mask.ndim:])
+    if isinstance(v, GpuArray):
+        shape = tuple(v.shape)
+        while len(shape) > len(rest) and shape[0] == 1:
+            shape = shape[1:]
+        if len(shape) > len(rest):
+            return False
+        try:
+            if broadcast_shapes(shape, rest) != rest:
+                return False
+        except ValueError:
+            return False
+        value: Any = v if shape == tuple(v.shape) else reshape(v, shape)
+    else:
+        value = (_dispatch.scalar_value(v, x.dtype), x.dtype)
+    m = reshape(mask, tuple(mask.shape) + (1,) * len(rest)) if rest else mask  # (a lazy mask stays lazy)
+    dtype = x.dtype
+    _dispatch.run_elementwise("where", [m, value, x], [bool_dtype, dtype, dtype], dtype, dtype, out=x)
+    return True
 
 
 @dataclass
@@ -537,8 +605,7 @@ def _plan(x: GpuArray, key: Any) -> _Plan:
                     count, flat = nonzero_flat(mask)
                     indices.append(_Index(flat, size_of(sizes), strides[-1], axis, checked=True))
                 else:
-                    count, flat = nonzero_flat(mask, dtype_from_any(np.uint32))
-                    rows = unravel_flat(flat, sizes)
+                    count, rows = nonzero_coordinates(mask)
                     for d in range(k):
                         row = GpuArray._view(rows, (count,), (1,), rows._offset + d * count)
                         indices.append(_Index(row, sizes[d], strides[d], axis + d, checked=True))
@@ -574,6 +641,9 @@ def advanced_getitem(x: GpuArray, key: Any) -> GpuArray:
     """
     if isinstance(key, GpuArray) and key.ndim == 1 and key.dtype in _INTEGER and x.ndim:
         return take(x, key, axis=0)  # (the usual x[idx]: the same gather, without the key parse)
+    mask = _leading_mask(x, key)
+    if mask is not None and mask.ndim == x.ndim and x.dtype.itemsize <= 8:
+        return _masked_values(x, mask)
     plan = _plan(x, key)
     return _gather(x, plan.base, plan.shape, plan.strides, plan.indices, plan.idx_strides,
                    (plan.bshape, plan.b_at))
@@ -589,19 +659,29 @@ def advanced_setitem(x: GpuArray, key: Any, value: Any) -> None:
     broadcast; ``TypeError`` for complex or non-numeric values; ``OverflowError`` for Python
     ints out of the dtype's range.
     """
-    plan = _plan(x, key)
-    if isinstance(value, (builtins.bool, int, float, complex, np.generic)):
+    if isinstance(value, _SCALARS):
         if isinstance(value, np.generic) and value.dtype.kind in "biuf":
             value = value.item()
-        v = GpuArray._empty((), x.dtype)
-        _dispatch.fill(v, value)
+        v: Any = value
     else:
-        if not isinstance(value, GpuArray):
-            value = asarray(value)
-        broadcast_strides(value.shape, value._strides, plan.shape)  # ValueError if it does not fit
-        v = value
+        v = value if isinstance(value, GpuArray) else asarray(value)
+    mask = _leading_mask(x, key)
+    plan = None if mask is not None else _plan(x, key)
+    if isinstance(v, GpuArray):
+        if plan is not None:
+            broadcast_strides(v.shape, v._strides, plan.shape)  # ValueError if it does not fit
         if v.dtype != x.dtype or v._storage is x._storage:
             v = _dispatch.contiguous_copy(v, x.dtype)
+    if mask is not None:
+        if _mask_assign(x, mask, v):
+            return
+        plan = _plan(x, mask)
+        broadcast_strides(v.shape, v._strides, plan.shape)
+    assert plan is not None
+    if not isinstance(v, GpuArray):
+        scalar = GpuArray._empty((), x.dtype, zero=False)
+        _dispatch.fill(scalar, v)
+        v = scalar
     _check_ranges(plan.indices)
     _scatter(x, plan.base, plan.shape, plan.strides, plan.indices, plan.idx_strides, v,
              (plan.bshape, plan.b_at))

@@ -5,9 +5,9 @@
 operands; ``argmax``/``argmin`` run on the backend's strided reduction and return the first index
 of the extreme value (NaN counts as the extreme, as in NumPy) in the default indexing dtype.
 ``count_nonzero`` is an elementwise ``!= 0`` (NaN counts) and a sum reduction. ``nonzero`` is a
-device stream compaction (``_backend/ops_gather.py``: per-tile counts, a scan, an ordered
-scatter of the flat indices, unravelled per dimension for N-d input); only the count is read
-back. ``searchsorted`` is a parallel binary search per query on sort keys
+device stream compaction (``_backend/ops_compact.py``: per-tile counts, a scan, an ordered
+write of the flat indices, or of one coordinate per pass for N-d input); only the count is
+read back. ``searchsorted`` is a parallel binary search per query on sort keys
 (``_backend/ops_sort.py``), NaN sorting after everything and -0.0 equal to +0.0, as in NumPy.
 """
 
@@ -20,9 +20,9 @@ from . import _function_kernels as kernels
 from ._array_object import GpuArray
 from ._backend import ops_sort
 from ._data_type_functions import result_type
-from ._dtypes import DTYPE_CATEGORIES, uint32
+from ._dtypes import DTYPE_CATEGORIES
 from ._dtypes import bool as bool_dtype
-from ._indexing_functions import nonzero_flat, take_checked_now, unravel_flat
+from ._indexing_functions import nonzero_coordinates, nonzero_flat, take_checked_now
 from ._fusion import leaf_ptr
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, is_contiguous, normalize_axis
@@ -171,8 +171,7 @@ def nonzero(x: GpuArray, /) -> tuple[GpuArray, ...]:
         x = _nonzero_mask(x)  # (either part nonzero)
     if x.ndim == 1:
         return (nonzero_flat(x)[1],)
-    count, flat = nonzero_flat(x, uint32)
-    rows = unravel_flat(flat, x.shape)
+    count, rows = nonzero_coordinates(x)
     return tuple(GpuArray._view(rows, (count,), (1,), rows._offset + d * count) for d in range(x.ndim))
 
 

@@ -7,7 +7,7 @@ Every function flattens ``x`` and then:
    +0.0, NaNs sort last) with the stable radix / bitonic sort, carrying the permutation (u32
    source positions) when indices, inverse indices or float values are wanted;
 2. flags the head of every group of equal keys -- and every NaN: NaNs are distinct, as the
-   standard says -- and compacts the heads' sorted positions (``_backend/ops_gather.py``); the
+   standard says -- and compacts the heads' sorted positions (``_backend/ops_compact.py``); the
    number of unique values is the one value read back;
 3. writes the outputs: integer and bool values straight from the sorted keys, float values by a
    gather of ``x`` at the first occurrences (so their bits, e.g. -0.0, are the input's); counts
@@ -34,7 +34,7 @@ import numpy as np
 from . import _complex_views, _dispatch
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
-from ._backend import ops_gather, ops_sort
+from ._backend import ops_compact, ops_counting, ops_sort
 from ._creation_functions import asarray
 from ._data_type_functions import astype
 from ._dtypes import bool as bool_dtype
@@ -92,7 +92,7 @@ def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool
     keys = GpuArray._empty((n * ops_sort.key_words(dtype),), uint32, zero=False)
     perm = GpuArray._empty((n,), uint32, zero=False) if need_perm else None
     _dispatch.call(ops_sort.sort_keys, flat._ptr, dtype, n, keys._ptr, None if perm is None else perm._ptr)
-    plan = _dispatch.call(ops_gather.compact_begin, keys._ptr, n, flag="head", dtype=dtype, nan_distinct=is_float)
+    plan = _dispatch.call(ops_compact.compact_begin, keys._ptr, n, flag="head", dtype=dtype, nan_distinct=is_float)
     try:
         u = plan.read_total()
         need_starts = want_index or want_counts or is_float
@@ -117,7 +117,7 @@ def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool
         assert starts is not None
         index = GpuArray._empty((u,), index_dtype, zero=False) if (want_index or is_float) else None
         counts = GpuArray._empty((u,), index_dtype, zero=False) if want_counts else None
-        _dispatch.call(ops_gather.unique_finish, starts._ptr, u, n, None if perm is None else perm._ptr,
+        _dispatch.call(ops_counting.unique_finish, starts._ptr, u, n, None if perm is None else perm._ptr,
                        None if counts is None else counts._ptr, None if index is None else index._ptr, index_dtype.name)
         if index is not None:
             if want_index:
@@ -176,32 +176,33 @@ def _unique_by_counting(flat: GpuArray, want_counts: bool, index_dtype: Any) -> 
     For integer and bool dtypes of at most 32 bits with at least ``COUNTING_MIN_N`` elements
     whose values span few enough integers (see the constants above; the range must also fit the
     index dtype and one binding): every value is counted into a zero-filled histogram
-    (``ops_gather.count_values``), the non-empty buckets are compacted in order (bucket i holds
-    the value min + i) and written as the values, and the counts are gathered from the
-    histogram. No sort: a sorted result in a few memory-bound passes.
+    (``ops_counting.count_values``), the non-empty buckets are compacted in order (bucket i holds
+    the value min + i) and written as the values, and the counts are the non-empty buckets'
+    (written by the same compaction). No sort: a sorted result in a few memory-bound passes.
 
-    One wait per call where it can: the range (``key_range_record``) stays on the device, the
-    histogram gets ``COUNTING_SPECULATIVE * n`` buckets on speculation, and the range is read
-    back with the number of unique values. A range wider than that histogram (its counts are
+    One wait and one submit per call where it can: the range (``key_range_record``) stays on
+    the device, the histogram gets ``COUNTING_SPECULATIVE * n`` buckets on speculation, and the
+    range is read back with the number of unique values. A range wider than that histogram (its counts are
     incomplete) is counted again with the range known (a second wait)."""
     dt = flat.dtype
     n = flat.size
     if dt.kind == "f" or dt.itemsize > 4 or n < COUNTING_MIN_N:
         return None
     be = _dispatch.backend()
-    limit = ops_gather.histogram_limit(be)
-    if dt.kind == "b":
-        return _count(flat, 2, 0, None, want_counts, index_dtype, limit)[0]
-    guess = min(max(int(COUNTING_SPECULATIVE * n), COUNTING_SPAN_MIN), limit)
-    rng = be.alloc(8)  # zero-filled: key_range's (max ~key, max key) start at 0
-    try:
-        _dispatch.call(ops_gather.key_range_record, flat._ptr, dt.name, n, rng)
-        result, (lo, hi) = _count(flat, guess, None, rng, want_counts, index_dtype, limit)
-    finally:
-        be.free(rng)
-    if result is None and _counting_applies(lo, hi, n, index_dtype, limit):
-        result = _count(flat, hi - lo + 1, lo, None, want_counts, index_dtype, limit)[0]
-    return result
+    limit = ops_counting.histogram_limit(be)
+    with _dispatch.call(ops_compact.submits_held):  # (one submit per wait: the count's readback)
+        if dt.kind == "b":
+            return _count(flat, 2, 0, None, want_counts, index_dtype, limit)[0]
+        guess = min(max(int(COUNTING_SPECULATIVE * n), COUNTING_SPAN_MIN), limit)
+        rng = be.alloc(8)  # zero-filled: key_range's (max ~key, max key) start at 0
+        try:
+            _dispatch.call(ops_counting.key_range_record, flat._ptr, dt.name, n, rng)
+            result, (lo, hi) = _count(flat, guess, None, rng, want_counts, index_dtype, limit)
+        finally:
+            be.free(rng)
+        if result is None and _counting_applies(lo, hi, n, index_dtype, limit):
+            result = _count(flat, hi - lo + 1, lo, None, want_counts, index_dtype, limit)[0]
+        return result
 
 
 def _counting_applies(lo: int, hi: int, n: int, index_dtype: Any, limit: int) -> bool:
@@ -222,8 +223,8 @@ def _count(flat: GpuArray, span: int, lo: int | None, rng: int | None, want_coun
     (lo, lo + span - 1))."""
     dt, n = flat.dtype, flat.size
     hist = GpuArray._empty((span,), uint32)  # zero-filled counters
-    _dispatch.call(ops_gather.count_values, flat._ptr, dt.name, n, lo, hist._ptr, span, range_ptr=rng)
-    plan = _dispatch.call(ops_gather.compact_begin, hist._ptr, span, flag="nonzero", dtype="uint32")
+    _dispatch.call(ops_counting.count_values, flat._ptr, dt.name, n, lo, hist._ptr, span, range_ptr=rng)
+    plan = _dispatch.call(ops_compact.compact_begin, hist._ptr, span, flag="nonzero", dtype="uint32")
     try:
         room = None
         if plan.ahead_ok:
@@ -234,7 +235,7 @@ def _count(flat: GpuArray, span: int, lo: int | None, rng: int | None, want_coun
         if rng is None:
             bounds = (lo, lo + span - 1)
         else:
-            bounds = ops_gather.decode_key_range(plan.extra_bytes[0], dt.name)
+            bounds = ops_counting.decode_key_range(plan.extra_bytes[0], dt.name)
             lo = bounds[0]
             if bounds[1] - lo + 1 > span or not _counting_applies(*bounds, n, index_dtype, limit):
                 return None, bounds
@@ -252,15 +253,15 @@ def _counting_result(room: GpuArray, u: int, hist: GpuArray, plan: Any, want_cou
                      index_dtype: Any) -> dict[str, GpuArray]:
     """The outputs of unique by counting from ``room`` (at least ``u`` values written): the
     room itself, a prefix view of it when at least a quarter is used, else a copy; with
-    ``want_counts`` the counts gathered from ``hist`` at the compacted positions."""
+    ``want_counts`` the counts of the non-empty buckets of ``hist`` (the compaction's source)."""
     values = room if u == room.size else GpuArray._view(room, (u,), (1,), 0)
     if 4 * u < room.size:  # (a view pins at most 4x its own size)
         values = asarray(values, copy=True)
     out = {"values": values}
-    if want_counts:
-        pos = GpuArray._empty((u,), index_dtype, zero=False)
-        plan.write_indices(pos._ptr, index_dtype.name)
-        out["counts"] = astype(take_checked(hist, pos), index_dtype)
+    if want_counts:  # the non-empty buckets' counts, written by the compaction itself
+        counts = GpuArray._empty((u,), uint32, zero=False)
+        plan.write_values(counts._ptr, "uint32", source=hist._ptr)
+        out["counts"] = astype(counts, index_dtype)
     return out
 
 

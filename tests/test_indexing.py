@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 import gputensor as gt
 
 from _compare import assert_same
-from gputensor._backend import get_backend, ops_gather, ops_sort
+from gputensor._backend import get_backend, ops_compact, ops_counting, ops_gather, ops_sort
 from gputensor._backend.errors import BackendError, BackendErrorKind
 from gputensor._shapes import AxisError
 
@@ -396,7 +396,6 @@ def test_backend_validation(be):
             lambda: ops_gather.gather(be, "float32", (4,), src, (0,), (0, 40), dst, (1,), [ix]),
             lambda: ops_gather.gather(be, "float32", (4,), src, (0,), (0, 4), dst, (1,), [ix] * 5),
             lambda: ops_gather.scatter(be, "float99", (4,), src, (1,), dst, (0,), (0, 4), [ix]),
-            lambda: ops_gather.unravel(be, src, 4, (2, 2), [dst], "int32"),  # (one output for 2 dims)
         ]
         for case in cases:
             with pytest.raises(BackendError) as info:
@@ -413,7 +412,7 @@ def test_int32_index_outputs(be):
     a = np.array([[0, 3, 0], [7, 0, 1]], np.uint8)
     src = be.alloc(a.nbytes)
     be.copy_htod(src, a)
-    plan = ops_gather.compact_begin(be, src, a.size, flag="nonzero", dtype="uint8")
+    plan = ops_compact.compact_begin(be, src, a.size, flag="nonzero", dtype="uint8")
     try:
         count = plan.read_total()
         flat = be.alloc(count * 4)
@@ -421,7 +420,9 @@ def test_int32_index_outputs(be):
         plan.write_indices(flat, "int32")
         plan.write_indices(flat32, "uint32")
         rows = [be.alloc(count * 4) for _ in range(2)]
-        ops_gather.unravel(be, flat32, count, a.shape, rows, "int32")
+        plan.write_coordinates(rows, a.shape, "int32")
+        with pytest.raises(BackendError):
+            plan.write_coordinates(rows[:1], a.shape, "int32")  # (one output for 2 dims)
         got = np.empty(count, np.int32)
         be.copy_dtoh(got, flat)
         np.testing.assert_array_equal(got, np.flatnonzero(a))
@@ -442,3 +443,194 @@ def test_boolean_mask_with_a_zero_size_dim_selects_nothing():
     np.testing.assert_array_equal(x.get(), np.arange(12).reshape(3, 4))
     with pytest.raises(IndexError):
         x[gt.asarray(np.zeros((2,), bool))]
+
+
+# ---- boolean masks: values written by the compaction, assignments by where ------------------------
+MASK_SIZES = [1, 7, 255, 2047, 2048, 2049, 4096 + 3, 3 * 2048 + 1]
+
+
+@pytest.mark.parametrize("n", MASK_SIZES)
+def test_mask_values_sizes_across_tiles(n):
+    """x[m] over every axis (the compaction writes the values) for sizes around the tile of
+    2048 elements: empty, all-true, random and one-element masks."""
+    rng = np.random.default_rng(n)
+    a = values(rng, "float32", (n,))
+    x = gt.asarray(a)
+    for m in (np.zeros(n, bool), np.ones(n, bool), rng.random(n) < 0.5, np.arange(n) == n - 1):
+        assert_copied(x[gt.asarray(m)], a[m])
+        assert_copied(x[m], a[m])  # (a NumPy mask)
+
+
+@pytest.mark.parametrize("dtype", ALL + ["complex64", "complex128"])
+def test_mask_values_dtypes(dtype):
+    """x[m] for every dtype (packed 8/16-bit outputs, 64-bit words, complex128 by the gather)."""
+    if dtype.startswith("complex"):
+        if not gt.__array_namespace_info__().dtypes().get(dtype):
+            pytest.skip(f"no {dtype}")
+    rng = np.random.default_rng(3)
+    if dtype.startswith("complex"):
+        a = (rng.standard_normal((37, 29)) + 1j * rng.standard_normal((37, 29))).astype(dtype)
+    else:
+        a = values(rng, dtype, (37, 29))
+    m = rng.random(a.shape) < 0.3
+    x = gt.asarray(a)
+    assert_copied(x[gt.asarray(m)], a[m])
+    if a.dtype.kind not in "bc":
+        assert_copied(x[x != 0], a[a != 0])  # (a mask made on the device)
+
+
+def test_mask_shapes_layouts_and_prefixes():
+    """Multi-dimensional masks, masks over a prefix of the axes, 0-d masks, non-contiguous x."""
+    rng = np.random.default_rng(11)
+    a = values(rng, "int32", (6, 7, 5))
+    x = gt.asarray(a)
+    for m in (rng.random((6, 7, 5)) < 0.4, rng.random((6, 7)) < 0.5, rng.random(6) < 0.5,
+              np.zeros((6, 7), bool), np.ones((6,), bool)):
+        assert_copied(x[gt.asarray(m)], a[m])
+    t = gt.permute_dims(x, (2, 0, 1))  # a transposed view
+    at = np.transpose(a, (2, 0, 1))
+    m = rng.random(at.shape) < 0.5
+    assert_copied(t[gt.asarray(m)], at[m])
+    s = x[::2, 1:, ::-1]  # a strided view with an offset
+    sa = a[::2, 1:, ::-1]
+    m = rng.random(sa.shape) < 0.5
+    assert_copied(s[gt.asarray(m)], sa[m])
+    z = gt.asarray(np.float32(2.5))
+    assert_copied(z[gt.asarray(True)], np.float32(2.5)[np.True_])
+    assert_copied(z[gt.asarray(False)], np.float32(2.5)[np.False_])
+    e = gt.asarray(np.zeros((0, 3), np.float32))
+    assert_copied(e[gt.asarray(np.zeros((0, 3), bool))], np.zeros((0, 3), np.float32)[np.zeros((0, 3), bool)])
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "int32", "float32", "int64", "float64"])
+def test_mask_assignment_by_where(dtype):
+    """x[m] = v for values the same at every selected position (scalars, 0-d and size-1 arrays,
+    rows broadcast over a prefix mask): elementwise, nothing read back; other values scatter."""
+    rng = np.random.default_rng(5)
+    a = values(rng, dtype, (9, 300))
+    one = np.array(1, dtype=dtype)
+    for m, v in ((rng.random(a.shape) < 0.5, one.item()), (rng.random(a.shape) < 0.5, one),
+                 (np.zeros(a.shape, bool), one.item()), (np.ones(a.shape, bool), one.reshape(1, 1)),
+                 (rng.random(9) < 0.5, values(rng, dtype, (300,))),
+                 (rng.random(9) < 0.5, values(rng, dtype, (1, 300)))):
+        b = a.copy()
+        b[m] = v if np.ndim(v) <= 1 else v.reshape(-1)  # (NumPy takes at most 1-d values here)
+        x = gt.asarray(a)
+        x[gt.asarray(m)] = gt.asarray(v) if isinstance(v, np.ndarray) else v
+        assert_copied(x, b)
+    m = rng.random(a.shape) < 0.5  # one value per selected position: the scatter
+    v = values(rng, dtype, (int(m.sum()),))
+    b = a.copy()
+    b[m] = v
+    x = gt.asarray(a)
+    x[gt.asarray(m)] = gt.asarray(v)
+    assert_copied(x, b)
+    x = gt.asarray(a)
+    with pytest.raises(ValueError):
+        x[gt.asarray(m)] = gt.asarray(values(rng, dtype, (int(m.sum()) + 1,)))
+
+
+def test_mask_assignment_from_a_view_of_itself():
+    """x[m] = x[0] (a value sharing x's memory) reads the value before any write."""
+    a = np.arange(4000, dtype=np.float32)
+    m = a % 3 == 0
+    x = gt.asarray(a)
+    x[gt.asarray(m)] = x[5]
+    a[m] = a[5]
+    assert_copied(x, a)
+
+
+def test_mask_counts_one_readback():
+    """x[m] waits once (one submit, one mapping); x[m] = scalar not at all."""
+    ctx = get_backend().context
+    x = gt.asarray(np.random.default_rng(1).standard_normal(5000).astype(np.float32))
+    m = x > 0
+    x[m]
+    gt.synchronize()
+    before = dict(ctx.stats)
+    x[m]
+    assert ctx.stats["submits"] - before["submits"] == 1
+    assert ctx.stats["maps"] - before["maps"] == 1
+    gt.synchronize()
+    before = dict(ctx.stats)
+    x[m] = 0.5
+    assert ctx.stats["maps"] == before["maps"]
+
+
+def _check_compactions(seed: int, n: int, key_dtype: str) -> None:
+    """x[m], nonzero(m) and unique_all against NumPy (value, index and head compactions:
+    values, first indices, inverse and counts), ``n`` elements."""
+    rng = np.random.default_rng(seed)
+    a = values(rng, "float32", (n,))
+    m = rng.random(a.size) < 0.5
+    x = gt.asarray(a)
+    assert_copied(x[gt.asarray(m)], a[m])
+    assert_copied(gt.nonzero(gt.asarray(m))[0], np.nonzero(m)[0])
+    k = rng.integers(0, 50, n // 3).astype(key_dtype)
+    u = gt.unique_all(gt.asarray(k))
+    vals, first, inv, counts = np.unique(k, return_index=True, return_inverse=True, return_counts=True)
+    assert_copied(u.values, vals)
+    assert_copied(u.indices, first)
+    assert_copied(u.inverse_indices, inv.reshape(k.shape))
+    assert_copied(u.counts, counts)
+
+
+def test_compaction_units_split(monkeypatch):
+    """Compactions of several binding windows (units): values, indices, unique with inverse."""
+    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 8 * 1024)
+    _check_compactions(21, 30000, "int32")
+
+
+def test_mask_and_concat_through_dispatch_wrapper(kernels_run):
+    """With a wrapper on ``WgpuContext.dispatch`` (the profiler's host-time mode) the same
+    programs record through it: compaction (count, scan, write) and concatenation."""
+    _check_compactions(4, 9000, "int16")
+    b = values(np.random.default_rng(4), "int32", (3, 64))
+    assert_copied(gt.concat([gt.asarray(b), gt.asarray(b)], axis=1), np.concatenate([b, b], axis=1))
+    assert_copied(gt.concat([gt.asarray(b[:, 1:]), gt.asarray(b)], axis=1), np.concatenate([b[:, 1:], b], axis=1))
+    assert {"compact_count", "compact_write", "concat"} <= set(kernels_run)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 700), (2049, 2), (5, 7, 61), (2, 3, 4, 5, 6), (4, 0, 3)])
+def test_nonzero_coordinates(shape, monkeypatch):
+    """N-d nonzero writes each coordinate in the compaction (one pass per dimension), also over
+    several binding windows; masks whose axes do not merge index with those coordinates."""
+    rng = np.random.default_rng(len(shape))
+    a = values(rng, "int16", shape)
+    a[rng.random(shape) < 0.6] = 0
+    for limit in (None, 8 * 1024):
+        if limit:
+            monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", limit)
+        assert_copied(gt.nonzero(gt.asarray(a)), np.nonzero(a))
+    b = values(rng, "float32", (6, 4, 3))
+    t = gt.permute_dims(gt.asarray(b), (1, 0, 2))  # axes 0 and 1 do not merge
+    m = rng.random((4, 6)) < 0.5
+    assert_copied(t[gt.asarray(m)], np.transpose(b, (1, 0, 2))[m])
+
+
+def test_compaction_submits_once(monkeypatch):
+    """x[m], nonzero and unique by counting submit once per call (their readback) even when
+    their kernels bind more than the flush bound; with the ``compact_hold_submits`` knob off
+    the large kernels submit on size as every op does."""
+    from gputensor._backend import config
+    from gputensor._backend import context as context_module
+
+    monkeypatch.setattr(context_module, "FLUSH_BYTES", 4096)
+    ctx = get_backend().context
+    rng = np.random.default_rng(2)
+    a = values(rng, "float32", (40000,))
+    x = gt.asarray(a)
+    k = gt.asarray(rng.integers(0, 900, 40000).astype(np.int32))
+
+    def submits(fn):
+        fn()
+        gt.synchronize()
+        before = ctx.stats["submits"]
+        fn()
+        return ctx.stats["submits"] - before
+
+    for fn in (lambda: x[x > 0], lambda: gt.nonzero(x > 0), lambda: gt.unique_values(k)):
+        assert submits(fn) == 1
+    with config.override(compact_hold_submits=False):
+        assert submits(lambda: x[x > 0]) > 1
+    assert_copied(x[x > 0], a[a > 0])

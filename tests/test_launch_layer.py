@@ -286,3 +286,33 @@ def test_repeated_elementwise_kernels_replay(backend, monkeypatch):
     monkeypatch.undo()
     np.testing.assert_array_equal(run(3.0, 5), np.asarray(run(3.0, 5)))
     np.testing.assert_allclose(run(3.0, 5), want(3.0, 5), rtol=1e-6, atol=1e-5)
+
+
+def test_repeated_compactions_and_concats_replay(backend, monkeypatch):
+    """Masks, nonzero and concatenations of one structure: the first plans the programs (one
+    compaction structure with its count program and a write program per output kind), the
+    next replay them with no dispatch through ``WgpuContext.dispatch``; results as NumPy's
+    with counts that differ from call to call."""
+    from gputensor._backend import ops_compact
+
+    rng = np.random.default_rng(8)
+    ctx = backend.context
+
+    def calls(k):
+        for _ in range(k):
+            a = rng.standard_normal(6000).astype(np.float32)
+            m = a > rng.standard_normal()
+            x = gt.asarray(a)
+            np.testing.assert_array_equal(np.asarray(x[gt.asarray(m)]), a[m])
+            np.testing.assert_array_equal(np.asarray(gt.nonzero(gt.asarray(m))[0]), np.nonzero(m)[0])
+            np.testing.assert_array_equal(np.asarray(gt.concat([x, x[:100]])), np.concatenate([a, a[:100]]))
+
+    calls(2)
+    structure = ops_compact._structure(backend, "nonzero", "bool", 6000, True)
+    assert len(structure.writes) == 2  # (values of float32, int64 indices)
+    seen = []
+    original = ctx.dispatch
+    monkeypatch.setattr(type(ctx), "dispatch", lambda self, name, *args, **kw: (seen.append(name),
+                                                                                 original(name, *args, **kw)))
+    calls(3)
+    assert not any(name in ("compact_count", "compact_write", "concat") for name in seen)

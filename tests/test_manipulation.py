@@ -215,7 +215,7 @@ def test_concat_kernel_word_sizes(backend, vec4):
                                  (2, tuple(4 * (k + 1) for k in range(10)), tuple(200 * k for k in range(10))))):
         with config.override(concat_vec4=vec4):
             call = ops_concat.ConcatCall(backend.context, rows, words)
-        assert bool(call.vec_groups) == (vec4 and all(w % 4 == 0 for w in words)
+        assert (call.vec_program is not None) == (vec4 and all(w % 4 == 0 for w in words)
                                          and backend.context.storage_offset_alignment % 16 == 0)
         out = gt.empty((rows * sum(words),), dtype=gt.int32)
         call.launch(backend, [src._ptr + 4 * s for s in starts], out._ptr)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import gputensor as gt
-from gputensor._backend import get_backend, ops_gather, ops_sort
+from gputensor._backend import get_backend, ops_compact, ops_counting, ops_sort
 from gputensor._backend.errors import BackendError, BackendErrorKind
 
 from _compare import assert_same, run_both
@@ -144,10 +144,10 @@ def test_errors(be):
         gt.unique_all([1, 2])
     src = be.alloc(64)
     try:
-        for case in (lambda: ops_gather.compact_begin(be, src, 4, flag="odd"),
-                     lambda: ops_gather.compact_begin(be, src, 100, dtype="float32"),
-                     lambda: ops_gather.unique_finish(be, src, 4, 4, None, None, src),
-                     lambda: ops_gather.unique_finish(be, src, 4, 4, src, src, src, "int16")):
+        for case in (lambda: ops_compact.compact_begin(be, src, 4, flag="odd"),
+                     lambda: ops_compact.compact_begin(be, src, 100, dtype="float32"),
+                     lambda: ops_counting.unique_finish(be, src, 4, 4, None, None, src),
+                     lambda: ops_counting.unique_finish(be, src, 4, 4, src, src, src, "int16")):
             with pytest.raises(BackendError) as info:
                 case()
             assert _refused(info.value, be), info.value
@@ -164,7 +164,7 @@ def test_int32_index_outputs(be):
     perm = be.alloc(n * 4)
     be.copy_htod(src, a)
     ops_sort.sort_keys(be, src, "int32", n, keys, perm)
-    plan = ops_gather.compact_begin(be, keys, n, flag="head", dtype="int32", nan_distinct=False)
+    plan = ops_compact.compact_begin(be, keys, n, flag="head", dtype="int32", nan_distinct=False)
     try:
         u = plan.read_total()
         assert u == 3
@@ -174,7 +174,7 @@ def test_int32_index_outputs(be):
         plan.write_inverse(perm, inv, "int32")
         counts = be.alloc(u * 4)
         index = be.alloc(u * 4)
-        ops_gather.unique_finish(be, starts, u, n, perm, counts, index, "int32")
+        ops_counting.unique_finish(be, starts, u, n, perm, counts, index, "int32")
         got = [np.empty(k, np.int32) for k in (n, u, u)]
         for g, p in zip(got, (inv, counts, index)):
             be.copy_dtoh(g, p)
@@ -209,9 +209,9 @@ def test_unique_by_counting(monkeypatch, be, peel, kernels_run):
 
     monkeypatch.setattr(_set_functions, "COUNTING_MIN_N", 64)
     if peel == "first":
-        monkeypatch.setattr(ops_gather, "PEEL_ALL_SPAN", 0)
+        monkeypatch.setattr(ops_counting, "PEEL_ALL_SPAN", 0)
     elif peel == "none":
-        monkeypatch.setattr(ops_gather, "subgroup_probe", lambda backend: None)
+        monkeypatch.setattr(ops_counting, "subgroup_probe", lambda backend: None)
     names = kernels_run
     rng = np.random.default_rng(31)
     cases = [rng.random(5000) < 0.3, np.ones(3000, bool)]
@@ -309,10 +309,10 @@ def test_count_values_errors(be):
     for dtype, lo, span in (("float32", 0, 4), ("int64", 0, 4), ("int8", -129, 4), ("int8", 120, 9),
                             ("uint8", -1, 4)):
         with pytest.raises(BackendError) as info:
-            ops_gather.count_values(be, x._ptr, dtype, 10, lo, hist._ptr, span)
+            ops_counting.count_values(be, x._ptr, dtype, 10, lo, hist._ptr, span)
         assert _refused(info.value, be), info.value
     with pytest.raises(BackendError) as info:
-        ops_gather.count_values(be, x._ptr, "int8", 10, 0, hist._ptr, ops_gather.histogram_limit(be) + 1)
+        ops_counting.count_values(be, x._ptr, "int8", 10, 0, hist._ptr, ops_counting.histogram_limit(be) + 1)
     assert info.value.kind in (BackendErrorKind.UNSUPPORTED, BackendErrorKind.INVALID_ARGUMENT)
 
 
@@ -323,12 +323,12 @@ def test_key_range(be, dtype):
     rng = np.random.default_rng(33)
     info = np.iinfo(dtype) if dtype != "bool" else None
     lo, hi = (0, 1) if info is None else (info.min, info.max)
-    tile = ops_gather.WG * ops_gather.RANGE_ITEMS
+    tile = ops_counting.WG * ops_counting.RANGE_ITEMS
     for n in (1, 7, tile - 1, tile, tile + 1, 3 * tile + 5):
         for span in ((lo, hi), (lo, lo + 3 if info else lo), (hi - 2 if info else hi, hi)):
             a = rng.integers(span[0], span[1], n, endpoint=True).astype(dtype)
             x = gt.asarray(np.concatenate([a[:1], a]))[1:]  # an element offset into the storage
-            assert ops_gather.key_range(be, x._ptr, dtype, n) == (int(a.min()), int(a.max())), (n, span)
+            assert ops_counting.key_range(be, x._ptr, dtype, n) == (int(a.min()), int(a.max())), (n, span)
     with pytest.raises(BackendError) as err:
-        ops_gather.key_range(be, gt.asarray(np.ones(4, np.float32))._ptr, "float32", 4)
+        ops_counting.key_range(be, gt.asarray(np.ones(4, np.float32))._ptr, "float32", 4)
     assert err.value.kind is BackendErrorKind.INVALID_ARGUMENT

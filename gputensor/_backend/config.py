@@ -247,6 +247,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("reduce_vec4_var", "GPUTENSOR_REDUCE_VEC4_VAR", _not_zero, True, False,
          "var/std take the vector path over a contiguous reduced range: one pass, 16-byte loads, "
          "blocks of values merged with Chan's update (0: the scalar two-pass loads)"),
+    Knob("compact_hold_submits", "GPUTENSOR_COMPACT_HOLD_SUBMITS", _not_zero, True, False,
+         "boolean masks, nonzero and unique record their kernels without submits on size: the "
+         "count's readback submits them at once (0: submits on size as every op does)"),
     Knob("concat_vec4", "GPUTENSOR_CONCAT_VEC4", _not_zero, True, False,
          "concat copies 16-byte words where every block and pointer allows it (0: u32 words)"),
     Knob("elementwise_mixed_vec4", "GPUTENSOR_ELEMENTWISE_MIXED_VEC4", _not_zero, True, False,

@@ -54,11 +54,12 @@ keeps the device, the command batch (recording, bind groups, submission) and ``s
 from __future__ import annotations
 
 import atexit
+import contextlib
 import struct
 import threading
 import time
 import weakref
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 from . import config, device_state, implementation
@@ -296,6 +297,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         self._pending_bytes = 0
         self._flush_bytes = FLUSH_BYTES  # the bytes at which the open batch is looked at next
         self._flush_level = FLUSH_BYTES  # the flush bound (doubled per size-triggered submit)
+        self._size_holds = 0  # open ``size_submits_held`` blocks: no submit on size inside them
         #: ``perf_counter`` time at which the device is estimated to finish the work submitted
         #: so far (0.0: idle; see the module docstring).
         self._busy_until = 0.0
@@ -686,13 +688,28 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         bound or ``MAX_BATCH`` commands (lock held; see the module docstring for the policies)."""
         sized = self._pending_bytes >= self._flush_bytes
         if self._recorded < MAX_BATCH:
-            if not sized:
+            if not sized or self._size_holds:
                 return
             if config.value("submit_policy") == "work" and self._defer_submit():
                 return
         self.flush()
         if sized:
             self._flush_level = self._flush_bytes = min(2 * self._flush_level, FLUSH_BYTES_MAX)
+
+    @contextlib.contextmanager
+    def size_submits_held(self) -> Iterator[None]:
+        """Inside the block the open batch is not submitted for its size (it still is at
+        ``MAX_BATCH`` commands, when the parameter ring is full and at every wait): for an
+        operation that waits for its own work right after recording it (a compaction reads its
+        count back), so that its kernels and the readback go to the device in one submit
+        instead of one per large kernel."""
+        with self._lock:
+            self._size_holds += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._size_holds -= 1
 
     def _defer_submit(self) -> bool:
         """``work`` policy: whether the batch at the flush bound waits for more work (the device

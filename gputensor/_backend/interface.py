@@ -117,7 +117,7 @@ class Operations(Protocol):
                    c_dtype: str, c_strides: Sequence[int], *, accumulate: bool = False) -> None:
         """Integer matmul (wrapping like NumPy)."""
 
-    # ---- gather, scatter, compaction (ops_gather)
+    # ---- gather, scatter (ops_gather), compaction (ops_compact) and its helpers (ops_counting)
     def gather(self, backend: Device, dtype: str, shape: Sequence[int], src: int,
                src_strides: Sequence[int], src_extent: tuple[int, int], dst: int,
                dst_strides: Sequence[int], indices: Sequence[Any]) -> None:
@@ -131,10 +131,6 @@ class Operations(Protocol):
     def compact_begin(self, backend: Device, src: int, n: int, *, flag: str = "nonzero",
                       dtype: str = "bool", nan_distinct: bool = True) -> Any:
         """Start a stream compaction (count first, write after the count is read)."""
-
-    def unravel(self, backend: Device, flat: int, m: int, shape: Sequence[int], outs: Sequence[int],
-                index_dtype: str = "int64") -> None:
-        """Flat indices to one index array per axis."""
 
     def unique_finish(self, backend: Device, starts: int, total: int, n: int, perm: int | None,
                       counts: int | None, index: int | None, index_dtype: str = "int64") -> None:
@@ -172,8 +168,8 @@ OPERATION_MODULES: dict[str, str] = {
     "elementwise": "ops_elementwise", "launch_plan": "ops_elementwise", "copy_strided": "ops_elementwise",
     "reduce_strided": "ops_reduce", "scan_strided": "ops_scan", "gemm_strided": "ops_gemm",
     "gemm_strided_batched": "ops_gemm", "matmul_int": "ops_matmul_int",
-    "gather": "ops_gather", "scatter": "ops_gather", "compact_begin": "ops_gather", "unravel": "ops_gather",
-    "unique_finish": "ops_gather", "key_range_record": "ops_gather", "count_values": "ops_gather",
-    "histogram_limit": "ops_gather",
+    "gather": "ops_gather", "scatter": "ops_gather", "compact_begin": "ops_compact",
+    "unique_finish": "ops_counting", "key_range_record": "ops_counting", "count_values": "ops_counting",
+    "histogram_limit": "ops_counting",
     "searchsorted": "ops_sort", "sort_keys": "ops_sort", "sort_values": "ops_sort", "argsort": "ops_sort",
 }

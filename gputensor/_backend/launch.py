@@ -47,7 +47,8 @@ from typing import Any, NamedTuple
 
 from .layout import strided_span
 
-__all__ = ["BindingSlot", "LaunchProgram", "Record", "Region", "Step", "rebased", "strided_region", "strided_window"]
+__all__ = ["BindingSlot", "LaunchProgram", "Record", "Region", "Step", "operand_bases", "rebased", "strided_region",
+           "strided_window"]
 
 _U32 = 0xFFFFFFFF
 
@@ -381,6 +382,19 @@ class LaunchProgram:
                 for offset, slot, extra in at:
                     pack_into(raw, offset, (firsts[slot] + extra) & _U32)
             record(kernel, pipe, defines, raw + tail if tail and takes else raw, bound, x, y, z)
+
+
+def operand_bases(backend: Any, ptrs: Sequence[int]) -> list[tuple[Any, ...]]:
+    """The operand entries ``LaunchProgram.run`` takes for the pointers ``ptrs`` (each a live
+    allocation's byte, its range checked by the caller): (buffer, its size, the allocation's
+    size, the byte offset of the pointer in the buffer, the pointer, the allocation's whole
+    binding)."""
+    bases = []
+    for ptr in ptrs:
+        alloc, offset = backend.resolve(ptr, 0)
+        buffer = alloc.buffer
+        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr, alloc.whole))
+    return bases
 
 
 def strided_region(base: int, itemsize: int, origin: int, dims: Sequence[tuple[int, int]],

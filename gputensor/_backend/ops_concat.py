@@ -4,6 +4,11 @@ The result and every source are read as u32 words: the result is ``rows`` rows o
 words and source ``k`` fills a column range of each row from its own rows (``concat`` along
 any axis of C-contiguous arrays is this with ``rows`` the product of the dims before the axis).
 The caller checks that every byte count is a multiple of 4 (``words_fit``).
+
+A structure (``rows``, the parts' word counts) is planned once per backend as a
+``launch.LaunchProgram`` (operand 0 the result, operand ``1 + k`` part ``k``), and a second one
+that copies 16-byte vectors where every part is a whole number of them per row; a call binds
+and checks every operand at once (``WebGpuBackend.bindings``) and records the program.
 """
 
 from __future__ import annotations
@@ -23,93 +28,71 @@ __all__ = ["SOURCES", "ConcatCall", "concat_call", "concat_words"]
 SOURCES = 8
 _WG = 256
 _PARAMS = struct.Struct("<4I12I8I")
+#: The parameter word of the result's first word; the sources' follow from ``_SRC_FIRST``.
+_DST_FIRST, _SRC_FIRST = 2, 16
 
 
 class ConcatCall:
-    """The dispatches of one concatenation structure (``rows``, the parts' word counts) on the
-    context ``ctx``, everything but the pointers: per dispatch (``groups``) the indices of its
-    (non-empty) parts, the spans ``WebGpuBackend.bindings`` checks and binds, the column words
-    and the grid, and its ``launch.LaunchProgram`` (``programs``: bases 0 the result, 1, 2, ...
-    the dispatch's parts). ``launch`` replays them for new pointers.
+    """The concatenation of one structure (``rows``, the parts' word counts) on the context
+    ``ctx``, everything but the pointers: ``program`` (u32 words) and, when every part is a
+    whole number of 16-byte vectors per row and bindings start on whole vectors,
+    ``vec_program`` (vec4<u32> words, bound as 16-byte items; None otherwise, or with the
+    ``concat_vec4`` knob off), which ``launch`` takes when every pointer is on a vector too. Empty parts
+    are left out of the dispatches."""
 
-    When every part is a whole number of 16-byte vectors per row (and bindings start on whole
-    vectors), a second set of dispatches copies vec4<u32> words (``vec_groups``, units of 4
-    words, with programs of their own); ``launch`` takes it for a dispatch whose pointers' first
-    words are all on a vector (the ``concat_vec4`` knob switches it)."""
-
-    __slots__ = ("ctx", "rows", "width", "groups", "vec_groups", "programs")
+    __slots__ = ("ctx", "rows", "width", "nparts", "program", "vec_program", "_spans", "_vec_spans")
 
     def __init__(self, ctx: Any, rows: int, words: Sequence[int]) -> None:
         self.ctx = ctx
         self.rows = rows
-        self.width = width = sum(words)
-        self.groups = _groups(ctx, rows, words, 1)
-        self.vec_groups: tuple[Any, ...] = ()
+        self.width = sum(words)
+        self.nparts = len(words)
+        self.program = _program(ctx, rows, words, 1)
+        self.vec_program: LaunchProgram | None = None
         if (config.value("concat_vec4") and ctx.storage_offset_alignment % 16 == 0
                 and all(w % 4 == 0 for w in words)):
-            self.vec_groups = _groups(ctx, rows, [w // 4 for w in words], 4)
-        pipe = ctx.pipeline("concat", SOURCES + 1, _SCALAR)
-        vec_pipe = ctx.pipeline("concat", SOURCES + 1, _VECTOR) if self.vec_groups else None
-        self.programs = tuple(
-            (_program(ctx, pipe, _SCALAR, rows, width, group, 4),
-             _program(ctx, vec_pipe, _VECTOR, rows, width >> 2, self.vec_groups[g], 16) if self.vec_groups else None)
-            for g, group in enumerate(self.groups))
+            self.vec_program = _program(ctx, rows, [w // 4 for w in words], 4)
+        self._spans = _spans(self.program)
+        self._vec_spans = None if self.vec_program is None else _spans(self.vec_program)
 
     def valid_on(self, backend: Any) -> bool:
         """Whether the call holds on ``backend`` now (its context)."""
-        return self.ctx is backend._ctx
+        return self.ctx is backend._ctx and self.program.valid_for(self.ctx)
 
     def launch(self, backend: Any, src_ptrs: Sequence[int], dst_ptr: int) -> None:
         """Record the concatenation of the parts at ``src_ptrs`` (one per word count, empty
-        parts included) into ``dst_ptr``: per dispatch the windows checked and bound
-        (``WebGpuBackend.bindings``) and its program recorded with them, or with a ``dispatch``
-        wrapper on the context its reference path. BackendError (invalid argument) for bad or
-        unaligned pointers, before anything of that dispatch is recorded."""
+        parts included) into ``dst_ptr``. BackendError (invalid argument) for bad or unaligned
+        pointers, before anything is recorded."""
+        if len(src_ptrs) != self.nparts:
+            raise invalid_argument(f"{len(src_ptrs)} sources for a concatenation of {self.nparts} parts")
+        ptrs = [dst_ptr, *src_ptrs]
+        vec = self.vec_program is not None
+        for p in ptrs:
+            if type(p) is not int or p & 3:
+                raise invalid_argument("concatenation pointers must be 4-byte aligned")
+            if p & 15:
+                vec = False
         ctx = self.ctx
-        spy = ctx.__dict__.get("dispatch") is not None
-        for (picked, spans, sizes, _, _), (program, vec_program) in zip(self.groups, self.programs):
-            ptrs = [dst_ptr] + [src_ptrs[k] for k in picked]
-            for p in ptrs:
-                if type(p) is not int or p & 3:
-                    raise invalid_argument("concatenation pointers must be 4-byte aligned")
-            regions, firsts = backend.bindings(ptrs, sizes, spans)
-            if vec_program is not None and not any(f & 3 for f in firsts):
-                if spy:
-                    vec_program.dispatch(backend, ctx, ptrs)
-                else:
-                    vec_program.record(ctx, [(b, o, size & ~15) for b, o, size in regions],
-                                       [f >> 2 for f in firsts] if any(firsts) else None)
-            elif spy:
-                program.dispatch(backend, ctx, ptrs)
-            else:
-                program.record(ctx, regions, firsts if any(firsts) else None)
+        program, (bases, sizes, spans) = (self.vec_program, self._vec_spans) if vec else (self.program, self._spans)
+        if ctx.__dict__.get("dispatch") is not None:
+            program.dispatch(backend, ctx, ptrs)
+            return
+        regions, firsts = backend.bindings([ptrs[b] for b in bases], sizes, spans)
+        if vec:  # (whole vectors: the bindings of whole allocations are cut down to them)
+            regions = [(b, o, size & ~15) for b, o, size in regions]
+        program.record(ctx, regions, firsts if any(firsts) else None)
 
 
-def _program(ctx: Any, pipe: Any, defines: dict[str, object], rows: int, width: int, group: tuple[Any, ...],
-             itemsize: int) -> LaunchProgram:
-    """The program of one dispatch ``group`` of ``_groups`` (``width``: the result's row in the
-    kernel's words of ``itemsize`` bytes): bindings the result and the parts (a 16-byte word
-    binding cut to whole vectors), the unused source bindings the first part again (never
-    read); the first-element words 2 (the result) and 16, 17, ... (the parts) patched."""
-    picked, spans, _, cols, grid = group
-    n = len(picked)
-    vector = -16 if itemsize == 16 else 0
-    regions = [Region(base, 0, count * 4, itemsize, vector, word, 0)
-               for base, ((_, count, _), word) in enumerate(zip(spans, (2, *range(16, 16 + n))))]
-    regions += [regions[1]._replace(word=0)] * (SOURCES - n)
-    words = (rows, width, 0, n, *cols, *_ZEROS)
-    return LaunchProgram.compile("concat", _PARAMS, ctx, [Record(pipe, defines, words, grid, tuple(regions))], ())
-
-
-def _groups(ctx: Any, rows: int, words: Sequence[int], unit: int) -> tuple[Any, ...]:
-    """Per dispatch (``SOURCES`` parts at most, empty parts left out): the parts' indices, the
-    spans ``WebGpuBackend.bindings`` takes (in u32 words: ``words`` are counted in units of
-    ``unit`` u32 words), the binding item sizes, the column words (in units) and the grid."""
+def _program(ctx: Any, rows: int, words: Sequence[int], unit: int) -> LaunchProgram:
+    """One dispatch per ``SOURCES`` parts (empty parts left out) of the concatenation of
+    ``rows`` rows of parts of ``words`` words of ``unit`` u32 each."""
+    defines = _SCALAR if unit == 1 else _VECTOR
+    pipe = ctx.pipeline("concat", SOURCES + 1, defines)
     width = sum(words)
-    groups = []
+    records = []
     col = 0
     for start in range(0, len(words), SOURCES):
-        picked = tuple(k for k in range(start, min(start + SOURCES, len(words))) if words[k] > 0)
+        picked = [k for k in range(start, min(start + SOURCES, len(words))) if words[k] > 0]
         cols = [col]
         for k in picked:
             cols.append(cols[-1] + words[k])
@@ -117,11 +100,24 @@ def _groups(ctx: Any, rows: int, words: Sequence[int], unit: int) -> tuple[Any, 
         if not picked:
             continue
         n = len(picked)
-        spans = ((0, rows * width * unit, 0),) + tuple((0, rows * words[k] * unit, 0) for k in picked)
+        size, vec = 4 * unit, 0 if unit == 1 else -4 * unit  # (vectors: whole ones bound)
+        regions = [Region(0, 0, rows * width * size, size, vec, _DST_FIRST, 0)]
+        regions += [Region(1 + k, 0, rows * words[k] * size, size, vec, _SRC_FIRST + j, 0)
+                    for j, k in enumerate(picked)]
+        regions += [regions[1]._replace(word=0)] * (SOURCES - n)  # unused source bindings (never read)
         cols += [cols[-1]] * (SOURCES + 1 - len(cols)) + [0] * 3
+        words_ = (rows, width, 0, n, *cols[: SOURCES + 4], *_ZEROS)
         grid = ctx.fold_grid(-(-(rows * (cols[n] - cols[0])) // _WG))
-        groups.append((picked, spans, (4,) * (n + 1), tuple(cols[: SOURCES + 4]), grid))
-    return tuple(groups)
+        records.append(Record(pipe, defines, words_, grid, tuple(regions)))
+    return LaunchProgram.compile("concat", _PARAMS, ctx, records, ())
+
+
+def _spans(program: LaunchProgram) -> tuple[list[int], list[int], list[tuple[int, int, int]]]:
+    """Per slot of ``program``: its operand, item size and ``WebGpuBackend.bindings`` span (in
+    items from the operand's first; the slots bind whole operands)."""
+    slots = program.slots
+    return ([slot.base for slot in slots], [slot.itemsize for slot in slots],
+            [(0, slot.nbytes // slot.itemsize, 0) for slot in slots])
 
 
 #: The kernel's placeholders: u32 words, or 16-byte vectors of them.

@@ -1,5 +1,5 @@
-"""Data-dependent movement on the device: gathers and scatters with integer index arrays, stream
-compaction (``nonzero``, boolean masks, ``unique``), and the small kernels around them.
+"""Data-dependent movement on the device: gathers and scatters with integer index arrays (stream
+compaction is ``ops_compact``, the small kernels around it ``ops_counting``).
 
 Gather / scatter (``_wgsl/gather.wgsl``, :func:`gather`, :func:`scatter`): one invocation per
 point of an iteration space of up to ``MAXD`` merged dims; the point's offset into the data
@@ -20,65 +20,30 @@ flag read at the next wait). A call that is one dispatch is planned once per cal
 Large operands: the indexed side is bound window by window (each dispatch moves only the points
 whose element lies in its window); the other operands are split into boxes of the iteration
 space that fit one window each. ``ops_sort.WINDOW_LIMIT`` lowers the window size for tests.
-
-Stream compaction (``compact_count.wgsl`` / ``compact_write.wgsl``): tiles of ``256 * ITEMS``
-elements count their flagged elements, ``ops_scan`` scans the counts, the host reads back the
-total (the only readback; the output size depends on it), and each tile then writes its flagged
-elements at ``base(tile) + rank`` in input order. Flags: nonzero elements of any dtype (raw
-bits: -0.0 counts as zero, NaN as nonzero), or group heads of sorted keys (``unique``).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import struct
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from . import ops_scan
-from .kernels import snippet
-from .plan_cache import PlanCache
 from .errors import invalid_argument, unsupported
-from .ops_elementwise import extent
-from .ops_sort import (
-    subgroup_probe,
-    _check_dtype,
-    _check_span,
-    _check_int,
-    _key_defines,
-    bits_loader,
-    dummy,
-    key_words,
-    store_bits_code,
-    window_limit,
-)
+from .kernels import snippet
+from .layout import extent, merge_dims
+from .ops_sort import _check_dtype, _check_int, bits_loader, store_bits_code, window_limit
+from .plan_cache import PlanCache
 from .wgsl_types import STORAGE_TYPES, storage_type
 
-__all__ = [
-    "IndexOperand",
-    "MAXD",
-    "MAXIDX",
-    "CompactPlan",
-    "compact_begin",
-    "count_values",
-    "histogram_limit",
-    "gather",
-    "planned_gather",
-    "scatter",
-    "decode_key_range",
-    "key_range",
-    "key_range_record",
-    "unique_finish",
-    "unravel",
-]
+__all__ = ["IndexOperand", "MAXD", "MAXIDX", "bind_range", "gather", "planned_gather", "scatter"]
 
 WG = 256
 MAXD = 6
 MAXIDX = 4
-#: Elements per invocation of the compaction kernels.
-ITEMS = 8
 _U32 = 0xFFFFFFFF
 _INDEX_DTYPES = tuple(t.name for t in STORAGE_TYPES.values() if t.kind in "iu")
 #: The 8-byte dtype whose bits the halves of a 16-byte element move as (no adapter feature).
@@ -97,8 +62,9 @@ def _i32(v: int) -> int:
     return int(v) & _U32
 
 
-def _bind_range(backend: Any, ptr: int, lo: int, hi: int, itemsize: int) -> tuple[tuple[Any, int, int], int]:
-    """(binding, index in the binding of relative element 0) covering relative elements [lo, hi)."""
+def bind_range(backend: Any, ptr: int, lo: int, hi: int, itemsize: int) -> tuple[tuple[Any, int, int], int]:
+    """(binding, index in the binding of element 0) covering elements [lo, hi) of ``ptr``
+    (items of ``itemsize`` bytes). BackendError (invalid argument) as ``WebGpuBackend.window``."""
     win = backend.window(ptr + lo * itemsize, max(hi - lo, 1) * itemsize, itemsize)
     return win.binding, win.first - lo
 
@@ -130,27 +96,6 @@ class IndexOperand:
     n: int
     mul: int
     check: str = ""
-
-
-def _merge(shape: Sequence[int], stride_sets: Sequence[Sequence[int]]) -> tuple[list[int], list[list[int]]]:
-    """Drop size-1 dims and merge dims contiguous for every stride set (row-major order kept)."""
-    out_shape: list[int] = []
-    out_strides: list[list[int]] = [[] for _ in stride_sets]
-    for d, size in enumerate(shape):
-        if size == 1:
-            continue
-        if out_shape and all(o[-1] == size * s[d] for o, s in zip(out_strides, stride_sets)):
-            out_shape[-1] *= size
-            for o, s in zip(out_strides, stride_sets):
-                o[-1] = s[d]
-        else:
-            out_shape.append(size)
-            for o, s in zip(out_strides, stride_sets):
-                o.append(s[d])
-    if not out_shape:
-        out_shape = [1]
-        out_strides = [[0] for _ in stride_sets]
-    return out_shape, out_strides
 
 
 def _boxes(shape: list[int], stride_sets: list[list[int]], sizes: list[int],
@@ -350,7 +295,7 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
     # the last stride set numbers the points in row-major order (the winner of a scatter)
     sets = ([list(a_strides), list(b_strides)] + [list(ix.strides) for ix in indices]
             + [_row_major(shape)])
-    mshape, msets = _merge(shape, sets)
+    mshape, msets = merge_dims(shape, sets)
     # dims beyond MAXD: loop over the leading ones on the host
     lead = max(0, len(mshape) - MAXD)
     outer_shape, inner_shape = mshape[:lead], mshape[lead:]
@@ -367,7 +312,7 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
 
     def run(pass_defines: dict[str, object], extent_: tuple[int, int], win: tuple[int, int] | None,
             check: tuple[Any, int] | None = None) -> None:
-        for outer in (_ndindex(outer_shape) if outer_shape else [()]):
+        for outer in itertools.product(*(range(n) for n in outer_shape)):
             sub_sets = [st[lead:] for st in msets]
             off0 = [sum(c * st[d] for d, c in enumerate(outer)) for st in msets]
             # boxes fitting the plain data side and the index arrays; the indexed side is
@@ -492,13 +437,13 @@ def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size:
     plain_k = 0 if scatter else 1
     plain_ptr = a_ptr if scatter else b_ptr
     lo, hi = extent(shape, sets[plain_k])
-    pbind, pbase = _bind_range(backend, plain_ptr, offs[plain_k] + lo, offs[plain_k] + hi, size)
+    pbind, pbase = bind_range(backend, plain_ptr, offs[plain_k] + lo, offs[plain_k] + hi, size)
     pfirst = pbase + offs[plain_k]
     ibinds, ifirsts = [], []
     for k, ix in enumerate(indices):
         st = sets[2 + k]
         lo, hi = extent(shape, st)
-        bind, base = _bind_range(backend, ix.ptr, offs[2 + k] + lo, offs[2 + k] + hi, isizes[k])
+        bind, base = bind_range(backend, ix.ptr, offs[2 + k] + lo, offs[2 + k] + hi, isizes[k])
         ibinds.append(bind)
         ifirsts.append(base + offs[2 + k])
     xptr = a_ptr if not scatter else b_ptr
@@ -522,13 +467,13 @@ def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size:
     grid = ctx.fold_grid(-(-count // WG))
     for c0 in range(xlo, xhi, chunk):
         c1 = min(xhi, c0 + chunk)
-        xbind, xbase = _bind_range(backend, xptr, c0, c1, size)
+        xbind, xbase = bind_range(backend, xptr, c0, c1, size)
         xfirst = xbase + offs[x_k]
         a_first, b_first = (pfirst, xfirst) if scatter else (xfirst, pfirst)
         a_bind, b_bind = (pbind, xbind) if scatter else (xbind, pbind)
         extra, w_first = [], 0
         if win is not None:  # the winners of elements [c0, c1)
-            wbind, wbase = _bind_range(backend, win[0], c0 - win[1], c1 - win[1], 4)
+            wbind, wbase = bind_range(backend, win[0], c0 - win[1], c1 - win[1], 4)
             extra, w_first = [wbind], wbase + c0 - win[1]
         params = [count, rank, _i32(a_first), _i32(b_first), _i32(xbase + c0), _i32(xbase + c1),
                   _i32(w_first), _i32(offs[-1])]
@@ -537,15 +482,6 @@ def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size:
             extra = extra + [check[0]]
         params += [check[1] if check is not None else 0, 0, 0, 0]
         ctx.dispatch("gather", params, [a_bind, b_bind] + ibinds + extra, grid, defines)
-
-
-def _ndindex(shape: Sequence[int]) -> Iterator[tuple[int, ...]]:
-    if not shape:
-        yield ()
-        return
-    for i in range(shape[0]):
-        for rest in _ndindex(shape[1:]):
-            yield (i,) + rest
 
 
 @functools.lru_cache(maxsize=None)
@@ -614,498 +550,3 @@ def scatter(backend: Any, dtype: str, shape: Sequence[int], src: int, src_stride
     Raises BackendError as :func:`gather`.
     """
     _move(backend, True, dtype, shape, src, src_strides, dst, dst_strides, indices, dst_extent)
-
-
-# ------------------------------------------------------------------------------------------
-# stream compaction
-# ------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
-def _flag_fn(flag: str, dtype: str, nan_distinct: bool) -> str:
-    if flag == "nonzero":
-        st = storage_type(dtype)
-        width = st.itemsize * 8
-        loader = bits_loader("src_bits", "src", dtype)
-        if _kind(dtype) != "f":
-            test = snippet("compact/flag_nonzero")
-        elif width == 64:
-            test = snippet("compact/flag_nonzero_f64")
-        else:
-            test = snippet("compact/flag_nonzero_float", {"MAGNITUDE": ((1 << width) - 1) >> 1})
-        return f"{loader}\n\n{test}"
-    # head of a group of equal sorted keys (KW words per key)
-    return snippet("compact/flag_head", {"NAN_DISTINCT": "true" if nan_distinct else "false"})
-
-
-@dataclass
-class CompactPlan:
-    """A compaction after its counting step: ``total`` is known once :meth:`read_total` ran.
-
-    Create with :func:`compact_begin`; write outputs with :meth:`write_indices`,
-    :meth:`write_values`, :meth:`write_inverse`; :meth:`free` releases the counts.
-    """
-
-    backend: Any
-    src: int
-    n: int
-    flag: str
-    dtype: str
-    nan_distinct: bool
-    counts: int
-    ntiles: int
-    units: list[tuple[int, int]]          # (first tile, tiles) per dispatch unit
-    unit_base: list[int] = field(default_factory=list)   # output rank of each unit's first element
-    total: int | None = None
-    extra_bytes: list[bytes] = field(default_factory=list)  # read_total's extra regions
-
-    @property
-    def tile(self) -> int:
-        return WG * ITEMS
-
-    def _src_size(self) -> int:
-        return 4 * key_words(self.dtype) if self.flag == "head" else storage_type(self.dtype).itemsize
-
-    def read_total(self, extra: Sequence[tuple[int, int]] = ()) -> int:
-        """Read back the number of flagged elements (one readback, with the unit boundaries).
-        ``extra``: (pointer, bytes) regions read back in the same wait (the first call only),
-        their bytes kept in ``extra_bytes``."""
-        if self.total is None:
-            be = self.backend
-            ends = [t0 + nt - 1 for t0, nt in self.units]
-            regions = []
-            for ptr, nbytes in list(extra) + [(self.counts + 4 * t, 4) for t in ends]:
-                alloc, off = be.resolve(ptr, nbytes)
-                regions.append((alloc.buffer, off, nbytes))
-            raw = be.context.readback_many(regions)
-            self.extra_bytes = raw[: len(extra)]
-            values = [int.from_bytes(b, "little") for b in raw[len(extra):]]
-            self.unit_base = [0] + values[:-1]
-            self.total = values[-1] if values else 0
-        return self.total
-
-    def _defines(self, write_fns: str, out_array: str) -> dict[str, object]:
-        kd = _key_defines(self.dtype if self.flag == "head" else "uint32", "canon", False)
-        return {**kd, "ITEMS": ITEMS, "FLAG_FN": _flag_fn(self.flag, self.dtype, self.nan_distinct),
-                "WRITE_FNS": write_fns, "OUT_ARRAY": out_array}
-
-    def _run(self, defines: dict[str, object], out: tuple[int, int] | None,
-             perm: int | None = None, inv: tuple[int, int] | None = None, value_base: int = 0,
-             capacity: int | None = None, aux: int | None = None) -> None:
-        """Record compact_write over every unit. ``out`` = (pointer, item size) of the ranked
-        output; ``inv`` = (pointer, item size) of the inverse (scattered through ``perm``);
-        ``value_base`` = the kernel's ``params.value_base`` (bits). With ``capacity`` (a bound
-        on the count) the count is not read first: one unit only, ``out`` bound over
-        ``capacity`` entries (see ``write_values``). ``aux``: two u32 words bound in the place
-        of ``perm`` (unused then), ``params.perm_first`` pointing at the first."""
-        be = self.backend
-        ctx = be.context
-        limit = window_limit(be)
-        tile = self.tile
-        ssize = self._src_size()
-        head = self.flag == "head"
-        if capacity is None:
-            self.read_total()
-            bases, total = self.unit_base, self.total
-        else:  # recorded ahead of the count readback: one unit, the output bound over capacity
-            if len(self.units) != 1 or out is None or perm is not None or inv is not None:
-                raise invalid_argument("a compaction written ahead of its count needs one unit and one output")
-            bases, total = [0], capacity
-        inv_chunks = [(0, self.n)]
-        if inv is not None:
-            per = max(1, limit // inv[1])
-            inv_chunks = [(lo, min(self.n, lo + per)) for lo in range(0, self.n, per)]
-        for u, ((t0, nt), base) in enumerate(zip(self.units, bases)):
-            end = bases[u + 1] if u + 1 < len(self.units) else total
-            e0 = t0 * tile
-            ne = min(self.n, (t0 + nt) * tile) - e0
-            back = 1 if head and e0 > 0 else 0
-            sbind, sbase = _bind_range(be, self.src, e0 - back, e0 + ne, ssize)
-            cback = 1 if t0 > 0 else 0
-            cbind, cbase = _bind_range(be, self.counts, t0 - cback, t0 + nt, 4)
-            if out is not None and end > base:
-                obind, obase = _bind_range(be, out[0], base, end, out[1])
-            else:
-                obind, obase = dummy(be, 0), 0
-            if perm is not None:
-                pbind, pbase = _bind_range(be, perm, e0, e0 + ne, 4)
-            elif aux is not None:
-                pbind, pbase = _bind_range(be, aux, 0, 2, 4)
-                pbase -= e0  # (perm_first below is pbase + e0)
-            else:
-                pbind, pbase = dummy(be, 1), e0
-            for lo, hi in inv_chunks:
-                if inv is not None:
-                    ibind, ibase = _bind_range(be, inv[0], lo, hi, inv[1])
-                else:
-                    ibind, ibase = dummy(be, 2), 0
-                params = [ne, _i32(sbase + e0), e0, _i32(cbase + t0), _i32(obase), _i32(pbase + e0),
-                          _i32(ibase), _i32(ibase + lo), _i32(ibase + hi), 1 if t0 == 0 else 0,
-                          _i32(value_base)]
-                ctx.dispatch("compact_write", params, [sbind, cbind, obind, pbind, ibind],
-                             ctx.fold_grid(nt), defines)
-
-    def write_indices(self, out: int, index_dtype: str = "int64") -> None:
-        """Write the global index of every flagged element, in order, to ``out`` (``total``
-        entries of ``index_dtype``: 'int64', 'int32' or 'uint32')."""
-        if index_dtype not in ("int64", "int32", "uint32"):
-            raise invalid_argument(f"index dtype must be int64, int32 or uint32, not {index_dtype!r}")
-        words = storage_type(index_dtype).itemsize // 4
-        total = self.read_total()
-        if total == 0:
-            return
-        _check_span(self.backend, out, total * 4 * words, 4 * words, "output")
-        fns = snippet("compact/write_indices2" if words == 2 else "compact/write_indices")
-        self._run(self._defines(fns, "u32"), (out, 4 * words))
-
-    def write_values(self, out: int, dtype: str, lo: int | None = None, capacity: int | None = None,
-                     range_ptr: int | None = None) -> None:
-        """Write a value per flagged element to ``out`` (``total`` elements of ``dtype``,
-        zero-filled when ``dtype`` is packed): for a 'head' plan (integer or bool keys of
-        ``dtype``, whose canonical keys are a bijection; ``lo`` None) the value of every group
-        head; for a 'nonzero' plan over a histogram whose bucket i counts the value ``lo + i``
-        (``lo`` given; ``dtype`` integer or bool of at most 32 bits) the value of every
-        non-empty bucket, in order (unique by counting).
-
-        ``capacity`` (a bound on the count; ``out`` holds that many elements): record the write
-        before the count is read back, so that the readback waits for it too (one wait less).
-        Only for plans of one dispatch unit (``ahead_ok``); BackendError otherwise.
-        ``range_ptr`` (a 'nonzero' histogram plan, ``lo`` None): the smallest value is read on
-        the device from what :func:`key_range_record` wrote there."""
-        if range_ptr is not None:
-            if lo is not None or self.flag != "nonzero" or _kind(dtype) == "f" \
-                    or storage_type(dtype).itemsize > 4:
-                raise invalid_argument("write_values with range_ptr needs a 'nonzero' plan, no lo, and an "
-                                       "integer or bool dtype of at most 32 bits")
-            _check_span(self.backend, range_ptr, 8, 4, "range")
-            sign = (1 << (8 * storage_type(dtype).itemsize - 1)) if _kind(dtype) == "i" else 0
-            # bucket i holds the value whose canonical key is ~range[0] + i (sort_keys: a signed
-            # value's key has its sign bit flipped)
-            writers = snippet("compact/write_values_range", {"SIGN": sign})
-        elif lo is None:
-            if self.flag != "head" or dtype != self.dtype or _kind(dtype) == "f":
-                raise invalid_argument("write_values needs a 'head' plan over integer or bool keys of the same dtype")
-            writers = snippet("compact/write_values_head")
-        else:
-            if self.flag != "nonzero" or _kind(dtype) == "f" or storage_type(dtype).itemsize > 4:
-                raise invalid_argument("write_values with lo needs a 'nonzero' plan and an integer or bool "
-                                       "dtype of at most 32 bits")
-            writers = snippet("compact/write_values_base")
-        total = self.read_total() if capacity is None else _check_int("capacity", capacity)
-        if total == 0:
-            return
-        size = storage_type(dtype).itemsize
-        _check_span(self.backend, out, total * size, size, "output")
-        arr, store = store_bits_code("store_out", "out", dtype)
-        fns = store + "\n\n" + writers
-        self._run(self._defines(fns, arr), (out, size), value_base=0 if lo is None else _i32(lo),
-                  capacity=capacity, aux=range_ptr)
-
-    @property
-    def ahead_ok(self) -> bool:
-        """Whether ``write_values(..., capacity=...)`` may record before the count is known
-        (the plan runs as one dispatch unit)."""
-        return len(self.units) == 1
-
-    def write_inverse(self, perm: int, inv: int, index_dtype: str = "int64") -> None:
-        """For every sorted position i, write its group id to ``inv[perm[i]]`` (``n`` entries of
-        ``index_dtype`` 'int64' or 'int32'): unique's inverse indices in source order."""
-        if index_dtype not in ("int64", "int32"):
-            raise invalid_argument(f"index dtype must be int64 or int32, not {index_dtype!r}")
-        words = storage_type(index_dtype).itemsize // 4
-        _check_span(self.backend, inv, self.n * 4 * words, 4 * words, "inverse")
-        _check_span(self.backend, perm, self.n * 4, 4, "perm")
-        fns = snippet("compact/write_inverse2" if words == 2 else "compact/write_inverse")
-        self._run(self._defines(fns, "u32"), None, perm, (inv, 4 * words))
-
-    def free(self) -> None:
-        """Release the counts buffer."""
-        if self.counts:
-            self.backend.free(self.counts)
-            self.counts = 0
-
-
-def compact_begin(backend: Any, src: int, n: int, *, flag: str = "nonzero", dtype: str = "bool",
-                  nan_distinct: bool = True) -> CompactPlan:
-    """Count the flagged elements of the ``n`` contiguous elements at ``src`` and scan the tile
-    counts (recorded, no readback yet). ``flag`` is 'nonzero' (``src`` holds ``dtype``
-    elements) or 'head' (``src`` holds sorted canonical keys of ``dtype``,
-    ``ops_sort.key_words(dtype)`` words each; with ``nan_distinct`` every NaN key is its own
-    group). Returns a :class:`CompactPlan` (call ``free()`` when done).
-
-    Raises BackendError: invalid argument for a bad flag, dtype, size or pointer range;
-    unsupported for a missing adapter feature or ``n >= 2**32 - 1``.
-    """
-    if flag not in ("nonzero", "head"):
-        raise invalid_argument(f"flag must be 'nonzero' or 'head', not {flag!r}")
-    dtype = _check_dtype(backend, dtype)
-    n = _check_int("n", n)
-    if n >= 2**32 - 1:
-        raise unsupported(f"compaction of {n} elements exceeds the 32-bit index range")
-    tile = WG * ITEMS
-    ntiles = -(-n // tile)
-    ssize = 4 * key_words(dtype) if flag == "head" else storage_type(dtype).itemsize
-    if n:
-        _check_span(backend, src, n * ssize, min(ssize, 4) if flag == "head" else ssize, "source")
-    limit = window_limit(backend)
-    # a unit's source, counts and outputs (up to 8-byte entries per element) fit one window
-    per_unit = max(1, (limit - 8) // (tile * max(ssize, 8)))
-    per_unit = min(per_unit, 65535 * 65535)
-    units = [(t0, min(per_unit, ntiles - t0)) for t0 in range(0, ntiles, per_unit)]
-    counts = backend.alloc(max(ntiles, 1) * 4, zero=False)  # every tile writes its count
-    plan = CompactPlan(backend, src, n, flag, dtype, bool(nan_distinct), counts, ntiles, units)
-    if n == 0:
-        plan.total = 0
-        return plan
-    ctx = backend.context
-    kd = _key_defines(dtype if flag == "head" else "uint32", "canon", False)
-    defines = {**kd, "ITEMS": ITEMS, "FLAG_FN": _flag_fn(flag, dtype, bool(nan_distinct))}
-    try:
-        for t0, nt in units:
-            e0 = t0 * tile
-            ne = min(n, (t0 + nt) * tile) - e0
-            back = 1 if flag == "head" and e0 > 0 else 0
-            sbind, sbase = _bind_range(backend, src, e0 - back, e0 + ne, ssize)
-            cbind, cbase = _bind_range(backend, counts, t0, t0 + nt, 4)
-            params = [ne, _i32(sbase + e0), e0, _i32(cbase + t0)]
-            ctx.dispatch("compact_count", params, [sbind, cbind], ctx.fold_grid(nt), defines)
-        ops_scan.scan(backend, "sum", counts, "uint32", 1, ntiles)
-    except BaseException:
-        plan.free()
-        raise
-    return plan
-
-
-# ------------------------------------------------------------------------------------------
-# unique and nonzero helpers
-# ------------------------------------------------------------------------------------------
-#: Histograms of at most this many buckets merge every subgroup's equal buckets before adding
-#: (few distinct values per subgroup); wider ones merge only the first lane's bucket.
-PEEL_ALL_SPAN = 1 << 12
-
-
-@functools.lru_cache(maxsize=None)
-def _count_add_code(subgroups: bool) -> dict[str, str]:
-    """count_values.wgsl's ADD_FN (``add(live, bucket)``, with the subgroup builtins when
-    ``subgroups``) and its SG_ARGS / SG_CALL."""
-    if not subgroups:
-        return {"ADD_FN": snippet("count/add"), "SG_ARGS": "", "SG_CALL": ""}
-    return {"ADD_FN": snippet("count/add_subgroups"), "SG_ARGS": snippet("count/subgroup_args"),
-            "SG_CALL": ", sgs, lane"}
-
-
-def histogram_limit(backend: Any) -> int:
-    """The most buckets :func:`count_values` takes (its histogram is bound in one window)."""
-    return window_limit(backend) // 4
-
-
-#: Elements per invocation of key_range.wgsl.
-RANGE_ITEMS = 32
-
-
-def _count_dtype(backend: Any, dtype: Any, what: str) -> tuple[str, int, bool]:
-    """(dtype, bits, signed) of an integer or bool dtype of at most 32 bits (``what`` names the
-    operation in the error: BackendError invalid argument otherwise)."""
-    dtype = _check_dtype(backend, dtype)
-    if _kind(dtype) == "f" or storage_type(dtype).itemsize > 4:
-        raise invalid_argument(f"{what} takes integer or bool dtypes of at most 32 bits, not {dtype}")
-    return dtype, 8 * storage_type(dtype).itemsize, _kind(dtype) == "i"
-
-
-def key_range_record(backend: Any, src: int, dtype: str, n: int, out: int) -> None:
-    """Record the range of the ``n >= 1`` contiguous elements at ``src``, integers or bools of
-    ``dtype`` (at most 32 bits), into ``out``: two zero-filled u32 words that receive (max ~key,
-    max key) of sort_keys' canonical keys (key_range.wgsl; :func:`decode_key_range` turns their
-    bytes into (min, max)). Nothing is read back.
-
-    Raises BackendError: invalid argument for a bad dtype, size or pointer."""
-    dtype, bits, _ = _count_dtype(backend, dtype, "key_range")
-    n = _check_int("n", n, 1)
-    size = bits // 8
-    _check_span(backend, src, n * size, size, "source")
-    _check_span(backend, out, 8, 4, "range output")
-    ctx = backend.context
-    tile = WG * RANGE_ITEMS
-    defines = {**_key_defines(dtype, "canon", False), "ITEMS": RANGE_ITEMS,
-               "SRC_LOADER": bits_loader("src_bits", "src", dtype)}
-    obind, obase = _bind_range(backend, out, 0, 2, 4)
-    per = max(tile, window_limit(backend) // size // tile * tile)  # chunks of whole tiles
-    for e0 in range(0, n, per):
-        ne = min(per, n - e0)
-        sbind, sbase = _bind_range(backend, src, e0, e0 + ne, size)
-        ctx.dispatch("key_range", [ne, _i32(sbase + e0), _i32(obase), 0], [sbind, obind],
-                     ctx.fold_grid(-(-ne // tile)), defines)
-
-
-def decode_key_range(raw: bytes, dtype: str) -> tuple[int, int]:
-    """(min, max) from the 8 bytes :func:`key_range_record` wrote for ``dtype``."""
-    bits = 8 * storage_type(dtype).itemsize
-    not_lo, hi_key = int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:8], "little")
-    mask = (1 << bits) - 1
-    lo_key = ~not_lo & mask
-    if _kind(dtype) == "i":  # sort_keys' canonical key of a signed integer: key = v + 2^(bits-1)
-        sign = 1 << (bits - 1)
-        return lo_key - sign, (hi_key & mask) - sign
-    return lo_key, hi_key & mask
-
-
-def key_range(backend: Any, src: int, dtype: str, n: int) -> tuple[int, int]:
-    """(min, max) of the ``n >= 1`` contiguous elements at ``src``, integers or bools of
-    ``dtype`` (at most 32 bits): one dispatch (key_range.wgsl) and one 8-byte readback.
-
-    Raises BackendError: invalid argument for a bad dtype, size or pointer."""
-    dtype, _, _ = _count_dtype(backend, dtype, "key_range")
-    out = backend.alloc(8)  # zero-filled: (max ~key, max key) start at 0
-    try:
-        key_range_record(backend, src, dtype, n, out)
-        alloc, off = backend.resolve(out, 8)
-        raw = backend.context.readback_many([(alloc.buffer, off, 8)])[0]
-    finally:
-        backend.free(out)
-    return decode_key_range(raw, dtype)
-
-
-def count_values(backend: Any, src: int, dtype: str, n: int, lo: int | None, hist: int, span: int,
-                 *, range_ptr: int | None = None) -> None:
-    """Add to ``hist[v - lo]`` (``span`` zero-filled u32 counters) one per element ``v`` of the
-    ``n`` contiguous elements at ``src``, integers or bools of ``dtype`` (at most 32 bits) whose
-    values all lie in ``[lo, lo + span)`` -- the caller knows that range (e.g. from a min/max
-    reduction): the kernel does not check it.
-
-    With ``range_ptr`` (``lo`` None) the smallest value is read on the device from what
-    :func:`key_range_record` wrote there, and elements whose bucket would be ``span`` or more
-    are not counted (the caller checks the range it reads back before using the counts).
-
-    Raises BackendError: invalid argument for a bad dtype, size, range or pointer;
-    unsupported for a histogram larger than one binding (:func:`histogram_limit`).
-    """
-    dtype, bits, signed = _count_dtype(backend, dtype, "count_values")
-    n = _check_int("n", n)
-    span = _check_int("span", span, 1)
-    size = bits // 8
-    lo_min, hi_max = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
-    if dtype == "bool":
-        hi_max = 1
-    if range_ptr is None and (not isinstance(lo, int) or lo < lo_min or lo + span - 1 > hi_max):
-        raise invalid_argument(f"values [{lo}, {lo} + {span}) are outside the range of {dtype}")
-    if range_ptr is not None:
-        if lo is not None:
-            raise invalid_argument("count_values takes lo or range_ptr, not both")
-        _check_span(backend, range_ptr, 8, 4, "range")
-    if span > histogram_limit(backend):
-        raise unsupported(f"a histogram of {span} buckets exceeds one binding on this adapter")
-    _check_span(backend, hist, span * 4, 4, "histogram")
-    if n == 0:
-        return
-    _check_span(backend, src, n * size, size, "source")
-    key_min = 0 if lo is None else (lo ^ (1 << (bits - 1))) & ((1 << bits) - 1) if signed else lo  # to_key
-    ctx = backend.context
-    tile = WG * ITEMS
-    peel = 0
-    if subgroup_probe(backend) is not None:  # merge equal buckets per subgroup (count_values.wgsl)
-        peel = 128 if span <= PEEL_ALL_SPAN else 1
-    defines = {**_key_defines(dtype, "canon", False), "ITEMS": ITEMS, "PEEL": peel,
-               "RANGE_MIN": "false" if range_ptr is None else "true",
-               "SRC_LOADER": bits_loader("src_bits", "src", dtype), **_count_add_code(peel > 0)}
-    hbind, hbase = _bind_range(backend, hist, 0, span, 4)
-    rbind, rbase = dummy(backend, 0), 0
-    if range_ptr is not None:
-        rbind, rbase = _bind_range(backend, range_ptr, 0, 2, 4)
-    per = max(tile, window_limit(backend) // size // tile * tile)  # source chunks of whole tiles
-    for e0 in range(0, n, per):
-        ne = min(per, n - e0)
-        sbind, sbase = _bind_range(backend, src, e0, e0 + ne, size)
-        params = [ne, _i32(sbase + e0), key_min, _i32(hbase), span, _i32(rbase)]
-        ctx.dispatch("count_values", params, [sbind, hbind, rbind], ctx.fold_grid(-(-ne // tile)), defines)
-
-
-def unique_finish(backend: Any, starts: int, total: int, n: int, perm: int | None, counts: int | None,
-                  index: int | None, index_dtype: str = "int64") -> None:
-    """From the ``total`` group starts (u32 sorted positions) of ``n`` sorted elements, write
-    each group's size to ``counts`` and the source index of its first element (``perm`` of its
-    start: u32 permutation of the stable sort) to ``index``, both of ``index_dtype`` ('int64' or
-    'int32'); either may be None (``perm`` too when ``index`` is).
-
-    Raises BackendError: invalid argument for bad sizes, dtypes or pointer ranges.
-    """
-    if index_dtype not in ("int64", "int32"):
-        raise invalid_argument(f"index dtype must be int64 or int32, not {index_dtype!r}")
-    _check_dtype(backend, index_dtype, "index dtype")
-    total = _check_int("total", total)
-    n = _check_int("n", n)
-    if (counts is None and index is None) or total == 0:
-        return
-    if index is not None and perm is None:
-        raise invalid_argument("index needs perm")
-    isize = storage_type(index_dtype).itemsize
-    _check_span(backend, starts, total * 4, 4, "starts")
-    for ptr, what in ((counts, "counts"), (index, "index")):
-        if ptr is not None:
-            _check_span(backend, ptr, total * isize, isize, what)
-    limit = window_limit(backend)
-    perm_chunks: list[tuple[int, int]] = [(0, n)]
-    if perm is not None:
-        _check_span(backend, perm, n * 4, 4, "perm")
-        per_p = max(1, limit // 4)
-        perm_chunks = [(lo, min(n, lo + per_p)) for lo in range(0, n, per_p)]
-    ctx = backend.context
-    defines = {"HAS_COUNTS": "true" if counts is not None else "false",
-               "HAS_INDEX": "true" if index is not None else "false", "IDX_WORDS": isize // 4}
-    per = max(1, (limit - 4) // max(isize, 4))
-    for j0 in range(0, total, per):
-        m = min(per, total - j0)
-        sbind, sbase = _bind_range(backend, starts, j0, min(total, j0 + m + 1), 4)
-        if counts is not None:
-            cbind, cbase = _bind_range(backend, counts, j0, j0 + m, isize)
-        else:
-            cbind, cbase = dummy(backend, 1), j0
-        if index is not None:
-            ibind, ibase = _bind_range(backend, index, j0, j0 + m, isize)
-        else:
-            ibind, ibase = dummy(backend, 2), j0
-        for k, (lo, hi) in enumerate(perm_chunks):
-            if perm is not None:
-                pbind, pbase = _bind_range(backend, perm, lo, hi, 4)
-            else:
-                pbind, pbase = dummy(backend, 0), 0
-            params = [m, j0, total, n, _i32(sbase + j0), _i32(cbase + j0), _i32(ibase + j0), _i32(pbase),
-                      lo, hi, 1 if k == 0 else 0]
-            ctx.dispatch("gather_unique", params, [sbind, pbind, cbind, ibind],
-                         ctx.fold_grid(-(-m // WG)), defines)
-
-
-def unravel(backend: Any, flat: int, m: int, shape: Sequence[int], outs: Sequence[int],
-            index_dtype: str = "int64") -> None:
-    """Write coordinate d of each of the ``m`` flat row-major indices (u32) at ``flat`` into
-    ``outs[d]`` (``m`` entries of ``index_dtype`` each), for an array of ``shape``.
-
-    Raises BackendError: invalid argument for bad sizes, dtypes or pointer ranges.
-    """
-    if index_dtype not in ("int64", "int32"):
-        raise invalid_argument(f"index dtype must be int64 or int32, not {index_dtype!r}")
-    _check_dtype(backend, index_dtype, "index dtype")
-    m = _check_int("m", m)
-    shape = [_check_int("shape entries", int(s)) for s in shape]
-    if len(outs) != len(shape):
-        raise invalid_argument("one output per dimension is needed")
-    if m == 0:
-        return
-    isize = storage_type(index_dtype).itemsize
-    _check_span(backend, flat, m * 4, 4, "flat indices")
-    for ptr in outs:
-        _check_span(backend, ptr, m * isize, isize, "output")
-    ctx = backend.context
-    limit = window_limit(backend)
-    per = max(1, limit // max(isize, 4))
-    defines = {"IDX_WORDS": isize // 4}
-    stride = 1
-    strides = []
-    for size in reversed(shape):
-        strides.append(stride)
-        stride *= max(size, 1)
-    strides.reverse()
-    for d, ptr in enumerate(outs):
-        for j0 in range(0, m, per):
-            cnt = min(per, m - j0)
-            fbind, fbase = _bind_range(backend, flat, j0, j0 + cnt, 4)
-            obind, obase = _bind_range(backend, ptr, j0, j0 + cnt, isize)
-            params = [cnt, _i32(fbase + j0), _i32(obase + j0), strides[d], max(shape[d], 1)]
-            ctx.dispatch("gather_unravel", params, [fbind, obind], ctx.fold_grid(-(-cnt // WG)), defines)

@@ -78,7 +78,7 @@ from typing import Any
 from . import config, ops_scan
 from .errors import BackendError, invalid_argument, unsupported
 from .kernels import snippet
-from .launch import LaunchProgram, Region, rebased
+from .launch import LaunchProgram, Region, operand_bases, rebased
 from .plan_cache import PlanCache
 from .validate import check_dtype, check_int, check_pointer
 from .wgsl_types import STORAGE_TYPES, storage_type
@@ -395,11 +395,7 @@ def _launch(backend: Any, job: _Job, key: tuple[Any, ...], make: Callable[[], La
     if ctx.__dict__.get("dispatch") is not None:
         program.dispatch(backend, ctx, ptrs, placeholder)
         return
-    bases = []
-    for ptr in ptrs:
-        alloc, offset = backend.resolve(ptr, 0)
-        buffer = alloc.buffer
-        bases.append((buffer, buffer.size, alloc.nbytes, offset, ptr, alloc.whole))
+    bases = operand_bases(backend, ptrs)
     if not program.run(backend, ctx, bases, placeholder) and fallback is not None:
         fallback().run(backend, ctx, bases[:3], placeholder)
 

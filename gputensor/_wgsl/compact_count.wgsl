@@ -1,7 +1,7 @@
-// Stream compaction, step 1 (see _backend/ops_gather.py): count the flagged elements of every
+// Stream compaction, step 1 (see _backend/ops_compact.py): count the flagged elements of every
 // tile of TILE = 256 * ITEMS elements into counts[count_first + tile]. Step 2 is an inclusive
 // scan of the counts (ops_scan), step 3 compact_write.wgsl.
-// Flags (flag(i), from ops_gather.py): NONZERO -- element i of a dtype array is not zero (raw
+// Flags (flag(i), from ops_compact.py): NONZERO -- element i of a dtype array is not zero (raw
 // bits, so -0.0 is zero and NaN is not); HEAD -- sorted key i differs from key i - 1 (or
 // i == 0, or a NaN key when NaNs are distinct): the first element of each group of equal keys.
 //#include common

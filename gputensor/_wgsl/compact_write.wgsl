@@ -1,12 +1,18 @@
 // Stream compaction, step 3 (see compact_count.wgsl): every tile ranks its flagged elements in
 // input order (blocked arrangement, exclusive workgroup scan of the per-invocation counts) and
 // writes element i's output at rank base(tile) + local rank, base(tile) being the inclusive
-// scan of the counts at tile - 1. Outputs (from ops_gather.py):
-//   write_flagged(r, i): for flagged elements (rank r): the global index i (IDX_WORDS words),
-//                        the value of the sorted key (unique of integer dtypes), or the value
-//                        value_base + i of a histogram bucket (unique by counting);
+// scan of the counts at tile - 1. Outputs (from ops_compact.py):
+//   write_flagged(r, i): for flagged elements (rank r): the global index i (one or two words),
+//                        one coordinate of it (dimension value_base), its value in a source
+//                        array bound in perm's place (x[mask]), the value of the sorted key
+//                        (unique of integer dtypes), or the value value_base + i of a
+//                        histogram bucket (unique by counting);
 //   write_all(g, i):     for every element, g = groups up to and including i, minus one (the
 //                        group id: unique's inverse, scattered through the permutation).
+// Staged outputs (one u32 word per flagged element: 4-byte values, indices, coordinates) are
+// first put in workgroup memory at their rank within the tile (stage[r - tile_base]), then
+// finish_tile writes the tile's words to out with consecutive invocations on consecutive
+// elements (coalesced); other outputs are written where write_flagged stores them.
 // Output bases wrap (u32), so they may be "negative" relative to the binding.
 //#include common
 //#include sort_keys
@@ -37,10 +43,14 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> inv: array<u32>;
 
 var<workgroup> part: array<u32, WG>;
+var<workgroup> stage: array<u32, {{STAGE}}>;
+var<private> tile_base: u32;  // output rank of the tile's first flagged element
 
 {{FLAG_FN}}
 
 {{WRITE_FNS}}
+
+{{FINISH_FN}}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -74,6 +84,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (t > 0u || params.first_tile == 0u) {
         base = counts[params.count_first + t - 1u];
     }
+    tile_base = base;
     var r = base + part[lid] - c;
     for (var j = 0u; j < ITEMS; j++) {
         let p = lid * ITEMS + j;
@@ -86,4 +97,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             write_all(r - 1u, i);
         }
     }
+    workgroupBarrier();
+    finish_tile(base, part[WG - 1u], lid);
 }

@@ -1,5 +1,5 @@
 // Histogram of small-range integer values (unique_values / unique_counts by counting, see
-// _backend/ops_gather.py count_values): every element's canonical key (sort_keys: the bits of
+// _backend/ops_counting.py count_values): every element's canonical key (sort_keys: the bits of
 // an integer or bool mapped to an order-preserving u32) minus the key of the smallest value is
 // its bucket, and the bucket's counter is incremented atomically. The caller knows the range:
 // every bucket index is < the histogram's length. Integer atomics: the counts are exact and do
@@ -29,10 +29,10 @@ const RANGE_MIN: bool = {{RANGE_MIN}};
 struct Params {
     n: u32,            // elements of this dispatch
     src_first: u32,    // binding element of the dispatch's element 0
-    key_min: u32,      // key of the smallest value (bucket 0), unless RANGE_MIN
     hist_first: u32,   // binding element of bucket 0
     capacity: u32,     // buckets
     range_first: u32,  // binding element of key_range's (max ~key, max key) (RANGE_MIN)
+    key_min: u32,      // key of the smallest value (bucket 0), unless RANGE_MIN
 }
 
 @group(0) @binding(0) var<uniform> params: Params;

@@ -1,4 +1,4 @@
-// unique, last step (see _backend/ops_gather.py): group j of the sorted keys starts at sorted
+// unique, last step (see _backend/ops_counting.py): group j of the sorted keys starts at sorted
 // position starts[j] and ends at starts[j + 1] (n for the last group). Writes the group's
 // count (HAS_COUNTS) and the source index of its first element, perm[starts[j]] (HAS_INDEX:
 // the stable sort makes it the first occurrence), as IDX_WORDS-word integers. A permutation

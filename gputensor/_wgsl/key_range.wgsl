@@ -1,6 +1,6 @@
 // Smallest and largest canonical key (sort_keys' to_key: order-preserving u32 bits of an
 // integer or bool of at most 32 bits) of n contiguous elements, in one dispatch
-// (ops_gather.key_range; unique_values by counting reads the two words back to size its
+// (ops_counting.key_range; unique_values by counting reads the two words back to size its
 // histogram). Every workgroup reduces its tile in workgroup memory, then adds its result with
 // integer atomicMax: out[0] gets the largest ~key (the complement of the smallest key),
 // out[1] the largest key; both start at 0. Integer max is order-independent: the result does
