@@ -282,13 +282,14 @@ def _variant_case(rng: np.random.Generator, case: str) -> None:
     ({"fft_direct_io": False}, ("fft 1000", "fft 8192", "irfft 1024", "irfft 16384")),
     ({"fft_pass_twiddles": False}, ("fft 1000", "fft 8192", "rfft 1024", "irfft 16384")),
     ({"fft_direct_io": False, "fft_pass_twiddles": False}, ("fft 1000", "rfft 1024", "irfft 1024")),
+    ({"fft_twiddle_math": True}, ("fft 1000", "fft 8192", "rfft 1024", "irfft 16384")),
 ])
 def test_kernel_variants_of_the_knobs(knobs: dict[str, bool], cases: tuple[str, ...]) -> None:
     """The Stockham kernel's variants of the A/B knobs (load and store loops not unrolled, one
     butterfly per invocation, workgroups never or always spread to fewer transforms each, the
     load and store loops instead of the first and last passes' own reads and writes, one
-    length-n twiddle table instead of one per pass) give NumPy's values on the transforms whose
-    code they change."""
+    length-n twiddle table instead of one per pass, twiddles computed instead of read) give
+    NumPy's values on the transforms whose code they change."""
     rng = _rng(21)
     with config.override(**knobs):
         for case in cases:

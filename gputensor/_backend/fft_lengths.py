@@ -165,6 +165,7 @@ class Knobs(NamedTuple):
     real_prefix: bool
     real_strided: bool
     real_pairs: bool
+    twiddle_math: bool
 
 
 _knobs: list[Any] = [-1, None]  # [config.generation, knobs() then]
@@ -173,7 +174,7 @@ _knobs: list[Any] = [-1, None]  # [config.generation, knobs() then]
 def knobs() -> Knobs:
     """The knobs ``fft_column_split``, ``fft_two_butterflies``, ``fft_real_fused``,
     ``fft_unrolled_loads``, ``fft_min_workgroups``, ``fft_direct_io``, ``fft_pass_twiddles``,
-    ``fft_real_prefix``, ``fft_real_strided`` and ``fft_real_pairs`` now (read again when an override or assignment
+    ``fft_real_prefix``, ``fft_real_strided``, ``fft_real_pairs`` and ``fft_twiddle_math`` now (read again when an override or assignment
     changed the configuration)."""
     if _knobs[0] != config.generation:
         value = config.value
@@ -181,7 +182,8 @@ def knobs() -> Knobs:
                           bool(value("fft_real_fused")), bool(value("fft_unrolled_loads")),
                           int(value("fft_min_workgroups")), bool(value("fft_direct_io")),
                           bool(value("fft_pass_twiddles")), bool(value("fft_real_prefix")),
-                          bool(value("fft_real_strided")), bool(value("fft_real_pairs")))
+                          bool(value("fft_real_strided")), bool(value("fft_real_pairs")),
+                          bool(value("fft_twiddle_math")))
         _knobs[0] = config.generation
     return _knobs[1]
 

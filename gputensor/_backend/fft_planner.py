@@ -259,7 +259,8 @@ class Planner:
         dstore = dstore and not keep
         defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode,
                                     blue[0] if blue is not None else 0, self._real_src(src), two, knobs().unrolled_loads,
-                                    dload, dstore, knobs().pass_twiddles, keep, mode == 1 and knobs().real_pairs)
+                                    dload, dstore, knobs().pass_twiddles, keep, mode == 1 and knobs().real_pairs,
+                                    knobs().twiddle_math and self.wgsl == "f32")
         padded = dims + [(1, 0, 0)] * (MAX_BATCH_DIMS - len(dims))
         flags = (int(inverse) | (2 if scale != 1.0 else 0) | (4 if along_load else 0) | (8 if along_store else 0)
                  | (16 if conj else 0) | (32 if blue is not None and blue[3] else 0))
@@ -443,12 +444,13 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
                       twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0,
                       real_src: bool = False, two: bool = False, unroll: bool = False,
                       dload: bool = False, dstore: bool = False, pass_tw: bool = False,
-                      keep: int = 0, pairs: bool = False) -> dict[str, object]:
+                      keep: int = 0, pairs: bool = False, tw_math: bool = False) -> dict[str, object]:
     """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none;
     ``unroll``: the load and store loops unrolled; ``dload`` / ``dstore``: the first pass reads
     the source, the last writes the destination; ``pass_tw``: each pass's twiddles in a table of
     its own; ``keep``: the results stored per entry, 0 for all; ``pairs``: the real forward
-    step's store takes results k and n - k together; cached: treat as read-only)."""
+    step's store takes results k and n - k together; ``tw_math``: the passes compute their
+    twiddles; cached: treat as read-only)."""
     nout = keep or blue or (n + 1 if real == 1 else n)
     t = wgsl
     c = {f"C{r}{k}": _literal(math.cos(2 * math.pi * k / r), t) for r in (5, 7) for k in range(1, 4)}
@@ -456,7 +458,7 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
     out: dict[str, object] = {
         "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices), "PITCH": pitch, "PAD": pad,
         "RADICES": ", ".join(f"{r}u" for r in radices),
-        "PASS_TW": "true" if pass_tw else "false",
+        "PASS_TW": "true" if pass_tw else "false", "TW_MATH": "true" if tw_math else "false",
         "TW_AT": ", ".join(f"{a}u" for a in (pass_twiddles(radices)[1] if pass_tw else (0,) * len(radices))),
         "TWIDDLE": "true" if twiddle else "false", "REAL": real, "KEEP": keep,
         "PAIRS": "true" if pairs else "false",

@@ -71,6 +71,8 @@ const RADICES = array<u32, NPASS>({{RADICES}});
 // PASS_TW: each pass's twiddles in a table of its own, from entry TW_AT[pass] of the table at
 // p.tw_inner (else one length-N table there)
 const PASS_TW: bool = {{PASS_TW}};
+// TW_MATH (f32): the passes' twiddles computed (cos and sin of their angle) instead of read
+const TW_MATH: bool = {{TW_MATH}};
 const TW_AT = array<u32, NPASS>({{TW_AT}});
 const TWIDDLE: bool = {{TWIDDLE}};
 // two butterflies per invocation and pass where one does not cover them (see ``passes``)
@@ -174,8 +176,18 @@ fn conj_if(a: C2, flag: bool) -> C2 {
 
 // w^q (0 < q < R) of butterfly k = jj % L of a pass of radix R after passes of length L:
 // with PASS_TW entry (q - 1) L + k of the pass's own table (at ``first``: consecutive k read
-// consecutive entries), else entry q k N / (L R) of the length-N table
+// consecutive entries), else entry q k N / (L R) of the length-N table; with TW_MATH its cos and
+// sin, the angle within [-pi, pi] (j = q k of m = L R: -2 pi j / m, or 2 pi (m - j) / m)
 fn twiddle(q: u32, k: u32, L: u32, R: u32, first: u32) -> C2 {
+    if TW_MATH {
+        let m = L * R;
+        let j = q * k;
+        var a = T(-6.283185307179586) * (T(j) / T(m));
+        if 2u * j > m {
+            a = T(6.283185307179586) * (T(m - j) / T(m));
+        }
+        return C2(cos(a), sin(a));
+    }
     if PASS_TW {
         return tw[p.tw_first + p.tw_inner + first + (q - 1u) * L + k];
     }
