@@ -389,8 +389,9 @@ KNOBS: tuple[Knob, ...] = (
          "together from the same two half-length results (off: each output on its own, reading "
          "both)"),
     Knob("fft_twiddle_math", "GPUTENSOR_FFT_TWIDDLE_MATH", _not_off, False, False,
-         "fft: the Stockham passes of complex64 transforms compute their twiddles (cos and sin, "
-         "the angle within [-pi, pi]) instead of reading them from the plan's table (off: table reads)"),
+         "fft: the Stockham passes of complex64 transforms (and the real transforms' forming step "
+         "in one workgroup) compute their twiddles (cos and sin, the angle within [-pi, pi]) "
+         "instead of reading them from the plan's table (off: table reads)"),
     Knob("int8_sgmatrix", "GPUTENSOR_INT8_SGMATRIX", _not_off, True, False,
          "8-bit integer matmul (int8 @ int8 accumulating in int32, uint8 likewise) on subgroup "
          "matrices (tensor cores) where the device has chromium-experimental-subgroup-matrix "

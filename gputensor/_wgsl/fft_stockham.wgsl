@@ -71,7 +71,8 @@ const RADICES = array<u32, NPASS>({{RADICES}});
 // PASS_TW: each pass's twiddles in a table of its own, from entry TW_AT[pass] of the table at
 // p.tw_inner (else one length-N table there)
 const PASS_TW: bool = {{PASS_TW}};
-// TW_MATH (f32): the passes' twiddles computed (cos and sin of their angle) instead of read
+// TW_MATH (f32): the passes' twiddles and those of the real step (REAL 1, 2) computed (cos and
+// sin of their angle) instead of read
 const TW_MATH: bool = {{TW_MATH}};
 const TW_AT = array<u32, NPASS>({{TW_AT}});
 const TWIDDLE: bool = {{TWIDDLE}};
@@ -328,8 +329,13 @@ fn chirp(k: u32) -> C2 {
     return conj_if(tw[p.tw_first + p.real_at + k], (p.flags & 32u) != 0u);
 }
 
-// exp(-2 pi i k / 2N), k = 0..N (REAL 1 and 2)
+// exp(-2 pi i k / 2N), k = 0..N (REAL 1 and 2): table entry p.real_at + k, or with TW_MATH its
+// cos and sin
 fn real_twiddle(k: u32) -> C2 {
+    if TW_MATH {
+        let a = T(-3.141592653589793) * (T(k) / T(N));
+        return C2(cos(a), sin(a));
+    }
     return tw[p.tw_first + p.real_at + k];
 }
 
