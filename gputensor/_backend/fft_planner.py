@@ -257,7 +257,8 @@ class Planner:
         two = wg < -(-per * n // min(radices))
         dload, dstore = direct_io(n, radices, along_load, along_store, mode, blue is not None)
         dstore = dstore and not keep
-        defines = _stockham_defines(self.wgsl, n, per, wg, radices, twiddle is not None, pitch, pad, mode,
+        total = twiddle[0] if twiddle is not None else 0
+        defines = _stockham_defines(self.wgsl, n, per, wg, radices, total, pitch, pad, mode,
                                     blue[0] if blue is not None else 0, self._real_src(src), two, knobs().unrolled_loads,
                                     dload, dstore, knobs().pass_twiddles, keep, mode == 1 and knobs().real_pairs,
                                     knobs().twiddle_math and self.wgsl == "f32")
@@ -441,11 +442,12 @@ def _literal(value: float, wgsl: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, ...],
-                      twiddle: bool, pitch: int, pad: int, real: int = 0, blue: int = 0,
+                      twiddle: int, pitch: int, pad: int, real: int = 0, blue: int = 0,
                       real_src: bool = False, two: bool = False, unroll: bool = False,
                       dload: bool = False, dstore: bool = False, pass_tw: bool = False,
                       keep: int = 0, pairs: bool = False, tw_math: bool = False) -> dict[str, object]:
-    """The placeholders of fft_stockham.wgsl (``blue``: Bluestein's length, 0 for none;
+    """The placeholders of fft_stockham.wgsl (``twiddle``: the whole length of a four-step
+    column pass's twiddles, 0 for none; ``blue``: Bluestein's length, 0 for none;
     ``unroll``: the load and store loops unrolled; ``dload`` / ``dstore``: the first pass reads
     the source, the last writes the destination; ``pass_tw``: each pass's twiddles in a table of
     its own; ``keep``: the results stored per entry, 0 for all; ``pairs``: the real forward
@@ -459,6 +461,7 @@ def _stockham_defines(wgsl: str, n: int, per: int, wg: int, radices: tuple[int, 
         "T": t, "N": n, "C": per, "WG": wg, "NPASS": len(radices), "PITCH": pitch, "PAD": pad,
         "RADICES": ", ".join(f"{r}u" for r in radices),
         "PASS_TW": "true" if pass_tw else "false", "TW_MATH": "true" if tw_math else "false",
+        "TWN": twiddle if tw_math and twiddle else 1,
         "TW_AT": ", ".join(f"{a}u" for a in (pass_twiddles(radices)[1] if pass_tw else (0,) * len(radices))),
         "TWIDDLE": "true" if twiddle else "false", "REAL": real, "KEEP": keep,
         "PAIRS": "true" if pairs else "false",

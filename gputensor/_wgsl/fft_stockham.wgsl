@@ -71,9 +71,10 @@ const RADICES = array<u32, NPASS>({{RADICES}});
 // PASS_TW: each pass's twiddles in a table of its own, from entry TW_AT[pass] of the table at
 // p.tw_inner (else one length-N table there)
 const PASS_TW: bool = {{PASS_TW}};
-// TW_MATH (f32): the passes' twiddles and those of the real step (REAL 1, 2) computed (cos and
-// sin of their angle) instead of read
+// TW_MATH (f32): the passes' twiddles, those of the real step (REAL 1, 2) and the four-step
+// twiddles (TWIDDLE, of the whole length TWN) computed (``root``) instead of read
 const TW_MATH: bool = {{TW_MATH}};
+const TWN: u32 = {{TWN}}u;
 const TW_AT = array<u32, NPASS>({{TW_AT}});
 const TWIDDLE: bool = {{TWIDDLE}};
 // two butterflies per invocation and pass where one does not cover them (see ``passes``)
@@ -175,19 +176,22 @@ fn conj_if(a: C2, flag: bool) -> C2 {
     return a;
 }
 
+// exp(-2 pi i j / m) (j < m) from the cos and sin of its angle within [-pi, pi]: -2 pi j / m,
+// or 2 pi (m - j) / m past the half (TW_MATH)
+fn root(j: u32, m: u32) -> C2 {
+    var a = T(-6.283185307179586) * (T(j) / T(m));
+    if 2u * j > m {
+        a = T(6.283185307179586) * (T(m - j) / T(m));
+    }
+    return C2(cos(a), sin(a));
+}
+
 // w^q (0 < q < R) of butterfly k = jj % L of a pass of radix R after passes of length L:
 // with PASS_TW entry (q - 1) L + k of the pass's own table (at ``first``: consecutive k read
-// consecutive entries), else entry q k N / (L R) of the length-N table; with TW_MATH its cos and
-// sin, the angle within [-pi, pi] (j = q k of m = L R: -2 pi j / m, or 2 pi (m - j) / m)
+// consecutive entries), else entry q k N / (L R) of the length-N table; with TW_MATH ``root``
 fn twiddle(q: u32, k: u32, L: u32, R: u32, first: u32) -> C2 {
     if TW_MATH {
-        let m = L * R;
-        let j = q * k;
-        var a = T(-6.283185307179586) * (T(j) / T(m));
-        if 2u * j > m {
-            a = T(6.283185307179586) * (T(m - j) / T(m));
-        }
-        return C2(cos(a), sin(a));
+        return root(q * k, L * R);
     }
     if PASS_TW {
         return tw[p.tw_first + p.tw_inner + first + (q - 1u) * L + k];
@@ -329,12 +333,11 @@ fn chirp(k: u32) -> C2 {
     return conj_if(tw[p.tw_first + p.real_at + k], (p.flags & 32u) != 0u);
 }
 
-// exp(-2 pi i k / 2N), k = 0..N (REAL 1 and 2): table entry p.real_at + k, or with TW_MATH its
-// cos and sin
+// exp(-2 pi i k / 2N), k = 0..N (REAL 1 and 2): table entry p.real_at + k, or with TW_MATH
+// ``root``
 fn real_twiddle(k: u32) -> C2 {
     if TW_MATH {
-        let a = T(-3.141592653589793) * (T(k) / T(N));
-        return C2(cos(a), sin(a));
+        return root(k, 2u * N);
     }
     return tw[p.tw_first + p.real_at + k];
 }
@@ -729,11 +732,14 @@ fn fetch(i: u32, ent: vec3<i32>, sa: i32, inverse: bool) -> C2 {
     v = conj_if(v, inverse);
     if TWIDDLE {
         let q = i * u32(ent.z);
-        // (tw_split is a power of two: a mask and a shift, no division)
-        let lo = q & (p.tw_split - 1u);
-        let hi = q >> countTrailingZeros(p.tw_split);
-        let w = cmul(tw[p.tw_first + p.tw2_lo + lo], tw[p.tw_first + p.tw2_hi + hi]);
-        v = cmul(v, w);
+        if TW_MATH {
+            v = cmul(v, root(q, TWN));
+        } else {
+            // (tw_split is a power of two: a mask and a shift, no division)
+            let lo = q & (p.tw_split - 1u);
+            let hi = q >> countTrailingZeros(p.tw_split);
+            v = cmul(v, cmul(tw[p.tw_first + p.tw2_lo + lo], tw[p.tw_first + p.tw2_hi + hi]));
+        }
     }
     return v;
 }
