@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import config
 from .errors import invalid_argument
 from .fft_lengths import knobs
 from .fft_planner import Planner, View
@@ -42,6 +43,8 @@ class Plan:
         self.spans = spans
         self.items = items
         self.wrappable = wrappable and not program.aux
+        #: the program's record step: ``replay`` itself where it allocates no scratch
+        self._run = program.run if program.aux else program.replay
         alloc, off = backend.resolve(table_ptr, 0)
         self.table_base = (alloc.buffer, alloc.buffer.size, alloc.nbytes, off, table_ptr)
         weakref.finalize(self, _release, weakref.ref(backend), table_ptr)
@@ -64,28 +67,31 @@ class Plan:
         dst_buf = dst_alloc.buffer
         bases = [(src_buf, src_buf.size, src_alloc.nbytes, src_off - src_lo, src),
                  (dst_buf, dst_buf.size, dst_alloc.nbytes, dst_off - dst_lo, dst), self.table_base]
-        if not self.program.run(backend, ctx, bases, no_placeholder):
+        if self._run(backend, ctx, bases, no_placeholder) is False:
             raise invalid_argument("fft: the program did not apply")
 
 
 class KeptPlan:
     """A plan handed to a caller that replays it for new pointers (``planned``): valid on the
-    backend that made it while the knobs the plans depend on are those it was made under and
-    its context's workgroup limit is unchanged (``valid_on``); ``launch(backend, src, dst)``
-    checks the pointers and records it (``Plan.launch``)."""
+    backend that made it while its context's workgroup limit is unchanged and the knobs the
+    plans depend on are those it was made under (``valid_on``: checked where the configuration
+    changed since the plan was kept); ``launch(backend, src, dst)`` checks the pointers and
+    records it (``Plan.launch``)."""
 
-    __slots__ = ("launch", "_backend", "_knobs", "_program")
+    __slots__ = ("launch", "_backend", "_knobs", "_generation", "_program")
 
     def __init__(self, backend: Any, plan: Plan, knob_values: tuple[Any, ...]) -> None:
         self.launch = plan.launch
         self._program = plan.program
         self._backend = weakref.ref(backend)
         self._knobs = knob_values
+        self._generation = config.generation
 
     def valid_on(self, backend: Any) -> bool:
         """Whether the plan holds on ``backend`` now."""
         ctx = backend._ctx
-        return (self._backend() is backend and ctx is not None and knobs() == self._knobs
+        return (self._backend() is backend and ctx is not None
+                and (self._generation == config.generation or knobs() == self._knobs)
                 and self._program.max_workgroups == ctx.max_workgroups_per_dim)
 
 
