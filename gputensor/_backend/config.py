@@ -359,8 +359,9 @@ KNOBS: tuple[Knob, ...] = (
          "fft: column transforms (entries adjacent in memory) that leave fewer than 4 entries to a "
          "workgroup take a four-step decomposition (off: one workgroup pass, short reads)"),
     Knob("fft_two_butterflies", "GPUTENSOR_FFT_TWO_BUTTERFLIES", _not_off, True, False,
-         "fft: workgroups whose radices are all 4 or more take one invocation per 8 elements, "
-         "up to two butterflies each per pass (off: one invocation per butterfly of the smallest radix)"),
+         "fft: workgroups of complex transforms whose radices are all 4 or more take one invocation "
+         "per 8 elements, up to two butterflies each per pass (off: one invocation per butterfly of "
+         "the smallest radix, as the real transforms' kernels always take)"),
     Knob("fft_real_fused", "GPUTENSOR_FFT_REAL_FUSED", _not_off, True, False,
          "fft: real forward transforms whose half length takes a four-step decomposition form their "
          "outputs in the store of its last pass (off: a separate fft_real_post dispatch after it)"),

@@ -140,13 +140,13 @@ def group_shape(ctx: Any, itemsize: int, n: int) -> tuple[int, int] | None:
     return per, invocations(n, per, radices, limit)
 
 
-def invocations(n: int, per: int, radices: tuple[int, ...], limit: int) -> int:
+def invocations(n: int, per: int, radices: tuple[int, ...], limit: int, two: bool = True) -> int:
     """The invocations of a workgroup of ``per`` transforms of length ``n`` (``radices``): one
-    butterfly of the smallest radix each, or (``two_butterflies``: every radix at least 4 and
-    the ``fft_two_butterflies`` knob on) one per 8 elements, up to two butterflies each; a
-    multiple of 32 and of ``per``, at most ``limit``."""
+    butterfly of the smallest radix each, or (``two`` and ``two_butterflies``: every radix at
+    least 4 and the ``fft_two_butterflies`` knob on) one per 8 elements, up to two butterflies
+    each; a multiple of 32 and of ``per``, at most ``limit``."""
     rmin = min(radices)
-    wg = -(-per * n // (8 if two_butterflies(rmin) else rmin))
+    wg = -(-per * n // (8 if two and two_butterflies(rmin) else rmin))
     unit = max(32, per)  # (a multiple of per: an invocation's entry is the same in every column step)
     return min(limit, -(-wg // unit) * unit)
 
@@ -200,33 +200,34 @@ def two_butterflies(rmin: int) -> bool:
     return rmin >= 4 and knobs().two_butterflies
 
 
-def row_group(ctx: Any, n: int, radices: tuple[int, ...], per: int, batch: int, rows: bool) -> tuple[int, int]:
+def row_group(ctx: Any, n: int, radices: tuple[int, ...], per: int, batch: int, rows: bool,
+              two: bool = True) -> tuple[int, int]:
     """(transforms per workgroup, invocations) of a dispatch of ``batch`` transforms of length
     ``n`` whose group shape is ``per`` transforms: no more transforms per workgroup than the
     dispatch has, and (``rows``: elements contiguous on both sides, where more transforms per
     workgroup do not lengthen the runs read) at most ``ROW_INVOCATIONS`` invocations where one
     transform allows: small workgroups, several resident per multiprocessor, whose barriers
-    stall only themselves."""
-    rmin = min(radices)
+    stall only themselves. ``two``: as :func:`invocations`."""
     limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)), MAX_INVOCATIONS)
-    while per > 1 and (per // 2 >= batch or (rows and invocations(n, per, radices, limit) > ROW_INVOCATIONS)):
+    while per > 1 and (per // 2 >= batch or (rows and invocations(n, per, radices, limit, two) > ROW_INVOCATIONS)):
         per //= 2
-    return per, invocations(n, per, radices, limit)
+    return per, invocations(n, per, radices, limit, two)
 
 
 def spread(ctx: Any, n: int, radices: tuple[int, ...], per: int, wg: int, batch: int,
-           least: int = 1) -> tuple[int, int]:
+           least: int = 1, two: bool = True) -> tuple[int, int]:
     """(transforms per workgroup, invocations) of a dispatch of ``batch`` transforms of length
     ``n`` taking ``per`` per workgroup: fewer (halved, down to ``least``) while the dispatch has
     fewer workgroups than the knob ``fft_min_workgroups`` (0: as given), so that a small
-    transform runs on that many multiprocessors instead of a few full ones."""
+    transform runs on that many multiprocessors instead of a few full ones. ``two``: as
+    :func:`invocations`."""
     target = knobs().min_workgroups
     if target <= 0 or -(-batch // per) >= target or per <= least:
         return per, wg
     limit = min(int(ctx.limits.get("max-compute-invocations-per-workgroup", 256)), MAX_INVOCATIONS)
     while per // 2 >= least and -(-batch // per) < target:
         per //= 2
-    return per, invocations(n, per, radices, limit)
+    return per, invocations(n, per, radices, limit, two)
 
 
 def direct_io(n: int, radices: tuple[int, ...], along_load: bool, along_store: bool, mode: int,

@@ -217,8 +217,10 @@ class Planner:
         if len(dims) > MAX_BATCH_DIMS:
             raise invalid_argument(f"fft: more than {MAX_BATCH_DIMS} batch dims")
         batch = math.prod(d[0] for d in dims) if dims else 1
-        per, wg = row_group(self.ctx, n, radices, per, batch, abs(src.axis) == 1 and abs(dst.axis) == 1)
-        per, wg = spread(self.ctx, n, radices, per, wg, batch, 2 if real is not None and real[0] == 3 else 1)
+        # (the real transforms' kernels take one butterfly per invocation: the faster shape there)
+        paired = real is None
+        per, wg = row_group(self.ctx, n, radices, per, batch, abs(src.axis) == 1 and abs(dst.axis) == 1, paired)
+        per, wg = spread(self.ctx, n, radices, per, wg, batch, 2 if real is not None and real[0] == 3 else 1, paired)
         along_load = abs(src.axis) == 1 or per == 1
         along_store = abs(dst.axis) == 1 or per == 1
         tw_split = 1
@@ -395,7 +397,7 @@ class Planner:
             self._stockham(n1, factor(n1), (m, rows), View(tmp, 0, m, (1, n)), View(dst, 0, m, (1, n)), True,
                            scale, (n, 0))
             return True
-        per, _ = row_group(self.ctx, n1, factor(n1), shape[0], m * rows, m == 1)
+        per, _ = row_group(self.ctx, n1, factor(n1), shape[0], m * rows, m == 1, False)
         if per < 2 or per % 2 or m % per:
             return False
         tmp = self.scratch(rows * n)
