@@ -31,7 +31,7 @@ timed batches). ``--ab KNOB[,KNOB]`` (names of ``gputensor._backend.config`` kno
 ``fft_real_fused,fft_two_butterflies``; ``NAME=VALUE`` sets one, e.g. ``fft_min_workgroups=0``):
 after each case's row, one more gputensor row per knob with that knob flipped or set
 (``config.override``; case id suffixed ``[knob=0]``, ``[knob=1]`` or ``[knob=VALUE]``; knobs
-joined by ``+``, e.g. ``fft_radix16=0+fft_direct_io=0``, share one row), its
+joined by ``+``, e.g. ``fft_pass_twiddles=0+fft_direct_io=0``, share one row), its
 ratios against the same torch and cupy times: both variants measured in one run.
 
 ``--quick``: tiny sizes (seconds, any adapter: lavapipe in CI); ``--only PATTERN[,PATTERN]``

@@ -319,7 +319,7 @@ def test_direct_io(shape: tuple[int, ...], axis: int, dtype: str, direct: bool) 
     destination (``GPUTENSOR_FFT_DIRECT_IO``, on by default) and the load and store loops
     (off) give NumPy's values, forward and inverse, on strided views too."""
     from gputensor._backend import config
-    from gputensor._backend.ops_fft import direct_io, factor
+    from gputensor._backend.fft_lengths import direct_io, factor
 
     n = shape[axis]
     with config.override(fft_direct_io=True):

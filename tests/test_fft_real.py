@@ -252,30 +252,48 @@ def test_four_step_real_fused_and_not(dtype: str, n: int, rows: int) -> None:
     assert dispatches[True] == [forward - (n != 12500), inverse - 1], dispatches
 
 
-@pytest.mark.parametrize("knobs", [{"fft_unrolled_loads": False},
-                                   {"fft_unrolled_loads": False, "fft_two_butterflies": False},
-                                   {"fft_two_butterflies": False}, {"fft_min_workgroups": 0},
-                                   {"fft_min_workgroups": 100000}, {"fft_direct_io": False},
-                                   {"fft_radix16": True}, {"fft_pass_twiddles": False},
-                                   {"fft_radix16": False, "fft_direct_io": False, "fft_pass_twiddles": False}])
-def test_kernel_variants_of_the_knobs(knobs: dict[str, bool]) -> None:
+def _variant_case(rng: np.random.Generator, case: str) -> None:
+    """One transform of ``test_kernel_variants_of_the_knobs`` against NumPy: ``fft N`` (2
+    complex rows of length N), ``rfft N`` / ``irfft N`` (3 real rows of length N)."""
+    kind, n = case.split()[0], int(case.split()[1])
+    if kind == "fft":
+        c = _complex(rng, (2, n), "float32")
+        _check(gfft.fft(gpu(c)), np.fft.fft(c), "float32", n)
+        return
+    x = _real(rng, (3, n), "float32")
+    if kind == "rfft":
+        _check(gfft.rfft(gpu(x)), np.fft.rfft(x), "float32", n)
+        return
+    h = np.fft.rfft(x).astype(np.complex64)
+    _check(gfft.irfft(gpu(h), n=n), np.fft.irfft(h, n=n), "float32", n)
+
+
+# each knob's variant on the transforms whose kernels run the code it changes: fft 1000 mixed
+# radix (first and last passes direct), 97 Bluestein in one workgroup (load and store loops),
+# 8 several transforms per workgroup, 2^13 four-step (twiddles on load); rfft / irfft 2^10 the
+# real step in one workgroup (store loop / load), 2^14 the four-step real transforms (fused
+# last pass's store, first pass's load)
+@pytest.mark.parametrize("knobs,cases", [
+    ({"fft_unrolled_loads": False}, ("fft 97", "rfft 1024", "rfft 16384")),
+    ({"fft_unrolled_loads": False, "fft_two_butterflies": False}, ("fft 97", "rfft 1024")),
+    ({"fft_two_butterflies": False}, ("fft 1000", "fft 8192", "irfft 16384")),
+    ({"fft_min_workgroups": 0}, ("fft 8", "fft 97", "rfft 1024")),
+    ({"fft_min_workgroups": 100000}, ("fft 8192", "rfft 16384", "irfft 16384")),
+    ({"fft_direct_io": False}, ("fft 1000", "fft 8192", "irfft 1024", "irfft 16384")),
+    ({"fft_pass_twiddles": False}, ("fft 1000", "fft 8192", "rfft 1024", "irfft 16384")),
+    ({"fft_direct_io": False, "fft_pass_twiddles": False}, ("fft 1000", "rfft 1024", "irfft 1024")),
+    ({"fft_twiddle_math": True}, ("fft 1000", "fft 8192", "rfft 1024", "irfft 16384")),
+])
+def test_kernel_variants_of_the_knobs(knobs: dict[str, bool], cases: tuple[str, ...]) -> None:
     """The Stockham kernel's variants of the A/B knobs (load and store loops not unrolled, one
     butterfly per invocation, workgroups never or always spread to fewer transforms each, the
-    load and store loops instead of the first and last passes' own reads and writes, radices
-    8, 4, 2 instead of 16 and 8, one length-n twiddle table instead of one per pass) give
-    NumPy's values on every mode: complex (mixed radix, a
-    four-step length, Bluestein in one workgroup), real forward and inverse in one workgroup,
-    and the four-step real forward with its fused last pass."""
+    load and store loops instead of the first and last passes' own reads and writes, one
+    length-n twiddle table instead of one per pass, twiddles computed instead of read) give
+    NumPy's values on the transforms whose code they change."""
     rng = _rng(21)
     with config.override(**knobs):
-        for n in (1000, 97, 1 << 13, 8):
-            c = _complex(rng, (2, n), "float32")
-            _check(gfft.fft(gpu(c)), np.fft.fft(c), "float32", n)
-        for n in (1 << 10, 1 << 14):
-            x = _real(rng, (3, n), "float32")
-            _check(gfft.rfft(gpu(x)), np.fft.rfft(x), "float32", n)
-            h = np.fft.rfft(x).astype(np.complex64)
-            _check(gfft.irfft(gpu(h), n=n), np.fft.irfft(h, n=n), "float32", n)
+        for case in cases:
+            _variant_case(rng, case)
 
 
 # ---- frequencies and shifts ------------------------------------------------------------------
@@ -376,7 +394,7 @@ def test_benchmark_ab_rows(capsys: pytest.CaptureFixture[str]) -> None:
     assert float(rows["rfft.f32.2^14"][-2]) + 1 == float(rows["rfft.f32.2^14[fft_real_fused=0]"][-2]), printed
     assert [s for s, _ in bench_fft.variants("fft_min_workgroups=0,fft_real_fused")] == [
         "[fft_min_workgroups=0]", "[fft_real_fused=0]"]
-    assert bench_fft.variants("fft_radix16=0+fft_direct_io=0") == [
-        ("[fft_radix16=0+fft_direct_io=0]", {"fft_radix16": False, "fft_direct_io": False})]
+    assert bench_fft.variants("fft_pass_twiddles=0+fft_direct_io=0") == [
+        ("[fft_pass_twiddles=0+fft_direct_io=0]", {"fft_pass_twiddles": False, "fft_direct_io": False})]
     with pytest.raises(ValueError, match="no_such_knob"):
         bench_fft.main(["--quick", "--no-torch", "--no-cupy", "--only", "none", "--ab", "no_such_knob"])

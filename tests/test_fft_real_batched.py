@@ -17,7 +17,7 @@ import pytest
 import gputensor.fft as gfft
 from gputensor._backend import config, get_backend
 
-from _compare import gpu
+from _compare import gpu, to_numpy
 from test_fft_real import NORMS, _check, _complex, _real, _rng
 
 DTYPES = ("float32", "float64")
@@ -129,3 +129,33 @@ def test_replay_on_new_arrays() -> None:
             rng = _rng(10 * k + seed)
             x = _complex(rng, (12, 8), "float32") if complex_input else _real(rng, (12, 8), "float32")
             _check(call(gfft, gt.asarray(x)), call(np.fft, x), "float32", 12)
+
+
+#: (shape, knobs): the real forward step's paired store (knob ``fft_real_pairs``) at its
+#: boundaries: half lengths 1, 2, odd (3, 5: no middle pair) and even, several transforms per
+#: workgroup (``fft_min_workgroups=0``) with batches that do not fill the last one, the
+#: store across entries of a column (``fft_min_workgroups=0`` with a short length)
+PAIRED = (((2,), {}), ((4,), {}), ((3, 6), {}), ((5, 10), {}), ((7, 16), {"fft_min_workgroups": 0}),
+          ((13, 96), {"fft_min_workgroups": 0}), ((3, 250), {}), ((9, 2048), {}),
+          ((33, 64), {"fft_min_workgroups": 0, "fft_two_butterflies": False}))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", range(len(PAIRED)))
+def test_real_forward_paired_store(dtype: str, case: int) -> None:
+    """rfft and ihfft in one workgroup with the paired store and without it match NumPy on
+    every norm (the first call and its replay), and the two stores agree."""
+    shape, knobs = PAIRED[case]
+    x = _real(_rng(100 + case), shape, dtype)
+    g = gpu(x)
+    n = shape[-1]
+    results = []
+    for pairs in (True, False):
+        with config.override(fft_real_pairs=pairs, **knobs):
+            for norm in NORMS:
+                for _ in range(2):
+                    _check(gfft.rfft(g, norm=norm), np.fft.rfft(x, norm=norm), dtype, n)
+                _check(gfft.ihfft(g, norm=norm), np.fft.ihfft(x, norm=norm), dtype, n)
+            results.append(to_numpy(gfft.rfft(g)))
+    scale = float(np.max(np.abs(results[1])))
+    np.testing.assert_allclose(results[0], results[1], rtol=0, atol=(1e-6 if dtype == "float32" else 1e-14) * scale)

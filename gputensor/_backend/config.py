@@ -362,8 +362,9 @@ KNOBS: tuple[Knob, ...] = (
          "fft: column transforms (entries adjacent in memory) that leave fewer than 4 entries to a "
          "workgroup take a four-step decomposition (off: one workgroup pass, short reads)"),
     Knob("fft_two_butterflies", "GPUTENSOR_FFT_TWO_BUTTERFLIES", _not_off, True, False,
-         "fft: workgroups whose radices are all 4 or more take one invocation per 8 elements, "
-         "up to two butterflies each per pass (off: one invocation per butterfly of the smallest radix)"),
+         "fft: workgroups of complex transforms whose radices are all 4 or more take one invocation "
+         "per 8 elements, up to two butterflies each per pass (off: one invocation per butterfly of "
+         "the smallest radix, as the real transforms' kernels always take)"),
     Knob("fft_real_fused", "GPUTENSOR_FFT_REAL_FUSED", _not_off, True, False,
          "fft: real forward transforms whose half length takes a four-step decomposition form their "
          "outputs in the store of its last pass (off: a separate fft_real_post dispatch after it)"),
@@ -374,9 +375,6 @@ KNOBS: tuple[Knob, ...] = (
          "fft: the Stockham kernel's first pass reads its butterflies' inputs from the source and "
          "its last pass writes their outputs to the destination (two round trips through workgroup "
          "memory and their barriers fewer; off: a load loop and a store loop around the passes)"),
-    Knob("fft_radix16", "GPUTENSOR_FFT_RADIX16", _not_off, False, False,
-         "fft: powers of two take radix-16 Stockham passes (16 points per invocation in "
-         "registers; 2^12 in three passes instead of four), eights for the rest (off: radices 8, 4, 2)"),
     Knob("fft_pass_twiddles", "GPUTENSOR_FFT_PASS_TWIDDLES", _not_off, True, False,
          "fft: each Stockham pass reads its twiddles from a table of its own, input q's of "
          "consecutive butterflies adjacent (reads of whole cache lines; off: strided reads of one "
@@ -390,6 +388,14 @@ KNOBS: tuple[Knob, ...] = (
          "transformed last axis (another axis, strided or truncated input) read it in place: the "
          "complex transform of the full length, its n // 2 + 1 values stored, where that is one "
          "workgroup pass or Bluestein's (off: a contiguous copy first, then the half-length trick)"),
+    Knob("fft_real_pairs", "GPUTENSOR_FFT_REAL_PAIRS", _not_off, True, False,
+         "fft: the store of a real forward transform in one workgroup forms X[k] and X[n/2 - k] "
+         "together from the same two half-length results (off: each output on its own, reading "
+         "both)"),
+    Knob("fft_twiddle_math", "GPUTENSOR_FFT_TWIDDLE_MATH", _not_off, False, False,
+         "fft: the Stockham passes of complex64 transforms (and the real transforms' forming step "
+         "in one workgroup) compute their twiddles (cos and sin, the angle within [-pi, pi]) "
+         "instead of reading them from the plan's table (off: table reads)"),
     Knob("int8_sgmatrix", "GPUTENSOR_INT8_SGMATRIX", _not_off, True, False,
          "8-bit integer matmul (int8 @ int8 accumulating in int32, uint8 likewise) on subgroup "
          "matrices (tensor cores) where the device has chromium-experimental-subgroup-matrix "

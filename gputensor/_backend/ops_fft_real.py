@@ -6,11 +6,11 @@ pointers. Forward: the n real samples of a row, read as h complex values z[j] = 
 x[2j+1] (contiguous real data), take a complex DFT of length h; the h + 1 values X[0..h] are
 formed from it. Inverse: the h values whose inverse complex DFT of length h is the real result
 read as pairs are formed from X[0..h], then transformed. Where a workgroup holds length h
-(``ops_fft.group_shape``) this is one dispatch of ``_wgsl/fft_stockham.wgsl`` with the forming
+(``fft_lengths.group_shape``) this is one dispatch of ``_wgsl/fft_stockham.wgsl`` with the forming
 step fused into its store (forward) or load (inverse); where it takes a four-step
 decomposition, the forming step is fused into the store of its last pass (forward) or the load
-of its first (inverse) (``Planner.four_step_real``; knob ``fft_real_fused``); otherwise the complex DFT of
-``ops_fft`` (four-step, Bluestein) into a scratch array and ``_wgsl/fft_real_post.wgsl`` after
+of its first (inverse) (``fft_planner.Planner.four_step_real``; knob ``fft_real_fused``);
+otherwise the complex DFT of ``fft_planner`` (four-step, Bluestein) into a scratch array and ``_wgsl/fft_real_post.wgsl`` after
 it (``fft_real_pre.wgsl`` before it, inverse). Twiddles and the scale are entries of the plan's
 table (float64 on the host). :func:`frequencies` writes ``fftfreq`` / ``rfftfreq``. No wgpu here.
 """
@@ -20,8 +20,11 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from . import ops_fft
 from .errors import invalid_argument
+from .fft_lengths import knobs, storage
+from .fft_planner import Planner, View
+from .fft_program import KeptPlan, compile_plan, no_placeholder
+from .launch import LaunchProgram, Region
 from .plan_cache import PlanCache
 from .validate import check_dtype, check_int, check_scalar
 
@@ -37,8 +40,8 @@ _PLANS = PlanCache(128)
 
 def _plan(backend: Any, key: tuple[Any, ...]) -> Any:
     dtype, n, rows, inverse, scale, conj = key
-    itemsize, wgsl = ops_fft.storage(backend, dtype)
-    planner = ops_fft.Planner(backend, backend.context, dtype, itemsize, wgsl)
+    itemsize, wgsl = storage(backend, dtype)
+    planner = Planner(backend, backend.context, dtype, itemsize, wgsl)
     h = n // 2
     kernel = "fft_irfft" if inverse else "fft_rfft"
     if planner.stockham_real(h, rows, 0, 1, inverse, scale, conj):
@@ -48,15 +51,15 @@ def _plan(backend: Any, key: tuple[Any, ...]) -> Any:
         rows_view = (h,)
         if inverse:
             planner.real_step("fft_real_pre", n, rows, 0, z, scale, conj)
-            planner.transform(h, (rows,), ops_fft.View(z, 0, 1, rows_view), ops_fft.View(1, 0, 1, rows_view),
+            planner.transform(h, (rows,), View(z, 0, 1, rows_view), View(1, 0, 1, rows_view),
                               True, 1.0)
         else:
-            planner.transform(h, (rows,), ops_fft.View(0, 0, 1, rows_view), ops_fft.View(z, 0, 1, rows_view),
+            planner.transform(h, (rows,), View(0, 0, 1, rows_view), View(z, 0, 1, rows_view),
                               False, 1.0)
             planner.real_step("fft_real_post", n, rows, z, 1, scale, conj)
     src_len, dst_len = (h + 1, h) if inverse else (h, h + 1)
     spans = ((0, rows * src_len * itemsize), (0, rows * dst_len * itemsize))
-    return ops_fft.compile_plan(backend, planner, kernel, spans, (itemsize, itemsize),
+    return compile_plan(backend, planner, kernel, spans, (itemsize, itemsize),
                                 wrappable=kernel == "fft_stockham")
 
 
@@ -75,17 +78,17 @@ def real(backend: Any, dtype: str, n: int, rows: int, src: int, dst: int, *, inv
 
 
 def planned_real(backend: Any, dtype: str, n: int, rows: int, *, inverse: bool, scale: float = 1.0,
-                 conj: bool = False) -> ops_fft.KeptPlan:
+                 conj: bool = False) -> KeptPlan:
     """The plan of ``real`` with these arguments (made now where there is none) as an
-    ``ops_fft.KeptPlan``, for a caller that replays it: ``launch(backend, src, dst)`` records
+    ``KeptPlan``, for a caller that replays it: ``launch(backend, src, dst)`` records
     that call. Raises as :func:`real` (before anything is recorded)."""
-    return ops_fft.KeptPlan(backend, *_real_plan(backend, dtype, n, rows, inverse, scale, conj))
+    return KeptPlan(backend, *_real_plan(backend, dtype, n, rows, inverse, scale, conj))
 
 
 def _real_plan(backend: Any, dtype: str, n: int, rows: int, inverse: bool, scale: float,
                conj: bool) -> tuple[Any, tuple[Any, ...]]:
     """(plan of a ``real`` call, the knobs it was made under)."""
-    knob_values = ops_fft.knobs()
+    knob_values = knobs()
     key = (dtype, n, rows, inverse, scale, conj, knob_values)
     plans = _PLANS.of(backend)
     plan = plans.get(key)
@@ -111,9 +114,28 @@ def frequencies(backend: Any, dtype: str, count: int, n: int, cut: int, scale: f
     n = check_int("n", n, count)
     cut = check_int("cut", cut)
     scale = check_scalar("scale", scale)
-    itemsize, wgsl = backend.float_dtype(dtype)
-    win = backend.window(out, count * itemsize, itemsize)
-    params = _FREQ_PARAMS[wgsl].pack(scale, *_PAD_WORDS[wgsl], count, min(cut, count), n, win.first)
+    key = ("freq", str(dtype), count, n, cut, scale)
+    plans = _PLANS.of(backend)
+    program = plans.get(key)
     ctx = backend.context
-    ctx.dispatch("fft_real_freq", params, [win.binding], ctx.fold_grid(-(-count // _WG)),
-                 {"T": wgsl, "PAD": _PAD[wgsl]})
+    if program is None or not program.valid_for(ctx):
+        program = _frequencies_program(backend, ctx, dtype, count, n, cut, scale)
+        _PLANS.keep(plans, key, program)
+    itemsize = program.slots[0].itemsize
+    alloc, off = backend.resolve(out, program.slots[0].nbytes)
+    if off % itemsize:
+        raise invalid_argument(f"fft: pointers must be multiples of the item size {itemsize}")
+    buffer = alloc.buffer
+    program.run(backend, ctx, [(buffer, buffer.size, alloc.nbytes, off, out, alloc.whole)], no_placeholder)
+
+
+def _frequencies_program(backend: Any, ctx: Any, dtype: str, count: int, n: int, cut: int,
+                         scale: float) -> LaunchProgram:
+    """The one dispatch of ``_wgsl/fft_real_freq.wgsl`` writing ``count`` values to operand 0."""
+    itemsize, wgsl = backend.float_dtype(dtype)
+    packer = _FREQ_PARAMS[wgsl]
+    words = (scale, *_PAD_WORDS[wgsl], count, min(cut, count), n, 0)
+    defines = {"T": wgsl, "PAD": _PAD[wgsl]}
+    region = Region(0, 0, count * itemsize, itemsize, 0, len(words) - 1, 0)  # (the last word: ``first``)
+    record = (ctx.pipeline("fft_real_freq", 1, defines), defines, words, ctx.fold_grid(-(-count // _WG)), (region,))
+    return LaunchProgram.compile("fft_real_freq", packer, ctx, [record], ())

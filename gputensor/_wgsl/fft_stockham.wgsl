@@ -16,15 +16,14 @@
 // float64 on the host): the twiddles of a four-step decomposition. Results are multiplied by
 // the real part of table entry p.scale_at (bit 1 of p.flags; else by 1).
 //
-// The radices are 16, 8, 4, 2, 3, 5 and 7 (16 as 4 x 4 in registers). Pass with radix R after
-// passes of total length L (M = N / R butterflies per entry): butterfly
-// j (k = j % L, blk = j / L) reads x[j + q M] (q < R), multiplies input q by w^q (w = exp(-2 pi
-// i k / (L R)): table entry k q N / (L R) of the length-N table, or with PASS_TW entry (q - 1)
-// L + k of the pass's own), takes the R-point DFT and
-// writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs (two
-// with TWO) in registers across a barrier (WG >= C N / the smallest radix, or with TWO >= C N /
-// 8, or C N / 16 for radices 16 and 8), so workgroup memory holds C N elements once. The pass loop is unrolled: each pass's radix
-// is a constant. With DLOAD the first pass's inputs come from the source and with DSTORE the
+// The radices are 8, 4, 2, 3, 5 and 7. Pass with radix R after passes of total length L (M = N
+// / R butterflies per entry): butterfly j (k = j % L, blk = j / L) reads x[j + q M] (q < R),
+// multiplies input q by w^q (w = exp(-2 pi i k / (L R)): table entry k q N / (L R) of the
+// length-N table, or with PASS_TW entry (q - 1) L + k of the pass's own), takes the R-point DFT
+// and writes y_r to blk L R + k + r L, in place: each invocation holds one butterfly's inputs
+// (two with TWO) in registers across a barrier (WG >= C N / the smallest radix, or with TWO >=
+// C N / 8), so workgroup memory holds C N elements once. The pass loop is unrolled: each pass's
+// radix is a constant. With DLOAD the first pass's inputs come from the source and with DSTORE the
 // last pass's outputs (element jj + r M of its entry for butterfly jj) go to the destination,
 // without the load and store loops' round trips through workgroup memory.
 //
@@ -37,6 +36,10 @@
 // (conjugated first with bit 4; the imaginary parts of X[0] and X[N] ignored) and element i is
 // loaded as S + i conj(w) D, S = X[i] + conj(X[N-i]), D = X[i] - conj(X[N-i]): its inverse DFT
 // of length N is the real result read as (even, odd) pairs, times 2N.
+//
+// PAIRS (with REAL 1): the store takes results k and N - k together (k <= N / 2), both from the
+// same Z[k] and Z[N - k]: X[k] = E + t and X[N - k] = conj(E - t), t = w O (halved), half the
+// workgroup memory and table reads of one result at a time.
 //
 // REAL 3 (the last pass of a four-step decomposition of the half-length transform, N = n1 the
 // column length, h = N m): batch dim 0 is the column k2 < m = p.size[0] (its coordinate is also
@@ -68,6 +71,10 @@ const RADICES = array<u32, NPASS>({{RADICES}});
 // PASS_TW: each pass's twiddles in a table of its own, from entry TW_AT[pass] of the table at
 // p.tw_inner (else one length-N table there)
 const PASS_TW: bool = {{PASS_TW}};
+// TW_MATH (f32): the passes' twiddles, those of the real step (REAL 1, 2) and the four-step
+// twiddles (TWIDDLE, of the whole length TWN) computed (``root``) instead of read
+const TW_MATH: bool = {{TW_MATH}};
+const TWN: u32 = {{TWN}}u;
 const TW_AT = array<u32, NPASS>({{TW_AT}});
 const TWIDDLE: bool = {{TWIDDLE}};
 // two butterflies per invocation and pass where one does not cover them (see ``passes``)
@@ -79,7 +86,6 @@ const USE4: bool = {{USE4}};
 const USE5: bool = {{USE5}};
 const USE7: bool = {{USE7}};
 const USE8: bool = {{USE8}};
-const USE16: bool = {{USE16}};
 const TOTAL: u32 = C * N;
 const REAL: u32 = {{REAL}}u;
 const BLUE: bool = {{BLUE}};
@@ -88,11 +94,15 @@ const BN: u32 = {{BN}}u;
 // KEEP (0: all): only the first KEEP results of each entry are stored (no TWIDDLE, no REAL,
 // no DSTORE); the destination holds that many per entry
 const KEEP: u32 = {{KEEP}}u;
-// the results per entry (REAL 1: N + 1; BLUE: BN; KEEP) and the store loop's length
+// the results per entry (REAL 1: N + 1; BLUE: BN; KEEP)
 const NOUT: u32 = select(select(select(N, N + 1u, REAL == 1u), BN, BLUE), KEEP, KEEP != 0u);
-const TOTAL_OUT: u32 = C * NOUT;
-// UNROLL: the load and store loops unrolled, LOADS = ceil(TOTAL / WG) and STORES =
-// ceil(TOTAL_OUT / WG) iterations, all of an invocation's loads issued together
+// PAIRS (REAL 1): the store's positions per entry are the pairs k, N - k (k = 0 .. N / 2), else
+// the results; the unrolled store loop's STORES = ceil(TOTAL_STORE / WG) iterations
+const PAIRS: bool = {{PAIRS}};
+const NSTORE: u32 = select(NOUT, N / 2u + 1u, PAIRS);
+const TOTAL_STORE: u32 = C * NSTORE;
+// UNROLL: the load and store loops unrolled, LOADS = ceil(TOTAL / WG) and STORES iterations (see
+// NSTORE), all of an invocation's loads issued together
 const UNROLL: bool = {{UNROLL}};
 const LOADS: u32 = {{LOADS}}u;
 const STORES: u32 = {{STORES}}u;
@@ -122,8 +132,6 @@ const S71: T = {{S71}};
 const S72: T = {{S72}};
 const S73: T = {{S73}};
 const R2: T = {{R2}};
-const C16: T = {{C16}};
-const S16: T = {{S16}};
 
 struct Params {
     n_batch: u32, src_first: u32, dst_first: u32, src_axis: u32,
@@ -168,10 +176,23 @@ fn conj_if(a: C2, flag: bool) -> C2 {
     return a;
 }
 
+// exp(-2 pi i j / m) (j < m) from the cos and sin of its angle within [-pi, pi]: -2 pi j / m,
+// or 2 pi (m - j) / m past the half (TW_MATH)
+fn root(j: u32, m: u32) -> C2 {
+    var a = T(-6.283185307179586) * (T(j) / T(m));
+    if 2u * j > m {
+        a = T(6.283185307179586) * (T(m - j) / T(m));
+    }
+    return C2(cos(a), sin(a));
+}
+
 // w^q (0 < q < R) of butterfly k = jj % L of a pass of radix R after passes of length L:
 // with PASS_TW entry (q - 1) L + k of the pass's own table (at ``first``: consecutive k read
-// consecutive entries), else entry q k N / (L R) of the length-N table
+// consecutive entries), else entry q k N / (L R) of the length-N table; with TW_MATH ``root``
 fn twiddle(q: u32, k: u32, L: u32, R: u32, first: u32) -> C2 {
+    if TW_MATH {
+        return root(q * k, L * R);
+    }
     if PASS_TW {
         return tw[p.tw_first + p.tw_inner + first + (q - 1u) * L + k];
     }
@@ -182,41 +203,6 @@ fn twiddle(q: u32, k: u32, L: u32, R: u32, first: u32) -> C2 {
 // R outputs (the R-point DFT)
 struct Bf {
     a0: C2, a1: C2, a2: C2, a3: C2, a4: C2, a5: C2, a6: C2, a7: C2,
-    a8: C2, a9: C2, a10: C2, a11: C2, a12: C2, a13: C2, a14: C2, a15: C2,
-}
-
-// the four values of a 4-point DFT
-struct Q4 {
-    b0: C2, b1: C2, b2: C2, b3: C2,
-}
-
-fn q4(a0: C2, a1: C2, a2: C2, a3: C2) -> Q4 {
-    let t0 = a0 + a2;
-    let t1 = a0 - a2;
-    let t2 = a1 + a3;
-    let t3 = mul_mi(a1 - a3);
-    return Q4(t0 + t2, t1 + t3, t0 - t2, t1 - t3);
-}
-
-// 16 = 4 x 4: the 4-point DFTs of the inputs q2, q2 + 4, q2 + 8, q2 + 12, their value k1
-// times W16^(q2 k1), then the 4-point DFTs over q2: output k1 + 4 k2
-fn dft16(f: Bf) -> Bf {
-    let p0 = q4(f.a0, f.a4, f.a8, f.a12);
-    let p1 = q4(f.a1, f.a5, f.a9, f.a13);
-    let p2 = q4(f.a2, f.a6, f.a10, f.a14);
-    let p3 = q4(f.a3, f.a7, f.a11, f.a15);
-    // W16^k = cos(2 pi k / 16) - i sin(2 pi k / 16)
-    let w1 = C2(C16, -S16);
-    let w2 = C2(R2, -R2);
-    let w3 = C2(S16, -C16);
-    let w6 = C2(-R2, -R2);
-    let w9 = C2(-C16, S16);
-    let r0 = q4(p0.b0, p1.b0, p2.b0, p3.b0);
-    let r1 = q4(p0.b1, cmul(p1.b1, w1), cmul(p2.b1, w2), cmul(p3.b1, w3));
-    let r2 = q4(p0.b2, cmul(p1.b2, w2), mul_mi(p2.b2), cmul(p3.b2, w6));
-    let r3 = q4(p0.b3, cmul(p1.b3, w3), cmul(p2.b3, w6), cmul(p3.b3, w9));
-    return Bf(r0.b0, r1.b0, r2.b0, r3.b0, r0.b1, r1.b1, r2.b1, r3.b1,
-              r0.b2, r1.b2, r2.b2, r3.b2, r0.b3, r1.b3, r2.b3, r3.b3);
 }
 
 fn dft2(f: Bf) -> Bf {
@@ -336,7 +322,6 @@ fn dft(R: u32, f: Bf) -> Bf {
         case 5u: { if USE5 { return dft5(f); } }
         case 7u: { if USE7 { return dft7(f); } }
         case 8u: { if USE8 { return dft8(f); } }
-        case 16u: { if USE16 { return dft16(f); } }
         default: {}
     }
     return f;
@@ -348,8 +333,12 @@ fn chirp(k: u32) -> C2 {
     return conj_if(tw[p.tw_first + p.real_at + k], (p.flags & 32u) != 0u);
 }
 
-// exp(-2 pi i k / 2N), k = 0..N (REAL 1 and 2)
+// exp(-2 pi i k / 2N), k = 0..N (REAL 1 and 2): table entry p.real_at + k, or with TW_MATH
+// ``root``
 fn real_twiddle(k: u32) -> C2 {
+    if TW_MATH {
+        return root(k, 2u * N);
+    }
     return tw[p.tw_first + p.real_at + k];
 }
 
@@ -362,6 +351,19 @@ fn real_post(cb: u32, k: u32, s: T, conj: bool) -> C2 {
     let t = cmul(real_twiddle(k), C2(d.y, -d.x));
     let lo = e + t;
     return conj_if(C2(lo.x * s, lo.y * s), conj);
+}
+
+// (X[k], X[N - k]) (REAL 1, PAIRS: k <= N / 2) from the transform of entry cb held in workgroup
+// memory, times s
+fn real_pair(cb: u32, k: u32, s: T, conj: bool) -> array<C2, 2> {
+    let a = sh[slot(cb, k)];
+    let b = sh[slot(cb, (N - k) % N)];
+    let e = C2(a.x + b.x, a.y - b.y);
+    let d = C2(a.x - b.x, a.y + b.y);
+    let t = cmul(real_twiddle(k), C2(d.y, -d.x));
+    let lo = e + t;
+    let hi = e - t;
+    return array<C2, 2>(conj_if(C2(lo.x * s, lo.y * s), conj), conj_if(C2(hi.x * s, -hi.y * s), conj));
 }
 
 // element i of the half-length inverse (REAL 2) from x = X[i] and y = X[N - i]
@@ -448,6 +450,20 @@ fn entry(b: u32) -> vec3<i32> {
     return vec3<i32>(so, dof, i32(tc));
 }
 
+// the entry whose offsets ``entry_of`` last computed (C: none yet) and those offsets
+var<private> io_last: u32 = C;
+var<private> io_ent: vec3<i32>;
+
+// ``entry`` of the workgroup's entry c (io_b0 + c), computed once for consecutive calls on one
+// entry
+fn entry_of(c: u32) -> vec3<i32> {
+    if c != io_last {
+        io_ent = entry(io_b0 + c);
+        io_last = c;
+    }
+    return io_ent;
+}
+
 // (entry, index within the entry) of butterfly j of a pass of M butterflies per entry:
 // consecutive butterflies of one entry (``along``) or the same one of consecutive entries
 fn place(j: u32, M: u32, along: bool) -> vec2<u32> {
@@ -463,7 +479,7 @@ fn gather(at: vec2<u32>, R: u32, M: u32, L: u32, first: u32) -> Bf {
     let cb = at.x * PITCH;
     let jj = at.y;
     let z = C2(0.0, 0.0);
-    var f = Bf(z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z);
+    var f = Bf(z, z, z, z, z, z, z, z);
     f.a0 = sh[slot(cb, jj)];
     if R > 1u {
         f.a1 = sh[slot(cb, jj + M)];
@@ -477,22 +493,12 @@ fn gather(at: vec2<u32>, R: u32, M: u32, L: u32, first: u32) -> Bf {
     if R > 4u {
         f.a4 = sh[slot(cb, jj + 4u * M)];
     }
-    if (USE7 || USE8 || USE16) && R > 5u {
+    if (USE7 || USE8) && R > 5u {
         f.a5 = sh[slot(cb, jj + 5u * M)];
         f.a6 = sh[slot(cb, jj + 6u * M)];
     }
-    if (USE8 || USE16) && R > 7u {
+    if USE8 && R > 7u {
         f.a7 = sh[slot(cb, jj + 7u * M)];
-    }
-    if USE16 && R > 8u {
-        f.a8 = sh[slot(cb, jj + 8u * M)];
-        f.a9 = sh[slot(cb, jj + 9u * M)];
-        f.a10 = sh[slot(cb, jj + 10u * M)];
-        f.a11 = sh[slot(cb, jj + 11u * M)];
-        f.a12 = sh[slot(cb, jj + 12u * M)];
-        f.a13 = sh[slot(cb, jj + 13u * M)];
-        f.a14 = sh[slot(cb, jj + 14u * M)];
-        f.a15 = sh[slot(cb, jj + 15u * M)];
     }
     if L == 1u {
         return f;  // (the first pass: every twiddle is 1)
@@ -510,22 +516,12 @@ fn gather(at: vec2<u32>, R: u32, M: u32, L: u32, first: u32) -> Bf {
     if R > 4u {
         f.a4 = cmul(f.a4, twiddle(4u, k, L, R, first));
     }
-    if (USE7 || USE8 || USE16) && R > 5u {
+    if (USE7 || USE8) && R > 5u {
         f.a5 = cmul(f.a5, twiddle(5u, k, L, R, first));
         f.a6 = cmul(f.a6, twiddle(6u, k, L, R, first));
     }
-    if (USE8 || USE16) && R > 7u {
+    if USE8 && R > 7u {
         f.a7 = cmul(f.a7, twiddle(7u, k, L, R, first));
-    }
-    if USE16 && R > 8u {
-        f.a8 = cmul(f.a8, twiddle(8u, k, L, R, first));
-        f.a9 = cmul(f.a9, twiddle(9u, k, L, R, first));
-        f.a10 = cmul(f.a10, twiddle(10u, k, L, R, first));
-        f.a11 = cmul(f.a11, twiddle(11u, k, L, R, first));
-        f.a12 = cmul(f.a12, twiddle(12u, k, L, R, first));
-        f.a13 = cmul(f.a13, twiddle(13u, k, L, R, first));
-        f.a14 = cmul(f.a14, twiddle(14u, k, L, R, first));
-        f.a15 = cmul(f.a15, twiddle(15u, k, L, R, first));
     }
     return f;
 }
@@ -549,22 +545,12 @@ fn scatter(at: vec2<u32>, R: u32, M: u32, L: u32, f: Bf) {
     if R > 4u {
         sh[slot(cb, o + 4u * L)] = y.a4;
     }
-    if (USE7 || USE8 || USE16) && R > 5u {
+    if (USE7 || USE8) && R > 5u {
         sh[slot(cb, o + 5u * L)] = y.a5;
         sh[slot(cb, o + 6u * L)] = y.a6;
     }
-    if (USE8 || USE16) && R > 7u {
+    if USE8 && R > 7u {
         sh[slot(cb, o + 7u * L)] = y.a7;
-    }
-    if USE16 && R > 8u {
-        sh[slot(cb, o + 8u * L)] = y.a8;
-        sh[slot(cb, o + 9u * L)] = y.a9;
-        sh[slot(cb, o + 10u * L)] = y.a10;
-        sh[slot(cb, o + 11u * L)] = y.a11;
-        sh[slot(cb, o + 12u * L)] = y.a12;
-        sh[slot(cb, o + 13u * L)] = y.a13;
-        sh[slot(cb, o + 14u * L)] = y.a14;
-        sh[slot(cb, o + 15u * L)] = y.a15;
     }
 }
 
@@ -580,7 +566,7 @@ var<private> io_scale: T;
 // read from the source (zeros for an entry past the batch)
 fn gather_src(at: vec2<u32>, R: u32, M: u32) -> Bf {
     let z = C2(0.0, 0.0);
-    var f = Bf(z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z);
+    var f = Bf(z, z, z, z, z, z, z, z);
     if at.x >= io_count {
         return f;
     }
@@ -600,22 +586,12 @@ fn gather_src(at: vec2<u32>, R: u32, M: u32) -> Bf {
     if R > 4u {
         f.a4 = fetch(jj + 4u * M, ent, sa, io_inverse);
     }
-    if (USE7 || USE8 || USE16) && R > 5u {
+    if (USE7 || USE8) && R > 5u {
         f.a5 = fetch(jj + 5u * M, ent, sa, io_inverse);
         f.a6 = fetch(jj + 6u * M, ent, sa, io_inverse);
     }
-    if (USE8 || USE16) && R > 7u {
+    if USE8 && R > 7u {
         f.a7 = fetch(jj + 7u * M, ent, sa, io_inverse);
-    }
-    if USE16 && R > 8u {
-        f.a8 = fetch(jj + 8u * M, ent, sa, io_inverse);
-        f.a9 = fetch(jj + 9u * M, ent, sa, io_inverse);
-        f.a10 = fetch(jj + 10u * M, ent, sa, io_inverse);
-        f.a11 = fetch(jj + 11u * M, ent, sa, io_inverse);
-        f.a12 = fetch(jj + 12u * M, ent, sa, io_inverse);
-        f.a13 = fetch(jj + 13u * M, ent, sa, io_inverse);
-        f.a14 = fetch(jj + 14u * M, ent, sa, io_inverse);
-        f.a15 = fetch(jj + 15u * M, ent, sa, io_inverse);
     }
     return f;
 }
@@ -649,22 +625,12 @@ fn scatter_dst(at: vec2<u32>, R: u32, M: u32, f: Bf) {
     if R > 4u {
         dst[u32(first + 4 * step)] = finish(y.a4);
     }
-    if (USE7 || USE8 || USE16) && R > 5u {
+    if (USE7 || USE8) && R > 5u {
         dst[u32(first + 5 * step)] = finish(y.a5);
         dst[u32(first + 6 * step)] = finish(y.a6);
     }
-    if (USE8 || USE16) && R > 7u {
+    if USE8 && R > 7u {
         dst[u32(first + 7 * step)] = finish(y.a7);
-    }
-    if USE16 && R > 8u {
-        dst[u32(first + 8 * step)] = finish(y.a8);
-        dst[u32(first + 9 * step)] = finish(y.a9);
-        dst[u32(first + 10 * step)] = finish(y.a10);
-        dst[u32(first + 11 * step)] = finish(y.a11);
-        dst[u32(first + 12 * step)] = finish(y.a12);
-        dst[u32(first + 13 * step)] = finish(y.a13);
-        dst[u32(first + 14 * step)] = finish(y.a14);
-        dst[u32(first + 15 * step)] = finish(y.a15);
     }
 }
 
@@ -694,7 +660,7 @@ fn passes(lid: u32) {
         let live0 = lid < C * M;
         let live1 = TWO && lid + WG < C * M;
         let z = C2(0.0, 0.0);
-        var f0 = Bf(z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z);
+        var f0 = Bf(z, z, z, z, z, z, z, z);
         var f1 = f0;
         if from_src {
             if live0 {
@@ -766,11 +732,14 @@ fn fetch(i: u32, ent: vec3<i32>, sa: i32, inverse: bool) -> C2 {
     v = conj_if(v, inverse);
     if TWIDDLE {
         let q = i * u32(ent.z);
-        // (tw_split is a power of two: a mask and a shift, no division)
-        let lo = q & (p.tw_split - 1u);
-        let hi = q >> countTrailingZeros(p.tw_split);
-        let w = cmul(tw[p.tw_first + p.tw2_lo + lo], tw[p.tw_first + p.tw2_hi + hi]);
-        v = cmul(v, w);
+        if TW_MATH {
+            v = cmul(v, root(q, TWN));
+        } else {
+            // (tw_split is a power of two: a mask and a shift, no division)
+            let lo = q & (p.tw_split - 1u);
+            let hi = q >> countTrailingZeros(p.tw_split);
+            v = cmul(v, cmul(tw[p.tw_first + p.tw2_lo + lo], tw[p.tw_first + p.tw2_hi + hi]));
+        }
     }
     return v;
 }
@@ -787,6 +756,33 @@ fn result(c: u32, k: u32, ent: vec3<i32>, scale: T, inverse: bool) -> C2 {
     return conj_if(sh[slot(c * PITCH, k)], inverse) * scale;
 }
 
+// the results of a store position: ``a`` to element ``at`` of the destination and, with PAIRS,
+// ``b`` to element ``bt`` (-1: none)
+struct Out {
+    a: C2,
+    at: i32,
+    b: C2,
+    bt: i32,
+}
+
+// the results of store position k of entry c: result k (``result``), or with PAIRS results k
+// and N - k (``real_pair``; N - k only where it is another)
+fn store_value(c: u32, k: u32, scale: T, inverse: bool, da: i32) -> Out {
+    let ent = entry_of(c);
+    if PAIRS {
+        let xy = real_pair(c * PITCH, k, scale * T(0.5), (p.flags & 16u) != 0u);
+        return Out(xy[0], ent.y + i32(k) * da, xy[1], select(-1, ent.y + i32(N - k) * da, N - k != k));
+    }
+    return Out(result(c, k, ent, scale, inverse), ent.y + i32(k) * da, C2(0.0, 0.0), -1);
+}
+
+fn put(o: Out) {
+    dst[u32(o.at)] = o.a;
+    if PAIRS && o.bt >= 0 {
+        dst[u32(o.bt)] = o.b;
+    }
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -799,8 +795,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let along_load = (p.flags & 4u) != 0u;
     let along_store = (p.flags & 8u) != 0u;
     let sa = signed(p.src_axis);
-    var last = C;  // the entry whose offsets `ent` holds (none yet)
-    var ent = vec3<i32>(0, 0, 0);
     var scale = T(1.0);
     if (p.flags & 2u) != 0u {
         scale = tw[p.tw_first + p.scale_at].x;
@@ -821,10 +815,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let e = lid + u * WG;
             let at = position(e, along_load, N);
             if e < TOTAL && at.x < count {
-                if at.x != last {
-                    ent = entry(b0 + at.x);
-                    last = at.x;
-                }
+                let ent = entry_of(at.x);
                 vals[u] = fetch(at.y, ent, sa, inverse);
             }
         }
@@ -840,10 +831,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var e = lid; e < TOTAL; e += WG) {
             let at = position(e, along_load, N);
             if at.x < count {
-                if at.x != last {
-                    ent = entry(b0 + at.x);
-                    last = at.x;
-                }
+                let ent = entry_of(at.x);
                 sh[slot(at.x * PITCH, at.y)] = fetch(at.y, ent, sa, inverse);
             }
         }
@@ -864,48 +852,37 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         passes(lid);
     }
     let da = signed(p.dst_axis);
-    last = C;
     if DSTORE {
         // (the last pass wrote the destination)
     } else if UNROLL {
         // every result computed (its table reads in flight together) before the first store
-        var outs: array<C2, STORES>;
-        var offs: array<i32, STORES>;
+        var outs: array<Out, STORES>;
         //#unroll
         for (var u = 0u; u < STORES; u++) {
             let e = lid + u * WG;
-            let at = position(e, along_store, NOUT);
-            if e < TOTAL_OUT && at.x < count {
-                if at.x != last {
-                    ent = entry(b0 + at.x);
-                    last = at.x;
-                }
-                outs[u] = result(at.x, at.y, ent, scale, inverse);
-                offs[u] = ent.y + i32(at.y) * da;
+            let at = position(e, along_store, NSTORE);
+            if e < TOTAL_STORE && at.x < count {
+                outs[u] = store_value(at.x, at.y, scale, inverse, da);
             }
         }
         //#unroll
         for (var u = 0u; u < STORES; u++) {
             let e = lid + u * WG;
-            if e < TOTAL_OUT && position(e, along_store, NOUT).x < count {
-                dst[u32(offs[u])] = outs[u];
+            if e < TOTAL_STORE && position(e, along_store, NSTORE).x < count {
+                put(outs[u]);
             }
         }
     } else {
-        for (var e = lid; e < TOTAL_OUT; e += WG) {
-            let at = position(e, along_store, NOUT);
+        for (var e = lid; e < TOTAL_STORE; e += WG) {
+            let at = position(e, along_store, NSTORE);
             if at.x < count {
-                if at.x != last {
-                    ent = entry(b0 + at.x);
-                    last = at.x;
-                }
-                dst[u32(ent.y + i32(at.y) * da)] = result(at.x, at.y, ent, scale, inverse);
+                put(store_value(at.x, at.y, scale, inverse, da));
             }
         }
     }
     if REAL == 3u && lid < count {
         // X[h], from Z[0]: written by the entry of column 0
-        ent = entry(b0 + lid);
+        let ent = entry(b0 + lid);
         if ent.z == 0 {
             dst[u32(ent.y + i32(N) * da)] = real_post_paired(lid, 0u, N, scale * T(0.5), (p.flags & 16u) != 0u);
         }

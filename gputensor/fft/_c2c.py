@@ -44,6 +44,14 @@ class Prepared(NamedTuple):
     real_src: bool
     keep: int
 
+    def run(self, x: GpuArray) -> GpuArray:
+        """``c2c`` of ``x`` (of the structure this was made for): :func:`run_prepared`."""
+        return run_prepared(x, self)
+
+    def kept(self) -> KeptCall:
+        """The :class:`KeptCall` of this transform (:func:`kept`)."""
+        return kept(self)
+
 
 #: The complex dtype of the result for each operand dtype (real operands: read as complex).
 _OUT_DTYPE = {complex64: complex64, complex128: complex128, float32: complex64, float64: complex128}
@@ -83,6 +91,14 @@ class PreparedAxes(NamedTuple):
     src_strides: tuple[int, ...]
     steps: tuple[tuple[int, bool, float], ...]
     real_src: bool
+
+    def run(self, x: GpuArray) -> GpuArray:
+        """The DFTs of ``x`` (of the structure this was made for): :func:`run_prepared`."""
+        return run_prepared(x, self)
+
+    def kept(self) -> KeptCall:
+        """The :class:`KeptCall` of these transforms (:func:`kept`)."""
+        return kept(self)
 
 
 def prepare_axes(x: GpuArray, steps: list[tuple[int, bool, float]]) -> PreparedAxes | None:

@@ -2,8 +2,10 @@
 
 Each is argument checking (``_args``), resizing the transformed axes to the requested lengths
 (``_c2c.resize_axis``) and one ``_c2c.c2c`` per axis (the n-D transforms: the last axis given
-first, as NumPy), every one on the device. Real floating input is transformed as complex (as in
-NumPy and CuPy), read as complex values by the first transform's kernel.
+first, as NumPy; one program for all of them where their batch dims merge), every one on the
+device; a call that ran on its operand itself is kept and replayed (``_kept_steps``). Real
+floating input is transformed as complex (as in NumPy and CuPy), read as complex values by the
+first transform's kernel.
 """
 
 from __future__ import annotations
@@ -13,67 +15,38 @@ from typing import Any, Literal
 
 from .._array_object import GpuArray
 from .._data_type_functions import astype
-from .._kept import KeptCall
 from .._manipulation_functions import _copy_contiguous
 from ._args import axes_and_lengths, check_norm, complex_dtype_of, one_axis, scale_factor, transform_input
-from ._c2c import Prepared, PreparedAxes, c2c, kept, prepare, prepare_axes, resize_axis, run_prepared
+from ._c2c import Prepared, PreparedAxes, c2c, prepare, prepare_axes, resize_axis, run_prepared
+from ._kept_steps import KeptSteps, call_key, first_run, sequence_key
 
 __all__ = ["fft", "ifft", "fftn", "ifftn"]
 
 Norm = Literal["backward", "ortho", "forward"]
 
 
-#: The kept transforms of the calls seen that ran on their operand itself, by call structure
-#: (``_one``: the operand's shape, strides and dtype, the other arguments with their types: True
-#: and 1 are equal keys, and bool is refused; ``_many`` likewise): a ``KeptCall`` (one backend
-#: program) or a tuple of ``_c2c.Prepared`` run in turn.
-_KEPT: dict[tuple[Any, ...], Any] = {}
-_KEPT_SIZE = 256
+#: The steps kept of the calls seen that ran on their operand itself (``_kept_steps``).
+_KEPT = KeptSteps()
 
 
-def _replay(key: tuple[Any, ...], x: GpuArray) -> GpuArray | None:
-    """The result of the kept call of ``key`` on ``x``; None when there is none or it no
-    longer holds."""
-    try:
-        kept = _KEPT.get(key)
-    except TypeError:  # an unhashable argument: refused by the checks
-        return None
-    if kept is None:
-        return None
-    if type(kept) is KeptCall:
-        return kept.replay(x._ptr)
-    for prep in kept:
-        x = run_prepared(x, prep)
-    return x
-
-
-def _keep_and_run(key: tuple[Any, ...], prep: Prepared | PreparedAxes, x: GpuArray) -> GpuArray:
-    """Keep the ``KeptCall`` of ``prep`` under ``key`` and return its result on ``x``."""
-    call = kept(prep)
-    out = call.replay(x._ptr)
-    if out is None:  # (not reached: a fresh plan holds)
-        return run_prepared(x, prep)
-    if len(_KEPT) >= _KEPT_SIZE:
-        _KEPT.clear()
-    _KEPT[key] = call
+def _keep_and_run(key: tuple[Any, ...] | None, prep: Prepared | PreparedAxes, x: GpuArray) -> GpuArray:
+    """The result of ``prep`` on ``x``, its ``KeptCall`` kept under ``key``."""
+    out, step = first_run(x, prep)
+    _KEPT.keep(key, [step])
     return out
 
 
 def _one(x: Any, n: Any, axis: Any, norm: Any, inverse: bool, fn: str) -> GpuArray:
-    if isinstance(x, GpuArray):
-        # (the argument types are in the key: True and 1 are equal keys, and bool is refused)
-        key = (x._shape, x._strides, x._dtype, n, type(n), axis, type(axis), norm, inverse)
-        out = _replay(key, x)
-        if out is not None:
-            return out
-    else:
-        key = None
+    key = call_key(fn, x, n, axis, norm)
+    out = _KEPT.replay(key, x)
+    if out is not None:
+        return out
     x = transform_input(x, fn)
     norm = check_norm(norm, fn)
     length, ax = one_axis(x, n, axis, fn)
     scale = scale_factor(norm, length, inverse)
     y = resize_axis(x, length, ax)
-    if key is not None and length <= x.shape[ax] and x.dtype == key[2]:
+    if key is not None and length <= x.shape[ax] and x.dtype == key[4]:
         # (no conversion, no padding: ``y`` is ``x`` or a view of it at its pointer, kept for ``x``)
         prep = prepare(y, ax, inverse, scale)
         if prep is not None:
@@ -81,30 +54,17 @@ def _one(x: Any, n: Any, axis: Any, norm: Any, inverse: bool, fn: str) -> GpuArr
     return c2c(y, ax, inverse, scale)
 
 
-def _sequence_key(values: Any) -> Any:
-    """A hashable key of ``s`` / ``axes`` with the types of the entries (None: not cacheable)."""
-    if values is None:
-        return ()
-    if type(values) is tuple or type(values) is list:
-        return (type(values), tuple(values), tuple(map(type, values)))
-    return None
-
-
 def _many(x: Any, s: Any, axes: Any, norm: Any, inverse: bool, fn: str) -> GpuArray:
-    key = None
-    if isinstance(x, GpuArray):
-        s_key, axes_key = _sequence_key(s), _sequence_key(axes)
-        if s_key is not None and axes_key is not None:
-            key = ("n", x._shape, x._strides, x._dtype, s is None, s_key, axes is None, axes_key, norm, inverse)
-            out = _replay(key, x)
-            if out is not None:
-                return out
+    key = call_key(fn, x, sequence_key(s), sequence_key(axes), norm)
+    out = _KEPT.replay(key, x)
+    if out is not None:
+        return out
     x = transform_input(x, fn)
     norm = check_norm(norm, fn)
     lengths, axes_list = axes_and_lengths(x, s, axes, fn)
     if not axes_list:
         return _copy_contiguous(x) if x.dtype.kind == "c" else astype(x, complex_dtype_of(x.dtype))
-    cache = key is not None and x.dtype == key[3] and all(v == x.shape[a] for v, a in zip(lengths, axes_list))
+    cache = key is not None and x.dtype == key[4] and all(v == x.shape[a] for v, a in zip(lengths, axes_list))
     if cache and len(axes_list) > 1:
         whole = prepare_axes(x, [(ax, inverse, scale_factor(norm, length, inverse))
                                  for length, ax in reversed(list(zip(lengths, axes_list)))])
@@ -125,9 +85,7 @@ def _many(x: Any, s: Any, axes: Any, norm: Any, inverse: bool, fn: str) -> GpuAr
             prepared.append(prep)
             x = run_prepared(x, prep)
     if cache:
-        if len(_KEPT) >= _KEPT_SIZE:
-            _KEPT.clear()
-        _KEPT[key] = tuple(prepared)
+        _KEPT.keep(key, prepared)
     return x
 
 

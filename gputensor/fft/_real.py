@@ -33,7 +33,8 @@ from .._kept import KeptCall
 from .._manipulation_functions import _copy_contiguous, concat, flip, moveaxis
 from .._shapes import contiguous_strides, is_contiguous
 from . import _args
-from ._c2c import Prepared, PreparedAxes, c2c, kept, prepare, prepare_axes, resize_axis, run_prepared
+from ._c2c import c2c, prepare, prepare_axes, resize_axis, run_prepared
+from ._kept_steps import KeptSteps, call_key, first_run, run_step, sequence_key
 
 __all__ = ["rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft"]
 
@@ -75,6 +76,20 @@ class _Step(NamedTuple):
     scale: float
     conj: bool
 
+    def run(self, x: GpuArray) -> GpuArray:
+        """The transform of ``x`` (of the shape, strides and dtype this was made for)."""
+        out = GpuArray._empty(self.out_shape, self.out_dtype, zero=False)
+        _runtime.call(ops_fft_real.real, self.dtype, self.n, self.rows, x._ptr, out._ptr, inverse=self.inverse,
+                      scale=self.scale, conj=self.conj)
+        return out
+
+    def kept(self) -> KeptCall:
+        """The :class:`KeptCall` of the backend's kept plan (``ops_fft_real.planned_real``),
+        made now where there is none."""
+        plan = _runtime.call(ops_fft_real.planned_real, self.dtype, self.n, self.rows, inverse=self.inverse,
+                             scale=self.scale, conj=self.conj)
+        return KeptCall(self.out_shape, contiguous_strides(self.out_shape), self.out_dtype, call=plan)
+
 
 def _real_step(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool, inverse: bool) -> _Step | None:
     """The :class:`_Step` of a real transform of even length ``n`` along ``axis`` of ``x`` where
@@ -95,49 +110,14 @@ def _real_step(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool, in
 
 
 class _Steps(tuple):
-    """Several steps in order (see ``_run_step``)."""
+    """Several steps run in turn as one (``_kept_steps.run_step`` each)."""
 
-
-def _run_step(x: GpuArray, step: Any) -> GpuArray:
-    """The result of a :class:`_Step`, a ``_c2c.Prepared`` / ``PreparedAxes``, a callable or
-    :class:`_Steps` of them on ``x`` (of the shape, strides and dtype it was made for)."""
-    kind = type(step)
-    if kind is _Steps:
-        for one in step:
-            x = _run_step(x, one)
+    def run(self, x: GpuArray) -> GpuArray | None:
+        for step in self:
+            x = run_step(x, step)
+            if x is None:
+                return None
         return x
-    if kind is Prepared or kind is PreparedAxes:
-        return run_prepared(x, step)
-    if kind is not _Step:
-        return step(x)
-    out = GpuArray._empty(step.out_shape, step.out_dtype, zero=False)
-    _runtime.call(ops_fft_real.real, step.dtype, step.n, step.rows, x._ptr, out._ptr, inverse=step.inverse,
-                  scale=step.scale, conj=step.conj)
-    return out
-
-
-def _kept_step(step: Any) -> KeptCall | None:
-    """The :class:`KeptCall` of a single backend program (a :class:`_Step`, a
-    ``_c2c.Prepared`` / ``PreparedAxes``), made now; None for other steps."""
-    kind = type(step)
-    if kind is Prepared or kind is PreparedAxes:
-        return kept(step)
-    if kind is not _Step:
-        return None
-    plan = _runtime.call(ops_fft_real.planned_real, step.dtype, step.n, step.rows, inverse=step.inverse,
-                         scale=step.scale, conj=step.conj)
-    return KeptCall(step.out_shape, contiguous_strides(step.out_shape), step.out_dtype, call=plan)
-
-
-def _first_run(x: GpuArray, step: Any) -> tuple[GpuArray, Any]:
-    """(result, what to keep) of ``step`` on ``x``, the step's first run: through its
-    :class:`KeptCall` where it is one backend program (then kept instead of the step)."""
-    call = _kept_step(step)
-    if call is not None:
-        out = call.replay(x._ptr)
-        if out is not None:
-            return out, call
-    return _run_step(x, step), step
 
 
 def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tuple[GpuArray, Any]:
@@ -153,7 +133,7 @@ def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tupl
         if x.shape[axis] >= n:  # (``y`` is ``x`` or a view of it at its pointer: kept for ``x``)
             prep = prepare(y, axis, conjugate, scale, keep)
             if prep is not None:
-                return _first_run(y, prep)
+                return first_run(y, prep)
         return c2c(y, axis, conjugate, scale, keep), None
     if n % 2:  # the complex DFT of the real values (read as complex on the device), its first half
         index = _index(axis, n // 2 + 1, x.ndim)
@@ -165,7 +145,7 @@ def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tupl
         return out, _Steps((prep, lambda v: v[index], conj) if conjugate else (prep, lambda v: v[index]))
     step = _real_step(x, n, axis, scale, conjugate, False)
     if step is not None:
-        return _first_run(x, step)
+        return first_run(x, step)
     if x.shape[axis] >= n and x.size:
         # the full-length complex transform of the input where it lies (a truncating view), its
         # n // 2 + 1 values stored, instead of a copy (``ops_fft.prefix_in_place``)
@@ -175,7 +155,7 @@ def _rfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tupl
                          strides[:axis] + strides[axis + 1:]):
             prep = prepare(y, axis, conjugate, scale, n // 2 + 1)
             if prep is not None:  # (``y`` is ``x`` or a view of it at its pointer: kept for ``x``)
-                return _first_run(y, prep)
+                return first_run(y, prep)
     y = _last_contiguous(x, axis, n)
     out = GpuArray._empty(y.shape[:-1] + (n // 2 + 1,), cdtype, zero=False)
     rows = _rows(y.shape)
@@ -200,7 +180,7 @@ def _irfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tup
         return part(c2c(full, axis, True, scale), 0), None
     step = _real_step(x, n, axis, scale, conjugate, True)
     if step is not None:
-        return _first_run(x, step)
+        return first_run(x, step)
     y = _last_contiguous(x, axis, m)
     out = GpuArray._empty(y.shape[:-1] + (n,), _args.real_dtype_of(x.dtype), zero=False)
     rows = _rows(y.shape)
@@ -210,62 +190,14 @@ def _irfft(x: GpuArray, n: int, axis: int, scale: float, conjugate: bool) -> tup
     return (moveaxis(out, -1, axis) if axis != x.ndim - 1 else out), None
 
 
-#: The steps of the calls seen that ran on their operand itself, by call structure (the
-#: function, the operand's shape, strides, offset parity and dtype, the knobs, the other arguments with
-#: their types: True and 1 are equal keys, and bool is refused): a ``KeptCall`` (one backend
-#: program, replayed) or a tuple of steps run in turn (``_run_step``).
-_PREPARED: dict[tuple[Any, ...], Any] = {}
-_PREPARED_SIZE = 256
-
-
-def _key(fn: str, x: Any, *args: Any) -> tuple[Any, ...] | None:
-    if not isinstance(x, GpuArray):
-        return None
-    # (the knobs: the steps kept depend on those this module reads, ``fft_real_prefix`` and
-    # ``fft_real_strided``)
-    return (fn, x._shape, x._strides, x._offset % 2, x._dtype, ops_fft.knobs(), *args, *map(type, args))
-
-
-def _replayed(key: tuple[Any, ...] | None, x: Any) -> GpuArray | None:
-    """The result of the cached steps of ``key`` on ``x``; None when there are none."""
-    if key is None:
-        return None
-    try:
-        steps = _PREPARED.get(key)
-    except TypeError:  # an unhashable argument: refused by the checks
-        return None
-    if steps is None:
-        return None
-    if type(steps) is KeptCall:
-        return steps.replay(x._ptr)
-    for step in steps:
-        if type(step) is KeptCall:
-            x = step.replay(x._ptr)
-            if x is None:  # (no longer holds: the full path again)
-                return None
-        else:
-            x = _run_step(x, step)
-    return x
-
-
-def _keep(key: tuple[Any, ...] | None, steps: Sequence[Any]) -> None:
-    if key is None or not steps or any(s is None for s in steps):
-        return
-    try:
-        hash(key)
-    except TypeError:
-        return
-    # (single backend programs among several steps replayed as kept calls too)
-    steps = [s if type(s) is KeptCall or len(steps) == 1 else (_kept_step(s) or s) for s in steps]
-    if len(_PREPARED) >= _PREPARED_SIZE:
-        _PREPARED.clear()
-    _PREPARED[key] = steps[0] if len(steps) == 1 and type(steps[0]) is KeptCall else tuple(steps)
+#: The steps kept of the calls seen that ran on their operand itself (``_kept_steps``).
+_KEPT = KeptSteps()
 
 
 def _forward(fn: str, x: Any, n: Any, axis: Any, norm: Any, swap: bool) -> GpuArray:
     """rfft (``swap`` False) and ihfft (``swap``: conjugated, the opposite normalisation)."""
-    key = _key(fn, x, n, axis, norm)
-    out = _replayed(key, x)
+    key = call_key(fn, x, n, axis, norm)
+    out = _KEPT.replay(key, x)
     if out is not None:
         return out
     y = _args.real_input(x, fn)
@@ -273,14 +205,14 @@ def _forward(fn: str, x: Any, n: Any, axis: Any, norm: Any, swap: bool) -> GpuAr
     length, ax = _args.one_axis(y, n, axis, fn)
     out, step = _rfft(y, length, ax, _args.scale_factor(_SWAP[norm] if swap else norm, length, False), swap)
     if y is x:
-        _keep(key, [step])
+        _KEPT.keep(key, [step])
     return out
 
 
 def _backward(fn: str, x: Any, n: Any, axis: Any, norm: Any, swap: bool) -> GpuArray:
     """irfft (``swap`` False) and hfft (``swap``: conjugated first, the opposite normalisation)."""
-    key = _key(fn, x, n, axis, norm)
-    out = _replayed(key, x)
+    key = call_key(fn, x, n, axis, norm)
+    out = _KEPT.replay(key, x)
     if out is not None:
         return out
     y = _args.complex_input(x, fn)
@@ -288,7 +220,7 @@ def _backward(fn: str, x: Any, n: Any, axis: Any, norm: Any, swap: bool) -> GpuA
     length, ax = _args.one_axis(y, n, axis, fn, default_n=lambda m: 2 * (m - 1))
     out, step = _irfft(y, length, ax, _args.scale_factor(_SWAP[norm] if swap else norm, length, True), swap)
     if y is x:
-        _keep(key, [step])
+        _KEPT.keep(key, [step])
     return out
 
 
@@ -351,8 +283,8 @@ def rfftn(x: GpuArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int]
     lengths ``s`` (default: the input's; ``-1``: the input's): :func:`rfft` along the last of
     ``axes`` (its length becomes ``s[-1] // 2 + 1``), then complex DFTs along the others.
     Errors as :func:`rfft`; ``ValueError`` when ``s`` and ``axes`` differ in length."""
-    key = _key("rfftn", x, None if s is None else _tuple_key(s), None if axes is None else _tuple_key(axes), norm)
-    out = _replayed(key, x)
+    key = call_key("rfftn", x, sequence_key(s), sequence_key(axes), norm)
+    out = _KEPT.replay(key, x)
     if out is not None:
         return out
     y = _args.real_input(x, "rfftn")
@@ -365,7 +297,7 @@ def rfftn(x: GpuArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int]
     steps = [step]
     out = _c2c_axes(out, lengths[-2::-1], axes_list[-2::-1], norm, False, steps)
     if y is x:
-        _keep(key, steps)
+        _KEPT.keep(key, steps)
     return out
 
 
@@ -374,8 +306,8 @@ def irfftn(x: GpuArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int
     """The inverse of :func:`rfftn`: inverse complex DFTs along all but the last of ``axes``,
     then :func:`irfft` along the last (its length ``s[-1]``, default ``2 * (m - 1)``). Errors
     as :func:`irfft`; ``ValueError`` when ``s`` and ``axes`` differ in length."""
-    key = _key("irfftn", x, None if s is None else _tuple_key(s), None if axes is None else _tuple_key(axes), norm)
-    out = _replayed(key, x)
+    key = call_key("irfftn", x, sequence_key(s), sequence_key(axes), norm)
+    out = _KEPT.replay(key, x)
     if out is not None:
         return out
     y = _args.complex_input(x, "irfftn")
@@ -389,13 +321,5 @@ def irfftn(x: GpuArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int
     out, step = _irfft(z, last, ax, _args.scale_factor(norm, last, True), False)
     steps.append(step)
     if y is x:
-        _keep(key, steps)
+        _KEPT.keep(key, steps)
     return out
-
-
-def _tuple_key(values: Any) -> Any:
-    """A key of ``s`` / ``axes``: its type, entries and their types (an unhashable object for
-    other sequences, which are then not cached)."""
-    if type(values) is tuple or type(values) is list:
-        return (type(values), tuple(values), tuple(map(type, values)))
-    return [values]  # (unhashable: not cached)
