@@ -967,9 +967,18 @@ def materialize(x: GpuArray) -> None:
 def materialize_all() -> None:
     """Materialise every live lazy array (``gt.synchronize()``)."""
     with _LOCK:
-        pending = _live()
-    for x in pending:
-        materialize(x)
+        scanned = len(_LIVE)
+        pending = _live(_LIVE[:scanned])
+        # every array those references name is materialised below or dead: drop them, so an
+        # idle synchronize does not scan the references of every lazy array made since a sweep
+        del _LIVE[:scanned]
+    for k, x in enumerate(pending):
+        try:
+            materialize(x)
+        except BaseException:
+            with _LOCK:  # the arrays still lazy stay known to write hazards
+                _LIVE.extend(_weakref(y) for y in pending[k:] if type(y) is LazyArray)
+            raise
     if _PENDING:
         with _LOCK:
             statistics = list(_PENDING.keys())
