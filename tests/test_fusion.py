@@ -897,17 +897,22 @@ def test_writes_during_a_flush_keep_new_readers(backend, monkeypatch):
 
 
 def test_registry_of_lazy_arrays_stays_small(backend):
-    """The weak references of dead lazy arrays are swept: the registry stays bounded, and the
-    live ones are still found by a write hazard after the sweeps."""
+    """The weak references of dead lazy arrays are swept: the registry stays bounded; live lazy
+    arrays older than the window are materialised by the sweeps, and the newer ones are still
+    found by a write hazard after them."""
     an = _rand((8,), seed=46)
     a = gt.asarray(an)
-    kept = [a * k for k in range(5)]
+    old = [a * k for k in range(5)]
     for k in range(3 * _fusion._SWEEP_MIN):
         _ = a + k  # dies at once
-    assert len(_fusion._LIVE) <= 2 * max(_fusion._SWEEP_MIN, 2 * _fusion.pending_count())
-    assert _fusion.pending_count() >= len(kept)
+    assert len(_fusion._LIVE) <= _fusion._SWEEP_MIN + _fusion.LAZY_WINDOW
+    assert not any(_fusion.is_lazy(y) for y in old)  # materialised while the window moved on
+    kept = [a * (k + 5) for k in range(5)]
+    for k in range(_fusion.LAZY_WINDOW // 2):
+        _ = a + k
+    assert all(_fusion.is_lazy(y) for y in kept)
     a[...] = 100  # readers of a's storage found after the sweeps
-    for k, y in enumerate(kept):
+    for k, y in enumerate(old + kept):
         assert not _fusion.is_lazy(y)
         np.testing.assert_array_equal(gt.asnumpy(y), an * np.float32(k))
 
