@@ -341,18 +341,20 @@ def resolve_pending(storage: _Storage) -> None:
 
 #: Weak references to the lazy arrays made so far: ``synchronize()`` and write hazards look
 #: here. References to arrays that died or were materialised stay until the next sweep
-#: (``_sweep``), which runs every ``LAZY_WINDOW`` registrations: an op pays one ``append``, not
+#: (``_sweep``), which runs every ``fusion_window`` registrations: an op pays one ``append``, not
 #: a callback when its array dies. Registering takes no lock (see ``_register``); everything
 #: else that changes the list holds ``_LOCK`` and only replaces the items it scanned, so a
 #: concurrent ``append`` is never lost.
 _LIVE: list[weakref.ref[Any]] = []
-#: Lazy arrays still alive when ``LAZY_WINDOW`` newer ones have been made are materialised (in
-#: the order they were made, by ``_sweep``): a loop that keeps its results (``held.append(a +
-#: b)``) records each kernel a few calls after its op, while the device runs, instead of every
-#: one at the next synchronisation with the device idle until then. A DAG made later reads such
-#: an array as a leaf; one that dies unread within the window is never computed.
-LAZY_WINDOW = 32
-_SWEEP_MIN = 2 * LAZY_WINDOW
+#: Lazy arrays still alive when ``fusion_window`` (a knob, default 32; 0: no window) newer ones
+#: have been made are materialised, in the order they were made, by ``_sweep``: a loop that
+#: keeps its results (``held.append(a + b)``) records each kernel a few calls after its op, while
+#: the device runs, instead of every one at the next synchronisation with the device idle until
+#: then. A DAG made later reads such an array as a leaf; one that dies unread within the window
+#: is never computed.
+_SWEEP_MIN = 64
+#: Fewest references between two sweeps without a window (they only drop dead references).
+_SWEEP_MIN_UNWINDOWED = 1024
 _sweep_at = _SWEEP_MIN
 
 
@@ -367,7 +369,7 @@ def _live(refs: list[weakref.ref[Any]] | None = None) -> list[LazyArray]:
 
 
 def _sweep() -> None:
-    """Materialise the live lazy arrays older than the newest ``LAZY_WINDOW`` references and
+    """Materialise the live lazy arrays older than the newest ``fusion_window`` references and
     drop those references (of arrays that died or were materialised; one whose materialisation
     failed stays lazy, and raises where it is read or at the next synchronisation)."""
     global _sweep_at
@@ -375,7 +377,13 @@ def _sweep() -> None:
         n = len(_LIVE)
         if n < _sweep_at:
             return  # (another thread swept)
-        cut = n - LAZY_WINDOW
+        window = int(config.value("fusion_window"))
+        if window <= 0:  # no window: drop the dead and materialised ones only
+            live = [_weakref(x) for x in _live(_LIVE[:n])]
+            _LIVE[:n] = live  # (appends made meanwhile stay, after these)
+            _sweep_at = max(_SWEEP_MIN_UNWINDOWED, 2 * len(live))
+            return
+        cut = n - window
         failed = []
         for x in _live(_LIVE[:cut]):
             try:
@@ -383,7 +391,7 @@ def _sweep() -> None:
             except Exception:  # noqa: BLE001 - reported where the array is used
                 failed.append(_weakref(x))
         _LIVE[:cut] = failed  # (appends made meanwhile stay, after these)
-        _sweep_at = max(_SWEEP_MIN, len(_LIVE) + LAZY_WINDOW)
+        _sweep_at = max(2 * window, len(_LIVE) + window)
 
 
 def _register(arr: LazyArray, leaves: Sequence[GpuArray]) -> None:

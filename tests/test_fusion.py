@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import gputensor as gt
 from gputensor import _dispatch, _fusion, _runtime
-from gputensor._backend import get_backend
+from gputensor._backend import config, get_backend
 
 from _compare import assert_close, assert_same
 from _compare import tol
@@ -905,10 +905,11 @@ def test_registry_of_lazy_arrays_stays_small(backend):
     old = [a * k for k in range(5)]
     for k in range(3 * _fusion._SWEEP_MIN):
         _ = a + k  # dies at once
-    assert len(_fusion._LIVE) <= _fusion._SWEEP_MIN + _fusion.LAZY_WINDOW
+    window = config.value("fusion_window")
+    assert len(_fusion._LIVE) <= 2 * max(_fusion._SWEEP_MIN, window)
     assert not any(_fusion.is_lazy(y) for y in old)  # materialised while the window moved on
     kept = [a * (k + 5) for k in range(5)]
-    for k in range(_fusion.LAZY_WINDOW // 2):
+    for k in range(window // 2):
         _ = a + k
     assert all(_fusion.is_lazy(y) for y in kept)
     a[...] = 100  # readers of a's storage found after the sweeps
