@@ -14,7 +14,8 @@ prints, per call:
   memory pool's and the mapper's methods, patched on the instances for one more batch):
   submits and their host µs (split into the compute pass's end, the encoder's finish, the
   parameter ring's ``write_buffer`` and the queue's submit), bind groups made, device buffers
-  made, pool misses, device waits, Python garbage collections, the share of the loop's host
+  made, pool misses, device waits, Python garbage collections (full ones apart; torch is
+  imported first where installed, as in the harness's process), the share of the loop's host
   time that none of these account for, and the batch's closing sync (per call).
 
 Then (unless ``--no-device``) what the device spends per dispatch in a batch, measured from the
@@ -43,6 +44,7 @@ COLUMNS = (
     ("write_buffer_us", "write_buf"), ("submit_us", "submit"), ("bind_groups", "bind grp"),
     ("bind_group_us", "bg µs"), ("buffers", "buffers"), ("buffer_us", "buf µs"), ("pool_misses", "pool miss"),
     ("pool_us", "pool µs"), ("waits", "waits"), ("wait_us", "wait µs"), ("gc", "gc"), ("gc_us", "gc µs"),
+    ("gc2", "full gc"), ("gc2_us", "full gc µs"),
     ("dispatches", "dispatches"), ("other_us", "other µs"), ("sync_us", "sync µs"),
 )
 #: The fusion engine's entry points timed in the same batch (nested in one another and in the
@@ -90,8 +92,12 @@ class _Probe:
         if phase == "start":
             self._gc_start = time.perf_counter()
         else:
-            self.spent["gc"] = self.spent.get("gc", 0.0) + time.perf_counter() - self._gc_start
+            spent = time.perf_counter() - self._gc_start
+            self.spent["gc"] = self.spent.get("gc", 0.0) + spent
             self.counts["gc"] = self.counts.get("gc", 0) + 1
+            if info.get("generation") == 2:
+                self.spent["gc2"] = self.spent.get("gc2", 0.0) + spent
+                self.counts["gc2"] = self.counts.get("gc2", 0) + 1
 
     def install(self) -> None:
         from ..host_cost import _QueueProxy
@@ -230,10 +236,10 @@ def held_batches(ids: list[str], quick: bool, calls: int | None, budget_s: float
             "pool_misses": (misses1 - misses0) / n,
             "sync_us": t_sync / n * 1e6,
             "buffers": per.get("buffer", 0.0),
-            "waits": per.get("wait", 0.0), "gc": per.get("gc", 0.0),
+            "waits": per.get("wait", 0.0), "gc": per.get("gc", 0.0), "gc2": per.get("gc2", 0.0),
         }
         for key in ("flush", "end_pass", "finish", "write_buffer", "submit", "bind_group", "buffer", "pool",
-                    "wait", "gc", "materialize", "resolve_pending", "bound_pending", "flush_storage"):
+                    "wait", "gc", "gc2", "materialize", "resolve_pending", "bound_pending", "flush_storage"):
             row[f"{key}_us"] = us.get(key, 0.0)
             row.setdefault(key, per.get(key, 0.0))
         # host time inside the loop that no probe accounts for (the flush contains the others;
@@ -370,7 +376,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=None, help="calls per batch (default: as the harness)")
     parser.add_argument("--budget", type=float, default=60.0, help="seconds for the held-batch cases")
     parser.add_argument("--no-device", action="store_true", help="skip the per-dispatch and submit-size parts")
+    parser.add_argument("--no-torch", action="store_true",
+                        help="do not import torch (the harness does: its objects are part of every full collection)")
     args = parser.parse_args(argv)
+    if not args.no_torch:
+        try:
+            import torch  # noqa: F401 - the harness's process holds it too
+        except Exception:  # noqa: BLE001 - absent: the numbers are those without it
+            pass
     import gputensor as gt
     from gputensor._backend import get_backend
 
