@@ -353,8 +353,6 @@ _LIVE: list[weakref.ref[Any]] = []
 #: then. A DAG made later reads such an array as a leaf; one that dies unread within the window
 #: is never computed.
 _SWEEP_MIN = 64
-#: Fewest references between two sweeps without a window (they only drop dead references).
-_SWEEP_MIN_UNWINDOWED = 1024
 _sweep_at = _SWEEP_MIN
 
 
@@ -381,7 +379,7 @@ def _sweep() -> None:
         if window <= 0:  # no window: drop the dead and materialised ones only
             live = [_weakref(x) for x in _live(_LIVE[:n])]
             _LIVE[:n] = live  # (appends made meanwhile stay, after these)
-            _sweep_at = max(_SWEEP_MIN_UNWINDOWED, 2 * len(live))
+            _sweep_at = max(_SWEEP_MIN, 2 * len(live))
             return
         cut = n - window
         failed = []
@@ -988,12 +986,14 @@ def materialize(x: GpuArray) -> None:
 
 def materialize_all() -> None:
     """Materialise every live lazy array (``gt.synchronize()``)."""
+    global _sweep_at
     with _LOCK:
         scanned = len(_LIVE)
         pending = _live(_LIVE[:scanned])
         # every array those references name is materialised below or dead: drop them, so an
         # idle synchronize does not scan the references of every lazy array made since a sweep
         del _LIVE[:scanned]
+        _sweep_at = _SWEEP_MIN
     for k, x in enumerate(pending):
         try:
             materialize(x)

@@ -185,6 +185,26 @@ def test_synchronize_materialises_every_lazy_array(backend):
     assert _fusion.pending_count() == 0
 
 
+def test_fusion_window_materialises_kept_results_in_order(backend):
+    """Lazy results kept alive past the window are computed while more are made (in order);
+    without a window (``fusion_window=0``) they stay lazy until the synchronize."""
+    an = _rand((64,), seed=47)
+    a = gt.asarray(an)
+    n = 200
+    for window in (8, 0):
+        with config.override(fusion_window=window):
+            gt.synchronize()
+            ys = [a * np.float32(k) for k in range(n)]
+            lazy = [_fusion.is_lazy(y) for y in ys]
+            if window:  # (a changed window holds from the next sweep on)
+                assert sum(lazy) <= 2 * window and not any(lazy[: n - 2 * window])
+            else:
+                assert all(lazy)
+            gt.synchronize()
+            for k, y in enumerate(ys):
+                np.testing.assert_array_equal(gt.asnumpy(y), an * np.float32(k))
+
+
 def test_unobserved_results_are_never_computed(backend, monkeypatch):
     a = gt.asarray(_rand((1000,)))
     c = Counter(backend, monkeypatch)
