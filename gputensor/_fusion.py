@@ -381,7 +381,7 @@ def _sweep() -> None:
             _LIVE[:n] = live  # (appends made meanwhile stay, after these)
             _sweep_at = max(_SWEEP_MIN, 2 * len(live))
             return
-        cut = n - window
+        cut = max(0, n - window)
         failed = []
         for x in _live(_LIVE[:cut]):
             try:

@@ -266,7 +266,7 @@ def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
     mismatched contraction sizes or batch dims that do not broadcast.
     """
     key: tuple[Any, ...] | None = None
-    if type(x1) is _fusion.LazyArray:  # computed first, as the product would read it: then the plan holds
+    if type(x1) is _fusion.LazyArray:  # computed first, as the product would: then its plan holds
         _fusion.materialize(x1)
     if type(x2) is _fusion.LazyArray:
         _fusion.materialize(x2)

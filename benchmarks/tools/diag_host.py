@@ -20,11 +20,11 @@ prints, per call:
 
 Then (unless ``--no-device``) what the device spends per dispatch in a batch, measured from the
 host: ``n`` eager adds (fusion off) recorded first, then the batch's submit (``flush``: the
-encoder's work in wgpu-native and the submit) and the wait timed apart, for n = 1 and n = 64 (one batch), each result held (distinct outputs) or
-dropped (the pool hands the same block to every dispatch: a write-after-write between
-neighbours), with and without ``gt.profile`` timestamps; ``(t(64) - t(1)) / 63`` is the
-device's time per dispatch when the host is out of the way. And the sizes of the submits of a
-batch of large adds under ``submit_bytes`` values.
+encoder's work in wgpu-native and the submit) and the wait timed apart, for n = 1 and n = 64
+(one batch), each result held (distinct outputs) or dropped (the pool hands the same block to
+every dispatch: a write-after-write between neighbours), with and without ``gt.profile``
+timestamps; ``(t(64) - t(1)) / 63`` is the time per dispatch when the host is out of the way.
+And the sizes of the submits of a batch of large adds under ``submit_bytes`` values.
 """
 
 from __future__ import annotations
@@ -393,7 +393,8 @@ def main(argv: list[str] | None = None) -> int:
     print(format_held(rows))
     if not args.no_device:
         print("\ndevice time per dispatch of small eager adds recorded ahead (flush + wait, from the host):\n")
-        print(f"| batch | flush of 1 dispatch µs | wait | per further dispatch of {PER_BATCH}: flush µs | wait µs |\n"
+        print(f"| batch | flush of 1 dispatch µs | wait | per further dispatch of {PER_BATCH}: flush µs "
+              "| wait µs |\n"
               "|---|---|---|---|---|")
         for label, flush1, wait1, flush_each, wait_each in device_per_dispatch(args.quick):
             print(f"| {label} | {flush1:.1f} | {wait1:.1f} | {flush_each:.2f} | {wait_each:.2f} |")
