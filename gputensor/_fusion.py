@@ -341,17 +341,18 @@ def resolve_pending(storage: _Storage) -> None:
 
 #: Weak references to the lazy arrays made so far: ``synchronize()`` and write hazards look
 #: here. References to arrays that died or were materialised stay until the next sweep
-#: (``_sweep``), which runs every ``fusion_window`` registrations: an op pays one ``append``, not
+#: (``_sweep``), which runs every ``fusion_window`` registrations (without a window: when the
+#: list has doubled, from ``_SWEEP_MIN`` on; a synchronize empties it): an op pays one ``append``, not
 #: a callback when its array dies. Registering takes no lock (see ``_register``); everything
 #: else that changes the list holds ``_LOCK`` and only replaces the items it scanned, so a
 #: concurrent ``append`` is never lost.
 _LIVE: list[weakref.ref[Any]] = []
-#: Lazy arrays still alive when ``fusion_window`` (a knob, default 32; 0: no window) newer ones
-#: have been made are materialised, in the order they were made, by ``_sweep``: a loop that
-#: keeps its results (``held.append(a + b)``) records each kernel a few calls after its op, while
-#: the device runs, instead of every one at the next synchronisation with the device idle until
-#: then. A DAG made later reads such an array as a leaf; one that dies unread within the window
-#: is never computed.
+#: With a ``fusion_window`` (a knob; 0, the default: none), lazy arrays still alive when that
+#: many newer ones have been made are materialised, in the order they were made, by ``_sweep``:
+#: a loop that keeps its results (``held.append(a + b)``) records each kernel a few calls after
+#: its op instead of every one at the next synchronisation. A DAG made later reads such an array
+#: as a leaf; one that dies unread within the window is never computed. (On the H200 a window of
+#: 32 did not shorten the harness's batches: their small ops are bound by the host's recording.)
 _SWEEP_MIN = 64
 _sweep_at = _SWEEP_MIN
 

@@ -229,10 +229,10 @@ KNOBS: tuple[Knob, ...] = (
          "the memory pool's initial limit in bytes (K/M/G/T suffixes, binary; 0: none)"),
     Knob("fusion", "GPUTENSOR_FUSION", _not_off, True, False,
          "elementwise fusion on at start (gputensor.set_fusion changes it at run time)"),
-    Knob("fusion_window", "GPUTENSOR_FUSION_WINDOW", _integer, 32, False,
+    Knob("fusion_window", "GPUTENSOR_FUSION_WINDOW", _integer, 0, False,
          "lazy (fused) arrays still alive after this many newer ones were made are computed "
-         "(recorded while the device runs instead of at the next synchronize; 0: only when read "
-         "or at a synchronize)"),
+         "(recorded while the device runs instead of at the next synchronize; 0, the default: "
+         "only when read or at a synchronize)"),
     Knob("autotune", "GPUTENSOR_AUTOTUNE", parse_switch, False, True,
          "time candidate gemm-family plans on first use (gputensor.autotune changes it)"),
     Knob("cache_dir", "GPUTENSOR_CACHE_DIR", _text, None, True,
