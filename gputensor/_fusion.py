@@ -311,12 +311,19 @@ def resolve_pending(storage: _Storage) -> None:
 
 #: Weak references to the lazy arrays made so far: ``synchronize()`` and write hazards look
 #: here. References to arrays that died or were materialised stay until the next sweep
-#: (``_sweep``), which runs when the list has doubled since the last one: an op pays one
-#: ``append``, not a callback when its array dies. Registering takes no lock (see ``_register``);
-#: everything else that changes the list holds ``_LOCK`` and only replaces the items it scanned,
-#: so a concurrent ``append`` is never lost.
+#: (``_sweep``), which runs every ``fusion_window`` registrations (without a window: when the
+#: list has doubled, from ``_SWEEP_MIN`` on; a synchronize empties it): an op pays one ``append``, not
+#: a callback when its array dies. Registering takes no lock (see ``_register``); everything
+#: else that changes the list holds ``_LOCK`` and only replaces the items it scanned, so a
+#: concurrent ``append`` is never lost.
 _LIVE: list[weakref.ref[Any]] = []
-_SWEEP_MIN = 1024
+#: With a ``fusion_window`` (a knob; 0, the default: none), lazy arrays still alive when that
+#: many newer ones have been made are materialised, in the order they were made, by ``_sweep``:
+#: a loop that keeps its results (``held.append(a + b)``) records each kernel a few calls after
+#: its op instead of every one at the next synchronisation. A DAG made later reads such an array
+#: as a leaf; one that dies unread within the window is never computed. (On the H200 a window of
+#: 32 did not shorten the harness's batches: their small ops are bound by the host's recording.)
+_SWEEP_MIN = 64
 _weakref = weakref.ref
 _sweep_at = _SWEEP_MIN
 
@@ -332,15 +339,29 @@ def _live(refs: list[weakref.ref[Any]] | None = None) -> list[LazyArray]:
 
 
 def _sweep() -> None:
-    """Drop the references to arrays that died or were materialised."""
+    """Materialise the live lazy arrays older than the newest ``fusion_window`` references and
+    drop those references (of arrays that died or were materialised; one whose materialisation
+    failed stays lazy, and raises where it is read or at the next synchronisation)."""
     global _sweep_at
     with _LOCK:
         n = len(_LIVE)
         if n < _sweep_at:
             return  # (another thread swept)
-        live = [weakref.ref(x) for x in _live(_LIVE[:n])]
-        _LIVE[:n] = live  # (appends made meanwhile stay, after these)
-        _sweep_at = max(_SWEEP_MIN, 2 * len(live))
+        window = int(config.value("fusion_window"))
+        if window <= 0:  # no window: drop the dead and materialised ones only
+            live = [_weakref(x) for x in _live(_LIVE[:n])]
+            _LIVE[:n] = live  # (appends made meanwhile stay, after these)
+            _sweep_at = max(_SWEEP_MIN, 2 * len(live))
+            return
+        cut = max(0, n - window)
+        failed = []
+        for x in _live(_LIVE[:cut]):
+            try:
+                materialize(x)
+            except Exception:  # noqa: BLE001 - reported where the array is used
+                failed.append(_weakref(x))
+        _LIVE[:cut] = failed  # (appends made meanwhile stay, after these)
+        _sweep_at = max(2 * window, len(_LIVE) + window)
 
 
 def _register(arr: LazyArray, leaves: Sequence[GpuArray]) -> None:
@@ -423,10 +444,21 @@ def materialize(x: GpuArray) -> None:
 
 def materialize_all() -> None:
     """Materialise every live lazy array (``gt.synchronize()``)."""
+    global _sweep_at
     with _LOCK:
-        pending = _live()
-    for x in pending:
-        materialize(x)
+        scanned = len(_LIVE)
+        pending = _live(_LIVE[:scanned])
+        # every array those references name is materialised below or dead: drop them, so an
+        # idle synchronize does not scan the references of every lazy array made since a sweep
+        del _LIVE[:scanned]
+        _sweep_at = _SWEEP_MIN
+    for k, x in enumerate(pending):
+        try:
+            materialize(x)
+        except BaseException:
+            with _LOCK:  # the arrays still lazy stay known to write hazards
+                _LIVE.extend(_weakref(y) for y in pending[k:] if type(y) is LazyArray)
+            raise
     if _PENDING:
         with _LOCK:
             statistics = list(_PENDING.keys())

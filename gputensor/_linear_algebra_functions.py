@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import _complex_views, _dispatch
+from . import _complex_views, _dispatch, _fusion
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
 from ._data_type_functions import result_type
@@ -266,6 +266,10 @@ def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
     mismatched contraction sizes or batch dims that do not broadcast.
     """
     key: tuple[Any, ...] | None = None
+    if type(x1) is _fusion.LazyArray:  # computed first, as the product would: then its plan holds
+        _fusion.materialize(x1)
+    if type(x2) is _fusion.LazyArray:
+        _fusion.materialize(x2)
     if type(x1) is GpuArray and type(x2) is GpuArray:
         backend = _dispatch.backend()
         key = (x1._shape, x1._strides, x1._dtype, x2._shape, x2._strides, x2._dtype, ops_gemm.plan_settings())

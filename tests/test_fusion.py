@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import gputensor as gt
 from gputensor import _dispatch, _fusion, _runtime
-from gputensor._backend import get_backend
+from gputensor._backend import config, get_backend
 
 from _compare import assert_close, assert_same
 from _compare import tol
@@ -183,6 +183,26 @@ def test_synchronize_materialises_every_lazy_array(backend):
     gt.synchronize()
     assert not any(_fusion.is_lazy(y) for y in ys)
     assert _fusion.pending_count() == 0
+
+
+def test_fusion_window_materialises_kept_results_in_order(backend):
+    """Lazy results kept alive past the window are computed while more are made (in order);
+    without a window (``fusion_window=0``) they stay lazy until the synchronize."""
+    an = _rand((64,), seed=47)
+    a = gt.asarray(an)
+    n = 200
+    for window in (8, 0):
+        with config.override(fusion_window=window):
+            gt.synchronize()
+            ys = [a * np.float32(k) for k in range(n)]
+            lazy = [_fusion.is_lazy(y) for y in ys]
+            if window:  # (a changed window holds from the next sweep on)
+                assert sum(lazy) <= 2 * window and not any(lazy[: n - 2 * window])
+            else:
+                assert all(lazy)
+            gt.synchronize()
+            for k, y in enumerate(ys):
+                np.testing.assert_array_equal(gt.asnumpy(y), an * np.float32(k))
 
 
 def test_unobserved_results_are_never_computed(backend, monkeypatch):
@@ -897,17 +917,28 @@ def test_writes_during_a_flush_keep_new_readers(backend, monkeypatch):
 
 
 def test_registry_of_lazy_arrays_stays_small(backend):
-    """The weak references of dead lazy arrays are swept: the registry stays bounded, and the
-    live ones are still found by a write hazard after the sweeps."""
+    """The weak references of dead lazy arrays are swept: the registry stays bounded; live lazy
+    arrays older than the window are materialised by the sweeps, and the newer ones are still
+    found by a write hazard after them."""
+    with config.override(fusion_window=32):
+        _registry_stays_small()
+
+
+def _registry_stays_small() -> None:
     an = _rand((8,), seed=46)
     a = gt.asarray(an)
-    kept = [a * k for k in range(5)]
+    old = [a * k for k in range(5)]
     for k in range(3 * _fusion._SWEEP_MIN):
         _ = a + k  # dies at once
-    assert len(_fusion._LIVE) <= 2 * max(_fusion._SWEEP_MIN, 2 * _fusion.pending_count())
-    assert _fusion.pending_count() >= len(kept)
+    window = config.value("fusion_window")
+    assert len(_fusion._LIVE) <= 2 * max(_fusion._SWEEP_MIN, window)
+    assert not any(_fusion.is_lazy(y) for y in old)  # materialised while the window moved on
+    kept = [a * (k + 5) for k in range(5)]
+    for k in range(window // 2):
+        _ = a + k
+    assert all(_fusion.is_lazy(y) for y in kept)
     a[...] = 100  # readers of a's storage found after the sweeps
-    for k, y in enumerate(kept):
+    for k, y in enumerate(old + kept):
         assert not _fusion.is_lazy(y)
         np.testing.assert_array_equal(gt.asnumpy(y), an * np.float32(k))
 

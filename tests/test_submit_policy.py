@@ -240,3 +240,41 @@ def test_host_cost_submit_trace_rows() -> None:
     assert all(r["host_us"] > 0 and r["wall_us"] >= r["host_us"] and r["submits"] >= 1 for r in rows)
     text = host_cost.format_submit_trace(rows, "test", (64, 256))
     assert "| gt.sum(x) | work | 3 |" in text
+
+
+def test_submit_commands_knob_bounds_the_batch() -> None:
+    """``submit_commands`` submits a batch at that many commands (in place of ``MAX_BATCH``)."""
+    x_np = np.arange(16, dtype=np.int32)
+    x = gt.asarray(x_np)
+    with gt.fusion(False), config.override(submit_commands=4):
+        _idle()
+        submits, _ = _stats()
+        ys = _chain(x, 12)
+        assert _stats()[0] - submits == 12 // 4
+    _check_chain(ys, x_np)
+
+
+def test_submit_bytes_knob_sets_the_first_bound() -> None:
+    """``submit_bytes`` is the flush bound after a wait; a bound past every batch submits on
+    the command count only."""
+    x_np = np.arange(N, dtype=np.int32)
+    x = gt.asarray(x_np)
+    with gt.fusion(False), config.override(submit_bytes=16 << 10):
+        _idle_at(16 << 10)
+        submits, _ = _stats()
+        ys = _chain(x, 6)
+        assert _stats()[0] - submits >= 3  # each op binds more than the bound: 1, 2, 4, ... a submit
+        _check_chain(ys, x_np)
+    with gt.fusion(False), config.override(submit_bytes=1 << 40):
+        _idle_at(1 << 40)
+        submits, _ = _stats()
+        ys = _chain(x, 6)
+        assert _stats()[0] == submits
+    _check_chain(ys, x_np)
+
+
+def _idle_at(bound: int) -> None:
+    """``_idle`` under a ``submit_bytes`` override: the wait resets the flush bound to it."""
+    gt.synchronize()
+    float(gt.sum(gt.zeros(4)))
+    assert _ctx()._flush_bytes == bound

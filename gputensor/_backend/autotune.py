@@ -99,12 +99,12 @@ def parse_env(raw: str | None) -> bool:
     return config.parse_switch(ENV, raw)
 
 
-def enabled() -> bool:
+def enabled(environment: bool | None = None) -> bool:
     """Whether gemm-family calls tune their plan: ``autotune(...)``'s setting, else the
-    environment."""
+    environment (``environment``: the ``autotune`` knob's value, already read)."""
     if _override is not None:
         return _override
-    return bool(config.value("autotune"))
+    return bool(config.value("autotune") if environment is None else environment)
 
 
 _enabled_now = enabled  # ``autotune``'s parameter shadows the name

@@ -37,7 +37,7 @@ from typing import Any
 from .errors import invalid_argument
 
 __all__ = ["Knob", "KNOBS", "value", "override", "assign", "environment_value", "parse_switch",
-           "parse_size", "generation"]
+           "parse_size", "generation", "Values"]
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
@@ -215,6 +215,12 @@ KNOBS: tuple[Knob, ...] = (
     Knob("submit_bandwidth", "GPUTENSOR_SUBMIT_BANDWIDTH", _integer, 0, False,
          "GB/s the 'work' submit policy assumes the device streams bound bytes at (0: by adapter "
          "type: 5000 discrete, 200 integrated, 20 CPU, 500 other)"),
+    Knob("submit_bytes", "GPUTENSOR_SUBMIT_BYTES", _size, 0, False,
+         "bytes bound by the open batch's commands at which it is first submitted after a wait "
+         "(the bound then doubles at each such submit up to FLUSH_BYTES_MAX; see context.py); "
+         "0: FLUSH_BYTES (32 MiB)"),
+    Knob("submit_commands", "GPUTENSOR_SUBMIT_COMMANDS", _integer, 0, False,
+         "commands the open batch holds at most before it is submitted (0: MAX_BATCH, 256)"),
     Knob("copy_threads", "GPUTENSOR_COPY_THREADS", _count_or_auto, 0, False,
          "threads for one large host copy (0 or not an integer: automatic)"),
     Knob("dump_wgsl", "GPUTENSOR_DUMP_WGSL", _text, None, True,
@@ -223,6 +229,10 @@ KNOBS: tuple[Knob, ...] = (
          "the memory pool's initial limit in bytes (K/M/G/T suffixes, binary; 0: none)"),
     Knob("fusion", "GPUTENSOR_FUSION", _not_off, True, False,
          "elementwise fusion on at start (gputensor.set_fusion changes it at run time)"),
+    Knob("fusion_window", "GPUTENSOR_FUSION_WINDOW", _integer, 0, False,
+         "lazy (fused) arrays still alive after this many newer ones were made are computed "
+         "(recorded while the device runs instead of at the next synchronize; 0, the default: "
+         "only when read or at a synchronize)"),
     Knob("autotune", "GPUTENSOR_AUTOTUNE", parse_switch, False, True,
          "time candidate gemm-family plans on first use (gputensor.autotune changes it)"),
     Knob("cache_dir", "GPUTENSOR_CACHE_DIR", _text, None, True,
@@ -495,6 +505,40 @@ def value(name: str) -> Any:
             if name not in _once:
                 _once[name] = knob.parse(knob.env, os.environ.get(knob.env), knob.default)
             return _once[name]
+
+
+class Values:
+    """``values()``: the values of the knobs ``names`` (a tuple, as ``value`` gives them; the
+    same tuple object while they stay), kept until ``generation`` or the environment variable
+    of one of the live ones changes. Cheaper per read than ``value`` for each name where a hot
+    path reads live knobs on every call (the gemm plan key). Raises KeyError for an unknown knob
+    name (when made), what ``value`` raises for a bad value (when read)."""
+
+    __slots__ = ("names", "_envs", "_get", "_keys", "_generation", "_raws", "_values")
+
+    def __init__(self, *names: str) -> None:
+        self.names = names
+        self._envs = tuple(_knob(name).env for name in names if _knob(name).live)
+        data = getattr(os.environ, "_data", None)
+        try:
+            # the live variables' keys in the environment's own dict (see ``_environ_get``)
+            self._keys = tuple(os.environ.encodekey(env) for env in self._envs)  # type: ignore[attr-defined]
+            self._get = data.get if type(data) is dict else None
+        except AttributeError:
+            self._get = None
+        if self._get is None:
+            self._keys, self._get = self._envs, os.environ.get
+        self._generation = -1
+        self._raws: tuple[Any, ...] = ()
+        self._values: tuple[Any, ...] = ()
+
+    def __call__(self) -> tuple[Any, ...]:
+        raws = tuple(map(self._get, self._keys))
+        if raws != self._raws or self._generation != generation:
+            self._values = tuple(value(name) for name in self.names)
+            self._raws = raws
+            self._generation = generation
+        return self._values
 
 
 @contextlib.contextmanager

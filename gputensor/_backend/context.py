@@ -13,8 +13,10 @@ not depend on the parameters.
 
 Submits on size (the ``submit_policy`` knob, ``GPUTENSOR_SUBMIT_POLICY``): the batch is looked at
 once its commands bind the current flush bound: ``FLUSH_BYTES`` after a wait (the device is
-idle: large work starts on it at once while the host records more), doubled at each such
-submit up to ``FLUSH_BYTES_MAX`` (so a host slower than the device still pays few submits).
+idle: large work starts on it at once while the host records more; the ``submit_bytes`` knob
+sets another), doubled at each such submit up to ``FLUSH_BYTES_MAX`` (so a host slower than the
+device still pays few submits). A batch of ``MAX_BATCH`` commands (the ``submit_commands`` knob)
+is submitted whatever it binds.
 
 * ``bytes`` (the default): it is submitted whenever it reaches the bound.
 * ``work``: it is submitted only when the device may run dry soon: the context
@@ -295,8 +297,13 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         self._pass_pipeline: Any = None  # the pipeline last set in the open pass
         self._recorded = 0
         self._pending_bytes = 0
-        self._flush_bytes = FLUSH_BYTES  # the bytes at which the open batch is looked at next
-        self._flush_level = FLUSH_BYTES  # the flush bound (doubled per size-triggered submit)
+        #: (config.generation, FLUSH_BYTES, MAX_BATCH) that ``_first_bound`` and ``_max_batch``
+        #: were derived from (``_submit_bounds``)
+        self._bounds_key: Any = None
+        self._first_bound = FLUSH_BYTES  # the flush bound after a wait (the ``submit_bytes`` knob)
+        self._max_batch = MAX_BATCH  # commands a batch holds at most (the ``submit_commands`` knob)
+        self._flush_bytes = self._submit_bounds()  # the bytes at which the open batch is looked at next
+        self._flush_level = self._flush_bytes  # the flush bound (doubled per size-triggered submit)
         self._size_holds = 0  # open ``size_submits_held`` blocks: no submit on size inside them
         #: ``perf_counter`` time at which the device is estimated to finish the work submitted
         #: so far (0.0: idle; see the module docstring).
@@ -631,7 +638,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             self._pending_bytes += pending
             # (_count_command)
             self._recorded += 1
-            if self._pending_bytes >= self._flush_bytes or self._recorded >= MAX_BATCH:
+            if self._pending_bytes >= self._flush_bytes or self._recorded >= self._max_batch:
                 self._count_command_flush()
         finally:
             lock.release()
@@ -680,21 +687,22 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
 
     def _count_command(self) -> None:
         self._recorded += 1
-        if self._pending_bytes >= self._flush_bytes or self._recorded >= MAX_BATCH:
+        if self._pending_bytes >= self._flush_bytes or self._recorded >= self._max_batch:
             self._count_command_flush()
 
     def _count_command_flush(self) -> None:
         """The submit ``_count_command`` and ``record`` consider once the batch reaches the flush
         bound or ``MAX_BATCH`` commands (lock held; see the module docstring for the policies)."""
         sized = self._pending_bytes >= self._flush_bytes
-        if self._recorded < MAX_BATCH:
+        if self._recorded < self._max_batch:
             if not sized or self._size_holds:
                 return
             if config.value("submit_policy") == "work" and self._defer_submit():
                 return
         self.flush()
         if sized:
-            self._flush_level = self._flush_bytes = min(2 * self._flush_level, FLUSH_BYTES_MAX)
+            self._flush_level = self._flush_bytes = min(2 * self._flush_level,
+                                                        max(FLUSH_BYTES_MAX, self._first_bound))
 
     @contextlib.contextmanager
     def size_submits_held(self) -> Iterator[None]:
@@ -719,9 +727,22 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         left = self._busy_until - time.perf_counter()
         if left <= SUBMIT_AHEAD_S or pending * self._work_rate() >= SUBMIT_PENDING_MAX_S:
             return False
-        self._flush_bytes = pending + FLUSH_BYTES
+        self._flush_bytes = pending + self._first_bound
         self.stats["submits_deferred"] += 1
         return True
+
+    def _submit_bounds(self) -> int:
+        """The flush bound after a wait (``submit_bytes``, else ``FLUSH_BYTES``), refreshing it
+        and ``_max_batch`` (``submit_commands``, else ``MAX_BATCH``) when a knob or one of those
+        constants changed."""
+        key = (config.generation, FLUSH_BYTES, MAX_BATCH)
+        if key != self._bounds_key:
+            first = int(config.value("submit_bytes"))
+            commands = int(config.value("submit_commands"))
+            self._first_bound = first if first > 0 else FLUSH_BYTES
+            self._max_batch = commands if commands > 0 else MAX_BATCH
+            self._bounds_key = key
+        return self._first_bound
 
     def _work_rate(self) -> float:
         """Device seconds per bound byte that the ``work`` policy assumes (``submit_bandwidth``,
@@ -756,6 +777,8 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             self._pending_bytes = 0
             self._ring_used = 0
             self._upload_used = 0
+            if self._bounds_key[0] != config.generation:  # a knob changed: its bounds from now
+                self._flush_level = self._submit_bounds()
             self._flush_bytes = self._flush_level
             keepalive, self._keepalive = self._keepalive, []
             self._trash = None  # (the batch before: its release is due)
@@ -817,7 +840,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         if self._mapper is None and self._poll is not None:
             self._poll()
         # the device has run out of work: start it early again
-        self._flush_level = self._flush_bytes = FLUSH_BYTES
+        self._flush_level = self._flush_bytes = self._submit_bounds()
         self._busy_until = 0.0
 
     def synchronize(self) -> None:

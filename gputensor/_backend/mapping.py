@@ -89,6 +89,11 @@ class Mapper:
         self.stats.setdefault("polls", 0)
         self._api = api
         self._lib = getattr(api, "libf", api.lib)
+        #: ``wgpuDevicePoll`` without wgpu-py's error capture (a thread-local stack push and pop
+        #: per call, about a microsecond of host time on each poll of a spinning wait): a poll
+        #: reports nothing that the mapping's callback does not (a lost device fails the
+        #: mapping), and an error it raises would only be logged.
+        self._poll = api.lib.wgpuDevicePoll
         #: The calls whose errors need no capture: the mapped range (NULL when unavailable, checked
         #: in ``read``) and the unmap of a buffer ``wait`` mapped.
         self._get_range = api.lib.wgpuBufferGetMappedRange
@@ -164,7 +169,7 @@ class Mapper:
         and that is skipped when the device is already done. RuntimeError when the mapping
         failed."""
         if request.status is None:
-            poll, device, null = self._lib.wgpuDevicePoll, self._device, self._null
+            poll, device, null = self._poll, self._device, self._null
             polls = 0
             try:
                 if self.spin:
@@ -179,6 +184,7 @@ class Mapper:
                         if request.status is None and time.perf_counter() > spin_until:
                             time.sleep(SLEEP_SECONDS)
                 else:
+                    poll = self._lib.wgpuDevicePoll  # (a blocking wait: its errors are raised)
                     while request.status is None:
                         poll(device, True, null)
                         polls += 1

@@ -698,11 +698,27 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     dispatch_gemm_records(backend, KERNEL, types, defines, dispatches)
 
 
+#: The knobs of ``plan_settings`` (two of them live, read on every matmul), kept until they change.
+_PLAN_KNOBS = config.Values("gemm_splitk", "autotune", TILE_KNOB_F64, TILE_KNOB_BATCHED, "gemm_f64_pairs")
+#: (the knob values, whether tuning was on, the settings made of them) of the last ``plan_settings``.
+_plan_settings: tuple[Any, Any, tuple[Any, ...]] = ((), None, ())
+
+
 def plan_settings() -> tuple[Any, ...]:
     """The settings a kept ``gemm_strided_batched`` plan depends on beside its arguments (the
-    forced split-K count, whether tuning is on, the tile knobs): part of every plan key, the
-    callers' too."""
-    return (splitk_override(), autotune.enabled(), *tile_knob_values())
+    forced split-K count, whether tuning is on, the tile knobs, as ``tile_knob_values``): part
+    of every plan key, the callers' too. BackendError (invalid argument) for a bad
+    ``GPUTENSOR_GEMM_SPLITK``."""
+    global _plan_settings
+    values = _PLAN_KNOBS()
+    tune = autotune.enabled(bool(values[1]))
+    seen, tuned, settings = _plan_settings
+    if seen is values and tuned is tune:
+        return settings
+    splits, _, f64, batched, pairs = values
+    settings = (splits, tune, f64, batched, bool(pairs))
+    _plan_settings = (values, tune, settings)
+    return settings
 
 
 def planned_call(backend: Any, trans_a: BackendTranspose, trans_b: BackendTranspose, m: int, n: int,
