@@ -57,7 +57,7 @@ from . import autotune, config
 from .base import BackendTranspose
 from .errors import invalid_argument
 from .kernels import template_source
-from .launch import LaunchProgram, Region, strided_window
+from .launch import LaunchProgram, Record, Region, strided_window
 from .layout import Extent, block_starts, plan_blocks, strided_extent, strided_span
 from .plan_cache import PlanCache
 from .validate import check_distinct, check_int, check_pointer, check_scalar, check_strided_pointer, check_strides
@@ -338,6 +338,21 @@ def max_splits(backend: Any, acc_size: int, elements: int, splits: int) -> int:
     return max(1, min(splits, backend.max_window_bytes() // max(1, acc_size * elements)))
 
 
+def combine_words(m: int, n: int, batch: int, splits: int, c_first: int, c_rs: int, c_cs: int,
+                  c_bs: int, rows_inner: int | None = None, c_gs: int = 0) -> tuple[int, ...]:
+    """The u32 words of ``gemm_combine.wgsl``'s parameters after alpha and beta (see
+    ``combine_params``); word ``COMBINE_C_FIRST`` of the whole struct is ``c_first``."""
+    words = (m * n * batch, splits, m, n, c_first, c_rs, c_cs, c_bs,
+             m if rows_inner is None else rows_inner, c_gs)
+    return tuple(w & 0xFFFFFFFF for w in words)
+
+
+#: Parameter struct of gemm_combine.wgsl (alpha, beta, 10 u32) per accumulator type, and the
+#: index of its c_first field.
+_COMBINE_WORDS = {"f32": struct.Struct("<ff10I"), "f64": struct.Struct("<dd10I")}
+COMBINE_C_FIRST = 6
+
+
 def combine_params(acc_type: str, alpha: float, beta: float, m: int, n: int, batch: int,
                    splits: int, c_first: int, c_rs: int, c_cs: int, c_bs: int,
                    rows_inner: int | None = None, c_gs: int = 0) -> bytes:
@@ -345,10 +360,8 @@ def combine_params(acc_type: str, alpha: float, beta: float, m: int, n: int, bat
     m x n results: element (i, j) of batch z goes to C index ``c_first + z*c_bs +
     (i // rows_inner)*c_gs + (i % rows_inner)*c_rs + j*c_cs`` (element strides of any sign;
     ``rows_inner`` defaults to m)."""
-    words = [m * n * batch, splits, m, n, c_first, c_rs, c_cs, c_bs,
-             m if rows_inner is None else rows_inner, c_gs]
-    return pack_scalars(acc_type, alpha, beta) + struct.pack(
-        f"<{len(words)}I", *(w & 0xFFFFFFFF for w in words))
+    return _COMBINE_WORDS[acc_type].pack(
+        alpha, beta, *combine_words(m, n, batch, splits, c_first, c_rs, c_cs, c_bs, rows_inner, c_gs))
 
 
 def record_combine(ctx: Any, types: Mapping[str, str], params: bytes, partials: Any,
@@ -554,8 +567,9 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     i <= j (i >= j), diagonal included, without split-K (a symmetric rank-k update's half):
     elements of the other triangle may be updated or not; 0 computes every tile.
 
-    A call without split-K is planned once per call structure (everything but the pointers) as
-    a ``LaunchProgram`` (kept per backend); a repeated call checks its pointers and replays it.
+    A call is planned once per call structure (everything but the pointers) as a
+    ``LaunchProgram`` (kept per backend; with split-K its steps are the gemm and combine
+    dispatches and its scratch the partials); a repeated call checks its pointers and replays it.
 
     Raises BackendError as ``gemm`` does, and invalid argument for a negative stride or batch.
     """
@@ -633,8 +647,11 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
                "TRANS_A": "true" if ta else "false", "TRANS_B": "true" if tb else "false", "TRI": triangle}
     packer = _GEMM_WORDS[acc_type]
 
-    # Every dispatch, pointer-free: operands 0 (A), 1 (B), 2 (C), parameter words (the window
-    # index words 8, 9, 10 left 0), grid, and the split-K part of the combine parameters.
+    # Every dispatch, pointer-free: operands 0 (A), 1 (B), 2 (C) and with split-K 3 (the scratch
+    # of partials, bound from its start), parameter words (the window index words 8, 9, 10 left
+    # 0), grid, and with split-K the combine's words, bindings and grid.
+    acc_size = 8 if acc_type == "f64" else 4
+    scratch = 0
     records = []
     k_blocks = block_starts(k, blocks["k"]) if reads_ab else [(0, 0)]
     for b0, bb in block_starts(batch, blocks["batch"]):
@@ -667,35 +684,36 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
                              stride_a if bb > 1 else 0, stride_b if bb > 1 else 0,
                              stride_c if bb > 1 else 0,
                              tiles_m, tiles_n, n_split, kt_split)
-                    split = None
-                    if splits > 1:
-                        split = (n_split, bb * mb * nb, (acc_type, scale_a, scale_c, mb, nb, bb, n_split),
-                                 (1, ldc if nb > 1 else 0, stride_c if bb > 1 else 0))
                     gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n * n_split)
-                    records.append((words, (a_reg, b_reg, c_reg), (gx, gy, bb), split))
-    if splits == 1:
-        pipe = ctx.pipeline(KERNEL, 3, defines)
-        program = LaunchProgram.compile(KERNEL, packer, ctx,
-                                        [(pipe, defines, w, g, regs) for w, regs, g, _ in records], ())
-        call = _GemmCall(ctx, program, spans, itemsize, k > 0)
-        if key is not None and tune is None:
-            _keep_plan(_GEMM_PLANS.of(backend), key, call)
-        call.launch(backend, a, b, c)
-        return
-    ptrs = (a, b, c)
-    dispatches = []
-    for words, regs, grid, split in records:
-        wins = [backend.window(ptrs[r.base] + r.offset, r.nbytes, itemsize) for r in regs]
-        patched = list(words)
-        for r, win in zip(regs, wins):
-            if r.word:
-                patched[r.word] = win.first
-        combine = None
-        if split is not None:
-            n_split, count, head, tail = split
-            combine = SplitRecord(n_split, count, combine_params(*head, wins[2].first, *tail))
-        dispatches.append((packer.pack(*patched), [w.binding for w in wins], grid, combine))
-    dispatch_gemm_records(backend, KERNEL, types, defines, dispatches)
+                    if splits == 1:
+                        records.append((words, (a_reg, b_reg, c_reg), (gx, gy, bb), None))
+                        continue
+                    count = bb * mb * nb
+                    part = Region(3, 0, n_split * count * acc_size, acc_size, 0, 0, 0)
+                    combine = (scale_a, scale_c, *combine_words(mb, nb, bb, n_split, 0, 1,
+                                                                ldc if nb > 1 else 0,
+                                                                stride_c if bb > 1 else 0))
+                    scratch = max(scratch, part.nbytes)
+                    records.append((words, (a_reg, b_reg, part), (gx, gy, bb),
+                                    (combine, (part, c_reg._replace(word=COMBINE_C_FIRST)),
+                                     ctx.fold_grid(-(-count // COMBINE_WG)))))
+    pipe = ctx.pipeline(KERNEL, 3, defines)
+    steps: list[Record] = []
+    combine_pipe = combine_defines = None
+    if splits > 1:
+        combine_defines = {"ENABLE": types["ENABLE"], "T": types["T"], "ACC": acc_type}
+        combine_pipe = ctx.pipeline(KERNEL_COMBINE, 2, combine_defines)
+    for words, regs, grid, combine in records:
+        steps.append(Record(pipe, defines, words, grid, regs))
+        if combine is not None:
+            cwords, cregs, cgrid = combine
+            steps.append(Record(combine_pipe, combine_defines, cwords, cgrid, cregs, KERNEL_COMBINE,
+                                _COMBINE_WORDS[acc_type]))
+    program = LaunchProgram.compile(KERNEL, packer, ctx, steps, [(scratch, 0)] if scratch else ())
+    call = _GemmCall(ctx, program, spans, itemsize, k > 0)
+    if key is not None and tune is None:
+        _keep_plan(_GEMM_PLANS.of(backend), key, call)
+    call.launch(backend, a, b, c)
 
 
 def plan_settings() -> tuple[Any, ...]:
@@ -712,7 +730,7 @@ def planned_call(backend: Any, trans_a: BackendTranspose, trans_b: BackendTransp
     """The plan an earlier ``gemm_strided_batched`` call with these arguments (everything but
     the pointers, plain ints) kept on ``backend``, valid on its current context, under the
     settings ``settings`` (default: ``plan_settings()`` now); None when there is none (a call
-    with split-K or under tuning keeps none). Its ``launch(backend, a, b, c)`` replays the call
+    under tuning keeps none). Its ``launch(backend, a, b, c)`` replays the call
     for new pointers (checking them)."""
     key = (trans_a, trans_b, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch,
            alpha, beta, dtype, None, *(plan_settings() if settings is None else settings),
@@ -735,9 +753,9 @@ def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma
 
 @dataclass(frozen=True, eq=False)
 class _GemmCall:
-    """A validated ``gemm_strided_batched`` call without split-K on the context ``ctx``,
-    everything but the pointers: its program, the byte spans of A, B and C (A's and B's
-    pointers are checked only when ``reads``: k > 0) and the item size."""
+    """A validated ``gemm_strided_batched`` call on the context ``ctx``, everything but the
+    pointers: its program (split-K's combine steps and scratch included), the byte spans of A,
+    B and C (A's and B's pointers are checked only when ``reads``: k > 0) and the item size."""
 
     ctx: Any
     program: LaunchProgram
@@ -968,6 +986,7 @@ __all__ = [
     "choose_splits",
     "clamp_plan",
     "combine_params",
+    "combine_words",
     "dispatch_gemm_records",
     "gemm_plan",
     "plan_settings",
