@@ -17,17 +17,20 @@ import numpy as np
 from .. import _timing
 
 HERE = Path(__file__).parent
-#: fma chains per invocation / thread in both kernels.
+#: fma per invocation / thread and round of fma_peak.wgsl and fma_peak.cu (fma_peak_lds.wgsl: 64,
+#: run for half the rounds).
 CHAINS = 32
 #: Invocations per workgroup of fma_peak.wgsl.
 WG = 256
 
 
-def wgsl_peak(dtype: str, groups: int, iters: int) -> tuple[float | None, float]:
-    """(GPU seconds per launch, or None without timestamps; flops per launch) of fma_peak.wgsl."""
+def wgsl_peak(dtype: str, groups: int, iters: int, name: str = "fma_peak",
+              per_round: int = CHAINS) -> tuple[float | None, float]:
+    """(GPU seconds per launch, or None without timestamps; flops per launch) of ``name``.wgsl
+    (fma_peak, or fma_peak_lds with ``per_round`` 64) over ``iters`` rounds."""
     import gputensor as gt
 
-    source = (HERE / "fma_peak.wgsl").read_text().replace("{{T}}", "f64" if dtype == "float64" else "f32")
+    source = (HERE / f"{name}.wgsl").read_text().replace("{{T}}", "f64" if dtype == "float64" else "f32")
     kernel = gt.RawKernel(source, "main")
     out = gt.zeros(groups * WG, dtype=dtype)
     params = (iters, 0.999999, 1e-7)
@@ -36,7 +39,7 @@ def wgsl_peak(dtype: str, groups: int, iters: int) -> tuple[float | None, float]
     gpu, _, _ = _timing.gpu_profile(lambda: kernel((groups,), (out,), params=params), calls=4)
     if not np.isfinite(gt.asnumpy(out)).all():
         raise RuntimeError("fma_peak.wgsl produced non-finite values")
-    return gpu, 2.0 * CHAINS * iters * groups * WG
+    return gpu, 2.0 * per_round * iters * groups * WG
 
 
 def cuda_peak(dtype: str, groups: int, iters: int) -> tuple[float, float] | None:
@@ -72,24 +75,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--groups", type=int, default=0, help="workgroups (default by size)")
     args = parser.parse_args(argv)
     groups = args.groups or (4 if args.small else 132 * 16)
-    print(f"{'path':<8}{'dtype':<10}{'GPU us':>10}{'TFLOP/s':>10}  launch", flush=True)
+    print(f"{'path':<10}{'dtype':<10}{'GPU us':>10}{'TFLOP/s':>10}  launch", flush=True)
     for dtype in ("float64", "float32"):
         iters = args.iters or (8 if args.small else (1024 if dtype == "float64" else 2048))
         shape = f"{groups} x {WG} invocations x {CHAINS} chains x {iters} rounds"
-        for path, fn in (("wgsl", wgsl_peak), ("cuda", cuda_peak)):
+        paths = (("wgsl", wgsl_peak), ("wgsl-lds", lambda d, g, i: wgsl_peak(d, g, i // 2, "fma_peak_lds", 2 * CHAINS)),
+                 ("cuda", cuda_peak))
+        for path, fn in paths:
             try:
                 got = fn(dtype, groups, iters)
             except Exception as exc:  # noqa: BLE001 - report and go on
-                print(f"{path:<8}{dtype:<10}error: {type(exc).__name__}: {str(exc)[:160]}", flush=True)
+                print(f"{path:<10}{dtype:<10}error: {type(exc).__name__}: {str(exc)[:160]}", flush=True)
                 continue
             if got is None:
                 continue
             seconds, flops = got
             if seconds:
-                print(f"{path:<8}{dtype:<10}{seconds * 1e6:>10.1f}{flops / seconds * 1e-12:>10.2f}  {shape}",
+                print(f"{path:<10}{dtype:<10}{seconds * 1e6:>10.1f}{flops / seconds * 1e-12:>10.2f}  {shape}",
                       flush=True)
             else:
-                print(f"{path:<8}{dtype:<10}{'-':>10}{'-':>10}  {shape} (no timestamps)", flush=True)
+                print(f"{path:<10}{dtype:<10}{'-':>10}{'-':>10}  {shape} (no timestamps)", flush=True)
     return 0
 
 

@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     warmer = _timing.ClockWarmer(torch)
     patterns = [p.strip() for p in args.only.split(",") if p.strip()]
     rng = np.random.default_rng(0)
-    print(f"{'case':<22}{'variant':<50}{'tiles':<22}{'wall us':>10}{'GPU us':>10}{'TFLOP/s':>9}"
+    print(f"{'case':<22}{'variant':<64}{'tiles':<28}{'wall us':>10}{'GPU us':>10}{'TFLOP/s':>9}"
           f"{'x torch GPU':>12}{'x torch wall':>13}{'rel err':>10}", flush=True)
     best: dict[str, tuple[float, str, str, float]] = {}
     base: dict[str, float] = {}
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             ref = (ta @ tb).double().cpu().numpy()
             held.clear()
             torch_time[case_id] = torch_gpu
-            print(f"{case_id:<22}{'torch':<50}{'':<22}{torch_wall * 1e6:>10.1f}{torch_gpu * 1e6:>10.1f}"
+            print(f"{case_id:<22}{'torch':<64}{'':<28}{torch_wall * 1e6:>10.1f}{torch_gpu * 1e6:>10.1f}"
                   f"{flops / torch_gpu * 1e-12:>9.2f}", flush=True)
         else:
             ref = a.astype(np.float64) @ b.astype(np.float64)
@@ -168,14 +168,14 @@ def main(argv: list[str] | None = None) -> int:
                     wall = _time(lambda: ga @ gb, gt.synchronize, args.target)
                     gpu, _, _ = _timing.gpu_profile(lambda: ga @ gb, calls=16)
             except Exception as exc:  # noqa: BLE001 - report the variant and go on
-                print(f"{case_id:<22}{name:<50}error: {type(exc).__name__}: {str(exc)[:120]}", flush=True)
+                print(f"{case_id:<22}{name:<64}error: {type(exc).__name__}: {str(exc)[:120]}", flush=True)
                 continue
             gpu_text = f"{gpu * 1e6:>10.1f}{flops / gpu * 1e-12:>9.2f}" if gpu else f"{'-':>10}{'-':>9}"
             if torch_gpu is not None and gpu:
                 ratios = f"{torch_gpu / gpu:>12.2f}{torch_wall / wall:>13.2f}"
             else:
                 ratios = f"{'-':>12}{'-':>13}"
-            print(f"{case_id:<22}{name:<50}{tiles:<22}{wall * 1e6:>10.1f}{gpu_text}{ratios}{err:>10.1e}",
+            print(f"{case_id:<22}{name:<64}{tiles:<28}{wall * 1e6:>10.1f}{gpu_text}{ratios}{err:>10.1e}",
                   flush=True)
             key = gpu if gpu else wall
             if not settings:

@@ -205,13 +205,20 @@ def gemm_tiles(ctx: Any, acc_type: str, m: int, n: int, batch: int = 1) -> GemmT
 #: products (more than one matrix).
 TILE_KNOB_F64 = "gemm_tiles_f64"
 TILE_KNOB_BATCHED = "gemm_tiles_batched"
-#: The gemm kernels' tiles on GPUs (hardware adapters) where the knob above is unset, when they
-#: fit the adapter's workgroup memory, without the split-K policy; None: ``gemm_plan``'s choice
-#: (f64: TILES_MEDIUM_F64; batches: the f32 rule by size). f64: 64x128x8x4x8 was the fastest of 12
-#: configurations at 1024² on an H200 (175 µs against 221 for TILES_MEDIUM_F64) and faster at 2048²
-#: too (1.65 against 1.82 ms; 128x128x8x8x8 1.20 ms there, but 267 µs at 1024²).
-TILES_GPU_F64: GemmTiles | None = GemmTiles(64, 128, 8, 4, 8)
+#: The batched gemm kernels' tiles on GPUs (hardware adapters) where the knob above is unset, when
+#: they fit the adapter's workgroup memory, without the split-K policy; None: ``gemm_plan``'s
+#: choice (the f32 rule by size).
 TILES_GPU_BATCHED: GemmTiles | None = None
+#: float64 plans on GPUs where ``gemm_tiles_f64`` is unset (``f64_gpu_plan``): rows (least output
+#: elements m*n*batch, least depth k, tiles, splits), the first row the problem reaches whose
+#: tiles fit the adapter's workgroup memory. 64x128x8x4x8 was the fastest of 12 configurations at
+#: 1024² on an H200 (175 µs against 221 for TILES_MEDIUM_F64) and faster at 2048² too (1.65
+#: against 1.82 ms; 128x128x8x8x8 1.20 ms there, but 267 µs at 1024²).
+F64_GPU_PLANS: tuple[tuple[int, int, GemmTiles, int], ...] = (
+    (0, 0, GemmTiles(64, 128, 8, 4, 8), 1),
+)
+#: Least depth of one float64 split-K slice (``f64_gpu_plan`` lowers the splits to keep it).
+F64_SPLIT_MIN_DEPTH = 256
 #: ``TILES_GPU_BATCHED`` applies to batches of matrices whose m and n are at most this.
 BATCHED_SMALL = 256
 
@@ -236,13 +243,14 @@ def tile_knob_values() -> tuple[Any, Any, bool]:
 def knob_tiles(ctx: Any, acc_type: str, batch: int, m: int = 0, n: int = 0) -> GemmTiles | None:
     """The tiles a gemm-kernel problem of ``batch`` m x n matrices with accumulator ``acc_type``
     takes from the tile knobs: ``gemm_tiles_f64`` for f64, ``gemm_tiles_batched`` for f32 with
-    batch > 1; where that knob is unset, on a GPU, ``TILES_GPU_F64`` / ``TILES_GPU_BATCHED`` (the
-    latter for m, n <= BATCHED_SMALL) when set and fitting; else None (``gemm_plan`` chooses).
+    batch > 1; where that knob is unset, on a GPU, ``TILES_GPU_BATCHED`` (for m, n <=
+    BATCHED_SMALL) when set and fitting; else None (``gemm_plan`` chooses: for f64 on a GPU
+    ``f64_gpu_plan``).
     Raises ValueError, naming the knob's variable, for a knob's configuration the kernel cannot
     run or that needs more workgroup memory than ``ctx``'s adapter has."""
     f64_shape, batched_shape, _ = tile_knob_values()
     if acc_type == "f64":
-        shape, name, default = f64_shape, TILE_KNOB_F64, TILES_GPU_F64
+        shape, name, default = f64_shape, TILE_KNOB_F64, None
     elif batch > 1:
         shape, name = batched_shape, TILE_KNOB_BATCHED
         default = TILES_GPU_BATCHED if max(m, n) <= BATCHED_SMALL else None
@@ -269,6 +277,18 @@ def knob_tiles(ctx: Any, acc_type: str, batch: int, m: int = 0, n: int = 0) -> G
     return tiles
 
 
+def f64_gpu_plan(ctx: Any, m: int, n: int, k: int, batch: int = 1) -> tuple[GemmTiles, int]:
+    """``(tiles, splits)`` of a float64 m x n (x batch) problem of depth k on a GPU: the first row
+    of ``F64_GPU_PLANS`` it reaches (m*n*batch and k at least the row's) whose tiles fit ``ctx``'s
+    workgroup memory, its splits lowered to slices of at least ``F64_SPLIT_MIN_DEPTH``;
+    ``(gemm_tiles(...), 1)`` when no row applies."""
+    work = m * n * batch
+    for least_work, least_k, tiles, splits in F64_GPU_PLANS:
+        if work >= least_work and k >= least_k and _fits(ctx, tiles, 8):
+            return tiles, max(1, min(splits, k // F64_SPLIT_MIN_DEPTH))
+    return gemm_tiles(ctx, "f64", m, n, batch), 1
+
+
 def choose_splits(tiles: int, k: int) -> int:
     """Splits of the depth ``k`` for a problem of ``tiles`` large-tile workgroups (pure; the
     policy's constants are the module's ``SPLITK_*``): 1 when ``k < SPLITK_MIN_K``, else the
@@ -293,13 +313,16 @@ def gemm_plan(ctx: Any, acc_type: str, m: int, n: int, k: int, batch: int = 1,
     ``splits`` (or else ``GPUTENSOR_GEMM_SPLITK``) forces the number of depth splits (1: none),
     with the 128-wide tiles on a GPU (f32 accumulation) when it is above 1. Otherwise GPUs with
     f32 accumulation whose problem has fewer than FILL_TILES large tiles get the large tiles with
-    ``choose_splits(tiles, k)`` splits when that is more than 1; everything else is
-    ``(gemm_tiles(...), 1)``. ``plan_splitk`` clamps the splits to what the depth and the
-    scratch binding allow.
+    ``choose_splits(tiles, k)`` splits when that is more than 1; f64 on a GPU takes
+    ``f64_gpu_plan`` (its splits unless forced); everything else is ``(gemm_tiles(...), 1)``.
+    ``plan_splitk`` clamps the splits to what the depth and the scratch binding allow.
     """
-    tiles = gemm_tiles(ctx, acc_type, m, n, batch)
     if splits is None:
         splits = splitk_override()
+    if acc_type == "f64" and not ctx.is_software:
+        tiles, count = f64_gpu_plan(ctx, m, n, k, batch)
+        return tiles, count if splits is None else max(1, int(splits))
+    tiles = gemm_tiles(ctx, acc_type, m, n, batch)
     gpu_f32 = not ctx.is_software and acc_type != "f64"
     big = _big_tiles(m, n)
     if splits is not None:
@@ -419,7 +442,8 @@ def plan_splitk(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
 
     def static() -> tuple[GemmTiles, int]:
         tiles, count = gemm_plan(ctx, acc_type, m, n, k, batch, splits)
-        return clamp_plan(backend, acc_type, m, n, k, batch, tiles, count, static_fallback=True)
+        return clamp_plan(backend, acc_type, m, n, k, batch, tiles, count,
+                          static_fallback=acc_type != "f64" or ctx.is_software)
 
     if tune is not None and splits is None and acc_type == "f32" and splitk_override() is None:
         plan = autotune.tuned_plan(backend, tune, acc_type, m, n, k, batch, static, GEMM_PLANS)
@@ -988,6 +1012,7 @@ __all__ = [
     "combine_params",
     "combine_words",
     "dispatch_gemm_records",
+    "f64_gpu_plan",
     "gemm_plan",
     "plan_settings",
     "plan_splitk",
