@@ -18,7 +18,8 @@ variant's knobs), wall µs per call (calls back to back, results held, one sync)
 torch wall / gputensor wall, and the largest error against torch's result (NumPy's on a machine
 without CUDA) relative to its largest magnitude. Last, per case, the fastest variant (GPU time,
 else wall) with its speed-up over the knobs as set, its ratio to torch's GPU time and its error.
-``--small`` shrinks every size for a software adapter (lavapipe). Times use
+A row whose call runs several kernels (split-K: the gemm and the combine) is followed by their
+GPU times. ``--small`` shrinks every size for a software adapter (lavapipe). Times use
 ``benchmarks/_timing.py``.
 """
 
@@ -166,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                     err = float(np.max(np.abs(got.astype(np.float64) - ref))) / scale
                     warmer.warm()
                     wall = _time(lambda: ga @ gb, gt.synchronize, args.target)
-                    gpu, _, _ = _timing.gpu_profile(lambda: ga @ gb, calls=16)
+                    gpu, kernels, _ = _timing.gpu_profile(lambda: ga @ gb, calls=16)
             except Exception as exc:  # noqa: BLE001 - report the variant and go on
                 print(f"{case_id:<22}{name:<64}error: {type(exc).__name__}: {str(exc)[:120]}", flush=True)
                 continue
@@ -177,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
                 ratios = f"{'-':>12}{'-':>13}"
             print(f"{case_id:<22}{name:<64}{tiles:<28}{wall * 1e6:>10.1f}{gpu_text}{ratios}{err:>10.1e}",
                   flush=True)
+            if len(kernels) > 1:
+                print("    GPU us per kernel: " + ", ".join(f"{k} {v * 1e6:.1f}" for k, v in kernels.items()),
+                      flush=True)
             key = gpu if gpu else wall
             if not settings:
                 base[case_id] = key
