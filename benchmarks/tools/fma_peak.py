@@ -1,6 +1,7 @@
 """Diagnostic (not a benchmark): the FMA throughput of the device in float64 and float32, through
-a WGSL kernel (``fma_peak.wgsl``, ``gt.RawKernel``) and, where CuPy with CUDA is importable,
-through the same loop in CUDA (``fma_peak.cu``): the ceiling that gemm kernels without tensor
+WGSL kernels (``fma_peak.wgsl``, ``gt.RawKernel``: fma chains, and the gemm core's inner loop of
+shared loads and fma alone, path ``wgsl-lds``) and, where CuPy with CUDA is importable,
+through the chains in CUDA (``fma_peak.cu``): the ceiling that gemm kernels without tensor
 cores are measured against, and whether WGSL (naga, the Vulkan driver) reaches the hardware's.
 
 ``python3 -m benchmarks.tools.fma_peak [--small] [--iters N]`` prints per dtype and path the GPU
@@ -17,21 +18,21 @@ import numpy as np
 from .. import _timing
 
 HERE = Path(__file__).parent
-#: fma per invocation / thread and round of fma_peak.wgsl and fma_peak.cu (fma_peak_lds.wgsl: 64,
+#: fma per invocation / thread and round of fma_peak.wgsl's chains and fma_peak.cu (its lds: 64,
 #: run for half the rounds).
 CHAINS = 32
 #: Invocations per workgroup of fma_peak.wgsl.
 WG = 256
 
 
-def wgsl_peak(dtype: str, groups: int, iters: int, name: str = "fma_peak",
+def wgsl_peak(dtype: str, groups: int, iters: int, entry: str = "chains",
               per_round: int = CHAINS) -> tuple[float | None, float]:
-    """(GPU seconds per launch, or None without timestamps; flops per launch) of ``name``.wgsl
-    (fma_peak, or fma_peak_lds with ``per_round`` 64) over ``iters`` rounds."""
+    """(GPU seconds per launch, or None without timestamps; flops per launch) of fma_peak.wgsl's
+    ``entry`` (chains, or lds with ``per_round`` 64) over ``iters`` rounds."""
     import gputensor as gt
 
-    source = (HERE / f"{name}.wgsl").read_text().replace("{{T}}", "f64" if dtype == "float64" else "f32")
-    kernel = gt.RawKernel(source, "main")
+    source = (HERE / "fma_peak.wgsl").read_text().replace("{{T}}", "f64" if dtype == "float64" else "f32")
+    kernel = gt.RawKernel(source, entry)
     out = gt.zeros(groups * WG, dtype=dtype)
     params = (iters, 0.999999, 1e-7)
     kernel((groups,), (out,), params=params)
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     for dtype in ("float64", "float32"):
         iters = args.iters or (8 if args.small else (1024 if dtype == "float64" else 2048))
         shape = f"{groups} x {WG} invocations x {CHAINS} chains x {iters} rounds"
-        paths = (("wgsl", wgsl_peak), ("wgsl-lds", lambda d, g, i: wgsl_peak(d, g, i // 2, "fma_peak_lds", 2 * CHAINS)),
+        paths = (("wgsl", wgsl_peak), ("wgsl-lds", lambda d, g, i: wgsl_peak(d, g, i // 2, "lds", 2 * CHAINS)),
                  ("cuda", cuda_peak))
         for path, fn in paths:
             try:
