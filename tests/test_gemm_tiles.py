@@ -305,5 +305,6 @@ def test_fma_peak_tool_runs(capsys):
     assert fma_peak.main(["--small", "--iters", "4", "--groups", "2"]) == 0
     out = capsys.readouterr().out
     rows = {tuple(line.split()[:2]) for line in out.splitlines()[1:] if line.strip()}
-    assert {("wgsl", "float64"), ("wgsl-lds", "float64"), ("wgsl", "float32"), ("wgsl-lds", "float32")} <= rows, out
+    want = {(path, dtype) for path in ("wgsl", "wgsl-lds", "wgsl-lds48") for dtype in ("float64", "float32")}
+    assert want <= rows, out
     assert "error" not in out, out

@@ -8,6 +8,7 @@
 //           (gemm_stage_pairs.wgsl's layout) and accumulates their 8 x 8 outer product with 64 fma
 //           into 16 vec4 accumulators; rounds walk 8 depth rows as mma_tile does. No barrier in
 //           the loop: what shared loads and fma cost without the K loop around them.
+//           With TM = 4: 4 x 8 micro-tiles (one row quad of A, 32 fma per round).
 struct Params {
     iters: u32,
     mul: f32,
@@ -45,17 +46,32 @@ fn chains(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     out[idx] = t.x + t.y + t.z + t.w;
 }
 
+const TM: u32 = {{TM}}u;               // lds: rows of the micro-tile (8: 8 x 8, 4: 4 x 8)
 const SA: u32 = 33u;                  // quads per staged depth row (32 and one of padding)
 const Q: u32 = 8u * SA;               // quads per plane
 var<workgroup> sa: array<vec2<{{T}}>, 2u * Q>;
 var<workgroup> sb: array<vec2<{{T}}>, 2u * Q>;
 
-@compute @workgroup_size(256)
-fn lds(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+// Fill the staging planes (invocation lid of 256).
+fn fill(lid: u32) {
     for (var e = lid; e < 2u * Q; e += 256u) {
         sa[e] = vec2<{{T}}>({{T}}(p.mul) + {{T}}(e) * {{T}}(1e-9), {{T}}(p.mul));
         sb[e] = vec2<{{T}}>({{T}}(p.add), {{T}}(p.add) * {{T}}(e));
     }
+}
+
+// Quad q of the A (B) staging (gemm_stage_pairs.wgsl's quad_a, quad_b).
+fn quad_a(q: u32) -> vec4<{{T}}> {
+    return vec4<{{T}}>(sa[q], sa[Q + q]);
+}
+
+fn quad_b(q: u32) -> vec4<{{T}}> {
+    return vec4<{{T}}>(sb[q], sb[Q + q]);
+}
+
+@compute @workgroup_size(256)
+fn lds(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    fill(lid);
     workgroupBarrier();
     let tx = lid % 16u;
     let ty = lid / 16u;
@@ -67,26 +83,28 @@ fn lds(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_
         let row = (i & 7u) * SA;
         let ai = row + tx;
         let bi = row + ty;
-        let a0 = vec4<{{T}}>(sa[ai], sa[Q + ai]);
-        let a1 = vec4<{{T}}>(sa[ai + 16u], sa[Q + ai + 16u]);
-        let b0 = vec4<{{T}}>(sb[bi], sb[Q + bi]);
-        let b1 = vec4<{{T}}>(sb[bi + 16u], sb[Q + bi + 16u]);
+        let a0 = quad_a(ai);
+        let b0 = quad_b(bi);
+        let b1 = quad_b(bi + 16u);
         c00 = fma(a0, vec4<{{T}}>(b0.x), c00);
         c10 = fma(a0, vec4<{{T}}>(b0.y), c10);
         c20 = fma(a0, vec4<{{T}}>(b0.z), c20);
         c30 = fma(a0, vec4<{{T}}>(b0.w), c30);
-        c01 = fma(a1, vec4<{{T}}>(b0.x), c01);
-        c11 = fma(a1, vec4<{{T}}>(b0.y), c11);
-        c21 = fma(a1, vec4<{{T}}>(b0.z), c21);
-        c31 = fma(a1, vec4<{{T}}>(b0.w), c31);
         c40 = fma(a0, vec4<{{T}}>(b1.x), c40);
         c50 = fma(a0, vec4<{{T}}>(b1.y), c50);
         c60 = fma(a0, vec4<{{T}}>(b1.z), c60);
         c70 = fma(a0, vec4<{{T}}>(b1.w), c70);
-        c41 = fma(a1, vec4<{{T}}>(b1.x), c41);
-        c51 = fma(a1, vec4<{{T}}>(b1.y), c51);
-        c61 = fma(a1, vec4<{{T}}>(b1.z), c61);
-        c71 = fma(a1, vec4<{{T}}>(b1.w), c71);
+        if (TM == 8u) {
+            let a1 = quad_a(ai + 16u);
+            c01 = fma(a1, vec4<{{T}}>(b0.x), c01);
+            c11 = fma(a1, vec4<{{T}}>(b0.y), c11);
+            c21 = fma(a1, vec4<{{T}}>(b0.z), c21);
+            c31 = fma(a1, vec4<{{T}}>(b0.w), c31);
+            c41 = fma(a1, vec4<{{T}}>(b1.x), c41);
+            c51 = fma(a1, vec4<{{T}}>(b1.y), c51);
+            c61 = fma(a1, vec4<{{T}}>(b1.z), c61);
+            c71 = fma(a1, vec4<{{T}}>(b1.w), c71);
+        }
     }
     let t = ((c00 + c01) + (c10 + c11)) + ((c20 + c21) + (c30 + c31))
         + ((c40 + c41) + (c50 + c51)) + ((c60 + c61) + (c70 + c71));
