@@ -57,7 +57,7 @@ def cuda_peak(dtype: str, groups: int, iters: int) -> tuple[float, float] | None
     except Exception:  # noqa: BLE001 - no CuPy or no CUDA device
         return None
     ctype = "double" if dtype == "float64" else "float"
-    kernel = cp.RawKernel((HERE / "fma_peak.cu").read_text(), "fma_peak", options=(f"-DT={ctype}",))
+    kernel = cp.RawKernel((HERE / "fma_peak.cu").read_text(), "fma_peak", options=(f"-DFMA_T={ctype}",))
     out = cp.zeros(groups * WG, dtype=dtype)
     scalar = np.float64 if dtype == "float64" else np.float32
     args = (np.int32(iters), scalar(0.999999), scalar(1e-7), out)

@@ -211,11 +211,15 @@ TILE_KNOB_BATCHED = "gemm_tiles_batched"
 TILES_GPU_BATCHED: GemmTiles | None = None
 #: float64 plans on GPUs where ``gemm_tiles_f64`` is unset (``f64_gpu_plan``): rows (least output
 #: elements m*n*batch, least depth k, tiles, splits), the first row the problem reaches whose
-#: tiles fit the adapter's workgroup memory. 64x128x8x4x8 was the fastest of 12 configurations at
-#: 1024² on an H200 (175 µs against 221 for TILES_MEDIUM_F64) and faster at 2048² too (1.65
-#: against 1.82 ms; 128x128x8x8x8 1.20 ms there, but 267 µs at 1024²).
+#: tiles fit the adapter's workgroup memory. Measured on an H200 (GPU µs, 22 variants through
+#: ``benchmarks.tools.gemm_tiles``): 128x128x8x8x8 was the fastest at 2048² (1,193 against 1,632
+#: for 64x128x8x4x8 and 1,305 for 64x64x8x4x8), 4096² (9,206 against 12,696) and a batch of 64 x
+#: 256² (195 against 246); 64x64x8x4x8 at 1024² (157 against 169; 128x128x8x8x8 263: 64 tiles
+#: for 132 SMs). Split-K (2 or 4 slices of any of these tiles) was slower everywhere: its gemm
+#: alone took longer than the unsplit one, and the combine added 10-50 µs.
 F64_GPU_PLANS: tuple[tuple[int, int, GemmTiles, int], ...] = (
-    (0, 0, GemmTiles(64, 128, 8, 4, 8), 1),
+    (2048 * 2048, 0, GemmTiles(128, 128, 8, 8, 8), 1),
+    (0, 0, GemmTiles(64, 64, 8, 4, 8), 1),
 )
 #: Least depth of one float64 split-K slice (``f64_gpu_plan`` lowers the splits to keep it).
 F64_SPLIT_MIN_DEPTH = 256
