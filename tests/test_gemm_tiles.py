@@ -21,7 +21,11 @@ from _compare import tol
 #: The float64 variants of the H200 A/B (BM, BN, BK, TM, TN); the first is the planner's choice.
 F64_TILES = [(64, 64, 8, 4, 4), (64, 64, 16, 4, 4), (64, 64, 16, 8, 4), (64, 64, 8, 8, 4),
              (64, 64, 8, 8, 8), (128, 64, 8, 8, 4), (64, 128, 8, 4, 8), (128, 128, 8, 8, 8),
-             (32, 64, 16, 4, 4)]
+             (32, 64, 16, 4, 4), (64, 128, 8, 8, 8), (128, 64, 8, 8, 8), (64, 64, 8, 4, 8),
+             (32, 128, 8, 4, 8), (128, 32, 8, 8, 4), (64, 64, 16, 4, 8)]
+#: The float64 split-K variants of the H200 A/B: (tiles, splits).
+F64_SPLITS = [((64, 128, 8, 4, 8), 2), ((64, 128, 8, 4, 8), 4), ((128, 128, 8, 8, 8), 2),
+              ((128, 128, 8, 8, 8), 4), ((64, 128, 8, 8, 8), 2), ((64, 64, 8, 8, 8), 2)]
 #: The batched float32 variants.
 BATCHED_TILES = [(128, 128, 8, 8, 8), (64, 64, 16, 4, 4), (64, 64, 8, 4, 4), (128, 64, 8, 8, 4),
                  (64, 128, 8, 4, 8), (128, 128, 16, 8, 8), (64, 64, 16, 8, 4), (64, 64, 8, 8, 8)]
@@ -122,6 +126,26 @@ def test_f64_tiles_with_forced_splits(backend, plans):
     assert (tiles, 3) in plans, plans
 
 
+@pytest.mark.requires("shader-f64")
+@pytest.mark.parametrize("pairs", [True, False], ids=["pairs", "quads"])
+@pytest.mark.parametrize("shape, splits", F64_SPLITS, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v))
+def test_f64_split_variants_match_numpy(backend, plans, shape, splits, pairs):
+    """The split-K variants of the H200 A/B (tile knob + ``GPUTENSOR_GEMM_SPLITK``), both staging
+    layouts: a product with tails in every dimension and a batch, kept plans replayed on new
+    values (the scratch of partials allocated per call)."""
+    tiles = _fit_or_skip(backend, shape, 8)
+    rng = np.random.default_rng(6)
+    with config.override(gemm_tiles_f64=shape, gemm_splitk=splits, gemm_f64_pairs=pairs):
+        for scale in (1.0, -3.0):
+            a = scale * rng.standard_normal((2, 70, 301))
+            b = rng.standard_normal((2, 301, 131))
+            got = gt.asnumpy(gt.asarray(a) @ gt.asarray(b))
+            np.testing.assert_allclose(got, a @ b, **tol("float64", "reduction"))
+            got = gt.asnumpy(gt.asarray(a[0]) @ gt.asarray(b[1]))
+            np.testing.assert_allclose(got, a[0] @ b[1], **tol("float64", "reduction"))
+    assert plans and all(p == (tiles, splits) for p in plans), plans
+
+
 def test_batched_knob_leaves_single_products(backend, plans):
     """``gemm_tiles_batched`` changes batches only; a single float32 product keeps its tiles."""
     rng = np.random.default_rng(4)
@@ -199,28 +223,50 @@ def test_ab_tool_runs_each_variant_on_its_cases(capsys):
 
 
 def test_gpu_defaults_where_no_knob_is_set(monkeypatch):
-    """``TILES_GPU_F64`` / ``TILES_GPU_BATCHED``: taken on GPUs where they fit and the knob is
-    unset; never on software adapters; the knob wins."""
+    """``TILES_GPU_BATCHED``: taken on GPUs where it fits and the knob is unset; never on software
+    adapters; the knob wins. float64 takes no knob default: the planner's ``F64_GPU_PLANS``."""
     from types import SimpleNamespace
 
     gpu = SimpleNamespace(is_software=False, limits={"max-compute-workgroup-storage-size": 49152})
-    small = SimpleNamespace(is_software=False, limits={"max-compute-workgroup-storage-size": 16384})
+    small = SimpleNamespace(is_software=False, limits={"max-compute-workgroup-storage-size": 8192})
     cpu = SimpleNamespace(is_software=True, limits={"max-compute-workgroup-storage-size": 49152})
-    f64 = ops_gemm.GemmTiles(64, 64, 16, 4, 4)
     batched = ops_gemm.GemmTiles(64, 64, 8, 4, 4)
-    monkeypatch.setattr(ops_gemm, "TILES_GPU_F64", f64)
     monkeypatch.setattr(ops_gemm, "TILES_GPU_BATCHED", batched)
-    assert ops_gemm.knob_tiles(gpu, "f64", 1) == f64
     assert ops_gemm.knob_tiles(gpu, "f32", 8, 128, 128) == batched
     assert ops_gemm.knob_tiles(gpu, "f32", 8, 1024, 128) is None  # not small matrices
     assert ops_gemm.knob_tiles(gpu, "f32", 1) is None
-    assert ops_gemm.knob_tiles(small, "f64", 1) is None  # 34816 bytes do not fit
-    assert ops_gemm.knob_tiles(cpu, "f64", 1) is None
+    assert ops_gemm.knob_tiles(small, "f32", 8, 128, 128) is None  # 17408 bytes do not fit
+    assert ops_gemm.knob_tiles(cpu, "f32", 8, 128, 128) is None
+    assert ops_gemm.knob_tiles(gpu, "f64", 1) is None
     with config.override(gemm_tiles_f64=(128, 64, 8, 8, 4)):
         assert ops_gemm.knob_tiles(gpu, "f64", 1) == ops_gemm.GemmTiles(128, 64, 8, 8, 4)
         assert ops_gemm.knob_tiles(cpu, "f64", 1) == ops_gemm.GemmTiles(128, 64, 8, 8, 4)
-    monkeypatch.setattr(ops_gemm, "TILES_GPU_F64", None)
-    assert ops_gemm.knob_tiles(gpu, "f64", 1) is None
+
+
+def test_f64_gpu_plans_by_size(monkeypatch):
+    """``f64_gpu_plan``: the first row of ``F64_GPU_PLANS`` a problem reaches (output elements and
+    depth) whose tiles fit, its splits kept to slices of ``F64_SPLIT_MIN_DEPTH``; ``gemm_plan``
+    takes it for float64 on GPUs (forced splits win), never on software adapters."""
+    from types import SimpleNamespace
+
+    gpu = SimpleNamespace(is_software=False, limits={"max-compute-workgroup-storage-size": 49152})
+    small = SimpleNamespace(is_software=False, limits={"max-compute-workgroup-storage-size": 32768})
+    cpu = SimpleNamespace(is_software=True, limits={"max-compute-workgroup-storage-size": 49152})
+    big, mid, low = (ops_gemm.GemmTiles(128, 128, 8, 8, 8), ops_gemm.GemmTiles(64, 128, 8, 4, 8),
+                     ops_gemm.GemmTiles(64, 64, 8, 8, 8))
+    monkeypatch.setattr(ops_gemm, "F64_GPU_PLANS", ((2048 * 2048, 0, big, 1), (0, 1024, mid, 4),
+                                                   (0, 0, low, 1)))
+    assert ops_gemm.f64_gpu_plan(gpu, 2048, 2048, 64) == (big, 1)
+    assert ops_gemm.f64_gpu_plan(gpu, 1024, 1024, 1024) == (mid, 4)
+    assert ops_gemm.f64_gpu_plan(gpu, 1024, 1024, 600) == (low, 1)
+    assert ops_gemm.f64_gpu_plan(gpu, 100, 100, 1100) == (mid, 4)
+    monkeypatch.setattr(ops_gemm, "F64_SPLIT_MIN_DEPTH", 512)
+    assert ops_gemm.f64_gpu_plan(gpu, 1024, 1024, 1100) == (mid, 2)
+    assert ops_gemm.f64_gpu_plan(small, 4096, 4096, 64) == (low, 1)  # 33792 bytes do not fit
+    assert ops_gemm.gemm_plan(gpu, "f64", 1024, 1024, 2048) == (mid, 4)
+    assert ops_gemm.gemm_plan(gpu, "f64", 1024, 1024, 2048, splits=1) == (mid, 1)
+    assert ops_gemm.gemm_plan(cpu, "f64", 1024, 1024, 2048)[1] == 1
+    assert ops_gemm.gemm_plan(cpu, "f64", 1024, 1024, 2048)[0] != mid
 
 
 @pytest.mark.requires("shader-f64")
@@ -249,3 +295,16 @@ def test_f64_staging_layouts_match_numpy(backend, plans, monkeypatch, pairs):
     assert ("f64", "pairs" if pairs else "quads") in staged
     assert ("f64", "quads" if pairs else "pairs") not in staged
     assert ("f32", "quads") in staged and ("f32", "pairs") not in staged
+
+
+def test_fma_peak_tool_runs(capsys):
+    """``benchmarks.tools.fma_peak`` (the FMA ceiling of the H200 A/B): its WGSL kernels compile
+    and run in both dtypes, one row each, no errors."""
+    from benchmarks.tools import fma_peak
+
+    assert fma_peak.main(["--small", "--iters", "4", "--groups", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = {tuple(line.split()[:2]) for line in out.splitlines()[1:] if line.strip()}
+    want = {(path, dtype) for path in ("wgsl", "wgsl-lds", "wgsl-lds48") for dtype in ("float64", "float32")}
+    assert want <= rows, out
+    assert "error" not in out, out

@@ -2,7 +2,8 @@
 one process.
 
 ``python3 -m benchmarks.tools.gemm_tiles [--only PATTERNS] [--ab VARIANTS] [--small]`` times
-``a @ b`` for float64 1024² and 2048², a batch of 256 × 128² float32, and float32 1024² / 2048²
+``a @ b`` for float64 1024², 2048², 4096² and a batch of 64 × 256², a batch of 256 × 128²
+float32, and float32 1024² / 2048²
 (torch's matmul beside it, TF32 off, when CUDA is there): first with the knobs as they are, then
 once per ``--ab`` variant under ``config.override``. A variant is ``NAME=VALUE`` of a
 ``gputensor._backend.config`` knob (``gemm_tiles_f64=128x64x8x8x4``,
@@ -15,8 +16,11 @@ Per row: the tiles and split-K count the planner takes (``ops_gemm.plan_splitk``
 variant's knobs), wall µs per call (calls back to back, results held, one sync), GPU µs per call
 (timestamp queries, ``gt.profile()``), GPU TFLOP/s, the ratios torch GPU / gputensor GPU and
 torch wall / gputensor wall, and the largest error against torch's result (NumPy's on a machine
-without CUDA) relative to its largest magnitude. ``--small`` shrinks every size for a software
-adapter (lavapipe). Times use ``benchmarks/_timing.py``.
+without CUDA) relative to its largest magnitude. Last, per case, the fastest variant (GPU time,
+else wall) with its speed-up over the knobs as set, its ratio to torch's GPU time and its error.
+A row whose call runs several kernels (split-K: the gemm and the combine) is followed by their
+GPU times. ``--small`` shrinks every size for a software adapter (lavapipe). Times use
+``benchmarks/_timing.py``.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from ..bench_linalg import variants
 CASES = [
     ("f64.1024", 0, 1024, "float64"),
     ("f64.2048", 0, 2048, "float64"),
+    ("f64.4096", 0, 4096, "float64"),
+    ("f64.batched64x256", 64, 256, "float64"),
     ("f32.batched256x128", 256, 128, "float32"),
     ("f32.1024", 0, 1024, "float32"),
     ("f32.2048", 0, 2048, "float32"),
@@ -43,6 +49,8 @@ CASES = [
 SMALL_CASES = [
     ("f64.96", 0, 96, "float64"),
     ("f64.160", 0, 160, "float64"),
+    ("f64.224", 0, 224, "float64"),
+    ("f64.batched4x48", 4, 48, "float64"),
     ("f32.batched8x40", 8, 40, "float32"),
     ("f32.96", 0, 96, "float32"),
     ("f32.160", 0, 160, "float32"),
@@ -116,10 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     warmer = _timing.ClockWarmer(torch)
     patterns = [p.strip() for p in args.only.split(",") if p.strip()]
     rng = np.random.default_rng(0)
-    print(f"{'case':<22}{'variant':<50}{'tiles':<22}{'wall us':>10}{'GPU us':>10}{'TFLOP/s':>9}"
+    print(f"{'case':<22}{'variant':<64}{'tiles':<28}{'wall us':>10}{'GPU us':>10}{'TFLOP/s':>9}"
           f"{'x torch GPU':>12}{'x torch wall':>13}{'rel err':>10}", flush=True)
-    best: dict[str, tuple[float, str]] = {}
+    best: dict[str, tuple[float, str, str, float]] = {}
     base: dict[str, float] = {}
+    torch_time: dict[str, float] = {}
     for case_id, batch, n, dtype in SMALL_CASES if args.small else CASES:
         if not any(fnmatch.fnmatch(case_id, p) or case_id.startswith(p) for p in patterns):
             continue
@@ -141,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             torch_gpu = begin.elapsed_time(end) * 1e-3 / reps
             ref = (ta @ tb).double().cpu().numpy()
             held.clear()
-            print(f"{case_id:<22}{'torch':<50}{'':<22}{torch_wall * 1e6:>10.1f}{torch_gpu * 1e6:>10.1f}"
+            torch_time[case_id] = torch_gpu
+            print(f"{case_id:<22}{'torch':<64}{'':<28}{torch_wall * 1e6:>10.1f}{torch_gpu * 1e6:>10.1f}"
                   f"{flops / torch_gpu * 1e-12:>9.2f}", flush=True)
         else:
             ref = a.astype(np.float64) @ b.astype(np.float64)
@@ -157,28 +167,34 @@ def main(argv: list[str] | None = None) -> int:
                     err = float(np.max(np.abs(got.astype(np.float64) - ref))) / scale
                     warmer.warm()
                     wall = _time(lambda: ga @ gb, gt.synchronize, args.target)
-                    gpu, _, _ = _timing.gpu_profile(lambda: ga @ gb, calls=16)
+                    gpu, kernels, _ = _timing.gpu_profile(lambda: ga @ gb, calls=16)
             except Exception as exc:  # noqa: BLE001 - report the variant and go on
-                print(f"{case_id:<22}{name:<50}error: {type(exc).__name__}: {str(exc)[:120]}", flush=True)
+                print(f"{case_id:<22}{name:<64}error: {type(exc).__name__}: {str(exc)[:120]}", flush=True)
                 continue
             gpu_text = f"{gpu * 1e6:>10.1f}{flops / gpu * 1e-12:>9.2f}" if gpu else f"{'-':>10}{'-':>9}"
             if torch_gpu is not None and gpu:
                 ratios = f"{torch_gpu / gpu:>12.2f}{torch_wall / wall:>13.2f}"
             else:
                 ratios = f"{'-':>12}{'-':>13}"
-            print(f"{case_id:<22}{name:<50}{tiles:<22}{wall * 1e6:>10.1f}{gpu_text}{ratios}{err:>10.1e}",
+            print(f"{case_id:<22}{name:<64}{tiles:<28}{wall * 1e6:>10.1f}{gpu_text}{ratios}{err:>10.1e}",
                   flush=True)
+            if len(kernels) > 1:
+                print("    GPU us per kernel: " + ", ".join(f"{k} {v * 1e6:.1f}" for k, v in kernels.items()),
+                      flush=True)
             key = gpu if gpu else wall
             if not settings:
                 base[case_id] = key
             if case_id not in best or key < best[case_id][0]:
-                best[case_id] = (key, name)
+                best[case_id] = (key, name, tiles, err)
         ga = gb = None
         gt.synchronize()
         gt.get_default_memory_pool().free_all_blocks()
-    for case_id, (t, name) in best.items():
+    for case_id, (t, name, tiles, err) in best.items():
         speedup = f", {base[case_id] / t:.2f}x the knobs as set" if case_id in base else ""
-        print(f"fastest {case_id}: {name} ({t * 1e6:.1f} us{speedup})", flush=True)
+        if case_id in torch_time:
+            speedup += f", {torch_time[case_id] / t:.2f}x torch GPU"
+        print(f"fastest {case_id}: {name} [{tiles}] ({t * 1e6:.1f} us{speedup}, rel err {err:.1e})",
+              flush=True)
     return 0
 
 

@@ -57,7 +57,7 @@ from . import autotune, config
 from .base import BackendTranspose
 from .errors import invalid_argument
 from .kernels import template_source
-from .launch import LaunchProgram, Region, strided_window
+from .launch import LaunchProgram, Record, Region, strided_window
 from .layout import Extent, block_starts, plan_blocks, strided_extent, strided_span
 from .plan_cache import PlanCache
 from .validate import check_distinct, check_int, check_pointer, check_scalar, check_strided_pointer, check_strides
@@ -205,13 +205,24 @@ def gemm_tiles(ctx: Any, acc_type: str, m: int, n: int, batch: int = 1) -> GemmT
 #: products (more than one matrix).
 TILE_KNOB_F64 = "gemm_tiles_f64"
 TILE_KNOB_BATCHED = "gemm_tiles_batched"
-#: The gemm kernels' tiles on GPUs (hardware adapters) where the knob above is unset, when they
-#: fit the adapter's workgroup memory, without the split-K policy; None: ``gemm_plan``'s choice
-#: (f64: TILES_MEDIUM_F64; batches: the f32 rule by size). f64: 64x128x8x4x8 was the fastest of 12
-#: configurations at 1024² on an H200 (175 µs against 221 for TILES_MEDIUM_F64) and faster at 2048²
-#: too (1.65 against 1.82 ms; 128x128x8x8x8 1.20 ms there, but 267 µs at 1024²).
-TILES_GPU_F64: GemmTiles | None = GemmTiles(64, 128, 8, 4, 8)
+#: The batched gemm kernels' tiles on GPUs (hardware adapters) where the knob above is unset, when
+#: they fit the adapter's workgroup memory, without the split-K policy; None: ``gemm_plan``'s
+#: choice (the f32 rule by size).
 TILES_GPU_BATCHED: GemmTiles | None = None
+#: float64 plans on GPUs where ``gemm_tiles_f64`` is unset (``f64_gpu_plan``): rows (least output
+#: elements m*n*batch, least depth k, tiles, splits), the first row the problem reaches whose
+#: tiles fit the adapter's workgroup memory. Measured on an H200 (GPU µs, 22 variants through
+#: ``benchmarks.tools.gemm_tiles``): 128x128x8x8x8 was the fastest at 2048² (1,193 against 1,632
+#: for 64x128x8x4x8 and 1,305 for 64x64x8x4x8), 4096² (9,206 against 12,696) and a batch of 64 x
+#: 256² (195 against 246); 64x64x8x4x8 at 1024² (157 against 169; 128x128x8x8x8 263: 64 tiles
+#: for 132 SMs). Split-K (2 or 4 slices of any of these tiles) was slower everywhere: its gemm
+#: alone took longer than the unsplit one, and the combine added 10-50 µs.
+F64_GPU_PLANS: tuple[tuple[int, int, GemmTiles, int], ...] = (
+    (2048 * 2048, 0, GemmTiles(128, 128, 8, 8, 8), 1),
+    (0, 0, GemmTiles(64, 64, 8, 4, 8), 1),
+)
+#: Least depth of one float64 split-K slice (``f64_gpu_plan`` lowers the splits to keep it).
+F64_SPLIT_MIN_DEPTH = 256
 #: ``TILES_GPU_BATCHED`` applies to batches of matrices whose m and n are at most this.
 BATCHED_SMALL = 256
 
@@ -236,13 +247,14 @@ def tile_knob_values() -> tuple[Any, Any, bool]:
 def knob_tiles(ctx: Any, acc_type: str, batch: int, m: int = 0, n: int = 0) -> GemmTiles | None:
     """The tiles a gemm-kernel problem of ``batch`` m x n matrices with accumulator ``acc_type``
     takes from the tile knobs: ``gemm_tiles_f64`` for f64, ``gemm_tiles_batched`` for f32 with
-    batch > 1; where that knob is unset, on a GPU, ``TILES_GPU_F64`` / ``TILES_GPU_BATCHED`` (the
-    latter for m, n <= BATCHED_SMALL) when set and fitting; else None (``gemm_plan`` chooses).
+    batch > 1; where that knob is unset, on a GPU, ``TILES_GPU_BATCHED`` (for m, n <=
+    BATCHED_SMALL) when set and fitting; else None (``gemm_plan`` chooses: for f64 on a GPU
+    ``f64_gpu_plan``).
     Raises ValueError, naming the knob's variable, for a knob's configuration the kernel cannot
     run or that needs more workgroup memory than ``ctx``'s adapter has."""
     f64_shape, batched_shape, _ = tile_knob_values()
     if acc_type == "f64":
-        shape, name, default = f64_shape, TILE_KNOB_F64, TILES_GPU_F64
+        shape, name, default = f64_shape, TILE_KNOB_F64, None
     elif batch > 1:
         shape, name = batched_shape, TILE_KNOB_BATCHED
         default = TILES_GPU_BATCHED if max(m, n) <= BATCHED_SMALL else None
@@ -269,6 +281,18 @@ def knob_tiles(ctx: Any, acc_type: str, batch: int, m: int = 0, n: int = 0) -> G
     return tiles
 
 
+def f64_gpu_plan(ctx: Any, m: int, n: int, k: int, batch: int = 1) -> tuple[GemmTiles, int]:
+    """``(tiles, splits)`` of a float64 m x n (x batch) problem of depth k on a GPU: the first row
+    of ``F64_GPU_PLANS`` it reaches (m*n*batch and k at least the row's) whose tiles fit ``ctx``'s
+    workgroup memory, its splits lowered to slices of at least ``F64_SPLIT_MIN_DEPTH``;
+    ``(gemm_tiles(...), 1)`` when no row applies."""
+    work = m * n * batch
+    for least_work, least_k, tiles, splits in F64_GPU_PLANS:
+        if work >= least_work and k >= least_k and _fits(ctx, tiles, 8):
+            return tiles, max(1, min(splits, k // F64_SPLIT_MIN_DEPTH))
+    return gemm_tiles(ctx, "f64", m, n, batch), 1
+
+
 def choose_splits(tiles: int, k: int) -> int:
     """Splits of the depth ``k`` for a problem of ``tiles`` large-tile workgroups (pure; the
     policy's constants are the module's ``SPLITK_*``): 1 when ``k < SPLITK_MIN_K``, else the
@@ -293,13 +317,16 @@ def gemm_plan(ctx: Any, acc_type: str, m: int, n: int, k: int, batch: int = 1,
     ``splits`` (or else ``GPUTENSOR_GEMM_SPLITK``) forces the number of depth splits (1: none),
     with the 128-wide tiles on a GPU (f32 accumulation) when it is above 1. Otherwise GPUs with
     f32 accumulation whose problem has fewer than FILL_TILES large tiles get the large tiles with
-    ``choose_splits(tiles, k)`` splits when that is more than 1; everything else is
-    ``(gemm_tiles(...), 1)``. ``plan_splitk`` clamps the splits to what the depth and the
-    scratch binding allow.
+    ``choose_splits(tiles, k)`` splits when that is more than 1; f64 on a GPU takes
+    ``f64_gpu_plan`` (its splits unless forced); everything else is ``(gemm_tiles(...), 1)``.
+    ``plan_splitk`` clamps the splits to what the depth and the scratch binding allow.
     """
-    tiles = gemm_tiles(ctx, acc_type, m, n, batch)
     if splits is None:
         splits = splitk_override()
+    if acc_type == "f64" and not ctx.is_software:
+        tiles, count = f64_gpu_plan(ctx, m, n, k, batch)
+        return tiles, count if splits is None else max(1, int(splits))
+    tiles = gemm_tiles(ctx, acc_type, m, n, batch)
     gpu_f32 = not ctx.is_software and acc_type != "f64"
     big = _big_tiles(m, n)
     if splits is not None:
@@ -338,6 +365,21 @@ def max_splits(backend: Any, acc_size: int, elements: int, splits: int) -> int:
     return max(1, min(splits, backend.max_window_bytes() // max(1, acc_size * elements)))
 
 
+def combine_words(m: int, n: int, batch: int, splits: int, c_first: int, c_rs: int, c_cs: int,
+                  c_bs: int, rows_inner: int | None = None, c_gs: int = 0) -> tuple[int, ...]:
+    """The u32 words of ``gemm_combine.wgsl``'s parameters after alpha and beta (see
+    ``combine_params``); word ``COMBINE_C_FIRST`` of the whole struct is ``c_first``."""
+    words = (m * n * batch, splits, m, n, c_first, c_rs, c_cs, c_bs,
+             m if rows_inner is None else rows_inner, c_gs)
+    return tuple(w & 0xFFFFFFFF for w in words)
+
+
+#: Parameter struct of gemm_combine.wgsl (alpha, beta, 10 u32) per accumulator type, and the
+#: index of its c_first field.
+_COMBINE_WORDS = {"f32": struct.Struct("<ff10I"), "f64": struct.Struct("<dd10I")}
+COMBINE_C_FIRST = 6
+
+
 def combine_params(acc_type: str, alpha: float, beta: float, m: int, n: int, batch: int,
                    splits: int, c_first: int, c_rs: int, c_cs: int, c_bs: int,
                    rows_inner: int | None = None, c_gs: int = 0) -> bytes:
@@ -345,10 +387,8 @@ def combine_params(acc_type: str, alpha: float, beta: float, m: int, n: int, bat
     m x n results: element (i, j) of batch z goes to C index ``c_first + z*c_bs +
     (i // rows_inner)*c_gs + (i % rows_inner)*c_rs + j*c_cs`` (element strides of any sign;
     ``rows_inner`` defaults to m)."""
-    words = [m * n * batch, splits, m, n, c_first, c_rs, c_cs, c_bs,
-             m if rows_inner is None else rows_inner, c_gs]
-    return pack_scalars(acc_type, alpha, beta) + struct.pack(
-        f"<{len(words)}I", *(w & 0xFFFFFFFF for w in words))
+    return _COMBINE_WORDS[acc_type].pack(
+        alpha, beta, *combine_words(m, n, batch, splits, c_first, c_rs, c_cs, c_bs, rows_inner, c_gs))
 
 
 def record_combine(ctx: Any, types: Mapping[str, str], params: bytes, partials: Any,
@@ -406,7 +446,8 @@ def plan_splitk(backend: Any, acc_type: str, m: int, n: int, k: int, batch: int,
 
     def static() -> tuple[GemmTiles, int]:
         tiles, count = gemm_plan(ctx, acc_type, m, n, k, batch, splits)
-        return clamp_plan(backend, acc_type, m, n, k, batch, tiles, count, static_fallback=True)
+        return clamp_plan(backend, acc_type, m, n, k, batch, tiles, count,
+                          static_fallback=acc_type != "f64" or ctx.is_software)
 
     if tune is not None and splits is None and acc_type == "f32" and splitk_override() is None:
         plan = autotune.tuned_plan(backend, tune, acc_type, m, n, k, batch, static, GEMM_PLANS)
@@ -554,8 +595,9 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
     i <= j (i >= j), diagonal included, without split-K (a symmetric rank-k update's half):
     elements of the other triangle may be updated or not; 0 computes every tile.
 
-    A call without split-K is planned once per call structure (everything but the pointers) as
-    a ``LaunchProgram`` (kept per backend); a repeated call checks its pointers and replays it.
+    A call is planned once per call structure (everything but the pointers) as a
+    ``LaunchProgram`` (kept per backend; with split-K its steps are the gemm and combine
+    dispatches and its scratch the partials); a repeated call checks its pointers and replays it.
 
     Raises BackendError as ``gemm`` does, and invalid argument for a negative stride or batch.
     """
@@ -633,8 +675,11 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
                "TRANS_A": "true" if ta else "false", "TRANS_B": "true" if tb else "false", "TRI": triangle}
     packer = _GEMM_WORDS[acc_type]
 
-    # Every dispatch, pointer-free: operands 0 (A), 1 (B), 2 (C), parameter words (the window
-    # index words 8, 9, 10 left 0), grid, and the split-K part of the combine parameters.
+    # Every dispatch, pointer-free: operands 0 (A), 1 (B), 2 (C) and with split-K 3 (the scratch
+    # of partials, bound from its start), parameter words (the window index words 8, 9, 10 left
+    # 0), grid, and with split-K the combine's words, bindings and grid.
+    acc_size = 8 if acc_type == "f64" else 4
+    scratch = 0
     records = []
     k_blocks = block_starts(k, blocks["k"]) if reads_ab else [(0, 0)]
     for b0, bb in block_starts(batch, blocks["batch"]):
@@ -667,35 +712,36 @@ def gemm_strided_batched(backend: Any, trans_a: BackendTranspose, trans_b: Backe
                              stride_a if bb > 1 else 0, stride_b if bb > 1 else 0,
                              stride_c if bb > 1 else 0,
                              tiles_m, tiles_n, n_split, kt_split)
-                    split = None
-                    if splits > 1:
-                        split = (n_split, bb * mb * nb, (acc_type, scale_a, scale_c, mb, nb, bb, n_split),
-                                 (1, ldc if nb > 1 else 0, stride_c if bb > 1 else 0))
                     gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n * n_split)
-                    records.append((words, (a_reg, b_reg, c_reg), (gx, gy, bb), split))
-    if splits == 1:
-        pipe = ctx.pipeline(KERNEL, 3, defines)
-        program = LaunchProgram.compile(KERNEL, packer, ctx,
-                                        [(pipe, defines, w, g, regs) for w, regs, g, _ in records], ())
-        call = _GemmCall(ctx, program, spans, itemsize, k > 0)
-        if key is not None and tune is None:
-            _keep_plan(_GEMM_PLANS.of(backend), key, call)
-        call.launch(backend, a, b, c)
-        return
-    ptrs = (a, b, c)
-    dispatches = []
-    for words, regs, grid, split in records:
-        wins = [backend.window(ptrs[r.base] + r.offset, r.nbytes, itemsize) for r in regs]
-        patched = list(words)
-        for r, win in zip(regs, wins):
-            if r.word:
-                patched[r.word] = win.first
-        combine = None
-        if split is not None:
-            n_split, count, head, tail = split
-            combine = SplitRecord(n_split, count, combine_params(*head, wins[2].first, *tail))
-        dispatches.append((packer.pack(*patched), [w.binding for w in wins], grid, combine))
-    dispatch_gemm_records(backend, KERNEL, types, defines, dispatches)
+                    if splits == 1:
+                        records.append((words, (a_reg, b_reg, c_reg), (gx, gy, bb), None))
+                        continue
+                    count = bb * mb * nb
+                    part = Region(3, 0, n_split * count * acc_size, acc_size, 0, 0, 0)
+                    combine = (scale_a, scale_c, *combine_words(mb, nb, bb, n_split, 0, 1,
+                                                                ldc if nb > 1 else 0,
+                                                                stride_c if bb > 1 else 0))
+                    scratch = max(scratch, part.nbytes)
+                    records.append((words, (a_reg, b_reg, part), (gx, gy, bb),
+                                    (combine, (part, c_reg._replace(word=COMBINE_C_FIRST)),
+                                     ctx.fold_grid(-(-count // COMBINE_WG)))))
+    pipe = ctx.pipeline(KERNEL, 3, defines)
+    steps: list[Record] = []
+    combine_pipe = combine_defines = None
+    if splits > 1:
+        combine_defines = {"ENABLE": types["ENABLE"], "T": types["T"], "ACC": acc_type}
+        combine_pipe = ctx.pipeline(KERNEL_COMBINE, 2, combine_defines)
+    for words, regs, grid, combine in records:
+        steps.append(Record(pipe, defines, words, grid, regs))
+        if combine is not None:
+            cwords, cregs, cgrid = combine
+            steps.append(Record(combine_pipe, combine_defines, cwords, cgrid, cregs, KERNEL_COMBINE,
+                                _COMBINE_WORDS[acc_type]))
+    program = LaunchProgram.compile(KERNEL, packer, ctx, steps, [(scratch, 0)] if scratch else ())
+    call = _GemmCall(ctx, program, spans, itemsize, k > 0)
+    if key is not None and tune is None:
+        _keep_plan(_GEMM_PLANS.of(backend), key, call)
+    call.launch(backend, a, b, c)
 
 
 #: The knobs of ``plan_settings`` (two of them live, read on every matmul), kept until they change.
@@ -728,7 +774,7 @@ def planned_call(backend: Any, trans_a: BackendTranspose, trans_b: BackendTransp
     """The plan an earlier ``gemm_strided_batched`` call with these arguments (everything but
     the pointers, plain ints) kept on ``backend``, valid on its current context, under the
     settings ``settings`` (default: ``plan_settings()`` now); None when there is none (a call
-    with split-K or under tuning keeps none). Its ``launch(backend, a, b, c)`` replays the call
+    under tuning keeps none). Its ``launch(backend, a, b, c)`` replays the call
     for new pointers (checking them)."""
     key = (trans_a, trans_b, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch,
            alpha, beta, dtype, None, *(plan_settings() if settings is None else settings),
@@ -751,9 +797,9 @@ def _no_placeholder(backend: Any, nbytes: int, *bindings: Any) -> Any:  # pragma
 
 @dataclass(frozen=True, eq=False)
 class _GemmCall:
-    """A validated ``gemm_strided_batched`` call without split-K on the context ``ctx``,
-    everything but the pointers: its program, the byte spans of A, B and C (A's and B's
-    pointers are checked only when ``reads``: k > 0) and the item size."""
+    """A validated ``gemm_strided_batched`` call on the context ``ctx``, everything but the
+    pointers: its program (split-K's combine steps and scratch included), the byte spans of A,
+    B and C (A's and B's pointers are checked only when ``reads``: k > 0) and the item size."""
 
     ctx: Any
     program: LaunchProgram
@@ -984,7 +1030,9 @@ __all__ = [
     "choose_splits",
     "clamp_plan",
     "combine_params",
+    "combine_words",
     "dispatch_gemm_records",
+    "f64_gpu_plan",
     "gemm_plan",
     "plan_settings",
     "plan_splitk",
