@@ -599,7 +599,7 @@ def test_mixed_vector_mode(backend: WebGpuBackend, src: str, dst: str) -> None:
                         ["bool", st_dst.compute, st_dst.compute], out, off_o, (1,), (n,),
                         lambda c, v, f: np.where(c, v.astype(dst), f))
     finally:
-        ctx.dispatch = real_dispatch
+        del ctx.dispatch  # (the class's method again: no wrapper left on the context)
 
 
 def test_store_mode_follows_output_layout(backend: WebGpuBackend, monkeypatch: pytest.MonkeyPatch) -> None:

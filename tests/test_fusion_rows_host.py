@@ -12,7 +12,7 @@ import pytest
 import gputensor as gt
 from gputensor import _fusion, _statistical_functions
 
-from _compare import assert_close
+from _compare import assert_close, tol
 
 
 def _softmax(x, axis=-1):
@@ -101,7 +101,7 @@ def test_scalar_parameters_in_row_kernel(scale):
             got = gt.asnumpy(x / gt.sum(gt.abs(x), axis=-1, keepdims=True) * s)
     want = (h / np.abs(h).sum(axis=-1, keepdims=True)) * np.float32(scale)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(got, want, **tol("float32", "reduction_small"))
 
 
 def test_bound_pending_several_readers():
@@ -160,7 +160,7 @@ def test_same_dag_twice_node_matches_general_node():
             assert node.skey == general.skey and node.scalars == general.scalars
             assert (node.size, node.n_scalars) == (general.size, general.n_scalars)
             hd = gt.asnumpy(d)
-            np.testing.assert_allclose(gt.asnumpy(z), hd * hd, rtol=1e-6)
+            np.testing.assert_allclose(gt.asnumpy(z), hd * hd, **tol("float32", "elementwise"))
 
 
 def test_loop_of_patterns_records_early_and_fuses_three_statistics():
