@@ -136,7 +136,10 @@ class Record(NamedTuple):
     ``grid``, its bindings' ``regions``; the ``kernel`` name and the ``packer`` (struct) of its
     parameter words where they are not the program's (a program of several kernels); ``tail``:
     whether the per-call parameter bytes of a replay follow its words (an elementwise call's
-    scalars; a fused reduction's only in the pass that evaluates its prologue)."""
+    scalars; a fused reduction's only in the pass that evaluates its prologue); ``firsts``:
+    more parameter words patched as ``Region.word`` is, each (word, binding index, extra): the
+    word takes the window index of that binding's lowest element plus ``extra`` (a kernel that
+    reads one binding's first element in several words)."""
 
     pipeline: Any
     defines: dict[str, object]
@@ -146,6 +149,7 @@ class Record(NamedTuple):
     kernel: str | None = None
     packer: struct.Struct | None = None
     tail: bool = True
+    firsts: tuple[tuple[int, int, int], ...] = ()
 
 
 def rebased(program: "LaunchProgram", bases: Sequence[tuple[int, int]]) -> list[Record]:
@@ -217,7 +221,7 @@ class LaunchProgram:
         slots: dict[BindingSlot, int] = {}
         steps = []
         records = [Record(*record) for record in records]
-        for pipe, defines, words, grid, regions, step_kernel, step_packer, tail in records:
+        for pipe, defines, words, grid, regions, step_kernel, step_packer, tail, more in records:
             step_kernel, step_packer = step_kernel or kernel, step_packer or packer
             bound, patches, hold = [], [], []
             for base, offset, nbytes, itemsize, vector, word, extra in regions:
@@ -229,6 +233,7 @@ class LaunchProgram:
                 bound.append(slot)
                 if word:
                     patches.append((word, slot, extra))
+            patches += [(word, bound[index], extra) for word, index, extra in more]
             offsets = _field_offsets(step_packer)
             raw = step_packer.pack(*words)
             last = {word: (slot, extra) for word, slot, extra in patches}  # (the last write of a word wins)
@@ -281,13 +286,16 @@ class LaunchProgram:
             for ptr in reversed(auxes):
                 backend.free(ptr)  # the recorded dispatches keep the pool blocks alive until they run
 
-    def dispatch(self, backend: Any, ctx: Any, ptrs: Sequence[int],
-                 placeholder: Callable[[Any, int, Any, Any], Any] | None = None, tail: bytes = b"") -> None:
+    def dispatch(self, backend: Any, ctx: Any, ptrs: Sequence[Any],
+                 placeholder: Callable[[Any, int, Any, Any], Any] | None = None, tail: bytes = b"",
+                 source: str | None = None) -> None:
         """The reference path of ``run``: record every step through ``WgpuContext.dispatch``
         (which a wrapper such as the profiler's or a test spy sees), with the windows of the
-        operands whose element [0, ...] is at ``ptrs[base]`` checked by ``backend.window``, the
-        scratch allocated here (and freed after recording) and ``tail`` after every step's
-        parameter words. BackendError (invalid argument) for a window that is out of range or
+        operands whose element [0, ...] is at ``ptrs[base]`` checked by ``backend.window`` (an
+        entry that is a binding, ``(buffer, offset, size)``, is bound as it is), the
+        scratch allocated here (and freed after recording), ``tail`` after every step's
+        parameter words and, with ``source``, that WGSL text compiled instead of the kernel's
+        template (a user's kernel). BackendError (invalid argument) for a window that is out of range or
         misaligned, before anything is recorded."""
         auxes = [backend.alloc(nbytes, zero=False) for nbytes, _ in self.aux]
         try:
@@ -295,7 +303,12 @@ class LaunchProgram:
             bindings: list[Any] = []
             firsts: list[int] = []
             for base, rel, nbytes, itemsize, vec in self.slots:
-                win = backend.window(ptrs[base] + rel, nbytes, itemsize)
+                ptr = ptrs[base]
+                if type(ptr) is tuple:  # a binding made by the caller, bound as it is
+                    bindings.append(ptr)
+                    firsts.append(0)
+                    continue
+                win = backend.window(ptr + rel, nbytes, itemsize)
                 bindings.append((win.buffer, win.offset, _width(win.size, vec)) if vec else win.binding)
                 firsts.append(win.first)
             records = []
@@ -311,7 +324,10 @@ class LaunchProgram:
                 records.append((kernel, pack, patched, list(bound), grid, defines, tail if takes else b""))
             for kernel, pack, words, bound, grid, defines, extra in records:
                 # (packed here: parameter structs with float fields, e.g. gemm's scales)
-                ctx.dispatch(kernel, pack(*words) + extra, bound, grid, defines)
+                if source is None:
+                    ctx.dispatch(kernel, pack(*words) + extra, bound, grid, defines)
+                else:
+                    ctx.dispatch(kernel, pack(*words) + extra, bound, grid, defines, source=source)
         finally:
             for ptr in reversed(auxes):
                 backend.free(ptr)

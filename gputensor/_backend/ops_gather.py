@@ -34,6 +34,7 @@ from typing import Any
 
 from .errors import invalid_argument, unsupported
 from .kernels import snippet
+from .launch import LaunchProgram, Record, Region
 from .layout import extent, merge_dims
 from .ops_sort import _check_dtype, _check_int, bits_loader, store_bits_code, window_limit
 from .plan_cache import PlanCache
@@ -145,33 +146,19 @@ def _boxes(shape: list[int], stride_sets: list[list[int]], sizes: list[int],
 class _OnePlan:
     """A gather/scatter that is one dispatch (one box, one window of the indexed side, no
     winner pass), planned for the context ``ctx`` under the window limit ``limit``: everything
-    but the pointers. ``plain``, ``xrange`` and ``iranges``: the [lo, hi) element ranges bound of
-    the plain side, the indexed side and each index array (relative to their pointers; also the
-    ranges checked); ``size``: the data item size, ``isizes`` the index arrays'; ``words``: the
-    parameter words after ``idx_first``; ``scatter``: which side is indexed. ``itemsizes`` and
-    ``spans``: what ``WebGpuBackend.bindings`` binds for operand a, operand b and each index
-    array (``(lo, count, lo)``: the window index of element 0 comes back); ``raw``: the
-    parameter bytes with the pointer words and the check slot 0."""
+    but the pointers, as the ``launch.LaunchProgram`` ``program`` (operand 0 ``a``, 1 ``b``,
+    ``2 + k`` index array ``k``, then, where ``checks`` names the device-side index checks,
+    the binding of their flag words; their slot is the parameter bytes after the program's
+    words). ``itemsizes`` and ``spans``: what ``WebGpuBackend.bindings`` checks and
+    binds of each operand (``(lo, count, 0)``: the window index of the lowest element comes
+    back, the program's slot windows)."""
 
     ctx: Any
-    pipe: Any
-    defines: dict[str, object]
-    count: int
-    rank: int
-    plain: tuple[int, int]
-    xrange: tuple[int, int]
-    iranges: tuple[tuple[int, int], ...]
-    size: int
-    isizes: tuple[int, ...]
-    words: tuple[int, ...]
-    grid: tuple[int, int, int]
+    program: LaunchProgram
     checks: tuple[str, ...]
-    packer: struct.Struct
-    scatter: bool = False
-    limit: int = 0
-    itemsizes: tuple[int, ...] = ()
-    spans: tuple[tuple[int, int, int], ...] = ()
-    raw: bytes = b""
+    limit: int
+    itemsizes: tuple[int, ...]
+    spans: tuple[tuple[int, int, int], ...]
 
     def valid_on(self, backend: Any) -> bool:
         """Whether the plan holds on ``backend`` now (its context and window limit unchanged)."""
@@ -185,37 +172,35 @@ class _OnePlan:
     def launch_ptrs(self, backend: Any, a_ptr: int, b_ptr: int, index_ptrs: Sequence[int]) -> None:
         """``launch`` with the index arrays given by their pointers (at point 0) alone: every
         range checked and bound by one ``WebGpuBackend.bindings`` call (BackendError as
-        ``gather`` says, before anything is recorded), the parameter bytes patched."""
-        bindings, firsts = backend.bindings((a_ptr, b_ptr, *index_ptrs), self.itemsizes, self.spans)
-        xbase = firsts[1] if self.scatter else firsts[0]
-        xlo, xhi = self.xrange
-        heads = [self.count, self.rank, firsts[0] & _U32, firsts[1] & _U32, (xbase + xlo) & _U32,
-                 (xbase + xhi) & _U32, 0, 0, 0, 0, 0, 0]
-        for k in range(len(index_ptrs)):
-            heads[8 + k] = firsts[2 + k] & _U32
-        raw = bytearray(self.raw)
-        _HEAD.pack_into(raw, 0, *heads)
+        ``gather`` says, before anything is recorded), the program replayed (through
+        ``LaunchProgram.dispatch`` where a dispatch wrapper is on the context)."""
+        ptrs = (a_ptr, b_ptr, *index_ptrs)
+        bindings, firsts = backend.bindings(ptrs, self.itemsizes, self.spans)
         ctx = self.ctx
+        program = self.program
         spy = ctx.__dict__.get("dispatch") is not None
         if not self.checks:
             if spy:
-                ctx.dispatch("gather", bytes(raw), bindings, self.grid, self.defines)
+                program.dispatch(backend, ctx, ptrs, None, _NO_CHECK)
             else:
-                ctx.record("gather", self.pipe, self.defines, raw, bindings, *self.grid)
+                program.record(ctx, bindings, firsts if any(firsts) else None, _NO_CHECK)
             return
         with ctx._lock:  # the slot is reserved and its dispatch recorded as one
             region, slot = ctx.reserve_index_check(self.checks)
-            _WORD.pack_into(raw, len(raw) - 16, slot)
-            bindings.append(region)
             if spy:
-                ctx.dispatch("gather", bytes(raw), bindings, self.grid, self.defines)
+                program.dispatch(backend, ctx, (*ptrs, region), None, _CHECK_SLOT.pack(slot))
+                return
+            bindings.append(region)
+            if any(firsts):
+                firsts.append(0)
+                program.record(ctx, bindings, firsts, _CHECK_SLOT.pack(slot))
             else:
-                ctx.record("gather", self.pipe, self.defines, raw, bindings, *self.grid)
+                program.record(ctx, bindings, None, _CHECK_SLOT.pack(slot))
 
 
-#: The gather kernel's first 12 parameter words (the head and the index arrays' first elements).
-_HEAD = struct.Struct("<12I")
-_WORD = struct.Struct("<I")
+#: The gather kernel's last 4 parameter words (the index checks' slot), after a program's words.
+_CHECK_SLOT = struct.Struct("<I12x")
+_NO_CHECK = bytes(16)
 
 
 def planned_gather(backend: Any, dtype: str, shape: Sequence[int], src_strides: Sequence[int],
@@ -396,21 +381,29 @@ def _plan_one(backend: Any, scatter: bool, dtype: str, size: int, mshape: list[i
     for d in range(MAXD):
         istr += [(_i32(msets[2 + k][d]) if d < rank else 0) if k < len(indices) else 0 for k in range(4)]
     pad4 = lambda v: (list(v) + [0, 0, 0, 0])[:4]  # noqa: E731
-    words = tuple(pad4([_i32(ix.n) for ix in indices]) + pad4([_i32(ix.mul) for ix in indices]) + dims + istr)
+    # the head (count, rank, first-element and range words patched at replay), then the rest
+    words = tuple([math.prod(mshape), rank] + [0] * 10 + pad4([_i32(ix.n) for ix in indices])
+                  + pad4([_i32(ix.mul) for ix in indices]) + dims + istr)
     defines = _move_defines(scatter, dtype, indices, checked)
     ctx = backend.context
     n_bind = 2 + len(indices) + (1 if any(checked) else 0)
     pipe = ctx.pipeline("gather", n_bind, defines)
-    count = math.prod(mshape)
-    grid = ctx.fold_grid(-(-count // WG))
+    grid = ctx.fold_grid(-(-math.prod(mshape) // WG))
     checks = tuple(ix.check for ix in indices) if any(checked) else ()
-    packer = struct.Struct(f"<{8 + 4 + len(words) + 4}I")
-    xrange = tuple(indexed_extent)
-    a_range, b_range = (plain, xrange) if scatter else (xrange, plain)
-    spans = tuple((lo, max(hi - lo, 1), lo) for lo, hi in (a_range, b_range) + iranges)
-    raw = packer.pack(*([0] * 12 + list(words) + [0] * 4))
-    return _OnePlan(ctx, pipe, defines, count, rank, plain, xrange, iranges, size,
-                    tuple(isizes), words, grid, checks, packer, scatter, limit, (size, size, *isizes), spans, raw)
+    xlo, xhi = indexed_extent
+    a_range, b_range = ((plain, (xlo, xhi)) if scatter else ((xlo, xhi), plain))
+    itemsizes = (size, size, *isizes)
+    spans = tuple((lo, max(hi - lo, 1), 0) for lo, hi in (a_range, b_range) + iranges)
+    # words 2, 3 and 8 + k: element 0 of a, b and index array k; 4 and 5: the indexed side's range
+    regions = [Region(k, lo * itemsize, count * itemsize, itemsize, 0, word, -lo)
+               for k, ((lo, count, _), itemsize, word) in enumerate(zip(spans, itemsizes, (2, 3, 8, 9, 10, 11)))]
+    if checks:  # the flag words: a binding the caller makes (``reserve_index_check``)
+        regions.append(Region(len(regions), 0, 4, 4, 0, 0, 0))
+    x_binding = 1 if scatter else 0
+    record = Record(pipe, defines, words, grid, tuple(regions),
+                    firsts=((4, x_binding, 0), (5, x_binding, xhi - xlo)))
+    program = LaunchProgram.compile("gather", struct.Struct(f"<{len(words)}I"), ctx, [record], ())
+    return _OnePlan(ctx, program, checks, limit, itemsizes, spans)
 
 
 def _row_major(shape: Sequence[int]) -> list[int]:
