@@ -197,14 +197,15 @@ class LaunchProgram:
     """A whole call compiled for a context whose ``max_workgroups_per_dim`` was ``max_workgroups``
     (see the module docstring). ``kernel``: the template name every step records as;
     ``packer``: the struct of its parameter words; ``aux``: the scratch allocations, each
-    (bytes, vector bytes its buffer size must be a multiple of, 0 for none)."""
+    (bytes, vector bytes its buffer size must be a multiple of, 0 for none, whether it is
+    zero-filled; given as a pair where it is not)."""
 
     kernel: str
     packer: struct.Struct
     max_workgroups: int
     slots: tuple[BindingSlot, ...]
     steps: tuple[Step, ...]
-    aux: tuple[tuple[int, int], ...]
+    aux: tuple[tuple[int, int, bool], ...]
     #: What ``record`` reads of each step, flat: (pipeline, defines, the bindings' getter (None:
     #: every slot in order), placeholder, kernel, raw, at, raw0, tail, x, y, z).
     replay_steps: tuple[tuple[Any, ...], ...] = ()
@@ -251,7 +252,8 @@ class LaunchProgram:
             pipe, defines, take, _, step_kernel, _, _, raw0, takes, x, y, z = replay[0]
             single = (step_kernel, pipe, defines, raw0, take, takes, x, y, z)
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
-                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux), replay, tuple(records), single)
+                   tuple((int(nbytes), int(vec), bool(zero and zero[0])) for nbytes, vec, *zero in aux), replay,
+                   tuple(records), single)
 
     def valid_for(self, ctx: Any) -> bool:
         """Whether the program's grids hold on ``ctx`` (its workgroup limit is unchanged)."""
@@ -271,8 +273,8 @@ class LaunchProgram:
             return True
         auxes: list[int] = []
         try:
-            for nbytes, vec in self.aux:
-                ptr = backend.alloc(nbytes, zero=False)
+            for nbytes, vec, zero in self.aux:
+                ptr = backend.alloc(nbytes, zero=zero)
                 auxes.append(ptr)
                 alloc = backend.resolve(ptr, 0)[0]
                 buffer = alloc.buffer
@@ -297,7 +299,7 @@ class LaunchProgram:
         parameter words and, with ``source``, that WGSL text compiled instead of the kernel's
         template (a user's kernel). BackendError (invalid argument) for a window that is out of range or
         misaligned, before anything is recorded."""
-        auxes = [backend.alloc(nbytes, zero=False) for nbytes, _ in self.aux]
+        auxes = [backend.alloc(nbytes, zero=zero) for nbytes, _, zero in self.aux]
         try:
             ptrs = [*ptrs, *auxes]
             bindings: list[Any] = []
