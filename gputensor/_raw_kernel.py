@@ -293,7 +293,7 @@ class RawKernel:
         limit = min(int(ctx.limits.get("max-uniform-buffer-binding-size", 65536)), 64 * 1024)
         if len(raw) > limit:
             raise ValueError(f"params of {len(raw)} bytes exceed the {limit}-byte limit")
-        bindings, staged = [], []
+        bindings, staged, targets = [], [], []
         try:
             for a in args:
                 nbytes = a.size * a.dtype.itemsize
@@ -308,12 +308,16 @@ class RawKernel:
                 if win.first:  # pragma: no cover - fresh allocations are aligned
                     raise ValueError("a temporary array is not aligned for binding")
                 bindings.append(win.binding)
+                targets.append(target)
             pipe = _compile(ctx, self.name, len(args), None, self.name, self._regions, source=self._source)
             if 0 in dims:
                 return
             with _profile.label(self.name):
                 if ctx.__dict__.get("dispatch") is not None:  # a dispatch wrapper: the reference path
-                    ctx.dispatch(self.name, raw, bindings, dims, source=self._source)
+                    regions = [Region(k, 0, t.size * t.dtype.itemsize, t.dtype.itemsize, 0, 0, 0)
+                               for k, t in enumerate(targets)]
+                    program = LaunchProgram.compile(self.name, _NO_WORDS, ctx, [Record(pipe, None, (), dims, regions)], ())
+                    program.dispatch(be, ctx, [t._ptr for t in targets], tail=raw, source=self._source)
                 else:
                     self._program(ctx, pipe, len(bindings), dims).record(ctx, bindings, None, raw)
             for a, tmp in staged:

@@ -316,3 +316,56 @@ def test_repeated_compactions_and_concats_replay(backend, monkeypatch):
                                                                                  original(name, *args, **kw)))
     calls(3)
     assert not any(name in ("compact_count", "compact_write", "concat") for name in seen)
+
+
+@pytest.mark.parametrize("window", [None, 8192])
+def test_repeated_gathers_and_scatters_replay(backend, monkeypatch, window):
+    """Gathers and scatters of one structure (take with its device-side index check,
+    take_along_axis, integer-array indexing, assignment through index arrays with duplicates:
+    the winner passes) plan their programs once and replay them with no dispatch through
+    ``WgpuContext.dispatch``, one dispatch or several (a small window: boxes and windows of
+    the indexed side); through a dispatch wrapper (the reference path) every dispatch is seen
+    and the results are the same; an index out of range still raises at the next wait."""
+    from gputensor._backend import ops_sort
+
+    if window is not None:
+        monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", window)
+    rng = np.random.default_rng(21)
+    ctx = backend.context
+
+    def calls(k):
+        for _ in range(k):
+            a = rng.standard_normal(5000).astype(np.float32)
+            m = rng.integers(-99, 99, size=(40, 70)).astype(np.int16)
+            i = rng.integers(-5000, 5000, size=3000)
+            j = rng.integers(0, 70, size=(40, 9)).astype(np.int32)
+            x, y = gt.asarray(a), gt.asarray(m)
+            np.testing.assert_array_equal(np.asarray(gt.take(x, gt.asarray(i))), np.take(a, i))
+            np.testing.assert_array_equal(np.asarray(gt.take_along_axis(y, gt.asarray(j), axis=1)),
+                                          np.take_along_axis(m, j, axis=1))
+            rows = rng.integers(0, 40, size=17)
+            np.testing.assert_array_equal(np.asarray(y[gt.asarray(rows), 3:60:2]), m[rows, 3:60:2])
+            dst = rng.integers(0, 5000, size=4000)  # duplicates: the last point of each wins
+            vals = rng.standard_normal(4000).astype(np.float32)
+            x[gt.asarray(dst)] = gt.asarray(vals)
+            a[dst] = vals
+            np.testing.assert_array_equal(np.asarray(x), a)
+
+    calls(2)
+    seen = []
+    original = ctx.dispatch
+    monkeypatch.setattr(type(ctx), "dispatch", lambda self, name, *args, **kw: (seen.append(name),
+                                                                                 original(name, *args, **kw)))
+    calls(2)
+    assert "gather" not in seen
+    monkeypatch.setattr(type(ctx), "dispatch", original.__func__)
+    seen = _spied(monkeypatch, ctx)
+    calls(1)
+    assert seen.count("gather") >= 5  # take, take_along_axis, indexing, claim and write
+    for _ in range(2):  # the reference path, then a replay: the index check holds on both
+        x = gt.asarray(np.zeros(5000, np.float32))
+        with pytest.raises(IndexError):
+            np.asarray(gt.take(x, gt.asarray(np.full(3000, 5000))))
+        monkeypatch.undo()
+        if window is not None:
+            monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", window)

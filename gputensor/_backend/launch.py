@@ -136,7 +136,10 @@ class Record(NamedTuple):
     ``grid``, its bindings' ``regions``; the ``kernel`` name and the ``packer`` (struct) of its
     parameter words where they are not the program's (a program of several kernels); ``tail``:
     whether the per-call parameter bytes of a replay follow its words (an elementwise call's
-    scalars; a fused reduction's only in the pass that evaluates its prologue)."""
+    scalars; a fused reduction's only in the pass that evaluates its prologue); ``firsts``:
+    more parameter words patched as ``Region.word`` is, each (word, binding index, extra): the
+    word takes the window index of that binding's lowest element plus ``extra`` (a kernel that
+    reads one binding's first element in several words)."""
 
     pipeline: Any
     defines: dict[str, object]
@@ -146,6 +149,7 @@ class Record(NamedTuple):
     kernel: str | None = None
     packer: struct.Struct | None = None
     tail: bool = True
+    firsts: tuple[tuple[int, int, int], ...] = ()
 
 
 def rebased(program: "LaunchProgram", bases: Sequence[tuple[int, int]]) -> list[Record]:
@@ -193,14 +197,15 @@ class LaunchProgram:
     """A whole call compiled for a context whose ``max_workgroups_per_dim`` was ``max_workgroups``
     (see the module docstring). ``kernel``: the template name every step records as;
     ``packer``: the struct of its parameter words; ``aux``: the scratch allocations, each
-    (bytes, vector bytes its buffer size must be a multiple of, 0 for none)."""
+    (bytes, vector bytes its buffer size must be a multiple of, 0 for none, whether it is
+    zero-filled; given as a pair where it is not)."""
 
     kernel: str
     packer: struct.Struct
     max_workgroups: int
     slots: tuple[BindingSlot, ...]
     steps: tuple[Step, ...]
-    aux: tuple[tuple[int, int], ...]
+    aux: tuple[tuple[int, int, bool], ...]
     #: What ``record`` reads of each step, flat: (pipeline, defines, the bindings' getter (None:
     #: every slot in order), placeholder, kernel, raw, at, raw0, tail, x, y, z).
     replay_steps: tuple[tuple[Any, ...], ...] = ()
@@ -217,7 +222,7 @@ class LaunchProgram:
         slots: dict[BindingSlot, int] = {}
         steps = []
         records = [Record(*record) for record in records]
-        for pipe, defines, words, grid, regions, step_kernel, step_packer, tail in records:
+        for pipe, defines, words, grid, regions, step_kernel, step_packer, tail, more in records:
             step_kernel, step_packer = step_kernel or kernel, step_packer or packer
             bound, patches, hold = [], [], []
             for base, offset, nbytes, itemsize, vector, word, extra in regions:
@@ -229,6 +234,7 @@ class LaunchProgram:
                 bound.append(slot)
                 if word:
                     patches.append((word, slot, extra))
+            patches += [(word, bound[index], extra) for word, index, extra in more]
             offsets = _field_offsets(step_packer)
             raw = step_packer.pack(*words)
             last = {word: (slot, extra) for word, slot, extra in patches}  # (the last write of a word wins)
@@ -246,7 +252,8 @@ class LaunchProgram:
             pipe, defines, take, _, step_kernel, _, _, raw0, takes, x, y, z = replay[0]
             single = (step_kernel, pipe, defines, raw0, take, takes, x, y, z)
         return cls(kernel, packer, ctx.max_workgroups_per_dim, tuple(slots), tuple(steps),
-                   tuple((int(nbytes), int(vec)) for nbytes, vec in aux), replay, tuple(records), single)
+                   tuple((int(nbytes), int(vec), bool(zero and zero[0])) for nbytes, vec, *zero in aux), replay,
+                   tuple(records), single)
 
     def valid_for(self, ctx: Any) -> bool:
         """Whether the program's grids hold on ``ctx`` (its workgroup limit is unchanged)."""
@@ -266,8 +273,8 @@ class LaunchProgram:
             return True
         auxes: list[int] = []
         try:
-            for nbytes, vec in self.aux:
-                ptr = backend.alloc(nbytes, zero=False)
+            for nbytes, vec, zero in self.aux:
+                ptr = backend.alloc(nbytes, zero=zero)
                 auxes.append(ptr)
                 alloc = backend.resolve(ptr, 0)[0]
                 buffer = alloc.buffer
@@ -281,21 +288,29 @@ class LaunchProgram:
             for ptr in reversed(auxes):
                 backend.free(ptr)  # the recorded dispatches keep the pool blocks alive until they run
 
-    def dispatch(self, backend: Any, ctx: Any, ptrs: Sequence[int],
-                 placeholder: Callable[[Any, int, Any, Any], Any] | None = None, tail: bytes = b"") -> None:
+    def dispatch(self, backend: Any, ctx: Any, ptrs: Sequence[Any],
+                 placeholder: Callable[[Any, int, Any, Any], Any] | None = None, tail: bytes = b"",
+                 source: str | None = None) -> None:
         """The reference path of ``run``: record every step through ``WgpuContext.dispatch``
         (which a wrapper such as the profiler's or a test spy sees), with the windows of the
-        operands whose element [0, ...] is at ``ptrs[base]`` checked by ``backend.window``, the
-        scratch allocated here (and freed after recording) and ``tail`` after every step's
-        parameter words. BackendError (invalid argument) for a window that is out of range or
+        operands whose element [0, ...] is at ``ptrs[base]`` checked by ``backend.window`` (an
+        entry that is a binding, ``(buffer, offset, size)``, is bound as it is), the
+        scratch allocated here (and freed after recording), ``tail`` after every step's
+        parameter words and, with ``source``, that WGSL text compiled instead of the kernel's
+        template (a user's kernel). BackendError (invalid argument) for a window that is out of range or
         misaligned, before anything is recorded."""
-        auxes = [backend.alloc(nbytes, zero=False) for nbytes, _ in self.aux]
+        auxes = [backend.alloc(nbytes, zero=zero) for nbytes, _, zero in self.aux]
         try:
             ptrs = [*ptrs, *auxes]
             bindings: list[Any] = []
             firsts: list[int] = []
             for base, rel, nbytes, itemsize, vec in self.slots:
-                win = backend.window(ptrs[base] + rel, nbytes, itemsize)
+                ptr = ptrs[base]
+                if type(ptr) is tuple:  # a binding made by the caller, bound as it is
+                    bindings.append(ptr)
+                    firsts.append(0)
+                    continue
+                win = backend.window(ptr + rel, nbytes, itemsize)
                 bindings.append((win.buffer, win.offset, _width(win.size, vec)) if vec else win.binding)
                 firsts.append(win.first)
             records = []
@@ -311,7 +326,10 @@ class LaunchProgram:
                 records.append((kernel, pack, patched, list(bound), grid, defines, tail if takes else b""))
             for kernel, pack, words, bound, grid, defines, extra in records:
                 # (packed here: parameter structs with float fields, e.g. gemm's scales)
-                ctx.dispatch(kernel, pack(*words) + extra, bound, grid, defines)
+                if source is None:
+                    ctx.dispatch(kernel, pack(*words) + extra, bound, grid, defines)
+                else:
+                    ctx.dispatch(kernel, pack(*words) + extra, bound, grid, defines, source=source)
         finally:
             for ptr in reversed(auxes):
                 backend.free(ptr)

@@ -14,8 +14,9 @@ element, the value of the last point in row-major order (NumPy's rule): a claim 
 largest point index per element (``atomicMax``), then the write pass stores only the winners.
 The host checks index ranges before calling a scatter (the kernel trusts them); a gather's
 kernel checks the indices marked ``IndexOperand.check`` itself (``index_checks``: an error
-flag read at the next wait). A call that is one dispatch is planned once per call structure
-(``_OnePlan``, kept per backend) and replayed with new pointers.
+flag read at the next wait). A call is planned once per call structure as ``launch``
+LaunchPrograms (``_OnePlan`` for one dispatch, ``_BoxPlan`` for several; kept per backend) and
+replayed with new pointers.
 
 Large operands: the indexed side is bound window by window (each dispatch moves only the points
 whose element lies in its window); the other operands are split into boxes of the iteration
@@ -33,7 +34,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import invalid_argument, unsupported
+from .index_checks import INDEX_CHECK_SLOTS
 from .kernels import snippet
+from .launch import LaunchProgram, Record, Region, operand_bases
 from .layout import extent, merge_dims
 from .ops_sort import _check_dtype, _check_int, bits_loader, store_bits_code, window_limit
 from .plan_cache import PlanCache
@@ -145,33 +148,19 @@ def _boxes(shape: list[int], stride_sets: list[list[int]], sizes: list[int],
 class _OnePlan:
     """A gather/scatter that is one dispatch (one box, one window of the indexed side, no
     winner pass), planned for the context ``ctx`` under the window limit ``limit``: everything
-    but the pointers. ``plain``, ``xrange`` and ``iranges``: the [lo, hi) element ranges bound of
-    the plain side, the indexed side and each index array (relative to their pointers; also the
-    ranges checked); ``size``: the data item size, ``isizes`` the index arrays'; ``words``: the
-    parameter words after ``idx_first``; ``scatter``: which side is indexed. ``itemsizes`` and
-    ``spans``: what ``WebGpuBackend.bindings`` binds for operand a, operand b and each index
-    array (``(lo, count, lo)``: the window index of element 0 comes back); ``raw``: the
-    parameter bytes with the pointer words and the check slot 0."""
+    but the pointers, as the ``launch.LaunchProgram`` ``program`` (operand 0 ``a``, 1 ``b``,
+    ``2 + k`` index array ``k``, then, where ``checks`` names the device-side index checks,
+    the binding of their flag words; their slot is the parameter bytes after the program's
+    words). ``itemsizes`` and ``spans``: what ``WebGpuBackend.bindings`` checks and
+    binds of each operand (``(lo, count, 0)``: the window index of the lowest element comes
+    back, the program's slot windows)."""
 
     ctx: Any
-    pipe: Any
-    defines: dict[str, object]
-    count: int
-    rank: int
-    plain: tuple[int, int]
-    xrange: tuple[int, int]
-    iranges: tuple[tuple[int, int], ...]
-    size: int
-    isizes: tuple[int, ...]
-    words: tuple[int, ...]
-    grid: tuple[int, int, int]
+    program: LaunchProgram
     checks: tuple[str, ...]
-    packer: struct.Struct
-    scatter: bool = False
-    limit: int = 0
-    itemsizes: tuple[int, ...] = ()
-    spans: tuple[tuple[int, int, int], ...] = ()
-    raw: bytes = b""
+    limit: int
+    itemsizes: tuple[int, ...]
+    spans: tuple[tuple[int, int, int], ...]
 
     def valid_on(self, backend: Any) -> bool:
         """Whether the plan holds on ``backend`` now (its context and window limit unchanged)."""
@@ -185,45 +174,43 @@ class _OnePlan:
     def launch_ptrs(self, backend: Any, a_ptr: int, b_ptr: int, index_ptrs: Sequence[int]) -> None:
         """``launch`` with the index arrays given by their pointers (at point 0) alone: every
         range checked and bound by one ``WebGpuBackend.bindings`` call (BackendError as
-        ``gather`` says, before anything is recorded), the parameter bytes patched."""
-        bindings, firsts = backend.bindings((a_ptr, b_ptr, *index_ptrs), self.itemsizes, self.spans)
-        xbase = firsts[1] if self.scatter else firsts[0]
-        xlo, xhi = self.xrange
-        heads = [self.count, self.rank, firsts[0] & _U32, firsts[1] & _U32, (xbase + xlo) & _U32,
-                 (xbase + xhi) & _U32, 0, 0, 0, 0, 0, 0]
-        for k in range(len(index_ptrs)):
-            heads[8 + k] = firsts[2 + k] & _U32
-        raw = bytearray(self.raw)
-        _HEAD.pack_into(raw, 0, *heads)
+        ``gather`` says, before anything is recorded), the program replayed (through
+        ``LaunchProgram.dispatch`` where a dispatch wrapper is on the context)."""
+        ptrs = (a_ptr, b_ptr, *index_ptrs)
+        bindings, firsts = backend.bindings(ptrs, self.itemsizes, self.spans)
         ctx = self.ctx
+        program = self.program
         spy = ctx.__dict__.get("dispatch") is not None
         if not self.checks:
             if spy:
-                ctx.dispatch("gather", bytes(raw), bindings, self.grid, self.defines)
+                program.dispatch(backend, ctx, ptrs, None, _NO_CHECK)
             else:
-                ctx.record("gather", self.pipe, self.defines, raw, bindings, *self.grid)
+                program.record(ctx, bindings, firsts if any(firsts) else None, _NO_CHECK)
             return
         with ctx._lock:  # the slot is reserved and its dispatch recorded as one
             region, slot = ctx.reserve_index_check(self.checks)
-            _WORD.pack_into(raw, len(raw) - 16, slot)
-            bindings.append(region)
             if spy:
-                ctx.dispatch("gather", bytes(raw), bindings, self.grid, self.defines)
+                program.dispatch(backend, ctx, (*ptrs, region), None, _CHECK_SLOT.pack(slot))
+                return
+            bindings.append(region)
+            if any(firsts):
+                firsts.append(0)
+                program.record(ctx, bindings, firsts, _CHECK_SLOT.pack(slot))
             else:
-                ctx.record("gather", self.pipe, self.defines, raw, bindings, *self.grid)
+                program.record(ctx, bindings, None, _CHECK_SLOT.pack(slot))
 
 
-#: The gather kernel's first 12 parameter words (the head and the index arrays' first elements).
-_HEAD = struct.Struct("<12I")
-_WORD = struct.Struct("<I")
+#: The gather kernel's last 4 parameter words (the index checks' slot), after a program's words.
+_CHECK_SLOT = struct.Struct("<I12x")
+_NO_CHECK = bytes(16)
 
 
 def planned_gather(backend: Any, dtype: str, shape: Sequence[int], src_strides: Sequence[int],
                    src_extent: tuple[int, int], dst_strides: Sequence[int],
-                   indices: Sequence[IndexOperand]) -> _OnePlan | None:
-    """The one-dispatch plan an earlier ``gather`` call with these arguments (everything but
-    the pointers) kept on ``backend``, valid there now; None when there is none (a call of
-    several dispatches, a 16-byte dtype). Its ``launch_ptrs(backend, src, dst, index_ptrs)``
+                   indices: Sequence[IndexOperand]) -> _OnePlan | _BoxPlan | None:
+    """The plan an earlier ``gather`` call with these arguments (everything but the pointers)
+    kept on ``backend``, valid there now; None when there is none (a 16-byte dtype, whose calls
+    are kept as ones of 8-byte halves). Its ``launch_ptrs(backend, src, dst, index_ptrs)``
     replays the call for new pointers, checking them."""
     try:
         key = (False, dtype, tuple(shape), tuple(src_strides), tuple(dst_strides), tuple(src_extent),
@@ -234,7 +221,7 @@ def planned_gather(backend: Any, dtype: str, shape: Sequence[int], src_strides: 
     return plan if plan is not None and plan.valid_on(backend) else None
 
 
-#: One-dispatch gathers/scatters kept per backend, by their plain arguments.
+#: Gathers/scatters kept per backend (``_OnePlan``, ``_BoxPlan``), by their plain arguments.
 _MOVE_PLANS = PlanCache(256)
 
 
@@ -306,12 +293,85 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
             _MOVE_PLANS.keep(_MOVE_PLANS.of(backend), key, plan)
             plan.launch(backend, scatter, a_ptr, b_ptr, indices)
             return
-    defines = _move_defines(scatter, dtype, indices, checked)
     isizes = [storage_type(ix.dtype).itemsize for ix in indices]
-    plain_k = 0 if scatter else 1
+    ranges = ((0 if scatter else 1, plain_lo * size, (plain_hi - plain_lo) * size),
+              (1 if scatter else 0, xlo * size, (xhi - xlo) * size),
+              *((2 + k, lo * isz, (hi - lo) * isz)
+                for k, (isz, (lo, hi)) in enumerate(zip(isizes, (extent(shape, ix.strides) for ix in indices)))))
+    plan = _plan_boxes(backend, scatter, dtype, size, isizes, mshape, msets, lead, indices, checked,
+                       indexed_extent, limit, winners, ranges)
+    if key is not None:
+        _MOVE_PLANS.keep(_MOVE_PLANS.of(backend), key, plan)
+    plan.launch(backend, scatter, a_ptr, b_ptr, indices)
 
-    def run(pass_defines: dict[str, object], extent_: tuple[int, int], win: tuple[int, int] | None,
-            check: tuple[Any, int] | None = None) -> None:
+
+@dataclass(frozen=True, eq=False)
+class _BoxPlan:
+    """A gather/scatter of several dispatches (boxes of the iteration space, windows of the
+    indexed side, a scatter's winner passes), planned for the context ``ctx`` under the window
+    limit ``limit``: ``programs`` replayed in order (each a ``launch.LaunchProgram`` with the
+    operands of ``_OnePlan``; a two-pass scatter's program per window of the destination, its
+    winners a zero-filled scratch allocation), after the pointer ranges ``ranges`` ((operand,
+    byte offset from its pointer, bytes), as ``WebGpuBackend.resolve`` checks them) and, where
+    ``checks`` names the device-side index checks, with their flag binding last."""
+
+    ctx: Any
+    programs: tuple[LaunchProgram, ...]
+    checks: tuple[str, ...]
+    limit: int
+    ranges: tuple[tuple[int, int, int], ...]
+
+    valid_on = _OnePlan.valid_on
+    launch = _OnePlan.launch
+
+    def launch_ptrs(self, backend: Any, a_ptr: int, b_ptr: int, index_ptrs: Sequence[int]) -> None:
+        """``launch`` with the index arrays given by their pointers (at point 0) alone: every
+        range checked (BackendError as ``gather`` says, before anything is recorded), the
+        programs replayed (through ``LaunchProgram.dispatch`` where a dispatch wrapper is on
+        the context)."""
+        ptrs = (a_ptr, b_ptr, *index_ptrs)
+        for k, lo, nbytes in self.ranges:
+            backend.resolve(ptrs[k] + lo, nbytes)
+        ctx = self.ctx
+        if not self.checks:
+            self._replay(backend, ctx, ptrs, None, _NO_CHECK)
+            return
+        with ctx._lock:  # the slot is reserved and its dispatches recorded as one
+            region, slot = ctx.reserve_index_check(self.checks)
+            self._replay(backend, ctx, ptrs, region, _CHECK_SLOT.pack(slot))
+
+    def _replay(self, backend: Any, ctx: Any, ptrs: tuple[int, ...], flags: Any, tail: bytes) -> None:
+        """Record the programs for the operands at ``ptrs`` and the check flags' binding
+        ``flags`` (None: no checks)."""
+        spy = ctx.__dict__.get("dispatch") is not None
+        every = ptrs if flags is None else (*ptrs, flags)
+        for program in self.programs:
+            if not spy:
+                bases = operand_bases(backend, ptrs)
+                if flags is not None:  # a binding of its own (``LaunchProgram.replay``'s whole binding)
+                    bases.append((flags[0], flags[0].size, _FLAGS_BYTES, 0, None, flags))
+                if program.run(backend, ctx, bases, None, tail):
+                    continue
+            program.dispatch(backend, ctx, every, None, tail)
+
+
+def _plan_boxes(backend: Any, scatter: bool, dtype: str, size: int, isizes: list[int], mshape: list[int],
+                msets: list[list[int]], lead: int, indices: Sequence[IndexOperand], checked: Sequence[bool],
+                indexed_extent: tuple[int, int], limit: int, winners: bool,
+                ranges: tuple[tuple[int, int, int], ...]) -> _BoxPlan:
+    """The plan of a call of several dispatches (see ``_BoxPlan``): the merged space ``mshape``
+    with its leading ``lead`` dims looped over, boxes of the rest fitting ``limit`` bytes."""
+    ctx = backend.context
+    defines = _move_defines(scatter, dtype, indices, checked)
+    plain_k = 0 if scatter else 1
+    outer_shape, inner_shape = mshape[:lead], mshape[lead:]
+    nops = 2 + len(indices)
+    checks = tuple(ix.check for ix in indices) if any(checked) else ()
+    packer = struct.Struct(f"<{_NWORDS}I")
+
+    def records(pass_defines: dict[str, object], extent_: tuple[int, int], limit: int,
+                win: int | None) -> list[Record]:
+        out: list[Record] = []
         for outer in itertools.product(*(range(n) for n in outer_shape)):
             sub_sets = [st[lead:] for st in msets]
             off0 = [sum(c * st[d] for d, c in enumerate(outer)) for st in msets]
@@ -320,18 +380,13 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
             split_sets = [sub_sets[plain_k]] + sub_sets[2:-1]
             for box_shape, coords in _boxes(list(inner_shape), split_sets, [size] + isizes, limit):
                 offs = [o + sum(c * s_ for c, s_ in zip(coords, st)) for o, st in zip(off0, sub_sets)]
-                _dispatch_box(backend, pass_defines, scatter, size, box_shape, sub_sets, offs,
-                              a_ptr, b_ptr, indices, isizes, extent_, limit, win, check)
+                out += _box_records(ctx, pass_defines, scatter, size, box_shape, sub_sets, offs, indices, isizes,
+                                    extent_, limit, win, nops if checks else None)
+        return out
 
-    if any(checked):  # the flag buffer last; the slot's message per index array
-        ctx = backend.context
-        with ctx._lock:  # the slot is reserved and its dispatches recorded as one
-            region, slot = ctx.reserve_index_check([ix.check for ix in indices])
-            run(defines, indexed_extent, None, (region, slot))
-        return
-    if not winners:
-        run(defines, indexed_extent, None)  # (one value for every point: any winner stores it)
-        return
+    if not winners:  # (one value for every point: any winner stores it)
+        program = LaunchProgram.compile("gather", packer, ctx, records(defines, indexed_extent, limit, None), ())
+        return _BoxPlan(ctx, (program,), checks, limit, ranges)
     # a scatter through index arrays may write an element more than once: per window of the
     # destination, every point claims its element, then the winners write
     binding = snippet("gather/winner_binding", {"BINDING": 3 + len(indices)})
@@ -339,14 +394,14 @@ def _move(backend: Any, scatter: bool, dtype: str, shape: Sequence[int], a_ptr: 
     write = dict(defines, WIN_BINDING=binding, WINNER=snippet("gather/winner_write"))
     limit = max(256, limit // 4 * min(4, size))  # a window of the destination and its winners fit
     chunk = max(1, limit // size)
+    xlo, xhi = indexed_extent
+    programs = []
     for c0 in range(xlo, xhi, chunk):
         c1 = min(xhi, c0 + chunk)
-        win = backend.alloc(4 * (c1 - c0))  # zero-filled: no point has claimed yet
-        try:
-            run(claim, (c0, c1), (win, c0))
-            run(write, (c0, c1), (win, c0))
-        finally:
-            backend.free(win)  # (the pool hands it out again only to work recorded later)
+        # the winners (zero-filled: no point has claimed yet) of elements [c0, c1): scratch base nops
+        steps = records(claim, (c0, c1), limit, c0) + records(write, (c0, c1), limit, c0)
+        programs.append(LaunchProgram.compile("gather", packer, ctx, steps, [(4 * (c1 - c0), 0, True)]))
+    return _BoxPlan(ctx, tuple(programs), checks, window_limit(backend), ranges)
 
 
 def _move_defines(scatter: bool, dtype: str, indices: Sequence[IndexOperand],
@@ -396,21 +451,29 @@ def _plan_one(backend: Any, scatter: bool, dtype: str, size: int, mshape: list[i
     for d in range(MAXD):
         istr += [(_i32(msets[2 + k][d]) if d < rank else 0) if k < len(indices) else 0 for k in range(4)]
     pad4 = lambda v: (list(v) + [0, 0, 0, 0])[:4]  # noqa: E731
-    words = tuple(pad4([_i32(ix.n) for ix in indices]) + pad4([_i32(ix.mul) for ix in indices]) + dims + istr)
+    # the head (count, rank, first-element and range words patched at replay), then the rest
+    words = tuple([math.prod(mshape), rank] + [0] * 10 + pad4([_i32(ix.n) for ix in indices])
+                  + pad4([_i32(ix.mul) for ix in indices]) + dims + istr)
     defines = _move_defines(scatter, dtype, indices, checked)
     ctx = backend.context
     n_bind = 2 + len(indices) + (1 if any(checked) else 0)
     pipe = ctx.pipeline("gather", n_bind, defines)
-    count = math.prod(mshape)
-    grid = ctx.fold_grid(-(-count // WG))
+    grid = ctx.fold_grid(-(-math.prod(mshape) // WG))
     checks = tuple(ix.check for ix in indices) if any(checked) else ()
-    packer = struct.Struct(f"<{8 + 4 + len(words) + 4}I")
-    xrange = tuple(indexed_extent)
-    a_range, b_range = (plain, xrange) if scatter else (xrange, plain)
-    spans = tuple((lo, max(hi - lo, 1), lo) for lo, hi in (a_range, b_range) + iranges)
-    raw = packer.pack(*([0] * 12 + list(words) + [0] * 4))
-    return _OnePlan(ctx, pipe, defines, count, rank, plain, xrange, iranges, size,
-                    tuple(isizes), words, grid, checks, packer, scatter, limit, (size, size, *isizes), spans, raw)
+    xlo, xhi = indexed_extent
+    a_range, b_range = ((plain, (xlo, xhi)) if scatter else ((xlo, xhi), plain))
+    itemsizes = (size, size, *isizes)
+    spans = tuple((lo, max(hi - lo, 1), 0) for lo, hi in (a_range, b_range) + iranges)
+    # words 2, 3 and 8 + k: element 0 of a, b and index array k; 4 and 5: the indexed side's range
+    regions = [Region(k, lo * itemsize, count * itemsize, itemsize, 0, word, -lo)
+               for k, ((lo, count, _), itemsize, word) in enumerate(zip(spans, itemsizes, (2, 3, 8, 9, 10, 11)))]
+    if checks:  # the flag words: a binding the caller makes (``reserve_index_check``)
+        regions.append(Region(len(regions), 0, 4, 4, 0, 0, 0))
+    x_binding = 1 if scatter else 0
+    record = Record(pipe, defines, words, grid, tuple(regions),
+                    firsts=((4, x_binding, 0), (5, x_binding, xhi - xlo)))
+    program = LaunchProgram.compile("gather", struct.Struct(f"<{len(words)}I"), ctx, [record], ())
+    return _OnePlan(ctx, program, checks, limit, itemsizes, spans)
 
 
 def _row_major(shape: Sequence[int]) -> list[int]:
@@ -422,32 +485,34 @@ def _row_major(shape: Sequence[int]) -> list[int]:
     return strides[::-1]
 
 
-def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size: int,
-                  shape: list[int], sets: list[list[int]], offs: list[int], a_ptr: int, b_ptr: int,
-                  indices: Sequence[IndexOperand], isizes: list[int], indexed_extent: tuple[int, int],
-                  limit: int, win: tuple[int, int] | None = None,
-                  check: tuple[Any, int] | None = None) -> None:
-    """Record the dispatches of one box: one per window of the indexed side (with ``win`` =
-    (pointer, first element), the winners of a two-pass scatter: u32 ``k`` for element
-    ``first + k`` of the indexed side; with ``check`` = (flag buffer binding, slot), the
-    device-side index check's flags)."""
-    ctx = backend.context
+#: The bytes of the index checks' flag binding (``reserve_index_check``).
+_FLAGS_BYTES = 4 * INDEX_CHECK_SLOTS
+#: The gather kernel's parameter words before the index checks' slot.
+_NWORDS = 12 + 8 + 8 * MAXD
+
+
+def _box_records(ctx: Any, defines: dict[str, object], scatter: bool, size: int, shape: list[int],
+                 sets: list[list[int]], offs: list[int], indices: Sequence[IndexOperand], isizes: list[int],
+                 indexed_extent: tuple[int, int], limit: int, win: int | None = None,
+                 check: int | None = None) -> list[Record]:
+    """The dispatches of one box: one per window of the indexed side (with ``win``, the
+    element of the indexed side whose winner is word 0 of the scratch allocation, base
+    ``2 + len(indices)``, of a two-pass scatter: u32 ``k`` for element ``win + k``; with
+    ``check``, the base of the device-side index checks' flag binding)."""
     count = math.prod(shape)
     rank = len(shape)
     plain_k = 0 if scatter else 1
-    plain_ptr = a_ptr if scatter else b_ptr
-    lo, hi = extent(shape, sets[plain_k])
-    pbind, pbase = bind_range(backend, plain_ptr, offs[plain_k] + lo, offs[plain_k] + hi, size)
-    pfirst = pbase + offs[plain_k]
-    ibinds, ifirsts = [], []
-    for k, ix in enumerate(indices):
-        st = sets[2 + k]
-        lo, hi = extent(shape, st)
-        bind, base = bind_range(backend, ix.ptr, offs[2 + k] + lo, offs[2 + k] + hi, isizes[k])
-        ibinds.append(bind)
-        ifirsts.append(base + offs[2 + k])
-    xptr = a_ptr if not scatter else b_ptr
     x_k = 1 - plain_k
+    regions = [Region(0, 0, 0, 0, 0, 0, 0)] * 2
+    lo, hi = extent(shape, sets[plain_k])
+    lo += offs[plain_k]
+    regions[plain_k] = Region(plain_k, lo * size, max(hi + offs[plain_k] - lo, 1) * size, size, 0, 2 + plain_k,
+                              offs[plain_k] - lo)
+    for k, ix in enumerate(indices):
+        lo, hi = extent(shape, sets[2 + k])
+        lo += offs[2 + k]
+        regions.append(Region(2 + k, lo * isizes[k], max(hi + offs[2 + k] - lo, 1) * isizes[k], isizes[k], 0, 8 + k,
+                              offs[2 + k] - lo))
     xlo, xhi = indexed_extent
     chunk = max(1, limit // size)
     dims = []
@@ -461,27 +526,23 @@ def _dispatch_box(backend: Any, defines: dict[str, object], scatter: bool, size:
         row = [(_i32(sets[2 + k][d]) if d < rank else 0) if k < len(indices) else 0 for k in range(4)]
         istr += row
     pad4 = lambda v: (list(v) + [0, 0, 0, 0])[:4]  # noqa: E731
-    idx_first = pad4([_i32(f) for f in ifirsts])
-    idx_n = pad4([_i32(ix.n) for ix in indices])
-    idx_mul = pad4([_i32(ix.mul) for ix in indices])
+    # words 2, 3 (a and b at the box's point 0), 4, 5 (the indexed side's window), 6 (the
+    # winner of its first element) and 8 + k (index array k at point 0): patched at replay
+    words = tuple([count, rank, 0, 0, 0, 0, 0, _i32(offs[-1]), 0, 0, 0, 0]
+                  + pad4([_i32(ix.n) for ix in indices]) + pad4([_i32(ix.mul) for ix in indices]) + dims + istr)
     grid = ctx.fold_grid(-(-count // WG))
+    out = []
     for c0 in range(xlo, xhi, chunk):
         c1 = min(xhi, c0 + chunk)
-        xbind, xbase = bind_range(backend, xptr, c0, c1, size)
-        xfirst = xbase + offs[x_k]
-        a_first, b_first = (pfirst, xfirst) if scatter else (xfirst, pfirst)
-        a_bind, b_bind = (pbind, xbind) if scatter else (xbind, pbind)
-        extra, w_first = [], 0
+        regions[x_k] = Region(x_k, c0 * size, (c1 - c0) * size, size, 0, 2 + x_k, offs[x_k] - c0)
+        extra = []
         if win is not None:  # the winners of elements [c0, c1)
-            wbind, wbase = bind_range(backend, win[0], c0 - win[1], c1 - win[1], 4)
-            extra, w_first = [wbind], wbase + c0 - win[1]
-        params = [count, rank, _i32(a_first), _i32(b_first), _i32(xbase + c0), _i32(xbase + c1),
-                  _i32(w_first), _i32(offs[-1])]
-        params += idx_first + idx_n + idx_mul + dims + istr
+            extra.append(Region(2 + len(indices), (c0 - win) * 4, (c1 - c0) * 4, 4, 0, 6, 0))
         if check is not None:
-            extra = extra + [check[0]]
-        params += [check[1] if check is not None else 0, 0, 0, 0]
-        ctx.dispatch("gather", params, [a_bind, b_bind] + ibinds + extra, grid, defines)
+            extra.append(Region(check, 0, _FLAGS_BYTES, 4, 0, 0, 0))
+        out.append(Record(ctx.pipeline("gather", len(regions) + len(extra), defines), defines, words, grid,
+                          tuple(regions + extra), firsts=((4, x_k, 0), (5, x_k, c1 - c0))))
+    return out
 
 
 @functools.lru_cache(maxsize=None)
