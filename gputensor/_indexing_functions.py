@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dispatch
+from . import _dispatch, _runtime
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
 from ._backend import ops_compact, ops_counting, ops_gather
@@ -397,7 +397,7 @@ def _compacted(mask: GpuArray, dtype: Any, write: Any, rows: int = 0) -> tuple[i
                 try:
                     write(plan, out)
                 except Exception as exc:
-                    raise _dispatch._translate(exc) from None
+                    raise _runtime.translate(exc) from None
         finally:
             plan.free()
     return count, out

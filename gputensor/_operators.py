@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import _dispatch, _elementwise_functions
+from ._elementwise_fast import binary_operator, unary_op
 from ._array_object import GpuArray
 from ._creation_functions import asarray
 from ._data_type_functions import result_type
@@ -122,14 +123,14 @@ def _unchecked(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _make_binary(row: ElementwiseOp) -> Callable[..., Any]:
-    method = _dispatch.binary_operator(row.name, False, GpuArray)
+    method = binary_operator(row.name, False, GpuArray)
     method.__name__ = row.dunder or row.name
     method.__doc__ = f"``{row.name}(self, other)``: {row.doc}"
     return method
 
 
 def _make_reflected(row: ElementwiseOp) -> Callable[..., Any]:
-    method = _dispatch.binary_operator(row.name, True, GpuArray)
+    method = binary_operator(row.name, True, GpuArray)
     method.__name__ = row.reflected_dunder or row.name
     method.__doc__ = f"``{row.name}(other, self)``: {row.doc}"
     return method
@@ -152,7 +153,7 @@ def _make_inplace(row: ElementwiseOp) -> Callable[..., Any]:
 
 def _make_unary(row: ElementwiseOp) -> Callable[..., Any]:
     def method(self: GpuArray) -> GpuArray:
-        return _dispatch.unary_op(name, self)
+        return unary_op(name, self)
 
     name = row.name
 
