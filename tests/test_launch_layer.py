@@ -94,7 +94,7 @@ def test_repeated_radix_sorts_replay(backend, monkeypatch):
     """Radix sorts of one structure (histograms, scans and scatters of every pass in one
     program, scratch allocated per call): replayed, through a dispatch wrapper, and with rows
     split into chunks of tiles (a small window), results as NumPy's."""
-    from gputensor._backend import ops_sort
+    from gputensor._backend import sort_common
 
     rng = np.random.default_rng(5)
     ctx = backend.context
@@ -114,7 +114,7 @@ def test_repeated_radix_sorts_replay(backend, monkeypatch):
     sorts(1)
     assert seen.count("sort_hist") == 2 * 4 and "scan" in seen  # two sorts of four passes
     monkeypatch.undo()
-    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 8192)
+    monkeypatch.setattr(sort_common, "WINDOW_LIMIT", 8192)
     sorts(2, (5000,))
 
 
