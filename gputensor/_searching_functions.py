@@ -22,7 +22,8 @@ from ._backend import ops_search
 from ._data_type_functions import result_type
 from ._dtypes import DTYPE_CATEGORIES
 from ._dtypes import bool as bool_dtype
-from ._indexing_functions import nonzero_coordinates, nonzero_flat, take_checked_now
+from ._advanced_indexing import nonzero_coordinates, nonzero_flat
+from ._index_kernels import take_checked_now
 from ._fusion import leaf_ptr
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, is_contiguous, normalize_axis

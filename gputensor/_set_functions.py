@@ -40,7 +40,9 @@ from ._data_type_functions import astype
 from ._dtypes import bool as bool_dtype
 from ._dtypes import uint32
 from ._elementwise_functions import not_equal, subtract
-from ._indexing_functions import nonzero_flat, take, take_checked
+from ._advanced_indexing import nonzero_flat
+from ._index_kernels import take_checked
+from ._indexing_functions import take
 from ._manipulation_functions import _as_contiguous, _check_array, _view, concat, reshape
 from ._sorting_functions import argsort
 from ._statistical_functions import cumulative_sum
