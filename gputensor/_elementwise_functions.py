@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _dispatch, _dtypes
+from ._elementwise_fast import binary_function, unary_op
 from ._array_object import GpuArray
 from ._ops import ELEMENTWISE_OPS, ElementwiseOp
 
@@ -40,14 +41,14 @@ def _make_function(row: ElementwiseOp) -> Callable[..., GpuArray]:
         def unary(x: GpuArray, /) -> GpuArray:
             if not isinstance(x, GpuArray):
                 raise TypeError(f"{row.name} expects a gputensor array, got {type(x).__name__}")
-            return _dispatch.unary_op(name, x)
+            return unary_op(name, x)
 
         func = unary
     else:
         def binary(x1: GpuArray | int | float | bool, x2: GpuArray | int | float | bool, /) -> GpuArray:
             if name == "pow":
                 check_power(x1, x2)
-            return _dispatch.binary_function(name, x1, x2)
+            return binary_function(name, x1, x2)
 
         func = binary
     func.__name__ = row.name

@@ -26,6 +26,7 @@ from ._backend.errors import BackendError
 from ._backend.ops_elementwise import extent, merge_dims, plan_chunks
 from ._backend.wgsl_types import convert, storage_type
 from ._devices import DEFAULT_DEVICE, default_dtype
+from ._overlap import conflicts
 from ._dtypes import DType
 from ._shapes import broadcast_shapes, broadcast_strides, is_contiguous, size_of
 from ._user_kernel_compile import _IDENT, _compile, _translate
@@ -468,7 +469,7 @@ class ElementwiseKernel:
                         ins[k] = _dispatch.contiguous_copy(a)
                     continue
                 strides = broadcast_strides(a.shape, a._strides, shape)
-                if any(_dispatch._conflicts(a, strides, o) for o in outs):  # private helper, reused
+                if any(conflicts(a, strides, o) for o in outs):
                     ins[k] = _dispatch.contiguous_copy(a)
         # layout class: merged rank of the iteration space (0 = every operand contiguous)
         op_strides = [list(broadcast_strides(a.shape, a._strides, shape))

@@ -76,7 +76,7 @@ def lazy_op(op: tuple[Any, ...], opk: int, dtype: DType, shape: tuple[int, ...],
 
 
 def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
-    """The lazy result of the binary op ``rop`` (``_dispatch._ResolvedOp``: ``op``, ``opk``,
+    """The lazy result of the binary op ``rop`` (``_elementwise_cache._ResolvedOp``: ``op``, ``opk``,
     ``result``, ``scalar_name``: the dtype name of its scalar operands) on ``a`` and ``b``
     (GpuArrays, lazy or not, or ``(value, dtype)`` scalar pairs), validated by the caller,
     broadcast to ``shape``: :func:`lazy_op` with the usual operand combinations (a DAG and a

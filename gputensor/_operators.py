@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 
 from . import _dispatch, _elementwise_functions
+from ._elementwise_fast import binary_operator, unary_op
 from ._array_object import GpuArray
 from ._creation_functions import asarray
 from ._data_type_functions import result_type
-from ._indexing_functions import advanced_getitem, advanced_setitem, is_advanced_key
+from ._advanced_indexing import advanced_getitem, advanced_setitem, is_advanced_key
 from ._linear_algebra_functions import matmul, matmul_result_shape
 from ._ops import ELEMENTWISE_OPS, ElementwiseOp
 from ._shapes import broadcast_strides, contiguous_strides
@@ -40,7 +41,7 @@ __all__ = ["install", "install_dunders", "install_op"]
 # ---------------------------------------------------------------------------------------------
 def __getitem__(self: GpuArray, key: Any) -> GpuArray:
     """A view for basic indices (see ``_basic_index`` for the errors); integer-array and
-    boolean-mask keys give a new array (``_indexing_functions.advanced_getitem``)."""
+    boolean-mask keys give a new array (``_advanced_indexing.advanced_getitem``)."""
     if is_advanced_key(key):
         return advanced_getitem(self, key)
     shape, strides, offset = self._basic_index(key)
@@ -53,7 +54,7 @@ def __setitem__(self: GpuArray, key: Any, value: Any) -> None:
     NumPy assignment does. Raises ``IndexError`` for bad indices, ``ValueError`` when the
     value does not broadcast, ``TypeError`` for complex or non-numeric values and
     ``OverflowError`` for Python ints out of the dtype's range. Integer-array and
-    boolean-mask keys scatter (``_indexing_functions.advanced_setitem``)."""
+    boolean-mask keys scatter (``_advanced_indexing.advanced_setitem``)."""
     if is_advanced_key(key):
         advanced_setitem(self, key, value)
         return
@@ -122,14 +123,14 @@ def _unchecked(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _make_binary(row: ElementwiseOp) -> Callable[..., Any]:
-    method = _dispatch.binary_operator(row.name, False, GpuArray)
+    method = binary_operator(row.name, False, GpuArray)
     method.__name__ = row.dunder or row.name
     method.__doc__ = f"``{row.name}(self, other)``: {row.doc}"
     return method
 
 
 def _make_reflected(row: ElementwiseOp) -> Callable[..., Any]:
-    method = _dispatch.binary_operator(row.name, True, GpuArray)
+    method = binary_operator(row.name, True, GpuArray)
     method.__name__ = row.reflected_dunder or row.name
     method.__doc__ = f"``{row.name}(other, self)``: {row.doc}"
     return method
@@ -152,7 +153,7 @@ def _make_inplace(row: ElementwiseOp) -> Callable[..., Any]:
 
 def _make_unary(row: ElementwiseOp) -> Callable[..., Any]:
     def method(self: GpuArray) -> GpuArray:
-        return _dispatch.unary_op(name, self)
+        return unary_op(name, self)
 
     name = row.name
 

@@ -8,7 +8,7 @@ of the extreme value (NaN counts as the extreme, as in NumPy) in the default ind
 device stream compaction (``_backend/ops_compact.py``: per-tile counts, a scan, an ordered
 write of the flat indices, or of one coordinate per pass for N-d input); only the count is
 read back. ``searchsorted`` is a parallel binary search per query on sort keys
-(``_backend/ops_sort.py``), NaN sorting after everything and -0.0 equal to +0.0, as in NumPy.
+(``_backend/ops_search.py``), NaN sorting after everything and -0.0 equal to +0.0, as in NumPy.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ import builtins
 from . import _dispatch, _reduce_split
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
-from ._backend import ops_sort
+from ._backend import ops_search
 from ._data_type_functions import result_type
 from ._dtypes import DTYPE_CATEGORIES
 from ._dtypes import bool as bool_dtype
-from ._indexing_functions import nonzero_coordinates, nonzero_flat, take_checked_now
+from ._advanced_indexing import nonzero_coordinates, nonzero_flat
+from ._index_kernels import take_checked_now
 from ._fusion import leaf_ptr
 from ._manipulation_functions import _check_array, _copy_contiguous, _view, reshape
 from ._shapes import contiguous_strides, is_contiguous, normalize_axis
@@ -221,6 +222,6 @@ def searchsorted(x1: GpuArray, x2: GpuArray | int | float, /, *, side: str = "le
     index_dtype = kernels.default_int()
     out = GpuArray._empty(q.shape, index_dtype, zero=False)  # the first chunk overwrites it
     if out.size:
-        _dispatch.call(ops_sort.searchsorted, a._ptr, a.size, q._ptr, q.size, dtype.name, out._ptr,
+        _dispatch.call(ops_search.searchsorted, a._ptr, a.size, q._ptr, q.size, dtype.name, out._ptr,
                        side=side, index_dtype=index_dtype.name)
     return out

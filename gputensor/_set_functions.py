@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _complex_views, _dispatch
+from . import _complex_views, _dispatch, _runtime
 from . import _function_kernels as kernels
 from ._array_object import GpuArray
 from ._backend import ops_compact, ops_counting, ops_sort
@@ -40,7 +40,9 @@ from ._data_type_functions import astype
 from ._dtypes import bool as bool_dtype
 from ._dtypes import uint32
 from ._elementwise_functions import not_equal, subtract
-from ._indexing_functions import nonzero_flat, take, take_checked
+from ._advanced_indexing import nonzero_flat
+from ._index_kernels import take_checked
+from ._indexing_functions import take
 from ._manipulation_functions import _as_contiguous, _check_array, _view, concat, reshape
 from ._sorting_functions import argsort
 from ._statistical_functions import cumulative_sum
@@ -110,7 +112,7 @@ def _unique(x: GpuArray, want_index: bool, want_inverse: bool, want_counts: bool
                 plan.write_inverse(perm._ptr, inverse._ptr, index_dtype.name)
                 out["inverse_indices"] = inverse
         except Exception as exc:
-            raise _dispatch._translate(exc) from None
+            raise _runtime.translate(exc) from None
     finally:
         plan.free()
     if need_starts:
@@ -244,7 +246,7 @@ def _count(flat: GpuArray, span: int, lo: int | None, rng: int | None, want_coun
             plan.write_values(room._ptr, dt.name, lo)
         return _counting_result(room, u, hist, plan, want_counts, index_dtype), bounds
     except Exception as exc:
-        raise _dispatch._translate(exc) from None
+        raise _runtime.translate(exc) from None
     finally:
         plan.free()
 

@@ -414,9 +414,9 @@ def eager():
 
 
 def _layout_entry(name: str, *args):
-    from gputensor import _dispatch
+    from gputensor import _elementwise_cache
 
-    return _dispatch._EAGER.get(_dispatch._eager_key(name, args)[0])
+    return _elementwise_cache._EAGER.get(_elementwise_cache._eager_key(name, args)[0])
 
 
 def test_eager_cache_keys_never_give_a_stale_launch(eager) -> None:

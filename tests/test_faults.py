@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import gputensor as gt
-from gputensor._backend import BackendError, WebGpuBackend, WgpuContext, config, device_state, ops_sort
+from gputensor._backend import BackendError, WebGpuBackend, WgpuContext, config, device_state, sort_common
 from gputensor._backend.memory_pool import MemoryPool, limit_from_env, parse_size
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -343,7 +343,7 @@ def test_scatter_many_duplicates_under_parallelism() -> None:
 def test_scatter_duplicates_across_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     """Small binding windows: the destination is covered by several dispatches and the values by
     several boxes; the last write still wins everywhere."""
-    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 1024)
+    monkeypatch.setattr(sort_common, "WINDOW_LIMIT", 1024)
     rng = np.random.default_rng(9)
     for dtype in (np.float32, np.int8, np.float64):
         base = rng.integers(-100, 100, (600, 3)).astype(dtype)

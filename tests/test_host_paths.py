@@ -203,7 +203,7 @@ def test_matmul_replay_checks_its_operands() -> None:
 def test_searchsorted_repeated(fusion) -> None:
     """searchsorted replays its program: both sides, other arrays of one structure, an empty
     sorted array, scalar queries, and a sorted array split into several windows."""
-    from gputensor._backend import ops_sort
+    from gputensor._backend import sort_common
 
     s = np.sort(RNG.random(300).astype(np.float32))
     s[10:20] = s[10]
@@ -218,7 +218,7 @@ def test_searchsorted_repeated(fusion) -> None:
         assert_same(gt.searchsorted(empty, gq), np.searchsorted(np.zeros(0, np.float32), q))
     assert int(gt.searchsorted(gs, 0.5)) == int(np.searchsorted(s, np.float32(0.5)))
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ops_sort, "WINDOW_LIMIT", 256)  # 64 float32 per window: several chunks
+        mp.setattr(sort_common, "WINDOW_LIMIT", 256)  # 64 float32 per window: several chunks
         for side in ("left", "right"):
             for _ in range(2):
                 assert_same(gt.searchsorted(gs, gq, side=side), np.searchsorted(s, q, side=side))

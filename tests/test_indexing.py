@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 import gputensor as gt
 
 from _compare import assert_same
-from gputensor._backend import get_backend, ops_compact, ops_counting, ops_gather, ops_sort
+from gputensor._backend import get_backend, ops_compact, ops_counting, ops_gather, sort_common
 from gputensor._backend.errors import BackendError, BackendErrorKind
 from gputensor._shapes import AxisError
 
@@ -360,7 +360,7 @@ def test_count_nonzero_axes_and_specials():
 # ---- windows and backend validation ---------------------------------------------------------------------
 def test_windows_split(monkeypatch):
     """Gathers, scatters and compactions over operands larger than one binding window."""
-    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 8 * 1024)
+    monkeypatch.setattr(sort_common, "WINDOW_LIMIT", 8 * 1024)
     rng = np.random.default_rng(9)
     a = values(rng, "float64", (300, 20))   # 48 KB source, 8 KB windows
     idx = indices(rng, 300, (500,), "int64")
@@ -577,7 +577,7 @@ def _check_compactions(seed: int, n: int, key_dtype: str) -> None:
 
 def test_compaction_units_split(monkeypatch):
     """Compactions of several binding windows (units): values, indices, unique with inverse."""
-    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 8 * 1024)
+    monkeypatch.setattr(sort_common, "WINDOW_LIMIT", 8 * 1024)
     _check_compactions(21, 30000, "int32")
 
 
@@ -600,7 +600,7 @@ def test_nonzero_coordinates(shape, monkeypatch):
     a[rng.random(shape) < 0.6] = 0
     for limit in (None, 8 * 1024):
         if limit:
-            monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", limit)
+            monkeypatch.setattr(sort_common, "WINDOW_LIMIT", limit)
         assert_copied(gt.nonzero(gt.asarray(a)), np.nonzero(a))
     b = values(rng, "float32", (6, 4, 3))
     t = gt.permute_dims(gt.asarray(b), (1, 0, 2))  # axes 0 and 1 do not merge

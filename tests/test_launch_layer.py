@@ -94,7 +94,7 @@ def test_repeated_radix_sorts_replay(backend, monkeypatch):
     """Radix sorts of one structure (histograms, scans and scatters of every pass in one
     program, scratch allocated per call): replayed, through a dispatch wrapper, and with rows
     split into chunks of tiles (a small window), results as NumPy's."""
-    from gputensor._backend import ops_sort
+    from gputensor._backend import sort_common
 
     rng = np.random.default_rng(5)
     ctx = backend.context
@@ -114,7 +114,7 @@ def test_repeated_radix_sorts_replay(backend, monkeypatch):
     sorts(1)
     assert seen.count("sort_hist") == 2 * 4 and "scan" in seen  # two sorts of four passes
     monkeypatch.undo()
-    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 8192)
+    monkeypatch.setattr(sort_common, "WINDOW_LIMIT", 8192)
     sorts(2, (5000,))
 
 
@@ -122,7 +122,7 @@ def test_repeated_fused_reductions_replay(backend, monkeypatch):
     """A reduction of an elementwise DAG (its prologue in the loads) of one structure: the
     first call plans it, the next replay the kept plan with new data, scalars and views; a
     changed knob or a dispatch wrapper takes the full path; results as NumPy's."""
-    from gputensor import _devices, _dispatch
+    from gputensor import _devices, _dispatch, _reduce_fused
     from gputensor._backend import config
 
     # fused plans are kept only while one device is in use; an earlier test of the same process
@@ -140,10 +140,10 @@ def test_repeated_fused_reductions_replay(backend, monkeypatch):
         want = (np.exp(base[rows, 1:].astype(np.float64) - y[rows]) * scale + 1.0).sum(-1)
         np.testing.assert_allclose(np.asarray(got), want, **tol("float32", "chained"))
 
-    _dispatch._FUSED_REDUCE.clear()
+    _reduce_fused._FUSED_REDUCE.clear()
     for scale in (2.0, -0.5, 3.25):
         check(scale)
-    assert len(_dispatch._FUSED_REDUCE) == 1
+    assert len(_reduce_fused._FUSED_REDUCE) == 1
     check(1.5, slice(3, 20))  # another structure (a view): planned, then replayed
     check(-2.0, slice(3, 20))
     with config.override(reduce_workgroups=7):  # the kept plans do not hold under other knobs

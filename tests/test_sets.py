@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import gputensor as gt
-from gputensor._backend import get_backend, ops_compact, ops_counting, ops_sort
+from gputensor._backend import get_backend, ops_compact, ops_counting, ops_sort, sort_common, sort_subgroup
 from gputensor._backend.errors import BackendError, BackendErrorKind
 
 from _compare import assert_same, run_both
@@ -105,7 +105,7 @@ def test_special_cases():
 def test_scatter_variants(monkeypatch, subgroup):
     """unique_* through both radix scatter kernels (subgroup ranking forced on and off), lengths
     crossing the 2048-element tiles."""
-    monkeypatch.setattr(ops_sort, "SUBGROUP_RANK", subgroup)
+    monkeypatch.setattr(sort_subgroup, "SUBGROUP_RANK", subgroup)
     rng = np.random.default_rng(13)
     for dtype, shape in (("float32", (2049,)), ("float64", (2, 3001)), ("int32", (6145,)),
                          ("uint16", (4097,)), ("int64", (3, 1500))):
@@ -122,7 +122,7 @@ def test_views():
 
 def test_windows_split(monkeypatch):
     """Sort, compaction, inverse scatter and group finishing split into binding windows."""
-    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 16 * 1024)
+    monkeypatch.setattr(sort_common, "WINDOW_LIMIT", 16 * 1024)
     rng = np.random.default_rng(5)
     check_all(sample(rng, "float64", (9000,)))
     check_all(sample(rng, "int32", (3, 4000)))
@@ -270,7 +270,7 @@ def test_unique_counting_result_buffers(monkeypatch, be, kernels_run):
         names.clear()
         check_counted(a)
         assert "count_values" in names
-    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 16 * 1024)  # 4096 buckets: several units of 2048
+    monkeypatch.setattr(sort_common, "WINDOW_LIMIT", 16 * 1024)  # 4096 buckets: several units of 2048
     for a in (rng.integers(0, 4000, 5000).astype(np.int16), rng.integers(-2000, 2000, 9000).astype(np.int32)):
         names.clear()
         check_counted(a)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import gputensor as gt
-from gputensor._backend import get_backend, ops_sort
+from gputensor._backend import get_backend, ops_search, ops_sort, sort_common, sort_subgroup
 from gputensor._backend.errors import BackendError, BackendErrorKind
 from gputensor._shapes import AxisError
 
@@ -165,7 +165,7 @@ def test_empty_and_errors():
 def test_windows_split(monkeypatch, be):
     """Rows larger than one binding window are sorted in chunks (scatter per destination
     window); many rows are grouped into window-sized units."""
-    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 48 * 1024)
+    monkeypatch.setattr(sort_common, "WINDOW_LIMIT", 48 * 1024)
     rng = np.random.default_rng(3)
     a = sample(rng, "float64", (2, 20000))  # 160 KB per row > 48 KB
     check(a, gt.asarray(a), -1, False)
@@ -186,8 +186,8 @@ def test_backend_validation(be):
             lambda: ops_sort.sort_values(be, src, "float32", 2, 16, out),          # past the end
             lambda: ops_sort.sort_values(be, src, "float32", -1, 4, out),
             lambda: ops_sort.argsort(be, src, "float32", 1, 4, out, index_dtype="int16"),
-            lambda: ops_sort.searchsorted(be, src, 4, src, 4, "float32", out, side="middle", index_dtype="int32"),
-            lambda: ops_sort.searchsorted(be, src, 100, src, 4, "float32", out, index_dtype="int32"),
+            lambda: ops_search.searchsorted(be, src, 4, src, 4, "float32", out, side="middle", index_dtype="int32"),
+            lambda: ops_search.searchsorted(be, src, 100, src, 4, "float32", out, index_dtype="int32"),
         ]
         for case in cases:
             with pytest.raises(BackendError) as info:
@@ -233,7 +233,7 @@ def test_searchsorted_cases(monkeypatch):
     np.testing.assert_array_equal(
         gt.searchsorted(gt.asarray(np.array([1.5, 2.5])), gt.asarray(np.array([2, 3], np.int32))).get(), [1, 2])
     # a sorted array larger than one window is searched chunk by chunk
-    monkeypatch.setattr(ops_sort, "WINDOW_LIMIT", 4096)
+    monkeypatch.setattr(sort_common, "WINDOW_LIMIT", 4096)
     big = np.sort(np.random.default_rng(1).integers(0, 1000, 5000)).astype(np.int32)
     qs = np.arange(-5, 1005, 7, dtype=np.int32)
     for side in ("left", "right"):
@@ -278,7 +278,7 @@ def test_int32_index_outputs(be):
         sp = be.alloc(srt.nbytes)
         be.copy_htod(qp, q)
         be.copy_htod(sp, srt)
-        ops_sort.searchsorted(be, sp, srt.size, qp, q.size, "int16", out, side="right", index_dtype="int32")
+        ops_search.searchsorted(be, sp, srt.size, qp, q.size, "int16", out, side="right", index_dtype="int32")
         got = np.empty(q.size, np.int32)
         be.copy_dtoh(got, out)
         np.testing.assert_array_equal(got, np.searchsorted(srt, q, side="right"))
@@ -291,14 +291,14 @@ def test_int32_index_outputs(be):
 
 # ---- the two scatter kernels (subgroup ranking and counting sorts) --------------------------------
 def expected_scatter(be, kw: int = 1, carry_vals: bool = False) -> str:
-    return "sort_scatter" if ops_sort.scatter_rows(be, kw, carry_vals) is None else "sort_scatter_sg"
+    return "sort_scatter" if sort_subgroup.scatter_rows(be, kw, carry_vals) is None else "sort_scatter_sg"
 
 
 @pytest.mark.parametrize("subgroup", [True, False], ids=["subgroup", "counting"])
 def test_scatter_variants(monkeypatch, be, subgroup, kernels_run):
     """Both scatter kernels against NumPy: rows crossing tile boundaries (n not a multiple of the
     2048-element tile), several rows, both orders, ties, NaNs, 1/2/4/8-byte keys."""
-    monkeypatch.setattr(ops_sort, "SUBGROUP_RANK", subgroup)
+    monkeypatch.setattr(sort_subgroup, "SUBGROUP_RANK", subgroup)
     names = kernels_run
     if subgroup and "subgroup" in be.context.features:
         assert ops_sort.subgroup_probe(be) is not None  # every adapter we test on passes the probe
@@ -327,9 +327,9 @@ def test_probe_decides_the_scatter_kernel(monkeypatch, be, kernels_run):
     """The cached probe result is what selects the kernel; a probed subgroup size other than
     the one the kernel meets at run time only changes its counter rows, not the results."""
     ctx = be.context
-    monkeypatch.setattr(ops_sort, "SUBGROUP_RANK", True)
+    monkeypatch.setattr(sort_subgroup, "SUBGROUP_RANK", True)
     sgs = ops_sort.subgroup_probe(be)
-    assert ops_sort._PROBES[ctx] == sgs  # cached per context
+    assert sort_subgroup._PROBES[ctx] == sgs  # cached per context
     if "subgroup" in ctx.features:
         assert sgs in (4, 8, 16, 32, 64, 128)
     else:
@@ -338,7 +338,7 @@ def test_probe_decides_the_scatter_kernel(monkeypatch, be, kernels_run):
     for fake, kernel in ((None, "sort_scatter"), (4, "sort_scatter_sg"), (128, "sort_scatter_sg")):
         if fake is not None and sgs is None:
             continue  # no subgroup feature: the kernel could not compile
-        monkeypatch.setitem(ops_sort._PROBES, ctx, fake)
+        monkeypatch.setitem(sort_subgroup._PROBES, ctx, fake)
         names = kernels_run
         names.clear()
         check(a, gt.asarray(a), -1, False)
@@ -346,11 +346,11 @@ def test_probe_decides_the_scatter_kernel(monkeypatch, be, kernels_run):
         other = "sort_scatter_sg" if kernel == "sort_scatter" else "sort_scatter"
         assert kernel in names and other not in names
         if fake:
-            rows = ops_sort.scatter_rows(be, 1, False)
+            rows = sort_subgroup.scatter_rows(be, 1, False)
             assert rows <= 256 // fake and (fake < 128 or rows == 2)
-    monkeypatch.setattr(ops_sort, "SUBGROUP_RANK", False)
-    monkeypatch.setitem(ops_sort._PROBES, ctx, sgs)
-    assert ops_sort.scatter_rows(be, 2, True) is None and expected_scatter(be) == "sort_scatter"
+    monkeypatch.setattr(sort_subgroup, "SUBGROUP_RANK", False)
+    monkeypatch.setitem(sort_subgroup._PROBES, ctx, sgs)
+    assert sort_subgroup.scatter_rows(be, 2, True) is None and expected_scatter(be) == "sort_scatter"
 
 
 def test_probe_layout_check():
@@ -366,26 +366,26 @@ def test_probe_layout_check():
         return out
 
     for sgs in (4, 8, 32, 128):
-        assert ops_sort.probe_layout_ok(words(sgs, lambda x: x)) == sgs
+        assert sort_subgroup.probe_layout_ok(words(sgs, lambda x: x)) == sgs
     # subgroups interleaved over the workgroup (lane = lid // 32, subgroup lid % 32)
-    assert ops_sort.probe_layout_ok(words(8, lambda x: (x % 32) * 8 + x // 32)) is None
+    assert sort_subgroup.probe_layout_ok(words(8, lambda x: (x % 32) * 8 + x // 32)) is None
     bad = words(8, lambda x: x)
     bad[1::6] = [6] * 256  # not a power of two
-    assert ops_sort.probe_layout_ok(bad) is None
-    assert ops_sort.probe_layout_ok(words(8, lambda x: x)[:-6]) is None
+    assert sort_subgroup.probe_layout_ok(bad) is None
+    assert sort_subgroup.probe_layout_ok(words(8, lambda x: x)[:-6]) is None
 
 
 def test_scatter_rows_fit_workgroup_memory(monkeypatch, be):
     """The subgroup kernel's counter rows always fit the adapter's workgroup memory."""
     ctx = be.context
     limit = int(ctx.limits["max-compute-workgroup-storage-size"])
-    monkeypatch.setattr(ops_sort, "SUBGROUP_RANK", True)
+    monkeypatch.setattr(sort_subgroup, "SUBGROUP_RANK", True)
     for fake in (4, 8, 16, 32, 64, 128):
-        monkeypatch.setitem(ops_sort._PROBES, ctx, fake)
+        monkeypatch.setitem(sort_subgroup._PROBES, ctx, fake)
         for kw in (1, 2):
             for vals in (False, True):
-                rows = ops_sort.scatter_rows(be, kw, vals)
+                rows = sort_subgroup.scatter_rows(be, kw, vals)
                 assert rows is not None and 2 <= rows <= 256 // fake and rows & (rows - 1) == 0
-                words = ops_sort._tile_words(kw, vals) + 2 * 256 + 64 + rows * 128
+                words = sort_subgroup._tile_words(kw, vals) + 2 * 256 + 64 + rows * 128
                 assert 4 * words <= limit
 

@@ -34,7 +34,7 @@ def _rows() -> Iterator[tuple[str, Callable[[], object]]]:
 
 
 def _sort() -> Iterator[tuple[str, Callable[[], object]]]:
-    from gputensor._backend import ops_sort as S
+    from gputensor._backend import sort_key_code as S
     from gputensor._backend.wgsl_types import STORAGE_TYPES
     dtypes = sorted(STORAGE_TYPES)
     for dtype, mode, desc in itertools.product(dtypes + ["nope"], ("canon", "bij", "x"), (False, True)):

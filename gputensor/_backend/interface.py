@@ -146,7 +146,7 @@ class Operations(Protocol):
     def histogram_limit(self, backend: Device) -> int:
         """The largest histogram ``count_values`` makes."""
 
-    # ---- sorting (ops_sort)
+    # ---- sorting and searching (ops_sort, ops_search)
     def searchsorted(self, backend: Device, sorted_ptr: int, n: int, queries: int, m: int, dtype: str,
                      out: int, *, side: str = "left", index_dtype: str = "int64") -> None:
         """Insertion points of ``queries`` into a sorted array."""
@@ -171,5 +171,5 @@ OPERATION_MODULES: dict[str, str] = {
     "gather": "ops_gather", "scatter": "ops_gather", "compact_begin": "ops_compact",
     "unique_finish": "ops_counting", "key_range_record": "ops_counting", "count_values": "ops_counting",
     "histogram_limit": "ops_counting",
-    "searchsorted": "ops_sort", "sort_keys": "ops_sort", "sort_values": "ops_sort", "argsort": "ops_sort",
+    "searchsorted": "ops_search", "sort_keys": "ops_sort", "sort_values": "ops_sort", "argsort": "ops_sort",
 }

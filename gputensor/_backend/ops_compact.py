@@ -38,8 +38,8 @@ from . import config, ops_scan
 from .errors import invalid_argument, unsupported
 from .kernels import snippet
 from .launch import LaunchProgram, Record, Region, operand_bases, rebased
-from .ops_sort import _check_dtype, _check_int, _check_span, _key_defines, bits_loader, dummy, key_words
-from .ops_sort import store_bits_code, window_limit
+from .sort_common import _check_dtype, _check_int, _check_span, dummy, window_limit
+from .sort_key_code import _key_defines, bits_loader, key_words, store_bits_code
 from .plan_cache import PlanCache
 from .wgsl_types import storage_type
 
@@ -490,7 +490,7 @@ def compact_begin(backend: Any, src: int, n: int, *, flag: str = "nonzero", dtyp
     """Count the flagged elements of the ``n`` contiguous elements at ``src`` and scan the tile
     counts (recorded, nothing read back yet). ``flag`` is 'nonzero' (``src`` holds ``dtype``
     elements) or 'head' (``src`` holds sorted canonical keys of ``dtype``,
-    ``ops_sort.key_words(dtype)`` words each; with ``nan_distinct`` every NaN key is its own
+    ``sort_key_code.key_words(dtype)`` words each; with ``nan_distinct`` every NaN key is its own
     group). Returns a :class:`CompactPlan` (call ``free()`` when done).
 
     Raises BackendError: invalid argument for a bad flag, dtype, size or pointer range;

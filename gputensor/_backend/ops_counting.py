@@ -18,8 +18,9 @@ from .errors import invalid_argument, unsupported
 from .kernels import snippet
 from .launch import LaunchProgram, Record, Region
 from .ops_compact import ITEMS, WG, record_program
-from .ops_sort import _check_dtype, _check_int, _check_span, _key_defines, bits_loader, subgroup_probe
-from .ops_sort import window_limit
+from .sort_common import _check_dtype, _check_int, _check_span, window_limit
+from .sort_key_code import _key_defines, bits_loader
+from .sort_subgroup import subgroup_probe
 from .plan_cache import PlanCache
 from .wgsl_types import storage_type
 

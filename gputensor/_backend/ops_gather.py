@@ -20,7 +20,7 @@ replayed with new pointers.
 
 Large operands: the indexed side is bound window by window (each dispatch moves only the points
 whose element lies in its window); the other operands are split into boxes of the iteration
-space that fit one window each. ``ops_sort.WINDOW_LIMIT`` lowers the window size for tests.
+space that fit one window each. ``sort_common.WINDOW_LIMIT`` lowers the window size for tests.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ from .index_checks import INDEX_CHECK_SLOTS
 from .kernels import snippet
 from .launch import LaunchProgram, Record, Region, operand_bases
 from .layout import extent, merge_dims
-from .ops_sort import _check_dtype, _check_int, bits_loader, store_bits_code, window_limit
+from .sort_common import _check_dtype, _check_int, window_limit
+from .sort_key_code import bits_loader, store_bits_code
 from .plan_cache import PlanCache
 from .wgsl_types import STORAGE_TYPES, storage_type
 

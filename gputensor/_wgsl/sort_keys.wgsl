@@ -7,7 +7,7 @@
 // words, so no 64-bit WGSL type is needed.
 //
 //   load_bits(buf, i)   raw bits of element i (element units of the dtype) of an array<u32>
-//   to_key(b)           bits -> key (ascending or descending, ops_sort.key_functions)
+//   to_key(b)           bits -> key (ascending or descending, sort_key_code.key_functions)
 //   from_key(k)         key -> bits (sort output and unique values; bijective modes only)
 //   digit(k, shift)     8 bits of the key starting at bit `shift`
 

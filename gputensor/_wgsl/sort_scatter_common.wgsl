@@ -15,7 +15,7 @@
 //      before (d, t), load_gstart), then write_tile writes element p of the sorted tile to
 //      gstart[d] + p - lstart[d]: striped, so a run of one digit writes consecutively.
 //
-// write_out (generated per output mode by ops_sort._write_out):
+// write_out (generated per output mode by sort_key_code._write_out):
 //   mode 0: keys (KW words) and values (u32) to the destination key / value buffers;
 //   mode 1: from_key(key) to the output dtype (packed dtypes through atomicOr into the
 //           zero-filled output, 64-bit as two words);
