@@ -30,9 +30,9 @@ is submitted whatever it binds.
   bytes say), which only brings the submit forward, as ``bytes`` would.
 
 A submit ends the pass, finishes the encoder and submits the command buffer with direct
-wgpu-native calls on descriptors made once (``_BatchCalls``; the public methods elsewhere); the
-submitted batch's encoder, pass and kept buffers are released while the host next waits for the
-device (``prepare_next_batch``, a readback) or at the next submit.
+wgpu-native calls on descriptors made once (``native_calls.BatchCalls``; the public methods
+elsewhere); the submitted batch's encoder, pass and kept buffers are released while the host
+next waits for the device (``prepare_next_batch``, a readback) or at the next submit.
 
 Per-dispatch host cost is kept low by caching (every cache is guarded by the context lock):
 
@@ -40,14 +40,15 @@ Per-dispatch host cost is kept low by caching (every cache is guarded by the con
 * bind groups by the buffers they bind (``bind_groups.BindGroups``, a base class);
 * ``record``, the part of ``dispatch`` after its argument checks, is what launchers whose
   bindings and grids are valid by construction call (``ops_elementwise``); the compute-pass
-  commands go straight to wgpu-native (``_PassCalls``: wgpu-py's per-call error capture costs
-  about as much as the rest of recording a small op).
+  commands go straight to wgpu-native (``native_calls.PassCalls``: wgpu-py's per-call error
+  capture costs about as much as the rest of recording a small op).
 
 The context is put together from modules with one job each: ``adapters`` (choosing the adapter,
 requesting the device), ``device`` (adapter, device, queue, features, limits), ``pipelines``
 (the pipeline cache), ``bind_groups`` (the bind-group cache), ``transfers`` (uploads, writes and
-readbacks through pooled staging buffers), ``host_memory`` (byte views and host copies) and
+readbacks through pooled staging buffers), ``host_memory`` (byte views and host copies),
 ``submit_policy`` (when the open batch is submitted: the flush bounds, ``size_submits_held``),
+``native_calls`` (direct wgpu-native calls for passes, bind groups and submits) and
 ``promises`` (asynchronous steps written once, as generators that yield wgpu promises:
 ``run_sync`` waits on each promise, ``run_async`` awaits it, so ``new()`` is a facade over the
 same steps as ``new_async()``, and ``readback_many`` over ``readback_many_async``). This module
@@ -82,6 +83,7 @@ from .errors import BackendError, device_error, invalid_argument, out_of_memory
 from .host_memory import readable_bytes, round_up, writable_bytes  # noqa: F401 - offered here too
 from .index_checks import IndexChecks
 from .pipelines import Pipelines
+from .native_calls import BatchCalls, BindGroupCall, PassCalls
 from .promises import run_async, run_sync
 from .submit_policy import SUBMIT_GAP_S, SubmitPolicy
 from .transfers import Region, Transfers
@@ -125,110 +127,6 @@ def _uniform_window(size: int) -> int | None:
         if size <= window:
             return window
     return None
-
-
-class _PassCalls:
-    """wgpu-native's compute-pass entry points, called directly for the dispatches ``record``
-    makes: wgpu-py's ``GPUComputePassEncoder`` methods wrap every call in Python-level error
-    capture and ``set_bind_group`` allocates its offsets array each time, about 2 us of host
-    time per dispatch -- as much as the rest of recording a small op. Errors of pass commands
-    are reported when the pass ends or the encoder finishes, which still go through wgpu-py
-    (``flush``). ``_PassCalls.load()`` is None when the installed wgpu-py lacks these internals;
-    ``record`` then calls the public methods."""
-
-    __slots__ = ("set_pipeline", "set_bind_group", "dispatch", "offsets")
-
-    def __init__(self, lib: Any, ffi: Any) -> None:
-        self.set_pipeline = lib.wgpuComputePassEncoderSetPipeline
-        self.set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
-        self.dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
-        self.offsets = ffi.new("uint32_t[1]")  # the dynamic offset (written under the lock)
-
-    @classmethod
-    def load(cls) -> "_PassCalls | None":
-        api = implementation.native_api()
-        return None if api is None else cls(api.lib, api.ffi)
-
-
-class _BindGroupCall:
-    """wgpu-native's ``wgpuDeviceCreateBindGroup`` called with a descriptor built here: wgpu-py's
-    ``create_bind_group`` checks and converts every entry in Python, several times the cost of
-    the call itself (a bind group is made whenever an op binds buffers it has not bound
-    together before). Errors are raised as wgpu-py raises them (its error-capturing ``libf``);
-    the result is wgpu-py's ``GPUBindGroup`` (released when it dies). ``load()`` is None
-    without these internals (``BindGroups._create_bind_group`` then takes the public API)."""
-
-    __slots__ = ("_create", "_ffi", "_wrap", "_device")
-
-    def __init__(self, api: Any, device: Any) -> None:
-        self._create = getattr(api, "libf", api.lib).wgpuDeviceCreateBindGroup
-        self._ffi = api.ffi
-        self._wrap = api.GPUBindGroup
-        self._device = device
-
-    @classmethod
-    def load(cls, device: Any) -> "_BindGroupCall | None":
-        api = implementation.native_api()
-        if api is None or not hasattr(api, "GPUBindGroup"):
-            return None
-        return cls(api, device)
-
-    def __call__(self, layout: Any, regions: Sequence[Region]) -> Any:
-        ffi = self._ffi
-        entries = ffi.new("WGPUBindGroupEntry[]", len(regions))  # zero-filled: no sampler, no view
-        for k, (buf, offset, size) in enumerate(regions):
-            entry = entries[k]
-            entry.binding = k
-            entry.buffer = buf._internal
-            entry.offset = offset
-            entry.size = size
-        desc = ffi.new("WGPUBindGroupDescriptor *")
-        desc.layout = layout._internal
-        desc.entryCount = len(regions)
-        desc.entries = entries
-        return self._wrap("", self._create(self._device._internal, desc), self._device)
-
-
-class _BatchCalls:
-    """wgpu-native's calls that open an encoder, record copies and close and submit a batch
-    (``_open_encoder``, ``_copy``, ``_end_pass``, ``flush``): create an encoder and finish it on
-    descriptors made once, submit the one command buffer from an array made once, release it.
-    wgpu-py's ``create_command_encoder``, ``copy_buffer_to_buffer``, ``end``, ``finish`` and
-    ``submit`` build descriptors, lists, arrays and a ``GPUCommandBuffer`` object and check their
-    arguments in Python on every call. Creating, finishing and submitting raise errors as wgpu-py
-    does (its error-capturing ``libf``); a copy or the end of a pass records its errors in the
-    encoder, which ``finish`` reports, so those go to the plain ``lib``. ``load()`` is None
-    without these internals; the public methods are called then."""
-
-    def __init__(self, api: Any, device: Any) -> None:
-        libf, lib, ffi = api.libf, api.lib, api.ffi
-        self.end_pass = lib.wgpuComputePassEncoderEnd
-        self.copy = lib.wgpuCommandEncoderCopyBufferToBuffer
-        self.finish = libf.wgpuCommandEncoderFinish
-        self.submit = libf.wgpuQueueSubmit
-        self.release = lib.wgpuCommandBufferRelease
-        self.descriptor = ffi.new("WGPUCommandBufferDescriptor *")  # zero-filled: no label
-        self.buffers = ffi.new("WGPUCommandBuffer[1]")
-        self._create_encoder = libf.wgpuDeviceCreateCommandEncoder
-        self._encoder_descriptor = ffi.new("WGPUCommandEncoderDescriptor *")
-        self._encoder_class = api.GPUCommandEncoder
-        self._device = device
-
-    @classmethod
-    def load(cls, device: Any) -> "_BatchCalls | None":
-        api = implementation.native_api()
-        if api is None or not hasattr(api, "libf") or not hasattr(api, "GPUCommandEncoder"):
-            return None
-        if not all(hasattr(api.lib, name) for name in (
-                "wgpuComputePassEncoderEnd", "wgpuCommandEncoderCopyBufferToBuffer", "wgpuCommandEncoderFinish",
-                "wgpuQueueSubmit", "wgpuCommandBufferRelease", "wgpuDeviceCreateCommandEncoder")):
-            return None
-        return cls(api, device)
-
-    def open_encoder(self) -> Any:
-        """A new command encoder (wgpu-py's ``GPUCommandEncoder``, released when it dies)."""
-        device = self._device
-        return self._encoder_class("", self._create_encoder(device._internal, self._encoder_descriptor), device)
 
 
 def _drain_at_exit(ref: "weakref.ref[WgpuContext]") -> None:
@@ -290,12 +188,12 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks, Su
         #: ``RING_REUSE_BYTES``; see ``_write_ring``).
         self._ring_device = bytearray()
         self._param_windows: dict[int, tuple[int, int]] = {}  # see param_window
-        self._pass_calls = _PassCalls.load()
-        self._bind_group_call = _BindGroupCall.load(device)
+        self._pass_calls = PassCalls.load()
+        self._bind_group_call = BindGroupCall.load(device)
         #: Opens a batch's encoder and compute pass at once (``implementation.batch_opener``;
         #: None: the public methods).
         self._batch_opener = implementation.batch_opener(device)
-        self._calls = _BatchCalls.load(device)
+        self._calls = BatchCalls.load(device)
         #: The last submitted batch's encoder, pass and kept buffers, released while the host
         #: next waits for the device (``prepare_next_batch``) or at the next submit.
         self._trash: Any = None
@@ -601,7 +499,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks, Su
             lock.release()
 
     def _create_bind_group(self, layout: Any, regions: Sequence[Region]) -> Any:
-        """A bind group of ``layout`` binding ``regions[k]`` at binding ``k`` (``_BindGroupCall``
+        """A bind group of ``layout`` binding ``regions[k]`` at binding ``k`` (``BindGroupCall``
         where wgpu-py's internals allow, else the public API)."""
         call = self._bind_group_call
         if call is None:

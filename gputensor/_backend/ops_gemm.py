@@ -56,13 +56,16 @@ from typing import Any
 from . import autotune, config
 from .base import BackendTranspose
 from .errors import invalid_argument
-from .gemm_splitk import (COMBINE_WG, KERNEL_COMBINE, SPLITK_ENV, SPLITK_MAX, SPLITK_MIN_DEPTH, SPLITK_MIN_K,
-                          SPLITK_TARGET, GEMM_PLANS, SplitRecord, _COMBINE_WORDS, COMBINE_C_FIRST, choose_splits,
-                          clamp_plan, combine_params, combine_words, dispatch_gemm_records, gemm_plan, plan_splitk,
-                          split_defines, split_depth)
-from .gemm_tiling import (FILL_TILES, MAX_GRID_Z, TILE_KNOB_BATCHED, TILE_KNOB_F64, TILES_LARGE, TILES_MEDIUM,
-                          TILES_MEDIUM_F64, TILES_SMALL, TILES_SOFTWARE, TILES_TALL, TILES_WIDE, GemmTiles,
-                          f64_gpu_plan, gemm_tiles, kernel_types, knob_tiles, pack_scalars, tile_knob_values)
+from .gemm_splitk import (
+    _COMBINE_WORDS, COMBINE_C_FIRST, COMBINE_WG, GEMM_PLANS, KERNEL_COMBINE, SPLITK_ENV, SPLITK_MAX,
+    SPLITK_MIN_DEPTH, SPLITK_MIN_K, SPLITK_TARGET, SplitRecord, choose_splits, clamp_plan, combine_params,
+    combine_words, dispatch_gemm_records, gemm_plan, plan_splitk, split_defines, split_depth,
+)
+from .gemm_tiling import (
+    FILL_TILES, MAX_GRID_Z, TILE_KNOB_BATCHED, TILE_KNOB_F64, TILES_LARGE, TILES_MEDIUM, TILES_MEDIUM_F64,
+    TILES_SMALL, TILES_SOFTWARE, TILES_TALL, TILES_WIDE, GemmTiles, f64_gpu_plan, gemm_tiles, kernel_types,
+    knob_tiles, pack_scalars, tile_knob_values,
+)
 from .launch import LaunchProgram, Record, Region, strided_window
 from .layout import Extent, block_starts, plan_blocks, strided_extent, strided_span
 from .plan_cache import PlanCache
