@@ -48,7 +48,8 @@ requesting the device), ``device`` (adapter, device, queue, features, limits), `
 (the pipeline cache), ``bind_groups`` (the bind-group cache), ``transfers`` (uploads, writes and
 readbacks through pooled staging buffers), ``host_memory`` (byte views and host copies),
 ``submit_policy`` (when the open batch is submitted: the flush bounds, ``size_submits_held``),
-``native_calls`` (direct wgpu-native calls for passes, bind groups and submits) and
+``native_calls`` (direct wgpu-native calls for passes, bind groups and submits), ``param_ring``
+(the uniform ring of dispatch parameters) and
 ``promises`` (asynchronous steps written once, as generators that yield wgpu promises:
 ``run_sync`` waits on each promise, ``run_async`` awaits it, so ``new()`` is a facade over the
 same steps as ``new_async()``, and ``readback_many`` over ``readback_many_async``). This module
@@ -84,22 +85,11 @@ from .host_memory import readable_bytes, round_up, writable_bytes  # noqa: F401 
 from .index_checks import IndexChecks
 from .pipelines import Pipelines
 from .native_calls import BatchCalls, BindGroupCall, PassCalls
+from .param_ring import UNIFORM_RING_BYTES, ParamRing
 from .promises import run_async, run_sync
 from .submit_policy import SUBMIT_GAP_S, SubmitPolicy
 from .transfers import Region, Transfers
 from .implementation import wgpu
-
-#: Bytes of the uniform ring that carries the parameters of one batch's dispatches.
-UNIFORM_RING_BYTES = 256 * 1024
-
-#: Parameter bytes of a batch up to which ``flush`` compares them with what the ring already
-#: holds on the device and skips the ``write_buffer`` when they are equal (a loop that repeats
-#: the same small operations submits the same parameters each time).
-RING_REUSE_BYTES = 4096
-
-#: Sizes of the uniform window a bind group exposes at its dynamic offset (parameters of up to
-#: 256 bytes, the common case, share one window size and so one bind group).
-_UNIFORM_WINDOWS = (256, 1024, 4096, 16384, 65536)
 
 _STORAGE_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 
@@ -121,14 +111,6 @@ def _pack_words(words: Sequence[int]) -> bytes:
         return packer.pack(*[int(w) & 0xFFFFFFFF for w in words])
 
 
-def _uniform_window(size: int) -> int | None:
-    """The smallest uniform window (``_UNIFORM_WINDOWS``) holding ``size`` bytes, or None."""
-    for window in _UNIFORM_WINDOWS:
-        if size <= window:
-            return window
-    return None
-
-
 def _drain_at_exit(ref: "weakref.ref[WgpuContext]") -> None:
     """At interpreter exit, wait for the work a live context still has in flight: tearing the
     device down under running work can crash the driver (seen on lavapipe). Errors are dropped:
@@ -142,7 +124,7 @@ def _drain_at_exit(ref: "weakref.ref[WgpuContext]") -> None:
         pass
 
 
-class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks, SubmitPolicy):
+class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks, SubmitPolicy, ParamRing):
     """The WebGPU device, queue and adapter, a compiled-pipeline cache and the open command batch.
 
     Public attributes (``DeviceFacts``): ``device``, ``queue``, ``adapter``, ``adapter_info`` (a
@@ -172,22 +154,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks, Su
         #: compute pass of its own whose timestamp writes come from
         #: ``timestamp_sink.timestamp_writes(name, defines)`` (called under the lock).
         self.timestamp_sink: Any = None
-        # Dispatch parameters of the open batch: staged in host memory, uploaded with one
-        # write_buffer just before the batch is submitted (queue order keeps earlier batches'
-        # reads of the ring ahead of the overwrite).
-        self._uniform_align = max(16, int(self.limits.get("min-uniform-buffer-offset-alignment", 256)))
-        self._max_uniform = int(self.limits.get("max-uniform-buffer-binding-size", 65536))
-        self._ring = device.create_buffer(
-            size=UNIFORM_RING_BYTES, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
-        )
-        self._ring_data = bytearray(UNIFORM_RING_BYTES)
-        #: A memoryview of ``_ring_data``: its slice assignment is cheaper than the bytearray's.
-        self._ring_view = memoryview(self._ring_data)
-        self._ring_used = 0
-        #: The first bytes of the device's ring as the last ``write_buffer`` left them (at most
-        #: ``RING_REUSE_BYTES``; see ``_write_ring``).
-        self._ring_device = bytearray()
-        self._param_windows: dict[int, tuple[int, int]] = {}  # see param_window
+        self._init_param_ring(device, self.limits)
         self._pass_calls = PassCalls.load()
         self._bind_group_call = BindGroupCall.load(device)
         #: Opens a batch's encoder and compute pass at once (``implementation.batch_opener``;
@@ -398,20 +365,6 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks, Su
         pipe = self.pipeline(name, len(buffers), defines, source=source)
         self.record(name, pipe, defines, raw, buffers, x, y, z)
 
-    def param_window(self, name: str, nbytes: int) -> tuple[int, int]:
-        """(uniform window, ring slot) in bytes for ``nbytes`` of dispatch parameters: the window
-        a bind group exposes at the dynamic offset and the ring space one dispatch takes.
-        BackendError (invalid argument) when the parameters do not fit the largest window."""
-        entry = self._param_windows.get(nbytes)
-        if entry is None:
-            size = (max(nbytes, 16) + 15) & ~15
-            window = _uniform_window(size)
-            if window is None or window > self._max_uniform or window > UNIFORM_RING_BYTES:
-                raise invalid_argument(f"kernel {name}: {nbytes} bytes of parameters is too many")
-            slot = (size + self._uniform_align - 1) // self._uniform_align * self._uniform_align
-            entry = self._param_windows[nbytes] = (window, slot)
-        return entry
-
     def record(self, name: str, pipe: Any, defines: Mapping[str, object] | None, raw: bytes,
                buffers: Sequence[Region], x: int, y: int, z: int) -> None:
         """Record the compiled pipeline ``pipe`` (``pipeline(name, len(buffers), defines)``) over
@@ -597,25 +550,6 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks, Su
             now = time.perf_counter()
             busy = self._busy_until
             self._busy_until = (busy if busy > now else now) + SUBMIT_GAP_S + pending * self._work_rate()
-
-    def _write_ring(self, used: int) -> None:
-        """Upload the first ``used`` bytes of the parameter ring before a submit (lock held),
-        unless the device's ring already holds exactly those bytes (small batches only: the
-        comparison is a copy and a memcmp of at most ``RING_REUSE_BYTES``). Queue order makes
-        the skip safe: every earlier batch was submitted after the write it reads."""
-        known = self._ring_device
-        if used <= RING_REUSE_BYTES:
-            data = self._ring_data[:used]
-            if used <= len(known) and data == known[:used]:
-                self.stats["ring_writes_skipped"] = self.stats.get("ring_writes_skipped", 0) + 1
-                return
-            known.clear()  # (unknown until the write below has succeeded)
-            self.queue.write_buffer(self._ring, 0, self._ring_data, 0, used)
-            known[:] = data
-        else:
-            known.clear()
-            self.queue.write_buffer(self._ring, 0, self._ring_data, 0, used)
-            known[:] = self._ring_data[:RING_REUSE_BYTES]
 
     def _wait(self) -> None:
         """Block this thread until the submitted work is done (then map callbacks have fired),
