@@ -194,7 +194,7 @@ def measure(n_calls: int, batches: int = 5, large: int = 1024) -> list[dict[str,
 
 #: Phases of a small readback that ``roundtrip_breakdown`` times, in the order they run: (label,
 #: object, method name); the object is 'ctx' (the context), 'mapper' (its ``mapping.Mapper``),
-#: 'calls' (its wgpu-native batch calls, ``context._BatchCalls``; skipped without them) or
+#: 'calls' (its wgpu-native batch calls, ``native_calls.BatchCalls``; skipped without them) or
 #: 'submit' (``queue.submit`` where the batch calls are missing, else their ``submit``).
 BREAKDOWN_PHASES = (
     ("stage: copy into staging + flush", "ctx", "_stage_one"),

@@ -28,7 +28,7 @@ from gputensor._backend import (
 )
 from gputensor._backend import config
 from gputensor._backend import implementation
-from gputensor._backend import context as context_mod
+from gputensor._backend import submit_policy
 from gputensor._backend import host_memory as host_memory_mod
 from gputensor._backend import transfers as transfers_mod
 from gputensor._backend.context import WANTED_FEATURES, WANTED_LIMITS, adapter_sort_key, choose_adapter
@@ -336,14 +336,14 @@ def test_batching_submits_and_flush_recovery(ctx: WgpuContext) -> None:
     buf = ctx.create_storage(4)
     ctx.synchronize()
     submits = ctx.stats["submits"]
-    for k in range(context_mod.MAX_BATCH + 3):
+    for k in range(submit_policy.MAX_BATCH + 3):
         ctx.dispatch("patch_bytes", [0, 0xFFFFFFFF, k], [(buf, 0, 4)], (1, 1, 1))
     assert ctx.stats["submits"] == submits + 1  # the full batch went on its own
     ctx.flush()
     assert ctx.stats["submits"] == submits + 2
     ctx.flush()  # nothing recorded: no submit
     assert ctx.stats["submits"] == submits + 2
-    assert np.frombuffer(ctx.readback(buf), np.uint32)[0] == context_mod.MAX_BATCH + 2
+    assert np.frombuffer(ctx.readback(buf), np.uint32)[0] == submit_policy.MAX_BATCH + 2
     # A batch the device rejects raises a device error and leaves the context usable.
     ctx._record_copy(buf, 0, buf, 0, 4)  # WebGPU forbids copies within one buffer
     with raises_kind(BackendErrorKind.DEVICE_ERROR):

@@ -14,7 +14,7 @@ import pytest
 
 import gputensor as gt
 from gputensor import _linear_algebra_functions
-from gputensor._backend import config, ops_gemm
+from gputensor._backend import config, gemm_tiling, ops_gemm
 
 from _compare import tol
 
@@ -231,7 +231,7 @@ def test_gpu_defaults_where_no_knob_is_set(monkeypatch):
     small = SimpleNamespace(is_software=False, limits={"max-compute-workgroup-storage-size": 8192})
     cpu = SimpleNamespace(is_software=True, limits={"max-compute-workgroup-storage-size": 49152})
     batched = ops_gemm.GemmTiles(64, 64, 8, 4, 4)
-    monkeypatch.setattr(ops_gemm, "TILES_GPU_BATCHED", batched)
+    monkeypatch.setattr(gemm_tiling, "TILES_GPU_BATCHED", batched)
     assert ops_gemm.knob_tiles(gpu, "f32", 8, 128, 128) == batched
     assert ops_gemm.knob_tiles(gpu, "f32", 8, 1024, 128) is None  # not small matrices
     assert ops_gemm.knob_tiles(gpu, "f32", 1) is None
@@ -254,13 +254,13 @@ def test_f64_gpu_plans_by_size(monkeypatch):
     cpu = SimpleNamespace(is_software=True, limits={"max-compute-workgroup-storage-size": 49152})
     big, mid, low = (ops_gemm.GemmTiles(128, 128, 8, 8, 8), ops_gemm.GemmTiles(64, 128, 8, 4, 8),
                      ops_gemm.GemmTiles(64, 64, 8, 8, 8))
-    monkeypatch.setattr(ops_gemm, "F64_GPU_PLANS", ((2048 * 2048, 0, big, 1), (0, 1024, mid, 4),
+    monkeypatch.setattr(gemm_tiling, "F64_GPU_PLANS", ((2048 * 2048, 0, big, 1), (0, 1024, mid, 4),
                                                    (0, 0, low, 1)))
     assert ops_gemm.f64_gpu_plan(gpu, 2048, 2048, 64) == (big, 1)
     assert ops_gemm.f64_gpu_plan(gpu, 1024, 1024, 1024) == (mid, 4)
     assert ops_gemm.f64_gpu_plan(gpu, 1024, 1024, 600) == (low, 1)
     assert ops_gemm.f64_gpu_plan(gpu, 100, 100, 1100) == (mid, 4)
-    monkeypatch.setattr(ops_gemm, "F64_SPLIT_MIN_DEPTH", 512)
+    monkeypatch.setattr(gemm_tiling, "F64_SPLIT_MIN_DEPTH", 512)
     assert ops_gemm.f64_gpu_plan(gpu, 1024, 1024, 1100) == (mid, 2)
     assert ops_gemm.f64_gpu_plan(small, 4096, 4096, 64) == (low, 1)  # 33792 bytes do not fit
     assert ops_gemm.gemm_plan(gpu, "f64", 1024, 1024, 2048) == (mid, 4)

@@ -613,9 +613,9 @@ def test_compaction_submits_once(monkeypatch):
     their kernels bind more than the flush bound; with the ``compact_hold_submits`` knob off
     the large kernels submit on size as every op does."""
     from gputensor._backend import config
-    from gputensor._backend import context as context_module
+    from gputensor._backend import submit_policy
 
-    monkeypatch.setattr(context_module, "FLUSH_BYTES", 4096)
+    monkeypatch.setattr(submit_policy, "FLUSH_BYTES", 4096)
     ctx = get_backend().context
     rng = np.random.default_rng(2)
     a = values(rng, "float32", (40000,))

@@ -14,7 +14,7 @@ import pytest
 
 import gputensor as gt
 from gputensor._backend import config
-from gputensor._backend import context as context_mod
+from gputensor._backend import submit_policy
 from gputensor._backend import transfers as transfers_mod
 from gputensor._dispatch import backend as get_backend
 
@@ -30,7 +30,7 @@ def _idle() -> None:
     ctx = _ctx()
     gt.synchronize()
     float(gt.sum(gt.zeros(4)))  # a readback: the wait resets the flush bound and the estimate
-    assert ctx._busy_until == 0.0 and ctx._flush_bytes == context_mod.FLUSH_BYTES
+    assert ctx._busy_until == 0.0 and ctx._flush_bytes == submit_policy.FLUSH_BYTES
 
 
 def _busy(seconds: float = 600.0) -> None:
@@ -46,7 +46,7 @@ def _stats() -> tuple[int, int]:
 @pytest.fixture()
 def small_bound(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A flush bound of 16 KiB (each op below binds more), from an idle device."""
-    monkeypatch.setattr(context_mod, "FLUSH_BYTES", 16 << 10)
+    monkeypatch.setattr(submit_policy, "FLUSH_BYTES", 16 << 10)
     with gt.fusion(False):
         _idle()
         yield
@@ -107,12 +107,12 @@ def test_work_policy_submits_at_once_on_an_idle_device(small_bound: None) -> Non
         y = x + x
         assert _stats()[0] == submits + 1
         # the estimate now counts that work: the gap of a submit plus its bytes
-        assert _ctx()._busy_until >= before + context_mod.SUBMIT_GAP_S + 3 * 4 * N * _ctx()._work_rate()
+        assert _ctx()._busy_until >= before + submit_policy.SUBMIT_GAP_S + 3 * 4 * N * _ctx()._work_rate()
     np.testing.assert_array_equal(gt.asnumpy(y), 2 * np.arange(N, dtype=np.int32))
 
 
 def test_work_policy_caps_the_pending_work(small_bound: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(context_mod, "SUBMIT_PENDING_MAX_S", 1e-12)
+    monkeypatch.setattr(submit_policy, "SUBMIT_PENDING_MAX_S", 1e-12)
     x_np = np.arange(N, dtype=np.int32)
     x = gt.asarray(x_np)
     _idle()
@@ -126,7 +126,7 @@ def test_work_policy_caps_the_pending_work(small_bound: None, monkeypatch: pytes
 
 
 def test_work_policy_keeps_max_batch(small_bound: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(context_mod, "MAX_BATCH", 8)
+    monkeypatch.setattr(submit_policy, "MAX_BATCH", 8)
     x_np = np.arange(N, dtype=np.int32)
     x = gt.asarray(x_np)
     _idle()
@@ -143,7 +143,7 @@ def test_bandwidth_knob_sets_the_estimate(small_bound: None) -> None:
     with config.override(submit_bandwidth=1):  # 1 GB/s
         assert ctx._work_rate() == pytest.approx(1e-9)
     with config.override(submit_bandwidth=0):
-        gbps = context_mod.SUBMIT_GBPS.get(str(ctx.adapter_info.get("adapter_type")), context_mod.SUBMIT_GBPS_OTHER)
+        gbps = submit_policy.SUBMIT_GBPS.get(str(ctx.adapter_info.get("adapter_type")), submit_policy.SUBMIT_GBPS_OTHER)
         assert ctx._work_rate() == pytest.approx(1.0 / (gbps * 1e9))
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import gputensor as gt
 from gputensor import _dispatch
 from gputensor._backend import config
-from gputensor._backend import context as _context
+from gputensor._backend import submit_policy as _submit_policy
 
 
 def _spd(shape: tuple[int, ...], n: int) -> np.ndarray:
@@ -35,9 +35,9 @@ def _stats() -> dict[str, int]:
 
 def _lift_bounds() -> tuple[int, int]:
     """Lift the batch bounds of the context module; returns the old (MAX_BATCH, FLUSH_BYTES)."""
-    old = (_context.MAX_BATCH, _context.FLUSH_BYTES)
-    _context.MAX_BATCH = 1 << 30
-    _context.FLUSH_BYTES = 1 << 62
+    old = (_submit_policy.MAX_BATCH, _submit_policy.FLUSH_BYTES)
+    _submit_policy.MAX_BATCH = 1 << 30
+    _submit_policy.FLUSH_BYTES = 1 << 62
     ctx = _dispatch.backend().context
     ctx._flush_bytes = ctx._flush_level = 1 << 62
     return old
@@ -56,7 +56,7 @@ def measure(label: str, fn, calls: int, submits: bool = False) -> None:  # noqa:
         host = time.perf_counter() - t0
         after = _stats()
         if old is not None:
-            _context.MAX_BATCH, _context.FLUSH_BYTES = old
+            _submit_policy.MAX_BATCH, _submit_policy.FLUSH_BYTES = old
             ctx = _dispatch.backend().context
             ctx._flush_bytes = ctx._flush_level = old[1]
         gt.synchronize()

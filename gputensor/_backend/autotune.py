@@ -1,6 +1,6 @@
 """Opt-in autotuner for the gemm-family plan (tile configuration and split-K count).
 
-``ops_gemm.gemm_plan`` picks ``(tiles, splits)`` from a static policy measured on one GPU; close
+``gemm_splitk.gemm_plan`` picks ``(tiles, splits)`` from a static policy measured on one GPU; close
 calls (64x64 tiles or 128-wide tiles split 2-8 ways, ...) go either way on another GPU. With
 tuning enabled (``GPUTENSOR_AUTOTUNE=1`` or ``gputensor.autotune(True)``; off by default, like
 torch's ``cudnn.benchmark``) the first call of gemm, the general-stride gemm or conv2d for a new
@@ -16,10 +16,10 @@ and stride). Only f32 accumulation (float32 and float16 data) is tuned; float64 
 static plan, as do calls with an explicit ``splits=`` or ``GPUTENSOR_GEMM_SPLITK``.
 
 Candidates (``candidates``): the static choice, 64x64 tiles unsplit, the 128-wide tiles unsplit
-and split 2, 4 and 8 ways, each clamped as a real call would be (``ops_gemm.clamp_plan``: depth
+and split 2, 4 and 8 ways, each clamped as a real call would be (``gemm_splitk.clamp_plan``: depth
 tiles, scratch binding), duplicates dropped, only tiles that fit the adapter's workgroup memory.
 On a software adapter only the first ``SOFTWARE_CANDIDATES`` (static and 64x64) are timed. The
-tile facts come from the caller as a :class:`PlanSpace` (``ops_gemm.GEMM_PLANS``): this module
+tile facts come from the caller as a :class:`PlanSpace` (``gemm_splitk.GEMM_PLANS``): this module
 sits below the gemm operations, which import it.
 
 Timing (``time_plan``): the same operation (same shapes, strides, transposes, dtype) runs on
@@ -185,7 +185,7 @@ class _force:
 # ---- the plans being tuned ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class PlanSpace:
-    """The tile configurations the tuner chooses among (``ops_gemm.GEMM_PLANS``): ``tiles(bm, bn,
+    """The tile configurations the tuner chooses among (``gemm_splitk.GEMM_PLANS``): ``tiles(bm, bn,
     bk, tm, tn)`` makes one (its ``check()`` raises ValueError when unusable), ``fits(ctx, tiles,
     acc_size)`` says whether it fits the adapter's workgroup memory, ``big_tiles(m, n)`` are the
     128-wide tiles for a problem, ``medium`` the 64x64 ones, and ``clamp(backend, acc_type, m, n,

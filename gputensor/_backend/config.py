@@ -217,7 +217,7 @@ KNOBS: tuple[Knob, ...] = (
          "type: 5000 discrete, 200 integrated, 20 CPU, 500 other)"),
     Knob("submit_bytes", "GPUTENSOR_SUBMIT_BYTES", _size, 0, False,
          "bytes bound by the open batch's commands at which it is first submitted after a wait "
-         "(the bound then doubles at each such submit up to FLUSH_BYTES_MAX; see context.py); "
+         "(the bound then doubles at each such submit up to FLUSH_BYTES_MAX; see submit_policy.py); "
          "0: FLUSH_BYTES (32 MiB)"),
     Knob("submit_commands", "GPUTENSOR_SUBMIT_COMMANDS", _integer, 0, False,
          "commands the open batch holds at most before it is submitted (0: MAX_BATCH, 256)"),

@@ -30,9 +30,9 @@ is submitted whatever it binds.
   bytes say), which only brings the submit forward, as ``bytes`` would.
 
 A submit ends the pass, finishes the encoder and submits the command buffer with direct
-wgpu-native calls on descriptors made once (``_BatchCalls``; the public methods elsewhere); the
-submitted batch's encoder, pass and kept buffers are released while the host next waits for the
-device (``prepare_next_batch``, a readback) or at the next submit.
+wgpu-native calls on descriptors made once (``native_calls.BatchCalls``; the public methods
+elsewhere); the submitted batch's encoder, pass and kept buffers are released while the host
+next waits for the device (``prepare_next_batch``, a readback) or at the next submit.
 
 Per-dispatch host cost is kept low by caching (every cache is guarded by the context lock):
 
@@ -40,13 +40,16 @@ Per-dispatch host cost is kept low by caching (every cache is guarded by the con
 * bind groups by the buffers they bind (``bind_groups.BindGroups``, a base class);
 * ``record``, the part of ``dispatch`` after its argument checks, is what launchers whose
   bindings and grids are valid by construction call (``ops_elementwise``); the compute-pass
-  commands go straight to wgpu-native (``_PassCalls``: wgpu-py's per-call error capture costs
-  about as much as the rest of recording a small op).
+  commands go straight to wgpu-native (``native_calls.PassCalls``: wgpu-py's per-call error
+  capture costs about as much as the rest of recording a small op).
 
 The context is put together from modules with one job each: ``adapters`` (choosing the adapter,
 requesting the device), ``device`` (adapter, device, queue, features, limits), ``pipelines``
 (the pipeline cache), ``bind_groups`` (the bind-group cache), ``transfers`` (uploads, writes and
-readbacks through pooled staging buffers), ``host_memory`` (byte views and host copies) and
+readbacks through pooled staging buffers), ``host_memory`` (byte views and host copies),
+``submit_policy`` (when the open batch is submitted: the flush bounds, ``size_submits_held``),
+``native_calls`` (direct wgpu-native calls for passes, bind groups and submits), ``param_ring``
+(the uniform ring of dispatch parameters) and
 ``promises`` (asynchronous steps written once, as generators that yield wgpu promises:
 ``run_sync`` waits on each promise, ``run_async`` awaits it, so ``new()`` is a facade over the
 same steps as ``new_async()``, and ``readback_many`` over ``readback_many_async``). This module
@@ -56,12 +59,11 @@ keeps the device, the command batch (recording, bind groups, submission) and ``s
 from __future__ import annotations
 
 import atexit
-import contextlib
 import struct
 import threading
 import time
 import weakref
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
 from . import config, device_state, implementation
@@ -82,51 +84,12 @@ from .errors import BackendError, device_error, invalid_argument, out_of_memory
 from .host_memory import readable_bytes, round_up, writable_bytes  # noqa: F401 - offered here too
 from .index_checks import IndexChecks
 from .pipelines import Pipelines
+from .native_calls import BatchCalls, BindGroupCall, PassCalls
+from .param_ring import UNIFORM_RING_BYTES, ParamRing
 from .promises import run_async, run_sync
+from .submit_policy import SUBMIT_GAP_S, SubmitPolicy
 from .transfers import Region, Transfers
 from .implementation import wgpu
-
-#: Commands recorded before the open batch is submitted on its own.
-MAX_BATCH = 256
-
-#: Bytes bound by the commands of the open batch after which it is submitted at once, so that
-#: the device starts on large work while the host records more (small work stays batched).
-FLUSH_BYTES = 32 << 20
-
-#: The flush bound doubles at each size-triggered submit up to this (reset after every wait).
-FLUSH_BYTES_MAX = 2 << 30
-
-#: ``work`` submit policy: a batch at the flush bound is submitted when the device's estimated
-#: queue of submitted work ends within this many seconds (the host must record and submit more
-#: before it runs dry).
-SUBMIT_AHEAD_S = 100e-6
-
-#: ``work`` submit policy: device seconds a submission is assumed to cost beyond its bytes (on
-#: the H200, wall times of batches of large operations under the ``bytes`` policy exceeded their
-#: kernels' time by 0.06-0.25 ms per submit).
-SUBMIT_GAP_S = 100e-6
-
-#: ``work`` submit policy: a batch holding this many seconds of estimated work is submitted
-#: even while the device is busy (bounds what a host that stops recording leaves unsubmitted).
-SUBMIT_PENDING_MAX_S = 2e-3
-
-#: GB/s the ``work`` policy assumes per adapter type when the ``submit_bandwidth`` knob is 0: at
-#: or above what such devices stream (an H200: 4.8 TB/s peak), so that the estimate of the
-#: device's queue errs short (a submit comes early, never late).
-SUBMIT_GBPS = {"DiscreteGPU": 5000, "IntegratedGPU": 200, "CPU": 20}
-SUBMIT_GBPS_OTHER = 500
-
-#: Bytes of the uniform ring that carries the parameters of one batch's dispatches.
-UNIFORM_RING_BYTES = 256 * 1024
-
-#: Parameter bytes of a batch up to which ``flush`` compares them with what the ring already
-#: holds on the device and skips the ``write_buffer`` when they are equal (a loop that repeats
-#: the same small operations submits the same parameters each time).
-RING_REUSE_BYTES = 4096
-
-#: Sizes of the uniform window a bind group exposes at its dynamic offset (parameters of up to
-#: 256 bytes, the common case, share one window size and so one bind group).
-_UNIFORM_WINDOWS = (256, 1024, 4096, 16384, 65536)
 
 _STORAGE_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 
@@ -148,118 +111,6 @@ def _pack_words(words: Sequence[int]) -> bytes:
         return packer.pack(*[int(w) & 0xFFFFFFFF for w in words])
 
 
-def _uniform_window(size: int) -> int | None:
-    """The smallest uniform window (``_UNIFORM_WINDOWS``) holding ``size`` bytes, or None."""
-    for window in _UNIFORM_WINDOWS:
-        if size <= window:
-            return window
-    return None
-
-
-class _PassCalls:
-    """wgpu-native's compute-pass entry points, called directly for the dispatches ``record``
-    makes: wgpu-py's ``GPUComputePassEncoder`` methods wrap every call in Python-level error
-    capture and ``set_bind_group`` allocates its offsets array each time, about 2 us of host
-    time per dispatch -- as much as the rest of recording a small op. Errors of pass commands
-    are reported when the pass ends or the encoder finishes, which still go through wgpu-py
-    (``flush``). ``_PassCalls.load()`` is None when the installed wgpu-py lacks these internals;
-    ``record`` then calls the public methods."""
-
-    __slots__ = ("set_pipeline", "set_bind_group", "dispatch", "offsets")
-
-    def __init__(self, lib: Any, ffi: Any) -> None:
-        self.set_pipeline = lib.wgpuComputePassEncoderSetPipeline
-        self.set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
-        self.dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
-        self.offsets = ffi.new("uint32_t[1]")  # the dynamic offset (written under the lock)
-
-    @classmethod
-    def load(cls) -> "_PassCalls | None":
-        api = implementation.native_api()
-        return None if api is None else cls(api.lib, api.ffi)
-
-
-class _BindGroupCall:
-    """wgpu-native's ``wgpuDeviceCreateBindGroup`` called with a descriptor built here: wgpu-py's
-    ``create_bind_group`` checks and converts every entry in Python, several times the cost of
-    the call itself (a bind group is made whenever an op binds buffers it has not bound
-    together before). Errors are raised as wgpu-py raises them (its error-capturing ``libf``);
-    the result is wgpu-py's ``GPUBindGroup`` (released when it dies). ``load()`` is None
-    without these internals (``BindGroups._create_bind_group`` then takes the public API)."""
-
-    __slots__ = ("_create", "_ffi", "_wrap", "_device")
-
-    def __init__(self, api: Any, device: Any) -> None:
-        self._create = getattr(api, "libf", api.lib).wgpuDeviceCreateBindGroup
-        self._ffi = api.ffi
-        self._wrap = api.GPUBindGroup
-        self._device = device
-
-    @classmethod
-    def load(cls, device: Any) -> "_BindGroupCall | None":
-        api = implementation.native_api()
-        if api is None or not hasattr(api, "GPUBindGroup"):
-            return None
-        return cls(api, device)
-
-    def __call__(self, layout: Any, regions: Sequence[Region]) -> Any:
-        ffi = self._ffi
-        entries = ffi.new("WGPUBindGroupEntry[]", len(regions))  # zero-filled: no sampler, no view
-        for k, (buf, offset, size) in enumerate(regions):
-            entry = entries[k]
-            entry.binding = k
-            entry.buffer = buf._internal
-            entry.offset = offset
-            entry.size = size
-        desc = ffi.new("WGPUBindGroupDescriptor *")
-        desc.layout = layout._internal
-        desc.entryCount = len(regions)
-        desc.entries = entries
-        return self._wrap("", self._create(self._device._internal, desc), self._device)
-
-
-class _BatchCalls:
-    """wgpu-native's calls that open an encoder, record copies and close and submit a batch
-    (``_open_encoder``, ``_copy``, ``_end_pass``, ``flush``): create an encoder and finish it on
-    descriptors made once, submit the one command buffer from an array made once, release it.
-    wgpu-py's ``create_command_encoder``, ``copy_buffer_to_buffer``, ``end``, ``finish`` and
-    ``submit`` build descriptors, lists, arrays and a ``GPUCommandBuffer`` object and check their
-    arguments in Python on every call. Creating, finishing and submitting raise errors as wgpu-py
-    does (its error-capturing ``libf``); a copy or the end of a pass records its errors in the
-    encoder, which ``finish`` reports, so those go to the plain ``lib``. ``load()`` is None
-    without these internals; the public methods are called then."""
-
-    def __init__(self, api: Any, device: Any) -> None:
-        libf, lib, ffi = api.libf, api.lib, api.ffi
-        self.end_pass = lib.wgpuComputePassEncoderEnd
-        self.copy = lib.wgpuCommandEncoderCopyBufferToBuffer
-        self.finish = libf.wgpuCommandEncoderFinish
-        self.submit = libf.wgpuQueueSubmit
-        self.release = lib.wgpuCommandBufferRelease
-        self.descriptor = ffi.new("WGPUCommandBufferDescriptor *")  # zero-filled: no label
-        self.buffers = ffi.new("WGPUCommandBuffer[1]")
-        self._create_encoder = libf.wgpuDeviceCreateCommandEncoder
-        self._encoder_descriptor = ffi.new("WGPUCommandEncoderDescriptor *")
-        self._encoder_class = api.GPUCommandEncoder
-        self._device = device
-
-    @classmethod
-    def load(cls, device: Any) -> "_BatchCalls | None":
-        api = implementation.native_api()
-        if api is None or not hasattr(api, "libf") or not hasattr(api, "GPUCommandEncoder"):
-            return None
-        if not all(hasattr(api.lib, name) for name in (
-                "wgpuComputePassEncoderEnd", "wgpuCommandEncoderCopyBufferToBuffer", "wgpuCommandEncoderFinish",
-                "wgpuQueueSubmit", "wgpuCommandBufferRelease", "wgpuDeviceCreateCommandEncoder")):
-            return None
-        return cls(api, device)
-
-    def open_encoder(self) -> Any:
-        """A new command encoder (wgpu-py's ``GPUCommandEncoder``, released when it dies)."""
-        device = self._device
-        return self._encoder_class("", self._create_encoder(device._internal, self._encoder_descriptor), device)
-
-
 def _drain_at_exit(ref: "weakref.ref[WgpuContext]") -> None:
     """At interpreter exit, wait for the work a live context still has in flight: tearing the
     device down under running work can crash the driver (seen on lavapipe). Errors are dropped:
@@ -273,7 +124,7 @@ def _drain_at_exit(ref: "weakref.ref[WgpuContext]") -> None:
         pass
 
 
-class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
+class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks, SubmitPolicy, ParamRing):
     """The WebGPU device, queue and adapter, a compiled-pipeline cache and the open command batch.
 
     Public attributes (``DeviceFacts``): ``device``, ``queue``, ``adapter``, ``adapter_info`` (a
@@ -295,21 +146,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         #: (``prepare_next_batch``), taken by ``_open_encoder``; None when there is none.
         self._spare: tuple[Any, Any] | None = None
         self._pass_pipeline: Any = None  # the pipeline last set in the open pass
-        self._recorded = 0
-        self._pending_bytes = 0
-        #: (config.generation, FLUSH_BYTES, MAX_BATCH) that ``_first_bound`` and ``_max_batch``
-        #: were derived from (``_submit_bounds``)
-        self._bounds_key: Any = None
-        self._first_bound = FLUSH_BYTES  # the flush bound after a wait (the ``submit_bytes`` knob)
-        self._max_batch = MAX_BATCH  # commands a batch holds at most (the ``submit_commands`` knob)
-        self._flush_bytes = self._submit_bounds()  # the bytes at which the open batch is looked at next
-        self._flush_level = self._flush_bytes  # the flush bound (doubled per size-triggered submit)
-        self._size_holds = 0  # open ``size_submits_held`` blocks: no submit on size inside them
-        #: ``perf_counter`` time at which the device is estimated to finish the work submitted
-        #: so far (0.0: idle; see the module docstring).
-        self._busy_until = 0.0
-        self._rate_key: Any = None  # (config.generation) of ``_seconds_per_byte``
-        self._seconds_per_byte = 0.0
+        self._init_submit_policy()
         self._keepalive: list[Any] = []
         self._fence_src = device.create_buffer(size=16, usage=_STORAGE_USAGE)
         self._init_bind_groups()
@@ -317,28 +154,13 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         #: compute pass of its own whose timestamp writes come from
         #: ``timestamp_sink.timestamp_writes(name, defines)`` (called under the lock).
         self.timestamp_sink: Any = None
-        # Dispatch parameters of the open batch: staged in host memory, uploaded with one
-        # write_buffer just before the batch is submitted (queue order keeps earlier batches'
-        # reads of the ring ahead of the overwrite).
-        self._uniform_align = max(16, int(self.limits.get("min-uniform-buffer-offset-alignment", 256)))
-        self._max_uniform = int(self.limits.get("max-uniform-buffer-binding-size", 65536))
-        self._ring = device.create_buffer(
-            size=UNIFORM_RING_BYTES, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
-        )
-        self._ring_data = bytearray(UNIFORM_RING_BYTES)
-        #: A memoryview of ``_ring_data``: its slice assignment is cheaper than the bytearray's.
-        self._ring_view = memoryview(self._ring_data)
-        self._ring_used = 0
-        #: The first bytes of the device's ring as the last ``write_buffer`` left them (at most
-        #: ``RING_REUSE_BYTES``; see ``_write_ring``).
-        self._ring_device = bytearray()
-        self._param_windows: dict[int, tuple[int, int]] = {}  # see param_window
-        self._pass_calls = _PassCalls.load()
-        self._bind_group_call = _BindGroupCall.load(device)
+        self._init_param_ring(device, self.limits)
+        self._pass_calls = PassCalls.load()
+        self._bind_group_call = BindGroupCall.load(device)
         #: Opens a batch's encoder and compute pass at once (``implementation.batch_opener``;
         #: None: the public methods).
         self._batch_opener = implementation.batch_opener(device)
-        self._calls = _BatchCalls.load(device)
+        self._calls = BatchCalls.load(device)
         #: The last submitted batch's encoder, pass and kept buffers, released while the host
         #: next waits for the device (``prepare_next_batch``) or at the next submit.
         self._trash: Any = None
@@ -543,20 +365,6 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
         pipe = self.pipeline(name, len(buffers), defines, source=source)
         self.record(name, pipe, defines, raw, buffers, x, y, z)
 
-    def param_window(self, name: str, nbytes: int) -> tuple[int, int]:
-        """(uniform window, ring slot) in bytes for ``nbytes`` of dispatch parameters: the window
-        a bind group exposes at the dynamic offset and the ring space one dispatch takes.
-        BackendError (invalid argument) when the parameters do not fit the largest window."""
-        entry = self._param_windows.get(nbytes)
-        if entry is None:
-            size = (max(nbytes, 16) + 15) & ~15
-            window = _uniform_window(size)
-            if window is None or window > self._max_uniform or window > UNIFORM_RING_BYTES:
-                raise invalid_argument(f"kernel {name}: {nbytes} bytes of parameters is too many")
-            slot = (size + self._uniform_align - 1) // self._uniform_align * self._uniform_align
-            entry = self._param_windows[nbytes] = (window, slot)
-        return entry
-
     def record(self, name: str, pipe: Any, defines: Mapping[str, object] | None, raw: bytes,
                buffers: Sequence[Region], x: int, y: int, z: int) -> None:
         """Record the compiled pipeline ``pipe`` (``pipeline(name, len(buffers), defines)``) over
@@ -644,7 +452,7 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             lock.release()
 
     def _create_bind_group(self, layout: Any, regions: Sequence[Region]) -> Any:
-        """A bind group of ``layout`` binding ``regions[k]`` at binding ``k`` (``_BindGroupCall``
+        """A bind group of ``layout`` binding ``regions[k]`` at binding ``k`` (``BindGroupCall``
         where wgpu-py's internals allow, else the public API)."""
         call = self._bind_group_call
         if call is None:
@@ -684,77 +492,6 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
                         self._spare = (encoder, encoder.begin_compute_pass())
                 except Exception:  # noqa: BLE001 - reported by the next call that records
                     self._spare = None
-
-    def _count_command(self) -> None:
-        self._recorded += 1
-        if self._pending_bytes >= self._flush_bytes or self._recorded >= self._max_batch:
-            self._count_command_flush()
-
-    def _count_command_flush(self) -> None:
-        """The submit ``_count_command`` and ``record`` consider once the batch reaches the flush
-        bound or ``MAX_BATCH`` commands (lock held; see the module docstring for the policies)."""
-        sized = self._pending_bytes >= self._flush_bytes
-        if self._recorded < self._max_batch:
-            if not sized or self._size_holds:
-                return
-            if config.value("submit_policy") == "work" and self._defer_submit():
-                return
-        self.flush()
-        if sized:
-            self._flush_level = self._flush_bytes = min(2 * self._flush_level,
-                                                        max(FLUSH_BYTES_MAX, self._first_bound))
-
-    @contextlib.contextmanager
-    def size_submits_held(self) -> Iterator[None]:
-        """Inside the block the open batch is not submitted for its size (it still is at
-        ``MAX_BATCH`` commands, when the parameter ring is full and at every wait): for an
-        operation that waits for its own work right after recording it (a compaction reads its
-        count back), so that its kernels and the readback go to the device in one submit
-        instead of one per large kernel."""
-        with self._lock:
-            self._size_holds += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._size_holds -= 1
-
-    def _defer_submit(self) -> bool:
-        """``work`` policy: whether the batch at the flush bound waits for more work (the device
-        has more than ``SUBMIT_AHEAD_S`` of submitted work left and the batch holds less than
-        ``SUBMIT_PENDING_MAX_S``); then the bound moves ``FLUSH_BYTES`` past it (lock held)."""
-        pending = self._pending_bytes
-        left = self._busy_until - time.perf_counter()
-        if left <= SUBMIT_AHEAD_S or pending * self._work_rate() >= SUBMIT_PENDING_MAX_S:
-            return False
-        self._flush_bytes = pending + self._first_bound
-        self.stats["submits_deferred"] += 1
-        return True
-
-    def _submit_bounds(self) -> int:
-        """The flush bound after a wait (``submit_bytes``, else ``FLUSH_BYTES``), refreshing it
-        and ``_max_batch`` (``submit_commands``, else ``MAX_BATCH``) when a knob or one of those
-        constants changed."""
-        key = (config.generation, FLUSH_BYTES, MAX_BATCH)
-        if key != self._bounds_key:
-            first = int(config.value("submit_bytes"))
-            commands = int(config.value("submit_commands"))
-            self._first_bound = first if first > 0 else FLUSH_BYTES
-            self._max_batch = commands if commands > 0 else MAX_BATCH
-            self._bounds_key = key
-        return self._first_bound
-
-    def _work_rate(self) -> float:
-        """Device seconds per bound byte that the ``work`` policy assumes (``submit_bandwidth``,
-        else ``SUBMIT_GBPS`` by adapter type)."""
-        key = config.generation
-        if key != self._rate_key:
-            gbps = config.value("submit_bandwidth")
-            if gbps <= 0:
-                gbps = SUBMIT_GBPS.get(str(self.adapter_info.get("adapter_type")), SUBMIT_GBPS_OTHER)
-            self._seconds_per_byte = 1.0 / (float(gbps) * 1e9)
-            self._rate_key = key
-        return self._seconds_per_byte
 
     def flush(self) -> None:
         """Submit all recorded work (does not wait for it).
@@ -813,25 +550,6 @@ class WgpuContext(DeviceFacts, Pipelines, BindGroups, Transfers, IndexChecks):
             now = time.perf_counter()
             busy = self._busy_until
             self._busy_until = (busy if busy > now else now) + SUBMIT_GAP_S + pending * self._work_rate()
-
-    def _write_ring(self, used: int) -> None:
-        """Upload the first ``used`` bytes of the parameter ring before a submit (lock held),
-        unless the device's ring already holds exactly those bytes (small batches only: the
-        comparison is a copy and a memcmp of at most ``RING_REUSE_BYTES``). Queue order makes
-        the skip safe: every earlier batch was submitted after the write it reads."""
-        known = self._ring_device
-        if used <= RING_REUSE_BYTES:
-            data = self._ring_data[:used]
-            if used <= len(known) and data == known[:used]:
-                self.stats["ring_writes_skipped"] = self.stats.get("ring_writes_skipped", 0) + 1
-                return
-            known.clear()  # (unknown until the write below has succeeded)
-            self.queue.write_buffer(self._ring, 0, self._ring_data, 0, used)
-            known[:] = data
-        else:
-            known.clear()
-            self.queue.write_buffer(self._ring, 0, self._ring_data, 0, used)
-            known[:] = self._ring_data[:RING_REUSE_BYTES]
 
     def _wait(self) -> None:
         """Block this thread until the submitted work is done (then map callbacks have fired),

@@ -11,7 +11,7 @@ When an operand does not fit one storage binding (``backend.max_window_bytes()``
 is split (``plan_conv_blocks``) into blocks of images, output channels, input channels and
 output rows; input-channel blocks after the first accumulate into the output.
 
-A problem with few output tiles runs split-K exactly as gemm does (``ops_gemm.gemm_plan``): each
+A problem with few output tiles runs split-K exactly as gemm does (``gemm_splitk.gemm_plan``): each
 tile's depth (input channels x filter taps) is shared out over several workgroups that store
 partial tiles, and ``gemm_combine.wgsl`` sums them in a fixed order and scatters the sum into
 NCHW (adding to the output for input-channel blocks after the first). With autotuning on
@@ -36,22 +36,20 @@ from .errors import invalid_argument, unsupported
 from .layout import Extent, block_starts, plan_blocks
 from .launch import LaunchProgram, Region
 from .plan_cache import PlanCache
-from .ops_gemm import (
+from .gemm_splitk import (
     COMBINE_WG,
-    FILL_TILES,
     KERNEL_COMBINE,
-    GemmTiles,
     SplitRecord,
     choose_splits,
     clamp_plan,
     combine_params,
     dispatch_gemm_records,
-    kernel_types,
     plan_splitk,
     split_defines,
     split_depth,
     splitk_override,
 )
+from .gemm_tiling import FILL_TILES, GemmTiles, kernel_types
 from .validate import check_int, check_pointer
 
 #: Kernel name of the implicit-GEMM convolution template.
@@ -139,7 +137,7 @@ def _tiles_fit(backend: Any, acc_type: str, tiles: GemmTiles) -> bool:
 def forced_tiles(backend: Any, acc_type: str, m: int, k: int, depth: int,
                  splits: int | None) -> tuple[GemmTiles, int] | None:
     """The plan the ``conv_tiles`` knob (GPUTENSOR_CONV_TILES) forces for an M x K implicit GEMM
-    of the given depth, None when it is unset: its tiles, split-K as ``ops_gemm.gemm_plan``
+    of the given depth, None when it is unset: its tiles, split-K as ``gemm_splitk.gemm_plan``
     chooses it for large tiles (``splits`` or the ``gemm_splitk`` knob when given), clamped.
     BackendError (invalid argument) for tiles the kernel cannot run or that do not fit the
     adapter's workgroup memory or size."""
@@ -177,7 +175,7 @@ def pointwise_tiles(backend: Any, acc_type: str, m: int, k: int, depth: int,
 
 def _split_plan(backend: Any, acc_type: str, m: int, k: int, depth: int, splits: int | None,
                 tiles: GemmTiles) -> tuple[GemmTiles, int]:
-    """``tiles`` with split-K as ``ops_gemm.gemm_plan`` chooses it for large tiles (``splits``
+    """``tiles`` with split-K as ``gemm_splitk.gemm_plan`` chooses it for large tiles (``splits``
     or the ``gemm_splitk`` knob when given), clamped."""
     ctx = backend.context
     if splits is None:
@@ -195,7 +193,7 @@ def conv_plan(backend: Any, acc_type: str, m: int, k: int, depth: int,
     """``(tiles, splits)`` for an M x K implicit GEMM of the given depth (C*Fh*Fw of a block):
     the ``conv_tiles`` knob's (``forced_tiles``) where set, else for a 1x1 filter (``pointwise``,
     not autotuned) the ``conv_1x1_tiles`` knob's where they fit (``pointwise_tiles``), else
-    ``ops_gemm.plan_splitk`` (autotuned with a ``tune`` request), checked for conv2d's loader (NT
+    ``gemm_splitk.plan_splitk`` (autotuned with a ``tune`` request), checked for conv2d's loader (NT
     must be a multiple of BM)."""
     forced = None
     if autotune.forced_plan() is None:

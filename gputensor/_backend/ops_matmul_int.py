@@ -14,7 +14,7 @@ type of the same signedness and truncating afterwards gives NumPy's 8/16-bit res
 
 The kernel (``_wgsl/matmul_int.wgsl``) is the register-tiled, double-buffered shared-memory
 design of the float GEMM (``gemm_core.wgsl``) with integer multiply-add and a row-major C; the
-tile configuration comes from ``ops_gemm.gemm_tiles`` (64-bit accumulators use the f64 choices:
+tile configuration comes from ``gemm_tiling.gemm_tiles`` (64-bit accumulators use the f64 choices:
 same workgroup-memory footprint). Where the adapter lacks ``shader-int64`` and int64/uint64 are
 two 32-bit words (``wgsl_types.EMULATED_INT64``), a C of those dtypes runs
 ``_wgsl/matmul_int_emul.wgsl`` instead: the same parameters, bindings and grid (so the same plan
@@ -45,7 +45,7 @@ from . import config, int8_sgmatrix
 from .errors import invalid_argument
 from .launch import LaunchProgram, strided_region
 from .layout import block_starts, plan_blocks, strided_extent
-from .ops_gemm import MAX_GRID_Z, gemm_tiles
+from .gemm_tiling import MAX_GRID_Z, gemm_tiles
 from .plan_cache import PlanCache
 from .validate import check_distinct, check_dtype, check_int, check_strided_pointer, check_strides
 from .wgsl_types import STORAGE_TYPES, convert, storage_type
