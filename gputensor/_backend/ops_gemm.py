@@ -56,17 +56,14 @@ from typing import Any
 from . import autotune, config
 from .base import BackendTranspose
 from .errors import invalid_argument
-from .gemm_splitk import (
-    _COMBINE_WORDS, COMBINE_C_FIRST, COMBINE_WG, GEMM_PLANS, KERNEL_COMBINE, SPLITK_ENV, SPLITK_MAX,
-    SPLITK_MIN_DEPTH, SPLITK_MIN_K, SPLITK_TARGET, SplitRecord, choose_splits, clamp_plan, combine_params,
-    combine_words, dispatch_gemm_records, gemm_plan, plan_splitk, split_defines, split_depth,
-)
-from .gemm_tiling import (
-    FILL_TILES, MAX_GRID_Z, TILE_KNOB_BATCHED, TILE_KNOB_F64, TILES_LARGE, TILES_MEDIUM, TILES_MEDIUM_F64,
-    TILES_SMALL, TILES_SOFTWARE, TILES_TALL, TILES_WIDE, GemmTiles, f64_gpu_plan, gemm_tiles, kernel_types,
-    knob_tiles, pack_scalars, tile_knob_values,
-)
-from .launch import LaunchProgram, Record, Region, strided_window
+from .gemm_splitk import (COMBINE_WG, KERNEL_COMBINE, SPLITK_ENV, SPLITK_MAX, SPLITK_MIN_DEPTH, SPLITK_MIN_K,
+                          SPLITK_TARGET, GEMM_PLANS, SplitRecord, _COMBINE_WORDS, COMBINE_C_FIRST, choose_splits,
+                          clamp_plan, combine_params, combine_words, dispatch_gemm_records, gemm_plan, plan_splitk,
+                          split_defines, split_depth)
+from .gemm_tiling import (FILL_TILES, MAX_GRID_Z, TILE_KNOB_BATCHED, TILE_KNOB_F64, TILES_LARGE, TILES_MEDIUM,
+                          TILES_MEDIUM_F64, TILES_SMALL, TILES_SOFTWARE, TILES_TALL, TILES_WIDE, GemmTiles,
+                          f64_gpu_plan, gemm_tiles, kernel_types, knob_tiles, tile_knob_values)
+from .launch import LaunchProgram, Record, Region, operand_bases, strided_region
 from .layout import Extent, block_starts, plan_blocks, strided_extent, strided_span
 from .plan_cache import PlanCache
 from .validate import check_distinct, check_int, check_pointer, check_scalar, check_strided_pointer, check_strides
@@ -496,8 +493,29 @@ def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
                   sa: tuple[int, int, int], b: int, sb: tuple[int, int, int], beta: float, c: int,
                   sc: tuple[int, int, int], batch: int, itemsize: int, wgsl_type: str,
                   splits: int | None = None) -> None:
-    """Record the general-stride kernel (arguments validated and oriented by ``gemm_strided``;
-    strides are (batch, row, column))."""
+    """Record the general-stride kernel (arguments validated, pointers checked and oriented by
+    ``gemm_strided``; strides are (batch, row, column)).
+
+    The call is planned once per call structure (everything but the pointers) as a
+    ``LaunchProgram`` kept per backend (with split-K its steps are the gemm and combine
+    dispatches and its scratch the partials) and replayed for new pointers."""
+    key = (m, n, k, alpha, beta, sa, sb, sc, batch, wgsl_type, splits, *plan_settings())
+    plans = _GENERAL_PLANS.of(backend)
+    call = plans.get(key)
+    if call is None or call.ctx is not backend._ctx or not call.program.valid_for(call.ctx):
+        call = _plan_general(backend, m, n, k, alpha, a, sa, b, sb, beta, c, sc, batch, itemsize,
+                             wgsl_type, splits)
+        if call.keep:
+            _keep_general(plans, key, call)
+    call.launch(backend, a, b, c)
+
+
+def _plan_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
+                  sa: tuple[int, int, int], b: int, sb: tuple[int, int, int], beta: float, c: int,
+                  sc: tuple[int, int, int], batch: int, itemsize: int, wgsl_type: str,
+                  splits: int | None) -> "_GeneralCall":
+    """The program of a ``_gemm_general`` call (its windows planned to fit one binding each;
+    ``a``, ``b``, ``c`` only for the tuner's request), kept unless it was tuned."""
     reads_ab = k > 0 and alpha != 0.0
     limit = backend.max_window_bytes() // itemsize
     blocks = plan_strided_blocks(m, n, max(k, 1), batch, sa, sb, sc, limit, reads_ab)
@@ -529,46 +547,89 @@ def _gemm_general(backend: Any, m: int, n: int, k: int, alpha: float, a: int,
                "A_M_FAST": "true" if a_m_fast else "false",
                "B_K_FAST": "true" if b_k_fast else "false"}
 
-    # Build every dispatch (windows validated) before recording any.
-    records = []
+    # Every dispatch, pointer-free: operands 0 (A), 1 (B), 2 (C) and with split-K 3 (the scratch
+    # of partials, bound from its start); the first-element words of A, B and C left 0.
+    acc_size = 8 if acc_type == "f64" else 4
+    scratch = 0
+    pipe = ctx.pipeline(KERNEL_STRIDED, 3, defines)
+    combine_pipe = combine_defines = None
+    if splits > 1:
+        combine_defines = {"ENABLE": types["ENABLE"], "T": types["T"], "ACC": acc_type}
+        combine_pipe = ctx.pipeline(KERNEL_COMBINE, 2, combine_defines)
+    steps: list[Record] = []
     k_blocks = block_starts(k, blocks["k"]) if reads_ab else [(0, 0)]
     for q0, qn in block_starts(batch, blocks["batch"]):
         for j0, nb in block_starts(n, blocks["n"]):
             for i0, mb in block_starts(m, blocks["m"]):
-                c_bind, c_first = strided_window(
-                    backend, c, itemsize, q0 * sc[0] + i0 * sc[1] + j0 * sc[2],
-                    [(qn, sc[0]), (mb, sc[1]), (nb, sc[2])])
+                c_dims = [(qn, sc[0]), (mb, sc[1]), (nb, sc[2])]
+                c_origin = q0 * sc[0] + i0 * sc[1] + j0 * sc[2]
+                c_reg = strided_region(2, itemsize, c_origin, c_dims, _GENERAL_C_FIRST)
                 tiles_m = -(-mb // tiles.bm)
                 tiles_n = -(-nb // tiles.bn)
                 for kb_index, (p0, kb) in enumerate(k_blocks):
                     if reads_ab:
-                        a_bind, a_first = strided_window(
-                            backend, a, itemsize, q0 * sa[0] + i0 * sa[1] + p0 * sa[2],
-                            [(qn, sa[0]), (mb, sa[1]), (kb, sa[2])])
-                        b_bind, b_first = strided_window(
-                            backend, b, itemsize, q0 * sb[0] + p0 * sb[1] + j0 * sb[2],
-                            [(qn, sb[0]), (kb, sb[1]), (nb, sb[2])])
-                    else:  # A and B are not read: bind C in their place
-                        a_bind = b_bind = c_bind
-                        a_first = b_first = 0
+                        a_reg = strided_region(0, itemsize, q0 * sa[0] + i0 * sa[1] + p0 * sa[2],
+                                               [(qn, sa[0]), (mb, sa[1]), (kb, sa[2])], _GENERAL_A_FIRST)
+                        b_reg = strided_region(1, itemsize, q0 * sb[0] + p0 * sb[1] + j0 * sb[2],
+                                               [(qn, sb[0]), (kb, sb[1]), (nb, sb[2])], _GENERAL_B_FIRST)
+                    else:  # A and B are not read: bind C in their place (first words 0)
+                        a_reg = b_reg = c_reg._replace(word=0)
                     scale_a = alpha if reads_ab else 0.0
                     scale_c = beta if kb_index == 0 else 1.0
                     n_split, kt_split = split_depth(kb, tiles.bk, splits)
-                    params = pack_scalars(acc_type, scale_a, scale_c)
-                    params += struct.pack(
-                        "<19I", mb, nb, kb,
-                        a_first, _u32(sa[1]), _u32(sa[2]), _u32(sa[0]),
-                        b_first, _u32(sb[1]), _u32(sb[2]), _u32(sb[0]),
-                        c_first, _u32(sc[1]), _u32(sc[2]), _u32(sc[0]),
-                        tiles_m, tiles_n, n_split, kt_split)
-                    split = None
-                    if splits > 1:
-                        split = SplitRecord(n_split, qn * mb * nb, combine_params(
-                            acc_type, scale_a, scale_c, mb, nb, qn, n_split, c_first, sc[1],
-                            sc[2], sc[0]))
+                    words = (scale_a, scale_c, mb, nb, kb,
+                             0, _u32(sa[1]), _u32(sa[2]), _u32(sa[0]),
+                             0, _u32(sb[1]), _u32(sb[2]), _u32(sb[0]),
+                             0, _u32(sc[1]), _u32(sc[2]), _u32(sc[0]),
+                             tiles_m, tiles_n, n_split, kt_split)
                     gx, gy, _ = ctx.fold_grid(tiles_m * tiles_n * n_split)
-                    records.append((params, [a_bind, b_bind, c_bind], (gx, gy, qn), split))
-    dispatch_gemm_records(backend, KERNEL_STRIDED, types, defines, records)
+                    if splits == 1:
+                        steps.append(Record(pipe, defines, words, (gx, gy, qn), (a_reg, b_reg, c_reg)))
+                        continue
+                    count = qn * mb * nb
+                    part = Region(3, 0, n_split * count * acc_size, acc_size, 0, 0, 0)
+                    scratch = max(scratch, part.nbytes)
+                    steps.append(Record(pipe, defines, words, (gx, gy, qn), (a_reg, b_reg, part)))
+                    cwords = (scale_a, scale_c, *combine_words(mb, nb, qn, n_split, 0, sc[1], sc[2], sc[0]))
+                    steps.append(Record(combine_pipe, combine_defines, cwords,
+                                        ctx.fold_grid(-(-count // COMBINE_WG)),
+                                        (part, c_reg._replace(word=COMBINE_C_FIRST)), KERNEL_COMBINE,
+                                        _COMBINE_WORDS[acc_type]))
+    program = LaunchProgram.compile(KERNEL_STRIDED, _GENERAL_WORDS[acc_type], ctx, steps,
+                                    [(scratch, 0)] if scratch else ())
+    return _GeneralCall(ctx, program, reads_ab, tune is None)
+
+
+@dataclass(frozen=True, eq=False)
+class _GeneralCall:
+    """A planned ``_gemm_general`` call on the context ``ctx``, everything but the pointers: its
+    program, whether it reads A and B (``reads``) and whether it may be kept (``keep``: it was
+    not tuned)."""
+
+    ctx: Any
+    program: LaunchProgram
+    reads: bool
+    keep: bool
+
+    def launch(self, backend: Any, a: int, b: int, c: int) -> None:
+        """Record the program for operands at ``a``, ``b``, ``c`` (ranges checked by the caller):
+        replayed, or through ``WgpuContext.dispatch`` where a wrapper is on the context."""
+        ctx = self.ctx
+        ptrs = (a, b, c) if self.reads else (c, c, c)
+        if ctx.__dict__.get("dispatch") is not None:
+            self.program.dispatch(backend, ctx, ptrs)
+            return
+        self.program.run(backend, ctx, operand_bases(backend, ptrs), _no_placeholder)
+
+
+#: Parameter words of gemm_strided.wgsl (scale_a, scale_c, then 19 u32) per accumulator type; the
+#: words that take the window index of A's, B's and C's block element [0, 0, 0].
+_GENERAL_WORDS = {"f32": struct.Struct("<ff19I"), "f64": struct.Struct("<dd19I")}
+_GENERAL_A_FIRST, _GENERAL_B_FIRST, _GENERAL_C_FIRST = 5, 9, 13
+
+#: General-stride calls kept per backend, by their plain arguments.
+_GENERAL_PLANS = PlanCache(256)
+_keep_general = _GENERAL_PLANS.keep
 
 
 def gemm_flops(m: int, n: int, k: int, batch: int = 1) -> int:
