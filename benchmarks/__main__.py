@@ -1,8 +1,8 @@
-"""``python -m benchmarks``: see ``benchmarks/_harness.py`` and ``--help``."""
+"""``python -m benchmarks``: see ``benchmarks/_cli.py`` and ``--help``."""
 
 import sys
 
-from ._harness import main
+from ._cli import main
 
 if __name__ == "__main__":
     sys.exit(main())
