@@ -1048,9 +1048,9 @@ def test_scan_launch_long_programs_and_unexpected_aux(backend, monkeypatch):
         if not isinstance(launch, ops_scan._Launch):
             continue
         for variant, program in list(launch.programs.items()):
-            if program is not None and any(vec for _, vec in program.aux):  # totals scanned as vectors
+            if program is not None and any(vec for _, vec, _ in program.aux):  # totals scanned as vectors
                 launch.programs[variant] = dataclasses.replace(
-                    program, aux=tuple((nbytes, 7 if vec else 0) for nbytes, vec in program.aux))
+                    program, aux=tuple((nbytes, 7 if vec else 0, zero) for nbytes, vec, zero in program.aux))
                 changed.append((launch, variant, program))
     assert changed
     try:
