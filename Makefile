@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-gl test-dawn demo-dawn conformance soak adapter install bench clean
+.PHONY: demo test test-gl test-dawn test-adapters demo-dawn conformance soak adapter install bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,13 +23,16 @@ demo: adapter
 
 # The whole suite runs as two pytest processes over the two halves of tests/test_*.py: every
 # process keeps the kernels it compiled (on lavapipe about 1.4 MB each, thousands in the suite),
-# so one process for everything peaks near 9 GB. PYTEST_ARGS: one run with those arguments.
+# so one process for everything peaks near 9 GB. The two run side by side (tools/parallel_runs.py:
+# one process keeps about one core busy; PARALLEL_JOBS=1 runs them one after the other), each
+# one's output printed whole when both have ended. PYTEST_ARGS: one run with those arguments.
 TEST_FILES := $(sort $(wildcard tests/test_*.py))
 TEST_HALF := $(shell echo $$(( $(words $(TEST_FILES)) / 2 )))
+TEST_FIRST := $(wordlist 1,$(TEST_HALF),$(TEST_FILES))
+TEST_SECOND := $(wordlist $(shell echo $$(( $(TEST_HALF) + 1 ))),$(words $(TEST_FILES)),$(TEST_FILES))
 test: adapter
 ifeq ($(strip $(PYTEST_ARGS)),)
-	$(PY) -m pytest -q $(wordlist 1,$(TEST_HALF),$(TEST_FILES))
-	$(PY) -m pytest -q $(wordlist $(shell echo $$(( $(TEST_HALF) + 1 ))),$(words $(TEST_FILES)),$(TEST_FILES))
+	$(PY) tools/parallel_runs.py "$(PY) -m pytest -q $(TEST_FIRST)" "$(PY) -m pytest -q $(TEST_SECOND)"
 else
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 endif
@@ -62,8 +65,7 @@ ADAPTER_TESTS ?= tests/test_kernel_sources.py tests/test_implementation.py tests
 DAWN_TESTS ?= $(ADAPTER_TESTS) tests/test_roundtrip.py
 define adapter_suite
 	$(if $(strip $(PYTEST_ARGS)),$(1) $(PY) -m pytest -q $(PYTEST_ARGS),$(if $(FULL),\
-	$(1) $(PY) -m pytest -q $(wordlist 1,$(TEST_HALF),$(TEST_FILES)) && \
-	$(1) $(PY) -m pytest -q $(wordlist $(shell echo $$(( $(TEST_HALF) + 1 ))),$(words $(TEST_FILES)),$(TEST_FILES)),\
+	$(1) $(PY) tools/parallel_runs.py "$(PY) -m pytest -q $(TEST_FIRST)" "$(PY) -m pytest -q $(TEST_SECOND)",\
 	$(1) HYPOTHESIS_PROFILE=ci-short $(PY) -m pytest -q $(or $(2),$(ADAPTER_TESTS))))
 endef
 
@@ -76,6 +78,10 @@ test-gl: $(STAMP)
 
 test-dawn: .dawn/env.sh
 	. .dawn/env.sh && $(call adapter_suite,,$(DAWN_TESTS))
+
+# The OpenGL and Dawn runs side by side (CI's last step), each one's output printed whole.
+test-adapters: .dawn/env.sh
+	$(PY) tools/parallel_runs.py "$(MAKE) --no-print-directory test-gl" "$(MAKE) --no-print-directory test-dawn"
 
 # The demo on Dawn.
 demo-dawn: .dawn/env.sh
@@ -90,4 +96,4 @@ bench: adapter
 	$(PY) -m benchmarks
 
 clean:
-	rm -rf $(VENV) .dawn build *.egg-info
+	rm -rf $(VENV) .dawn .logs build *.egg-info
