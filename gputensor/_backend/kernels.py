@@ -103,8 +103,9 @@ def with_helpers(text: str) -> str:
     return text
 
 
+_BOUND = r"[A-Za-z0-9_]+(?: \+ [A-Za-z0-9_]+)?"
 _UNROLL = re.compile(
-    r"^([ \t]*)//#unroll[ \t]*\n[ \t]*for \(var ([A-Za-z_][A-Za-z0-9_]*) = 0u; \2 < ([A-Za-z0-9_]+); \2\+\+\) \{[ \t]*\n",
+    rf"^([ \t]*)//#unroll[ \t]*\n[ \t]*for \(var ([A-Za-z_][A-Za-z0-9_]*) = ({_BOUND}); \2 < ({_BOUND}); \2\+\+\) \{{[ \t]*\n",
     re.MULTILINE,
 )
 _CONST_U32 = re.compile(r"^const ([A-Z0-9_]+): u32 = ([0-9]+)u;", re.MULTILINE)
@@ -115,12 +116,15 @@ UNROLL_MAX = 64
 def unroll_loops(text: str) -> str:
     """Expand every loop marked by a line ``//#unroll`` right above it into its iterations.
 
-    The loop must read ``for (var i = 0u; i < N; i++) {`` (on one line; ``N`` a literal like
-    ``8u`` or a ``const N: u32 = 8u;`` of the text) and its body must not ``break`` or
-    ``continue`` it; iteration k becomes the block ``{ let i = ku; <body> }``. Drivers such as
-    NVIDIA's do not always unroll WGSL loops themselves, and a private array indexed by a loop
-    counter then lives in slow local memory instead of registers. ValueError for a marked loop
-    that does not have that form."""
+    The loop must read ``for (var i = S; i < N; i++) {`` (on one line; ``S`` and ``N`` each a
+    literal like ``8u``, a ``const N: u32 = 8u;`` of the text, the counter of a marked loop around
+    this one, or the sum ``a + b`` of two of those) and its body must not ``break`` or
+    ``continue`` it; iteration k becomes the block ``{ let i = ku; <body> }``. A bound that
+    names an enclosing marked loop's counter makes triangular loops (``for (var q = 0u; q < i;
+    q++)``, ``for (var j = c + 1u; j < N; j++)``) expand to only their live iterations. Drivers
+    such as NVIDIA's do not always unroll WGSL loops themselves, and a private array indexed by
+    a loop counter then lives in slow local memory instead of registers. ValueError for a marked
+    loop that does not have that form."""
     if "//#unroll" not in text:
         return text
     consts = {m.group(1): int(m.group(2)) for m in _CONST_U32.finditer(text)}
@@ -130,10 +134,11 @@ def unroll_loops(text: str) -> str:
             if "//#unroll" in text:
                 raise ValueError("//#unroll must stand right above 'for (var i = 0u; i < N; i++) {'")
             return text
-        indent, var, bound = m.group(1), m.group(2), m.group(3)
-        count = int(bound[:-1]) if bound.endswith("u") and bound[:-1].isdigit() else consts.get(bound)
-        if count is None or count > UNROLL_MAX:
-            raise ValueError(f"//#unroll: loop bound {bound!r} is not a constant of at most {UNROLL_MAX}")
+        indent, var = m.group(1), m.group(2)
+        first, bound = _bound_value(m.group(3), consts), _bound_value(m.group(4), consts)
+        if first is None or bound is None or bound - first > UNROLL_MAX:
+            raise ValueError(f"//#unroll: loop bounds {m.group(3)!r}, {m.group(4)!r} are not "
+                             f"constants at most {UNROLL_MAX} apart")
         depth, k = 1, m.end()
         while depth:
             if k >= len(text):
@@ -143,9 +148,40 @@ def unroll_loops(text: str) -> str:
         body = text[m.end() : k - 1].rstrip(" \t")
         if re.search(r"\b(break|continue)\b", _strip_nested_loops(body)):
             raise ValueError("//#unroll: the loop body must not break or continue")
-        blocks = "".join(f"{indent}{{ let {var} = {i}u;\n{body}{indent}}}\n" for i in range(count))
+        blocks = "".join(f"{indent}{{ let {var} = {i}u;\n{_bind_counter(body, var, i)}{indent}}}\n"
+                         for i in range(first, bound))
         end = text.index("\n", k - 1) + 1 if "\n" in text[k - 1 :] else len(text)
         text = text[: m.start()] + blocks + text[end:]
+
+
+def _bound_value(text: str, consts: dict[str, int]) -> int | None:
+    """The value of an unrolled loop's bound ``text`` (``8u``, a constant's name, or ``a + b``
+    of those); None if it is not known."""
+    total = 0
+    for term in text.split(" + "):
+        if term.endswith("u") and term[:-1].isdigit():
+            total += int(term[:-1])
+        elif term in consts:
+            total += consts[term]
+        else:
+            return None
+    return total
+
+
+def _bind_counter(body: str, var: str, value: int) -> str:
+    """``body`` with the counter ``var`` of the loop being unrolled written as ``value`` in the
+    headers of the marked loops inside it (their bounds may name it)."""
+    if f" {var}" not in body:
+        return body
+    word = re.compile(rf"\b{var}\b")
+
+    def bind(m: re.Match[str]) -> str:
+        text, at = m.group(0), m.start(0)
+        return (text[: m.start(3) - at] + word.sub(f"{value}u", m.group(3))
+                + text[m.end(3) - at : m.start(4) - at] + word.sub(f"{value}u", m.group(4))
+                + text[m.end(4) - at :])
+
+    return _UNROLL.sub(bind, body)
 
 
 def _strip_nested_loops(body: str) -> str:

@@ -84,8 +84,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             if c < jb && sc_nonzero(d) {
                 let l = sc_div(x[c], d);
                 //#unroll
-                for (var j = 0u; j < JB; j++) {
-                    if j > c && j < jb {
+                for (var j = c + 1u; j < JB; j++) {
+                    if j < jb {
                         x[j] = x[j] - sc_mul(l, u[c * JB + j]);
                     }
                 }

@@ -2,7 +2,7 @@
 // n x n triangle (n <= NB <= 32) T[t_first + i * t_ld + j] and an n x k block X whose element
 // (r, c) is X[x_first + r * x_rs + c * x_cs]. MODE 0: unit lower (forward), 1: lower (forward),
 // 2: upper (backward). The triangle sits in workgroup memory, each column in registers (the
-// substitution unrolled). Workgroups of z index q solve matrix q of a stack (T from
+// substitution unrolled, its triangle only). Workgroups of z index q solve matrix q of a stack (T from
 // t_first + q * t_bs, X from x_first + q * x_bs). T and X may be bindings of one buffer when
 // their regions are disjoint.
 // Elements are T (real, or complex as vec2) with the sc_* helpers of linalg_scalar_*.
@@ -61,10 +61,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             if i < n {
                 var s = x[i];
                 //#unroll
-                for (var q = 0u; q < NB; q++) {
-                    if q > i {
-                        s = s - sc_mul(t[i * NB + q], x[q]);
-                    }
+                for (var qq = 0u; qq < ii; qq++) {
+                    let q = i + 1u + qq;
+                    s = s - sc_mul(t[i * NB + q], x[q]);
                 }
                 x[i] = sc_div(s, t[i * NB + i]);
             }
@@ -74,10 +73,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var i = 0u; i < NB; i++) {
             var s = x[i];
             //#unroll
-            for (var q = 0u; q < NB; q++) {
-                if q < i {
-                    s = s - sc_mul(t[i * NB + q], x[q]);
-                }
+            for (var q = 0u; q < i; q++) {
+                s = s - sc_mul(t[i * NB + q], x[q]);
             }
             if MODE == 1u && i < n {
                 s = sc_div(s, t[i * NB + i]);
