@@ -1011,21 +1011,23 @@ def test_unroll_loops_expands_marked_loops() -> None:
 
 def test_unroll_loops_triangular_bounds() -> None:
     """An inner marked loop whose bounds name an outer marked loop's counter (``q < i``,
-    ``j = i + 1u``) expands to only its live iterations, and its counter's value per block."""
+    ``j = i + 1u``, ``r = NB - i``) expands to only its live iterations, and its counter's value per block."""
     from gputensor._backend.kernels import unroll_loops
 
     text = ("const NB: u32 = 4u;\nfn f() {\n    //#unroll\n    for (var i = 0u; i < NB; i++) {\n"
             "        //#unroll\n        for (var q = 0u; q < i; q++) {\n            s += t[i * NB + q];\n        }\n"
             "        //#unroll\n        for (var j = i + 1u; j < NB; j++) {\n            y += t[j];\n        }\n"
+            "        //#unroll\n        for (var r = NB - i; r < NB; r++) {\n            z += t[r];\n        }\n"
             "    }\n}\n")
     out = unroll_loops(text)
     assert "//#unroll" not in out and "for (" not in out
-    lets = re.findall(r"let ([ijq]) = (\d+)u;", out)
+    lets = re.findall(r"let ([ijqr]) = (\d+)u;", out)
     assert [int(v) for n, v in lets if n == "i"] == [0, 1, 2, 3]
     blocks = out.split("{ let i = ")[1:]
     for i, block in enumerate(blocks):
         assert [int(v) for v in re.findall(r"let q = (\d+)u;", block)] == list(range(i))
         assert [int(v) for v in re.findall(r"let j = (\d+)u;", block)] == list(range(i + 1, 4))
+        assert [int(v) for v in re.findall(r"let r = (\d+)u;", block)] == list(range(4 - i, 4))
 
 
 @pytest.mark.parametrize("text", [

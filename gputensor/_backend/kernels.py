@@ -103,7 +103,7 @@ def with_helpers(text: str) -> str:
     return text
 
 
-_BOUND = r"[A-Za-z0-9_]+(?: \+ [A-Za-z0-9_]+)?"
+_BOUND = r"[A-Za-z0-9_]+(?: [-+] [A-Za-z0-9_]+)?"
 _UNROLL = re.compile(
     rf"^([ \t]*)//#unroll[ \t]*\n[ \t]*for \(var ([A-Za-z_][A-Za-z0-9_]*) = ({_BOUND}); \2 < ({_BOUND}); \2\+\+\) \{{[ \t]*\n",
     re.MULTILINE,
@@ -118,10 +118,10 @@ def unroll_loops(text: str) -> str:
 
     The loop must read ``for (var i = S; i < N; i++) {`` (on one line; ``S`` and ``N`` each a
     literal like ``8u``, a ``const N: u32 = 8u;`` of the text, the counter of a marked loop around
-    this one, or the sum ``a + b`` of two of those) and its body must not ``break`` or
+    this one, or ``a + b`` or ``a - b`` of two of those) and its body must not ``break`` or
     ``continue`` it; iteration k becomes the block ``{ let i = ku; <body> }``. A bound that
     names an enclosing marked loop's counter makes triangular loops (``for (var q = 0u; q < i;
-    q++)``, ``for (var j = c + 1u; j < N; j++)``) expand to only their live iterations. Drivers
+    q++)``, ``for (var j = c + 1u; j < N; j++)``, ``for (var q = N - i; q < N; q++)``) expand to only their live iterations. Drivers
     such as NVIDIA's do not always unroll WGSL loops themselves, and a private array indexed by
     a loop counter then lives in slow local memory instead of registers. ValueError for a marked
     loop that does not have that form."""
@@ -156,13 +156,16 @@ def unroll_loops(text: str) -> str:
 
 def _bound_value(text: str, consts: dict[str, int]) -> int | None:
     """The value of an unrolled loop's bound ``text`` (``8u``, a constant's name, or ``a + b``
-    of those); None if it is not known."""
-    total = 0
-    for term in text.split(" + "):
+    or ``a - b`` of those); None if it is not known."""
+    total, sign = 0, 1
+    for term in text.split(" "):
+        if term in "+-":
+            sign = 1 if term == "+" else -1
+            continue
         if term.endswith("u") and term[:-1].isdigit():
-            total += int(term[:-1])
+            total += sign * int(term[:-1])
         elif term in consts:
-            total += consts[term]
+            total += sign * consts[term]
         else:
             return None
     return total

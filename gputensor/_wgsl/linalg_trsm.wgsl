@@ -61,8 +61,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             if i < n {
                 var s = x[i];
                 //#unroll
-                for (var qq = 0u; qq < ii; qq++) {
-                    let q = i + 1u + qq;
+                for (var q = NB - ii; q < NB; q++) {
                     s = s - sc_mul(t[i * NB + q], x[q]);
                 }
                 x[i] = sc_div(s, t[i * NB + i]);
