@@ -5,6 +5,7 @@ size, per-case allocation arenas and clock warming (``Env.warm_clocks``).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -113,19 +114,28 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def detect_torch(enabled: bool) -> tuple[Any, str | None]:
-    """(torch module with CUDA, or None; a note why not). Sets TF32 off for matmul and cuDNN."""
+def _detect(enabled: bool, name: str, has_device: Callable[[Any], bool]) -> tuple[Any, str | None]:
+    """(the module ``name`` if enabled, importable and ``has_device(module)``, or None; a note
+    why not)."""
     if not enabled:
         return None, "disabled"
     try:
-        import torch  # type: ignore[import-not-found]
+        module = importlib.import_module(name)
     except Exception as exc:  # noqa: BLE001
         return None, f"not importable ({_short(exc)})"
     try:
-        if not torch.cuda.is_available():
+        if not has_device(module):
             return None, "no CUDA device"
     except Exception as exc:  # noqa: BLE001
         return None, _short(exc)
+    return module, None
+
+
+def detect_torch(enabled: bool) -> tuple[Any, str | None]:
+    """(torch module with CUDA, or None; a note why not). Sets TF32 off for matmul and cuDNN."""
+    torch, note = _detect(enabled, "torch", lambda torch: torch.cuda.is_available())
+    if torch is None:
+        return None, note
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
@@ -138,15 +148,4 @@ def detect_torch(enabled: bool) -> tuple[Any, str | None]:
 
 def detect_cupy(enabled: bool) -> tuple[Any, str | None]:
     """(cupy module with a CUDA device, or None; a note why not)."""
-    if not enabled:
-        return None, "disabled"
-    try:
-        import cupy  # type: ignore[import-not-found]
-    except Exception as exc:  # noqa: BLE001
-        return None, f"not importable ({_short(exc)})"
-    try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return None, "no CUDA device"
-    except Exception as exc:  # noqa: BLE001
-        return None, _short(exc)
-    return cupy, None
+    return _detect(enabled, "cupy", lambda cupy: cupy.cuda.runtime.getDeviceCount() >= 1)
