@@ -16,13 +16,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 
 def _run_all(commands: list[str], jobs: int, logs: Path) -> list[tuple[str, int, float, Path]]:
     """Run ``commands`` with at most ``jobs`` at once; return (command, status, seconds, log)."""
     logs.mkdir(parents=True, exist_ok=True)
     pending = list(enumerate(commands))
-    running: dict[int, tuple[subprocess.Popen[bytes], float, Path, object]] = {}
+    running: dict[int, tuple[subprocess.Popen[bytes], float, Path, IO[bytes]]] = {}
     done: dict[int, tuple[str, int, float, Path]] = {}
     while pending or running:
         while pending and len(running) < jobs:
@@ -36,7 +37,7 @@ def _run_all(commands: list[str], jobs: int, logs: Path) -> list[tuple[str, int,
             status = process.poll()
             if status is None:
                 continue
-            handle.close()  # type: ignore[attr-defined]
+            handle.close()
             seconds = time.monotonic() - start
             done[index] = (commands[index], status, seconds, log)
             print(f"[{index + 1}] ended with status {status} after {seconds:.0f} s", flush=True)

@@ -121,8 +121,8 @@ def unroll_loops(text: str) -> str:
     this one, or ``a + b`` or ``a - b`` of two of those) and its body must not ``break`` or
     ``continue`` it; iteration k becomes the block ``{ let i = ku; <body> }``. A bound that
     names an enclosing marked loop's counter makes triangular loops (``for (var q = 0u; q < i;
-    q++)``, ``for (var j = c + 1u; j < N; j++)``, ``for (var q = N - i; q < N; q++)``) expand to only their live iterations. Drivers
-    such as NVIDIA's do not always unroll WGSL loops themselves, and a private array indexed by
+    q++)``, ``for (var j = c + 1u; j < N; j++)``, ``for (var q = N - i; q < N; q++)``) expand
+    to only their live iterations. Drivers such as NVIDIA's do not always unroll WGSL loops themselves, and a private array indexed by
     a loop counter then lives in slow local memory instead of registers. ValueError for a marked
     loop that does not have that form."""
     if "//#unroll" not in text:
