@@ -15,7 +15,7 @@ from ._array_object import GpuArray, _Storage
 from ._dtypes import DType
 from ._fusion import (MAX_NODES, MAX_SCALARS, _LIVE, _LOCK, _STORAGE_SLOT, _STRIDES_CACHE, LazyArray, _sweep,
                       _WatchedStorage, _weakref, lazy_array, materialize, max_inputs, write_fused)
-from ._fusion_node import _KEYS, _leaf_key, _new_node, _Node, _structure_key, op_key
+from ._fusion_node import _KEYS, _new_node, _Node, _structure_key, leaf_index, op_key
 from ._shapes import contiguous_strides
 
 __all__ = ["lazy_array_of", "lazy_binary", "lazy_op", "lazy_unary", "make_node", "rebind"]
@@ -104,15 +104,12 @@ def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
     new = None  # a leaf whose storage is not watched for the child already
     if child is None:  # a leaf and a scalar, or two leaves
         leaves: Any
-        keys: Any
         scalars: Any
         if ta is not tuple and tb is not tuple:  # two leaves (one when they read the same elements)
-            key_a = _leaf_key(a)
-            key_b = key_a if b is a else _leaf_key(b)
-            if key_b == key_a:
-                leaves, keys, desc = (a,), (key_a,), (rop.opk, 0, 0)
+            if b is a or leaf_index((a,), b) == 0:
+                leaves, desc = (a,), (rop.opk, 0, 0)
             else:
-                leaves, keys, desc = (a, b), (key_a, key_b), (rop.opk, 0, 1)
+                leaves, desc = (a, b), (rop.opk, 0, 1)
             size, n_scalars, scalars = 1, 0, ()
         else:
             if tb is tuple and ta is not tuple:
@@ -126,12 +123,10 @@ def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
             else:
                 return lazy_op(rop.op, rop.opk, rop.result, shape, (a, b))
             leaves = (leaf,)
-            keys = (_leaf_key(leaf),)
             size = n_scalars = 1
         skey = _KEYS.get(desc) or _structure_key(desc)
     else:
         leaves = child.leaves
-        keys = child.leaf_keys
         size = child.size + 1
         n_scalars = child.n_scalars
         skey = child.skey
@@ -148,18 +143,11 @@ def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
                     skey = _KEYS.get(desc) or _structure_key(desc)
                     scalars = scalars + (b[0],)
             else:  # (DAG, leaf)
-                for k, leaf in enumerate(leaves):
-                    if leaf is b:
-                        break
-                else:
-                    key = _leaf_key(b)
-                    if key in keys:
-                        k = keys.index(key)
-                    else:
-                        k = len(keys)
-                        leaves = leaves + (b,)
-                        keys = keys + (key,)
-                        new = b
+                k = leaf_index(leaves, b)
+                if k < 0:
+                    k = len(leaves)
+                    leaves = leaves + (b,)
+                    new = b
                 if skey is not None:
                     desc = (rop.opk, -skey, k)
                     skey = _KEYS.get(desc) or _structure_key(desc)
@@ -170,12 +158,7 @@ def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
                 skey = _KEYS.get(desc) or _structure_key(desc)
                 scalars = (a[0],) + scalars
         else:  # (leaf, DAG): the leaf comes first among the leaves (as _new_node orders them)
-            for p, leaf in enumerate(leaves):
-                if leaf is a:
-                    break
-            else:
-                key = _leaf_key(a)
-                p = keys.index(key) if key in keys else -1
+            p = leaf_index(leaves, a)
             if p == 0:
                 remap = None
             else:
@@ -184,10 +167,8 @@ def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
                     remap = _first_remap(p, len(leaves))
                 if p > 0:
                     leaves = (a,) + leaves[:p] + leaves[p + 1:]
-                    keys = (keys[p],) + keys[:p] + keys[p + 1:]
                 else:
                     leaves = (a,) + leaves
-                    keys = (key,) + keys
                     new = a
             if skey is not None:
                 desc = (rop.opk, 0, -skey if remap is None else (skey, remap))
@@ -200,9 +181,11 @@ def lazy_binary(rop: Any, shape: tuple[int, ...], a: Any, b: Any) -> LazyArray:
     node.op = rop.op
     node.dtype = dtype
     node.shape = shape
-    node.operands = (x, y)
-    node.leaves = leaves
-    node.leaf_keys = keys
+    if len(leaves) == 2 and leaves[0] is x and leaves[1] is y:  # two leaves: one tuple serves both
+        node.operands = node.leaves = leaves
+    else:
+        node.operands = (x, y)
+        node.leaves = leaves
     node.size = size
     node.n_scalars = n_scalars
     node.skey = skey
@@ -256,7 +239,6 @@ def lazy_unary(rop: Any, a: GpuArray) -> LazyArray:
         lazy = a
         child = a._node
         leaves = child.leaves
-        keys = child.leaf_keys
         size = child.size + 1
         n_scalars = child.n_scalars
         skey = child.skey
@@ -267,7 +249,6 @@ def lazy_unary(rop: Any, a: GpuArray) -> LazyArray:
     else:
         lazy = child = None
         leaves = (a,)
-        keys = (_leaf_key(a),)
         size = 1
         n_scalars = 0
         desc = (rop.opk, 0)
@@ -280,9 +261,8 @@ def lazy_unary(rop: Any, a: GpuArray) -> LazyArray:
     node.op = rop.op
     node.dtype = rop.result
     node.shape = shape
-    node.operands = (a if child is None else child,)
+    node.operands = leaves if child is None else (child,)
     node.leaves = leaves
-    node.leaf_keys = keys
     node.size = size
     node.n_scalars = n_scalars
     node.skey = skey

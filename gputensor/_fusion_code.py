@@ -46,7 +46,7 @@ class _Linearizer:
                 k = self.leaf_index.get(id(x))
                 if k is None:  # another view object of the same elements
                     if self.key_index is None:
-                        self.key_index = {key: j for j, key in enumerate(self.root.leaf_keys)}
+                        self.key_index = {_leaf_key(leaf): j for j, leaf in enumerate(self.root.leaves)}
                     k = self.key_index[_leaf_key(x)]
                 operand_refs.append(k)
         self.entries.append((nd.op, operand_refs))

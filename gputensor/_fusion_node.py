@@ -1,5 +1,5 @@
 """The node of a fused expression DAG (``_fusion``): ``_Node`` (an op, its operands, the DAG's
-distinct leaves and bounds), the leaves' identity (``_leaf_key``), and the interned
+distinct leaves and bounds), the leaves' identity (``_leaf_key``, ``leaf_index``), and the interned
 *structure keys* that let a DAG seen before find its kernel without a walk (``op_key``,
 ``_structure_key``, ``_new_node``). Pure host-side data: nothing here records or materialises.
 """
@@ -13,12 +13,28 @@ from typing import Any
 from ._array_object import GpuArray
 from ._dtypes import DType
 
-__all__ = ["op_key"]
+__all__ = ["leaf_index", "op_key"]
 
 
 def _leaf_key(leaf: GpuArray) -> tuple[Any, ...]:
-    """Leaves reading the same elements are bound once."""
+    """Leaves reading the same elements are bound once: a hashable key of the elements a leaf
+    reads (equal keys: the same elements, as :func:`leaf_index` compares them)."""
     return (id(leaf._storage), leaf._offset, leaf._shape, leaf._strides, leaf._dtype)
+
+
+def leaf_index(leaves: Sequence[GpuArray], x: GpuArray) -> int:
+    """The index of the leaf of ``leaves`` that is ``x`` or reads the same elements (storage,
+    offset, shape, strides and dtype), or -1. Nodes keep no keys of their leaves: a key is a
+    tuple per leaf per node that the cyclic garbage collector would track."""
+    for k, leaf in enumerate(leaves):
+        if leaf is x:
+            return k
+    storage = x._storage
+    for k, leaf in enumerate(leaves):
+        if (leaf._storage is storage and leaf._offset == x._offset and leaf._shape == x._shape
+                and leaf._strides == x._strides and (leaf._dtype is x._dtype or leaf._dtype == x._dtype)):
+            return k
+    return -1
 
 
 class _Node:
@@ -26,7 +42,8 @@ class _Node:
 
     ``op``: ``(expr, casts, expr_type, result dtype name)`` as ``fused_program`` takes them;
     ``operands``: ``_Node``, leaf ``GpuArray`` (with storage) or a weak scalar ``(value, dtype)``;
-    ``leaves`` / ``leaf_keys``: the distinct leaf arrays of the whole DAG, in first-use order;
+    ``leaves``: the distinct leaf arrays of the whole DAG (see :func:`leaf_index`), in first-use
+    order (the ``operands`` tuple itself when they are the operands: fewer objects per node);
     ``size``: op nodes of the DAG (shared sub-DAGs counted once per use: an upper bound);
     ``n_scalars``: scalar operands of the DAG.
 
@@ -38,18 +55,16 @@ class _Node:
     (:func:`materialize_into`): no walk over the DAG.
     """
 
-    __slots__ = ("op", "dtype", "shape", "operands", "leaves", "leaf_keys", "size", "n_scalars", "skey",
-                 "scalars")
+    __slots__ = ("op", "dtype", "shape", "operands", "leaves", "size", "n_scalars", "skey", "scalars")
 
     def __init__(self, op: tuple[str, tuple[str, ...], str, str], dtype: DType, shape: tuple[int, ...],
-                 operands: tuple[Any, ...], leaves: tuple[GpuArray, ...], leaf_keys: tuple[Any, ...],
-                 size: int, n_scalars: int, skey: int | None = None, scalars: tuple[Any, ...] | None = None) -> None:
+                 operands: tuple[Any, ...], leaves: tuple[GpuArray, ...], size: int, n_scalars: int,
+                 skey: int | None = None, scalars: tuple[Any, ...] | None = None) -> None:
         self.op = op
         self.dtype = dtype
         self.shape = shape
         self.operands = operands
         self.leaves = leaves
-        self.leaf_keys = leaf_keys
         self.size = size
         self.n_scalars = n_scalars
         self.skey = skey
@@ -99,7 +114,6 @@ def _new_node(op: tuple[Any, ...], opk: int, dtype: DType, shape: tuple[int, ...
     """A node over ``operands`` (``_Node``, leaf arrays, ``(value, dtype)`` scalars): its
     leaves, bounds and structure key (see :class:`_Node`)."""
     leaves: Any = None
-    keys: Any = None
     size = 1
     n_scalars = 0
     child: Any = None  # the first node operand
@@ -131,18 +145,16 @@ def _new_node(op: tuple[Any, ...], opk: int, dtype: DType, shape: tuple[int, ...
             size += x.size
             n_scalars += x.n_scalars
             if leaves is None:
-                leaves, keys = x.leaves, x.leaf_keys
+                leaves = x.leaves
                 remap = None
             else:
                 if type(leaves) is tuple:
-                    leaves, keys = list(leaves), list(keys)
+                    leaves = list(leaves)
                 remap = []
-                for leaf, key in zip(x.leaves, x.leaf_keys):
-                    if key in keys:  # (a failed ``index`` would format the key for its error)
-                        k = keys.index(key)
-                    else:
-                        k = len(keys)
-                        keys.append(key)
+                for leaf in x.leaves:
+                    k = leaf_index(leaves, leaf)
+                    if k < 0:
+                        k = len(leaves)
                         leaves.append(leaf)
                     remap.append(k)
                 remap = None if remap == list(range(len(remap))) else tuple(remap)
@@ -154,29 +166,25 @@ def _new_node(op: tuple[Any, ...], opk: int, dtype: DType, shape: tuple[int, ...
                     scalars += x.scalars
         else:  # a leaf array
             if leaves is None:
-                leaves, keys = [x], [_leaf_key(x)]
+                leaves = [x]
                 k = 0
             else:
-                for k, leaf in enumerate(leaves):
-                    if leaf is x:
-                        break
-                else:
-                    key = _leaf_key(x)
-                    if key in keys:
-                        k = keys.index(key)
-                    else:
-                        if type(leaves) is tuple:
-                            leaves, keys = list(leaves), list(keys)
-                        k = len(keys)
-                        keys.append(key)
-                        leaves.append(x)
+                k = leaf_index(leaves, x)
+                if k < 0:
+                    if type(leaves) is tuple:
+                        leaves = list(leaves)
+                    k = len(leaves)
+                    leaves.append(x)
             if desc is not None:
                 desc.append(k)
+    operands = tuple(operands)
     if leaves is None:
-        leaves = keys = ()
+        leaves = ()
     elif type(leaves) is list:
-        leaves, keys = tuple(leaves), tuple(keys)
+        if len(leaves) == len(operands) and all(p is q for p, q in zip(leaves, operands)):
+            leaves = operands  # (the leaves are the operands: one tuple serves both)
+        else:
+            leaves = tuple(leaves)
     if desc is None:
-        return _Node(op, dtype, shape, tuple(operands), leaves, keys, size, n_scalars)
-    return _Node(op, dtype, shape, tuple(operands), leaves, keys, size, n_scalars, _structure_key(tuple(desc)),
-                 scalars)
+        return _Node(op, dtype, shape, operands, leaves, size, n_scalars)
+    return _Node(op, dtype, shape, operands, leaves, size, n_scalars, _structure_key(tuple(desc)), scalars)

@@ -368,18 +368,15 @@ def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
         return k
 
     # the kernel by the DAGs' structures (structure keys, else linearised) and how their leaves
-    # map to slots (k >= 0) and statistics (-1 - k); as ``_param`` maps them, with the leaf keys
-    # the nodes hold
+    # map to slots (k >= 0) and statistics (-1 - k); as ``_param`` maps them
     node_type = _fusion._Node
     structure: list[Any] = []
     values: list[Any] = []
     for src in [record.source for _, record in stats] + [root]:
-        if type(src) is node_type:
-            leaves, leaf_keys = src.leaves, src.leaf_keys
-        else:
-            leaves, leaf_keys = (src,), (_fusion._leaf_key(src),)
+        leaves = src.leaves if type(src) is node_type else (src,)
         params = []
-        for leaf, key in zip(leaves, leaf_keys):
+        for leaf in leaves:
+            key = _fusion._leaf_key(leaf)
             entry = stat_index.get(key[0])
             if entry is None:
                 k = keys.get(key)

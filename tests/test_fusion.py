@@ -205,6 +205,40 @@ def test_fusion_window_materialises_kept_results_in_order(backend):
                 np.testing.assert_array_equal(gt.asnumpy(y), an * np.float32(k))
 
 
+@pytest.mark.parametrize("op", ["a + b", "a * 2.0", "exp", "where", "chain"])
+def test_held_lazy_results_make_few_tracked_objects(backend, op):
+    """A held lazy result makes few objects the cyclic garbage collector tracks (its young
+    generation is collected every 700 of them: a held loop's host time): the array, its node,
+    the node's operand tuple (also its leaves when they are the operands) and the registry's
+    weak reference; a scalar adds its pair, the node's scalar tuple and a leaves tuple."""
+    import gc
+
+    a = gt.asarray(np.ones(256, np.float32))
+    b = gt.asarray(np.full(256, 2.0, np.float32))
+    c = a > b
+    make, limit = {"a + b": (lambda: a + b, 4.5), "a * 2.0": (lambda: a * 2.0, 7.5),
+                   "exp": (lambda: gt.exp(a), 4.5), "where": (lambda: gt.where(c, a, b), 4.5),
+                   "chain": (lambda: (a + b) * a, 6.5)}[op]
+    with gt.fusion(True):
+        for _ in range(3):  # the call's caches
+            make()
+        gt.synchronize()
+        n = 400
+        held = []
+        gc.collect()
+        gc.disable()
+        try:
+            before = len(gc.get_objects())
+            for _ in range(n):
+                held.append(make())
+            per_call = (len(gc.get_objects()) - before) / n
+        finally:
+            gc.enable()
+        assert all(_fusion.is_lazy(x) for x in held)
+        assert per_call <= limit, f"{op}: {per_call:.2f} tracked objects per held lazy result"
+        gt.synchronize()
+
+
 def test_unobserved_results_are_never_computed(backend, monkeypatch):
     a = gt.asarray(_rand((1000,)))
     c = Counter(backend, monkeypatch)
