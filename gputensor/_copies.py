@@ -17,7 +17,8 @@ from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
 from ._backend.plan_cache import PlanCache
 from ._backend.wgsl_types import storage_type
 from ._dtypes import DType
-from ._fusion_build import make_node
+from ._fusion_build import lazy_unary
+from ._fusion_node import op_key
 from ._overlap import conflicts as _conflicts
 from ._runtime import backend, compute_type
 from ._runtime import translate as _translate
@@ -44,7 +45,10 @@ def contiguous_copy(x: GpuArray, dtype: DType | None = None) -> GpuArray:
     if fz._enabled and size_of(x.shape):
         _devices.DEFAULT_DEVICE.check_dtype(dtype)
         compute = compute_type(dtype)
-        return fz.lazy_array(make_node("x0", (compute,), compute, dtype, x.shape, (x,)))
+        cast = _CASTS.get((dtype.name, compute))
+        if cast is None:
+            cast = _cast(dtype, compute)
+        return lazy_unary(cast, x)
     out = _ao.GpuArray._empty(x.shape, dtype, zero=False)  # fully overwritten
     if type(x) is _ao.GpuArray and x._shape:
         # a kept launch plan per (dtypes, shape, strides): the output is new, so no overlap
@@ -67,6 +71,27 @@ def contiguous_copy(x: GpuArray, dtype: DType | None = None) -> GpuArray:
         return out
     copy_into(out, x)
     return out
+
+
+class _Cast:
+    """The fused node op of a copy cast to ``result`` (``x0`` in its compute type), as
+    ``lazy_unary`` takes an op: ``op``, its key ``opk``, ``result``."""
+
+    __slots__ = ("op", "opk", "result")
+
+    def __init__(self, result: DType, compute: str) -> None:
+        self.op = ("x0", (compute,), compute, result.name)
+        self.opk = op_key(self.op)
+        self.result = result
+
+
+#: (dtype name, its compute type) -> the ``_Cast`` of a copy to that dtype.
+_CASTS: dict[tuple[str, str], _Cast] = {}
+
+
+def _cast(dtype: DType, compute: str) -> _Cast:
+    cast = _CASTS[(dtype.name, compute)] = _Cast(dtype, compute)
+    return cast
 
 
 #: The elementwise launch plans of ``contiguous_copy`` kept per backend by (source dtype, dtype,

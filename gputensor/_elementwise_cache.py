@@ -15,6 +15,7 @@ from . import _array_object as _ao
 from . import _devices, _fusion
 from ._backend.elementwise_ops import expression
 from ._dtypes import DType
+from ._fusion_build import lazy_op
 from ._runtime import backend, compute_type
 from ._runtime import translate as _translate
 from ._scalars import scalar_value
@@ -134,14 +135,65 @@ def _eager_key(name: str, args: Sequence[Any]) -> tuple[tuple[Any, ...], list[Gp
     return tuple(key), arrays, scalars
 
 
+class _LazyCall:
+    """The lazy result of one call that is not a table op (``where``) for one argument structure
+    (``_LAZY``: the name, the dtypes and shapes of the arrays, the types of the scalars) with
+    fusion on: the fused node's op and its key, the result's dtype and shape, and the dtype
+    scalar arguments are converted to. The checks of the first call that succeeded hold for
+    every call of the structure, except the scalars' ranges (``scalar_value``, per call)."""
+
+    __slots__ = ("op", "opk", "result", "shape", "compute", "float_scalars")
+
+    def __init__(self, op: tuple[Any, ...], result: DType, shape: tuple[int, ...], compute: DType) -> None:
+        self.op = op
+        self.opk = _fusion.op_key(op)
+        self.result = result
+        self.shape = shape
+        self.compute = compute
+        self.float_scalars = compute.kind == "f" and compute.itemsize != 2  # scalar_value: float(value)
+
+    def __call__(self, args: Sequence[Any]) -> GpuArray:
+        """The lazy result for ``args`` (arrays, lazy or not, and Python scalars, in order)."""
+        compute = self.compute
+        inputs: list[Any] = []
+        for a in args:
+            if isinstance(a, _ao.GpuArray):
+                inputs.append(a)
+            else:
+                inputs.append((float(a) if self.float_scalars else scalar_value(a, compute), compute))
+        return lazy_op(self.op, self.opk, self.result, self.shape, inputs)
+
+
+#: The first item of a ``_LAZY`` key (an ``_EAGER`` key starts with the call's name).
+_LAZY_TAG = object()
+#: (``_LAZY_TAG``, name, per argument: dtype name and shape or Python scalar type) -> ``_LazyCall``.
+_LAZY: dict[tuple[Any, ...], _LazyCall] = {}
+
+
+def _lazy_key(name: str, args: Sequence[Any]) -> tuple[Any, ...]:
+    array_type = _ao.GpuArray
+    key: list[Any] = [_LAZY_TAG, name]
+    for a in args:
+        if isinstance(a, array_type):
+            key += (a._dtype.name, a._shape)
+        else:
+            key.append(type(a))
+    return tuple(key)
+
+
 def cached_eager(name: str, args: Sequence[Any]) -> tuple[tuple[Any, ...] | None, GpuArray | None]:
-    """The ready eager launch of a call that is not a table op (``where``) by its argument
-    structure (as ``_eager_key``: dtypes, shapes, strides, scalar types): ``(key, result)``,
-    the result None when the structure has not succeeded before (or fusion is on: key None);
-    then run the call and hand its plan to :func:`remember_eager` under ``key``. Raises as the
-    cached launch (scalar ranges, pointers)."""
+    """The ready result of a call that is not a table op (``where``) by its argument structure:
+    ``(key, result)``, the result None when the structure has not succeeded before; then run
+    the call and hand its result and plan to :func:`remember_eager` under ``key``. With fusion
+    off the ready eager launch (as ``_eager_key``: dtypes, shapes, strides, scalar types), with
+    fusion on the lazy node (:class:`_LazyCall`; none with several devices: key None). Raises
+    as the cached call (scalar ranges, pointers)."""
     if _fusion._enabled:
-        return None, None
+        if _devices.is_multi():
+            return None, None
+        key = _lazy_key(name, args)
+        lazy = _LAZY.get(key)
+        return key, (lazy(args) if lazy is not None else None)
     key, arrays, scalars = _eager_key(name, args)
     call = _EAGER.get(key)
     if call is not None and call.backend is backend():
@@ -150,10 +202,17 @@ def cached_eager(name: str, args: Sequence[Any]) -> tuple[tuple[Any, ...] | None
 
 
 def remember_eager(key: tuple[Any, ...] | None, scalar_dtype: DType, value: GpuArray, plan: Any) -> None:
-    """Keep the launch ``plan`` that wrote the new array ``value`` for later calls of the
-    structure ``key`` (:func:`cached_eager`); scalar arguments are converted to
-    ``scalar_dtype`` (``scalar_value``). Nothing without a key or a plan."""
-    if key is not None and plan is not None and type(value) is _ao.GpuArray:
+    """Keep the launch ``plan`` that wrote the new array ``value``, or the node of the new lazy
+    array ``value``, for later calls of the structure ``key`` (:func:`cached_eager`); scalar
+    arguments are converted to ``scalar_dtype`` (``scalar_value``). Nothing without a key, or
+    without a plan or a lazy result of the kind the key is for."""
+    if key is None:
+        return
+    if key[0] is _LAZY_TAG:
+        if type(value) is _fusion.LazyArray:
+            node = value._node  # type: ignore[attr-defined]
+            cache_put(_LAZY, key, _LazyCall(node.op, node.dtype, node.shape, scalar_dtype))
+    elif plan is not None and type(value) is _ao.GpuArray:
         cache_put(_EAGER, key, _EagerCall(scalar_dtype, value, plan, backend()))
 
 

@@ -38,6 +38,10 @@ def test_where_repeated(fusion) -> None:
     _repeat(lambda: gt.where(gc, ga, gb), np.where(c, a, b))
     _repeat(lambda: gt.where(gc, ga, 2.5), np.where(c, a, np.float32(2.5)))
     _repeat(lambda: gt.where(gc, -1.0, gb), np.where(c, np.float32(-1.0), b))
+    _repeat(lambda: gt.where(gc, ga * 2, gb + 1), np.where(c, a * 2, b + np.float32(1)))  # lazy operands
+    h = a.astype(np.float16)
+    gh = gt.asarray(h)
+    _repeat(lambda: gt.where(gc, gh, 0.1), np.where(c, h, np.float16(0.1)))  # a rounded f16 scalar
     gi = gt.asarray(np.arange(20, dtype=np.int8).reshape(4, 5))
     _repeat(lambda: gt.where(gc, gi, 3), np.where(c, np.arange(20, dtype=np.int8).reshape(4, 5), np.int8(3)))
     for _ in range(2):  # a value-dependent error stays an error on the replayed path
