@@ -16,9 +16,10 @@ from ._backend.elementwise_ops import expression
 from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
 from ._copies import operand
 from ._dtypes import DType
-from ._elementwise_cache import _EAGER, _RESOLVED, _dtype_key, _eager_key, _remember
+from ._elementwise_cache import _EAGER, _RESOLVED, _dtype_key, _eager_key, _remember, cache_put
 from ._elementwise_dtypes import resolve_elementwise_dtypes
 from ._fusion_build import lazy_op, make_node, rebind
+from ._fusion_node import op_key
 from ._ops import ELEMENTWISE_OPS
 from ._overlap import conflicts as _conflicts
 from ._runtime import backend, compute_type
@@ -32,6 +33,25 @@ if TYPE_CHECKING:
 __all__ = ["elementwise_op", "run_elementwise", "run_elementwise_plan"]
 
 Input = Union["GpuArray", tuple[Any, DType]]
+
+
+#: (op, per input: dtype name and shape, or the dtype name of a scalar; casts, expression,
+#: result and form dtypes) -> (the fused node's op, its key, the result shape): the lazy results
+#: of ``run_elementwise`` call structures that succeeded (fusion on, no ``out``).
+_LAZY: dict[tuple[Any, ...], tuple[Any, int, tuple[int, ...]]] = {}
+
+
+def _lazy_key(op: str, inputs: Sequence[Input], casts: Sequence[DType], expr_dtype: DType, out_dtype: DType,
+              op_dtype: DType | None) -> tuple[Any, ...]:
+    key: list[Any] = [op, expr_dtype.name, out_dtype.name, op_dtype.name if op_dtype is not None else None]
+    for dt in casts:
+        key.append(dt.name)
+    for x in inputs:
+        if type(x) is tuple:
+            key.append(x[1].name)
+        else:
+            key += (x._dtype.name, x._shape)
+    return tuple(key)
 
 
 def run_elementwise(
@@ -85,6 +105,14 @@ def _run_elementwise(
 ) -> tuple[GpuArray, Any]:
     """:func:`run_elementwise`, also returning the backend launch plan it recorded with (None
     when it recorded nothing: a lazy result, an empty array)."""
+    fz = _fusion
+    key = None
+    if fz._enabled and out is None and not _devices.is_multi():
+        # a lazy result of a call structure that succeeded before: its node's op, no checks
+        key = _lazy_key(op, inputs, casts, expr_dtype, out_dtype, op_dtype)
+        entry = _LAZY.get(key)
+        if entry is not None:
+            return lazy_op(entry[0], entry[1], out_dtype, entry[2], inputs), None
     arrays = [x for x in inputs if isinstance(x, _ao.GpuArray)]
     shape = broadcast_shapes(*(x.shape for x in arrays))
     device = _devices.DEFAULT_DEVICE
@@ -104,11 +132,12 @@ def _run_elementwise(
     except KeyError:
         raise TypeError(f"{op} is not defined for {form_dtype}") from None
     cast_types = [compute_type(dt) for dt in casts]
-    fz = _fusion
     if fz._enabled:
         # elementwise fusion: a lazy result (validated above: errors stay at this call)
         node = make_node(expr, cast_types, compute, out_dtype, shape, inputs)
         if out is None:
+            if key is not None:
+                cache_put(_LAZY, key, (node.op, op_key(node.op), shape))
             return fz.lazy_array(node), None
         if type(out) is fz.LazyArray:
             rebind(out, node)

@@ -96,6 +96,41 @@ def test_chain_is_one_dispatch_and_one_allocation(backend, monkeypatch):
     assert_close(zs, an / np.sqrt(bn.astype(np.float64) ** 2 + 1), "float32", "chained")
 
 
+def test_fills_are_lazy_and_fuse_into_their_readers(backend, monkeypatch):
+    """``gt.zeros``/``ones``/``full`` (and the ``_like`` forms) of real and bool dtypes are lazy
+    fills: ``gt.ones(n) * x + gt.full(n, 2.0)`` is one kernel with one allocation; a fill that
+    is observed or written into is computed first; a complex fill stays eager."""
+    xn = _rand((40,), seed=5)
+    x = gt.asarray(xn)
+    c = Counter(backend, monkeypatch)
+    y = gt.ones(40) * x + gt.full(40, 2.0)
+    assert _fusion.is_lazy(y) and c.dispatches == 0 and c.allocs == []
+    assert_same(gt.asnumpy(y), np.ones(40, np.float32) * xn + np.float32(2.0))
+    assert c.dispatches == 1 and c.allocs == [xn.nbytes]
+    z = gt.zeros((2, 3), dtype=gt.int32)
+    assert _fusion.is_lazy(z)
+    z[1, 2] = 7  # a write into a lazy fill: filled first, then written
+    assert_same(gt.asnumpy(z), np.array([[0, 0, 0], [0, 0, 7]], np.int32))
+    for made, expected in ((gt.zeros_like(x, dtype=gt.bool), np.zeros(40, bool)),
+                           (gt.ones_like(x, dtype=gt.uint8), np.ones(40, np.uint8)),
+                           (gt.full_like(x, -3, dtype=gt.int16), np.full(40, -3, np.int16)),
+                           (gt.full((), 2.5), np.float32(2.5)),
+                           (gt.full(3, 2.7, dtype=gt.int32), np.full(3, 2, np.int32))):
+        assert _fusion.is_lazy(made)
+        assert_same(gt.asnumpy(made), expected)
+    assert float(gt.ones(())) == 1.0
+    assert not _fusion.is_lazy(gt.full(3, 1 + 2j))
+    assert not _fusion.is_lazy(gt.zeros(0))
+    with pytest.raises(OverflowError):
+        gt.full(3, 300, dtype=gt.int8)
+    with pytest.raises(TypeError):
+        gt.full(3, 1j, dtype=gt.float32)
+    with pytest.raises(TypeError):
+        gt.full(3, "a", dtype=gt.float32)
+    with pytest.raises(ValueError):
+        gt.zeros(-1)
+
+
 def test_fused_equals_unfused_and_unfused_dispatches(backend):
     an, bn = _rand((50,), seed=3), _rand((50,), seed=4)
     results = {}

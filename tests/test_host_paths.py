@@ -51,6 +51,33 @@ def test_where_repeated(fusion) -> None:
             gt.where(ga, ga, gb)
 
 
+def test_clip_repeated(fusion) -> None:
+    x = RNG.standard_normal((4, 5)).astype(np.float32)
+    lo = RNG.standard_normal((1, 5)).astype(np.float32)
+    g, glo = gt.asarray(x), gt.asarray(lo)
+    _repeat(lambda: gt.clip(g, -0.5, 0.5), np.clip(x, np.float32(-0.5), np.float32(0.5)))
+    _repeat(lambda: gt.clip(g, glo, None), np.maximum(x, lo))
+    _repeat(lambda: gt.clip(g * 2, max=1.0), np.minimum(x * 2, np.float32(1.0)))
+    i = np.arange(-10, 10, dtype=np.int8).reshape(4, 5)
+    gi = gt.asarray(i)
+    _repeat(lambda: gt.clip(gi, -3, 1000), np.clip(i, -3, 127))  # an int bound past the dtype's range
+    for _ in range(2):  # the first call's errors, also after the structure ran
+        with pytest.raises(TypeError):
+            gt.clip(gi, 0.5, None)
+        with pytest.raises(ValueError):
+            gt.clip(g, gt.asarray(np.zeros((3, 1), np.float32)), None)
+
+
+def test_fills_repeated(fusion) -> None:
+    for _ in range(3):
+        assert_same(gt.full((2, 3), 1.5), np.full((2, 3), 1.5, np.float32))
+        assert_same(gt.ones(4, dtype=gt.int64), np.ones(4, np.int64))
+        assert_same(gt.zeros((3,), dtype=gt.int8), np.zeros(3, np.int8))
+        assert_same(gt.full(2, True), np.full(2, True))
+        with pytest.raises(OverflowError):
+            gt.full(2, -1, dtype=gt.uint8)
+
+
 def test_reductions_repeated(fusion) -> None:
     x = RNG.standard_normal((6, 7)).astype(np.float32)
     g = gt.asarray(x)
