@@ -17,7 +17,7 @@ from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
 from ._backend.plan_cache import PlanCache
 from ._backend.wgsl_types import storage_type
 from ._dtypes import DType
-from ._fusion_build import lazy_op, lazy_unary
+from ._fusion_build import lazy_unary
 from ._fusion_node import op_key
 from ._overlap import conflicts as _conflicts
 from ._runtime import backend, compute_type
@@ -28,7 +28,7 @@ from ._shapes import broadcast_strides, is_contiguous, size_of
 if TYPE_CHECKING:
     from ._array_object import GpuArray
 
-__all__ = ["operand", "contiguous_copy", "copy_into", "fill", "fill_value_of", "lazy_fill"]
+__all__ = ["operand", "contiguous_copy", "copy_into", "fill"]
 
 
 def operand(x: GpuArray, shape: Sequence[int] | None = None) -> ArrayOperand:
@@ -138,42 +138,18 @@ def copy_into(dst: GpuArray, src: Any) -> None:
         raise _translate(exc) from None
 
 
-def fill_value_of(value: Any, dtype: DType) -> Any:
-    """The Python scalar ``value`` (or NumPy scalar) converted to ``dtype`` as NumPy's
-    assignment does (float to int truncates; ints must fit: ``OverflowError``), the number a
-    fill of ``dtype`` carries. Raises ``TypeError`` for complex values into real dtypes and for
-    non-numeric values."""
-    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
-        value = value.item()
-    if (isinstance(value, complex) and dtype.kind != "c") or not isinstance(
-            value, (builtins.bool, int, float, complex)):
-        raise TypeError(f"cannot assign a {type(value).__name__} to a {dtype} array")
-    return scalar_value(value, dtype)
-
-
-def lazy_fill(shape: tuple[int, ...], dtype: DType, value: Any) -> GpuArray | None:
-    """With fusion on, one device and a real or bool ``dtype`` the device has: a lazy array of
-    ``shape`` (non-negative ints, at least one element) whose every element is ``value``
-    (converted by :func:`fill_value_of`): a DAG of no leaves, computed when observed or inside
-    the kernel of the ops that read it (``gt.ones(n) * x`` is one kernel). None otherwise
-    (the caller fills eagerly)."""
-    if not _fusion._enabled or dtype.kind == "c" or _devices.is_multi():
-        return None
-    _devices.DEFAULT_DEVICE.check_dtype(dtype)
-    compute = compute_type(dtype)
-    cast = _CASTS.get((dtype.name, compute))
-    if cast is None:
-        cast = _cast(dtype, compute)
-    return lazy_op(cast.op, cast.opk, dtype, shape, ((value, dtype),))
-
-
 def fill(dst: GpuArray, value: Any) -> None:
     """``dst[...] = value`` for a Python (or NumPy) scalar ``value``, converted to ``dst.dtype``
     as NumPy's assignment does (float to int truncates; ints must fit: ``OverflowError``).
 
     Raises ``TypeError`` for complex values into real arrays and for non-numeric values.
     """
-    value = fill_value_of(value, dst.dtype)
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+        value = value.item()
+    if (isinstance(value, complex) and dst.dtype.kind != "c") or not isinstance(
+            value, (builtins.bool, int, float, complex)):
+        raise TypeError(f"cannot assign a {type(value).__name__} to a {dst.dtype} array")
+    value = scalar_value(value, dst.dtype)
     if size_of(dst.shape) == 0:
         return
     compute = storage_type(dst.dtype.name).compute

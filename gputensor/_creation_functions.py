@@ -13,12 +13,9 @@ copies: it returns a GpuArray itself and raises ``ValueError`` when a copy would
 cast, or any host data: moving it to the GPU is always a copy). Host data is copied when
 ``asarray`` is called: changing the NumPy array afterwards does not change the GpuArray.
 
-With fusion on (one device), ``zeros``/``ones``/``full`` and their ``_like`` forms of real and
-bool dtypes return lazy fills (``_copies.lazy_fill``: an elementwise DAG without leaves, computed
-when observed or inside the kernel of the elementwise ops that read it); otherwise ``zeros``
-allocates zero-filled memory and ``ones``/``full`` fill on the device. ``empty`` allocates
-without filling; ``eye``/``tril``/``triu`` fill on the device; ``arange``/``linspace`` compute their values on the host (exactly NumPy's) and
-upload them.
+``zeros``/``empty`` allocate zero-filled memory; ``ones``/``full``/``eye``/``tril``/``triu`` fill
+on the device; ``arange``/``linspace`` compute their values on the host (exactly NumPy's) and
+upload them. Every creation function allocates when it is called (``MemoryError`` there).
 """
 
 from __future__ import annotations
@@ -33,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _copies, _dispatch, _dtypes
+from . import _dispatch, _dtypes
 from ._array_object import GpuArray
 from ._devices import DEFAULT_DEVICE, check_device, default_dtype, placing
 from ._dtypes import DType
@@ -254,16 +251,10 @@ def empty(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: A
 
 @placing
 def zeros(shape: int | tuple[int, ...], *, dtype: DType | None = None, device: Any = None) -> GpuArray:
-    """A new array of zeros: a lazy fill with fusion on (see the module docstring), else a new
-    zero-filled buffer or a reused pool block cleared on the device."""
+    """A new array of zeros (a new buffer is zero-filled; a reused pool block is cleared on the
+    device)."""
     check_device(device)
-    shape = _shape_arg(shape)
-    dtype = _check_dtype_arg(dtype) or default_dtype("float")
-    if math.prod(shape):
-        lazy = _copies.lazy_fill(shape, dtype, False if dtype == _dtypes.bool else 0)
-        if lazy is not None:
-            return lazy
-    return GpuArray._empty(shape, dtype)
+    return GpuArray._empty(_shape_arg(shape), _check_dtype_arg(dtype) or default_dtype("float"))
 
 
 def _fill_value_dtype(fill_value: Any) -> DType:
@@ -292,10 +283,6 @@ def full(shape: int | tuple[int, ...], fill_value: Any, *, dtype: DType | None =
 
 def _full(shape: tuple[int, ...], fill_value: Any, dtype: DType) -> GpuArray:
     """``full`` on the current device, its arguments checked (``shape``: non-negative ints)."""
-    if not isinstance(fill_value, GpuArray) and math.prod(shape):
-        lazy = _copies.lazy_fill(shape, dtype, _copies.fill_value_of(fill_value, dtype))
-        if lazy is not None:
-            return lazy
     zero = isinstance(fill_value, int) and fill_value == 0  # else the fill writes every element
     out = GpuArray._empty(shape, dtype, zero=zero)
     if isinstance(fill_value, GpuArray):

@@ -287,7 +287,7 @@ def settle_pending(*storages: _Storage) -> None:
     records; the storages stay watched (lazy arrays may read them)."""
     with _LOCK:
         for storage in storages:
-            _PENDING.pop(storage, None)
+            _PENDING_DATA.pop(_weakref(storage), None)  # (``_PENDING.pop`` without its call)
             if type(storage) is _PendingStorage:
                 storage.__class__ = _WatchedStorage
 

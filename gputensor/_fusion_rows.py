@@ -372,22 +372,26 @@ def _fuse_pattern(root: Any, dst: GpuArray) -> bool:
     node_type = _fusion._Node
     structure: list[Any] = []
     values: list[Any] = []
+    seen: dict[int, int] = {}  # id(leaf object) -> its parameter (the sources share leaf objects)
     for src in [record.source for _, record in stats] + [root]:
         leaves = src.leaves if type(src) is node_type else (src,)
         params = []
         for leaf in leaves:
-            key = _fusion._leaf_key(leaf)
-            entry = stat_index.get(key[0])
-            if entry is None:
-                k = keys.get(key)
-                if k is None:
-                    k = keys[key] = len(arrays)
-                    arrays.append(leaf)
-                params.append(k)
-            elif leaf._shape != entry[1] or leaf._offset or leaf._strides != entry[2]:
-                return False  # another view of the statistic's storage
-            else:
-                params.append(-1 - entry[0])
+            k = seen.get(id(leaf))
+            if k is None:
+                entry = stat_index.get(id(leaf._storage))
+                if entry is None:
+                    key = _fusion._leaf_key(leaf)
+                    k = keys.get(key)
+                    if k is None:
+                        k = keys[key] = len(arrays)
+                        arrays.append(leaf)
+                elif leaf._shape != entry[1] or leaf._offset or leaf._strides != entry[2]:
+                    return False  # another view of the statistic's storage
+                else:
+                    k = -1 - entry[0]
+                seen[id(leaf)] = k
+            params.append(k)
         if type(src) is not node_type:
             structure.append((0, params[0]))
         elif src.skey is None:  # (a node over two DAG operands) its linearised structure

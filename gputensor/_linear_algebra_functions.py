@@ -266,9 +266,15 @@ def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
     mismatched contraction sizes or batch dims that do not broadcast.
     """
     key: tuple[Any, ...] | None = None
-    if type(x1) is _fusion.LazyArray:  # computed first, as the product would: then its plan holds
+    if type(x1) is _fusion.LazyArray or type(x2) is _fusion.LazyArray:
+        # computed first, as the product would (then its plan holds), once the call is valid
+        _check_array(x1, "x1")
+        _check_array(x2, "x2")
+        _check_numeric(x1, "matmul")
+        _check_numeric(x2, "matmul")
+        result_type(x1, x2)
+        matmul_result_shape(x1.shape, x2.shape)
         _fusion.materialize(x1)
-    if type(x2) is _fusion.LazyArray:
         _fusion.materialize(x2)
     if type(x1) is GpuArray and type(x2) is GpuArray:
         backend = _dispatch.backend()
