@@ -152,11 +152,25 @@ def fill(dst: GpuArray, value: Any) -> None:
     value = scalar_value(value, dst.dtype)
     if size_of(dst.shape) == 0:
         return
-    compute = storage_type(dst.dtype.name).compute
+    be = backend()
+    key = (dst._dtype.name, dst._shape, dst._strides)
+    plans = _FILL_PLANS.of(be)
+    plan = plans.get(key)
     try:
-        ops_elementwise.elementwise(
-            backend(), "x0", compute, [ScalarOperand(value, dst.dtype.name)], [compute],
-            operand(dst), dst.shape,
-        )
+        ptr = dst._ptr  # (the write hazard: lazy readers of dst's storage are computed first)
+        if plan is None:
+            compute = storage_type(dst.dtype.name).compute
+            plan = ops_elementwise.launch_plan(be, "x0", compute, [ScalarOperand(value, dst.dtype.name)],
+                                               [compute], ArrayOperand(ptr, dst.dtype.name, tuple(dst._strides)),
+                                               dst.shape)
+            if plan is None:
+                return
+            _FILL_PLANS.keep(plans, key, plan)
+        plan.launch(be, (ptr,), (value,))
     except Exception as exc:
         raise _translate(exc) from None
+
+
+#: The elementwise launch plans of ``fill`` kept per backend by (dtype name, shape, strides): a
+#: fill of a layout seen before launches its plan with the value.
+_FILL_PLANS = PlanCache(512)
