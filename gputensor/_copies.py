@@ -17,8 +17,8 @@ from ._backend.ops_elementwise import ArrayOperand, ScalarOperand
 from ._backend.plan_cache import PlanCache
 from ._backend.wgsl_types import storage_type
 from ._dtypes import DType
+from ._elementwise_cache import _ResolvedOp
 from ._fusion_build import lazy_unary
-from ._fusion_node import op_key
 from ._overlap import conflicts as _conflicts
 from ._runtime import backend, compute_type
 from ._runtime import translate as _translate
@@ -73,24 +73,13 @@ def contiguous_copy(x: GpuArray, dtype: DType | None = None) -> GpuArray:
     return out
 
 
-class _Cast:
-    """The fused node op of a copy cast to ``result`` (``x0`` in its compute type), as
-    ``lazy_unary`` takes an op: ``op``, its key ``opk``, ``result``."""
-
-    __slots__ = ("op", "opk", "result")
-
-    def __init__(self, result: DType, compute: str) -> None:
-        self.op = ("x0", (compute,), compute, result.name)
-        self.opk = op_key(self.op)
-        self.result = result
+#: (dtype name, its compute type) -> the resolved op (``x0`` in the compute type, stored as the
+#: dtype) of a copy to that dtype, as ``lazy_unary`` takes it.
+_CASTS: dict[tuple[str, str], _ResolvedOp] = {}
 
 
-#: (dtype name, its compute type) -> the ``_Cast`` of a copy to that dtype.
-_CASTS: dict[tuple[str, str], _Cast] = {}
-
-
-def _cast(dtype: DType, compute: str) -> _Cast:
-    cast = _CASTS[(dtype.name, compute)] = _Cast(dtype, compute)
+def _cast(dtype: DType, compute: str) -> _ResolvedOp:
+    cast = _CASTS[(dtype.name, compute)] = _ResolvedOp("x0", (compute,), compute, dtype, dtype)
     return cast
 
 

@@ -268,12 +268,7 @@ def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
     key: tuple[Any, ...] | None = None
     if type(x1) is _fusion.LazyArray or type(x2) is _fusion.LazyArray:
         # computed first, as the product would (then its plan holds), once the call is valid
-        _check_array(x1, "x1")
-        _check_array(x2, "x2")
-        _check_numeric(x1, "matmul")
-        _check_numeric(x2, "matmul")
-        result_type(x1, x2)
-        matmul_result_shape(x1.shape, x2.shape)
+        _matmul_dtype(x1, x2)
         _fusion.materialize(x1)
         _fusion.materialize(x2)
     if type(x1) is GpuArray and type(x2) is GpuArray:
@@ -293,22 +288,23 @@ def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
     return res
 
 
-def _matmul_checked(x1: GpuArray, x2: GpuArray) -> GpuArray:
-    """``matmul`` without its plan cache."""
+def _matmul_dtype(x1: GpuArray, x2: GpuArray) -> DType:
+    """The result dtype of ``x1 @ x2`` once the operands are checked (no device work):
+    ``TypeError`` and ``ValueError`` as :func:`matmul` raises them."""
     _check_array(x1, "x1")
     _check_array(x2, "x2")
     _check_numeric(x1, "matmul")
     _check_numeric(x2, "matmul")
     dtype = result_type(x1, x2)
-    if x1.ndim == 0 or x2.ndim == 0:
-        raise ValueError("matmul does not accept 0-d operands (use multiply)")
+    matmul_result_shape(x1.shape, x2.shape)
+    return dtype
+
+
+def _matmul_checked(x1: GpuArray, x2: GpuArray) -> GpuArray:
+    """``matmul`` without its plan cache."""
+    dtype = _matmul_dtype(x1, x2)
     a = expand_dims(x1, 0) if x1.ndim == 1 else x1
     b = expand_dims(x2, -1) if x2.ndim == 1 else x2
-    if a.shape[-1] != b.shape[-2]:
-        raise ValueError(
-            f"matmul: contraction sizes differ: {x1.shape} @ {x2.shape} "
-            f"({a.shape[-1]} != {b.shape[-2]})"
-        )
     out = _matmul_nd(a, b, dtype)
     if x1.ndim == 1 and x2.ndim == 1:
         return reshape(out, out.shape[:-2])
