@@ -58,6 +58,7 @@ def calls(gt: Any, large: int = 1024) -> list[tuple[str, Callable[[], Any], bool
     cond = a > 0.5
     idx = gt.asarray(rng.integers(0, N, 256))
     sorted_a = gt.sort(a)
+    acc = gt.asarray(rng.random(N, dtype=np.float32))  # the destination of the in-place calls
     gt.synchronize()
     return [
         ("a + b (eager, the baseline)", lambda: a + b, False),
@@ -65,6 +66,8 @@ def calls(gt: Any, large: int = 1024) -> list[tuple[str, Callable[[], Any], bool
         ("gt.exp(a)", lambda: gt.exp(a), False),
         ("a * 2.0 (python scalar)", lambda: a * 2.0, False),
         ("gt.where(c, a, b)", lambda: gt.where(cond, a, b), False),
+        ("x += b (in place)", lambda: acc.__iadd__(b), False),
+        ("x[c] = 0.5 (boolean mask, in place)", lambda: acc.__setitem__(cond, 0.5), False),
         ("gt.astype(a, float16)", lambda: gt.astype(a, gt.float16), False),
         ("gt.sum(a)", lambda: gt.sum(a), False),
         ("gt.mean(x, axis=0)", lambda: gt.mean(x2, axis=0), False),

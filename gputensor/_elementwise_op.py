@@ -18,7 +18,7 @@ from ._copies import operand
 from ._dtypes import DType
 from ._elementwise_cache import _EAGER, _RESOLVED, _dtype_key, _eager_key, _remember, cache_put
 from ._elementwise_dtypes import resolve_elementwise_dtypes
-from ._fusion_build import lazy_op, make_node, rebind
+from ._fusion_build import _node, lazy_op, make_node, rebind
 from ._fusion_node import op_key
 from ._ops import ELEMENTWISE_OPS
 from ._overlap import conflicts as _conflicts
@@ -36,8 +36,9 @@ Input = Union["GpuArray", tuple[Any, DType]]
 
 
 #: (op, per input: dtype name and shape, or the dtype name of a scalar; casts, expression,
-#: result and form dtypes) -> (the fused node's op, its key, the result shape): the lazy results
-#: of ``run_elementwise`` call structures that succeeded (fusion on, no ``out``).
+#: result and form dtypes; with ``out``: ("out", its dtype name and shape)) -> (the fused node's
+#: op, its key, the result shape): the nodes of ``run_elementwise`` call structures that
+#: succeeded with fusion on (a lazy result, or one written into ``out``).
 _LAZY: dict[tuple[Any, ...], tuple[Any, int, tuple[int, ...]]] = {}
 
 
@@ -107,12 +108,28 @@ def _run_elementwise(
     when it recorded nothing: a lazy result, an empty array)."""
     fz = _fusion
     key = None
-    if fz._enabled and out is None and not _devices.is_multi():
-        # a lazy result of a call structure that succeeded before: its node's op, no checks
+    if fz._enabled and not _devices.is_multi():
+        # a call structure that succeeded before: its node's op, no checks; a lazy result, or
+        # the node written into ``out``
         key = _lazy_key(op, inputs, casts, expr_dtype, out_dtype, op_dtype)
+        if out is not None:
+            key += (("out", out._dtype.name, out._shape),)
         entry = _LAZY.get(key)
         if entry is not None:
-            return lazy_op(entry[0], entry[1], out_dtype, entry[2], inputs), None
+            if out is None:
+                return lazy_op(entry[0], entry[1], out_dtype, entry[2], inputs), None
+            node = _node(entry[0], entry[1], out_dtype, entry[2], inputs)
+            if type(out) is fz.LazyArray:
+                rebind(out, node)
+            else:
+                fz.write_fused(node, out)
+            return out, None
+    elif out is not None and type(out) is _ao.GpuArray and not _devices.is_multi():
+        # fusion off: the kept launch of a call structure written into ``out`` before
+        key = _eager_into_key(op, inputs, casts, expr_dtype, out_dtype, op_dtype, out)
+        kept = _INTO.get(key)
+        if kept is not None and kept[1] is backend() and _launch_into(kept[0], kept[1], inputs, out):
+            return out, kept[0]
     arrays = [x for x in inputs if isinstance(x, _ao.GpuArray)]
     shape = broadcast_shapes(*(x.shape for x in arrays))
     device = _devices.DEFAULT_DEVICE
@@ -143,6 +160,8 @@ def _run_elementwise(
             rebind(out, node)
         else:
             fz.write_fused(node, out)
+        if key is not None:
+            cache_put(_LAZY, key, (node.op, op_key(node.op), shape))
         return out, None
     if out is None:
         out = _ao.GpuArray._empty(shape, out_dtype, zero=False)  # every element is written
@@ -165,7 +184,39 @@ def _run_elementwise(
             plan.run(be, operands, dst)
     except Exception as exc:
         raise _translate(exc) from None
+    if key is not None and plan is not None:
+        cache_put(_INTO, key, (plan, be))
     return out, plan
+
+
+def _eager_into_key(op: str, inputs: Sequence[Input], casts: Sequence[DType], expr_dtype: DType,
+                    out_dtype: DType, op_dtype: DType | None, out: GpuArray) -> tuple[Any, ...]:
+    """The ``_INTO`` key of ``run_elementwise(..., out=out)`` with fusion off: its ``_lazy_key``,
+    the strides of the array inputs, then ``out``'s dtype name, shape and strides."""
+    return (_lazy_key(op, inputs, casts, expr_dtype, out_dtype, op_dtype),
+            tuple([x._strides for x in inputs if type(x) is not tuple]), out._dtype.name, out._shape, out._strides)
+
+
+def _launch_into(plan: Any, be: Any, inputs: Sequence[Input], out: GpuArray) -> bool:
+    """Record the kept ``plan`` of an eager call into ``out`` (its inputs in order, then
+    ``out``); False, with nothing recorded, when an input other than ``out`` shares its memory
+    (the full path copies overlapping inputs first)."""
+    storage = out._storage
+    ptrs = []
+    values = []
+    for x in inputs:
+        if type(x) is tuple:
+            values.append(x[0])
+        elif x is not out and x._storage is storage:
+            return False
+        else:
+            ptrs.append(x._ptr)
+    ptrs.append(out._ptr)
+    try:
+        plan.launch(be, ptrs, values)
+    except Exception as exc:
+        raise _translate(exc) from None
+    return True
 
 
 def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArray:
@@ -208,6 +259,9 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
                         inputs = [a if isinstance(a, array_type) else (scalar_value(a, compute), compute)
                                   for a in args]
                     return lazy_op(op.op, op.opk, op.result, shape, inputs)
+    elif type(out) is not fz.LazyArray or fz._enabled:
+        if _into_kept(name, args, out):
+            return out
     row = ELEMENTWISE_OPS[name]
     if len(args) != row.arity:
         raise TypeError(f"{name} takes {row.arity} arguments, got {len(args)}")
@@ -223,4 +277,105 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
                                    out=out, op_dtype=compute)
     if out is None:
         _remember(name, args, layout, compute, expr_dtype, result, value, plan)
+    else:
+        _remember_into(name, args, out, compute, expr_dtype, result, plan)
     return value
+
+
+class _IntoCall:
+    """A ready launch of ``elementwise_op(name, *args, out=out)`` for one structure with fusion
+    off (``_INTO``): the dtype scalars are converted to and the backend plan (inputs in order,
+    then ``out``; it checks the pointers at every launch) with its backend."""
+
+    __slots__ = ("compute", "float_scalars", "plan", "backend")
+
+    def __init__(self, compute: DType, plan: Any, be: Any) -> None:
+        self.compute = compute
+        self.float_scalars = compute.kind == "f" and compute.itemsize != 2  # scalar_value: float(value)
+        self.plan = plan
+        self.backend = be
+
+
+#: Kept launches into an existing array with fusion off: (``_eager_key`` of the arguments, out's
+#: dtype name, shape and strides, the position of out among the arguments or -1) -> the
+#: ``_IntoCall`` of ``elementwise_op(..., out=out)``; ``_eager_into_key(...)`` -> (plan,
+#: backend) of ``run_elementwise(..., out=out)``.
+_INTO: dict[tuple[Any, ...], Any] = {}
+
+
+def _into_key(name: str, args: Sequence[Any], out: GpuArray) -> tuple[tuple[Any, ...], list[GpuArray], list[Any]]:
+    """The ``_INTO`` key of ``elementwise_op(name, *args, out=out)``, the array and the scalar
+    arguments."""
+    layout, arrays, scalars = _eager_key(name, args)
+    at = -1
+    for k, a in enumerate(arrays):
+        if a is out:
+            at = k
+            break
+    return (layout, out._dtype.name, out._shape, out._strides, at), arrays, scalars
+
+
+def _into_kept(name: str, args: Sequence[Any], out: GpuArray) -> bool:
+    """``elementwise_op(name, *args, out=out)`` for a call structure that succeeded before:
+    with fusion on, its dtype resolution (``_RESOLVED``) makes the node written into ``out``
+    (``_fusion.write_fused``, which keeps its launch per layout; a lazy ``out`` takes the node);
+    with fusion off, the kept launch (``_INTO``). False, with nothing done, for a structure not
+    seen yet and for arguments that share ``out``'s memory with another layout (the full path
+    copies them first)."""
+    fz = _fusion
+    array_type = _ao.GpuArray
+    if fz._enabled:
+        op = _RESOLVED.get(_dtype_key(name, args))
+        if op is None or op.result != out._dtype:
+            return False
+        shapes = [a._shape for a in args if isinstance(a, array_type)]
+        shape = shapes[0]
+        for other in shapes[1:]:
+            if other != shape:
+                shape = broadcast_shapes(*shapes)  # (ValueError as the full path)
+                break
+        if shape != out._shape or 0 in shape:
+            return False
+        compute = op.compute
+        if op.float_scalars:
+            inputs = [a if isinstance(a, array_type) else (float(a), compute) for a in args]
+        else:
+            inputs = [a if isinstance(a, array_type) else (scalar_value(a, compute), compute) for a in args]
+        node = _node(op.op, op.opk, op.result, shape, inputs)
+        if type(out) is fz.LazyArray:
+            rebind(out, node)
+        else:
+            fz.write_fused(node, out)
+        return True
+    key, arrays, scalars = _into_key(name, args, out)
+    call = _INTO.get(key)
+    if call is None or call.backend is not backend():
+        return False
+    storage = out._storage
+    for a in arrays:
+        if a is not out and a._storage is storage:
+            return False
+    if not scalars:
+        values: Any = ()
+    elif call.float_scalars:
+        values = list(map(float, scalars))
+    else:
+        compute = call.compute
+        values = [scalar_value(v, compute) for v in scalars]
+    ptrs = [a._ptr for a in arrays]
+    ptrs.append(out._ptr)
+    try:
+        call.plan.launch(call.backend, ptrs, values)
+    except Exception as exc:
+        raise _translate(exc) from None
+    return True
+
+
+def _remember_into(name: str, args: Sequence[Any], out: GpuArray, compute: DType, expr_dtype: DType,
+                   result: DType, plan: Any) -> None:
+    """Cache what the successful call ``elementwise_op(name, *args, out=out)`` resolved: its
+    dtype resolution (``_RESOLVED``, as ``_remember``) and, with fusion off, its launch
+    (``_INTO``)."""
+    _remember(name, args, None, compute, expr_dtype, result, out, None)
+    if plan is not None and not _fusion._enabled and type(out) is _ao.GpuArray:
+        cache_put(_INTO, _into_key(name, args, out)[0], _IntoCall(compute, plan, backend()))

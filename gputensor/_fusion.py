@@ -542,6 +542,8 @@ def write_fused(node: Any, dst: GpuArray) -> None:
     copied first. Raises ``ValueError`` when the shapes do not broadcast."""
     shape = dst.shape
     dst_ptr = dst._ptr  # the write hazard: lazy readers of dst's storage are computed first
+    if node.skey is not None and _write_kept(node, dst, dst_ptr):
+        return
     leaves, scalars, lets, expr, expr_type = program(node, dst.dtype)
     operands: list[Any] = []
     casts: list[str] = []
@@ -578,6 +580,10 @@ class _FusedPlan(NamedTuple):
 #: (``materialize_into``).
 _FUSED: dict[tuple[Any, ...], _FusedPlan] = {}
 _FUSED_SIZE = 4096
+#: The first item of the ``_FUSED`` keys of writes into existing arrays (``_write_kept``: the
+#: structure key, the node's shape, the destination's dtype, per leaf its layout, then the
+#: destination's shape and strides).
+_WRITE_TAG = "write"
 _FUSED_LOCK = threading.Lock()
 
 
@@ -621,6 +627,35 @@ def materialize_into(node: Any, dst: GpuArray) -> None:
         entry.call.launch(be, ptrs, node.scalars)
     except Exception as exc:
         raise translate(exc) from None
+
+
+def _write_kept(node: Any, dst: GpuArray, dst_ptr: int) -> bool:
+    """``write_fused(node, dst)`` through the kept ``_FusedPlan`` of the DAG's structure and the
+    layouts of its leaves and of ``dst`` (made and kept on first use), after the write hazard
+    (``dst_ptr`` read). False, with nothing recorded, when a leaf overlaps ``dst`` with another
+    layout (``write_fused`` copies it first)."""
+    leaves = node.leaves
+    storage = dst._storage
+    shape = dst._shape
+    for leaf in leaves:
+        if leaf._storage is storage and conflicts(leaf, broadcast_strides(leaf._shape, leaf._strides, shape), dst):
+            return False
+    be = backend()
+    key = (_WRITE_TAG, node.skey, node.shape, dst._dtype.name,
+           tuple([(leaf._dtype.name, leaf._shape, leaf._strides) for leaf in leaves]), shape, dst._strides)
+    entry = _FUSED.get(key)
+    if entry is None or entry.backend is not be:
+        entry = _fused_plan(node, dst, be)
+        if entry.call is None:
+            return True
+        _keep_fused(key, entry)
+    ptrs = [leaf_ptr(leaf) for leaf in leaves]
+    ptrs.append(dst_ptr)
+    try:
+        entry.call.launch(be, ptrs, node.scalars)
+    except Exception as exc:
+        raise translate(exc) from None
+    return True
 
 
 def _fused_plan(node: Any, dst: GpuArray, be: Any) -> _FusedPlan:

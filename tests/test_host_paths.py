@@ -335,3 +335,83 @@ def test_cumulative_repeated(fusion, dtype) -> None:
             gt.cumulative_sum(gm)  # axis required for 2-D input
         with pytest.raises(TypeError):
             gt.cumulative_sum(gm, axis=1, include_initial=1)
+
+
+def test_inplace_repeated(fusion) -> None:
+    """In-place operators and writes of expressions into existing arrays, repeated: from the
+    second call of a structure they take the kept launch (with fusion on, the kept write of the
+    DAG's structure), and every call matches NumPy, with scalars that change between calls,
+    broadcast operands, views and operands that overlap the destination."""
+    x = RNG.standard_normal((6, 8)).astype(np.float32)
+    row = RNG.standard_normal(8).astype(np.float32)
+    gx, grow = gt.asarray(x), gt.asarray(row)
+    ref = x.copy()
+    for k in range(4):
+        gx += grow
+        ref += row
+        gx *= 0.5 + k
+        ref *= np.float32(0.5 + k)
+        gx -= grow * 2.0  # a lazy operand
+        ref -= row * np.float32(2.0)
+        assert_same(gx, ref, "exact")
+    view, ref_view = gx[1:5, ::2], ref[1:5, ::2]
+    for _ in range(3):
+        view += 1.0
+        ref_view += np.float32(1.0)
+        assert_same(gx, ref, "exact")
+    for _ in range(3):  # overlapping operand of another layout: copied first, on every call
+        gx[1:] += gx[:-1]
+        ref[1:] += ref[:-1]
+        assert_same(gx, ref, "exact")
+        gx[:, 1:] = gx[:, :-1] * 2.0
+        ref[:, 1:] = ref[:, :-1] * np.float32(2.0)
+        assert_same(gx, ref, "exact")
+    for _ in range(3):
+        gx[...] = grow * 3.0 + 1.0
+        ref[...] = row * np.float32(3.0) + np.float32(1.0)
+        assert_same(gx, ref, "exact")
+        gx[gx > 2.0] = 0.25
+        ref[ref > 2.0] = np.float32(0.25)
+        assert_same(gx, ref, "exact")
+    lazy = gx * 1.0  # a lazy destination with fusion on
+    lazy += grow
+    assert_same(lazy, ref * np.float32(1.0) + row, "exact")
+    i = np.arange(12, dtype=np.int8).reshape(3, 4)
+    gi, ri = gt.asarray(i), i.copy()
+    for _ in range(3):
+        gi += 5
+        ri += np.int8(5)
+        assert_same(gi, ri, "exact")
+    for _ in range(2):  # the first call's errors, also after the structure ran
+        with pytest.raises(OverflowError):
+            gi += 1000
+        with pytest.raises(TypeError):
+            gi += 0.5
+        with pytest.raises(ValueError):
+            grow += gx
+    assert_same(gi, ri, "exact")
+    assert_same(grow, row, "exact")
+
+
+def test_mask_assign_repeated(fusion) -> None:
+    """``x[m] = v`` repeated (one kernel writing x in place): the kept write matches NumPy on
+    every call, with a mask that is lazy or not, scalars that change and a view as x."""
+    x = RNG.standard_normal((5, 6)).astype(np.float32)
+    gx, ref = gt.asarray(x), x.copy()
+    m = RNG.random((5, 6)) > 0.5
+    gm = gt.asarray(m)
+    for k in range(3):
+        gx[gm] = float(k)
+        ref[m] = np.float32(k)
+        assert_same(gx, ref, "exact")
+        gx[gx > 0.5] = -0.5
+        ref[ref > 0.5] = np.float32(-0.5)
+        assert_same(gx, ref, "exact")
+        view, ref_view = gx[:, 1:4], ref[:, 1:4]
+        view[gm[:, 1:4]] = 2.0
+        ref_view[m[:, 1:4]] = np.float32(2.0)
+        assert_same(gx, ref, "exact")
+    gi = gt.asarray(np.arange(30, dtype=np.int8).reshape(5, 6))
+    for _ in range(2):
+        with pytest.raises(OverflowError):
+            gi[gm] = 1000
