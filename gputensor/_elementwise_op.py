@@ -108,7 +108,8 @@ def _run_elementwise(
     when it recorded nothing: a lazy result, an empty array)."""
     fz = _fusion
     key = None
-    if fz._enabled and not _devices.is_multi():
+    fused = fz._enabled and (out is None or _fuses_into(inputs, out))
+    if fused and not _devices.is_multi():
         # a call structure that succeeded before: its node's op, no checks; a lazy result, or
         # the node written into ``out``
         key = _lazy_key(op, inputs, casts, expr_dtype, out_dtype, op_dtype)
@@ -125,9 +126,9 @@ def _run_elementwise(
                 fz.write_fused(node, out)
             return out, None
     elif out is not None and type(out) is _ao.GpuArray and not _devices.is_multi():
-        # fusion off: the kept launch of a call structure written into ``out`` before
+        # nothing to fuse: the kept launch of a call structure written into ``out`` before
         key = _eager_into_key(op, inputs, casts, expr_dtype, out_dtype, op_dtype, out)
-        kept = _INTO.get(key)
+        kept = _INTO_RUN.get(key)
         if kept is not None and kept[1] is backend() and _launch_into(kept[0], kept[1], inputs, out):
             return out, kept[0]
     arrays = [x for x in inputs if isinstance(x, _ao.GpuArray)]
@@ -149,7 +150,7 @@ def _run_elementwise(
     except KeyError:
         raise TypeError(f"{op} is not defined for {form_dtype}") from None
     cast_types = [compute_type(dt) for dt in casts]
-    if fz._enabled:
+    if fused:
         # elementwise fusion: a lazy result (validated above: errors stay at this call)
         node = make_node(expr, cast_types, compute, out_dtype, shape, inputs)
         if out is None:
@@ -185,13 +186,36 @@ def _run_elementwise(
     except Exception as exc:
         raise _translate(exc) from None
     if key is not None and plan is not None:
-        cache_put(_INTO, key, (plan, be))
+        cache_put(_INTO_RUN, key, (plan, be))
     return out, plan
+
+
+def _fuses_into(inputs: Sequence[Any], out: GpuArray) -> bool:
+    """Whether a write into ``out`` from ``inputs`` (arrays and scalars) has anything to fuse
+    (fusion on): ``out`` is lazy (the node becomes its value) or an input is lazy once the
+    lazy inputs that read ``out``'s memory are materialised (the write would compute them
+    first anyway, as readers of the memory it changes)."""
+    fz = _fusion
+    if type(out) is fz.LazyArray:
+        return True
+    lazy = False
+    storage = None
+    for x in inputs:
+        if type(x) is fz.LazyArray:
+            if storage is None:
+                storage = out._storage
+            for leaf in x._node.leaves:
+                if leaf._storage is storage:
+                    fz.materialize(x)
+                    break
+            else:
+                lazy = True
+    return lazy
 
 
 def _eager_into_key(op: str, inputs: Sequence[Input], casts: Sequence[DType], expr_dtype: DType,
                     out_dtype: DType, op_dtype: DType | None, out: GpuArray) -> tuple[Any, ...]:
-    """The ``_INTO`` key of ``run_elementwise(..., out=out)`` with fusion off: its ``_lazy_key``,
+    """The ``_INTO_RUN`` key of ``run_elementwise(..., out=out)``: its ``_lazy_key``,
     the strides of the array inputs, then ``out``'s dtype name, shape and strides."""
     return (_lazy_key(op, inputs, casts, expr_dtype, out_dtype, op_dtype),
             tuple([x._strides for x in inputs if type(x) is not tuple]), out._dtype.name, out._shape, out._strides)
@@ -283,8 +307,8 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
 
 
 class _IntoCall:
-    """A ready launch of ``elementwise_op(name, *args, out=out)`` for one structure with fusion
-    off (``_INTO``): the dtype scalars are converted to and the backend plan (inputs in order,
+    """A ready launch of ``elementwise_op(name, *args, out=out)`` for one structure with nothing
+    to fuse (``_INTO``): the dtype scalars are converted to and the backend plan (inputs in order,
     then ``out``; it checks the pointers at every launch) with its backend."""
 
     __slots__ = ("compute", "float_scalars", "plan", "backend")
@@ -296,11 +320,12 @@ class _IntoCall:
         self.backend = be
 
 
-#: Kept launches into an existing array with fusion off: (``_eager_key`` of the arguments, out's
-#: dtype name, shape and strides, the position of out among the arguments or -1) -> the
-#: ``_IntoCall`` of ``elementwise_op(..., out=out)``; ``_eager_into_key(...)`` -> (plan,
-#: backend) of ``run_elementwise(..., out=out)``.
-_INTO: dict[tuple[Any, ...], Any] = {}
+#: Kept launches of writes into an existing array with nothing to fuse (``_fuses_into``):
+#: (``_eager_key`` of the arguments, out's dtype name, shape and strides, the position of out
+#: among the arguments or -1) -> the ``_IntoCall`` of ``elementwise_op(..., out=out)``.
+_INTO: dict[tuple[Any, ...], _IntoCall] = {}
+#: ``_eager_into_key(...)`` -> (plan, backend) of ``run_elementwise(..., out=out)``.
+_INTO_RUN: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
 
 def _into_key(name: str, args: Sequence[Any], out: GpuArray) -> tuple[tuple[Any, ...], list[GpuArray], list[Any]]:
@@ -317,14 +342,14 @@ def _into_key(name: str, args: Sequence[Any], out: GpuArray) -> tuple[tuple[Any,
 
 def _into_kept(name: str, args: Sequence[Any], out: GpuArray) -> bool:
     """``elementwise_op(name, *args, out=out)`` for a call structure that succeeded before:
-    with fusion on, its dtype resolution (``_RESOLVED``) makes the node written into ``out``
-    (``_fusion.write_fused``, which keeps its launch per layout; a lazy ``out`` takes the node);
-    with fusion off, the kept launch (``_INTO``). False, with nothing done, for a structure not
-    seen yet and for arguments that share ``out``'s memory with another layout (the full path
-    copies them first)."""
+    with something to fuse (``_fuses_into``), its dtype resolution (``_RESOLVED``) makes the
+    node written into ``out`` (``_fusion.write_fused``, which keeps its launch per layout; a
+    lazy ``out`` takes the node); otherwise the kept launch (``_INTO``). False, with nothing
+    done, for a structure not seen yet and for arguments that share ``out``'s memory with
+    another layout (the full path copies them first)."""
     fz = _fusion
     array_type = _ao.GpuArray
-    if fz._enabled:
+    if fz._enabled and _fuses_into(args, out):
         op = _RESOLVED.get(_dtype_key(name, args))
         if op is None or op.result != out._dtype:
             return False
@@ -374,8 +399,8 @@ def _into_kept(name: str, args: Sequence[Any], out: GpuArray) -> bool:
 def _remember_into(name: str, args: Sequence[Any], out: GpuArray, compute: DType, expr_dtype: DType,
                    result: DType, plan: Any) -> None:
     """Cache what the successful call ``elementwise_op(name, *args, out=out)`` resolved: its
-    dtype resolution (``_RESOLVED``, as ``_remember``) and, with fusion off, its launch
-    (``_INTO``)."""
+    dtype resolution (``_RESOLVED``, as ``_remember``) and, when it recorded an eager kernel,
+    its launch (``_INTO``)."""
     _remember(name, args, None, compute, expr_dtype, result, out, None)
-    if plan is not None and not _fusion._enabled and type(out) is _ao.GpuArray:
+    if plan is not None and type(out) is _ao.GpuArray:
         cache_put(_INTO, _into_key(name, args, out)[0], _IntoCall(compute, plan, backend()))

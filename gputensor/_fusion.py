@@ -34,7 +34,10 @@ floating-point rounding) and writes only the result; the object then becomes a p
   (``ptr``, :func:`leaf_ptr`, a flush of a storage it reads, :func:`materialize_all`) first
   computes it with its own reduction (``resolve_pending``).
 * Copies into existing arrays (``x[...] = a * b``, in-place operators ``a += b * c`` on an array
-  with storage) evaluate the DAG straight into the destination.
+  with storage) evaluate the DAG straight into the destination (the write's launch is kept per
+  structure and layout, :func:`write_fused`). A lazy operand that reads the destination's
+  memory is computed first (as every reader of memory about to change is); a write with no
+  lazy operand left (``a += b``) records the eager kernel.
 * An in-place operator on a *lazy* array (``y = a * 2; y += 1``) just extends its DAG: nobody
   can have seen its storage yet, and other DAGs holding the old node keep the old value.
 * A DAG is bounded: at most :data:`MAX_NODES` op nodes, ``max_inputs()`` distinct leaf arrays
