@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -80,6 +80,7 @@ def _resolve(name: str) -> Callable[..., Any] | None:
     return fn if callable(fn) and not isinstance(fn, type) else None
 
 
+@functools.cache
 def _linalg_norm(linalg: Any) -> Callable[..., Any] | None:
     """NumPy's ``linalg.norm`` on the namespace's ``vector_norm``/``matrix_norm``."""
     vector_norm = getattr(linalg, "vector_norm", None)
@@ -114,43 +115,91 @@ def _is_default(value: Any, default: Any) -> bool:
         return False
 
 
-def _translate(np_func: Callable[..., Any], impl: Callable[..., Any], args: tuple[Any, ...],
-               kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any], Any]:
-    """``impl``'s positional and keyword arguments for NumPy's call ``np_func(*args,
-    **kwargs)``, and its ``out`` (None when not given)."""
+class _Slot:
+    """Where one argument of a NumPy call is: positional ``args[index]`` (``name`` None) or
+    keyword ``kwargs[name]``."""
+
+    __slots__ = ("index", "name")
+
+    def __init__(self, index: int, name: str | None) -> None:
+        self.index = index
+        self.name = name
+
+    def value(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return args[self.index] if self.name is None else kwargs[self.name]
+
+
+class _Translation(NamedTuple):
+    """How NumPy's call ``np_func(*args, **kwargs)`` becomes ``impl``'s, for one number of
+    positional arguments and one set of keyword names (:func:`_translation`): None
+    ``positional`` passes the call through (no signature to translate by); otherwise the slots
+    of impl's positional arguments and (impl's name, slot) of its keywords, the slot of
+    ``out``, and (NumPy's name, slot, default) of each argument impl lacks, which must hold
+    its default."""
+
+    positional: tuple[_Slot, ...] | None
+    keywords: tuple[tuple[str, _Slot], ...]
+    out: _Slot | None
+    defaults: tuple[tuple[str, _Slot, Any], ...]
+
+
+@functools.lru_cache(maxsize=1024)
+def _translation(np_func: Callable[..., Any], impl: Callable[..., Any], nargs: int,
+                 names: tuple[str, ...]) -> _Translation:
+    """The :class:`_Translation` of calls of ``np_func`` with ``nargs`` positional arguments
+    and the keyword ``names`` onto ``impl`` (NumPy's TypeError for a call NumPy's signature
+    does not bind)."""
     np_sig, sig = _signature(np_func), _signature(impl)
     if np_sig is None or sig is None:
-        out = kwargs.pop("out", None)
-        return list(args), kwargs, out
-    bound = np_sig.bind(*args, **kwargs)  # NumPy's TypeError for a wrong call
+        return _Translation(None, (), _Slot(0, "out") if "out" in names else None, ())
+    slots = [_Slot(k, None) for k in range(nargs)]
+    bound = np_sig.bind(*slots, **{name: _Slot(0, name) for name in names})
     passed = dict(bound.arguments)
     for p in np_sig.parameters.values():
         if p.kind is inspect.Parameter.VAR_KEYWORD and p.name in passed:
             passed.update(passed.pop(p.name))
     out = passed.pop("out", None)
     params = list(sig.parameters.values())
-    np_params = [p for p in np_sig.parameters.values()
-                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if params and params[0].kind is inspect.Parameter.VAR_POSITIONAL:
-        return list(args), {k: v for k, v in kwargs.items() if k != "out"}, out
-    positional: list[Any] = []
+        return _Translation(tuple(slots), tuple((n, _Slot(0, n)) for n in names if n != "out"), out, ())
+    np_params = [p for p in np_sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    positional: list[_Slot] = []
     lead = [p for p in params if p.kind is p.POSITIONAL_ONLY]
-    for ours, theirs in zip(lead, np_params):
+    for _, theirs in zip(lead, np_params):
         if theirs.name not in passed:
             break
         positional.append(passed.pop(theirs.name))
-    names = {p.name for p in params}
-    keywords: dict[str, Any] = {}
-    for name, value in passed.items():
+    ours = {p.name for p in params}
+    lead_names = {p.name for p in lead}
+    keywords: list[tuple[str, _Slot]] = []
+    defaults: list[tuple[str, _Slot, Any]] = []
+    for name, slot in passed.items():
         target = RENAMES.get(name, name)
-        if target in names and target not in {p.name for p in lead}:
-            keywords[target] = value
-            continue
-        default = np_sig.parameters[name].default if name in np_sig.parameters else inspect.Parameter.empty
+        if target in ours and target not in lead_names:
+            keywords.append((target, slot))
+        else:
+            defaults.append((name, slot, np_sig.parameters[name].default if name in np_sig.parameters
+                             else inspect.Parameter.empty))
+    return _Translation(tuple(positional), tuple(keywords), out, tuple(defaults))
+
+
+def _translate(np_func: Callable[..., Any], impl: Callable[..., Any], args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any], Any]:
+    """``impl``'s positional and keyword arguments for NumPy's call ``np_func(*args,
+    **kwargs)``, and its ``out`` (None when not given). Raises NumPy's TypeError for a call
+    its signature does not bind, TypeError for an argument ``impl`` lacks that is not at its
+    default."""
+    plan = _translation(np_func, impl, len(args), tuple(kwargs))
+    out = None if plan.out is None else plan.out.value(args, kwargs)
+    if plan.positional is None:
+        return list(args), {k: v for k, v in kwargs.items() if k != "out"}, out
+    for name, slot, default in plan.defaults:
+        value = slot.value(args, kwargs)
         if not _is_default(value, default):
             raise TypeError(f"gputensor's {getattr(np_func, '__name__', np_func)} does not "
                             f"support the argument {name}={value!r}")
-    return positional, keywords, out
+    return ([slot.value(args, kwargs) for slot in plan.positional],
+            {name: slot.value(args, kwargs) for name, slot in plan.keywords}, out)
 
 
 def _write_out(out: Any, result: Any) -> Any:

@@ -116,6 +116,22 @@ def test_out_and_dtype_arguments(x):
         np.sum(x, where=H > 0)
 
 
+def test_repeated_numpy_calls_and_methods(x):
+    """A call structure's translation onto the namespace is kept: repeated calls with other
+    values match NumPy, and an argument the namespace lacks raises on every call."""
+    for k in range(3):
+        assert_close(np.sum(x, axis=k % 2), H.sum(axis=k % 2), **tol("float32", "accumulated_fine"))
+        assert_close(x.sum(axis=1, keepdims=bool(k % 2)), H.sum(axis=1, keepdims=bool(k % 2)),
+                     **tol("float32", "accumulated_fine"))
+        assert_close(x.std(ddof=k), H.std(ddof=k), **tol("float32", "accumulated_abs"))
+        assert_close(np.clip(x, 0.1 * k, None), np.clip(H, np.float32(0.1 * k), None))
+        assert_close(np.sum(x, axis=0, dtype=None), H.sum(axis=0), **tol("float32", "accumulated_fine"))
+        with pytest.raises(TypeError, match="where"):
+            x.sum(axis=0, where=H > 0)
+        with pytest.raises(TypeError):
+            np.sum(x, 0, None, None, False, 0, True, 1)  # more arguments than np.sum takes
+
+
 def test_missing_functions_and_host_operands_raise(x):
     for call in (lambda: np.vstack([x, x]), lambda: np.gradient(x)):
         with pytest.raises(TypeError, match="numpy"):
