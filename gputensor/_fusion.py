@@ -542,11 +542,30 @@ def write_fused(node: Any, dst: GpuArray) -> None:
     """Evaluate the fused DAG ``node`` (broadcast to ``dst.shape``, cast to ``dst.dtype`` with
     the ``astype`` rules) into the array ``dst`` with one generated kernel. Lazy readers of
     ``dst``'s storage are materialised first; leaves overlapping ``dst`` with another layout are
-    copied first. Raises ``ValueError`` when the shapes do not broadcast."""
+    copied first. The launch is kept (``_FUSED``) per DAG structure and layouts of the leaves
+    and of ``dst`` (:func:`_write_key`), so a repeated write only launches it. Raises
+    ``ValueError`` when the shapes do not broadcast."""
     shape = dst.shape
     dst_ptr = dst._ptr  # the write hazard: lazy readers of dst's storage are computed first
-    if node.skey is not None and _write_kept(node, dst, dst_ptr):
-        return
+    found = _write_key(node, dst)
+    be = backend()
+    if found is not None:
+        key, values = found
+        entry = _FUSED.get(key)
+        if entry is None or entry.backend is not be:
+            entry = _fused_plan(node, dst, be) if node.skey is not None else None
+            if entry is not None:
+                if entry.call is None:
+                    return
+                _keep_fused(key, entry)
+        if entry is not None:
+            ptrs = [leaf_ptr(leaf) for leaf in node.leaves]
+            ptrs.append(dst_ptr)
+            try:
+                entry.call.launch(be, ptrs, values)
+            except Exception as exc:
+                raise translate(exc) from None
+            return
     leaves, scalars, lets, expr, expr_type = program(node, dst.dtype)
     operands: list[Any] = []
     casts: list[str] = []
@@ -562,12 +581,37 @@ def write_fused(node: Any, dst: GpuArray) -> None:
     for value, dtype in scalars:
         operands.append(ScalarOperand(value, dtype.name))
         casts.append(compute_type(dtype))
+    out = ArrayOperand(dst_ptr, dst.dtype.name, tuple(dst._strides))
     try:
-        ops_elementwise.elementwise(backend(), expr, expr_type, operands, casts,
-                                    ArrayOperand(dst_ptr, dst.dtype.name, tuple(dst._strides)), shape,
-                                    lets=lets)
+        plan = ops_elementwise.launch_plan(be, expr, expr_type, operands, casts, out, shape, lets=lets)
+        if plan is not None:
+            plan.run(be, operands, out)
     except Exception as exc:
         raise translate(exc) from None
+    if found is not None and plan is not None:  # (no leaf was copied)
+        _keep_fused(found[0], _FusedPlan(plan, be))
+
+
+def _write_key(node: Any, dst: GpuArray) -> tuple[tuple[Any, ...], Sequence[Any]] | None:
+    """(the ``_FUSED`` key of writing ``node`` into ``dst``, the scalar values in kernel order),
+    or None when a leaf overlaps ``dst`` with another layout (``write_fused`` copies it first).
+    The key: ``_WRITE_TAG``, the DAG's structure (its structure key, or without one the
+    description of ``_fusion_code.linear_structure``), the node's shape, ``dst``'s dtype, per
+    leaf its layout, then ``dst``'s shape and strides."""
+    leaves = node.leaves
+    storage = dst._storage
+    shape = dst._shape
+    for leaf in leaves:
+        if leaf._storage is storage and conflicts(leaf, broadcast_strides(leaf._shape, leaf._strides, shape), dst):
+            return None
+    layouts = tuple([(leaf._dtype.name, leaf._shape, leaf._strides) for leaf in leaves])
+    if node.skey is not None:
+        structure: Any = node.skey
+        values: Sequence[Any] = node.scalars
+    else:
+        structure, scalars = linear_structure(node)
+        values = [value for value, _ in scalars]
+    return (_WRITE_TAG, structure, node.shape, dst._dtype.name, layouts, shape, dst._strides), values
 
 
 class _FusedPlan(NamedTuple):
@@ -583,9 +627,7 @@ class _FusedPlan(NamedTuple):
 #: (``materialize_into``).
 _FUSED: dict[tuple[Any, ...], _FusedPlan] = {}
 _FUSED_SIZE = 4096
-#: The first item of the ``_FUSED`` keys of writes into existing arrays (``_write_kept``: the
-#: structure key, the node's shape, the destination's dtype, per leaf its layout, then the
-#: destination's shape and strides).
+#: The first item of the ``_FUSED`` keys of writes into existing arrays (``_write_key``).
 _WRITE_TAG = "write"
 _FUSED_LOCK = threading.Lock()
 
@@ -630,35 +672,6 @@ def materialize_into(node: Any, dst: GpuArray) -> None:
         entry.call.launch(be, ptrs, node.scalars)
     except Exception as exc:
         raise translate(exc) from None
-
-
-def _write_kept(node: Any, dst: GpuArray, dst_ptr: int) -> bool:
-    """``write_fused(node, dst)`` through the kept ``_FusedPlan`` of the DAG's structure and the
-    layouts of its leaves and of ``dst`` (made and kept on first use), after the write hazard
-    (``dst_ptr`` read). False, with nothing recorded, when a leaf overlaps ``dst`` with another
-    layout (``write_fused`` copies it first)."""
-    leaves = node.leaves
-    storage = dst._storage
-    shape = dst._shape
-    for leaf in leaves:
-        if leaf._storage is storage and conflicts(leaf, broadcast_strides(leaf._shape, leaf._strides, shape), dst):
-            return False
-    be = backend()
-    key = (_WRITE_TAG, node.skey, node.shape, dst._dtype.name,
-           tuple([(leaf._dtype.name, leaf._shape, leaf._strides) for leaf in leaves]), shape, dst._strides)
-    entry = _FUSED.get(key)
-    if entry is None or entry.backend is not be:
-        entry = _fused_plan(node, dst, be)
-        if entry.call is None:
-            return True
-        _keep_fused(key, entry)
-    ptrs = [leaf_ptr(leaf) for leaf in leaves]
-    ptrs.append(dst_ptr)
-    try:
-        entry.call.launch(be, ptrs, node.scalars)
-    except Exception as exc:
-        raise translate(exc) from None
-    return True
 
 
 def _fused_plan(node: Any, dst: GpuArray, be: Any) -> _FusedPlan:
