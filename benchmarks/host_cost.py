@@ -70,6 +70,7 @@ def calls(gt: Any, large: int = 1024) -> list[tuple[str, Callable[[], Any], bool
         ("x[c] = 0.5 (boolean mask, in place)", lambda: acc.__setitem__(cond, 0.5), False),
         ("gt.astype(a, float16)", lambda: gt.astype(a, gt.float16), False),
         ("gt.sum(a)", lambda: gt.sum(a), False),
+        ("a.sum() (ndarray method, NumPy's signature)", lambda: a.sum(), False),
         ("gt.mean(x, axis=0)", lambda: gt.mean(x2, axis=0), False),
         ("gt.max(x, axis=-1, keepdims=True)", lambda: gt.max(x2, axis=-1, keepdims=True), False),
         ("gt.var(a)", lambda: gt.var(a), False),
