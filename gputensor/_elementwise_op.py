@@ -260,7 +260,6 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
     fz = _fusion
     layout = None
     if out is None:
-        array_type = _ao.GpuArray
         if not fz._enabled:
             layout, arrays, scalars = _eager_key(name, args)
             call = _EAGER.get(layout)
@@ -269,20 +268,10 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
         else:
             op = _RESOLVED.get(_dtype_key(name, args))
             if op is not None:
-                shapes = [a._shape for a in args if isinstance(a, array_type)]
-                shape = shapes[0]
-                for other in shapes[1:]:
-                    if other != shape:
-                        shape = broadcast_shapes(*shapes)
-                        break
+                shape = _args_shape(args)
                 if 0 not in shape:
-                    compute = op.compute
-                    if op.float_scalars:
-                        inputs = [a if isinstance(a, array_type) else (float(a), compute) for a in args]
-                    else:
-                        inputs = [a if isinstance(a, array_type) else (scalar_value(a, compute), compute)
-                                  for a in args]
-                    return lazy_op(op.op, op.opk, op.result, shape, inputs)
+                    return lazy_op(op.op, op.opk, op.result, shape,
+                                   _scalar_inputs(args, op.compute, op.float_scalars))
     elif type(out) is not fz.LazyArray or fz._enabled:
         if _into_kept(name, args, out):
             return out
@@ -304,6 +293,27 @@ def elementwise_op(name: str, *args: Any, out: GpuArray | None = None) -> GpuArr
     else:
         _remember_into(name, args, out, compute, expr_dtype, result, plan)
     return value
+
+
+def _args_shape(args: Sequence[Any]) -> tuple[int, ...]:
+    """The broadcast shape of the array arguments of ``args`` (ValueError as
+    ``broadcast_shapes``)."""
+    array_type = _ao.GpuArray
+    shapes = [a._shape for a in args if isinstance(a, array_type)]
+    shape = shapes[0]
+    for other in shapes[1:]:
+        if other != shape:
+            return broadcast_shapes(*shapes)
+    return shape
+
+
+def _scalar_inputs(args: Sequence[Any], compute: DType, float_scalars: bool) -> list[Input]:
+    """``args`` as inputs: arrays as they are, Python scalars as ``(value, compute)`` pairs
+    (``float(value)`` where ``float_scalars``, else ``scalar_value``: its range errors)."""
+    array_type = _ao.GpuArray
+    if float_scalars:
+        return [a if isinstance(a, array_type) else (float(a), compute) for a in args]
+    return [a if isinstance(a, array_type) else (scalar_value(a, compute), compute) for a in args]
 
 
 class _IntoCall:
@@ -328,16 +338,15 @@ _INTO: dict[tuple[Any, ...], _IntoCall] = {}
 _INTO_RUN: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
 
-def _into_key(name: str, args: Sequence[Any], out: GpuArray) -> tuple[tuple[Any, ...], list[GpuArray], list[Any]]:
-    """The ``_INTO`` key of ``elementwise_op(name, *args, out=out)``, the array and the scalar
-    arguments."""
-    layout, arrays, scalars = _eager_key(name, args)
+def _into_key(name: str, args: Sequence[Any], out: GpuArray) -> tuple[Any, ...]:
+    """The ``_INTO`` key of ``elementwise_op(name, *args, out=out)``."""
+    layout, arrays, _ = _eager_key(name, args)
     at = -1
     for k, a in enumerate(arrays):
         if a is out:
             at = k
             break
-    return (layout, out._dtype.name, out._shape, out._strides, at), arrays, scalars
+    return (layout, out._dtype.name, out._shape, out._strides, at)
 
 
 def _into_kept(name: str, args: Sequence[Any], out: GpuArray) -> bool:
@@ -348,52 +357,23 @@ def _into_kept(name: str, args: Sequence[Any], out: GpuArray) -> bool:
     done, for a structure not seen yet and for arguments that share ``out``'s memory with
     another layout (the full path copies them first)."""
     fz = _fusion
-    array_type = _ao.GpuArray
     if fz._enabled and _fuses_into(args, out):
         op = _RESOLVED.get(_dtype_key(name, args))
         if op is None or op.result != out._dtype:
             return False
-        shapes = [a._shape for a in args if isinstance(a, array_type)]
-        shape = shapes[0]
-        for other in shapes[1:]:
-            if other != shape:
-                shape = broadcast_shapes(*shapes)  # (ValueError as the full path)
-                break
+        shape = _args_shape(args)  # (ValueError as the full path)
         if shape != out._shape or 0 in shape:
             return False
-        compute = op.compute
-        if op.float_scalars:
-            inputs = [a if isinstance(a, array_type) else (float(a), compute) for a in args]
-        else:
-            inputs = [a if isinstance(a, array_type) else (scalar_value(a, compute), compute) for a in args]
-        node = _node(op.op, op.opk, op.result, shape, inputs)
+        node = _node(op.op, op.opk, op.result, shape, _scalar_inputs(args, op.compute, op.float_scalars))
         if type(out) is fz.LazyArray:
             rebind(out, node)
         else:
             fz.write_fused(node, out)
         return True
-    key, arrays, scalars = _into_key(name, args, out)
-    call = _INTO.get(key)
+    call = _INTO.get(_into_key(name, args, out))
     if call is None or call.backend is not backend():
         return False
-    storage = out._storage
-    for a in arrays:
-        if a is not out and a._storage is storage:
-            return False
-    if not scalars:
-        values: Any = ()
-    elif call.float_scalars:
-        values = list(map(float, scalars))
-    else:
-        compute = call.compute
-        values = [scalar_value(v, compute) for v in scalars]
-    ptrs = [a._ptr for a in arrays]
-    ptrs.append(out._ptr)
-    try:
-        call.plan.launch(call.backend, ptrs, values)
-    except Exception as exc:
-        raise _translate(exc) from None
-    return True
+    return _launch_into(call.plan, call.backend, _scalar_inputs(args, call.compute, call.float_scalars), out)
 
 
 def _remember_into(name: str, args: Sequence[Any], out: GpuArray, compute: DType, expr_dtype: DType,
@@ -403,4 +383,4 @@ def _remember_into(name: str, args: Sequence[Any], out: GpuArray, compute: DType
     its launch (``_INTO``)."""
     _remember(name, args, None, compute, expr_dtype, result, out, None)
     if plan is not None and type(out) is _ao.GpuArray:
-        cache_put(_INTO, _into_key(name, args, out)[0], _IntoCall(compute, plan, backend()))
+        cache_put(_INTO, _into_key(name, args, out), _IntoCall(compute, plan, backend()))
